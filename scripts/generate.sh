@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates everything generated in this repository, offline but for the Go
+# module proxy: third-party protos, gen/ (buf + protoc plugins pinned as go.mod
+# tools) and ent/db (entc). Migrations are not regenerated here: they are
+# immutable once landed (see ent/migrations/README.md); the store tests check
+# that they match the ent schemas.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/protodeps.sh
+go tool buf format -w
+go tool buf lint
+go tool buf generate
+go generate ./ent/...
+gofmt -l gen ent/db | (! grep .) || { echo "generated code is not gofmt-clean" >&2; exit 1; }
