@@ -1,0 +1,185 @@
+package address
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/ent/schema"
+)
+
+// MaxDestinations bounds how many wallets one address forwards to.
+const MaxDestinations = 20
+
+// shareScale is the most decimal places a share may have. Shares are sent as
+// JSON numbers; with at most 8 decimal places (and a value of at most 1) the
+// shortest float rendering reproduces the decimal exactly.
+const shareScale = 8
+
+// CallbackURL is a checked callback URL and the custom parameters it carries.
+type CallbackURL struct {
+	// URL is the final URL callbacks use: the callback with cb_params appended.
+	URL string
+	// Params are the custom parameters in order: the callback's own query,
+	// then cb_params.
+	Params []schema.Param
+}
+
+// ParseCallback checks the callback URL and appends cb_params to its query.
+// The callback's own query is kept byte for byte, so a signature over the
+// URL covers exactly what the merchant gave.
+func ParseCallback(callback, cbParams string) (CallbackURL, error) {
+	u, err := url.Parse(callback)
+	if err != nil {
+		return CallbackURL{}, invalid("callback", "not a valid URL: %s", unwrapURLError(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return CallbackURL{}, invalid("callback", "must be an absolute http or https URL")
+	case u.User != nil:
+		return CallbackURL{}, invalid("callback", "must not contain credentials (user:password@)")
+	case u.Fragment != "" || strings.Contains(callback, "#"):
+		return CallbackURL{}, invalid("callback", "must not contain a fragment (#...)")
+	case u.Host == "" || u.Hostname() == "":
+		return CallbackURL{}, invalid("callback", "must have a host")
+	case u.Opaque != "":
+		return CallbackURL{}, invalid("callback", "must be an absolute http or https URL")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := parsePort(p); err != nil || n == 0 {
+			return CallbackURL{}, invalid("callback", "port %q is not valid", p)
+		}
+	}
+	params, err := splitQuery("callback", u.RawQuery)
+	if err != nil {
+		return CallbackURL{}, err
+	}
+	final := callback
+	if cbParams = strings.TrimPrefix(cbParams, "?"); cbParams != "" {
+		if strings.Contains(cbParams, "#") {
+			return CallbackURL{}, invalid("cb_params", "must not contain '#'")
+		}
+		extra, err := splitQuery("cb_params", cbParams)
+		if err != nil {
+			return CallbackURL{}, err
+		}
+		params = append(params, extra...)
+		sep := "&"
+		switch {
+		case !strings.Contains(final, "?"):
+			sep = "?"
+		case strings.HasSuffix(final, "?") || strings.HasSuffix(final, "&"):
+			sep = ""
+		}
+		final += sep + cbParams
+	}
+	return CallbackURL{URL: final, Params: params}, nil
+}
+
+func parsePort(p string) (int, error) {
+	n := 0
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("not a number")
+		}
+		n = n*10 + int(c-'0')
+		if n > 65535 {
+			return 0, fmt.Errorf("out of range")
+		}
+	}
+	return n, nil
+}
+
+// splitQuery decodes a query string into ordered key/value pairs.
+func splitQuery(param, raw string) ([]schema.Param, error) {
+	var out []schema.Param
+	for part := range strings.SplitSeq(raw, "&") {
+		if part == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(k)
+		if err != nil {
+			return nil, invalid(param, "query parameter %q is not URL-encoded correctly", k)
+		}
+		val, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, invalid(param, "value of %q is not URL-encoded correctly", key)
+		}
+		if key == "" {
+			return nil, invalid(param, "query parameter with an empty name")
+		}
+		out = append(out, schema.Param{Key: key, Value: val})
+	}
+	return out, nil
+}
+
+func unwrapURLError(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// ParseDestinations parses the address parameter: one wallet, or several as
+// `SHARE@ADDR|SHARE@ADDR` with positive shares that sum to exactly 1. Each
+// address is validated for the ticker's network.
+func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, invalid("address", "is required")
+	}
+	if !strings.ContainsAny(raw, "@|") {
+		if err := chains.ValidateAddress(t, raw); err != nil {
+			return nil, &InvalidError{Param: "address", Reason: err.Error()}
+		}
+		return []schema.Destination{{Address: raw, Share: decimal.NewFromInt(1)}}, nil
+	}
+	parts := strings.Split(raw, "|")
+	if len(parts) > MaxDestinations {
+		return nil, invalid("address", "at most %d destinations are allowed, got %d", MaxDestinations, len(parts))
+	}
+	seen := map[string]bool{}
+	sum := decimal.Zero
+	out := make([]schema.Destination, 0, len(parts))
+	for i, p := range parts {
+		shareStr, addr, ok := strings.Cut(p, "@")
+		if !ok {
+			return nil, invalid("address", "destination %d (%q) must be SHARE@ADDRESS", i+1, truncate(p))
+		}
+		share, err := decimal.NewFromString(strings.TrimSpace(shareStr))
+		if err != nil || strings.ContainsAny(shareStr, "eE") {
+			return nil, invalid("address", "share %q of destination %d is not a decimal number", truncate(shareStr), i+1)
+		}
+		if !share.IsPositive() {
+			return nil, invalid("address", "share %s of destination %d must be positive", share, i+1)
+		}
+		if -share.Exponent() > shareScale && !share.Equal(share.Truncate(shareScale)) {
+			return nil, invalid("address", "share %s of destination %d has more than %d decimal places", share, i+1, shareScale)
+		}
+		addr = strings.TrimSpace(addr)
+		if err := chains.ValidateAddress(t, addr); err != nil {
+			return nil, &InvalidError{Param: "address", Reason: err.Error()}
+		}
+		if seen[addr] {
+			return nil, invalid("address", "destination %s is listed twice", addr)
+		}
+		seen[addr] = true
+		sum = sum.Add(share)
+		out = append(out, schema.Destination{Address: addr, Share: share.Truncate(shareScale)})
+	}
+	if !sum.Equal(decimal.NewFromInt(1)) {
+		return nil, invalid("address", "shares must sum to exactly 1, they sum to %s", sum)
+	}
+	return out, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}

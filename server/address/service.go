@@ -1,0 +1,222 @@
+// Package address implements the low-level address API: creating payment
+// addresses derived from the operator's seed, and reading an address's
+// callback history. Every operation is scoped to the API key that owns the
+// address: another key's address is reported as not found.
+package address
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	entaddress "github.com/payhook/payhook/ent/db/address"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/schema"
+)
+
+// Service creates and reads payment addresses.
+type Service struct {
+	db       *entdb.Client
+	registry *chains.Registry
+	deriver  *chains.Deriver
+	now      func() time.Time
+}
+
+// New returns a Service. now is the clock used for timestamps.
+func New(db *entdb.Client, registry *chains.Registry, deriver *chains.Deriver, now func() time.Time) *Service {
+	return &Service{db: db, registry: registry, deriver: deriver, now: now}
+}
+
+// CreateParams are the inputs of Create.
+type CreateParams struct {
+	// APIKeyID owns the address.
+	APIKeyID int64
+	// Ticker is the ticker as given in the path ("btc", "trc20/usdt").
+	Ticker string
+	// Callback is the callback URL as given.
+	Callback string
+	// CBParams is the cb_params query string.
+	CBParams string
+	// Address is the destination parameter (one wallet or SHARE@ADDR|...).
+	Address string
+	// Confirmations is the requested threshold; nil for the ticker's default.
+	Confirmations *int32
+	// Post, JSON and Convert are the transport and conversion flags.
+	Post, JSON, Convert bool
+}
+
+// Lookup resolves a ticker of the registry.
+func (s *Service) Lookup(ticker string) (chains.Ticker, error) {
+	t, ok := s.registry.Lookup(strings.ToLower(ticker))
+	if !ok {
+		return chains.Ticker{}, fmt.Errorf("%w: %s", chains.ErrUnknownTicker, ticker)
+	}
+	return t, nil
+}
+
+// Registry returns the ticker registry the service uses.
+func (s *Service) Registry() *chains.Registry { return s.registry }
+
+// CallbackKey is the lookup key of a callback URL.
+func CallbackKey(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return hex.EncodeToString(sum[:])
+}
+
+// Create returns the address of (API key, ticker, final callback URL),
+// creating it when it does not exist. An existing address keeps its original
+// settings: this API family identifies an address by its callback URL.
+func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, chains.Ticker, error) {
+	t, err := s.Lookup(p.Ticker)
+	if err != nil {
+		return nil, chains.Ticker{}, err
+	}
+	cb, err := ParseCallback(p.Callback, p.CBParams)
+	if err != nil {
+		return nil, t, err
+	}
+	key := CallbackKey(cb.URL)
+	if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
+		return a, t, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, t, err
+	}
+	dests, err := ParseDestinations(t, p.Address)
+	if err != nil {
+		return nil, t, err
+	}
+	confs, err := requiredConfirmations(t, p.Confirmations)
+	if err != nil {
+		return nil, t, err
+	}
+	// Two requests may race for the same callback, or for the next
+	// derivation index: the unique indexes decide, and the loser retries.
+	for range 8 {
+		a, err := s.insert(ctx, p, t, cb, key, dests, confs)
+		if err == nil {
+			return a, t, nil
+		}
+		if !entdb.IsConstraintError(err) {
+			return nil, t, err
+		}
+		if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
+			return a, t, nil
+		}
+	}
+	return nil, t, fmt.Errorf("create address: too much contention for derivation indexes")
+}
+
+func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
+	if t.Family == chains.FamilySolana {
+		return 1, nil // Solana has no numeric depth: accepted means 1.
+	}
+	if req == nil {
+		return t.DefaultConfirmations, nil
+	}
+	if *req < t.MinConfirmations || *req > 100 {
+		return 0, invalid("confirmations", "must be between %d and 100 for %s, got %d", t.MinConfirmations, t.Ticker, *req)
+	}
+	return *req, nil
+}
+
+func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
+	last, err := s.db.Address.Query().
+		Order(entdb.Desc(entaddress.FieldDerivationIndex)).
+		Limit(1).
+		Select(entaddress.FieldDerivationIndex).
+		Ints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("next derivation index: %w", err)
+	}
+	var index int64
+	if len(last) > 0 {
+		index = int64(last[0]) + 1
+	}
+	var addrIn string
+	for {
+		addrIn, err = s.deriver.Address(t, uint32(index))
+		if errors.Is(err, chains.ErrInvalidIndex) && index < 1<<31-1 {
+			index++ // BIP32 skips the (astronomically rare) invalid child.
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("derive %s address %d: %w", t.Ticker, index, err)
+		}
+		break
+	}
+	now := s.now()
+	return s.db.Address.Create().
+		SetAPIKeyID(p.APIKeyID).
+		SetTicker(t.Ticker).
+		SetFamily(string(t.Family)).
+		SetAddressIn(addrIn).
+		SetDerivationIndex(index).
+		SetCallbackURL(cb.URL).
+		SetCallbackKey(key).
+		SetDestinations(dests).
+		SetPost(p.Post || p.JSON).
+		SetJSON(p.JSON).
+		SetConvert(p.Convert).
+		SetCustomParams(cb.Params).
+		SetRequiredConfirmations(confs).
+		SetCreatedAt(now).
+		SetUpdatedAt(now).
+		Save(ctx)
+}
+
+func (s *Service) find(ctx context.Context, apiKeyID int64, ticker, key string) (*entdb.Address, error) {
+	a, err := s.db.Address.Query().
+		Where(entaddress.APIKeyID(apiKeyID), entaddress.Ticker(ticker), entaddress.CallbackKey(key)).
+		Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find address: %w", err)
+	}
+	return a, nil
+}
+
+// Logs is the callback history of an address.
+type Logs struct {
+	// Address is the address.
+	Address *entdb.Address
+	// Payments are its incoming transactions, oldest first, each with its
+	// notifications (oldest first) and their attempts (in order) loaded.
+	Payments []*entdb.Payment
+}
+
+// Logs returns the history of the address the API key created for ticker
+// with the callback URL (the final URL, as Create returned it).
+func (s *Service) Logs(ctx context.Context, apiKeyID int64, ticker, callback string) (*Logs, error) {
+	t, err := s.Lookup(ticker)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.find(ctx, apiKeyID, t.Ticker, CallbackKey(callback))
+	if err != nil {
+		return nil, err
+	}
+	pays, err := a.QueryPayments().
+		Where(payment.APIKeyID(apiKeyID)).
+		Order(entdb.Asc(payment.FieldCreatedAt), entdb.Asc(payment.FieldID)).
+		WithNotifications(func(q *entdb.NotificationQuery) {
+			q.Order(entdb.Asc(notification.FieldCreatedAt), entdb.Asc(notification.FieldID)).
+				WithDeliveryAttempts(func(q *entdb.DeliveryAttemptQuery) {
+					q.Order(entdb.Asc(deliveryattempt.FieldNumber))
+				})
+		}).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load payments: %w", err)
+	}
+	return &Logs{Address: a, Payments: pays}, nil
+}

@@ -1,0 +1,76 @@
+// Package apikey issues and resolves API keys. A key is shown once, when it
+// is created; only its SHA-256 hash is stored, so a database leak reveals no
+// usable key.
+package apikey
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/server/interceptor"
+)
+
+// keyPrefix marks payhook keys so that secret scanners and people can
+// recognise one.
+const keyPrefix = "ph_"
+
+// Hash returns the stored form of a key.
+func Hash(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// Create issues a new key named name and returns it in clear, once.
+func Create(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", nil, fmt.Errorf("api key name must not be empty")
+	}
+	var raw [20]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", nil, fmt.Errorf("generate api key: %w", err)
+	}
+	key := keyPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw[:]))
+	row, err := db.APIKey.Create().
+		SetName(name).
+		SetPrefix(key[:8]).
+		SetHash(Hash(key)).
+		SetCreatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("store api key: %w", err)
+	}
+	return key, row, nil
+}
+
+// Count returns the number of keys that are not revoked.
+func Count(ctx context.Context, db *entdb.Client) (int, error) {
+	return db.APIKey.Query().Where(apikey.RevokedAtIsNil()).Count(ctx)
+}
+
+// Resolver resolves keys against the database.
+type Resolver struct {
+	DB *entdb.Client
+}
+
+// ResolveAPIKey implements interceptor.KeyResolver.
+func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (int64, error) {
+	row, err := r.DB.APIKey.Query().
+		Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).
+		Only(ctx)
+	if entdb.IsNotFound(err) {
+		return 0, interceptor.ErrUnknownKey
+	}
+	if err != nil {
+		return 0, fmt.Errorf("look up api key: %w", err)
+	}
+	return row.ID, nil
+}

@@ -1,0 +1,29 @@
+package interceptor
+
+import (
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/server/address"
+)
+
+// Translate maps payhook's domain errors to gRPC status errors; it returns
+// nil for errors it does not know. The messages are written for merchants:
+// they name what was wrong and reveal nothing internal.
+func Translate(err error) error {
+	var inv *address.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		return status.Error(codes.InvalidArgument, inv.Error())
+	case errors.Is(err, chains.ErrUnknownTicker):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, chains.ErrInvalidAddress):
+		return status.Error(codes.InvalidArgument, "address: "+err.Error())
+	case errors.Is(err, address.ErrNotFound):
+		return status.Error(codes.NotFound, "no address was created with this callback URL for this ticker")
+	}
+	return nil
+}

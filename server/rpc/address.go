@@ -1,0 +1,217 @@
+// Package rpc implements payhook's gRPC services: each file translates one
+// proto service to the domain packages and back. Input rules are enforced by
+// the validation interceptor before a handler runs; errors are translated by
+// the error interceptor.
+package rpc
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/schema"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/interceptor"
+)
+
+// AddressServer implements payhookv1.AddressServiceServer.
+type AddressServer struct {
+	payhookv1.UnimplementedAddressServiceServer
+
+	addresses *address.Service
+	pubkeyPEM string
+}
+
+// NewAddressServer returns the address service.
+func NewAddressServer(addresses *address.Service, pubkeyPEM string) *AddressServer {
+	return &AddressServer{addresses: addresses, pubkeyPEM: pubkeyPEM}
+}
+
+func owner(ctx context.Context) (int64, error) {
+	id, ok := interceptor.APIKeyID(ctx)
+	if !ok {
+		return 0, status.Error(codes.Unauthenticated, "missing api key")
+	}
+	return id, nil
+}
+
+// CreateAddress implements payhookv1.AddressServiceServer.
+func (s *AddressServer) CreateAddress(ctx context.Context, req *payhookv1.CreateAddressRequest) (*payhookv1.CreateAddressResponse, error) {
+	keyID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, t, err := s.addresses.Create(ctx, address.CreateParams{
+		APIKeyID:      keyID,
+		Ticker:        req.GetTicker(),
+		Callback:      req.GetCallback(),
+		CBParams:      req.GetCbParams(),
+		Address:       req.GetAddress(),
+		Confirmations: req.Confirmations,
+		Post:          req.GetPost(),
+		JSON:          req.GetJson(),
+		Convert:       req.GetConvert(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := addressOut(a.Destinations)
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.CreateAddressResponse{
+		AddressIn:              a.AddressIn,
+		AddressOut:             out,
+		CallbackUrl:            a.CallbackURL,
+		MinimumTransactionCoin: t.MinTransaction.String(),
+		Priority:               a.Priority,
+		RequiredConfirmations:  a.RequiredConfirmations,
+	}, nil
+}
+
+// addressOut renders destinations as the address -> share map. Shares have
+// at most 8 decimal places, so the float64 rendering is exact.
+func addressOut(dests []schema.Destination) (map[string]float64, error) {
+	out := make(map[string]float64, len(dests))
+	for _, d := range dests {
+		f, exact := d.Share.Float64()
+		if !exact && d.Share.String() != fmt.Sprint(f) {
+			return nil, fmt.Errorf("share %s of %s is not representable", d.Share, d.Address)
+		}
+		out[d.Address] = f
+	}
+	return out, nil
+}
+
+// GetLogs implements payhookv1.AddressServiceServer.
+func (s *AddressServer) GetLogs(ctx context.Context, req *payhookv1.GetLogsRequest) (*payhookv1.GetLogsResponse, error) {
+	keyID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	logs, err := s.addresses.Logs(ctx, keyID, req.GetTicker(), req.GetCallback())
+	if err != nil {
+		return nil, err
+	}
+	a := logs.Address
+	out, err := addressOut(a.Destinations)
+	if err != nil {
+		return nil, err
+	}
+	resp := &payhookv1.GetLogsResponse{
+		CallbackUrl:         a.CallbackURL,
+		AddressIn:           a.AddressIn,
+		AddressOut:          out,
+		NotifyConfirmations: a.RequiredConfirmations,
+		Callbacks:           make([]*payhookv1.CallbackLog, 0, len(logs.Payments)),
+	}
+	for _, p := range logs.Payments {
+		resp.Callbacks = append(resp.Callbacks, callbackLog(p))
+	}
+	return resp, nil
+}
+
+func callbackLog(p *entdb.Payment) *payhookv1.CallbackLog {
+	cl := &payhookv1.CallbackLog{
+		TxidIn:        p.TxidIn,
+		ValueCoin:     p.ValueCoin.String(),
+		Confirmations: int32(min(p.Confirmations, 1<<31-1)),
+		PaymentStatus: p.Status.String(),
+		LastUpdate:    timestamppb.New(p.UpdatedAt),
+		Logs:          []*payhookv1.DeliveryAttempt{},
+		Deliveries:    []*payhookv1.Delivery{},
+	}
+	if p.TxidOut != "" {
+		cl.TxidOut = &p.TxidOut
+	}
+	if p.ValueForwardedCoin != nil {
+		v := p.ValueForwardedCoin.String()
+		cl.ValueForwardedCoin = &v
+	}
+	for _, n := range p.Edges.Notifications {
+		d := &payhookv1.Delivery{
+			Uuid:          n.UUID,
+			PaymentStatus: n.PaymentStatus,
+			Status:        n.Status.String(),
+			Attempts:      int32(n.Attempts),
+			ExpiresAt:     timestamppb.New(n.ExpiresAt),
+			CreatedAt:     timestamppb.New(n.CreatedAt),
+		}
+		if n.NextAttemptAt != nil {
+			d.NextAttemptAt = timestamppb.New(*n.NextAttemptAt)
+		}
+		cl.Deliveries = append(cl.Deliveries, d)
+		for _, at := range n.Edges.DeliveryAttempts {
+			l := &payhookv1.DeliveryAttempt{
+				Uuid:          n.UUID,
+				Attempt:       int32(at.Number),
+				PaymentStatus: n.PaymentStatus,
+				RequestMethod: at.RequestMethod,
+				RequestUrl:    at.RequestURL,
+				StartedAt:     timestamppb.New(at.StartedAt),
+				ResponseBody:  at.ResponseBody,
+				Error:         at.Error,
+				Outcome:       at.Outcome.String(),
+				DurationMs:    int32(min(at.DurationMs, 1<<31-1)),
+			}
+			if at.FinishedAt != nil {
+				l.FinishedAt = timestamppb.New(*at.FinishedAt)
+			}
+			if at.ResponseStatus != nil {
+				rs := int32(*at.ResponseStatus)
+				l.ResponseStatus = &rs
+			}
+			if at.NextAttemptAt != nil {
+				l.NextAttemptAt = timestamppb.New(*at.NextAttemptAt)
+			}
+			cl.Logs = append(cl.Logs, l)
+		}
+	}
+	return cl
+}
+
+// GetPublicKey implements payhookv1.AddressServiceServer.
+func (s *AddressServer) GetPublicKey(context.Context, *payhookv1.GetPublicKeyRequest) (*payhookv1.GetPublicKeyResponse, error) {
+	return &payhookv1.GetPublicKeyResponse{Pubkey: s.pubkeyPEM}, nil
+}
+
+// GetInfo implements payhookv1.AddressServiceServer.
+func (s *AddressServer) GetInfo(_ context.Context, req *payhookv1.GetInfoRequest) (*payhookv1.GetInfoResponse, error) {
+	if req.GetTicker() != "" {
+		t, err := s.addresses.Lookup(req.GetTicker())
+		if err != nil {
+			return nil, err
+		}
+		return &payhookv1.GetInfoResponse{Coins: []*payhookv1.CoinInfo{coinInfo(t)}}, nil
+	}
+	all := s.addresses.Registry().All()
+	resp := &payhookv1.GetInfoResponse{Coins: make([]*payhookv1.CoinInfo, 0, len(all))}
+	for _, t := range all {
+		resp.Coins = append(resp.Coins, coinInfo(t))
+	}
+	return resp, nil
+}
+
+func coinInfo(t chains.Ticker) *payhookv1.CoinInfo {
+	return &payhookv1.CoinInfo{
+		Ticker:                 t.Coin,
+		Network:                t.Network,
+		TickerPath:             t.Ticker,
+		Family:                 string(t.Family),
+		Token:                  t.Token,
+		Contract:               t.Contract,
+		Decimals:               t.Decimals,
+		DefaultConfirmations:   t.DefaultConfirmations,
+		MinimumConfirmations:   t.MinConfirmations,
+		MinimumTransactionCoin: t.MinTransaction.String(),
+		FeeRate:                t.FeeRate.String(),
+		NetworkFeeEstimation:   t.NetworkFeeEstimate.String(),
+	}
+}
+
