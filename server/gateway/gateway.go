@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -98,8 +99,7 @@ func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 	code := runtime.HTTPStatusFromCode(st.Code())
 	switch st.Code() {
 	case codes.InvalidArgument:
-		// The gateway's own query/path parsing errors arrive here too; they
-		// carry the parser's message, which names the parameter.
+		msg = parseErrorMessage(msg)
 	case codes.Internal, codes.Unknown:
 		if msg == "" {
 			msg = "internal error"
@@ -109,6 +109,21 @@ func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 		msg = strings.ToLower(strings.ReplaceAll(st.Code().String(), "_", " "))
 	}
 	writeError(w, code, msg)
+}
+
+// gatewayParseError matches the gateway's own query parsing errors, which
+// arrive before any handler runs.
+var gatewayParseError = regexp.MustCompile(`^parsing field "([^"]+)": strconv\.Parse(Int|Uint|Bool|Float): parsing "(.*)": `)
+
+// parseErrorMessage rewrites a gateway parsing error into the API's
+// "param: what is wrong" form; other messages pass unchanged.
+func parseErrorMessage(msg string) string {
+	m := gatewayParseError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	kind := map[string]string{"Int": "an integer", "Uint": "an integer", "Bool": "a boolean (1 or 0)", "Float": "a number"}[m[2]]
+	return fmt.Sprintf("%s: %q is not %s", m[1], m[3], kind)
 }
 
 // routingErrorHandler renders unknown paths and wrong methods in the same

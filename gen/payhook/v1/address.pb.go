@@ -261,9 +261,9 @@ type GetLogsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ticker is the coin ticker the address was created for.
 	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
-	// callback is the callback URL the address was created with, exactly as
-	// given at creation (before cb_params were appended) or as returned in
-	// callback_url.
+	// callback is the callback URL of the address, as CreateAddress returned
+	// it in callback_url (the given callback with cb_params appended; without
+	// cb_params, the callback exactly as given).
 	Callback      string `protobuf:"bytes,2,opt,name=callback,proto3" json:"callback,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1099,16 +1099,16 @@ var File_payhook_v1_address_proto protoreflect.FileDescriptor
 const file_payhook_v1_address_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/address.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfe\x05\n" +
-	"\x14CreateAddressRequest\x12A\n" +
-	"\x06ticker\x18\x01 \x01(\tB)\xbaH&r$\x10\x01\x18 2\x1e^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$R\x06ticker\x12\x83\x03\n" +
-	"\bcallback\x18\x02 \x01(\tB\xe6\x02\xbaH\xe2\x02\xba\x01\x8d\x01\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x06\n" +
+	"\x14CreateAddressRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12\x84\x03\n" +
+	"\bcallback\x18\x02 \x01(\tB\xe7\x02\xbaH\xe3\x02\xba\x01\x8d\x01\n" +
 	"\x0fcallback.scheme\x12%must be an absolute http or https URL\x1aSthis.lowerAscii().startsWith('http://') || this.lowerAscii().startsWith('https://')\xba\x01x\n" +
 	"\x11callback.userinfo\x12-must not contain credentials (user:password@)\x1a4!this.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@')\xba\x01L\n" +
-	"\x11callback.fragment\x12\"must not contain a fragment (#...)\x1a\x13!this.contains('#')r\x05\x10\x01\x18\x80\x10R\bcallback\x12%\n" +
-	"\tcb_params\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\bcbParams\x12$\n" +
-	"\aaddress\x18\x04 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\aaddress\x124\n" +
+	"\x11callback.fragment\x12\"must not contain a fragment (#...)\x1a\x13!this.contains('#')\xc8\x01\x01r\x03\x18\x80\x10R\bcallback\x12%\n" +
+	"\tcb_params\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\bcbParams\x12%\n" +
+	"\aaddress\x18\x04 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80 R\aaddress\x124\n" +
 	"\rconfirmations\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x00R\rconfirmations\x88\x01\x01\x12\x12\n" +
 	"\x04post\x18\x06 \x01(\bR\x04post\x12\x12\n" +
 	"\x04json\x18\a \x01(\bR\x04json\x12\x18\n" +
@@ -1128,11 +1128,11 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\x16required_confirmations\x18\x06 \x01(\x05R\x15requiredConfirmations\x1a=\n" +
 	"\x0fAddressOutEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"{\n" +
-	"\x0eGetLogsRequest\x12A\n" +
-	"\x06ticker\x18\x01 \x01(\tB)\xbaH&r$\x10\x01\x18 2\x1e^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$R\x06ticker\x12&\n" +
-	"\bcallback\x18\x02 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\bcallback\"\xca\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xcc\x01\n" +
+	"\x0eGetLogsRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12'\n" +
+	"\bcallback\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80 R\bcallback\"\xca\x02\n" +
 	"\x0fGetLogsResponse\x12!\n" +
 	"\fcallback_url\x18\x01 \x01(\tR\vcallbackUrl\x12\x1d\n" +
 	"\n" +
@@ -1192,9 +1192,10 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x15\n" +
 	"\x13GetPublicKeyRequest\".\n" +
 	"\x14GetPublicKeyResponse\x12\x16\n" +
-	"\x06pubkey\x18\x01 \x01(\tR\x06pubkey\"T\n" +
-	"\x0eGetInfoRequest\x12B\n" +
-	"\x06ticker\x18\x01 \x01(\tB*\xbaH'r%\x18 2!^([A-Za-z0-9]+(/[A-Za-z0-9]+)?)?$R\x06ticker\"=\n" +
+	"\x06pubkey\x18\x01 \x01(\tR\x06pubkey\"\xb0\x01\n" +
+	"\x0eGetInfoRequest\x12\x9d\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tB\x84\x01\xbaH\x80\x01\xba\x01y\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a<this == '' || this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')r\x02\x18 R\x06ticker\"=\n" +
 	"\x0fGetInfoResponse\x12*\n" +
 	"\x05coins\x18\x01 \x03(\v2\x14.payhook.v1.CoinInfoR\x05coins\"\xb8\x03\n" +
 	"\bCoinInfo\x12\x16\n" +
