@@ -83,18 +83,20 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	if err != nil {
 		return nil, t, err
 	}
-	key := CallbackKey(cb.URL)
-	if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
-		return a, t, nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, t, err
-	}
+	// Every parameter is checked even when the address exists: a bad
+	// request gets its error, never a silent success.
 	dests, err := ParseDestinations(t, p.Address)
 	if err != nil {
 		return nil, t, err
 	}
 	confs, err := requiredConfirmations(t, p.Confirmations)
 	if err != nil {
+		return nil, t, err
+	}
+	key := CallbackKey(cb.URL)
+	if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
+		return a, t, nil
+	} else if !errors.Is(err, ErrNotFound) {
 		return nil, t, err
 	}
 	// Two requests may race for the same callback, or for the next
