@@ -556,4 +556,3 @@ func TestPublicEndpoints(t *testing.T) {
 		})
 	})
 }
-

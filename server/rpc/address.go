@@ -214,4 +214,3 @@ func coinInfo(t chains.Ticker) *payhookv1.CoinInfo {
 		NetworkFeeEstimation:   t.NetworkFeeEstimate.String(),
 	}
 }
-
