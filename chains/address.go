@@ -1,0 +1,345 @@
+package chains
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/base58"
+	"github.com/btcsuite/btcd/btcutil/bech32"
+	"github.com/btcsuite/btcd/chaincfg"
+)
+
+// ValidateAddress reports whether addr is a mainnet address of t's network
+// that funds can be sent to. It returns nil, an *AddressError wrapping
+// ErrInvalidAddress that says what is wrong, or ErrUnsupportedNetwork for a
+// Ticker this package does not know how to check.
+//
+// Accepted forms, per network:
+//   - btc: base58check P2PKH (1...) and P2SH (3...); segwit v0 P2WPKH/P2WSH
+//     (bc1q..., bech32) and v1 taproot (bc1p..., bech32m, 32-byte program).
+//   - ltc: base58check L... (0x30), M... (0x32) and legacy 3... (0x05); segwit
+//     ltc1q... and ltc1p... as for btc.
+//   - bch: CashAddr P2PKH (q...) and P2SH (p...) with a 160-bit hash, with or
+//     without the "bitcoincash:" prefix, all lower or all upper case; legacy
+//     base58check 1... and 3....
+//   - doge: base58check D... (0x1e) and 9.../A... (0x16).
+//   - evm: "0x" and 40 hex digits; mixed case must match the EIP-55
+//     checksum.
+//   - tron: base58check of 21 bytes starting 0x41 (T...).
+//   - solana: base58 of exactly 32 bytes.
+//
+// Deliberately rejected although well-formed: testnet and regtest addresses
+// where the format tells them apart; segwit witness versions 2..16 and v1
+// programs other than 32 bytes (not yet spendable rules on the network:
+// coins sent there can be lost, so this follows btcutil rather than BIP 350's
+// advice to accept them); CashAddr types other than 160-bit P2PKH/P2SH
+// (P2SH32, token-aware); and the all-zero EVM, TRON and Solana addresses,
+// which burn funds.
+//
+// Limits inherent to the formats: EVM, TRON and Solana testnets use the same
+// format as mainnet, so a testnet address of those families is accepted;
+// legacy base58 addresses are shared between btc and bch (and 3... P2SH
+// between btc and ltc), so such an address passes for both networks.
+func ValidateAddress(t Ticker, addr string) error {
+	reason, err := addressProblem(t, addr)
+	if err != nil {
+		return fmt.Errorf("validate %s address: %w", t.Ticker, err)
+	}
+	if reason != "" {
+		return &AddressError{Ticker: t.Ticker, Address: addr, Reason: reason}
+	}
+	return nil
+}
+
+// addressProblem returns "" for a valid address, or why it is not.
+func addressProblem(t Ticker, addr string) (string, error) {
+	switch t.Family {
+	case FamilyUTXO, FamilyEVM, FamilyTron, FamilySolana:
+	default:
+		return "", fmt.Errorf("%w: family %q", ErrUnsupportedNetwork, t.Family)
+	}
+	var net utxoNetwork
+	if t.Family == FamilyUTXO {
+		var ok bool
+		if net, ok = utxoNetworkByName(t.Network); !ok {
+			return "", fmt.Errorf("%w: utxo network %q", ErrUnsupportedNetwork, t.Network)
+		}
+	}
+	if addr == "" {
+		return "address is empty", nil
+	}
+	for _, c := range []byte(addr) {
+		if c <= ' ' || c > '~' {
+			return "contains a space, a control or a non-ASCII character", nil
+		}
+	}
+	switch t.Family {
+	case FamilyUTXO:
+		return utxoAddressProblem(net, addr), nil
+	case FamilyEVM:
+		return evmAddressProblem(addr), nil
+	case FamilyTron:
+		return tronAddressProblem(addr), nil
+	default:
+		return solanaAddressProblem(addr), nil
+	}
+}
+
+// utxoNetwork holds what address validation and derivation need to know
+// about one UTXO network.
+type utxoNetwork struct {
+	name string
+	// p2pkh and p2sh are the accepted mainnet base58check version bytes.
+	p2pkh, p2sh []byte
+	// testBase58 are testnet/regtest version bytes, recognised only to say so.
+	testBase58 []byte
+	// segwitHRP is the mainnet bech32 human-readable part, "" without segwit.
+	segwitHRP string
+	// testHRPs are testnet/regtest bech32 or CashAddr prefixes.
+	testHRPs []string
+	// cashAddr selects CashAddr (bch).
+	cashAddr bool
+	// params, when not nil, is a chaincfg.Params value used with btcutil
+	// (address cross-checks and encoding). It is a private value: nothing
+	// is registered with chaincfg.
+	params *chaincfg.Params
+	// purpose and coinType give the deposit derivation path
+	// m/purpose'/coinType'/0'/0/i.
+	purpose, coinType uint32
+}
+
+// utxoNetworkByName returns the description of a supported UTXO network. It
+// builds a fresh value each call so that no package state can be mutated.
+func utxoNetworkByName(name string) (utxoNetwork, bool) {
+	switch name {
+	case "btc":
+		return utxoNetwork{
+			name: "btc", p2pkh: []byte{0x00}, p2sh: []byte{0x05},
+			testBase58: []byte{0x6f, 0xc4},
+			segwitHRP:  "bc", testHRPs: []string{"tb", "bcrt", "sb"},
+			params:  &chaincfg.MainNetParams,
+			purpose: 84, coinType: 0,
+		}, true
+	case "ltc":
+		return utxoNetwork{
+			name: "ltc", p2pkh: []byte{0x30}, p2sh: []byte{0x32, 0x05},
+			testBase58: []byte{0x6f, 0x3a, 0xc4},
+			segwitHRP:  "ltc", testHRPs: []string{"tltc", "rltc"},
+			params:  litecoinMainNetParams(),
+			purpose: 84, coinType: 2,
+		}, true
+	case "bch":
+		return utxoNetwork{
+			name: "bch", p2pkh: []byte{0x00}, p2sh: []byte{0x05},
+			testBase58: []byte{0x6f, 0xc4},
+			testHRPs:   []string{"bchtest", "bchreg"},
+			cashAddr:   true,
+			params:     &chaincfg.MainNetParams,
+			purpose:    44, coinType: 145,
+		}, true
+	case "doge":
+		return utxoNetwork{
+			name: "doge", p2pkh: []byte{0x1e}, p2sh: []byte{0x16},
+			testBase58: []byte{0x71, 0xc4, 0x6f},
+			params:     dogecoinMainNetParams(),
+			purpose:    44, coinType: 3,
+		}, true
+	}
+	return utxoNetwork{}, false
+}
+
+// litecoinMainNetParams returns the Litecoin mainnet values btcutil needs to
+// encode and decode addresses. Litecoin's 0x05 P2SH legacy version is handled
+// outside btcutil, which knows one P2SH version per network.
+func litecoinMainNetParams() *chaincfg.Params {
+	return &chaincfg.Params{
+		Name:             "litecoin-mainnet",
+		Bech32HRPSegwit:  "ltc",
+		PubKeyHashAddrID: 0x30,
+		ScriptHashAddrID: 0x32,
+		PrivateKeyID:     0xb0,
+		HDCoinType:       2,
+	}
+}
+
+// dogecoinMainNetParams returns the Dogecoin mainnet values btcutil needs.
+func dogecoinMainNetParams() *chaincfg.Params {
+	return &chaincfg.Params{
+		Name:             "dogecoin-mainnet",
+		PubKeyHashAddrID: 0x1e,
+		ScriptHashAddrID: 0x16,
+		PrivateKeyID:     0x9e,
+		HDCoinType:       3,
+	}
+}
+
+func utxoAddressProblem(net utxoNetwork, addr string) string {
+	lower := strings.ToLower(addr)
+	if net.segwitHRP != "" && strings.HasPrefix(lower, net.segwitHRP+"1") {
+		if reason := segwitProblem(addr, net.segwitHRP); reason != "" {
+			return reason
+		}
+		return btcutilCrossCheck(net, addr)
+	}
+	for _, hrp := range net.testHRPs {
+		if strings.HasPrefix(lower, hrp+"1") {
+			return fmt.Sprintf("testnet or regtest address (prefix %q), not mainnet", hrp+"1")
+		}
+	}
+	if net.name == "ltc" && strings.HasPrefix(lower, "ltcmweb1") {
+		return "MWEB (ltcmweb1...) addresses are not supported"
+	}
+	if net.cashAddr {
+		if reason, isCashAddr := cashAddrProblem(net, addr); isCashAddr {
+			return reason
+		}
+	}
+	// A bech32 string of another network (or of a testnet) fails base58
+	// decoding with a misleading reason; name it instead.
+	if hrp, _, _, err := bech32.DecodeGeneric(addr); err == nil {
+		if slices.Contains(net.testHRPs, hrp) {
+			return fmt.Sprintf("testnet or regtest address (prefix %q), not mainnet", hrp+"1")
+		}
+		if net.segwitHRP == "" {
+			return fmt.Sprintf("bech32 address with prefix %q: %s has no segwit addresses", hrp+"1", net.name)
+		}
+		return fmt.Sprintf("bech32 prefix %q is not %q: not a %s address", hrp+"1", net.segwitHRP+"1", net.name)
+	}
+	return base58Problem(net, addr)
+}
+
+func base58Problem(net utxoNetwork, addr string) string {
+	version, payload, reason := decodeBase58Check(addr)
+	if reason != "" {
+		return reason
+	}
+	isMain := slices.Contains(net.p2pkh, version) || slices.Contains(net.p2sh, version)
+	switch {
+	case isMain && len(payload) != 20:
+		return fmt.Sprintf("wrong length: %d-byte hash, want 20", len(payload))
+	case isMain:
+		return btcutilCrossCheck(net, addr)
+	case slices.Contains(net.testBase58, version):
+		return fmt.Sprintf("testnet or regtest address (version byte 0x%02x), not mainnet", version)
+	}
+	want := make([]string, 0, 3)
+	for _, v := range append(slices.Clone(net.p2pkh), net.p2sh...) {
+		want = append(want, fmt.Sprintf("0x%02x", v))
+	}
+	return fmt.Sprintf("version byte 0x%02x is not a %s mainnet address (want %s)", version, net.name, strings.Join(want, ", "))
+}
+
+// btcutilCrossCheck runs btcutil's decoder over an address our own decoder
+// accepted, for the forms btcutil knows for this network: a second,
+// independently maintained opinion. It returns "" when btcutil has no
+// opinion (a version byte or HRP btcutil cannot be told about without global
+// registration).
+func btcutilCrossCheck(net utxoNetwork, addr string) string {
+	p := net.params
+	if p == nil {
+		return ""
+	}
+	if version, _, reason := decodeBase58Check(addr); reason == "" {
+		if version != p.PubKeyHashAddrID && version != p.ScriptHashAddrID {
+			return ""
+		}
+	} else if p != &chaincfg.MainNetParams {
+		// Segwit with a non-bitcoin HRP: btcutil only decodes HRPs
+		// registered with chaincfg, and we register nothing.
+		return ""
+	}
+	a, err := btcutil.DecodeAddress(addr, p)
+	if err != nil {
+		// Not echoed: btcutil's messages may carry the expected checksum,
+		// which would invite "correcting" a mistyped address.
+		return "not a valid address (rejected by the btcutil decoder)"
+	}
+	if !a.IsForNet(p) {
+		return "not a mainnet address"
+	}
+	return ""
+}
+
+// decodeBase58Check decodes a base58check string (double-SHA256 checksum),
+// returning the version byte and payload, or a reason it is invalid.
+func decodeBase58Check(s string) (version byte, payload []byte, reason string) {
+	if reason := base58AlphabetProblem(s); reason != "" {
+		return 0, nil, reason
+	}
+	payload, version, err := base58.CheckDecode(s)
+	switch {
+	case errors.Is(err, base58.ErrChecksum):
+		return 0, nil, "bad checksum"
+	case err != nil:
+		return 0, nil, "too short for a base58check address"
+	}
+	return version, payload, ""
+}
+
+const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+func base58AlphabetProblem(s string) string {
+	for _, c := range []byte(s) {
+		if strings.IndexByte(base58Alphabet, c) < 0 {
+			return fmt.Sprintf("invalid character %q for base58 (0, O, I and l are never used)", c)
+		}
+	}
+	return ""
+}
+
+// segwitProblem decodes a segwit address per BIP 173 and BIP 350 and applies
+// the acceptance policy of ValidateAddress.
+func segwitProblem(addr, wantHRP string) string {
+	hrp, data, enc, err := bech32.DecodeGeneric(addr)
+	if err != nil {
+		var (
+			mixed    bech32.ErrMixedCase
+			checksum bech32.ErrInvalidChecksum
+			char     bech32.ErrNonCharsetChar
+			length   bech32.ErrInvalidLength
+		)
+		switch {
+		case errors.As(err, &mixed):
+			return "mixes upper and lower case"
+		case errors.As(err, &checksum):
+			return "bad checksum"
+		case errors.As(err, &char):
+			return fmt.Sprintf("invalid character %q for bech32 (1, b, i and o are never used after the separator)", rune(char))
+		case errors.As(err, &length):
+			return fmt.Sprintf("wrong length: %d characters", len(addr))
+		}
+		return "malformed bech32 address"
+	}
+	if hrp != wantHRP {
+		return fmt.Sprintf("bech32 prefix %q, want %q", hrp+"1", wantHRP+"1")
+	}
+	if len(data) == 0 {
+		return "no witness version"
+	}
+	version := data[0]
+	if version > 16 {
+		return fmt.Sprintf("invalid witness version %d", version)
+	}
+	program, err := bech32.ConvertBits(data[1:], 5, 8, false)
+	if err != nil {
+		return "invalid padding in the witness program"
+	}
+	switch {
+	case len(program) < 2 || len(program) > 40:
+		return fmt.Sprintf("wrong length: witness program of %d bytes, want 2 to 40", len(program))
+	case version == 0 && enc != bech32.Version0:
+		return "bad checksum: a witness version 0 address uses bech32, not bech32m"
+	case version != 0 && enc != bech32.VersionM:
+		return fmt.Sprintf("bad checksum: a witness version %d address uses bech32m, not bech32", version)
+	case version == 0 && len(program) != 20 && len(program) != 32:
+		return fmt.Sprintf("wrong length: witness version 0 program of %d bytes, want 20 or 32", len(program))
+	case version == 1 && len(program) != 32:
+		return fmt.Sprintf("witness version 1 program of %d bytes is not a taproot output (want 32); coins sent there could be lost", len(program))
+	case version > 1:
+		return fmt.Sprintf("witness version %d is not yet defined on the network; coins sent there could be lost", version)
+	}
+	return ""
+}

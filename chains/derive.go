@@ -1,0 +1,222 @@
+package chains
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/base58"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+)
+
+// BIP44 coin types of the account-based families.
+const (
+	coinTypeEVM    = 60
+	coinTypeTron   = 195
+	coinTypeSolana = 501
+)
+
+// Deriver derives deposit addresses from an operator-held BIP32 master seed.
+//
+// Paths (i is the address index):
+//
+//	btc      m/84'/0'/0'/0/i     P2WPKH, bc1q...
+//	ltc      m/84'/2'/0'/0/i     P2WPKH, ltc1q...
+//	bch      m/44'/145'/0'/0/i   P2PKH as CashAddr, bitcoincash:q...
+//	doge     m/44'/3'/0'/0/i     P2PKH, D...
+//	evm      m/44'/60'/0'/0/i    EIP-55 0x... (every EVM ticker: one key per index across eth, erc20, bep20, polygon)
+//	tron     m/44'/195'/0'/0/i   T... (trx and trc20 share keys)
+//	solana   m/44'/501'/i'/0'    SLIP-0010 ed25519, base58 public key (sol and SPL tokens share keys)
+//
+// These are the paths common wallets use, so an operator can recover funds by
+// importing the seed (as a BIP39 seed) into such a wallet. Tickers of one
+// family share keys: the payment record, not the address, tells which asset
+// was expected.
+//
+// A Deriver does not keep the seed. For secp256k1 families it keeps only
+// extended public keys at m/purpose'/coin'/0'/0; for Solana, whose SLIP-0010
+// ed25519 scheme has only hardened derivation, it must keep the extended
+// private key at m/44'/501'. Treat a Deriver as secret; its String method
+// prints nothing of it. A Deriver is immutable and safe for concurrent use.
+type Deriver struct {
+	utxo   map[string]*hdkeychain.ExtendedKey // by network; public
+	evm    *hdkeychain.ExtendedKey            // public
+	tron   *hdkeychain.ExtendedKey            // public
+	solana slip10Node                         // private, m/44'/501'
+}
+
+// NewDeriver builds a Deriver from a BIP32 master seed of 16 to 64 bytes
+// (typically the 64-byte BIP39 seed of the operator's mnemonic). It returns
+// an error wrapping ErrInvalidSeed for a seed of another length or, with
+// probability below 2^-127, one that yields no valid master key. The seed
+// slice is not retained or modified.
+func NewDeriver(seed []byte) (*Deriver, error) {
+	if len(seed) < hdkeychain.MinSeedBytes || len(seed) > hdkeychain.MaxSeedBytes {
+		return nil, fmt.Errorf("%w: %d bytes, want %d to %d", ErrInvalidSeed, len(seed), hdkeychain.MinSeedBytes, hdkeychain.MaxSeedBytes)
+	}
+	// The params only choose the xprv/xpub serialization version, which is
+	// never serialized here.
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSeed, err)
+	}
+	defer master.Zero()
+
+	d := &Deriver{utxo: make(map[string]*hdkeychain.ExtendedKey, 4)}
+	for _, name := range []string{"btc", "ltc", "bch", "doge"} {
+		net, _ := utxoNetworkByName(name)
+		if d.utxo[name], err = externalChain(master, net.purpose, net.coinType); err != nil {
+			return nil, fmt.Errorf("%w: deriving %s keys: %w", ErrInvalidSeed, name, err)
+		}
+	}
+	if d.evm, err = externalChain(master, 44, coinTypeEVM); err != nil {
+		return nil, fmt.Errorf("%w: deriving evm keys: %w", ErrInvalidSeed, err)
+	}
+	if d.tron, err = externalChain(master, 44, coinTypeTron); err != nil {
+		return nil, fmt.Errorf("%w: deriving tron keys: %w", ErrInvalidSeed, err)
+	}
+	sol := slip10Master(seed)
+	for _, i := range []uint32{hardened + 44, hardened + coinTypeSolana} {
+		if sol, err = sol.child(i); err != nil {
+			return nil, fmt.Errorf("%w: deriving solana keys: %w", ErrInvalidSeed, err)
+		}
+	}
+	d.solana = sol
+	return d, nil
+}
+
+// externalChain derives m/purpose'/coin'/0'/0 and returns it as an extended
+// public key that shares no memory with the private keys, which are zeroed.
+func externalChain(master *hdkeychain.ExtendedKey, purpose, coin uint32) (*hdkeychain.ExtendedKey, error) {
+	k := master
+	for _, i := range []uint32{hardened + purpose, hardened + coin, hardened + 0, 0} {
+		child, err := k.Derive(i)
+		if k != master {
+			k.Zero()
+		}
+		if err != nil {
+			return nil, err
+		}
+		k = child
+	}
+	defer k.Zero()
+	pub, err := k.ECPubKey()
+	if err != nil {
+		return nil, err
+	}
+	var parentFP [4]byte
+	binary.BigEndian.PutUint32(parentFP[:], k.ParentFingerprint())
+	return hdkeychain.NewExtendedKey(slices.Clone(chaincfg.MainNetParams.HDPublicKeyID[:]),
+		pub.SerializeCompressed(), k.ChainCode(), parentFP[:], k.Depth(), k.ChildIndex(), false), nil
+}
+
+// Address returns the mainnet deposit address of t at index, derived at
+// Path(t, index). The result always passes ValidateAddress for t. Errors wrap
+// ErrInvalidIndex (index of 2^31 or more, or the rare index BIP32 declares
+// invalid: skip to the next one) or ErrUnsupportedNetwork.
+func (d *Deriver) Address(t Ticker, index uint32) (string, error) {
+	addr, err := d.address(t, index)
+	if err != nil {
+		return "", fmt.Errorf("derive %s address at index %d: %w", t.Ticker, index, err)
+	}
+	return addr, nil
+}
+
+func (d *Deriver) address(t Ticker, index uint32) (string, error) {
+	if index >= hardened {
+		return "", fmt.Errorf("%w: must be below 2^31", ErrInvalidIndex)
+	}
+	switch t.Family {
+	case FamilyUTXO:
+		net, ok := utxoNetworkByName(t.Network)
+		if !ok {
+			return "", fmt.Errorf("%w: utxo network %q", ErrUnsupportedNetwork, t.Network)
+		}
+		pub, err := childPubKey(d.utxo[net.name], index)
+		if err != nil {
+			return "", err
+		}
+		hash := btcutil.Hash160(pub.SerializeCompressed())
+		switch {
+		case net.cashAddr:
+			return cashAddrEncode(cashAddrMainPrefix, 0x00, hash) // type 0 (P2PKH), 160-bit
+		case net.purpose == 84:
+			a, err := btcutil.NewAddressWitnessPubKeyHash(hash, net.params)
+			if err != nil {
+				return "", err
+			}
+			return a.EncodeAddress(), nil
+		default:
+			a, err := btcutil.NewAddressPubKeyHash(hash, net.params)
+			if err != nil {
+				return "", err
+			}
+			return a.EncodeAddress(), nil
+		}
+	case FamilyEVM, FamilyTron:
+		key := d.evm
+		if t.Family == FamilyTron {
+			key = d.tron
+		}
+		pub, err := childPubKey(key, index)
+		if err != nil {
+			return "", err
+		}
+		// The account is the last 20 bytes of keccak256 of the 64-byte
+		// uncompressed public key without its 0x04 prefix.
+		account := keccak256(pub.SerializeUncompressed()[1:])[12:]
+		if t.Family == FamilyTron {
+			return base58.CheckEncode(account, tronVersion), nil
+		}
+		return eip55(account), nil
+	case FamilySolana:
+		n, err := d.solana.child(hardened + index)
+		if err != nil {
+			return "", err
+		}
+		if n, err = n.child(hardened + 0); err != nil {
+			return "", err
+		}
+		return base58.Encode(n.publicKey()), nil
+	}
+	return "", fmt.Errorf("%w: family %q", ErrUnsupportedNetwork, t.Family)
+}
+
+// childPubKey derives the non-hardened child index of an extended public key.
+func childPubKey(parent *hdkeychain.ExtendedKey, index uint32) (*btcec.PublicKey, error) {
+	child, err := parent.Derive(index)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidIndex, err)
+	}
+	return child.ECPubKey()
+}
+
+// Path returns the derivation path of t's address at index, in the usual
+// notation with ' for hardened steps (e.g. "m/84'/0'/0'/0/7"), for recovery
+// documentation. It returns "" for a Ticker whose family or network is not
+// supported.
+func (d *Deriver) Path(t Ticker, index uint32) string {
+	switch t.Family {
+	case FamilyUTXO:
+		if net, ok := utxoNetworkByName(t.Network); ok {
+			return fmt.Sprintf("m/%d'/%d'/0'/0/%d", net.purpose, net.coinType, index)
+		}
+	case FamilyEVM:
+		return fmt.Sprintf("m/44'/%d'/0'/0/%d", coinTypeEVM, index)
+	case FamilyTron:
+		return fmt.Sprintf("m/44'/%d'/0'/0/%d", coinTypeTron, index)
+	case FamilySolana:
+		return fmt.Sprintf("m/44'/%d'/%d'/0'", coinTypeSolana, index)
+	}
+	return ""
+}
+
+// String returns a fixed placeholder, so that a Deriver printed by accident
+// (logs, %v) leaks nothing.
+func (d *Deriver) String() string { return "chains.Deriver{redacted}" }
+
+// GoString returns the same placeholder as String, for %#v.
+func (d *Deriver) GoString() string { return d.String() }

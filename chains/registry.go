@@ -1,0 +1,335 @@
+package chains
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+)
+
+// Family groups networks that share address formats, key derivation and
+// transaction rules.
+type Family string
+
+// The supported families.
+const (
+	// FamilyUTXO is Bitcoin and its descendants: btc, ltc, bch, doge.
+	FamilyUTXO Family = "utxo"
+	// FamilyEVM is Ethereum and EVM-compatible networks: eth, erc20, bep20,
+	// polygon.
+	FamilyEVM Family = "evm"
+	// FamilyTron is TRON: trx and trc20 tokens.
+	FamilyTron Family = "tron"
+	// FamilySolana is Solana: sol and SPL tokens.
+	FamilySolana Family = "solana"
+)
+
+// Limits enforced on every registry entry.
+const (
+	// MaxDecimals is the largest number of decimals a ticker may declare.
+	MaxDecimals = 18
+	// MaxConfirmations is the largest confirmation count a ticker may declare.
+	MaxConfirmations = 100
+)
+
+// Ticker describes one payable asset: a native coin or a token on a network.
+//
+// Its ticker string has one or two lower-case segments. One segment ("btc")
+// is a native coin whose Network and Coin are both that segment. Two
+// segments ("trc20/usdt") name the network first and the asset last. Two
+// segments usually mean a token, but not always: "polygon/pol" is the native
+// POL coin of the Polygon network (Token false, no contract); the registry
+// entry's "token" flag, not the number of segments, decides.
+type Ticker struct {
+	// Ticker is the canonical lower-case id, e.g. "btc" or "trc20/usdt".
+	Ticker string
+	// Network is the first segment: "btc", "trc20", "erc20", "bep20",
+	// "polygon", "sol".
+	Network string
+	// Coin is the asset symbol, the last segment: "btc", "usdt".
+	Coin string
+	// Family selects address formats and derivation.
+	Family Family
+	// Token is true for assets issued by a contract (ERC-20, BEP-20, TRC-20)
+	// or an SPL mint, false for a network's native coin.
+	Token bool
+	// Contract is the token's mainnet contract address or SPL mint, in the
+	// network's address format; "" for native coins.
+	Contract string
+	// Decimals is the number of decimal places of the smallest unit
+	// (satoshi, wei, sun, lamport, token base unit).
+	Decimals int32
+	// DefaultConfirmations is the confirmation depth used when a merchant
+	// does not ask for one.
+	DefaultConfirmations int32
+	// MinConfirmations is the smallest depth a merchant may ask for.
+	MinConfirmations int32
+	// MinTransaction is the smallest incoming amount, in coin units, that is
+	// credited; smaller transfers are ignored.
+	MinTransaction decimal.Decimal
+	// FeeRate is the service fee as a fraction of the amount, in [0, 1).
+	FeeRate decimal.Decimal
+	// NetworkFeeEstimate is the expected network fee of forwarding one
+	// payment, in units of Coin (for tokens, the fee paid in the network's
+	// native coin expressed in the token, as the operator estimates it).
+	NetworkFeeEstimate decimal.Decimal
+}
+
+// Registry is an immutable set of tickers. It is safe for concurrent use.
+type Registry struct {
+	byTicker map[string]Ticker
+	sorted   []Ticker
+}
+
+//go:embed registry.json
+var defaultRegistryJSON []byte
+
+// DefaultRegistry returns the registry embedded in the binary (registry.json
+// in this package). Each call parses the embedded file afresh, so callers own
+// the result. It panics only if the embedded file is invalid, which the
+// package tests rule out.
+func DefaultRegistry() *Registry {
+	r, err := LoadRegistry(bytes.NewReader(defaultRegistryJSON))
+	if err != nil {
+		panic("chains: embedded registry.json is invalid: " + err.Error())
+	}
+	return r
+}
+
+// Lookup returns the ticker named by ticker ("btc", "trc20/usdt"), compared
+// case-insensitively.
+func (r *Registry) Lookup(ticker string) (Ticker, bool) {
+	t, ok := r.byTicker[strings.ToLower(ticker)]
+	return t, ok
+}
+
+// Get is Lookup for callers that want an error: it wraps ErrUnknownTicker
+// when ticker is not in the registry.
+func (r *Registry) Get(ticker string) (Ticker, error) {
+	t, ok := r.Lookup(ticker)
+	if !ok {
+		return Ticker{}, fmt.Errorf("%w: %q", ErrUnknownTicker, ticker)
+	}
+	return t, nil
+}
+
+// All returns every ticker sorted by Ticker. The slice is a copy.
+func (r *Registry) All() []Ticker {
+	return slices.Clone(r.sorted)
+}
+
+// registryFile is the JSON layout of a registry file.
+type registryFile struct {
+	Tickers []json.RawMessage `json:"tickers"`
+}
+
+// registryEntry is one JSON entry. Pointers tell a missing field from a zero
+// value: every field except contract must be present.
+type registryEntry struct {
+	Ticker               *string          `json:"ticker"`
+	Family               *string          `json:"family"`
+	Token                *bool            `json:"token"`
+	Contract             string           `json:"contract"`
+	Decimals             *int32           `json:"decimals"`
+	DefaultConfirmations *int32           `json:"default_confirmations"`
+	MinConfirmations     *int32           `json:"min_confirmations"`
+	MinTransaction       *decimal.Decimal `json:"min_transaction"`
+	FeeRate              *decimal.Decimal `json:"fee_rate"`
+	NetworkFeeEstimate   *decimal.Decimal `json:"network_fee_estimate"`
+}
+
+// tickerPattern is one or two lower-case alphanumeric segments.
+var tickerPattern = regexp.MustCompile(`^[a-z0-9]{1,32}(/[a-z0-9]{1,32})?$`)
+
+// knownNetworkFamily pins the family of the networks this package ships
+// with, so an override cannot, say, declare "btc" to be an EVM network.
+// Networks not listed may be added by an override for the evm, tron and
+// solana families, whose address formats do not depend on the network; utxo
+// networks are limited to those utxoNetwork knows.
+func knownNetworkFamily(network string) (Family, bool) {
+	switch network {
+	case "btc", "ltc", "bch", "doge":
+		return FamilyUTXO, true
+	case "eth", "erc20", "bep20", "polygon":
+		return FamilyEVM, true
+	case "trx", "trc20":
+		return FamilyTron, true
+	case "sol":
+		return FamilySolana, true
+	}
+	return "", false
+}
+
+// LoadRegistry reads a registry in the JSON format of the embedded
+// registry.json:
+//
+//	{"tickers": [{"ticker": "trc20/usdt", "family": "tron", "token": true,
+//	  "contract": "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", "decimals": 6,
+//	  "default_confirmations": 19, "min_confirmations": 1,
+//	  "min_transaction": "1", "fee_rate": "0.01", "network_fee_estimate": "1"}]}
+//
+// Amounts are decimal strings and are never converted through float64.
+// Unknown fields are rejected. Every entry is validated: ticker syntax and
+// uniqueness, a known family (and the right one for a known network), UTXO
+// networks limited to btc, ltc, bch and doge, decimals 0..18, confirmations
+// 1..100 with min <= default, fee rate in [0, 1), non-negative amounts with no
+// more decimal places than the ticker has, and a contract, valid for the
+// family, exactly when token is true. Errors wrap ErrInvalidRegistry and name
+// the entry and field (*RegistryError).
+func LoadRegistry(r io.Reader) (*Registry, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f registryFile
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRegistry, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: unexpected data after the top-level object", ErrInvalidRegistry)
+	}
+	if len(f.Tickers) == 0 {
+		return nil, fmt.Errorf("%w: no tickers", ErrInvalidRegistry)
+	}
+	reg := &Registry{byTicker: make(map[string]Ticker, len(f.Tickers))}
+	for i, raw := range f.Tickers {
+		t, err := parseEntry(i+1, raw)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := reg.byTicker[t.Ticker]; dup {
+			return nil, &RegistryError{Entry: i + 1, Ticker: t.Ticker, Field: "ticker", Reason: "duplicate ticker"}
+		}
+		reg.byTicker[t.Ticker] = t
+		reg.sorted = append(reg.sorted, t)
+	}
+	slices.SortFunc(reg.sorted, func(a, b Ticker) int { return strings.Compare(a.Ticker, b.Ticker) })
+	return reg, nil
+}
+
+func parseEntry(n int, raw json.RawMessage) (Ticker, error) {
+	fail := func(ticker, field, format string, args ...any) (Ticker, error) {
+		return Ticker{}, &RegistryError{Entry: n, Ticker: ticker, Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	var e registryEntry
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		name := ""
+		// Best effort: name the entry even when another field is malformed.
+		var probe struct {
+			Ticker string `json:"ticker"`
+		}
+		if json.Unmarshal(raw, &probe) == nil {
+			name = probe.Ticker
+		}
+		return fail(name, "", "%v", err)
+	}
+
+	if e.Ticker == nil {
+		return fail("", "ticker", "missing")
+	}
+	name := *e.Ticker
+	if !tickerPattern.MatchString(name) {
+		return fail(name, "ticker", "must be one or two lower-case alphanumeric segments separated by \"/\", like \"btc\" or \"trc20/usdt\"")
+	}
+	network, coin, twoSegments := strings.Cut(name, "/")
+	if !twoSegments {
+		coin = network
+	}
+	t := Ticker{Ticker: name, Network: network, Coin: coin, Contract: e.Contract}
+
+	switch {
+	case e.Family == nil:
+		return fail(name, "family", "missing")
+	case !slices.Contains([]Family{FamilyUTXO, FamilyEVM, FamilyTron, FamilySolana}, Family(*e.Family)):
+		return fail(name, "family", "unknown family %q (want utxo, evm, tron or solana)", *e.Family)
+	}
+	t.Family = Family(*e.Family)
+	if want, ok := knownNetworkFamily(network); ok && want != t.Family {
+		return fail(name, "family", "network %q belongs to family %q, not %q", network, want, t.Family)
+	}
+	if _, ok := utxoNetworkByName(network); t.Family == FamilyUTXO && !ok {
+		return fail(name, "ticker", "utxo network %q is not supported (want btc, ltc, bch or doge)", network)
+	}
+
+	if e.Token == nil {
+		return fail(name, "token", "missing")
+	}
+	t.Token = *e.Token
+	switch {
+	case t.Token && !twoSegments:
+		return fail(name, "token", "a token needs a two-segment ticker \"network/coin\"")
+	case t.Token && t.Family == FamilyUTXO:
+		return fail(name, "token", "the utxo family has no tokens")
+	case t.Token && t.Contract == "":
+		return fail(name, "contract", "missing: a token needs its contract address or mint")
+	case !t.Token && t.Contract != "":
+		return fail(name, "contract", "must be empty for a native coin")
+	}
+	if t.Token {
+		if err := ValidateAddress(t, t.Contract); err != nil {
+			return fail(name, "contract", "%v", err)
+		}
+	}
+
+	if e.Decimals == nil {
+		return fail(name, "decimals", "missing")
+	}
+	t.Decimals = *e.Decimals
+	if t.Decimals < 0 || t.Decimals > MaxDecimals {
+		return fail(name, "decimals", "must be between 0 and %d, got %d", MaxDecimals, t.Decimals)
+	}
+
+	if e.DefaultConfirmations == nil {
+		return fail(name, "default_confirmations", "missing")
+	}
+	if e.MinConfirmations == nil {
+		return fail(name, "min_confirmations", "missing")
+	}
+	t.DefaultConfirmations, t.MinConfirmations = *e.DefaultConfirmations, *e.MinConfirmations
+	if t.MinConfirmations < 1 || t.MinConfirmations > MaxConfirmations {
+		return fail(name, "min_confirmations", "must be between 1 and %d, got %d", MaxConfirmations, t.MinConfirmations)
+	}
+	if t.DefaultConfirmations < 1 || t.DefaultConfirmations > MaxConfirmations {
+		return fail(name, "default_confirmations", "must be between 1 and %d, got %d", MaxConfirmations, t.DefaultConfirmations)
+	}
+	if t.MinConfirmations > t.DefaultConfirmations {
+		return fail(name, "min_confirmations", "must not exceed default_confirmations (%d > %d)", t.MinConfirmations, t.DefaultConfirmations)
+	}
+
+	amounts := []struct {
+		field string
+		v     *decimal.Decimal
+		dst   *decimal.Decimal
+	}{
+		{"min_transaction", e.MinTransaction, &t.MinTransaction},
+		{"network_fee_estimate", e.NetworkFeeEstimate, &t.NetworkFeeEstimate},
+	}
+	for _, a := range amounts {
+		if a.v == nil {
+			return fail(name, a.field, "missing")
+		}
+		if a.v.Sign() < 0 {
+			return fail(name, a.field, "must not be negative, got %s", a.v)
+		}
+		if !a.v.Shift(t.Decimals).IsInteger() {
+			return fail(name, a.field, "%s has more than %d decimal places", a.v, t.Decimals)
+		}
+		*a.dst = *a.v
+	}
+
+	if e.FeeRate == nil {
+		return fail(name, "fee_rate", "missing")
+	}
+	if e.FeeRate.Sign() < 0 || e.FeeRate.GreaterThanOrEqual(decimal.NewFromInt(1)) {
+		return fail(name, "fee_rate", "must be at least 0 and below 1, got %s", e.FeeRate)
+	}
+	t.FeeRate = *e.FeeRate
+	return t, nil
+}
