@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/payhook/payhook/ent/store"
 )
@@ -25,10 +27,7 @@ func DSN(t testing.TB, d store.Dialect) string {
 	default:
 		t.Fatalf("storetest: unknown dialect %q", d)
 	}
-	base := os.Getenv(EnvURL)
-	if base == "" {
-		t.Skipf("storetest: %s is not set; to run PostgreSQL tests set it to a server where test databases may be created, e.g. %s='postgres://postgres@127.0.0.1:5432/test?sslmode=disable'", EnvURL, EnvURL)
-	}
+	base := serverURL(t)
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("storetest: %s is not a URL", EnvURL)
@@ -52,4 +51,34 @@ func DSN(t testing.TB, d store.Dialect) string {
 	t.Cleanup(func() { admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
 	u.Path = "/" + name
 	return u.String()
+}
+
+// DefaultURL is the PostgreSQL server tried when TEST_DATABASE_URL is unset.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+var (
+	probeOnce sync.Once
+	probeErr  error
+)
+
+// serverURL returns the test PostgreSQL server's URL, or skips the test when
+// TEST_DATABASE_URL is unset and nothing answers at DefaultURL.
+func serverURL(t testing.TB) string {
+	t.Helper()
+	if u := os.Getenv(EnvURL); u != "" {
+		return u
+	}
+	probeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		db, err := store.Open(ctx, DefaultURL)
+		if err == nil {
+			_ = db.Close()
+		}
+		probeErr = err
+	})
+	if probeErr != nil {
+		t.Skipf("storetest: %s is unset and no PostgreSQL answers at %s (%v); set %s to run the PostgreSQL tests", EnvURL, DefaultURL, probeErr, EnvURL)
+	}
+	return DefaultURL
 }

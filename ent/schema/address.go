@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Address is a deposit address handed to a merchant, with the callback and
+// forwarding settings that apply to every payment it receives.
+type Address struct{ ent.Schema }
+
+// Mixin of the Address.
+func (Address) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Address.
+func (Address) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("api_key_id").Immutable().
+			Comment("Owner of the address."),
+		field.String("ticker").NotEmpty().Immutable().
+			Comment(`Coin ticker, e.g. "btc" or "trc20/usdt".`),
+		field.String("family").NotEmpty().Immutable().
+			Comment(`Chain family that derives and watches the address, e.g. "utxo".`),
+		field.String("address_in").NotEmpty().Unique().Immutable().
+			Comment("The deposit address."),
+		field.Int64("derivation_index").NonNegative().Unique().Immutable().
+			Comment("HD derivation index of address_in; never reused."),
+		field.Text("callback_url").NotEmpty().
+			Comment("Final URL that callbacks are sent to."),
+		field.String("callback_key").Match(sha256Hex).
+			Comment("Lowercase hex SHA-256 of callback_url; makes (api_key_id, ticker, callback_url) unique."),
+		field.JSON("destinations", []Destination{}).
+			Comment("Forwarding targets and their shares."),
+		field.Bool("post").Default(false).
+			Comment("Send callbacks as POST instead of GET."),
+		field.Bool("json").Default(false).
+			Comment("With post: send a JSON body instead of a form."),
+		field.Bool("convert").Default(false).
+			Comment("Include fiat conversion values in callbacks."),
+		field.JSON("custom_params", []Param{}).Default(func() []Param { return []Param{} }).
+			Comment("Merchant parameters echoed back in callbacks, in order."),
+		field.Int32("required_confirmations").NonNegative().
+			Comment("Depth at which a payment counts as confirmed."),
+		field.String("priority").NotEmpty().Default("default").
+			Comment("Forwarding fee priority."),
+	}
+}
+
+// Edges of the Address.
+func (Address) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("api_key", APIKey.Type).Ref("addresses").
+			Field("api_key_id").Unique().Required().Immutable(),
+		edge.To("payments", Payment.Type),
+		edge.To("notifications", Notification.Type),
+	}
+}
+
+// Indexes of the Address.
+func (Address) Indexes() []ent.Index {
+	return []ent.Index{
+		// One address per (owner, coin, callback). Its prefix (api_key_id,
+		// ticker) also serves the owner's per-coin listings, so no separate
+		// index is kept for those.
+		index.Fields("api_key_id", "ticker", "callback_key").Unique(),
+	}
+}

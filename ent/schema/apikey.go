@@ -1,0 +1,38 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+)
+
+// APIKey is a merchant credential. Only the SHA-256 of the key is stored; the
+// key itself is shown once, when it is created.
+type APIKey struct{ ent.Schema }
+
+// Mixin of the APIKey.
+func (APIKey) Mixin() []ent.Mixin { return []ent.Mixin{CreateTimeMixin{}} }
+
+// Fields of the APIKey.
+func (APIKey) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("name").NotEmpty().
+			Comment("Operator-chosen label."),
+		field.String("prefix").NotEmpty().MaxLen(8).
+			Comment("First 8 characters of the key, for display only."),
+		field.String("hash").Unique().Match(sha256Hex).
+			Comment("Lowercase hex SHA-256 of the key; looked up on every request."),
+		field.Time("revoked_at").Optional().Nillable().
+			Comment("Set when the key is revoked; a revoked key authenticates nothing."),
+	}
+}
+
+// Edges of the APIKey.
+func (APIKey) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("addresses", Address.Type),
+		edge.To("payments", Payment.Type),
+		edge.To("notifications", Notification.Type),
+	}
+}

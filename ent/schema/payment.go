@@ -1,0 +1,61 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+)
+
+// Payment is one incoming transaction output to an Address and what became
+// of it: its depth, and the forwarding transaction once it is sent.
+type Payment struct{ ent.Schema }
+
+// Mixin of the Payment.
+func (Payment) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Payment.
+func (Payment) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("address_id").Immutable(),
+		field.Int64("api_key_id").Immutable().
+			Comment("Owner, copied from the address so listings filter without a join."),
+		field.String("txid_in").NotEmpty().Immutable().
+			Comment("Incoming transaction id."),
+		field.Int64("output_index").NonNegative().Default(0).Immutable().
+			Comment("Output (vout, log index) within txid_in; 0 for account chains."),
+		field.Other("value_coin", decimal.Decimal{}).SchemaType(moneyType).
+			Comment("Amount received, in coin units."),
+		field.Int64("confirmations").NonNegative().Default(0),
+		field.Enum("status").Values("pending", "confirmed", "completed", "dropped").Default("pending"),
+		field.String("txid_out").Optional().
+			Comment("Forwarding transaction id, once sent."),
+		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
+		field.Other("fee_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
+		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
+		field.Time("credited_at").Optional().Nillable(),
+		field.Time("forwarded_at").Optional().Nillable(),
+	}
+}
+
+// Edges of the Payment.
+func (Payment) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("address", Address.Type).Ref("payments").
+			Field("address_id").Unique().Required().Immutable(),
+		edge.From("api_key", APIKey.Type).Ref("payments").
+			Field("api_key_id").Unique().Required().Immutable(),
+		edge.To("notifications", Notification.Type),
+	}
+}
+
+// Indexes of the Payment.
+func (Payment) Indexes() []ent.Index {
+	return []ent.Index{
+		// A chain observation is applied at most once per output.
+		index.Fields("address_id", "txid_in", "output_index").Unique(),
+		index.Fields("api_key_id", "created_at"),
+	}
+}

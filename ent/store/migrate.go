@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/payhook/payhook/ent/migrations"
+)
+
+// Migrate applies every embedded migration of db's dialect that the database
+// has not applied yet, in version order, and returns the versions it applied
+// (empty when the database was up to date). On error the returned versions
+// are those that were applied before the failure.
+//
+// On SQLite, migrations run with foreign-key enforcement off, as SQLite's
+// table-rebuild procedure requires (a rebuilt parent table must not cascade
+// or fail on its children); afterwards every foreign key is checked and a
+// violation is an error. Do not use an in-memory SQLite db concurrently with
+// Migrate: it has a single connection, and it is switched for the duration.
+func Migrate(ctx context.Context, db *DB) ([]string, error) {
+	sub, err := fs.Sub(migrations.FS, string(db.Dialect))
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	applied, err := migrate(ctx, db, sub)
+	if err != nil {
+		return applied, fmt.Errorf("migrate %s database: %w", db.Dialect, err)
+	}
+	return applied, nil
+}
+
+// migrate applies the goose migrations in fsys to db.
+func migrate(ctx context.Context, db *DB, fsys fs.FS) ([]string, error) {
+	switch db.Dialect {
+	case Postgres:
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		return up(ctx, goose.DialectPostgres, db.SQL, fsys, goose.WithSessionLocker(locker))
+	case SQLite:
+		return migrateSQLite(ctx, db, fsys)
+	default:
+		return nil, fmt.Errorf("unknown dialect %q", db.Dialect)
+	}
+}
+
+// migrateSQLite runs the migrations on a single connection with foreign keys
+// off, then checks them.
+func migrateSQLite(ctx context.Context, db *DB, fsys fs.FS) (_ []string, err error) {
+	if db.sqlitePath == "" {
+		return nil, errors.New("SQLite DB was not opened by store.Open")
+	}
+	pool := db.SQL // ":memory:": the only connection there is
+	if db.sqlitePath != memoryPath {
+		if pool, err = openSQLite(db.sqlitePath, false); err != nil {
+			return nil, err
+		}
+		defer pool.Close()
+	} else {
+		if _, err := pool.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return nil, err
+		}
+		defer func() {
+			_, onErr := pool.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON")
+			err = errors.Join(err, onErr)
+		}()
+	}
+	applied, err := up(ctx, goose.DialectSQLite3, pool, fsys)
+	if err != nil {
+		return applied, err
+	}
+	return applied, checkForeignKeys(ctx, pool)
+}
+
+// checkForeignKeys reports the first foreign-key violation in the database.
+func checkForeignKeys(ctx context.Context, pool *sql.DB) error {
+	rows, err := pool.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var (
+			table, parent string
+			rowid, fkid   sql.NullInt64
+		)
+		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+			return err
+		}
+		return fmt.Errorf("migrations left a foreign key violation: table %s row %d references a missing row of %s", table, rowid.Int64, parent)
+	}
+	return rows.Err()
+}
+
+// up runs goose's Provider on pool. The Provider is not closed: Close would
+// close pool, which its caller owns.
+func up(ctx context.Context, d goose.Dialect, pool *sql.DB, fsys fs.FS, opts ...goose.ProviderOption) ([]string, error) {
+	opts = append(opts, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(d, pool, fsys, opts...)
+	if err != nil {
+		return nil, err
+	}
+	results, err := p.Up(ctx)
+	applied := make([]string, 0, len(results))
+	for _, r := range results {
+		if r.Error == nil {
+			applied = append(applied, strconv.FormatInt(r.Source.Version, 10))
+		}
+	}
+	return applied, err
+}

@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+)
+
+func TestOpenSQLitePragmas(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	for pragma, want := range map[string]string{
+		"foreign_keys": "1",
+		"journal_mode": "wal",
+		"busy_timeout": "10000",
+	} {
+		var got string
+		if err := db.SQL.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatalf("PRAGMA %s: %v", pragma, err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %s; want %s", pragma, got, want)
+		}
+	}
+}
+
+func TestOpenSQLiteMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := store.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	// The schema lives on: the pool never opens a second, empty, database.
+	key := newAPIKey(t, db.Client, "pk_live_memory")
+	// Foreign keys are enforced again after Migrate switched them off.
+	if _, err := addressCreate(db.Client, key.ID+1, "bc1qmem", 1, "https://m.example/cb").Save(ctx); err == nil {
+		t.Error("address with a missing owner was saved; foreign keys are off")
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if _, err := store.Open(ctx, "mysql://db/x"); !errors.Is(err, store.ErrUnsupportedDSN) {
+		t.Errorf("Open(mysql) = %v; want ErrUnsupportedDSN", err)
+	}
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "payhook.db")
+	if db, err := store.Open(ctx, "sqlite:"+missing); err == nil {
+		db.Close()
+		t.Errorf("Open in a missing directory succeeded")
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/lib/pq"  // registers "postgres"
+	_ "modernc.org/sqlite" // registers "sqlite"
+
+	entdb "github.com/payhook/payhook/ent/db"
+)
+
+// Dialect names a supported database system.
+type Dialect string
+
+const (
+	// Postgres is PostgreSQL, reached through lib/pq.
+	Postgres Dialect = "postgres"
+	// SQLite is SQLite, reached through modernc.org/sqlite.
+	SQLite Dialect = "sqlite"
+)
+
+// acceptedForms is quoted in every DSN error so that an operator can fix it.
+const acceptedForms = `accepted forms: "postgres://user@host:5432/db?sslmode=disable", "postgresql://...", "sqlite:PATH" (e.g. "sqlite:payhook.db", "sqlite:/var/lib/payhook.db") and "sqlite::memory:"`
+
+// memoryPath is the SQLite path of a private in-memory database.
+const memoryPath = ":memory:"
+
+// sqlitePragmas is appended to every SQLite path. The _txlock makes BEGIN take
+// the write lock at once, so busy_timeout covers lock contention between
+// transactions; _time_format and _timezone store times as UTC text that sorts
+// chronologically.
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+	"&_txlock=immediate&_time_format=sqlite&_timezone=UTC"
+
+// sqliteMaxConns bounds the pool of a file database: readers run concurrently
+// under WAL, writers queue on the database lock.
+const sqliteMaxConns = 4
+
+// DB is an open database: the entdb client, the pool beneath it (for
+// migrations and raw SQL), and which dialect it speaks.
+type DB struct {
+	// Client is the generated ent client; it shares SQL's pool.
+	Client *entdb.Client
+	// SQL is the connection pool beneath Client.
+	SQL *sql.DB
+	// Dialect is the database system behind SQL.
+	Dialect Dialect
+
+	// sqlitePath is the SQLite file (or ":memory:"); Migrate opens its own
+	// connection to it.
+	sqlitePath string
+}
+
+// Close closes the client and its pool. It is safe to call more than once.
+func (db *DB) Close() error {
+	if err := db.Client.Close(); err != nil {
+		return fmt.Errorf("close %s database: %w", db.Dialect, err)
+	}
+	return nil
+}
+
+// ParseDSN splits dsn into its dialect and the driver-level name: the URL
+// itself for PostgreSQL, the file path (or ":memory:") for SQLite.
+func ParseDSN(dsn string) (Dialect, string, error) {
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok {
+		return "", "", fmt.Errorf("%w: missing scheme; %s", ErrUnsupportedDSN, acceptedForms)
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		// The parse error is not wrapped: it would echo the URL, password included.
+		if _, err := url.Parse(dsn); err != nil || !strings.HasPrefix(rest, "//") {
+			return "", "", fmt.Errorf("%w: malformed PostgreSQL URL; %s", ErrUnsupportedDSN, acceptedForms)
+		}
+		return Postgres, dsn, nil
+	case "sqlite":
+		switch {
+		case rest == "":
+			return "", "", fmt.Errorf("%w: sqlite DSN has no path; %s", ErrUnsupportedDSN, acceptedForms)
+		case strings.HasPrefix(rest, "//"):
+			return "", "", fmt.Errorf("%w: sqlite DSN is not a URL, write sqlite:PATH without //; %s", ErrUnsupportedDSN, acceptedForms)
+		case strings.ContainsAny(rest, "?#"):
+			return "", "", fmt.Errorf("%w: sqlite path must not contain '?' or '#' (connection options are fixed by payhook); %s", ErrUnsupportedDSN, acceptedForms)
+		case strings.HasPrefix(rest, "file:"):
+			return "", "", fmt.Errorf("%w: sqlite path must be a plain path, not a file: URI; %s", ErrUnsupportedDSN, acceptedForms)
+		}
+		return SQLite, rest, nil
+	default:
+		return "", "", fmt.Errorf("%w: unknown scheme %q; %s", ErrUnsupportedDSN, scheme, acceptedForms)
+	}
+}
+
+// Open connects to the database named by dsn (see ParseDSN) and pings it.
+// The caller owns the returned DB and must Close it. Open does not migrate.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	d, name, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		pool       *sql.DB
+		entDialect string
+	)
+	switch d {
+	case Postgres:
+		entDialect = dialect.Postgres
+		pool, err = sql.Open("postgres", name)
+	case SQLite:
+		entDialect = dialect.SQLite
+		pool, err = openSQLite(name, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", d, err)
+	}
+	if err := pool.PingContext(ctx); err != nil {
+		_ = pool.Close()
+		return nil, fmt.Errorf("connect to %s database: %w", d, err)
+	}
+	drv := entsql.OpenDB(entDialect, pool)
+	db := &DB{
+		Client:  entdb.NewClient(entdb.Driver(drv)),
+		SQL:     pool,
+		Dialect: d,
+	}
+	if d == SQLite {
+		db.sqlitePath = name
+	}
+	return db, nil
+}
+
+// openSQLite opens a pool on the SQLite database at path with payhook's
+// pragmas; foreignKeys is false only for the pool that runs migrations.
+func openSQLite(path string, foreignKeys bool) (*sql.DB, error) {
+	fk := "0"
+	if foreignKeys {
+		fk = "1"
+	}
+	pool, err := sql.Open("sqlite", path+"?_pragma=foreign_keys("+fk+")&"+sqlitePragmas)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case path == memoryPath:
+		// Every connection to ":memory:" is a separate database: keep exactly
+		// one, forever.
+		pool.SetMaxOpenConns(1)
+		pool.SetMaxIdleConns(1)
+		pool.SetConnMaxLifetime(0)
+		pool.SetConnMaxIdleTime(0)
+	case !foreignKeys:
+		pool.SetMaxOpenConns(1)
+	default:
+		pool.SetMaxOpenConns(sqliteMaxConns)
+		pool.SetMaxIdleConns(sqliteMaxConns)
+	}
+	return pool, nil
+}
