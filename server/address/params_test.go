@@ -16,11 +16,11 @@ func TestParseCallback(t *testing.T) {
 		wantErr                  string
 	}{
 		{"plain", "https://s.example/hook", "", "https://s.example/hook", nil, ""},
-		{"own query kept byte for byte", "https://s.example/h?b=2&a=%20x", "", "https://s.example/h?b=2&a=%20x", []schema.Param{{"b", "2"}, {"a", " x"}}, ""},
-		{"cb_params start a query", "https://s.example/h", "order=1", "https://s.example/h?order=1", []schema.Param{{"order", "1"}}, ""},
-		{"cb_params extend a query", "https://s.example/h?a=1", "b=2", "https://s.example/h?a=1&b=2", []schema.Param{{"a", "1"}, {"b", "2"}}, ""},
-		{"cb_params after a trailing ?", "https://s.example/h?", "b=2", "https://s.example/h?b=2", []schema.Param{{"b", "2"}}, ""},
-		{"cb_params with a leading ?", "https://s.example/h", "?b=2", "https://s.example/h?b=2", []schema.Param{{"b", "2"}}, ""},
+		{"own query kept byte for byte", "https://s.example/h?b=2&a=%20x", "", "https://s.example/h?b=2&a=%20x", []schema.Param{{Key: "b", Value: "2"}, {Key: "a", Value: " x"}}, ""},
+		{"cb_params start a query", "https://s.example/h", "order=1", "https://s.example/h?order=1", []schema.Param{{Key: "order", Value: "1"}}, ""},
+		{"cb_params extend a query", "https://s.example/h?a=1", "b=2", "https://s.example/h?a=1&b=2", []schema.Param{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}, ""},
+		{"cb_params after a trailing ?", "https://s.example/h?", "b=2", "https://s.example/h?b=2", []schema.Param{{Key: "b", Value: "2"}}, ""},
+		{"cb_params with a leading ?", "https://s.example/h", "?b=2", "https://s.example/h?b=2", []schema.Param{{Key: "b", Value: "2"}}, ""},
 		{"port and ipv6", "http://[2001:db8::1]:8443/h", "", "http://[2001:db8::1]:8443/h", nil, ""},
 		{"scheme", "javascript:alert(1)", "", "", nil, "callback: must be an absolute http or https URL"},
 		{"userinfo", "https://a@s.example/", "", "", nil, "callback: must not contain credentials (user:password@)"},
