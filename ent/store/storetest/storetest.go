@@ -11,7 +11,6 @@ package storetest
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/payhook/payhook/ent/store"
@@ -53,31 +52,7 @@ func Open(t testing.TB, d store.Dialect) *store.DB {
 // Use it to test migrations themselves.
 func OpenEmpty(t testing.TB, d store.Dialect) *store.DB {
 	t.Helper()
-	ctx := context.Background()
-	switch d {
-	case store.SQLite:
-		db, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "payhook.db"))
-		if err != nil {
-			t.Fatalf("storetest: %v", err)
-		}
-		t.Cleanup(func() {
-			if err := db.Close(); err != nil {
-				t.Errorf("storetest: %v", err)
-			}
-		})
-		return db
-	case store.Postgres:
-		return openPostgres(t)
-	default:
-		t.Fatalf("storetest: unknown dialect %q", d)
-		return nil
-	}
-}
-
-// openPostgres opens a fresh database on the test PostgreSQL server.
-func openPostgres(t testing.TB) *store.DB {
-	t.Helper()
-	db, err := store.Open(context.Background(), DSN(t, store.Postgres))
+	db, err := store.Open(context.Background(), DSN(t, d))
 	if err != nil {
 		t.Fatalf("storetest: %v", err)
 	}
