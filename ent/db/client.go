@@ -18,6 +18,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -36,6 +37,8 @@ type Client struct {
 	Address *AddressClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
+	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
+	DeliveryEvent *DeliveryEventClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
@@ -56,6 +59,7 @@ func (c *Client) init() {
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Address = NewAddressClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
+	c.DeliveryEvent = NewDeliveryEventClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
@@ -154,6 +158,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:   NewDeliveryEventClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
@@ -179,6 +184,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:   NewDeliveryEventClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
@@ -211,7 +217,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Address, c.DeliveryAttempt, c.Notification, c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.DeliveryAttempt, c.DeliveryEvent, c.Notification,
+		c.Payment, c.SigningKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -221,7 +228,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Address, c.DeliveryAttempt, c.Notification, c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.DeliveryAttempt, c.DeliveryEvent, c.Notification,
+		c.Payment, c.SigningKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -236,6 +244,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Address.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
 		return c.DeliveryAttempt.mutate(ctx, m)
+	case *DeliveryEventMutation:
+		return c.DeliveryEvent.mutate(ctx, m)
 	case *NotificationMutation:
 		return c.Notification.mutate(ctx, m)
 	case *PaymentMutation:
@@ -758,6 +768,155 @@ func (c *DeliveryAttemptClient) mutate(ctx context.Context, m *DeliveryAttemptMu
 	}
 }
 
+// DeliveryEventClient is a client for the DeliveryEvent schema.
+type DeliveryEventClient struct {
+	config
+}
+
+// NewDeliveryEventClient returns a client for the DeliveryEvent from the given config.
+func NewDeliveryEventClient(c config) *DeliveryEventClient {
+	return &DeliveryEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `deliveryevent.Hooks(f(g(h())))`.
+func (c *DeliveryEventClient) Use(hooks ...Hook) {
+	c.hooks.DeliveryEvent = append(c.hooks.DeliveryEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `deliveryevent.Intercept(f(g(h())))`.
+func (c *DeliveryEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DeliveryEvent = append(c.inters.DeliveryEvent, interceptors...)
+}
+
+// Create returns a builder for creating a DeliveryEvent entity.
+func (c *DeliveryEventClient) Create() *DeliveryEventCreate {
+	mutation := newDeliveryEventMutation(c.config, OpCreate)
+	return &DeliveryEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DeliveryEvent entities.
+func (c *DeliveryEventClient) CreateBulk(builders ...*DeliveryEventCreate) *DeliveryEventCreateBulk {
+	return &DeliveryEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeliveryEventClient) MapCreateBulk(slice any, setFunc func(*DeliveryEventCreate, int)) *DeliveryEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeliveryEventCreateBulk{err: fmt.Errorf("calling to DeliveryEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeliveryEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeliveryEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DeliveryEvent.
+func (c *DeliveryEventClient) Update() *DeliveryEventUpdate {
+	mutation := newDeliveryEventMutation(c.config, OpUpdate)
+	return &DeliveryEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeliveryEventClient) UpdateOne(_m *DeliveryEvent) *DeliveryEventUpdateOne {
+	mutation := newDeliveryEventMutation(c.config, OpUpdateOne, withDeliveryEvent(_m))
+	return &DeliveryEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeliveryEventClient) UpdateOneID(id int64) *DeliveryEventUpdateOne {
+	mutation := newDeliveryEventMutation(c.config, OpUpdateOne, withDeliveryEventID(id))
+	return &DeliveryEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DeliveryEvent.
+func (c *DeliveryEventClient) Delete() *DeliveryEventDelete {
+	mutation := newDeliveryEventMutation(c.config, OpDelete)
+	return &DeliveryEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeliveryEventClient) DeleteOne(_m *DeliveryEvent) *DeliveryEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeliveryEventClient) DeleteOneID(id int64) *DeliveryEventDeleteOne {
+	builder := c.Delete().Where(deliveryevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeliveryEventDeleteOne{builder}
+}
+
+// Query returns a query builder for DeliveryEvent.
+func (c *DeliveryEventClient) Query() *DeliveryEventQuery {
+	return &DeliveryEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDeliveryEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DeliveryEvent entity by its id.
+func (c *DeliveryEventClient) Get(ctx context.Context, id int64) (*DeliveryEvent, error) {
+	return c.Query().Where(deliveryevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeliveryEventClient) GetX(ctx context.Context, id int64) *DeliveryEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryNotification queries the notification edge of a DeliveryEvent.
+func (c *DeliveryEventClient) QueryNotification(_m *DeliveryEvent) *NotificationQuery {
+	query := (&NotificationClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(deliveryevent.Table, deliveryevent.FieldID, id),
+			sqlgraph.To(notification.Table, notification.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, deliveryevent.NotificationTable, deliveryevent.NotificationColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DeliveryEventClient) Hooks() []Hook {
+	return c.hooks.DeliveryEvent
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeliveryEventClient) Interceptors() []Interceptor {
+	return c.inters.DeliveryEvent
+}
+
+func (c *DeliveryEventClient) mutate(ctx context.Context, m *DeliveryEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeliveryEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeliveryEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeliveryEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeliveryEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown DeliveryEvent mutation op: %q", m.Op())
+	}
+}
+
 // NotificationClient is a client for the Notification schema.
 type NotificationClient struct {
 	config
@@ -923,6 +1082,22 @@ func (c *NotificationClient) QueryDeliveryAttempts(_m *Notification) *DeliveryAt
 			sqlgraph.From(notification.Table, notification.FieldID, id),
 			sqlgraph.To(deliveryattempt.Table, deliveryattempt.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, notification.DeliveryAttemptsTable, notification.DeliveryAttemptsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryEvents queries the events edge of a Notification.
+func (c *NotificationClient) QueryEvents(_m *Notification) *DeliveryEventQuery {
+	query := (&DeliveryEventClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(notification.Table, notification.FieldID, id),
+			sqlgraph.To(deliveryevent.Table, deliveryevent.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, notification.EventsTable, notification.EventsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -1272,10 +1447,11 @@ func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (V
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Address, DeliveryAttempt, Notification, Payment, SigningKey []ent.Hook
+		APIKey, Address, DeliveryAttempt, DeliveryEvent, Notification, Payment,
+		SigningKey []ent.Hook
 	}
 	inters struct {
-		APIKey, Address, DeliveryAttempt, Notification, Payment,
+		APIKey, Address, DeliveryAttempt, DeliveryEvent, Notification, Payment,
 		SigningKey []ent.Interceptor
 	}
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -81,6 +82,7 @@ func checkColumn(t, c string) error {
 			apikey.Table:          apikey.ValidColumn,
 			address.Table:         address.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
+			deliveryevent.Table:   deliveryevent.ValidColumn,
 			notification.Table:    notification.ValidColumn,
 			payment.Table:         payment.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -34,6 +35,7 @@ const (
 	TypeAPIKey          = "APIKey"
 	TypeAddress         = "Address"
 	TypeDeliveryAttempt = "DeliveryAttempt"
+	TypeDeliveryEvent   = "DeliveryEvent"
 	TypeNotification    = "Notification"
 	TypePayment         = "Payment"
 	TypeSigningKey      = "SigningKey"
@@ -3476,6 +3478,1238 @@ func (m *DeliveryAttemptMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown DeliveryAttempt edge %s", name)
 }
 
+// DeliveryEventMutation represents an operation that mutates the DeliveryEvent nodes in the graph.
+type DeliveryEventMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *int64
+	created_at          *time.Time
+	api_key_id          *int64
+	addapi_key_id       *int64
+	uuid                *string
+	ticker              *string
+	address_in          *string
+	payment_status      *string
+	kind                *deliveryevent.Kind
+	attempt             *int
+	addattempt          *int
+	outcome             *string
+	http_status         *int
+	addhttp_status      *int
+	error               *string
+	delivery_status     *string
+	next_attempt_at     *time.Time
+	clearedFields       map[string]struct{}
+	notification        *int64
+	clearednotification bool
+	done                bool
+	oldValue            func(context.Context) (*DeliveryEvent, error)
+	predicates          []predicate.DeliveryEvent
+}
+
+var _ ent.Mutation = (*DeliveryEventMutation)(nil)
+
+// deliveryeventOption allows management of the mutation configuration using functional options.
+type deliveryeventOption func(*DeliveryEventMutation)
+
+// newDeliveryEventMutation creates new mutation for the DeliveryEvent entity.
+func newDeliveryEventMutation(c config, op Op, opts ...deliveryeventOption) *DeliveryEventMutation {
+	m := &DeliveryEventMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDeliveryEvent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDeliveryEventID sets the ID field of the mutation.
+func withDeliveryEventID(id int64) deliveryeventOption {
+	return func(m *DeliveryEventMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DeliveryEvent
+		)
+		m.oldValue = func(ctx context.Context) (*DeliveryEvent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DeliveryEvent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDeliveryEvent sets the old DeliveryEvent of the mutation.
+func withDeliveryEvent(node *DeliveryEvent) deliveryeventOption {
+	return func(m *DeliveryEventMutation) {
+		m.oldValue = func(context.Context) (*DeliveryEvent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DeliveryEventMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DeliveryEventMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DeliveryEvent entities.
+func (m *DeliveryEventMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DeliveryEventMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DeliveryEventMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DeliveryEvent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DeliveryEventMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DeliveryEventMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DeliveryEventMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetNotificationID sets the "notification_id" field.
+func (m *DeliveryEventMutation) SetNotificationID(i int64) {
+	m.notification = &i
+}
+
+// NotificationID returns the value of the "notification_id" field in the mutation.
+func (m *DeliveryEventMutation) NotificationID() (r int64, exists bool) {
+	v := m.notification
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotificationID returns the old "notification_id" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldNotificationID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotificationID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotificationID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotificationID: %w", err)
+	}
+	return oldValue.NotificationID, nil
+}
+
+// ResetNotificationID resets all changes to the "notification_id" field.
+func (m *DeliveryEventMutation) ResetNotificationID() {
+	m.notification = nil
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (m *DeliveryEventMutation) SetAPIKeyID(i int64) {
+	m.api_key_id = &i
+	m.addapi_key_id = nil
+}
+
+// APIKeyID returns the value of the "api_key_id" field in the mutation.
+func (m *DeliveryEventMutation) APIKeyID() (r int64, exists bool) {
+	v := m.api_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIKeyID returns the old "api_key_id" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+	}
+	return oldValue.APIKeyID, nil
+}
+
+// AddAPIKeyID adds i to the "api_key_id" field.
+func (m *DeliveryEventMutation) AddAPIKeyID(i int64) {
+	if m.addapi_key_id != nil {
+		*m.addapi_key_id += i
+	} else {
+		m.addapi_key_id = &i
+	}
+}
+
+// AddedAPIKeyID returns the value that was added to the "api_key_id" field in this mutation.
+func (m *DeliveryEventMutation) AddedAPIKeyID() (r int64, exists bool) {
+	v := m.addapi_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAPIKeyID resets all changes to the "api_key_id" field.
+func (m *DeliveryEventMutation) ResetAPIKeyID() {
+	m.api_key_id = nil
+	m.addapi_key_id = nil
+}
+
+// SetUUID sets the "uuid" field.
+func (m *DeliveryEventMutation) SetUUID(s string) {
+	m.uuid = &s
+}
+
+// UUID returns the value of the "uuid" field in the mutation.
+func (m *DeliveryEventMutation) UUID() (r string, exists bool) {
+	v := m.uuid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUUID returns the old "uuid" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldUUID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUUID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUUID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUUID: %w", err)
+	}
+	return oldValue.UUID, nil
+}
+
+// ResetUUID resets all changes to the "uuid" field.
+func (m *DeliveryEventMutation) ResetUUID() {
+	m.uuid = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *DeliveryEventMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *DeliveryEventMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *DeliveryEventMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetAddressIn sets the "address_in" field.
+func (m *DeliveryEventMutation) SetAddressIn(s string) {
+	m.address_in = &s
+}
+
+// AddressIn returns the value of the "address_in" field in the mutation.
+func (m *DeliveryEventMutation) AddressIn() (r string, exists bool) {
+	v := m.address_in
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddressIn returns the old "address_in" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldAddressIn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddressIn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddressIn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddressIn: %w", err)
+	}
+	return oldValue.AddressIn, nil
+}
+
+// ResetAddressIn resets all changes to the "address_in" field.
+func (m *DeliveryEventMutation) ResetAddressIn() {
+	m.address_in = nil
+}
+
+// SetPaymentStatus sets the "payment_status" field.
+func (m *DeliveryEventMutation) SetPaymentStatus(s string) {
+	m.payment_status = &s
+}
+
+// PaymentStatus returns the value of the "payment_status" field in the mutation.
+func (m *DeliveryEventMutation) PaymentStatus() (r string, exists bool) {
+	v := m.payment_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaymentStatus returns the old "payment_status" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldPaymentStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaymentStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaymentStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaymentStatus: %w", err)
+	}
+	return oldValue.PaymentStatus, nil
+}
+
+// ResetPaymentStatus resets all changes to the "payment_status" field.
+func (m *DeliveryEventMutation) ResetPaymentStatus() {
+	m.payment_status = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *DeliveryEventMutation) SetKind(d deliveryevent.Kind) {
+	m.kind = &d
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *DeliveryEventMutation) Kind() (r deliveryevent.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldKind(ctx context.Context) (v deliveryevent.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *DeliveryEventMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetAttempt sets the "attempt" field.
+func (m *DeliveryEventMutation) SetAttempt(i int) {
+	m.attempt = &i
+	m.addattempt = nil
+}
+
+// Attempt returns the value of the "attempt" field in the mutation.
+func (m *DeliveryEventMutation) Attempt() (r int, exists bool) {
+	v := m.attempt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempt returns the old "attempt" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldAttempt(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempt: %w", err)
+	}
+	return oldValue.Attempt, nil
+}
+
+// AddAttempt adds i to the "attempt" field.
+func (m *DeliveryEventMutation) AddAttempt(i int) {
+	if m.addattempt != nil {
+		*m.addattempt += i
+	} else {
+		m.addattempt = &i
+	}
+}
+
+// AddedAttempt returns the value that was added to the "attempt" field in this mutation.
+func (m *DeliveryEventMutation) AddedAttempt() (r int, exists bool) {
+	v := m.addattempt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempt resets all changes to the "attempt" field.
+func (m *DeliveryEventMutation) ResetAttempt() {
+	m.attempt = nil
+	m.addattempt = nil
+}
+
+// SetOutcome sets the "outcome" field.
+func (m *DeliveryEventMutation) SetOutcome(s string) {
+	m.outcome = &s
+}
+
+// Outcome returns the value of the "outcome" field in the mutation.
+func (m *DeliveryEventMutation) Outcome() (r string, exists bool) {
+	v := m.outcome
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutcome returns the old "outcome" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldOutcome(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutcome is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutcome requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutcome: %w", err)
+	}
+	return oldValue.Outcome, nil
+}
+
+// ResetOutcome resets all changes to the "outcome" field.
+func (m *DeliveryEventMutation) ResetOutcome() {
+	m.outcome = nil
+}
+
+// SetHTTPStatus sets the "http_status" field.
+func (m *DeliveryEventMutation) SetHTTPStatus(i int) {
+	m.http_status = &i
+	m.addhttp_status = nil
+}
+
+// HTTPStatus returns the value of the "http_status" field in the mutation.
+func (m *DeliveryEventMutation) HTTPStatus() (r int, exists bool) {
+	v := m.http_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHTTPStatus returns the old "http_status" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldHTTPStatus(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHTTPStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHTTPStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHTTPStatus: %w", err)
+	}
+	return oldValue.HTTPStatus, nil
+}
+
+// AddHTTPStatus adds i to the "http_status" field.
+func (m *DeliveryEventMutation) AddHTTPStatus(i int) {
+	if m.addhttp_status != nil {
+		*m.addhttp_status += i
+	} else {
+		m.addhttp_status = &i
+	}
+}
+
+// AddedHTTPStatus returns the value that was added to the "http_status" field in this mutation.
+func (m *DeliveryEventMutation) AddedHTTPStatus() (r int, exists bool) {
+	v := m.addhttp_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearHTTPStatus clears the value of the "http_status" field.
+func (m *DeliveryEventMutation) ClearHTTPStatus() {
+	m.http_status = nil
+	m.addhttp_status = nil
+	m.clearedFields[deliveryevent.FieldHTTPStatus] = struct{}{}
+}
+
+// HTTPStatusCleared returns if the "http_status" field was cleared in this mutation.
+func (m *DeliveryEventMutation) HTTPStatusCleared() bool {
+	_, ok := m.clearedFields[deliveryevent.FieldHTTPStatus]
+	return ok
+}
+
+// ResetHTTPStatus resets all changes to the "http_status" field.
+func (m *DeliveryEventMutation) ResetHTTPStatus() {
+	m.http_status = nil
+	m.addhttp_status = nil
+	delete(m.clearedFields, deliveryevent.FieldHTTPStatus)
+}
+
+// SetError sets the "error" field.
+func (m *DeliveryEventMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *DeliveryEventMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *DeliveryEventMutation) ResetError() {
+	m.error = nil
+}
+
+// SetDeliveryStatus sets the "delivery_status" field.
+func (m *DeliveryEventMutation) SetDeliveryStatus(s string) {
+	m.delivery_status = &s
+}
+
+// DeliveryStatus returns the value of the "delivery_status" field in the mutation.
+func (m *DeliveryEventMutation) DeliveryStatus() (r string, exists bool) {
+	v := m.delivery_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeliveryStatus returns the old "delivery_status" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldDeliveryStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeliveryStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeliveryStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeliveryStatus: %w", err)
+	}
+	return oldValue.DeliveryStatus, nil
+}
+
+// ResetDeliveryStatus resets all changes to the "delivery_status" field.
+func (m *DeliveryEventMutation) ResetDeliveryStatus() {
+	m.delivery_status = nil
+}
+
+// SetNextAttemptAt sets the "next_attempt_at" field.
+func (m *DeliveryEventMutation) SetNextAttemptAt(t time.Time) {
+	m.next_attempt_at = &t
+}
+
+// NextAttemptAt returns the value of the "next_attempt_at" field in the mutation.
+func (m *DeliveryEventMutation) NextAttemptAt() (r time.Time, exists bool) {
+	v := m.next_attempt_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextAttemptAt returns the old "next_attempt_at" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldNextAttemptAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextAttemptAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextAttemptAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextAttemptAt: %w", err)
+	}
+	return oldValue.NextAttemptAt, nil
+}
+
+// ClearNextAttemptAt clears the value of the "next_attempt_at" field.
+func (m *DeliveryEventMutation) ClearNextAttemptAt() {
+	m.next_attempt_at = nil
+	m.clearedFields[deliveryevent.FieldNextAttemptAt] = struct{}{}
+}
+
+// NextAttemptAtCleared returns if the "next_attempt_at" field was cleared in this mutation.
+func (m *DeliveryEventMutation) NextAttemptAtCleared() bool {
+	_, ok := m.clearedFields[deliveryevent.FieldNextAttemptAt]
+	return ok
+}
+
+// ResetNextAttemptAt resets all changes to the "next_attempt_at" field.
+func (m *DeliveryEventMutation) ResetNextAttemptAt() {
+	m.next_attempt_at = nil
+	delete(m.clearedFields, deliveryevent.FieldNextAttemptAt)
+}
+
+// ClearNotification clears the "notification" edge to the Notification entity.
+func (m *DeliveryEventMutation) ClearNotification() {
+	m.clearednotification = true
+	m.clearedFields[deliveryevent.FieldNotificationID] = struct{}{}
+}
+
+// NotificationCleared reports if the "notification" edge to the Notification entity was cleared.
+func (m *DeliveryEventMutation) NotificationCleared() bool {
+	return m.clearednotification
+}
+
+// NotificationIDs returns the "notification" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// NotificationID instead. It exists only for internal usage by the builders.
+func (m *DeliveryEventMutation) NotificationIDs() (ids []int64) {
+	if id := m.notification; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetNotification resets all changes to the "notification" edge.
+func (m *DeliveryEventMutation) ResetNotification() {
+	m.notification = nil
+	m.clearednotification = false
+}
+
+// Where appends a list predicates to the DeliveryEventMutation builder.
+func (m *DeliveryEventMutation) Where(ps ...predicate.DeliveryEvent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DeliveryEventMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DeliveryEventMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DeliveryEvent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DeliveryEventMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DeliveryEventMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DeliveryEvent).
+func (m *DeliveryEventMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DeliveryEventMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.created_at != nil {
+		fields = append(fields, deliveryevent.FieldCreatedAt)
+	}
+	if m.notification != nil {
+		fields = append(fields, deliveryevent.FieldNotificationID)
+	}
+	if m.api_key_id != nil {
+		fields = append(fields, deliveryevent.FieldAPIKeyID)
+	}
+	if m.uuid != nil {
+		fields = append(fields, deliveryevent.FieldUUID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, deliveryevent.FieldTicker)
+	}
+	if m.address_in != nil {
+		fields = append(fields, deliveryevent.FieldAddressIn)
+	}
+	if m.payment_status != nil {
+		fields = append(fields, deliveryevent.FieldPaymentStatus)
+	}
+	if m.kind != nil {
+		fields = append(fields, deliveryevent.FieldKind)
+	}
+	if m.attempt != nil {
+		fields = append(fields, deliveryevent.FieldAttempt)
+	}
+	if m.outcome != nil {
+		fields = append(fields, deliveryevent.FieldOutcome)
+	}
+	if m.http_status != nil {
+		fields = append(fields, deliveryevent.FieldHTTPStatus)
+	}
+	if m.error != nil {
+		fields = append(fields, deliveryevent.FieldError)
+	}
+	if m.delivery_status != nil {
+		fields = append(fields, deliveryevent.FieldDeliveryStatus)
+	}
+	if m.next_attempt_at != nil {
+		fields = append(fields, deliveryevent.FieldNextAttemptAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DeliveryEventMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case deliveryevent.FieldCreatedAt:
+		return m.CreatedAt()
+	case deliveryevent.FieldNotificationID:
+		return m.NotificationID()
+	case deliveryevent.FieldAPIKeyID:
+		return m.APIKeyID()
+	case deliveryevent.FieldUUID:
+		return m.UUID()
+	case deliveryevent.FieldTicker:
+		return m.Ticker()
+	case deliveryevent.FieldAddressIn:
+		return m.AddressIn()
+	case deliveryevent.FieldPaymentStatus:
+		return m.PaymentStatus()
+	case deliveryevent.FieldKind:
+		return m.Kind()
+	case deliveryevent.FieldAttempt:
+		return m.Attempt()
+	case deliveryevent.FieldOutcome:
+		return m.Outcome()
+	case deliveryevent.FieldHTTPStatus:
+		return m.HTTPStatus()
+	case deliveryevent.FieldError:
+		return m.Error()
+	case deliveryevent.FieldDeliveryStatus:
+		return m.DeliveryStatus()
+	case deliveryevent.FieldNextAttemptAt:
+		return m.NextAttemptAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DeliveryEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case deliveryevent.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case deliveryevent.FieldNotificationID:
+		return m.OldNotificationID(ctx)
+	case deliveryevent.FieldAPIKeyID:
+		return m.OldAPIKeyID(ctx)
+	case deliveryevent.FieldUUID:
+		return m.OldUUID(ctx)
+	case deliveryevent.FieldTicker:
+		return m.OldTicker(ctx)
+	case deliveryevent.FieldAddressIn:
+		return m.OldAddressIn(ctx)
+	case deliveryevent.FieldPaymentStatus:
+		return m.OldPaymentStatus(ctx)
+	case deliveryevent.FieldKind:
+		return m.OldKind(ctx)
+	case deliveryevent.FieldAttempt:
+		return m.OldAttempt(ctx)
+	case deliveryevent.FieldOutcome:
+		return m.OldOutcome(ctx)
+	case deliveryevent.FieldHTTPStatus:
+		return m.OldHTTPStatus(ctx)
+	case deliveryevent.FieldError:
+		return m.OldError(ctx)
+	case deliveryevent.FieldDeliveryStatus:
+		return m.OldDeliveryStatus(ctx)
+	case deliveryevent.FieldNextAttemptAt:
+		return m.OldNextAttemptAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown DeliveryEvent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeliveryEventMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case deliveryevent.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case deliveryevent.FieldNotificationID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotificationID(v)
+		return nil
+	case deliveryevent.FieldAPIKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIKeyID(v)
+		return nil
+	case deliveryevent.FieldUUID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUUID(v)
+		return nil
+	case deliveryevent.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case deliveryevent.FieldAddressIn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddressIn(v)
+		return nil
+	case deliveryevent.FieldPaymentStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaymentStatus(v)
+		return nil
+	case deliveryevent.FieldKind:
+		v, ok := value.(deliveryevent.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case deliveryevent.FieldAttempt:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempt(v)
+		return nil
+	case deliveryevent.FieldOutcome:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutcome(v)
+		return nil
+	case deliveryevent.FieldHTTPStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHTTPStatus(v)
+		return nil
+	case deliveryevent.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case deliveryevent.FieldDeliveryStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeliveryStatus(v)
+		return nil
+	case deliveryevent.FieldNextAttemptAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextAttemptAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DeliveryEventMutation) AddedFields() []string {
+	var fields []string
+	if m.addapi_key_id != nil {
+		fields = append(fields, deliveryevent.FieldAPIKeyID)
+	}
+	if m.addattempt != nil {
+		fields = append(fields, deliveryevent.FieldAttempt)
+	}
+	if m.addhttp_status != nil {
+		fields = append(fields, deliveryevent.FieldHTTPStatus)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DeliveryEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case deliveryevent.FieldAPIKeyID:
+		return m.AddedAPIKeyID()
+	case deliveryevent.FieldAttempt:
+		return m.AddedAttempt()
+	case deliveryevent.FieldHTTPStatus:
+		return m.AddedHTTPStatus()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DeliveryEventMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case deliveryevent.FieldAPIKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAPIKeyID(v)
+		return nil
+	case deliveryevent.FieldAttempt:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempt(v)
+		return nil
+	case deliveryevent.FieldHTTPStatus:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHTTPStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DeliveryEventMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(deliveryevent.FieldHTTPStatus) {
+		fields = append(fields, deliveryevent.FieldHTTPStatus)
+	}
+	if m.FieldCleared(deliveryevent.FieldNextAttemptAt) {
+		fields = append(fields, deliveryevent.FieldNextAttemptAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DeliveryEventMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DeliveryEventMutation) ClearField(name string) error {
+	switch name {
+	case deliveryevent.FieldHTTPStatus:
+		m.ClearHTTPStatus()
+		return nil
+	case deliveryevent.FieldNextAttemptAt:
+		m.ClearNextAttemptAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DeliveryEventMutation) ResetField(name string) error {
+	switch name {
+	case deliveryevent.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case deliveryevent.FieldNotificationID:
+		m.ResetNotificationID()
+		return nil
+	case deliveryevent.FieldAPIKeyID:
+		m.ResetAPIKeyID()
+		return nil
+	case deliveryevent.FieldUUID:
+		m.ResetUUID()
+		return nil
+	case deliveryevent.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case deliveryevent.FieldAddressIn:
+		m.ResetAddressIn()
+		return nil
+	case deliveryevent.FieldPaymentStatus:
+		m.ResetPaymentStatus()
+		return nil
+	case deliveryevent.FieldKind:
+		m.ResetKind()
+		return nil
+	case deliveryevent.FieldAttempt:
+		m.ResetAttempt()
+		return nil
+	case deliveryevent.FieldOutcome:
+		m.ResetOutcome()
+		return nil
+	case deliveryevent.FieldHTTPStatus:
+		m.ResetHTTPStatus()
+		return nil
+	case deliveryevent.FieldError:
+		m.ResetError()
+		return nil
+	case deliveryevent.FieldDeliveryStatus:
+		m.ResetDeliveryStatus()
+		return nil
+	case deliveryevent.FieldNextAttemptAt:
+		m.ResetNextAttemptAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DeliveryEventMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.notification != nil {
+		edges = append(edges, deliveryevent.EdgeNotification)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DeliveryEventMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case deliveryevent.EdgeNotification:
+		if id := m.notification; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DeliveryEventMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DeliveryEventMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DeliveryEventMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearednotification {
+		edges = append(edges, deliveryevent.EdgeNotification)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DeliveryEventMutation) EdgeCleared(name string) bool {
+	switch name {
+	case deliveryevent.EdgeNotification:
+		return m.clearednotification
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DeliveryEventMutation) ClearEdge(name string) error {
+	switch name {
+	case deliveryevent.EdgeNotification:
+		m.ClearNotification()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DeliveryEventMutation) ResetEdge(name string) error {
+	switch name {
+	case deliveryevent.EdgeNotification:
+		m.ResetNotification()
+		return nil
+	}
+	return fmt.Errorf("unknown DeliveryEvent edge %s", name)
+}
+
 // NotificationMutation represents an operation that mutates the Notification nodes in the graph.
 type NotificationMutation struct {
 	config
@@ -3485,6 +4719,9 @@ type NotificationMutation struct {
 	created_at               *time.Time
 	updated_at               *time.Time
 	uuid                     *string
+	ticker                   *string
+	address_in               *string
+	host                     *string
 	payment_status           *string
 	method                   *string
 	url                      *string
@@ -3509,6 +4746,9 @@ type NotificationMutation struct {
 	delivery_attempts        map[int64]struct{}
 	removeddelivery_attempts map[int64]struct{}
 	cleareddelivery_attempts bool
+	events                   map[int64]struct{}
+	removedevents            map[int64]struct{}
+	clearedevents            bool
 	done                     bool
 	oldValue                 func(context.Context) (*Notification, error)
 	predicates               []predicate.Notification
@@ -3845,6 +5085,114 @@ func (m *NotificationMutation) OldAPIKeyID(ctx context.Context) (v int64, err er
 // ResetAPIKeyID resets all changes to the "api_key_id" field.
 func (m *NotificationMutation) ResetAPIKeyID() {
 	m.api_key = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *NotificationMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *NotificationMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *NotificationMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetAddressIn sets the "address_in" field.
+func (m *NotificationMutation) SetAddressIn(s string) {
+	m.address_in = &s
+}
+
+// AddressIn returns the value of the "address_in" field in the mutation.
+func (m *NotificationMutation) AddressIn() (r string, exists bool) {
+	v := m.address_in
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddressIn returns the old "address_in" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldAddressIn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddressIn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddressIn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddressIn: %w", err)
+	}
+	return oldValue.AddressIn, nil
+}
+
+// ResetAddressIn resets all changes to the "address_in" field.
+func (m *NotificationMutation) ResetAddressIn() {
+	m.address_in = nil
+}
+
+// SetHost sets the "host" field.
+func (m *NotificationMutation) SetHost(s string) {
+	m.host = &s
+}
+
+// Host returns the value of the "host" field in the mutation.
+func (m *NotificationMutation) Host() (r string, exists bool) {
+	v := m.host
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHost returns the old "host" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldHost(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHost: %w", err)
+	}
+	return oldValue.Host, nil
+}
+
+// ResetHost resets all changes to the "host" field.
+func (m *NotificationMutation) ResetHost() {
+	m.host = nil
 }
 
 // SetPaymentStatus sets the "payment_status" field.
@@ -4509,6 +5857,60 @@ func (m *NotificationMutation) ResetDeliveryAttempts() {
 	m.removeddelivery_attempts = nil
 }
 
+// AddEventIDs adds the "events" edge to the DeliveryEvent entity by ids.
+func (m *NotificationMutation) AddEventIDs(ids ...int64) {
+	if m.events == nil {
+		m.events = make(map[int64]struct{})
+	}
+	for i := range ids {
+		m.events[ids[i]] = struct{}{}
+	}
+}
+
+// ClearEvents clears the "events" edge to the DeliveryEvent entity.
+func (m *NotificationMutation) ClearEvents() {
+	m.clearedevents = true
+}
+
+// EventsCleared reports if the "events" edge to the DeliveryEvent entity was cleared.
+func (m *NotificationMutation) EventsCleared() bool {
+	return m.clearedevents
+}
+
+// RemoveEventIDs removes the "events" edge to the DeliveryEvent entity by IDs.
+func (m *NotificationMutation) RemoveEventIDs(ids ...int64) {
+	if m.removedevents == nil {
+		m.removedevents = make(map[int64]struct{})
+	}
+	for i := range ids {
+		delete(m.events, ids[i])
+		m.removedevents[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedEvents returns the removed IDs of the "events" edge to the DeliveryEvent entity.
+func (m *NotificationMutation) RemovedEventsIDs() (ids []int64) {
+	for id := range m.removedevents {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// EventsIDs returns the "events" edge IDs in the mutation.
+func (m *NotificationMutation) EventsIDs() (ids []int64) {
+	for id := range m.events {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetEvents resets all changes to the "events" edge.
+func (m *NotificationMutation) ResetEvents() {
+	m.events = nil
+	m.clearedevents = false
+	m.removedevents = nil
+}
+
 // Where appends a list predicates to the NotificationMutation builder.
 func (m *NotificationMutation) Where(ps ...predicate.Notification) {
 	m.predicates = append(m.predicates, ps...)
@@ -4543,7 +5945,7 @@ func (m *NotificationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NotificationMutation) Fields() []string {
-	fields := make([]string, 0, 19)
+	fields := make([]string, 0, 22)
 	if m.created_at != nil {
 		fields = append(fields, notification.FieldCreatedAt)
 	}
@@ -4561,6 +5963,15 @@ func (m *NotificationMutation) Fields() []string {
 	}
 	if m.api_key != nil {
 		fields = append(fields, notification.FieldAPIKeyID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, notification.FieldTicker)
+	}
+	if m.address_in != nil {
+		fields = append(fields, notification.FieldAddressIn)
+	}
+	if m.host != nil {
+		fields = append(fields, notification.FieldHost)
 	}
 	if m.payment_status != nil {
 		fields = append(fields, notification.FieldPaymentStatus)
@@ -4621,6 +6032,12 @@ func (m *NotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.PaymentID()
 	case notification.FieldAPIKeyID:
 		return m.APIKeyID()
+	case notification.FieldTicker:
+		return m.Ticker()
+	case notification.FieldAddressIn:
+		return m.AddressIn()
+	case notification.FieldHost:
+		return m.Host()
 	case notification.FieldPaymentStatus:
 		return m.PaymentStatus()
 	case notification.FieldMethod:
@@ -4668,6 +6085,12 @@ func (m *NotificationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldPaymentID(ctx)
 	case notification.FieldAPIKeyID:
 		return m.OldAPIKeyID(ctx)
+	case notification.FieldTicker:
+		return m.OldTicker(ctx)
+	case notification.FieldAddressIn:
+		return m.OldAddressIn(ctx)
+	case notification.FieldHost:
+		return m.OldHost(ctx)
 	case notification.FieldPaymentStatus:
 		return m.OldPaymentStatus(ctx)
 	case notification.FieldMethod:
@@ -4744,6 +6167,27 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAPIKeyID(v)
+		return nil
+	case notification.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case notification.FieldAddressIn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddressIn(v)
+		return nil
+	case notification.FieldHost:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHost(v)
 		return nil
 	case notification.FieldPaymentStatus:
 		v, ok := value.(string)
@@ -4945,6 +6389,15 @@ func (m *NotificationMutation) ResetField(name string) error {
 	case notification.FieldAPIKeyID:
 		m.ResetAPIKeyID()
 		return nil
+	case notification.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case notification.FieldAddressIn:
+		m.ResetAddressIn()
+		return nil
+	case notification.FieldHost:
+		m.ResetHost()
+		return nil
 	case notification.FieldPaymentStatus:
 		m.ResetPaymentStatus()
 		return nil
@@ -4990,7 +6443,7 @@ func (m *NotificationMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *NotificationMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.address != nil {
 		edges = append(edges, notification.EdgeAddress)
 	}
@@ -5002,6 +6455,9 @@ func (m *NotificationMutation) AddedEdges() []string {
 	}
 	if m.delivery_attempts != nil {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
+	}
+	if m.events != nil {
+		edges = append(edges, notification.EdgeEvents)
 	}
 	return edges
 }
@@ -5028,15 +6484,24 @@ func (m *NotificationMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case notification.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.events))
+		for id := range m.events {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *NotificationMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.removeddelivery_attempts != nil {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
+	}
+	if m.removedevents != nil {
+		edges = append(edges, notification.EdgeEvents)
 	}
 	return edges
 }
@@ -5051,13 +6516,19 @@ func (m *NotificationMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case notification.EdgeEvents:
+		ids := make([]ent.Value, 0, len(m.removedevents))
+		for id := range m.removedevents {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *NotificationMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 5)
 	if m.clearedaddress {
 		edges = append(edges, notification.EdgeAddress)
 	}
@@ -5069,6 +6540,9 @@ func (m *NotificationMutation) ClearedEdges() []string {
 	}
 	if m.cleareddelivery_attempts {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
+	}
+	if m.clearedevents {
+		edges = append(edges, notification.EdgeEvents)
 	}
 	return edges
 }
@@ -5085,6 +6559,8 @@ func (m *NotificationMutation) EdgeCleared(name string) bool {
 		return m.clearedapi_key
 	case notification.EdgeDeliveryAttempts:
 		return m.cleareddelivery_attempts
+	case notification.EdgeEvents:
+		return m.clearedevents
 	}
 	return false
 }
@@ -5121,6 +6597,9 @@ func (m *NotificationMutation) ResetEdge(name string) error {
 		return nil
 	case notification.EdgeDeliveryAttempts:
 		m.ResetDeliveryAttempts()
+		return nil
+	case notification.EdgeEvents:
+		m.ResetEvents()
 		return nil
 	}
 	return fmt.Errorf("unknown Notification edge %s", name)

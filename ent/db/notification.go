@@ -32,6 +32,12 @@ type Notification struct {
 	PaymentID *int64 `json:"payment_id,omitempty"`
 	// Owner, copied from the address.
 	APIKeyID int64 `json:"api_key_id,omitempty"`
+	// Ticker of the address, copied for event filters.
+	Ticker string `json:"ticker,omitempty"`
+	// Payment address, copied for event filters.
+	AddressIn string `json:"address_in,omitempty"`
+	// Destination host:port; bounds concurrent attempts per destination.
+	Host string `json:"host,omitempty"`
 	// Payment status this notification reports.
 	PaymentStatus string `json:"payment_status,omitempty"`
 	// Method holds the value of the "method" field.
@@ -74,9 +80,11 @@ type NotificationEdges struct {
 	APIKey *APIKey `json:"api_key,omitempty"`
 	// DeliveryAttempts holds the value of the delivery_attempts edge.
 	DeliveryAttempts []*DeliveryAttempt `json:"delivery_attempts,omitempty"`
+	// Events holds the value of the events edge.
+	Events []*DeliveryEvent `json:"events,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [5]bool
 }
 
 // AddressOrErr returns the Address value or an error if the edge
@@ -121,6 +129,15 @@ func (e NotificationEdges) DeliveryAttemptsOrErr() ([]*DeliveryAttempt, error) {
 	return nil, &NotLoadedError{edge: "delivery_attempts"}
 }
 
+// EventsOrErr returns the Events value or an error if the edge
+// was not loaded in eager-loading.
+func (e NotificationEdges) EventsOrErr() ([]*DeliveryEvent, error) {
+	if e.loadedTypes[4] {
+		return e.Events, nil
+	}
+	return nil, &NotLoadedError{edge: "events"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Notification) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -130,7 +147,7 @@ func (*Notification) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case notification.FieldID, notification.FieldAddressID, notification.FieldPaymentID, notification.FieldAPIKeyID, notification.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case notification.FieldUUID, notification.FieldPaymentStatus, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
+		case notification.FieldUUID, notification.FieldTicker, notification.FieldAddressIn, notification.FieldHost, notification.FieldPaymentStatus, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
 			values[i] = new(sql.NullString)
 		case notification.FieldCreatedAt, notification.FieldUpdatedAt, notification.FieldNextAttemptAt, notification.FieldExpiresAt, notification.FieldLeaseUntil:
 			values[i] = new(sql.NullTime)
@@ -191,6 +208,24 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field api_key_id", values[i])
 			} else if value.Valid {
 				_m.APIKeyID = value.Int64
+			}
+		case notification.FieldTicker:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ticker", values[i])
+			} else if value.Valid {
+				_m.Ticker = value.String
+			}
+		case notification.FieldAddressIn:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field address_in", values[i])
+			} else if value.Valid {
+				_m.AddressIn = value.String
+			}
+		case notification.FieldHost:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field host", values[i])
+			} else if value.Valid {
+				_m.Host = value.String
 			}
 		case notification.FieldPaymentStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -305,6 +340,11 @@ func (_m *Notification) QueryDeliveryAttempts() *DeliveryAttemptQuery {
 	return NewNotificationClient(_m.config).QueryDeliveryAttempts(_m)
 }
 
+// QueryEvents queries the "events" edge of the Notification entity.
+func (_m *Notification) QueryEvents() *DeliveryEventQuery {
+	return NewNotificationClient(_m.config).QueryEvents(_m)
+}
+
 // Update returns a builder for updating this Notification.
 // Note that you need to call Notification.Unwrap() before calling this method if this Notification
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -347,6 +387,15 @@ func (_m *Notification) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("api_key_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.APIKeyID))
+	builder.WriteString(", ")
+	builder.WriteString("ticker=")
+	builder.WriteString(_m.Ticker)
+	builder.WriteString(", ")
+	builder.WriteString("address_in=")
+	builder.WriteString(_m.AddressIn)
+	builder.WriteString(", ")
+	builder.WriteString("host=")
+	builder.WriteString(_m.Host)
 	builder.WriteString(", ")
 	builder.WriteString("payment_status=")
 	builder.WriteString(_m.PaymentStatus)

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 )
@@ -83,6 +84,48 @@ func (_c *NotificationCreate) SetNillablePaymentID(v *int64) *NotificationCreate
 // SetAPIKeyID sets the "api_key_id" field.
 func (_c *NotificationCreate) SetAPIKeyID(v int64) *NotificationCreate {
 	_c.mutation.SetAPIKeyID(v)
+	return _c
+}
+
+// SetTicker sets the "ticker" field.
+func (_c *NotificationCreate) SetTicker(v string) *NotificationCreate {
+	_c.mutation.SetTicker(v)
+	return _c
+}
+
+// SetNillableTicker sets the "ticker" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableTicker(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetTicker(*v)
+	}
+	return _c
+}
+
+// SetAddressIn sets the "address_in" field.
+func (_c *NotificationCreate) SetAddressIn(v string) *NotificationCreate {
+	_c.mutation.SetAddressIn(v)
+	return _c
+}
+
+// SetNillableAddressIn sets the "address_in" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableAddressIn(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetAddressIn(*v)
+	}
+	return _c
+}
+
+// SetHost sets the "host" field.
+func (_c *NotificationCreate) SetHost(v string) *NotificationCreate {
+	_c.mutation.SetHost(v)
+	return _c
+}
+
+// SetNillableHost sets the "host" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableHost(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetHost(*v)
+	}
 	return _c
 }
 
@@ -264,6 +307,21 @@ func (_c *NotificationCreate) AddDeliveryAttempts(v ...*DeliveryAttempt) *Notifi
 	return _c.AddDeliveryAttemptIDs(ids...)
 }
 
+// AddEventIDs adds the "events" edge to the DeliveryEvent entity by IDs.
+func (_c *NotificationCreate) AddEventIDs(ids ...int64) *NotificationCreate {
+	_c.mutation.AddEventIDs(ids...)
+	return _c
+}
+
+// AddEvents adds the "events" edges to the DeliveryEvent entity.
+func (_c *NotificationCreate) AddEvents(v ...*DeliveryEvent) *NotificationCreate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddEventIDs(ids...)
+}
+
 // Mutation returns the NotificationMutation object of the builder.
 func (_c *NotificationCreate) Mutation() *NotificationMutation {
 	return _c.mutation
@@ -306,6 +364,18 @@ func (_c *NotificationCreate) defaults() {
 	if _, ok := _c.mutation.UpdatedAt(); !ok {
 		v := notification.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
+	}
+	if _, ok := _c.mutation.Ticker(); !ok {
+		v := notification.DefaultTicker
+		_c.mutation.SetTicker(v)
+	}
+	if _, ok := _c.mutation.AddressIn(); !ok {
+		v := notification.DefaultAddressIn
+		_c.mutation.SetAddressIn(v)
+	}
+	if _, ok := _c.mutation.Host(); !ok {
+		v := notification.DefaultHost
+		_c.mutation.SetHost(v)
 	}
 	if _, ok := _c.mutation.ContentType(); !ok {
 		v := notification.DefaultContentType
@@ -350,6 +420,15 @@ func (_c *NotificationCreate) check() error {
 	}
 	if _, ok := _c.mutation.APIKeyID(); !ok {
 		return &ValidationError{Name: "api_key_id", err: errors.New(`db: missing required field "Notification.api_key_id"`)}
+	}
+	if _, ok := _c.mutation.Ticker(); !ok {
+		return &ValidationError{Name: "ticker", err: errors.New(`db: missing required field "Notification.ticker"`)}
+	}
+	if _, ok := _c.mutation.AddressIn(); !ok {
+		return &ValidationError{Name: "address_in", err: errors.New(`db: missing required field "Notification.address_in"`)}
+	}
+	if _, ok := _c.mutation.Host(); !ok {
+		return &ValidationError{Name: "host", err: errors.New(`db: missing required field "Notification.host"`)}
 	}
 	if _, ok := _c.mutation.PaymentStatus(); !ok {
 		return &ValidationError{Name: "payment_status", err: errors.New(`db: missing required field "Notification.payment_status"`)}
@@ -451,6 +530,18 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.UUID(); ok {
 		_spec.SetField(notification.FieldUUID, field.TypeString, value)
 		_node.UUID = value
+	}
+	if value, ok := _c.mutation.Ticker(); ok {
+		_spec.SetField(notification.FieldTicker, field.TypeString, value)
+		_node.Ticker = value
+	}
+	if value, ok := _c.mutation.AddressIn(); ok {
+		_spec.SetField(notification.FieldAddressIn, field.TypeString, value)
+		_node.AddressIn = value
+	}
+	if value, ok := _c.mutation.Host(); ok {
+		_spec.SetField(notification.FieldHost, field.TypeString, value)
+		_node.Host = value
 	}
 	if value, ok := _c.mutation.PaymentStatus(); ok {
 		_spec.SetField(notification.FieldPaymentStatus, field.TypeString, value)
@@ -564,6 +655,22 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -762,6 +869,15 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		}
 		if _, exists := u.create.mutation.APIKeyID(); exists {
 			s.SetIgnore(notification.FieldAPIKeyID)
+		}
+		if _, exists := u.create.mutation.Ticker(); exists {
+			s.SetIgnore(notification.FieldTicker)
+		}
+		if _, exists := u.create.mutation.AddressIn(); exists {
+			s.SetIgnore(notification.FieldAddressIn)
+		}
+		if _, exists := u.create.mutation.Host(); exists {
+			s.SetIgnore(notification.FieldHost)
 		}
 		if _, exists := u.create.mutation.PaymentStatus(); exists {
 			s.SetIgnore(notification.FieldPaymentStatus)
@@ -1137,6 +1253,15 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			}
 			if _, exists := b.mutation.APIKeyID(); exists {
 				s.SetIgnore(notification.FieldAPIKeyID)
+			}
+			if _, exists := b.mutation.Ticker(); exists {
+				s.SetIgnore(notification.FieldTicker)
+			}
+			if _, exists := b.mutation.AddressIn(); exists {
+				s.SetIgnore(notification.FieldAddressIn)
+			}
+			if _, exists := b.mutation.Host(); exists {
+				s.SetIgnore(notification.FieldHost)
 			}
 			if _, exists := b.mutation.PaymentStatus(); exists {
 				s.SetIgnore(notification.FieldPaymentStatus)

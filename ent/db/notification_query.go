@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -32,6 +33,7 @@ type NotificationQuery struct {
 	withPayment          *PaymentQuery
 	withAPIKey           *APIKeyQuery
 	withDeliveryAttempts *DeliveryAttemptQuery
+	withEvents           *DeliveryEventQuery
 	modifiers            []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -150,6 +152,28 @@ func (_q *NotificationQuery) QueryDeliveryAttempts() *DeliveryAttemptQuery {
 			sqlgraph.From(notification.Table, notification.FieldID, selector),
 			sqlgraph.To(deliveryattempt.Table, deliveryattempt.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, notification.DeliveryAttemptsTable, notification.DeliveryAttemptsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryEvents chains the current query on the "events" edge.
+func (_q *NotificationQuery) QueryEvents() *DeliveryEventQuery {
+	query := (&DeliveryEventClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(notification.Table, notification.FieldID, selector),
+			sqlgraph.To(deliveryevent.Table, deliveryevent.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, notification.EventsTable, notification.EventsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -353,6 +377,7 @@ func (_q *NotificationQuery) Clone() *NotificationQuery {
 		withPayment:          _q.withPayment.Clone(),
 		withAPIKey:           _q.withAPIKey.Clone(),
 		withDeliveryAttempts: _q.withDeliveryAttempts.Clone(),
+		withEvents:           _q.withEvents.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -401,6 +426,17 @@ func (_q *NotificationQuery) WithDeliveryAttempts(opts ...func(*DeliveryAttemptQ
 		opt(query)
 	}
 	_q.withDeliveryAttempts = query
+	return _q
+}
+
+// WithEvents tells the query-builder to eager-load the nodes that are connected to
+// the "events" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *NotificationQuery) WithEvents(opts ...func(*DeliveryEventQuery)) *NotificationQuery {
+	query := (&DeliveryEventClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withEvents = query
 	return _q
 }
 
@@ -482,11 +518,12 @@ func (_q *NotificationQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*Notification{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [5]bool{
 			_q.withAddress != nil,
 			_q.withPayment != nil,
 			_q.withAPIKey != nil,
 			_q.withDeliveryAttempts != nil,
+			_q.withEvents != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -534,6 +571,13 @@ func (_q *NotificationQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 			func(n *Notification, e *DeliveryAttempt) {
 				n.Edges.DeliveryAttempts = append(n.Edges.DeliveryAttempts, e)
 			}); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withEvents; query != nil {
+		if err := _q.loadEvents(ctx, query, nodes,
+			func(n *Notification) { n.Edges.Events = []*DeliveryEvent{} },
+			func(n *Notification, e *DeliveryEvent) { n.Edges.Events = append(n.Edges.Events, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -645,6 +689,36 @@ func (_q *NotificationQuery) loadDeliveryAttempts(ctx context.Context, query *De
 	}
 	query.Where(predicate.DeliveryAttempt(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(notification.DeliveryAttemptsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.NotificationID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "notification_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *NotificationQuery) loadEvents(ctx context.Context, query *DeliveryEventQuery, nodes []*Notification, init func(*Notification), assign func(*Notification, *DeliveryEvent)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int64]*Notification)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(deliveryevent.FieldNotificationID)
+	}
+	query.Where(predicate.DeliveryEvent(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(notification.EventsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
@@ -160,6 +161,21 @@ func (_u *NotificationUpdate) AddDeliveryAttempts(v ...*DeliveryAttempt) *Notifi
 	return _u.AddDeliveryAttemptIDs(ids...)
 }
 
+// AddEventIDs adds the "events" edge to the DeliveryEvent entity by IDs.
+func (_u *NotificationUpdate) AddEventIDs(ids ...int64) *NotificationUpdate {
+	_u.mutation.AddEventIDs(ids...)
+	return _u
+}
+
+// AddEvents adds the "events" edges to the DeliveryEvent entity.
+func (_u *NotificationUpdate) AddEvents(v ...*DeliveryEvent) *NotificationUpdate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEventIDs(ids...)
+}
+
 // Mutation returns the NotificationMutation object of the builder.
 func (_u *NotificationUpdate) Mutation() *NotificationMutation {
 	return _u.mutation
@@ -184,6 +200,27 @@ func (_u *NotificationUpdate) RemoveDeliveryAttempts(v ...*DeliveryAttempt) *Not
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveDeliveryAttemptIDs(ids...)
+}
+
+// ClearEvents clears all "events" edges to the DeliveryEvent entity.
+func (_u *NotificationUpdate) ClearEvents() *NotificationUpdate {
+	_u.mutation.ClearEvents()
+	return _u
+}
+
+// RemoveEventIDs removes the "events" edge to DeliveryEvent entities by IDs.
+func (_u *NotificationUpdate) RemoveEventIDs(ids ...int64) *NotificationUpdate {
+	_u.mutation.RemoveEventIDs(ids...)
+	return _u
+}
+
+// RemoveEvents removes "events" edges to DeliveryEvent entities.
+func (_u *NotificationUpdate) RemoveEvents(v ...*DeliveryEvent) *NotificationUpdate {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEventIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -332,6 +369,51 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEventsIDs(); len(nodes) > 0 && !_u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -491,6 +573,21 @@ func (_u *NotificationUpdateOne) AddDeliveryAttempts(v ...*DeliveryAttempt) *Not
 	return _u.AddDeliveryAttemptIDs(ids...)
 }
 
+// AddEventIDs adds the "events" edge to the DeliveryEvent entity by IDs.
+func (_u *NotificationUpdateOne) AddEventIDs(ids ...int64) *NotificationUpdateOne {
+	_u.mutation.AddEventIDs(ids...)
+	return _u
+}
+
+// AddEvents adds the "events" edges to the DeliveryEvent entity.
+func (_u *NotificationUpdateOne) AddEvents(v ...*DeliveryEvent) *NotificationUpdateOne {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddEventIDs(ids...)
+}
+
 // Mutation returns the NotificationMutation object of the builder.
 func (_u *NotificationUpdateOne) Mutation() *NotificationMutation {
 	return _u.mutation
@@ -515,6 +612,27 @@ func (_u *NotificationUpdateOne) RemoveDeliveryAttempts(v ...*DeliveryAttempt) *
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveDeliveryAttemptIDs(ids...)
+}
+
+// ClearEvents clears all "events" edges to the DeliveryEvent entity.
+func (_u *NotificationUpdateOne) ClearEvents() *NotificationUpdateOne {
+	_u.mutation.ClearEvents()
+	return _u
+}
+
+// RemoveEventIDs removes the "events" edge to DeliveryEvent entities by IDs.
+func (_u *NotificationUpdateOne) RemoveEventIDs(ids ...int64) *NotificationUpdateOne {
+	_u.mutation.RemoveEventIDs(ids...)
+	return _u
+}
+
+// RemoveEvents removes "events" edges to DeliveryEvent entities.
+func (_u *NotificationUpdateOne) RemoveEvents(v ...*DeliveryEvent) *NotificationUpdateOne {
+	ids := make([]int64, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveEventIDs(ids...)
 }
 
 // Where appends a list predicates to the NotificationUpdate builder.
@@ -693,6 +811,51 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(deliveryattempt.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedEventsIDs(); len(nodes) > 0 && !_u.mutation.EventsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.EventsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   notification.EventsTable,
+			Columns: []string{notification.EventsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(deliveryevent.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

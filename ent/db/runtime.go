@@ -8,6 +8,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -146,6 +147,29 @@ func init() {
 	deliveryattempt.DefaultDurationMs = deliveryattemptDescDurationMs.Default.(int64)
 	// deliveryattempt.DurationMsValidator is a validator for the "duration_ms" field. It is called by the builders before save.
 	deliveryattempt.DurationMsValidator = deliveryattemptDescDurationMs.Validators[0].(func(int64) error)
+	deliveryeventMixin := schema.DeliveryEvent{}.Mixin()
+	deliveryeventMixinFields0 := deliveryeventMixin[0].Fields()
+	_ = deliveryeventMixinFields0
+	deliveryeventFields := schema.DeliveryEvent{}.Fields()
+	_ = deliveryeventFields
+	// deliveryeventDescCreatedAt is the schema descriptor for created_at field.
+	deliveryeventDescCreatedAt := deliveryeventMixinFields0[0].Descriptor()
+	// deliveryevent.DefaultCreatedAt holds the default value on creation for the created_at field.
+	deliveryevent.DefaultCreatedAt = deliveryeventDescCreatedAt.Default.(func() time.Time)
+	// deliveryeventDescAttempt is the schema descriptor for attempt field.
+	deliveryeventDescAttempt := deliveryeventFields[8].Descriptor()
+	// deliveryevent.DefaultAttempt holds the default value on creation for the attempt field.
+	deliveryevent.DefaultAttempt = deliveryeventDescAttempt.Default.(int)
+	// deliveryevent.AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
+	deliveryevent.AttemptValidator = deliveryeventDescAttempt.Validators[0].(func(int) error)
+	// deliveryeventDescOutcome is the schema descriptor for outcome field.
+	deliveryeventDescOutcome := deliveryeventFields[9].Descriptor()
+	// deliveryevent.DefaultOutcome holds the default value on creation for the outcome field.
+	deliveryevent.DefaultOutcome = deliveryeventDescOutcome.Default.(string)
+	// deliveryeventDescError is the schema descriptor for error field.
+	deliveryeventDescError := deliveryeventFields[11].Descriptor()
+	// deliveryevent.DefaultError holds the default value on creation for the error field.
+	deliveryevent.DefaultError = deliveryeventDescError.Default.(string)
 	notificationMixin := schema.Notification{}.Mixin()
 	notificationMixinFields0 := notificationMixin[0].Fields()
 	_ = notificationMixinFields0
@@ -165,28 +189,40 @@ func init() {
 	notificationDescUUID := notificationFields[1].Descriptor()
 	// notification.UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
 	notification.UUIDValidator = notificationDescUUID.Validators[0].(func(string) error)
+	// notificationDescTicker is the schema descriptor for ticker field.
+	notificationDescTicker := notificationFields[5].Descriptor()
+	// notification.DefaultTicker holds the default value on creation for the ticker field.
+	notification.DefaultTicker = notificationDescTicker.Default.(string)
+	// notificationDescAddressIn is the schema descriptor for address_in field.
+	notificationDescAddressIn := notificationFields[6].Descriptor()
+	// notification.DefaultAddressIn holds the default value on creation for the address_in field.
+	notification.DefaultAddressIn = notificationDescAddressIn.Default.(string)
+	// notificationDescHost is the schema descriptor for host field.
+	notificationDescHost := notificationFields[7].Descriptor()
+	// notification.DefaultHost holds the default value on creation for the host field.
+	notification.DefaultHost = notificationDescHost.Default.(string)
 	// notificationDescMethod is the schema descriptor for method field.
-	notificationDescMethod := notificationFields[6].Descriptor()
+	notificationDescMethod := notificationFields[9].Descriptor()
 	// notification.MethodValidator is a validator for the "method" field. It is called by the builders before save.
 	notification.MethodValidator = notificationDescMethod.Validators[0].(func(string) error)
 	// notificationDescURL is the schema descriptor for url field.
-	notificationDescURL := notificationFields[7].Descriptor()
+	notificationDescURL := notificationFields[10].Descriptor()
 	// notification.URLValidator is a validator for the "url" field. It is called by the builders before save.
 	notification.URLValidator = notificationDescURL.Validators[0].(func(string) error)
 	// notificationDescContentType is the schema descriptor for content_type field.
-	notificationDescContentType := notificationFields[9].Descriptor()
+	notificationDescContentType := notificationFields[12].Descriptor()
 	// notification.DefaultContentType holds the default value on creation for the content_type field.
 	notification.DefaultContentType = notificationDescContentType.Default.(string)
 	// notificationDescSignatureScheme is the schema descriptor for signature_scheme field.
-	notificationDescSignatureScheme := notificationFields[10].Descriptor()
+	notificationDescSignatureScheme := notificationFields[13].Descriptor()
 	// notification.DefaultSignatureScheme holds the default value on creation for the signature_scheme field.
 	notification.DefaultSignatureScheme = notificationDescSignatureScheme.Default.(string)
 	// notificationDescSignature is the schema descriptor for signature field.
-	notificationDescSignature := notificationFields[11].Descriptor()
+	notificationDescSignature := notificationFields[14].Descriptor()
 	// notification.DefaultSignature holds the default value on creation for the signature field.
 	notification.DefaultSignature = notificationDescSignature.Default.(string)
 	// notificationDescAttempts is the schema descriptor for attempts field.
-	notificationDescAttempts := notificationFields[13].Descriptor()
+	notificationDescAttempts := notificationFields[16].Descriptor()
 	// notification.DefaultAttempts holds the default value on creation for the attempts field.
 	notification.DefaultAttempts = notificationDescAttempts.Default.(int)
 	// notification.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.

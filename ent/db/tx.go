@@ -20,6 +20,8 @@ type Tx struct {
 	Address *AddressClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
+	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
+	DeliveryEvent *DeliveryEventClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
@@ -160,6 +162,7 @@ func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Address = NewAddressClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
+	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

@@ -25,6 +25,12 @@ func (Notification) Fields() []ent.Field {
 		field.Int64("payment_id").Optional().Nillable().Immutable(),
 		field.Int64("api_key_id").Immutable().
 			Comment("Owner, copied from the address."),
+		field.String("ticker").Default("").Immutable().
+			Comment("Ticker of the address, copied for event filters."),
+		field.String("address_in").Default("").Immutable().
+			Comment("Payment address, copied for event filters."),
+		field.String("host").Default("").Immutable().
+			Comment("Destination host:port; bounds concurrent attempts per destination."),
 		field.String("payment_status").Immutable().
 			Comment("Payment status this notification reports."),
 		field.String("method").NotEmpty().Immutable(),
@@ -57,6 +63,7 @@ func (Notification) Edges() []ent.Edge {
 		edge.From("api_key", APIKey.Type).Ref("notifications").
 			Field("api_key_id").Unique().Required().Immutable(),
 		edge.To("delivery_attempts", DeliveryAttempt.Type),
+		edge.To("events", DeliveryEvent.Type),
 	}
 }
 

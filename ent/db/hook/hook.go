@@ -45,6 +45,18 @@ func (f DeliveryAttemptFunc) Mutate(ctx context.Context, m db.Mutation) (db.Valu
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DeliveryAttemptMutation", m)
 }
 
+// The DeliveryEventFunc type is an adapter to allow the use of ordinary
+// function as DeliveryEvent mutator.
+type DeliveryEventFunc func(context.Context, *db.DeliveryEventMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DeliveryEventFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.DeliveryEventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DeliveryEventMutation", m)
+}
+
 // The NotificationFunc type is an adapter to allow the use of ordinary
 // function as Notification mutator.
 type NotificationFunc func(context.Context, *db.NotificationMutation) (db.Value, error)

@@ -101,12 +101,54 @@ var (
 			},
 		},
 	}
+	// DeliveryEventsColumns holds the columns for the "delivery_events" table.
+	DeliveryEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "api_key_id", Type: field.TypeInt64},
+		{Name: "uuid", Type: field.TypeString},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "address_in", Type: field.TypeString},
+		{Name: "payment_status", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"created", "attempt", "expired"}},
+		{Name: "attempt", Type: field.TypeInt, Default: 0},
+		{Name: "outcome", Type: field.TypeString, Default: ""},
+		{Name: "http_status", Type: field.TypeInt, Nullable: true},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "delivery_status", Type: field.TypeString},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "notification_id", Type: field.TypeInt64},
+	}
+	// DeliveryEventsTable holds the schema information for the "delivery_events" table.
+	DeliveryEventsTable = &schema.Table{
+		Name:       "delivery_events",
+		Columns:    DeliveryEventsColumns,
+		PrimaryKey: []*schema.Column{DeliveryEventsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "delivery_events_notifications_events",
+				Columns:    []*schema.Column{DeliveryEventsColumns[14]},
+				RefColumns: []*schema.Column{NotificationsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deliveryevent_api_key_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveryEventsColumns[2], DeliveryEventsColumns[0]},
+			},
+		},
+	}
 	// NotificationsColumns holds the columns for the "notifications" table.
 	NotificationsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "uuid", Type: field.TypeString, Unique: true},
+		{Name: "ticker", Type: field.TypeString, Default: ""},
+		{Name: "address_in", Type: field.TypeString, Default: ""},
+		{Name: "host", Type: field.TypeString, Default: ""},
 		{Name: "payment_status", Type: field.TypeString},
 		{Name: "method", Type: field.TypeString},
 		{Name: "url", Type: field.TypeString, Size: 2147483647},
@@ -132,19 +174,19 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "notifications_api_keys_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[17]},
+				Columns:    []*schema.Column{NotificationsColumns[20]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "notifications_addresses_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[18]},
+				Columns:    []*schema.Column{NotificationsColumns[21]},
 				RefColumns: []*schema.Column{AddressesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "notifications_payments_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[19]},
+				Columns:    []*schema.Column{NotificationsColumns[22]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -153,12 +195,12 @@ var (
 			{
 				Name:    "notification_status_next_attempt_at",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[11], NotificationsColumns[13]},
+				Columns: []*schema.Column{NotificationsColumns[14], NotificationsColumns[16]},
 			},
 			{
 				Name:    "notification_api_key_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[17], NotificationsColumns[1]},
+				Columns: []*schema.Column{NotificationsColumns[20], NotificationsColumns[1]},
 			},
 		},
 	}
@@ -233,6 +275,7 @@ var (
 		APIKeysTable,
 		AddressesTable,
 		DeliveryAttemptsTable,
+		DeliveryEventsTable,
 		NotificationsTable,
 		PaymentsTable,
 		SigningKeysTable,
@@ -242,6 +285,7 @@ var (
 func init() {
 	AddressesTable.ForeignKeys[0].RefTable = APIKeysTable
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = NotificationsTable
+	DeliveryEventsTable.ForeignKeys[0].RefTable = NotificationsTable
 	NotificationsTable.ForeignKeys[0].RefTable = APIKeysTable
 	NotificationsTable.ForeignKeys[1].RefTable = AddressesTable
 	NotificationsTable.ForeignKeys[2].RefTable = PaymentsTable

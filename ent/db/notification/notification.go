@@ -27,6 +27,12 @@ const (
 	FieldPaymentID = "payment_id"
 	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
 	FieldAPIKeyID = "api_key_id"
+	// FieldTicker holds the string denoting the ticker field in the database.
+	FieldTicker = "ticker"
+	// FieldAddressIn holds the string denoting the address_in field in the database.
+	FieldAddressIn = "address_in"
+	// FieldHost holds the string denoting the host field in the database.
+	FieldHost = "host"
 	// FieldPaymentStatus holds the string denoting the payment_status field in the database.
 	FieldPaymentStatus = "payment_status"
 	// FieldMethod holds the string denoting the method field in the database.
@@ -61,6 +67,8 @@ const (
 	EdgeAPIKey = "api_key"
 	// EdgeDeliveryAttempts holds the string denoting the delivery_attempts edge name in mutations.
 	EdgeDeliveryAttempts = "delivery_attempts"
+	// EdgeEvents holds the string denoting the events edge name in mutations.
+	EdgeEvents = "events"
 	// Table holds the table name of the notification in the database.
 	Table = "notifications"
 	// AddressTable is the table that holds the address relation/edge.
@@ -91,6 +99,13 @@ const (
 	DeliveryAttemptsInverseTable = "delivery_attempts"
 	// DeliveryAttemptsColumn is the table column denoting the delivery_attempts relation/edge.
 	DeliveryAttemptsColumn = "notification_id"
+	// EventsTable is the table that holds the events relation/edge.
+	EventsTable = "delivery_events"
+	// EventsInverseTable is the table name for the DeliveryEvent entity.
+	// It exists in this package in order to avoid circular dependency with the "deliveryevent" package.
+	EventsInverseTable = "delivery_events"
+	// EventsColumn is the table column denoting the events relation/edge.
+	EventsColumn = "notification_id"
 )
 
 // Columns holds all SQL columns for notification fields.
@@ -102,6 +117,9 @@ var Columns = []string{
 	FieldAddressID,
 	FieldPaymentID,
 	FieldAPIKeyID,
+	FieldTicker,
+	FieldAddressIn,
+	FieldHost,
 	FieldPaymentStatus,
 	FieldMethod,
 	FieldURL,
@@ -136,6 +154,12 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
 	UUIDValidator func(string) error
+	// DefaultTicker holds the default value on creation for the "ticker" field.
+	DefaultTicker string
+	// DefaultAddressIn holds the default value on creation for the "address_in" field.
+	DefaultAddressIn string
+	// DefaultHost holds the default value on creation for the "host" field.
+	DefaultHost string
 	// MethodValidator is a validator for the "method" field. It is called by the builders before save.
 	MethodValidator func(string) error
 	// URLValidator is a validator for the "url" field. It is called by the builders before save.
@@ -216,6 +240,21 @@ func ByPaymentID(opts ...sql.OrderTermOption) OrderOption {
 // ByAPIKeyID orders the results by the api_key_id field.
 func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
+}
+
+// ByTicker orders the results by the ticker field.
+func ByTicker(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTicker, opts...).ToFunc()
+}
+
+// ByAddressIn orders the results by the address_in field.
+func ByAddressIn(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAddressIn, opts...).ToFunc()
+}
+
+// ByHost orders the results by the host field.
+func ByHost(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHost, opts...).ToFunc()
 }
 
 // ByPaymentStatus orders the results by the payment_status field.
@@ -312,6 +351,20 @@ func ByDeliveryAttempts(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption 
 		sqlgraph.OrderByNeighborTerms(s, newDeliveryAttemptsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByEventsCount orders the results by events count.
+func ByEventsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newEventsStep(), opts...)
+	}
+}
+
+// ByEvents orders the results by events terms.
+func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newAddressStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -338,5 +391,12 @@ func newDeliveryAttemptsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(DeliveryAttemptsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, DeliveryAttemptsTable, DeliveryAttemptsColumn),
+	)
+}
+func newEventsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(EventsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
 	)
 }

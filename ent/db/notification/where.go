@@ -85,6 +85,21 @@ func APIKeyID(v int64) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldAPIKeyID, v))
 }
 
+// Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
+func Ticker(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldTicker, v))
+}
+
+// AddressIn applies equality check predicate on the "address_in" field. It's identical to AddressInEQ.
+func AddressIn(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldAddressIn, v))
+}
+
+// Host applies equality check predicate on the "host" field. It's identical to HostEQ.
+func Host(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldHost, v))
+}
+
 // PaymentStatus applies equality check predicate on the "payment_status" field. It's identical to PaymentStatusEQ.
 func PaymentStatus(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldPaymentStatus, v))
@@ -358,6 +373,201 @@ func APIKeyIDIn(vs ...int64) predicate.Notification {
 // APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
 func APIKeyIDNotIn(vs ...int64) predicate.Notification {
 	return predicate.Notification(sql.FieldNotIn(FieldAPIKeyID, vs...))
+}
+
+// TickerEQ applies the EQ predicate on the "ticker" field.
+func TickerEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldTicker, v))
+}
+
+// TickerNEQ applies the NEQ predicate on the "ticker" field.
+func TickerNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldTicker, v))
+}
+
+// TickerIn applies the In predicate on the "ticker" field.
+func TickerIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldTicker, vs...))
+}
+
+// TickerNotIn applies the NotIn predicate on the "ticker" field.
+func TickerNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldTicker, vs...))
+}
+
+// TickerGT applies the GT predicate on the "ticker" field.
+func TickerGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldTicker, v))
+}
+
+// TickerGTE applies the GTE predicate on the "ticker" field.
+func TickerGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldTicker, v))
+}
+
+// TickerLT applies the LT predicate on the "ticker" field.
+func TickerLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldTicker, v))
+}
+
+// TickerLTE applies the LTE predicate on the "ticker" field.
+func TickerLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldTicker, v))
+}
+
+// TickerContains applies the Contains predicate on the "ticker" field.
+func TickerContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldTicker, v))
+}
+
+// TickerHasPrefix applies the HasPrefix predicate on the "ticker" field.
+func TickerHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldTicker, v))
+}
+
+// TickerHasSuffix applies the HasSuffix predicate on the "ticker" field.
+func TickerHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldTicker, v))
+}
+
+// TickerEqualFold applies the EqualFold predicate on the "ticker" field.
+func TickerEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldTicker, v))
+}
+
+// TickerContainsFold applies the ContainsFold predicate on the "ticker" field.
+func TickerContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldTicker, v))
+}
+
+// AddressInEQ applies the EQ predicate on the "address_in" field.
+func AddressInEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldAddressIn, v))
+}
+
+// AddressInNEQ applies the NEQ predicate on the "address_in" field.
+func AddressInNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldAddressIn, v))
+}
+
+// AddressInIn applies the In predicate on the "address_in" field.
+func AddressInIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldAddressIn, vs...))
+}
+
+// AddressInNotIn applies the NotIn predicate on the "address_in" field.
+func AddressInNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldAddressIn, vs...))
+}
+
+// AddressInGT applies the GT predicate on the "address_in" field.
+func AddressInGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldAddressIn, v))
+}
+
+// AddressInGTE applies the GTE predicate on the "address_in" field.
+func AddressInGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldAddressIn, v))
+}
+
+// AddressInLT applies the LT predicate on the "address_in" field.
+func AddressInLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldAddressIn, v))
+}
+
+// AddressInLTE applies the LTE predicate on the "address_in" field.
+func AddressInLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldAddressIn, v))
+}
+
+// AddressInContains applies the Contains predicate on the "address_in" field.
+func AddressInContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldAddressIn, v))
+}
+
+// AddressInHasPrefix applies the HasPrefix predicate on the "address_in" field.
+func AddressInHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldAddressIn, v))
+}
+
+// AddressInHasSuffix applies the HasSuffix predicate on the "address_in" field.
+func AddressInHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldAddressIn, v))
+}
+
+// AddressInEqualFold applies the EqualFold predicate on the "address_in" field.
+func AddressInEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldAddressIn, v))
+}
+
+// AddressInContainsFold applies the ContainsFold predicate on the "address_in" field.
+func AddressInContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldAddressIn, v))
+}
+
+// HostEQ applies the EQ predicate on the "host" field.
+func HostEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldHost, v))
+}
+
+// HostNEQ applies the NEQ predicate on the "host" field.
+func HostNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldHost, v))
+}
+
+// HostIn applies the In predicate on the "host" field.
+func HostIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldHost, vs...))
+}
+
+// HostNotIn applies the NotIn predicate on the "host" field.
+func HostNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldHost, vs...))
+}
+
+// HostGT applies the GT predicate on the "host" field.
+func HostGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldHost, v))
+}
+
+// HostGTE applies the GTE predicate on the "host" field.
+func HostGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldHost, v))
+}
+
+// HostLT applies the LT predicate on the "host" field.
+func HostLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldHost, v))
+}
+
+// HostLTE applies the LTE predicate on the "host" field.
+func HostLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldHost, v))
+}
+
+// HostContains applies the Contains predicate on the "host" field.
+func HostContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldHost, v))
+}
+
+// HostHasPrefix applies the HasPrefix predicate on the "host" field.
+func HostHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldHost, v))
+}
+
+// HostHasSuffix applies the HasSuffix predicate on the "host" field.
+func HostHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldHost, v))
+}
+
+// HostEqualFold applies the EqualFold predicate on the "host" field.
+func HostEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldHost, v))
+}
+
+// HostContainsFold applies the ContainsFold predicate on the "host" field.
+func HostContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldHost, v))
 }
 
 // PaymentStatusEQ applies the EQ predicate on the "payment_status" field.
@@ -1149,6 +1359,29 @@ func HasDeliveryAttempts() predicate.Notification {
 func HasDeliveryAttemptsWith(preds ...predicate.DeliveryAttempt) predicate.Notification {
 	return predicate.Notification(func(s *sql.Selector) {
 		step := newDeliveryAttemptsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasEvents applies the HasEdge predicate on the "events" edge.
+func HasEvents() predicate.Notification {
+	return predicate.Notification(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, EventsTable, EventsColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasEventsWith applies the HasEdge predicate on the "events" edge with a given conditions (other predicates).
+func HasEventsWith(preds ...predicate.DeliveryEvent) predicate.Notification {
+	return predicate.Notification(func(s *sql.Selector) {
+		step := newEventsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -15,6 +15,9 @@ type Address func(*sql.Selector)
 // DeliveryAttempt is the predicate function for deliveryattempt builders.
 type DeliveryAttempt func(*sql.Selector)
 
+// DeliveryEvent is the predicate function for deliveryevent builders.
+type DeliveryEvent func(*sql.Selector)
+
 // Notification is the predicate function for notification builders.
 type Notification func(*sql.Selector)
 
