@@ -1,0 +1,214 @@
+package receiver
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// SignatureHeader is the header that carries a callback's signature.
+const SignatureHeader = "x-ca-signature"
+
+// DefaultMaxBodyBytes bounds the POST body Verify reads, unless
+// WithMaxBodyBytes says otherwise. Callbacks are a few kilobytes.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Verifier checks the x-ca-signature of incoming callbacks against one
+// pinned public key. It is safe for concurrent use.
+type Verifier struct {
+	pub     *rsa.PublicKey
+	base    string // scheme://host[:port], or "" to use the request's
+	maxBody int64
+	err     error // configuration error, reported by every Verify
+}
+
+// Option configures a Verifier.
+type Option func(*Verifier)
+
+// NewVerifier returns a Verifier for pub. A nil key or a bad option does not
+// panic: every Verify then fails with ErrConfig (and Middleware answers 500).
+func NewVerifier(pub *rsa.PublicKey, opts ...Option) *Verifier {
+	v := &Verifier{pub: pub, maxBody: DefaultMaxBodyBytes}
+	if pub == nil {
+		v.err = fmt.Errorf("%w: nil public key", ErrConfig)
+	}
+	for _, o := range opts {
+		o(v)
+	}
+	return v
+}
+
+// WithBaseURL sets the scheme and host (scheme://host[:port]) under which
+// the service reaches this server, for GET callbacks received behind a
+// TLS-terminating proxy. The signed URL is then base + r.RequestURI.
+// Without it the scheme is https when r.TLS is set, http otherwise, and the
+// host is r.Host.
+func WithBaseURL(base string) Option {
+	return func(v *Verifier) {
+		u, err := url.Parse(base)
+		switch {
+		case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.User != nil,
+			u.Path != "" && u.Path != "/", u.RawQuery != "", u.ForceQuery, u.Fragment != "",
+			!strings.HasPrefix(base, u.Scheme+"://"):
+			v.err = fmt.Errorf("%w: base URL %q is not scheme://host[:port]", ErrConfig, base)
+			return
+		}
+		v.base = u.Scheme + "://" + u.Host
+	}
+}
+
+// WithMaxBodyBytes sets the largest POST body Verify reads; n <= 0 keeps
+// DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) Option {
+	return func(v *Verifier) {
+		if n > 0 {
+			v.maxBody = n
+		}
+	}
+}
+
+// Verify checks the signature of r and returns the data it covers: the full
+// URL for GET, the raw body for POST. For POST the body is read (at most the
+// configured limit), verified before any parsing, and restored in r.Body so
+// the handler can read it again. Errors wrap ErrMissingSignature,
+// ErrBadSignature, ErrBodyTooLarge, ErrMethod or ErrConfig, or report a
+// failure to read the body.
+func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
+	if v.err != nil {
+		return nil, v.err
+	}
+	sig, err := signature(r.Header)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	switch r.Method {
+	case http.MethodGet, "":
+		data = []byte(v.requestURL(r))
+	case http.MethodPost:
+		if data, err = v.readBody(r); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrMethod, r.Method)
+	}
+	sum := sha256.Sum256(data)
+	if err := rsa.VerifyPKCS1v15(v.pub, crypto.SHA256, sum[:], sig); err != nil {
+		return nil, fmt.Errorf("%w: does not match the %s", ErrBadSignature, signedName(r.Method))
+	}
+	return data, nil
+}
+
+func signedName(method string) string {
+	if method == http.MethodPost {
+		return "body"
+	}
+	return "URL"
+}
+
+// signature decodes the one x-ca-signature header of h.
+func signature(h http.Header) ([]byte, error) {
+	vals := h.Values(SignatureHeader)
+	switch {
+	case len(vals) == 0 || strings.TrimSpace(vals[0]) == "" && len(vals) == 1:
+		return nil, ErrMissingSignature
+	case len(vals) > 1:
+		return nil, fmt.Errorf("%w: header given %d times", ErrBadSignature, len(vals))
+	}
+	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(vals[0]))
+	if err != nil {
+		return nil, fmt.Errorf("%w: not standard Base64", ErrBadSignature)
+	}
+	return sig, nil
+}
+
+// requestURL is the URL the service requested: scheme and host from the
+// base URL or the request, then the request target exactly as received.
+func (v *Verifier) requestURL(r *http.Request) string {
+	target := r.RequestURI
+	if target == "" { // a request built in-process, not received by a server
+		target = r.URL.RequestURI()
+	}
+	if !strings.HasPrefix(target, "/") {
+		// Absolute form ("GET http://host/path HTTP/1.1"): the URL is given.
+		if v.base == "" {
+			return target
+		}
+		if i := strings.Index(target, "://"); i >= 0 {
+			rest := target[i+3:]
+			if j := strings.IndexAny(rest, "/?"); j >= 0 {
+				return v.base + rest[j:]
+			}
+			return v.base + "/"
+		}
+	}
+	if v.base != "" {
+		return v.base + target
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + target
+}
+
+// readBody reads r.Body up to the limit and puts the bytes back.
+func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		r.Body = http.NoBody
+		return []byte{}, nil
+	}
+	if r.ContentLength > v.maxBody {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrBodyTooLarge, r.ContentLength, v.maxBody)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, v.maxBody+1))
+	_ = r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("read callback body: %w", err)
+	}
+	if int64(len(body)) > v.maxBody {
+		return nil, fmt.Errorf("%w: limit %d bytes", ErrBodyTooLarge, v.maxBody)
+	}
+	return body, nil
+}
+
+// Middleware verifies every request before next sees it. A request that
+// fails is answered with a JSON error body {"status":"error","error":...}
+// and 401 (missing or bad signature), 413 (body too large), 405 (method),
+// 400 (unreadable body) or 500 (ErrConfig); next is not called. The service
+// treats any of these as a failed delivery, so a genuine callback rejected
+// by a misconfigured receiver is retried.
+func (v *Verifier) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := v.Verify(r); err != nil {
+			status, msg := http.StatusBadRequest, "unreadable body"
+			switch {
+			case errors.Is(err, ErrMissingSignature):
+				status, msg = http.StatusUnauthorized, "missing signature"
+			case errors.Is(err, ErrBadSignature):
+				status, msg = http.StatusUnauthorized, "invalid signature"
+			case errors.Is(err, ErrBodyTooLarge):
+				status, msg = http.StatusRequestEntityTooLarge, "body too large"
+			case errors.Is(err, ErrMethod):
+				w.Header().Set("Allow", "GET, POST")
+				status, msg = http.StatusMethodNotAllowed, "method not allowed"
+			case errors.Is(err, ErrConfig):
+				status, msg = http.StatusInternalServerError, "receiver misconfigured"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, `{"status":"error","error":"`+msg+`"}`)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
