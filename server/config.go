@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/schedule"
 )
 
 // Config is everything payhook serve needs. cmd/payhook fills it from flags
@@ -37,6 +39,25 @@ type Config struct {
 	SigningKeyBits int
 	// RegistryFile optionally replaces the embedded ticker registry.
 	RegistryFile string
+	// RetryDelays are the waits after failed attempts; the last repeats.
+	RetryDelays []time.Duration
+	// DeliveryWindow is how long after its creation a notification may still
+	// be attempted.
+	DeliveryWindow time.Duration
+	// AttemptTimeout bounds one delivery attempt (connect, TLS, request and
+	// response).
+	AttemptTimeout time.Duration
+	// AllowPrivateEndpoints are exact callback endpoints (scheme, host, port,
+	// path) that may resolve to private or loopback addresses: the operator's
+	// development receivers. Nothing else may.
+	AllowPrivateEndpoints []string
+	// DeliveryWorkers bounds concurrent delivery attempts of this instance.
+	DeliveryWorkers int
+	// PerHostConcurrency bounds concurrent attempts to one destination.
+	PerHostConcurrency int
+	// ManualDelivery leaves the dispatch loop off; deliveries happen only when
+	// the caller runs them (Notifier().RunDue), on the configured clock. Tests.
+	ManualDelivery bool
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown.
 	ShutdownTimeout time.Duration
@@ -55,6 +76,10 @@ const (
 	DefaultSeedFile        = "payhook.seed"
 	DefaultSigningKeyBits  = 2048
 	DefaultShutdownTimeout = 15 * time.Second
+	// DefaultAttemptTimeout is the spec's limit per delivery attempt.
+	DefaultAttemptTimeout     = 30 * time.Second
+	DefaultDeliveryWorkers    = 64
+	DefaultPerHostConcurrency = 4
 )
 
 // WithDefaults returns c with every unset field set to its default.
@@ -80,6 +105,21 @@ func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if len(c.RetryDelays) == 0 {
+		c.RetryDelays = schedule.Default().Delays
+	}
+	if c.DeliveryWindow == 0 {
+		c.DeliveryWindow = schedule.Default().Window
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if c.DeliveryWorkers == 0 {
+		c.DeliveryWorkers = DefaultDeliveryWorkers
+	}
+	if c.PerHostConcurrency == 0 {
+		c.PerHostConcurrency = DefaultPerHostConcurrency
+	}
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
@@ -104,6 +144,23 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout: must not be negative")
+	}
+	if err := (schedule.Policy{Delays: c.RetryDelays, Window: c.DeliveryWindow}).Validate(); err != nil {
+		return fmt.Errorf("--retry-delays/--delivery-window: %w", err)
+	}
+	if c.AttemptTimeout <= 0 {
+		return fmt.Errorf("--attempt-timeout: must be positive")
+	}
+	for _, e := range c.AllowPrivateEndpoints {
+		if _, err := egress.ParseEndpoint(e); err != nil {
+			return fmt.Errorf("--allow-private-endpoint %q: %w", e, err)
+		}
+	}
+	if c.DeliveryWorkers < 1 {
+		return fmt.Errorf("--delivery-workers: must be at least 1")
+	}
+	if c.PerHostConcurrency < 1 {
+		return fmt.Errorf("--per-host-concurrency: must be at least 1")
 	}
 	if c.Seed == nil && c.SeedFile == "" {
 		return errors.New("--seed-file: must not be empty")

@@ -31,6 +31,8 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
@@ -50,6 +52,7 @@ type Server struct {
 	grpcLis  net.Listener
 	httpLis  net.Listener
 	selfConn *grpc.ClientConn
+	notifier *notifier.Notifier
 
 	stopOnce sync.Once
 	stopErr  error
@@ -120,7 +123,18 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	if err != nil {
 		return nil, fmt.Errorf("--signing-key-file: %w", err)
 	}
-	pub, err := notifier.NewRSASigner(key).PublicKeyPEM()
+	signer := notifier.NewRSASigner(key)
+	pub, err := signer.PublicKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	s.notifier, err = notifier.New(s.db, signer, notifier.Config{
+		Policy:  schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.DeliveryWindow},
+		Egress:  egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
+		Workers: cfg.DeliveryWorkers,
+		PerHost: cfg.PerHostConcurrency,
+		Clock:   clockFunc(cfg.Now),
+	}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +158,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	addresses := address.New(s.db.Client, registry, deriver, cfg.Now)
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, pub))
+	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -210,6 +225,13 @@ func (s *Server) HTTPAddr() string { return dialable(s.httpLis.Addr()) }
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
 
+// Notifier is the server's notifier (for tests and the payment code).
+func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
+
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
+
 // Start serves both listeners in the background and returns at once.
 func (s *Server) Start() {
 	s.served.Add(2)
@@ -225,6 +247,9 @@ func (s *Server) Start() {
 			s.logger.Error("http server stopped", "error", err)
 		}
 	}()
+	if !s.cfg.ManualDelivery {
+		s.notifier.Start()
+	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
 }
@@ -234,6 +259,9 @@ func (s *Server) Start() {
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.health.Shutdown()
+		// Watch streams would hold GracefulStop open: end them first; their
+		// clients resume from their cursor elsewhere or after the restart.
+		s.notifier.CloseWatchers()
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -259,6 +287,9 @@ func (s *Server) Stop() error {
 		}()
 		wg.Wait()
 		s.served.Wait()
+		// In-flight attempts finish or are recorded as interrupted; queued
+		// work stays in the database.
+		s.notifier.Stop()
 		s.stopErr = s.closeAll()
 	})
 	return s.stopErr

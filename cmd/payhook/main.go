@@ -3,6 +3,8 @@
 //	payhook serve [flags]              run the gRPC API and its REST gateway
 //	payhook migrate [--db DSN]         apply database migrations and exit
 //	payhook apikey create --name NAME  issue an API key (printed once)
+//	payhook watch [filters]            print delivery events as they happen
+//	payhook listen --forward-to URL    relay your deliveries to a local server
 //
 // Every flag has a PAYHOOK_* environment equivalent (--http-addr is
 // PAYHOOK_HTTP_ADDR); a flag given on the command line wins. This is the only
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/apikey"
 )
@@ -33,6 +36,10 @@ Usage:
   payhook serve [flags]              run the gRPC API (default :9090) and REST gateway (default :8080)
   payhook migrate [--db DSN]         apply database migrations and exit
   payhook apikey create --name NAME  issue an API key; it is printed once
+  payhook watch [--address A] [--ticker T] [--uuid U]
+                                     print your delivery events as they happen
+  payhook listen --forward-to http://localhost:3000/hook [--address A]
+                                     replay your deliveries against a local server
 
 Run "payhook COMMAND -h" for a command's flags. Every flag can also be set
 with a PAYHOOK_* environment variable (--db is PAYHOOK_DB).
@@ -65,6 +72,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New(`usage: payhook apikey create --name NAME`)
 		}
 		return apikeyCreate(ctx, args[2:], stdout, stderr)
+	case "watch":
+		return watch(ctx, args[1:], stdout, stderr)
+	case "listen":
+		return listen(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -121,9 +132,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger 
 	fs.IntVar(&cfg.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
 	fs.StringVar(&cfg.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
+	delays := delaysFlag(schedule.Default().Delays)
+	fs.Var(&delays, "retry-delays", "waits after failed delivery attempts; the last one repeats")
+	fs.DurationVar(&cfg.DeliveryWindow, "delivery-window", schedule.Default().Window, "no delivery attempt starts later than this after a notification was stored")
+	fs.DurationVar(&cfg.AttemptTimeout, "attempt-timeout", server.DefaultAttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
+	var allow listFlag
+	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
+	fs.IntVar(&cfg.DeliveryWorkers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
+	fs.IntVar(&cfg.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	cfg.RetryDelays = delays
+	cfg.AllowPrivateEndpoints = allow
 	return server.Run(ctx, cfg, logger)
 }
 
@@ -186,4 +207,39 @@ func openDB(ctx context.Context, dsn string) (*store.DB, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return db, nil
+}
+
+// delaysFlag is a comma-separated list of durations ("1m,5m,15m,1h,3h").
+type delaysFlag []time.Duration
+
+func (d *delaysFlag) String() string {
+	parts := make([]string, len(*d))
+	for i, v := range *d {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (d *delaysFlag) Set(s string) error {
+	v, err := schedule.ParseDelays(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// listFlag collects a repeatable flag; one value may hold several,
+// separated by commas (the form its environment variable takes).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/notifier/payload"
 )
 
 // MaxDestinations bounds how many wallets one address forwards to.
@@ -76,6 +77,11 @@ func ParseCallback(callback, cbParams string) (CallbackURL, error) {
 		}
 		final += sep + cbParams
 	}
+	// The URL is sent, and signed, exactly as stored: refuse one an HTTP
+	// client would rewrite on the wire, whose signature could never verify.
+	if err := payload.ValidateCallbackURL(final); err != nil {
+		return CallbackURL{}, invalid("callback", "%s", strings.TrimPrefix(err.Error(), "invalid callback payload: "))
+	}
 	return CallbackURL{URL: final, Params: params}, nil
 }
 
@@ -111,6 +117,9 @@ func splitQuery(param, raw string) ([]schema.Param, error) {
 		}
 		if key == "" {
 			return nil, invalid(param, "query parameter with an empty name")
+		}
+		if payload.IsReserved(key) {
+			return nil, invalid(param, "parameter %q is reserved for payhook's callback fields; rename it", key)
 		}
 		out = append(out, schema.Param{Key: key, Value: val})
 	}

@@ -47,6 +47,9 @@ func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	if err := payhookv1.RegisterAddressServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register address service: %w", err)
 	}
+	if err := payhookv1.RegisterDeliveryServiceHandler(ctx, mux, conn); err != nil {
+		return nil, fmt.Errorf("register delivery service: %w", err)
+	}
 	return StripTrailingSlash(mux), nil
 }
 

@@ -1,0 +1,436 @@
+package notifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	entsql "entgo.io/ent/dialect/sql"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/egress"
+)
+
+// SignatureHeader carries the RSA signature of low-level callbacks.
+const SignatureHeader = "x-ca-signature"
+
+// claim is one notification reserved for an attempt by this instance.
+type claim struct {
+	n       *entdb.Notification
+	attempt *entdb.DeliveryAttempt
+}
+
+// dispatch claims as many due notifications as free capacity allows and
+// starts their attempts in the background. It returns how many it claimed.
+func (n *Notifier) dispatch(ctx context.Context) (int, error) {
+	n.mu.Lock()
+	free := min(n.cfg.Workers-n.active, n.cfg.Batch)
+	var full []string
+	for h, c := range n.perHost {
+		if c >= n.cfg.PerHost {
+			full = append(full, h)
+		}
+	}
+	n.mu.Unlock()
+	if free <= 0 {
+		return 0, nil
+	}
+	claims, events, err := n.claim(ctx, free, full)
+	if err != nil {
+		return 0, err
+	}
+	n.events.publish(events)
+	started := 0
+	for _, c := range claims {
+		n.mu.Lock()
+		if n.perHost[c.n.Host] >= n.cfg.PerHost {
+			// Claimed in the same batch as others to this host: hand it back.
+			n.mu.Unlock()
+			n.release(ctx, c)
+			continue
+		}
+		n.perHost[c.n.Host]++
+		n.active++
+		n.mu.Unlock()
+		started++
+		n.sends.Add(1)
+		go n.send(c)
+	}
+	return started, nil
+}
+
+// claim reserves up to limit due notifications (skipping hosts at their
+// concurrency bound): each gets a lease and an in-flight attempt row, both
+// committed before any request is sent. Rows whose previous lease expired
+// with an attempt still in flight get that attempt recorded as interrupted;
+// rows past their window are failed instead of attempted.
+func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string) ([]claim, []*entdb.DeliveryEvent, error) {
+	now := n.cfg.Clock.Now()
+	var claims []claim
+	var events []*entdb.DeliveryEvent
+	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+		claims, events = nil, nil
+		q := tx.Notification.Query().
+			Where(
+				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
+				notification.NextAttemptAtLTE(now),
+				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
+			).
+			Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
+			Limit(limit)
+		if len(fullHosts) > 0 {
+			q.Where(notification.HostNotIn(fullHosts...))
+		}
+		if n.db.Dialect == store.Postgres {
+			q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
+		}
+		rows, err := q.All(ctx)
+		if err != nil {
+			return fmt.Errorf("select due: %w", err)
+		}
+		lock := n.eventLock(ctx, tx)
+		for _, row := range rows {
+			if row.Attempts > 0 {
+				ev, err := n.interruptPrevious(ctx, tx, lock, row, now)
+				if err != nil {
+					return err
+				}
+				if ev != nil {
+					events = append(events, ev)
+				}
+			}
+			if now.After(row.ExpiresAt) {
+				ev, err := n.expire(ctx, tx, lock, row, now)
+				if err != nil {
+					return err
+				}
+				events = append(events, ev)
+				continue
+			}
+			number := row.Attempts + 1
+			updated, err := tx.Notification.UpdateOne(row).
+				SetAttempts(number).
+				SetLeaseUntil(now.Add(n.cfg.Lease)).
+				SetLeaseOwner(n.cfg.InstanceID).
+				SetUpdatedAt(now).
+				Save(ctx)
+			if err != nil {
+				return fmt.Errorf("lease %s: %w", row.UUID, err)
+			}
+			at, err := tx.DeliveryAttempt.Create().
+				SetNotificationID(row.ID).
+				SetNumber(number).
+				SetStartedAt(now).
+				SetRequestMethod(row.Method).
+				SetRequestURL(row.URL).
+				SetOutcome(deliveryattempt.OutcomeInFlight).
+				Save(ctx)
+			if err != nil {
+				return fmt.Errorf("record attempt %d of %s: %w", number, row.UUID, err)
+			}
+			claims = append(claims, claim{n: updated, attempt: at})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return claims, events, nil
+}
+
+// interruptPrevious records the attempt that was in flight when the lease
+// holding this row lapsed (its process died or lost the database).
+func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
+	const why = "interrupted: the instance making the attempt stopped before recording its outcome"
+	updated, err := tx.DeliveryAttempt.Update().
+		Where(
+			deliveryattempt.NotificationID(row.ID),
+			deliveryattempt.Number(row.Attempts),
+			deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeInFlight),
+		).
+		SetOutcome(deliveryattempt.OutcomeInterrupted).
+		SetFinishedAt(now).
+		SetError(why).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record interrupted attempt of %s: %w", row.UUID, err)
+	}
+	if updated == 0 {
+		return nil, nil
+	}
+	if err := lock(); err != nil {
+		return nil, err
+	}
+	return n.newEvent(tx, row, deliveryevent.KindAttempt, row.Attempts, string(deliveryattempt.OutcomeInterrupted), nil, why, row.Status.String(), row.NextAttemptAt).Save(ctx)
+}
+
+// expire fails a notification whose window closed before another attempt
+// could start.
+func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
+	if err := tx.Notification.UpdateOne(row).
+		SetStatus(notification.StatusFailed).
+		ClearNextAttemptAt().
+		ClearLeaseUntil().
+		SetLeaseOwner("").
+		SetUpdatedAt(now).
+		Exec(ctx); err != nil {
+		return nil, fmt.Errorf("expire %s: %w", row.UUID, err)
+	}
+	if err := lock(); err != nil {
+		return nil, err
+	}
+	return n.newEvent(tx, row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil).Save(ctx)
+}
+
+// release hands a claimed row back without attempting it.
+func (n *Notifier) release(ctx context.Context, c claim) {
+	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+		if err := tx.DeliveryAttempt.DeleteOne(c.attempt).Exec(ctx); err != nil {
+			return err
+		}
+		return tx.Notification.UpdateOneID(c.n.ID).
+			Where(notification.LeaseOwner(n.cfg.InstanceID), notification.Attempts(c.attempt.Number)).
+			SetAttempts(c.attempt.Number - 1).
+			ClearLeaseUntil().
+			SetLeaseOwner("").
+			Exec(ctx)
+	})
+	if err != nil {
+		n.logger.Warn("release claim; it is retried when its lease expires", "uuid", c.n.UUID, "error", err)
+	}
+}
+
+// result is the outcome of one attempt.
+type result struct {
+	outcome  deliveryattempt.Outcome
+	status   *int
+	body     string
+	err      string
+	finished time.Time
+	duration time.Duration
+}
+
+func (n *Notifier) send(c claim) {
+	defer n.sends.Done()
+	defer func() {
+		n.mu.Lock()
+		n.active--
+		if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
+			delete(n.perHost, c.n.Host)
+		}
+		n.mu.Unlock()
+		n.Wake()
+	}()
+	start := n.cfg.Clock.Now()
+	header := http.Header{}
+	if c.n.Signature != "" {
+		header.Set(SignatureHeader, c.n.Signature)
+	}
+	resp, err := n.client.Do(n.sendCtx, egress.Request{
+		Method:      c.n.Method,
+		URL:         c.n.URL,
+		ContentType: c.n.ContentType,
+		Body:        c.n.Body,
+		Header:      header,
+	})
+	r := result{finished: n.cfg.Clock.Now()}
+	r.duration = r.finished.Sub(start)
+	if resp.Duration > 0 {
+		r.duration = resp.Duration
+	}
+	var blocked *egress.BlockedError
+	switch {
+	case errors.As(err, &blocked):
+		r.outcome, r.err = deliveryattempt.OutcomeBlocked, blocked.Error()
+	case err != nil && n.sendCtx.Err() != nil:
+		r.outcome, r.err = deliveryattempt.OutcomeInterrupted, "interrupted: payhook stopped during the attempt"
+	case err != nil:
+		r.outcome, r.err = deliveryattempt.OutcomeFailed, err.Error()
+	default:
+		st := resp.Status
+		r.status = &st
+		r.body = truncateUTF8(resp.Body, n.cfg.StoredBody)
+		if ok, why := egress.Acknowledged(resp.Status, resp.Body); ok {
+			r.outcome = deliveryattempt.OutcomeAcknowledged
+		} else {
+			r.outcome, r.err = deliveryattempt.OutcomeFailed, why
+		}
+	}
+	// Record even while stopping: the database is closed only after Stop.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ev, err := n.record(ctx, c, r)
+	if err != nil {
+		n.logger.Error("record attempt; the row is retried when its lease expires", "uuid", c.n.UUID, "attempt", c.attempt.Number, "error", err)
+		return
+	}
+	n.logger.Info("delivery attempt", "uuid", c.n.UUID, "attempt", c.attempt.Number, "outcome", r.outcome, "http_status", derefInt(r.status), "status", ev.DeliveryStatus, "error", r.err)
+	n.events.publish([]*entdb.DeliveryEvent{ev})
+}
+
+// record stores an attempt's outcome and the notification's next state in
+// one transaction. The notification is only moved on if this instance still
+// holds it (its attempt is the latest); an acknowledgement always counts.
+func (n *Notifier) record(ctx context.Context, c claim, r result) (*entdb.DeliveryEvent, error) {
+	var ev *entdb.DeliveryEvent
+	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+		row := c.n
+		status := row.Status
+		var next *time.Time
+		switch r.outcome {
+		case deliveryattempt.OutcomeAcknowledged:
+			status = notification.StatusAcknowledged
+		case deliveryattempt.OutcomeInterrupted:
+			status, next = notification.StatusRetrying, &r.finished
+		default:
+			if t, ok := n.cfg.Policy.Next(row.CreatedAt, r.finished, c.attempt.Number); ok {
+				status, next = notification.StatusRetrying, &t
+			} else {
+				status = notification.StatusFailed
+			}
+		}
+		au := tx.DeliveryAttempt.UpdateOne(c.attempt).
+			SetOutcome(r.outcome).
+			SetFinishedAt(r.finished).
+			SetResponseBody(r.body).
+			SetError(r.err).
+			SetDurationMs(r.duration.Milliseconds()).
+			SetNillableResponseStatus(r.status).
+			SetNillableNextAttemptAt(next)
+		if err := au.Exec(ctx); err != nil {
+			return fmt.Errorf("update attempt: %w", err)
+		}
+		nu := tx.Notification.Update().Where(notification.ID(row.ID)).
+			SetStatus(status).
+			SetNillableNextAttemptAt(next).
+			ClearLeaseUntil().
+			SetLeaseOwner("").
+			SetUpdatedAt(r.finished)
+		if next == nil {
+			nu.ClearNextAttemptAt()
+		}
+		if status == notification.StatusAcknowledged {
+			nu.Where(notification.StatusNEQ(notification.StatusAcknowledged))
+		} else {
+			nu.Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.Attempts(c.attempt.Number))
+		}
+		changed, err := nu.Save(ctx)
+		if err != nil {
+			return fmt.Errorf("update notification: %w", err)
+		}
+		if changed == 0 {
+			// Another instance took the row over (our lease lapsed); it owns
+			// the state now. The attempt itself is still logged.
+			cur, err := tx.Notification.Get(ctx, row.ID)
+			if err != nil {
+				return err
+			}
+			status, next = cur.Status, cur.NextAttemptAt
+		}
+		if err := n.eventLock(ctx, tx)(); err != nil {
+			return err
+		}
+		ev, err = n.newEvent(tx, row, deliveryevent.KindAttempt, c.attempt.Number, string(r.outcome), r.status, r.err, string(status), next).Save(ctx)
+		return err
+	})
+	return ev, err
+}
+
+// nextDue returns the earliest due time of work that may be claimed.
+func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
+	row, err := n.db.Client.Notification.Query().
+		Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.NextAttemptAtNotNil()).
+		Order(entdb.Asc(notification.FieldNextAttemptAt)).
+		Select(notification.FieldNextAttemptAt, notification.FieldLeaseUntil).
+		First(ctx)
+	if entdb.IsNotFound(err) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	due := *row.NextAttemptAt
+	if row.LeaseUntil != nil && row.LeaseUntil.After(due) {
+		due = *row.LeaseUntil
+	}
+	return due, true, nil
+}
+
+func (n *Notifier) newEvent(tx *entdb.Tx, row *entdb.Notification, kind deliveryevent.Kind, attempt int, outcome string, httpStatus *int, errText, status string, next *time.Time) *entdb.DeliveryEventCreate {
+	return tx.DeliveryEvent.Create().
+		SetNotificationID(row.ID).
+		SetAPIKeyID(row.APIKeyID).
+		SetUUID(row.UUID).
+		SetTicker(row.Ticker).
+		SetAddressIn(row.AddressIn).
+		SetPaymentStatus(row.PaymentStatus).
+		SetKind(kind).
+		SetAttempt(attempt).
+		SetOutcome(outcome).
+		SetNillableHTTPStatus(httpStatus).
+		SetError(errText).
+		SetDeliveryStatus(status).
+		SetNillableNextAttemptAt(next).
+		SetCreatedAt(n.cfg.Clock.Now())
+}
+
+// eventLock returns a function that, on its first call, serialises event
+// inserts on PostgreSQL until the transaction ends, so event ids (the watch
+// cursor) become visible in increasing order: a reader that saw id N never
+// later finds an id below N appear. Call it right before inserting events.
+// SQLite has one writer at a time already.
+func (n *Notifier) eventLock(ctx context.Context, tx *entdb.Tx) func() error {
+	done := n.db.Dialect != store.Postgres
+	return func() error {
+		if done {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", eventLockKey); err != nil {
+			return fmt.Errorf("lock event log: %w", err)
+		}
+		done = true
+		return nil
+	}
+}
+
+// eventLockKey is the advisory lock that orders event inserts.
+const eventLockKey = 0x70617968 // "payh"
+
+func withTx(ctx context.Context, db *store.DB, fn func(*entdb.Tx) error) error {
+	tx, err := db.Client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func truncateUTF8(b []byte, limit int) string {
+	if len(b) > limit {
+		b = b[:limit]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	return string(b)
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,553 @@
+package notifier
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/receiver"
+)
+
+var testKey *rsa.PrivateKey
+
+func TestMain(m *testing.M) {
+	var err error
+	if testKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// got is one request a receiver saw.
+type got struct {
+	method, url, contentType, signature string
+	body                                []byte
+}
+
+// receiverServer is a real HTTP receiver whose answers the test scripts.
+type receiverServer struct {
+	*httptest.Server
+	mu      sync.Mutex
+	reqs    []got
+	reply   func(n int, r *http.Request) (int, string) // n counts from 1
+	arrived chan got
+}
+
+func newReceiver(t *testing.T, reply func(n int, r *http.Request) (int, string)) *receiverServer {
+	rs := &receiverServer{reply: reply, arrived: make(chan got, 100)}
+	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body)) // the scripted reply may verify it
+		g := got{method: r.Method, url: "http://" + r.Host + r.RequestURI, contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(SignatureHeader), body: body}
+		rs.mu.Lock()
+		rs.reqs = append(rs.reqs, g)
+		n := len(rs.reqs)
+		rs.mu.Unlock()
+		rs.arrived <- g
+		code, text := rs.reply(n, r)
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, text)
+	}))
+	t.Cleanup(rs.Close)
+	return rs
+}
+
+func (rs *receiverServer) requests() []got {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return append([]got(nil), rs.reqs...)
+}
+
+func ok(int, *http.Request) (int, string) { return 200, `{"status":"ok"}` }
+
+type fixture struct {
+	db    *store.DB
+	clock *fakeClock
+	n     *Notifier
+	keyID int64
+	addr  *entdb.Address
+}
+
+func newFixture(t *testing.T, d store.Dialect, hook string, mutate ...func(*Config)) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := storetest.Open(t, d)
+	clock := &fakeClock{now: t0}
+	cfg := Config{
+		Egress:       egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
+		Clock:        clock,
+		PollInterval: 10 * time.Millisecond,
+		StopTimeout:  5 * time.Second,
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	n, err := New(db, NewRSASigner(testKey), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_test0").SetHash(strings.Repeat("a", 64)).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("btc").SetFamily("utxo").
+		SetAddressIn("bc1qjcnhwsw976enmkvdlnyas0lcpc5fcee2gkl64h").SetDerivationIndex(0).
+		SetCallbackURL(hook + "?order=42").SetCallbackKey(strings.Repeat("b", 64)).
+		SetDestinations([]schema.Destination{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}}).
+		SetRequiredConfirmations(1).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{db: db, clock: clock, n: n, keyID: key.ID, addr: a}
+}
+
+func (f *fixture) envelope(status string, tr payload.Transport) Envelope {
+	return Envelope{
+		AddressID:   f.addr.ID,
+		APIKeyID:    f.keyID,
+		Ticker:      "btc",
+		AddressIn:   f.addr.AddressIn,
+		CallbackURL: f.addr.CallbackURL,
+		Transport:   tr,
+		Callback: payload.Callback{
+			AddressIn:             f.addr.AddressIn,
+			AddressOut:            []payload.Share{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}},
+			TxidIn:                "a1b2c3",
+			Confirmations:         1,
+			RequiredConfirmations: 1,
+			PaymentStatus:         status,
+			Coin:                  "btc",
+			Decimals:              8,
+			ValueCoin:             decimal.RequireFromString("0.0015"),
+			Params:                []payload.Param{{Key: "order", Value: "42"}},
+		},
+	}
+}
+
+func (f *fixture) enqueue(t *testing.T, e Envelope) *entdb.Notification {
+	t.Helper()
+	row, err := f.n.EnqueueNow(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row
+}
+
+func (f *fixture) run(t *testing.T) {
+	t.Helper()
+	if err := f.n.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) reload(t *testing.T, row *entdb.Notification) *entdb.Notification {
+	t.Helper()
+	r, err := f.db.Client.Notification.Get(context.Background(), row.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f *fixture) attempts(t *testing.T, row *entdb.Notification) []*entdb.DeliveryAttempt {
+	t.Helper()
+	at, err := f.db.Client.DeliveryAttempt.Query().Where(deliveryattempt.NotificationID(row.ID)).Order(entdb.Asc(deliveryattempt.FieldNumber)).All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+func eachDialect(t *testing.T, fn func(t *testing.T, d store.Dialect)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, d)
+		})
+	}
+}
+
+func verifier(t *testing.T) *receiver.Verifier {
+	return receiver.NewVerifier(&testKey.PublicKey)
+}
+
+// TestTransportsDeliverSignedBytes is the delivery suite every transport
+// passes: first attempt immediate, the receiver verifies the signature, the
+// request has the transport's shape.
+func TestTransportsDeliverSignedBytes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		for _, tr := range []payload.Transport{payload.TransportGET, payload.TransportForm, payload.TransportJSON} {
+			t.Run(tr.String(), func(t *testing.T) {
+				var verified bool
+				var mu sync.Mutex
+				v := verifier(t)
+				rs := newReceiver(t, func(_ int, r *http.Request) (int, string) {
+					_, err := v.Verify(r)
+					mu.Lock()
+					verified = err == nil
+					mu.Unlock()
+					if err != nil {
+						return 401, err.Error()
+					}
+					return 200, "ok"
+				})
+				f := newFixture(t, d, rs.URL+"/hook")
+				row := f.enqueue(t, f.envelope("confirmed", tr))
+				f.run(t)
+				reqs := rs.requests()
+				if len(reqs) != 1 {
+					t.Fatalf("%d requests, want 1 immediate attempt", len(reqs))
+				}
+				mu.Lock()
+				if !verified {
+					t.Fatal("receiver could not verify the signature")
+				}
+				mu.Unlock()
+				r := reqs[0]
+				want := map[payload.Transport]struct{ method, ct string }{
+					payload.TransportGET:  {"GET", ""},
+					payload.TransportForm: {"POST", "application/x-www-form-urlencoded"},
+					payload.TransportJSON: {"POST", "application/json"},
+				}[tr]
+				wantMethod, wantCT := want.method, want.ct
+				if r.method != wantMethod || !strings.HasPrefix(r.contentType, wantCT) {
+					t.Fatalf("%s %q, want %s %q", r.method, r.contentType, wantMethod, wantCT)
+				}
+				if !strings.Contains(r.url, "order=42") {
+					t.Fatalf("custom parameter left the URL: %s", r.url)
+				}
+				if !strings.Contains(r.url+string(r.body), row.UUID) {
+					t.Fatal("uuid not in the request")
+				}
+				if got := f.reload(t, row); got.Status != notification.StatusAcknowledged || got.NextAttemptAt != nil || got.Attempts != 1 {
+					t.Fatalf("notification %s attempts %d next %v", got.Status, got.Attempts, got.NextAttemptAt)
+				}
+				at := f.attempts(t, row)
+				if len(at) != 1 || at[0].Outcome != deliveryattempt.OutcomeAcknowledged || at[0].ResponseStatus == nil || *at[0].ResponseStatus != 200 || at[0].ResponseBody != "ok" || at[0].FinishedAt == nil {
+					t.Fatalf("attempt log %+v", at)
+				}
+			})
+		}
+	})
+}
+
+// TestRetryScheduleSameBytes drives a failing receiver through the retry
+// schedule on the test clock.
+func TestRetryScheduleSameBytes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
+			if n < 6 {
+				return 500, "down"
+			}
+			return 200, `{"status":"ok","extra":1}`
+		})
+		f := newFixture(t, d, rs.URL+"/hook")
+		row := f.enqueue(t, f.envelope("pending", payload.TransportJSON))
+		f.run(t) // attempt 1, immediate
+		for i, delay := range []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 3 * time.Hour} {
+			got := f.reload(t, row)
+			if got.Status != notification.StatusRetrying || got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(f.clock.Now().Add(delay)) {
+				t.Fatalf("after attempt %d: %s next %v, want retrying at +%s", i+1, got.Status, got.NextAttemptAt, delay)
+			}
+			f.clock.Advance(delay - time.Second)
+			f.run(t)
+			if n := len(rs.requests()); n != i+1 {
+				t.Fatalf("attempt started %s early", time.Second)
+			}
+			f.clock.Advance(time.Second)
+			f.run(t)
+			if n := len(rs.requests()); n != i+2 {
+				t.Fatalf("%d requests after the delay, want %d", n, i+2)
+			}
+		}
+		reqs := rs.requests()
+		for _, r := range reqs[1:] {
+			if r.url != reqs[0].url || !bytes.Equal(r.body, reqs[0].body) || r.signature != reqs[0].signature || r.signature == "" {
+				t.Fatal("a retry sent different bytes")
+			}
+		}
+		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged || got.Attempts != 6 {
+			t.Fatalf("%s after %d attempts", got.Status, got.Attempts)
+		}
+		f.clock.Advance(10 * time.Hour)
+		f.run(t)
+		if len(rs.requests()) != 6 {
+			t.Fatal("an acknowledged notification was attempted again")
+		}
+		at := f.attempts(t, row)
+		if len(at) != 6 || at[0].Outcome != deliveryattempt.OutcomeFailed || at[0].Error == "" || at[5].Outcome != deliveryattempt.OutcomeAcknowledged {
+			t.Fatalf("attempt log %+v", at)
+		}
+		if at[0].NextAttemptAt == nil || !at[0].NextAttemptAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("attempt 1 scheduled %v", at[0].NextAttemptAt)
+		}
+	})
+}
+
+// TestExpiryAfterWindow keeps a receiver failing until the window closes.
+func TestExpiryAfterWindow(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(int, *http.Request) (int, string) { return 503, "" })
+		f := newFixture(t, d, rs.URL+"/hook")
+		row := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		f.run(t)
+		for i := 0; i < 100; i++ {
+			got := f.reload(t, row)
+			if got.Status == notification.StatusFailed {
+				break
+			}
+			f.clock.Set(*got.NextAttemptAt)
+			f.run(t)
+		}
+		got := f.reload(t, row)
+		want := len(expectedAttempts(schedule.Default()))
+		if got.Status != notification.StatusFailed || got.NextAttemptAt != nil || got.Attempts != want || len(rs.requests()) != want {
+			t.Fatalf("%s after %d attempts (%d requests), want failed after %d", got.Status, got.Attempts, len(rs.requests()), want)
+		}
+		f.clock.Advance(24 * time.Hour)
+		f.run(t)
+		if len(rs.requests()) != want {
+			t.Fatal("a failed notification was attempted")
+		}
+		if n := len(f.attempts(t, row)); n != want {
+			t.Fatalf("history has %d attempts, want %d", n, want)
+		}
+		last, err := f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
+		if err != nil || last.DeliveryStatus != "failed" {
+			t.Fatalf("last event %+v %v", last, err)
+		}
+	})
+}
+
+// expectedAttempts lists attempt start times under p with instant attempts.
+func expectedAttempts(p schedule.Policy) []time.Time {
+	at := []time.Time{t0}
+	for {
+		next, ok := p.Next(t0, at[len(at)-1], len(at))
+		if !ok {
+			return at
+		}
+		at = append(at, next)
+	}
+}
+
+// TestInFlightAttemptFinishingAfterDeadline: an attempt that started inside
+// the window and is acknowledged after it acknowledges the notification.
+func TestInFlightAttemptFinishingAfterDeadline(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		release := make(chan struct{})
+		var f *fixture
+		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
+			if n == 1 {
+				return 500, ""
+			}
+			<-release
+			return 200, "OK\n"
+		})
+		f = newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Policy = schedule.Policy{Delays: []time.Duration{47 * time.Hour}, Window: 48 * time.Hour} })
+		row := f.enqueue(t, f.envelope("completed", payload.TransportForm))
+		f.run(t)
+		f.clock.Set(t0.Add(47 * time.Hour))
+		done := make(chan error, 1)
+		go func() { done <- f.n.RunDue(context.Background()) }()
+		<-rs.arrived // attempt 1
+		<-rs.arrived // attempt 2, now in flight
+		f.clock.Set(t0.Add(49 * time.Hour))
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		got := f.reload(t, row)
+		if got.Status != notification.StatusAcknowledged {
+			t.Fatalf("status %s, want acknowledged", got.Status)
+		}
+	})
+}
+
+// TestInterruptedAttemptIsRecordedAndRetried: the process dies after
+// claiming (the attempt row is in flight); another instance takes the row
+// over when the lease expires.
+func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook")
+		row := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
+		claims, _, err := f.n.claim(context.Background(), 10, nil) // ... and the process dies
+		if err != nil || len(claims) != 1 {
+			t.Fatalf("claim: %v %d", err, len(claims))
+		}
+		second, err := New(f.db, NewRSASigner(testKey), Config{Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Clock: f.clock}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := second.RunDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.requests()) != 0 {
+			t.Fatal("a leased row was taken over before its lease expired")
+		}
+		f.clock.Advance(second.cfg.Lease + time.Second)
+		if err := second.RunDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		at := f.attempts(t, row)
+		if len(at) != 2 || at[0].Outcome != deliveryattempt.OutcomeInterrupted || at[0].Error == "" || at[1].Outcome != deliveryattempt.OutcomeAcknowledged {
+			t.Fatalf("attempts %+v", at)
+		}
+		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged || got.Attempts != 2 {
+			t.Fatalf("%s after %d", got.Status, got.Attempts)
+		}
+	})
+}
+
+// TestRestartResumesQueuedWork: notifications stored by one instance are
+// delivered by the next.
+func TestRestartResumesQueuedWork(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
+			if n == 1 {
+				return 500, ""
+			}
+			return 200, "ok"
+		})
+		f := newFixture(t, d, rs.URL+"/hook")
+		a := f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		f.run(t) // fails, retry scheduled
+		b := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		f.n.Stop() // "restart": b is queued, a is retrying
+
+		next, err := New(f.db, NewRSASigner(testKey), Config{Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Clock: f.clock}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Minute)
+		if err := next.RunDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range []*entdb.Notification{a, b} {
+			if got := f.reload(t, row); got.Status != notification.StatusAcknowledged {
+				t.Fatalf("%s: %s after restart", row.PaymentStatus, got.Status)
+			}
+		}
+	})
+}
+
+// TestBlockedDestinationIsLoggedAndRetried: a loopback callback without an
+// operator exception is refused at every attempt.
+func TestBlockedDestinationIsLoggedAndRetried(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, "http://127.0.0.1:1/never-allowed")
+		e := f.envelope("confirmed", payload.TransportJSON)
+		e.CallbackURL = rs.URL + "/hook" // loopback, not allowed
+		row := f.enqueue(t, e)
+		f.run(t)
+		f.clock.Advance(time.Minute)
+		f.run(t)
+		if len(rs.requests()) != 0 {
+			t.Fatal("a blocked destination was reached")
+		}
+		at := f.attempts(t, row)
+		if len(at) != 2 || at[0].Outcome != deliveryattempt.OutcomeBlocked || !strings.Contains(at[0].Error, "127.0.0.1") || at[0].NextAttemptAt == nil {
+			t.Fatalf("attempts %+v", at)
+		}
+		if got := f.reload(t, row); got.Status != notification.StatusRetrying {
+			t.Fatalf("status %s", got.Status)
+		}
+	})
+}
+
+// TestDeadEndpointDoesNotDelayHealthyOne: attempts to a hanging endpoint
+// hold at most PerHost workers; a healthy endpoint is served meanwhile.
+func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		hang := make(chan struct{})
+		dead := newReceiver(t, func(int, *http.Request) (int, string) { <-hang; return 500, "" })
+		healthy := newReceiver(t, ok)
+		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
+			c.Egress.AllowPrivate = append(c.Egress.AllowPrivate, dead.URL+"/hook")
+			c.Workers, c.PerHost = 4, 2
+		})
+		t.Cleanup(func() { close(hang) })
+		for range 10 {
+			e := f.envelope("pending", payload.TransportGET)
+			e.CallbackURL = dead.URL + "/hook"
+			f.enqueue(t, e)
+		}
+		f.n.Start()
+		<-dead.arrived
+		<-dead.arrived
+		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		defer unsubscribe()
+		good := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		select {
+		case <-healthy.arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the healthy endpoint waited behind the dead one")
+		}
+		if n := len(dead.requests()); n > 2 {
+			t.Fatalf("%d concurrent attempts to the dead endpoint, bound is 2", n)
+		}
+		timeout := time.After(10 * time.Second)
+		for f.reload(t, good).Status != notification.StatusAcknowledged {
+			select {
+			case <-changed: // an event of this owner was recorded
+			case <-timeout:
+				t.Fatal("healthy notification not acknowledged")
+			}
+		}
+	})
+}
