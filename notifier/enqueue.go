@@ -117,4 +117,3 @@ func hostKey(u *url.URL) string {
 	}
 	return u.Hostname() + ":" + port
 }
-

@@ -393,7 +393,9 @@ func TestInFlightAttemptFinishingAfterDeadline(t *testing.T) {
 			<-release
 			return 200, "OK\n"
 		})
-		f = newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Policy = schedule.Policy{Delays: []time.Duration{47 * time.Hour}, Window: 48 * time.Hour} })
+		f = newFixture(t, d, rs.URL+"/hook", func(c *Config) {
+			c.Policy = schedule.Policy{Delays: []time.Duration{47 * time.Hour}, Window: 48 * time.Hour}
+		})
 		row := f.enqueue(t, f.envelope("completed", payload.TransportForm))
 		f.run(t)
 		f.clock.Set(t0.Add(47 * time.Hour))
