@@ -290,3 +290,41 @@ func TestLogsShowDeliveries(t *testing.T) {
 }
 
 func storetestDialect(d string) store.Dialect { return store.Dialect(d) }
+
+// TestSlowWatcherNeverSlowsDelivery: a watcher that stops reading (its
+// stream's flow-control window fills up) delays only itself; when it reads
+// again it gets every event, in order.
+func TestSlowWatcherNeverSlowsDelivery(t *testing.T) {
+	t.Parallel()
+	e := newDeliveryEnv(t, "sqlite")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := payhookv1.NewDeliveryServiceClient(e.in.Conn).WatchDeliveries(servertest.WithKey(ctx, e.in.KeyA), &payhookv1.WatchDeliveriesRequest{IncludeRequest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	for range n {
+		e.enqueue(t, e.addr, &e.pay.ID, "pending")
+	}
+	e.deliver(t) // returns only when all n attempts are recorded
+	acked, err := e.in.Server.DB().Client.Notification.Query().Count(ctx)
+	if err != nil || acked != n {
+		t.Fatalf("%d notifications, %v", acked, err)
+	}
+	evs := recvN(t, s, 2*n)
+	for i := 1; i < len(evs); i++ {
+		if evs[i].GetCursor() <= evs[i-1].GetCursor() {
+			t.Fatalf("event %d out of order", i)
+		}
+	}
+	attempts := 0
+	for _, ev := range evs {
+		if ev.GetKind() == "attempt" && ev.GetOutcome() == "acknowledged" {
+			attempts++
+		}
+	}
+	if attempts != n {
+		t.Fatalf("%d acknowledged attempt events, want %d", attempts, n)
+	}
+}

@@ -1,6 +1,7 @@
 package address
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -80,7 +81,11 @@ func ParseCallback(callback, cbParams string) (CallbackURL, error) {
 	// The URL is sent, and signed, exactly as stored: refuse one an HTTP
 	// client would rewrite on the wire, whose signature could never verify.
 	if err := payload.ValidateCallbackURL(final); err != nil {
-		return CallbackURL{}, invalid("callback", "%s", strings.TrimPrefix(err.Error(), "invalid callback payload: "))
+		var fe *payload.FieldError
+		if errors.As(err, &fe) {
+			return CallbackURL{}, invalid("callback", "%s", fe.Reason)
+		}
+		return CallbackURL{}, invalid("callback", "%v", err)
 	}
 	return CallbackURL{URL: final, Params: params}, nil
 }
