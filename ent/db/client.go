@@ -17,8 +17,10 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -35,10 +37,14 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// ChainCursor is the client for interacting with the ChainCursor builders.
+	ChainCursor *ChainCursorClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
 	DeliveryEvent *DeliveryEventClient
+	// Forward is the client for interacting with the Forward builders.
+	Forward *ForwardClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
@@ -58,8 +64,10 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Address = NewAddressClient(c.config)
+	c.ChainCursor = NewChainCursorClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
+	c.Forward = NewForwardClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
@@ -157,8 +165,10 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
+		ChainCursor:     NewChainCursorClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:   NewDeliveryEventClient(cfg),
+		Forward:         NewForwardClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
@@ -183,8 +193,10 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
+		ChainCursor:     NewChainCursorClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:   NewDeliveryEventClient(cfg),
+		Forward:         NewForwardClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
@@ -217,8 +229,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Address, c.DeliveryAttempt, c.DeliveryEvent, c.Notification,
-		c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.ChainCursor, c.DeliveryAttempt, c.DeliveryEvent,
+		c.Forward, c.Notification, c.Payment, c.SigningKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -228,8 +240,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Address, c.DeliveryAttempt, c.DeliveryEvent, c.Notification,
-		c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.ChainCursor, c.DeliveryAttempt, c.DeliveryEvent,
+		c.Forward, c.Notification, c.Payment, c.SigningKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -242,10 +254,14 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *AddressMutation:
 		return c.Address.mutate(ctx, m)
+	case *ChainCursorMutation:
+		return c.ChainCursor.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
 		return c.DeliveryAttempt.mutate(ctx, m)
 	case *DeliveryEventMutation:
 		return c.DeliveryEvent.mutate(ctx, m)
+	case *ForwardMutation:
+		return c.Forward.mutate(ctx, m)
 	case *NotificationMutation:
 		return c.Notification.mutate(ctx, m)
 	case *PaymentMutation:
@@ -619,6 +635,139 @@ func (c *AddressClient) mutate(ctx context.Context, m *AddressMutation) (Value, 
 	}
 }
 
+// ChainCursorClient is a client for the ChainCursor schema.
+type ChainCursorClient struct {
+	config
+}
+
+// NewChainCursorClient returns a client for the ChainCursor from the given config.
+func NewChainCursorClient(c config) *ChainCursorClient {
+	return &ChainCursorClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `chaincursor.Hooks(f(g(h())))`.
+func (c *ChainCursorClient) Use(hooks ...Hook) {
+	c.hooks.ChainCursor = append(c.hooks.ChainCursor, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `chaincursor.Intercept(f(g(h())))`.
+func (c *ChainCursorClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ChainCursor = append(c.inters.ChainCursor, interceptors...)
+}
+
+// Create returns a builder for creating a ChainCursor entity.
+func (c *ChainCursorClient) Create() *ChainCursorCreate {
+	mutation := newChainCursorMutation(c.config, OpCreate)
+	return &ChainCursorCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ChainCursor entities.
+func (c *ChainCursorClient) CreateBulk(builders ...*ChainCursorCreate) *ChainCursorCreateBulk {
+	return &ChainCursorCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChainCursorClient) MapCreateBulk(slice any, setFunc func(*ChainCursorCreate, int)) *ChainCursorCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChainCursorCreateBulk{err: fmt.Errorf("calling to ChainCursorClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChainCursorCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChainCursorCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ChainCursor.
+func (c *ChainCursorClient) Update() *ChainCursorUpdate {
+	mutation := newChainCursorMutation(c.config, OpUpdate)
+	return &ChainCursorUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChainCursorClient) UpdateOne(_m *ChainCursor) *ChainCursorUpdateOne {
+	mutation := newChainCursorMutation(c.config, OpUpdateOne, withChainCursor(_m))
+	return &ChainCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChainCursorClient) UpdateOneID(id int64) *ChainCursorUpdateOne {
+	mutation := newChainCursorMutation(c.config, OpUpdateOne, withChainCursorID(id))
+	return &ChainCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ChainCursor.
+func (c *ChainCursorClient) Delete() *ChainCursorDelete {
+	mutation := newChainCursorMutation(c.config, OpDelete)
+	return &ChainCursorDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChainCursorClient) DeleteOne(_m *ChainCursor) *ChainCursorDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChainCursorClient) DeleteOneID(id int64) *ChainCursorDeleteOne {
+	builder := c.Delete().Where(chaincursor.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChainCursorDeleteOne{builder}
+}
+
+// Query returns a query builder for ChainCursor.
+func (c *ChainCursorClient) Query() *ChainCursorQuery {
+	return &ChainCursorQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChainCursor},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ChainCursor entity by its id.
+func (c *ChainCursorClient) Get(ctx context.Context, id int64) (*ChainCursor, error) {
+	return c.Query().Where(chaincursor.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChainCursorClient) GetX(ctx context.Context, id int64) *ChainCursor {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChainCursorClient) Hooks() []Hook {
+	return c.hooks.ChainCursor
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChainCursorClient) Interceptors() []Interceptor {
+	return c.inters.ChainCursor
+}
+
+func (c *ChainCursorClient) mutate(ctx context.Context, m *ChainCursorMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChainCursorCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChainCursorUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChainCursorUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChainCursorDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown ChainCursor mutation op: %q", m.Op())
+	}
+}
+
 // DeliveryAttemptClient is a client for the DeliveryAttempt schema.
 type DeliveryAttemptClient struct {
 	config
@@ -914,6 +1063,155 @@ func (c *DeliveryEventClient) mutate(ctx context.Context, m *DeliveryEventMutati
 		return (&DeliveryEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown DeliveryEvent mutation op: %q", m.Op())
+	}
+}
+
+// ForwardClient is a client for the Forward schema.
+type ForwardClient struct {
+	config
+}
+
+// NewForwardClient returns a client for the Forward from the given config.
+func NewForwardClient(c config) *ForwardClient {
+	return &ForwardClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `forward.Hooks(f(g(h())))`.
+func (c *ForwardClient) Use(hooks ...Hook) {
+	c.hooks.Forward = append(c.hooks.Forward, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `forward.Intercept(f(g(h())))`.
+func (c *ForwardClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Forward = append(c.inters.Forward, interceptors...)
+}
+
+// Create returns a builder for creating a Forward entity.
+func (c *ForwardClient) Create() *ForwardCreate {
+	mutation := newForwardMutation(c.config, OpCreate)
+	return &ForwardCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Forward entities.
+func (c *ForwardClient) CreateBulk(builders ...*ForwardCreate) *ForwardCreateBulk {
+	return &ForwardCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ForwardClient) MapCreateBulk(slice any, setFunc func(*ForwardCreate, int)) *ForwardCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ForwardCreateBulk{err: fmt.Errorf("calling to ForwardClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ForwardCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ForwardCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Forward.
+func (c *ForwardClient) Update() *ForwardUpdate {
+	mutation := newForwardMutation(c.config, OpUpdate)
+	return &ForwardUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ForwardClient) UpdateOne(_m *Forward) *ForwardUpdateOne {
+	mutation := newForwardMutation(c.config, OpUpdateOne, withForward(_m))
+	return &ForwardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ForwardClient) UpdateOneID(id int64) *ForwardUpdateOne {
+	mutation := newForwardMutation(c.config, OpUpdateOne, withForwardID(id))
+	return &ForwardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Forward.
+func (c *ForwardClient) Delete() *ForwardDelete {
+	mutation := newForwardMutation(c.config, OpDelete)
+	return &ForwardDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ForwardClient) DeleteOne(_m *Forward) *ForwardDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ForwardClient) DeleteOneID(id int64) *ForwardDeleteOne {
+	builder := c.Delete().Where(forward.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ForwardDeleteOne{builder}
+}
+
+// Query returns a query builder for Forward.
+func (c *ForwardClient) Query() *ForwardQuery {
+	return &ForwardQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeForward},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Forward entity by its id.
+func (c *ForwardClient) Get(ctx context.Context, id int64) (*Forward, error) {
+	return c.Query().Where(forward.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ForwardClient) GetX(ctx context.Context, id int64) *Forward {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryPayment queries the payment edge of a Forward.
+func (c *ForwardClient) QueryPayment(_m *Forward) *PaymentQuery {
+	query := (&PaymentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(forward.Table, forward.FieldID, id),
+			sqlgraph.To(payment.Table, payment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, true, forward.PaymentTable, forward.PaymentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *ForwardClient) Hooks() []Hook {
+	return c.hooks.Forward
+}
+
+// Interceptors returns the client interceptors.
+func (c *ForwardClient) Interceptors() []Interceptor {
+	return c.inters.Forward
+}
+
+func (c *ForwardClient) mutate(ctx context.Context, m *ForwardMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ForwardCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ForwardUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ForwardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ForwardDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Forward mutation op: %q", m.Op())
 	}
 }
 
@@ -1286,6 +1584,22 @@ func (c *PaymentClient) QueryNotifications(_m *Payment) *NotificationQuery {
 	return query
 }
 
+// QueryForward queries the forward edge of a Payment.
+func (c *PaymentClient) QueryForward(_m *Payment) *ForwardQuery {
+	query := (&ForwardClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payment.Table, payment.FieldID, id),
+			sqlgraph.To(forward.Table, forward.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, payment.ForwardTable, payment.ForwardColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *PaymentClient) Hooks() []Hook {
 	return c.hooks.Payment
@@ -1447,12 +1761,12 @@ func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (V
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Address, DeliveryAttempt, DeliveryEvent, Notification, Payment,
-		SigningKey []ent.Hook
+		APIKey, Address, ChainCursor, DeliveryAttempt, DeliveryEvent, Forward,
+		Notification, Payment, SigningKey []ent.Hook
 	}
 	inters struct {
-		APIKey, Address, DeliveryAttempt, DeliveryEvent, Notification, Payment,
-		SigningKey []ent.Interceptor
+		APIKey, Address, ChainCursor, DeliveryAttempt, DeliveryEvent, Forward,
+		Notification, Payment, SigningKey []ent.Interceptor
 	}
 )
 

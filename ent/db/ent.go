@@ -14,8 +14,10 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -81,8 +83,10 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:          apikey.ValidColumn,
 			address.Table:         address.ValidColumn,
+			chaincursor.Table:     chaincursor.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			deliveryevent.Table:   deliveryevent.ValidColumn,
+			forward.Table:         forward.ValidColumn,
 			notification.Table:    notification.ValidColumn,
 			payment.Table:         payment.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,

@@ -13,8 +13,10 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -34,8 +36,10 @@ const (
 	// Node types.
 	TypeAPIKey          = "APIKey"
 	TypeAddress         = "Address"
+	TypeChainCursor     = "ChainCursor"
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeDeliveryEvent   = "DeliveryEvent"
+	TypeForward         = "Forward"
 	TypeNotification    = "Notification"
 	TypePayment         = "Payment"
 	TypeSigningKey      = "SigningKey"
@@ -2333,6 +2337,536 @@ func (m *AddressMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Address edge %s", name)
+}
+
+// ChainCursorMutation represents an operation that mutates the ChainCursor nodes in the graph.
+type ChainCursorMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	updated_at    *time.Time
+	ticker        *string
+	height        *int64
+	addheight     *int64
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ChainCursor, error)
+	predicates    []predicate.ChainCursor
+}
+
+var _ ent.Mutation = (*ChainCursorMutation)(nil)
+
+// chaincursorOption allows management of the mutation configuration using functional options.
+type chaincursorOption func(*ChainCursorMutation)
+
+// newChainCursorMutation creates new mutation for the ChainCursor entity.
+func newChainCursorMutation(c config, op Op, opts ...chaincursorOption) *ChainCursorMutation {
+	m := &ChainCursorMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChainCursor,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChainCursorID sets the ID field of the mutation.
+func withChainCursorID(id int64) chaincursorOption {
+	return func(m *ChainCursorMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ChainCursor
+		)
+		m.oldValue = func(ctx context.Context) (*ChainCursor, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ChainCursor.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChainCursor sets the old ChainCursor of the mutation.
+func withChainCursor(node *ChainCursor) chaincursorOption {
+	return func(m *ChainCursorMutation) {
+		m.oldValue = func(context.Context) (*ChainCursor, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChainCursorMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChainCursorMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ChainCursor entities.
+func (m *ChainCursorMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChainCursorMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChainCursorMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ChainCursor.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ChainCursorMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ChainCursorMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the ChainCursor entity.
+// If the ChainCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainCursorMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ChainCursorMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ChainCursorMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ChainCursorMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the ChainCursor entity.
+// If the ChainCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainCursorMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ChainCursorMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *ChainCursorMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *ChainCursorMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the ChainCursor entity.
+// If the ChainCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainCursorMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *ChainCursorMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetHeight sets the "height" field.
+func (m *ChainCursorMutation) SetHeight(i int64) {
+	m.height = &i
+	m.addheight = nil
+}
+
+// Height returns the value of the "height" field in the mutation.
+func (m *ChainCursorMutation) Height() (r int64, exists bool) {
+	v := m.height
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeight returns the old "height" field's value of the ChainCursor entity.
+// If the ChainCursor object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainCursorMutation) OldHeight(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeight is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeight requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeight: %w", err)
+	}
+	return oldValue.Height, nil
+}
+
+// AddHeight adds i to the "height" field.
+func (m *ChainCursorMutation) AddHeight(i int64) {
+	if m.addheight != nil {
+		*m.addheight += i
+	} else {
+		m.addheight = &i
+	}
+}
+
+// AddedHeight returns the value that was added to the "height" field in this mutation.
+func (m *ChainCursorMutation) AddedHeight() (r int64, exists bool) {
+	v := m.addheight
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHeight resets all changes to the "height" field.
+func (m *ChainCursorMutation) ResetHeight() {
+	m.height = nil
+	m.addheight = nil
+}
+
+// Where appends a list predicates to the ChainCursorMutation builder.
+func (m *ChainCursorMutation) Where(ps ...predicate.ChainCursor) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChainCursorMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChainCursorMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ChainCursor, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChainCursorMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChainCursorMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ChainCursor).
+func (m *ChainCursorMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChainCursorMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.created_at != nil {
+		fields = append(fields, chaincursor.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, chaincursor.FieldUpdatedAt)
+	}
+	if m.ticker != nil {
+		fields = append(fields, chaincursor.FieldTicker)
+	}
+	if m.height != nil {
+		fields = append(fields, chaincursor.FieldHeight)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChainCursorMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chaincursor.FieldCreatedAt:
+		return m.CreatedAt()
+	case chaincursor.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case chaincursor.FieldTicker:
+		return m.Ticker()
+	case chaincursor.FieldHeight:
+		return m.Height()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChainCursorMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chaincursor.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case chaincursor.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case chaincursor.FieldTicker:
+		return m.OldTicker(ctx)
+	case chaincursor.FieldHeight:
+		return m.OldHeight(ctx)
+	}
+	return nil, fmt.Errorf("unknown ChainCursor field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChainCursorMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chaincursor.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case chaincursor.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case chaincursor.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case chaincursor.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeight(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChainCursor field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChainCursorMutation) AddedFields() []string {
+	var fields []string
+	if m.addheight != nil {
+		fields = append(fields, chaincursor.FieldHeight)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChainCursorMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case chaincursor.FieldHeight:
+		return m.AddedHeight()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChainCursorMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case chaincursor.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHeight(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChainCursor numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChainCursorMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChainCursorMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChainCursorMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ChainCursor nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChainCursorMutation) ResetField(name string) error {
+	switch name {
+	case chaincursor.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case chaincursor.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case chaincursor.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case chaincursor.FieldHeight:
+		m.ResetHeight()
+		return nil
+	}
+	return fmt.Errorf("unknown ChainCursor field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChainCursorMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChainCursorMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChainCursorMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChainCursorMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChainCursorMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChainCursorMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChainCursorMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ChainCursor unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChainCursorMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ChainCursor edge %s", name)
 }
 
 // DeliveryAttemptMutation represents an operation that mutates the DeliveryAttempt nodes in the graph.
@@ -4710,6 +5244,897 @@ func (m *DeliveryEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown DeliveryEvent edge %s", name)
 }
 
+// ForwardMutation represents an operation that mutates the Forward nodes in the graph.
+type ForwardMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *int64
+	created_at           *time.Time
+	updated_at           *time.Time
+	intent_id            *string
+	status               *forward.Status
+	outputs              *[]schema.Output
+	appendoutputs        []schema.Output
+	fee_coin             *decimal.Decimal
+	network_fee          *decimal.Decimal
+	value_forwarded_coin *decimal.Decimal
+	txid_out             *string
+	clearedFields        map[string]struct{}
+	payment              *int64
+	clearedpayment       bool
+	done                 bool
+	oldValue             func(context.Context) (*Forward, error)
+	predicates           []predicate.Forward
+}
+
+var _ ent.Mutation = (*ForwardMutation)(nil)
+
+// forwardOption allows management of the mutation configuration using functional options.
+type forwardOption func(*ForwardMutation)
+
+// newForwardMutation creates new mutation for the Forward entity.
+func newForwardMutation(c config, op Op, opts ...forwardOption) *ForwardMutation {
+	m := &ForwardMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeForward,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withForwardID sets the ID field of the mutation.
+func withForwardID(id int64) forwardOption {
+	return func(m *ForwardMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Forward
+		)
+		m.oldValue = func(ctx context.Context) (*Forward, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Forward.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withForward sets the old Forward of the mutation.
+func withForward(node *Forward) forwardOption {
+	return func(m *ForwardMutation) {
+		m.oldValue = func(context.Context) (*Forward, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ForwardMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ForwardMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Forward entities.
+func (m *ForwardMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ForwardMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ForwardMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Forward.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ForwardMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ForwardMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ForwardMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ForwardMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ForwardMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ForwardMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetPaymentID sets the "payment_id" field.
+func (m *ForwardMutation) SetPaymentID(i int64) {
+	m.payment = &i
+}
+
+// PaymentID returns the value of the "payment_id" field in the mutation.
+func (m *ForwardMutation) PaymentID() (r int64, exists bool) {
+	v := m.payment
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaymentID returns the old "payment_id" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldPaymentID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaymentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaymentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaymentID: %w", err)
+	}
+	return oldValue.PaymentID, nil
+}
+
+// ResetPaymentID resets all changes to the "payment_id" field.
+func (m *ForwardMutation) ResetPaymentID() {
+	m.payment = nil
+}
+
+// SetIntentID sets the "intent_id" field.
+func (m *ForwardMutation) SetIntentID(s string) {
+	m.intent_id = &s
+}
+
+// IntentID returns the value of the "intent_id" field in the mutation.
+func (m *ForwardMutation) IntentID() (r string, exists bool) {
+	v := m.intent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIntentID returns the old "intent_id" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldIntentID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIntentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIntentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIntentID: %w", err)
+	}
+	return oldValue.IntentID, nil
+}
+
+// ResetIntentID resets all changes to the "intent_id" field.
+func (m *ForwardMutation) ResetIntentID() {
+	m.intent_id = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *ForwardMutation) SetStatus(f forward.Status) {
+	m.status = &f
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *ForwardMutation) Status() (r forward.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldStatus(ctx context.Context) (v forward.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *ForwardMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetOutputs sets the "outputs" field.
+func (m *ForwardMutation) SetOutputs(s []schema.Output) {
+	m.outputs = &s
+	m.appendoutputs = nil
+}
+
+// Outputs returns the value of the "outputs" field in the mutation.
+func (m *ForwardMutation) Outputs() (r []schema.Output, exists bool) {
+	v := m.outputs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutputs returns the old "outputs" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldOutputs(ctx context.Context) (v []schema.Output, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutputs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutputs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutputs: %w", err)
+	}
+	return oldValue.Outputs, nil
+}
+
+// AppendOutputs adds s to the "outputs" field.
+func (m *ForwardMutation) AppendOutputs(s []schema.Output) {
+	m.appendoutputs = append(m.appendoutputs, s...)
+}
+
+// AppendedOutputs returns the list of values that were appended to the "outputs" field in this mutation.
+func (m *ForwardMutation) AppendedOutputs() ([]schema.Output, bool) {
+	if len(m.appendoutputs) == 0 {
+		return nil, false
+	}
+	return m.appendoutputs, true
+}
+
+// ResetOutputs resets all changes to the "outputs" field.
+func (m *ForwardMutation) ResetOutputs() {
+	m.outputs = nil
+	m.appendoutputs = nil
+}
+
+// SetFeeCoin sets the "fee_coin" field.
+func (m *ForwardMutation) SetFeeCoin(d decimal.Decimal) {
+	m.fee_coin = &d
+}
+
+// FeeCoin returns the value of the "fee_coin" field in the mutation.
+func (m *ForwardMutation) FeeCoin() (r decimal.Decimal, exists bool) {
+	v := m.fee_coin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFeeCoin returns the old "fee_coin" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldFeeCoin(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFeeCoin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFeeCoin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFeeCoin: %w", err)
+	}
+	return oldValue.FeeCoin, nil
+}
+
+// ResetFeeCoin resets all changes to the "fee_coin" field.
+func (m *ForwardMutation) ResetFeeCoin() {
+	m.fee_coin = nil
+}
+
+// SetNetworkFee sets the "network_fee" field.
+func (m *ForwardMutation) SetNetworkFee(d decimal.Decimal) {
+	m.network_fee = &d
+}
+
+// NetworkFee returns the value of the "network_fee" field in the mutation.
+func (m *ForwardMutation) NetworkFee() (r decimal.Decimal, exists bool) {
+	v := m.network_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNetworkFee returns the old "network_fee" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldNetworkFee(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNetworkFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNetworkFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNetworkFee: %w", err)
+	}
+	return oldValue.NetworkFee, nil
+}
+
+// ResetNetworkFee resets all changes to the "network_fee" field.
+func (m *ForwardMutation) ResetNetworkFee() {
+	m.network_fee = nil
+}
+
+// SetValueForwardedCoin sets the "value_forwarded_coin" field.
+func (m *ForwardMutation) SetValueForwardedCoin(d decimal.Decimal) {
+	m.value_forwarded_coin = &d
+}
+
+// ValueForwardedCoin returns the value of the "value_forwarded_coin" field in the mutation.
+func (m *ForwardMutation) ValueForwardedCoin() (r decimal.Decimal, exists bool) {
+	v := m.value_forwarded_coin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValueForwardedCoin returns the old "value_forwarded_coin" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldValueForwardedCoin(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValueForwardedCoin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValueForwardedCoin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValueForwardedCoin: %w", err)
+	}
+	return oldValue.ValueForwardedCoin, nil
+}
+
+// ResetValueForwardedCoin resets all changes to the "value_forwarded_coin" field.
+func (m *ForwardMutation) ResetValueForwardedCoin() {
+	m.value_forwarded_coin = nil
+}
+
+// SetTxidOut sets the "txid_out" field.
+func (m *ForwardMutation) SetTxidOut(s string) {
+	m.txid_out = &s
+}
+
+// TxidOut returns the value of the "txid_out" field in the mutation.
+func (m *ForwardMutation) TxidOut() (r string, exists bool) {
+	v := m.txid_out
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTxidOut returns the old "txid_out" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldTxidOut(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTxidOut is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTxidOut requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTxidOut: %w", err)
+	}
+	return oldValue.TxidOut, nil
+}
+
+// ResetTxidOut resets all changes to the "txid_out" field.
+func (m *ForwardMutation) ResetTxidOut() {
+	m.txid_out = nil
+}
+
+// ClearPayment clears the "payment" edge to the Payment entity.
+func (m *ForwardMutation) ClearPayment() {
+	m.clearedpayment = true
+	m.clearedFields[forward.FieldPaymentID] = struct{}{}
+}
+
+// PaymentCleared reports if the "payment" edge to the Payment entity was cleared.
+func (m *ForwardMutation) PaymentCleared() bool {
+	return m.clearedpayment
+}
+
+// PaymentIDs returns the "payment" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// PaymentID instead. It exists only for internal usage by the builders.
+func (m *ForwardMutation) PaymentIDs() (ids []int64) {
+	if id := m.payment; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetPayment resets all changes to the "payment" edge.
+func (m *ForwardMutation) ResetPayment() {
+	m.payment = nil
+	m.clearedpayment = false
+}
+
+// Where appends a list predicates to the ForwardMutation builder.
+func (m *ForwardMutation) Where(ps ...predicate.Forward) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ForwardMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ForwardMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Forward, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ForwardMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ForwardMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Forward).
+func (m *ForwardMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ForwardMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, forward.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, forward.FieldUpdatedAt)
+	}
+	if m.payment != nil {
+		fields = append(fields, forward.FieldPaymentID)
+	}
+	if m.intent_id != nil {
+		fields = append(fields, forward.FieldIntentID)
+	}
+	if m.status != nil {
+		fields = append(fields, forward.FieldStatus)
+	}
+	if m.outputs != nil {
+		fields = append(fields, forward.FieldOutputs)
+	}
+	if m.fee_coin != nil {
+		fields = append(fields, forward.FieldFeeCoin)
+	}
+	if m.network_fee != nil {
+		fields = append(fields, forward.FieldNetworkFee)
+	}
+	if m.value_forwarded_coin != nil {
+		fields = append(fields, forward.FieldValueForwardedCoin)
+	}
+	if m.txid_out != nil {
+		fields = append(fields, forward.FieldTxidOut)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ForwardMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case forward.FieldCreatedAt:
+		return m.CreatedAt()
+	case forward.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case forward.FieldPaymentID:
+		return m.PaymentID()
+	case forward.FieldIntentID:
+		return m.IntentID()
+	case forward.FieldStatus:
+		return m.Status()
+	case forward.FieldOutputs:
+		return m.Outputs()
+	case forward.FieldFeeCoin:
+		return m.FeeCoin()
+	case forward.FieldNetworkFee:
+		return m.NetworkFee()
+	case forward.FieldValueForwardedCoin:
+		return m.ValueForwardedCoin()
+	case forward.FieldTxidOut:
+		return m.TxidOut()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ForwardMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case forward.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case forward.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case forward.FieldPaymentID:
+		return m.OldPaymentID(ctx)
+	case forward.FieldIntentID:
+		return m.OldIntentID(ctx)
+	case forward.FieldStatus:
+		return m.OldStatus(ctx)
+	case forward.FieldOutputs:
+		return m.OldOutputs(ctx)
+	case forward.FieldFeeCoin:
+		return m.OldFeeCoin(ctx)
+	case forward.FieldNetworkFee:
+		return m.OldNetworkFee(ctx)
+	case forward.FieldValueForwardedCoin:
+		return m.OldValueForwardedCoin(ctx)
+	case forward.FieldTxidOut:
+		return m.OldTxidOut(ctx)
+	}
+	return nil, fmt.Errorf("unknown Forward field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ForwardMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case forward.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case forward.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case forward.FieldPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaymentID(v)
+		return nil
+	case forward.FieldIntentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIntentID(v)
+		return nil
+	case forward.FieldStatus:
+		v, ok := value.(forward.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case forward.FieldOutputs:
+		v, ok := value.([]schema.Output)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutputs(v)
+		return nil
+	case forward.FieldFeeCoin:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFeeCoin(v)
+		return nil
+	case forward.FieldNetworkFee:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNetworkFee(v)
+		return nil
+	case forward.FieldValueForwardedCoin:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValueForwardedCoin(v)
+		return nil
+	case forward.FieldTxidOut:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTxidOut(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Forward field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ForwardMutation) AddedFields() []string {
+	var fields []string
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ForwardMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ForwardMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Forward numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ForwardMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ForwardMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ForwardMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Forward nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ForwardMutation) ResetField(name string) error {
+	switch name {
+	case forward.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case forward.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case forward.FieldPaymentID:
+		m.ResetPaymentID()
+		return nil
+	case forward.FieldIntentID:
+		m.ResetIntentID()
+		return nil
+	case forward.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case forward.FieldOutputs:
+		m.ResetOutputs()
+		return nil
+	case forward.FieldFeeCoin:
+		m.ResetFeeCoin()
+		return nil
+	case forward.FieldNetworkFee:
+		m.ResetNetworkFee()
+		return nil
+	case forward.FieldValueForwardedCoin:
+		m.ResetValueForwardedCoin()
+		return nil
+	case forward.FieldTxidOut:
+		m.ResetTxidOut()
+		return nil
+	}
+	return fmt.Errorf("unknown Forward field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ForwardMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.payment != nil {
+		edges = append(edges, forward.EdgePayment)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ForwardMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case forward.EdgePayment:
+		if id := m.payment; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ForwardMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ForwardMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ForwardMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedpayment {
+		edges = append(edges, forward.EdgePayment)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ForwardMutation) EdgeCleared(name string) bool {
+	switch name {
+	case forward.EdgePayment:
+		return m.clearedpayment
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ForwardMutation) ClearEdge(name string) error {
+	switch name {
+	case forward.EdgePayment:
+		m.ClearPayment()
+		return nil
+	}
+	return fmt.Errorf("unknown Forward unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ForwardMutation) ResetEdge(name string) error {
+	switch name {
+	case forward.EdgePayment:
+		m.ResetPayment()
+		return nil
+	}
+	return fmt.Errorf("unknown Forward edge %s", name)
+}
+
 // NotificationMutation represents an operation that mutates the Notification nodes in the graph.
 type NotificationMutation struct {
 	config
@@ -6613,6 +8038,7 @@ type PaymentMutation struct {
 	id                   *int64
 	created_at           *time.Time
 	updated_at           *time.Time
+	ticker               *string
 	txid_in              *string
 	output_index         *int64
 	addoutput_index      *int64
@@ -6620,6 +8046,7 @@ type PaymentMutation struct {
 	confirmations        *int64
 	addconfirmations     *int64
 	status               *payment.Status
+	note                 *string
 	txid_out             *string
 	value_forwarded_coin *decimal.Decimal
 	fee_coin             *decimal.Decimal
@@ -6634,6 +8061,8 @@ type PaymentMutation struct {
 	notifications        map[int64]struct{}
 	removednotifications map[int64]struct{}
 	clearednotifications bool
+	forward              *int64
+	clearedforward       bool
 	done                 bool
 	oldValue             func(context.Context) (*Payment, error)
 	predicates           []predicate.Payment
@@ -6887,6 +8316,42 @@ func (m *PaymentMutation) ResetAPIKeyID() {
 	m.api_key = nil
 }
 
+// SetTicker sets the "ticker" field.
+func (m *PaymentMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *PaymentMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *PaymentMutation) ResetTicker() {
+	m.ticker = nil
+}
+
 // SetTxidIn sets the "txid_in" field.
 func (m *PaymentMutation) SetTxidIn(s string) {
 	m.txid_in = &s
@@ -7105,6 +8570,42 @@ func (m *PaymentMutation) OldStatus(ctx context.Context) (v payment.Status, err 
 // ResetStatus resets all changes to the "status" field.
 func (m *PaymentMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetNote sets the "note" field.
+func (m *PaymentMutation) SetNote(s string) {
+	m.note = &s
+}
+
+// Note returns the value of the "note" field in the mutation.
+func (m *PaymentMutation) Note() (r string, exists bool) {
+	v := m.note
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNote returns the old "note" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldNote(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNote: %w", err)
+	}
+	return oldValue.Note, nil
+}
+
+// ResetNote resets all changes to the "note" field.
+func (m *PaymentMutation) ResetNote() {
+	m.note = nil
 }
 
 // SetTxidOut sets the "txid_out" field.
@@ -7509,6 +9010,45 @@ func (m *PaymentMutation) ResetNotifications() {
 	m.removednotifications = nil
 }
 
+// SetForwardID sets the "forward" edge to the Forward entity by id.
+func (m *PaymentMutation) SetForwardID(id int64) {
+	m.forward = &id
+}
+
+// ClearForward clears the "forward" edge to the Forward entity.
+func (m *PaymentMutation) ClearForward() {
+	m.clearedforward = true
+}
+
+// ForwardCleared reports if the "forward" edge to the Forward entity was cleared.
+func (m *PaymentMutation) ForwardCleared() bool {
+	return m.clearedforward
+}
+
+// ForwardID returns the "forward" edge ID in the mutation.
+func (m *PaymentMutation) ForwardID() (id int64, exists bool) {
+	if m.forward != nil {
+		return *m.forward, true
+	}
+	return
+}
+
+// ForwardIDs returns the "forward" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ForwardID instead. It exists only for internal usage by the builders.
+func (m *PaymentMutation) ForwardIDs() (ids []int64) {
+	if id := m.forward; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetForward resets all changes to the "forward" edge.
+func (m *PaymentMutation) ResetForward() {
+	m.forward = nil
+	m.clearedforward = false
+}
+
 // Where appends a list predicates to the PaymentMutation builder.
 func (m *PaymentMutation) Where(ps ...predicate.Payment) {
 	m.predicates = append(m.predicates, ps...)
@@ -7543,7 +9083,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 17)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -7555,6 +9095,9 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.api_key != nil {
 		fields = append(fields, payment.FieldAPIKeyID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, payment.FieldTicker)
 	}
 	if m.txid_in != nil {
 		fields = append(fields, payment.FieldTxidIn)
@@ -7570,6 +9113,9 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, payment.FieldStatus)
+	}
+	if m.note != nil {
+		fields = append(fields, payment.FieldNote)
 	}
 	if m.txid_out != nil {
 		fields = append(fields, payment.FieldTxidOut)
@@ -7605,6 +9151,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.AddressID()
 	case payment.FieldAPIKeyID:
 		return m.APIKeyID()
+	case payment.FieldTicker:
+		return m.Ticker()
 	case payment.FieldTxidIn:
 		return m.TxidIn()
 	case payment.FieldOutputIndex:
@@ -7615,6 +9163,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.Confirmations()
 	case payment.FieldStatus:
 		return m.Status()
+	case payment.FieldNote:
+		return m.Note()
 	case payment.FieldTxidOut:
 		return m.TxidOut()
 	case payment.FieldValueForwardedCoin:
@@ -7644,6 +9194,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldAddressID(ctx)
 	case payment.FieldAPIKeyID:
 		return m.OldAPIKeyID(ctx)
+	case payment.FieldTicker:
+		return m.OldTicker(ctx)
 	case payment.FieldTxidIn:
 		return m.OldTxidIn(ctx)
 	case payment.FieldOutputIndex:
@@ -7654,6 +9206,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldConfirmations(ctx)
 	case payment.FieldStatus:
 		return m.OldStatus(ctx)
+	case payment.FieldNote:
+		return m.OldNote(ctx)
 	case payment.FieldTxidOut:
 		return m.OldTxidOut(ctx)
 	case payment.FieldValueForwardedCoin:
@@ -7703,6 +9257,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAPIKeyID(v)
 		return nil
+	case payment.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
 	case payment.FieldTxidIn:
 		v, ok := value.(string)
 		if !ok {
@@ -7737,6 +9298,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case payment.FieldNote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNote(v)
 		return nil
 	case payment.FieldTxidOut:
 		v, ok := value.(string)
@@ -7907,6 +9475,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 	case payment.FieldAPIKeyID:
 		m.ResetAPIKeyID()
 		return nil
+	case payment.FieldTicker:
+		m.ResetTicker()
+		return nil
 	case payment.FieldTxidIn:
 		m.ResetTxidIn()
 		return nil
@@ -7921,6 +9492,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case payment.FieldNote:
+		m.ResetNote()
 		return nil
 	case payment.FieldTxidOut:
 		m.ResetTxidOut()
@@ -7946,7 +9520,7 @@ func (m *PaymentMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *PaymentMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.address != nil {
 		edges = append(edges, payment.EdgeAddress)
 	}
@@ -7955,6 +9529,9 @@ func (m *PaymentMutation) AddedEdges() []string {
 	}
 	if m.notifications != nil {
 		edges = append(edges, payment.EdgeNotifications)
+	}
+	if m.forward != nil {
+		edges = append(edges, payment.EdgeForward)
 	}
 	return edges
 }
@@ -7977,13 +9554,17 @@ func (m *PaymentMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case payment.EdgeForward:
+		if id := m.forward; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *PaymentMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removednotifications != nil {
 		edges = append(edges, payment.EdgeNotifications)
 	}
@@ -8006,7 +9587,7 @@ func (m *PaymentMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *PaymentMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedaddress {
 		edges = append(edges, payment.EdgeAddress)
 	}
@@ -8015,6 +9596,9 @@ func (m *PaymentMutation) ClearedEdges() []string {
 	}
 	if m.clearednotifications {
 		edges = append(edges, payment.EdgeNotifications)
+	}
+	if m.clearedforward {
+		edges = append(edges, payment.EdgeForward)
 	}
 	return edges
 }
@@ -8029,6 +9613,8 @@ func (m *PaymentMutation) EdgeCleared(name string) bool {
 		return m.clearedapi_key
 	case payment.EdgeNotifications:
 		return m.clearednotifications
+	case payment.EdgeForward:
+		return m.clearedforward
 	}
 	return false
 }
@@ -8042,6 +9628,9 @@ func (m *PaymentMutation) ClearEdge(name string) error {
 		return nil
 	case payment.EdgeAPIKey:
 		m.ClearAPIKey()
+		return nil
+	case payment.EdgeForward:
+		m.ClearForward()
 		return nil
 	}
 	return fmt.Errorf("unknown Payment unique edge %s", name)
@@ -8059,6 +9648,9 @@ func (m *PaymentMutation) ResetEdge(name string) error {
 		return nil
 	case payment.EdgeNotifications:
 		m.ResetNotifications()
+		return nil
+	case payment.EdgeForward:
+		m.ResetForward()
 		return nil
 	}
 	return fmt.Errorf("unknown Payment edge %s", name)

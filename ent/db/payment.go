@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/shopspring/decimal"
 )
@@ -28,6 +29,8 @@ type Payment struct {
 	AddressID int64 `json:"address_id,omitempty"`
 	// Owner, copied from the address so listings filter without a join.
 	APIKeyID int64 `json:"api_key_id,omitempty"`
+	// Ticker of the address, copied so a chain watcher finds the payments it tracks.
+	Ticker string `json:"ticker,omitempty"`
 	// Incoming transaction id.
 	TxidIn string `json:"txid_in,omitempty"`
 	// Output (vout, log index) within txid_in; 0 for account chains.
@@ -36,8 +39,10 @@ type Payment struct {
 	ValueCoin decimal.Decimal `json:"value_coin,omitempty"`
 	// Confirmations holds the value of the "confirmations" field.
 	Confirmations int64 `json:"confirmations,omitempty"`
-	// Status holds the value of the "status" field.
+	// Callback statuses pending, confirmed, completed; dropped (left the chain before credit) and reverted (execution failed) send no callback.
 	Status payment.Status `json:"status,omitempty"`
+	// What the logs should say beyond the status: not forwarded (below the minimum), reorganised after credit, ...
+	Note string `json:"note,omitempty"`
 	// Forwarding transaction id, once sent.
 	TxidOut string `json:"txid_out,omitempty"`
 	// ValueForwardedCoin holds the value of the "value_forwarded_coin" field.
@@ -64,9 +69,11 @@ type PaymentEdges struct {
 	APIKey *APIKey `json:"api_key,omitempty"`
 	// Notifications holds the value of the notifications edge.
 	Notifications []*Notification `json:"notifications,omitempty"`
+	// Forward holds the value of the forward edge.
+	Forward *Forward `json:"forward,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 }
 
 // AddressOrErr returns the Address value or an error if the edge
@@ -100,6 +107,17 @@ func (e PaymentEdges) NotificationsOrErr() ([]*Notification, error) {
 	return nil, &NotLoadedError{edge: "notifications"}
 }
 
+// ForwardOrErr returns the Forward value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e PaymentEdges) ForwardOrErr() (*Forward, error) {
+	if e.Forward != nil {
+		return e.Forward, nil
+	} else if e.loadedTypes[3] {
+		return nil, &NotFoundError{label: forward.Label}
+	}
+	return nil, &NotLoadedError{edge: "forward"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Payment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -111,7 +129,7 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case payment.FieldID, payment.FieldAddressID, payment.FieldAPIKeyID, payment.FieldOutputIndex, payment.FieldConfirmations:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldTxidIn, payment.FieldStatus, payment.FieldTxidOut:
+		case payment.FieldTicker, payment.FieldTxidIn, payment.FieldStatus, payment.FieldNote, payment.FieldTxidOut:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCreditedAt, payment.FieldForwardedAt:
 			values[i] = new(sql.NullTime)
@@ -160,6 +178,12 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.APIKeyID = value.Int64
 			}
+		case payment.FieldTicker:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ticker", values[i])
+			} else if value.Valid {
+				_m.Ticker = value.String
+			}
 		case payment.FieldTxidIn:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field txid_in", values[i])
@@ -189,6 +213,12 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = payment.Status(value.String)
+			}
+		case payment.FieldNote:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field note", values[i])
+			} else if value.Valid {
+				_m.Note = value.String
 			}
 		case payment.FieldTxidOut:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -259,6 +289,11 @@ func (_m *Payment) QueryNotifications() *NotificationQuery {
 	return NewPaymentClient(_m.config).QueryNotifications(_m)
 }
 
+// QueryForward queries the "forward" edge of the Payment entity.
+func (_m *Payment) QueryForward() *ForwardQuery {
+	return NewPaymentClient(_m.config).QueryForward(_m)
+}
+
 // Update returns a builder for updating this Payment.
 // Note that you need to call Payment.Unwrap() before calling this method if this Payment
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -294,6 +329,9 @@ func (_m *Payment) String() string {
 	builder.WriteString("api_key_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.APIKeyID))
 	builder.WriteString(", ")
+	builder.WriteString("ticker=")
+	builder.WriteString(_m.Ticker)
+	builder.WriteString(", ")
 	builder.WriteString("txid_in=")
 	builder.WriteString(_m.TxidIn)
 	builder.WriteString(", ")
@@ -308,6 +346,9 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("note=")
+	builder.WriteString(_m.Note)
 	builder.WriteString(", ")
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/shopspring/decimal"
@@ -66,6 +67,20 @@ func (_c *PaymentCreate) SetAPIKeyID(v int64) *PaymentCreate {
 	return _c
 }
 
+// SetTicker sets the "ticker" field.
+func (_c *PaymentCreate) SetTicker(v string) *PaymentCreate {
+	_c.mutation.SetTicker(v)
+	return _c
+}
+
+// SetNillableTicker sets the "ticker" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableTicker(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetTicker(*v)
+	}
+	return _c
+}
+
 // SetTxidIn sets the "txid_in" field.
 func (_c *PaymentCreate) SetTxidIn(v string) *PaymentCreate {
 	_c.mutation.SetTxidIn(v)
@@ -116,6 +131,20 @@ func (_c *PaymentCreate) SetStatus(v payment.Status) *PaymentCreate {
 func (_c *PaymentCreate) SetNillableStatus(v *payment.Status) *PaymentCreate {
 	if v != nil {
 		_c.SetStatus(*v)
+	}
+	return _c
+}
+
+// SetNote sets the "note" field.
+func (_c *PaymentCreate) SetNote(v string) *PaymentCreate {
+	_c.mutation.SetNote(v)
+	return _c
+}
+
+// SetNillableNote sets the "note" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableNote(v *string) *PaymentCreate {
+	if v != nil {
+		_c.SetNote(*v)
 	}
 	return _c
 }
@@ -235,6 +264,25 @@ func (_c *PaymentCreate) AddNotifications(v ...*Notification) *PaymentCreate {
 	return _c.AddNotificationIDs(ids...)
 }
 
+// SetForwardID sets the "forward" edge to the Forward entity by ID.
+func (_c *PaymentCreate) SetForwardID(id int64) *PaymentCreate {
+	_c.mutation.SetForwardID(id)
+	return _c
+}
+
+// SetNillableForwardID sets the "forward" edge to the Forward entity by ID if the given value is not nil.
+func (_c *PaymentCreate) SetNillableForwardID(id *int64) *PaymentCreate {
+	if id != nil {
+		_c = _c.SetForwardID(*id)
+	}
+	return _c
+}
+
+// SetForward sets the "forward" edge to the Forward entity.
+func (_c *PaymentCreate) SetForward(v *Forward) *PaymentCreate {
+	return _c.SetForwardID(v.ID)
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_c *PaymentCreate) Mutation() *PaymentMutation {
 	return _c.mutation
@@ -278,6 +326,10 @@ func (_c *PaymentCreate) defaults() {
 		v := payment.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Ticker(); !ok {
+		v := payment.DefaultTicker
+		_c.mutation.SetTicker(v)
+	}
 	if _, ok := _c.mutation.OutputIndex(); !ok {
 		v := payment.DefaultOutputIndex
 		_c.mutation.SetOutputIndex(v)
@@ -289,6 +341,10 @@ func (_c *PaymentCreate) defaults() {
 	if _, ok := _c.mutation.Status(); !ok {
 		v := payment.DefaultStatus
 		_c.mutation.SetStatus(v)
+	}
+	if _, ok := _c.mutation.Note(); !ok {
+		v := payment.DefaultNote
+		_c.mutation.SetNote(v)
 	}
 }
 
@@ -305,6 +361,9 @@ func (_c *PaymentCreate) check() error {
 	}
 	if _, ok := _c.mutation.APIKeyID(); !ok {
 		return &ValidationError{Name: "api_key_id", err: errors.New(`db: missing required field "Payment.api_key_id"`)}
+	}
+	if _, ok := _c.mutation.Ticker(); !ok {
+		return &ValidationError{Name: "ticker", err: errors.New(`db: missing required field "Payment.ticker"`)}
 	}
 	if _, ok := _c.mutation.TxidIn(); !ok {
 		return &ValidationError{Name: "txid_in", err: errors.New(`db: missing required field "Payment.txid_in"`)}
@@ -340,6 +399,9 @@ func (_c *PaymentCreate) check() error {
 		if err := payment.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`db: validator failed for field "Payment.status": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Note(); !ok {
+		return &ValidationError{Name: "note", err: errors.New(`db: missing required field "Payment.note"`)}
 	}
 	if len(_c.mutation.AddressIDs()) == 0 {
 		return &ValidationError{Name: "address", err: errors.New(`db: missing required edge "Payment.address"`)}
@@ -388,6 +450,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 		_spec.SetField(payment.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
 	}
+	if value, ok := _c.mutation.Ticker(); ok {
+		_spec.SetField(payment.FieldTicker, field.TypeString, value)
+		_node.Ticker = value
+	}
 	if value, ok := _c.mutation.TxidIn(); ok {
 		_spec.SetField(payment.FieldTxidIn, field.TypeString, value)
 		_node.TxidIn = value
@@ -407,6 +473,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(payment.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.Note(); ok {
+		_spec.SetField(payment.FieldNote, field.TypeString, value)
+		_node.Note = value
 	}
 	if value, ok := _c.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)
@@ -475,6 +545,22 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ForwardIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   payment.ForwardTable,
+			Columns: []string{payment.ForwardColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(forward.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -585,6 +671,18 @@ func (u *PaymentUpsert) SetStatus(v payment.Status) *PaymentUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *PaymentUpsert) UpdateStatus() *PaymentUpsert {
 	u.SetExcluded(payment.FieldStatus)
+	return u
+}
+
+// SetNote sets the "note" field.
+func (u *PaymentUpsert) SetNote(v string) *PaymentUpsert {
+	u.Set(payment.FieldNote, v)
+	return u
+}
+
+// UpdateNote sets the "note" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdateNote() *PaymentUpsert {
+	u.SetExcluded(payment.FieldNote)
 	return u
 }
 
@@ -722,6 +820,9 @@ func (u *PaymentUpsertOne) UpdateNewValues() *PaymentUpsertOne {
 		if _, exists := u.create.mutation.APIKeyID(); exists {
 			s.SetIgnore(payment.FieldAPIKeyID)
 		}
+		if _, exists := u.create.mutation.Ticker(); exists {
+			s.SetIgnore(payment.FieldTicker)
+		}
 		if _, exists := u.create.mutation.TxidIn(); exists {
 			s.SetIgnore(payment.FieldTxidIn)
 		}
@@ -819,6 +920,20 @@ func (u *PaymentUpsertOne) SetStatus(v payment.Status) *PaymentUpsertOne {
 func (u *PaymentUpsertOne) UpdateStatus() *PaymentUpsertOne {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetNote sets the "note" field.
+func (u *PaymentUpsertOne) SetNote(v string) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetNote(v)
+	})
+}
+
+// UpdateNote sets the "note" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdateNote() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateNote()
 	})
 }
 
@@ -1139,6 +1254,9 @@ func (u *PaymentUpsertBulk) UpdateNewValues() *PaymentUpsertBulk {
 			if _, exists := b.mutation.APIKeyID(); exists {
 				s.SetIgnore(payment.FieldAPIKeyID)
 			}
+			if _, exists := b.mutation.Ticker(); exists {
+				s.SetIgnore(payment.FieldTicker)
+			}
 			if _, exists := b.mutation.TxidIn(); exists {
 				s.SetIgnore(payment.FieldTxidIn)
 			}
@@ -1237,6 +1355,20 @@ func (u *PaymentUpsertBulk) SetStatus(v payment.Status) *PaymentUpsertBulk {
 func (u *PaymentUpsertBulk) UpdateStatus() *PaymentUpsertBulk {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetNote sets the "note" field.
+func (u *PaymentUpsertBulk) SetNote(v string) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetNote(v)
+	})
+}
+
+// UpdateNote sets the "note" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdateNote() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateNote()
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -30,6 +31,7 @@ type PaymentQuery struct {
 	withAddress       *AddressQuery
 	withAPIKey        *APIKeyQuery
 	withNotifications *NotificationQuery
+	withForward       *ForwardQuery
 	modifiers         []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -126,6 +128,28 @@ func (_q *PaymentQuery) QueryNotifications() *NotificationQuery {
 			sqlgraph.From(payment.Table, payment.FieldID, selector),
 			sqlgraph.To(notification.Table, notification.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, payment.NotificationsTable, payment.NotificationsColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryForward chains the current query on the "forward" edge.
+func (_q *PaymentQuery) QueryForward() *ForwardQuery {
+	query := (&ForwardClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payment.Table, payment.FieldID, selector),
+			sqlgraph.To(forward.Table, forward.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, payment.ForwardTable, payment.ForwardColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -328,6 +352,7 @@ func (_q *PaymentQuery) Clone() *PaymentQuery {
 		withAddress:       _q.withAddress.Clone(),
 		withAPIKey:        _q.withAPIKey.Clone(),
 		withNotifications: _q.withNotifications.Clone(),
+		withForward:       _q.withForward.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -365,6 +390,17 @@ func (_q *PaymentQuery) WithNotifications(opts ...func(*NotificationQuery)) *Pay
 		opt(query)
 	}
 	_q.withNotifications = query
+	return _q
+}
+
+// WithForward tells the query-builder to eager-load the nodes that are connected to
+// the "forward" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *PaymentQuery) WithForward(opts ...func(*ForwardQuery)) *PaymentQuery {
+	query := (&ForwardClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withForward = query
 	return _q
 }
 
@@ -446,10 +482,11 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 	var (
 		nodes       = []*Payment{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withAddress != nil,
 			_q.withAPIKey != nil,
 			_q.withNotifications != nil,
+			_q.withForward != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -489,6 +526,12 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 		if err := _q.loadNotifications(ctx, query, nodes,
 			func(n *Payment) { n.Edges.Notifications = []*Notification{} },
 			func(n *Payment, e *Notification) { n.Edges.Notifications = append(n.Edges.Notifications, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withForward; query != nil {
+		if err := _q.loadForward(ctx, query, nodes, nil,
+			func(n *Payment, e *Forward) { n.Edges.Forward = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -581,6 +624,33 @@ func (_q *PaymentQuery) loadNotifications(ctx context.Context, query *Notificati
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "payment_id" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *PaymentQuery) loadForward(ctx context.Context, query *ForwardQuery, nodes []*Payment, init func(*Payment), assign func(*Payment, *Forward)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int64]*Payment)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(forward.FieldPaymentID)
+	}
+	query.Where(predicate.Forward(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(payment.ForwardColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.PaymentID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "payment_id" returned %v for node %v`, fk, n.ID)
 		}
 		assign(node, n)
 	}

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -82,6 +83,20 @@ func (_u *PaymentUpdate) SetStatus(v payment.Status) *PaymentUpdate {
 func (_u *PaymentUpdate) SetNillableStatus(v *payment.Status) *PaymentUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
+	}
+	return _u
+}
+
+// SetNote sets the "note" field.
+func (_u *PaymentUpdate) SetNote(v string) *PaymentUpdate {
+	_u.mutation.SetNote(v)
+	return _u
+}
+
+// SetNillableNote sets the "note" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableNote(v *string) *PaymentUpdate {
+	if v != nil {
+		_u.SetNote(*v)
 	}
 	return _u
 }
@@ -221,6 +236,25 @@ func (_u *PaymentUpdate) AddNotifications(v ...*Notification) *PaymentUpdate {
 	return _u.AddNotificationIDs(ids...)
 }
 
+// SetForwardID sets the "forward" edge to the Forward entity by ID.
+func (_u *PaymentUpdate) SetForwardID(id int64) *PaymentUpdate {
+	_u.mutation.SetForwardID(id)
+	return _u
+}
+
+// SetNillableForwardID sets the "forward" edge to the Forward entity by ID if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableForwardID(id *int64) *PaymentUpdate {
+	if id != nil {
+		_u = _u.SetForwardID(*id)
+	}
+	return _u
+}
+
+// SetForward sets the "forward" edge to the Forward entity.
+func (_u *PaymentUpdate) SetForward(v *Forward) *PaymentUpdate {
+	return _u.SetForwardID(v.ID)
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdate) Mutation() *PaymentMutation {
 	return _u.mutation
@@ -245,6 +279,12 @@ func (_u *PaymentUpdate) RemoveNotifications(v ...*Notification) *PaymentUpdate 
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNotificationIDs(ids...)
+}
+
+// ClearForward clears the "forward" edge to the Forward entity.
+func (_u *PaymentUpdate) ClearForward() *PaymentUpdate {
+	_u.mutation.ClearForward()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -337,6 +377,9 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(payment.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.Note(); ok {
+		_spec.SetField(payment.FieldNote, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)
 	}
@@ -418,6 +461,35 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.ForwardCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   payment.ForwardTable,
+			Columns: []string{payment.ForwardColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(forward.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ForwardIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   payment.ForwardTable,
+			Columns: []string{payment.ForwardColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(forward.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -491,6 +563,20 @@ func (_u *PaymentUpdateOne) SetStatus(v payment.Status) *PaymentUpdateOne {
 func (_u *PaymentUpdateOne) SetNillableStatus(v *payment.Status) *PaymentUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
+	}
+	return _u
+}
+
+// SetNote sets the "note" field.
+func (_u *PaymentUpdateOne) SetNote(v string) *PaymentUpdateOne {
+	_u.mutation.SetNote(v)
+	return _u
+}
+
+// SetNillableNote sets the "note" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableNote(v *string) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetNote(*v)
 	}
 	return _u
 }
@@ -630,6 +716,25 @@ func (_u *PaymentUpdateOne) AddNotifications(v ...*Notification) *PaymentUpdateO
 	return _u.AddNotificationIDs(ids...)
 }
 
+// SetForwardID sets the "forward" edge to the Forward entity by ID.
+func (_u *PaymentUpdateOne) SetForwardID(id int64) *PaymentUpdateOne {
+	_u.mutation.SetForwardID(id)
+	return _u
+}
+
+// SetNillableForwardID sets the "forward" edge to the Forward entity by ID if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableForwardID(id *int64) *PaymentUpdateOne {
+	if id != nil {
+		_u = _u.SetForwardID(*id)
+	}
+	return _u
+}
+
+// SetForward sets the "forward" edge to the Forward entity.
+func (_u *PaymentUpdateOne) SetForward(v *Forward) *PaymentUpdateOne {
+	return _u.SetForwardID(v.ID)
+}
+
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdateOne) Mutation() *PaymentMutation {
 	return _u.mutation
@@ -654,6 +759,12 @@ func (_u *PaymentUpdateOne) RemoveNotifications(v ...*Notification) *PaymentUpda
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveNotificationIDs(ids...)
+}
+
+// ClearForward clears the "forward" edge to the Forward entity.
+func (_u *PaymentUpdateOne) ClearForward() *PaymentUpdateOne {
+	_u.mutation.ClearForward()
+	return _u
 }
 
 // Where appends a list predicates to the PaymentUpdate builder.
@@ -776,6 +887,9 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(payment.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.Note(); ok {
+		_spec.SetField(payment.FieldNote, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)
 	}
@@ -850,6 +964,35 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ForwardCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   payment.ForwardTable,
+			Columns: []string{payment.ForwardColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(forward.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ForwardIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   payment.ForwardTable,
+			Columns: []string{payment.ForwardColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(forward.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

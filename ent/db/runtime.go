@@ -7,8 +7,10 @@ import (
 
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -119,6 +121,31 @@ func init() {
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
 	address.PriorityValidator = addressDescPriority.Validators[0].(func(string) error)
+	chaincursorMixin := schema.ChainCursor{}.Mixin()
+	chaincursorMixinFields0 := chaincursorMixin[0].Fields()
+	_ = chaincursorMixinFields0
+	chaincursorFields := schema.ChainCursor{}.Fields()
+	_ = chaincursorFields
+	// chaincursorDescCreatedAt is the schema descriptor for created_at field.
+	chaincursorDescCreatedAt := chaincursorMixinFields0[0].Descriptor()
+	// chaincursor.DefaultCreatedAt holds the default value on creation for the created_at field.
+	chaincursor.DefaultCreatedAt = chaincursorDescCreatedAt.Default.(func() time.Time)
+	// chaincursorDescUpdatedAt is the schema descriptor for updated_at field.
+	chaincursorDescUpdatedAt := chaincursorMixinFields0[1].Descriptor()
+	// chaincursor.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	chaincursor.DefaultUpdatedAt = chaincursorDescUpdatedAt.Default.(func() time.Time)
+	// chaincursor.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	chaincursor.UpdateDefaultUpdatedAt = chaincursorDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// chaincursorDescTicker is the schema descriptor for ticker field.
+	chaincursorDescTicker := chaincursorFields[1].Descriptor()
+	// chaincursor.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	chaincursor.TickerValidator = chaincursorDescTicker.Validators[0].(func(string) error)
+	// chaincursorDescHeight is the schema descriptor for height field.
+	chaincursorDescHeight := chaincursorFields[2].Descriptor()
+	// chaincursor.DefaultHeight holds the default value on creation for the height field.
+	chaincursor.DefaultHeight = chaincursorDescHeight.Default.(int64)
+	// chaincursor.HeightValidator is a validator for the "height" field. It is called by the builders before save.
+	chaincursor.HeightValidator = chaincursorDescHeight.Validators[0].(func(int64) error)
 	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
 	_ = deliveryattemptFields
 	// deliveryattemptDescNumber is the schema descriptor for number field.
@@ -170,6 +197,29 @@ func init() {
 	deliveryeventDescError := deliveryeventFields[11].Descriptor()
 	// deliveryevent.DefaultError holds the default value on creation for the error field.
 	deliveryevent.DefaultError = deliveryeventDescError.Default.(string)
+	forwardMixin := schema.Forward{}.Mixin()
+	forwardMixinFields0 := forwardMixin[0].Fields()
+	_ = forwardMixinFields0
+	forwardFields := schema.Forward{}.Fields()
+	_ = forwardFields
+	// forwardDescCreatedAt is the schema descriptor for created_at field.
+	forwardDescCreatedAt := forwardMixinFields0[0].Descriptor()
+	// forward.DefaultCreatedAt holds the default value on creation for the created_at field.
+	forward.DefaultCreatedAt = forwardDescCreatedAt.Default.(func() time.Time)
+	// forwardDescUpdatedAt is the schema descriptor for updated_at field.
+	forwardDescUpdatedAt := forwardMixinFields0[1].Descriptor()
+	// forward.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	forward.DefaultUpdatedAt = forwardDescUpdatedAt.Default.(func() time.Time)
+	// forward.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	forward.UpdateDefaultUpdatedAt = forwardDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// forwardDescIntentID is the schema descriptor for intent_id field.
+	forwardDescIntentID := forwardFields[2].Descriptor()
+	// forward.IntentIDValidator is a validator for the "intent_id" field. It is called by the builders before save.
+	forward.IntentIDValidator = forwardDescIntentID.Validators[0].(func(string) error)
+	// forwardDescTxidOut is the schema descriptor for txid_out field.
+	forwardDescTxidOut := forwardFields[8].Descriptor()
+	// forward.DefaultTxidOut holds the default value on creation for the txid_out field.
+	forward.DefaultTxidOut = forwardDescTxidOut.Default.(string)
 	notificationMixin := schema.Notification{}.Mixin()
 	notificationMixinFields0 := notificationMixin[0].Fields()
 	_ = notificationMixinFields0
@@ -242,22 +292,30 @@ func init() {
 	payment.DefaultUpdatedAt = paymentDescUpdatedAt.Default.(func() time.Time)
 	// payment.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	payment.UpdateDefaultUpdatedAt = paymentDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// paymentDescTicker is the schema descriptor for ticker field.
+	paymentDescTicker := paymentFields[3].Descriptor()
+	// payment.DefaultTicker holds the default value on creation for the ticker field.
+	payment.DefaultTicker = paymentDescTicker.Default.(string)
 	// paymentDescTxidIn is the schema descriptor for txid_in field.
-	paymentDescTxidIn := paymentFields[3].Descriptor()
+	paymentDescTxidIn := paymentFields[4].Descriptor()
 	// payment.TxidInValidator is a validator for the "txid_in" field. It is called by the builders before save.
 	payment.TxidInValidator = paymentDescTxidIn.Validators[0].(func(string) error)
 	// paymentDescOutputIndex is the schema descriptor for output_index field.
-	paymentDescOutputIndex := paymentFields[4].Descriptor()
+	paymentDescOutputIndex := paymentFields[5].Descriptor()
 	// payment.DefaultOutputIndex holds the default value on creation for the output_index field.
 	payment.DefaultOutputIndex = paymentDescOutputIndex.Default.(int64)
 	// payment.OutputIndexValidator is a validator for the "output_index" field. It is called by the builders before save.
 	payment.OutputIndexValidator = paymentDescOutputIndex.Validators[0].(func(int64) error)
 	// paymentDescConfirmations is the schema descriptor for confirmations field.
-	paymentDescConfirmations := paymentFields[6].Descriptor()
+	paymentDescConfirmations := paymentFields[7].Descriptor()
 	// payment.DefaultConfirmations holds the default value on creation for the confirmations field.
 	payment.DefaultConfirmations = paymentDescConfirmations.Default.(int64)
 	// payment.ConfirmationsValidator is a validator for the "confirmations" field. It is called by the builders before save.
 	payment.ConfirmationsValidator = paymentDescConfirmations.Validators[0].(func(int64) error)
+	// paymentDescNote is the schema descriptor for note field.
+	paymentDescNote := paymentFields[9].Descriptor()
+	// payment.DefaultNote holds the default value on creation for the note field.
+	payment.DefaultNote = paymentDescNote.Default.(string)
 	signingkeyMixin := schema.SigningKey{}.Mixin()
 	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
 	_ = signingkeyMixinFields0

@@ -18,10 +18,14 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// ChainCursor is the client for interacting with the ChainCursor builders.
+	ChainCursor *ChainCursorClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
 	DeliveryEvent *DeliveryEventClient
+	// Forward is the client for interacting with the Forward builders.
+	Forward *ForwardClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
@@ -161,8 +165,10 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Address = NewAddressClient(tx.config)
+	tx.ChainCursor = NewChainCursorClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
+	tx.Forward = NewForwardClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

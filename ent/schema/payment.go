@@ -22,6 +22,8 @@ func (Payment) Fields() []ent.Field {
 		field.Int64("address_id").Immutable(),
 		field.Int64("api_key_id").Immutable().
 			Comment("Owner, copied from the address so listings filter without a join."),
+		field.String("ticker").Default("").Immutable().
+			Comment("Ticker of the address, copied so a chain watcher finds the payments it tracks."),
 		field.String("txid_in").NotEmpty().Immutable().
 			Comment("Incoming transaction id."),
 		field.Int64("output_index").NonNegative().Default(0).Immutable().
@@ -29,7 +31,10 @@ func (Payment) Fields() []ent.Field {
 		field.Other("value_coin", decimal.Decimal{}).SchemaType(moneyType).
 			Comment("Amount received, in coin units."),
 		field.Int64("confirmations").NonNegative().Default(0),
-		field.Enum("status").Values("pending", "confirmed", "completed", "dropped").Default("pending"),
+		field.Enum("status").Values("pending", "confirmed", "completed", "dropped", "reverted").Default("pending").
+			Comment("Callback statuses pending, confirmed, completed; dropped (left the chain before credit) and reverted (execution failed) send no callback."),
+		field.Text("note").Default("").
+			Comment("What the logs should say beyond the status: not forwarded (below the minimum), reorganised after credit, ..."),
 		field.String("txid_out").Optional().
 			Comment("Forwarding transaction id, once sent."),
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
@@ -48,6 +53,7 @@ func (Payment) Edges() []ent.Edge {
 		edge.From("api_key", APIKey.Type).Ref("payments").
 			Field("api_key_id").Unique().Required().Immutable(),
 		edge.To("notifications", Notification.Type),
+		edge.To("forward", Forward.Type).Unique(),
 	}
 }
 
@@ -57,5 +63,7 @@ func (Payment) Indexes() []ent.Index {
 		// A chain observation is applied at most once per output.
 		index.Fields("address_id", "txid_in", "output_index").Unique(),
 		index.Fields("api_key_id", "created_at"),
+		// A watcher re-reads the payments of its ticker that are not final.
+		index.Fields("ticker", "status"),
 	}
 }

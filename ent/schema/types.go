@@ -21,3 +21,11 @@ type Param struct {
 	// Value is the parameter value.
 	Value string `json:"value"`
 }
+
+// Output is one forwarding transfer: an amount sent to an address.
+type Output struct {
+	// Address receives Amount.
+	Address string `json:"address"`
+	// Amount is in coin units.
+	Amount decimal.Decimal `json:"amount"`
+}

@@ -33,6 +33,18 @@ func (f AddressFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.AddressMutation", m)
 }
 
+// The ChainCursorFunc type is an adapter to allow the use of ordinary
+// function as ChainCursor mutator.
+type ChainCursorFunc func(context.Context, *db.ChainCursorMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChainCursorFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.ChainCursorMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ChainCursorMutation", m)
+}
+
 // The DeliveryAttemptFunc type is an adapter to allow the use of ordinary
 // function as DeliveryAttempt mutator.
 type DeliveryAttemptFunc func(context.Context, *db.DeliveryAttemptMutation) (db.Value, error)
@@ -55,6 +67,18 @@ func (f DeliveryEventFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value,
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DeliveryEventMutation", m)
+}
+
+// The ForwardFunc type is an adapter to allow the use of ordinary
+// function as Forward mutator.
+type ForwardFunc func(context.Context, *db.ForwardMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ForwardFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.ForwardMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ForwardMutation", m)
 }
 
 // The NotificationFunc type is an adapter to allow the use of ordinary

@@ -64,6 +64,20 @@ var (
 			},
 		},
 	}
+	// ChainCursorsColumns holds the columns for the "chain_cursors" table.
+	ChainCursorsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "ticker", Type: field.TypeString, Unique: true},
+		{Name: "height", Type: field.TypeInt64, Default: 0},
+	}
+	// ChainCursorsTable holds the schema information for the "chain_cursors" table.
+	ChainCursorsTable = &schema.Table{
+		Name:       "chain_cursors",
+		Columns:    ChainCursorsColumns,
+		PrimaryKey: []*schema.Column{ChainCursorsColumns[0]},
+	}
 	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
 	DeliveryAttemptsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -140,6 +154,34 @@ var (
 			},
 		},
 	}
+	// ForwardsColumns holds the columns for the "forwards" table.
+	ForwardsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "intent_id", Type: field.TypeString, Unique: true},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"intent", "done"}, Default: "intent"},
+		{Name: "outputs", Type: field.TypeJSON},
+		{Name: "fee_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "value_forwarded_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "txid_out", Type: field.TypeString, Default: ""},
+		{Name: "payment_id", Type: field.TypeInt64, Unique: true},
+	}
+	// ForwardsTable holds the schema information for the "forwards" table.
+	ForwardsTable = &schema.Table{
+		Name:       "forwards",
+		Columns:    ForwardsColumns,
+		PrimaryKey: []*schema.Column{ForwardsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "forwards_payments_forward",
+				Columns:    []*schema.Column{ForwardsColumns[10]},
+				RefColumns: []*schema.Column{PaymentsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+	}
 	// NotificationsColumns holds the columns for the "notifications" table.
 	NotificationsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -209,11 +251,13 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "ticker", Type: field.TypeString, Default: ""},
 		{Name: "txid_in", Type: field.TypeString},
 		{Name: "output_index", Type: field.TypeInt64, Default: 0},
 		{Name: "value_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "confirmations", Type: field.TypeInt64, Default: 0},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "confirmed", "completed", "dropped"}, Default: "pending"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "confirmed", "completed", "dropped", "reverted"}, Default: "pending"},
+		{Name: "note", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "txid_out", Type: field.TypeString, Nullable: true},
 		{Name: "value_forwarded_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "fee_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
@@ -231,13 +275,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "payments_api_keys_payments",
-				Columns:    []*schema.Column{PaymentsColumns[14]},
+				Columns:    []*schema.Column{PaymentsColumns[16]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "payments_addresses_payments",
-				Columns:    []*schema.Column{PaymentsColumns[15]},
+				Columns:    []*schema.Column{PaymentsColumns[17]},
 				RefColumns: []*schema.Column{AddressesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -246,12 +290,17 @@ var (
 			{
 				Name:    "payment_address_id_txid_in_output_index",
 				Unique:  true,
-				Columns: []*schema.Column{PaymentsColumns[15], PaymentsColumns[3], PaymentsColumns[4]},
+				Columns: []*schema.Column{PaymentsColumns[17], PaymentsColumns[4], PaymentsColumns[5]},
 			},
 			{
 				Name:    "payment_api_key_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[14], PaymentsColumns[1]},
+				Columns: []*schema.Column{PaymentsColumns[16], PaymentsColumns[1]},
+			},
+			{
+				Name:    "payment_ticker_status",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[3], PaymentsColumns[8]},
 			},
 		},
 	}
@@ -274,8 +323,10 @@ var (
 	Tables = []*schema.Table{
 		APIKeysTable,
 		AddressesTable,
+		ChainCursorsTable,
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
+		ForwardsTable,
 		NotificationsTable,
 		PaymentsTable,
 		SigningKeysTable,
@@ -286,6 +337,7 @@ func init() {
 	AddressesTable.ForeignKeys[0].RefTable = APIKeysTable
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = NotificationsTable
 	DeliveryEventsTable.ForeignKeys[0].RefTable = NotificationsTable
+	ForwardsTable.ForeignKeys[0].RefTable = PaymentsTable
 	NotificationsTable.ForeignKeys[0].RefTable = APIKeysTable
 	NotificationsTable.ForeignKeys[1].RefTable = AddressesTable
 	NotificationsTable.ForeignKeys[2].RefTable = PaymentsTable

@@ -23,6 +23,8 @@ const (
 	FieldAddressID = "address_id"
 	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
 	FieldAPIKeyID = "api_key_id"
+	// FieldTicker holds the string denoting the ticker field in the database.
+	FieldTicker = "ticker"
 	// FieldTxidIn holds the string denoting the txid_in field in the database.
 	FieldTxidIn = "txid_in"
 	// FieldOutputIndex holds the string denoting the output_index field in the database.
@@ -33,6 +35,8 @@ const (
 	FieldConfirmations = "confirmations"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldNote holds the string denoting the note field in the database.
+	FieldNote = "note"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
 	// FieldValueForwardedCoin holds the string denoting the value_forwarded_coin field in the database.
@@ -51,6 +55,8 @@ const (
 	EdgeAPIKey = "api_key"
 	// EdgeNotifications holds the string denoting the notifications edge name in mutations.
 	EdgeNotifications = "notifications"
+	// EdgeForward holds the string denoting the forward edge name in mutations.
+	EdgeForward = "forward"
 	// Table holds the table name of the payment in the database.
 	Table = "payments"
 	// AddressTable is the table that holds the address relation/edge.
@@ -74,6 +80,13 @@ const (
 	NotificationsInverseTable = "notifications"
 	// NotificationsColumn is the table column denoting the notifications relation/edge.
 	NotificationsColumn = "payment_id"
+	// ForwardTable is the table that holds the forward relation/edge.
+	ForwardTable = "forwards"
+	// ForwardInverseTable is the table name for the Forward entity.
+	// It exists in this package in order to avoid circular dependency with the "forward" package.
+	ForwardInverseTable = "forwards"
+	// ForwardColumn is the table column denoting the forward relation/edge.
+	ForwardColumn = "payment_id"
 )
 
 // Columns holds all SQL columns for payment fields.
@@ -83,11 +96,13 @@ var Columns = []string{
 	FieldUpdatedAt,
 	FieldAddressID,
 	FieldAPIKeyID,
+	FieldTicker,
 	FieldTxidIn,
 	FieldOutputIndex,
 	FieldValueCoin,
 	FieldConfirmations,
 	FieldStatus,
+	FieldNote,
 	FieldTxidOut,
 	FieldValueForwardedCoin,
 	FieldFeeCoin,
@@ -113,6 +128,8 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// DefaultTicker holds the default value on creation for the "ticker" field.
+	DefaultTicker string
 	// TxidInValidator is a validator for the "txid_in" field. It is called by the builders before save.
 	TxidInValidator func(string) error
 	// DefaultOutputIndex holds the default value on creation for the "output_index" field.
@@ -123,6 +140,8 @@ var (
 	DefaultConfirmations int64
 	// ConfirmationsValidator is a validator for the "confirmations" field. It is called by the builders before save.
 	ConfirmationsValidator func(int64) error
+	// DefaultNote holds the default value on creation for the "note" field.
+	DefaultNote string
 )
 
 // Status defines the type for the "status" enum field.
@@ -137,6 +156,7 @@ const (
 	StatusConfirmed Status = "confirmed"
 	StatusCompleted Status = "completed"
 	StatusDropped   Status = "dropped"
+	StatusReverted  Status = "reverted"
 )
 
 func (s Status) String() string {
@@ -146,7 +166,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusPending, StatusConfirmed, StatusCompleted, StatusDropped:
+	case StatusPending, StatusConfirmed, StatusCompleted, StatusDropped, StatusReverted:
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for status field: %q", s)
@@ -181,6 +201,11 @@ func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
 }
 
+// ByTicker orders the results by the ticker field.
+func ByTicker(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTicker, opts...).ToFunc()
+}
+
 // ByTxidIn orders the results by the txid_in field.
 func ByTxidIn(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTxidIn, opts...).ToFunc()
@@ -204,6 +229,11 @@ func ByConfirmations(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByNote orders the results by the note field.
+func ByNote(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNote, opts...).ToFunc()
 }
 
 // ByTxidOut orders the results by the txid_out field.
@@ -263,6 +293,13 @@ func ByNotifications(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newNotificationsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByForwardField orders the results by forward field.
+func ByForwardField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newForwardStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newAddressStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -282,5 +319,12 @@ func newNotificationsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(NotificationsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
+	)
+}
+func newForwardStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ForwardInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2O, false, ForwardTable, ForwardColumn),
 	)
 }

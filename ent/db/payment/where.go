@@ -76,6 +76,11 @@ func APIKeyID(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldAPIKeyID, v))
 }
 
+// Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
+func Ticker(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldTicker, v))
+}
+
 // TxidIn applies equality check predicate on the "txid_in" field. It's identical to TxidInEQ.
 func TxidIn(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldTxidIn, v))
@@ -94,6 +99,11 @@ func ValueCoin(v decimal.Decimal) predicate.Payment {
 // Confirmations applies equality check predicate on the "confirmations" field. It's identical to ConfirmationsEQ.
 func Confirmations(v int64) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldConfirmations, v))
+}
+
+// Note applies equality check predicate on the "note" field. It's identical to NoteEQ.
+func Note(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldNote, v))
 }
 
 // TxidOut applies equality check predicate on the "txid_out" field. It's identical to TxidOutEQ.
@@ -244,6 +254,71 @@ func APIKeyIDIn(vs ...int64) predicate.Payment {
 // APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
 func APIKeyIDNotIn(vs ...int64) predicate.Payment {
 	return predicate.Payment(sql.FieldNotIn(FieldAPIKeyID, vs...))
+}
+
+// TickerEQ applies the EQ predicate on the "ticker" field.
+func TickerEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldTicker, v))
+}
+
+// TickerNEQ applies the NEQ predicate on the "ticker" field.
+func TickerNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldTicker, v))
+}
+
+// TickerIn applies the In predicate on the "ticker" field.
+func TickerIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldTicker, vs...))
+}
+
+// TickerNotIn applies the NotIn predicate on the "ticker" field.
+func TickerNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldTicker, vs...))
+}
+
+// TickerGT applies the GT predicate on the "ticker" field.
+func TickerGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldTicker, v))
+}
+
+// TickerGTE applies the GTE predicate on the "ticker" field.
+func TickerGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldTicker, v))
+}
+
+// TickerLT applies the LT predicate on the "ticker" field.
+func TickerLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldTicker, v))
+}
+
+// TickerLTE applies the LTE predicate on the "ticker" field.
+func TickerLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldTicker, v))
+}
+
+// TickerContains applies the Contains predicate on the "ticker" field.
+func TickerContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldTicker, v))
+}
+
+// TickerHasPrefix applies the HasPrefix predicate on the "ticker" field.
+func TickerHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldTicker, v))
+}
+
+// TickerHasSuffix applies the HasSuffix predicate on the "ticker" field.
+func TickerHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldTicker, v))
+}
+
+// TickerEqualFold applies the EqualFold predicate on the "ticker" field.
+func TickerEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldTicker, v))
+}
+
+// TickerContainsFold applies the ContainsFold predicate on the "ticker" field.
+func TickerContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldTicker, v))
 }
 
 // TxidInEQ applies the EQ predicate on the "txid_in" field.
@@ -449,6 +524,71 @@ func StatusIn(vs ...Status) predicate.Payment {
 // StatusNotIn applies the NotIn predicate on the "status" field.
 func StatusNotIn(vs ...Status) predicate.Payment {
 	return predicate.Payment(sql.FieldNotIn(FieldStatus, vs...))
+}
+
+// NoteEQ applies the EQ predicate on the "note" field.
+func NoteEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldNote, v))
+}
+
+// NoteNEQ applies the NEQ predicate on the "note" field.
+func NoteNEQ(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldNote, v))
+}
+
+// NoteIn applies the In predicate on the "note" field.
+func NoteIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldNote, vs...))
+}
+
+// NoteNotIn applies the NotIn predicate on the "note" field.
+func NoteNotIn(vs ...string) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldNote, vs...))
+}
+
+// NoteGT applies the GT predicate on the "note" field.
+func NoteGT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldNote, v))
+}
+
+// NoteGTE applies the GTE predicate on the "note" field.
+func NoteGTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldNote, v))
+}
+
+// NoteLT applies the LT predicate on the "note" field.
+func NoteLT(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldNote, v))
+}
+
+// NoteLTE applies the LTE predicate on the "note" field.
+func NoteLTE(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldNote, v))
+}
+
+// NoteContains applies the Contains predicate on the "note" field.
+func NoteContains(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContains(FieldNote, v))
+}
+
+// NoteHasPrefix applies the HasPrefix predicate on the "note" field.
+func NoteHasPrefix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasPrefix(FieldNote, v))
+}
+
+// NoteHasSuffix applies the HasSuffix predicate on the "note" field.
+func NoteHasSuffix(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldHasSuffix(FieldNote, v))
+}
+
+// NoteEqualFold applies the EqualFold predicate on the "note" field.
+func NoteEqualFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldEqualFold(FieldNote, v))
+}
+
+// NoteContainsFold applies the ContainsFold predicate on the "note" field.
+func NoteContainsFold(v string) predicate.Payment {
+	return predicate.Payment(sql.FieldContainsFold(FieldNote, v))
 }
 
 // TxidOutEQ applies the EQ predicate on the "txid_out" field.
@@ -837,6 +977,29 @@ func HasNotifications() predicate.Payment {
 func HasNotificationsWith(preds ...predicate.Notification) predicate.Payment {
 	return predicate.Payment(func(s *sql.Selector) {
 		step := newNotificationsStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasForward applies the HasEdge predicate on the "forward" edge.
+func HasForward() predicate.Payment {
+	return predicate.Payment(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, ForwardTable, ForwardColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasForwardWith applies the HasEdge predicate on the "forward" edge with a given conditions (other predicates).
+func HasForwardWith(preds ...predicate.Forward) predicate.Payment {
+	return predicate.Payment(func(s *sql.Selector) {
+		step := newForwardStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

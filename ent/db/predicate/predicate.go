@@ -12,11 +12,17 @@ type APIKey func(*sql.Selector)
 // Address is the predicate function for address builders.
 type Address func(*sql.Selector)
 
+// ChainCursor is the predicate function for chaincursor builders.
+type ChainCursor func(*sql.Selector)
+
 // DeliveryAttempt is the predicate function for deliveryattempt builders.
 type DeliveryAttempt func(*sql.Selector)
 
 // DeliveryEvent is the predicate function for deliveryevent builders.
 type DeliveryEvent func(*sql.Selector)
+
+// Forward is the predicate function for forward builders.
+type Forward func(*sql.Selector)
 
 // Notification is the predicate function for notification builders.
 type Notification func(*sql.Selector)

@@ -1,0 +1,42 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"github.com/shopspring/decimal"
+)
+
+// Forward is the distribution of one payment to the merchant's wallets. It is
+// recorded as an intent before the transaction is broadcast, and marked done
+// after, so a crash between the two is reconciled (the backend is asked
+// whether the intent was broadcast) instead of paying twice. At most one
+// Forward exists per payment.
+type Forward struct{ ent.Schema }
+
+// Mixin of the Forward.
+func (Forward) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Forward.
+func (Forward) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("payment_id").Unique().Immutable(),
+		field.String("intent_id").NotEmpty().Unique().Immutable().
+			Comment("Idempotency key of the broadcast."),
+		field.Enum("status").Values("intent", "done").Default("intent"),
+		field.JSON("outputs", []Output{}).Immutable(),
+		field.Other("fee_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
+		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
+		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
+		field.String("txid_out").Default(""),
+	}
+}
+
+// Edges of the Forward.
+func (Forward) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("payment", Payment.Type).Ref("forward").
+			Field("payment_id").Unique().Required().Immutable(),
+	}
+}
