@@ -1,0 +1,172 @@
+package chains
+
+import (
+	"context"
+
+	"github.com/shopspring/decimal"
+)
+
+// Commitment is a Solana commitment level; other families leave it at
+// CommitmentNone.
+type Commitment int
+
+// Solana commitment levels, weakest first.
+const (
+	CommitmentNone Commitment = iota
+	CommitmentProcessed
+	CommitmentConfirmed
+	CommitmentFinalized
+)
+
+// String returns the level's name as Solana spells it.
+func (c Commitment) String() string {
+	switch c {
+	case CommitmentProcessed:
+		return "processed"
+	case CommitmentConfirmed:
+		return "confirmed"
+	case CommitmentFinalized:
+		return "finalized"
+	}
+	return "none"
+}
+
+// Transfer is value that a transaction moves to an address: one UTXO output,
+// one token Transfer log, or one native transfer. (TxID, Index) identifies
+// it; each is one payment.
+type Transfer struct {
+	// TxID is the transaction hash.
+	TxID string
+	// Index is the output index (UTXO), log index (EVM and TRON tokens) or
+	// instruction index (Solana); 0 for a native EVM/TRON value transfer.
+	Index int64
+	// To is the receiving address.
+	To string
+	// Value is the amount in coin units.
+	Value decimal.Decimal
+	// Height is the block (or slot) that includes the transaction.
+	Height int64
+}
+
+// TxState is what the chain shows of a transaction now.
+type TxState struct {
+	// Present is false once the transaction has left the chain (a
+	// reorganisation dropped it and it was not included again).
+	Present bool
+	// Confirmations is the depth: 1 when in the newest block, 0 when not in a
+	// block.
+	Confirmations int64
+	// Executed reports a successful execution: a successful receipt and, for
+	// tokens, a Transfer log of the token to the address. Always true for UTXO
+	// and Solana transfers the backend reports.
+	Executed bool
+	// Solidified reports (TRON) that the block is at or below the solidified
+	// head, i.e. the receipt is final.
+	Solidified bool
+	// Commitment is the Solana commitment level reached.
+	Commitment Commitment
+}
+
+// Observation is a transfer and its current state, as a watcher hands it to
+// the payment code.
+type Observation struct {
+	Transfer
+	State TxState
+}
+
+// Head is the chain's tip.
+type Head struct {
+	// Height is the newest block (slot) height.
+	Height int64
+	// Solidified is TRON's solidified (irreversible) height; equal to Height
+	// elsewhere.
+	Solidified int64
+}
+
+// Output is one forwarding destination and amount.
+type Output struct {
+	Address string
+	Amount  decimal.Decimal
+}
+
+// Forward is a distribution transaction to broadcast: the payment's funds,
+// less fees, from address_in to the merchant's wallets.
+type Forward struct {
+	// ID is the forwarding intent's identifier. Backends make Broadcast
+	// idempotent on it: a retried intent never pays twice.
+	ID string
+	// From is the payment address the funds leave.
+	From string
+	// Outputs are the destinations.
+	Outputs []Output
+}
+
+// Backend is one chain as payhook sees it: the devnet simulator, or a node's
+// RPC. Watchers poll it; the forwarding code broadcasts through it.
+type Backend interface {
+	// Head returns the tip.
+	Head(ctx context.Context) (Head, error)
+	// Transfers returns the transfers in blocks after `after` up to and
+	// including `upTo`, to the addresses watched reports true for.
+	Transfers(ctx context.Context, after, upTo int64, watched func(address string) bool) ([]Transfer, error)
+	// State returns what the chain shows now of a transfer's transaction.
+	State(ctx context.Context, t Transfer) (TxState, error)
+	// NetworkFee estimates the network cost of forwarding, in coin units.
+	NetworkFee(ctx context.Context) (decimal.Decimal, error)
+	// Broadcast sends a forwarding transaction and returns its hash ("" when
+	// the network gives none). It is idempotent on Forward.ID.
+	Broadcast(ctx context.Context, f Forward) (txid string, err error)
+	// LookupForward reports whether a forwarding intent was broadcast, and
+	// its hash, so an intent interrupted by a crash is reconciled instead of
+	// sent twice.
+	LookupForward(ctx context.Context, id string) (txid string, found bool, err error)
+}
+
+// Status is a payment's lifecycle status.
+type Status string
+
+// Payment statuses. Pending, Confirmed and Completed are the callback
+// statuses; the others are recorded in the logs and send no callback.
+const (
+	StatusNone      Status = ""
+	StatusPending   Status = "pending"
+	StatusConfirmed Status = "confirmed"
+	StatusCompleted Status = "completed"
+	// StatusDropped: the transaction left the chain before it was credited.
+	StatusDropped Status = "dropped"
+	// StatusReverted: the transaction's execution failed; never credited.
+	StatusReverted Status = "reverted"
+)
+
+// PaymentState is what payhook has recorded of a payment.
+type PaymentState struct {
+	// Status is the recorded status (StatusNone for a new transfer).
+	Status Status
+	// Confirmations is the highest depth recorded.
+	Confirmations int64
+}
+
+// Step is the rules' verdict on one observation.
+type Step struct {
+	// Status is the payment's status after the observation. It never
+	// regresses: a completed or confirmed payment stays so.
+	Status Status
+	// Confirmations is the depth to record and report; it never decreases.
+	Confirmations int64
+	// Notify is true when the observation deserves a callback: a new status,
+	// or (while pending) a higher confirmation count.
+	Notify bool
+	// Credit is true exactly once: when the payment becomes confirmed.
+	Credit bool
+	// Forwardable is true when the funds may be distributed now (credited and,
+	// on TRON, past the distribution depth with a solidified receipt).
+	Forwardable bool
+}
+
+// Rules decides, from what the chain shows, a payment's status and whether
+// it may be credited and forwarded. Implementations are pure.
+type Rules interface {
+	// Evaluate applies one observation of a transfer to the recorded state.
+	// required is the address's required confirmations.
+	Evaluate(t Ticker, required int64, prev PaymentState, s TxState) Step
+}
