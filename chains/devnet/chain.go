@@ -1,0 +1,516 @@
+package devnet
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha512"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+)
+
+// Defaults applied by Options.WithDefaults.
+const (
+	// DefaultTronSolidLag is how many blocks TRON's solidified head lags the
+	// tip: 19 blocks, the number of super representatives beyond two thirds
+	// of 27 that must build on a block before it is irreversible.
+	DefaultTronSolidLag = 19
+	// DefaultSolanaConfirmedDepth is the slot depth at which a Solana
+	// transaction reaches the confirmed commitment.
+	DefaultSolanaConfirmedDepth = 2
+	// DefaultSolanaFinalizedDepth is the slot depth at which a Solana
+	// transaction reaches the finalized commitment. Mainnet needs about 32
+	// slots; the devnet is quicker so that tests and demos are short.
+	DefaultSolanaFinalizedDepth = 3
+)
+
+// MaxMine is the largest number of blocks one Mine call produces.
+const MaxMine = 1000
+
+// Options tune a simulated chain. The zero value is usable: WithDefaults
+// fills every zero field.
+type Options struct {
+	// TronSolidLag is how many blocks the TRON solidified head lags the tip
+	// (Head.Solidified = max(0, Height-TronSolidLag)). Zero means
+	// DefaultTronSolidLag. Ignored by other families.
+	TronSolidLag int64
+	// SolanaConfirmedDepth is the depth (slots since inclusion, counting the
+	// including slot as 1) at which a Solana transaction reaches the
+	// confirmed commitment; below it, it is processed. Zero means
+	// DefaultSolanaConfirmedDepth.
+	SolanaConfirmedDepth int64
+	// SolanaFinalizedDepth is the depth at which a Solana transaction is
+	// finalized. Zero means DefaultSolanaFinalizedDepth. It must not be
+	// below SolanaConfirmedDepth.
+	SolanaFinalizedDepth int64
+	// Clock stamps new blocks. Nil means time.Now.
+	Clock func() time.Time
+	// Seed makes transaction hashes deterministic: two chains of one ticker
+	// with the same seed, driven alike, produce the same hashes. Empty means
+	// a random seed, so that hashes of separate devnet runs never collide in
+	// a database that outlives them.
+	Seed []byte
+}
+
+// WithDefaults returns o with every zero field replaced by its default. A
+// missing Seed is left empty: NewChain and New draw a random one.
+func (o Options) WithDefaults() Options {
+	if o.TronSolidLag == 0 {
+		o.TronSolidLag = DefaultTronSolidLag
+	}
+	if o.SolanaConfirmedDepth == 0 {
+		o.SolanaConfirmedDepth = DefaultSolanaConfirmedDepth
+	}
+	if o.SolanaFinalizedDepth == 0 {
+		o.SolanaFinalizedDepth = DefaultSolanaFinalizedDepth
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return o
+}
+
+// Validate reports the first field of o (after WithDefaults) that is out of
+// range, wrapping ErrInvalidOptions.
+func (o Options) Validate() error {
+	o = o.WithDefaults()
+	switch {
+	case o.TronSolidLag < 0:
+		return fmt.Errorf("%w: TronSolidLag must not be negative, got %d", ErrInvalidOptions, o.TronSolidLag)
+	case o.SolanaConfirmedDepth < 1:
+		return fmt.Errorf("%w: SolanaConfirmedDepth must be at least 1, got %d", ErrInvalidOptions, o.SolanaConfirmedDepth)
+	case o.SolanaFinalizedDepth < o.SolanaConfirmedDepth:
+		return fmt.Errorf("%w: SolanaFinalizedDepth (%d) must not be below SolanaConfirmedDepth (%d)",
+			ErrInvalidOptions, o.SolanaFinalizedDepth, o.SolanaConfirmedDepth)
+	}
+	return nil
+}
+
+// tx is one simulated transaction paying one transfer.
+type tx struct {
+	id     string
+	to     string
+	value  decimal.Decimal
+	failed bool  // execution fails (EVM, TRON): included, but no value moves
+	height int64 // including block; 0 while waiting or once reorganised out
+	index  int64 // Transfer.Index, set at inclusion
+	gone   bool  // reorganised out; never included again
+}
+
+// block is one simulated block (slot).
+type block struct {
+	height int64
+	time   time.Time
+	txs    []*tx
+}
+
+// forward is one recorded Broadcast.
+type forward struct {
+	f    chains.Forward
+	txid string
+}
+
+// Chain is an in-process simulated chain of one ticker that behaves like its
+// family (see the package documentation). It implements chains.Backend and
+// is safe for concurrent use.
+type Chain struct {
+	ticker chains.Ticker
+	opts   Options
+	seed   []byte
+
+	mu       sync.Mutex
+	counter  uint64 // hashes issued, for unique txids
+	blocks   []*block
+	waiting  []*tx // mempool (UTXO, EVM, TRON) or next slot (Solana)
+	byID     map[string]*tx
+	forwards []forward
+	fwdByID  map[string]int // Forward.ID -> index in forwards
+	changed  chan struct{}  // closed and replaced whenever the height changes
+}
+
+var _ chains.Backend = (*Chain)(nil)
+
+// NewChain returns an empty chain (height 0, no blocks) of t. It panics if
+// opts fails Validate or t's family is unknown: both are programming errors,
+// and tickers from a chains.Registry always have a known family.
+func NewChain(t chains.Ticker, opts Options) *Chain {
+	if err := opts.Validate(); err != nil {
+		panic("devnet: " + err.Error())
+	}
+	switch t.Family {
+	case chains.FamilyUTXO, chains.FamilyEVM, chains.FamilyTron, chains.FamilySolana:
+	default:
+		panic(fmt.Sprintf("devnet: ticker %q has unknown family %q", t.Ticker, t.Family))
+	}
+	opts = opts.WithDefaults()
+	seed := slices.Clone(opts.Seed)
+	if len(seed) == 0 {
+		seed = randomSeed()
+	}
+	return &Chain{
+		ticker:  t,
+		opts:    opts,
+		seed:    seed,
+		byID:    make(map[string]*tx),
+		fwdByID: make(map[string]int),
+		changed: make(chan struct{}),
+	}
+}
+
+func randomSeed() []byte {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return b
+}
+
+// Ticker returns the chain's ticker.
+func (c *Chain) Ticker() chains.Ticker { return c.ticker }
+
+// Height returns the tip's height; 0 before the first block.
+func (c *Chain) Height() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.height()
+}
+
+func (c *Chain) height() int64 { return int64(len(c.blocks)) }
+
+// BlockTime returns the Clock reading at which the block at height was
+// mined, and false when there is no such block.
+func (c *Chain) BlockTime(height int64) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if height < 1 || height > c.height() {
+		return time.Time{}, false
+	}
+	return c.blocks[height-1].time, true
+}
+
+// WaitHeight blocks until the tip is at height or above, or ctx ends, and
+// returns the tip's height. It is the signal tests wait on instead of
+// sleeping.
+func (c *Chain) WaitHeight(ctx context.Context, height int64) (int64, error) {
+	for {
+		c.mu.Lock()
+		h, ch := c.height(), c.changed
+		c.mu.Unlock()
+		if h >= height {
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return h, fmt.Errorf("wait for %s height %d (at %d): %w", c.ticker.Ticker, height, h, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// signal wakes WaitHeight callers; c.mu must be held.
+func (c *Chain) signal() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// Pay submits a transaction paying value to `to` and returns its hash. The
+// transaction waits in the mempool (UTXO, EVM, TRON) or for the next slot
+// (Solana) and is included by the next Mine. With failExecution (EVM and
+// TRON only) it is included but its execution fails: State reports
+// Executed false and no value moves.
+//
+// Errors wrap ErrInvalidPayment: `to` is not a valid address of the ticker
+// (the error also wraps chains.ErrInvalidAddress), value is not positive or
+// has more decimal places than the ticker, or failExecution is set on a UTXO
+// or Solana chain, whose included transfers always succeed.
+func (c *Chain) Pay(to string, value decimal.Decimal, failExecution bool) (string, error) {
+	tk := c.ticker
+	if err := chains.ValidateAddress(tk, to); err != nil {
+		return "", fmt.Errorf("%w: pay %s: %w", ErrInvalidPayment, tk.Ticker, err)
+	}
+	if err := checkAmount(tk, value); err != nil {
+		return "", fmt.Errorf("%w: pay %s to %s: %w", ErrInvalidPayment, tk.Ticker, to, err)
+	}
+	if failExecution && !canFail(tk.Family) {
+		return "", fmt.Errorf("%w: pay %s: a failed execution exists only on evm and tron chains, not %s",
+			ErrInvalidPayment, tk.Ticker, tk.Family)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &tx{id: c.newHash("pay"), to: to, value: value, failed: failExecution}
+	c.byID[t.id] = t
+	c.waiting = append(c.waiting, t)
+	return t.id, nil
+}
+
+func canFail(f chains.Family) bool { return f == chains.FamilyEVM || f == chains.FamilyTron }
+
+// checkAmount reports an amount that is not positive or not a whole number
+// of the ticker's smallest unit.
+func checkAmount(tk chains.Ticker, v decimal.Decimal) error {
+	if v.Sign() <= 0 {
+		return fmt.Errorf("amount must be positive, got %s", v)
+	}
+	if !v.Shift(tk.Decimals).IsInteger() {
+		return fmt.Errorf("amount %s has more than %d decimal places", v, tk.Decimals)
+	}
+	return nil
+}
+
+// Mine produces blocks (1..MaxMine) and returns the new height. The first
+// new block includes every waiting transaction, in submission order.
+func (c *Chain) Mine(blocks int) (int64, error) {
+	if blocks < 1 || blocks > MaxMine {
+		return 0, fmt.Errorf("%w: mine %d blocks of %s: want 1 to %d", ErrInvalidCount, blocks, c.ticker.Ticker, MaxMine)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range blocks {
+		b := &block{height: c.height() + 1, time: c.opts.Clock()}
+		if i == 0 {
+			c.include(b)
+		}
+		c.blocks = append(c.blocks, b)
+	}
+	c.signal()
+	return c.height(), nil
+}
+
+// include moves the waiting transactions into b, assigning Transfer.Index:
+// the block-wide log index for successful token transfers, 0 otherwise
+// (UTXO output 0, native EVM/TRON value, Solana instruction 0, and failed
+// token transfers, which emit no log).
+func (c *Chain) include(b *block) {
+	var logIndex int64
+	for _, t := range c.waiting {
+		t.height = b.height
+		if c.ticker.Token && c.ticker.Family != chains.FamilySolana && !t.failed {
+			t.index = logIndex
+			logIndex++
+		}
+		b.txs = append(b.txs, t)
+	}
+	c.waiting = nil
+}
+
+// Reorg drops the newest depth blocks (1..Height) and returns the new
+// height. Their transactions leave the chain for good: they are not
+// included again, so State reports them not Present. Transactions still
+// waiting are unaffected and go into the next block.
+func (c *Chain) Reorg(depth int) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if depth < 1 || int64(depth) > c.height() {
+		return 0, fmt.Errorf("%w: reorganise %d blocks of %s at height %d: want 1 to the height",
+			ErrInvalidCount, depth, c.ticker.Ticker, c.height())
+	}
+	keep := len(c.blocks) - depth
+	for _, b := range c.blocks[keep:] {
+		for _, t := range b.txs {
+			t.gone, t.height = true, 0
+		}
+	}
+	clear(c.blocks[keep:])
+	c.blocks = c.blocks[:keep]
+	c.signal()
+	return c.height(), nil
+}
+
+// Head implements chains.Backend. Solidified lags Height by TronSolidLag on
+// TRON and equals Height elsewhere.
+func (c *Chain) Head(ctx context.Context) (chains.Head, error) {
+	if err := ctx.Err(); err != nil {
+		return chains.Head{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return chains.Head{Height: c.height(), Solidified: c.solidified()}, nil
+}
+
+func (c *Chain) solidified() int64 {
+	if c.ticker.Family != chains.FamilyTron {
+		return c.height()
+	}
+	return max(0, c.height()-c.opts.TronSolidLag)
+}
+
+// Transfers implements chains.Backend: the transfers in blocks after..upTo
+// (after exclusive) to watched addresses (every address when watched is
+// nil), in block order and, within a block, inclusion order. A failed EVM or
+// TRON execution is reported too, so the payment is recorded and then
+// judged reverted: State says Executed false. Errors wrap ErrInvalidRange
+// when after is negative, upTo is below after, or upTo is beyond the tip.
+func (c *Chain) Transfers(ctx context.Context, after, upTo int64, watched func(address string) bool) ([]chains.Transfer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if after < 0 || upTo < after || upTo > c.height() {
+		return nil, fmt.Errorf("%w: %s transfers after %d up to %d at height %d",
+			ErrInvalidRange, c.ticker.Ticker, after, upTo, c.height())
+	}
+	var out []chains.Transfer
+	for _, b := range c.blocks[after:upTo] {
+		for _, t := range b.txs {
+			if watched != nil && !watched(t.to) {
+				continue
+			}
+			out = append(out, chains.Transfer{TxID: t.id, Index: t.index, To: t.to, Value: t.value, Height: b.height})
+		}
+	}
+	return out, nil
+}
+
+// State implements chains.Backend. It looks the transaction up by TxID; a
+// hash the chain does not know, or one reorganised out, is not Present (a
+// node cannot tell them apart either). A transaction still waiting is
+// Present with 0 confirmations. Confirmations is the depth (Solana too);
+// Executed is false for a failed EVM/TRON execution and for one not yet
+// included; Solidified is true for an included transaction at or below
+// Head.Solidified (so always, once included, off TRON); Commitment follows
+// Options on Solana and is CommitmentNone elsewhere.
+func (c *Chain) State(ctx context.Context, tr chains.Transfer) (chains.TxState, error) {
+	if err := ctx.Err(); err != nil {
+		return chains.TxState{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.byID[tr.TxID]
+	if !ok || t.gone {
+		return chains.TxState{}, nil
+	}
+	if t.height == 0 {
+		return chains.TxState{Present: true, Executed: !canFail(c.ticker.Family)}, nil
+	}
+	depth := c.height() - t.height + 1
+	s := chains.TxState{
+		Present:       true,
+		Confirmations: depth,
+		Executed:      !t.failed,
+		Solidified:    t.height <= c.solidified(),
+	}
+	if c.ticker.Family == chains.FamilySolana {
+		switch {
+		case depth >= c.opts.SolanaFinalizedDepth:
+			s.Commitment = chains.CommitmentFinalized
+		case depth >= c.opts.SolanaConfirmedDepth:
+			s.Commitment = chains.CommitmentConfirmed
+		default:
+			s.Commitment = chains.CommitmentProcessed
+		}
+	}
+	return s, nil
+}
+
+// NetworkFee implements chains.Backend: the ticker's NetworkFeeEstimate.
+func (c *Chain) NetworkFee(ctx context.Context) (decimal.Decimal, error) {
+	if err := ctx.Err(); err != nil {
+		return decimal.Decimal{}, err
+	}
+	return c.ticker.NetworkFeeEstimate, nil
+}
+
+// Broadcast implements chains.Backend. It records the forward and returns a
+// hash in the family's style; the forward is not put in a block and moves no
+// simulated funds (the devnet keeps no balances). A forward whose ID was
+// broadcast before returns the first hash and is not recorded again, even if
+// its contents differ. Errors wrap ErrInvalidForward.
+func (c *Chain) Broadcast(ctx context.Context, f chains.Forward) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tk := c.ticker
+	if f.ID == "" {
+		return "", fmt.Errorf("%w: %s forward without an ID", ErrInvalidForward, tk.Ticker)
+	}
+	c.mu.Lock()
+	if i, ok := c.fwdByID[f.ID]; ok {
+		txid := c.forwards[i].txid
+		c.mu.Unlock()
+		return txid, nil
+	}
+	c.mu.Unlock()
+
+	if err := chains.ValidateAddress(tk, f.From); err != nil {
+		return "", fmt.Errorf("%w: forward %q from: %w", ErrInvalidForward, f.ID, err)
+	}
+	if len(f.Outputs) == 0 {
+		return "", fmt.Errorf("%w: forward %q has no outputs", ErrInvalidForward, f.ID)
+	}
+	for i, o := range f.Outputs {
+		if err := chains.ValidateAddress(tk, o.Address); err != nil {
+			return "", fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
+		}
+		if err := checkAmount(tk, o.Amount); err != nil {
+			return "", fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
+		}
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i, ok := c.fwdByID[f.ID]; ok { // a concurrent Broadcast of the same ID won
+		return c.forwards[i].txid, nil
+	}
+	f.Outputs = slices.Clone(f.Outputs)
+	txid := c.newHash("forward")
+	c.fwdByID[f.ID] = len(c.forwards)
+	c.forwards = append(c.forwards, forward{f: f, txid: txid})
+	return txid, nil
+}
+
+// LookupForward implements chains.Backend.
+func (c *Chain) LookupForward(ctx context.Context, id string) (string, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return "", false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i, ok := c.fwdByID[id]
+	if !ok {
+		return "", false, nil
+	}
+	return c.forwards[i].txid, true, nil
+}
+
+// Forwards returns every distinct forward broadcast, in broadcast order. The
+// slice and its outputs are copies.
+func (c *Chain) Forwards() []chains.Forward {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]chains.Forward, len(c.forwards))
+	for i, r := range c.forwards {
+		out[i] = r.f
+		out[i].Outputs = slices.Clone(r.f.Outputs)
+	}
+	return out
+}
+
+// newHash returns a fresh transaction hash in the family's style: 64 hex
+// digits (UTXO, TRON), 0x and 64 hex digits (EVM), or the base58 of a 64-byte
+// signature (Solana). It is a function of the seed, the ticker, kind and a
+// counter, so unique per chain and deterministic for a given seed. c.mu must
+// be held.
+func (c *Chain) newHash(kind string) string {
+	c.counter++
+	h := sha512.New()
+	h.Write(c.seed)
+	h.Write([]byte{0})
+	h.Write([]byte(c.ticker.Ticker))
+	h.Write([]byte{0})
+	h.Write([]byte(kind))
+	h.Write(binary.BigEndian.AppendUint64(nil, c.counter))
+	sum := h.Sum(nil)
+	switch c.ticker.Family {
+	case chains.FamilyEVM:
+		return "0x" + hex.EncodeToString(sum[:32])
+	case chains.FamilySolana:
+		return base58(sum)
+	}
+	return hex.EncodeToString(sum[:32])
+}

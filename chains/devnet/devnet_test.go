@@ -1,0 +1,500 @@
+package devnet_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/devnet"
+)
+
+// TestMain fails the run if a devnet goroutine outlives the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leak := devnetGoroutine(); leak != "" {
+			os.Stderr.WriteString("leaked goroutine:\n" + leak + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// devnetGoroutine returns the stack of a goroutine still running the
+// devnet's mining loop, or "". A goroutine that Stop has waited for may still
+// be returning, so it yields a bounded number of times before judging.
+func devnetGoroutine() string {
+	buf := make([]byte, 1<<20)
+	found := ""
+	for range 1000 {
+		found = ""
+		n := runtime.Stack(buf, true)
+		for g := range strings.SplitSeq(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "chains/devnet.(*Devnet).run") {
+				found = g
+			}
+		}
+		if found == "" {
+			return ""
+		}
+		runtime.Gosched()
+	}
+	return found
+}
+
+var seed = []byte("devnet tests")
+
+// TestConformance runs the chaintest suite against the simulator.
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	chaintest.Run(t, func(t *testing.T, tk chains.Ticker) chaintest.Driver {
+		return devnet.NewChain(tk, devnet.Options{Seed: seed})
+	})
+}
+
+// TestConformanceOtherDepths runs the suite with non-default TRON and
+// Solana depths (a solidified lag beyond the TRX distribution depth, and
+// mainnet-like finality), so it does not merely pin the defaults.
+func TestConformanceOtherDepths(t *testing.T) {
+	t.Parallel()
+	opts := devnet.Options{TronSolidLag: 27, SolanaConfirmedDepth: 4, SolanaFinalizedDepth: 32}
+	chaintest.Run(t, func(t *testing.T, tk chains.Ticker) chaintest.Driver {
+		return devnet.NewChain(tk, opts)
+	})
+}
+
+func ticker(t *testing.T, name string) chains.Ticker {
+	t.Helper()
+	tk, err := chains.DefaultRegistry().Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func address(t *testing.T, tk chains.Ticker, i uint32) string {
+	t.Helper()
+	d, err := chains.NewDeriver([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Address(tk, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestPayValidation(t *testing.T) {
+	t.Parallel()
+	one := decimal.NewFromInt(1)
+	tests := []struct {
+		name    string
+		ticker  string
+		to      string // "" for a valid address
+		value   decimal.Decimal
+		fail    bool
+		wantErr []error
+	}{
+		{"valid btc", "btc", "", one, false, nil},
+		{"valid failed eth", "eth", "", one, true, nil},
+		{"valid failed trc20", "trc20/usdt", "", one, true, nil},
+		{"invalid address", "btc", "bc1qnotanaddress", one, false, []error{devnet.ErrInvalidPayment, chains.ErrInvalidAddress}},
+		{"another network's address", "eth", "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", one, false, []error{devnet.ErrInvalidPayment, chains.ErrInvalidAddress}},
+		{"zero value", "btc", "", decimal.Zero, false, []error{devnet.ErrInvalidPayment}},
+		{"negative value", "sol", "", one.Neg(), false, []error{devnet.ErrInvalidPayment}},
+		{"below the smallest unit", "btc", "", decimal.New(1, -9), false, []error{devnet.ErrInvalidPayment}},
+		{"failure on utxo", "btc", "", one, true, []error{devnet.ErrInvalidPayment}},
+		{"failure on solana", "sol/usdc", "", one, true, []error{devnet.ErrInvalidPayment}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tk := ticker(t, tt.ticker)
+			to := tt.to
+			if to == "" {
+				to = address(t, tk, 0)
+			}
+			c := devnet.NewChain(tk, devnet.Options{})
+			txid, err := c.Pay(to, tt.value, tt.fail)
+			if tt.wantErr == nil {
+				if err != nil || txid == "" {
+					t.Fatalf("Pay: %q, %v", txid, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Pay: %q, no error", txid)
+			}
+			for _, w := range tt.wantErr {
+				if !errors.Is(err, w) {
+					t.Errorf("Pay: %v, want it to wrap %v", err, w)
+				}
+			}
+			t.Log(err) // the message, for the reader
+		})
+	}
+}
+
+func TestMineAndReorgBounds(t *testing.T) {
+	t.Parallel()
+	c := devnet.NewChain(ticker(t, "btc"), devnet.Options{})
+	for _, n := range []int{0, -1, devnet.MaxMine + 1} {
+		if _, err := c.Mine(n); !errors.Is(err, devnet.ErrInvalidCount) {
+			t.Errorf("Mine(%d): %v, want ErrInvalidCount", n, err)
+		}
+	}
+	if h, err := c.Mine(devnet.MaxMine); err != nil || h != devnet.MaxMine {
+		t.Fatalf("Mine(%d): %d, %v", devnet.MaxMine, h, err)
+	}
+	for _, n := range []int{0, -1, devnet.MaxMine + 1} {
+		if _, err := c.Reorg(n); !errors.Is(err, devnet.ErrInvalidCount) {
+			t.Errorf("Reorg(%d): %v, want ErrInvalidCount", n, err)
+		}
+	}
+	if c.Height() != devnet.MaxMine {
+		t.Errorf("a failed Reorg changed the height to %d", c.Height())
+	}
+	if h, err := c.Reorg(devnet.MaxMine); err != nil || h != 0 {
+		t.Errorf("Reorg of the whole chain: %d, %v", h, err)
+	}
+	if _, err := c.Reorg(1); !errors.Is(err, devnet.ErrInvalidCount) {
+		t.Errorf("Reorg of an empty chain: %v", err)
+	}
+}
+
+func TestTransfersRange(t *testing.T) {
+	t.Parallel()
+	c := devnet.NewChain(ticker(t, "eth"), devnet.Options{})
+	ctx := t.Context()
+	c.Mine(5)
+	for _, r := range [][2]int64{{-1, 3}, {3, 2}, {0, 6}} {
+		if _, err := c.Transfers(ctx, r[0], r[1], nil); !errors.Is(err, devnet.ErrInvalidRange) {
+			t.Errorf("Transfers(%d, %d): %v, want ErrInvalidRange", r[0], r[1], err)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Head(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("Head with a cancelled context: %v", err)
+	}
+}
+
+// TestFailedExecutionIsReported pins the documented choice: a failed EVM or
+// TRON execution, token or native, is reported by Transfers and judged by
+// State (Executed false), and does not take a log index.
+func TestFailedExecutionIsReported(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"eth", "erc20/usdt", "trx", "trc20/usdt"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tk := ticker(t, name)
+			c := devnet.NewChain(tk, devnet.Options{})
+			ctx := t.Context()
+			a := address(t, tk, 0)
+			ok1, _ := c.Pay(a, decimal.NewFromInt(1), false)
+			bad, _ := c.Pay(a, decimal.NewFromInt(2), true)
+			ok2, _ := c.Pay(a, decimal.NewFromInt(3), false)
+			c.Mine(2)
+			ts, err := c.Transfers(ctx, 0, 2, nil)
+			if err != nil || len(ts) != 3 {
+				t.Fatalf("Transfers: %+v, %v", ts, err)
+			}
+			wantIndex := map[string]int64{ok1: 0, bad: 0, ok2: 0}
+			if tk.Token {
+				wantIndex[ok2] = 1 // the failed transfer emitted no log
+			}
+			for _, tr := range ts {
+				if tr.Index != wantIndex[tr.TxID] {
+					t.Errorf("%s: index %d, want %d", tr.TxID, tr.Index, wantIndex[tr.TxID])
+				}
+				s, err := c.State(ctx, tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Off TRON every included block is solidified; on TRON two
+				// blocks are far above the solidified head.
+				want := chains.TxState{Present: true, Confirmations: 2, Executed: tr.TxID != bad, Solidified: tk.Family != chains.FamilyTron}
+				if s != want {
+					t.Errorf("%s: state %+v, want %+v", tr.TxID, s, want)
+				}
+			}
+		})
+	}
+}
+
+func TestTronSolidLag(t *testing.T) {
+	t.Parallel()
+	tk := ticker(t, "trc20/usdt")
+	for _, lag := range []int64{0, 5} {
+		c := devnet.NewChain(tk, devnet.Options{TronSolidLag: lag})
+		want := lag
+		if lag == 0 {
+			want = devnet.DefaultTronSolidLag
+		}
+		ctx := t.Context()
+		txid, _ := c.Pay(address(t, tk, 0), decimal.NewFromInt(5), false)
+		for h := int64(1); h <= want+3; h++ {
+			c.Mine(1)
+			head, _ := c.Head(ctx)
+			if head.Height != h || head.Solidified != max(0, h-want) {
+				t.Errorf("lag %d: head %+v at height %d, want solidified %d", want, head, h, max(0, h-want))
+			}
+			s, _ := c.State(ctx, chains.Transfer{TxID: txid})
+			if s.Solidified != (h > want) {
+				t.Errorf("lag %d: height %d: solidified %v", want, h, s.Solidified)
+			}
+		}
+	}
+	head, _ := devnet.NewChain(ticker(t, "btc"), devnet.Options{}).Head(t.Context())
+	if head != (chains.Head{}) {
+		t.Errorf("fresh btc head %+v", head)
+	}
+}
+
+func TestSolanaCommitmentProgression(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts devnet.Options
+		want []chains.Commitment // by depth, from 0 (waiting for a slot)
+	}{
+		{"defaults", devnet.Options{}, []chains.Commitment{
+			chains.CommitmentNone, chains.CommitmentProcessed, chains.CommitmentConfirmed,
+			chains.CommitmentFinalized, chains.CommitmentFinalized,
+		}},
+		{"slower", devnet.Options{SolanaConfirmedDepth: 3, SolanaFinalizedDepth: 5}, []chains.Commitment{
+			chains.CommitmentNone, chains.CommitmentProcessed, chains.CommitmentProcessed, chains.CommitmentConfirmed,
+			chains.CommitmentConfirmed, chains.CommitmentFinalized,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tk := ticker(t, "sol")
+			c := devnet.NewChain(tk, tt.opts)
+			ctx := t.Context()
+			txid, _ := c.Pay(address(t, tk, 0), decimal.NewFromInt(1), false)
+			for depth, want := range tt.want {
+				if depth > 0 {
+					c.Mine(1)
+				}
+				s, err := c.State(ctx, chains.Transfer{TxID: txid})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Commitment != want || s.Confirmations != int64(depth) || !s.Present || !s.Executed || (depth > 0 && !s.Solidified) {
+					t.Errorf("depth %d: %+v, want commitment %s", depth, s, want)
+				}
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
+	bad := []devnet.Options{
+		{TronSolidLag: -1},
+		{SolanaConfirmedDepth: -1},
+		{SolanaConfirmedDepth: 5, SolanaFinalizedDepth: 4},
+		{SolanaFinalizedDepth: 1}, // below the default confirmed depth
+	}
+	for _, o := range bad {
+		if err := o.Validate(); !errors.Is(err, devnet.ErrInvalidOptions) {
+			t.Errorf("Validate(%+v): %v", o, err)
+		}
+	}
+	if err := (devnet.Options{}).Validate(); err != nil {
+		t.Errorf("zero Options: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewChain with invalid options did not panic")
+		}
+	}()
+	devnet.NewChain(ticker(t, "sol"), bad[2])
+}
+
+func TestHashes(t *testing.T) {
+	t.Parallel()
+	formats := map[chains.Family]*regexp.Regexp{
+		chains.FamilyUTXO:   regexp.MustCompile(`^[0-9a-f]{64}$`),
+		chains.FamilyTron:   regexp.MustCompile(`^[0-9a-f]{64}$`),
+		chains.FamilyEVM:    regexp.MustCompile(`^0x[0-9a-f]{64}$`),
+		chains.FamilySolana: regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{86,88}$`),
+	}
+	reg := chains.DefaultRegistry()
+	a := devnet.New(reg, devnet.Options{Seed: seed})
+	b := devnet.New(reg, devnet.Options{Seed: seed})
+	r := devnet.New(reg, devnet.Options{})
+	seen := map[string]bool{}
+	for _, tk := range reg.All() {
+		to := address(t, tk, 0)
+		ca, _ := a.Chain(tk.Ticker)
+		cb, _ := b.Chain(strings.ToUpper(tk.Ticker))
+		cr, _ := r.Chain(tk.Ticker)
+		for range 3 {
+			ha, err := ca.Pay(to, decimal.NewFromInt(1), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hb, _ := cb.Pay(to, decimal.NewFromInt(1), false)
+			hr, _ := cr.Pay(to, decimal.NewFromInt(1), false)
+			if ha != hb {
+				t.Errorf("%s: same seed, hashes %s and %s", tk.Ticker, ha, hb)
+			}
+			if ha == hr {
+				t.Errorf("%s: a random seed repeated hash %s", tk.Ticker, ha)
+			}
+			if !formats[tk.Family].MatchString(ha) {
+				t.Errorf("%s: hash %q", tk.Ticker, ha)
+			}
+			if seen[ha] {
+				t.Errorf("%s: hash %s repeated", tk.Ticker, ha)
+			}
+			seen[ha] = true
+		}
+	}
+	if _, ok := a.Chain("nope"); ok {
+		t.Error("Chain of an unknown ticker")
+	}
+	if n := len(a.Chains()); n != len(reg.All()) {
+		t.Errorf("%d chains for %d tickers", n, len(reg.All()))
+	}
+}
+
+func TestBroadcastRecordsOnce(t *testing.T) {
+	t.Parallel()
+	tk := ticker(t, "trc20/usdt")
+	c := devnet.NewChain(tk, devnet.Options{})
+	ctx := t.Context()
+	f := chains.Forward{ID: "f1", From: address(t, tk, 0), Outputs: []chains.Output{{Address: address(t, tk, 1), Amount: decimal.NewFromInt(9)}}}
+	var wg sync.WaitGroup
+	txids := make([]string, 8)
+	for i := range txids {
+		wg.Go(func() {
+			txid, err := c.Broadcast(ctx, f)
+			if err != nil {
+				t.Error(err)
+			}
+			txids[i] = txid
+		})
+	}
+	wg.Wait()
+	for _, txid := range txids {
+		if txid != txids[0] {
+			t.Errorf("concurrent Broadcasts of one ID: %v", txids)
+			break
+		}
+	}
+	f.Outputs[0].Amount = decimal.NewFromInt(1) // must not alter the record
+	if txid, _ := c.Broadcast(ctx, chains.Forward{ID: "f1"}); txid != txids[0] {
+		t.Errorf("Broadcast of a known ID with other contents: %q, want %q", txid, txids[0])
+	}
+	fs := c.Forwards()
+	if len(fs) != 1 || fs[0].ID != "f1" || !fs[0].Outputs[0].Amount.Equal(decimal.NewFromInt(9)) {
+		t.Errorf("Forwards: %+v", fs)
+	}
+	if _, err := c.Broadcast(ctx, chains.Forward{ID: "f2", From: f.From}); !errors.Is(err, devnet.ErrInvalidForward) {
+		t.Errorf("Broadcast without outputs: %v", err)
+	}
+	if fee, err := c.NetworkFee(ctx); err != nil || !fee.Equal(tk.NetworkFeeEstimate) {
+		t.Errorf("NetworkFee: %s, %v; want %s", fee, err, tk.NetworkFeeEstimate)
+	}
+}
+
+func TestBlockTimeUsesClock(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	now := t0
+	c := devnet.NewChain(ticker(t, "btc"), devnet.Options{Clock: func() time.Time { now = now.Add(time.Minute); return now }})
+	c.Mine(2)
+	if got, ok := c.BlockTime(2); !ok || !got.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("BlockTime(2): %v, %v", got, ok)
+	}
+	if _, ok := c.BlockTime(3); ok {
+		t.Error("BlockTime beyond the tip")
+	}
+}
+
+func TestStartStop(t *testing.T) {
+	t.Parallel()
+	d := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	if err := d.Start(t.Context(), 0); !errors.Is(err, devnet.ErrInvalidBlockTime) {
+		t.Errorf("Start with no block time: %v", err)
+	}
+	if err := d.Start(t.Context(), time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+		t.Errorf("second Start: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for _, c := range d.Chains() {
+		if _, err := c.WaitHeight(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Stop()
+	d.Stop() // idempotent; TestMain checks that the goroutine is gone
+	btc, _ := d.Chain("btc")
+	h := btc.Height()
+	if _, err := btc.Mine(1); err != nil || btc.Height() != h+1 {
+		t.Errorf("manual Mine after Stop: height %d, %v", btc.Height(), err)
+	}
+	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+		t.Errorf("Start after Stop: %v", err)
+	}
+}
+
+func TestStartEndsWithContext(t *testing.T) {
+	t.Parallel()
+	d := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := d.Start(ctx, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	sol, _ := d.Chain("sol")
+	wait, cancelWait := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancelWait()
+	if _, err := sol.WaitHeight(wait, 2); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	d.Stop() // returns once the goroutine, already ending, has exited
+	d2 := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	d2.Stop() // never started: returns at once
+	if err := d2.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+		t.Errorf("Start after Stop: %v", err)
+	}
+}
+
+func TestWaitHeightDeadline(t *testing.T) {
+	t.Parallel()
+	c := devnet.NewChain(ticker(t, "ltc"), devnet.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if h, err := c.WaitHeight(ctx, 1); !errors.Is(err, context.Canceled) || h != 0 {
+		t.Errorf("WaitHeight on a cancelled context: %d, %v", h, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.WaitHeight(t.Context(), 2)
+		done <- err
+	}()
+	c.Mine(2)
+	if err := <-done; err != nil {
+		t.Errorf("WaitHeight: %v", err)
+	}
+}

@@ -1,0 +1,38 @@
+package devnet
+
+import "errors"
+
+// Sentinel errors. Every error the devnet returns, other than a cancelled
+// context, wraps exactly one of them; classify with errors.Is.
+var (
+	// ErrInvalidOptions reports Options that fail Validate.
+	ErrInvalidOptions = errors.New("invalid devnet options")
+
+	// ErrInvalidPayment reports a Pay call the chain cannot accept: an
+	// invalid destination (the error also wraps chains.ErrInvalidAddress), a
+	// value that is not positive or has more decimal places than the ticker,
+	// or a failed execution asked of a family whose transfers cannot fail.
+	ErrInvalidPayment = errors.New("invalid payment")
+
+	// ErrInvalidForward reports a Broadcast of a forward that is malformed:
+	// no ID, an invalid From or output address (the error also wraps
+	// chains.ErrInvalidAddress), no outputs, or an amount that is not
+	// positive or has more decimal places than the ticker.
+	ErrInvalidForward = errors.New("invalid forward")
+
+	// ErrInvalidCount reports a Mine or Reorg block count out of bounds:
+	// Mine takes 1..MaxMine, Reorg 1..the current height.
+	ErrInvalidCount = errors.New("invalid block count")
+
+	// ErrInvalidRange reports a Transfers range that is inverted, negative
+	// or beyond the tip.
+	ErrInvalidRange = errors.New("invalid block range")
+
+	// ErrAlreadyStarted reports a second Start of a Devnet (or a Start after
+	// Stop): a Devnet mines from at most one goroutine, once.
+	ErrAlreadyStarted = errors.New("devnet already started")
+
+	// ErrInvalidBlockTime reports a Start with a block time that is not
+	// positive.
+	ErrInvalidBlockTime = errors.New("invalid block time")
+)
