@@ -38,15 +38,24 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 			full = append(full, h)
 		}
 	}
+	busy := make([]int64, 0, len(n.inflightPayments))
+	for id := range n.inflightPayments {
+		busy = append(busy, id)
+	}
 	n.mu.Unlock()
 	if free <= 0 {
 		return 0, nil
 	}
-	claims, events, err := n.claim(ctx, free, full)
+	claims, events, err := n.claim(ctx, free, full, busy)
 	if err != nil {
 		return 0, err
 	}
 	n.events.publish(events)
+	// Notifications of one payment claimed together go out one after the
+	// other, in the order they were stored (pending before confirmed before
+	// completed), each after the previous one's attempt finished.
+	var groups [][]claim
+	index := map[int64]int{}
 	started := 0
 	for _, c := range claims {
 		n.mu.Lock()
@@ -58,10 +67,28 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 		}
 		n.perHost[c.n.Host]++
 		n.active++
+		if c.n.PaymentID != nil {
+			n.inflightPayments[*c.n.PaymentID]++
+		}
 		n.mu.Unlock()
 		started++
+		if c.n.PaymentID != nil {
+			if i, ok := index[*c.n.PaymentID]; ok {
+				groups[i] = append(groups[i], c)
+				continue
+			}
+			index[*c.n.PaymentID] = len(groups)
+		}
+		groups = append(groups, []claim{c})
+	}
+	for _, g := range groups {
 		n.sends.Add(1)
-		go n.send(c)
+		go func() {
+			defer n.sends.Done()
+			for _, c := range g {
+				n.send(c)
+			}
+		}()
 	}
 	return started, nil
 }
@@ -71,7 +98,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 // committed before any request is sent. Rows whose previous lease expired
 // with an attempt still in flight get that attempt recorded as interrupted;
 // rows past their window are failed instead of attempted.
-func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string) ([]claim, []*entdb.DeliveryEvent, error) {
+func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
 	now := n.cfg.Clock.Now()
 	var claims []claim
 	var events []*entdb.DeliveryEvent
@@ -87,6 +114,11 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string) ([]
 			Limit(limit)
 		if len(fullHosts) > 0 {
 			q.Where(notification.HostNotIn(fullHosts...))
+		}
+		if len(busyPayments) > 0 {
+			// A later notification of a payment waits for the attempt in
+			// flight of an earlier one, so first attempts keep their order.
+			q.Where(notification.Or(notification.PaymentIDIsNil(), notification.PaymentIDNotIn(busyPayments...)))
 		}
 		if n.db.Dialect == store.Postgres {
 			q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
@@ -218,12 +250,16 @@ type result struct {
 }
 
 func (n *Notifier) send(c claim) {
-	defer n.sends.Done()
 	defer func() {
 		n.mu.Lock()
 		n.active--
 		if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
 			delete(n.perHost, c.n.Host)
+		}
+		if id := c.n.PaymentID; id != nil {
+			if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
+				delete(n.inflightPayments, *id)
+			}
 		}
 		n.mu.Unlock()
 		n.Wake()

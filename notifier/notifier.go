@@ -127,10 +127,11 @@ type Notifier struct {
 
 	wake chan struct{}
 
-	mu      sync.Mutex
-	perHost map[string]int
-	active  int
-	sends   sync.WaitGroup
+	mu               sync.Mutex
+	perHost          map[string]int
+	inflightPayments map[int64]int
+	active           int
+	sends            sync.WaitGroup
 
 	sendCtx    context.Context
 	sendCancel context.CancelFunc
@@ -153,16 +154,17 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 	}
 	sendCtx, cancel := context.WithCancel(context.Background())
 	return &Notifier{
-		db:         db,
-		cfg:        cfg,
-		logger:     logger,
-		signer:     signer,
-		client:     client,
-		events:     newBroker(),
-		wake:       make(chan struct{}, 1),
-		perHost:    map[string]int{},
-		sendCtx:    sendCtx,
-		sendCancel: cancel,
+		db:               db,
+		cfg:              cfg,
+		logger:           logger,
+		signer:           signer,
+		client:           client,
+		events:           newBroker(),
+		wake:             make(chan struct{}, 1),
+		perHost:          map[string]int{},
+		inflightPayments: map[int64]int{},
+		sendCtx:          sendCtx,
+		sendCancel:       cancel,
 	}, nil
 }
 

@@ -424,7 +424,7 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		rs := newReceiver(t, ok)
 		f := newFixture(t, d, rs.URL+"/hook")
 		row := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
-		claims, _, err := f.n.claim(context.Background(), 10, nil) // ... and the process dies
+		claims, _, err := f.n.claim(context.Background(), 10, nil, nil) // ... and the process dies
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))
 		}

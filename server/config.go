@@ -55,8 +55,18 @@ type Config struct {
 	DeliveryWorkers int
 	// PerHostConcurrency bounds concurrent attempts to one destination.
 	PerHostConcurrency int
-	// ManualDelivery leaves the dispatch loop off; deliveries happen only when
-	// the caller runs them (Notifier().RunDue), on the configured clock. Tests.
+	// PriceFile optionally replaces the embedded USD price and fiat rate
+	// table (chains/price's format).
+	PriceFile string
+	// WatchInterval is how often chain watchers poll their backends.
+	WatchInterval time.Duration
+	// DevnetBlockTime, with Dev, mines a block on every simulated chain this
+	// often; 0 mines only on request.
+	DevnetBlockTime time.Duration
+	// ManualDelivery leaves the dispatch loop and chain watcher loops off;
+	// deliveries happen only when the caller runs them (Notifier().RunDue),
+	// on the configured clock, and chains are read when the devnet changes
+	// them. Tests.
 	ManualDelivery bool
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown.
@@ -80,6 +90,7 @@ const (
 	DefaultAttemptTimeout     = 30 * time.Second
 	DefaultDeliveryWorkers    = 64
 	DefaultPerHostConcurrency = 4
+	DefaultWatchInterval      = 2 * time.Second
 )
 
 // WithDefaults returns c with every unset field set to its default.
@@ -113,6 +124,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.AttemptTimeout == 0 {
 		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if c.WatchInterval == 0 {
+		c.WatchInterval = DefaultWatchInterval
 	}
 	if c.DeliveryWorkers == 0 {
 		c.DeliveryWorkers = DefaultDeliveryWorkers
@@ -161,6 +175,15 @@ func (c Config) Validate() error {
 	}
 	if c.PerHostConcurrency < 1 {
 		return fmt.Errorf("--per-host-concurrency: must be at least 1")
+	}
+	if c.WatchInterval <= 0 {
+		return fmt.Errorf("--watch-interval: must be positive")
+	}
+	if c.DevnetBlockTime < 0 {
+		return fmt.Errorf("--devnet-block-time: must not be negative")
+	}
+	if c.DevnetBlockTime > 0 && !c.Dev {
+		return fmt.Errorf("--devnet-block-time: needs --dev (the devnet runs only in developer mode)")
 	}
 	if c.Seed == nil && c.SeedFile == "" {
 		return errors.New("--seed-file: must not be empty")

@@ -28,6 +28,8 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier"
@@ -37,6 +39,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
 )
 
@@ -53,6 +56,9 @@ type Server struct {
 	httpLis  net.Listener
 	selfConn *grpc.ClientConn
 	notifier *notifier.Notifier
+	devnet   *devnet.Devnet
+	payments *payment.Service
+	watchers map[string]*payment.Watcher
 
 	stopOnce sync.Once
 	stopErr  error
@@ -145,11 +151,52 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 		}
 	}
 
+	prices := price.Default()
+	if cfg.PriceFile != "" {
+		f, err := os.Open(cfg.PriceFile)
+		if err != nil {
+			return nil, fmt.Errorf("--price-file: %w", err)
+		}
+		prices, err = price.Load(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--price-file %s: %w", cfg.PriceFile, err)
+		}
+	}
+	// Chain backends: the devnet in developer mode. Node RPC backends plug
+	// into the same map, watchers and payment code.
+	backends := map[string]chains.Backend{}
+	if cfg.Dev {
+		s.devnet = devnet.New(registry, devnet.Options{Clock: cfg.Now})
+		for _, t := range registry.All() {
+			if c, ok := s.devnet.Chain(t.Ticker); ok {
+				backends[t.Ticker] = c
+			}
+		}
+	}
+	s.payments = payment.New(s.db, s.notifier, registry, prices, backends, cfg.Now, logger)
+	s.watchers = map[string]*payment.Watcher{}
+	for _, t := range registry.All() {
+		if _, ok := backends[t.Ticker]; !ok {
+			continue
+		}
+		w, err := s.payments.NewWatcher(t, cfg.WatchInterval)
+		if err != nil {
+			return nil, err
+		}
+		s.watchers[t.Ticker] = w
+	}
+
 	unary, stream, err := interceptor.Chain(interceptor.Config{
 		Keys: apikey.Resolver{DB: s.db.Client},
 		Public: []string{
 			payhookv1.AddressService_GetPublicKey_FullMethodName,
 			payhookv1.AddressService_GetInfo_FullMethodName,
+			// The devnet exists only with --dev, where it simulates chains
+			// for whoever develops against the server.
+			payhookv1.DevnetService_Pay_FullMethodName,
+			payhookv1.DevnetService_Mine_FullMethodName,
+			payhookv1.DevnetService_Reorg_FullMethodName,
 		},
 	}, logger)
 	if err != nil {
@@ -159,6 +206,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	addresses := address.New(s.db.Client, registry, deriver, cfg.Now)
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier))
+	if s.devnet != nil {
+		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
+	}
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -173,7 +223,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	if err != nil {
 		return nil, fmt.Errorf("connect gateway to gRPC: %w", err)
 	}
-	gw, err := gateway.New(ctx, s.selfConn)
+	gw, err := gateway.New(ctx, s.selfConn, s.devnet != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +275,21 @@ func (s *Server) HTTPAddr() string { return dialable(s.httpLis.Addr()) }
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
 
+// Payments is the server's payment service (tests).
+func (s *Server) Payments() *payment.Service { return s.payments }
+
+// Devnet is the simulated chains of a --dev server; nil otherwise.
+func (s *Server) Devnet() *devnet.Devnet { return s.devnet }
+
+// pollChain has ticker's watcher read its chain now.
+func (s *Server) pollChain(ctx context.Context, ticker string) error {
+	w, ok := s.watchers[ticker]
+	if !ok {
+		return nil
+	}
+	return w.PollOnce(ctx)
+}
+
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 
@@ -249,6 +314,15 @@ func (s *Server) Start() {
 	}()
 	if !s.cfg.ManualDelivery {
 		s.notifier.Start()
+		for _, w := range s.watchers {
+			w.Start()
+		}
+		if s.devnet != nil && s.cfg.DevnetBlockTime > 0 {
+			// Validate checked the block time; Start fails only if started twice.
+			if err := s.devnet.Start(context.Background(), s.cfg.DevnetBlockTime); err != nil {
+				s.logger.Error("devnet auto-mining", "error", err)
+			}
+		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
@@ -290,6 +364,12 @@ func (s *Server) Stop() error {
 		// In-flight attempts finish or are recorded as interrupted; queued
 		// work stays in the database.
 		s.notifier.Stop()
+		if s.devnet != nil {
+			s.devnet.Stop()
+		}
+		for _, w := range s.watchers {
+			w.Stop()
+		}
 		s.stopErr = s.closeAll()
 	})
 	return s.stopErr

@@ -5,6 +5,7 @@
 //	payhook apikey create --name NAME  issue an API key (printed once)
 //	payhook watch [filters]            print delivery events as they happen
 //	payhook listen --forward-to URL    relay your deliveries to a local server
+//	payhook devnet pay|mine|reorg      drive the simulated chains of a --dev server
 //
 // Every flag has a PAYHOOK_* environment equivalent (--http-addr is
 // PAYHOOK_HTTP_ADDR); a flag given on the command line wins. This is the only
@@ -40,6 +41,10 @@ Usage:
                                      print your delivery events as they happen
   payhook listen --forward-to http://localhost:3000/hook [--address A]
                                      replay your deliveries against a local server
+  payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
+  payhook devnet mine --ticker btc [--blocks 3]
+  payhook devnet reorg --ticker btc --depth 2
+                                     drive the simulated chains of a server run with --dev
 
 Run "payhook COMMAND -h" for a command's flags. Every flag can also be set
 with a PAYHOOK_* environment variable (--db is PAYHOOK_DB).
@@ -74,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return apikeyCreate(ctx, args[2:], stdout, stderr)
 	case "watch":
 		return watch(ctx, args[1:], stdout, stderr)
+	case "devnet":
+		return devnetCmd(ctx, args[1:], stdout, stderr)
 	case "listen":
 		return listen(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -140,6 +147,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger 
 	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
 	fs.IntVar(&cfg.DeliveryWorkers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
 	fs.IntVar(&cfg.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
+	fs.StringVar(&cfg.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
+	fs.DurationVar(&cfg.WatchInterval, "watch-interval", server.DefaultWatchInterval, "how often chain watchers poll their chains")
+	fs.DurationVar(&cfg.DevnetBlockTime, "devnet-block-time", 0, "with --dev: mine a block on every simulated chain this often (0: only on request)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -34,8 +34,9 @@ import (
 const APIKeyHeader = "apikey"
 
 // New returns the REST handler: a slash normaliser in front of a gateway mux
-// whose services reach the gRPC server through conn.
-func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
+// whose services reach the gRPC server through conn. The devnet routes exist
+// only when devnet is set (developer mode); otherwise they are 404.
+func New(ctx context.Context, conn *grpc.ClientConn, devnet bool) (http.Handler, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
@@ -49,6 +50,11 @@ func New(ctx context.Context, conn *grpc.ClientConn) (http.Handler, error) {
 	}
 	if err := payhookv1.RegisterDeliveryServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register delivery service: %w", err)
+	}
+	if devnet {
+		if err := payhookv1.RegisterDevnetServiceHandler(ctx, mux, conn); err != nil {
+			return nil, fmt.Errorf("register devnet service: %w", err)
+		}
 	}
 	return StripTrailingSlash(mux), nil
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/server/address"
 )
 
@@ -22,6 +23,9 @@ func Translate(err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, chains.ErrInvalidAddress):
 		return status.Error(codes.InvalidArgument, "address: "+err.Error())
+	case errors.Is(err, devnet.ErrInvalidPayment), errors.Is(err, devnet.ErrInvalidCount),
+		errors.Is(err, devnet.ErrInvalidRange), errors.Is(err, devnet.ErrInvalidForward):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, address.ErrNotFound):
 		return status.Error(codes.NotFound, "no address was created with this callback URL for this ticker")
 	}

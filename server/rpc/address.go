@@ -123,6 +123,7 @@ func callbackLog(p *entdb.Payment) *payhookv1.CallbackLog {
 		ValueCoin:     p.ValueCoin.String(),
 		Confirmations: int32(min(p.Confirmations, 1<<31-1)),
 		PaymentStatus: p.Status.String(),
+		Note:          p.Note,
 		LastUpdate:    timestamppb.New(p.UpdatedAt),
 		Logs:          []*payhookv1.DeliveryAttempt{},
 		Deliveries:    []*payhookv1.Delivery{},

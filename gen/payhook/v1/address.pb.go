@@ -408,8 +408,9 @@ type CallbackLog struct {
 	ValueForwardedCoin *string `protobuf:"bytes,4,opt,name=value_forwarded_coin,json=valueForwardedCoin,proto3,oneof" json:"value_forwarded_coin,omitempty"`
 	// confirmations is the last seen confirmation count of txid_in.
 	Confirmations int32 `protobuf:"varint,5,opt,name=confirmations,proto3" json:"confirmations,omitempty"`
-	// payment_status is pending, confirmed, completed or dropped (left the
-	// chain before it was credited).
+	// payment_status is pending, confirmed, completed, dropped (left the chain
+	// before it was credited) or reverted (its execution failed; never
+	// credited). Dropped and reverted payments cause no callbacks.
 	PaymentStatus string `protobuf:"bytes,6,opt,name=payment_status,json=paymentStatus,proto3" json:"payment_status,omitempty"`
 	// last_update is when the payment last changed.
 	LastUpdate *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_update,json=lastUpdate,proto3" json:"last_update,omitempty"`
@@ -417,7 +418,10 @@ type CallbackLog struct {
 	// successful or not, oldest first.
 	Logs []*DeliveryAttempt `protobuf:"bytes,8,rep,name=logs,proto3" json:"logs,omitempty"`
 	// deliveries has the state of each notification of this transaction.
-	Deliveries    []*Delivery `protobuf:"bytes,9,rep,name=deliveries,proto3" json:"deliveries,omitempty"`
+	Deliveries []*Delivery `protobuf:"bytes,9,rep,name=deliveries,proto3" json:"deliveries,omitempty"`
+	// note says what the status does not: not forwarded (below the minimum
+	// transaction, nothing left after fees), left the chain after credit.
+	Note          string `protobuf:"bytes,10,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -513,6 +517,13 @@ func (x *CallbackLog) GetDeliveries() []*Delivery {
 		return x.Deliveries
 	}
 	return nil
+}
+
+func (x *CallbackLog) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
 }
 
 // DeliveryAttempt is one HTTP request payhook made to deliver a notification.
@@ -1143,7 +1154,7 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\tcallbacks\x18\x05 \x03(\v2\x17.payhook.v1.CallbackLogR\tcallbacks\x1a=\n" +
 	"\x0fAddressOutEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xb3\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xc7\x03\n" +
 	"\vCallbackLog\x12\x17\n" +
 	"\atxid_in\x18\x01 \x01(\tR\x06txidIn\x12\x1e\n" +
 	"\btxid_out\x18\x02 \x01(\tH\x00R\atxidOut\x88\x01\x01\x12\x1d\n" +
@@ -1157,7 +1168,9 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\x04logs\x18\b \x03(\v2\x1b.payhook.v1.DeliveryAttemptR\x04logs\x124\n" +
 	"\n" +
 	"deliveries\x18\t \x03(\v2\x14.payhook.v1.DeliveryR\n" +
-	"deliveriesB\v\n" +
+	"deliveries\x12\x12\n" +
+	"\x04note\x18\n" +
+	" \x01(\tR\x04noteB\v\n" +
 	"\t_txid_outB\x17\n" +
 	"\x15_value_forwarded_coin\"\xa2\x04\n" +
 	"\x0fDeliveryAttempt\x12\x12\n" +

@@ -1,0 +1,117 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/price"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
+)
+
+type noSign struct{}
+
+func (noSign) Scheme() string              { return "none" }
+func (noSign) Sign([]byte) (string, error) { return "", nil }
+
+// TestCrashBetweenBroadcastAndRecord: the process dies after the forwarding
+// transaction was broadcast and before it was recorded. The restarted
+// watcher reconciles the intent with the chain: the payment is completed
+// with the broadcast's hash, one completed callback is stored, and the funds
+// moved exactly once.
+func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			reg := chains.DefaultRegistry()
+			tk, _ := reg.Lookup("btc")
+			dn := devnet.New(reg, devnet.Options{})
+			chain, _ := dn.Chain("btc")
+			now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+			n, err := notifier.New(db, noSign{}, notifier.Config{Egress: egress.Config{Timeout: time.Second}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+			svc := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": chain}, now, logger)
+
+			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).Save(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			der, _ := chains.NewDeriver(make([]byte, 32))
+			addrIn, _ := der.Address(tk, 0)
+			dest, _ := der.Address(tk, 1)
+			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("btc").SetFamily("utxo").SetAddressIn(addrIn).
+				SetDerivationIndex(0).SetCallbackURL("https://shop.example/hook").SetCallbackKey(strings.Repeat("d", 64)).
+				SetDestinations([]schema.Destination{{Address: dest, Share: decimal.NewFromInt(1)}}).SetRequiredConfirmations(1).Save(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chain.Pay(addrIn, decimal.RequireFromString("0.5"), false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
+
+			crash := errors.New("killed after broadcast")
+			svc.afterBroadcast = func() error { return crash }
+			w, err := svc.NewWatcher(tk, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.PollOnce(ctx); !errors.Is(err, crash) {
+				t.Fatalf("poll: %v, want the simulated crash", err)
+			}
+			p, err := db.Client.Payment.Query().Only(ctx)
+			if err != nil || p.Status != entpayment.StatusConfirmed {
+				t.Fatalf("after the crash: %v %v", p, err)
+			}
+			if len(chain.Forwards()) != 1 {
+				t.Fatalf("%d broadcasts before the restart", len(chain.Forwards()))
+			}
+
+			// Restart: a new service over the same database and chain.
+			restarted := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": chain}, now, logger)
+			w2, _ := restarted.NewWatcher(tk, time.Second)
+			for range 3 {
+				if err := w2.PollOnce(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err = db.Client.Payment.Query().Only(ctx)
+			if err != nil || p.Status != entpayment.StatusCompleted || p.TxidOut == "" {
+				t.Fatalf("after reconciling: %+v %v", p, err)
+			}
+			fwds := chain.Forwards()
+			if len(fwds) != 1 {
+				t.Fatalf("%d forwards: the payment was paid out more than once", len(fwds))
+			}
+			completed, err := db.Client.Notification.Query().Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// confirmed (before the crash) + completed (after reconciling)
+			if completed != 2 {
+				t.Fatalf("%d notifications, want confirmed and completed", completed)
+			}
+			_ = store.SQLite
+		})
+	}
+}

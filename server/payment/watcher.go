@@ -1,0 +1,159 @@
+package payment
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	entaddress "github.com/payhook/payhook/ent/db/address"
+	"github.com/payhook/payhook/ent/db/chaincursor"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+)
+
+// RescanDepth is how many blocks below its cursor a watcher scans again on
+// every poll, so transfers in blocks replaced by a short reorganisation are
+// seen. Applying an observation twice is harmless.
+const RescanDepth = 12
+
+// Watcher follows one ticker's chain from a durable cursor.
+type Watcher struct {
+	svc      *Service
+	ticker   chains.Ticker
+	backend  chains.Backend
+	interval time.Duration
+	logger   *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewWatcher returns a watcher of t on backend polling every interval.
+func (s *Service) NewWatcher(t chains.Ticker, interval time.Duration) (*Watcher, error) {
+	b, ok := s.backends[t.Ticker]
+	if !ok {
+		return nil, fmt.Errorf("watch %s: no backend", t.Ticker)
+	}
+	return &Watcher{svc: s, ticker: t, backend: b, interval: interval, logger: s.logger.With("ticker", t.Ticker)}, nil
+}
+
+// PollOnce scans the blocks since the cursor (less RescanDepth) for
+// transfers to payhook's addresses, re-reads every payment that is not
+// final, applies what it saw, finishes open forwards and advances the
+// cursor.
+func (w *Watcher) PollOnce(ctx context.Context) error {
+	head, err := w.backend.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("%s head: %w", w.ticker.Ticker, err)
+	}
+	db := w.svc.db.Client
+	cur, err := db.ChainCursor.Query().Where(chaincursor.Ticker(w.ticker.Ticker)).Only(ctx)
+	if err != nil && !entdb.IsNotFound(err) {
+		return fmt.Errorf("%s cursor: %w", w.ticker.Ticker, err)
+	}
+	from := int64(0)
+	if cur != nil {
+		from = max(0, min(cur.Height, head.Height)-RescanDepth)
+	}
+	addrs, err := db.Address.Query().Where(entaddress.Ticker(w.ticker.Ticker)).Select(entaddress.FieldAddressIn).Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("%s addresses: %w", w.ticker.Ticker, err)
+	}
+	watched := make(map[string]bool, len(addrs))
+	for _, a := range addrs {
+		watched[a] = true
+	}
+	transfers, err := w.backend.Transfers(ctx, from, head.Height, func(a string) bool { return watched[a] })
+	if err != nil {
+		return fmt.Errorf("%s transfers: %w", w.ticker.Ticker, err)
+	}
+	seen := map[[2]string]bool{}
+	for _, tr := range transfers {
+		if err := w.observe(ctx, tr); err != nil {
+			return err
+		}
+		seen[key(tr.TxID, tr.Index)] = true
+	}
+	// Payments that are not final: their depth, receipt and presence change
+	// after the blocks that held them were scanned.
+	open, err := db.Payment.Query().
+		Where(entpayment.Ticker(w.ticker.Ticker), entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed)).
+		WithAddress().
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s open payments: %w", w.ticker.Ticker, err)
+	}
+	for _, p := range open {
+		if seen[key(p.TxidIn, p.OutputIndex)] {
+			continue
+		}
+		tr := chains.Transfer{TxID: p.TxidIn, Index: p.OutputIndex, To: p.Edges.Address.AddressIn, Value: p.ValueCoin}
+		if err := w.observe(ctx, tr); err != nil {
+			return err
+		}
+	}
+	if err := w.svc.Reconcile(ctx, w.ticker); err != nil {
+		return err
+	}
+	now := w.svc.now()
+	if cur == nil {
+		return db.ChainCursor.Create().SetTicker(w.ticker.Ticker).SetHeight(head.Height).SetCreatedAt(now).SetUpdatedAt(now).
+			OnConflictColumns(chaincursor.FieldTicker).UpdateNewValues().Exec(ctx)
+	}
+	return db.ChainCursor.UpdateOne(cur).SetHeight(head.Height).SetUpdatedAt(now).Exec(ctx)
+}
+
+func key(txid string, index int64) [2]string { return [2]string{txid, fmt.Sprint(index)} }
+
+func (w *Watcher) observe(ctx context.Context, tr chains.Transfer) error {
+	st, err := w.backend.State(ctx, tr)
+	if err != nil {
+		return fmt.Errorf("%s state of %s: %w", w.ticker.Ticker, tr.TxID, err)
+	}
+	if err := w.svc.Apply(ctx, w.ticker, chains.Observation{Transfer: tr, State: st}); err != nil {
+		return fmt.Errorf("%s apply %s: %w", w.ticker.Ticker, tr.TxID, err)
+	}
+	return nil
+}
+
+// Start polls in the background until Stop.
+func (w *Watcher) Start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel, w.done = cancel, make(chan struct{})
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(w.interval)
+		defer t.Stop()
+		for {
+			if err := w.PollOnce(ctx); err != nil && ctx.Err() == nil {
+				w.logger.Error("chain watcher poll", "error", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends polling and waits; it is idempotent.
+func (w *Watcher) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel == nil {
+		return
+	}
+	w.cancel()
+	<-w.done
+	w.cancel = nil
+}
