@@ -18,6 +18,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
@@ -461,4 +462,39 @@ func TestDevnetOnlyWithDev(t *testing.T) {
 		t.Fatalf("devnet route without --dev: HTTP %d", resp.StatusCode)
 	}
 	_ = time.Second
+}
+
+// TestEndToEndOverGRPC drives the same flow through the typed gRPC API.
+func TestEndToEndOverGRPC(t *testing.T) {
+	t.Parallel()
+	e := newDevEnv(t, store.SQLite)
+	ctx := servertest.WithKey(context.Background(), e.in.KeyA)
+	tk, _ := chains.DefaultRegistry().Lookup("trc20/usdt")
+	dest, _ := destinations(t, tk)
+	created, err := payhookv1.NewAddressServiceClient(e.in.Conn).CreateAddress(ctx, &payhookv1.CreateAddressRequest{
+		Ticker: "trc20/usdt", Callback: e.sink.URL + "/hook", Address: dest, Json: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dn := payhookv1.NewDevnetServiceClient(e.in.Conn)
+	if _, err := dn.Pay(ctx, &payhookv1.PayRequest{Ticker: "trc20/usdt", AddressIn: created.GetAddressIn(), ValueCoin: "42"}); err != nil {
+		t.Fatal(err)
+	}
+	blocks := int32(25)
+	if _, err := dn.Mine(ctx, &payhookv1.MineRequest{Ticker: "trc20/usdt", Blocks: &blocks}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.in.Server.Notifier().RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.sink.statuses(), ","); got != "confirmed,completed" {
+		t.Fatalf("callbacks %s", got)
+	}
+	logs, err := payhookv1.NewAddressServiceClient(e.in.Conn).GetLogs(ctx, &payhookv1.GetLogsRequest{Ticker: "trc20/usdt", Callback: created.GetCallbackUrl()})
+	if err != nil || len(logs.GetCallbacks()) != 1 || logs.GetCallbacks()[0].GetPaymentStatus() != "completed" {
+		t.Fatalf("logs %v %v", logs, err)
+	}
+	_, err = dn.Mine(ctx, &payhookv1.MineRequest{Ticker: "nope", Blocks: &blocks})
+	wantCode(t, err, 5 /* NotFound */, "unknown ticker")
 }
