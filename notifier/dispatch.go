@@ -307,6 +307,9 @@ func (n *Notifier) send(c claim) {
 		n.logger.Error("record attempt; the row is retried when its lease expires", "uuid", c.n.UUID, "attempt", c.attempt.Number, "error", err)
 		return
 	}
+	if o := n.cfg.Observer; o != nil {
+		o.AttemptFinished(TransportOf(c.n.Method, c.n.ContentType), string(r.outcome), r.duration)
+	}
 	n.logger.Info("delivery attempt", "uuid", c.n.UUID, "attempt", c.attempt.Number, "outcome", r.outcome, "http_status", derefInt(r.status), "status", ev.DeliveryStatus, "error", r.err)
 	n.events.publish([]*entdb.DeliveryEvent{ev})
 }

@@ -8,6 +8,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
 )
 
 // EventFilter selects the events a watcher sees. APIKeyID is mandatory: a
@@ -75,6 +76,48 @@ func (n *Notifier) Subscribe(apiKeyID int64) (<-chan struct{}, func()) {
 // streams return before the gRPC server drains. New subscriptions are
 // refused.
 func (n *Notifier) CloseWatchers() { n.events.close() }
+
+// QueueStats is the notification queue as metrics report it.
+type QueueStats struct {
+	// ByStatus counts notifications per delivery status.
+	ByStatus map[string]int
+	// OldestDue is how long the oldest due, unleased notification has been
+	// waiting (0 when none is due).
+	OldestDue time.Duration
+}
+
+// Stats reads the queue's depth by status and the age of the oldest due
+// notification.
+func (n *Notifier) Stats(ctx context.Context) (QueueStats, error) {
+	var rows []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	if err := n.db.Client.Notification.Query().
+		GroupBy(notification.FieldStatus).
+		Aggregate(entdb.Count()).
+		Scan(ctx, &rows); err != nil {
+		return QueueStats{}, fmt.Errorf("queue depth: %w", err)
+	}
+	st := QueueStats{ByStatus: map[string]int{}}
+	for _, r := range rows {
+		st.ByStatus[r.Status] = r.Count
+	}
+	now := n.cfg.Clock.Now()
+	due, err := n.db.Client.Notification.Query().
+		Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.NextAttemptAtLTE(now)).
+		Order(entdb.Asc(notification.FieldNextAttemptAt)).
+		Select(notification.FieldNextAttemptAt).
+		First(ctx)
+	switch {
+	case entdb.IsNotFound(err):
+	case err != nil:
+		return QueueStats{}, fmt.Errorf("oldest due: %w", err)
+	default:
+		st.OldestDue = now.Sub(*due.NextAttemptAt)
+	}
+	return st, nil
+}
 
 // Watchers returns the number of live subscriptions.
 func (n *Notifier) Watchers() int { return n.events.count() }

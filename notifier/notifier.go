@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,28 @@ type Config struct {
 	InstanceID string
 	// Clock is the clock; the system clock when nil.
 	Clock Clock
+	// Observer, when set, is told of every finished attempt (metrics).
+	Observer Observer
+}
+
+// Observer is told of delivery outcomes, for metrics. Its methods must not
+// block.
+type Observer interface {
+	// AttemptFinished reports one attempt: transport is get, form or json;
+	// outcome is acknowledged, failed, blocked or interrupted.
+	AttemptFinished(transport, outcome string, d time.Duration)
+}
+
+// TransportOf names the transport of a stored request: get, form or json.
+func TransportOf(method, contentType string) string {
+	switch {
+	case method == "GET":
+		return "get"
+	case strings.HasPrefix(contentType, "application/json"):
+		return "json"
+	default:
+		return "form"
+	}
 }
 
 // WithDefaults returns c with unset fields set to their defaults.
