@@ -51,6 +51,11 @@ type Config struct {
 	// path) that may resolve to private or loopback addresses: the operator's
 	// development receivers. Nothing else may.
 	AllowPrivateEndpoints []string
+	// DeliveryLease is how long a claimed notification stays reserved for
+	// this instance; another instance (or this one after a crash) takes it
+	// over when it lapses. It must exceed AttemptTimeout; 0 means
+	// AttemptTimeout + 30s.
+	DeliveryLease time.Duration
 	// DeliveryWorkers bounds concurrent delivery attempts of this instance.
 	DeliveryWorkers int
 	// PerHostConcurrency bounds concurrent attempts to one destination.
@@ -169,6 +174,9 @@ func (c Config) Validate() error {
 		if _, err := egress.ParseEndpoint(e); err != nil {
 			return fmt.Errorf("--allow-private-endpoint %q: %w", e, err)
 		}
+	}
+	if c.DeliveryLease != 0 && c.DeliveryLease <= c.AttemptTimeout {
+		return fmt.Errorf("--delivery-lease: %s must be longer than --attempt-timeout %s", c.DeliveryLease, c.AttemptTimeout)
 	}
 	if c.DeliveryWorkers < 1 {
 		return fmt.Errorf("--delivery-workers: must be at least 1")

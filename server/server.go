@@ -139,6 +139,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 		Egress:  egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
 		Workers: cfg.DeliveryWorkers,
 		PerHost: cfg.PerHostConcurrency,
+		Lease:   cfg.DeliveryLease,
 		Clock:   clockFunc(cfg.Now),
 	}, logger)
 	if err != nil {

@@ -145,6 +145,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger 
 	fs.DurationVar(&cfg.AttemptTimeout, "attempt-timeout", server.DefaultAttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
 	var allow listFlag
 	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
+	fs.DurationVar(&cfg.DeliveryLease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
 	fs.IntVar(&cfg.DeliveryWorkers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
 	fs.IntVar(&cfg.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
 	fs.StringVar(&cfg.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
