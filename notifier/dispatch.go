@@ -21,10 +21,21 @@ import (
 // SignatureHeader carries the RSA signature of low-level callbacks.
 const SignatureHeader = "x-ca-signature"
 
-// claim is one notification reserved for an attempt by this instance.
+// ServiceSignatureHeader carries the HMAC signature of merchant webhooks.
+const ServiceSignatureHeader = "x-service-signature"
+
+func signatureHeader(scheme string) string {
+	if scheme == SchemeHMACSHA256 {
+		return ServiceSignatureHeader
+	}
+	return SignatureHeader
+}
+
+// claim is one notification reserved for an attempt by this instance: the
+// row as claimed (attempts already counts this attempt) and its number.
 type claim struct {
-	n       *entdb.Notification
-	attempt *entdb.DeliveryAttempt
+	n      *entdb.Notification
+	number int
 }
 
 // dispatch claims as many due notifications as free capacity allows and
@@ -72,6 +83,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 		}
 		n.mu.Unlock()
 		started++
+		n.sends.Add(1) // Done when the attempt is recorded
 		if c.n.PaymentID != nil {
 			if i, ok := index[*c.n.PaymentID]; ok {
 				groups[i] = append(groups[i], c)
@@ -82,9 +94,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 		groups = append(groups, []claim{c})
 	}
 	for _, g := range groups {
-		n.sends.Add(1)
 		go func() {
-			defer n.sends.Done()
 			for _, c := range g {
 				n.send(c)
 			}
@@ -94,10 +104,11 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 }
 
 // claim reserves up to limit due notifications (skipping hosts at their
-// concurrency bound): each gets a lease and an in-flight attempt row, both
-// committed before any request is sent. Rows whose previous lease expired
-// with an attempt still in flight get that attempt recorded as interrupted;
-// rows past their window are failed instead of attempted.
+// concurrency bound and payments with an attempt in flight): each gets a
+// lease and an in-flight attempt row, committed before any request is sent,
+// with one UPDATE and one bulk INSERT for the whole batch. Rows whose
+// previous lease lapsed with an attempt in flight get that attempt recorded
+// as interrupted; rows past their window are failed instead of attempted.
 func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
 	now := n.cfg.Clock.Now()
 	var claims []claim
@@ -128,8 +139,11 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 			return fmt.Errorf("select due: %w", err)
 		}
 		lock := n.eventLock(ctx, tx)
+		ids := make([]int64, 0, len(rows))
+		attempts := make([]*entdb.DeliveryAttemptCreate, 0, len(rows))
 		for _, row := range rows {
-			if row.Attempts > 0 {
+			if row.LeaseUntil != nil && row.Attempts > 0 {
+				// The lease lapsed: the instance holding it died mid-attempt.
 				ev, err := n.interruptPrevious(ctx, tx, lock, row, now)
 				if err != nil {
 					return err
@@ -146,28 +160,33 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 				events = append(events, ev)
 				continue
 			}
-			number := row.Attempts + 1
-			updated, err := tx.Notification.UpdateOne(row).
-				SetAttempts(number).
-				SetLeaseUntil(now.Add(n.cfg.Lease)).
-				SetLeaseOwner(n.cfg.InstanceID).
-				SetUpdatedAt(now).
-				Save(ctx)
-			if err != nil {
-				return fmt.Errorf("lease %s: %w", row.UUID, err)
-			}
-			at, err := tx.DeliveryAttempt.Create().
+			ids = append(ids, row.ID)
+			row.Attempts++
+			until := now.Add(n.cfg.Lease)
+			row.LeaseUntil, row.LeaseOwner = &until, n.cfg.InstanceID
+			attempts = append(attempts, tx.DeliveryAttempt.Create().
 				SetNotificationID(row.ID).
-				SetNumber(number).
+				SetNumber(row.Attempts).
 				SetStartedAt(now).
 				SetRequestMethod(row.Method).
 				SetRequestURL(row.URL).
-				SetOutcome(deliveryattempt.OutcomeInFlight).
-				Save(ctx)
-			if err != nil {
-				return fmt.Errorf("record attempt %d of %s: %w", number, row.UUID, err)
-			}
-			claims = append(claims, claim{n: updated, attempt: at})
+				SetOutcome(deliveryattempt.OutcomeInFlight))
+			claims = append(claims, claim{n: row, number: row.Attempts})
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		if err := tx.Notification.Update().
+			Where(notification.IDIn(ids...)).
+			AddAttempts(1).
+			SetLeaseUntil(now.Add(n.cfg.Lease)).
+			SetLeaseOwner(n.cfg.InstanceID).
+			SetUpdatedAt(now).
+			Exec(ctx); err != nil {
+			return fmt.Errorf("lease: %w", err)
+		}
+		if err := tx.DeliveryAttempt.CreateBulk(attempts...).Exec(ctx); err != nil {
+			return fmt.Errorf("record attempts: %w", err)
 		}
 		return nil
 	})
@@ -224,12 +243,14 @@ func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, 
 // release hands a claimed row back without attempting it.
 func (n *Notifier) release(ctx context.Context, c claim) {
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
-		if err := tx.DeliveryAttempt.DeleteOne(c.attempt).Exec(ctx); err != nil {
+		if _, err := tx.DeliveryAttempt.Delete().
+			Where(deliveryattempt.NotificationID(c.n.ID), deliveryattempt.Number(c.number)).
+			Exec(ctx); err != nil {
 			return err
 		}
 		return tx.Notification.UpdateOneID(c.n.ID).
-			Where(notification.LeaseOwner(n.cfg.InstanceID), notification.Attempts(c.attempt.Number)).
-			SetAttempts(c.attempt.Number - 1).
+			Where(notification.LeaseOwner(n.cfg.InstanceID), notification.Attempts(c.number)).
+			SetAttempts(c.number - 1).
 			ClearLeaseUntil().
 			SetLeaseOwner("").
 			Exec(ctx)
@@ -239,8 +260,9 @@ func (n *Notifier) release(ctx context.Context, c claim) {
 	}
 }
 
-// result is the outcome of one attempt.
+// result is the outcome of one attempt, waiting to be recorded.
 type result struct {
+	c        claim
 	outcome  deliveryattempt.Outcome
 	status   *int
 	body     string
@@ -249,25 +271,12 @@ type result struct {
 	duration time.Duration
 }
 
+// send makes one attempt and hands its outcome to the recorder.
 func (n *Notifier) send(c claim) {
-	defer func() {
-		n.mu.Lock()
-		n.active--
-		if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
-			delete(n.perHost, c.n.Host)
-		}
-		if id := c.n.PaymentID; id != nil {
-			if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
-				delete(n.inflightPayments, *id)
-			}
-		}
-		n.mu.Unlock()
-		n.Wake()
-	}()
 	start := n.cfg.Clock.Now()
 	header := http.Header{}
 	if c.n.Signature != "" {
-		header.Set(SignatureHeader, c.n.Signature)
+		header.Set(signatureHeader(c.n.SignatureScheme), c.n.Signature)
 	}
 	resp, err := n.client.Do(n.sendCtx, egress.Request{
 		Method:      c.n.Method,
@@ -276,7 +285,7 @@ func (n *Notifier) send(c claim) {
 		Body:        c.n.Body,
 		Header:      header,
 	})
-	r := result{finished: n.cfg.Clock.Now()}
+	r := result{c: c, finished: n.cfg.Clock.Now()}
 	r.duration = r.finished.Sub(start)
 	if resp.Duration > 0 {
 		r.duration = resp.Duration
@@ -299,87 +308,157 @@ func (n *Notifier) send(c claim) {
 			r.outcome, r.err = deliveryattempt.OutcomeFailed, why
 		}
 	}
-	// Record even while stopping: the database is closed only after Stop.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ev, err := n.record(ctx, c, r)
-	if err != nil {
-		n.logger.Error("record attempt; the row is retried when its lease expires", "uuid", c.n.UUID, "attempt", c.attempt.Number, "error", err)
-		return
-	}
 	if o := n.cfg.Observer; o != nil {
 		o.AttemptFinished(TransportOf(c.n.Method, c.n.ContentType), string(r.outcome), r.duration)
 	}
-	n.logger.Info("delivery attempt", "uuid", c.n.UUID, "attempt", c.attempt.Number, "outcome", r.outcome, "http_status", derefInt(r.status), "status", ev.DeliveryStatus, "error", r.err)
-	n.events.publish([]*entdb.DeliveryEvent{ev})
+	n.results <- r
 }
 
-// record stores an attempt's outcome and the notification's next state in
-// one transaction. The notification is only moved on if this instance still
-// holds it (its attempt is the latest); an acknowledgement always counts.
-func (n *Notifier) record(ctx context.Context, c claim, r result) (*entdb.DeliveryEvent, error) {
-	var ev *entdb.DeliveryEvent
+// recordLoop records attempt outcomes in batches: whatever is waiting when
+// it is free goes into one transaction, so the commit cost is shared under
+// load and nothing waits when idle. It exits when results is closed and
+// drained.
+func (n *Notifier) recordLoop() {
+	defer close(n.recorderDone)
+	const maxBatch = 256
+	for r := range n.results {
+		batch := []result{r}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-n.results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		n.recordBatch(batch)
+	}
+}
+
+// recordBatch records a batch, retrying while the database is unreachable:
+// an attempt's outcome is dropped only if it cannot be recorded before the
+// lease lapses, in which case the row is retried as interrupted.
+func (n *Notifier) recordBatch(batch []result) {
+	var events []*entdb.DeliveryEvent
+	var err error
+	for try := 0; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		events, err = n.record(ctx, batch)
+		cancel()
+		if err == nil || try >= 5 {
+			break
+		}
+		n.logger.Error("record attempts; retrying", "count", len(batch), "error", err)
+		time.Sleep(time.Duration(try+1) * 500 * time.Millisecond) // database outage back-off
+	}
+	if err != nil {
+		n.logger.Error("record attempts failed; the rows are retried when their leases lapse", "count", len(batch), "error", err)
+	}
+	n.mu.Lock()
+	for _, r := range batch {
+		c := r.c
+		n.active--
+		if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
+			delete(n.perHost, c.n.Host)
+		}
+		if id := c.n.PaymentID; id != nil {
+			if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
+				delete(n.inflightPayments, *id)
+			}
+		}
+	}
+	n.mu.Unlock()
+	if err == nil {
+		for i, r := range batch {
+			n.logger.Info("delivery attempt", "uuid", r.c.n.UUID, "attempt", r.c.number, "outcome", r.outcome,
+				"http_status", derefInt(r.status), "status", events[i].DeliveryStatus, "error", r.err)
+		}
+		n.events.publish(events)
+	}
+	for range batch {
+		n.sends.Done()
+	}
+	n.Wake()
+}
+
+// record stores attempt outcomes and the notifications' next states in one
+// transaction. A notification is only moved on if this instance still holds
+// it (its attempt is the latest); an acknowledgement always counts.
+func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.DeliveryEvent, error) {
+	var events []*entdb.DeliveryEvent
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
-		row := c.n
-		status := row.Status
-		var next *time.Time
-		switch r.outcome {
-		case deliveryattempt.OutcomeAcknowledged:
-			status = notification.StatusAcknowledged
-		case deliveryattempt.OutcomeInterrupted:
-			status, next = notification.StatusRetrying, &r.finished
-		default:
-			if t, ok := n.cfg.Policy.Next(row.CreatedAt, r.finished, c.attempt.Number); ok {
-				status, next = notification.StatusRetrying, &t
+		events = events[:0]
+		creates := make([]*entdb.DeliveryEventCreate, 0, len(batch))
+		for _, r := range batch {
+			c, row := r.c, r.c.n
+			var status notification.Status
+			var next *time.Time
+			switch r.outcome {
+			case deliveryattempt.OutcomeAcknowledged:
+				status = notification.StatusAcknowledged
+			case deliveryattempt.OutcomeInterrupted:
+				status, next = notification.StatusRetrying, &r.finished
+			default:
+				if t, ok := n.cfg.Policy.Next(row.CreatedAt, r.finished, c.number); ok {
+					status, next = notification.StatusRetrying, &t
+				} else {
+					status = notification.StatusFailed
+				}
+			}
+			if err := tx.DeliveryAttempt.Update().
+				Where(deliveryattempt.NotificationID(row.ID), deliveryattempt.Number(c.number)).
+				SetOutcome(r.outcome).
+				SetFinishedAt(r.finished).
+				SetResponseBody(r.body).
+				SetError(r.err).
+				SetDurationMs(r.duration.Milliseconds()).
+				SetNillableResponseStatus(r.status).
+				SetNillableNextAttemptAt(next).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("update attempt: %w", err)
+			}
+			nu := tx.Notification.Update().Where(notification.ID(row.ID)).
+				SetStatus(status).
+				ClearLeaseUntil().
+				SetLeaseOwner("").
+				SetUpdatedAt(r.finished)
+			if next == nil {
+				nu.ClearNextAttemptAt()
 			} else {
-				status = notification.StatusFailed
+				nu.SetNextAttemptAt(*next)
 			}
-		}
-		au := tx.DeliveryAttempt.UpdateOne(c.attempt).
-			SetOutcome(r.outcome).
-			SetFinishedAt(r.finished).
-			SetResponseBody(r.body).
-			SetError(r.err).
-			SetDurationMs(r.duration.Milliseconds()).
-			SetNillableResponseStatus(r.status).
-			SetNillableNextAttemptAt(next)
-		if err := au.Exec(ctx); err != nil {
-			return fmt.Errorf("update attempt: %w", err)
-		}
-		nu := tx.Notification.Update().Where(notification.ID(row.ID)).
-			SetStatus(status).
-			SetNillableNextAttemptAt(next).
-			ClearLeaseUntil().
-			SetLeaseOwner("").
-			SetUpdatedAt(r.finished)
-		if next == nil {
-			nu.ClearNextAttemptAt()
-		}
-		if status == notification.StatusAcknowledged {
-			nu.Where(notification.StatusNEQ(notification.StatusAcknowledged))
-		} else {
-			nu.Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.Attempts(c.attempt.Number))
-		}
-		changed, err := nu.Save(ctx)
-		if err != nil {
-			return fmt.Errorf("update notification: %w", err)
-		}
-		if changed == 0 {
-			// Another instance took the row over (our lease lapsed); it owns
-			// the state now. The attempt itself is still logged.
-			cur, err := tx.Notification.Get(ctx, row.ID)
+			if status == notification.StatusAcknowledged {
+				nu.Where(notification.StatusNEQ(notification.StatusAcknowledged))
+			} else {
+				nu.Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.Attempts(c.number))
+			}
+			changed, err := nu.Save(ctx)
 			if err != nil {
-				return err
+				return fmt.Errorf("update notification: %w", err)
 			}
-			status, next = cur.Status, cur.NextAttemptAt
+			if changed == 0 {
+				// Another instance took the row over (our lease lapsed); it
+				// owns the state now. The attempt itself is still logged.
+				cur, err := tx.Notification.Get(ctx, row.ID)
+				if err != nil {
+					return err
+				}
+				status, next = cur.Status, cur.NextAttemptAt
+			}
+			creates = append(creates, n.newEvent(tx, row, deliveryevent.KindAttempt, c.number, string(r.outcome), r.status, r.err, string(status), next))
 		}
 		if err := n.eventLock(ctx, tx)(); err != nil {
 			return err
 		}
-		ev, err = n.newEvent(tx, row, deliveryevent.KindAttempt, c.attempt.Number, string(r.outcome), r.status, r.err, string(status), next).Save(ctx)
+		var err error
+		events, err = tx.DeliveryEvent.CreateBulk(creates...).Save(ctx)
 		return err
 	})
-	return ev, err
+	return events, err
 }
 
 // nextDue returns the earliest due time of work that may be claimed.

@@ -78,23 +78,39 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 	if err != nil {
 		return nil, fmt.Errorf("store notification: %w", err)
 	}
-	if err := n.eventLock(ctx, tx)(); err != nil {
-		return nil, err
-	}
-	ev, err := n.newEvent(tx, row, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), row.NextAttemptAt).Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store notification event: %w", err)
-	}
-	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
-		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
-			if err := next.Commit(ctx, tx); err != nil {
-				return err
-			}
-			n.events.publish([]*entdb.DeliveryEvent{ev})
-			n.Wake()
-			return nil
+	// The created event is inserted with the others of this transaction in
+	// one statement just before it commits, so the event-log lock is held
+	// only for the commit itself.
+	p, loaded := n.pendingEvents.LoadOrStore(tx, &pendingEvents{})
+	pe := p.(*pendingEvents)
+	pe.creates = append(pe.creates, n.newEvent(tx, row, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), row.NextAttemptAt))
+	if !loaded {
+		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
+			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				n.pendingEvents.Delete(tx)
+				return next.Rollback(ctx, tx)
+			})
 		})
-	})
+		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				p, _ := n.pendingEvents.LoadAndDelete(tx)
+				pe := p.(*pendingEvents)
+				if err := n.eventLock(ctx, tx)(); err != nil {
+					return err
+				}
+				evs, err := tx.DeliveryEvent.CreateBulk(pe.creates...).Save(ctx)
+				if err != nil {
+					return fmt.Errorf("store notification events: %w", err)
+				}
+				if err := next.Commit(ctx, tx); err != nil {
+					return err
+				}
+				n.events.publish(evs)
+				n.Wake()
+				return nil
+			})
+		})
+	}
 	return row, nil
 }
 
@@ -116,4 +132,10 @@ func hostKey(u *url.URL) string {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
 	return u.Hostname() + ":" + port
+}
+
+// pendingEvents are the created events of one transaction's notifications,
+// inserted together when it commits.
+type pendingEvents struct {
+	creates []*entdb.DeliveryEventCreate
 }

@@ -159,8 +159,15 @@ type Notifier struct {
 	sendCtx    context.Context
 	sendCancel context.CancelFunc
 
+	results      chan result
+	recorderDone chan struct{}
+
+	// pendingEvents maps an open *entdb.Tx to its *pendingEvents.
+	pendingEvents sync.Map
+
 	runMu    sync.Mutex
 	running  bool
+	stopped  bool
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
 }
@@ -176,7 +183,7 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		return nil, fmt.Errorf("notifier: %w", err)
 	}
 	sendCtx, cancel := context.WithCancel(context.Background())
-	return &Notifier{
+	n := &Notifier{
 		db:               db,
 		cfg:              cfg,
 		logger:           logger,
@@ -188,7 +195,11 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		inflightPayments: map[int64]int{},
 		sendCtx:          sendCtx,
 		sendCancel:       cancel,
-	}, nil
+		results:          make(chan result, 1024),
+		recorderDone:     make(chan struct{}),
+	}
+	go n.recordLoop()
+	return n, nil
 }
 
 // Wake tells the dispatcher that work may be due; it never blocks.
@@ -203,7 +214,7 @@ func (n *Notifier) Wake() {
 func (n *Notifier) Start() {
 	n.runMu.Lock()
 	defer n.runMu.Unlock()
-	if n.running {
+	if n.running || n.stopped {
 		return
 	}
 	n.running = true
@@ -215,17 +226,25 @@ func (n *Notifier) Start() {
 
 // Stop stops claiming work, lets attempts in flight finish for up to
 // StopTimeout, then cancels the rest (recorded as interrupted, retried at
-// the next start). Queued work stays in the database. Stop is idempotent
-// and waits.
+// the next start), and stops the recorder. Queued work stays in the
+// database. Stop is idempotent and waits. The notifier cannot be started
+// again.
 func (n *Notifier) Stop() {
 	n.runMu.Lock()
 	defer n.runMu.Unlock()
-	if !n.running {
+	if n.stopped {
 		return
 	}
-	n.running = false
-	n.stopLoop()
-	<-n.loopDone
+	n.stopped = true
+	if n.running {
+		n.running = false
+		n.stopLoop()
+		<-n.loopDone
+	}
+	defer func() {
+		close(n.results)
+		<-n.recorderDone
+	}()
 	done := make(chan struct{})
 	go func() { n.sends.Wait(); close(done) }()
 	select {

@@ -3,11 +3,13 @@ package notifier
 import (
 	"context"
 	"crypto"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -152,4 +154,27 @@ func activeRSAKey(ctx context.Context, db *entdb.Client) (*rsa.PrivateKey, error
 		return nil, fmt.Errorf("load signing key: %w", err)
 	}
 	return parseRSAKey([]byte(k.PrivatePem), fmt.Sprintf("signing key %d", k.ID))
+}
+
+// SchemeHMACSHA256 names the HMAC-SHA256 signature scheme.
+const SchemeHMACSHA256 = "hmac-sha256"
+
+// HMACSigner signs with HMAC-SHA256 and a shared secret, hex-encoded. It is
+// the cheap signer merchant webhooks will use (with a timestamp per attempt);
+// the benchmark uses it to measure the delivery engine without RSA's cost.
+type HMACSigner struct {
+	secret []byte
+}
+
+// NewHMACSigner returns a signer for secret.
+func NewHMACSigner(secret []byte) *HMACSigner { return &HMACSigner{secret: secret} }
+
+// Scheme implements Signer.
+func (s *HMACSigner) Scheme() string { return SchemeHMACSHA256 }
+
+// Sign implements Signer.
+func (s *HMACSigner) Sign(data []byte) (string, error) {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil)), nil
 }

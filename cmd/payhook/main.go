@@ -45,6 +45,8 @@ Usage:
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
                                      drive the simulated chains of a server run with --dev
+  payhook bench [--db postgres://...|sqlite] [--n 5000] [--rate 500] [--dead 10000]
+                                     measure delivery throughput and latency next to the machine's limits
 
 Run "payhook COMMAND -h" for a command's flags. Every flag can also be set
 with a PAYHOOK_* environment variable (--db is PAYHOOK_DB).
@@ -81,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return watch(ctx, args[1:], stdout, stderr)
 	case "devnet":
 		return devnetCmd(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
 	case "listen":
 		return listen(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

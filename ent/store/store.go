@@ -35,7 +35,7 @@ const memoryPath = ":memory:"
 // the write lock at once, so busy_timeout covers lock contention between
 // transactions; _time_format and _timezone store times as UTC text that sorts
 // chronologically.
-const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+const sqlitePragmas = "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)" +
 	"&_txlock=immediate&_time_format=sqlite&_timezone=UTC"
 
 // sqliteMaxConns bounds the pool of a file database: readers run concurrently

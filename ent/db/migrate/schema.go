@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -235,9 +236,17 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "notification_status_next_attempt_at",
+				Name:    "notification_due",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[14], NotificationsColumns[16]},
+				Columns: []*schema.Column{NotificationsColumns[16], NotificationsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status IN ('pending', 'retrying')",
+				},
+			},
+			{
+				Name:    "notification_status",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[14]},
 			},
 			{
 				Name:    "notification_api_key_id_created_at",

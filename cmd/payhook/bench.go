@@ -1,0 +1,701 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/shopspring/decimal"
+	"golang.org/x/term"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/payload"
+)
+
+// benchOptions are the flags of payhook bench.
+type benchOptions struct {
+	db          string
+	n           int
+	transports  []string
+	signer      string
+	rate        int
+	latencyN    int
+	hmacN       int
+	deadN       int
+	queued      int
+	failRate    float64
+	recvLatency time.Duration
+	producers   int
+	batch       int
+	workers     int
+	out         string
+	limitsFor   time.Duration
+}
+
+// benchRun is one measured run.
+type benchRun struct {
+	Name            string  `json:"name"`
+	Transport       string  `json:"transport"`
+	Signer          string  `json:"signer"`
+	Notifications   int     `json:"notifications"`
+	TargetRate      int     `json:"target_rate,omitempty"`
+	Seconds         float64 `json:"seconds"`
+	PerSecond       float64 `json:"deliveries_per_second"`
+	P50ms           float64 `json:"latency_p50_ms"`
+	P95ms           float64 `json:"latency_p95_ms"`
+	P99ms           float64 `json:"latency_p99_ms"`
+	Maxms           float64 `json:"latency_max_ms"`
+	CPUPer1000      float64 `json:"cpu_seconds_per_1000"`
+	PeakRSSMiB      float64 `json:"peak_rss_mib"`
+	Attempts        int     `json:"attempts"`
+	DeadQueued      int     `json:"dead_queued,omitempty"`
+	PrefillQueued   int     `json:"prefill_queued,omitempty"`
+	RatioRSALimit   float64 `json:"ratio_to_rsa_limit,omitempty"`
+	RatioHTTPLimit  float64 `json:"ratio_to_http_limit,omitempty"`
+	AcknowledgedAll bool    `json:"acknowledged_all"`
+}
+
+// benchReport is what payhook bench writes as JSON.
+type benchReport struct {
+	Command     string     `json:"command"`
+	Machine     string     `json:"machine"`
+	GoVersion   string     `json:"go_version"`
+	CPUs        int        `json:"cpus"`
+	Database    string     `json:"database"`
+	RSALimit    float64    `json:"rsa2048_signatures_per_second_all_cores"`
+	HTTPLimit   float64    `json:"loopback_http_requests_per_second"`
+	Runs        []benchRun `json:"runs"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  time.Time  `json:"finished_at"`
+	Description string     `json:"description"`
+}
+
+// bench runs payhook's delivery engine against a loopback receiver and
+// reports throughput, latency and cost next to the machine's own limits.
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook bench", stderr)
+	var o benchOptions
+	var transports string
+	fs.StringVar(&o.db, "db", "", `database server: "postgres://..." (a scratch database is created on it and dropped) or "sqlite" (a temporary file); default: TEST_DATABASE_URL, else sqlite`)
+	fs.IntVar(&o.n, "n", 5000, "notifications per throughput run")
+	fs.StringVar(&transports, "transports", "get,form,json", "transports of the throughput runs")
+	fs.StringVar(&o.signer, "signer", "rsa", "signer of the throughput runs: rsa (RSA-2048, as low-level callbacks) or hmac")
+	fs.IntVar(&o.rate, "rate", 500, "offered rate of the latency run (notifications per second); 0 skips it")
+	fs.IntVar(&o.latencyN, "latency-n", 5000, "notifications of the latency run")
+	fs.IntVar(&o.hmacN, "hmac-n", 20000, "notifications of the engine-ceiling run with the HMAC signer; 0 skips it")
+	fs.IntVar(&o.deadN, "dead", 0, "queue this many notifications to a dead endpoint (every attempt times out) during a second latency run")
+	fs.IntVar(&o.queued, "queued", 0, "prefill this many queued, not yet due notifications before a throughput run, to measure claim cost and memory with a large queue")
+	fs.Float64Var(&o.failRate, "fail-rate", 0, "fraction of requests the receiver answers 500")
+	fs.DurationVar(&o.recvLatency, "receiver-latency", 0, "delay of every receiver response")
+	fs.IntVar(&o.producers, "producers", runtime.GOMAXPROCS(0), "goroutines storing notifications")
+	fs.IntVar(&o.batch, "batch", 100, "notifications per producer transaction")
+	fs.IntVar(&o.workers, "workers", 128, "delivery workers")
+	fs.StringVar(&o.out, "out", "bench.json", "JSON results file")
+	fs.DurationVar(&o.limitsFor, "limits-for", 3*time.Second, "how long each machine-limit measurement runs")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if o.db == "" {
+		o.db = os.Getenv("TEST_DATABASE_URL")
+	}
+	if o.db == "" {
+		o.db = "sqlite"
+	}
+	for t := range strings.SplitSeq(transports, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			if t != "get" && t != "form" && t != "json" {
+				return fmt.Errorf("--transports: %q is not get, form or json", t)
+			}
+			o.transports = append(o.transports, t)
+		}
+	}
+	if o.signer != "rsa" && o.signer != "hmac" {
+		return fmt.Errorf("--signer: %q is not rsa or hmac", o.signer)
+	}
+	if o.n < 1 || o.producers < 1 || o.batch < 1 || o.workers < 1 {
+		return errors.New("--n, --producers, --batch and --workers must be positive")
+	}
+	tty := false
+	if f, ok := stderr.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	say := func(format string, a ...any) {
+		if tty {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	rep := benchReport{
+		Command:   "payhook bench " + strings.Join(args, " "),
+		Machine:   machineDescription(),
+		GoVersion: runtime.Version(),
+		CPUs:      runtime.NumCPU(),
+		Database:  redactDSN(o.db),
+		StartedAt: time.Now().UTC(),
+		Description: "deliveries_per_second: notifications acknowledged per second from the first commit to the last acknowledgement; " +
+			"latency: from the commit of the notification's transaction to the receiver's acknowledgement; " +
+			"cpu_seconds_per_1000: CPU time of the payhook process (receiver included) per 1000 deliveries; peak_rss_mib: the process's peak resident set.",
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	say("measuring the machine's limits (%s each)...", o.limitsFor)
+	rep.RSALimit = rsaLimit(key, o.limitsFor)
+	if rep.HTTPLimit, err = httpLimit(ctx, o.limitsFor); err != nil {
+		return err
+	}
+	run := func(name, transport, signer string, n, rate, dead, queued int) error {
+		say("%s: %d %s notifications (%s)...", name, n, transport, signer)
+		r, err := benchOnce(ctx, o, key, name, transport, signer, n, rate, dead, queued, tty, stderr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if signer == "rsa" {
+			r.RatioRSALimit = r.PerSecond / rep.RSALimit
+		}
+		r.RatioHTTPLimit = r.PerSecond / rep.HTTPLimit
+		rep.Runs = append(rep.Runs, r)
+		return nil
+	}
+	for _, t := range o.transports {
+		if err := run("throughput", t, o.signer, o.n, 0, 0, o.queued); err != nil {
+			return err
+		}
+	}
+	if o.hmacN > 0 {
+		if err := run("engine-ceiling", "json", "hmac", o.hmacN, 0, 0, 0); err != nil {
+			return err
+		}
+	}
+	if o.rate > 0 {
+		if err := run("latency", "json", "rsa", o.latencyN, o.rate, 0, 0); err != nil {
+			return err
+		}
+		if o.deadN > 0 {
+			if err := run("latency-with-dead-endpoint", "json", "rsa", o.latencyN, o.rate, o.deadN, 0); err != nil {
+				return err
+			}
+		}
+	}
+	rep.FinishedAt = time.Now().UTC()
+	printReport(stdout, rep)
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nresults written to %s\n", o.out)
+	return nil
+}
+
+func printReport(w io.Writer, r benchReport) {
+	fmt.Fprintf(w, "machine: %s, %d CPUs, %s; database: %s\n", r.Machine, r.CPUs, r.GoVersion, r.Database)
+	fmt.Fprintf(w, "limits: RSA-2048 signatures/s (all cores) %.0f; loopback HTTP requests/s %.0f\n\n", r.RSALimit, r.HTTPLimit)
+	fmt.Fprintf(w, "%-28s %-5s %-5s %7s %9s %8s %8s %8s %8s %10s %8s %7s %7s\n", "run", "tx", "sign", "n", "deliv/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu s/1k", "rss MiB", "/rsa", "/http")
+	for _, x := range r.Runs {
+		name := x.Name
+		if x.TargetRate > 0 {
+			name += fmt.Sprintf(" @%d/s", x.TargetRate)
+		}
+		ratio := "-"
+		if x.RatioRSALimit > 0 {
+			ratio = fmt.Sprintf("%.2f", x.RatioRSALimit)
+		}
+		fmt.Fprintf(w, "%-28s %-5s %-5s %7d %9.0f %8.1f %8.1f %8.1f %8.1f %10.3f %8.0f %7s %7.2f\n", name, x.Transport, x.Signer, x.Notifications, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Maxms, x.CPUPer1000, x.PeakRSSMiB, ratio, x.RatioHTTPLimit)
+	}
+}
+
+// benchReceiver acknowledges callbacks and records when each uuid was
+// acknowledged.
+type benchReceiver struct {
+	srv      *http.Server
+	url      string
+	failRate float64
+	latency  time.Duration
+	count    atomic.Int64
+	mu       sync.Mutex
+	acked    map[string]time.Time
+	attempts atomic.Int64
+	done     chan struct{}
+	want     int64
+}
+
+func newBenchReceiver(failRate float64, latency time.Duration, want int) (*benchReceiver, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &benchReceiver{failRate: failRate, latency: latency, acked: make(map[string]time.Time, want), done: make(chan struct{}), want: int64(want)}
+	r.url = "http://" + l.Addr().String() + "/hook"
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = r.srv.Serve(l) }()
+	return r, nil
+}
+
+func (r *benchReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.attempts.Add(1)
+	if r.latency > 0 {
+		time.Sleep(r.latency) // the simulated receiver's own processing time
+	}
+	if r.failRate > 0 && randFloat() < r.failRate {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	id := uuidOf(req, body)
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+	now := time.Now()
+	r.mu.Lock()
+	if _, seen := r.acked[id]; !seen && id != "" {
+		r.acked[id] = now
+		if int64(len(r.acked)) == r.want {
+			close(r.done)
+		}
+	}
+	r.mu.Unlock()
+}
+
+func randFloat() float64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return float64(uint64(b[0])<<48|uint64(b[1])<<40|uint64(b[2])<<32|uint64(b[3])<<24|uint64(b[4])<<16|uint64(b[5])<<8|uint64(b[6])) / float64(1<<56)
+}
+
+// uuidOf finds the uuid field without parsing the whole payload.
+func uuidOf(req *http.Request, body []byte) string {
+	src := body
+	if req.Method == http.MethodGet {
+		src = []byte(req.URL.RawQuery)
+	}
+	for _, marker := range [][]byte{[]byte(`"uuid":"`), []byte("uuid=")} {
+		if i := bytes.Index(src, marker); i >= 0 {
+			rest := src[i+len(marker):]
+			if len(rest) >= 36 {
+				return string(rest[:36])
+			}
+		}
+	}
+	return ""
+}
+
+func (r *benchReceiver) close() { _ = r.srv.Close() }
+
+// benchDB creates a scratch database and returns its DSN and a drop func.
+func benchDB(ctx context.Context, server string) (string, func(), error) {
+	if server == "sqlite" || strings.HasPrefix(server, "sqlite:") {
+		dir, err := os.MkdirTemp("", "payhook-bench-")
+		if err != nil {
+			return "", nil, err
+		}
+		return "sqlite:" + dir + "/bench.db", func() { _ = os.RemoveAll(dir) }, nil
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		return "", nil, fmt.Errorf("--db: %w", err)
+	}
+	admin, err := store.Open(ctx, server)
+	if err != nil {
+		return "", nil, err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "payhook_bench_" + hex.EncodeToString(b[:])
+	if _, err := admin.SQL.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("create scratch database: %w", err)
+	}
+	u.Path = "/" + name
+	return u.String(), func() {
+		_, _ = admin.SQL.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		admin.Close()
+	}, nil
+}
+
+// benchOnce runs one measurement on a fresh database.
+func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, transport, signerName string, n, rate, dead, queued int, tty bool, stderr io.Writer) (benchRun, error) {
+	res := benchRun{Name: name, Transport: transport, Signer: signerName, Notifications: n, TargetRate: rate, DeadQueued: dead, PrefillQueued: queued}
+	dsn, drop, err := benchDB(ctx, o.db)
+	if err != nil {
+		return res, err
+	}
+	defer drop()
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	if _, err := store.Migrate(ctx, db); err != nil {
+		return res, err
+	}
+	recv, err := newBenchReceiver(o.failRate, o.recvLatency, n)
+	if err != nil {
+		return res, err
+	}
+	defer recv.close()
+	allow := []string{recv.url}
+	var deadURL string
+	if dead > 0 {
+		// A dead endpoint accepts connections and never answers.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return res, err
+		}
+		defer l.Close()
+		var conns []net.Conn
+		var cmu sync.Mutex
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				cmu.Lock()
+				conns = append(conns, c)
+				cmu.Unlock()
+			}
+		}()
+		defer func() {
+			cmu.Lock()
+			for _, c := range conns {
+				c.Close()
+			}
+			cmu.Unlock()
+		}()
+		deadURL = "http://" + l.Addr().String() + "/dead"
+		allow = append(allow, deadURL)
+	}
+	var signer notifier.Signer = notifier.NewRSASigner(key)
+	if signerName == "hmac" {
+		signer = notifier.NewHMACSigner([]byte("bench-secret"))
+	}
+	n0, err := notifier.New(db, signer, notifier.Config{
+		Egress:  egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
+		Workers: o.workers,
+		PerHost: o.workers, // one receiver: the per-host bound would be the benchmark
+		Batch:   256,
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return res, err
+	}
+	addrID, keyID, err := benchAddress(ctx, db)
+	if err != nil {
+		return res, err
+	}
+	tr := map[string]payload.Transport{"get": payload.TransportGET, "form": payload.TransportForm, "json": payload.TransportJSON}[transport]
+	env := func(cb string, i int) notifier.Envelope {
+		return notifier.Envelope{
+			AddressID: addrID, APIKeyID: keyID, Ticker: "btc", AddressIn: benchAddressIn, CallbackURL: cb, Transport: tr,
+			Callback: payload.Callback{
+				AddressIn: benchAddressIn, AddressOut: []payload.Share{{Address: benchDest, Share: decimal.NewFromInt(1)}},
+				TxidIn: fmt.Sprintf("%064x", i), Confirmations: 1, RequiredConfirmations: 1, PaymentStatus: "confirmed",
+				Coin: "btc", Decimals: 8, ValueCoin: decimal.New(int64(100000+i), -8),
+				Params: []payload.Param{{Key: "order", Value: "42"}},
+			},
+		}
+	}
+	if queued > 0 {
+		if err := prefill(ctx, db, addrID, keyID, queued); err != nil {
+			return res, err
+		}
+	}
+	if dead > 0 {
+		for start := 0; start < dead; start += o.batch {
+			if err := enqueueBatch(ctx, db, n0, min(o.batch, dead-start), func(i int) notifier.Envelope { return env(deadURL, -1-start-i) }, nil); err != nil {
+				return res, err
+			}
+		}
+	}
+	n0.Start()
+	defer n0.Stop()
+	if dead > 0 {
+		// Let the dead endpoint's attempts occupy their workers first.
+		time.Sleep(time.Second) //nolint: the benchmark's own warm-up, not test synchronisation
+	}
+
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	commits := make([]map[string]time.Time, o.producers)
+	start := time.Now()
+	var bar *progressbar.ProgressBar
+	if tty {
+		bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription(name+" "+transport), progressbar.OptionClearOnFinish())
+	}
+	var produced atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, o.producers)
+	per := (n + o.producers - 1) / o.producers
+	for p := 0; p < o.producers; p++ {
+		commits[p] = make(map[string]time.Time, per)
+		from, to := p*per, min((p+1)*per, n)
+		if from >= to {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := o.batch
+			var tick *time.Ticker
+			if rate > 0 {
+				// Each producer offers its share of the rate in batches every 10ms.
+				batch = max(1, rate/o.producers/100)
+				tick = time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+			}
+			for i := from; i < to; i += batch {
+				if tick != nil {
+					<-tick.C
+				}
+				k := min(batch, to-i)
+				if err := enqueueBatch(ctx, db, n0, k, func(j int) notifier.Envelope { return env(recv.url, i+j) }, commits[p]); err != nil {
+					errc <- err
+					return
+				}
+				produced.Add(int64(k))
+			}
+		}()
+	}
+	progressDone := make(chan struct{})
+	if bar != nil {
+		go func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-progressDone:
+					return
+				case <-t.C:
+					recv.mu.Lock()
+					c := len(recv.acked)
+					recv.mu.Unlock()
+					_ = bar.Set(c)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		close(progressDone)
+		return res, err
+	}
+	timeout := time.Duration(n/100+120) * time.Second
+	select {
+	case <-recv.done:
+		res.AcknowledgedAll = true
+	case <-time.After(timeout):
+	case <-ctx.Done():
+	}
+	close(progressDone)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	var ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	var lat []float64
+	first, last := time.Time{}, time.Time{}
+	for _, m := range commits {
+		for id, c := range m {
+			if first.IsZero() || c.Before(first) {
+				first = c
+			}
+			if a, ok := recv.acked[id]; ok {
+				lat = append(lat, float64(a.Sub(c))/float64(time.Millisecond))
+				if a.After(last) {
+					last = a
+				}
+			}
+		}
+	}
+	if len(lat) == 0 {
+		return res, errors.New("nothing was delivered")
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	res.Seconds = last.Sub(first).Seconds()
+	res.PerSecond = float64(len(lat)) / res.Seconds
+	res.P50ms, res.P95ms, res.P99ms, res.Maxms = pct(0.50), pct(0.95), pct(0.99), lat[len(lat)-1]
+	cpu := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
+	res.CPUPer1000 = cpu / float64(len(lat)) * 1000
+	res.PeakRSSMiB = float64(ru1.Maxrss) / 1024
+	res.Attempts = int(recv.attempts.Load())
+	_ = start
+	return res, nil
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+const (
+	benchAddressIn = "bc1qjcnhwsw976enmkvdlnyas0lcpc5fcee2gkl64h"
+	benchDest      = "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"
+)
+
+func benchAddress(ctx context.Context, db *store.DB) (addrID, keyID int64, err error) {
+	k, err := db.Client.APIKey.Create().SetName("bench").SetPrefix("ph_bench").SetHash(strings.Repeat("0", 64)).Save(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	a, err := db.Client.Address.Create().SetAPIKeyID(k.ID).SetTicker("btc").SetFamily("utxo").SetAddressIn(benchAddressIn).
+		SetDerivationIndex(0).SetCallbackURL("http://127.0.0.1/hook").SetCallbackKey(strings.Repeat("1", 64)).
+		SetDestinations([]schema.Destination{{Address: benchDest, Share: decimal.NewFromInt(1)}}).SetRequiredConfirmations(1).Save(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return a.ID, k.ID, nil
+}
+
+// enqueueBatch stores k notifications in one transaction, through the same
+// Enqueue the payment code calls, and records their commit time.
+func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int, env func(int) notifier.Envelope, commits map[string]time.Time) error {
+	tx, err := db.Client.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, k)
+	for j := range k {
+		row, err := n.Enqueue(ctx, tx, env(j))
+		if err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		ids = append(ids, row.UUID)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if commits != nil {
+		now := time.Now()
+		for _, id := range ids {
+			commits[id] = now
+		}
+	}
+	return nil
+}
+
+// prefill stores queued notifications due far in the future, in bulk.
+func prefill(ctx context.Context, db *store.DB, addrID, keyID int64, count int) error {
+	future := time.Now().Add(24 * time.Hour)
+	for done := 0; done < count; {
+		k := min(2000, count-done)
+		builders := make([]*entdb.NotificationCreate, k)
+		for i := range builders {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			builders[i] = db.Client.Notification.Create().SetUUID(hex.EncodeToString(b[:])).SetAddressID(addrID).SetAPIKeyID(keyID).
+				SetTicker("btc").SetAddressIn(benchAddressIn).SetHost("127.0.0.1:9").SetPaymentStatus("confirmed").SetMethod("GET").
+				SetURL("http://127.0.0.1:9/queued").SetBody([]byte{}).SetStatus(notification.StatusRetrying).SetAttempts(1).
+				SetNextAttemptAt(future).SetExpiresAt(future.Add(time.Hour))
+		}
+		if err := db.Client.Notification.CreateBulk(builders...).Exec(ctx); err != nil {
+			return fmt.Errorf("prefill: %w", err)
+		}
+		done += k
+	}
+	return nil
+}
+
+// rsaLimit measures RSA-2048 PKCS#1 v1.5 signatures per second on all cores.
+func rsaLimit(key *rsa.PrivateKey, d time.Duration) float64 {
+	var total atomic.Int64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var i uint64
+			for time.Now().Before(deadline) {
+				i++
+				sum := sha256.Sum256([]byte(fmt.Sprint(i)))
+				if _, err := rsa.SignPKCS1v15(nil, key, crypto.SHA256, sum[:]); err == nil {
+					total.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds()
+}
+
+// httpLimit measures plain loopback HTTP requests per second against the
+// same receiver, with the same concurrency as the delivery workers' default.
+func httpLimit(ctx context.Context, d time.Duration) (float64, error) {
+	recv, err := newBenchReceiver(0, 0, 1<<62)
+	if err != nil {
+		return 0, err
+	}
+	defer recv.close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+	body := []byte(`{"uuid":"00000000-0000-4000-8000-000000000000","payment_status":"confirmed"}`)
+	var total atomic.Int64
+	deadline := time.Now().Add(d)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				resp, err := client.Post(recv.url, "application/json", bytes.NewReader(body))
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				total.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(total.Load()) / time.Since(start).Seconds(), nil
+}
+
+func machineDescription() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if _, v, ok := strings.Cut(line, ":"); ok {
+					model = strings.TrimSpace(v)
+				}
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s/%s, %s", runtime.GOOS, runtime.GOARCH, model)
+}
+
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
+}

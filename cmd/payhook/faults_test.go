@@ -1,0 +1,464 @@
+//go:build faults
+
+// Process-level fault tests: the built payhook binary under kill -9, a
+// PostgreSQL restart, a failing merchant and a read-only database. Each one
+// asserts that no stored notification is lost. They use only the CLI, the
+// REST API and the database contents.
+//
+// They must run alone, one package at a time (TestFaultPostgresRestart
+// restarts the shared PostgreSQL cluster under every other test):
+//
+//	go test -tags faults -p 1 -count=1 -run Fault -v ./cmd/payhook/
+
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deliveryFlags are the delivery settings of every fault test: short
+// attempts and retries, so a test waits seconds, not minutes. The lease
+// (how long a dead instance's claim blocks a takeover) is attempt timeout +
+// 30s unless the binary has a --delivery-lease flag.
+func deliveryFlags(extra ...string) []string {
+	f := []string{"--attempt-timeout", "2s", "--retry-delays", "1s,2s", "--per-host-concurrency", "4"}
+	if faultLeaseFlag {
+		f = append(f, "--delivery-lease", "4s")
+	}
+	return append(f, extra...)
+}
+
+// takeoverBound is how long a test waits for work whose claim a dead
+// instance (or a lost database connection) still holds.
+func takeoverBound() time.Duration {
+	if faultLeaseFlag {
+		return 40 * time.Second
+	}
+	return 90 * time.Second
+}
+
+// startBurst creates n addresses, pays each, and mines one block in the
+// background: 2n notifications (confirmed and completed) are stored while
+// deliveries already run. The returned channel yields the mine's outcome.
+func startBurst(t *testing.T, p *payhookProc, key string, recv *faultReceiver, n int) <-chan error {
+	t.Helper()
+	addrs := createAddresses(t, p, key, recv, 0, n)
+	payAll(t, p, addrs)
+	mined := make(chan error, 1)
+	go func() {
+		r, err := p.mine(1)
+		if err == nil && r.Code != http.StatusOK {
+			err = fmt.Errorf("mine: HTTP %d %s", r.Code, r.Body)
+		}
+		mined <- err
+	}()
+	return mined
+}
+
+// reportMine logs a failed mine request without failing the test: what
+// must hold is that every notification gets stored, which the callers check.
+// On PostgreSQL the poll that POST /devnet/btc/mine runs can race the
+// watcher's own periodic poll; both insert the same new payment and the
+// loser answers HTTP 500 (unique violation on payments), while the winner
+// stores the payment and its callbacks.
+func reportMine(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Logf("mine answered an error (the watcher's own poll stores the block; see docs/decisions.md, Fault tests): %v", err)
+	}
+}
+
+// waitMidBurst waits until all want notifications are stored and the
+// receiver has seen between 10% and 80% of them: the moment to strike.
+func waitMidBurst(t *testing.T, db *sql.DB, recv *faultReceiver, want int) {
+	t.Helper()
+	lo, hi := want/10, want*8/10
+	waitFor(t, 60*time.Second, "burst in progress", func() (bool, string) {
+		got := int(recv.total.Load())
+		stored, _ := queryInt(db, "SELECT COUNT(*) FROM notifications")
+		if got > hi {
+			t.Fatalf("the receiver saw %d of %d callbacks (stored %d) before the fault could be injected; slow the receiver down", got, want, stored)
+		}
+		return stored == want && got >= lo, fmt.Sprintf("stored %d/%d, receiver saw %d", stored, want, got)
+	})
+}
+
+// TestFaultKill9MidBurst kills payhook with SIGKILL while ~300 callbacks are
+// being delivered, restarts it on the same database and checks that every
+// stored notification is delivered and acknowledged, and that callbacks are
+// repeated only for attempts that were in flight at the kill.
+func TestFaultKill9MidBurst(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		kill9MidBurst(t, sqliteDSN(dir), dir)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn, _ := newPGDatabase(t)
+		kill9MidBurst(t, dsn, t.TempDir())
+	})
+}
+
+func kill9MidBurst(t *testing.T, dsn, dir string) {
+	const addresses = 150
+	const want = 2 * addresses
+	recv := newFaultReceiver(t)
+	recv.delay.Store(int64(40 * time.Millisecond))
+
+	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
+	key := p.apiKey(t)
+	db := openTestDB(t, dsn)
+	mined := startBurst(t, p, key, recv, addresses)
+	waitMidBurst(t, db, recv, want)
+
+	p.kill9(t)
+	killedAt := time.Now()
+	<-mined // the mine request ended (answered or cut off) with the process;
+	// what was stored before the kill is checked next
+	seenAtKill := recv.total.Load()
+	inFlight := attemptsPerUUID(t, db, "in_flight")
+	stored, acked, _ := deliveryProgress(db, recv)
+	t.Logf("kill -9 with %d notifications stored, %d acknowledged, %d attempts in flight; receiver had %d requests",
+		stored, acked, sum(inFlight), seenAtKill)
+	if stored != want {
+		t.Fatalf("%d notifications stored before the kill, want %d", stored, want)
+	}
+	if acked == stored {
+		t.Fatal("every notification was acknowledged before the kill: it did not land mid-burst")
+	}
+
+	// Same database, same seed; the devnet chains start empty, which is
+	// fine: the stored notifications are what must survive.
+	p2 := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
+	if k := apiKeyRE.FindString(p2.stdout.String()); k != "" {
+		t.Errorf("restart on a database with a key printed a new key %s", k)
+	}
+	waitAllAcknowledged(t, db, recv, want, takeoverBound())
+	t.Logf("all %d acknowledged %s after the kill", want, time.Since(killedAt).Round(100*time.Millisecond))
+
+	states := assertNothingLost(t, db, recv)
+	if len(states) != want {
+		t.Errorf("%d notifications stored after the restart, want %d (the restart must not store new ones)", len(states), want)
+	}
+	seen, _ := recv.counts()
+	dups, dupUUIDs := duplicates(seen)
+	interrupted := attemptsPerUUID(t, db, "interrupted")
+	outcomes := attemptsByOutcome(t, db)
+	t.Logf("receiver: %d requests, %d distinct uuids, %d duplicate requests (uuids %v); attempts by outcome %v",
+		recv.total.Load(), len(seen), dups, dupUUIDs, outcomes)
+
+	// Every attempt in flight at the kill is recorded as interrupted when
+	// its lease is taken over, and no other attempt is.
+	for u, n := range inFlight {
+		if interrupted[u] != n {
+			t.Errorf("notification %s had %d attempts in flight at the kill but %d recorded interrupted", u, n, interrupted[u])
+		}
+	}
+	for u, n := range interrupted {
+		if inFlight[u] == 0 {
+			t.Errorf("notification %s has %d interrupted attempts but none was in flight at the kill", u, n)
+		}
+	}
+	// A callback is repeated only if an attempt of it was in flight.
+	for _, u := range dupUUIDs {
+		if seen[u]-1 > interrupted[u] {
+			t.Errorf("notification %s reached the receiver %d times with %d interrupted attempts", u, seen[u], interrupted[u])
+		}
+	}
+	if dups > sum(interrupted) {
+		t.Errorf("%d duplicate callbacks for %d interrupted attempts", dups, sum(interrupted))
+	}
+	if outcomes["failed"]+outcomes["blocked"] > 0 {
+		t.Errorf("attempts failed or blocked: %v", outcomes)
+	}
+
+	p2.stop(t)
+	if p2.err != nil {
+		t.Errorf("graceful stop after the restart: %v", p2.err)
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// pgCluster names the local cluster to restart ("15", "main"), or skips the
+// test when this machine cannot restart the PostgreSQL of TEST_DATABASE_URL.
+func pgCluster(t *testing.T) (version, name string) {
+	t.Helper()
+	u, err := url.Parse(pgAdminURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := u.Hostname(); h != "127.0.0.1" && h != "localhost" && h != "::1" {
+		t.Skipf("PostgreSQL at %s is not local: cannot restart it", h)
+	}
+	if _, err := exec.LookPath("pg_ctlcluster"); err != nil {
+		t.Skip("pg_ctlcluster not found: cannot restart PostgreSQL")
+	}
+	entries, err := os.ReadDir("/etc/postgresql")
+	if err != nil || len(entries) != 1 {
+		t.Skipf("want exactly one version in /etc/postgresql: %v %v", entries, err)
+	}
+	version = entries[0].Name()
+	if _, err := os.Stat(filepath.Join("/etc/postgresql", version, "main")); err != nil {
+		t.Skipf("no cluster main for PostgreSQL %s", version)
+	}
+	return version, "main"
+}
+
+// pgctl runs pg_ctlcluster ACTION on the local cluster.
+func pgctl(version, name, action string) error {
+	cmd := exec.Command("pg_ctlcluster", "--skip-systemctl-redirect", version, name, action)
+	out, err := runWithTimeout(cmd, 90*time.Second)
+	if err != nil {
+		return fmt.Errorf("pg_ctlcluster %s %s %s: %v: %s", version, name, action, err, out)
+	}
+	return nil
+}
+
+func runWithTimeout(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return []byte(out.String()), err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return []byte(out.String()), fmt.Errorf("timed out after %s", d)
+	}
+}
+
+// TestFaultPostgresRestart restarts the PostgreSQL cluster under a delivery
+// burst: payhook must stay up, say so in its log, and deliver everything.
+// It restarts the shared cluster: run the fault tests alone with -p 1.
+func TestFaultPostgresRestart(t *testing.T) {
+	version, cluster := pgCluster(t)
+	const addresses = 100
+	const want = 2 * addresses
+	dsn, _ := newPGDatabase(t)
+	dir := t.TempDir()
+	recv := newFaultReceiver(t)
+	recv.delay.Store(int64(40 * time.Millisecond))
+	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
+	key := p.apiKey(t)
+	db := openTestDB(t, dsn)
+	mined := startBurst(t, p, key, recv, addresses)
+	waitMidBurst(t, db, recv, want)
+	reportMine(t, <-mined)
+
+	mark := p.stderr.Len()
+	t.Cleanup(func() {
+		// Never leave the shared cluster down.
+		if _, err := queryInt(db, "SELECT 1"); err != nil {
+			if err := pgctl(version, cluster, "start"); err != nil {
+				t.Errorf("PostgreSQL left down: %v", err)
+			}
+		}
+	})
+	began := time.Now()
+	if err := pgctl(version, cluster, "restart"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("PostgreSQL restarted in %s with the receiver at %d requests", time.Since(began).Round(10*time.Millisecond), recv.total.Load())
+
+	waitFor(t, 30*time.Second, "payhook healthy after the restart", func() (bool, string) {
+		if !p.alive() {
+			t.Fatalf("payhook exited during the PostgreSQL restart: %v\n%s", p.err, tail(p.stderr.String(), 4096))
+		}
+		return p.healthy(), "healthz not OK"
+	})
+	waitAllAcknowledged(t, db, recv, want, takeoverBound())
+	t.Logf("all %d acknowledged %s after the restart began", want, time.Since(began).Round(100*time.Millisecond))
+	if !p.alive() {
+		t.Fatalf("payhook exited: %v", p.err)
+	}
+	states := assertNothingLost(t, db, recv)
+	if len(states) != want {
+		t.Errorf("%d notifications stored, want %d", len(states), want)
+	}
+
+	after := p.stderr.String()[mark:]
+	var errLines []string
+	for _, l := range strings.Split(after, "\n") {
+		if strings.Contains(l, "level=ERROR") || strings.Contains(l, "level=WARN") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) == 0 {
+		t.Errorf("payhook logged no error or warning for the database outage; log since the restart:\n%s", tail(after, 4096))
+	} else {
+		t.Logf("payhook logged %d error/warning lines during the outage, first ones:\n%s", len(errLines), strings.Join(errLines[:min(len(errLines), 6)], "\n"))
+	}
+	seen, _ := recv.counts()
+	dups, dupUUIDs := duplicates(seen)
+	interrupted := attemptsPerUUID(t, db, "interrupted")
+	t.Logf("receiver: %d requests, %d duplicates (%v); attempts by outcome %v", recv.total.Load(), dups, dupUUIDs, attemptsByOutcome(t, db))
+	notAcked := attemptsNotAcknowledged(t, db)
+	for _, u := range dupUUIDs {
+		if seen[u]-1 > notAcked[u] {
+			t.Errorf("notification %s reached the receiver %d times but only %d of its attempts were not acknowledged (interrupted %d)", u, seen[u], notAcked[u], interrupted[u])
+		}
+	}
+	if !p.healthy() {
+		t.Error("healthz not OK at the end")
+	}
+}
+
+// attemptsNotAcknowledged counts, per uuid, attempts that did not end
+// acknowledged.
+func attemptsNotAcknowledged(t *testing.T, db *sql.DB) map[string]int {
+	t.Helper()
+	m := map[string]int{}
+	for _, o := range []string{"failed", "interrupted", "blocked", "in_flight"} {
+		for u, n := range attemptsPerUUID(t, db, o) {
+			m[u] += n
+		}
+	}
+	return m
+}
+
+// TestFaultReceiverOutage: the merchant answers 500 until every callback
+// has failed twice, then recovers; every notification is acknowledged, once,
+// and the attempt log (database and REST) shows the failures.
+func TestFaultReceiverOutage(t *testing.T) {
+	const addresses = 20
+	const want = 2 * addresses
+	dir := t.TempDir()
+	dsn := sqliteDSN(dir)
+	recv := newFaultReceiver(t)
+	recv.fail.Store(true)
+	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
+	key := p.apiKey(t)
+	db := openTestDB(t, dsn)
+	mined := startBurst(t, p, key, recv, addresses)
+	reportMine(t, <-mined)
+	waitFor(t, 30*time.Second, "every notification failed twice", func() (bool, string) {
+		stored, _ := queryInt(db, "SELECT COUNT(*) FROM notifications")
+		twice, _ := queryInt(db, "SELECT COUNT(*) FROM notifications WHERE attempts >= 2 AND status = 'retrying'")
+		return stored == want && twice == want, fmt.Sprintf("stored %d, failed twice %d, receiver answered 500 %d times", stored, twice, recv.failures.Load())
+	})
+	recv.fail.Store(false)
+	recovered := time.Now()
+	waitAllAcknowledged(t, db, recv, want, 30*time.Second)
+	t.Logf("all %d acknowledged %s after the receiver recovered; it answered 500 %d times", want, time.Since(recovered).Round(10*time.Millisecond), recv.failures.Load())
+	assertNothingLost(t, db, recv)
+
+	_, oks := recv.counts()
+	for u, n := range oks {
+		if n != 1 {
+			t.Errorf("notification %s acknowledged by the receiver %d times", u, n)
+		}
+	}
+	outcomes := attemptsByOutcome(t, db)
+	t.Logf("attempts by outcome %v", outcomes)
+	if outcomes["acknowledged"] != want {
+		t.Errorf("%d acknowledged attempts, want %d", outcomes["acknowledged"], want)
+	}
+	if int64(outcomes["failed"]) != recv.failures.Load() {
+		t.Errorf("%d failed attempts logged, the receiver answered 500 %d times", outcomes["failed"], recv.failures.Load())
+	}
+	bad, err := queryInt(db, `SELECT COUNT(*) FROM delivery_attempts WHERE outcome = 'failed'
+		AND (response_status IS NULL OR response_status <> 500 OR response_body NOT LIKE '%merchant down%')`)
+	if err != nil || bad != 0 {
+		t.Errorf("%d failed attempts without the receiver's 500 and body stored (%v)", bad, err)
+	}
+	checkRetrySpacing(t, db)
+
+	// The merchant reads the same history over REST.
+	r := p.do(t, http.MethodGet, "/btc/logs/", url.Values{"callback": {callbackFor(recv, 0)}}, key, "")
+	if r.Code != http.StatusOK {
+		t.Fatalf("logs: HTTP %d %s", r.Code, r.Body)
+	}
+	var failed, acked int
+	cbs, _ := r.JSON["callbacks"].([]any)
+	for _, cb := range cbs {
+		logs, _ := cb.(map[string]any)["logs"].([]any)
+		for _, l := range logs {
+			a, _ := l.(map[string]any)
+			switch a["outcome"] {
+			case "failed":
+				if st, _ := a["response_status"].(float64); st == 500 {
+					failed++
+				}
+			case "acknowledged":
+				acked++
+			}
+		}
+	}
+	if failed < 4 || acked != 2 {
+		t.Errorf("REST logs of address 0 show %d failed (HTTP 500) and %d acknowledged attempts, want >= 4 and 2: %s", failed, acked, r.Body)
+	}
+}
+
+// checkRetrySpacing checks from the attempt log that each retry started no
+// earlier than the policy (1s after the first failure, 2s after later ones,
+// counted from the end of the failed attempt).
+func checkRetrySpacing(t *testing.T, db *sql.DB) {
+	t.Helper()
+	rows, err := db.Query(`SELECT a.notification_id, a.number, a.started_at, a.finished_at, a.outcome
+		FROM delivery_attempts a ORDER BY a.notification_id, a.number`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	type att struct {
+		id, number        int
+		started, finished time.Time
+		outcome           string
+	}
+	var all []att
+	for rows.Next() {
+		var a att
+		var fin *time.Time
+		if err := rows.Scan(&a.id, &a.number, &a.started, &fin, &a.outcome); err != nil {
+			t.Fatalf("scan attempt: %v", err)
+		}
+		if fin != nil {
+			a.finished = *fin
+		}
+		all = append(all, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].id != all[j].id {
+			return all[i].id < all[j].id
+		}
+		return all[i].number < all[j].number
+	})
+	for i := 1; i < len(all); i++ {
+		prev, cur := all[i-1], all[i]
+		if prev.id != cur.id || prev.outcome != "failed" {
+			continue
+		}
+		want := 2 * time.Second
+		if prev.number == 1 {
+			want = time.Second
+		}
+		// Timestamps round-trip the database; allow 10ms of rounding.
+		if gap := cur.started.Sub(prev.finished); gap < want-10*time.Millisecond {
+			t.Errorf("notification %d: attempt %d started %s after attempt %d failed, want >= %s", cur.id, cur.number, gap, prev.number, want)
+		}
+	}
+}
