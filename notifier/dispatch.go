@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -455,10 +457,67 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 			return err
 		}
 		var err error
-		events, err = tx.DeliveryEvent.CreateBulk(creates...).Save(ctx)
-		return err
+		if events, err = tx.DeliveryEvent.CreateBulk(creates...).Save(ctx); err != nil {
+			return err
+		}
+		return n.notifyPeers(ctx, tx, events)
 	})
 	return events, err
+}
+
+// PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
+// database tell each other that events were committed; the payload lists
+// the owners (API key ids) concerned. It is only a wake-up: the event table
+// is the truth.
+const PeerChannel = "payhook_events"
+
+// notifyPeers queues a NOTIFY, delivered when tx commits, so other
+// instances wake their dispatchers and watch streams.
+func (n *Notifier) notifyPeers(ctx context.Context, tx *entdb.Tx, evs []*entdb.DeliveryEvent) error {
+	if n.db.Dialect != store.Postgres || len(evs) == 0 {
+		return nil
+	}
+	seen := map[int64]bool{}
+	var owners []string
+	for _, e := range evs {
+		if !seen[e.APIKeyID] {
+			seen[e.APIKeyID] = true
+			owners = append(owners, strconv.FormatInt(e.APIKeyID, 10))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, strings.Join(owners, ",")); err != nil {
+		return fmt.Errorf("notify peers: %w", err)
+	}
+	return nil
+}
+
+// listenPeers wakes this instance's dispatcher and watch streams when
+// another instance commits events, until ctx ends.
+func (n *Notifier) listenPeers(ctx context.Context) {
+	msgs, err := store.Listen(ctx, n.db, PeerChannel, func(err error) {
+		n.logger.Warn("event listener connection", "error", err)
+	})
+	if err != nil {
+		n.logger.Error("listen for other instances' events; relying on polling", "error", err)
+		return
+	}
+	if msgs == nil {
+		return
+	}
+	for m := range msgs {
+		n.Wake()
+		if m.Payload == "" {
+			n.events.publishAll()
+			continue
+		}
+		var owners []int64
+		for f := range strings.SplitSeq(m.Payload, ",") {
+			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+				owners = append(owners, id)
+			}
+		}
+		n.events.publishOwners(owners)
+	}
 }
 
 // nextDue returns the earliest due time of work that may be claimed.

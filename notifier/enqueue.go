@@ -102,6 +102,9 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 				if err != nil {
 					return fmt.Errorf("store notification events: %w", err)
 				}
+				if err := n.notifyPeers(ctx, tx, evs); err != nil {
+					return err
+				}
 				if err := next.Commit(ctx, tx); err != nil {
 					return err
 				}

@@ -159,22 +159,44 @@ func (b *broker) subscribe(apiKeyID int64) (<-chan struct{}, func()) {
 }
 
 func (b *broker) publish(evs []*entdb.DeliveryEvent) {
-	if len(evs) == 0 {
+	owners := make([]int64, 0, len(evs))
+	for _, e := range evs {
+		owners = append(owners, e.APIKeyID)
+	}
+	b.publishOwners(owners)
+}
+
+// publishOwners signals the subscribers of these owners.
+func (b *broker) publishOwners(owners []int64) {
+	if len(owners) == 0 {
 		return
 	}
-	owners := map[int64]bool{}
-	for _, e := range evs {
-		owners[e.APIKeyID] = true
+	set := make(map[int64]bool, len(owners))
+	for _, o := range owners {
+		set[o] = true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		if owners[s.apiKeyID] {
-			select {
-			case s.c <- struct{}{}:
-			default:
-			}
+		if set[s.apiKeyID] {
+			signal(s.c)
 		}
+	}
+}
+
+// publishAll signals every subscriber (after a lost listener connection).
+func (b *broker) publishAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		signal(s.c)
+	}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -221,7 +221,14 @@ func (n *Notifier) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stopLoop = cancel
 	n.loopDone = make(chan struct{})
-	go n.loop(ctx)
+	go func() {
+		defer close(n.loopDone)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); n.listenPeers(ctx) }()
+		n.loop(ctx)
+		wg.Wait()
+	}()
 }
 
 // Stop stops claiming work, lets attempts in flight finish for up to
@@ -257,7 +264,6 @@ func (n *Notifier) Stop() {
 }
 
 func (n *Notifier) loop(ctx context.Context) {
-	defer close(n.loopDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {

@@ -55,6 +55,8 @@ type DB struct {
 	// sqlitePath is the SQLite file (or ":memory:"); Migrate opens its own
 	// connection to it.
 	sqlitePath string
+	// postgresDSN is the PostgreSQL URL; Listen opens its own connection.
+	postgresDSN string
 }
 
 // Close closes the client and its pool. It is safe to call more than once.
@@ -130,6 +132,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if d == SQLite {
 		db.sqlitePath = name
+	} else {
+		db.postgresDSN = name
 	}
 	return db, nil
 }

@@ -42,8 +42,19 @@ func New(db *store.DB, n *notifier.Notifier, registry *chains.Registry, prices p
 }
 
 // Apply applies one observation of a transfer on ticker t. Transfers to
-// addresses payhook did not create are ignored.
+// addresses payhook did not create are ignored. Two instances recording the
+// same new payment at once collide on its unique key; the loser applies the
+// observation again, to the row the winner created.
 func (s *Service) Apply(ctx context.Context, t chains.Ticker, o chains.Observation) error {
+	for try := 0; ; try++ {
+		err := s.apply(ctx, t, o)
+		if err == nil || try == 2 || !entdb.IsConstraintError(err) {
+			return err
+		}
+	}
+}
+
+func (s *Service) apply(ctx context.Context, t chains.Ticker, o chains.Observation) error {
 	var forwardID int64
 	err := s.withTx(ctx, func(tx *entdb.Tx) error {
 		a, err := tx.Address.Query().Where(entaddress.AddressIn(o.To), entaddress.Ticker(t.Ticker)).Only(ctx)

@@ -1,0 +1,148 @@
+package notifier
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/payload"
+)
+
+type countingObserver struct{ n atomic.Int64 }
+
+func (o *countingObserver) AttemptFinished(string, string, time.Duration) { o.n.Add(1) }
+
+// TestInstancesSplitDeliveries: two instances on one PostgreSQL database
+// share the queue; every notification is attempted exactly once, and an
+// instance's watchers are woken by the other instance's events.
+func TestInstancesSplitDeliveries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := storetest.DSN(t, store.Postgres)
+	open := func() *store.DB {
+		db, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	dbA := open()
+	if _, err := store.Migrate(ctx, dbA); err != nil {
+		t.Fatal(err)
+	}
+	dbB := open()
+
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rs := newReceiver(t, func(_ int, r *http.Request) (int, string) {
+		mu.Lock()
+		seen[r.URL.Query().Get("uuid")]++
+		mu.Unlock()
+		return 200, "ok"
+	})
+	hook := rs.URL + "/hook"
+	// The receiver's channel is unbuffered beyond 100: drain it.
+	go func() {
+		for range rs.arrived {
+		}
+	}()
+	mk := func(db *store.DB, obs Observer) *Notifier {
+		n, err := New(db, NewRSASigner(testKey), Config{
+			Egress:   egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
+			Observer: obs,
+			PerHost:  8,
+		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Stop)
+		return n
+	}
+	var obsA, obsB countingObserver
+	a, b := mk(dbA, &obsA), mk(dbB, &obsB)
+	f := newFixtureOn(t, dbA)
+	f.clock = &fakeClock{now: time.Now()}
+
+	// B's watchers learn of A's events through PostgreSQL NOTIFY.
+	b.Start()
+	signal, unsubscribe := b.Subscribe(f.keyID)
+	defer unsubscribe()
+	a.Start()
+	first := f.envelope("pending", payload.TransportGET)
+	first.CallbackURL = hook
+	if _, err := a.EnqueueNow(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-signal:
+	case <-time.After(5 * time.Second):
+		t.Fatal("instance B was not told of instance A's event")
+	}
+
+	const total = 600
+	for i := 0; i < total-1; i += 50 {
+		tx, err := dbA.Client.Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 50 && i+j < total-1; j++ {
+			e := f.envelope("confirmed", payload.TransportGET)
+			e.CallbackURL = hook
+			if _, err := a.Enqueue(ctx, tx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.After(60 * time.Second)
+	for {
+		n, err := dbA.Client.Notification.Query().Where(notification.StatusEQ(notification.StatusAcknowledged)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == total {
+			break
+		}
+		select {
+		case <-signal: // B saw more events
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatalf("%d of %d acknowledged", n, total)
+		}
+	}
+	attempts, err := dbA.Client.DeliveryAttempt.Query().Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attempts != total {
+		t.Fatalf("%d attempts for %d notifications: some were attempted twice", attempts, total)
+	}
+	mu.Lock()
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("uuid %s delivered %d times", id, c)
+		}
+	}
+	mu.Unlock()
+	if obsA.n.Load() == 0 || obsB.n.Load() == 0 || obsA.n.Load()+obsB.n.Load() != total {
+		t.Fatalf("instance A made %d attempts, B %d: the work was not split", obsA.n.Load(), obsB.n.Load())
+	}
+	t.Logf("instance A delivered %d, B %d", obsA.n.Load(), obsB.n.Load())
+	inflight, _ := dbA.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeInFlight)).Count(ctx)
+	if inflight != 0 {
+		t.Fatalf("%d attempts left in flight", inflight)
+	}
+}
