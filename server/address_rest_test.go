@@ -117,6 +117,8 @@ func TestCreateAddressValidation(t *testing.T) {
 			{"share too precise", "/btc/create/", q("callback", cb, "address", "0.123456789@"+btcDest+"|0.876543211@"+btcDest2), "A", 400, "has more than 8 decimal places"},
 			{"destination without share", "/btc/create/", q("callback", cb, "address", btcDest+"|0.5@"+btcDest2), "A", 400, "must be SHARE@ADDRESS"},
 			{"duplicate destination", "/btc/create/", q("callback", cb, "address", "0.5@"+btcDest+"|0.5@"+btcDest), "A", 400, "is listed twice"},
+			{"same EVM wallet in two cases", "/eth/create/", q("callback", cb, "address", "0.5@"+ethDest+"|0.5@"+strings.ToLower(ethDest)), "A", 400, "is listed twice"},
+			{"same bech32 wallet in two cases", "/btc/create/", q("callback", cb, "address", "0.5@"+btcDest+"|0.5@"+strings.ToUpper(btcDest)), "A", 400, "is listed twice"},
 			{"too many destinations", "/btc/create/", q("callback", cb, "address", strings.Join(many, "|")), "A", 400, "at most 20 destinations"},
 			{"bad address among shares", "/btc/create/", q("callback", cb, "address", "0.5@"+btcDest+"|0.5@nope"), "A", 400, "address: invalid btc address"},
 			{"confirmations zero", "/btc/create/", q("callback", cb, "address", btcDest, "confirmations", "0"), "A", 400, "confirmations: must be greater than or equal to 1 and less than or equal to 100"},

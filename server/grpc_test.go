@@ -175,3 +175,26 @@ func TestDevModeCreatesOneKey(t *testing.T) {
 		})
 	}
 }
+
+func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	e := newDeliveryEnv(t, "sqlite")
+	e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
+	e.deliver(t)
+	r := e.in.Get(t, "/metrics", nil, "")
+	if r.Code != 200 {
+		t.Fatalf("HTTP %d", r.Code)
+	}
+	for _, want := range []string{
+		`payhook_deliveries_total{outcome="acknowledged",transport="json"} 1`,
+		`payhook_notifications{status="acknowledged"} 1`,
+		`payhook_notifications{status="pending"} 0`,
+		"payhook_delivery_attempt_duration_seconds_count",
+		"payhook_oldest_due_notification_age_seconds 0",
+		"payhook_watchers 0",
+	} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Fatalf("metrics lack %q", want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
 )
@@ -129,6 +130,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	if err != nil {
 		return nil, fmt.Errorf("--signing-key-file: %w", err)
 	}
+	var met *metrics.Metrics
 	signer := notifier.NewRSASigner(key)
 	pub, err := signer.PublicKeyPEM()
 	if err != nil {
@@ -141,10 +143,14 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 		PerHost: cfg.PerHostConcurrency,
 		Lease:   cfg.DeliveryLease,
 		Clock:   clockFunc(cfg.Now),
+		Observer: observerFunc(func(tr, outcome string, d time.Duration) {
+			met.AttemptFinished(tr, outcome, d)
+		}),
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
+	met = metrics.New(s.notifier.Stats, s.notifier.Watchers)
 
 	if cfg.Dev {
 		if err := s.ensureDevKey(ctx); err != nil {
@@ -230,6 +236,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn)))
+	mux.Handle("/metrics", met.Handler())
 	mux.Handle("/", gw)
 	s.http = &http.Server{
 		Handler:           mux,
@@ -293,6 +300,13 @@ func (s *Server) pollChain(ctx context.Context, ticker string) error {
 
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
+
+// observerFunc adapts a function to notifier.Observer.
+type observerFunc func(transport, outcome string, d time.Duration)
+
+func (f observerFunc) AttemptFinished(transport, outcome string, d time.Duration) {
+	f(transport, outcome, d)
+}
 
 type clockFunc func() time.Time
 
