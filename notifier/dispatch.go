@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,9 +36,12 @@ func signatureHeader(scheme string) string {
 
 // claim is one notification reserved for an attempt by this instance: the
 // row as claimed (attempts already counts this attempt) and its number.
+// The attempt's row is written once, with its outcome; while it runs, the
+// notification's lease and attempt count say it is in flight.
 type claim struct {
-	n      *entdb.Notification
-	number int
+	n       *entdb.Notification
+	number  int
+	started time.Time
 }
 
 // dispatch claims as many due notifications as free capacity allows and
@@ -142,7 +146,6 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 		}
 		lock := n.eventLock(ctx, tx)
 		ids := make([]int64, 0, len(rows))
-		attempts := make([]*entdb.DeliveryAttemptCreate, 0, len(rows))
 		for _, row := range rows {
 			if row.LeaseUntil != nil && row.Attempts > 0 {
 				// The lease lapsed: the instance holding it died mid-attempt.
@@ -166,14 +169,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 			row.Attempts++
 			until := now.Add(n.cfg.Lease)
 			row.LeaseUntil, row.LeaseOwner = &until, n.cfg.InstanceID
-			attempts = append(attempts, tx.DeliveryAttempt.Create().
-				SetNotificationID(row.ID).
-				SetNumber(row.Attempts).
-				SetStartedAt(now).
-				SetRequestMethod(row.Method).
-				SetRequestURL(row.URL).
-				SetOutcome(deliveryattempt.OutcomeInFlight))
-			claims = append(claims, claim{n: row, number: row.Attempts})
+			claims = append(claims, claim{n: row, number: row.Attempts, started: now})
 		}
 		if len(ids) == 0 {
 			return nil
@@ -187,9 +183,6 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 			Exec(ctx); err != nil {
 			return fmt.Errorf("lease: %w", err)
 		}
-		if err := tx.DeliveryAttempt.CreateBulk(attempts...).Exec(ctx); err != nil {
-			return fmt.Errorf("record attempts: %w", err)
-		}
 		return nil
 	})
 	if err != nil {
@@ -199,24 +192,24 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 }
 
 // interruptPrevious records the attempt that was in flight when the lease
-// holding this row lapsed (its process died or lost the database).
+// holding this row lapsed (its process died or lost the database): the
+// holder never wrote the attempt's row, so it is written now.
 func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
 	const why = "interrupted: the instance making the attempt stopped before recording its outcome"
-	updated, err := tx.DeliveryAttempt.Update().
-		Where(
-			deliveryattempt.NotificationID(row.ID),
-			deliveryattempt.Number(row.Attempts),
-			deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeInFlight),
-		).
-		SetOutcome(deliveryattempt.OutcomeInterrupted).
+	started := row.LeaseUntil.Add(-n.cfg.Lease)
+	if err := tx.DeliveryAttempt.Create().
+		SetNotificationID(row.ID).
+		SetNumber(row.Attempts).
+		SetStartedAt(started).
 		SetFinishedAt(now).
+		SetRequestMethod(row.Method).
+		SetRequestURL(row.URL).
+		SetOutcome(deliveryattempt.OutcomeInterrupted).
 		SetError(why).
-		Save(ctx)
-	if err != nil {
+		OnConflictColumns(deliveryattempt.FieldNotificationID, deliveryattempt.FieldNumber).
+		DoNothing().
+		Exec(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("record interrupted attempt of %s: %w", row.UUID, err)
-	}
-	if updated == 0 {
-		return nil, nil
 	}
 	if err := lock(); err != nil {
 		return nil, err
@@ -245,11 +238,6 @@ func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, 
 // release hands a claimed row back without attempting it.
 func (n *Notifier) release(ctx context.Context, c claim) {
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
-		if _, err := tx.DeliveryAttempt.Delete().
-			Where(deliveryattempt.NotificationID(c.n.ID), deliveryattempt.Number(c.number)).
-			Exec(ctx); err != nil {
-			return err
-		}
 		return tx.Notification.UpdateOneID(c.n.ID).
 			Where(notification.LeaseOwner(n.cfg.InstanceID), notification.Attempts(c.number)).
 			SetAttempts(c.number - 1).
@@ -275,7 +263,7 @@ type result struct {
 
 // send makes one attempt and hands its outcome to the recorder.
 func (n *Notifier) send(c claim) {
-	start := n.cfg.Clock.Now()
+	start := c.started
 	header := http.Header{}
 	if c.n.Signature != "" {
 		header.Set(signatureHeader(c.n.SignatureScheme), c.n.Signature)
@@ -388,81 +376,150 @@ func (n *Notifier) recordBatch(batch []result) {
 }
 
 // record stores attempt outcomes and the notifications' next states in one
-// transaction. A notification is only moved on if this instance still holds
-// it (its attempt is the latest); an acknowledgement always counts.
+// transaction: the attempt rows in one INSERT, the notifications in one
+// UPDATE on PostgreSQL (row by row on SQLite, in process), the events in one
+// INSERT. A notification is only moved on if this instance still holds it
+// (its attempt is the latest); an acknowledgement always counts.
 func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.DeliveryEvent, error) {
+	type next struct {
+		status notification.Status
+		at     *time.Time
+	}
+	plans := make([]next, len(batch))
+	for i, r := range batch {
+		switch r.outcome {
+		case deliveryattempt.OutcomeAcknowledged:
+			plans[i] = next{status: notification.StatusAcknowledged}
+		case deliveryattempt.OutcomeInterrupted:
+			plans[i] = next{status: notification.StatusRetrying, at: &batch[i].finished}
+		default:
+			if t, ok := n.cfg.Policy.Next(r.c.n.CreatedAt, r.finished, r.c.number); ok {
+				plans[i] = next{status: notification.StatusRetrying, at: &t}
+			} else {
+				plans[i] = next{status: notification.StatusFailed}
+			}
+		}
+	}
 	var events []*entdb.DeliveryEvent
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
-		events = events[:0]
-		creates := make([]*entdb.DeliveryEventCreate, 0, len(batch))
-		for _, r := range batch {
-			c, row := r.c, r.c.n
-			var status notification.Status
-			var next *time.Time
-			switch r.outcome {
-			case deliveryattempt.OutcomeAcknowledged:
-				status = notification.StatusAcknowledged
-			case deliveryattempt.OutcomeInterrupted:
-				status, next = notification.StatusRetrying, &r.finished
-			default:
-				if t, ok := n.cfg.Policy.Next(row.CreatedAt, r.finished, c.number); ok {
-					status, next = notification.StatusRetrying, &t
-				} else {
-					status = notification.StatusFailed
-				}
-			}
-			if err := tx.DeliveryAttempt.Update().
-				Where(deliveryattempt.NotificationID(row.ID), deliveryattempt.Number(c.number)).
-				SetOutcome(r.outcome).
+		attempts := make([]*entdb.DeliveryAttemptCreate, len(batch))
+		for i, r := range batch {
+			attempts[i] = tx.DeliveryAttempt.Create().
+				SetNotificationID(r.c.n.ID).
+				SetNumber(r.c.number).
+				SetStartedAt(r.c.started).
 				SetFinishedAt(r.finished).
+				SetRequestMethod(r.c.n.Method).
+				SetRequestURL(r.c.n.URL).
+				SetOutcome(r.outcome).
 				SetResponseBody(r.body).
 				SetError(r.err).
 				SetDurationMs(r.duration.Milliseconds()).
 				SetNillableResponseStatus(r.status).
-				SetNillableNextAttemptAt(next).
-				Exec(ctx); err != nil {
-				return fmt.Errorf("update attempt: %w", err)
-			}
-			nu := tx.Notification.Update().Where(notification.ID(row.ID)).
-				SetStatus(status).
-				ClearLeaseUntil().
-				SetLeaseOwner("").
-				SetUpdatedAt(r.finished)
-			if next == nil {
-				nu.ClearNextAttemptAt()
-			} else {
-				nu.SetNextAttemptAt(*next)
-			}
-			if status == notification.StatusAcknowledged {
-				nu.Where(notification.StatusNEQ(notification.StatusAcknowledged))
-			} else {
-				nu.Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.Attempts(c.number))
-			}
-			changed, err := nu.Save(ctx)
-			if err != nil {
-				return fmt.Errorf("update notification: %w", err)
-			}
-			if changed == 0 {
+				SetNillableNextAttemptAt(plans[i].at)
+		}
+		// A row another instance already wrote for this attempt (it took the
+		// notification over and recorded it as interrupted) gets the real
+		// outcome.
+		if err := tx.DeliveryAttempt.CreateBulk(attempts...).
+			OnConflictColumns(deliveryattempt.FieldNotificationID, deliveryattempt.FieldNumber).
+			UpdateNewValues().
+			Exec(ctx); err != nil {
+			return fmt.Errorf("record attempts: %w", err)
+		}
+		moved, err := n.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
+		if err != nil {
+			return err
+		}
+		creates := make([]*entdb.DeliveryEventCreate, len(batch))
+		for i, r := range batch {
+			status, at := plans[i].status, plans[i].at
+			if !moved[r.c.n.ID] {
 				// Another instance took the row over (our lease lapsed); it
 				// owns the state now. The attempt itself is still logged.
-				cur, err := tx.Notification.Get(ctx, row.ID)
+				cur, err := tx.Notification.Get(ctx, r.c.n.ID)
 				if err != nil {
 					return err
 				}
-				status, next = cur.Status, cur.NextAttemptAt
+				status, at = cur.Status, cur.NextAttemptAt
 			}
-			creates = append(creates, n.newEvent(tx, row, deliveryevent.KindAttempt, c.number, string(r.outcome), r.status, r.err, string(status), next))
+			creates[i] = n.newEvent(tx, r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
 		}
 		if err := n.eventLock(ctx, tx)(); err != nil {
 			return err
 		}
-		var err error
 		if events, err = tx.DeliveryEvent.CreateBulk(creates...).Save(ctx); err != nil {
 			return err
 		}
 		return n.notifyPeers(ctx, tx, events)
 	})
 	return events, err
+}
+
+// moveOn sets each notification's next state, only where this instance
+// still holds it, and reports which rows moved.
+func (n *Notifier) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, plan func(int) (notification.Status, *time.Time)) (map[int64]bool, error) {
+	moved := make(map[int64]bool, len(batch))
+	if n.db.Dialect == store.Postgres {
+		var q strings.Builder
+		args := make([]any, 0, 5*len(batch))
+		q.WriteString(`UPDATE notifications AS n SET status = v.status, next_attempt_at = v.next, lease_until = NULL, lease_owner = '', updated_at = v.finished FROM (VALUES `)
+		for i, r := range batch {
+			status, at := plan(i)
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			k := len(args)
+			fmt.Fprintf(&q, "($%d::bigint, $%d::bigint, $%d::varchar, $%d::timestamptz, $%d::timestamptz)", k+1, k+2, k+3, k+4, k+5)
+			var nextAt any
+			if at != nil {
+				nextAt = *at
+			}
+			args = append(args, r.c.n.ID, r.c.number, string(status), nextAt, r.finished)
+		}
+		q.WriteString(`) AS v(id, number, status, next, finished)
+			WHERE n.id = v.id AND (
+				(v.status = 'acknowledged' AND n.status <> 'acknowledged') OR
+				(v.status <> 'acknowledged' AND n.status IN ('pending', 'retrying') AND n.attempts = v.number))
+			RETURNING n.id`)
+		rows, err := tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return nil, fmt.Errorf("update notifications: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			moved[id] = true
+		}
+		return moved, rows.Err()
+	}
+	for i, r := range batch {
+		status, at := plan(i)
+		nu := tx.Notification.Update().Where(notification.ID(r.c.n.ID)).
+			SetStatus(status).
+			ClearLeaseUntil().
+			SetLeaseOwner("").
+			SetUpdatedAt(r.finished)
+		if at == nil {
+			nu.ClearNextAttemptAt()
+		} else {
+			nu.SetNextAttemptAt(*at)
+		}
+		if status == notification.StatusAcknowledged {
+			nu.Where(notification.StatusNEQ(notification.StatusAcknowledged))
+		} else {
+			nu.Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.Attempts(r.c.number))
+		}
+		changed, err := nu.Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("update notification: %w", err)
+		}
+		moved[r.c.n.ID] = changed > 0
+	}
+	return moved, nil
 }
 
 // PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
@@ -590,6 +647,7 @@ func withTx(ctx context.Context, db *store.DB, fn func(*entdb.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback() // a commit hook may have failed before the commit
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

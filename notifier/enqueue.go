@@ -31,8 +31,9 @@ type Envelope struct {
 
 // Enqueue stores a notification inside the caller's transaction: the frozen
 // request (method, URL, body, content type), its signature and its schedule.
-// The dispatcher is woken when the transaction commits; if it rolls back,
-// nothing was stored and nothing is sent.
+// The rows are written when the transaction commits (the returned row's ID
+// is set then; a duplicate uuid fails the commit), and the dispatcher is
+// woken; if it rolls back, nothing was stored and nothing is sent.
 func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entdb.Notification, error) {
 	if e.Callback.UUID == "" {
 		e.Callback.UUID = uuid.NewString()
@@ -54,55 +55,33 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 		body = []byte{} // GET: no body, stored as empty bytes
 	}
 	now := n.cfg.Clock.Now()
-	row, err := tx.Notification.Create().
-		SetUUID(e.Callback.UUID).
-		SetAddressID(e.AddressID).
-		SetNillablePaymentID(e.PaymentID).
-		SetAPIKeyID(e.APIKeyID).
-		SetTicker(e.Ticker).
-		SetAddressIn(e.AddressIn).
-		SetHost(hostKey(u)).
-		SetPaymentStatus(e.Callback.PaymentStatus).
-		SetMethod(req.Method).
-		SetURL(req.URL).
-		SetBody(body).
-		SetContentType(req.ContentType).
-		SetSignatureScheme(n.signer.Scheme()).
-		SetSignature(sig).
-		SetStatus(notification.StatusPending).
-		SetNextAttemptAt(now).
-		SetExpiresAt(n.cfg.Policy.Expires(now)).
-		SetCreatedAt(now).
-		SetUpdatedAt(now).
-		Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store notification: %w", err)
+	next, expires := now, n.cfg.Policy.Expires(now)
+	row := &entdb.Notification{
+		UUID: e.Callback.UUID, AddressID: e.AddressID, PaymentID: e.PaymentID, APIKeyID: e.APIKeyID,
+		Ticker: e.Ticker, AddressIn: e.AddressIn, Host: hostKey(u), PaymentStatus: e.Callback.PaymentStatus,
+		Method: req.Method, URL: req.URL, Body: body, ContentType: req.ContentType,
+		SignatureScheme: n.signer.Scheme(), Signature: sig, Status: notification.StatusPending,
+		NextAttemptAt: &next, ExpiresAt: expires, CreatedAt: now, UpdatedAt: now,
 	}
-	// The created event is inserted with the others of this transaction in
-	// one statement just before it commits, so the event-log lock is held
-	// only for the commit itself.
-	p, loaded := n.pendingEvents.LoadOrStore(tx, &pendingEvents{})
-	pe := p.(*pendingEvents)
-	pe.creates = append(pe.creates, n.newEvent(tx, row, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), row.NextAttemptAt))
+	// The rows of one transaction are inserted together just before it
+	// commits (notifications, then their created events, in two statements),
+	// so a payment or a batch costs a few round trips and the event-log lock
+	// is held only for the commit.
+	p, loaded := n.pendingTxs.LoadOrStore(tx, &pendingTx{})
+	pt := p.(*pendingTx)
+	pt.rows = append(pt.rows, row)
 	if !loaded {
 		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
 			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
-				n.pendingEvents.Delete(tx)
+				n.pendingTxs.Delete(tx)
 				return next.Rollback(ctx, tx)
 			})
 		})
 		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
-				p, _ := n.pendingEvents.LoadAndDelete(tx)
-				pe := p.(*pendingEvents)
-				if err := n.eventLock(ctx, tx)(); err != nil {
-					return err
-				}
-				evs, err := tx.DeliveryEvent.CreateBulk(pe.creates...).Save(ctx)
+				p, _ := n.pendingTxs.LoadAndDelete(tx)
+				evs, err := n.insertPending(ctx, tx, p.(*pendingTx).rows)
 				if err != nil {
-					return fmt.Errorf("store notification events: %w", err)
-				}
-				if err := n.notifyPeers(ctx, tx, evs); err != nil {
 					return err
 				}
 				if err := next.Commit(ctx, tx); err != nil {
@@ -137,8 +116,53 @@ func hostKey(u *url.URL) string {
 	return u.Hostname() + ":" + port
 }
 
-// pendingEvents are the created events of one transaction's notifications,
-// inserted together when it commits.
-type pendingEvents struct {
-	creates []*entdb.DeliveryEventCreate
+// pendingTx holds the notifications one transaction enqueued, written
+// together when it commits.
+type pendingTx struct {
+	rows []*entdb.Notification
+}
+
+// insertPending writes a transaction's notifications and their created
+// events, in chunks that stay below the drivers' parameter limits.
+func (n *Notifier) insertPending(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]*entdb.DeliveryEvent, error) {
+	const chunk = 500
+	var evs []*entdb.DeliveryEvent
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		creates := make([]*entdb.NotificationCreate, len(part))
+		for i, r := range part {
+			creates[i] = tx.Notification.Create().
+				SetUUID(r.UUID).SetAddressID(r.AddressID).SetNillablePaymentID(r.PaymentID).SetAPIKeyID(r.APIKeyID).
+				SetTicker(r.Ticker).SetAddressIn(r.AddressIn).SetHost(r.Host).SetPaymentStatus(r.PaymentStatus).
+				SetMethod(r.Method).SetURL(r.URL).SetBody(r.Body).SetContentType(r.ContentType).
+				SetSignatureScheme(r.SignatureScheme).SetSignature(r.Signature).SetStatus(r.Status).
+				SetNillableNextAttemptAt(r.NextAttemptAt).SetExpiresAt(r.ExpiresAt).SetCreatedAt(r.CreatedAt).SetUpdatedAt(r.UpdatedAt)
+		}
+		saved, err := tx.Notification.CreateBulk(creates...).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store notifications: %w", err)
+		}
+		for i, r := range part {
+			r.ID = saved[i].ID
+		}
+	}
+	if err := n.eventLock(ctx, tx)(); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		creates := make([]*entdb.DeliveryEventCreate, len(part))
+		for i, r := range part {
+			creates[i] = n.newEvent(tx, r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), r.NextAttemptAt)
+		}
+		saved, err := tx.DeliveryEvent.CreateBulk(creates...).Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("store notification events: %w", err)
+		}
+		evs = append(evs, saved...)
+	}
+	if err := n.notifyPeers(ctx, tx, evs); err != nil {
+		return nil, err
+	}
+	return evs, nil
 }

@@ -162,8 +162,8 @@ type Notifier struct {
 	results      chan result
 	recorderDone chan struct{}
 
-	// pendingEvents maps an open *entdb.Tx to its *pendingEvents.
-	pendingEvents sync.Map
+	// pendingTxs maps an open *entdb.Tx to its *pendingTx.
+	pendingTxs sync.Map
 
 	runMu    sync.Mutex
 	running  bool

@@ -112,7 +112,7 @@ type fixture struct {
 	addr  *entdb.Address
 }
 
-func newFixture(t *testing.T, d store.Dialect, hook string, mutate ...func(*Config)) *fixture {
+func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t, d)

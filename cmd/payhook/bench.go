@@ -588,6 +588,7 @@ func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int
 		ids = append(ids, row.UUID)
 	}
 	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback()
 		return err
 	}
 	if commits != nil {

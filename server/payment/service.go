@@ -365,6 +365,7 @@ func (s *Service) withTx(ctx context.Context, fn func(*entdb.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback() // a commit hook may have failed before the commit
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
