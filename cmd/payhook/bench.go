@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type benchOptions struct {
 	workers     int
 	out         string
 	limitsFor   time.Duration
+	cpuProfile  string
 }
 
 // benchRun is one measured run.
@@ -118,6 +120,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.workers, "workers", 128, "delivery workers")
 	fs.StringVar(&o.out, "out", "bench.json", "JSON results file")
 	fs.DurationVar(&o.limitsFor, "limits-for", 3*time.Second, "how long each machine-limit measurement runs")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs (not of the limit measurements) to this file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -169,6 +172,17 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep.RSALimit = rsaLimit(key, o.limitsFor)
 	if rep.HTTPLimit, err = httpLimit(ctx, o.limitsFor); err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	run := func(name, transport, signer string, n, rate, dead, queued int) error {
 		say("%s: %d %s notifications (%s)...", name, n, transport, signer)
@@ -458,24 +472,31 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := o.batch
 			var tick *time.Ticker
+			began := time.Now()
+			share := float64(rate) / float64(o.producers)
 			if rate > 0 {
-				// Each producer offers its share of the rate in batches every 10ms.
-				batch = max(1, rate/o.producers/100)
-				tick = time.NewTicker(10 * time.Millisecond)
+				// Each producer offers its share of the rate: every 5ms it
+				// stores what the schedule says is due by then.
+				tick = time.NewTicker(5 * time.Millisecond)
 				defer tick.Stop()
 			}
-			for i := from; i < to; i += batch {
+			for i := from; i < to; {
+				k := min(o.batch, to-i)
 				if tick != nil {
 					<-tick.C
+					due := from + int(share*time.Since(began).Seconds())
+					if due <= i {
+						continue
+					}
+					k = min(due-i, to-i)
 				}
-				k := min(batch, to-i)
 				if err := enqueueBatch(ctx, db, n0, k, func(j int) notifier.Envelope { return env(recv.url, i+j) }, commits[p]); err != nil {
 					errc <- err
 					return
 				}
 				produced.Add(int64(k))
+				i += k
 			}
 		}()
 	}

@@ -53,6 +53,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Readable by all: one test runs the binary as another user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	faultBin = filepath.Join(dir, "payhook")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	out, err := exec.CommandContext(ctx, "go", "build", "-o", faultBin, ".").CombinedOutput()
@@ -248,6 +253,12 @@ var (
 // cleanup if it still runs.
 func startPayhook(t *testing.T, dsn, dir string, recv *faultReceiver, extra ...string) *payhookProc {
 	t.Helper()
+	return startPayhookAs(t, nil, dsn, dir, recv, extra...)
+}
+
+// startPayhookAs is startPayhook as another user (cred), when not nil.
+func startPayhookAs(t *testing.T, cred *syscall.Credential, dsn, dir string, recv *faultReceiver, extra ...string) *payhookProc {
+	t.Helper()
 	args := []string{"serve", "--dev",
 		"--db", dsn,
 		"--http-addr", "127.0.0.1:0",
@@ -260,6 +271,9 @@ func startPayhook(t *testing.T, dsn, dir string, recv *faultReceiver, extra ...s
 	p := &payhookProc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(faultBin, args...)
 	p.cmd.Dir = dir
+	if cred != nil {
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PAYHOOK_") {
@@ -667,7 +681,7 @@ func attemptsPerUUID(t *testing.T, db *sql.DB, outcome string) map[string]int {
 	t.Helper()
 	rows, err := db.Query(`SELECT n.uuid, COUNT(*) FROM delivery_attempts a
 		JOIN notifications n ON n.id = a.notification_id
-		WHERE a.outcome = '`+outcome+`' GROUP BY n.uuid`)
+		WHERE a.outcome = '` + outcome + `' GROUP BY n.uuid`)
 	if err != nil {
 		t.Fatal(err)
 	}
