@@ -53,7 +53,7 @@ func BenchmarkEnqueueClaim(b *testing.B) {
 				}
 			}
 			for claimed := 0; claimed < b.N; {
-				c, _, err := f.n.claim(ctx, 64, nil, nil)
+				c, _, err := f.n.claim(ctx, 64, nil, nil, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -62,7 +62,7 @@ func TestClaimUsesIndex(t *testing.T) {
 	}
 	t.Cleanup(n.Stop)
 	f.clock.Set(time.Now())
-	if _, _, err := n.claim(ctx, 64, []string{"x:1"}, []int64{1}); err != nil {
+	if _, _, err := n.claim(ctx, 64, nil, []string{"x:1"}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

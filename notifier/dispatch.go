@@ -49,8 +49,10 @@ type claim struct {
 func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	n.mu.Lock()
 	free := min(n.cfg.Workers-n.active, n.cfg.Batch)
+	hosts := make(map[string]int, len(n.perHost))
 	var full []string
 	for h, c := range n.perHost {
+		hosts[h] = c
 		if c >= n.cfg.PerHost {
 			full = append(full, h)
 		}
@@ -63,7 +65,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	if free <= 0 {
 		return 0, nil
 	}
-	claims, events, err := n.claim(ctx, free, full, busy)
+	claims, events, err := n.claim(ctx, free, hosts, full, busy)
 	if err != nil {
 		return 0, err
 	}
@@ -73,22 +75,13 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	// completed), each after the previous one's attempt finished.
 	var groups [][]claim
 	index := map[int64]int{}
-	started := 0
+	n.mu.Lock()
 	for _, c := range claims {
-		n.mu.Lock()
-		if n.perHost[c.n.Host] >= n.cfg.PerHost {
-			// Claimed in the same batch as others to this host: hand it back.
-			n.mu.Unlock()
-			n.release(ctx, c)
-			continue
-		}
 		n.perHost[c.n.Host]++
 		n.active++
 		if c.n.PaymentID != nil {
 			n.inflightPayments[*c.n.PaymentID]++
 		}
-		n.mu.Unlock()
-		started++
 		n.sends.Add(1) // Done when the attempt is recorded
 		if c.n.PaymentID != nil {
 			if i, ok := index[*c.n.PaymentID]; ok {
@@ -99,6 +92,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 		}
 		groups = append(groups, []claim{c})
 	}
+	n.mu.Unlock()
 	for _, g := range groups {
 		go func() {
 			for _, c := range g {
@@ -106,7 +100,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 			}
 		}()
 	}
-	return started, nil
+	return len(claims), nil
 }
 
 // claim reserves up to limit due notifications (skipping hosts at their
@@ -115,7 +109,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 // with one UPDATE and one bulk INSERT for the whole batch. Rows whose
 // previous lease lapsed with an attempt in flight get that attempt recorded
 // as interrupted; rows past their window are failed instead of attempted.
-func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
+func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
 	now := n.cfg.Clock.Now()
 	var claims []claim
 	var events []*entdb.DeliveryEvent
@@ -146,7 +140,16 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 		}
 		lock := n.eventLock(ctx, tx)
 		ids := make([]int64, 0, len(rows))
+		perHost := make(map[string]int, len(hostsBusy))
+		for h, c := range hostsBusy {
+			perHost[h] = c
+		}
 		for _, row := range rows {
+			if perHost[row.Host] >= n.cfg.PerHost {
+				// The host is at its bound: leave the row unclaimed (its row
+				// lock ends with this transaction).
+				continue
+			}
 			if row.LeaseUntil != nil && row.Attempts > 0 {
 				// The lease lapsed: the instance holding it died mid-attempt.
 				ev, err := n.interruptPrevious(ctx, tx, lock, row, now)
@@ -165,6 +168,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, fullHosts []string, bus
 				events = append(events, ev)
 				continue
 			}
+			perHost[row.Host]++
 			ids = append(ids, row.ID)
 			row.Attempts++
 			until := now.Add(n.cfg.Lease)
@@ -233,21 +237,6 @@ func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, 
 		return nil, err
 	}
 	return n.newEvent(tx, row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil).Save(ctx)
-}
-
-// release hands a claimed row back without attempting it.
-func (n *Notifier) release(ctx context.Context, c claim) {
-	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
-		return tx.Notification.UpdateOneID(c.n.ID).
-			Where(notification.LeaseOwner(n.cfg.InstanceID), notification.Attempts(c.number)).
-			SetAttempts(c.number - 1).
-			ClearLeaseUntil().
-			SetLeaseOwner("").
-			Exec(ctx)
-	})
-	if err != nil {
-		n.logger.Warn("release claim; it is retried when its lease expires", "uuid", c.n.UUID, "error", err)
-	}
 }
 
 // result is the outcome of one attempt, waiting to be recorded.

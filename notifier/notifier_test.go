@@ -424,7 +424,7 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		rs := newReceiver(t, ok)
 		f := newFixture(t, d, rs.URL+"/hook")
 		row := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
-		claims, _, err := f.n.claim(context.Background(), 10, nil, nil) // ... and the process dies
+		claims, _, err := f.n.claim(context.Background(), 10, nil, nil, nil) // ... and the process dies
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))
 		}
@@ -542,6 +542,14 @@ func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
 		}
 		if n := len(dead.requests()); n > 2 {
 			t.Fatalf("%d concurrent attempts to the dead endpoint, bound is 2", n)
+		}
+		// Nothing beyond the bound is even leased: the other 8 stay
+		// unclaimed, so a crash now would interrupt only 2 attempts.
+		leased, err := f.db.Client.Notification.Query().
+			Where(notification.LeaseUntilNotNil(), notification.Host(strings.TrimPrefix(dead.URL, "http://"))).
+			Count(context.Background())
+		if err != nil || leased > 2 {
+			t.Fatalf("%d notifications leased, bound is 2 (%v)", leased, err)
 		}
 		timeout := time.After(10 * time.Second)
 		for f.reload(t, good).Status != notification.StatusAcknowledged {

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
@@ -560,5 +562,47 @@ func TestPublicEndpoints(t *testing.T) {
 			r := in.Get(t, "/healthz", nil, "")
 			wantStatus(t, r, 200)
 		})
+	})
+}
+
+// TestConcurrentCreates: many clients creating addresses at once all
+// succeed, each with its own derivation index.
+func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	forEachServer(t, func(t *testing.T, in *servertest.Instance) {
+		const clients, each = 20, 3
+		var wg sync.WaitGroup
+		addrs := make(chan string, clients*each)
+		errs := make(chan string, clients*each)
+		for c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					r := in.Get(t, "/btc/create/", q("callback", fmt.Sprintf("https://shop.example/c%d/%d", c, i), "address", btcDest), in.KeyA)
+					if r.Code != 200 {
+						errs <- string(r.Body)
+						continue
+					}
+					addrs <- r.JSON["address_in"].(string)
+				}
+			}()
+		}
+		wg.Wait()
+		close(addrs)
+		close(errs)
+		for e := range errs {
+			t.Errorf("create failed: %s", e)
+		}
+		seen := map[string]bool{}
+		for a := range addrs {
+			if seen[a] {
+				t.Fatalf("address %s handed out twice", a)
+			}
+			seen[a] = true
+		}
+		if len(seen) != clients*each {
+			t.Fatalf("%d addresses, want %d", len(seen), clients*each)
+		}
 	})
 }

@@ -210,7 +210,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 		return nil, err
 	}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	addresses := address.New(s.db.Client, registry, deriver, cfg.Now)
+	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, deriver, cfg.Now)
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier))
 	if s.devnet != nil {

@@ -25,14 +25,16 @@ import (
 // Service creates and reads payment addresses.
 type Service struct {
 	db       *entdb.Client
+	postgres bool
 	registry *chains.Registry
 	deriver  *chains.Deriver
 	now      func() time.Time
 }
 
-// New returns a Service. now is the clock used for timestamps.
-func New(db *entdb.Client, registry *chains.Registry, deriver *chains.Deriver, now func() time.Time) *Service {
-	return &Service{db: db, registry: registry, deriver: deriver, now: now}
+// New returns a Service. now is the clock used for timestamps; postgres
+// says whether db is PostgreSQL (index allocation takes a lock there).
+func New(db *entdb.Client, postgres bool, registry *chains.Registry, deriver *chains.Deriver, now func() time.Time) *Service {
+	return &Service{db: db, postgres: postgres, registry: registry, deriver: deriver, now: now}
 }
 
 // CreateParams are the inputs of Create.
@@ -113,7 +115,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 			return a, t, nil
 		}
 	}
-	return nil, t, fmt.Errorf("create address: too much contention for derivation indexes")
+	return nil, t, fmt.Errorf("create address: conflicting concurrent creates for the same callback did not settle")
 }
 
 func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
@@ -130,7 +132,34 @@ func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
 }
 
 func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
-	last, err := s.db.Address.Query().
+	tx, err := s.db.Tx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	a, err := s.insertTx(ctx, tx, p, t, cb, key, dests, confs)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback()
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return a, nil
+}
+
+// derivationLock serialises derivation index allocation on PostgreSQL, so
+// concurrent creates never pick the same next index (SQLite transactions
+// already hold the write lock).
+const derivationLock = 0x70617969
+
+func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
+	if s.postgres {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", derivationLock); err != nil {
+			return nil, fmt.Errorf("lock derivation index: %w", err)
+		}
+	}
+	last, err := tx.Address.Query().
 		Order(entdb.Desc(entaddress.FieldDerivationIndex)).
 		Limit(1).
 		Select(entaddress.FieldDerivationIndex).
@@ -155,7 +184,7 @@ func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, c
 		break
 	}
 	now := s.now()
-	return s.db.Address.Create().
+	return tx.Address.Create().
 		SetAPIKeyID(p.APIKeyID).
 		SetTicker(t.Ticker).
 		SetFamily(string(t.Family)).

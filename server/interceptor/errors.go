@@ -8,6 +8,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server/address"
 )
 
@@ -28,6 +29,9 @@ func Translate(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, address.ErrNotFound):
 		return status.Error(codes.NotFound, "no address was created with this callback URL for this ticker")
+	}
+	if why := store.Unavailable(err); why != "" {
+		return status.Error(codes.Unavailable, why)
 	}
 	return nil
 }

@@ -205,6 +205,9 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 		return err
 	}
 	if st := Translate(err); st != nil {
+		if status.Code(st) == codes.Unavailable {
+			e.logger.WarnContext(ctx, "request refused: database unavailable", "method", method, "error", err)
+		}
 		return st
 	}
 	switch {
