@@ -2,15 +2,15 @@ package server_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
