@@ -507,14 +507,16 @@ func TestFaultReadOnlyDatabase(t *testing.T) {
 	t.Run("sqlite", readOnlySQLite)
 }
 
-// readOnlyPostgres turns the database read-only under a running payhook
-// (default_transaction_read_only, then its sessions are ended so the pool
-// reconnects into read-only sessions), and back: payhook recovers without a
-// restart.
+// readOnlyPostgres makes the database refuse every write under a running
+// payhook, and back: payhook recovers without a restart. lib/pq begins
+// transactions with an explicit READ WRITE, which overrides
+// default_transaction_read_only, so the database's refusal is simulated
+// with statement triggers on every table that raise SQLSTATE 25006, which
+// is what a read-only (standby, or read-only by setting) database answers.
 func readOnlyPostgres(t *testing.T) {
 	const addresses = 3
 	const want = 2 * addresses
-	dsn, name := newPGDatabase(t)
+	dsn, _ := newPGDatabase(t)
 	dir := t.TempDir()
 	recv := newFaultReceiver(t)
 	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
@@ -524,17 +526,30 @@ func readOnlyPostgres(t *testing.T) {
 	waitAllAcknowledged(t, db, recv, want, 30*time.Second)
 	before := snapshot(t, db)
 
-	t.Cleanup(func() { pgExec(t, "ALTER DATABASE "+name+" RESET default_transaction_read_only") })
-	pgExec(t, "ALTER DATABASE "+name+" SET default_transaction_read_only = on")
-	endSessions := "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "' AND pid <> pg_backend_pid()"
-	pgExec(t, endSessions)
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const readOnly = `CREATE OR REPLACE FUNCTION payhook_fault_read_only() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = '25006'; END $$;
+		DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' LOOP
+				EXECUTE format('CREATE TRIGGER fault_read_only BEFORE INSERT OR UPDATE OR DELETE ON %I FOR EACH STATEMENT EXECUTE FUNCTION payhook_fault_read_only()', r.tablename);
+			END LOOP; END $$`
+	const writable = `DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' LOOP
+				EXECUTE format('DROP TRIGGER IF EXISTS fault_read_only ON %I', r.tablename);
+			END LOOP; END $$`
+	t.Cleanup(func() { _, _ = db.Exec(writable) })
+	exec(readOnly)
 
 	createFailsReadOnly(t, p, key, recv, "read-only")
 	compareSnapshots(t, before, snapshot(t, db))
 
 	// Writable again: payhook recovers without a restart.
-	pgExec(t, "ALTER DATABASE "+name+" RESET default_transaction_read_only")
-	pgExec(t, endSessions)
+	exec(writable)
 	waitFor(t, 15*time.Second, "create works again", func() (bool, string) {
 		q := url.Values{"callback": {callbackFor(recv, 2000)}, "address": {faultPayee}}
 		r, err := p.try(http.MethodGet, "/btc/create/", q, key, "")
@@ -558,11 +573,11 @@ func createFailsReadOnly(t *testing.T, p *payhookProc, key string, recv *faultRe
 		q := url.Values{"callback": {callbackFor(recv, 1000+i)}, "address": {faultPayee}}
 		r := p.do(t, http.MethodGet, "/btc/create/", q, key, "")
 		answers = append(answers, fmt.Sprintf("HTTP %d %s", r.Code, strings.TrimSpace(r.Body)))
-		if r.Code < 500 || r.JSON["status"] != "error" {
-			t.Errorf("create on a read-only database answered HTTP %d %s; want 5xx with {\"status\":\"error\",...}", r.Code, r.Body)
+		if r.Code != http.StatusServiceUnavailable || r.JSON["status"] != "error" {
+			t.Errorf("create on a read-only database answered HTTP %d %s; want 503 with {\"status\":\"error\",...}", r.Code, r.Body)
 		}
-		if msg, _ := r.JSON["error"].(string); msg == "" {
-			t.Errorf("create on a read-only database: no error message in %s", r.Body)
+		if msg, _ := r.JSON["error"].(string); !strings.Contains(msg, "read-only") {
+			t.Errorf("create on a read-only database: the error does not say the database is read-only: %s", r.Body)
 		}
 	}
 	t.Logf("create on a read-only database answered:\n%s", strings.Join(answers, "\n"))
