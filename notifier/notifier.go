@@ -99,6 +99,9 @@ func (c Config) WithDefaults() Config {
 	if c.Lease == 0 {
 		c.Lease = c.Egress.Timeout + 30*time.Second
 	}
+	if c.Egress.IdlePerHost == 0 {
+		c.Egress.IdlePerHost = c.PerHost // keep-alive for every concurrent attempt
+	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second
 	}

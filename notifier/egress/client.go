@@ -46,12 +46,19 @@ type Config struct {
 	AllowPrivate []string
 	// UserAgent is sent with every request. Default "payhook/1 (+webhook)".
 	UserAgent string
+	// IdlePerHost is how many idle keep-alive connections are kept per
+	// destination; it should match the caller's per-host concurrency so
+	// connections are reused rather than redialled. Default 4.
+	IdlePerHost int
 }
 
 // WithDefaults returns c with unset (zero) fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.IdlePerHost == 0 {
+		c.IdlePerHost = 4
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
@@ -104,15 +111,15 @@ func New(cfg Config) (*Client, error) {
 		e, _ := ParseEndpoint(raw) // validated above
 		c.allowed = append(c.allowed, e)
 	}
-	c.guarded = newHTTPClient(cfg.Timeout, guardedControl)
-	c.private = newHTTPClient(cfg.Timeout, networkControl)
+	c.guarded = newHTTPClient(cfg.Timeout, cfg.IdlePerHost, guardedControl)
+	c.private = newHTTPClient(cfg.Timeout, cfg.IdlePerHost, networkControl)
 	return c, nil
 }
 
 // newHTTPClient builds a client that never uses a proxy, never follows
 // redirects, verifies TLS and bounds every phase by timeout. control runs
 // on every dialled address, after DNS resolution and before connect.
-func newHTTPClient(timeout time.Duration, control func(network, address string, c syscall.RawConn) error) *http.Client {
+func newHTTPClient(timeout time.Duration, idlePerHost int, control func(network, address string, c syscall.RawConn) error) *http.Client {
 	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: control}
 	transport := &http.Transport{
 		Proxy:                  nil, // never from the environment: a proxy would dial for us, unchecked
@@ -122,8 +129,8 @@ func newHTTPClient(timeout time.Duration, control func(network, address string, 
 		ResponseHeaderTimeout:  timeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
-		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConns:           max(100, 4*idlePerHost),
+		MaxIdleConnsPerHost:    idlePerHost,
 		IdleConnTimeout:        90 * time.Second,
 		ForceAttemptHTTP2:      true,
 	}

@@ -240,18 +240,13 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[16], NotificationsColumns[0]},
 				Annotation: &entsql.IndexAnnotation{
-					Where: "status IN ('pending', 'retrying')",
+					Where: "(next_attempt_at IS NOT NULL)",
 				},
 			},
 			{
 				Name:    "notification_status",
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[14]},
-			},
-			{
-				Name:    "notification_api_key_id_created_at",
-				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[20], NotificationsColumns[1]},
 			},
 		},
 	}
