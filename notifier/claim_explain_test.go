@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	stdsql "database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,4 +129,10 @@ type captureTx struct {
 func (t captureTx) Query(ctx context.Context, query string, args, v any) error {
 	t.f(query, args)
 	return t.Tx.Query(ctx, query, args, v)
+}
+
+func (t captureTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	return t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
+	}).ExecContext(ctx, query, args...)
 }

@@ -65,6 +65,7 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	if free <= 0 {
 		return 0, nil
 	}
+	n.parkSaturated(full)
 	claims, events, err := n.claim(ctx, free, hosts, full, busy)
 	if err != nil {
 		return 0, err
@@ -103,6 +104,63 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	return len(claims), nil
 }
 
+// parkFor is how long the due rows of a destination at its concurrency
+// bound are set aside: a third of the attempt timeout (a slot of a dead
+// endpoint frees up no sooner), between 2 and 10 seconds.
+func (n *Notifier) parkFor() time.Duration {
+	return min(max(n.cfg.Egress.Timeout/3, 2*time.Second), 10*time.Second)
+}
+
+// parkSaturated moves the due rows of destinations at their concurrency
+// bound parkFor into the future, at most once per parkFor per destination.
+// Without it, every claim would scan past all of them: ten thousand
+// notifications queued for a dead endpoint would slow every delivery to
+// healthy ones. A parked row is still attempted as soon as its destination
+// has a free slot after the park; its schedule is otherwise unchanged.
+func (n *Notifier) parkSaturated(full []string) {
+	if len(full) == 0 {
+		return
+	}
+	now := n.cfg.Clock.Now()
+	park := n.parkFor()
+	var due []string
+	n.mu.Lock()
+	for _, h := range full {
+		if now.Sub(n.parkedAt[h]) >= park {
+			n.parkedAt[h] = now
+			due = append(due, h)
+		}
+	}
+	for h, at := range n.parkedAt {
+		if now.Sub(at) > time.Minute {
+			delete(n.parkedAt, h)
+		}
+	}
+	n.mu.Unlock()
+	if len(due) == 0 || !n.parking.TryLock() {
+		return
+	}
+	// In the background: the dispatcher goes on claiming meanwhile (claims
+	// skip the rows this locks).
+	n.sends.Add(1)
+	go func() {
+		defer n.sends.Done()
+		defer n.parking.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := n.db.Client.Notification.Update().
+			Where(
+				notification.HostIn(due...),
+				notification.NextAttemptAtLTE(now),
+				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
+			).
+			SetNextAttemptAt(now.Add(park)).
+			Save(ctx); err != nil {
+			n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
+		}
+	}()
+}
+
 // claim reserves up to limit due notifications (skipping hosts at their
 // concurrency bound and payments with an attempt in flight): each gets a
 // lease and an in-flight attempt row, committed before any request is sent,
@@ -115,6 +173,9 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 	var events []*entdb.DeliveryEvent
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
 		claims, events = nil, nil
+		if err := n.asyncCommit(ctx, tx); err != nil {
+			return err
+		}
 		q := tx.Notification.Query().
 			Where(
 				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
@@ -290,6 +351,15 @@ func (n *Notifier) send(c claim) {
 	if o := n.cfg.Observer; o != nil {
 		o.AttemptFinished(TransportOf(c.n.Method, c.n.ContentType), string(r.outcome), r.duration)
 	}
+	// The worker and the destination slot are free as soon as the request
+	// is done; the row itself stays leased until its outcome is recorded.
+	n.mu.Lock()
+	n.active--
+	if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
+		delete(n.perHost, c.n.Host)
+	}
+	n.mu.Unlock()
+	n.Wake()
 	n.results <- r
 }
 
@@ -340,10 +410,6 @@ func (n *Notifier) recordBatch(batch []result) {
 	n.mu.Lock()
 	for _, r := range batch {
 		c := r.c
-		n.active--
-		if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
-			delete(n.perHost, c.n.Host)
-		}
 		if id := c.n.PaymentID; id != nil {
 			if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
 				delete(n.inflightPayments, *id)
@@ -391,6 +457,9 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 	}
 	var events []*entdb.DeliveryEvent
 	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+		if err := n.asyncCommit(ctx, tx); err != nil {
+			return err
+		}
 		attempts := make([]*entdb.DeliveryAttemptCreate, len(batch))
 		for i, r := range batch {
 			attempts[i] = tx.DeliveryAttempt.Create().
@@ -511,6 +580,23 @@ func (n *Notifier) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, pla
 	return moved, nil
 }
 
+// asyncCommit lets a dispatcher transaction (a claim, or attempt records)
+// commit without waiting for its WAL flush on PostgreSQL. If the database
+// crashes right after, the transaction may be lost; for a claim the row is
+// simply claimed again, for a record the attempt is repeated (a duplicate
+// delivery of an attempt that was in flight, which receivers handle by
+// uuid). No notification is lost: notifications themselves are stored by
+// the caller's transaction, which stays synchronous.
+func (n *Notifier) asyncCommit(ctx context.Context, tx *entdb.Tx) error {
+	if n.db.Dialect != store.Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		return fmt.Errorf("set commit mode: %w", err)
+	}
+	return nil
+}
+
 // PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
 // database tell each other that events were committed; the payload lists
 // the owners (API key ids) concerned. It is only a wake-up: the event table
@@ -566,12 +652,16 @@ func (n *Notifier) listenPeers(ctx context.Context) {
 	}
 }
 
-// nextDue returns the earliest due time of work that may be claimed.
+// nextDue returns the earliest time at which more work becomes due.
 func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
+	// Only future work counts: rows already due but not claimable (their
+	// destination is at its bound, an earlier notification of their payment
+	// is in flight) become claimable when an attempt finishes, which wakes
+	// the loop; waiting on them here would spin.
 	row, err := n.db.Client.Notification.Query().
-		Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.NextAttemptAtNotNil()).
+		Where(notification.NextAttemptAtGT(n.cfg.Clock.Now())).
 		Order(entdb.Asc(notification.FieldNextAttemptAt)).
-		Select(notification.FieldNextAttemptAt, notification.FieldLeaseUntil).
+		Select(notification.FieldNextAttemptAt).
 		First(ctx)
 	if entdb.IsNotFound(err) {
 		return time.Time{}, false, nil
@@ -579,11 +669,7 @@ func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	due := *row.NextAttemptAt
-	if row.LeaseUntil != nil && row.LeaseUntil.After(due) {
-		due = *row.LeaseUntil
-	}
-	return due, true, nil
+	return *row.NextAttemptAt, true, nil
 }
 
 func (n *Notifier) newEvent(tx *entdb.Tx, row *entdb.Notification, kind deliveryevent.Kind, attempt int, outcome string, httpStatus *int, errText, status string, next *time.Time) *entdb.DeliveryEventCreate {

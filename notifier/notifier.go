@@ -91,7 +91,7 @@ func (c Config) WithDefaults() Config {
 		c.Workers = 64
 	}
 	if c.PerHost == 0 {
-		c.PerHost = 4
+		c.PerHost = 16
 	}
 	if c.Batch == 0 {
 		c.Batch = 64
@@ -156,6 +156,8 @@ type Notifier struct {
 	mu               sync.Mutex
 	perHost          map[string]int
 	inflightPayments map[int64]int
+	parkedAt         map[string]time.Time
+	parking          sync.Mutex // held while a park runs
 	active           int
 	sends            sync.WaitGroup
 
@@ -196,6 +198,7 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		wake:             make(chan struct{}, 1),
 		perHost:          map[string]int{},
 		inflightPayments: map[int64]int{},
+		parkedAt:         map[string]time.Time{},
 		sendCtx:          sendCtx,
 		sendCancel:       cancel,
 		results:          make(chan result, 1024),

@@ -94,7 +94,7 @@ const (
 	// DefaultAttemptTimeout is the spec's limit per delivery attempt.
 	DefaultAttemptTimeout     = 30 * time.Second
 	DefaultDeliveryWorkers    = 64
-	DefaultPerHostConcurrency = 4
+	DefaultPerHostConcurrency = 16
 	DefaultWatchInterval      = 2 * time.Second
 )
 

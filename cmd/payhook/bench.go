@@ -37,6 +37,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/server"
 )
 
 // benchOptions are the flags of payhook bench.
@@ -403,15 +404,23 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		deadURL = "http://" + l.Addr().String() + "/dead"
 		allow = append(allow, deadURL)
 	}
+	// Throughput runs lift the per-host bound (one receiver would otherwise
+	// be the bottleneck being measured); latency runs keep the production
+	// default, which is what protects a healthy endpoint from a dead one.
+	perHost := o.workers
+	if rate > 0 {
+		perHost = server.DefaultPerHostConcurrency
+	}
 	var signer notifier.Signer = notifier.NewRSASigner(key)
 	if signerName == "hmac" {
 		signer = notifier.NewHMACSigner([]byte("bench-secret"))
 	}
 	n0, err := notifier.New(db, signer, notifier.Config{
-		Egress:  egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
-		Workers: o.workers,
-		PerHost: o.workers, // one receiver: the per-host bound would be the benchmark
-		Batch:   256,
+		Egress:       egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
+		Workers:      o.workers,
+		PerHost:      perHost,
+		Batch:        256,
+		PollInterval: 10 * time.Millisecond,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return res, err
