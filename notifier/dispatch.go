@@ -79,6 +79,11 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	n.mu.Lock()
 	for _, c := range claims {
 		n.perHost[c.n.Host]++
+		if n.perHost[c.n.Host] >= n.cfg.PerHost {
+			if _, ok := n.fullSince[c.n.Host]; !ok {
+				n.fullSince[c.n.Host] = n.cfg.Clock.Now()
+			}
+		}
 		n.active++
 		if c.n.PaymentID != nil {
 			n.inflightPayments[*c.n.PaymentID]++
@@ -104,11 +109,15 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	return len(claims), nil
 }
 
+// parkAfter is how long a destination must stay at its concurrency bound
+// before its due rows are parked.
+const parkAfter = 250 * time.Millisecond
+
 // parkFor is how long the due rows of a destination at its concurrency
-// bound are set aside: a third of the attempt timeout (a slot of a dead
-// endpoint frees up no sooner), between 2 and 10 seconds.
+// bound are set aside: a third of the attempt timeout (a slot of a hanging
+// endpoint frees up no sooner), at least 2 seconds.
 func (n *Notifier) parkFor() time.Duration {
-	return min(max(n.cfg.Egress.Timeout/3, 2*time.Second), 10*time.Second)
+	return max(n.cfg.Egress.Timeout/3, 2*time.Second)
 }
 
 // parkSaturated moves the due rows of destinations at their concurrency
@@ -126,7 +135,11 @@ func (n *Notifier) parkSaturated(full []string) {
 	var due []string
 	n.mu.Lock()
 	for _, h := range full {
-		if now.Sub(n.parkedAt[h]) >= park {
+		// Only a destination that has stayed at its bound for a while (its
+		// attempts hang) is parked; a fast one that fills its slots for a
+		// moment is not.
+		since, ok := n.fullSince[h]
+		if ok && now.Sub(since) >= parkAfter && now.Sub(n.parkedAt[h]) >= park {
 			n.parkedAt[h] = now
 			due = append(due, h)
 		}
@@ -358,6 +371,7 @@ func (n *Notifier) send(c claim) {
 	if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
 		delete(n.perHost, c.n.Host)
 	}
+	delete(n.fullSince, c.n.Host) // below its bound again
 	n.mu.Unlock()
 	n.Wake()
 	n.results <- r

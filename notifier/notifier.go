@@ -157,7 +157,8 @@ type Notifier struct {
 	perHost          map[string]int
 	inflightPayments map[int64]int
 	parkedAt         map[string]time.Time
-	parking          sync.Mutex // held while a park runs
+	fullSince        map[string]time.Time // destinations at their bound, since when
+	parking          sync.Mutex           // held while a park runs
 	active           int
 	sends            sync.WaitGroup
 
@@ -199,6 +200,7 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		perHost:          map[string]int{},
 		inflightPayments: map[int64]int{},
 		parkedAt:         map[string]time.Time{},
+		fullSince:        map[string]time.Time{},
 		sendCtx:          sendCtx,
 		sendCancel:       cancel,
 		results:          make(chan result, 1024),

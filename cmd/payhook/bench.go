@@ -416,11 +416,10 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		signer = notifier.NewHMACSigner([]byte("bench-secret"))
 	}
 	n0, err := notifier.New(db, signer, notifier.Config{
-		Egress:       egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
-		Workers:      o.workers,
-		PerHost:      perHost,
-		Batch:        256,
-		PollInterval: 10 * time.Millisecond,
+		Egress:  egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
+		Workers: o.workers,
+		PerHost: perHost,
+		Batch:   256,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return res, err
