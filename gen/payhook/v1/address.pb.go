@@ -541,7 +541,7 @@ type DeliveryAttempt struct {
 	RequestUrl string `protobuf:"bytes,5,opt,name=request_url,json=requestUrl,proto3" json:"request_url,omitempty"`
 	// started_at is when the attempt started.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	// finished_at is when the attempt finished; absent while in flight.
+	// finished_at is when the attempt finished.
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	// response_status is the HTTP status of the response, if one came.
 	ResponseStatus *int32 `protobuf:"varint,8,opt,name=response_status,json=responseStatus,proto3,oneof" json:"response_status,omitempty"`
@@ -550,7 +550,8 @@ type DeliveryAttempt struct {
 	// error says why the attempt failed without a usable response (network
 	// error, timeout, blocked destination).
 	Error string `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
-	// outcome is acknowledged, failed, blocked, interrupted or in_flight.
+	// outcome is acknowledged, failed, blocked or interrupted. An attempt is
+	// listed once it has finished (or was found interrupted).
 	Outcome string `protobuf:"bytes,11,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	// duration_ms is how long the attempt took, in milliseconds.
 	DurationMs int32 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
