@@ -64,6 +64,9 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error
 	served   sync.WaitGroup
+
+	stopProbe context.CancelFunc
+	probeDone chan struct{}
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
@@ -340,6 +343,9 @@ func (s *Server) Start() {
 		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopProbe, s.probeDone = cancel, make(chan struct{})
+	go s.probeDatabase(ctx)
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
 }
 
@@ -347,6 +353,10 @@ func (s *Server) Start() {
 // the shutdown timeout, then close the database. It is idempotent and waits.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
+		if s.stopProbe != nil {
+			s.stopProbe()
+			<-s.probeDone
+		}
 		s.health.Shutdown()
 		// Watch streams would hold GracefulStop open: end them first; their
 		// clients resume from their cursor elsewhere or after the restart.
@@ -406,6 +416,40 @@ func (s *Server) closeAll() error {
 		errs = append(errs, s.db.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// probeInterval is how often the database is pinged for health.
+const probeInterval = 2 * time.Second
+
+// probeDatabase pings the database and reports an outage in the health
+// status (NOT_SERVING, so /healthz answers 503 and load balancers route
+// around) and the log, and its end, until ctx ends. Queued work is not lost
+// meanwhile: it is in the database, which is what is down.
+func (s *Server) probeDatabase(ctx context.Context) {
+	defer close(s.probeDone)
+	t := time.NewTicker(probeInterval)
+	defer t.Stop()
+	down := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, probeInterval)
+		err := s.db.SQL.PingContext(pctx)
+		cancel()
+		switch {
+		case err != nil && !down && ctx.Err() == nil:
+			down = true
+			s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+			s.logger.Error("database unreachable: reporting NOT_SERVING until it is back", "error", err)
+		case err == nil && down:
+			down = false
+			s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+			s.logger.Info("database reachable again: SERVING")
+		}
+	}
 }
 
 // Run serves until ctx is cancelled, then shuts down gracefully.
