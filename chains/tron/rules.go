@@ -53,39 +53,10 @@ var _ chains.Rules = Rules{}
 // Evaluate applies one observation of a transfer to the recorded state. See
 // Rules for the semantics.
 func (Rules) Evaluate(t chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	depth := s.Confirmations
-	if !s.Present || depth < 0 {
-		depth = 0
-	}
-	conf := max(prev.Confirmations, depth)
-	inBlock := depth >= 1
-	distributable := inBlock && s.Executed && s.Solidified && depth >= DistributionDepth(t, required)
-
-	switch prev.Status {
-	case chains.StatusConfirmed, chains.StatusCompleted:
-		return chains.Step{Status: prev.Status, Confirmations: conf, Forwardable: distributable}
-	case chains.StatusNone, chains.StatusPending, chains.StatusDropped:
-		// Not credited yet: evaluated below.
-	default:
-		// Reverted is final; a status this package does not know is left
-		// alone.
-		return chains.Step{Status: prev.Status, Confirmations: conf}
-	}
-
-	switch {
-	case !s.Present:
-		return chains.Step{Status: chains.StatusDropped, Confirmations: conf}
-	case !inBlock:
-		return chains.Step{Status: prev.Status, Confirmations: conf}
-	case !s.Executed:
-		return chains.Step{Status: chains.StatusReverted, Confirmations: conf}
-	case depth >= max(required, 1):
-		return chains.Step{Status: chains.StatusConfirmed, Confirmations: conf, Notify: true, Credit: true, Forwardable: distributable}
-	default:
-		return chains.Step{
-			Status:        chains.StatusPending,
-			Confirmations: conf,
-			Notify:        prev.Status != chains.StatusPending || conf > prev.Confirmations,
-		}
-	}
+	return chains.DepthRules{
+		CheckExecution: true,
+		Distributable: func(depth int64, s chains.TxState) bool {
+			return s.Solidified && depth >= DistributionDepth(t, required)
+		},
+	}.Evaluate(required, prev, s)
 }

@@ -29,38 +29,5 @@ var _ chains.Rules = Rules{}
 // Evaluate applies one observation of a transfer to the recorded state. See
 // Rules for the semantics.
 func (Rules) Evaluate(_ chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	depth := s.Confirmations
-	if !s.Present || depth < 0 {
-		depth = 0
-	}
-	conf := max(prev.Confirmations, depth)
-	inBlock := depth >= 1
-
-	switch prev.Status {
-	case chains.StatusConfirmed, chains.StatusCompleted:
-		return chains.Step{Status: prev.Status, Confirmations: conf, Forwardable: inBlock}
-	case chains.StatusNone, chains.StatusPending, chains.StatusDropped:
-		// Not credited yet: evaluated below.
-	default:
-		// Reverted (which UTXO never produces) or a status this package does
-		// not know: leave it alone.
-		return chains.Step{Status: prev.Status, Confirmations: conf}
-	}
-
-	switch {
-	case !s.Present:
-		return chains.Step{Status: chains.StatusDropped, Confirmations: conf}
-	case !inBlock:
-		// Mempool: not reported. Pending stays pending (a reorganisation put
-		// the transaction back in the mempool); dropped stays dropped.
-		return chains.Step{Status: prev.Status, Confirmations: conf}
-	case depth >= max(required, 1):
-		return chains.Step{Status: chains.StatusConfirmed, Confirmations: conf, Notify: true, Credit: true, Forwardable: true}
-	default:
-		return chains.Step{
-			Status:        chains.StatusPending,
-			Confirmations: conf,
-			Notify:        prev.Status != chains.StatusPending || conf > prev.Confirmations,
-		}
-	}
+	return chains.DepthRules{}.Evaluate(required, prev, s)
 }
