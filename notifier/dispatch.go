@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	entsql "entgo.io/ent/dialect/sql"
 
@@ -71,11 +70,6 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n.events.publish(events)
-	// Notifications of one payment claimed together go out one after the
-	// other, in the order they were stored (pending before confirmed before
-	// completed), each after the previous one's attempt finished.
-	var groups [][]claim
-	index := map[int64]int{}
 	n.mu.Lock()
 	for _, c := range claims {
 		n.perHost[c.n.Host]++
@@ -89,22 +83,10 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 			n.inflightPayments[*c.n.PaymentID]++
 		}
 		n.sends.Add(1) // Done when the attempt is recorded
-		if c.n.PaymentID != nil {
-			if i, ok := index[*c.n.PaymentID]; ok {
-				groups[i] = append(groups[i], c)
-				continue
-			}
-			index[*c.n.PaymentID] = len(groups)
-		}
-		groups = append(groups, []claim{c})
 	}
 	n.mu.Unlock()
-	for _, g := range groups {
-		go func() {
-			for _, c := range g {
-				n.send(c)
-			}
-		}()
+	for _, c := range claims {
+		go n.send(c)
 	}
 	return len(claims), nil
 }
@@ -166,6 +148,9 @@ func (n *Notifier) parkSaturated(full []string) {
 				notification.HostIn(due...),
 				notification.NextAttemptAtLTE(now),
 				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
+				// A row whose window would close meanwhile keeps its last
+				// chance of an attempt.
+				notification.ExpiresAtGT(now.Add(park)),
 			).
 			SetNextAttemptAt(now.Add(park)).
 			Save(ctx); err != nil {
@@ -218,7 +203,17 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 		for h, c := range hostsBusy {
 			perHost[h] = c
 		}
+		payments := map[int64]bool{}
 		for _, row := range rows {
+			if row.PaymentID != nil {
+				// One notification of a payment at a time: the next one is
+				// claimed when this attempt ends, so first attempts keep the
+				// order in which they were stored.
+				if payments[*row.PaymentID] {
+					continue
+				}
+				payments[*row.PaymentID] = true
+			}
 			if perHost[row.Host] >= n.cfg.PerHost {
 				// The host is at its bound: leave the row unclaimed (its row
 				// lock ends with this transaction).
@@ -354,13 +349,14 @@ func (n *Notifier) send(c claim) {
 	default:
 		st := resp.Status
 		r.status = &st
-		r.body = truncateUTF8(resp.Body, n.cfg.StoredBody)
+		r.body = storable(resp.Body, n.cfg.StoredBody)
 		if ok, why := egress.Acknowledged(resp.Status, resp.Body); ok {
 			r.outcome = deliveryattempt.OutcomeAcknowledged
 		} else {
 			r.outcome, r.err = deliveryattempt.OutcomeFailed, why
 		}
 	}
+	r.err = storable([]byte(r.err), 2048)
 	if o := n.cfg.Observer; o != nil {
 		o.AttemptFinished(TransportOf(c.n.Method, c.n.ContentType), string(r.outcome), r.duration)
 	}
@@ -418,8 +414,24 @@ func (n *Notifier) recordBatch(batch []result) {
 		n.logger.Error("record attempts; retrying", "count", len(batch), "error", err)
 		time.Sleep(time.Duration(try+1) * 500 * time.Millisecond) // database outage back-off
 	}
-	if err != nil {
-		n.logger.Error("record attempts failed; the rows are retried when their leases lapse", "count", len(batch), "error", err)
+	if err != nil && len(batch) > 1 {
+		// One bad row must not cost the others their outcome: record them
+		// one by one.
+		n.logger.Error("record attempts as a batch failed; recording one by one", "count", len(batch), "error", err)
+		events, err = nil, nil
+		for _, r := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ev, e := n.record(ctx, []result{r})
+			cancel()
+			if e != nil {
+				n.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", r.c.n.UUID, "error", e)
+				err = e
+				continue
+			}
+			events = append(events, ev...)
+		}
+	} else if err != nil {
+		n.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", batch[0].c.n.UUID, "error", err)
 	}
 	n.mu.Lock()
 	for _, r := range batch {
@@ -431,13 +443,11 @@ func (n *Notifier) recordBatch(batch []result) {
 		}
 	}
 	n.mu.Unlock()
-	if err == nil {
-		for i, r := range batch {
-			n.logger.Info("delivery attempt", "uuid", r.c.n.UUID, "attempt", r.c.number, "outcome", r.outcome,
-				"http_status", derefInt(r.status), "status", events[i].DeliveryStatus, "error", r.err)
-		}
-		n.events.publish(events)
+	for _, e := range events {
+		n.logger.Info("delivery attempt", "uuid", e.UUID, "attempt", e.Attempt, "outcome", e.Outcome,
+			"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
 	}
+	n.events.publish(events)
 	for range batch {
 		n.sends.Done()
 	}
@@ -742,14 +752,15 @@ func withTx(ctx context.Context, db *store.DB, fn func(*entdb.Tx) error) error {
 	return nil
 }
 
-func truncateUTF8(b []byte, limit int) string {
+// storable makes text fit for the attempt log: at most limit bytes, valid
+// UTF-8 and no NUL (PostgreSQL text accepts neither invalid UTF-8 nor NUL),
+// so whatever a receiver answers can always be recorded.
+func storable(b []byte, limit int) string {
 	if len(b) > limit {
 		b = b[:limit]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
 	}
-	return string(b)
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 func derefInt(p *int) int {

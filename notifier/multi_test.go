@@ -141,8 +141,12 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 		t.Fatalf("instance A made %d attempts, B %d: the work was not split", obsA.n.Load(), obsB.n.Load())
 	}
 	t.Logf("instance A delivered %d, B %d", obsA.n.Load(), obsB.n.Load())
-	inflight, _ := dbA.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeInFlight)).Count(ctx)
-	if inflight != 0 {
-		t.Fatalf("%d attempts left in flight", inflight)
+	leased, err := dbA.Client.Notification.Query().Where(notification.LeaseUntilNotNil()).Count(ctx)
+	if err != nil || leased != 0 {
+		t.Fatalf("%d notifications still leased after every attempt was recorded (%v)", leased, err)
+	}
+	acked, err := dbA.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeAcknowledged)).Count(ctx)
+	if err != nil || acked != total {
+		t.Fatalf("%d acknowledged attempts logged, want %d (%v)", acked, total, err)
 	}
 }

@@ -561,3 +561,23 @@ func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
 		}
 	})
 }
+
+// TestAnyResponseBodyIsRecorded: a receiver answering bytes that are not
+// valid UTF-8 (or hold NUL) still gets its attempt logged and the
+// notification rescheduled; PostgreSQL text refuses such bytes as they are.
+func TestAnyResponseBodyIsRecorded(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(int, *http.Request) (int, string) { return 500, "\xe9chec\x00 \xff" })
+		f := newFixture(t, d, rs.URL+"/hook")
+		ok := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
+		f.run(t)
+		at := f.attempts(t, ok)
+		if len(at) != 1 || at[0].Outcome != deliveryattempt.OutcomeFailed || at[0].ResponseStatus == nil || *at[0].ResponseStatus != 500 {
+			t.Fatalf("attempts %+v", at)
+		}
+		if got := f.reload(t, ok); got.Status != notification.StatusRetrying || got.LeaseUntil != nil {
+			t.Fatalf("notification %s, lease %v", got.Status, got.LeaseUntil)
+		}
+	})
+}

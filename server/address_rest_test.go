@@ -301,6 +301,22 @@ func TestCreateAddress(t *testing.T) {
 			}
 		})
 
+		t.Run("small shares render exactly", func(t *testing.T) {
+			cb := "https://shop.example/tiny"
+			r := in.Get(t, "/btc/create/", q("callback", cb, "address", "0.99999@"+btcDest+"|0.00001@"+btcDest2), in.KeyA)
+			wantStatus(t, r, 200)
+			var body struct {
+				AddressOut map[string]json.Number `json:"address_out"`
+			}
+			if err := json.Unmarshal(r.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if f, _ := body.AddressOut[btcDest2].Float64(); f != 0.00001 {
+				t.Fatalf("address_out %s", r.Body)
+			}
+			wantStatus(t, in.Get(t, "/btc/logs/", q("callback", cb), in.KeyA), 200)
+		})
+
 		t.Run("cb_params are appended and kept in order", func(t *testing.T) {
 			r := in.Get(t, "/btc/create/", q("callback", "https://shop.example/hook?order=42", "cb_params", "sig=a%2Bb&user=7", "address", btcDest, "json", "1", "convert", "1"), in.KeyA)
 			wantStatus(t, r, 200)

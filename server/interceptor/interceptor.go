@@ -153,7 +153,9 @@ func validate(v protovalidate.Validator, req any) error {
 	}
 	var ve *protovalidate.ValidationError
 	if !errors.As(err, &ve) {
-		return status.Errorf(codes.Internal, "validate request: %v", err)
+		// A broken rule, not bad input: the error interceptor logs the
+		// cause and answers "internal error".
+		return fmt.Errorf("validate request: %w", err)
 	}
 	parts := make([]string, 0, len(ve.Violations))
 	for _, viol := range ve.Violations {

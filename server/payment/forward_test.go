@@ -70,14 +70,26 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			// The process dies right after the broadcast: Forward stops
+			// there, as the process would (nothing after it runs).
 			crash := errors.New("killed after broadcast")
 			svc.afterBroadcast = func() error { return crash }
-			w, err := svc.NewWatcher(tk, time.Second)
-			if err != nil {
+			trs, err := chain.Transfers(ctx, 0, 1, func(string) bool { return true })
+			if err != nil || len(trs) != 1 {
+				t.Fatalf("transfers %v %v", trs, err)
+			}
+			st, _ := chain.State(ctx, trs[0])
+			crashed := false
+			svc.afterBroadcast = func() error { crashed = true; return crash }
+			// Apply credits the payment and forwards it, up to the crash.
+			if err := svc.apply(ctx, tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.PollOnce(ctx); !errors.Is(err, crash) {
-				t.Fatalf("poll: %v, want the simulated crash", err)
+			if !crashed {
+				t.Fatal("the forward never reached the broadcast")
+			}
+			if n, err := db.Client.Forward.Query().Count(ctx); err != nil || n != 1 {
+				t.Fatalf("%d forwarding intents recorded before the crash (%v)", n, err)
 			}
 			p, err := db.Client.Payment.Query().Only(ctx)
 			if err != nil || p.Status != entpayment.StatusConfirmed {
@@ -87,8 +99,11 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 				t.Fatalf("%d broadcasts before the restart", len(chain.Forwards()))
 			}
 
-			// Restart: a new service over the same database and chain.
-			restarted := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": chain}, now, logger)
+			// Restart: a new service over the same database and chain. The
+			// backend counts broadcasts: reconciling must ask the chain, not
+			// broadcast again.
+			counting := &countingBackend{Backend: chain}
+			restarted := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": counting}, now, logger)
 			w2, _ := restarted.NewWatcher(tk, time.Second)
 			for range 3 {
 				if err := w2.PollOnce(ctx); err != nil {
@@ -100,8 +115,8 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 				t.Fatalf("after reconciling: %+v %v", p, err)
 			}
 			fwds := chain.Forwards()
-			if len(fwds) != 1 {
-				t.Fatalf("%d forwards: the payment was paid out more than once", len(fwds))
+			if len(fwds) != 1 || counting.broadcasts != 0 || counting.lookups == 0 {
+				t.Fatalf("%d forwards, %d broadcasts and %d lookups after the restart: the intent was not reconciled with the chain", len(fwds), counting.broadcasts, counting.lookups)
 			}
 			completed, err := db.Client.Notification.Query().Count(ctx)
 			if err != nil {
@@ -114,4 +129,20 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			_ = store.SQLite
 		})
 	}
+}
+
+// countingBackend counts forwarding calls.
+type countingBackend struct {
+	chains.Backend
+	broadcasts, lookups int
+}
+
+func (c *countingBackend) Broadcast(ctx context.Context, f chains.Forward) (string, error) {
+	c.broadcasts++
+	return c.Backend.Broadcast(ctx, f)
+}
+
+func (c *countingBackend) LookupForward(ctx context.Context, id string) (string, bool, error) {
+	c.lookups++
+	return c.Backend.LookupForward(ctx, id)
 }

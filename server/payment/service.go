@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/distribute"
@@ -84,11 +87,8 @@ func (s *Service) apply(ctx context.Context, t chains.Ticker, o chains.Observati
 			return nil // not reportable yet (mempool, Solana below its commitment)
 		}
 		now := s.now()
-		below := o.Value.LessThan(t.MinTransaction)
-		note := ""
-		if below {
-			note = fmt.Sprintf("below the minimum transaction of %s %s: no callbacks, not forwarded", t.MinTransaction, t.Coin)
-		}
+		note := notForwardable(t, o.Value)
+		below := note != ""
 		if p == nil {
 			p, err = tx.Payment.Create().
 				SetAddressID(a.ID).SetAPIKeyID(a.APIKeyID).SetTicker(t.Ticker).
@@ -101,10 +101,10 @@ func (s *Service) apply(ctx context.Context, t chains.Ticker, o chains.Observati
 				return fmt.Errorf("record payment: %w", err)
 			}
 		} else {
-			if !o.State.Present && (prev.Status == chains.StatusConfirmed || prev.Status == chains.StatusCompleted) && p.Note == "" {
-				note = "left the chain after it was credited (reorganisation); recorded, not reversed"
-			} else {
-				note = p.Note
+			note = p.Note
+			const reorged = "left the chain after it was credited (reorganisation); recorded, not reversed"
+			if !o.State.Present && (prev.Status == chains.StatusConfirmed || prev.Status == chains.StatusCompleted) && !strings.Contains(note, reorged) {
+				note = strings.TrimPrefix(note+"; "+reorged, "; ")
 			}
 			if step.Status == prev.Status && step.Confirmations == prev.Confirmations && note == p.Note {
 				if step.Forwardable && p.Status == entpayment.StatusConfirmed && !below {
@@ -137,7 +137,32 @@ func (s *Service) apply(ctx context.Context, t chains.Ticker, o chains.Observati
 	if err != nil || forwardID == 0 {
 		return err
 	}
-	return s.Forward(ctx, t, forwardID)
+	// A forwarding failure (fee estimate, broadcast) must not stop the
+	// watcher from applying other payments: it is logged, and the next poll
+	// tries again (an intent already recorded is finished by Reconcile).
+	if err := s.Forward(ctx, t, forwardID); err != nil {
+		s.logger.Error("forward payment; retried at the next poll", "ticker", t.Ticker, "payment", forwardID, "error", err)
+	}
+	return nil
+}
+
+// NotForwardedPrefix starts the note of a payment that is recorded but never
+// forwarded and causes no callbacks; the watcher stops re-reading it.
+const NotForwardedPrefix = "not forwarded: "
+
+// notForwardable says why a payment of value cannot be forwarded (below the
+// ticker's minimum, or consumed by the service and estimated network fees),
+// or "" when it can. Decided before any callback is stored, so a merchant is
+// never told of funds it will not receive.
+func notForwardable(t chains.Ticker, value decimal.Decimal) string {
+	if value.LessThan(t.MinTransaction) {
+		return fmt.Sprintf("%sbelow the minimum transaction of %s %s; no callbacks", NotForwardedPrefix, t.MinTransaction, t.Coin)
+	}
+	_, err := distribute.Compute(t, value, t.NetworkFeeEstimate, []distribute.Share{{Address: "-", Share: decimal.NewFromInt(1)}})
+	if errors.Is(err, distribute.ErrNothingToForward) || errors.Is(err, distribute.ErrBelowMinimum) {
+		return fmt.Sprintf("%sthe fees (%s %s rate and about %s %s network fee) would consume it; no callbacks", NotForwardedPrefix, t.FeeRate, "service", t.NetworkFeeEstimate, t.Coin)
+	}
+	return ""
 }
 
 func when(ok bool, t time.Time) *time.Time {
@@ -238,7 +263,9 @@ func (s *Service) Forward(ctx context.Context, t chains.Ticker, paymentID int64)
 		}
 		plan, err := distribute.Compute(t, p.ValueCoin, netFee, shares)
 		if errors.Is(err, distribute.ErrBelowMinimum) || errors.Is(err, distribute.ErrNothingToForward) {
-			return tx.Payment.UpdateOne(p).SetNote(err.Error() + ": not forwarded").SetUpdatedAt(s.now()).Exec(ctx)
+			// The network fee rose since the callbacks were stored: the
+			// payment stays credited and is not forwarded; the logs say why.
+			return tx.Payment.UpdateOne(p).SetNote(NotForwardedPrefix + err.Error()).SetUpdatedAt(s.now()).Exec(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("plan forward: %w", err)

@@ -81,7 +81,12 @@ func (w *Watcher) PollOnce(ctx context.Context) error {
 	// Payments that are not final: their depth, receipt and presence change
 	// after the blocks that held them were scanned.
 	open, err := db.Payment.Query().
-		Where(entpayment.Ticker(w.ticker.Ticker), entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed)).
+		Where(
+			entpayment.Ticker(w.ticker.Ticker),
+			entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed),
+			// Credited payments that will never be forwarded are final.
+			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteHasPrefix(NotForwardedPrefix))),
+		).
 		WithAddress().
 		All(ctx)
 	if err != nil {
@@ -96,9 +101,13 @@ func (w *Watcher) PollOnce(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := w.svc.Reconcile(ctx, w.ticker); err != nil {
-		return err
-	}
+	// Open forwards are finished after the cursor is saved: one that keeps
+	// failing must not hold the cursor back.
+	defer func() {
+		if err := w.svc.Reconcile(ctx, w.ticker); err != nil {
+			w.logger.Error("finish open forwards; retried at the next poll", "error", err)
+		}
+	}()
 	now := w.svc.now()
 	if cur == nil {
 		return db.ChainCursor.Create().SetTicker(w.ticker.Ticker).SetHeight(head.Height).SetCreatedAt(now).SetUpdatedAt(now).

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/shopspring/decimal"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -80,8 +81,8 @@ func (s *AddressServer) CreateAddress(ctx context.Context, req *payhookv1.Create
 func addressOut(dests []schema.Destination) (map[string]float64, error) {
 	out := make(map[string]float64, len(dests))
 	for _, d := range dests {
-		f, exact := d.Share.Float64()
-		if !exact && d.Share.String() != fmt.Sprint(f) {
+		f, _ := d.Share.Float64()
+		if !decimal.NewFromFloat(f).Equal(d.Share) {
 			return nil, fmt.Errorf("share %s of %s is not representable", d.Share, d.Address)
 		}
 		out[d.Address] = f

@@ -47,16 +47,18 @@ func (s *DeliveryServer) WatchDeliveries(req *payhookv1.WatchDeliveriesRequest, 
 		Ticker:    strings.ToLower(req.GetTicker()),
 		UUID:      req.GetUuid(),
 	}
-	signal, unsubscribe := s.notifier.Subscribe(keyID)
-	defer unsubscribe()
-	poll := time.NewTicker(notifier.WatchPollInterval)
-	defer poll.Stop()
 	cursor := req.GetAfterCursor()
 	if req.GetLiveOnly() {
+		// Read before subscribing: an event committed in between is newer
+		// than the cursor, so the first read after a signal or poll sends it.
 		if cursor, err = s.notifier.LastCursor(ctx, keyID); err != nil {
 			return err
 		}
 	}
+	signal, unsubscribe := s.notifier.Subscribe(keyID)
+	defer unsubscribe()
+	poll := time.NewTicker(notifier.WatchPollInterval)
+	defer poll.Stop()
 	for {
 		for {
 			evs, err := s.notifier.Events(ctx, f, cursor, watchPage, req.GetIncludeRequest())
