@@ -143,18 +143,35 @@ func (n *Notifier) parkSaturated(full []string) {
 		defer n.parking.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := n.db.Client.Notification.Update().
-			Where(
-				notification.HostIn(due...),
-				notification.NextAttemptAtLTE(now),
-				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
-				// A row whose window would close meanwhile keeps its last
-				// chance of an attempt.
-				notification.ExpiresAtGT(now.Add(park)),
-			).
-			SetNextAttemptAt(now.Add(park)).
-			Save(ctx); err != nil {
-			n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
+		// In chunks, each its own short transaction, so claims running
+		// meanwhile never wait on (or skip past) thousands of locked rows.
+		const chunk = 500
+		for {
+			ids, err := n.db.Client.Notification.Query().
+				Where(
+					notification.HostIn(due...),
+					notification.NextAttemptAtLTE(now),
+					notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
+					// A row whose window would close meanwhile keeps its last
+					// chance of an attempt.
+					notification.ExpiresAtGT(now.Add(park)),
+				).
+				Limit(chunk).
+				IDs(ctx)
+			if err == nil && len(ids) > 0 {
+				_, err = n.db.Client.Notification.Update().
+					Where(notification.IDIn(ids...), notification.NextAttemptAtLTE(now),
+						notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now))).
+					SetNextAttemptAt(now.Add(park)).
+					Save(ctx)
+			}
+			if err != nil {
+				n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
+				return
+			}
+			if len(ids) < chunk {
+				return
+			}
 		}
 	}()
 }
