@@ -461,7 +461,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	s.Start()
 	<-ctx.Done()
 	logger.Info("shutting down")
-	return s.Stop()
+	err = s.Stop()
+	logger.Info("stopped", "error", err)
+	return err
 }
 
 func healthHandler(c healthpb.HealthClient) http.Handler {
