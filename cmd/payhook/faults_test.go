@@ -114,7 +114,7 @@ func kill9MidBurst(t *testing.T, dsn, dir string) {
 	const addresses = 150
 	const want = 2 * addresses
 	recv := newFaultReceiver(t)
-	recv.delay.Store(int64(40 * time.Millisecond))
+	recv.delay.Store(int64(80 * time.Millisecond))
 
 	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
 	key := p.apiKey(t)
@@ -293,7 +293,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	dsn, _ := newPGDatabase(t)
 	dir := t.TempDir()
 	recv := newFaultReceiver(t)
-	recv.delay.Store(int64(40 * time.Millisecond))
+	recv.delay.Store(int64(100 * time.Millisecond))
 	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
 	key := p.apiKey(t)
 	db := openTestDB(t, dsn)
