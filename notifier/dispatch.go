@@ -186,7 +186,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 	now := n.cfg.Clock.Now()
 	var claims []claim
 	var events []*entdb.DeliveryEvent
-	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
 		claims, events = nil, nil
 		if err := n.asyncCommit(ctx, tx); err != nil {
 			return err
@@ -497,7 +497,7 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 		}
 	}
 	var events []*entdb.DeliveryEvent
-	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
 		if err := n.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
@@ -752,22 +752,6 @@ func (n *Notifier) eventLock(ctx context.Context, tx *entdb.Tx) func() error {
 
 // eventLockKey is the advisory lock that orders event inserts.
 const eventLockKey = 0x70617968 // "payh"
-
-func withTx(ctx context.Context, db *store.DB, fn func(*entdb.Tx) error) error {
-	tx, err := db.Client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback() // a commit hook may have failed before the commit
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
 
 // storable makes text fit for the attempt log: at most limit bytes, valid
 // UTF-8 and no NUL (PostgreSQL text accepts neither invalid UTF-8 nor NUL),

@@ -10,6 +10,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/payload"
 )
 
@@ -99,7 +100,7 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 // EnqueueNow stores one notification in its own transaction.
 func (n *Notifier) EnqueueNow(ctx context.Context, e Envelope) (*entdb.Notification, error) {
 	var row *entdb.Notification
-	err := withTx(ctx, n.db, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
 		var err error
 		row, err = n.Enqueue(ctx, tx, e)
 		return err

@@ -603,21 +603,17 @@ func benchAddress(ctx context.Context, db *store.DB) (addrID, keyID int64, err e
 // enqueueBatch stores k notifications in one transaction, through the same
 // Enqueue the payment code calls, and records their commit time.
 func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int, env func(int) notifier.Envelope, commits map[string]time.Time) error {
-	tx, err := db.Client.Tx(ctx)
-	if err != nil {
-		return err
-	}
 	ids := make([]string, 0, k)
-	for j := range k {
-		row, err := n.Enqueue(ctx, tx, env(j))
-		if err != nil {
-			_ = tx.Rollback()
-			return err
+	if err := store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
+		for j := range k {
+			row, err := n.Enqueue(ctx, tx, env(j))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, row.UUID)
 		}
-		ids = append(ids, row.UUID)
-	}
-	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback()
+		return nil
+	}); err != nil {
 		return err
 	}
 	if commits != nil {

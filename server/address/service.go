@@ -20,6 +20,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
 )
 
 // Service creates and reads payment addresses.
@@ -132,20 +133,13 @@ func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
 }
 
 func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
-	tx, err := s.db.Tx(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
-	}
-	a, err := s.insertTx(ctx, tx, p, t, cb, key, dests, confs)
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback()
-		return nil, fmt.Errorf("commit: %w", err)
-	}
-	return a, nil
+	var a *entdb.Address
+	err := store.WithTx(ctx, s.db, func(tx *entdb.Tx) error {
+		var err error
+		a, err = s.insertTx(ctx, tx, p, t, cb, key, dests, confs)
+		return err
+	})
+	return a, err
 }
 
 // derivationLock serialises derivation index allocation on PostgreSQL, so

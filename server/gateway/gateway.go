@@ -27,11 +27,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/interceptor"
 )
-
-// APIKeyHeader is the request header (REST) and metadata key (gRPC) that
-// carries the API key.
-const APIKeyHeader = "apikey"
 
 // New returns the REST handler: a slash normaliser in front of a gateway mux
 // whose services reach the gRPC server through conn. The devnet routes exist
@@ -79,8 +76,8 @@ func StripTrailingSlash(next http.Handler) http.Handler {
 // headerMatcher forwards the apikey header as gRPC metadata, besides the
 // gateway's default set of permanent headers.
 func headerMatcher(key string) (string, bool) {
-	if strings.EqualFold(key, APIKeyHeader) {
-		return APIKeyHeader, true
+	if strings.EqualFold(key, interceptor.APIKeyMetadata) {
+		return interceptor.APIKeyMetadata, true
 	}
 	return runtime.DefaultHeaderMatcher(key)
 }

@@ -59,7 +59,7 @@ func (s *Service) Apply(ctx context.Context, t chains.Ticker, o chains.Observati
 
 func (s *Service) apply(ctx context.Context, t chains.Ticker, o chains.Observation) error {
 	var forwardID int64
-	err := s.withTx(ctx, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		a, err := tx.Address.Query().Where(entaddress.AddressIn(o.To), entaddress.Ticker(t.Ticker)).Only(ctx)
 		if entdb.IsNotFound(err) {
 			return nil
@@ -244,7 +244,7 @@ func (s *Service) Forward(ctx context.Context, t chains.Ticker, paymentID int64)
 	}
 	var fwd *entdb.Forward
 	var from string
-	err = s.withTx(ctx, func(tx *entdb.Tx) error {
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		q := tx.Payment.Query().Where(entpayment.ID(paymentID)).WithAddress().WithForward()
 		if s.db.Dialect == store.Postgres {
 			q.ForUpdate() // a second instance waits, then sees the intent
@@ -313,7 +313,7 @@ func intent(f *entdb.Forward, from string) chains.Forward {
 // complete records a broadcast forward: the forward done, the payment
 // completed, and the completed callback stored, in one transaction.
 func (s *Service) complete(ctx context.Context, t chains.Ticker, forwardID int64, txid string) error {
-	return s.withTx(ctx, func(tx *entdb.Tx) error {
+	return store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		f, err := tx.Forward.Query().Where(entforward.ID(forwardID)).WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).Only(ctx)
 		if err != nil {
 			return fmt.Errorf("load forward: %w", err)
@@ -380,20 +380,4 @@ func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (s *Service) withTx(ctx context.Context, fn func(*entdb.Tx) error) error {
-	tx, err := s.db.Client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback() // a commit hook may have failed before the commit
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
 }

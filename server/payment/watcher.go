@@ -30,6 +30,12 @@ type Watcher struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// The payment addresses of the ticker, loaded incrementally: each poll
+	// reads only those created since the previous one.
+	addrMu     sync.RWMutex
+	watched    map[string]bool
+	lastAddrID int64
 }
 
 // NewWatcher returns a watcher of t on backend polling every interval.
@@ -59,15 +65,10 @@ func (w *Watcher) PollOnce(ctx context.Context) error {
 	if cur != nil {
 		from = max(0, min(cur.Height, head.Height)-RescanDepth)
 	}
-	addrs, err := db.Address.Query().Where(entaddress.Ticker(w.ticker.Ticker)).Select(entaddress.FieldAddressIn).Strings(ctx)
-	if err != nil {
-		return fmt.Errorf("%s addresses: %w", w.ticker.Ticker, err)
+	if err := w.loadAddresses(ctx); err != nil {
+		return err
 	}
-	watched := make(map[string]bool, len(addrs))
-	for _, a := range addrs {
-		watched[a] = true
-	}
-	transfers, err := w.backend.Transfers(ctx, from, head.Height, func(a string) bool { return watched[a] })
+	transfers, err := w.backend.Transfers(ctx, from, head.Height, w.isWatched)
 	if err != nil {
 		return fmt.Errorf("%s transfers: %w", w.ticker.Ticker, err)
 	}
@@ -114,6 +115,37 @@ func (w *Watcher) PollOnce(ctx context.Context) error {
 			OnConflictColumns(chaincursor.FieldTicker).UpdateNewValues().Exec(ctx)
 	}
 	return db.ChainCursor.UpdateOne(cur).SetHeight(head.Height).SetUpdatedAt(now).Exec(ctx)
+}
+
+// loadAddresses adds the ticker's addresses created since the last load.
+// Reading by id is safe because address creation is serialised (the
+// derivation-index lock in server/address; SQLite's single writer), so ids
+// become visible in increasing order.
+func (w *Watcher) loadAddresses(ctx context.Context) error {
+	w.addrMu.Lock()
+	defer w.addrMu.Unlock()
+	rows, err := w.svc.db.Client.Address.Query().
+		Where(entaddress.Ticker(w.ticker.Ticker), entaddress.IDGT(w.lastAddrID)).
+		Order(entdb.Asc(entaddress.FieldID)).
+		Select(entaddress.FieldID, entaddress.FieldAddressIn).
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s addresses: %w", w.ticker.Ticker, err)
+	}
+	if w.watched == nil {
+		w.watched = make(map[string]bool, len(rows))
+	}
+	for _, a := range rows {
+		w.watched[a.AddressIn] = true
+		w.lastAddrID = a.ID
+	}
+	return nil
+}
+
+func (w *Watcher) isWatched(address string) bool {
+	w.addrMu.RLock()
+	defer w.addrMu.RUnlock()
+	return w.watched[address]
 }
 
 func key(txid string, index int64) [2]string { return [2]string{txid, fmt.Sprint(index)} }
