@@ -47,13 +47,16 @@ func TestClaimUsesIndex(t *testing.T) {
 
 	// Capture the SQL and arguments of the real claim query.
 	var mu sync.Mutex
-	var query string
-	var args []any
+	var query, paymentQuery string
+	var args, paymentArgs []any
 	drv := captureDriver{Driver: entsql.OpenDB(dialect.Postgres, db.SQL), f: func(q string, a any) {
-		if strings.Contains(q, "FOR UPDATE SKIP LOCKED") {
-			mu.Lock()
-			defer mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(q, "FOR UPDATE SKIP LOCKED"):
 			query, args = q, a.([]any)
+		case strings.Contains(q, `"notifications"."payment_id" IN`):
+			paymentQuery, paymentArgs = q, a.([]any)
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
@@ -66,12 +69,48 @@ func TestClaimUsesIndex(t *testing.T) {
 	if _, _, err := n.claim(ctx, 64, nil, []string{"x:1"}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
+	// The check a notification of a payment makes when it is stored (is an
+	// earlier one due?).
+	n.mu.Lock()
+	n.handOff = true
+	n.mu.Unlock()
+	tx, err := logged.Client.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := int64(7)
+	claims, err := n.claimOnStore(ctx, tx, []*entdb.Notification{{PaymentID: &pid, Host: "h:80"}})
+	_ = tx.Rollback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.mu.Lock()
+	for _, c := range claims {
+		n.freeSlot(c.n)
+	}
+	n.mu.Unlock()
+
 	mu.Lock()
 	defer mu.Unlock()
-	if query == "" {
-		t.Fatal("no claim query captured")
+	if query == "" || paymentQuery == "" {
+		t.Fatalf("queries not captured: claim %q, payment check %q", query, paymentQuery)
 	}
-	rows, err := db.SQL.QueryContext(ctx, "EXPLAIN "+query, args...)
+	// An index scan in due order that stops at the limit: no bitmap of
+	// every due row, no sort.
+	plan := explain(t, db, query, args)
+	if !strings.Contains(plan, "Index Scan using notification_due") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("claim is not an ordered scan of the due index:\n%s", plan)
+	}
+	plan = explain(t, db, paymentQuery, paymentArgs)
+	if !strings.Contains(plan, "notification_payment_undelivered") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("the payment check does not use its index:\n%s", plan)
+	}
+}
+
+// explain returns PostgreSQL's plan of query.
+func explain(t *testing.T, db *store.DB, query string, args []any) string {
+	t.Helper()
+	rows, err := db.SQL.QueryContext(context.Background(), "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +123,8 @@ func TestClaimUsesIndex(t *testing.T) {
 		}
 		plan.WriteString(line + "\n")
 	}
-	t.Logf("claim plan:\n%s", plan.String())
-	if !strings.Contains(plan.String(), "notification_due") || strings.Contains(plan.String(), "Seq Scan on notifications") {
-		t.Fatalf("claim does not use the due index:\n%s", plan.String())
-	}
+	t.Logf("plan:\n%s", plan.String())
+	return plan.String()
 }
 
 // newFixtureOn creates an API key and an address on db.

@@ -71,24 +71,48 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	}
 	n.events.publish(events)
 	n.mu.Lock()
+	now := n.cfg.Clock.Now()
 	for _, c := range claims {
-		n.perHost[c.n.Host]++
-		if n.perHost[c.n.Host] >= n.cfg.PerHost {
-			if _, ok := n.fullSince[c.n.Host]; !ok {
-				n.fullSince[c.n.Host] = n.cfg.Clock.Now()
-			}
-		}
-		n.active++
-		if c.n.PaymentID != nil {
-			n.inflightPayments[*c.n.PaymentID]++
-		}
-		n.sends.Add(1) // Done when the attempt is recorded
+		n.takeSlot(c.n, now)
 	}
 	n.mu.Unlock()
 	for _, c := range claims {
 		go n.send(c)
 	}
 	return len(claims), nil
+}
+
+// takeSlot counts an attempt of row as started: a worker, a slot of its
+// destination and its payment's turn. n.mu must be held. The slot is given
+// back by send, the payment's turn and sends by recordBatch.
+func (n *Notifier) takeSlot(row *entdb.Notification, now time.Time) {
+	n.perHost[row.Host]++
+	if n.perHost[row.Host] >= n.cfg.PerHost {
+		if _, ok := n.fullSince[row.Host]; !ok {
+			n.fullSince[row.Host] = now
+		}
+	}
+	n.active++
+	if row.PaymentID != nil {
+		n.inflightPayments[*row.PaymentID]++
+	}
+	n.sends.Add(1) // Done when the attempt is recorded
+}
+
+// freeSlot gives back what takeSlot took, for an attempt that never
+// started. n.mu must be held.
+func (n *Notifier) freeSlot(row *entdb.Notification) {
+	n.active--
+	if n.perHost[row.Host]--; n.perHost[row.Host] <= 0 {
+		delete(n.perHost, row.Host)
+	}
+	delete(n.fullSince, row.Host)
+	if id := row.PaymentID; id != nil {
+		if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
+			delete(n.inflightPayments, *id)
+		}
+	}
+	n.sends.Done()
 }
 
 // parkAfter is how long a destination must stay at its concurrency bound
@@ -192,8 +216,12 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 			return err
 		}
 		q := tx.Notification.Query().
+			// next_attempt_at is set exactly while a row is pending or
+			// retrying, so the due index alone finds the work, in order,
+			// and the scan stops at the limit. (A status condition here
+			// lets the planner combine the status index and sort every due
+			// row instead.)
 			Where(
-				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
 				notification.NextAttemptAtLTE(now),
 				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
 			).
@@ -258,7 +286,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 			ids = append(ids, row.ID)
 			row.Attempts++
 			until := now.Add(n.cfg.Lease)
-			row.LeaseUntil, row.LeaseOwner = &until, n.cfg.InstanceID
+			row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, n.cfg.InstanceID, &until
 			claims = append(claims, claim{n: row, number: row.Attempts, started: now})
 		}
 		if len(ids) == 0 {
@@ -268,6 +296,10 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 			Where(notification.IDIn(ids...)).
 			AddAttempts(1).
 			SetLeaseUntil(now.Add(n.cfg.Lease)).
+			// A leased row leaves the due range until its lease lapses, so
+			// claims never scan past the attempts in flight, and a lapsed
+			// lease is due again (taken over) without a poll.
+			SetNextAttemptAt(now.Add(n.cfg.Lease)).
 			SetLeaseOwner(n.cfg.InstanceID).
 			SetUpdatedAt(now).
 			Exec(ctx); err != nil {

@@ -81,20 +81,103 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
 				p, _ := n.pendingTxs.LoadAndDelete(tx)
-				evs, err := n.insertPending(ctx, tx, p.(*pendingTx).rows)
+				rows := p.(*pendingTx).rows
+				claims, err := n.claimOnStore(ctx, tx, rows)
 				if err != nil {
 					return err
 				}
-				if err := next.Commit(ctx, tx); err != nil {
+				evs, err := n.insertPending(ctx, tx, rows)
+				if err == nil {
+					err = next.Commit(ctx, tx)
+				}
+				if err != nil {
+					// Nothing was stored (or, if only the commit's answer was
+					// lost, the lease lapses and the rows are taken over).
+					n.mu.Lock()
+					for _, c := range claims {
+						n.freeSlot(c.n)
+					}
+					n.mu.Unlock()
 					return err
 				}
 				n.events.publish(evs)
+				for _, c := range claims {
+					cp := *c.n // the sender's copy (its id is set now); the caller keeps its row
+					c.n = &cp
+					go n.send(c)
+				}
 				n.Wake()
 				return nil
 			})
 		})
 	}
 	return row, nil
+}
+
+// claimOnStore claims, as they are stored, the notifications this instance
+// has a free slot for: they are inserted already leased, with their first
+// attempt counted, and sent as soon as the transaction commits, which saves
+// the claim's query and update and its round trips. It applies the claim's
+// rules: the dispatch loop runs, a worker and a slot of the destination are
+// free, and no other notification of the same payment is in flight here or
+// due before it. The others are left to the dispatch loop.
+func (n *Notifier) claimOnStore(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]claim, error) {
+	n.mu.Lock()
+	on := n.handOff && n.active < n.cfg.Workers
+	n.mu.Unlock()
+	if !on {
+		return nil, nil
+	}
+	now := n.cfg.Clock.Now()
+	var paymentIDs []int64
+	for _, r := range rows {
+		if r.PaymentID != nil {
+			paymentIDs = append(paymentIDs, *r.PaymentID)
+		}
+	}
+	waiting := map[int64]bool{}
+	if len(paymentIDs) > 0 {
+		// An earlier notification of the payment that is due and not in
+		// flight goes first, through the dispatch loop.
+		var got []struct {
+			PaymentID int64 `json:"payment_id"`
+		}
+		err := tx.Notification.Query().
+			Where(notification.PaymentIDIn(paymentIDs...),
+				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
+				notification.NextAttemptAtLTE(now)).
+			Select(notification.FieldPaymentID).
+			Scan(ctx, &got)
+		if err != nil {
+			return nil, fmt.Errorf("check earlier notifications: %w", err)
+		}
+		for _, g := range got {
+			waiting[g.PaymentID] = true
+		}
+	}
+	until := now.Add(n.cfg.Lease)
+	var claims []claim
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.handOff {
+		return nil, nil
+	}
+	for _, r := range rows {
+		if n.active >= n.cfg.Workers {
+			break
+		}
+		if n.perHost[r.Host] >= n.cfg.PerHost {
+			continue
+		}
+		if id := r.PaymentID; id != nil && (waiting[*id] || n.inflightPayments[*id] > 0) {
+			continue
+		}
+		n.takeSlot(r, now)
+		r.Attempts = 1
+		r.LeaseUntil, r.LeaseOwner, r.NextAttemptAt = &until, n.cfg.InstanceID, &until
+		claims = append(claims, claim{n: r, number: 1, started: now})
+	}
+	return claims, nil
 }
 
 // EnqueueNow stores one notification in its own transaction.
@@ -137,7 +220,8 @@ func (n *Notifier) insertPending(ctx context.Context, tx *entdb.Tx, rows []*entd
 				SetTicker(r.Ticker).SetAddressIn(r.AddressIn).SetHost(r.Host).SetPaymentStatus(r.PaymentStatus).
 				SetMethod(r.Method).SetURL(r.URL).SetBody(r.Body).SetContentType(r.ContentType).
 				SetSignatureScheme(r.SignatureScheme).SetSignature(r.Signature).SetStatus(r.Status).
-				SetNillableNextAttemptAt(r.NextAttemptAt).SetExpiresAt(r.ExpiresAt).SetCreatedAt(r.CreatedAt).SetUpdatedAt(r.UpdatedAt)
+				SetNillableNextAttemptAt(r.NextAttemptAt).SetExpiresAt(r.ExpiresAt).SetCreatedAt(r.CreatedAt).SetUpdatedAt(r.UpdatedAt).
+				SetAttempts(r.Attempts).SetNillableLeaseUntil(r.LeaseUntil).SetLeaseOwner(r.LeaseOwner)
 		}
 		saved, err := tx.Notification.CreateBulk(creates...).Save(ctx)
 		if err != nil {
@@ -154,7 +238,9 @@ func (n *Notifier) insertPending(ctx context.Context, tx *entdb.Tx, rows []*entd
 		part := rows[start:min(start+chunk, len(rows))]
 		creates := make([]*entdb.DeliveryEventCreate, len(part))
 		for i, r := range part {
-			creates[i] = n.newEvent(tx, r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), r.NextAttemptAt)
+			// Due at once when created (a row claimed as it is stored
+			// carries its lease's end instead).
+			creates[i] = n.newEvent(tx, r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), &r.CreatedAt)
 		}
 		saved, err := tx.DeliveryEvent.CreateBulk(creates...).Save(ctx)
 		if err != nil {

@@ -105,7 +105,10 @@ func (n *Notifier) Stats(ctx context.Context) (QueueStats, error) {
 	}
 	now := n.cfg.Clock.Now()
 	due, err := n.db.Client.Notification.Query().
-		Where(notification.StatusIn(notification.StatusPending, notification.StatusRetrying), notification.NextAttemptAtLTE(now)).
+		// next_attempt_at is set exactly while a row is pending or
+		// retrying; leased rows (attempts in flight) carry their lease's
+		// end and are not due.
+		Where(notification.NextAttemptAtLTE(now)).
 		Order(entdb.Asc(notification.FieldNextAttemptAt)).
 		Select(notification.FieldNextAttemptAt).
 		First(ctx)

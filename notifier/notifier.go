@@ -161,6 +161,9 @@ type Notifier struct {
 	parking          sync.Mutex           // held while a park runs
 	active           int
 	sends            sync.WaitGroup
+	// handOff is set while the dispatch loop runs: notifications are then
+	// claimed as they are stored, when there is a free slot for them.
+	handOff bool
 
 	sendCtx    context.Context
 	sendCancel context.CancelFunc
@@ -226,6 +229,9 @@ func (n *Notifier) Start() {
 		return
 	}
 	n.running = true
+	n.mu.Lock()
+	n.handOff = true
+	n.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	n.stopLoop = cancel
 	n.loopDone = make(chan struct{})
@@ -251,6 +257,9 @@ func (n *Notifier) Stop() {
 		return
 	}
 	n.stopped = true
+	n.mu.Lock()
+	n.handOff = false // before waiting for sends: no slot is taken after
+	n.mu.Unlock()
 	if n.running {
 		n.running = false
 		n.stopLoop()

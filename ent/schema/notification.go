@@ -82,5 +82,10 @@ func (Notification) Indexes() []ent.Index {
 			StorageKey("notification_due"),
 		// Queue depth per status, for metrics.
 		index.Fields("status"),
+		// Undelivered notifications of a payment: a notification is sent
+		// as it is stored only when no earlier one of its payment is due.
+		index.Fields("payment_id").
+			Annotations(entsql.IndexWhere("((payment_id IS NOT NULL) AND (next_attempt_at IS NOT NULL))")).
+			StorageKey("notification_payment_undelivered"),
 	}
 }

@@ -248,6 +248,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[14]},
 			},
+			{
+				Name:    "notification_payment_undelivered",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[22]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "((payment_id IS NOT NULL) AND (next_attempt_at IS NOT NULL))",
+				},
+			},
 		},
 	}
 	// PaymentsColumns holds the columns for the "payments" table.

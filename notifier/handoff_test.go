@@ -1,0 +1,188 @@
+package notifier
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/payload"
+)
+
+// waitStatus waits, on the owner's event wake-ups, until row has status.
+func (f *fixture) waitStatus(t *testing.T, changed <-chan struct{}, row *entdb.Notification, want notification.Status) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for f.reload(t, row).Status != want {
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("notification %s: status %s, want %s", row.UUID, f.reload(t, row).Status, want)
+		}
+	}
+}
+
+// TestStoredWhileRunningIsClaimedAsStored: with the dispatch loop running
+// and a slot free, a notification is inserted already leased to this
+// instance with its first attempt counted, and sent on commit; its created
+// event still says it was due at once.
+func TestStoredWhileRunningIsClaimedAsStored(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		release := make(chan struct{})
+		rs := newReceiver(t, func(int, *http.Request) (int, string) { <-release; return ok(0, nil) })
+		f := newFixture(t, d, rs.URL+"/hook")
+		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		defer unsubscribe()
+		f.n.Start()
+		row := f.enqueue(t, f.envelope("pending", payload.TransportJSON))
+		<-rs.arrived // sent while the test holds the answer
+
+		got := f.reload(t, row)
+		lease := t0.Add(f.n.cfg.Lease)
+		if got.Attempts != 1 || got.LeaseOwner != f.n.cfg.InstanceID || got.LeaseUntil == nil || !got.LeaseUntil.Equal(lease) {
+			t.Fatalf("stored row: attempts %d, lease %v by %q; want 1 attempt leased until %v by %q",
+				got.Attempts, got.LeaseUntil, got.LeaseOwner, lease, f.n.cfg.InstanceID)
+		}
+		if got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(lease) {
+			t.Fatalf("next attempt %v: a leased row is due again when its lease lapses (%v)", got.NextAttemptAt, lease)
+		}
+		created, err := f.db.Client.DeliveryEvent.Query().
+			Where(deliveryevent.NotificationID(row.ID), deliveryevent.KindEQ(deliveryevent.KindCreated)).Only(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created.NextAttemptAt == nil || !created.NextAttemptAt.Equal(t0) {
+			t.Fatalf("created event: next attempt %v, want %v (due at once)", created.NextAttemptAt, t0)
+		}
+
+		close(release)
+		f.waitStatus(t, changed, row, notification.StatusAcknowledged)
+		at := f.attempts(t, row)
+		if len(at) != 1 || at[0].Number != 1 || len(rs.requests()) != 1 {
+			t.Fatalf("%d attempt rows, %d requests; want exactly one attempt numbered 1", len(at), len(rs.requests()))
+		}
+		if got := f.reload(t, row); got.LeaseUntil != nil || got.NextAttemptAt != nil || got.Attempts != 1 {
+			t.Fatalf("acknowledged row still leased or due: %+v", got)
+		}
+	})
+}
+
+// TestNotClaimedAsStoredWithoutFreeSlot: without a running loop, or with
+// every worker busy, a stored notification is left due for the loop.
+func TestNotClaimedAsStoredWithoutFreeSlot(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		release := make(chan struct{})
+		rs := newReceiver(t, func(int, *http.Request) (int, string) { <-release; return ok(0, nil) })
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Workers = 1 })
+		idle := f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		if got := f.reload(t, idle); got.Attempts != 0 || got.LeaseUntil != nil {
+			t.Fatalf("stored with the loop stopped: attempts %d, lease %v; want unclaimed", got.Attempts, got.LeaseUntil)
+		}
+		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		defer unsubscribe()
+		f.n.Start()
+		<-rs.arrived // the loop claimed the first; the only worker is busy
+		second := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		if got := f.reload(t, second); got.Attempts != 0 || got.LeaseUntil != nil {
+			t.Fatalf("stored with no free worker: attempts %d, lease %v; want unclaimed", got.Attempts, got.LeaseUntil)
+		}
+		close(release)
+		f.waitStatus(t, changed, second, notification.StatusAcknowledged)
+		f.waitStatus(t, changed, idle, notification.StatusAcknowledged)
+	})
+}
+
+// TestFailedStoreGivesBackItsSlot: a transaction whose notifications fail to
+// insert (a duplicate uuid) sends nothing and keeps no worker or slot.
+func TestFailedStoreGivesBackItsSlot(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Workers = 1 })
+		f.n.Start()
+		e := f.envelope("pending", payload.TransportGET)
+		e.Callback.UUID = "5b0f8f2c-6a59-4d7e-9a53-0d5b1f5c2a11"
+		err := store.WithTx(context.Background(), f.db.Client, func(tx *entdb.Tx) error {
+			for range 2 {
+				if _, err := f.n.Enqueue(context.Background(), tx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			t.Fatal("two notifications with one uuid were stored")
+		}
+		f.n.mu.Lock()
+		active, hosts := f.n.active, len(f.n.perHost)
+		f.n.mu.Unlock()
+		if active != 0 || hosts != 0 {
+			t.Fatalf("after a failed store: %d workers and %d destinations still taken", active, hosts)
+		}
+		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		defer unsubscribe()
+		row := f.enqueue(t, f.envelope("pending", payload.TransportGET)) // the one worker is free
+		f.waitStatus(t, changed, row, notification.StatusAcknowledged)
+		if n := len(rs.requests()); n != 1 {
+			t.Fatalf("%d requests, want 1 (nothing of the failed transaction is sent)", n)
+		}
+	})
+}
+
+// TestPaymentOrderKeptWhenEarlierIsDue: a notification of a payment whose
+// earlier notification is due (a retry the loop has not claimed yet) is not
+// sent as it is stored: the earlier one goes first.
+func TestPaymentOrderKeptWhenEarlierIsDue(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
+			if n == 1 {
+				return 500, "" // the first attempt of the earlier notification fails
+			}
+			return ok(0, nil)
+		})
+		// The loop polls hourly, so the due retry waits for a wake-up.
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour })
+		ctx := context.Background()
+		p, err := f.db.Client.Payment.Create().SetAddressID(f.addr.ID).SetAPIKeyID(f.keyID).
+			SetTxidIn("a1b2c3").SetValueCoin(decimal.RequireFromString("0.0015")).Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		defer unsubscribe()
+		f.n.Start()
+		first := f.envelope("pending", payload.TransportGET)
+		first.PaymentID = &p.ID
+		earlier := f.enqueue(t, first)
+		f.waitStatus(t, changed, earlier, notification.StatusRetrying)
+		f.clock.Advance(2 * time.Minute) // the retry (after 1m) is due
+
+		second := f.envelope("confirmed", payload.TransportGET)
+		second.PaymentID = &p.ID
+		later := f.enqueue(t, second)
+		f.waitStatus(t, changed, later, notification.StatusAcknowledged)
+		f.waitStatus(t, changed, earlier, notification.StatusAcknowledged)
+		var order []string
+		for _, r := range rs.requests() {
+			switch {
+			case strings.Contains(r.url, "payment_status=pending"):
+				order = append(order, "pending")
+			case strings.Contains(r.url, "payment_status=confirmed"):
+				order = append(order, "confirmed")
+			}
+		}
+		if strings.Join(order, ",") != "pending,pending,confirmed" {
+			t.Fatalf("requests in order %v, want the due retry of pending before confirmed", order)
+		}
+	})
+}
