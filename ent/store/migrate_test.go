@@ -83,6 +83,7 @@ func schemaDrift(t *testing.T, db *store.DB) string {
 		schema.WithDropColumn(true),
 		schema.WithDropIndex(true),
 		schema.WithErrNoPlan(true),
+		schema.WithDiffHook(migrations.WithoutLogForeignKeys),
 	)
 	if errors.Is(err, atlasmigrate.ErrNoPlan) {
 		return ""

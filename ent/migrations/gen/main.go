@@ -37,6 +37,7 @@ import (
 	"entgo.io/ent/dialect/sql/schema"
 
 	"github.com/payhook/payhook/ent/db/migrate"
+	"github.com/payhook/payhook/ent/migrations"
 	"github.com/payhook/payhook/ent/store"
 )
 
@@ -134,6 +135,7 @@ func generate(ctx context.Context, d store.Dialect, path, name, version, devURL 
 		schema.WithDropColumn(true),
 		schema.WithDropIndex(true),
 		schema.WithErrNoPlan(true),
+		schema.WithDiffHook(migrations.WithoutLogForeignKeys),
 	)
 	switch {
 	case errors.Is(err, atlasmigrate.ErrNoPlan):
