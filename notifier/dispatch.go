@@ -333,10 +333,11 @@ func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock fun
 		Exec(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("record interrupted attempt of %s: %w", row.UUID, err)
 	}
-	if err := lock(); err != nil {
+	ev := n.newEvent(row, deliveryevent.KindAttempt, row.Attempts, string(deliveryattempt.OutcomeInterrupted), nil, why, row.Status.String(), row.NextAttemptAt)
+	if err := n.insertEvents(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
 		return nil, err
 	}
-	return n.newEvent(tx, row, deliveryevent.KindAttempt, row.Attempts, string(deliveryattempt.OutcomeInterrupted), nil, why, row.Status.String(), row.NextAttemptAt).Save(ctx)
+	return ev, nil
 }
 
 // expire fails a notification whose window closed before another attempt
@@ -351,10 +352,11 @@ func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, 
 		Exec(ctx); err != nil {
 		return nil, fmt.Errorf("expire %s: %w", row.UUID, err)
 	}
-	if err := lock(); err != nil {
+	ev := n.newEvent(row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil)
+	if err := n.insertEvents(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
 		return nil, err
 	}
-	return n.newEvent(tx, row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil).Save(ctx)
+	return ev, nil
 }
 
 // result is the outcome of one attempt, waiting to be recorded.
@@ -533,36 +535,31 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 		if err := n.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
-		attempts := make([]*entdb.DeliveryAttemptCreate, len(batch))
+		attempts := make([]*entdb.DeliveryAttempt, len(batch))
 		for i, r := range batch {
-			attempts[i] = tx.DeliveryAttempt.Create().
-				SetNotificationID(r.c.n.ID).
-				SetNumber(r.c.number).
-				SetStartedAt(r.c.started).
-				SetFinishedAt(r.finished).
-				SetRequestMethod(r.c.n.Method).
-				SetRequestURL(r.c.n.URL).
-				SetOutcome(r.outcome).
-				SetResponseBody(r.body).
-				SetError(r.err).
-				SetDurationMs(r.duration.Milliseconds()).
-				SetNillableResponseStatus(r.status).
-				SetNillableNextAttemptAt(plans[i].at)
+			attempts[i] = &entdb.DeliveryAttempt{
+				NotificationID: r.c.n.ID,
+				Number:         r.c.number,
+				StartedAt:      r.c.started,
+				FinishedAt:     &batch[i].finished,
+				RequestMethod:  r.c.n.Method,
+				RequestURL:     r.c.n.URL,
+				Outcome:        r.outcome,
+				ResponseStatus: r.status,
+				ResponseBody:   r.body,
+				Error:          r.err,
+				DurationMs:     r.duration.Milliseconds(),
+				NextAttemptAt:  plans[i].at,
+			}
 		}
-		// A row another instance already wrote for this attempt (it took the
-		// notification over and recorded it as interrupted) gets the real
-		// outcome.
-		if err := tx.DeliveryAttempt.CreateBulk(attempts...).
-			OnConflictColumns(deliveryattempt.FieldNotificationID, deliveryattempt.FieldNumber).
-			UpdateNewValues().
-			Exec(ctx); err != nil {
-			return fmt.Errorf("record attempts: %w", err)
+		if err := n.insertAttempts(ctx, tx, attempts); err != nil {
+			return err
 		}
 		moved, err := n.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
 		if err != nil {
 			return err
 		}
-		creates := make([]*entdb.DeliveryEventCreate, len(batch))
+		events = make([]*entdb.DeliveryEvent, len(batch))
 		for i, r := range batch {
 			status, at := plans[i].status, plans[i].at
 			if !moved[r.c.n.ID] {
@@ -574,12 +571,9 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 				}
 				status, at = cur.Status, cur.NextAttemptAt
 			}
-			creates[i] = n.newEvent(tx, r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
+			events[i] = n.newEvent(r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
 		}
-		if err := n.eventLock(ctx, tx)(); err != nil {
-			return err
-		}
-		if events, err = tx.DeliveryEvent.CreateBulk(creates...).Save(ctx); err != nil {
+		if err := n.insertEvents(ctx, tx, n.eventLock(ctx, tx), events); err != nil {
 			return err
 		}
 		return n.notifyPeers(ctx, tx, events)
@@ -743,24 +737,6 @@ func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	return *row.NextAttemptAt, true, nil
-}
-
-func (n *Notifier) newEvent(tx *entdb.Tx, row *entdb.Notification, kind deliveryevent.Kind, attempt int, outcome string, httpStatus *int, errText, status string, next *time.Time) *entdb.DeliveryEventCreate {
-	return tx.DeliveryEvent.Create().
-		SetNotificationID(row.ID).
-		SetAPIKeyID(row.APIKeyID).
-		SetUUID(row.UUID).
-		SetTicker(row.Ticker).
-		SetAddressIn(row.AddressIn).
-		SetPaymentStatus(row.PaymentStatus).
-		SetKind(kind).
-		SetAttempt(attempt).
-		SetOutcome(outcome).
-		SetNillableHTTPStatus(httpStatus).
-		SetError(errText).
-		SetDeliveryStatus(status).
-		SetNillableNextAttemptAt(next).
-		SetCreatedAt(n.cfg.Clock.Now())
 }
 
 // eventLock returns a function that, on its first call, serialises event

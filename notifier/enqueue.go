@@ -207,46 +207,19 @@ type pendingTx struct {
 }
 
 // insertPending writes a transaction's notifications and their created
-// events, in chunks that stay below the drivers' parameter limits.
+// events.
 func (n *Notifier) insertPending(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]*entdb.DeliveryEvent, error) {
-	const chunk = 500
-	var evs []*entdb.DeliveryEvent
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		creates := make([]*entdb.NotificationCreate, len(part))
-		for i, r := range part {
-			creates[i] = tx.Notification.Create().
-				SetUUID(r.UUID).SetAddressID(r.AddressID).SetNillablePaymentID(r.PaymentID).SetAPIKeyID(r.APIKeyID).
-				SetTicker(r.Ticker).SetAddressIn(r.AddressIn).SetHost(r.Host).SetPaymentStatus(r.PaymentStatus).
-				SetMethod(r.Method).SetURL(r.URL).SetBody(r.Body).SetContentType(r.ContentType).
-				SetSignatureScheme(r.SignatureScheme).SetSignature(r.Signature).SetStatus(r.Status).
-				SetNillableNextAttemptAt(r.NextAttemptAt).SetExpiresAt(r.ExpiresAt).SetCreatedAt(r.CreatedAt).SetUpdatedAt(r.UpdatedAt).
-				SetAttempts(r.Attempts).SetNillableLeaseUntil(r.LeaseUntil).SetLeaseOwner(r.LeaseOwner)
-		}
-		saved, err := tx.Notification.CreateBulk(creates...).Save(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("store notifications: %w", err)
-		}
-		for i, r := range part {
-			r.ID = saved[i].ID
-		}
+	if err := n.insertNotifications(ctx, tx, rows); err != nil {
+		return nil, fmt.Errorf("store notifications: %w", err)
 	}
-	if err := n.eventLock(ctx, tx)(); err != nil {
+	evs := make([]*entdb.DeliveryEvent, len(rows))
+	for i, r := range rows {
+		// Due at once when created (a row claimed as it is stored carries
+		// its lease's end instead).
+		evs[i] = n.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), &r.CreatedAt)
+	}
+	if err := n.insertEvents(ctx, tx, n.eventLock(ctx, tx), evs); err != nil {
 		return nil, err
-	}
-	for start := 0; start < len(rows); start += chunk {
-		part := rows[start:min(start+chunk, len(rows))]
-		creates := make([]*entdb.DeliveryEventCreate, len(part))
-		for i, r := range part {
-			// Due at once when created (a row claimed as it is stored
-			// carries its lease's end instead).
-			creates[i] = n.newEvent(tx, r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), &r.CreatedAt)
-		}
-		saved, err := tx.DeliveryEvent.CreateBulk(creates...).Save(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("store notification events: %w", err)
-		}
-		evs = append(evs, saved...)
 	}
 	if err := n.notifyPeers(ctx, tx, evs); err != nil {
 		return nil, err
