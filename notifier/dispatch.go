@@ -129,9 +129,10 @@ func (n *Notifier) parkFor() time.Duration {
 // parkSaturated moves the due rows of destinations at their concurrency
 // bound parkFor into the future, at most once per parkFor per destination.
 // Without it, every claim would scan past all of them: ten thousand
-// notifications queued for a dead endpoint would slow every delivery to
-// healthy ones. A parked row is still attempted as soon as its destination
-// has a free slot after the park; its schedule is otherwise unchanged.
+// notifications queued for a dead endpoint would slow every claim. The
+// oldest 2 x PerHost due rows of each destination stay due, so its slots
+// are refilled as soon as they free up (a slow destination is not starved)
+// and claims scan only those. A parked row keeps its schedule otherwise.
 func (n *Notifier) parkSaturated(full []string) {
 	if len(full) == 0 {
 		return
@@ -140,6 +141,15 @@ func (n *Notifier) parkSaturated(full []string) {
 	park := n.parkFor()
 	var due []string
 	n.mu.Lock()
+	for h, at := range n.parkedAt {
+		if now.Sub(at) > time.Minute+park {
+			delete(n.parkedAt, h)
+		}
+	}
+	if !n.parking.TryLock() {
+		n.mu.Unlock()
+		return
+	}
 	for _, h := range full {
 		// Only a destination that has stayed at its bound for a while (its
 		// attempts hang) is parked; a fast one that fills its slots for a
@@ -150,54 +160,109 @@ func (n *Notifier) parkSaturated(full []string) {
 			due = append(due, h)
 		}
 	}
-	for h, at := range n.parkedAt {
-		if now.Sub(at) > time.Minute {
-			delete(n.parkedAt, h)
-		}
-	}
 	n.mu.Unlock()
-	if len(due) == 0 || !n.parking.TryLock() {
+	if len(due) == 0 {
+		n.parking.Unlock()
 		return
 	}
 	// In the background: the dispatcher goes on claiming meanwhile (claims
-	// skip the rows this locks).
+	// skip the rows a chunk locks).
 	n.sends.Add(1)
 	go func() {
 		defer n.sends.Done()
 		defer n.parking.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		// In chunks, each its own short transaction, so claims running
-		// meanwhile never wait on (or skip past) thousands of locked rows.
-		const chunk = 500
-		for {
-			ids, err := n.db.Client.Notification.Query().
-				Where(
-					notification.HostIn(due...),
-					notification.NextAttemptAtLTE(now),
-					notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
-					// A row whose window would close meanwhile keeps its last
-					// chance of an attempt.
-					notification.ExpiresAtGT(now.Add(park)),
-				).
-				Limit(chunk).
-				IDs(ctx)
-			if err == nil && len(ids) > 0 {
-				_, err = n.db.Client.Notification.Update().
-					Where(notification.IDIn(ids...), notification.NextAttemptAtLTE(now),
-						notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now))).
-					SetNextAttemptAt(now.Add(park)).
-					Save(ctx)
-			}
-			if err != nil {
-				n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
-				return
-			}
-			if len(ids) < chunk {
-				return
-			}
+		if err := n.park(ctx, due, now, park); err != nil {
+			n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
 		}
 	}()
+}
+
+// parkHorizon is the furthest a row is parked: a destination that
+// recovers gets its whole backlog due again within this time even if no
+// instance is left to notice.
+func (n *Notifier) parkHorizon() time.Duration {
+	return 10 * n.parkFor()
+}
+
+// park reads the due rows of hosts once, in due order, and parks all but
+// the oldest 2 x PerHost of each host: row k of a host is due again when the
+// host's slots could take it at its recent attempt duration (k / PerHost
+// attempt durations from now, at least d, at most parkHorizon), so a slow
+// destination gets its rows as fast as it takes them and a dead one's
+// backlog is touched about once per horizon instead of once per park. The
+// updates run in small transactions paced to take about half of one
+// database connection's time, so the rest of the traffic barely notices.
+func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d time.Duration) error {
+	var rows []struct {
+		ID   int64  `json:"id"`
+		Host string `json:"host"`
+	}
+	if err := n.db.Client.Notification.Query().
+		Where(
+			notification.HostIn(hosts...),
+			notification.NextAttemptAtLTE(now),
+			notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
+			// A row whose window would close meanwhile keeps its last
+			// chance of an attempt.
+			notification.ExpiresAtGT(now.Add(n.parkHorizon())),
+		).
+		Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
+		Select(notification.FieldID, notification.FieldHost).
+		Scan(ctx, &rows); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	per := map[string]time.Duration{}
+	for _, h := range hosts {
+		// The attempts in flight have lasted since the host filled up at
+		// least: a lower bound before any of them ends.
+		est := max(n.hostDuration[h], 100*time.Millisecond)
+		if since, ok := n.fullSince[h]; ok {
+			est = max(est, now.Sub(since))
+		}
+		per[h] = est / time.Duration(n.cfg.PerHost)
+	}
+	n.mu.Unlock()
+	// Rows are grouped by the time they are parked until, rounded up to
+	// the park unit, so each group is one UPDATE.
+	groups := map[time.Time][]int64{}
+	var order []time.Time
+	seen := map[string]int{}
+	for _, r := range rows {
+		k := seen[r.Host]
+		seen[r.Host]++
+		if k < 2*n.cfg.PerHost {
+			continue // stays due
+		}
+		wait := min(max(time.Duration(k)*per[r.Host], d), n.parkHorizon())
+		until := now.Add(wait).Truncate(d).Add(d)
+		if _, ok := groups[until]; !ok {
+			order = append(order, until)
+		}
+		groups[until] = append(groups[until], r.ID)
+	}
+	const chunk = 100
+	for _, until := range order {
+		ids := groups[until]
+		for start := 0; start < len(ids); start += chunk {
+			began := time.Now()
+			if _, err := n.db.Client.Notification.Update().
+				Where(notification.IDIn(ids[start:min(start+chunk, len(ids))]...), notification.NextAttemptAtLTE(now),
+					notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now))).
+				SetNextAttemptAt(until).
+				Save(ctx); err != nil {
+				return err
+			}
+			select { // pace: pause as long as the chunk took
+			case <-time.After(time.Since(began)):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
 }
 
 // claim reserves up to limit due notifications (skipping hosts at their
@@ -414,13 +479,28 @@ func (n *Notifier) send(c claim) {
 	// The worker and the destination slot are free as soon as the request
 	// is done; the row itself stays leased until its outcome is recorded.
 	n.mu.Lock()
+	// The destination's recent attempt duration paces how its parked rows
+	// come due again.
+	if prev, ok := n.hostDuration[c.n.Host]; ok {
+		n.hostDuration[c.n.Host] = (prev*3 + r.duration) / 4
+	} else {
+		n.hostDuration[c.n.Host] = r.duration
+	}
+	// Only a slot that was the limit can make waiting rows claimable: the
+	// last free worker, or the destination's last slot.
+	wasFull := n.active >= n.cfg.Workers || n.perHost[c.n.Host] >= n.cfg.PerHost
 	n.active--
 	if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
 		delete(n.perHost, c.n.Host)
+		if _, parked := n.parkedAt[c.n.Host]; !parked {
+			delete(n.hostDuration, c.n.Host) // idle: forget it
+		}
 	}
 	delete(n.fullSince, c.n.Host) // below its bound again
 	n.mu.Unlock()
-	n.Wake()
+	if wasFull {
+		n.Wake()
+	}
 	n.results <- r
 }
 
@@ -499,10 +579,21 @@ func (n *Notifier) recordBatch(batch []result) {
 			"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
 	}
 	n.events.publish(events)
+	// A recorded attempt makes work claimable when it frees its payment's
+	// turn (a later notification of the payment waits for it) or leaves its
+	// row due at once (interrupted, or not recorded: due when the lease
+	// lapses, which the loop's timer finds). Other outcomes are scheduled
+	// in the future, which the loop's timer finds too.
+	wake := err != nil
+	for _, r := range batch {
+		wake = wake || r.c.n.PaymentID != nil || r.outcome == deliveryattempt.OutcomeInterrupted
+	}
 	for range batch {
 		n.sends.Done()
 	}
-	n.Wake()
+	if wake {
+		n.Wake()
+	}
 }
 
 // record stores attempt outcomes and the notifications' next states in one

@@ -106,7 +106,9 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, e Envelope) (*entd
 					c.n = &cp
 					go n.send(c)
 				}
-				n.Wake()
+				if len(claims) < len(rows) {
+					n.Wake() // the rest is for the dispatch loop
+				}
 				return nil
 			})
 		})

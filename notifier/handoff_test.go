@@ -186,3 +186,54 @@ func TestPaymentOrderKeptWhenEarlierIsDue(t *testing.T) {
 		}
 	})
 }
+
+// TestParkKeepsOldestDueAndStaggersTheRest: parking a saturated
+// destination keeps its oldest 2 x PerHost due rows due, moves the others
+// to when its slots could take them (at its recent attempt duration), never
+// beyond the horizon, and leaves alone a row whose window closes sooner.
+func TestParkKeepsOldestDueAndStaggersTheRest(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		const hook = "http://192.0.2.1:9/hook" // never dialled: parking only
+		f := newFixture(t, d, hook, func(c *Config) { c.PerHost = 4 })
+		ctx := context.Background()
+		var rows []*entdb.Notification
+		for range 60 {
+			rows = append(rows, f.enqueue(t, f.envelope("pending", payload.TransportGET)))
+		}
+		short := rows[len(rows)-1] // its window closes within the horizon
+		if err := f.db.Client.Notification.UpdateOneID(short.ID).SetExpiresAt(t0.Add(10*time.Second)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		host := rows[0].Host
+		f.n.mu.Lock()
+		f.n.hostDuration[host] = 8 * time.Second // 4 slots: one row per 2 s
+		f.n.mu.Unlock()
+		park := 2 * time.Second
+		if err := f.n.park(ctx, []string{host}, t0, park); err != nil {
+			t.Fatal(err)
+		}
+		horizon := f.n.parkHorizon()
+		var prev time.Time
+		for i, r := range rows {
+			next := *f.reload(t, r).NextAttemptAt
+			if i < 8 || r.ID == short.ID {
+				if !next.Equal(t0) {
+					t.Fatalf("row %d: next attempt %v, want still due at %v", i, next, t0)
+				}
+				continue
+			}
+			// Row i can start about i/4 attempt durations (2 s each) from
+			// now; no sooner than one park, no later than the horizon; the
+			// time is rounded up to the park unit.
+			want := min(max(time.Duration(i)*2*time.Second, park), horizon)
+			if got := next.Sub(t0); got < want || got > want+park || next.Before(prev) {
+				t.Fatalf("row %d parked for %v; want %v to %v, in due order", i, got, want, want+park)
+			}
+			prev = next
+		}
+		if got := prev.Sub(t0); got < horizon {
+			t.Fatalf("the last row is parked for %v; the backlog reaches the horizon %v", got, horizon)
+		}
+	})
+}

@@ -157,6 +157,7 @@ type Notifier struct {
 	perHost          map[string]int
 	inflightPayments map[int64]int
 	parkedAt         map[string]time.Time
+	hostDuration     map[string]time.Duration // recent attempt duration per destination
 	fullSince        map[string]time.Time // destinations at their bound, since when
 	parking          sync.Mutex           // held while a park runs
 	active           int
@@ -203,6 +204,7 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		perHost:          map[string]int{},
 		inflightPayments: map[int64]int{},
 		parkedAt:         map[string]time.Time{},
+		hostDuration:     map[string]time.Duration{},
 		fullSince:        map[string]time.Time{},
 		sendCtx:          sendCtx,
 		sendCancel:       cancel,

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchSmoke runs every kind of bench run, small, on the embedded
+// database, and checks the report: each run delivered everything, the
+// machine's limits and the ratios are filled in, the dead endpoint's
+// backlog was set aside before its measurement.
+func TestBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark")
+	}
+	out := filepath.Join(t.TempDir(), "bench.json")
+	var stdout, stderr bytes.Buffer
+	err := bench(context.Background(), []string{
+		"--db", "sqlite", "--transports", "get,json", "--n", "60", "--hmac-n", "60",
+		"--rate", "200", "--latency-n", "60", "--dead", "40", "--limits-for", "100ms", "--out", out,
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rep.Runs {
+		names = append(names, r.Name+"/"+r.Transport+"/"+r.Signer)
+		if !r.AcknowledgedAll || r.PerSecond <= 0 || r.P99ms <= 0 || r.CPUPer1000 <= 0 {
+			t.Errorf("run %s: %+v", r.Name, r)
+		}
+		if r.DeadQueued > 0 && r.DeadSettleSecs <= 0 {
+			t.Errorf("run %s: the dead endpoint's backlog was not waited for", r.Name)
+		}
+	}
+	want := "throughput/get/rsa throughput/json/rsa engine-ceiling/json/hmac latency/json/rsa latency-with-dead-endpoint/json/rsa"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("runs %q, want %q", got, want)
+	}
+	if rep.RSALimit <= 0 || rep.HTTPLimit <= 0 || rep.DeadP99Ratio <= 0 || rep.Runs[0].RatioRSALimit <= 0 {
+		t.Errorf("limits or ratios missing: rsa %v http %v dead ratio %v", rep.RSALimit, rep.HTTPLimit, rep.DeadP99Ratio)
+	}
+	if !strings.Contains(stdout.String(), "healthy p99 with it / without it") {
+		t.Errorf("report misses the dead-endpoint summary:\n%s", stdout.String())
+	}
+}
