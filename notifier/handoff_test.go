@@ -202,7 +202,7 @@ func TestParkKeepsOldestDueAndStaggersTheRest(t *testing.T) {
 			rows = append(rows, f.enqueue(t, f.envelope("pending", payload.TransportGET)))
 		}
 		short := rows[len(rows)-1] // its window closes within the horizon
-		if err := f.db.Client.Notification.UpdateOneID(short.ID).SetExpiresAt(t0.Add(10*time.Second)).Exec(ctx); err != nil {
+		if err := f.db.Client.Notification.UpdateOneID(short.ID).SetExpiresAt(t0.Add(10 * time.Second)).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
 		host := rows[0].Host

@@ -158,8 +158,8 @@ type Notifier struct {
 	inflightPayments map[int64]int
 	parkedAt         map[string]time.Time
 	hostDuration     map[string]time.Duration // recent attempt duration per destination
-	fullSince        map[string]time.Time // destinations at their bound, since when
-	parking          sync.Mutex           // held while a park runs
+	fullSince        map[string]time.Time     // destinations at their bound, since when
+	parking          sync.Mutex               // held while a park runs
 	active           int
 	sends            sync.WaitGroup
 	// handOff is set while the dispatch loop runs: notifications are then

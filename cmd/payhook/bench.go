@@ -88,20 +88,20 @@ type benchRun struct {
 
 // benchReport is what payhook bench writes as JSON.
 type benchReport struct {
-	Command     string     `json:"command"`
-	Machine     string     `json:"machine"`
-	GoVersion   string     `json:"go_version"`
-	CPUs        int        `json:"cpus"`
-	Database    string     `json:"database"`
-	RSALimit    float64    `json:"rsa2048_signatures_per_second_all_cores"`
-	HTTPLimit   float64    `json:"loopback_http_requests_per_second"`
-	Runs        []benchRun `json:"runs"`
+	Command   string     `json:"command"`
+	Machine   string     `json:"machine"`
+	GoVersion string     `json:"go_version"`
+	CPUs      int        `json:"cpus"`
+	Database  string     `json:"database"`
+	RSALimit  float64    `json:"rsa2048_signatures_per_second_all_cores"`
+	HTTPLimit float64    `json:"loopback_http_requests_per_second"`
+	Runs      []benchRun `json:"runs"`
 	// DeadP99Ratio is the median p99 of the runs with a dead endpoint's
 	// backlog over the median p99 of the plain latency runs.
-	DeadP99Ratio float64 `json:"dead_endpoint_p99_ratio,omitempty"`
-	StartedAt   time.Time  `json:"started_at"`
-	FinishedAt  time.Time  `json:"finished_at"`
-	Description string     `json:"description"`
+	DeadP99Ratio float64   `json:"dead_endpoint_p99_ratio,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at"`
+	Description  string    `json:"description"`
 }
 
 // bench runs payhook's delivery engine against a loopback receiver and
