@@ -9,8 +9,10 @@
 //   - Identical retries. Every attempt sends exactly the stored bytes with the
 //     same uuid; nothing is re-encoded or re-signed.
 //   - Nothing silently dropped. Due rows are claimed with a lease (FOR UPDATE
-//     SKIP LOCKED on PostgreSQL). An attempt in flight when a process died is
-//     found when its lease expires, recorded as interrupted and retried.
+//     SKIP LOCKED on PostgreSQL), or inserted already leased when the running
+//     dispatcher has a free slot for them (claimed as stored, sent on
+//     commit). An attempt in flight when a process died is found when its
+//     lease expires, recorded as interrupted and retried.
 //   - The spec's schedule: first attempt as soon as a worker is free, then
 //     retries after the policy's delays, counted from the end of the previous
 //     attempt; no attempt starts after the delivery window, after which the
