@@ -677,28 +677,21 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 func (n *Notifier) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, plan func(int) (notification.Status, *time.Time)) (map[int64]bool, error) {
 	moved := make(map[int64]bool, len(batch))
 	if n.db.Dialect == store.Postgres {
-		var q strings.Builder
-		args := make([]any, 0, 5*len(batch))
-		q.WriteString(`UPDATE notifications AS n SET status = v.status, next_attempt_at = v.next, lease_until = NULL, lease_owner = '', updated_at = v.finished FROM (VALUES `)
+		// One array per column (see bulk.go): the statement does not grow
+		// with the batch.
+		ids, numbers, statuses, nexts, finished := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
 		for i, r := range batch {
 			status, at := plan(i)
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			k := len(args)
-			fmt.Fprintf(&q, "($%d::bigint, $%d::bigint, $%d::varchar, $%d::timestamptz, $%d::timestamptz)", k+1, k+2, k+3, k+4, k+5)
-			var nextAt any
-			if at != nil {
-				nextAt = *at
-			}
-			args = append(args, r.c.n.ID, r.c.number, string(status), nextAt, r.finished)
+			ids[i], numbers[i], statuses[i], nexts[i], finished[i] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished
 		}
-		q.WriteString(`) AS v(id, number, status, next, finished)
+		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = v.next, lease_until = NULL, lease_owner = '', updated_at = v.finished
+			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS v(id, number, status, next, finished)
 			WHERE n.id = v.id AND (
 				(v.status = 'acknowledged' AND n.status <> 'acknowledged') OR
 				(v.status <> 'acknowledged' AND n.status IN ('pending', 'retrying') AND n.attempts = v.number))
-			RETURNING n.id`)
-		rows, err := tx.QueryContext(ctx, q.String(), args...)
+			RETURNING n.id`
+		args := []any{store.Array(ids), store.Array(numbers), store.Array(statuses), store.Array(nexts), store.Array(finished)}
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("update notifications: %w", err)
 		}
