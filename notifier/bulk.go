@@ -26,68 +26,57 @@ import (
 // and TestBulkInsertsMapIDsAndValues reads every value back through ent.
 
 // bulkChunk is the most rows per statement on SQLite: 22 columns x 500
-// rows stays well below its 32,766 parameters. (PostgreSQL takes one array
-// per column.)
+// rows stays well below its 32,766 parameters.
 const bulkChunk = 500
 
 // insertRows inserts rows (each len(cols) values) into table and, when
-// wantIDs, returns their new ids in row order. suffix follows the VALUES
-// list (an ON CONFLICT clause).
+// wantIDs, returns their new ids in row order. suffix follows the rows (an
+// ON CONFLICT clause). PostgreSQL gets one statement taking one array per
+// column, so the statement's size (and its parse and plan) does not grow
+// with the rows; SQLite gets multi-row VALUES in chunks of bulkChunk.
 func insertRows(ctx context.Context, tx *entdb.Tx, d store.Dialect, table string, cols []column, rows [][]any, suffix string, wantIDs bool) ([]int64, error) {
-	if d == store.Postgres {
-		return insertUnnest(ctx, tx, table, cols, rows, suffix, wantIDs)
-	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.name
 	}
-	var ids []int64
-	for start := 0; start < len(rows); start += bulkChunk {
-		part := rows[start:min(start+bulkChunk, len(rows))]
-		var q strings.Builder
-		q.Grow(64 + len(part)*len(cols)*6)
-		q.WriteString("INSERT INTO ")
-		q.WriteString(table)
-		q.WriteString(" (")
-		q.WriteString(strings.Join(names, ", "))
-		q.WriteString(") VALUES ")
-		args := make([]any, 0, len(part)*len(cols))
-		for i, r := range part {
-			if len(r) != len(cols) {
-				return nil, fmt.Errorf("insert into %s: row has %d values for %d columns", table, len(r), len(cols))
-			}
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('(')
-			for j := range r {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteByte('?')
-			}
-			q.WriteByte(')')
-			args = append(args, r...)
+	for _, r := range rows {
+		if len(r) != len(cols) {
+			return nil, fmt.Errorf("insert into %s: row has %d values for %d columns", table, len(r), len(cols))
 		}
+	}
+	head := "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") "
+	chunk := bulkChunk
+	if d == store.Postgres {
+		chunk = max(len(rows), 1)
+	}
+	var ids []int64
+	for start := 0; start < len(rows); start += chunk {
+		part := rows[start:min(start+chunk, len(rows))]
+		var source string
+		var args []any
+		if d == store.Postgres {
+			source, args = unnestSource(cols, part)
+		} else {
+			source, args = valuesSource(len(cols), part)
+		}
+		q := head + source
 		if suffix != "" {
-			q.WriteByte(' ')
-			q.WriteString(suffix)
+			q += " " + suffix
 		}
 		if !wantIDs {
-			if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return nil, fmt.Errorf("insert into %s: %w", table, err)
 			}
 			continue
 		}
-		q.WriteString(" RETURNING id")
-		got, err := queryIDs(ctx, tx, q.String(), args)
+		got, err := queryIDs(ctx, tx, q+" RETURNING id", args)
 		if err != nil {
 			return nil, fmt.Errorf("insert into %s: %w", table, err)
 		}
 		if len(got) != len(part) {
 			return nil, fmt.Errorf("insert into %s: %d ids returned for %d rows", table, len(got), len(part))
 		}
-		// One statement takes its ids in the order of its VALUES, but
+		// One statement takes its ids in the order of its rows, but
 		// RETURNING need not list them in that order.
 		slices.Sort(got)
 		ids = append(ids, got...)
@@ -99,22 +88,27 @@ func insertRows(ctx context.Context, tx *entdb.Tx, d store.Dialect, table string
 // PostgreSQL's unnest, the array type its values are sent as.
 type column struct{ name, pgType string }
 
-// insertUnnest is insertRows on PostgreSQL: one parameter per column, an
-// array of every row's value, so the statement's size (and its parse and
-// plan) does not grow with the rows.
-func insertUnnest(ctx context.Context, tx *entdb.Tx, table string, cols []column, rows [][]any, suffix string, wantIDs bool) ([]int64, error) {
-	if len(rows) == 0 {
-		return nil, nil
-	}
+// valuesSource is "VALUES (?, ...), ..." for rows of width values.
+func valuesSource(width int, rows [][]any) (string, []any) {
 	var q strings.Builder
-	q.WriteString("INSERT INTO " + table + " (")
-	for i, c := range cols {
+	q.Grow(8 + len(rows)*width*3)
+	q.WriteString("VALUES ")
+	args := make([]any, 0, len(rows)*width)
+	for i, r := range rows {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString(c.name)
+		q.WriteString("(?" + strings.Repeat(", ?", width-1) + ")")
+		args = append(args, r...)
 	}
-	q.WriteString(") SELECT * FROM unnest(")
+	return q.String(), args
+}
+
+// unnestSource is "SELECT * FROM unnest($1::type[], ...)" with one array
+// argument per column.
+func unnestSource(cols []column, rows [][]any) (string, []any) {
+	var q strings.Builder
+	q.WriteString("SELECT * FROM unnest(")
 	args := make([]any, len(cols))
 	for i, c := range cols {
 		if i > 0 {
@@ -123,9 +117,6 @@ func insertUnnest(ctx context.Context, tx *entdb.Tx, table string, cols []column
 		q.WriteString("$" + strconv.Itoa(i+1) + "::" + c.pgType + "[]")
 		values := make([]any, len(rows))
 		for j, r := range rows {
-			if len(r) != len(cols) {
-				return nil, fmt.Errorf("insert into %s: row has %d values for %d columns", table, len(r), len(cols))
-			}
 			values[j] = r[i]
 			if b, ok := r[i].([]byte); ok && c.pgType == "bytea" {
 				// In an array literal, bytes are text: send bytea's hex form.
@@ -135,25 +126,7 @@ func insertUnnest(ctx context.Context, tx *entdb.Tx, table string, cols []column
 		args[i] = store.Array(values)
 	}
 	q.WriteString(")")
-	if suffix != "" {
-		q.WriteString(" " + suffix)
-	}
-	if !wantIDs {
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return nil, fmt.Errorf("insert into %s: %w", table, err)
-		}
-		return nil, nil
-	}
-	q.WriteString(" RETURNING id")
-	ids, err := queryIDs(ctx, tx, q.String(), args)
-	if err != nil {
-		return nil, fmt.Errorf("insert into %s: %w", table, err)
-	}
-	if len(ids) != len(rows) {
-		return nil, fmt.Errorf("insert into %s: %d ids returned for %d rows", table, len(ids), len(rows))
-	}
-	slices.Sort(ids) // taken in unnest's order; RETURNING need not list them so
-	return ids, nil
+	return q.String(), args
 }
 
 func queryIDs(ctx context.Context, tx *entdb.Tx, query string, args []any) ([]int64, error) {

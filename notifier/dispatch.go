@@ -102,17 +102,36 @@ func (n *Notifier) takeSlot(row *entdb.Notification, now time.Time) {
 // freeSlot gives back what takeSlot took, for an attempt that never
 // started. n.mu must be held.
 func (n *Notifier) freeSlot(row *entdb.Notification) {
+	n.releaseWorker(row.Host)
+	n.releasePayment(row.PaymentID)
+	n.sends.Done()
+}
+
+// releaseWorker gives back an attempt's worker and destination slot and
+// reports whether either was the limit (only then can rows waiting for a
+// slot become claimable). n.mu must be held.
+func (n *Notifier) releaseWorker(host string) (wasFull bool) {
+	wasFull = n.active >= n.cfg.Workers || n.perHost[host] >= n.cfg.PerHost
 	n.active--
-	if n.perHost[row.Host]--; n.perHost[row.Host] <= 0 {
-		delete(n.perHost, row.Host)
-	}
-	delete(n.fullSince, row.Host)
-	if id := row.PaymentID; id != nil {
-		if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
-			delete(n.inflightPayments, *id)
+	if n.perHost[host]--; n.perHost[host] <= 0 {
+		delete(n.perHost, host)
+		if _, parked := n.parkedAt[host]; !parked {
+			delete(n.hostDuration, host) // idle: forget it
 		}
 	}
-	n.sends.Done()
+	delete(n.fullSince, host) // below its bound again
+	return wasFull
+}
+
+// releasePayment gives back a payment's turn (nil: no payment). n.mu must
+// be held.
+func (n *Notifier) releasePayment(id *int64) {
+	if id == nil {
+		return
+	}
+	if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
+		delete(n.inflightPayments, *id)
+	}
 }
 
 // parkAfter is how long a destination must stay at its concurrency bound
@@ -273,6 +292,7 @@ func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d ti
 // as interrupted; rows past their window are failed instead of attempted.
 func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
 	now := n.cfg.Clock.Now()
+	until := now.Add(n.cfg.Lease)
 	var claims []claim
 	var events []*entdb.DeliveryEvent
 	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
@@ -350,7 +370,6 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 			perHost[row.Host]++
 			ids = append(ids, row.ID)
 			row.Attempts++
-			until := now.Add(n.cfg.Lease)
 			row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, n.cfg.InstanceID, &until
 			claims = append(claims, claim{n: row, number: row.Attempts, started: now})
 		}
@@ -360,11 +379,11 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 		if err := tx.Notification.Update().
 			Where(notification.IDIn(ids...)).
 			AddAttempts(1).
-			SetLeaseUntil(now.Add(n.cfg.Lease)).
+			SetLeaseUntil(until).
 			// A leased row leaves the due range until its lease lapses, so
 			// claims never scan past the attempts in flight, and a lapsed
 			// lease is due again (taken over) without a poll.
-			SetNextAttemptAt(now.Add(n.cfg.Lease)).
+			SetNextAttemptAt(until).
 			SetLeaseOwner(n.cfg.InstanceID).
 			SetUpdatedAt(now).
 			Exec(ctx); err != nil {
@@ -486,17 +505,7 @@ func (n *Notifier) send(c claim) {
 	} else {
 		n.hostDuration[c.n.Host] = r.duration
 	}
-	// Only a slot that was the limit can make waiting rows claimable: the
-	// last free worker, or the destination's last slot.
-	wasFull := n.active >= n.cfg.Workers || n.perHost[c.n.Host] >= n.cfg.PerHost
-	n.active--
-	if n.perHost[c.n.Host]--; n.perHost[c.n.Host] <= 0 {
-		delete(n.perHost, c.n.Host)
-		if _, parked := n.parkedAt[c.n.Host]; !parked {
-			delete(n.hostDuration, c.n.Host) // idle: forget it
-		}
-	}
-	delete(n.fullSince, c.n.Host) // below its bound again
+	wasFull := n.releaseWorker(c.n.Host)
 	n.mu.Unlock()
 	if wasFull {
 		n.Wake()
@@ -566,12 +575,7 @@ func (n *Notifier) recordBatch(batch []result) {
 	}
 	n.mu.Lock()
 	for _, r := range batch {
-		c := r.c
-		if id := c.n.PaymentID; id != nil {
-			if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
-				delete(n.inflightPayments, *id)
-			}
-		}
+		n.releasePayment(r.c.n.PaymentID)
 	}
 	n.mu.Unlock()
 	for _, e := range events {

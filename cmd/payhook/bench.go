@@ -638,13 +638,17 @@ func benchAddress(ctx context.Context, db *store.DB) (addrID, keyID int64, err e
 	return a.ID, k.ID, nil
 }
 
-// waitParked waits until at most 3 x perHost notifications to url are due
+// waitParked waits until at most 3 x perHost notifications to endpoint are due
 // and not in flight (the notifier keeps 2 x perHost of a saturated
 // destination due and parks the rest), polling; it returns how long that
 // took, or an error after limit.
-func waitParked(ctx context.Context, db *store.DB, url string, perHost int, limit time.Duration) (time.Duration, error) {
+func waitParked(ctx context.Context, db *store.DB, endpoint string, perHost int, limit time.Duration) (time.Duration, error) {
 	start := time.Now()
-	host := strings.TrimPrefix(strings.TrimSuffix(url, "/dead"), "http://")
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return 0, err
+	}
+	host := u.Host // an IP and a port, as the notifier keys destinations
 	for {
 		now := time.Now()
 		due, err := db.Client.Notification.Query().
