@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 )
@@ -79,7 +80,66 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 	for _, c := range claims {
 		go n.send(c)
 	}
-	return len(claims), nil
+	pulled := 0
+	if len(claims) < free {
+		// Nothing more is due: a parked destination with free slots takes
+		// its next parked rows now.
+		if pulled, err = n.pullParked(ctx); err != nil {
+			n.logger.Warn("pull parked rows forward", "error", err)
+		}
+	}
+	return len(claims) + pulled, nil
+}
+
+// pullParked makes due now, for each parked destination with free slots
+// after a claim found nothing more due for it, that many of its parked
+// first attempts, earliest first. Parking paces a backlog at the
+// destination's recent attempt duration; when it speeds up (a slow or dead
+// endpoint recovers), this lets it take its backlog as fast as it now
+// goes instead of waiting out the park. Retries are left on their
+// schedule. A destination with nothing parked left is forgotten. It
+// returns how many rows it made due.
+func (n *Notifier) pullParked(ctx context.Context) (int, error) {
+	now := n.cfg.Clock.Now()
+	if err := n.findParked(ctx, now); err != nil {
+		return 0, err
+	}
+	free := map[string]int{}
+	n.mu.Lock()
+	for h := range n.parkedAt {
+		if f := n.cfg.PerHost - n.perHost[h]; f > 0 && n.active < n.cfg.Workers {
+			free[h] = f
+		}
+	}
+	n.mu.Unlock()
+	pulled := 0
+	for h, f := range free {
+		parked := []predicate.Notification{
+			notification.Host(h), notification.Attempts(0), notification.LeaseUntilIsNil(),
+			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(n.parkHorizon() + n.parkFor())),
+		}
+		ids, err := n.db.Client.Notification.Query().Where(parked...).
+			Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
+			Limit(f).IDs(ctx)
+		if err != nil {
+			return pulled, err
+		}
+		if len(ids) == 0 {
+			n.mu.Lock()
+			delete(n.parkedAt, h)
+			n.mu.Unlock()
+			continue
+		}
+		moved, err := n.db.Client.Notification.Update().
+			Where(append(parked, notification.IDIn(ids...))...).
+			SetNextAttemptAt(now).
+			Save(ctx)
+		if err != nil {
+			return pulled, err
+		}
+		pulled += moved
+	}
+	return pulled, nil
 }
 
 // takeSlot counts an attempt of row as started: a worker, a slot of its
@@ -132,6 +192,39 @@ func (n *Notifier) releasePayment(id *int64) {
 	if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
 		delete(n.inflightPayments, *id)
 	}
+}
+
+// findParked, at most once per parkFor, looks up the destinations with
+// parked first attempts in the database, so rows parked by an instance
+// that has since stopped (or by this one before a restart) are pulled
+// forward too, not only those this instance remembers parking.
+func (n *Notifier) findParked(ctx context.Context, now time.Time) error {
+	n.mu.Lock()
+	due := now.Sub(n.parkScanAt) >= n.parkFor()
+	if due {
+		n.parkScanAt = now
+	}
+	n.mu.Unlock()
+	if !due {
+		return nil
+	}
+	hosts, err := n.db.Client.Notification.Query().
+		Where(notification.Attempts(0), notification.LeaseUntilIsNil(),
+			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(n.parkHorizon()+n.parkFor()))).
+		Unique(true).
+		Select(notification.FieldHost).
+		Strings(ctx)
+	if err != nil {
+		return fmt.Errorf("find parked destinations: %w", err)
+	}
+	n.mu.Lock()
+	for _, h := range hosts {
+		if _, ok := n.parkedAt[h]; !ok {
+			n.parkedAt[h] = now
+		}
+	}
+	n.mu.Unlock()
+	return nil
 }
 
 // parkAfter is how long a destination must stay at its concurrency bound

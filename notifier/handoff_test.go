@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,6 +235,85 @@ func TestParkKeepsOldestDueAndStaggersTheRest(t *testing.T) {
 		}
 		if got := prev.Sub(t0); got < horizon {
 			t.Fatalf("the last row is parked for %v; the backlog reaches the horizon %v", got, horizon)
+		}
+	})
+}
+
+// TestParkedBacklogIsPulledForwardWhenSlotsFree: once a destination with
+// parked rows (found in the database, whoever parked them) has free slots
+// and nothing due, its earliest parked first attempts (as many as it has
+// free slots) are due at once, retries keep their schedule, and a
+// destination with nothing parked left is forgotten.
+func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		const hook = "http://192.0.2.1:9/hook" // never dialled
+		f := newFixture(t, d, hook, func(c *Config) { c.PerHost = 2 })
+		ctx := context.Background()
+		var rows []*entdb.Notification
+		for range 12 {
+			rows = append(rows, f.enqueue(t, f.envelope("pending", payload.TransportGET)))
+		}
+		host := rows[0].Host
+		retry := rows[len(rows)-1] // a failed first attempt, retried later
+		if err := f.db.Client.Notification.UpdateOneID(retry.ID).SetAttempts(1).SetStatus(notification.StatusRetrying).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.n.mu.Lock()
+		f.n.hostDuration[host] = 10 * time.Second // slow: parked far apart
+		f.n.perHost[host] = 2                     // both slots busy
+		// parkedAt stays empty, as in an instance that did not park these
+		// rows (or restarted since): it finds them in the database.
+		f.n.mu.Unlock()
+		if err := f.n.park(ctx, []string{host}, t0, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Second)
+		due := func() (ids []int64) {
+			for _, r := range rows {
+				if got := f.reload(t, r); !got.NextAttemptAt.After(f.clock.Now()) {
+					ids = append(ids, r.ID)
+				}
+			}
+			return ids
+		}
+		kept := due() // the oldest 2 x PerHost
+		if len(kept) != 4 {
+			t.Fatalf("%d rows due after parking, want 4", len(kept))
+		}
+
+		// Slots busy: nothing is pulled.
+		if n, err := f.n.pullParked(ctx); err != nil || n != 0 {
+			t.Fatalf("pulled %d (%v) with no free slot", n, err)
+		}
+		// One slot free: the earliest parked row is due now.
+		f.n.mu.Lock()
+		f.n.perHost[host] = 1
+		f.n.mu.Unlock()
+		if n, err := f.n.pullParked(ctx); err != nil || n != 1 {
+			t.Fatalf("pulled %d (%v), want 1", n, err)
+		}
+		if got := due(); len(got) != 5 || got[4] != rows[4].ID {
+			t.Fatalf("due after the pull: %v, want the kept 4 and row 4 (%d)", got, rows[4].ID)
+		}
+		// All slots free, repeatedly: every parked first attempt comes due,
+		// the retry stays on its schedule, then the destination is forgotten.
+		f.n.mu.Lock()
+		delete(f.n.perHost, host)
+		f.n.mu.Unlock()
+		for range 10 {
+			if _, err := f.n.pullParked(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := due(); len(got) != len(rows)-1 || slices.Contains(got, retry.ID) {
+			t.Fatalf("%d rows due, want all %d but the retry", len(got), len(rows)-1)
+		}
+		f.n.mu.Lock()
+		_, still := f.n.parkedAt[host]
+		f.n.mu.Unlock()
+		if still {
+			t.Fatal("a destination with nothing parked is still remembered as parked")
 		}
 	})
 }

@@ -156,7 +156,8 @@ type Notifier struct {
 	mu               sync.Mutex
 	perHost          map[string]int
 	inflightPayments map[int64]int
-	parkedAt         map[string]time.Time
+	parkedAt         map[string]time.Time     // destinations with parked rows, since when
+	parkScanAt       time.Time                // last look for parked rows in the database
 	hostDuration     map[string]time.Duration // recent attempt duration per destination
 	fullSince        map[string]time.Time     // destinations at their bound, since when
 	parking          sync.Mutex               // held while a park runs
