@@ -80,18 +80,30 @@ func reportMine(t *testing.T, err error) {
 	}
 }
 
-// waitMidBurst waits until all want notifications are stored and the
-// receiver has seen between 10% and 80% of them: the moment to strike.
-func waitMidBurst(t *testing.T, db *sql.DB, recv *faultReceiver, want int) {
+// storingDelay is how long the receiver takes per request while a burst is
+// being stored: long, so deliveries (which start as notifications are
+// stored) cannot outrun storing however slow this machine is, and still
+// below the 2 s attempt timeout, so no attempt fails.
+const storingDelay = time.Second
+
+// waitMidBurst waits until all want notifications are stored (the receiver
+// answering in storingDelay meanwhile), then lets the receiver answer in
+// delay and waits until it has seen between 10% and 80% of them: the
+// moment to strike.
+func waitMidBurst(t *testing.T, db *sql.DB, recv *faultReceiver, want int, delay time.Duration) {
 	t.Helper()
+	waitFor(t, 60*time.Second, "burst stored", func() (bool, string) {
+		stored, _ := queryInt(db, "SELECT COUNT(*) FROM notifications")
+		return stored == want, fmt.Sprintf("stored %d/%d, receiver saw %d", stored, want, recv.total.Load())
+	})
+	recv.delay.Store(int64(delay))
 	lo, hi := want/10, want*8/10
 	waitFor(t, 60*time.Second, "burst in progress", func() (bool, string) {
 		got := int(recv.total.Load())
-		stored, _ := queryInt(db, "SELECT COUNT(*) FROM notifications")
 		if got > hi {
-			t.Fatalf("the receiver saw %d of %d callbacks (stored %d) before the fault could be injected; slow the receiver down", got, want, stored)
+			t.Fatalf("the receiver saw %d of %d callbacks before the fault could be injected; slow the receiver down", got, want)
 		}
-		return stored == want && got >= lo, fmt.Sprintf("stored %d/%d, receiver saw %d", stored, want, got)
+		return got >= lo, fmt.Sprintf("receiver saw %d", got)
 	})
 }
 
@@ -114,13 +126,13 @@ func kill9MidBurst(t *testing.T, dsn, dir string) {
 	const addresses = 150
 	const want = 2 * addresses
 	recv := newFaultReceiver(t)
-	recv.delay.Store(int64(80 * time.Millisecond))
+	recv.delay.Store(int64(storingDelay))
 
 	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
 	key := p.apiKey(t)
 	db := openTestDB(t, dsn)
 	mined := startBurst(t, p, key, recv, addresses)
-	waitMidBurst(t, db, recv, want)
+	waitMidBurst(t, db, recv, want, 80*time.Millisecond)
 
 	p.kill9(t)
 	killedAt := time.Now()
@@ -293,12 +305,12 @@ func TestFaultPostgresRestart(t *testing.T) {
 	dsn, _ := newPGDatabase(t)
 	dir := t.TempDir()
 	recv := newFaultReceiver(t)
-	recv.delay.Store(int64(100 * time.Millisecond))
+	recv.delay.Store(int64(storingDelay))
 	p := startPayhook(t, dsn, dir, recv, deliveryFlags()...)
 	key := p.apiKey(t)
 	db := openTestDB(t, dsn)
 	mined := startBurst(t, p, key, recv, addresses)
-	waitMidBurst(t, db, recv, want)
+	waitMidBurst(t, db, recv, want, 100*time.Millisecond)
 	reportMine(t, <-mined)
 
 	mark := p.stderr.Len()
