@@ -884,6 +884,11 @@ func (n *Notifier) listenPeers(ctx context.Context) {
 	if msgs == nil {
 		return
 	}
+	// Events other instances committed before this listener was up were
+	// announced to nobody here: watchers re-read, the loop claims.
+	n.Wake()
+	n.events.publishAll()
+	close(n.listening)
 	for m := range msgs {
 		n.Wake()
 		if m.Payload == "" {

@@ -74,8 +74,23 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	f := newFixtureOn(t, dbA)
 	f.clock = &fakeClock{now: time.Now()}
 
-	// B's watchers learn of A's events through PostgreSQL NOTIFY.
+	// B's watchers learn of A's events through PostgreSQL NOTIFY: once B
+	// listens, its watchers are told of A's next event.
+	// A watcher of B from before B listened is told to re-read once it
+	// does: events committed meanwhile were announced to nobody.
+	early, unsubscribeEarly := b.Subscribe(f.keyID)
+	defer unsubscribeEarly()
 	b.Start()
+	select {
+	case <-b.listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("instance B does not listen for other instances' events")
+	}
+	select {
+	case <-early:
+	default:
+		t.Fatal("a watcher from before B listened was not told to re-read")
+	}
 	signal, unsubscribe := b.Subscribe(f.keyID)
 	defer unsubscribe()
 	a.Start()

@@ -172,6 +172,7 @@ type Notifier struct {
 
 	results      chan result
 	recorderDone chan struct{}
+	listening    chan struct{} // closed once other instances' NOTIFYs reach this one
 
 	// pendingTxs maps an open *entdb.Tx to its *pendingTx.
 	pendingTxs sync.Map
@@ -211,6 +212,7 @@ func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifie
 		sendCancel:       cancel,
 		results:          make(chan result, 1024),
 		recorderDone:     make(chan struct{}),
+		listening:        make(chan struct{}),
 	}
 	go n.recordLoop()
 	return n, nil
