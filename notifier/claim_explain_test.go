@@ -21,9 +21,11 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 )
 
-// TestClaimUsesIndex guards the claim query's plan: with a large queue
-// (200,000 finished rows, 20,000 scheduled for later, a few due) PostgreSQL
-// must find due work through the partial index, not by scanning the table.
+// TestClaimUsesIndex guards the plans of the queue's hot queries: with a
+// large table (200,000 finished rows, 20,000 scheduled for later, a few due)
+// PostgreSQL must find due work, and count the queue for the metrics,
+// through the partial indexes of rows still to deliver, not by scanning the
+// table.
 func TestClaimUsesIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -47,8 +49,8 @@ func TestClaimUsesIndex(t *testing.T) {
 
 	// Capture the SQL and arguments of the real claim query.
 	var mu sync.Mutex
-	var query, paymentQuery string
-	var args, paymentArgs []any
+	var query, paymentQuery, statsQuery string
+	var args, paymentArgs, statsArgs []any
 	drv := captureDriver{Driver: entsql.OpenDB(dialect.Postgres, db.SQL), f: func(q string, a any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -57,6 +59,8 @@ func TestClaimUsesIndex(t *testing.T) {
 			query, args = q, a.([]any)
 		case strings.Contains(q, `"notifications"."payment_id" IN`):
 			paymentQuery, paymentArgs = q, a.([]any)
+		case strings.Contains(q, "GROUP BY"):
+			statsQuery, statsArgs = q, a.([]any)
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
@@ -90,14 +94,28 @@ func TestClaimUsesIndex(t *testing.T) {
 	}
 	n.mu.Unlock()
 
+	// The metrics' queue depth counts the queue alone, not the 200,000
+	// finished rows.
+	st, err := n.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.ByStatus) != 2 || st.ByStatus["pending"] != 50 || st.ByStatus["retrying"] != 20000 {
+		t.Fatalf("queue depth %v, want 50 pending and 20000 retrying", st.ByStatus)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
-	if query == "" || paymentQuery == "" {
-		t.Fatalf("queries not captured: claim %q, payment check %q", query, paymentQuery)
+	if query == "" || paymentQuery == "" || statsQuery == "" {
+		t.Fatalf("queries not captured: claim %q, payment check %q, queue depth %q", query, paymentQuery, statsQuery)
+	}
+	plan := explain(t, db, statsQuery, statsArgs)
+	if !strings.Contains(plan, "notification_queued") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("the queue depth does not read the queued index alone:\n%s", plan)
 	}
 	// An index scan in due order that stops at the limit: no bitmap of
 	// every due row, no sort.
-	plan := explain(t, db, query, args)
+	plan = explain(t, db, query, args)
 	if !strings.Contains(plan, "Index Scan using notification_due") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
 		t.Fatalf("claim is not an ordered scan of the due index:\n%s", plan)
 	}
@@ -151,6 +169,11 @@ func newFixtureOn(t *testing.T, db *store.DB) *fixture {
 type captureDriver struct {
 	dialect.Driver
 	f func(query string, args any)
+}
+
+func (d captureDriver) Query(ctx context.Context, query string, args, v any) error {
+	d.f(query, args)
+	return d.Driver.Query(ctx, query, args, v)
 }
 
 func (d captureDriver) Tx(ctx context.Context) (dialect.Tx, error) {

@@ -487,6 +487,11 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, ev := range events {
+		if ev.Kind == deliveryevent.KindExpired {
+			n.observeFinished(notification.StatusFailed)
+		}
+	}
 	return claims, events, nil
 }
 
@@ -719,7 +724,9 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 		}
 	}
 	var events []*entdb.DeliveryEvent
+	var finished []notification.Status
 	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
+		finished = finished[:0]
 		if err := n.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
@@ -758,6 +765,8 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 					return err
 				}
 				status, at = cur.Status, cur.NextAttemptAt
+			} else if status == notification.StatusAcknowledged || status == notification.StatusFailed {
+				finished = append(finished, status)
 			}
 			events[i] = n.newEvent(r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
 		}
@@ -766,7 +775,20 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 		}
 		return n.notifyPeers(ctx, tx, events)
 	})
+	if err == nil {
+		n.observeFinished(finished...)
+	}
 	return events, err
+}
+
+// observeFinished tells the observer of notifications that left the queue
+// in a committed transaction of this instance.
+func (n *Notifier) observeFinished(statuses ...notification.Status) {
+	if o := n.cfg.Observer; o != nil {
+		for _, st := range statuses {
+			o.NotificationFinished(st.String())
+		}
+	}
 }
 
 // moveOn sets each notification's next state, only where this instance

@@ -79,7 +79,10 @@ func (n *Notifier) CloseWatchers() { n.events.close() }
 
 // QueueStats is the notification queue as metrics report it.
 type QueueStats struct {
-	// ByStatus counts notifications per delivery status.
+	// ByStatus counts the notifications still to deliver (pending or
+	// retrying, attempts in flight included) per delivery status.
+	// Acknowledged and failed notifications have left the queue; an
+	// Observer counts them as they finish.
 	ByStatus map[string]int
 	// OldestDue is how long the oldest due, unleased notification has been
 	// waiting (0 when none is due).
@@ -87,13 +90,17 @@ type QueueStats struct {
 }
 
 // Stats reads the queue's depth by status and the age of the oldest due
-// notification.
+// notification. Both read only the partial indexes of rows still to
+// deliver, so a scrape costs the size of the queue, not of the table.
 func (n *Notifier) Stats(ctx context.Context) (QueueStats, error) {
 	var rows []struct {
 		Status string `json:"status"`
 		Count  int    `json:"count"`
 	}
 	if err := n.db.Client.Notification.Query().
+		// next_attempt_at is set exactly while a row is pending or
+		// retrying: the predicate of the notification_queued index.
+		Where(notification.NextAttemptAtNotNil()).
 		GroupBy(notification.FieldStatus).
 		Aggregate(entdb.Count()).
 		Scan(ctx, &rows); err != nil {

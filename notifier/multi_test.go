@@ -18,9 +18,15 @@ import (
 	"github.com/payhook/payhook/notifier/payload"
 )
 
-type countingObserver struct{ n atomic.Int64 }
+type countingObserver struct{ n, acked atomic.Int64 }
 
 func (o *countingObserver) AttemptFinished(string, string, time.Duration) { o.n.Add(1) }
+
+func (o *countingObserver) NotificationFinished(status string) {
+	if status == "acknowledged" {
+		o.acked.Add(1)
+	}
+}
 
 // TestInstancesSplitDeliveries: two instances on one PostgreSQL database
 // share the queue; every notification is attempted exactly once, and an
@@ -163,5 +169,13 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	acked, err := dbA.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeAcknowledged)).Count(ctx)
 	if err != nil || acked != total {
 		t.Fatalf("%d acknowledged attempts logged, want %d (%v)", acked, total, err)
+	}
+	// Each instance counts the notifications it finished, once their
+	// outcome is committed (Stop waits for that): together, each
+	// notification once.
+	a.Stop()
+	b.Stop()
+	if got := obsA.acked.Load() + obsB.acked.Load(); got != total {
+		t.Fatalf("instances counted %d notifications acknowledged, want %d", got, total)
 	}
 }

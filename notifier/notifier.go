@@ -65,6 +65,10 @@ type Observer interface {
 	// AttemptFinished reports one attempt: transport is get, form or json;
 	// outcome is acknowledged, failed, blocked or interrupted.
 	AttemptFinished(transport, outcome string, d time.Duration)
+	// NotificationFinished reports a notification this instance moved out
+	// of the queue, once its transaction committed: status is acknowledged
+	// or failed (its delivery window closed).
+	NotificationFinished(status string)
 }
 
 // TransportOf names the transport of a stored request: get, form or json.

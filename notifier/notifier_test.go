@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -331,12 +332,33 @@ func TestRetryScheduleSameBytes(t *testing.T) {
 	})
 }
 
+// finishedObserver records the notifications reported finished.
+type finishedObserver struct {
+	mu       sync.Mutex
+	finished []string
+}
+
+func (o *finishedObserver) AttemptFinished(string, string, time.Duration) {}
+
+func (o *finishedObserver) NotificationFinished(status string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.finished = append(o.finished, status)
+}
+
+func (o *finishedObserver) get() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.finished)
+}
+
 // TestExpiryAfterWindow keeps a receiver failing until the window closes.
 func TestExpiryAfterWindow(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		rs := newReceiver(t, func(int, *http.Request) (int, string) { return 503, "" })
-		f := newFixture(t, d, rs.URL+"/hook")
+		obs := &finishedObserver{}
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Observer = obs })
 		row := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.run(t)
 		for i := 0; i < 100; i++ {
@@ -360,9 +382,46 @@ func TestExpiryAfterWindow(t *testing.T) {
 		if n := len(f.attempts(t, row)); n != want {
 			t.Fatalf("history has %d attempts, want %d", n, want)
 		}
+		if got := obs.get(); !slices.Equal(got, []string{"failed"}) {
+			t.Fatalf("observer told of finished notifications %v, want one failed", got)
+		}
 		last, err := f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
 		if err != nil || last.DeliveryStatus != "failed" {
 			t.Fatalf("last event %+v %v", last, err)
+		}
+	})
+}
+
+// TestExpiryWhileWaiting: a notification whose window closed while it
+// waited for its next attempt (payhook was down) fails when it is next
+// claimed, without another request, and is reported as finished.
+func TestExpiryWhileWaiting(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, func(int, *http.Request) (int, string) { return 503, "" })
+		obs := &finishedObserver{}
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Observer = obs })
+		row := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		f.run(t)
+		if got := f.reload(t, row); got.Status != notification.StatusRetrying || got.NextAttemptAt == nil {
+			t.Fatalf("after a failed first attempt: %s, next %v", got.Status, got.NextAttemptAt)
+		}
+		// Down past the whole delivery window.
+		f.clock.Set(f.reload(t, row).ExpiresAt.Add(time.Hour))
+		f.run(t)
+		got := f.reload(t, row)
+		if got.Status != notification.StatusFailed || got.NextAttemptAt != nil || got.Attempts != 1 {
+			t.Fatalf("%s after %d attempts, next %v; want failed after 1", got.Status, got.Attempts, got.NextAttemptAt)
+		}
+		if n := len(rs.requests()); n != 1 {
+			t.Fatalf("%d requests, want only the first attempt", n)
+		}
+		last, err := f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
+		if err != nil || last.Kind != deliveryevent.KindExpired || last.DeliveryStatus != "failed" {
+			t.Fatalf("last event %+v %v, want expired and failed", last, err)
+		}
+		if got := obs.get(); !slices.Equal(got, []string{"failed"}) {
+			t.Fatalf("observer told of finished notifications %v, want one failed", got)
 		}
 	})
 }

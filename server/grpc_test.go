@@ -178,23 +178,51 @@ func TestDevModeCreatesOneKey(t *testing.T) {
 
 func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
-	e := newDeliveryEnv(t, "sqlite")
-	e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
-	e.deliver(t)
-	r := e.in.Get(t, "/metrics", nil, "")
-	if r.Code != 200 {
-		t.Fatalf("HTTP %d", r.Code)
-	}
-	for _, want := range []string{
-		`payhook_deliveries_total{outcome="acknowledged",transport="json"} 1`,
-		`payhook_notifications{status="acknowledged"} 1`,
-		`payhook_notifications{status="pending"} 0`,
-		"payhook_delivery_attempt_duration_seconds_count",
-		"payhook_oldest_due_notification_age_seconds 0",
-		"payhook_watchers 0",
-	} {
-		if !strings.Contains(string(r.Body), want) {
-			t.Fatalf("metrics lack %q", want)
-		}
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newDeliveryEnv(t, string(d))
+			metrics := func() string {
+				t.Helper()
+				r := e.in.Get(t, "/metrics", nil, "")
+				if r.Code != 200 {
+					t.Fatalf("HTTP %d", r.Code)
+				}
+				return string(r.Body)
+			}
+			expect := func(body string, lines ...string) {
+				t.Helper()
+				for _, want := range lines {
+					if !strings.Contains(body, want+"\n") {
+						t.Fatalf("metrics lack %q", want)
+					}
+				}
+			}
+			e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
+			// Stored, not yet attempted: in the queue.
+			expect(metrics(),
+				`payhook_notifications{status="pending"} 1`,
+				`payhook_notifications{status="retrying"} 0`,
+				`payhook_notifications_finished_total{status="acknowledged"} 0`,
+			)
+			e.deliver(t)
+			// Acknowledged: out of the queue, counted as finished.
+			body := metrics()
+			expect(body,
+				`payhook_deliveries_total{outcome="acknowledged",transport="json"} 1`,
+				`payhook_notifications{status="pending"} 0`,
+				`payhook_notifications{status="retrying"} 0`,
+				`payhook_notifications_finished_total{status="acknowledged"} 1`,
+				`payhook_notifications_finished_total{status="failed"} 0`,
+				"payhook_oldest_due_notification_age_seconds 0",
+				"payhook_watchers 0",
+			)
+			if !strings.Contains(body, "payhook_delivery_attempt_duration_seconds_count") {
+				t.Fatal("metrics lack the attempt duration histogram")
+			}
+			if strings.Contains(body, `payhook_notifications{status="acknowledged"}`) {
+				t.Fatal("the queue gauge reports acknowledged notifications, which have left the queue")
+			}
+		})
 	}
 }

@@ -133,27 +133,27 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	if err != nil {
 		return nil, fmt.Errorf("--signing-key-file: %w", err)
 	}
-	var met *metrics.Metrics
+	// The metrics observe the notifier's attempts and, once it exists, read
+	// its queue at scrape time.
+	met := metrics.New(nil, nil)
 	signer := notifier.NewRSASigner(key)
 	pub, err := signer.PublicKeyPEM()
 	if err != nil {
 		return nil, err
 	}
 	s.notifier, err = notifier.New(s.db, signer, notifier.Config{
-		Policy:  schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.DeliveryWindow},
-		Egress:  egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
-		Workers: cfg.DeliveryWorkers,
-		PerHost: cfg.PerHostConcurrency,
-		Lease:   cfg.DeliveryLease,
-		Clock:   clockFunc(cfg.Now),
-		Observer: observerFunc(func(tr, outcome string, d time.Duration) {
-			met.AttemptFinished(tr, outcome, d)
-		}),
+		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.DeliveryWindow},
+		Egress:   egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
+		Workers:  cfg.DeliveryWorkers,
+		PerHost:  cfg.PerHostConcurrency,
+		Lease:    cfg.DeliveryLease,
+		Clock:    clockFunc(cfg.Now),
+		Observer: met,
 	}, logger)
 	if err != nil {
 		return nil, err
 	}
-	met = metrics.New(s.notifier.Stats, s.notifier.Watchers)
+	met.ObserveQueue(s.notifier.Stats, s.notifier.Watchers)
 
 	if cfg.Dev {
 		if err := s.ensureDevKey(ctx); err != nil {
@@ -303,13 +303,6 @@ func (s *Server) pollChain(ctx context.Context, ticker string) error {
 
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
-
-// observerFunc adapts a function to notifier.Observer.
-type observerFunc func(transport, outcome string, d time.Duration)
-
-func (f observerFunc) AttemptFinished(transport, outcome string, d time.Duration) {
-	f(transport, outcome, d)
-}
 
 type clockFunc func() time.Time
 

@@ -80,8 +80,13 @@ func (Notification) Indexes() []ent.Index {
 		index.Fields("next_attempt_at", "id").
 			Annotations(entsql.IndexWhere("(next_attempt_at IS NOT NULL)")).
 			StorageKey("notification_due"),
-		// Queue depth per status, for metrics.
-		index.Fields("status"),
+		// Queue depth per status, for metrics: like the due index it holds
+		// only rows still to deliver, so a scrape counts the queue, not
+		// every notification ever stored, and acknowledging a row adds no
+		// entry to it.
+		index.Fields("status").
+			Annotations(entsql.IndexWhere("(next_attempt_at IS NOT NULL)")).
+			StorageKey("notification_queued"),
 		// Undelivered notifications of a payment: a notification is sent
 		// as it is stored only when no earlier one of its payment is due.
 		index.Fields("payment_id").

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/notifier"
 )
 
@@ -34,6 +35,10 @@ var (
 		string(deliveryattempt.OutcomeBlocked),
 		string(deliveryattempt.OutcomeInterrupted),
 	}
+	finalStatuses = [...]string{
+		notification.StatusAcknowledged.String(),
+		notification.StatusFailed.String(),
+	}
 )
 
 // DurationBuckets are the upper bounds, in seconds, of the delivery attempt
@@ -50,6 +55,8 @@ type Metrics struct {
 	deliveries *prometheus.CounterVec
 	durations  *prometheus.HistogramVec
 	blocked    prometheus.Counter
+	finished   map[string]prometheus.Counter
+	finishedV  *prometheus.CounterVec
 
 	// series caches the children of the known label pairs. It is built in
 	// New and only read afterwards, so AttemptFinished needs no lock.
@@ -68,7 +75,9 @@ type transportSeries struct {
 //     payhook_delivery_attempt_duration_seconds{transport}, fed by
 //     AttemptFinished;
 //   - payhook_blocked_destinations_total, attempts refused by the SSRF guard;
-//   - payhook_notifications{status} and
+//   - payhook_notifications_finished_total{status}, notifications this
+//     instance acknowledged or failed, fed by NotificationFinished;
+//   - payhook_notifications{status} (the queue: pending, retrying) and
 //     payhook_oldest_due_notification_age_seconds, read from stats at each
 //     scrape (StatsTimeout), with payhook_metrics_scrape_errors_total
 //     counting failed reads;
@@ -95,7 +104,16 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 			Name:      "blocked_destinations_total",
 			Help:      "Delivery attempts refused because the callback resolved to a forbidden (private, loopback or special-purpose) address.",
 		}),
-		series: make(map[string]transportSeries, len(transports)),
+		finishedV: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "notifications_finished_total",
+			Help:      "Notifications that left the queue on this instance, by final status: acknowledged, or failed (delivery window closed).",
+		}, []string{"status"}),
+		finished: make(map[string]prometheus.Counter, len(finalStatuses)),
+		series:   make(map[string]transportSeries, len(transports)),
+	}
+	for _, st := range finalStatuses {
+		m.finished[st] = m.finishedV.WithLabelValues(st)
 	}
 	for _, t := range transports {
 		ts := transportSeries{
@@ -111,9 +129,25 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 		m.deliveries,
 		m.durations,
 		m.blocked,
+		m.finishedV,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.ObserveQueue(stats, watchers)
+	m.handler = promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		// A failing collector costs its own metrics, not the whole scrape;
+		// promhttp_metric_handler_errors_total counts such failures.
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      m.reg,
+	}))
+	return m
+}
+
+// ObserveQueue adds the metrics read from stats and watchers at each scrape,
+// for a Metrics built before the notifier it observes (the notifier takes
+// the Metrics as its Observer). A nil func leaves out the metrics it feeds;
+// call it at most once with each non-nil.
+func (m *Metrics) ObserveQueue(stats func(ctx context.Context) (notifier.QueueStats, error), watchers func() int) {
 	if stats != nil {
 		m.reg.MustRegister(newQueueCollector(stats, StatsTimeout))
 	}
@@ -124,13 +158,6 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 			Help:      "Live WatchDeliveries subscriptions on this instance.",
 		}, func() float64 { return float64(watchers()) }))
 	}
-	m.handler = promhttp.InstrumentMetricHandler(m.reg, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		// A failing collector costs its own metrics, not the whole scrape;
-		// promhttp_metric_handler_errors_total counts such failures.
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      m.reg,
-	}))
-	return m
 }
 
 // Handler serves the registry in the Prometheus exposition formats, with
@@ -162,6 +189,17 @@ func (m *Metrics) AttemptFinished(transport, outcome string, d time.Duration) {
 		outcome = OtherLabel
 	}
 	m.deliveries.WithLabelValues(transport, outcome).Inc()
+}
+
+// NotificationFinished counts a notification that left the queue. It
+// implements notifier.Observer and never blocks; a status outside
+// acknowledged and failed is recorded as OtherLabel.
+func (m *Metrics) NotificationFinished(status string) {
+	if c, ok := m.finished[status]; ok {
+		c.Inc()
+		return
+	}
+	m.finishedV.WithLabelValues(OtherLabel).Inc()
 }
 
 func knownOutcome(o string) bool {

@@ -111,6 +111,25 @@ payhook_blocked_destinations_total 2
 	}
 }
 
+func TestNotificationsFinished(t *testing.T) {
+	t.Parallel()
+	m := New(nil, nil)
+	m.NotificationFinished("acknowledged")
+	m.NotificationFinished("acknowledged")
+	m.NotificationFinished("failed")
+	m.NotificationFinished("paused") // outside the known set
+	const want = `
+# HELP payhook_notifications_finished_total Notifications that left the queue on this instance, by final status: acknowledged, or failed (delivery window closed).
+# TYPE payhook_notifications_finished_total counter
+payhook_notifications_finished_total{status="acknowledged"} 2
+payhook_notifications_finished_total{status="failed"} 1
+payhook_notifications_finished_total{status="other"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "payhook_notifications_finished_total"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestUnknownLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	m := New(nil, nil)
@@ -176,11 +195,9 @@ func TestQueueGauges(t *testing.T) {
 		want  string
 	}{
 		{
-			name:  "every status exported, absent ones at zero",
-			stats: notifier.QueueStats{ByStatus: map[string]int{"pending": 3, "failed": 1}, OldestDue: 1500 * time.Millisecond},
+			name:  "every queued status exported, absent ones at zero",
+			stats: notifier.QueueStats{ByStatus: map[string]int{"pending": 3}, OldestDue: 1500 * time.Millisecond},
 			want: `
-payhook_notifications{status="acknowledged"} 0
-payhook_notifications{status="failed"} 1
 payhook_notifications{status="pending"} 3
 payhook_notifications{status="retrying"} 0
 payhook_oldest_due_notification_age_seconds 1.5
@@ -191,8 +208,6 @@ payhook_metrics_scrape_errors_total 0
 			name:  "empty queue",
 			stats: notifier.QueueStats{},
 			want: `
-payhook_notifications{status="acknowledged"} 0
-payhook_notifications{status="failed"} 0
 payhook_notifications{status="pending"} 0
 payhook_notifications{status="retrying"} 0
 payhook_oldest_due_notification_age_seconds 0
@@ -201,10 +216,8 @@ payhook_metrics_scrape_errors_total 0
 		},
 		{
 			name:  "status added to the schema later is exported too",
-			stats: notifier.QueueStats{ByStatus: map[string]int{"acknowledged": 7, "retrying": 2, "paused": 4}},
+			stats: notifier.QueueStats{ByStatus: map[string]int{"retrying": 2, "paused": 4}},
 			want: `
-payhook_notifications{status="acknowledged"} 7
-payhook_notifications{status="failed"} 0
 payhook_notifications{status="paused"} 4
 payhook_notifications{status="pending"} 0
 payhook_notifications{status="retrying"} 2
@@ -244,10 +257,8 @@ func TestQueueHelpText(t *testing.T) {
 	t.Parallel()
 	m := New(fixedStats(notifier.QueueStats{ByStatus: map[string]int{"pending": 1}}), func() int { return 2 })
 	const want = `
-# HELP payhook_notifications Stored notifications by delivery status (pending, retrying, acknowledged, failed), read from the database at scrape time.
+# HELP payhook_notifications Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time.
 # TYPE payhook_notifications gauge
-payhook_notifications{status="acknowledged"} 0
-payhook_notifications{status="failed"} 0
 payhook_notifications{status="pending"} 1
 payhook_notifications{status="retrying"} 0
 # HELP payhook_oldest_due_notification_age_seconds How long the oldest due, unclaimed notification has been waiting for a worker (0 when none is due); a growing value means delivery is falling behind.
@@ -289,7 +300,7 @@ func TestScrapeErrorSkipsQueueGauges(t *testing.T) {
 				t.Errorf("scrape %d lacks %q", i+1, line)
 			}
 		}
-		for _, name := range []string{"payhook_notifications", "payhook_oldest_due_notification_age_seconds"} {
+		for _, name := range []string{"payhook_notifications{", "payhook_oldest_due_notification_age_seconds"} {
 			if strings.Contains(body, "\n"+name) {
 				t.Errorf("scrape %d has %s despite the failed read", i+1, name)
 			}
@@ -304,7 +315,7 @@ func TestScrapeErrorSkipsQueueGauges(t *testing.T) {
 	for _, line := range []string{
 		"payhook_metrics_scrape_errors_total 2",
 		`payhook_notifications{status="pending"} 1`,
-		`payhook_notifications{status="failed"} 0`,
+		`payhook_notifications{status="retrying"} 0`,
 		"payhook_oldest_due_notification_age_seconds 0",
 	} {
 		if !containsLine(body, line) {

@@ -11,13 +11,12 @@ import (
 	"github.com/payhook/payhook/notifier"
 )
 
-// statuses are the notification statuses always exported, at 0 when the
-// queue holds none.
+// statuses are the queued notification statuses always exported, at 0 when
+// the queue holds none. Acknowledged and failed notifications have left the
+// queue; payhook_notifications_finished_total counts them.
 var statuses = [...]string{
 	notification.StatusPending.String(),
 	notification.StatusRetrying.String(),
-	notification.StatusAcknowledged.String(),
-	notification.StatusFailed.String(),
 }
 
 // queueCollector reads the notification queue at scrape time. Reading at
@@ -40,7 +39,7 @@ func newQueueCollector(stats func(ctx context.Context) (notifier.QueueStats, err
 		timeout: timeout,
 		byStatus: prometheus.NewDesc(
 			prometheus.BuildFQName(Namespace, "", "notifications"),
-			"Stored notifications by delivery status (pending, retrying, acknowledged, failed), read from the database at scrape time.",
+			"Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time.",
 			[]string{"status"}, nil,
 		),
 		oldest: prometheus.NewDesc(

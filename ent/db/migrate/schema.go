@@ -244,9 +244,12 @@ var (
 				},
 			},
 			{
-				Name:    "notification_status",
+				Name:    "notification_queued",
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[14]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "(next_attempt_at IS NOT NULL)",
+				},
 			},
 			{
 				Name:    "notification_payment_undelivered",
