@@ -38,6 +38,7 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/metrics"
 )
 
 // benchOptions are the flags of payhook bench.
@@ -60,6 +61,7 @@ type benchOptions struct {
 	limitsFor   time.Duration
 	cpuProfile  string
 	repeat      int
+	scrapeEvery time.Duration
 }
 
 // benchRun is one measured run.
@@ -84,6 +86,8 @@ type benchRun struct {
 	RatioRSALimit   float64 `json:"ratio_to_rsa_limit,omitempty"`
 	RatioHTTPLimit  float64 `json:"ratio_to_http_limit,omitempty"`
 	AcknowledgedAll bool    `json:"acknowledged_all"`
+	// Metrics is what payhook's /metrics reported during and after the run.
+	Metrics benchMetrics `json:"metrics"`
 }
 
 // benchReport is what payhook bench writes as JSON.
@@ -124,6 +128,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.producers, "producers", runtime.GOMAXPROCS(0), "goroutines storing notifications")
 	fs.IntVar(&o.batch, "batch", 100, "notifications per producer transaction")
 	fs.IntVar(&o.workers, "workers", 128, "delivery workers")
+	fs.DurationVar(&o.scrapeEvery, "scrape-every", 5*time.Second, "how often a run scrapes payhook's /metrics for the queue gauges (each scrape counts the queue in the database)")
 	fs.StringVar(&o.out, "out", "bench.json", "JSON results file")
 	fs.DurationVar(&o.limitsFor, "limits-for", 3*time.Second, "how long each machine-limit measurement runs")
 	fs.IntVar(&o.repeat, "repeat", 1, "run the latency run, and the one with a dead endpoint, this many times each, alternately (the summary compares medians)")
@@ -265,6 +270,21 @@ func printReport(w io.Writer, r benchReport) {
 			ratio = fmt.Sprintf("%.2f", x.RatioRSALimit)
 		}
 		fmt.Fprintf(w, "%-28s %-5s %-5s %7d %9.0f %8.1f %8.1f %8.1f %8.1f %10.3f %8.0f %7s %7.2f\n", name, x.Transport, x.Signer, x.Notifications, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Maxms, x.CPUPer1000, x.PeakRSSMiB, ratio, x.RatioHTTPLimit)
+	}
+	fmt.Fprintf(w, "\nread from payhook's /metrics:\n%-28s %-5s %9s %9s %14s %10s %12s\n", "run", "tx", "acked", "not acked", "attempt p99 <=", "max queued", "max oldest s")
+	for _, x := range r.Runs {
+		name := x.Name
+		if x.TargetRate > 0 {
+			name += fmt.Sprintf(" @%d/s", x.TargetRate)
+		}
+		var other float64
+		for o, v := range x.Metrics.Attempts {
+			if o != "acknowledged" {
+				other += v
+			}
+		}
+		fmt.Fprintf(w, "%-28s %-5s %9.0f %9.0f %11.0f ms %10.0f %12.2f\n", name, x.Transport, x.Metrics.Attempts["acknowledged"], other,
+			x.Metrics.AttemptP99ms, x.Metrics.MaxQueued, x.Metrics.MaxOldestDueSecs)
 	}
 	for _, x := range r.Runs {
 		if x.DeadQueued > 0 {
@@ -447,15 +467,23 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	if signerName == "hmac" {
 		signer = notifier.NewHMACSigner([]byte("bench-secret"))
 	}
+	met := metrics.New(nil, nil)
 	n0, err := notifier.New(db, signer, notifier.Config{
-		Egress:  egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
-		Workers: o.workers,
-		PerHost: perHost,
-		Batch:   256,
+		Egress:   egress.Config{Timeout: 30 * time.Second, AllowPrivate: allow},
+		Workers:  o.workers,
+		PerHost:  perHost,
+		Batch:    256,
+		Observer: met,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return res, err
 	}
+	met.ObserveQueue(n0.Stats, n0.Watchers)
+	scraper, err := newMetricsScraper(met)
+	if err != nil {
+		return res, err
+	}
+	defer scraper.close()
 	addrID, keyID, err := benchAddress(ctx, db)
 	if err != nil {
 		return res, err
@@ -499,6 +527,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	scraper.sample(ctx, o.scrapeEvery)
 	commits := make([]map[string]time.Time, o.producers)
 	start := time.Now()
 	var bar *progressbar.ProgressBar
@@ -586,6 +615,25 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
+	// What /metrics says must agree with what the receiver saw, once the
+	// last outcomes are recorded (they are counted after the commit that
+	// records them, shortly after the receiver answered).
+	acked := float64(len(recv.acked))
+	for wait := time.Now(); ; {
+		m, err := scraper.finish(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Metrics = m
+		if m.Finished["acknowledged"] >= acked || time.Since(wait) > 10*time.Second {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the benchmark polling /metrics after the measured window
+	}
+	if got := res.Metrics.Finished["acknowledged"]; got != acked || res.Metrics.Attempts["acknowledged"] != acked {
+		return res, fmt.Errorf("/metrics counts %.0f acknowledged attempts and %.0f acknowledged notifications; the receiver acknowledged %.0f",
+			res.Metrics.Attempts["acknowledged"], got, acked)
+	}
 	var lat []float64
 	first, last := time.Time{}, time.Time{}
 	for _, m := range commits {
@@ -671,6 +719,7 @@ func waitParked(ctx context.Context, db *store.DB, endpoint string, perHost int,
 // Enqueue the payment code calls, and records their commit time.
 func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int, env func(int) notifier.Envelope, commits map[string]time.Time) error {
 	ids := make([]string, 0, k)
+	var committed time.Time
 	if err := store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
 		for j := range k {
 			row, err := n.Enqueue(ctx, tx, env(j))
@@ -679,14 +728,24 @@ func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int
 			}
 			ids = append(ids, row.UUID)
 		}
+		// Registered last, this hook runs innermost: it stamps the instant
+		// the database's COMMIT returned, before the notifier's own commit
+		// hook hands the rows to its senders. Stamping after WithTx returns
+		// would start the clock after a send may already have begun.
+		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				err := next.Commit(ctx, tx)
+				committed = time.Now()
+				return err
+			})
+		})
 		return nil
 	}); err != nil {
 		return err
 	}
 	if commits != nil {
-		now := time.Now()
 		for _, id := range ids {
-			commits[id] = now
+			commits[id] = committed
 		}
 	}
 	return nil
@@ -695,6 +754,21 @@ func enqueueBatch(ctx context.Context, db *store.DB, n *notifier.Notifier, k int
 // prefill stores queued notifications due far in the future, in bulk.
 func prefill(ctx context.Context, db *store.DB, addrID, keyID int64, count int) error {
 	future := time.Now().Add(24 * time.Hour)
+	if db.Dialect == store.Postgres {
+		// Generated in the database: a million rows in seconds.
+		for done := 0; done < count; {
+			k := min(100000, count-done)
+			if _, err := db.SQL.ExecContext(ctx, `INSERT INTO notifications (created_at, updated_at, uuid, ticker, address_in, host, payment_status,
+					method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, address_id, api_key_id)
+				SELECT now(), now(), gen_random_uuid()::text, 'btc', $1, '127.0.0.1:9', 'confirmed',
+					'GET', 'http://127.0.0.1:9/queued', '', '', '', '', 'retrying', 1, $2, $3, $4, $5 FROM generate_series(1, $6)`,
+				benchAddressIn, future, future.Add(time.Hour), addrID, keyID, k); err != nil {
+				return fmt.Errorf("prefill: %w", err)
+			}
+			done += k
+		}
+		return nil
+	}
 	for done := 0; done < count; {
 		k := min(2000, count-done)
 		builders := make([]*entdb.NotificationCreate, k)

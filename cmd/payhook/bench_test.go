@@ -22,7 +22,7 @@ func TestBenchSmoke(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := bench(context.Background(), []string{
 		"--db", "sqlite", "--transports", "get,json", "--n", "60", "--hmac-n", "60",
-		"--rate", "200", "--latency-n", "60", "--dead", "40", "--limits-for", "100ms", "--out", out,
+		"--rate", "200", "--latency-n", "60", "--dead", "40", "--limits-for", "100ms", "--scrape-every", "20ms", "--out", out,
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -43,6 +43,16 @@ func TestBenchSmoke(t *testing.T) {
 		}
 		if r.DeadQueued > 0 && r.DeadSettleSecs <= 0 {
 			t.Errorf("run %s: the dead endpoint's backlog was not waited for", r.Name)
+		}
+		// What payhook's /metrics said, read over HTTP during and after the
+		// run (bench itself fails if the counts disagree with the receiver).
+		m := r.Metrics
+		if m.Scrapes < 2 || m.Attempts["acknowledged"] != float64(r.Notifications) || m.Finished["acknowledged"] != float64(r.Notifications) ||
+			m.AttemptP99ms <= 0 || m.Blocked != 0 {
+			t.Errorf("run %s: metrics %+v", r.Name, m)
+		}
+		if r.DeadQueued > 0 && m.MaxQueued < float64(r.DeadQueued) {
+			t.Errorf("run %s: the scrapes saw at most %.0f queued with %d queued for the dead endpoint", r.Name, m.MaxQueued, r.DeadQueued)
 		}
 	}
 	want := "throughput/get/rsa throughput/json/rsa engine-ceiling/json/hmac latency/json/rsa latency-with-dead-endpoint/json/rsa"
