@@ -565,6 +565,10 @@ func (n *Notifier) send(c claim) {
 		ContentType: c.n.ContentType,
 		Body:        c.n.Body,
 		Header:      header,
+		// Receivers deduplicate by the notification's uuid; the header
+		// says so, and lets a POST be resent on a fresh connection when a
+		// kept-alive one was closed under it.
+		IdempotencyKey: c.n.UUID,
 	})
 	r := result{c: c, finished: n.cfg.Clock.Now()}
 	r.duration = r.finished.Sub(start)

@@ -65,8 +65,8 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // got is one request a receiver saw.
 type got struct {
-	method, url, contentType, signature string
-	body                                []byte
+	method, url, contentType, signature, idempotencyKey string
+	body                                                []byte
 }
 
 // receiverServer is a real HTTP receiver whose answers the test scripts.
@@ -83,7 +83,7 @@ func newReceiver(t *testing.T, reply func(n int, r *http.Request) (int, string))
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body)) // the scripted reply may verify it
-		g := got{method: r.Method, url: "http://" + r.Host + r.RequestURI, contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(SignatureHeader), body: body}
+		g := got{method: r.Method, url: "http://" + r.Host + r.RequestURI, contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(SignatureHeader), idempotencyKey: r.Header.Get("Idempotency-Key"), body: body}
 		rs.mu.Lock()
 		rs.reqs = append(rs.reqs, g)
 		n := len(rs.reqs)
@@ -312,6 +312,10 @@ func TestRetryScheduleSameBytes(t *testing.T) {
 		for _, r := range reqs[1:] {
 			if r.url != reqs[0].url || !bytes.Equal(r.body, reqs[0].body) || r.signature != reqs[0].signature || r.signature == "" {
 				t.Fatal("a retry sent different bytes")
+			}
+			// Every attempt names the notification as its idempotency key.
+			if r.idempotencyKey != row.UUID || reqs[0].idempotencyKey != row.UUID {
+				t.Fatalf("Idempotency-Key %q, want the notification's uuid %s", r.idempotencyKey, row.UUID)
 			}
 		}
 		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged || got.Attempts != 6 {

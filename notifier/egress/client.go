@@ -156,6 +156,12 @@ type Request struct {
 	// Header holds extra headers (for example the signature). User-Agent
 	// and Content-Type are set by the client and override entries here.
 	Header http.Header
+	// IdempotencyKey, when set, is sent as Idempotency-Key. It also marks a
+	// POST as safe to resend: when a kept-alive connection turns out to
+	// have been closed by the server as the request went out (a server's
+	// idle timeout racing the reuse), the request is sent again on a new
+	// connection within the same attempt instead of failing it.
+	IdempotencyKey string
 }
 
 // Response is the merchant's answer to one attempt.
@@ -213,6 +219,11 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 		}
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if r.IdempotencyKey != "" {
+		// net/http resends a request with this header (and a rewindable
+		// body, which bytes.Reader gives) after a stale-connection error.
+		req.Header.Set("Idempotency-Key", r.IdempotencyKey)
+	}
 	if r.ContentType != "" {
 		req.Header.Set("Content-Type", r.ContentType)
 	}

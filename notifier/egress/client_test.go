@@ -1,6 +1,7 @@
 package egress_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -378,5 +379,89 @@ func TestNew(t *testing.T) {
 	d := egress.Config{}.WithDefaults()
 	if d.Timeout != 30*time.Second || d.MaxBody != 64<<10 || d.UserAgent != "payhook/1 (+webhook)" {
 		t.Errorf("defaults = %+v", d)
+	}
+}
+
+// TestDoResendsPOSTOnStaleConnection: a server that closes a kept-alive
+// connection just as a request arrives on it (an idle timeout racing the
+// reuse, as Node's 5 s default does) costs a POST with an idempotency key
+// nothing: it is sent again on a new connection within the same attempt.
+// Without the key net/http may not resend a POST, and the attempt fails.
+func TestDoResendsPOSTOnStaleConnection(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		key     string
+		wantErr bool
+	}{
+		{name: "with idempotency key", key: "8f14e45f-ceea-467e-a6b8-3f1c6c0b0b1a"},
+		{name: "without", wantErr: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+			type seen struct {
+				conn int
+				body string
+				key  string
+			}
+			got := make(chan seen, 10)
+			go func() {
+				for conn := 1; ; conn++ {
+					nc, err := l.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer nc.Close()
+						br := bufio.NewReader(nc)
+						for served := 0; ; served++ {
+							req, err := http.ReadRequest(br)
+							if err != nil {
+								return
+							}
+							b, _ := io.ReadAll(req.Body)
+							got <- seen{conn: conn, body: string(b), key: req.Header.Get("Idempotency-Key")}
+							if conn == 1 && served == 1 {
+								return // the second request on the first connection: hang up unanswered
+							}
+							_, _ = io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+						}
+					}()
+				}
+			}()
+			hook := "http://" + l.Addr().String() + "/hook"
+			cl := newClient(t, egress.Config{AllowPrivate: []string{hook}})
+			post := func(body string) (egress.Response, error) {
+				return cl.Do(t.Context(), egress.Request{Method: http.MethodPost, URL: hook, ContentType: "application/json",
+					Body: []byte(body), IdempotencyKey: c.key})
+			}
+			if r, err := post(`{"n":1}`); err != nil || r.Status != 200 {
+				t.Fatalf("first POST: %v %v", r.Status, err)
+			}
+			if s := <-got; s.conn != 1 || s.body != `{"n":1}` || s.key != c.key {
+				t.Fatalf("first request %+v", s)
+			}
+			r, err := post(`{"n":2}`)
+			if s := <-got; s.conn != 1 || s.body != `{"n":2}` {
+				t.Fatalf("second request %+v, want it on the kept-alive connection", s)
+			}
+			if c.wantErr {
+				if err == nil {
+					t.Fatal("a POST without an idempotency key was resent")
+				}
+				return
+			}
+			if err != nil || r.Status != 200 {
+				t.Fatalf("second POST: %v %v; want it resent and answered", r.Status, err)
+			}
+			if s := <-got; s.conn != 2 || s.body != `{"n":2}` || s.key != c.key {
+				t.Fatalf("resent request %+v, want the same body and key on a new connection", s)
+			}
+		})
 	}
 }
