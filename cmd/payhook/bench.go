@@ -31,6 +31,7 @@ import (
 	"golang.org/x/term"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
@@ -86,6 +87,8 @@ type benchRun struct {
 	RatioRSALimit   float64 `json:"ratio_to_rsa_limit,omitempty"`
 	RatioHTTPLimit  float64 `json:"ratio_to_http_limit,omitempty"`
 	AcknowledgedAll bool    `json:"acknowledged_all"`
+	// FailedAttempts counts the attempts not acknowledged, by error.
+	FailedAttempts map[string]int `json:"failed_attempts,omitempty"`
 	// Metrics is what payhook's /metrics reported during and after the run.
 	Metrics benchMetrics `json:"metrics"`
 }
@@ -629,6 +632,23 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 			break
 		}
 		time.Sleep(50 * time.Millisecond) // the benchmark polling /metrics after the measured window
+	}
+	// Attempts that were not acknowledged, by what went wrong (the log is
+	// the attempts table).
+	var errs []struct {
+		Error string `json:"error"`
+		Count int    `json:"count"`
+	}
+	if err := db.Client.DeliveryAttempt.Query().
+		Where(deliveryattempt.OutcomeNotIn(deliveryattempt.OutcomeAcknowledged, deliveryattempt.OutcomeInFlight)).
+		GroupBy(deliveryattempt.FieldError).Aggregate(entdb.Count()).Scan(ctx, &errs); err != nil {
+		return res, err
+	}
+	for _, e := range errs {
+		if res.FailedAttempts == nil {
+			res.FailedAttempts = map[string]int{}
+		}
+		res.FailedAttempts[e.Error] = e.Count
 	}
 	if got := res.Metrics.Finished["acknowledged"]; got != acked || res.Metrics.Attempts["acknowledged"] != acked {
 		return res, fmt.Errorf("/metrics counts %.0f acknowledged attempts and %.0f acknowledged notifications; the receiver acknowledged %.0f",
