@@ -356,6 +356,11 @@ func (o *finishedObserver) get() []string {
 	return slices.Clone(o.finished)
 }
 
+// lastEvent is the latest delivery event of row.
+func (f *fixture) lastEvent(row *entdb.Notification) (*entdb.DeliveryEvent, error) {
+	return f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
+}
+
 // TestExpiryAfterWindow keeps a receiver failing until the window closes.
 func TestExpiryAfterWindow(t *testing.T) {
 	t.Parallel()
@@ -389,7 +394,7 @@ func TestExpiryAfterWindow(t *testing.T) {
 		if got := obs.get(); !slices.Equal(got, []string{"failed"}) {
 			t.Fatalf("observer told of finished notifications %v, want one failed", got)
 		}
-		last, err := f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
+		last, err := f.lastEvent(row)
 		if err != nil || last.DeliveryStatus != "failed" {
 			t.Fatalf("last event %+v %v", last, err)
 		}
@@ -420,7 +425,7 @@ func TestExpiryWhileWaiting(t *testing.T) {
 		if n := len(rs.requests()); n != 1 {
 			t.Fatalf("%d requests, want only the first attempt", n)
 		}
-		last, err := f.db.Client.DeliveryEvent.Query().Where(deliveryevent.NotificationID(row.ID)).Order(entdb.Desc(deliveryevent.FieldID)).First(context.Background())
+		last, err := f.lastEvent(row)
 		if err != nil || last.Kind != deliveryevent.KindExpired || last.DeliveryStatus != "failed" {
 			t.Fatalf("last event %+v %v, want expired and failed", last, err)
 		}

@@ -616,12 +616,13 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 
-	recv.mu.Lock()
-	defer recv.mu.Unlock()
 	// What /metrics says must agree with what the receiver saw, once the
 	// last outcomes are recorded (they are counted after the commit that
-	// records them, shortly after the receiver answered).
+	// records them, shortly after the receiver answered). The receiver is
+	// not held while waiting: a late request must not stall the record.
+	recv.mu.Lock()
 	acked := float64(len(recv.acked))
+	recv.mu.Unlock()
 	for wait := time.Now(); ; {
 		m, err := scraper.finish(ctx)
 		if err != nil {
@@ -644,16 +645,19 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		GroupBy(deliveryattempt.FieldError).Aggregate(entdb.Count()).Scan(ctx, &errs); err != nil {
 		return res, err
 	}
-	for _, e := range errs {
-		if res.FailedAttempts == nil {
-			res.FailedAttempts = map[string]int{}
+	if len(errs) > 0 {
+		res.FailedAttempts = make(map[string]int, len(errs))
+		for _, e := range errs {
+			res.FailedAttempts[e.Error] = e.Count
 		}
-		res.FailedAttempts[e.Error] = e.Count
 	}
 	if got := res.Metrics.Finished["acknowledged"]; got != acked || res.Metrics.Attempts["acknowledged"] != acked {
 		return res, fmt.Errorf("/metrics counts %.0f acknowledged attempts and %.0f acknowledged notifications; the receiver acknowledged %.0f",
 			res.Metrics.Attempts["acknowledged"], got, acked)
 	}
+
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
 	var lat []float64
 	first, last := time.Time{}, time.Time{}
 	for _, m := range commits {
