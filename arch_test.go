@@ -1,38 +1,296 @@
 package payhook_test
 
 import (
+	"encoding/json"
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
+// mod is the module's import path.
+const mod = "github.com/payhook/payhook"
+
+// pkg is what go list reports of one package.
+type pkg struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	Standard   bool
+	// Imports are the direct imports of the package's non-test files.
+	Imports []string
+	// Deps are every package the non-test files depend on, transitively.
+	Deps           []string
+	GoFiles        []string
+	TestGoFiles    []string
+	XTestGoFiles   []string
+	IgnoredGoFiles []string
+}
+
+// ours reports whether p is a package of this module.
+func (p *pkg) ours() bool { return under(p.ImportPath, mod) }
+
+// helper reports whether p is a test-only helper package (pgtest, chaintest,
+// servertest...): design.md names them *test.
+func (p *pkg) helper() bool { return strings.HasSuffix(p.Name, "test") }
+
+// under reports whether path is root or inside it.
+func under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+"/")
+}
+
+var (
+	listOnce sync.Once
+	listed   map[string]*pkg
+	listErr  error
+)
+
+// packages lists every package of the module and its dependencies, once per
+// test binary.
+func packages(t *testing.T) map[string]*pkg {
+	t.Helper()
+	listOnce.Do(func() {
+		out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Name,Dir,Standard,Imports,Deps,GoFiles,TestGoFiles,XTestGoFiles,IgnoredGoFiles", "./...").Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				err = errors.New(err.Error() + "\n" + string(ee.Stderr))
+			}
+			listErr = err
+			return
+		}
+		listed = map[string]*pkg{}
+		dec := json.NewDecoder(strings.NewReader(string(out)))
+		for {
+			p := &pkg{}
+			if err := dec.Decode(p); err == io.EOF {
+				break
+			} else if err != nil {
+				listErr = err
+				return
+			}
+			listed[p.ImportPath] = p
+		}
+	})
+	if listErr != nil {
+		t.Fatalf("go list: %v", listErr)
+	}
+	return listed
+}
+
+// ourPackages returns the module's packages in import-path order.
+func ourPackages(t *testing.T) []*pkg {
+	var ps []*pkg
+	for _, p := range packages(t) {
+		if p.ours() {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *pkg) int { return strings.Compare(a.ImportPath, b.ImportPath) })
+	return ps
+}
+
+// importRule says who may import a kind of package directly (non-test
+// files only; _test.go files may import anything).
+type importRule struct {
+	// rule is design.md's wording, quoted in failures.
+	rule string
+	// target reports whether an import is what the rule is about.
+	target func(imp *pkg) bool
+	// may reports whether importer may import it.
+	may func(importer *pkg) bool
+}
+
 // TestImportDirections enforces design.md's import table: arrows point
-// inward, and chains, notifier and gen know nothing of the layers above them.
+// inward, chains, notifier and gen know nothing of the layers above them,
+// storage is reached through server, and test helpers stay in tests.
 func TestImportDirections(t *testing.T) {
-	const mod = "github.com/payhook/payhook/"
-	rules := []struct {
+	const entRule = "ent/... is imported only by server/, notifier/ and ent/ itself (cmd goes through server)"
+	direct := []importRule{
+		{
+			rule:   entRule,
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/ent") },
+			may: func(p *pkg) bool {
+				return under(p.ImportPath, mod+"/server") || under(p.ImportPath, mod+"/notifier") || under(p.ImportPath, mod+"/ent")
+			},
+		},
+		{
+			rule:   "gen is imported only by server/ and cmd/",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/gen") },
+			may: func(p *pkg) bool {
+				return under(p.ImportPath, mod+"/server") || under(p.ImportPath, mod+"/cmd") || under(p.ImportPath, mod+"/gen")
+			},
+		},
+		{
+			rule:   "test helpers (packages named *test) are imported only from _test.go files and other *test packages",
+			target: func(p *pkg) bool { return p.ours() && p.helper() },
+			may:    (*pkg).helper,
+		},
+		// Go itself refuses an import of another tree's internal/ package;
+		// the rules below are the layering inside server/ that the compiler
+		// cannot see. server is the composition root: only commands (and
+		// the servertest helper) build one. server/rpc and server/gateway
+		// translate the wire to the domain and are parts that only the
+		// root wires; the domain packages (payment, address, apikey,
+		// metrics, merchant/...) may use one another's exported API but
+		// never reach up into the wire layer or the root.
+		{
+			rule:   "server (the composition root) is imported only by cmd/ and test helpers",
+			target: func(p *pkg) bool { return p.ImportPath == mod+"/server" },
+			may:    func(p *pkg) bool { return under(p.ImportPath, mod+"/cmd") || p.helper() },
+		},
+		// The benchmark's database side serves cmd/payhook-bench alone.
+		{
+			rule:   "server/bench (the database side of payhook-bench) is imported only by cmd/payhook-bench",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/server/bench") },
+			may:    func(p *pkg) bool { return p.ImportPath == mod+"/cmd/payhook-bench" },
+		},
+		{
+			rule: "server/rpc and server/gateway (the wire layer) are imported only by server, the root that wires them",
+			target: func(p *pkg) bool {
+				return under(p.ImportPath, mod+"/server/rpc") || under(p.ImportPath, mod+"/server/gateway")
+			},
+			may: func(p *pkg) bool { return p.ImportPath == mod+"/server" },
+		},
+	}
+	all := packages(t)
+	for _, p := range ourPackages(t) {
+		for _, imp := range p.Imports {
+			ip, ok := all[imp]
+			if !ok {
+				continue // "C" and the like
+			}
+			for _, r := range direct {
+				if !r.target(ip) || r.may(p) || under(imp, p.ImportPath) {
+					continue
+				}
+				t.Errorf("%s imports %s (design.md: %s)", p.ImportPath, imp, r.rule)
+			}
+		}
+	}
+	// Transitive rules: what a layer must not depend on at all.
+	deps := []struct {
 		pkgs      string
 		forbidden []string
 	}{
-		{"./gen/...", []string{mod + "server", mod + "notifier", mod + "chains", mod + "ent"}},
-		{"./ent/schema/...", []string{mod + "ent/db", mod + "notifier", mod + "chains", mod + "server", mod + "gen"}},
-		{"./chains/...", []string{mod + "ent", mod + "notifier", mod + "server", mod + "gen"}},
-		{"./notifier/...", []string{mod + "server", mod + "gen", mod + "chains"}},
+		{mod + "/gen", []string{mod + "/server", mod + "/notifier", mod + "/chains", mod + "/ent"}},
+		{mod + "/ent/schema", []string{mod + "/ent/db", mod + "/notifier", mod + "/chains", mod + "/server", mod + "/gen"}},
+		{mod + "/chains", []string{mod + "/ent", mod + "/notifier", mod + "/server", mod + "/gen"}},
+		{mod + "/notifier", []string{mod + "/server", mod + "/gen", mod + "/chains"}},
+		// Reactors do the enqueueing and depend on payment, not the
+		// reverse: payment knows no notifier, wire or other server part.
+		{mod + "/server/payment", []string{mod + "/notifier", mod + "/gen", mod + "/server"}},
+		// The production binary carries no benchmark code.
+		{mod + "/cmd/payhook", []string{mod + "/server/bench"}},
 	}
-	for _, r := range rules {
-		out, err := exec.Command("go", "list", "-deps=false", "-f", `{{.ImportPath}}:{{join .Deps " "}}`, r.pkgs).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", r.pkgs, err, out)
-		}
-		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-			pkg, deps, _ := strings.Cut(line, ":")
-			for dep := range strings.FieldsSeq(deps) {
+	for _, p := range ourPackages(t) {
+		for _, r := range deps {
+			if !under(p.ImportPath, r.pkgs) || p.helper() {
+				continue
+			}
+			for _, dep := range p.Deps {
+				if under(dep, r.pkgs) {
+					continue // its own subpackages
+				}
 				for _, f := range r.forbidden {
-					if (dep == f || strings.HasPrefix(dep, f+"/")) && !strings.HasSuffix(pkg, "test") {
-						t.Errorf("%s imports %s (design.md: %s must not import %s)", pkg, dep, r.pkgs, f)
+					if under(dep, f) {
+						t.Errorf("%s depends on %s (design.md: %s/... must not import %s/...)", p.ImportPath, dep, short(r.pkgs), short(f))
 					}
 				}
 			}
 		}
 	}
+
+	// receiver is what merchants import: the standard library only (whose
+	// packages import only the standard library, so direct imports tell).
+	for _, p := range ourPackages(t) {
+		if !under(p.ImportPath, mod+"/receiver") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if d, ok := all[imp]; ok && !d.Standard {
+				t.Errorf("%s imports %s (design.md: receiver imports the standard library only)", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// short is path relative to the module, as design.md writes it.
+func short(path string) string { return strings.TrimPrefix(path, mod+"/") }
+
+// TestEveryTestMainChecksLeaks keeps design.md's "goroutine-leak check in
+// TestMain" true: every package with tests has a TestMain, and every
+// TestMain (in any build, the tagged fault tests' included) calls goleak.
+func TestEveryTestMainChecksLeaks(t *testing.T) {
+	for _, p := range ourPackages(t) {
+		tests := slices.Concat(p.TestGoFiles, p.XTestGoFiles)
+		if len(tests) == 0 {
+			continue
+		}
+		found := false
+		for _, f := range tests {
+			has, leakChecked := testMain(t, filepath.Join(p.Dir, f))
+			found = found || has
+			if has && !leakChecked {
+				t.Errorf("%s: %s: TestMain does not call goleak (design.md: goroutine-leak check in TestMain)", p.ImportPath, f)
+			}
+		}
+		if !found {
+			t.Errorf("%s has tests but no TestMain calling goleak.VerifyTestMain (design.md: goroutine-leak check in TestMain; add main_test.go)", p.ImportPath)
+		}
+		// Test files of other builds (build tags) that declare their own
+		// TestMain are held to the same rule.
+		for _, f := range p.IgnoredGoFiles {
+			if !strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			if has, leakChecked := testMain(t, filepath.Join(p.Dir, f)); has && !leakChecked {
+				t.Errorf("%s: %s: TestMain does not call goleak (design.md: goroutine-leak check in TestMain)", p.ImportPath, f)
+			}
+		}
+	}
+}
+
+// testMain reports whether the Go file at path declares TestMain, and
+// whether that TestMain calls something of go.uber.org/goleak.
+func testMain(t *testing.T, path string) (has, leakChecked bool) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	goleak := ""
+	for _, s := range f.Imports {
+		if s.Path.Value == `"go.uber.org/goleak"` {
+			goleak = "goleak"
+			if s.Name != nil {
+				goleak = s.Name.Name
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Name.Name != "TestMain" || fn.Body == nil {
+			continue
+		}
+		has = true
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && goleak != "" && id.Name == goleak {
+						leakChecked = true
+					}
+				}
+			}
+			return !leakChecked
+		})
+	}
+	return has, leakChecked
 }

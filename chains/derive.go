@@ -194,11 +194,14 @@ func childPubKey(parent *hdkeychain.ExtendedKey, index uint32) (*btcec.PublicKey
 	return child.ECPubKey()
 }
 
-// Path returns the derivation path of t's address at index, in the usual
-// notation with ' for hardened steps (e.g. "m/84'/0'/0'/0/7"), for recovery
-// documentation. It returns "" for a Ticker whose family or network is not
-// supported.
-func (d *Deriver) Path(t Ticker, index uint32) string {
+// Path returns DerivationPath(t, index).
+func (d *Deriver) Path(t Ticker, index uint32) string { return DerivationPath(t, index) }
+
+// DerivationPath returns the derivation path of t's address at index, in
+// the usual notation with ' for hardened steps (e.g. "m/84'/0'/0'/0/7"), for
+// recovery and for sweeping held funds; it needs no seed. It returns "" for
+// a Ticker whose family or network is not supported.
+func DerivationPath(t Ticker, index uint32) string {
 	switch t.Family {
 	case FamilyUTXO:
 		if net, ok := utxoNetworkByName(t.Network); ok {

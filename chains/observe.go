@@ -46,6 +46,10 @@ type Transfer struct {
 	Value decimal.Decimal
 	// Height is the block (or slot) that includes the transaction.
 	Height int64
+	// BlockHash is the hash of the block at Height that includes the
+	// transaction, so a watcher can tell that the transfers it read belong
+	// to the blocks whose hashes it stores.
+	BlockHash string
 }
 
 // TxState is what the chain shows of a transaction now.
@@ -81,6 +85,22 @@ type Head struct {
 	// Solidified is TRON's solidified (irreversible) height; equal to Height
 	// elsewhere.
 	Solidified int64
+	// Hash is the tip's block hash ("" before the first block). A watcher
+	// whose stored tip has the same height and hash knows nothing changed.
+	Hash string
+}
+
+// Block identifies one block (slot) of the chain and links it to its
+// parent. A block's hash commits to its parent's, as on every real chain: a
+// block whose hash a watcher stored is unchanged, and so are all blocks
+// below it. That is how a watcher finds where a reorganisation started.
+type Block struct {
+	// Height is the block's height (slot).
+	Height int64
+	// Hash is the block's hash.
+	Hash string
+	// Parent is the hash of the block at Height-1; "" for the first block.
+	Parent string
 }
 
 // Output is one forwarding destination and amount.
@@ -109,6 +129,9 @@ type Backend interface {
 	// Transfers returns the transfers in blocks after `after` up to and
 	// including `upTo`, to the addresses watched reports true for.
 	Transfers(ctx context.Context, after, upTo int64, watched func(address string) bool) ([]Transfer, error)
+	// Blocks returns the blocks after `after` up to and including `upTo`, in
+	// height order, with their hashes and their parents' hashes.
+	Blocks(ctx context.Context, after, upTo int64) ([]Block, error)
 	// State returns what the chain shows now of a transfer's transaction.
 	State(ctx context.Context, t Transfer) (TxState, error)
 	// NetworkFee estimates the network cost of forwarding, in coin units.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -25,7 +24,7 @@ import (
 // from the generated constants, so a renamed field fails to compile here,
 // and TestBulkInsertsMapIDsAndValues reads every value back through ent.
 
-// bulkChunk is the most rows per statement on SQLite: 22 columns x 500
+// bulkChunk is the most rows per statement on SQLite: 23 columns x 500
 // rows stays well below its 32,766 parameters.
 const bulkChunk = 500
 
@@ -157,29 +156,29 @@ func nullable[T any](p *T) any {
 
 var notificationColumns = []column{
 	{notification.FieldCreatedAt, "timestamptz"}, {notification.FieldUpdatedAt, "timestamptz"}, {notification.FieldUUID, "text"},
-	{notification.FieldAddressID, "bigint"}, {notification.FieldPaymentID, "bigint"}, {notification.FieldAPIKeyID, "bigint"},
-	{notification.FieldTicker, "text"}, {notification.FieldAddressIn, "text"}, {notification.FieldHost, "text"}, {notification.FieldPaymentStatus, "text"},
+	{notification.FieldOwnerID, "bigint"}, {notification.FieldService, "text"}, {notification.FieldEvent, "text"},
+	{notification.FieldSubject, "text"}, {notification.FieldTopic, "text"}, {notification.FieldSequence, "text"}, {notification.FieldHost, "text"},
 	{notification.FieldMethod, "text"}, {notification.FieldURL, "text"}, {notification.FieldBody, "bytea"}, {notification.FieldContentType, "text"},
-	{notification.FieldSignatureScheme, "text"}, {notification.FieldSignature, "text"}, {notification.FieldStatus, "text"},
+	{notification.FieldSignatureScheme, "text"}, {notification.FieldSigningKey, "text"}, {notification.FieldSignature, "text"}, {notification.FieldStatus, "text"},
 	{notification.FieldAttempts, "bigint"}, {notification.FieldNextAttemptAt, "timestamptz"}, {notification.FieldExpiresAt, "timestamptz"},
 	{notification.FieldLeaseUntil, "timestamptz"}, {notification.FieldLeaseOwner, "text"},
 }
 
 // insertNotifications inserts rows and sets their ids.
-func (n *Notifier) insertNotifications(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) error {
+func insertNotifications(ctx context.Context, tx *entdb.Tx, d store.Dialect, rows []*entdb.Notification) error {
 	vals := make([][]any, len(rows))
 	for i, r := range rows {
 		vals[i] = []any{
 			r.CreatedAt, r.UpdatedAt, r.UUID,
-			r.AddressID, nullable(r.PaymentID), r.APIKeyID,
-			r.Ticker, r.AddressIn, r.Host, r.PaymentStatus,
+			r.OwnerID, r.Service, r.Event,
+			r.Subject, r.Topic, nullable(r.Sequence), r.Host,
 			r.Method, r.URL, r.Body, r.ContentType,
-			r.SignatureScheme, r.Signature, string(r.Status),
+			r.SignatureScheme, r.SigningKey, r.Signature, string(r.Status),
 			r.Attempts, nullable(r.NextAttemptAt), r.ExpiresAt,
 			nullable(r.LeaseUntil), r.LeaseOwner,
 		}
 	}
-	ids, err := insertRows(ctx, tx, n.db.Dialect, notification.Table, notificationColumns, vals, "", true)
+	ids, err := insertRows(ctx, tx, d, notification.Table, notificationColumns, vals, "", true)
 	if err != nil {
 		return err
 	}
@@ -190,54 +189,29 @@ func (n *Notifier) insertNotifications(ctx context.Context, tx *entdb.Tx, rows [
 }
 
 var eventColumns = []column{
-	{deliveryevent.FieldCreatedAt, "timestamptz"}, {deliveryevent.FieldNotificationID, "bigint"}, {deliveryevent.FieldAPIKeyID, "bigint"},
-	{deliveryevent.FieldUUID, "text"}, {deliveryevent.FieldTicker, "text"}, {deliveryevent.FieldAddressIn, "text"}, {deliveryevent.FieldPaymentStatus, "text"},
+	{deliveryevent.FieldCreatedAt, "timestamptz"}, {deliveryevent.FieldNotificationID, "bigint"}, {deliveryevent.FieldOwnerID, "bigint"},
+	{deliveryevent.FieldUUID, "text"}, {deliveryevent.FieldService, "text"}, {deliveryevent.FieldEvent, "text"},
+	{deliveryevent.FieldSubject, "text"}, {deliveryevent.FieldTopic, "text"},
 	{deliveryevent.FieldKind, "text"}, {deliveryevent.FieldAttempt, "bigint"}, {deliveryevent.FieldOutcome, "text"}, {deliveryevent.FieldHTTPStatus, "bigint"},
 	{deliveryevent.FieldError, "text"}, {deliveryevent.FieldDeliveryStatus, "text"}, {deliveryevent.FieldNextAttemptAt, "timestamptz"},
 }
 
-// newEvent describes one entry of the event log about row; insertEvents
-// stores it.
-func (n *Notifier) newEvent(row *entdb.Notification, kind deliveryevent.Kind, attempt int, outcome string, httpStatus *int, errText, status string, next *time.Time) *entdb.DeliveryEvent {
-	return &entdb.DeliveryEvent{
-		CreatedAt:      n.cfg.Clock.Now(),
-		NotificationID: row.ID,
-		APIKeyID:       row.APIKeyID,
-		UUID:           row.UUID,
-		Ticker:         row.Ticker,
-		AddressIn:      row.AddressIn,
-		PaymentStatus:  row.PaymentStatus,
-		Kind:           kind,
-		Attempt:        attempt,
-		Outcome:        outcome,
-		HTTPStatus:     httpStatus,
-		Error:          errText,
-		DeliveryStatus: status,
-		NextAttemptAt:  next,
-	}
-}
-
-// insertEvents takes the event-log lock (lock, see eventLock), inserts evs
-// and sets their ids, the watch cursor.
-func (n *Notifier) insertEvents(ctx context.Context, tx *entdb.Tx, lock func() error, evs []*entdb.DeliveryEvent) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	if err := lock(); err != nil {
-		return err
-	}
+// insertEvents inserts evs and sets their ids, the watch cursor. The
+// caller holds the event-log lock (Events.lock).
+func insertEvents(ctx context.Context, tx *entdb.Tx, d store.Dialect, evs []*entdb.DeliveryEvent) error {
 	vals := make([][]any, len(evs))
 	for i, e := range evs {
 		vals[i] = []any{
-			e.CreatedAt, e.NotificationID, e.APIKeyID,
-			e.UUID, e.Ticker, e.AddressIn, e.PaymentStatus,
+			e.CreatedAt, e.NotificationID, e.OwnerID,
+			e.UUID, e.Service, e.Event,
+			e.Subject, e.Topic,
 			string(e.Kind), e.Attempt, e.Outcome, nullable(e.HTTPStatus),
 			e.Error, e.DeliveryStatus, nullable(e.NextAttemptAt),
 		}
 	}
-	ids, err := insertRows(ctx, tx, n.db.Dialect, deliveryevent.Table, eventColumns, vals, "", true)
+	ids, err := insertRows(ctx, tx, d, deliveryevent.Table, eventColumns, vals, "", true)
 	if err != nil {
-		return fmt.Errorf("store events: %w", err)
+		return err
 	}
 	for i, e := range evs {
 		e.ID = ids[i]
@@ -270,7 +244,7 @@ var attemptUpsert = func() string {
 
 // insertAttempts records attempt rows, taking over a row already written
 // for the same attempt.
-func (n *Notifier) insertAttempts(ctx context.Context, tx *entdb.Tx, at []*entdb.DeliveryAttempt) error {
+func insertAttempts(ctx context.Context, tx *entdb.Tx, d store.Dialect, at []*entdb.DeliveryAttempt) error {
 	vals := make([][]any, len(at))
 	for i, a := range at {
 		vals[i] = []any{
@@ -281,7 +255,7 @@ func (n *Notifier) insertAttempts(ctx context.Context, tx *entdb.Tx, at []*entdb
 			a.Error, a.DurationMs, nullable(a.NextAttemptAt),
 		}
 	}
-	if _, err := insertRows(ctx, tx, n.db.Dialect, deliveryattempt.Table, attemptColumns, vals, attemptUpsert, false); err != nil {
+	if _, err := insertRows(ctx, tx, d, deliveryattempt.Table, attemptColumns, vals, attemptUpsert, false); err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
 	return nil

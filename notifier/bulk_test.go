@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/signer"
 )
 
 // TestBulkInsertsMapIDsAndValues: the hand-written multi-row inserts give
@@ -29,8 +30,11 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 		err := store.WithTx(ctx, f.db.Client, func(tx *entdb.Tx) error {
 			for i := range count {
 				e := f.envelope("pending", payload.TransportJSON)
-				e.Callback.UUID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
-				r, err := f.n.Enqueue(ctx, tx, e)
+				e.UUID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+				if i%2 == 1 {
+					e.Sequence = fmt.Sprintf("s-%d", i)
+				}
+				r, err := f.n.Enqueue(ctx, tx, f.message(t, e))
 				if err != nil {
 					return err
 				}
@@ -49,7 +53,9 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 			if got.UUID != r.UUID || string(got.Body) != string(r.Body) || got.Signature != r.Signature ||
 				got.Status != notification.StatusPending || got.Attempts != 0 || got.LeaseUntil != nil ||
 				got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(t0) || !got.ExpiresAt.Equal(r.ExpiresAt) ||
-				got.Host != r.Host || got.PaymentID != nil || got.APIKeyID != f.keyID {
+				got.Host != r.Host || got.OwnerID != f.keyID || got.Service != "address" || got.Event != "pending" ||
+				got.Subject != testAddressIn || got.Topic != "btc" || got.SignatureScheme != signer.SchemeRSASHA256 || got.SigningKey != "" ||
+				(i%2 == 0) != (got.Sequence == nil) || (got.Sequence != nil && *got.Sequence != fmt.Sprintf("s-%d", i)) {
 				t.Fatalf("row %d read back as %+v, stored %+v", i, got, r)
 			}
 		}
@@ -62,6 +68,7 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 		}
 		for i, e := range evs {
 			if e.NotificationID != rows[i].ID || e.UUID != rows[i].UUID || e.Kind != deliveryevent.KindCreated ||
+				e.OwnerID != f.keyID || e.Service != "address" || e.Event != "pending" || e.Subject != testAddressIn || e.Topic != "btc" ||
 				e.HTTPStatus != nil || e.NextAttemptAt == nil || !e.NextAttemptAt.Equal(t0) {
 				t.Fatalf("event %d: %+v for notification %d", i, e, rows[i].ID)
 			}
@@ -77,7 +84,7 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 				c.ID, c.UUID, c.Body = 0, fmt.Sprintf("odd-%d", i), b
 				batch = append(batch, &c)
 			}
-			if err := f.n.insertNotifications(ctx, tx, batch); err != nil {
+			if err := insertNotifications(ctx, tx, d, batch); err != nil {
 				return err
 			}
 			for i, c := range batch {
@@ -104,7 +111,7 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 		status, finished := http.StatusOK, t0.Add(time.Second)
 		const oddText = `ok "\ {x,y} NULL ' é`
 		err = store.WithTx(ctx, f.db.Client, func(tx *entdb.Tx) error {
-			return f.n.insertAttempts(ctx, tx, []*entdb.DeliveryAttempt{
+			return insertAttempts(ctx, tx, d, []*entdb.DeliveryAttempt{
 				{NotificationID: r.ID, Number: 1, StartedAt: t0, FinishedAt: &finished, RequestMethod: r.Method, RequestURL: r.URL,
 					Outcome: deliveryattempt.OutcomeAcknowledged, ResponseStatus: &status, ResponseBody: oddText, DurationMs: 1000},
 				{NotificationID: rows[1].ID, Number: 1, StartedAt: t0, RequestMethod: r.Method, RequestURL: r.URL,

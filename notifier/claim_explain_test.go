@@ -3,7 +3,6 @@ package notifier
 import (
 	"context"
 	stdsql "database/sql"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/notifier/egress"
@@ -30,16 +28,18 @@ func TestClaimUsesIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, store.Postgres)
-	f := &fixture{db: db, clock: &fakeClock{now: t0}}
-	seed := newFixtureOn(t, db)
-	// Bulk rows straight in SQL: this measures the plan, not the API.
+	clock := &fakeClock{now: t0}
+	// Bulk rows straight in SQL: this measures the plan, not the API. A
+	// tenth of them belong to a sequence, as a payment's callbacks do.
+	const cols = `created_at, updated_at, uuid, topic, subject, host, event, method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, owner_id, sequence`
+	const seq = `CASE WHEN g % 10 = 0 THEN 'address-payment:' || g END`
 	for _, q := range []string{
-		fmt.Sprintf(`INSERT INTO notifications (created_at, updated_at, uuid, ticker, address_in, host, payment_status, method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, address_id, api_key_id)
-			SELECT now(), now(), 'done-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', CASE WHEN g %% 10 = 0 THEN 'failed' ELSE 'acknowledged' END, 1, NULL, now(), %d, %d FROM generate_series(1, 200000) g`, seed.addr.ID, seed.keyID),
-		fmt.Sprintf(`INSERT INTO notifications (created_at, updated_at, uuid, ticker, address_in, host, payment_status, method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, address_id, api_key_id)
-			SELECT now(), now(), 'later-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'retrying', 1, now() + interval '1 hour', now() + interval '2 days', %d, %d FROM generate_series(1, 20000) g`, seed.addr.ID, seed.keyID),
-		fmt.Sprintf(`INSERT INTO notifications (created_at, updated_at, uuid, ticker, address_in, host, payment_status, method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, address_id, api_key_id)
-			SELECT now(), now(), 'due-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'pending', 0, now() - interval '1 second', now() + interval '2 days', %d, %d FROM generate_series(1, 50) g`, seed.addr.ID, seed.keyID),
+		`INSERT INTO notifications (` + cols + `)
+			SELECT now(), now(), 'done-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', CASE WHEN g % 10 = 0 THEN 'failed' ELSE 'acknowledged' END, 1, NULL, now(), 7, ` + seq + ` FROM generate_series(1, 200000) g`,
+		`INSERT INTO notifications (` + cols + `)
+			SELECT now(), now(), 'later-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'retrying', 1, now() + interval '1 hour', now() + interval '2 days', 7, ` + seq + ` FROM generate_series(1, 20000) g`,
+		`INSERT INTO notifications (` + cols + `)
+			SELECT now(), now(), 'due-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'pending', 0, now() - interval '1 second', now() + interval '2 days', 7, ` + seq + ` FROM generate_series(1, 50) g`,
 		"ANALYZE notifications",
 	} {
 		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
@@ -49,54 +49,55 @@ func TestClaimUsesIndex(t *testing.T) {
 
 	// Capture the SQL and arguments of the real claim query.
 	var mu sync.Mutex
-	var query, paymentQuery, statsQuery string
-	var args, paymentArgs, statsArgs []any
+	var query, sequenceQuery, statsQuery string
+	var args, sequenceArgs, statsArgs []any
 	drv := captureDriver{Driver: entsql.OpenDB(dialect.Postgres, db.SQL), f: func(q string, a any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case strings.Contains(q, "FOR UPDATE SKIP LOCKED"):
 			query, args = q, a.([]any)
-		case strings.Contains(q, `"notifications"."payment_id" IN`):
-			paymentQuery, paymentArgs = q, a.([]any)
+		case strings.Contains(q, `"notifications"."sequence" IN`):
+			sequenceQuery, sequenceArgs = q, a.([]any)
 		case strings.Contains(q, "GROUP BY"):
 			statsQuery, statsArgs = q, a.([]any)
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
-	n, err := New(logged, NewRSASigner(testKey), Config{Egress: egress.Config{Timeout: time.Second}, Clock: f.clock}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(logged, Config{Egress: egress.Config{Timeout: time.Second}, Now: clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	f.clock.Set(time.Now())
-	if _, _, err := n.claim(ctx, 64, nil, []string{"x:1"}, []int64{1}); err != nil {
+	d := n.Dispatcher
+	clock.Set(time.Now())
+	d.mu.Lock()
+	capa := d.capacity()
+	d.mu.Unlock()
+	capa.free = 64
+	if _, _, err := d.claim(ctx, capa, []string{"x:1"}, []string{"address-payment:1"}); err != nil {
 		t.Fatal(err)
 	}
-	// The check a notification of a payment makes when it is stored (is an
-	// earlier one due?).
-	n.mu.Lock()
-	n.handOff = true
-	n.mu.Unlock()
+	// The check a notification of a sequence makes when it is stored (is
+	// an earlier one due?).
+	d.mu.Lock()
+	d.handOff = true
+	d.mu.Unlock()
 	tx, err := logged.Client.Tx(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := int64(7)
-	claims, err := n.claimOnStore(ctx, tx, []*entdb.Notification{{PaymentID: &pid, Host: "h:80"}})
+	seqKey := "address-payment:7"
+	claims, err := d.claimStored(ctx, tx, []*entdb.Notification{{Sequence: &seqKey, Host: "h:80"}})
 	_ = tx.Rollback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.mu.Lock()
-	for _, c := range claims {
-		n.freeSlot(c.n)
-	}
-	n.mu.Unlock()
+	d.abandon(claims)
 
 	// The metrics' queue depth counts the queue alone, not the 200,000
 	// finished rows.
-	st, err := n.Stats(ctx)
+	st, err := n.Queue.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +107,8 @@ func TestClaimUsesIndex(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	if query == "" || paymentQuery == "" || statsQuery == "" {
-		t.Fatalf("queries not captured: claim %q, payment check %q, queue depth %q", query, paymentQuery, statsQuery)
+	if query == "" || sequenceQuery == "" || statsQuery == "" {
+		t.Fatalf("queries not captured: claim %q, sequence check %q, queue depth %q", query, sequenceQuery, statsQuery)
 	}
 	plan := explain(t, db, statsQuery, statsArgs)
 	if !strings.Contains(plan, "notification_queued") || strings.Contains(plan, "Seq Scan") {
@@ -119,9 +120,9 @@ func TestClaimUsesIndex(t *testing.T) {
 	if !strings.Contains(plan, "Index Scan using notification_due") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
 		t.Fatalf("claim is not an ordered scan of the due index:\n%s", plan)
 	}
-	plan = explain(t, db, paymentQuery, paymentArgs)
-	if !strings.Contains(plan, "notification_payment_undelivered") || strings.Contains(plan, "Seq Scan") {
-		t.Fatalf("the payment check does not use its index:\n%s", plan)
+	plan = explain(t, db, sequenceQuery, sequenceArgs)
+	if !strings.Contains(plan, "notification_sequence_undelivered") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("the sequence check does not use its index:\n%s", plan)
 	}
 }
 
@@ -143,26 +144,6 @@ func explain(t *testing.T, db *store.DB, query string, args []any) string {
 	}
 	t.Logf("plan:\n%s", plan.String())
 	return plan.String()
-}
-
-// newFixtureOn creates an API key and an address on db.
-func newFixtureOn(t *testing.T, db *store.DB) *fixture {
-	t.Helper()
-	f := &fixture{db: db}
-	ctx := context.Background()
-	key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_test0").SetHash(strings.Repeat("e", 64)).Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("btc").SetFamily("utxo").
-		SetAddressIn("bc1qjcnhwsw976enmkvdlnyas0lcpc5fcee2gkl64h").SetDerivationIndex(0).
-		SetCallbackURL("http://h/").SetCallbackKey(strings.Repeat("f", 64)).SetRequiredConfirmations(1).
-		SetDestinations([]schema.Destination{}).Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.keyID, f.addr = key.ID, a
-	return f
 }
 
 // captureDriver reports every query run in a transaction.

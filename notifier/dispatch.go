@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,19 +19,6 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 )
 
-// SignatureHeader carries the RSA signature of low-level callbacks.
-const SignatureHeader = "x-ca-signature"
-
-// ServiceSignatureHeader carries the HMAC signature of merchant webhooks.
-const ServiceSignatureHeader = "x-service-signature"
-
-func signatureHeader(scheme string) string {
-	if scheme == SchemeHMACSHA256 {
-		return ServiceSignatureHeader
-	}
-	return SignatureHeader
-}
-
 // claim is one notification reserved for an attempt by this instance: the
 // row as claimed (attempts already counts this attempt) and its number.
 // The attempt's row is written once, with its outcome; while it runs, the
@@ -46,46 +31,46 @@ type claim struct {
 
 // dispatch claims as many due notifications as free capacity allows and
 // starts their attempts in the background. It returns how many it claimed.
-func (n *Notifier) dispatch(ctx context.Context) (int, error) {
-	n.mu.Lock()
-	free := min(n.cfg.Workers-n.active, n.cfg.Batch)
-	hosts := make(map[string]int, len(n.perHost))
+func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
+	d.mu.Lock()
+	capa := d.capacity()
+	free := min(capa.free, d.cfg.Batch)
 	var full []string
-	for h, c := range n.perHost {
-		hosts[h] = c
-		if c >= n.cfg.PerHost {
+	for h, c := range capa.perHost {
+		if c >= d.cfg.PerHost {
 			full = append(full, h)
 		}
 	}
-	busy := make([]int64, 0, len(n.inflightPayments))
-	for id := range n.inflightPayments {
-		busy = append(busy, id)
+	busy := make([]string, 0, len(capa.sequences))
+	for seq := range capa.sequences {
+		busy = append(busy, seq)
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	if free <= 0 {
 		return 0, nil
 	}
-	n.parkSaturated(full)
-	claims, events, err := n.claim(ctx, free, hosts, full, busy)
+	capa.free = free
+	d.parkSaturated(full)
+	claims, events, err := d.claim(ctx, capa, full, busy)
 	if err != nil {
 		return 0, err
 	}
-	n.events.publish(events)
-	n.mu.Lock()
-	now := n.cfg.Clock.Now()
+	d.events.publish(events)
+	d.mu.Lock()
+	now := d.cfg.Now()
 	for _, c := range claims {
-		n.takeSlot(c.n, now)
+		d.takeSlot(c.n, now)
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	for _, c := range claims {
-		go n.send(c)
+		go d.send(c)
 	}
 	pulled := 0
 	if len(claims) < free {
 		// Nothing more is due: a parked destination with free slots takes
 		// its next parked rows now.
-		if pulled, err = n.pullParked(ctx); err != nil {
-			n.logger.Warn("pull parked rows forward", "error", err)
+		if pulled, err = d.pullParked(ctx); err != nil {
+			d.logger.Warn("pull parked rows forward", "error", err)
 		}
 	}
 	return len(claims) + pulled, nil
@@ -99,38 +84,38 @@ func (n *Notifier) dispatch(ctx context.Context) (int, error) {
 // goes instead of waiting out the park. Retries are left on their
 // schedule. A destination with nothing parked left is forgotten. It
 // returns how many rows it made due.
-func (n *Notifier) pullParked(ctx context.Context) (int, error) {
-	now := n.cfg.Clock.Now()
-	if err := n.findParked(ctx, now); err != nil {
+func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
+	now := d.cfg.Now()
+	if err := d.findParked(ctx, now); err != nil {
 		return 0, err
 	}
 	free := map[string]int{}
-	n.mu.Lock()
-	for h := range n.parkedAt {
-		if f := n.cfg.PerHost - n.perHost[h]; f > 0 && n.active < n.cfg.Workers {
+	d.mu.Lock()
+	for h := range d.parkedAt {
+		if f := d.cfg.PerHost - d.perHost[h]; f > 0 && d.active < d.cfg.Workers {
 			free[h] = f
 		}
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	pulled := 0
 	for h, f := range free {
 		parked := []predicate.Notification{
 			notification.Host(h), notification.Attempts(0), notification.LeaseUntilIsNil(),
-			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(n.parkHorizon() + n.parkFor())),
+			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(d.parkHorizon() + d.parkFor())),
 		}
-		ids, err := n.db.Client.Notification.Query().Where(parked...).
+		ids, err := d.db.Client.Notification.Query().Where(parked...).
 			Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
 			Limit(f).IDs(ctx)
 		if err != nil {
 			return pulled, err
 		}
 		if len(ids) == 0 {
-			n.mu.Lock()
-			delete(n.parkedAt, h)
-			n.mu.Unlock()
+			d.mu.Lock()
+			delete(d.parkedAt, h)
+			d.mu.Unlock()
 			continue
 		}
-		moved, err := n.db.Client.Notification.Update().
+		moved, err := d.db.Client.Notification.Update().
 			Where(append(parked, notification.IDIn(ids...))...).
 			SetNextAttemptAt(now).
 			Save(ctx)
@@ -143,54 +128,54 @@ func (n *Notifier) pullParked(ctx context.Context) (int, error) {
 }
 
 // takeSlot counts an attempt of row as started: a worker, a slot of its
-// destination and its payment's turn. n.mu must be held. The slot is given
-// back by send, the payment's turn and sends by recordBatch.
-func (n *Notifier) takeSlot(row *entdb.Notification, now time.Time) {
-	n.perHost[row.Host]++
-	if n.perHost[row.Host] >= n.cfg.PerHost {
-		if _, ok := n.fullSince[row.Host]; !ok {
-			n.fullSince[row.Host] = now
+// destination and its sequence's turn. d.mu must be held. The slot is
+// given back by send, the sequence's turn and sends by recordBatch.
+func (d *Dispatcher) takeSlot(row *entdb.Notification, now time.Time) {
+	d.perHost[row.Host]++
+	if d.perHost[row.Host] >= d.cfg.PerHost {
+		if _, ok := d.fullSince[row.Host]; !ok {
+			d.fullSince[row.Host] = now
 		}
 	}
-	n.active++
-	if row.PaymentID != nil {
-		n.inflightPayments[*row.PaymentID]++
+	d.active++
+	if row.Sequence != nil {
+		d.inflight[*row.Sequence]++
 	}
-	n.sends.Add(1) // Done when the attempt is recorded
+	d.sends.Add(1) // Done when the attempt is recorded
 }
 
 // freeSlot gives back what takeSlot took, for an attempt that never
-// started. n.mu must be held.
-func (n *Notifier) freeSlot(row *entdb.Notification) {
-	n.releaseWorker(row.Host)
-	n.releasePayment(row.PaymentID)
-	n.sends.Done()
+// started. d.mu must be held.
+func (d *Dispatcher) freeSlot(row *entdb.Notification) {
+	d.releaseWorker(row.Host)
+	d.releaseSequence(row.Sequence)
+	d.sends.Done()
 }
 
 // releaseWorker gives back an attempt's worker and destination slot and
 // reports whether either was the limit (only then can rows waiting for a
-// slot become claimable). n.mu must be held.
-func (n *Notifier) releaseWorker(host string) (wasFull bool) {
-	wasFull = n.active >= n.cfg.Workers || n.perHost[host] >= n.cfg.PerHost
-	n.active--
-	if n.perHost[host]--; n.perHost[host] <= 0 {
-		delete(n.perHost, host)
-		if _, parked := n.parkedAt[host]; !parked {
-			delete(n.hostDuration, host) // idle: forget it
+// slot become claimable). d.mu must be held.
+func (d *Dispatcher) releaseWorker(host string) (wasFull bool) {
+	wasFull = d.active >= d.cfg.Workers || d.perHost[host] >= d.cfg.PerHost
+	d.active--
+	if d.perHost[host]--; d.perHost[host] <= 0 {
+		delete(d.perHost, host)
+		if _, parked := d.parkedAt[host]; !parked {
+			delete(d.hostDuration, host) // idle: forget it
 		}
 	}
-	delete(n.fullSince, host) // below its bound again
+	delete(d.fullSince, host) // below its bound again
 	return wasFull
 }
 
-// releasePayment gives back a payment's turn (nil: no payment). n.mu must
-// be held.
-func (n *Notifier) releasePayment(id *int64) {
-	if id == nil {
+// releaseSequence gives back a sequence's turn (nil: no sequence). d.mu
+// must be held.
+func (d *Dispatcher) releaseSequence(seq *string) {
+	if seq == nil {
 		return
 	}
-	if n.inflightPayments[*id]--; n.inflightPayments[*id] <= 0 {
-		delete(n.inflightPayments, *id)
+	if d.inflight[*seq]--; d.inflight[*seq] <= 0 {
+		delete(d.inflight, *seq)
 	}
 }
 
@@ -198,32 +183,32 @@ func (n *Notifier) releasePayment(id *int64) {
 // parked first attempts in the database, so rows parked by an instance
 // that has since stopped (or by this one before a restart) are pulled
 // forward too, not only those this instance remembers parking.
-func (n *Notifier) findParked(ctx context.Context, now time.Time) error {
-	n.mu.Lock()
-	due := now.Sub(n.parkScanAt) >= n.parkFor()
+func (d *Dispatcher) findParked(ctx context.Context, now time.Time) error {
+	d.mu.Lock()
+	due := now.Sub(d.parkScanAt) >= d.parkFor()
 	if due {
-		n.parkScanAt = now
+		d.parkScanAt = now
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	if !due {
 		return nil
 	}
-	hosts, err := n.db.Client.Notification.Query().
+	hosts, err := d.db.Client.Notification.Query().
 		Where(notification.Attempts(0), notification.LeaseUntilIsNil(),
-			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(n.parkHorizon()+n.parkFor()))).
+			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(d.parkHorizon()+d.parkFor()))).
 		Unique(true).
 		Select(notification.FieldHost).
 		Strings(ctx)
 	if err != nil {
 		return fmt.Errorf("find parked destinations: %w", err)
 	}
-	n.mu.Lock()
+	d.mu.Lock()
 	for _, h := range hosts {
-		if _, ok := n.parkedAt[h]; !ok {
-			n.parkedAt[h] = now
+		if _, ok := d.parkedAt[h]; !ok {
+			d.parkedAt[h] = now
 		}
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	return nil
 }
 
@@ -234,8 +219,8 @@ const parkAfter = 250 * time.Millisecond
 // parkFor is how long the due rows of a destination at its concurrency
 // bound are set aside: a third of the attempt timeout (a slot of a hanging
 // endpoint frees up no sooner), at least 2 seconds.
-func (n *Notifier) parkFor() time.Duration {
-	return max(n.cfg.Egress.Timeout/3, 2*time.Second)
+func (d *Dispatcher) parkFor() time.Duration {
+	return max(d.cfg.Egress.Timeout/3, 2*time.Second)
 }
 
 // parkSaturated moves the due rows of destinations at their concurrency
@@ -245,48 +230,48 @@ func (n *Notifier) parkFor() time.Duration {
 // oldest 2 x PerHost due rows of each destination stay due, so its slots
 // are refilled as soon as they free up (a slow destination is not starved)
 // and claims scan only those. A parked row keeps its schedule otherwise.
-func (n *Notifier) parkSaturated(full []string) {
+func (d *Dispatcher) parkSaturated(full []string) {
 	if len(full) == 0 {
 		return
 	}
-	now := n.cfg.Clock.Now()
-	park := n.parkFor()
+	now := d.cfg.Now()
+	park := d.parkFor()
 	var due []string
-	n.mu.Lock()
-	for h, at := range n.parkedAt {
+	d.mu.Lock()
+	for h, at := range d.parkedAt {
 		if now.Sub(at) > time.Minute+park {
-			delete(n.parkedAt, h)
+			delete(d.parkedAt, h)
 		}
 	}
-	if !n.parking.TryLock() {
-		n.mu.Unlock()
+	if !d.parking.TryLock() {
+		d.mu.Unlock()
 		return
 	}
 	for _, h := range full {
 		// Only a destination that has stayed at its bound for a while (its
 		// attempts hang) is parked; a fast one that fills its slots for a
 		// moment is not.
-		since, ok := n.fullSince[h]
-		if ok && now.Sub(since) >= parkAfter && now.Sub(n.parkedAt[h]) >= park {
-			n.parkedAt[h] = now
+		since, ok := d.fullSince[h]
+		if ok && now.Sub(since) >= parkAfter && now.Sub(d.parkedAt[h]) >= park {
+			d.parkedAt[h] = now
 			due = append(due, h)
 		}
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	if len(due) == 0 {
-		n.parking.Unlock()
+		d.parking.Unlock()
 		return
 	}
 	// In the background: the dispatcher goes on claiming meanwhile (claims
 	// skip the rows a chunk locks).
-	n.sends.Add(1)
+	d.sends.Add(1)
 	go func() {
-		defer n.sends.Done()
-		defer n.parking.Unlock()
+		defer d.sends.Done()
+		defer d.parking.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := n.park(ctx, due, now, park); err != nil {
-			n.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
+		if err := d.park(ctx, due, now, park); err != nil {
+			d.logger.Warn("park rows of saturated destinations", "hosts", due, "error", err)
 		}
 	}()
 }
@@ -294,49 +279,49 @@ func (n *Notifier) parkSaturated(full []string) {
 // parkHorizon is the furthest a row is parked: a destination that
 // recovers gets its whole backlog due again within this time even if no
 // instance is left to notice.
-func (n *Notifier) parkHorizon() time.Duration {
-	return 10 * n.parkFor()
+func (d *Dispatcher) parkHorizon() time.Duration {
+	return 10 * d.parkFor()
 }
 
 // park reads the due rows of hosts once, in due order, and parks all but
 // the oldest 2 x PerHost of each host: row k of a host is due again when the
 // host's slots could take it at its recent attempt duration (k / PerHost
-// attempt durations from now, at least d, at most parkHorizon), so a slow
+// attempt durations from now, at least unit, at most parkHorizon), so a slow
 // destination gets its rows as fast as it takes them and a dead one's
 // backlog is touched about once per horizon instead of once per park. The
 // updates run in small transactions paced to take about half of one
 // database connection's time, so the rest of the traffic barely notices.
-func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d time.Duration) error {
+func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, unit time.Duration) error {
 	var rows []struct {
 		ID   int64  `json:"id"`
 		Host string `json:"host"`
 	}
-	if err := n.db.Client.Notification.Query().
+	if err := d.db.Client.Notification.Query().
 		Where(
 			notification.HostIn(hosts...),
 			notification.NextAttemptAtLTE(now),
 			notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
 			// A row whose window would close meanwhile keeps its last
 			// chance of an attempt.
-			notification.ExpiresAtGT(now.Add(n.parkHorizon())),
+			notification.ExpiresAtGT(now.Add(d.parkHorizon())),
 		).
 		Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
 		Select(notification.FieldID, notification.FieldHost).
 		Scan(ctx, &rows); err != nil {
 		return err
 	}
-	n.mu.Lock()
+	d.mu.Lock()
 	per := map[string]time.Duration{}
 	for _, h := range hosts {
 		// The attempts in flight have lasted since the host filled up at
 		// least: a lower bound before any of them ends.
-		est := max(n.hostDuration[h], 100*time.Millisecond)
-		if since, ok := n.fullSince[h]; ok {
+		est := max(d.hostDuration[h], 100*time.Millisecond)
+		if since, ok := d.fullSince[h]; ok {
 			est = max(est, now.Sub(since))
 		}
-		per[h] = est / time.Duration(n.cfg.PerHost)
+		per[h] = est / time.Duration(d.cfg.PerHost)
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	// Rows are grouped by the time they are parked until, rounded up to
 	// the park unit, so each group is one UPDATE.
 	groups := map[time.Time][]int64{}
@@ -345,11 +330,11 @@ func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d ti
 	for _, r := range rows {
 		k := seen[r.Host]
 		seen[r.Host]++
-		if k < 2*n.cfg.PerHost {
+		if k < 2*d.cfg.PerHost {
 			continue // stays due
 		}
-		wait := min(max(time.Duration(k)*per[r.Host], d), n.parkHorizon())
-		until := now.Add(wait).Truncate(d).Add(d)
+		wait := min(max(time.Duration(k)*per[r.Host], unit), d.parkHorizon())
+		until := now.Add(wait).Truncate(unit).Add(unit)
 		if _, ok := groups[until]; !ok {
 			order = append(order, until)
 		}
@@ -360,7 +345,7 @@ func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d ti
 		ids := groups[until]
 		for start := 0; start < len(ids); start += chunk {
 			began := time.Now()
-			if _, err := n.db.Client.Notification.Update().
+			if _, err := d.db.Client.Notification.Update().
 				Where(notification.IDIn(ids[start:min(start+chunk, len(ids))]...), notification.NextAttemptAtLTE(now),
 					notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now))).
 				SetNextAttemptAt(until).
@@ -377,20 +362,19 @@ func (n *Notifier) park(ctx context.Context, hosts []string, now time.Time, d ti
 	return nil
 }
 
-// claim reserves up to limit due notifications (skipping hosts at their
-// concurrency bound and payments with an attempt in flight): each gets a
-// lease and an in-flight attempt row, committed before any request is sent,
-// with one UPDATE and one bulk INSERT for the whole batch. Rows whose
+// claim reserves the due notifications that capa admits (in due order;
+// see capacity for the rules): each gets a lease, committed before any
+// request is sent, with one UPDATE for the whole batch. Rows whose
 // previous lease lapsed with an attempt in flight get that attempt recorded
 // as interrupted; rows past their window are failed instead of attempted.
-func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]int, fullHosts []string, busyPayments []int64) ([]claim, []*entdb.DeliveryEvent, error) {
-	now := n.cfg.Clock.Now()
-	until := now.Add(n.cfg.Lease)
+func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string) ([]claim, []*entdb.DeliveryEvent, error) {
+	now := d.cfg.Now()
+	until := now.Add(d.cfg.Lease)
 	var claims []claim
 	var events []*entdb.DeliveryEvent
-	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, d.db.Client, func(tx *entdb.Tx) error {
 		claims, events = nil, nil
-		if err := n.asyncCommit(ctx, tx); err != nil {
+		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
 		q := tx.Notification.Query().
@@ -404,47 +388,35 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 				notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now)),
 			).
 			Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
-			Limit(limit)
+			Limit(capa.free)
+		// The capacity's rules decide below; these conditions only spare
+		// the scan rows they would refuse anyway.
 		if len(fullHosts) > 0 {
 			q.Where(notification.HostNotIn(fullHosts...))
 		}
-		if len(busyPayments) > 0 {
-			// A later notification of a payment waits for the attempt in
-			// flight of an earlier one, so first attempts keep their order.
-			q.Where(notification.Or(notification.PaymentIDIsNil(), notification.PaymentIDNotIn(busyPayments...)))
+		if len(busySequences) > 0 {
+			q.Where(notification.Or(notification.SequenceIsNil(), notification.SequenceNotIn(busySequences...)))
 		}
-		if n.db.Dialect == store.Postgres {
+		if d.db.Dialect == store.Postgres {
 			q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
 		}
 		rows, err := q.All(ctx)
 		if err != nil {
 			return fmt.Errorf("select due: %w", err)
 		}
-		lock := n.eventLock(ctx, tx)
+		lock := d.events.lock(ctx, tx)
 		ids := make([]int64, 0, len(rows))
-		perHost := make(map[string]int, len(hostsBusy))
-		for h, c := range hostsBusy {
-			perHost[h] = c
-		}
-		payments := map[int64]bool{}
+		capa := capa.clone() // this transaction may be retried
 		for _, row := range rows {
-			if row.PaymentID != nil {
-				// One notification of a payment at a time: the next one is
-				// claimed when this attempt ends, so first attempts keep the
-				// order in which they were stored.
-				if payments[*row.PaymentID] {
-					continue
-				}
-				payments[*row.PaymentID] = true
-			}
-			if perHost[row.Host] >= n.cfg.PerHost {
-				// The host is at its bound: leave the row unclaimed (its row
-				// lock ends with this transaction).
+			if !capa.allows(row) {
+				// Its row lock ends with this transaction; a later row of
+				// its sequence waits for it.
+				capa.hold(row)
 				continue
 			}
 			if row.LeaseUntil != nil && row.Attempts > 0 {
 				// The lease lapsed: the instance holding it died mid-attempt.
-				ev, err := n.interruptPrevious(ctx, tx, lock, row, now)
+				ev, err := d.interruptPrevious(ctx, tx, lock, row, now)
 				if err != nil {
 					return err
 				}
@@ -453,17 +425,18 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 				}
 			}
 			if now.After(row.ExpiresAt) {
-				ev, err := n.expire(ctx, tx, lock, row, now)
+				ev, err := d.expire(ctx, tx, lock, row, now)
 				if err != nil {
 					return err
 				}
 				events = append(events, ev)
+				capa.hold(row)
 				continue
 			}
-			perHost[row.Host]++
+			capa.take(row)
 			ids = append(ids, row.ID)
 			row.Attempts++
-			row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, n.cfg.InstanceID, &until
+			row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, d.cfg.InstanceID, &until
 			claims = append(claims, claim{n: row, number: row.Attempts, started: now})
 		}
 		if len(ids) == 0 {
@@ -477,7 +450,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 			// claims never scan past the attempts in flight, and a lapsed
 			// lease is due again (taken over) without a poll.
 			SetNextAttemptAt(until).
-			SetLeaseOwner(n.cfg.InstanceID).
+			SetLeaseOwner(d.cfg.InstanceID).
 			SetUpdatedAt(now).
 			Exec(ctx); err != nil {
 			return fmt.Errorf("lease: %w", err)
@@ -489,7 +462,7 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 	}
 	for _, ev := range events {
 		if ev.Kind == deliveryevent.KindExpired {
-			n.observeFinished(notification.StatusFailed)
+			d.observeFinished(notification.StatusFailed)
 		}
 	}
 	return claims, events, nil
@@ -498,9 +471,9 @@ func (n *Notifier) claim(ctx context.Context, limit int, hostsBusy map[string]in
 // interruptPrevious records the attempt that was in flight when the lease
 // holding this row lapsed (its process died or lost the database): the
 // holder never wrote the attempt's row, so it is written now.
-func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
+func (d *Dispatcher) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
 	const why = "interrupted: the instance making the attempt stopped before recording its outcome"
-	started := row.LeaseUntil.Add(-n.cfg.Lease)
+	started := row.LeaseUntil.Add(-d.cfg.Lease)
 	if err := tx.DeliveryAttempt.Create().
 		SetNotificationID(row.ID).
 		SetNumber(row.Attempts).
@@ -515,8 +488,8 @@ func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock fun
 		Exec(ctx); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("record interrupted attempt of %s: %w", row.UUID, err)
 	}
-	ev := n.newEvent(row, deliveryevent.KindAttempt, row.Attempts, string(deliveryattempt.OutcomeInterrupted), nil, why, row.Status.String(), row.NextAttemptAt)
-	if err := n.insertEvents(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
+	ev := d.events.newEvent(row, deliveryevent.KindAttempt, row.Attempts, string(deliveryattempt.OutcomeInterrupted), nil, why, row.Status.String(), row.NextAttemptAt)
+	if err := d.events.insert(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
 		return nil, err
 	}
 	return ev, nil
@@ -524,7 +497,7 @@ func (n *Notifier) interruptPrevious(ctx context.Context, tx *entdb.Tx, lock fun
 
 // expire fails a notification whose window closed before another attempt
 // could start.
-func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
+func (d *Dispatcher) expire(ctx context.Context, tx *entdb.Tx, lock func() error, row *entdb.Notification, now time.Time) (*entdb.DeliveryEvent, error) {
 	if err := tx.Notification.UpdateOne(row).
 		SetStatus(notification.StatusFailed).
 		ClearNextAttemptAt().
@@ -534,8 +507,8 @@ func (n *Notifier) expire(ctx context.Context, tx *entdb.Tx, lock func() error, 
 		Exec(ctx); err != nil {
 		return nil, fmt.Errorf("expire %s: %w", row.UUID, err)
 	}
-	ev := n.newEvent(row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil)
-	if err := n.insertEvents(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
+	ev := d.events.newEvent(row, deliveryevent.KindExpired, row.Attempts, "", nil, "delivery window closed", string(notification.StatusFailed), nil)
+	if err := d.events.insert(ctx, tx, lock, []*entdb.DeliveryEvent{ev}); err != nil {
 		return nil, err
 	}
 	return ev, nil
@@ -553,24 +526,19 @@ type result struct {
 }
 
 // send makes one attempt and hands its outcome to the recorder.
-func (n *Notifier) send(c claim) {
+func (d *Dispatcher) send(c claim) {
 	start := c.started
-	header := http.Header{}
-	if c.n.Signature != "" {
-		header.Set(signatureHeader(c.n.SignatureScheme), c.n.Signature)
+	var resp egress.Response
+	header, err := d.queue.AttemptHeaders(d.sendCtx, c.n, start)
+	if err == nil {
+		resp, err = d.client.Do(d.sendCtx, egress.Request{
+			Method: c.n.Method,
+			URL:    c.n.URL,
+			Body:   c.n.Body,
+			Header: header,
+		})
 	}
-	resp, err := n.client.Do(n.sendCtx, egress.Request{
-		Method:      c.n.Method,
-		URL:         c.n.URL,
-		ContentType: c.n.ContentType,
-		Body:        c.n.Body,
-		Header:      header,
-		// Receivers deduplicate by the notification's uuid; the header
-		// says so, and lets a POST be resent on a fresh connection when a
-		// kept-alive one was closed under it.
-		IdempotencyKey: c.n.UUID,
-	})
-	r := result{c: c, finished: n.cfg.Clock.Now()}
+	r := result{c: c, finished: d.cfg.Now()}
 	r.duration = r.finished.Sub(start)
 	if resp.Duration > 0 {
 		r.duration = resp.Duration
@@ -579,14 +547,14 @@ func (n *Notifier) send(c claim) {
 	switch {
 	case errors.As(err, &blocked):
 		r.outcome, r.err = deliveryattempt.OutcomeBlocked, blocked.Error()
-	case err != nil && n.sendCtx.Err() != nil:
+	case err != nil && d.sendCtx.Err() != nil:
 		r.outcome, r.err = deliveryattempt.OutcomeInterrupted, "interrupted: payhook stopped during the attempt"
 	case err != nil:
 		r.outcome, r.err = deliveryattempt.OutcomeFailed, err.Error()
 	default:
 		st := resp.Status
 		r.status = &st
-		r.body = storable(resp.Body, n.cfg.StoredBody)
+		r.body = storable(resp.Body, d.cfg.StoredBody)
 		if ok, why := egress.Acknowledged(resp.Status, resp.Body); ok {
 			r.outcome = deliveryattempt.OutcomeAcknowledged
 		} else {
@@ -594,40 +562,40 @@ func (n *Notifier) send(c claim) {
 		}
 	}
 	r.err = storable([]byte(r.err), 2048)
-	if o := n.cfg.Observer; o != nil {
+	if o := d.cfg.Observer; o != nil {
 		o.AttemptFinished(TransportOf(c.n.Method, c.n.ContentType), string(r.outcome), r.duration)
 	}
 	// The worker and the destination slot are free as soon as the request
 	// is done; the row itself stays leased until its outcome is recorded.
-	n.mu.Lock()
+	d.mu.Lock()
 	// The destination's recent attempt duration paces how its parked rows
 	// come due again.
-	if prev, ok := n.hostDuration[c.n.Host]; ok {
-		n.hostDuration[c.n.Host] = (prev*3 + r.duration) / 4
+	if prev, ok := d.hostDuration[c.n.Host]; ok {
+		d.hostDuration[c.n.Host] = (prev*3 + r.duration) / 4
 	} else {
-		n.hostDuration[c.n.Host] = r.duration
+		d.hostDuration[c.n.Host] = r.duration
 	}
-	wasFull := n.releaseWorker(c.n.Host)
-	n.mu.Unlock()
+	wasFull := d.releaseWorker(c.n.Host)
+	d.mu.Unlock()
 	if wasFull {
-		n.Wake()
+		d.Wake()
 	}
-	n.results <- r
+	d.results <- r
 }
 
 // recordLoop records attempt outcomes in batches: whatever is waiting when
 // it is free goes into one transaction, so the commit cost is shared under
 // load and nothing waits when idle. It exits when results is closed and
 // drained.
-func (n *Notifier) recordLoop() {
-	defer close(n.recorderDone)
+func (d *Dispatcher) recordLoop() {
+	defer close(d.recorderDone)
 	const maxBatch = 256
-	for r := range n.results {
+	for r := range d.results {
 		batch := []result{r}
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case r, ok := <-n.results:
+			case r, ok := <-d.results:
 				if !ok {
 					break drain
 				}
@@ -636,69 +604,69 @@ func (n *Notifier) recordLoop() {
 				break drain
 			}
 		}
-		n.recordBatch(batch)
+		d.recordBatch(batch)
 	}
 }
 
 // recordBatch records a batch, retrying while the database is unreachable:
 // an attempt's outcome is dropped only if it cannot be recorded before the
 // lease lapses, in which case the row is retried as interrupted.
-func (n *Notifier) recordBatch(batch []result) {
+func (d *Dispatcher) recordBatch(batch []result) {
 	var events []*entdb.DeliveryEvent
 	var err error
 	for try := 0; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		events, err = n.record(ctx, batch)
+		events, err = d.record(ctx, batch)
 		cancel()
 		if err == nil || try >= 5 {
 			break
 		}
-		n.logger.Error("record attempts; retrying", "count", len(batch), "error", err)
+		d.logger.Error("record attempts; retrying", "count", len(batch), "error", err)
 		time.Sleep(time.Duration(try+1) * 500 * time.Millisecond) // database outage back-off
 	}
 	if err != nil && len(batch) > 1 {
 		// One bad row must not cost the others their outcome: record them
 		// one by one.
-		n.logger.Error("record attempts as a batch failed; recording one by one", "count", len(batch), "error", err)
+		d.logger.Error("record attempts as a batch failed; recording one by one", "count", len(batch), "error", err)
 		events, err = nil, nil
 		for _, r := range batch {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			ev, e := n.record(ctx, []result{r})
+			ev, e := d.record(ctx, []result{r})
 			cancel()
 			if e != nil {
-				n.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", r.c.n.UUID, "error", e)
+				d.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", r.c.n.UUID, "error", e)
 				err = e
 				continue
 			}
 			events = append(events, ev...)
 		}
 	} else if err != nil {
-		n.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", batch[0].c.n.UUID, "error", err)
+		d.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", batch[0].c.n.UUID, "error", err)
 	}
-	n.mu.Lock()
+	d.mu.Lock()
 	for _, r := range batch {
-		n.releasePayment(r.c.n.PaymentID)
+		d.releaseSequence(r.c.n.Sequence)
 	}
-	n.mu.Unlock()
+	d.mu.Unlock()
 	for _, e := range events {
-		n.logger.Info("delivery attempt", "uuid", e.UUID, "attempt", e.Attempt, "outcome", e.Outcome,
+		d.logger.Info("delivery attempt", "uuid", e.UUID, "attempt", e.Attempt, "outcome", e.Outcome,
 			"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
 	}
-	n.events.publish(events)
-	// A recorded attempt makes work claimable when it frees its payment's
-	// turn (a later notification of the payment waits for it) or leaves its
+	d.events.publish(events)
+	// A recorded attempt makes work claimable when it frees its sequence's
+	// turn (a later notification of the sequence waits for it) or leaves its
 	// row due at once (interrupted, or not recorded: due when the lease
 	// lapses, which the loop's timer finds). Other outcomes are scheduled
 	// in the future, which the loop's timer finds too.
 	wake := err != nil
 	for _, r := range batch {
-		wake = wake || r.c.n.PaymentID != nil || r.outcome == deliveryattempt.OutcomeInterrupted
+		wake = wake || r.c.n.Sequence != nil || r.outcome == deliveryattempt.OutcomeInterrupted
 	}
 	for range batch {
-		n.sends.Done()
+		d.sends.Done()
 	}
 	if wake {
-		n.Wake()
+		d.Wake()
 	}
 }
 
@@ -707,7 +675,7 @@ func (n *Notifier) recordBatch(batch []result) {
 // UPDATE on PostgreSQL (row by row on SQLite, in process), the events in one
 // INSERT. A notification is only moved on if this instance still holds it
 // (its attempt is the latest); an acknowledgement always counts.
-func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.DeliveryEvent, error) {
+func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.DeliveryEvent, error) {
 	type next struct {
 		status notification.Status
 		at     *time.Time
@@ -720,7 +688,7 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 		case deliveryattempt.OutcomeInterrupted:
 			plans[i] = next{status: notification.StatusRetrying, at: &batch[i].finished}
 		default:
-			if t, ok := n.cfg.Policy.Next(r.c.n.CreatedAt, r.finished, r.c.number); ok {
+			if t, ok := d.cfg.Policy.Next(r.c.n.CreatedAt, r.finished, r.c.number); ok {
 				plans[i] = next{status: notification.StatusRetrying, at: &t}
 			} else {
 				plans[i] = next{status: notification.StatusFailed}
@@ -729,9 +697,9 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 	}
 	var events []*entdb.DeliveryEvent
 	var finished []notification.Status
-	err := store.WithTx(ctx, n.db.Client, func(tx *entdb.Tx) error {
+	err := store.WithTx(ctx, d.db.Client, func(tx *entdb.Tx) error {
 		finished = finished[:0]
-		if err := n.asyncCommit(ctx, tx); err != nil {
+		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
 		attempts := make([]*entdb.DeliveryAttempt, len(batch))
@@ -751,10 +719,10 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 				NextAttemptAt:  plans[i].at,
 			}
 		}
-		if err := n.insertAttempts(ctx, tx, attempts); err != nil {
+		if err := insertAttempts(ctx, tx, d.db.Dialect, attempts); err != nil {
 			return err
 		}
-		moved, err := n.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
+		moved, err := d.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
 		if err != nil {
 			return err
 		}
@@ -772,23 +740,20 @@ func (n *Notifier) record(ctx context.Context, batch []result) ([]*entdb.Deliver
 			} else if status == notification.StatusAcknowledged || status == notification.StatusFailed {
 				finished = append(finished, status)
 			}
-			events[i] = n.newEvent(r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
+			events[i] = d.events.newEvent(r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
 		}
-		if err := n.insertEvents(ctx, tx, n.eventLock(ctx, tx), events); err != nil {
-			return err
-		}
-		return n.notifyPeers(ctx, tx, events)
+		return d.events.insert(ctx, tx, d.events.lock(ctx, tx), events)
 	})
 	if err == nil {
-		n.observeFinished(finished...)
+		d.observeFinished(finished...)
 	}
 	return events, err
 }
 
 // observeFinished tells the observer of notifications that left the queue
 // in a committed transaction of this instance.
-func (n *Notifier) observeFinished(statuses ...notification.Status) {
-	if o := n.cfg.Observer; o != nil {
+func (d *Dispatcher) observeFinished(statuses ...notification.Status) {
+	if o := d.cfg.Observer; o != nil {
 		for _, st := range statuses {
 			o.NotificationFinished(st.String())
 		}
@@ -797,9 +762,9 @@ func (n *Notifier) observeFinished(statuses ...notification.Status) {
 
 // moveOn sets each notification's next state, only where this instance
 // still holds it, and reports which rows moved.
-func (n *Notifier) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, plan func(int) (notification.Status, *time.Time)) (map[int64]bool, error) {
+func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, plan func(int) (notification.Status, *time.Time)) (map[int64]bool, error) {
 	moved := make(map[int64]bool, len(batch))
-	if n.db.Dialect == store.Postgres {
+	if d.db.Dialect == store.Postgres {
 		// One array per column (see bulk.go): the statement does not grow
 		// with the batch.
 		ids, numbers, statuses, nexts, finished := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
@@ -861,8 +826,8 @@ func (n *Notifier) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, pla
 // delivery of an attempt that was in flight, which receivers handle by
 // uuid). No notification is lost: notifications themselves are stored by
 // the caller's transaction, which stays synchronous.
-func (n *Notifier) asyncCommit(ctx context.Context, tx *entdb.Tx) error {
-	if n.db.Dialect != store.Postgres {
+func (d *Dispatcher) asyncCommit(ctx context.Context, tx *entdb.Tx) error {
+	if d.db.Dialect != store.Postgres {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
@@ -871,74 +836,14 @@ func (n *Notifier) asyncCommit(ctx context.Context, tx *entdb.Tx) error {
 	return nil
 }
 
-// PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
-// database tell each other that events were committed; the payload lists
-// the owners (API key ids) concerned. It is only a wake-up: the event table
-// is the truth.
-const PeerChannel = "payhook_events"
-
-// notifyPeers queues a NOTIFY, delivered when tx commits, so other
-// instances wake their dispatchers and watch streams.
-func (n *Notifier) notifyPeers(ctx context.Context, tx *entdb.Tx, evs []*entdb.DeliveryEvent) error {
-	if n.db.Dialect != store.Postgres || len(evs) == 0 {
-		return nil
-	}
-	seen := map[int64]bool{}
-	var owners []string
-	for _, e := range evs {
-		if !seen[e.APIKeyID] {
-			seen[e.APIKeyID] = true
-			owners = append(owners, strconv.FormatInt(e.APIKeyID, 10))
-		}
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, strings.Join(owners, ",")); err != nil {
-		return fmt.Errorf("notify peers: %w", err)
-	}
-	return nil
-}
-
-// listenPeers wakes this instance's dispatcher and watch streams when
-// another instance commits events, until ctx ends.
-func (n *Notifier) listenPeers(ctx context.Context) {
-	msgs, err := store.Listen(ctx, n.db, PeerChannel, func(err error) {
-		n.logger.Warn("event listener connection", "error", err)
-	})
-	if err != nil {
-		n.logger.Error("listen for other instances' events; relying on polling", "error", err)
-		return
-	}
-	if msgs == nil {
-		return
-	}
-	// Events other instances committed before this listener was up were
-	// announced to nobody here: watchers re-read, the loop claims.
-	n.Wake()
-	n.events.publishAll()
-	close(n.listening)
-	for m := range msgs {
-		n.Wake()
-		if m.Payload == "" {
-			n.events.publishAll()
-			continue
-		}
-		var owners []int64
-		for f := range strings.SplitSeq(m.Payload, ",") {
-			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-				owners = append(owners, id)
-			}
-		}
-		n.events.publishOwners(owners)
-	}
-}
-
 // nextDue returns the earliest time at which more work becomes due.
-func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
+func (d *Dispatcher) nextDue(ctx context.Context) (time.Time, bool, error) {
 	// Only future work counts: rows already due but not claimable (their
-	// destination is at its bound, an earlier notification of their payment
+	// destination is at its bound, an earlier notification of their sequence
 	// is in flight) become claimable when an attempt finishes, which wakes
 	// the loop; waiting on them here would spin.
-	row, err := n.db.Client.Notification.Query().
-		Where(notification.NextAttemptAtGT(n.cfg.Clock.Now())).
+	row, err := d.db.Client.Notification.Query().
+		Where(notification.NextAttemptAtGT(d.cfg.Now())).
 		Order(entdb.Asc(notification.FieldNextAttemptAt)).
 		Select(notification.FieldNextAttemptAt).
 		First(ctx)
@@ -950,28 +855,6 @@ func (n *Notifier) nextDue(ctx context.Context) (time.Time, bool, error) {
 	}
 	return *row.NextAttemptAt, true, nil
 }
-
-// eventLock returns a function that, on its first call, serialises event
-// inserts on PostgreSQL until the transaction ends, so event ids (the watch
-// cursor) become visible in increasing order: a reader that saw id N never
-// later finds an id below N appear. Call it right before inserting events.
-// SQLite has one writer at a time already.
-func (n *Notifier) eventLock(ctx context.Context, tx *entdb.Tx) func() error {
-	done := n.db.Dialect != store.Postgres
-	return func() error {
-		if done {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", eventLockKey); err != nil {
-			return fmt.Errorf("lock event log: %w", err)
-		}
-		done = true
-		return nil
-	}
-}
-
-// eventLockKey is the advisory lock that orders event inserts.
-const eventLockKey = 0x70617968 // "payh"
 
 // storable makes text fit for the attempt log: at most limit bytes, valid
 // UTF-8 and no NUL (PostgreSQL text accepts neither invalid UTF-8 nor NUL),

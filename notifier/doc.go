@@ -1,13 +1,33 @@
-// Package notifier delivers payment notifications to merchants' servers,
-// durably.
+// Package notifier delivers messages to merchants' servers, durably. It
+// knows messages, not payments: a Message names its owner, labels saying
+// what it is about (service, event, ref, topic, and a sequence that orders
+// delivery), the request built once, and how it is signed. Producers (the
+// low-level callback reactor of server/address, later the merchant
+// services) decide what a message says; this package stores, signs, sends,
+// retries and logs it.
+//
+// Three parts share one database and one clock:
+//   - Queue stores messages in their producers' transactions (Enqueue) and
+//     decides the headers of an attempt (AttemptHeaders).
+//   - Dispatcher claims due messages, or takes them as they are stored,
+//     makes each attempt through notifier/egress, records every outcome and
+//     schedules the next attempt.
+//   - Events is the delivery event log that watchers read and subscribe to.
+//
+// Each long-running part has one Start(ctx)/Stop() shape: Start returns once
+// running, Stop is idempotent and waits.
 //
 // Guarantees:
-//   - Stored before sent. Enqueue writes the notification inside the caller's
-//     transaction, so the state change that causes a notification and the
-//     notification commit together or not at all. The row holds the frozen
-//     request: method, URL, body, content type and signature, signed once.
-//   - Identical retries. Every attempt sends exactly the stored bytes with the
-//     same uuid; nothing is re-encoded or re-signed.
+//   - Stored before sent. Enqueue writes the message inside the caller's
+//     transaction, so the state change that causes a message and the
+//     message commit together or not at all. The row holds the frozen
+//     request: method, URL, body and content type.
+//   - Identical retries. Every attempt sends exactly the stored bytes with
+//     the same uuid (also its Idempotency-Key header); nothing is re-encoded.
+//     A signer that signs once (RSA, notifier/signer) signs at enqueue and
+//     its signature is stored and resent; a signer that signs every attempt
+//     (HMAC) signs each attempt anew with that attempt's time and the key
+//     current then, over the same stored bytes.
 //   - Nothing silently dropped. Due rows are claimed with a lease (FOR UPDATE
 //     SKIP LOCKED on PostgreSQL), or inserted already leased when the running
 //     dispatcher has a free slot for them (claimed as stored, sent on
@@ -16,15 +36,18 @@
 //   - The spec's schedule: first attempt as soon as a worker is free, then
 //     retries after the policy's delays, counted from the end of the previous
 //     attempt; no attempt starts after the delivery window, after which the
-//     notification is failed (its history stays). An attempt in progress at
-//     the deadline may finish, and its acknowledgement counts.
-//   - Isolation of slow endpoints: concurrent attempts per destination host are
-//     bounded, so a dead endpoint cannot hold every worker.
-//   - Every attempt is a row, and every stored notification, attempt outcome
-//     and expiry is an event with an ever-growing cursor, streamed to watchers
+//     message is failed (its history stays). An attempt in progress at the
+//     deadline may finish, and its acknowledgement counts.
+//   - One set of claim rules for both ways of claiming: a worker and a slot
+//     of the destination must be free (so a dead endpoint cannot hold every
+//     worker), and messages of one sequence make their first attempts in
+//     the order stored, one at a time.
+//   - Every attempt is a row, and every stored message, attempt outcome and
+//     expiry is an event with an ever-growing cursor, streamed to watchers
 //     from the database, so a watcher that reconnects misses nothing.
 //
-// The egress rules (SSRF guard, no redirects, timeouts) live in
-// notifier/egress, the payload bytes in notifier/payload and the retry
-// policy in notifier/schedule.
+// The egress rules (the one set of URL rules, the SSRF guard, no redirects,
+// timeouts, acknowledgement) live in notifier/egress, the payload bytes in
+// notifier/payload, the signers in notifier/signer and the retry policy in
+// notifier/schedule.
 package notifier

@@ -2,5 +2,10 @@ package notifier
 
 import "errors"
 
-// ErrBadKey reports a signing key file that cannot be used.
-var ErrBadKey = errors.New("unusable signing key")
+// ErrInvalidMessage reports a message that cannot be stored; the wrapping
+// error says why.
+var ErrInvalidMessage = errors.New("invalid message")
+
+// ErrUnknownSigner reports a message naming a signer the notifier was not
+// configured with.
+var ErrUnknownSigner = errors.New("unknown signer")

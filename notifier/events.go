@@ -3,36 +3,80 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
-	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
 )
 
-// EventFilter selects the events a watcher sees. APIKeyID is mandatory: a
-// watcher only ever sees its owner's deliveries.
-type EventFilter struct {
-	APIKeyID  int64
-	AddressIn string
-	Ticker    string
-	UUID      string
+// Events is the delivery event log: every stored notification, finished
+// attempt and expiry is a row whose id (the cursor) only grows, written in
+// the transaction that causes it. Watchers subscribe to an owner's events
+// and read what they missed from the database, which is the truth; with
+// several instances on one PostgreSQL, a NOTIFY after each commit wakes
+// the others' watchers and dispatchers (Start runs that listener).
+type Events struct {
+	db     *store.DB
+	now    func() time.Time
+	logger *slog.Logger
+	broker *broker
+	// onPeer is called when another instance committed events (the
+	// dispatcher's Wake).
+	onPeer func()
+
+	listening chan struct{} // closed once other instances' NOTIFYs reach this one
+	runner
 }
 
-// Events returns up to limit events after cursor that match f, oldest
+func newEvents(db *store.DB, now func() time.Time, logger *slog.Logger) *Events {
+	return &Events{db: db, now: now, logger: logger, broker: newBroker(), onPeer: func() {}, listening: make(chan struct{})}
+}
+
+// Start listens for other instances' events (PostgreSQL only) until Stop;
+// it returns at once.
+func (e *Events) Start(ctx context.Context) error {
+	return e.start(ctx, e.listenPeers)
+}
+
+// Stop ends every subscription (their channels close) and the listener. It
+// is idempotent and waits.
+func (e *Events) Stop() {
+	e.broker.close()
+	e.stop()
+}
+
+// EventFilter selects the events a watcher sees. Owner is mandatory: a
+// watcher only ever sees its owner's deliveries. The other fields, when
+// set, must equal the notification's labels (Subject).
+type EventFilter struct {
+	Owner   int64
+	Service string
+	Ref     string
+	Topic   string
+	UUID    string
+}
+
+// Read returns up to limit events after cursor that match f, oldest
 // first, with their notifications loaded when withRequest is set (for
 // relays that replay the exact request).
-func (n *Notifier) Events(ctx context.Context, f EventFilter, after int64, limit int, withRequest bool) ([]*entdb.DeliveryEvent, error) {
-	q := n.db.Client.DeliveryEvent.Query().
-		Where(deliveryevent.APIKeyID(f.APIKeyID), deliveryevent.IDGT(after)).
+func (e *Events) Read(ctx context.Context, f EventFilter, after int64, limit int, withRequest bool) ([]*entdb.DeliveryEvent, error) {
+	q := e.db.Client.DeliveryEvent.Query().
+		Where(deliveryevent.OwnerID(f.Owner), deliveryevent.IDGT(after)).
 		Order(entdb.Asc(deliveryevent.FieldID)).
 		Limit(limit)
-	if f.AddressIn != "" {
-		q.Where(deliveryevent.AddressIn(f.AddressIn))
+	if f.Service != "" {
+		q.Where(deliveryevent.Service(f.Service))
 	}
-	if f.Ticker != "" {
-		q.Where(deliveryevent.Ticker(f.Ticker))
+	if f.Ref != "" {
+		q.Where(deliveryevent.Subject(f.Ref))
+	}
+	if f.Topic != "" {
+		q.Where(deliveryevent.Topic(f.Topic))
 	}
 	if f.UUID != "" {
 		q.Where(deliveryevent.UUID(f.UUID))
@@ -48,9 +92,9 @@ func (n *Notifier) Events(ctx context.Context, f EventFilter, after int64, limit
 }
 
 // LastCursor returns the newest event cursor of an owner (0 when none).
-func (n *Notifier) LastCursor(ctx context.Context, apiKeyID int64) (int64, error) {
-	ids, err := n.db.Client.DeliveryEvent.Query().
-		Where(deliveryevent.APIKeyID(apiKeyID)).
+func (e *Events) LastCursor(ctx context.Context, owner int64) (int64, error) {
+	ids, err := e.db.Client.DeliveryEvent.Query().
+		Where(deliveryevent.OwnerID(owner)).
 		Order(entdb.Desc(deliveryevent.FieldID)).
 		Limit(1).
 		IDs(ctx)
@@ -63,74 +107,22 @@ func (n *Notifier) LastCursor(ctx context.Context, apiKeyID int64) (int64, error
 	return ids[0], nil
 }
 
-// Subscribe returns a channel that receives a value whenever events of the
-// owner apiKeyID may have been added, and a function that ends the
-// subscription. The channel holds one pending signal: a slow watcher
-// coalesces signals and never slows delivery; it reads what it missed from
-// the database (Events), which is the truth.
-func (n *Notifier) Subscribe(apiKeyID int64) (<-chan struct{}, func()) {
-	return n.events.subscribe(apiKeyID)
+// Subscribe returns a channel that receives a value whenever events of
+// owner may have been added, and a function that ends the subscription.
+// The channel holds one pending signal: a slow watcher coalesces signals
+// and never slows delivery; it reads what it missed from the database
+// (Read), which is the truth.
+func (e *Events) Subscribe(owner int64) (<-chan struct{}, func()) {
+	return e.broker.subscribe(owner)
 }
 
 // CloseWatchers ends every subscription (their channels close), so watch
 // streams return before the gRPC server drains. New subscriptions are
 // refused.
-func (n *Notifier) CloseWatchers() { n.events.close() }
-
-// QueueStats is the notification queue as metrics report it.
-type QueueStats struct {
-	// ByStatus counts the notifications still to deliver (pending or
-	// retrying, attempts in flight included) per delivery status.
-	// Acknowledged and failed notifications have left the queue; an
-	// Observer counts them as they finish.
-	ByStatus map[string]int
-	// OldestDue is how long the oldest due, unleased notification has been
-	// waiting (0 when none is due).
-	OldestDue time.Duration
-}
-
-// Stats reads the queue's depth by status and the age of the oldest due
-// notification. Both read only the partial indexes of rows still to
-// deliver, so a scrape costs the size of the queue, not of the table.
-func (n *Notifier) Stats(ctx context.Context) (QueueStats, error) {
-	var rows []struct {
-		Status string `json:"status"`
-		Count  int    `json:"count"`
-	}
-	if err := n.db.Client.Notification.Query().
-		// next_attempt_at is set exactly while a row is pending or
-		// retrying: the predicate of the notification_queued index.
-		Where(notification.NextAttemptAtNotNil()).
-		GroupBy(notification.FieldStatus).
-		Aggregate(entdb.Count()).
-		Scan(ctx, &rows); err != nil {
-		return QueueStats{}, fmt.Errorf("queue depth: %w", err)
-	}
-	st := QueueStats{ByStatus: map[string]int{}}
-	for _, r := range rows {
-		st.ByStatus[r.Status] = r.Count
-	}
-	now := n.cfg.Clock.Now()
-	due, err := n.db.Client.Notification.Query().
-		// next_attempt_at is set exactly while a row is pending or
-		// retrying; leased rows (attempts in flight) carry their lease's
-		// end and are not due.
-		Where(notification.NextAttemptAtLTE(now)).
-		Order(entdb.Asc(notification.FieldNextAttemptAt)).
-		Select(notification.FieldNextAttemptAt).
-		First(ctx)
-	switch {
-	case entdb.IsNotFound(err):
-	case err != nil:
-		return QueueStats{}, fmt.Errorf("oldest due: %w", err)
-	default:
-		st.OldestDue = now.Sub(*due.NextAttemptAt)
-	}
-	return st, nil
-}
+func (e *Events) CloseWatchers() { e.broker.close() }
 
 // Watchers returns the number of live subscriptions.
-func (n *Notifier) Watchers() int { return n.events.count() }
+func (e *Events) Watchers() int { return e.broker.count() }
 
 // broker signals subscribers that their owner's events changed.
 type broker struct {
@@ -140,14 +132,14 @@ type broker struct {
 }
 
 type subscriber struct {
-	apiKeyID int64
-	c        chan struct{}
+	owner int64
+	c     chan struct{}
 }
 
 func newBroker() *broker { return &broker{subs: map[*subscriber]struct{}{}} }
 
-func (b *broker) subscribe(apiKeyID int64) (<-chan struct{}, func()) {
-	s := &subscriber{apiKeyID: apiKeyID, c: make(chan struct{}, 1)}
+func (b *broker) subscribe(owner int64) (<-chan struct{}, func()) {
+	s := &subscriber{owner: owner, c: make(chan struct{}, 1)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -171,7 +163,7 @@ func (b *broker) subscribe(apiKeyID int64) (<-chan struct{}, func()) {
 func (b *broker) publish(evs []*entdb.DeliveryEvent) {
 	owners := make([]int64, 0, len(evs))
 	for _, e := range evs {
-		owners = append(owners, e.APIKeyID)
+		owners = append(owners, e.OwnerID)
 	}
 	b.publishOwners(owners)
 }
@@ -188,7 +180,7 @@ func (b *broker) publishOwners(owners []int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {
-		if set[s.apiKeyID] {
+		if set[s.owner] {
 			signal(s.c)
 		}
 	}
@@ -233,3 +225,126 @@ func (b *broker) close() {
 // WatchPollInterval is how often a watcher rereads the event log without a
 // signal, to see events committed by other instances.
 const WatchPollInterval = 2 * time.Second
+
+// publish signals the watchers of the owners of evs (committed).
+func (e *Events) publish(evs []*entdb.DeliveryEvent) { e.broker.publish(evs) }
+
+// newEvent describes one entry of the event log about row; insert stores it.
+func (e *Events) newEvent(row *entdb.Notification, kind deliveryevent.Kind, attempt int, outcome string, httpStatus *int, errText, status string, next *time.Time) *entdb.DeliveryEvent {
+	return &entdb.DeliveryEvent{
+		CreatedAt:      e.now(),
+		NotificationID: row.ID,
+		OwnerID:        row.OwnerID,
+		UUID:           row.UUID,
+		Service:        row.Service,
+		Event:          row.Event,
+		Subject:        row.Subject,
+		Topic:          row.Topic,
+		Kind:           kind,
+		Attempt:        attempt,
+		Outcome:        outcome,
+		HTTPStatus:     httpStatus,
+		Error:          errText,
+		DeliveryStatus: status,
+		NextAttemptAt:  next,
+	}
+}
+
+// insert takes the event-log lock (lock, see Events.lock), inserts evs,
+// sets their ids (the watch cursor) and queues the NOTIFY that tells other
+// instances when tx commits.
+func (e *Events) insert(ctx context.Context, tx *entdb.Tx, lock func() error, evs []*entdb.DeliveryEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := lock(); err != nil {
+		return err
+	}
+	if err := insertEvents(ctx, tx, e.db.Dialect, evs); err != nil {
+		return fmt.Errorf("store events: %w", err)
+	}
+	return e.notifyPeers(ctx, tx, evs)
+}
+
+// lock returns a function that, on its first call, serialises event
+// inserts on PostgreSQL until the transaction ends, so event ids (the
+// watch cursor) become visible in increasing order: a reader that saw id N
+// never later finds an id below N appear. Call it right before inserting
+// events. SQLite has one writer at a time already.
+func (e *Events) lock(ctx context.Context, tx *entdb.Tx) func() error {
+	done := e.db.Dialect != store.Postgres
+	return func() error {
+		if done {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", eventLockKey); err != nil {
+			return fmt.Errorf("lock event log: %w", err)
+		}
+		done = true
+		return nil
+	}
+}
+
+// eventLockKey is the advisory lock that orders event inserts.
+const eventLockKey = 0x70617968 // "payh"
+
+// PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
+// database tell each other that events were committed; the payload lists
+// the owners concerned. It is only a wake-up: the event table is the truth.
+const PeerChannel = "payhook_events"
+
+// notifyPeers queues a NOTIFY, delivered when tx commits, so other
+// instances wake their dispatchers and watch streams.
+func (e *Events) notifyPeers(ctx context.Context, tx *entdb.Tx, evs []*entdb.DeliveryEvent) error {
+	if e.db.Dialect != store.Postgres || len(evs) == 0 {
+		return nil
+	}
+	seen := map[int64]bool{}
+	var owners []string
+	for _, ev := range evs {
+		if !seen[ev.OwnerID] {
+			seen[ev.OwnerID] = true
+			owners = append(owners, strconv.FormatInt(ev.OwnerID, 10))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, strings.Join(owners, ",")); err != nil {
+		return fmt.Errorf("notify peers: %w", err)
+	}
+	return nil
+}
+
+// listenPeers wakes this instance's dispatcher and watch streams when
+// another instance commits events, until ctx ends.
+func (e *Events) listenPeers(ctx context.Context) {
+	msgs, err := store.Listen(ctx, e.db, PeerChannel, func(err error) {
+		e.logger.Warn("event listener connection", "error", err)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.logger.Error("listen for other instances' events; relying on polling", "error", err)
+		}
+		return
+	}
+	if msgs == nil {
+		return
+	}
+	// Events other instances committed before this listener was up were
+	// announced to nobody here: watchers re-read, the loop claims.
+	e.onPeer()
+	e.broker.publishAll()
+	close(e.listening)
+	for m := range msgs {
+		e.onPeer()
+		if m.Payload == "" {
+			e.broker.publishAll()
+			continue
+		}
+		var owners []int64
+		for f := range strings.SplitSeq(m.Payload, ",") {
+			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+				owners = append(owners, id)
+			}
+		}
+		e.broker.publishOwners(owners)
+	}
+}

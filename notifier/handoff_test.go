@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -40,17 +38,17 @@ func TestStoredWhileRunningIsClaimedAsStored(t *testing.T) {
 		release := make(chan struct{})
 		rs := newReceiver(t, func(int, *http.Request) (int, string) { <-release; return ok(0, nil) })
 		f := newFixture(t, d, rs.URL+"/hook")
-		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
 		defer unsubscribe()
-		f.n.Start()
+		f.start(t)
 		row := f.enqueue(t, f.envelope("pending", payload.TransportJSON))
 		<-rs.arrived // sent while the test holds the answer
 
 		got := f.reload(t, row)
-		lease := t0.Add(f.n.cfg.Lease)
-		if got.Attempts != 1 || got.LeaseOwner != f.n.cfg.InstanceID || got.LeaseUntil == nil || !got.LeaseUntil.Equal(lease) {
+		lease := t0.Add(f.d.cfg.Lease)
+		if got.Attempts != 1 || got.LeaseOwner != f.d.cfg.InstanceID || got.LeaseUntil == nil || !got.LeaseUntil.Equal(lease) {
 			t.Fatalf("stored row: attempts %d, lease %v by %q; want 1 attempt leased until %v by %q",
-				got.Attempts, got.LeaseUntil, got.LeaseOwner, lease, f.n.cfg.InstanceID)
+				got.Attempts, got.LeaseUntil, got.LeaseOwner, lease, f.d.cfg.InstanceID)
 		}
 		if got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(lease) {
 			t.Fatalf("next attempt %v: a leased row is due again when its lease lapses (%v)", got.NextAttemptAt, lease)
@@ -88,9 +86,9 @@ func TestNotClaimedAsStoredWithoutFreeSlot(t *testing.T) {
 		if got := f.reload(t, idle); got.Attempts != 0 || got.LeaseUntil != nil {
 			t.Fatalf("stored with the loop stopped: attempts %d, lease %v; want unclaimed", got.Attempts, got.LeaseUntil)
 		}
-		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
 		defer unsubscribe()
-		f.n.Start()
+		f.start(t)
 		<-rs.arrived // the loop claimed the first; the only worker is busy
 		second := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		if got := f.reload(t, second); got.Attempts != 0 || got.LeaseUntil != nil {
@@ -109,12 +107,12 @@ func TestFailedStoreGivesBackItsSlot(t *testing.T) {
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		rs := newReceiver(t, ok)
 		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Workers = 1 })
-		f.n.Start()
+		f.start(t)
 		e := f.envelope("pending", payload.TransportGET)
-		e.Callback.UUID = "5b0f8f2c-6a59-4d7e-9a53-0d5b1f5c2a11"
+		e.UUID = "5b0f8f2c-6a59-4d7e-9a53-0d5b1f5c2a11"
 		err := store.WithTx(context.Background(), f.db.Client, func(tx *entdb.Tx) error {
 			for range 2 {
-				if _, err := f.n.Enqueue(context.Background(), tx, e); err != nil {
+				if _, err := f.n.Enqueue(context.Background(), tx, f.message(t, e)); err != nil {
 					return err
 				}
 			}
@@ -123,13 +121,13 @@ func TestFailedStoreGivesBackItsSlot(t *testing.T) {
 		if err == nil {
 			t.Fatal("two notifications with one uuid were stored")
 		}
-		f.n.mu.Lock()
-		active, hosts := f.n.active, len(f.n.perHost)
-		f.n.mu.Unlock()
+		f.d.mu.Lock()
+		active, hosts := f.d.active, len(f.d.perHost)
+		f.d.mu.Unlock()
 		if active != 0 || hosts != 0 {
 			t.Fatalf("after a failed store: %d workers and %d destinations still taken", active, hosts)
 		}
-		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
 		defer unsubscribe()
 		row := f.enqueue(t, f.envelope("pending", payload.TransportGET)) // the one worker is free
 		f.waitStatus(t, changed, row, notification.StatusAcknowledged)
@@ -139,10 +137,11 @@ func TestFailedStoreGivesBackItsSlot(t *testing.T) {
 	})
 }
 
-// TestPaymentOrderKeptWhenEarlierIsDue: a notification of a payment whose
-// earlier notification is due (a retry the loop has not claimed yet) is not
-// sent as it is stored: the earlier one goes first.
-func TestPaymentOrderKeptWhenEarlierIsDue(t *testing.T) {
+// TestSequenceOrderKeptWhenEarlierIsDue: a notification of a sequence (a
+// payment's callbacks) whose earlier notification is due (a retry the loop
+// has not claimed yet) is not sent as it is stored: the earlier one goes
+// first.
+func TestSequenceOrderKeptWhenEarlierIsDue(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
@@ -153,23 +152,17 @@ func TestPaymentOrderKeptWhenEarlierIsDue(t *testing.T) {
 		})
 		// The loop polls hourly, so the due retry waits for a wake-up.
 		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour })
-		ctx := context.Background()
-		p, err := f.db.Client.Payment.Create().SetAddressID(f.addr.ID).SetAPIKeyID(f.keyID).
-			SetTxidIn("a1b2c3").SetValueCoin(decimal.RequireFromString("0.0015")).Save(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
 		defer unsubscribe()
-		f.n.Start()
+		f.start(t)
 		first := f.envelope("pending", payload.TransportGET)
-		first.PaymentID = &p.ID
+		first.Sequence = "address-payment:1"
 		earlier := f.enqueue(t, first)
 		f.waitStatus(t, changed, earlier, notification.StatusRetrying)
 		f.clock.Advance(2 * time.Minute) // the retry (after 1m) is due
 
 		second := f.envelope("confirmed", payload.TransportGET)
-		second.PaymentID = &p.ID
+		second.Sequence = "address-payment:1"
 		later := f.enqueue(t, second)
 		f.waitStatus(t, changed, later, notification.StatusAcknowledged)
 		f.waitStatus(t, changed, earlier, notification.StatusAcknowledged)
@@ -207,14 +200,14 @@ func TestParkKeepsOldestDueAndStaggersTheRest(t *testing.T) {
 			t.Fatal(err)
 		}
 		host := rows[0].Host
-		f.n.mu.Lock()
-		f.n.hostDuration[host] = 8 * time.Second // 4 slots: one row per 2 s
-		f.n.mu.Unlock()
+		f.d.mu.Lock()
+		f.d.hostDuration[host] = 8 * time.Second // 4 slots: one row per 2 s
+		f.d.mu.Unlock()
 		park := 2 * time.Second
-		if err := f.n.park(ctx, []string{host}, t0, park); err != nil {
+		if err := f.d.park(ctx, []string{host}, t0, park); err != nil {
 			t.Fatal(err)
 		}
-		horizon := f.n.parkHorizon()
+		horizon := f.d.parkHorizon()
 		var prev time.Time
 		for i, r := range rows {
 			next := *f.reload(t, r).NextAttemptAt
@@ -259,13 +252,13 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		if err := f.db.Client.Notification.UpdateOneID(retry.ID).SetAttempts(1).SetStatus(notification.StatusRetrying).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		f.n.mu.Lock()
-		f.n.hostDuration[host] = 10 * time.Second // slow: parked far apart
-		f.n.perHost[host] = 2                     // both slots busy
+		f.d.mu.Lock()
+		f.d.hostDuration[host] = 10 * time.Second // slow: parked far apart
+		f.d.perHost[host] = 2                     // both slots busy
 		// parkedAt stays empty, as in an instance that did not park these
 		// rows (or restarted since): it finds them in the database.
-		f.n.mu.Unlock()
-		if err := f.n.park(ctx, []string{host}, t0, 2*time.Second); err != nil {
+		f.d.mu.Unlock()
+		if err := f.d.park(ctx, []string{host}, t0, 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		f.clock.Advance(time.Second)
@@ -283,14 +276,14 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		}
 
 		// Slots busy: nothing is pulled.
-		if n, err := f.n.pullParked(ctx); err != nil || n != 0 {
+		if n, err := f.d.pullParked(ctx); err != nil || n != 0 {
 			t.Fatalf("pulled %d (%v) with no free slot", n, err)
 		}
 		// One slot free: the earliest parked row is due now.
-		f.n.mu.Lock()
-		f.n.perHost[host] = 1
-		f.n.mu.Unlock()
-		if n, err := f.n.pullParked(ctx); err != nil || n != 1 {
+		f.d.mu.Lock()
+		f.d.perHost[host] = 1
+		f.d.mu.Unlock()
+		if n, err := f.d.pullParked(ctx); err != nil || n != 1 {
 			t.Fatalf("pulled %d (%v), want 1", n, err)
 		}
 		if got := due(); len(got) != 5 || got[4] != rows[4].ID {
@@ -298,20 +291,20 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		}
 		// All slots free, repeatedly: every parked first attempt comes due,
 		// the retry stays on its schedule, then the destination is forgotten.
-		f.n.mu.Lock()
-		delete(f.n.perHost, host)
-		f.n.mu.Unlock()
+		f.d.mu.Lock()
+		delete(f.d.perHost, host)
+		f.d.mu.Unlock()
 		for range 10 {
-			if _, err := f.n.pullParked(ctx); err != nil {
+			if _, err := f.d.pullParked(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if got := due(); len(got) != len(rows)-1 || slices.Contains(got, retry.ID) {
 			t.Fatalf("%d rows due, want all %d but the retry", len(got), len(rows)-1)
 		}
-		f.n.mu.Lock()
-		_, still := f.n.parkedAt[host]
-		f.n.mu.Unlock()
+		f.d.mu.Lock()
+		_, still := f.d.parkedAt[host]
+		f.d.mu.Unlock()
 		if still {
 			t.Fatal("a destination with nothing parked is still remembered as parked")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/signer"
 )
 
 type countingObserver struct{ n, acked atomic.Int64 }
@@ -58,13 +59,22 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 		return 200, "ok"
 	})
 	hook := rs.URL + "/hook"
-	// The receiver's channel is unbuffered beyond 100: drain it.
+	// The receiver's channel is unbuffered beyond 100: drain it until the
+	// notifiers (whose cleanups run first) have stopped sending.
+	stopDrain, drained := make(chan struct{}), make(chan struct{})
 	go func() {
-		for range rs.arrived {
+		defer close(drained)
+		for {
+			select {
+			case <-rs.arrived:
+			case <-stopDrain:
+				return
+			}
 		}
 	}()
+	t.Cleanup(func() { close(stopDrain); <-drained })
 	mk := func(db *store.DB, obs Observer) *Notifier {
-		n, err := New(db, NewRSASigner(testKey), Config{
+		n, err := New(db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)},
 			Egress:   egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
 			Observer: obs,
 			PerHost:  8,
@@ -77,18 +87,19 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	}
 	var obsA, obsB countingObserver
 	a, b := mk(dbA, &obsA), mk(dbB, &obsB)
-	f := newFixtureOn(t, dbA)
-	f.clock = &fakeClock{now: time.Now()}
+	f := &fixture{db: dbA, clock: &fakeClock{now: time.Now()}, keyID: 7, hook: hook}
 
 	// B's watchers learn of A's events through PostgreSQL NOTIFY: once B
 	// listens, its watchers are told of A's next event.
 	// A watcher of B from before B listened is told to re-read once it
 	// does: events committed meanwhile were announced to nobody.
-	early, unsubscribeEarly := b.Subscribe(f.keyID)
+	early, unsubscribeEarly := b.Events.Subscribe(f.keyID)
 	defer unsubscribeEarly()
-	b.Start()
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-b.listening:
+	case <-b.Events.listening:
 	case <-time.After(10 * time.Second):
 		t.Fatal("instance B does not listen for other instances' events")
 	}
@@ -97,12 +108,14 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	default:
 		t.Fatal("a watcher from before B listened was not told to re-read")
 	}
-	signal, unsubscribe := b.Subscribe(f.keyID)
+	signal, unsubscribe := b.Events.Subscribe(f.keyID)
 	defer unsubscribe()
-	a.Start()
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	first := f.envelope("pending", payload.TransportGET)
 	first.CallbackURL = hook
-	if _, err := a.EnqueueNow(ctx, first); err != nil {
+	if _, err := a.Queue.EnqueueNow(ctx, f.message(t, first)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -120,7 +133,7 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 		for j := 0; j < 50 && i+j < total-1; j++ {
 			e := f.envelope("confirmed", payload.TransportGET)
 			e.CallbackURL = hook
-			if _, err := a.Enqueue(ctx, tx, e); err != nil {
+			if _, err := a.Enqueue(ctx, tx, f.message(t, e)); err != nil {
 				t.Fatal(err)
 			}
 		}

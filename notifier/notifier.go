@@ -8,23 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/notifier/signer"
 )
-
-// Clock tells the time. Retry schedules, expiry and leases run on it, so
-// tests control them.
-type Clock interface {
-	Now() time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
 
 // Config configures a Notifier.
 type Config struct {
@@ -53,8 +44,11 @@ type Config struct {
 	StoredBody int
 	// InstanceID names this dispatcher in leases; random when empty.
 	InstanceID string
-	// Clock is the clock; the system clock when nil.
-	Clock Clock
+	// Now is the clock (retry schedules, expiry, leases run on it, so
+	// tests control them); time.Now when nil.
+	Now func() time.Time
+	// Signers sign messages, each named by its scheme (Message.Signing).
+	Signers []signer.Signer
 	// Observer, when set, is told of every finished attempt (metrics).
 	Observer Observer
 }
@@ -120,8 +114,8 @@ func (c Config) WithDefaults() Config {
 		_, _ = rand.Read(b)
 		c.InstanceID = hex.EncodeToString(b)
 	}
-	if c.Clock == nil {
-		c.Clock = systemClock{}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }
@@ -143,200 +137,70 @@ func (c Config) Validate() error {
 	case c.Lease <= c.Egress.Timeout:
 		return fmt.Errorf("lease %s must be longer than the attempt timeout %s", c.Lease, c.Egress.Timeout)
 	}
+	seen := map[string]bool{}
+	for i, sg := range c.Signers {
+		switch sg.(type) {
+		case signer.StoredSigner, signer.AttemptSigner:
+		default:
+			return fmt.Errorf("signer %d (%q) is neither a StoredSigner nor an AttemptSigner", i, sg.Scheme())
+		}
+		if sg.Scheme() == "" || seen[sg.Scheme()] {
+			return fmt.Errorf("signer %d: scheme %q is empty or given twice", i, sg.Scheme())
+		}
+		seen[sg.Scheme()] = true
+	}
 	return nil
 }
 
-// Notifier stores, signs, delivers and logs notifications.
+// Notifier is durable delivery, in three parts that share one database
+// and one clock: the Queue stores messages in their producers'
+// transactions, the Dispatcher claims and delivers them and records every
+// attempt, and the Events log fans delivery events out to watchers.
 type Notifier struct {
-	db     *store.DB
-	cfg    Config
-	logger *slog.Logger
-	signer Signer
-	client *egress.Client
-	events *broker
-
-	wake chan struct{}
-
-	mu               sync.Mutex
-	perHost          map[string]int
-	inflightPayments map[int64]int
-	parkedAt         map[string]time.Time     // destinations with parked rows, since when
-	parkScanAt       time.Time                // last look for parked rows in the database
-	hostDuration     map[string]time.Duration // recent attempt duration per destination
-	fullSince        map[string]time.Time     // destinations at their bound, since when
-	parking          sync.Mutex               // held while a park runs
-	active           int
-	sends            sync.WaitGroup
-	// handOff is set while the dispatch loop runs: notifications are then
-	// claimed as they are stored, when there is a free slot for them.
-	handOff bool
-
-	sendCtx    context.Context
-	sendCancel context.CancelFunc
-
-	results      chan result
-	recorderDone chan struct{}
-	listening    chan struct{} // closed once other instances' NOTIFYs reach this one
-
-	// pendingTxs maps an open *entdb.Tx to its *pendingTx.
-	pendingTxs sync.Map
-
-	runMu    sync.Mutex
-	running  bool
-	stopped  bool
-	stopLoop context.CancelFunc
-	loopDone chan struct{}
+	// Queue stores messages (Enqueue) and reads the queue's state.
+	Queue *Queue
+	// Dispatcher delivers what the Queue holds.
+	Dispatcher *Dispatcher
+	// Events is the delivery event log and its watchers.
+	Events *Events
 }
 
-// New returns a Notifier that signs low-level callbacks with signer.
-func New(db *store.DB, signer Signer, cfg Config, logger *slog.Logger) (*Notifier, error) {
+// New returns the three parts wired together. Nothing runs in the
+// background until Start, but the Dispatcher can already be driven with
+// RunDue.
+func New(db *store.DB, cfg Config, logger *slog.Logger) (*Notifier, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier: %w", err)
 	}
-	client, err := egress.New(cfg.Egress)
+	events := newEvents(db, cfg.Now, logger)
+	queue := newQueue(db, cfg, events, logger)
+	d, err := newDispatcher(db, cfg, queue, events, logger)
 	if err != nil {
 		return nil, fmt.Errorf("notifier: %w", err)
 	}
-	sendCtx, cancel := context.WithCancel(context.Background())
-	n := &Notifier{
-		db:               db,
-		cfg:              cfg,
-		logger:           logger,
-		signer:           signer,
-		client:           client,
-		events:           newBroker(),
-		wake:             make(chan struct{}, 1),
-		perHost:          map[string]int{},
-		inflightPayments: map[int64]int{},
-		parkedAt:         map[string]time.Time{},
-		hostDuration:     map[string]time.Duration{},
-		fullSince:        map[string]time.Time{},
-		sendCtx:          sendCtx,
-		sendCancel:       cancel,
-		results:          make(chan result, 1024),
-		recorderDone:     make(chan struct{}),
-		listening:        make(chan struct{}),
-	}
-	go n.recordLoop()
-	return n, nil
+	events.onPeer = d.Wake
+	return &Notifier{Queue: queue, Dispatcher: d, Events: events}, nil
 }
 
-// Wake tells the dispatcher that work may be due; it never blocks.
-func (n *Notifier) Wake() {
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
+// Enqueue stores m inside tx (see Queue.Enqueue).
+func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.Notification, error) {
+	return n.Queue.Enqueue(ctx, tx, m)
 }
 
-// Start runs the dispatch loop in the background and returns at once.
-func (n *Notifier) Start() {
-	n.runMu.Lock()
-	defer n.runMu.Unlock()
-	if n.running || n.stopped {
-		return
+// Start starts the event listener and the dispatch loop; it returns once
+// both run. Like every long-running part, a Notifier starts once.
+func (n *Notifier) Start(ctx context.Context) error {
+	if err := n.Events.Start(ctx); err != nil {
+		return err
 	}
-	n.running = true
-	n.mu.Lock()
-	n.handOff = true
-	n.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	n.stopLoop = cancel
-	n.loopDone = make(chan struct{})
-	go func() {
-		defer close(n.loopDone)
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); n.listenPeers(ctx) }()
-		n.loop(ctx)
-		wg.Wait()
-	}()
+	return n.Dispatcher.Start(ctx)
 }
 
-// Stop stops claiming work, lets attempts in flight finish for up to
-// StopTimeout, then cancels the rest (recorded as interrupted, retried at
-// the next start), and stops the recorder. Queued work stays in the
-// database. Stop is idempotent and waits. The notifier cannot be started
-// again.
+// Stop stops the dispatcher (attempts in flight finish or are recorded as
+// interrupted; queued work stays in the database), then ends every watch
+// subscription and the event listener. It is idempotent and waits.
 func (n *Notifier) Stop() {
-	n.runMu.Lock()
-	defer n.runMu.Unlock()
-	if n.stopped {
-		return
-	}
-	n.stopped = true
-	n.mu.Lock()
-	n.handOff = false // before waiting for sends: no slot is taken after
-	n.mu.Unlock()
-	if n.running {
-		n.running = false
-		n.stopLoop()
-		<-n.loopDone
-	}
-	defer func() {
-		close(n.results)
-		<-n.recorderDone
-	}()
-	done := make(chan struct{})
-	go func() { n.sends.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(n.cfg.StopTimeout):
-		n.sendCancel()
-		<-done
-	}
-	n.events.close()
-}
-
-func (n *Notifier) loop(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		claimed, err := n.dispatch(ctx)
-		if err != nil && ctx.Err() == nil {
-			n.logger.Error("claim notifications", "error", err)
-		}
-		wait := n.cfg.PollInterval
-		if err == nil && claimed > 0 && n.hasCapacity() {
-			wait = 0 // more may be due right away
-		} else if due, ok, err := n.nextDue(ctx); err == nil && ok {
-			if d := due.Sub(n.cfg.Clock.Now()); d < wait {
-				wait = max(d, 0)
-			}
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-n.wake:
-			if !timer.Stop() {
-				<-timer.C
-			}
-		case <-timer.C:
-		}
-	}
-}
-
-func (n *Notifier) hasCapacity() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.active < n.cfg.Workers
-}
-
-// RunDue delivers every notification due at the clock's current time and
-// returns when their attempts have been recorded. Retries that become due
-// later are left for a later call. Tests drive delivery with it; the
-// background loop uses the same claim and send path.
-func (n *Notifier) RunDue(ctx context.Context) error {
-	for {
-		claimed, err := n.dispatch(ctx)
-		if err != nil {
-			return err
-		}
-		n.sends.Wait()
-		if claimed == 0 {
-			return nil
-		}
-	}
+	n.Dispatcher.Stop()
+	n.Events.Stop()
 }

@@ -9,36 +9,38 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"github.com/google/uuid"
+	"go.uber.org/goleak"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/receiver"
 )
 
 var testKey *rsa.PrivateKey
 
+// TestMain makes the shared signing key and fails the run when a goroutine
+// started by a test outlives it.
 func TestMain(m *testing.M) {
 	var err error
 	if testKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // fakeClock is a clock the test moves.
@@ -67,6 +69,7 @@ var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 type got struct {
 	method, url, contentType, signature, idempotencyKey string
 	body                                                []byte
+	header                                              http.Header
 }
 
 // receiverServer is a real HTTP receiver whose answers the test scripts.
@@ -83,7 +86,7 @@ func newReceiver(t *testing.T, reply func(n int, r *http.Request) (int, string))
 	rs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body)) // the scripted reply may verify it
-		g := got{method: r.Method, url: "http://" + r.Host + r.RequestURI, contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(SignatureHeader), idempotencyKey: r.Header.Get("Idempotency-Key"), body: body}
+		g := got{method: r.Method, url: "http://" + r.Host + r.RequestURI, contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(signer.SignatureHeader), idempotencyKey: r.Header.Get("Idempotency-Key"), body: body, header: r.Header.Clone()}
 		rs.mu.Lock()
 		rs.reqs = append(rs.reqs, g)
 		n := len(rs.reqs)
@@ -109,70 +112,81 @@ type fixture struct {
 	db    *store.DB
 	clock *fakeClock
 	n     *Notifier
+	d     *Dispatcher
 	keyID int64
-	addr  *entdb.Address
+	hook  string
 }
 
 func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Config)) *fixture {
 	t.Helper()
-	ctx := context.Background()
 	db := storetest.Open(t, d)
 	clock := &fakeClock{now: t0}
 	cfg := Config{
 		Egress:       egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
-		Clock:        clock,
+		Now:          clock.Now,
+		Signers:      []signer.Signer{signer.NewRSASigner(testKey)},
 		PollInterval: 10 * time.Millisecond,
 		StopTimeout:  5 * time.Second,
 	}
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	n, err := New(db, NewRSASigner(testKey), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(db, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_test0").SetHash(strings.Repeat("a", 64)).Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("btc").SetFamily("utxo").
-		SetAddressIn("bc1qjcnhwsw976enmkvdlnyas0lcpc5fcee2gkl64h").SetDerivationIndex(0).
-		SetCallbackURL(hook + "?order=42").SetCallbackKey(strings.Repeat("b", 64)).
-		SetDestinations([]schema.Destination{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}}).
-		SetRequiredConfirmations(1).Save(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{db: db, clock: clock, n: n, keyID: key.ID, addr: a}
+	return &fixture{db: db, clock: clock, n: n, d: n.Dispatcher, keyID: 7, hook: hook}
 }
 
-func (f *fixture) envelope(status string, tr payload.Transport) Envelope {
-	return Envelope{
-		AddressID:   f.addr.ID,
-		APIKeyID:    f.keyID,
-		Ticker:      "btc",
-		AddressIn:   f.addr.AddressIn,
-		CallbackURL: f.addr.CallbackURL,
-		Transport:   tr,
-		Callback: payload.Callback{
-			AddressIn:             f.addr.AddressIn,
-			AddressOut:            []payload.Share{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}},
-			TxidIn:                "a1b2c3",
-			Confirmations:         1,
-			RequiredConfirmations: 1,
-			PaymentStatus:         status,
-			Coin:                  "btc",
-			Decimals:              8,
-			ValueCoin:             decimal.RequireFromString("0.0015"),
-			Params:                []payload.Param{{Key: "order", Value: "42"}},
-		},
-	}
+// testAddressIn is the payment address the test payloads speak of.
+const testAddressIn = "bc1qjcnhwsw976enmkvdlnyas0lcpc5fcee2gkl64h"
+
+// testMessage is what a test says of a message; the fixture turns it into
+// a Message as a producer would, with its payload encoded once.
+type testMessage struct {
+	UUID, CallbackURL, Status, TxidIn, Sequence string
+	Transport                                   payload.Transport
+	Signing                                     Signing
 }
 
-func (f *fixture) enqueue(t *testing.T, e Envelope) *entdb.Notification {
+// envelope is a callback-like message to the fixture's hook (with its own
+// query, order=42, echoed in POST bodies).
+func (f *fixture) envelope(status string, tr payload.Transport) testMessage {
+	return testMessage{CallbackURL: f.hook + "?order=42", Status: status, TxidIn: "a1b2c3", Transport: tr, Signing: Signing{Scheme: signer.SchemeRSASHA256}}
+}
+
+func (f *fixture) message(t testing.TB, e testMessage) Message {
 	t.Helper()
-	row, err := f.n.EnqueueNow(context.Background(), e)
+	if e.UUID == "" {
+		e.UUID = uuid.NewString()
+	}
+	req, err := payload.Encode(e.CallbackURL, e.Transport, []payload.Field{
+		payload.String("uuid", e.UUID),
+		payload.String("address_in", testAddressIn),
+		payload.Object("address_out", `{"bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu":1}`),
+		payload.String("txid_in", e.TxidIn),
+		payload.Int("confirmations", 1),
+		payload.Int("required_confirmations", 1),
+		payload.String("payment_status", e.Status),
+		payload.String("coin", "btc"),
+		{Name: "value_coin", Kind: payload.KindNumber, Text: "0.0015"},
+	}, []payload.Param{{Key: "order", Value: "42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Message{
+		UUID:    e.UUID,
+		Owner:   f.keyID,
+		Subject: Subject{Service: "address", Event: e.Status, Ref: testAddressIn, Topic: "btc", Sequence: e.Sequence},
+		Request: req,
+		Signing: e.Signing,
+	}
+}
+
+func (f *fixture) enqueue(t *testing.T, e testMessage) *entdb.Notification {
+	t.Helper()
+	row, err := f.n.Queue.EnqueueNow(context.Background(), f.message(t, e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +195,7 @@ func (f *fixture) enqueue(t *testing.T, e Envelope) *entdb.Notification {
 
 func (f *fixture) run(t *testing.T) {
 	t.Helper()
-	if err := f.n.RunDue(context.Background()); err != nil {
+	if err := f.d.RunDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -468,7 +482,7 @@ func TestInFlightAttemptFinishingAfterDeadline(t *testing.T) {
 		f.run(t)
 		f.clock.Set(t0.Add(47 * time.Hour))
 		done := make(chan error, 1)
-		go func() { done <- f.n.RunDue(context.Background()) }()
+		go func() { done <- f.d.RunDue(context.Background()) }()
 		<-rs.arrived // attempt 1
 		<-rs.arrived // attempt 2, now in flight
 		f.clock.Set(t0.Add(49 * time.Hour))
@@ -492,22 +506,23 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		rs := newReceiver(t, ok)
 		f := newFixture(t, d, rs.URL+"/hook")
 		row := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
-		claims, _, err := f.n.claim(context.Background(), 10, nil, nil, nil) // ... and the process dies
+		claims, _, err := f.d.claim(context.Background(), &capacity{free: 10, perHostMax: 16, perHost: map[string]int{}, sequences: map[string]bool{}}, nil, nil) // ... and the process dies
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))
 		}
-		second, err := New(f.db, NewRSASigner(testKey), Config{Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Clock: f.clock}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		second, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := second.RunDue(context.Background()); err != nil {
+		t.Cleanup(second.Stop)
+		if err := second.Dispatcher.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if len(rs.requests()) != 0 {
 			t.Fatal("a leased row was taken over before its lease expired")
 		}
-		f.clock.Advance(second.cfg.Lease + time.Second)
-		if err := second.RunDue(context.Background()); err != nil {
+		f.clock.Advance(second.Dispatcher.cfg.Lease + time.Second)
+		if err := second.Dispatcher.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		at := f.attempts(t, row)
@@ -537,17 +552,18 @@ func TestRestartResumesQueuedWork(t *testing.T) {
 		b := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.n.Stop() // "restart": b is queued, a is retrying
 
-		next, err := New(f.db, NewRSASigner(testKey), Config{Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Clock: f.clock}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		next, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(next.Stop)
 		f.clock.Advance(time.Minute)
-		if err := next.RunDue(context.Background()); err != nil {
+		if err := next.Dispatcher.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		for _, row := range []*entdb.Notification{a, b} {
 			if got := f.reload(t, row); got.Status != notification.StatusAcknowledged {
-				t.Fatalf("%s: %s after restart", row.PaymentStatus, got.Status)
+				t.Fatalf("%s: %s after restart", row.Event, got.Status)
 			}
 		}
 	})
@@ -597,10 +613,10 @@ func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
 			e.CallbackURL = dead.URL + "/hook"
 			f.enqueue(t, e)
 		}
-		f.n.Start()
+		f.start(t)
 		<-dead.arrived
 		<-dead.arrived
-		changed, unsubscribe := f.n.Subscribe(f.keyID)
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
 		defer unsubscribe()
 		good := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		select {
@@ -648,4 +664,12 @@ func TestAnyResponseBodyIsRecorded(t *testing.T) {
 			t.Fatalf("notification %s, lease %v", got.Status, got.LeaseUntil)
 		}
 	})
+}
+
+// start runs the notifier's background parts until the test ends.
+func (f *fixture) start(t testing.TB) {
+	t.Helper()
+	if err := f.n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

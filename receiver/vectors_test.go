@@ -18,6 +18,7 @@ import (
 
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/receiver"
+	"github.com/payhook/payhook/server/address"
 )
 
 var update = flag.Bool("update", false, "regenerate testdata/vectors.json from the committed test keys")
@@ -49,16 +50,16 @@ func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func sp(s string) *string        { return &s }
 
 // vectorCallbacks are the callbacks the vectors carry.
-func vectorCallbacks() (pending, completed payload.Callback) {
+func vectorCallbacks() (pending, completed address.Callback) {
 	price := d("65000.12")
-	pending = payload.Callback{
+	pending = address.Callback{
 		UUID:                  "3f1c9a52-7d4e-4c1b-9e2a-5b6c7d8e9f01",
 		AddressIn:             "bc1qz8ut0yspq5u9x0zvc4k5d3fhr4mnl2v7w9e3x0",
-		AddressOut:            []payload.Share{{Address: "bc1qmerchant0wallet0aaaaaaaaaaaaaaaaaaaaaa", Share: d("0.7")}, {Address: "bc1qmerchant0wallet0bbbbbbbbbbbbbbbbbbbbbb", Share: d("0.3")}},
+		AddressOut:            []address.Share{{Address: "bc1qmerchant0wallet0aaaaaaaaaaaaaaaaaaaaaa", Share: d("0.7")}, {Address: "bc1qmerchant0wallet0bbbbbbbbbbbbbbbbbbbbbb", Share: d("0.3")}},
 		TxidIn:                "9b0fc92260312ce44e74ef369f5c66bbb85848f2eddd5a7a1cde251e54ccfdd5",
 		Confirmations:         1,
 		RequiredConfirmations: 2,
-		PaymentStatus:         payload.StatusPending,
+		PaymentStatus:         address.StatusPending,
 		Coin:                  "btc",
 		Decimals:              8,
 		Price:                 &price,
@@ -67,15 +68,15 @@ func vectorCallbacks() (pending, completed payload.Callback) {
 		Params:                []payload.Param{{Key: "order", Value: "42"}, {Key: "note", Value: "café & more"}},
 	}
 	usd := d("1.0002")
-	completed = payload.Callback{
+	completed = address.Callback{
 		UUID:                      "c2d7e8f9-0a1b-4c3d-8e5f-6a7b8c9d0e02",
 		AddressIn:                 "TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE",
-		AddressOut:                []payload.Share{{Address: "TMerchantWa11et000000000000000000a", Share: d("1")}},
+		AddressOut:                []address.Share{{Address: "TMerchantWa11et000000000000000000a", Share: d("1")}},
 		TxidIn:                    "c0ffee0000000000000000000000000000000000000000000000000000000001",
 		TxidOut:                   "c0ffee0000000000000000000000000000000000000000000000000000000002",
 		Confirmations:             20,
 		RequiredConfirmations:     19,
-		PaymentStatus:             payload.StatusCompleted,
+		PaymentStatus:             address.StatusCompleted,
 		Coin:                      "usdt",
 		Decimals:                  6,
 		Price:                     &usd,
@@ -95,8 +96,8 @@ func vectorCallbacks() (pending, completed payload.Callback) {
 func buildVectors(t *testing.T, key, other *rsa.PrivateKey) vectorFile {
 	t.Helper()
 	pending, completed := vectorCallbacks()
-	enc := func(u string, tr payload.Transport, cb payload.Callback) payload.Request {
-		req, err := payload.Encode(u, tr, cb)
+	enc := func(u string, tr payload.Transport, cb address.Callback) payload.Request {
+		req, err := address.EncodeCallback(u, tr, cb)
 		if err != nil {
 			t.Fatal(err)
 		}

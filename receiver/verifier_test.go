@@ -21,9 +21,10 @@ import (
 
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/receiver"
+	"github.com/payhook/payhook/server/address"
 )
 
-// TestVerifierAcceptsPayload sends what payload.Encode builds, signed as the
+// TestVerifierAcceptsPayload sends what address.EncodeCallback builds, signed as the
 // service signs it, through a real server, for every transport; the handler
 // behind the Middleware parses the verified callback.
 func TestVerifierAcceptsPayload(t *testing.T) {
@@ -55,10 +56,10 @@ func TestVerifierAcceptsPayload(t *testing.T) {
 	defer srv.Close()
 
 	pending, completed := vectorCallbacks()
-	for _, cb := range []payload.Callback{pending, completed} {
+	for _, cb := range []address.Callback{pending, completed} {
 		for _, tr := range []payload.Transport{payload.TransportGET, payload.TransportForm, payload.TransportJSON} {
 			t.Run(cb.PaymentStatus+"/"+tr.String(), func(t *testing.T) {
-				req, err := payload.Encode(srv.URL+"/cb?order=42&note=caf%C3%A9+%26+more", tr, cb)
+				req, err := address.EncodeCallback(srv.URL+"/cb?order=42&note=caf%C3%A9+%26+more", tr, cb)
 				if err != nil {
 					t.Fatal(err)
 				}

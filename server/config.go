@@ -13,69 +13,33 @@ import (
 	"github.com/payhook/payhook/notifier/schedule"
 )
 
-// Config is everything payhook serve needs. cmd/payhook fills it from flags
-// and PAYHOOK_* environment variables; tests fill it directly.
+// Config is everything payhook serve needs, grouped by the part of the
+// server each setting shapes. cmd/payhook fills it from flags and PAYHOOK_*
+// environment variables; tests fill it directly. Validation errors name the
+// bad setting by its command-line flag.
 type Config struct {
-	// DB is the database: "sqlite:PATH" (the embedded default) or a
-	// "postgres://" URL (production).
-	DB string
-	// HTTPAddr is the REST gateway's listen address.
-	HTTPAddr string
-	// GRPCAddr is the gRPC listen address.
-	GRPCAddr string
+	// Store is the database.
+	Store StoreConfig
+	// API is the gRPC API and its REST gateway.
+	API APIConfig
+	// Keys are the address seed and the callback signing key.
+	Keys KeysConfig
+	// Delivery is how notifications reach merchants.
+	Delivery DeliveryConfig
+	// Chains are the tickers, prices and chain watchers.
+	Chains ChainsConfig
 	// Dev turns on developer conveniences: an API key is created and printed
-	// when the database has none.
+	// when the database has none (when it has some, the command that creates
+	// another is printed instead), the chains are simulated (the devnet),
+	// and the listeners default to loopback (DefaultDevHTTPAddr,
+	// DefaultDevGRPCAddr), since the devnet's pay, mine and reorg need no
+	// API key.
 	Dev bool
-	// SeedFile holds the hex-encoded master seed that payment addresses are
-	// derived from. It is created (mode 0600) on first start when missing.
-	SeedFile string
-	// Seed, when set, is used instead of SeedFile (tests).
-	Seed []byte
-	// SigningKeyFile optionally names a PEM RSA private key to sign callbacks
-	// with; when empty the key is generated on first start and kept in the
-	// database.
-	SigningKeyFile string
-	// SigningKeyBits is the size of a generated signing key.
-	SigningKeyBits int
-	// RegistryFile optionally replaces the embedded ticker registry.
-	RegistryFile string
-	// RetryDelays are the waits after failed attempts; the last repeats.
-	RetryDelays []time.Duration
-	// DeliveryWindow is how long after its creation a notification may still
-	// be attempted.
-	DeliveryWindow time.Duration
-	// AttemptTimeout bounds one delivery attempt (connect, TLS, request and
-	// response).
-	AttemptTimeout time.Duration
-	// AllowPrivateEndpoints are exact callback endpoints (scheme, host, port,
-	// path) that may resolve to private or loopback addresses: the operator's
-	// development receivers. Nothing else may.
-	AllowPrivateEndpoints []string
-	// DeliveryLease is how long a claimed notification stays reserved for
-	// this instance; another instance (or this one after a crash) takes it
-	// over when it lapses. It must exceed AttemptTimeout; 0 means
-	// AttemptTimeout + 30s.
-	DeliveryLease time.Duration
-	// DeliveryWorkers bounds concurrent delivery attempts of this instance.
-	DeliveryWorkers int
-	// PerHostConcurrency bounds concurrent attempts to one destination.
-	PerHostConcurrency int
-	// PriceFile optionally replaces the embedded USD price and fiat rate
-	// table (chains/price's format).
-	PriceFile string
-	// WatchInterval is how often chain watchers poll their backends.
-	WatchInterval time.Duration
-	// DevnetBlockTime, with Dev, mines a block on every simulated chain this
-	// often; 0 mines only on request.
-	DevnetBlockTime time.Duration
 	// ManualDelivery leaves the dispatch loop and chain watcher loops off;
 	// deliveries happen only when the caller runs them (Notifier().RunDue),
 	// on the configured clock, and chains are read when the devnet changes
 	// them. Tests.
 	ManualDelivery bool
-	// ShutdownTimeout bounds how long in-flight requests may take to finish
-	// on shutdown.
-	ShutdownTimeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Out receives messages meant for the person running the server (the dev
@@ -83,61 +47,158 @@ type Config struct {
 	Out io.Writer
 }
 
+// StoreConfig is the database.
+type StoreConfig struct {
+	// DB is the database (--db): "sqlite:PATH" (the embedded default) or a
+	// "postgres://" URL (production).
+	DB string
+	// MaxConns bounds this instance's PostgreSQL connection pool
+	// (--db-max-conns); requests wait for a free connection within their
+	// deadline. The instance opens one more connection outside the pool
+	// (the notifier's LISTEN), and the chain watchers' lease and the
+	// migration lock hold one of the pool's while they last. SQLite's pool
+	// is fixed. Default store.DefaultMaxConns (20): four instances fit in
+	// PostgreSQL's default max_connections of 100.
+	MaxConns int
+	// HealthProbeInterval is how often the database is probed for the
+	// health status; DefaultHealthProbeInterval when 0. Tests shorten it.
+	HealthProbeInterval time.Duration
+}
+
+// APIConfig is the gRPC API and its REST gateway.
+type APIConfig struct {
+	// HTTPAddr is the REST gateway's listen address (--http-addr); empty
+	// means DefaultHTTPAddr, or DefaultDevHTTPAddr with Config.Dev.
+	HTTPAddr string
+	// GRPCAddr is the gRPC listen address (--grpc-addr); empty means
+	// DefaultGRPCAddr, or DefaultDevGRPCAddr with Config.Dev.
+	GRPCAddr string
+	// ShutdownTimeout bounds how long in-flight requests may take to finish
+	// on shutdown (--shutdown-timeout).
+	ShutdownTimeout time.Duration
+	// MaxBodyBytes caps a REST request body (--max-body-bytes); a longer
+	// one is answered 413. A gRPC message may be this plus the REST header
+	// limit (what a REST request with a long query becomes).
+	MaxBodyBytes int64
+	// ReadTimeout bounds reading a REST request, body included, and
+	// WriteTimeout writing its response; streams (/deliveries/watch) are
+	// exempt from both. Tests shorten them.
+	ReadTimeout, WriteTimeout time.Duration
+	// StreamHeartbeat is how often a REST stream with nothing to send
+	// writes an empty line, so proxies do not close it as idle. Tests
+	// shorten it.
+	StreamHeartbeat time.Duration
+}
+
+// KeysConfig is the address seed and the callback signing key.
+type KeysConfig struct {
+	// SeedFile holds the hex-encoded master seed that payment addresses are
+	// derived from (--seed-file). It is created (mode 0600) on first start
+	// when missing.
+	SeedFile string
+	// Seed, when set, is used instead of SeedFile (tests).
+	Seed []byte
+	// SigningKeyFile optionally names a PEM RSA private key to sign callbacks
+	// with (--signing-key-file); when empty the key is generated on first
+	// start and kept in the database.
+	SigningKeyFile string
+	// SigningKeyBits is the size of a generated signing key
+	// (--signing-key-bits).
+	SigningKeyBits int
+}
+
+// DeliveryConfig is how notifications reach merchants.
+type DeliveryConfig struct {
+	// RetryDelays are the waits after failed attempts; the last repeats
+	// (--retry-delays).
+	RetryDelays []time.Duration
+	// Window is how long after its creation a notification may still be
+	// attempted (--delivery-window).
+	Window time.Duration
+	// AttemptTimeout bounds one delivery attempt: connect, TLS, request and
+	// response (--attempt-timeout).
+	AttemptTimeout time.Duration
+	// AllowPrivateEndpoints are exact callback endpoints (scheme, host, port,
+	// path) that may resolve to private or loopback addresses: the operator's
+	// development receivers (--allow-private-endpoint). Nothing else may.
+	AllowPrivateEndpoints []string
+	// Lease is how long a claimed notification stays reserved for this
+	// instance; another instance (or this one after a crash) takes it over
+	// when it lapses (--delivery-lease). It must exceed AttemptTimeout; 0
+	// means AttemptTimeout + 30s.
+	Lease time.Duration
+	// Workers bounds concurrent delivery attempts of this instance
+	// (--delivery-workers).
+	Workers int
+	// PerHostConcurrency bounds concurrent attempts to one destination
+	// (--per-host-concurrency).
+	PerHostConcurrency int
+}
+
+// ChainsConfig is the tickers, prices and chain watchers.
+type ChainsConfig struct {
+	// RegistryFile optionally replaces the embedded ticker registry
+	// (--registry-file).
+	RegistryFile string
+	// PriceFile optionally replaces the embedded USD price and fiat rate
+	// table, in chains/price's format (--price-file).
+	PriceFile string
+	// WatchInterval is how often chain watchers poll their backends
+	// (--watch-interval).
+	WatchInterval time.Duration
+	// DevnetBlockTime, with Config.Dev, mines a block on every simulated
+	// chain this often; 0 mines only on request (--devnet-block-time).
+	DevnetBlockTime time.Duration
+}
+
 // Defaults of Config.
 const (
-	DefaultDB              = "sqlite:payhook.db"
-	DefaultHTTPAddr        = ":8080"
-	DefaultGRPCAddr        = ":9090"
+	DefaultDB       = "sqlite:payhook.db"
+	DefaultHTTPAddr = ":8080"
+	DefaultGRPCAddr = ":9090"
+	// DefaultDevHTTPAddr and DefaultDevGRPCAddr are the listen addresses of
+	// a --dev server given none: loopback only, because the devnet's RPCs
+	// are unauthenticated.
+	DefaultDevHTTPAddr     = "127.0.0.1:8080"
+	DefaultDevGRPCAddr     = "127.0.0.1:9090"
 	DefaultSeedFile        = "payhook.seed"
 	DefaultSigningKeyBits  = 2048
 	DefaultShutdownTimeout = 15 * time.Second
+	// DefaultMaxBodyBytes is 1 MiB; the largest request of the API (a
+	// create with every destination) is a few kilobytes.
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultReadTimeout     = 30 * time.Second
+	DefaultWriteTimeout    = 60 * time.Second
+	DefaultStreamHeartbeat = 15 * time.Second
 	// DefaultAttemptTimeout is the spec's limit per delivery attempt.
 	DefaultAttemptTimeout     = 30 * time.Second
-	DefaultDeliveryWorkers    = 64
-	DefaultPerHostConcurrency = 16
+	DefaultDeliveryWorkers    = 256
+	DefaultPerHostConcurrency = 64
 	DefaultWatchInterval      = 2 * time.Second
+	// DefaultDBMaxConns is store.DefaultMaxConns: four instances, each with
+	// its LISTEN connection, fit in PostgreSQL's default max_connections.
+	DefaultDBMaxConns = store.DefaultMaxConns
+	// DefaultHealthProbeInterval is how often the database is probed.
+	DefaultHealthProbeInterval = 2 * time.Second
 )
 
 // WithDefaults returns c with every unset field set to its default.
 func (c Config) WithDefaults() Config {
-	if c.DB == "" {
-		c.DB = DefaultDB
+	c.Store = c.Store.WithDefaults()
+	if c.Dev {
+		if c.API.HTTPAddr == "" {
+			c.API.HTTPAddr = DefaultDevHTTPAddr
+		}
+		if c.API.GRPCAddr == "" {
+			c.API.GRPCAddr = DefaultDevGRPCAddr
+		}
 	}
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = DefaultHTTPAddr
-	}
-	if c.GRPCAddr == "" {
-		c.GRPCAddr = DefaultGRPCAddr
-	}
-	if c.SeedFile == "" {
-		c.SeedFile = DefaultSeedFile
-	}
-	if c.SigningKeyBits == 0 {
-		c.SigningKeyBits = DefaultSigningKeyBits
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
+	c.API = c.API.WithDefaults()
+	c.Keys = c.Keys.WithDefaults()
+	c.Delivery = c.Delivery.WithDefaults()
+	c.Chains = c.Chains.WithDefaults()
 	if c.Now == nil {
 		c.Now = time.Now
-	}
-	if len(c.RetryDelays) == 0 {
-		c.RetryDelays = schedule.Default().Delays
-	}
-	if c.DeliveryWindow == 0 {
-		c.DeliveryWindow = schedule.Default().Window
-	}
-	if c.AttemptTimeout == 0 {
-		c.AttemptTimeout = DefaultAttemptTimeout
-	}
-	if c.WatchInterval == 0 {
-		c.WatchInterval = DefaultWatchInterval
-	}
-	if c.DeliveryWorkers == 0 {
-		c.DeliveryWorkers = DefaultDeliveryWorkers
-	}
-	if c.PerHostConcurrency == 0 {
-		c.PerHostConcurrency = DefaultPerHostConcurrency
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -147,9 +208,92 @@ func (c Config) WithDefaults() Config {
 
 // Validate reports the first bad setting, naming it by its flag.
 func (c Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
+	if err := c.API.Validate(); err != nil {
+		return err
+	}
+	if err := c.Keys.Validate(); err != nil {
+		return err
+	}
+	if err := c.Delivery.Validate(); err != nil {
+		return err
+	}
+	if err := c.Chains.Validate(); err != nil {
+		return err
+	}
+	if c.Chains.DevnetBlockTime > 0 && !c.Dev {
+		return fmt.Errorf("--devnet-block-time: needs --dev (the devnet runs only in developer mode)")
+	}
+	return nil
+}
+
+// WithDefaults returns c with every unset field set to its default.
+func (c StoreConfig) WithDefaults() StoreConfig {
+	if c.DB == "" {
+		c.DB = DefaultDB
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultDBMaxConns
+	}
+	if c.HealthProbeInterval == 0 {
+		c.HealthProbeInterval = DefaultHealthProbeInterval
+	}
+	return c
+}
+
+// Validate reports a DB that payhook cannot open, naming --db, or a pool
+// too small to work, naming --db-max-conns.
+func (c StoreConfig) Validate() error {
 	if _, _, err := store.ParseDSN(c.DB); err != nil {
 		return fmt.Errorf("--db: %w", err)
 	}
+	if c.MaxConns < MinDBMaxConns {
+		// The migration lock holds one connection while migrations use
+		// another; the watchers' lease holds one while requests need more.
+		return fmt.Errorf("--db-max-conns: %d is below the minimum of %d", c.MaxConns, MinDBMaxConns)
+	}
+	if c.HealthProbeInterval < 0 {
+		return errors.New("health probe interval: must not be negative")
+	}
+	return nil
+}
+
+// MinDBMaxConns is the smallest --db-max-conns accepted.
+const MinDBMaxConns = 2
+
+// MinMaxBodyBytes is the smallest body limit accepted: 1 KiB.
+const MinMaxBodyBytes = 1 << 10
+
+// WithDefaults returns c with every unset field set to its default.
+func (c APIConfig) WithDefaults() APIConfig {
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = DefaultHTTPAddr
+	}
+	if c.GRPCAddr == "" {
+		c.GRPCAddr = DefaultGRPCAddr
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.StreamHeartbeat == 0 {
+		c.StreamHeartbeat = DefaultStreamHeartbeat
+	}
+	return c
+}
+
+// Validate reports the first bad setting, naming it by its flag.
+func (c APIConfig) Validate() error {
 	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.HTTPAddr}, {"--grpc-addr", c.GRPCAddr}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return fmt.Errorf("%s: %q is not a host:port listen address", a.flag, a.addr)
@@ -158,13 +302,66 @@ func (c Config) Validate() error {
 	if c.HTTPAddr == c.GRPCAddr && c.HTTPAddr[len(c.HTTPAddr)-2:] != ":0" {
 		return errors.New("--http-addr and --grpc-addr must differ")
 	}
-	if c.SigningKeyBits < 2048 || c.SigningKeyBits > 8192 {
-		return fmt.Errorf("--signing-key-bits: %d is outside 2048..8192", c.SigningKeyBits)
-	}
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout: must not be negative")
 	}
-	if err := (schedule.Policy{Delays: c.RetryDelays, Window: c.DeliveryWindow}).Validate(); err != nil {
+	if c.MaxBodyBytes < MinMaxBodyBytes {
+		return fmt.Errorf("--max-body-bytes: %d is below the minimum of %d", c.MaxBodyBytes, MinMaxBodyBytes)
+	}
+	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.StreamHeartbeat < 0 {
+		return errors.New("API read timeout, write timeout and stream heartbeat must not be negative")
+	}
+	return nil
+}
+
+// WithDefaults returns c with every unset field set to its default.
+func (c KeysConfig) WithDefaults() KeysConfig {
+	if c.SeedFile == "" {
+		c.SeedFile = DefaultSeedFile
+	}
+	if c.SigningKeyBits == 0 {
+		c.SigningKeyBits = DefaultSigningKeyBits
+	}
+	return c
+}
+
+// Validate reports the first bad setting, naming it by its flag.
+func (c KeysConfig) Validate() error {
+	if c.SigningKeyBits < 2048 || c.SigningKeyBits > 8192 {
+		return fmt.Errorf("--signing-key-bits: %d is outside 2048..8192", c.SigningKeyBits)
+	}
+	if c.Seed == nil && c.SeedFile == "" {
+		return errors.New("--seed-file: must not be empty")
+	}
+	if c.Seed != nil && (len(c.Seed) < 16 || len(c.Seed) > 64) {
+		return fmt.Errorf("seed: %d bytes, want 16 to 64", len(c.Seed))
+	}
+	return nil
+}
+
+// WithDefaults returns c with every unset field set to its default.
+func (c DeliveryConfig) WithDefaults() DeliveryConfig {
+	if len(c.RetryDelays) == 0 {
+		c.RetryDelays = schedule.Default().Delays
+	}
+	if c.Window == 0 {
+		c.Window = schedule.Default().Window
+	}
+	if c.AttemptTimeout == 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultDeliveryWorkers
+	}
+	if c.PerHostConcurrency == 0 {
+		c.PerHostConcurrency = DefaultPerHostConcurrency
+	}
+	return c
+}
+
+// Validate reports the first bad setting, naming it by its flag.
+func (c DeliveryConfig) Validate() error {
+	if err := (schedule.Policy{Delays: c.RetryDelays, Window: c.Window}).Validate(); err != nil {
 		return fmt.Errorf("--retry-delays/--delivery-window: %w", err)
 	}
 	if c.AttemptTimeout <= 0 {
@@ -175,29 +372,34 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--allow-private-endpoint %q: %w", e, err)
 		}
 	}
-	if c.DeliveryLease != 0 && c.DeliveryLease <= c.AttemptTimeout {
-		return fmt.Errorf("--delivery-lease: %s must be longer than --attempt-timeout %s", c.DeliveryLease, c.AttemptTimeout)
+	if c.Lease != 0 && c.Lease <= c.AttemptTimeout {
+		return fmt.Errorf("--delivery-lease: %s must be longer than --attempt-timeout %s", c.Lease, c.AttemptTimeout)
 	}
-	if c.DeliveryWorkers < 1 {
+	if c.Workers < 1 {
 		return fmt.Errorf("--delivery-workers: must be at least 1")
 	}
 	if c.PerHostConcurrency < 1 {
 		return fmt.Errorf("--per-host-concurrency: must be at least 1")
 	}
+	return nil
+}
+
+// WithDefaults returns c with every unset field set to its default.
+func (c ChainsConfig) WithDefaults() ChainsConfig {
+	if c.WatchInterval == 0 {
+		c.WatchInterval = DefaultWatchInterval
+	}
+	return c
+}
+
+// Validate reports the first bad setting, naming it by its flag. Whether
+// DevnetBlockTime has the --dev it needs is Config.Validate's question.
+func (c ChainsConfig) Validate() error {
 	if c.WatchInterval <= 0 {
 		return fmt.Errorf("--watch-interval: must be positive")
 	}
 	if c.DevnetBlockTime < 0 {
 		return fmt.Errorf("--devnet-block-time: must not be negative")
-	}
-	if c.DevnetBlockTime > 0 && !c.Dev {
-		return fmt.Errorf("--devnet-block-time: needs --dev (the devnet runs only in developer mode)")
-	}
-	if c.Seed == nil && c.SeedFile == "" {
-		return errors.New("--seed-file: must not be empty")
-	}
-	if c.Seed != nil && (len(c.Seed) < 16 || len(c.Seed) > 64) {
-		return fmt.Errorf("seed: %d bytes, want 16 to 64", len(c.Seed))
 	}
 	return nil
 }

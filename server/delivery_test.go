@@ -11,14 +11,14 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
-	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -76,15 +76,15 @@ type deliveryEnv struct {
 	pay   *entdb.Payment
 }
 
-func newDeliveryEnv(t *testing.T, d string) *deliveryEnv {
+func newDeliveryEnv(t *testing.T, d string, mutate ...func(*server.Config)) *deliveryEnv {
 	t.Helper()
 	hook := newHookReceiver(t)
 	clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
-	in := servertest.Start(t, storetestDialect(d), func(c *server.Config) {
+	in := servertest.Start(t, storetestDialect(d), append([]func(*server.Config){func(c *server.Config) {
 		c.ManualDelivery = true
 		c.Now = clock.Now
-		c.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
-	})
+		c.Delivery.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
+	}}, mutate...)...)
 	r := in.Get(t, "/btc/create/", q("callback", hook.URL+"/hook", "cb_params", "order=7", "address", btcDest, "json", "1"), in.KeyA)
 	wantStatus(t, r, 200)
 	ctx := context.Background()
@@ -100,31 +100,14 @@ func newDeliveryEnv(t *testing.T, d string) *deliveryEnv {
 	return &deliveryEnv{in: in, clock: clock, hook: hook, addr: a, pay: p}
 }
 
-func (e *deliveryEnv) enqueue(t *testing.T, a *entdb.Address, payID *int64, status string) *entdb.Notification {
+func (e *deliveryEnv) enqueue(t *testing.T, a *entdb.Address, p *entdb.Payment, status string) *entdb.Notification {
 	t.Helper()
-	params := make([]payload.Param, len(a.CustomParams))
-	for i, p := range a.CustomParams {
-		params[i] = payload.Param{Key: p.Key, Value: p.Value}
-	}
-	row, err := e.in.Server.Notifier().EnqueueNow(context.Background(), notifier.Envelope{
-		AddressID: a.ID, APIKeyID: a.APIKeyID, PaymentID: payID,
-		Ticker: a.Ticker, AddressIn: a.AddressIn, CallbackURL: a.CallbackURL,
-		Transport: payload.TransportFor(a.Post, a.JSON),
-		Callback: payload.Callback{
-			AddressIn: a.AddressIn, AddressOut: []payload.Share{{Address: btcDest, Share: decimal.NewFromInt(1)}},
-			TxidIn: "feed01", Confirmations: 1, RequiredConfirmations: 1, PaymentStatus: status,
-			Coin: "btc", Decimals: 8, ValueCoin: decimal.RequireFromString("0.002"), Params: params,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return row
+	return e.in.EnqueueCallback(t, a, p, chains.Status(status))
 }
 
 func (e *deliveryEnv) deliver(t *testing.T) {
 	t.Helper()
-	if err := e.in.Server.Notifier().RunDue(context.Background()); err != nil {
+	if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -154,8 +137,8 @@ func TestWatchDeliveries(t *testing.T) {
 			defer cancel()
 			c := payhookv1.NewDeliveryServiceClient(e.in.Conn)
 
-			pending := e.enqueue(t, e.addr, &e.pay.ID, "pending")
-			confirmed := e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
+			pending := e.enqueue(t, e.addr, e.pay, "pending")
+			confirmed := e.enqueue(t, e.addr, e.pay, "confirmed")
 
 			wctx, stopWatch := context.WithCancel(servertest.WithKey(ctx, e.in.KeyA))
 			s, err := c.WatchDeliveries(wctx, &payhookv1.WatchDeliveriesRequest{IncludeRequest: true})
@@ -166,7 +149,8 @@ func TestWatchDeliveries(t *testing.T) {
 			if first[0].GetKind() != "created" || first[0].GetUuid() != pending.UUID || first[1].GetUuid() != confirmed.UUID || first[0].GetCursor() >= first[1].GetCursor() {
 				t.Fatalf("backlog %v", first)
 			}
-			if rq := first[0].GetRequest(); rq.GetMethod() != "POST" || string(rq.GetBody()) != string(pending.Body) || rq.GetHeaders()[notifier.SignatureHeader] != pending.Signature {
+			if rq := first[0].GetRequest(); rq.GetMethod() != "POST" || string(rq.GetBody()) != string(pending.Body) || rq.GetHeaders()[signer.SignatureHeader] != pending.Signature ||
+				rq.GetHeaders()["idempotency-key"] != pending.UUID || rq.GetHeaders()["content-type"] != "application/json" {
 				t.Fatalf("request in event %v", rq)
 			}
 
@@ -183,7 +167,7 @@ func TestWatchDeliveries(t *testing.T) {
 			e.hook.mu.Lock()
 			e.hook.fail = true
 			e.hook.mu.Unlock()
-			completed := e.enqueue(t, e.addr, &e.pay.ID, "completed")
+			completed := e.enqueue(t, e.addr, e.pay, "completed")
 			e.deliver(t)
 
 			// ... and resumes from the last cursor it saw: everything after
@@ -232,7 +216,12 @@ func TestWatchDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bRow := e.enqueue(t, bAddr, nil, "pending")
+			bPay, err := e.in.Server.DB().Client.Payment.Create().SetAddressID(bAddr.ID).SetAPIKeyID(bAddr.APIKeyID).SetTxidIn("feed02").
+				SetValueCoin(decimal.RequireFromString("0.003")).SetConfirmations(1).Save(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bRow := e.enqueue(t, bAddr, bPay, "pending")
 			if ev := recvN(t, sb, 1)[0]; ev.GetUuid() != bRow.UUID {
 				t.Fatalf("key B saw %s (address %s), not its own notification", ev.GetUuid(), ev.GetAddressIn())
 			}
@@ -254,7 +243,7 @@ func TestLogsShowDeliveries(t *testing.T) {
 			t.Parallel()
 			e := newDeliveryEnv(t, string(d))
 			e.hook.fail = true
-			n := e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
+			n := e.enqueue(t, e.addr, e.pay, "confirmed")
 			e.deliver(t)
 			e.clock.Advance(time.Minute)
 			e.hook.mu.Lock()
@@ -305,7 +294,7 @@ func TestSlowWatcherNeverSlowsDelivery(t *testing.T) {
 	}
 	const n = 300
 	for range n {
-		e.enqueue(t, e.addr, &e.pay.ID, "pending")
+		e.enqueue(t, e.addr, e.pay, "pending")
 	}
 	e.deliver(t) // returns only when all n attempts are recorded
 	acked, err := e.in.Server.DB().Client.Notification.Query().Count(ctx)

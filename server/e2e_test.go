@@ -98,20 +98,21 @@ func (s *callbackSink) statuses() []string {
 	return out
 }
 
-// devEnv is a --dev server with manual delivery and a verifying sink.
+// devEnv is a --dev server with manual delivery (unless mutate says
+// otherwise) and a verifying sink.
 type devEnv struct {
 	in   *servertest.Instance
 	sink *callbackSink
 }
 
-func newDevEnv(t *testing.T, d store.Dialect) *devEnv {
+func newDevEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *devEnv {
 	t.Helper()
 	sink := newSink(t)
-	in := servertest.Start(t, d, func(c *server.Config) {
+	in := servertest.Start(t, d, append([]func(*server.Config){func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
-		c.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
-	})
+		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
+	}}, mutate...)...)
 	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
 	if err != nil {
@@ -138,7 +139,7 @@ func (e *devEnv) post(t *testing.T, path string, body any) servertest.Response {
 func (e *devEnv) mine(t *testing.T, ticker string, blocks int) {
 	t.Helper()
 	wantStatus(t, e.post(t, "/devnet/"+ticker+"/mine/", map[string]any{"blocks": blocks}), 200)
-	if err := e.in.Server.Notifier().RunDue(context.Background()); err != nil {
+	if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -485,7 +486,7 @@ func TestEndToEndOverGRPC(t *testing.T) {
 	if _, err := dn.Mine(ctx, &payhookv1.MineRequest{Ticker: "trc20/usdt", Blocks: &blocks}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.in.Server.Notifier().RunDue(context.Background()); err != nil {
+	if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(e.sink.statuses(), ","); got != "confirmed,completed" {

@@ -152,7 +152,7 @@ func TestDevModeCreatesOneKey(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			dsn := storetest.DSN(t, d)
-			dev := func(c *server.Config) { c.DB = dsn; c.Dev = true }
+			dev := func(c *server.Config) { c.Store.DB = dsn; c.Dev = true }
 			// servertest adds its own two keys after start; the first start
 			// sees an empty database and prints a key.
 			in := servertest.Start(t, store.Dialect(d), dev)
@@ -165,10 +165,15 @@ func TestDevModeCreatesOneKey(t *testing.T) {
 			if err := in.Server.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			// A second start on the same database, which now has keys, prints none.
+			// A second start on the same database, which now has keys, prints
+			// none (only hashes are stored) but the command that creates one,
+			// as the README's walk-through says.
 			again := servertest.Start(t, store.Dialect(d), dev)
 			if bytes.Contains(again.Out.Bytes(), []byte("ph_")) {
 				t.Fatalf("second start printed a key: %q", again.Out.String())
+			}
+			if want := "payhook apikey create --name dev --db '" + dsn + "'"; !strings.Contains(again.Out.String(), want) {
+				t.Fatalf("second start printed %q, want the command %q", again.Out.String(), want)
 			}
 			r = again.Get(t, "/btc/create/", q("callback", "https://shop.example/dev", "address", btcDest), key)
 			wantStatus(t, r, 200)
@@ -198,7 +203,7 @@ func TestMetricsEndpoint(t *testing.T) {
 					}
 				}
 			}
-			e.enqueue(t, e.addr, &e.pay.ID, "confirmed")
+			e.enqueue(t, e.addr, e.pay, "confirmed")
 			// Stored, not yet attempted: in the queue.
 			expect(metrics(),
 				`payhook_notifications{status="pending"} 1`,

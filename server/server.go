@@ -14,10 +14,13 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +38,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
@@ -61,6 +65,9 @@ type Server struct {
 	payments *payment.Service
 	watchers map[string]*payment.Watcher
 
+	runMu    sync.Mutex // guards started and stopped
+	started  bool
+	stopped  bool
 	stopOnce sync.Once
 	stopErr  error
 	served   sync.WaitGroup
@@ -70,7 +77,8 @@ type Server struct {
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
-// loads keys and binds both listeners. Nothing is served until Start.
+// loads keys, builds the notifier, the chains and payments, and the API, and
+// binds both listeners. Nothing is served until Start.
 func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -82,109 +90,154 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 			s.closeAll()
 		}
 	}()
-
-	s.db, err = store.Open(ctx, cfg.DB)
+	if err := s.buildStore(ctx); err != nil {
+		return nil, err
+	}
+	k, err := s.loadKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	applied, err := store.Migrate(ctx, s.db)
-	if err != nil {
-		return nil, fmt.Errorf("migrate database: %w", err)
-	}
-	if len(applied) > 0 {
-		logger.Info("applied migrations", "versions", applied)
-	}
-
-	registry := chains.DefaultRegistry()
-	if cfg.RegistryFile != "" {
-		f, err := os.Open(cfg.RegistryFile)
-		if err != nil {
-			return nil, fmt.Errorf("--registry-file: %w", err)
-		}
-		registry, err = chains.LoadRegistry(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("--registry-file %s: %w", cfg.RegistryFile, err)
-		}
-	}
-
-	seed := cfg.Seed
-	if seed == nil {
-		var created bool
-		seed, created, err = loadOrCreateSeed(cfg.SeedFile)
-		if err != nil {
-			return nil, err
-		}
-		if created {
-			logger.Warn("generated a new address seed: back this file up, it is the only way to recover funds sent to payment addresses", "seed_file", cfg.SeedFile)
-		}
-	}
-	deriver, err := chains.NewDeriver(seed)
-	if err != nil {
-		return nil, fmt.Errorf("address seed: %w", err)
-	}
-
-	var key *rsa.PrivateKey
-	if cfg.SigningKeyFile != "" {
-		key, err = notifier.LoadRSAKeyFile(cfg.SigningKeyFile)
-	} else {
-		key, err = notifier.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, cfg.Now())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--signing-key-file: %w", err)
+		return nil, err
 	}
 	// The metrics observe the notifier's attempts and, once it exists, read
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
-	signer := notifier.NewRSASigner(key)
-	pub, err := signer.PublicKeyPEM()
-	if err != nil {
+	if err := s.buildNotifier(k.signer, met); err != nil {
 		return nil, err
 	}
-	s.notifier, err = notifier.New(s.db, signer, notifier.Config{
-		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.DeliveryWindow},
-		Egress:   egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
-		Workers:  cfg.DeliveryWorkers,
-		PerHost:  cfg.PerHostConcurrency,
-		Lease:    cfg.DeliveryLease,
-		Clock:    clockFunc(cfg.Now),
-		Observer: met,
-	}, logger)
-	if err != nil {
-		return nil, err
-	}
-	met.ObserveQueue(s.notifier.Stats, s.notifier.Watchers)
-
 	if cfg.Dev {
 		if err := s.ensureDevKey(ctx); err != nil {
 			return nil, err
 		}
 	}
+	registry, prices, err := s.buildChains()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.buildAPI(ctx, registry, prices, k, met); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
+// buildStore opens and migrates the database.
+func (s *Server) buildStore(ctx context.Context) error {
+	var err error
+	s.db, err = openPool(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
+	if err != nil {
+		return err
+	}
+	applied, err := store.Migrate(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	if len(applied) > 0 {
+		s.logger.Info("applied migrations", "versions", applied)
+	}
+	return nil
+}
+
+// keys are what the key material becomes: addresses derive from the seed,
+// callbacks are signed with the signing key, whose public half merchants
+// fetch.
+type keys struct {
+	deriver *chains.Deriver
+	signer  *signer.RSASigner // signs low-level callbacks
+	pub     string
+}
+
+// loadKeys loads (or creates) the address seed and the signing key.
+func (s *Server) loadKeys(ctx context.Context) (keys, error) {
+	cfg := s.cfg.Keys
+	seed := cfg.Seed
+	if seed == nil {
+		var (
+			created bool
+			err     error
+		)
+		seed, created, err = loadOrCreateSeed(cfg.SeedFile)
+		if err != nil {
+			return keys{}, err
+		}
+		if created {
+			s.logger.Warn("generated a new address seed: back this file up, it is the only way to recover funds sent to payment addresses", "seed_file", cfg.SeedFile)
+		}
+	}
+	deriver, err := chains.NewDeriver(seed)
+	if err != nil {
+		return keys{}, fmt.Errorf("address seed: %w", err)
+	}
+
+	var key *rsa.PrivateKey
+	if cfg.SigningKeyFile != "" {
+		key, err = signer.LoadRSAKeyFile(cfg.SigningKeyFile)
+	} else {
+		key, err = signer.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, s.cfg.Now())
+	}
+	if err != nil {
+		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
+	}
+	rsaSigner := signer.NewRSASigner(key)
+	pub, err := rsaSigner.PublicKeyPEM()
+	if err != nil {
+		return keys{}, fmt.Errorf("signing key: %w", err)
+	}
+	return keys{deriver: deriver, signer: rsaSigner, pub: pub}, nil
+}
+
+// buildNotifier builds the notifier, signing with sg and observed by
+// met.
+func (s *Server) buildNotifier(sg signer.Signer, met *metrics.Metrics) error {
+	cfg := s.cfg.Delivery
+	var err error
+	s.notifier, err = notifier.New(s.db, notifier.Config{
+		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.Window},
+		Egress:   egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
+		Workers:  cfg.Workers,
+		PerHost:  cfg.PerHostConcurrency,
+		Lease:    cfg.Lease,
+		Now:      s.cfg.Now,
+		Signers:  []signer.Signer{sg},
+		Observer: met,
+	}, s.logger)
+	if err != nil {
+		return err
+	}
+	met.ObserveQueue(s.notifier.Queue.Stats, s.notifier.Events.Watchers)
+	return nil
+}
+
+// buildChains loads the ticker registry and the price table, and builds the
+// chain backends (the devnet in developer mode), the payment service and one
+// watcher per ticker with a backend. It returns the registry and the price
+// table.
+func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
+	cfg := s.cfg.Chains
+	registry, err := loadRegistry(cfg.RegistryFile)
+	if err != nil {
+		return nil, nil, err
+	}
 	prices := price.Default()
 	if cfg.PriceFile != "" {
-		f, err := os.Open(cfg.PriceFile)
-		if err != nil {
-			return nil, fmt.Errorf("--price-file: %w", err)
-		}
-		prices, err = price.Load(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("--price-file %s: %w", cfg.PriceFile, err)
+		if prices, err = loadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
+			return nil, nil, err
 		}
 	}
 	// Chain backends: the devnet in developer mode. Node RPC backends plug
 	// into the same map, watchers and payment code.
 	backends := map[string]chains.Backend{}
-	if cfg.Dev {
-		s.devnet = devnet.New(registry, devnet.Options{Clock: cfg.Now})
+	if s.cfg.Dev {
+		s.devnet = devnet.New(registry, devnet.Options{Clock: s.cfg.Now})
 		for _, t := range registry.All() {
 			if c, ok := s.devnet.Chain(t.Ticker); ok {
 				backends[t.Ticker] = c
 			}
 		}
 	}
-	s.payments = payment.New(s.db, s.notifier, registry, prices, backends, cfg.Now, logger)
+	s.payments = payment.New(s.db, payment.Config{
+		Registry: registry,
+		Backends: backends,
+		Reactors: []payment.Reactor{address.NewCallbackReactor(s.notifier.Queue, prices)},
+		Now:      s.cfg.Now,
+	}, s.logger)
 	s.watchers = map[string]*payment.Watcher{}
 	for _, t := range registry.All() {
 		if _, ok := backends[t.Ticker]; !ok {
@@ -192,30 +245,50 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 		}
 		w, err := s.payments.NewWatcher(t, cfg.WatchInterval)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.watchers[t.Ticker] = w
 	}
+	return registry, prices, nil
+}
 
+// buildAPI builds the gRPC server with its interceptors and services, binds
+// both listeners, and builds the REST gateway (reaching gRPC through a
+// client connection), /healthz and /metrics.
+func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices price.Source, k keys, met *metrics.Metrics) error {
+	cfg := s.cfg.API
+	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys: apikey.Resolver{DB: s.db.Client},
+		Keys:    apikey.Resolver{DB: s.db.Client},
+		Tickers: addresses,
 		Public: []string{
 			payhookv1.AddressService_GetPublicKey_FullMethodName,
 			payhookv1.AddressService_GetInfo_FullMethodName,
+			payhookv1.AddressService_EstimateFee_FullMethodName,
+			payhookv1.AddressService_Convert_FullMethodName,
 			// The devnet exists only with --dev, where it simulates chains
 			// for whoever develops against the server.
 			payhookv1.DevnetService_Pay_FullMethodName,
 			payhookv1.DevnetService_Mine_FullMethodName,
 			payhookv1.DevnetService_Reorg_FullMethodName,
 		},
-	}, logger)
+		Operator: []string{
+			payhookv1.OperatorService_ListHeldFunds_FullMethodName,
+			payhookv1.OperatorService_ListPayoutRequests_FullMethodName,
+		},
+	}, s.logger)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, deriver, cfg.Now)
-	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, pub))
-	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier))
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		// Deliberately bounded: the body limit plus the header limit covers
+		// every REST request; a direct gRPC client gets the same room.
+		grpc.MaxRecvMsgSize(int(cfg.MaxBodyBytes)+maxHeaderBytes),
+	)
+	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
+	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
+	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -224,33 +297,66 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	reflection.Register(s.grpc)
 
 	if s.grpcLis, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
-		return nil, fmt.Errorf("--grpc-addr: %w", err)
+		return fmt.Errorf("--grpc-addr: %w", err)
 	}
 	if s.httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return nil, fmt.Errorf("--http-addr: %w", err)
+		return fmt.Errorf("--http-addr: %w", err)
 	}
 	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return nil, fmt.Errorf("connect gateway to gRPC: %w", err)
+		return fmt.Errorf("connect gateway to gRPC: %w", err)
 	}
-	gw, err := gateway.New(ctx, s.selfConn, s.devnet != nil)
+	gw, err := gateway.New(ctx, s.selfConn, gateway.Config{
+		Devnet:       s.devnet != nil,
+		Tickers:      addresses,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Heartbeat:    cfg.StreamHeartbeat,
+	}, s.logger)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn)))
 	mux.Handle("/metrics", met.Handler())
 	mux.Handle("/", gw)
 	s.http = &http.Server{
-		Handler:           mux,
+		// The key leaves the query before any handler sees the request.
+		Handler:           gateway.APIKeyFromQuery(mux),
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	return s, nil
+	return nil
 }
+
+// loadRegistry returns the embedded ticker registry, or the one in path
+// (--registry-file) when it is set.
+func loadRegistry(path string) (*chains.Registry, error) {
+	if path == "" {
+		return chains.DefaultRegistry(), nil
+	}
+	return loadFile("--registry-file", path, chains.LoadRegistry)
+}
+
+// loadFile opens path and parses it with parse, naming flag in errors.
+func loadFile[T any](flag, path string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(path)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", flag, err)
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return zero, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return v, nil
+}
+
+// maxHeaderBytes bounds a REST request's header, query included.
+const maxHeaderBytes = 64 << 10
 
 // dialable turns a listener address into one a local client can dial.
 func dialable(a net.Addr) string {
@@ -261,12 +367,18 @@ func dialable(a net.Addr) string {
 	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
 }
 
+// ensureDevKey gives the developer a key to use: a database without keys
+// gets one, printed once. Only key hashes are stored, so a database that
+// already has keys cannot show one again: the command that creates another
+// is printed instead.
 func (s *Server) ensureDevKey(ctx context.Context) error {
 	n, err := apikey.Count(ctx, s.db.Client)
 	if err != nil {
 		return fmt.Errorf("count api keys: %w", err)
 	}
 	if n > 0 {
+		fmt.Fprintf(s.cfg.Out, "\n  --dev: this database already has %d API key(s); keys are shown only when created.\n"+
+			"  Create another with: %s\n\n", n, devKeyCommand(s.cfg.Store.DB))
 		return nil
 	}
 	key, _, err := apikey.Create(ctx, s.db.Client, "dev", s.cfg.Now())
@@ -275,6 +387,21 @@ func (s *Server) ensureDevKey(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.cfg.Out, "\n  --dev: created API key %q (shown once; send it in the apikey header)\n\n", key)
 	return nil
+}
+
+// devKeyCommand is the command line that creates an API key on the
+// database dsn; a PostgreSQL password is masked.
+func devKeyCommand(dsn string) string {
+	cmd := "payhook apikey create --name dev"
+	if dsn == DefaultDB {
+		return cmd
+	}
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			dsn = u.Redacted()
+		}
+	}
+	return cmd + " --db '" + strings.ReplaceAll(dsn, "'", `'\''`) + "'"
 }
 
 // GRPCAddr is the address the gRPC server listens on.
@@ -292,24 +419,46 @@ func (s *Server) Payments() *payment.Service { return s.payments }
 // Devnet is the simulated chains of a --dev server; nil otherwise.
 func (s *Server) Devnet() *devnet.Devnet { return s.devnet }
 
-// pollChain has ticker's watcher read its chain now.
+// pollChain tells ticker's watcher that its chain changed (a devnet Pay,
+// Mine or Reorg). The background watcher is woken and the call returns at
+// once: one poller per chain, and a mined block is applied by it, not by the
+// request. With ManualDelivery there is no background watcher: the chain is
+// polled here, so tests that drive everything by hand stay deterministic.
 func (s *Server) pollChain(ctx context.Context, ticker string) error {
 	w, ok := s.watchers[ticker]
 	if !ok {
 		return nil
 	}
-	return w.PollOnce(ctx)
+	if s.cfg.ManualDelivery {
+		return w.PollOnce(ctx)
+	}
+	w.Wake()
+	return nil
 }
+
+// Watcher returns ticker's chain watcher, or nil when the ticker has no
+// backend. Tests wait on its WaitHeight.
+func (s *Server) Watcher(ticker string) *payment.Watcher { return s.watchers[ticker] }
 
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 
-type clockFunc func() time.Time
-
-func (f clockFunc) Now() time.Time { return f() }
-
-// Start serves both listeners in the background and returns at once.
-func (s *Server) Start() {
+// Start serves both listeners in the background, starts the dispatcher and
+// the chain watchers (unless ManualDelivery), reports SERVING and returns
+// once all of that is running. ctx bounds starting only: what runs in the
+// background lives until Stop, not until ctx ends. A server starts once: a
+// second Start, or a Start after Stop, returns ErrStarted. After an error,
+// Stop still releases what New and Start took.
+func (s *Server) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.started || s.stopped {
+		return ErrStarted
+	}
+	s.started = true
 	s.served.Add(2)
 	go func() {
 		defer s.served.Done()
@@ -324,27 +473,38 @@ func (s *Server) Start() {
 		}
 	}()
 	if !s.cfg.ManualDelivery {
-		s.notifier.Start()
-		for _, w := range s.watchers {
-			w.Start()
+		if err := s.notifier.Start(ctx); err != nil {
+			return fmt.Errorf("start delivery: %w", err)
 		}
-		if s.devnet != nil && s.cfg.DevnetBlockTime > 0 {
-			// Validate checked the block time; Start fails only if started twice.
-			if err := s.devnet.Start(context.Background(), s.cfg.DevnetBlockTime); err != nil {
-				s.logger.Error("devnet auto-mining", "error", err)
+		for _, w := range s.watchers {
+			if err := w.Start(ctx); err != nil {
+				return err
+			}
+		}
+		if s.devnet != nil && s.cfg.Chains.DevnetBlockTime > 0 {
+			// The mining loop lives until Stop, not until ctx ends.
+			if err := s.devnet.Start(context.WithoutCancel(ctx), s.cfg.Chains.DevnetBlockTime); err != nil {
+				return fmt.Errorf("start devnet auto-mining: %w", err)
 			}
 		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	ctx, cancel := context.WithCancel(context.Background())
+	probeCtx, cancel := context.WithCancel(context.Background())
 	s.stopProbe, s.probeDone = cancel, make(chan struct{})
-	go s.probeDatabase(ctx)
+	go s.probeDatabase(probeCtx)
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
+	return nil
 }
 
 // Stop shuts down in order: health NOT_SERVING, drain HTTP and gRPC within
-// the shutdown timeout, then close the database. It is idempotent and waits.
+// the shutdown timeout, stop the dispatcher and the chain watchers, then
+// close the database. It is idempotent and waits; it may be called without
+// Start, or after a failed one. It returns what closing reported, the same
+// to every caller.
 func (s *Server) Stop() error {
+	s.runMu.Lock()
+	s.stopped = true
+	s.runMu.Unlock()
 	s.stopOnce.Do(func() {
 		if s.stopProbe != nil {
 			s.stopProbe()
@@ -353,8 +513,8 @@ func (s *Server) Stop() error {
 		s.health.Shutdown()
 		// Watch streams would hold GracefulStop open: end them first; their
 		// clients resume from their cursor elsewhere or after the restart.
-		s.notifier.CloseWatchers()
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		s.notifier.Events.CloseWatchers()
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.API.ShutdownTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
 		wg.Add(2)
@@ -411,16 +571,20 @@ func (s *Server) closeAll() error {
 	return errors.Join(errs...)
 }
 
-// probeInterval is how often the database is pinged for health.
-const probeInterval = 2 * time.Second
+// probeAcquireWait is how long a health probe waits for a connection from
+// a pool that is at its bound. Waiting means the database is busy serving
+// requests, not down: the probe then leaves the status as it is.
+const probeAcquireWait = 30 * time.Second
 
-// probeDatabase pings the database and reports an outage in the health
-// status (NOT_SERVING, so /healthz answers 503 and load balancers route
-// around) and the log, and its end, until ctx ends. Queued work is not lost
-// meanwhile: it is in the database, which is what is down.
+// probeDatabase pings the database every Store.HealthProbeInterval and
+// reports an outage in the health status (NOT_SERVING, so /healthz answers
+// 503 and load balancers route around) and the log, and its end, until ctx
+// ends. Queued work is not lost meanwhile: it is in the database, which is
+// what is down. A pool busy with requests is not an outage (probeOnce).
 func (s *Server) probeDatabase(ctx context.Context) {
 	defer close(s.probeDone)
-	t := time.NewTicker(probeInterval)
+	interval := s.cfg.Store.HealthProbeInterval
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	down := false
 	for {
@@ -429,11 +593,10 @@ func (s *Server) probeDatabase(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, probeInterval)
-		err := s.db.SQL.PingContext(pctx)
-		cancel()
+		busy, err := s.probeOnce(ctx, interval)
 		switch {
-		case err != nil && !down && ctx.Err() == nil:
+		case ctx.Err() != nil || busy:
+		case err != nil && !down:
 			down = true
 			s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 			s.logger.Error("database unreachable: reporting NOT_SERVING until it is back", "error", err)
@@ -445,13 +608,50 @@ func (s *Server) probeDatabase(ctx context.Context) {
 	}
 }
 
+// probeOnce takes a connection from the pool and pings the database on it
+// within timeout. Waiting for the connection is not part of the ping: a pool
+// at its bound has requests queued, which is load, not an outage, so the
+// wait may last up to probeAcquireWait and, should even that run out while
+// the pool is still full, busy is reported instead of an error. A pool below
+// its bound that cannot open a connection is an outage.
+func (s *Server) probeOnce(ctx context.Context, timeout time.Duration) (busy bool, err error) {
+	actx, cancel := context.WithTimeout(ctx, probeAcquireWait)
+	defer cancel()
+	conn, err := s.db.SQL.Conn(actx)
+	if err != nil {
+		st := s.db.SQL.Stats()
+		if actx.Err() != nil && st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			s.logger.Warn("database pool busy: every connection in use for the whole health probe", "max_conns", st.MaxOpenConnections, "waiting", st.WaitCount)
+			return true, nil
+		}
+		return false, err
+	}
+	pctx, cancelPing := context.WithTimeout(ctx, timeout)
+	defer cancelPing()
+	err = conn.PingContext(pctx)
+	_ = conn.Close() // a broken connection is discarded, not returned to the pool
+	if err != nil && pctx.Err() == nil {
+		// The connection may have been idle across a database restart:
+		// the pool's own ping retries on a fresh one, so one stale
+		// connection does not keep the status down.
+		err = s.db.SQL.PingContext(pctx)
+	}
+	return false, err
+}
+
 // Run serves until ctx is cancelled, then shuts down gracefully.
 func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	s, err := New(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	s.Start()
+	if err := s.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Asked to shut down before serving: not a failure.
+			return s.Stop()
+		}
+		return errors.Join(err, s.Stop())
+	}
 	<-ctx.Done()
 	logger.Info("shutting down")
 	err = s.Stop()

@@ -26,7 +26,9 @@
 // height 0. Required confirmations are clamped to each ticker's minimum, so
 // polygon/pol, for instance, runs with 16 rather than 3. A backend may
 // leave failed executions out of Transfers (a token transfer that failed
-// emits no log); if it reports them, they must come out reverted. The suite
-// cannot see a node's block hashes (chains.Head has none), so a Tracker
-// finds replacement blocks only within its Rescan window.
+// emits no log); if it reports them, they must come out reverted. The
+// block-hashes scenario checks Blocks, Head.Hash and Transfer.BlockHash, and
+// that a reorganisation replaces exactly the hashes of the blocks it
+// dropped; a Tracker itself still finds replacement blocks only within its
+// Rescan window.
 package chaintest

@@ -83,6 +83,7 @@ var scenarios = []scenario{
 	{"tron-gates", func(tk chains.Ticker) bool { return tk.Family == chains.FamilyTron }, tronGates},
 	{"solana-commitments", isSolana, solanaCommitments},
 	{"transfers-contract", nil, transfersContract},
+	{"block-hashes", nil, blockHashes},
 	{"broadcast", nil, broadcast},
 }
 
@@ -673,6 +674,95 @@ func transfersContract(h *harness) {
 	}
 	if fee, err := h.d.NetworkFee(h.ctx); err != nil || fee.Sign() < 0 {
 		h.t.Errorf("NetworkFee: %s, %v", fee, err)
+	}
+}
+
+// blocks returns Blocks(after, upTo), failing the test on an error.
+func (h *harness) blocks(after, upTo int64) []chains.Block {
+	h.t.Helper()
+	bs, err := h.d.Blocks(h.ctx, after, upTo)
+	if err != nil {
+		h.t.Fatalf("Blocks(%d, %d): %v", after, upTo, err)
+	}
+	return bs
+}
+
+// checkLinked reports blocks that do not form a chain from height after+1
+// on top of parent: heights in order, distinct non-empty hashes, each
+// block's Parent the hash of the one below.
+func (h *harness) checkLinked(bs []chains.Block, after int64, parent string) {
+	h.t.Helper()
+	seen := map[string]bool{}
+	for i, b := range bs {
+		if b.Height != after+int64(i)+1 {
+			h.t.Errorf("block %d of Blocks(%d, ..) has height %d", i, after, b.Height)
+		}
+		if b.Hash == "" || seen[b.Hash] {
+			h.t.Errorf("block %d: hash %q empty or repeated", b.Height, b.Hash)
+		}
+		seen[b.Hash] = true
+		if b.Parent != parent {
+			h.t.Errorf("block %d: parent %q, want %q", b.Height, b.Parent, parent)
+		}
+		parent = b.Hash
+	}
+}
+
+// blockHashes checks Blocks, Head.Hash and Transfer.BlockHash, and that a
+// reorganisation replaces the hashes of the blocks it dropped and only
+// those: what a watcher compares to find the common ancestor.
+func blockHashes(h *harness) {
+	if head, err := h.d.Head(h.ctx); err != nil || head.Hash != "" {
+		h.t.Errorf("fresh chain: head %+v, %v; want no hash", head, err)
+	}
+	if bs, err := h.d.Blocks(h.ctx, 0, 0); err != nil || len(bs) != 0 {
+		h.t.Errorf("Blocks(0, 0) on a fresh chain: %v, %v", bs, err)
+	}
+	a := h.addr(0)
+	h.mine(3)
+	txid := h.pay(a, h.amount(0), false)
+	top := h.mine(2) // the payment is in block 4
+	old := h.blocks(0, top)
+	if len(old) != int(top) {
+		h.t.Fatalf("Blocks(0, %d): %d blocks", top, len(old))
+	}
+	h.checkLinked(old, 0, "")
+	if head, err := h.d.Head(h.ctx); err != nil || head.Hash != old[top-1].Hash {
+		h.t.Errorf("head %+v, %v; want the hash of block %d, %s", head, err, top, old[top-1].Hash)
+	}
+	if part := h.blocks(2, 4); len(part) != 2 || part[0] != old[2] || part[1] != old[3] {
+		h.t.Errorf("Blocks(2, 4) = %+v, want blocks 3 and 4 as Blocks(0, %d) gave them", part, top)
+	}
+	trs, err := h.d.Transfers(h.ctx, 0, top, nil)
+	if err != nil || len(trs) != 1 || trs[0].TxID != txid || trs[0].Height != 4 || trs[0].BlockHash != old[3].Hash {
+		h.t.Fatalf("Transfers(0, %d) = %+v, %v; want %s in block 4 with hash %s", top, trs, err, txid, old[3].Hash)
+	}
+	for _, r := range [][2]int64{{-1, 1}, {2, 1}, {0, top + 1}} {
+		if _, err := h.d.Blocks(h.ctx, r[0], r[1]); err == nil {
+			h.t.Errorf("Blocks(%d, %d) at height %d: no error", r[0], r[1], top)
+		}
+	}
+
+	// Drop blocks 4 and 5, mine three: 1..3 keep their hashes, 4..6 are new.
+	if got := h.reorg(2); got != 3 {
+		h.t.Fatalf("reorg 2 at %d: height %d", top, got)
+	}
+	if head, err := h.d.Head(h.ctx); err != nil || head.Hash != old[2].Hash {
+		h.t.Errorf("after the reorg: head %+v, %v; want block 3's hash %s", head, err, old[2].Hash)
+	}
+	top = h.mine(3)
+	now := h.blocks(0, top)
+	h.checkLinked(now, 0, "")
+	for i, b := range now {
+		switch {
+		case i < 3 && b != old[i]:
+			h.t.Errorf("block %d below the reorganisation changed: %+v, was %+v", b.Height, b, old[i])
+		case i >= 3 && i < len(old) && b.Hash == old[i].Hash:
+			h.t.Errorf("block %d replaced by the reorganisation kept its hash %s", b.Height, b.Hash)
+		}
+	}
+	if trs, err := h.d.Transfers(h.ctx, 0, top, nil); err != nil || len(trs) != 0 {
+		h.t.Errorf("after the reorg, Transfers(0, %d) = %+v, %v; want none", top, trs, err)
 	}
 }
 

@@ -22,6 +22,9 @@ func (f *fakeBackend) Head(context.Context) (chains.Head, error) { return f.head
 func (f *fakeBackend) Transfers(context.Context, int64, int64, func(string) bool) ([]chains.Transfer, error) {
 	return f.transfers, nil
 }
+func (f *fakeBackend) Blocks(context.Context, int64, int64) ([]chains.Block, error) {
+	return nil, nil
+}
 func (f *fakeBackend) State(context.Context, chains.Transfer) (chains.TxState, error) {
 	return f.state, nil
 }

@@ -107,6 +107,8 @@ type tx struct {
 // block is one simulated block (slot).
 type block struct {
 	height int64
+	hash   string // unique per chain: a replaced block never gets its hash back
+	parent string // the hash of the block below; "" for the first
 	time   time.Time
 	txs    []*tx
 }
@@ -127,6 +129,7 @@ type Chain struct {
 
 	mu       sync.Mutex
 	counter  uint64 // hashes issued, for unique txids
+	mined    uint64 // blocks ever mined, for unique block hashes
 	blocks   []*block
 	waiting  []*tx // mempool (UTXO, EVM, TRON) or next slot (Solana)
 	byID     map[string]*tx
@@ -271,7 +274,9 @@ func (c *Chain) Mine(blocks int) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range blocks {
-		b := &block{height: c.height() + 1, time: c.opts.Clock()}
+		b := &block{height: c.height() + 1, time: c.opts.Clock(), parent: c.tipHash()}
+		c.mined++
+		b.hash = c.hash("block", c.mined, b.parent)
 		if i == 0 {
 			c.include(b)
 		}
@@ -298,10 +303,20 @@ func (c *Chain) include(b *block) {
 	c.waiting = nil
 }
 
+// tipHash returns the newest block's hash, "" before the first block;
+// c.mu must be held.
+func (c *Chain) tipHash() string {
+	if len(c.blocks) == 0 {
+		return ""
+	}
+	return c.blocks[len(c.blocks)-1].hash
+}
+
 // Reorg drops the newest depth blocks (1..Height) and returns the new
 // height. Their transactions leave the chain for good: they are not
 // included again, so State reports them not Present. Transactions still
-// waiting are unaffected and go into the next block.
+// waiting are unaffected and go into the next block. The blocks mined next
+// at the dropped heights get new hashes: a dropped hash never comes back.
 func (c *Chain) Reorg(depth int) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -329,7 +344,7 @@ func (c *Chain) Head(ctx context.Context) (chains.Head, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return chains.Head{Height: c.height(), Solidified: c.solidified()}, nil
+	return chains.Head{Height: c.height(), Solidified: c.solidified(), Hash: c.tipHash()}, nil
 }
 
 func (c *Chain) solidified() int64 {
@@ -361,8 +376,27 @@ func (c *Chain) Transfers(ctx context.Context, after, upTo int64, watched func(a
 			if watched != nil && !watched(t.to) {
 				continue
 			}
-			out = append(out, chains.Transfer{TxID: t.id, Index: t.index, To: t.to, Value: t.value, Height: b.height})
+			out = append(out, chains.Transfer{TxID: t.id, Index: t.index, To: t.to, Value: t.value, Height: b.height, BlockHash: b.hash})
 		}
+	}
+	return out, nil
+}
+
+// Blocks implements chains.Backend: the blocks after..upTo (after
+// exclusive), in height order. Errors wrap ErrInvalidRange as Transfers'.
+func (c *Chain) Blocks(ctx context.Context, after, upTo int64) ([]chains.Block, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if after < 0 || upTo < after || upTo > c.height() {
+		return nil, fmt.Errorf("%w: %s blocks after %d up to %d at height %d",
+			ErrInvalidRange, c.ticker.Ticker, after, upTo, c.height())
+	}
+	out := make([]chains.Block, 0, upTo-after)
+	for _, b := range c.blocks[after:upTo] {
+		out = append(out, chains.Block{Height: b.height, Hash: b.hash, Parent: b.parent})
 	}
 	return out, nil
 }
@@ -498,13 +532,24 @@ func (c *Chain) Forwards() []chains.Forward {
 // be held.
 func (c *Chain) newHash(kind string) string {
 	c.counter++
+	return c.hash(kind, c.counter, "")
+}
+
+// hash returns the hash of the n-th object of kind in the family's style;
+// parent (a block's parent hash) is mixed in when not empty, so a block
+// commits to the chain below it.
+func (c *Chain) hash(kind string, n uint64, parent string) string {
 	h := sha512.New()
 	h.Write(c.seed)
 	h.Write([]byte{0})
 	h.Write([]byte(c.ticker.Ticker))
 	h.Write([]byte{0})
 	h.Write([]byte(kind))
-	h.Write(binary.BigEndian.AppendUint64(nil, c.counter))
+	h.Write(binary.BigEndian.AppendUint64(nil, n))
+	if parent != "" {
+		h.Write([]byte{0})
+		h.Write([]byte(parent))
+	}
 	sum := h.Sum(nil)
 	switch c.ticker.Family {
 	case chains.FamilyEVM:

@@ -3,54 +3,24 @@ package devnet_test
 import (
 	"context"
 	"errors"
-	"os"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
+	"go.uber.org/goleak"
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/devnet"
 )
 
-// TestMain fails the run if a devnet goroutine outlives the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leak := devnetGoroutine(); leak != "" {
-			os.Stderr.WriteString("leaked goroutine:\n" + leak + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// devnetGoroutine returns the stack of a goroutine still running the
-// devnet's mining loop, or "". A goroutine that Stop has waited for may still
-// be returning, so it yields a bounded number of times before judging.
-func devnetGoroutine() string {
-	buf := make([]byte, 1<<20)
-	found := ""
-	for range 1000 {
-		found = ""
-		n := runtime.Stack(buf, true)
-		for g := range strings.SplitSeq(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, "chains/devnet.(*Devnet).run") {
-				found = g
-			}
-		}
-		if found == "" {
-			return ""
-		}
-		runtime.Gosched()
-	}
-	return found
-}
+// TestMain fails the run if a goroutine (the devnet's mining loop or any
+// other) outlives the tests; goleak retries while a goroutine that Stop has
+// waited for is still returning.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var seed = []byte("devnet tests")
 

@@ -10,6 +10,9 @@
 //     block. Confirmations are the depth, Height-included+1. Reorg drops the
 //     newest blocks, and their transactions never come back: State reports
 //     them not Present, with 0 confirmations.
+//   - Every block has a hash, unique per chain, that commits to its parent's
+//     (Blocks, Head.Hash, Transfer.BlockHash); a block mined after a Reorg
+//     at a dropped height gets a new hash.
 //   - UTXO: each payment is output 0 of its own transaction; execution always
 //     succeeds.
 //   - EVM and TRON: Pay(..., failExecution=true) includes a transaction whose

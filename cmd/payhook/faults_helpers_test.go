@@ -35,7 +35,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/lib/pq"  // PostgreSQL driver for the tests' own queries
+	_ "github.com/lib/pq" // PostgreSQL driver for the tests' own queries
+	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // SQLite driver for the tests' own queries
 )
 
@@ -69,7 +70,15 @@ func TestMain(m *testing.M) {
 	}
 	help, _ := exec.Command(faultBin, "serve", "-h").CombinedOutput()
 	faultLeaseFlag = bytes.Contains(help, []byte("-delivery-lease"))
+	// goleak.Find, not VerifyTestMain: the binary's directory must go
+	// whatever the verdict.
 	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -476,7 +485,9 @@ func payAll(t *testing.T, p *payhookProc, addrs []string) {
 	})
 }
 
-// mine mines blocks on the btc devnet; payhook applies them before answering.
+// mine mines blocks on the btc devnet; payhook answers once the blocks exist
+// and its watcher applies them in the background (callers wait for what is
+// stored, not for the answer).
 func (p *payhookProc) mine(blocks int) (apiResult, error) {
 	return p.try(http.MethodPost, "/devnet/btc/mine/", nil, "", fmt.Sprintf(`{"blocks":%d}`, blocks))
 }

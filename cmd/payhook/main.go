@@ -23,20 +23,26 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
-	"github.com/payhook/payhook/ent/store"
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
-	"github.com/payhook/payhook/server/apikey"
 )
 
 const usage = `payhook: self-hostable payment-notification gateway
 
 Usage:
-  payhook serve [flags]              run the gRPC API (default :9090) and REST gateway (default :8080)
+  payhook serve [flags]              run the gRPC API (default :9090) and REST gateway (default :8080);
+                                     with --dev, on 127.0.0.1 unless an address is given
   payhook migrate [--db DSN]         apply database migrations and exit
-  payhook apikey create --name NAME  issue an API key; it is printed once
+  payhook apikey create --name NAME [--operator]
+                                     issue an API key (an operator's key with --operator); it is printed once
+  payhook funds [--json]             list the funds payhook holds (addresses created without a forwarding
+                                     address), per ticker, with the key derivation paths to sweep them
+  payhook payouts [--json]           list the payout requests merchants made (/{ticker}/payout/), oldest first
   payhook watch [--address A] [--ticker T] [--uuid U]
                                      print your delivery events as they happen
   payhook listen --forward-to http://localhost:3000/hook [--address A]
@@ -45,11 +51,10 @@ Usage:
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
                                      drive the simulated chains of a server run with --dev
-  payhook bench [--db postgres://...|sqlite] [--n 5000] [--rate 500] [--dead 10000]
-                                     measure delivery throughput and latency next to the machine's limits
 
 Run "payhook COMMAND -h" for a command's flags. Every flag can also be set
-with a PAYHOOK_* environment variable (--db is PAYHOOK_DB).
+with a PAYHOOK_* environment variable (--db is PAYHOOK_DB). The benchmark is
+its own command: go run ./cmd/payhook-bench.
 `
 
 func main() {
@@ -79,12 +84,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New(`usage: payhook apikey create --name NAME`)
 		}
 		return apikeyCreate(ctx, args[2:], stdout, stderr)
+	case "funds":
+		return funds(ctx, args[1:], stdout, stderr)
+	case "payouts":
+		return payouts(ctx, args[1:], stdout, stderr)
 	case "watch":
 		return watch(ctx, args[1:], stdout, stderr)
 	case "devnet":
 		return devnetCmd(ctx, args[1:], stdout, stderr)
-	case "bench":
-		return bench(ctx, args[1:], stdout, stderr)
 	case "listen":
 		return listen(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
@@ -132,35 +139,48 @@ func dbFlag(fs *flag.FlagSet) *string {
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) error {
-	fs := newFlagSet("payhook serve", stderr)
-	cfg := server.Config{Out: stdout}
-	fs.StringVar(&cfg.DB, "db", server.DefaultDB, `database: "sqlite:PATH" (embedded) or "postgres://user@host/db?sslmode=disable"`)
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", server.DefaultHTTPAddr, "REST gateway listen address")
-	fs.StringVar(&cfg.GRPCAddr, "grpc-addr", server.DefaultGRPCAddr, "gRPC listen address")
-	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: create and print an API key when the database has none")
-	fs.StringVar(&cfg.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
-	fs.StringVar(&cfg.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
-	fs.IntVar(&cfg.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
-	fs.StringVar(&cfg.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
-	delays := delaysFlag(schedule.Default().Delays)
-	fs.Var(&delays, "retry-delays", "waits after failed delivery attempts; the last one repeats")
-	fs.DurationVar(&cfg.DeliveryWindow, "delivery-window", schedule.Default().Window, "no delivery attempt starts later than this after a notification was stored")
-	fs.DurationVar(&cfg.AttemptTimeout, "attempt-timeout", server.DefaultAttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
-	var allow listFlag
-	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
-	fs.DurationVar(&cfg.DeliveryLease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
-	fs.IntVar(&cfg.DeliveryWorkers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
-	fs.IntVar(&cfg.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
-	fs.StringVar(&cfg.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
-	fs.DurationVar(&cfg.WatchInterval, "watch-interval", server.DefaultWatchInterval, "how often chain watchers poll their chains")
-	fs.DurationVar(&cfg.DevnetBlockTime, "devnet-block-time", 0, "with --dev: mine a block on every simulated chain this often (0: only on request)")
-	if err := parse(fs, args); err != nil {
+	cfg, err := serveConfig(args, stdout, stderr)
+	if err != nil {
 		return err
 	}
-	cfg.RetryDelays = delays
-	cfg.AllowPrivateEndpoints = allow
 	return server.Run(ctx, cfg, logger)
+}
+
+// serveConfig parses serve's flags (and their PAYHOOK_* variables) into a
+// server configuration; the server fills in what is left unset.
+func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error) {
+	fs := newFlagSet("payhook serve", stderr)
+	cfg := server.Config{Out: stdout}
+	fs.StringVar(&cfg.Store.DB, "db", server.DefaultDB, `database: "sqlite:PATH" (embedded) or "postgres://user@host/db?sslmode=disable"`)
+	fs.IntVar(&cfg.Store.MaxConns, "db-max-conns", server.DefaultDBMaxConns, "PostgreSQL connections this instance may open (plus one for LISTEN); requests wait for a free one")
+	// Empty listen addresses take the server's defaults, which depend on --dev.
+	fs.StringVar(&cfg.API.HTTPAddr, "http-addr", "", "REST gateway listen address (default "+server.DefaultHTTPAddr+", "+server.DefaultDevHTTPAddr+" with --dev)")
+	fs.StringVar(&cfg.API.GRPCAddr, "grpc-addr", "", "gRPC listen address (default "+server.DefaultGRPCAddr+", "+server.DefaultDevGRPCAddr+" with --dev)")
+	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
+	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
+	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
+	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
+	fs.StringVar(&cfg.Chains.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
+	fs.DurationVar(&cfg.API.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
+	fs.Int64Var(&cfg.API.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest REST request body accepted; a longer one is answered 413")
+	delays := delaysFlag(schedule.Default().Delays)
+	fs.Var(&delays, "retry-delays", "waits after failed delivery attempts; the last one repeats")
+	fs.DurationVar(&cfg.Delivery.Window, "delivery-window", schedule.Default().Window, "no delivery attempt starts later than this after a notification was stored")
+	fs.DurationVar(&cfg.Delivery.AttemptTimeout, "attempt-timeout", server.DefaultAttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
+	var allow listFlag
+	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
+	fs.DurationVar(&cfg.Delivery.Lease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
+	fs.IntVar(&cfg.Delivery.Workers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
+	fs.IntVar(&cfg.Delivery.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
+	fs.StringVar(&cfg.Chains.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
+	fs.DurationVar(&cfg.Chains.WatchInterval, "watch-interval", server.DefaultWatchInterval, "how often chain watchers poll their chains")
+	fs.DurationVar(&cfg.Chains.DevnetBlockTime, "devnet-block-time", 0, "with --dev: mine a block on every simulated chain this often (0: only on request)")
+	if err := parse(fs, args); err != nil {
+		return server.Config{}, err
+	}
+	cfg.Delivery.RetryDelays = delays
+	cfg.Delivery.AllowPrivateEndpoints = allow
+	return cfg, nil
 }
 
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -169,14 +189,9 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dsn)
+	applied, err := server.Migrate(ctx, *dsn)
 	if err != nil {
 		return err
-	}
-	defer db.Close()
-	applied, err := store.Migrate(ctx, db)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
 	}
 	if len(applied) == 0 {
 		fmt.Fprintln(stdout, "database is up to date")
@@ -190,38 +205,64 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("payhook apikey create", stderr)
 	dsn := dbFlag(fs)
 	name := fs.String("name", "", "a name for the key (required)")
+	operator := fs.Bool("operator", false, "an operator's key: it alone may call the operator API (GET /operator/funds)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	db, err := openDB(ctx, *dsn)
+	key, err := server.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := store.Migrate(ctx, db); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	key, _, err := apikey.Create(ctx, db.Client, *name, time.Now())
-	if err != nil {
-		return err
+	kind := "API key"
+	if *operator {
+		kind = "operator key"
 	}
 	fmt.Fprintf(stdout, "%s\n", key)
-	fmt.Fprintf(stderr, "API key %q created; it is shown only this once.\n", *name)
+	fmt.Fprintf(stderr, "%s %q created; it is shown only this once.\n", kind, *name)
 	return nil
 }
 
-func openDB(ctx context.Context, dsn string) (*store.DB, error) {
-	if _, _, err := store.ParseDSN(dsn); err != nil {
-		return nil, fmt.Errorf("--db: %w", err)
+// funds lists the funds payhook holds (payments to addresses created
+// without a forwarding address), per ticker, with what sweeping them needs.
+func funds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook funds", stderr)
+	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
+	asJSON := fs.Bool("json", false, "print the operator API's JSON (GET /operator/funds)")
+	if err := parse(fs, args); err != nil {
+		return err
 	}
-	db, err := store.Open(ctx, dsn)
+	resp, err := server.HeldFunds(ctx, *dsn, *registryFile)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return err
 	}
-	return db, nil
+	if *asJSON {
+		b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	if len(resp.GetTickers()) == 0 {
+		fmt.Fprintln(stdout, "payhook holds no funds: every payment was forwarded")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	for _, t := range resp.GetTickers() {
+		fmt.Fprintf(tw, "%s\t%s %s held in %d payments\n", t.GetTicker(), t.GetTotal(), t.GetCoin(), t.GetPayments())
+		for _, a := range t.GetAddresses() {
+			fmt.Fprintf(tw, "  %s\t%s\t%d payments\tkey %s (index %d)\n", a.GetAddressIn(), a.GetBalance(), a.GetPayments(), a.GetDerivationPath(), a.GetDerivationIndex())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "The keys derive from the server's seed file (--seed-file); sweep with a wallet that imports it.")
+	return nil
 }
 
 // delaysFlag is a comma-separated list of durations ("1m,5m,15m,1h,3h").
@@ -257,4 +298,37 @@ func (l *listFlag) Set(s string) error {
 		}
 	}
 	return nil
+}
+
+// payouts lists the payout requests merchants made that are not handled
+// yet, oldest first: payhook records them and sends nothing by itself.
+func payouts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook payouts", stderr)
+	dsn := dbFlag(fs)
+	asJSON := fs.Bool("json", false, "print the operator API's JSON (GET /operator/payouts)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	resp, err := server.PayoutRequests(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	if len(resp.GetRequests()) == 0 {
+		fmt.Fprintln(stdout, "no payout requests")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	for _, p := range resp.GetRequests() {
+		fmt.Fprintf(tw, "%s\t%s\t%s %s\tto %s\tkey %d\t%s\n", p.GetRequestedAt().AsTime().Format(time.RFC3339), p.GetUuid(),
+			p.GetValue(), p.GetTicker(), p.GetAddress(), p.GetApiKeyId(), p.GetStatus())
+	}
+	return tw.Flush()
 }

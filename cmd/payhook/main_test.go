@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -55,6 +57,8 @@ func TestServeRejectsBadSettingsByName(t *testing.T) {
 		{[]string{"serve", "--db", "sqlite:" + filepath.Join(dir, "a.db"), "--signing-key-bits", "1024"}, "--signing-key-bits"},
 		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		// The benchmark is its own command, cmd/payhook-bench.
+		{[]string{"bench"}, `unknown command "bench"`},
 		{[]string{"apikey", "create"}, "--name: required"},
 		{[]string{"apikey", "delete"}, "usage: payhook apikey create"},
 	}
@@ -105,7 +109,90 @@ func TestMigrateAndAPIKeyCreate(t *testing.T) {
 	if rows[0].Hash != apikey.Hash(key) || rows[0].Name != "shop" || strings.Contains(rows[0].Hash, key) || rows[0].Prefix != key[:8] {
 		t.Fatalf("stored %+v", rows[0])
 	}
-	if _, err := (apikey.Resolver{DB: db.Client}).ResolveAPIKey(ctx, key); err != nil {
-		t.Fatalf("printed key does not resolve: %v", err)
+	if k, err := (apikey.Resolver{DB: db.Client}).ResolveAPIKey(ctx, key); err != nil || k.Operator {
+		t.Fatalf("printed key resolves as %+v, %v; want a merchant's key", k, err)
+	}
+
+	// An operator's key, and what it is for: the funds payhook holds
+	// (none yet).
+	out.Reset()
+	if err := run(ctx, []string{"apikey", "create", "--name", "ops", "--operator", "--db", dsn}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := (apikey.Resolver{DB: db.Client}).ResolveAPIKey(ctx, strings.TrimSpace(out.String())); err != nil || !k.Operator {
+		t.Fatalf("operator key resolves as %+v, %v", k, err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"funds", "--db", dsn}, &out, &errOut); err != nil || !strings.Contains(out.String(), "holds no funds") {
+		t.Fatalf("funds printed %q (%v)", out.String(), err)
+	}
+	out.Reset()
+	out.Reset()
+	if err := run(ctx, []string{"payouts", "--db", dsn}, &out, &errOut); err != nil || !strings.Contains(out.String(), "no payout requests") {
+		t.Fatalf("payouts printed %q (%v)", out.String(), err)
+	}
+	out.Reset()
+	var listed struct{ Tickers []any }
+	if err := run(ctx, []string{"funds", "--db", dsn, "--json"}, &out, &errOut); err != nil || json.Unmarshal(out.Bytes(), &listed) != nil || listed.Tickers == nil || len(listed.Tickers) != 0 {
+		t.Fatalf("funds --json printed %q (%v)", out.String(), err)
+	}
+}
+
+// TestDevListensOnLoopbackByDefault: --dev serves the unauthenticated devnet,
+// so without an address it listens on loopback only; an address given by
+// flag or environment wins, and without --dev the defaults are every
+// interface.
+func TestDevListensOnLoopbackByDefault(t *testing.T) {
+	rows := []struct {
+		name           string
+		args           []string
+		env            map[string]string
+		wantHTTP, want string
+	}{
+		{"dev", []string{"--dev"}, nil, "127.0.0.1:8080", "127.0.0.1:9090"},
+		{"dev from environment", nil, map[string]string{"PAYHOOK_DEV": "true"}, "127.0.0.1:8080", "127.0.0.1:9090"},
+		{"dev with flags", []string{"--dev", "--http-addr", ":8081", "--grpc-addr", "0.0.0.0:9091"}, nil, ":8081", "0.0.0.0:9091"},
+		{"dev with environment", []string{"--dev"}, map[string]string{"PAYHOOK_HTTP_ADDR": ":8082", "PAYHOOK_GRPC_ADDR": ":9092"}, ":8082", ":9092"},
+		{"production", nil, nil, ":8080", ":9090"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			for _, k := range []string{"PAYHOOK_DEV", "PAYHOOK_HTTP_ADDR", "PAYHOOK_GRPC_ADDR"} {
+				t.Setenv(k, r.env[k])
+				if _, ok := r.env[k]; !ok {
+					os.Unsetenv(k)
+				}
+			}
+			var out, errOut bytes.Buffer
+			cfg, err := serveConfig(r.args, &out, &errOut)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = cfg.WithDefaults()
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.API.HTTPAddr != r.wantHTTP || cfg.API.GRPCAddr != r.want {
+				t.Fatalf("listens on http %q grpc %q, want %q %q", cfg.API.HTTPAddr, cfg.API.GRPCAddr, r.wantHTTP, r.want)
+			}
+		})
+	}
+}
+
+// TestDBMaxConnsFlag: the pool bound comes from --db-max-conns or
+// PAYHOOK_DB_MAX_CONNS, the flag winning, with a documented default.
+func TestDBMaxConnsFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	os.Unsetenv("PAYHOOK_DB_MAX_CONNS")
+	cfg, err := serveConfig(nil, &out, &errOut)
+	if err != nil || cfg.Store.MaxConns != 20 {
+		t.Fatalf("default: %d %v, want 20", cfg.Store.MaxConns, err)
+	}
+	t.Setenv("PAYHOOK_DB_MAX_CONNS", "7")
+	if cfg, err = serveConfig(nil, &out, &errOut); err != nil || cfg.Store.MaxConns != 7 {
+		t.Fatalf("environment: %d %v, want 7", cfg.Store.MaxConns, err)
+	}
+	if cfg, err = serveConfig([]string{"--db-max-conns", "9"}, &out, &errOut); err != nil || cfg.Store.MaxConns != 9 {
+		t.Fatalf("flag: %d %v, want 9", cfg.Store.MaxConns, err)
 	}
 }

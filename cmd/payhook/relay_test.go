@@ -14,10 +14,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
@@ -54,14 +54,18 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verified := make(chan []byte, 1)
+	type relayed struct {
+		body             []byte
+		key, contentType string
+	}
+	verified := make(chan relayed, 1)
 	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := receiver.NewVerifier(pub).Verify(r)
 		if err != nil {
 			http.Error(w, err.Error(), 401)
 			return
 		}
-		verified <- body
+		verified <- relayed{body: body, key: r.Header.Get("Idempotency-Key"), contentType: r.Header.Get("Content-Type")}
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
 	}))
 	defer local.Close()
@@ -75,7 +79,7 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	}()
 	// The relay starts at the end of the log; wait until it is connected.
 	deadline := time.After(10 * time.Second)
-	for in.Server.Notifier().Watchers() == 0 {
+	for in.Server.Notifier().Events.Watchers() == 0 {
 		select {
 		case <-deadline:
 			t.Fatal("listen did not connect")
@@ -87,19 +91,16 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := in.Server.Notifier().EnqueueNow(ctx, notifier.Envelope{
-		AddressID: a.ID, APIKeyID: a.APIKeyID, Ticker: "btc", AddressIn: a.AddressIn, CallbackURL: a.CallbackURL,
-		Transport: payload.TransportJSON,
-		Callback: payload.Callback{AddressIn: a.AddressIn, AddressOut: []payload.Share{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}},
-			TxidIn: "ab", Confirmations: 1, RequiredConfirmations: 1, PaymentStatus: "confirmed", Coin: "btc", Decimals: 8, ValueCoin: decimal.RequireFromString("0.1")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	row := in.EnqueueCallback(t, a, payAt(t, in, a, "ab", "0.1"), chains.StatusConfirmed)
 	select {
-	case body := <-verified:
-		if !bytes.Equal(body, row.Body) {
-			t.Fatalf("relayed body differs:\n%s\n%s", body, row.Body)
+	case got := <-verified:
+		if !bytes.Equal(got.body, row.Body) {
+			t.Fatalf("relayed body differs:\n%s\n%s", got.body, row.Body)
+		}
+		// The relay replays the headers of an attempt, as the dispatcher
+		// sends them: the receiver can deduplicate on the uuid.
+		if got.key != row.UUID || got.contentType != "application/json" {
+			t.Fatalf("relayed Idempotency-Key %q and Content-Type %q, want %s and application/json", got.key, got.contentType, row.UUID)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatalf("nothing relayed; listen said %q %q", out.String(), errOut.String())
@@ -131,15 +132,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := in.Server.Notifier().EnqueueNow(ctx, notifier.Envelope{
-		AddressID: a.ID, APIKeyID: a.APIKeyID, Ticker: "btc", AddressIn: a.AddressIn, CallbackURL: a.CallbackURL,
-		Transport: payload.TransportGET,
-		Callback: payload.Callback{AddressIn: a.AddressIn, AddressOut: []payload.Share{{Address: "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu", Share: decimal.NewFromInt(1)}},
-			TxidIn: "ab", Confirmations: 0, RequiredConfirmations: 1, PaymentStatus: "pending", Coin: "btc", Decimals: 8, ValueCoin: decimal.RequireFromString("0.1")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	row := in.EnqueueCallback(t, a, payAt(t, in, a, "ab", "0.1"), chains.StatusPending)
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
@@ -163,4 +156,15 @@ func TestWatchPrintsEvents(t *testing.T) {
 	if err := run(context.Background(), []string{"watch"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--apikey") {
 		t.Fatalf("watch without a key: %v", err)
 	}
+}
+
+// payAt records a payment of value to a, as the chain watcher would.
+func payAt(t *testing.T, in *servertest.Instance, a *entdb.Address, txid, value string) *entdb.Payment {
+	t.Helper()
+	p, err := in.Server.DB().Client.Payment.Create().SetAddressID(a.ID).SetAPIKeyID(a.APIKeyID).SetTicker(a.Ticker).
+		SetTxidIn(txid).SetValueCoin(decimal.RequireFromString(value)).Save(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -64,11 +64,9 @@ type AddressEdges struct {
 	APIKey *APIKey `json:"api_key,omitempty"`
 	// Payments holds the value of the payments edge.
 	Payments []*Payment `json:"payments,omitempty"`
-	// Notifications holds the value of the notifications edge.
-	Notifications []*Notification `json:"notifications,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [2]bool
 }
 
 // APIKeyOrErr returns the APIKey value or an error if the edge
@@ -89,15 +87,6 @@ func (e AddressEdges) PaymentsOrErr() ([]*Payment, error) {
 		return e.Payments, nil
 	}
 	return nil, &NotLoadedError{edge: "payments"}
-}
-
-// NotificationsOrErr returns the Notifications value or an error if the edge
-// was not loaded in eager-loading.
-func (e AddressEdges) NotificationsOrErr() ([]*Notification, error) {
-	if e.loadedTypes[2] {
-		return e.Notifications, nil
-	}
-	return nil, &NotLoadedError{edge: "notifications"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -257,11 +246,6 @@ func (_m *Address) QueryAPIKey() *APIKeyQuery {
 // QueryPayments queries the "payments" edge of the Address entity.
 func (_m *Address) QueryPayments() *PaymentQuery {
 	return NewAddressClient(_m.config).QueryPayments(_m)
-}
-
-// QueryNotifications queries the "notifications" edge of the Address entity.
-func (_m *Address) QueryNotifications() *NotificationQuery {
-	return NewAddressClient(_m.config).QueryNotifications(_m)
 }
 
 // Update returns a builder for updating this Address.

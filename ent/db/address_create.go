@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 )
@@ -194,21 +193,6 @@ func (_c *AddressCreate) AddPayments(v ...*Payment) *AddressCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddPaymentIDs(ids...)
-}
-
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_c *AddressCreate) AddNotificationIDs(ids ...int64) *AddressCreate {
-	_c.mutation.AddNotificationIDs(ids...)
-	return _c
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_c *AddressCreate) AddNotifications(v ...*Notification) *AddressCreate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _c.AddNotificationIDs(ids...)
 }
 
 // Mutation returns the AddressMutation object of the builder.
@@ -488,22 +472,6 @@ func (_c *AddressCreate) createSpec() (*Address, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/schema"
@@ -183,21 +182,6 @@ func (_u *AddressUpdate) AddPayments(v ...*Payment) *AddressUpdate {
 	return _u.AddPaymentIDs(ids...)
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *AddressUpdate) AddNotificationIDs(ids ...int64) *AddressUpdate {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *AddressUpdate) AddNotifications(v ...*Notification) *AddressUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // Mutation returns the AddressMutation object of the builder.
 func (_u *AddressUpdate) Mutation() *AddressMutation {
 	return _u.mutation
@@ -222,27 +206,6 @@ func (_u *AddressUpdate) RemovePayments(v ...*Payment) *AddressUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *AddressUpdate) ClearNotifications() *AddressUpdate {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *AddressUpdate) RemoveNotificationIDs(ids ...int64) *AddressUpdate {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *AddressUpdate) RemoveNotifications(v ...*Notification) *AddressUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -408,51 +371,6 @@ func (_u *AddressUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -632,21 +550,6 @@ func (_u *AddressUpdateOne) AddPayments(v ...*Payment) *AddressUpdateOne {
 	return _u.AddPaymentIDs(ids...)
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *AddressUpdateOne) AddNotificationIDs(ids ...int64) *AddressUpdateOne {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *AddressUpdateOne) AddNotifications(v ...*Notification) *AddressUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // Mutation returns the AddressMutation object of the builder.
 func (_u *AddressUpdateOne) Mutation() *AddressMutation {
 	return _u.mutation
@@ -671,27 +574,6 @@ func (_u *AddressUpdateOne) RemovePayments(v ...*Payment) *AddressUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *AddressUpdateOne) ClearNotifications() *AddressUpdateOne {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *AddressUpdateOne) RemoveNotificationIDs(ids ...int64) *AddressUpdateOne {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *AddressUpdateOne) RemoveNotifications(v ...*Notification) *AddressUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // Where appends a list predicates to the AddressUpdate builder.
@@ -887,51 +769,6 @@ func (_u *AddressUpdateOne) sqlSave(ctx context.Context) (_node *Address, err er
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   address.NotificationsTable,
-			Columns: []string{address.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

@@ -27,6 +27,8 @@ type APIKey struct {
 	Hash string `json:"hash,omitempty"`
 	// Set when the key is revoked; a revoked key authenticates nothing.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// An operator's key: it alone may call the operator API (held funds, and later projects).
+	Operator bool `json:"operator,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the APIKeyQuery when eager-loading is set.
 	Edges        APIKeyEdges `json:"edges"`
@@ -39,11 +41,9 @@ type APIKeyEdges struct {
 	Addresses []*Address `json:"addresses,omitempty"`
 	// Payments holds the value of the payments edge.
 	Payments []*Payment `json:"payments,omitempty"`
-	// Notifications holds the value of the notifications edge.
-	Notifications []*Notification `json:"notifications,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [2]bool
 }
 
 // AddressesOrErr returns the Addresses value or an error if the edge
@@ -64,20 +64,13 @@ func (e APIKeyEdges) PaymentsOrErr() ([]*Payment, error) {
 	return nil, &NotLoadedError{edge: "payments"}
 }
 
-// NotificationsOrErr returns the Notifications value or an error if the edge
-// was not loaded in eager-loading.
-func (e APIKeyEdges) NotificationsOrErr() ([]*Notification, error) {
-	if e.loadedTypes[2] {
-		return e.Notifications, nil
-	}
-	return nil, &NotLoadedError{edge: "notifications"}
-}
-
 // scanValues returns the types for scanning values from sql.Rows.
 func (*APIKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case apikey.FieldOperator:
+			values[i] = new(sql.NullBool)
 		case apikey.FieldID:
 			values[i] = new(sql.NullInt64)
 		case apikey.FieldName, apikey.FieldPrefix, apikey.FieldHash:
@@ -136,6 +129,12 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
 			}
+		case apikey.FieldOperator:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field operator", values[i])
+			} else if value.Valid {
+				_m.Operator = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -157,11 +156,6 @@ func (_m *APIKey) QueryAddresses() *AddressQuery {
 // QueryPayments queries the "payments" edge of the APIKey entity.
 func (_m *APIKey) QueryPayments() *PaymentQuery {
 	return NewAPIKeyClient(_m.config).QueryPayments(_m)
-}
-
-// QueryNotifications queries the "notifications" edge of the APIKey entity.
-func (_m *APIKey) QueryNotifications() *NotificationQuery {
-	return NewAPIKeyClient(_m.config).QueryNotifications(_m)
 }
 
 // Update returns a builder for updating this APIKey.
@@ -203,6 +197,9 @@ func (_m *APIKey) String() string {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("operator=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Operator))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 )
 
@@ -71,6 +70,20 @@ func (_c *APIKeyCreate) SetNillableRevokedAt(v *time.Time) *APIKeyCreate {
 	return _c
 }
 
+// SetOperator sets the "operator" field.
+func (_c *APIKeyCreate) SetOperator(v bool) *APIKeyCreate {
+	_c.mutation.SetOperator(v)
+	return _c
+}
+
+// SetNillableOperator sets the "operator" field if the given value is not nil.
+func (_c *APIKeyCreate) SetNillableOperator(v *bool) *APIKeyCreate {
+	if v != nil {
+		_c.SetOperator(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *APIKeyCreate) SetID(v int64) *APIKeyCreate {
 	_c.mutation.SetID(v)
@@ -105,21 +118,6 @@ func (_c *APIKeyCreate) AddPayments(v ...*Payment) *APIKeyCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddPaymentIDs(ids...)
-}
-
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_c *APIKeyCreate) AddNotificationIDs(ids ...int64) *APIKeyCreate {
-	_c.mutation.AddNotificationIDs(ids...)
-	return _c
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_c *APIKeyCreate) AddNotifications(v ...*Notification) *APIKeyCreate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _c.AddNotificationIDs(ids...)
 }
 
 // Mutation returns the APIKeyMutation object of the builder.
@@ -161,6 +159,10 @@ func (_c *APIKeyCreate) defaults() {
 		v := apikey.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.Operator(); !ok {
+		v := apikey.DefaultOperator
+		_c.mutation.SetOperator(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -191,6 +193,9 @@ func (_c *APIKeyCreate) check() error {
 		if err := apikey.HashValidator(v); err != nil {
 			return &ValidationError{Name: "hash", err: fmt.Errorf(`db: validator failed for field "APIKey.hash": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Operator(); !ok {
+		return &ValidationError{Name: "operator", err: errors.New(`db: missing required field "APIKey.operator"`)}
 	}
 	return nil
 }
@@ -245,6 +250,10 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
 	}
+	if value, ok := _c.mutation.Operator(); ok {
+		_spec.SetField(apikey.FieldOperator, field.TypeBool, value)
+		_node.Operator = value
+	}
 	if nodes := _c.mutation.AddressesIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -270,22 +279,6 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {
@@ -418,6 +411,9 @@ func (u *APIKeyUpsertOne) UpdateNewValues() *APIKeyUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(apikey.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.Operator(); exists {
+			s.SetIgnore(apikey.FieldOperator)
 		}
 	}))
 	return u
@@ -697,6 +693,9 @@ func (u *APIKeyUpsertBulk) UpdateNewValues() *APIKeyUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(apikey.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.Operator(); exists {
+				s.SetIgnore(apikey.FieldOperator)
 			}
 		}
 	}))

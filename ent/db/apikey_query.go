@@ -15,7 +15,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
@@ -23,14 +22,13 @@ import (
 // APIKeyQuery is the builder for querying APIKey entities.
 type APIKeyQuery struct {
 	config
-	ctx               *QueryContext
-	order             []apikey.OrderOption
-	inters            []Interceptor
-	predicates        []predicate.APIKey
-	withAddresses     *AddressQuery
-	withPayments      *PaymentQuery
-	withNotifications *NotificationQuery
-	modifiers         []func(*sql.Selector)
+	ctx           *QueryContext
+	order         []apikey.OrderOption
+	inters        []Interceptor
+	predicates    []predicate.APIKey
+	withAddresses *AddressQuery
+	withPayments  *PaymentQuery
+	modifiers     []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -104,28 +102,6 @@ func (_q *APIKeyQuery) QueryPayments() *PaymentQuery {
 			sqlgraph.From(apikey.Table, apikey.FieldID, selector),
 			sqlgraph.To(payment.Table, payment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, apikey.PaymentsTable, apikey.PaymentsColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
-}
-
-// QueryNotifications chains the current query on the "notifications" edge.
-func (_q *APIKeyQuery) QueryNotifications() *NotificationQuery {
-	query := (&NotificationClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(apikey.Table, apikey.FieldID, selector),
-			sqlgraph.To(notification.Table, notification.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, apikey.NotificationsTable, apikey.NotificationsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -320,14 +296,13 @@ func (_q *APIKeyQuery) Clone() *APIKeyQuery {
 		return nil
 	}
 	return &APIKeyQuery{
-		config:            _q.config,
-		ctx:               _q.ctx.Clone(),
-		order:             append([]apikey.OrderOption{}, _q.order...),
-		inters:            append([]Interceptor{}, _q.inters...),
-		predicates:        append([]predicate.APIKey{}, _q.predicates...),
-		withAddresses:     _q.withAddresses.Clone(),
-		withPayments:      _q.withPayments.Clone(),
-		withNotifications: _q.withNotifications.Clone(),
+		config:        _q.config,
+		ctx:           _q.ctx.Clone(),
+		order:         append([]apikey.OrderOption{}, _q.order...),
+		inters:        append([]Interceptor{}, _q.inters...),
+		predicates:    append([]predicate.APIKey{}, _q.predicates...),
+		withAddresses: _q.withAddresses.Clone(),
+		withPayments:  _q.withPayments.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -354,17 +329,6 @@ func (_q *APIKeyQuery) WithPayments(opts ...func(*PaymentQuery)) *APIKeyQuery {
 		opt(query)
 	}
 	_q.withPayments = query
-	return _q
-}
-
-// WithNotifications tells the query-builder to eager-load the nodes that are connected to
-// the "notifications" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *APIKeyQuery) WithNotifications(opts ...func(*NotificationQuery)) *APIKeyQuery {
-	query := (&NotificationClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withNotifications = query
 	return _q
 }
 
@@ -446,10 +410,9 @@ func (_q *APIKeyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*APIKe
 	var (
 		nodes       = []*APIKey{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [2]bool{
 			_q.withAddresses != nil,
 			_q.withPayments != nil,
-			_q.withNotifications != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -484,13 +447,6 @@ func (_q *APIKeyQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*APIKe
 		if err := _q.loadPayments(ctx, query, nodes,
 			func(n *APIKey) { n.Edges.Payments = []*Payment{} },
 			func(n *APIKey, e *Payment) { n.Edges.Payments = append(n.Edges.Payments, e) }); err != nil {
-			return nil, err
-		}
-	}
-	if query := _q.withNotifications; query != nil {
-		if err := _q.loadNotifications(ctx, query, nodes,
-			func(n *APIKey) { n.Edges.Notifications = []*Notification{} },
-			func(n *APIKey, e *Notification) { n.Edges.Notifications = append(n.Edges.Notifications, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -542,36 +498,6 @@ func (_q *APIKeyQuery) loadPayments(ctx context.Context, query *PaymentQuery, no
 	}
 	query.Where(predicate.Payment(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(apikey.PaymentsColumn), fks...))
-	}))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		fk := n.APIKeyID
-		node, ok := nodeids[fk]
-		if !ok {
-			return fmt.Errorf(`unexpected referenced foreign-key "api_key_id" returned %v for node %v`, fk, n.ID)
-		}
-		assign(node, n)
-	}
-	return nil
-}
-func (_q *APIKeyQuery) loadNotifications(ctx context.Context, query *NotificationQuery, nodes []*APIKey, init func(*APIKey), assign func(*APIKey, *Notification)) error {
-	fks := make([]driver.Value, 0, len(nodes))
-	nodeids := make(map[int64]*APIKey)
-	for i := range nodes {
-		fks = append(fks, nodes[i].ID)
-		nodeids[nodes[i].ID] = nodes[i]
-		if init != nil {
-			init(nodes[i])
-		}
-	}
-	if len(query.ctx.Fields) > 0 {
-		query.ctx.AppendFieldOnce(notification.FieldAPIKeyID)
-	}
-	query.Where(predicate.Notification(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(apikey.NotificationsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

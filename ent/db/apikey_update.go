@@ -13,7 +13,6 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
@@ -124,21 +123,6 @@ func (_u *APIKeyUpdate) AddPayments(v ...*Payment) *APIKeyUpdate {
 	return _u.AddPaymentIDs(ids...)
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *APIKeyUpdate) AddNotificationIDs(ids ...int64) *APIKeyUpdate {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *APIKeyUpdate) AddNotifications(v ...*Notification) *APIKeyUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // Mutation returns the APIKeyMutation object of the builder.
 func (_u *APIKeyUpdate) Mutation() *APIKeyMutation {
 	return _u.mutation
@@ -184,27 +168,6 @@ func (_u *APIKeyUpdate) RemovePayments(v ...*Payment) *APIKeyUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *APIKeyUpdate) ClearNotifications() *APIKeyUpdate {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *APIKeyUpdate) RemoveNotificationIDs(ids ...int64) *APIKeyUpdate {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *APIKeyUpdate) RemoveNotifications(v ...*Notification) *APIKeyUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -377,51 +340,6 @@ func (_u *APIKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -536,21 +454,6 @@ func (_u *APIKeyUpdateOne) AddPayments(v ...*Payment) *APIKeyUpdateOne {
 	return _u.AddPaymentIDs(ids...)
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *APIKeyUpdateOne) AddNotificationIDs(ids ...int64) *APIKeyUpdateOne {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *APIKeyUpdateOne) AddNotifications(v ...*Notification) *APIKeyUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // Mutation returns the APIKeyMutation object of the builder.
 func (_u *APIKeyUpdateOne) Mutation() *APIKeyMutation {
 	return _u.mutation
@@ -596,27 +499,6 @@ func (_u *APIKeyUpdateOne) RemovePayments(v ...*Payment) *APIKeyUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemovePaymentIDs(ids...)
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *APIKeyUpdateOne) ClearNotifications() *APIKeyUpdateOne {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *APIKeyUpdateOne) RemoveNotificationIDs(ids ...int64) *APIKeyUpdateOne {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *APIKeyUpdateOne) RemoveNotifications(v ...*Notification) *APIKeyUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // Where appends a list predicates to the APIKeyUpdate builder.
@@ -812,51 +694,6 @@ func (_u *APIKeyUpdateOne) sqlSave(ctx context.Context) (_node *APIKey, err erro
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
-	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   apikey.NotificationsTable,
-			Columns: []string{apikey.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
 			},
 		}
 		for _, k := range nodes {

@@ -17,13 +17,16 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/watchedtransfer"
 
 	stdsql "database/sql"
 )
@@ -37,6 +40,8 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// ChainBlock is the client for interacting with the ChainBlock builders.
+	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
@@ -49,8 +54,12 @@ type Client struct {
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
+	// PayoutRequest is the client for interacting with the PayoutRequest builders.
+	PayoutRequest *PayoutRequestClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// WatchedTransfer is the client for interacting with the WatchedTransfer builders.
+	WatchedTransfer *WatchedTransferClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -64,13 +73,16 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Address = NewAddressClient(c.config)
+	c.ChainBlock = NewChainBlockClient(c.config)
 	c.ChainCursor = NewChainCursorClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
 	c.Forward = NewForwardClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
+	c.PayoutRequest = NewPayoutRequestClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
+	c.WatchedTransfer = NewWatchedTransferClient(c.config)
 }
 
 type (
@@ -165,13 +177,16 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
+		ChainBlock:      NewChainBlockClient(cfg),
 		ChainCursor:     NewChainCursorClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:   NewDeliveryEventClient(cfg),
 		Forward:         NewForwardClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
+		PayoutRequest:   NewPayoutRequestClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
+		WatchedTransfer: NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -193,13 +208,16 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
 		Address:         NewAddressClient(cfg),
+		ChainBlock:      NewChainBlockClient(cfg),
 		ChainCursor:     NewChainCursorClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:   NewDeliveryEventClient(cfg),
 		Forward:         NewForwardClient(cfg),
 		Notification:    NewNotificationClient(cfg),
 		Payment:         NewPaymentClient(cfg),
+		PayoutRequest:   NewPayoutRequestClient(cfg),
 		SigningKey:      NewSigningKeyClient(cfg),
+		WatchedTransfer: NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -229,8 +247,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Address, c.ChainCursor, c.DeliveryAttempt, c.DeliveryEvent,
-		c.Forward, c.Notification, c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DeliveryAttempt,
+		c.DeliveryEvent, c.Forward, c.Notification, c.Payment, c.PayoutRequest,
+		c.SigningKey, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -240,8 +259,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Address, c.ChainCursor, c.DeliveryAttempt, c.DeliveryEvent,
-		c.Forward, c.Notification, c.Payment, c.SigningKey,
+		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DeliveryAttempt,
+		c.DeliveryEvent, c.Forward, c.Notification, c.Payment, c.PayoutRequest,
+		c.SigningKey, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -254,6 +274,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *AddressMutation:
 		return c.Address.mutate(ctx, m)
+	case *ChainBlockMutation:
+		return c.ChainBlock.mutate(ctx, m)
 	case *ChainCursorMutation:
 		return c.ChainCursor.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
@@ -266,8 +288,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Notification.mutate(ctx, m)
 	case *PaymentMutation:
 		return c.Payment.mutate(ctx, m)
+	case *PayoutRequestMutation:
+		return c.PayoutRequest.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
+	case *WatchedTransferMutation:
+		return c.WatchedTransfer.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("db: unknown mutation type %T", m)
 	}
@@ -406,22 +432,6 @@ func (c *APIKeyClient) QueryPayments(_m *APIKey) *PaymentQuery {
 			sqlgraph.From(apikey.Table, apikey.FieldID, id),
 			sqlgraph.To(payment.Table, payment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, apikey.PaymentsTable, apikey.PaymentsColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
-// QueryNotifications queries the notifications edge of a APIKey.
-func (c *APIKeyClient) QueryNotifications(_m *APIKey) *NotificationQuery {
-	query := (&NotificationClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(apikey.Table, apikey.FieldID, id),
-			sqlgraph.To(notification.Table, notification.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, apikey.NotificationsTable, apikey.NotificationsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -594,22 +604,6 @@ func (c *AddressClient) QueryPayments(_m *Address) *PaymentQuery {
 	return query
 }
 
-// QueryNotifications queries the notifications edge of a Address.
-func (c *AddressClient) QueryNotifications(_m *Address) *NotificationQuery {
-	query := (&NotificationClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(address.Table, address.FieldID, id),
-			sqlgraph.To(notification.Table, notification.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, address.NotificationsTable, address.NotificationsColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
 // Hooks returns the client hooks.
 func (c *AddressClient) Hooks() []Hook {
 	return c.hooks.Address
@@ -632,6 +626,139 @@ func (c *AddressClient) mutate(ctx context.Context, m *AddressMutation) (Value, 
 		return (&AddressDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown Address mutation op: %q", m.Op())
+	}
+}
+
+// ChainBlockClient is a client for the ChainBlock schema.
+type ChainBlockClient struct {
+	config
+}
+
+// NewChainBlockClient returns a client for the ChainBlock from the given config.
+func NewChainBlockClient(c config) *ChainBlockClient {
+	return &ChainBlockClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `chainblock.Hooks(f(g(h())))`.
+func (c *ChainBlockClient) Use(hooks ...Hook) {
+	c.hooks.ChainBlock = append(c.hooks.ChainBlock, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `chainblock.Intercept(f(g(h())))`.
+func (c *ChainBlockClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ChainBlock = append(c.inters.ChainBlock, interceptors...)
+}
+
+// Create returns a builder for creating a ChainBlock entity.
+func (c *ChainBlockClient) Create() *ChainBlockCreate {
+	mutation := newChainBlockMutation(c.config, OpCreate)
+	return &ChainBlockCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ChainBlock entities.
+func (c *ChainBlockClient) CreateBulk(builders ...*ChainBlockCreate) *ChainBlockCreateBulk {
+	return &ChainBlockCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChainBlockClient) MapCreateBulk(slice any, setFunc func(*ChainBlockCreate, int)) *ChainBlockCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChainBlockCreateBulk{err: fmt.Errorf("calling to ChainBlockClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChainBlockCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChainBlockCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ChainBlock.
+func (c *ChainBlockClient) Update() *ChainBlockUpdate {
+	mutation := newChainBlockMutation(c.config, OpUpdate)
+	return &ChainBlockUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChainBlockClient) UpdateOne(_m *ChainBlock) *ChainBlockUpdateOne {
+	mutation := newChainBlockMutation(c.config, OpUpdateOne, withChainBlock(_m))
+	return &ChainBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChainBlockClient) UpdateOneID(id int64) *ChainBlockUpdateOne {
+	mutation := newChainBlockMutation(c.config, OpUpdateOne, withChainBlockID(id))
+	return &ChainBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ChainBlock.
+func (c *ChainBlockClient) Delete() *ChainBlockDelete {
+	mutation := newChainBlockMutation(c.config, OpDelete)
+	return &ChainBlockDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChainBlockClient) DeleteOne(_m *ChainBlock) *ChainBlockDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChainBlockClient) DeleteOneID(id int64) *ChainBlockDeleteOne {
+	builder := c.Delete().Where(chainblock.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChainBlockDeleteOne{builder}
+}
+
+// Query returns a query builder for ChainBlock.
+func (c *ChainBlockClient) Query() *ChainBlockQuery {
+	return &ChainBlockQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChainBlock},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ChainBlock entity by its id.
+func (c *ChainBlockClient) Get(ctx context.Context, id int64) (*ChainBlock, error) {
+	return c.Query().Where(chainblock.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChainBlockClient) GetX(ctx context.Context, id int64) *ChainBlock {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChainBlockClient) Hooks() []Hook {
+	return c.hooks.ChainBlock
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChainBlockClient) Interceptors() []Interceptor {
+	return c.inters.ChainBlock
+}
+
+func (c *ChainBlockClient) mutate(ctx context.Context, m *ChainBlockMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChainBlockCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChainBlockUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChainBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChainBlockDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown ChainBlock mutation op: %q", m.Op())
 	}
 }
 
@@ -1323,54 +1450,6 @@ func (c *NotificationClient) GetX(ctx context.Context, id int64) *Notification {
 	return obj
 }
 
-// QueryAddress queries the address edge of a Notification.
-func (c *NotificationClient) QueryAddress(_m *Notification) *AddressQuery {
-	query := (&AddressClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, id),
-			sqlgraph.To(address.Table, address.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.AddressTable, notification.AddressColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
-// QueryPayment queries the payment edge of a Notification.
-func (c *NotificationClient) QueryPayment(_m *Notification) *PaymentQuery {
-	query := (&PaymentClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, id),
-			sqlgraph.To(payment.Table, payment.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.PaymentTable, notification.PaymentColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
-// QueryAPIKey queries the api_key edge of a Notification.
-func (c *NotificationClient) QueryAPIKey(_m *Notification) *APIKeyQuery {
-	query := (&APIKeyClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, id),
-			sqlgraph.To(apikey.Table, apikey.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.APIKeyTable, notification.APIKeyColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
 // QueryDeliveryAttempts queries the delivery_attempts edge of a Notification.
 func (c *NotificationClient) QueryDeliveryAttempts(_m *Notification) *DeliveryAttemptQuery {
 	query := (&DeliveryAttemptClient{config: c.config}).Query()
@@ -1568,22 +1647,6 @@ func (c *PaymentClient) QueryAPIKey(_m *Payment) *APIKeyQuery {
 	return query
 }
 
-// QueryNotifications queries the notifications edge of a Payment.
-func (c *PaymentClient) QueryNotifications(_m *Payment) *NotificationQuery {
-	query := (&NotificationClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(payment.Table, payment.FieldID, id),
-			sqlgraph.To(notification.Table, notification.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, payment.NotificationsTable, payment.NotificationsColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
 // QueryForward queries the forward edge of a Payment.
 func (c *PaymentClient) QueryForward(_m *Payment) *ForwardQuery {
 	query := (&ForwardClient{config: c.config}).Query()
@@ -1622,6 +1685,155 @@ func (c *PaymentClient) mutate(ctx context.Context, m *PaymentMutation) (Value, 
 		return (&PaymentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown Payment mutation op: %q", m.Op())
+	}
+}
+
+// PayoutRequestClient is a client for the PayoutRequest schema.
+type PayoutRequestClient struct {
+	config
+}
+
+// NewPayoutRequestClient returns a client for the PayoutRequest from the given config.
+func NewPayoutRequestClient(c config) *PayoutRequestClient {
+	return &PayoutRequestClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `payoutrequest.Hooks(f(g(h())))`.
+func (c *PayoutRequestClient) Use(hooks ...Hook) {
+	c.hooks.PayoutRequest = append(c.hooks.PayoutRequest, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `payoutrequest.Intercept(f(g(h())))`.
+func (c *PayoutRequestClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PayoutRequest = append(c.inters.PayoutRequest, interceptors...)
+}
+
+// Create returns a builder for creating a PayoutRequest entity.
+func (c *PayoutRequestClient) Create() *PayoutRequestCreate {
+	mutation := newPayoutRequestMutation(c.config, OpCreate)
+	return &PayoutRequestCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PayoutRequest entities.
+func (c *PayoutRequestClient) CreateBulk(builders ...*PayoutRequestCreate) *PayoutRequestCreateBulk {
+	return &PayoutRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PayoutRequestClient) MapCreateBulk(slice any, setFunc func(*PayoutRequestCreate, int)) *PayoutRequestCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PayoutRequestCreateBulk{err: fmt.Errorf("calling to PayoutRequestClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PayoutRequestCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PayoutRequestCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PayoutRequest.
+func (c *PayoutRequestClient) Update() *PayoutRequestUpdate {
+	mutation := newPayoutRequestMutation(c.config, OpUpdate)
+	return &PayoutRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PayoutRequestClient) UpdateOne(_m *PayoutRequest) *PayoutRequestUpdateOne {
+	mutation := newPayoutRequestMutation(c.config, OpUpdateOne, withPayoutRequest(_m))
+	return &PayoutRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PayoutRequestClient) UpdateOneID(id int64) *PayoutRequestUpdateOne {
+	mutation := newPayoutRequestMutation(c.config, OpUpdateOne, withPayoutRequestID(id))
+	return &PayoutRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PayoutRequest.
+func (c *PayoutRequestClient) Delete() *PayoutRequestDelete {
+	mutation := newPayoutRequestMutation(c.config, OpDelete)
+	return &PayoutRequestDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PayoutRequestClient) DeleteOne(_m *PayoutRequest) *PayoutRequestDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PayoutRequestClient) DeleteOneID(id int64) *PayoutRequestDeleteOne {
+	builder := c.Delete().Where(payoutrequest.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PayoutRequestDeleteOne{builder}
+}
+
+// Query returns a query builder for PayoutRequest.
+func (c *PayoutRequestClient) Query() *PayoutRequestQuery {
+	return &PayoutRequestQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePayoutRequest},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PayoutRequest entity by its id.
+func (c *PayoutRequestClient) Get(ctx context.Context, id int64) (*PayoutRequest, error) {
+	return c.Query().Where(payoutrequest.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PayoutRequestClient) GetX(ctx context.Context, id int64) *PayoutRequest {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAPIKey queries the api_key edge of a PayoutRequest.
+func (c *PayoutRequestClient) QueryAPIKey(_m *PayoutRequest) *APIKeyQuery {
+	query := (&APIKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payoutrequest.Table, payoutrequest.FieldID, id),
+			sqlgraph.To(apikey.Table, apikey.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, false, payoutrequest.APIKeyTable, payoutrequest.APIKeyColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PayoutRequestClient) Hooks() []Hook {
+	return c.hooks.PayoutRequest
+}
+
+// Interceptors returns the client interceptors.
+func (c *PayoutRequestClient) Interceptors() []Interceptor {
+	return c.inters.PayoutRequest
+}
+
+func (c *PayoutRequestClient) mutate(ctx context.Context, m *PayoutRequestMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PayoutRequestCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PayoutRequestUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PayoutRequestUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PayoutRequestDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown PayoutRequest mutation op: %q", m.Op())
 	}
 }
 
@@ -1758,15 +1970,150 @@ func (c *SigningKeyClient) mutate(ctx context.Context, m *SigningKeyMutation) (V
 	}
 }
 
+// WatchedTransferClient is a client for the WatchedTransfer schema.
+type WatchedTransferClient struct {
+	config
+}
+
+// NewWatchedTransferClient returns a client for the WatchedTransfer from the given config.
+func NewWatchedTransferClient(c config) *WatchedTransferClient {
+	return &WatchedTransferClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `watchedtransfer.Hooks(f(g(h())))`.
+func (c *WatchedTransferClient) Use(hooks ...Hook) {
+	c.hooks.WatchedTransfer = append(c.hooks.WatchedTransfer, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `watchedtransfer.Intercept(f(g(h())))`.
+func (c *WatchedTransferClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WatchedTransfer = append(c.inters.WatchedTransfer, interceptors...)
+}
+
+// Create returns a builder for creating a WatchedTransfer entity.
+func (c *WatchedTransferClient) Create() *WatchedTransferCreate {
+	mutation := newWatchedTransferMutation(c.config, OpCreate)
+	return &WatchedTransferCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WatchedTransfer entities.
+func (c *WatchedTransferClient) CreateBulk(builders ...*WatchedTransferCreate) *WatchedTransferCreateBulk {
+	return &WatchedTransferCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WatchedTransferClient) MapCreateBulk(slice any, setFunc func(*WatchedTransferCreate, int)) *WatchedTransferCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WatchedTransferCreateBulk{err: fmt.Errorf("calling to WatchedTransferClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WatchedTransferCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WatchedTransferCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WatchedTransfer.
+func (c *WatchedTransferClient) Update() *WatchedTransferUpdate {
+	mutation := newWatchedTransferMutation(c.config, OpUpdate)
+	return &WatchedTransferUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WatchedTransferClient) UpdateOne(_m *WatchedTransfer) *WatchedTransferUpdateOne {
+	mutation := newWatchedTransferMutation(c.config, OpUpdateOne, withWatchedTransfer(_m))
+	return &WatchedTransferUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WatchedTransferClient) UpdateOneID(id int64) *WatchedTransferUpdateOne {
+	mutation := newWatchedTransferMutation(c.config, OpUpdateOne, withWatchedTransferID(id))
+	return &WatchedTransferUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WatchedTransfer.
+func (c *WatchedTransferClient) Delete() *WatchedTransferDelete {
+	mutation := newWatchedTransferMutation(c.config, OpDelete)
+	return &WatchedTransferDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WatchedTransferClient) DeleteOne(_m *WatchedTransfer) *WatchedTransferDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WatchedTransferClient) DeleteOneID(id int64) *WatchedTransferDeleteOne {
+	builder := c.Delete().Where(watchedtransfer.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WatchedTransferDeleteOne{builder}
+}
+
+// Query returns a query builder for WatchedTransfer.
+func (c *WatchedTransferClient) Query() *WatchedTransferQuery {
+	return &WatchedTransferQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWatchedTransfer},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WatchedTransfer entity by its id.
+func (c *WatchedTransferClient) Get(ctx context.Context, id int64) (*WatchedTransfer, error) {
+	return c.Query().Where(watchedtransfer.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WatchedTransferClient) GetX(ctx context.Context, id int64) *WatchedTransfer {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *WatchedTransferClient) Hooks() []Hook {
+	return c.hooks.WatchedTransfer
+}
+
+// Interceptors returns the client interceptors.
+func (c *WatchedTransferClient) Interceptors() []Interceptor {
+	return c.inters.WatchedTransfer
+}
+
+func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WatchedTransferCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WatchedTransferUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WatchedTransferUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WatchedTransferDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown WatchedTransfer mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Address, ChainCursor, DeliveryAttempt, DeliveryEvent, Forward,
-		Notification, Payment, SigningKey []ent.Hook
+		APIKey, Address, ChainBlock, ChainCursor, DeliveryAttempt, DeliveryEvent,
+		Forward, Notification, Payment, PayoutRequest, SigningKey,
+		WatchedTransfer []ent.Hook
 	}
 	inters struct {
-		APIKey, Address, ChainCursor, DeliveryAttempt, DeliveryEvent, Forward,
-		Notification, Payment, SigningKey []ent.Interceptor
+		APIKey, Address, ChainBlock, ChainCursor, DeliveryAttempt, DeliveryEvent,
+		Forward, Notification, Payment, PayoutRequest, SigningKey,
+		WatchedTransfer []ent.Interceptor
 	}
 )
 

@@ -22,16 +22,18 @@ type DeliveryEvent struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// NotificationID holds the value of the "notification_id" field.
 	NotificationID int64 `json:"notification_id,omitempty"`
-	// Owner: only watchers authenticated with this key see the event.
-	APIKeyID int64 `json:"api_key_id,omitempty"`
+	// Owner of the notification: only its watchers see the event.
+	OwnerID int64 `json:"owner_id,omitempty"`
 	// UUID holds the value of the "uuid" field.
 	UUID string `json:"uuid,omitempty"`
-	// Ticker holds the value of the "ticker" field.
-	Ticker string `json:"ticker,omitempty"`
-	// AddressIn holds the value of the "address_in" field.
-	AddressIn string `json:"address_in,omitempty"`
-	// PaymentStatus holds the value of the "payment_status" field.
-	PaymentStatus string `json:"payment_status,omitempty"`
+	// Service holds the value of the "service" field.
+	Service string `json:"service,omitempty"`
+	// Event holds the value of the "event" field.
+	Event string `json:"event,omitempty"`
+	// Subject holds the value of the "subject" field.
+	Subject string `json:"subject,omitempty"`
+	// Topic holds the value of the "topic" field.
+	Topic string `json:"topic,omitempty"`
 	// created: stored; attempt: an attempt finished; expired: the window closed.
 	Kind deliveryevent.Kind `json:"kind,omitempty"`
 	// Attempt holds the value of the "attempt" field.
@@ -77,9 +79,9 @@ func (*DeliveryEvent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case deliveryevent.FieldID, deliveryevent.FieldNotificationID, deliveryevent.FieldAPIKeyID, deliveryevent.FieldAttempt, deliveryevent.FieldHTTPStatus:
+		case deliveryevent.FieldID, deliveryevent.FieldNotificationID, deliveryevent.FieldOwnerID, deliveryevent.FieldAttempt, deliveryevent.FieldHTTPStatus:
 			values[i] = new(sql.NullInt64)
-		case deliveryevent.FieldUUID, deliveryevent.FieldTicker, deliveryevent.FieldAddressIn, deliveryevent.FieldPaymentStatus, deliveryevent.FieldKind, deliveryevent.FieldOutcome, deliveryevent.FieldError, deliveryevent.FieldDeliveryStatus:
+		case deliveryevent.FieldUUID, deliveryevent.FieldService, deliveryevent.FieldEvent, deliveryevent.FieldSubject, deliveryevent.FieldTopic, deliveryevent.FieldKind, deliveryevent.FieldOutcome, deliveryevent.FieldError, deliveryevent.FieldDeliveryStatus:
 			values[i] = new(sql.NullString)
 		case deliveryevent.FieldCreatedAt, deliveryevent.FieldNextAttemptAt:
 			values[i] = new(sql.NullTime)
@@ -116,11 +118,11 @@ func (_m *DeliveryEvent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.NotificationID = value.Int64
 			}
-		case deliveryevent.FieldAPIKeyID:
+		case deliveryevent.FieldOwnerID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field api_key_id", values[i])
+				return fmt.Errorf("unexpected type %T for field owner_id", values[i])
 			} else if value.Valid {
-				_m.APIKeyID = value.Int64
+				_m.OwnerID = value.Int64
 			}
 		case deliveryevent.FieldUUID:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -128,23 +130,29 @@ func (_m *DeliveryEvent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.UUID = value.String
 			}
-		case deliveryevent.FieldTicker:
+		case deliveryevent.FieldService:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field ticker", values[i])
+				return fmt.Errorf("unexpected type %T for field service", values[i])
 			} else if value.Valid {
-				_m.Ticker = value.String
+				_m.Service = value.String
 			}
-		case deliveryevent.FieldAddressIn:
+		case deliveryevent.FieldEvent:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field address_in", values[i])
+				return fmt.Errorf("unexpected type %T for field event", values[i])
 			} else if value.Valid {
-				_m.AddressIn = value.String
+				_m.Event = value.String
 			}
-		case deliveryevent.FieldPaymentStatus:
+		case deliveryevent.FieldSubject:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field payment_status", values[i])
+				return fmt.Errorf("unexpected type %T for field subject", values[i])
 			} else if value.Valid {
-				_m.PaymentStatus = value.String
+				_m.Subject = value.String
+			}
+		case deliveryevent.FieldTopic:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field topic", values[i])
+			} else if value.Valid {
+				_m.Topic = value.String
 			}
 		case deliveryevent.FieldKind:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -237,20 +245,23 @@ func (_m *DeliveryEvent) String() string {
 	builder.WriteString("notification_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.NotificationID))
 	builder.WriteString(", ")
-	builder.WriteString("api_key_id=")
-	builder.WriteString(fmt.Sprintf("%v", _m.APIKeyID))
+	builder.WriteString("owner_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.OwnerID))
 	builder.WriteString(", ")
 	builder.WriteString("uuid=")
 	builder.WriteString(_m.UUID)
 	builder.WriteString(", ")
-	builder.WriteString("ticker=")
-	builder.WriteString(_m.Ticker)
+	builder.WriteString("service=")
+	builder.WriteString(_m.Service)
 	builder.WriteString(", ")
-	builder.WriteString("address_in=")
-	builder.WriteString(_m.AddressIn)
+	builder.WriteString("event=")
+	builder.WriteString(_m.Event)
 	builder.WriteString(", ")
-	builder.WriteString("payment_status=")
-	builder.WriteString(_m.PaymentStatus)
+	builder.WriteString("subject=")
+	builder.WriteString(_m.Subject)
+	builder.WriteString(", ")
+	builder.WriteString("topic=")
+	builder.WriteString(_m.Topic)
 	builder.WriteString(", ")
 	builder.WriteString("kind=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Kind))

@@ -43,9 +43,9 @@ func (_c *DeliveryEventCreate) SetNotificationID(v int64) *DeliveryEventCreate {
 	return _c
 }
 
-// SetAPIKeyID sets the "api_key_id" field.
-func (_c *DeliveryEventCreate) SetAPIKeyID(v int64) *DeliveryEventCreate {
-	_c.mutation.SetAPIKeyID(v)
+// SetOwnerID sets the "owner_id" field.
+func (_c *DeliveryEventCreate) SetOwnerID(v int64) *DeliveryEventCreate {
+	_c.mutation.SetOwnerID(v)
 	return _c
 }
 
@@ -55,21 +55,59 @@ func (_c *DeliveryEventCreate) SetUUID(v string) *DeliveryEventCreate {
 	return _c
 }
 
-// SetTicker sets the "ticker" field.
-func (_c *DeliveryEventCreate) SetTicker(v string) *DeliveryEventCreate {
-	_c.mutation.SetTicker(v)
+// SetService sets the "service" field.
+func (_c *DeliveryEventCreate) SetService(v string) *DeliveryEventCreate {
+	_c.mutation.SetService(v)
 	return _c
 }
 
-// SetAddressIn sets the "address_in" field.
-func (_c *DeliveryEventCreate) SetAddressIn(v string) *DeliveryEventCreate {
-	_c.mutation.SetAddressIn(v)
+// SetNillableService sets the "service" field if the given value is not nil.
+func (_c *DeliveryEventCreate) SetNillableService(v *string) *DeliveryEventCreate {
+	if v != nil {
+		_c.SetService(*v)
+	}
 	return _c
 }
 
-// SetPaymentStatus sets the "payment_status" field.
-func (_c *DeliveryEventCreate) SetPaymentStatus(v string) *DeliveryEventCreate {
-	_c.mutation.SetPaymentStatus(v)
+// SetEvent sets the "event" field.
+func (_c *DeliveryEventCreate) SetEvent(v string) *DeliveryEventCreate {
+	_c.mutation.SetEvent(v)
+	return _c
+}
+
+// SetNillableEvent sets the "event" field if the given value is not nil.
+func (_c *DeliveryEventCreate) SetNillableEvent(v *string) *DeliveryEventCreate {
+	if v != nil {
+		_c.SetEvent(*v)
+	}
+	return _c
+}
+
+// SetSubject sets the "subject" field.
+func (_c *DeliveryEventCreate) SetSubject(v string) *DeliveryEventCreate {
+	_c.mutation.SetSubject(v)
+	return _c
+}
+
+// SetNillableSubject sets the "subject" field if the given value is not nil.
+func (_c *DeliveryEventCreate) SetNillableSubject(v *string) *DeliveryEventCreate {
+	if v != nil {
+		_c.SetSubject(*v)
+	}
+	return _c
+}
+
+// SetTopic sets the "topic" field.
+func (_c *DeliveryEventCreate) SetTopic(v string) *DeliveryEventCreate {
+	_c.mutation.SetTopic(v)
+	return _c
+}
+
+// SetNillableTopic sets the "topic" field if the given value is not nil.
+func (_c *DeliveryEventCreate) SetNillableTopic(v *string) *DeliveryEventCreate {
+	if v != nil {
+		_c.SetTopic(*v)
+	}
 	return _c
 }
 
@@ -205,6 +243,22 @@ func (_c *DeliveryEventCreate) defaults() {
 		v := deliveryevent.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.Service(); !ok {
+		v := deliveryevent.DefaultService
+		_c.mutation.SetService(v)
+	}
+	if _, ok := _c.mutation.Event(); !ok {
+		v := deliveryevent.DefaultEvent
+		_c.mutation.SetEvent(v)
+	}
+	if _, ok := _c.mutation.Subject(); !ok {
+		v := deliveryevent.DefaultSubject
+		_c.mutation.SetSubject(v)
+	}
+	if _, ok := _c.mutation.Topic(); !ok {
+		v := deliveryevent.DefaultTopic
+		_c.mutation.SetTopic(v)
+	}
 	if _, ok := _c.mutation.Attempt(); !ok {
 		v := deliveryevent.DefaultAttempt
 		_c.mutation.SetAttempt(v)
@@ -227,20 +281,23 @@ func (_c *DeliveryEventCreate) check() error {
 	if _, ok := _c.mutation.NotificationID(); !ok {
 		return &ValidationError{Name: "notification_id", err: errors.New(`db: missing required field "DeliveryEvent.notification_id"`)}
 	}
-	if _, ok := _c.mutation.APIKeyID(); !ok {
-		return &ValidationError{Name: "api_key_id", err: errors.New(`db: missing required field "DeliveryEvent.api_key_id"`)}
+	if _, ok := _c.mutation.OwnerID(); !ok {
+		return &ValidationError{Name: "owner_id", err: errors.New(`db: missing required field "DeliveryEvent.owner_id"`)}
 	}
 	if _, ok := _c.mutation.UUID(); !ok {
 		return &ValidationError{Name: "uuid", err: errors.New(`db: missing required field "DeliveryEvent.uuid"`)}
 	}
-	if _, ok := _c.mutation.Ticker(); !ok {
-		return &ValidationError{Name: "ticker", err: errors.New(`db: missing required field "DeliveryEvent.ticker"`)}
+	if _, ok := _c.mutation.Service(); !ok {
+		return &ValidationError{Name: "service", err: errors.New(`db: missing required field "DeliveryEvent.service"`)}
 	}
-	if _, ok := _c.mutation.AddressIn(); !ok {
-		return &ValidationError{Name: "address_in", err: errors.New(`db: missing required field "DeliveryEvent.address_in"`)}
+	if _, ok := _c.mutation.Event(); !ok {
+		return &ValidationError{Name: "event", err: errors.New(`db: missing required field "DeliveryEvent.event"`)}
 	}
-	if _, ok := _c.mutation.PaymentStatus(); !ok {
-		return &ValidationError{Name: "payment_status", err: errors.New(`db: missing required field "DeliveryEvent.payment_status"`)}
+	if _, ok := _c.mutation.Subject(); !ok {
+		return &ValidationError{Name: "subject", err: errors.New(`db: missing required field "DeliveryEvent.subject"`)}
+	}
+	if _, ok := _c.mutation.Topic(); !ok {
+		return &ValidationError{Name: "topic", err: errors.New(`db: missing required field "DeliveryEvent.topic"`)}
 	}
 	if _, ok := _c.mutation.Kind(); !ok {
 		return &ValidationError{Name: "kind", err: errors.New(`db: missing required field "DeliveryEvent.kind"`)}
@@ -307,25 +364,29 @@ func (_c *DeliveryEventCreate) createSpec() (*DeliveryEvent, *sqlgraph.CreateSpe
 		_spec.SetField(deliveryevent.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
 	}
-	if value, ok := _c.mutation.APIKeyID(); ok {
-		_spec.SetField(deliveryevent.FieldAPIKeyID, field.TypeInt64, value)
-		_node.APIKeyID = value
+	if value, ok := _c.mutation.OwnerID(); ok {
+		_spec.SetField(deliveryevent.FieldOwnerID, field.TypeInt64, value)
+		_node.OwnerID = value
 	}
 	if value, ok := _c.mutation.UUID(); ok {
 		_spec.SetField(deliveryevent.FieldUUID, field.TypeString, value)
 		_node.UUID = value
 	}
-	if value, ok := _c.mutation.Ticker(); ok {
-		_spec.SetField(deliveryevent.FieldTicker, field.TypeString, value)
-		_node.Ticker = value
+	if value, ok := _c.mutation.Service(); ok {
+		_spec.SetField(deliveryevent.FieldService, field.TypeString, value)
+		_node.Service = value
 	}
-	if value, ok := _c.mutation.AddressIn(); ok {
-		_spec.SetField(deliveryevent.FieldAddressIn, field.TypeString, value)
-		_node.AddressIn = value
+	if value, ok := _c.mutation.Event(); ok {
+		_spec.SetField(deliveryevent.FieldEvent, field.TypeString, value)
+		_node.Event = value
 	}
-	if value, ok := _c.mutation.PaymentStatus(); ok {
-		_spec.SetField(deliveryevent.FieldPaymentStatus, field.TypeString, value)
-		_node.PaymentStatus = value
+	if value, ok := _c.mutation.Subject(); ok {
+		_spec.SetField(deliveryevent.FieldSubject, field.TypeString, value)
+		_node.Subject = value
+	}
+	if value, ok := _c.mutation.Topic(); ok {
+		_spec.SetField(deliveryevent.FieldTopic, field.TypeString, value)
+		_node.Topic = value
 	}
 	if value, ok := _c.mutation.Kind(); ok {
 		_spec.SetField(deliveryevent.FieldKind, field.TypeEnum, value)
@@ -447,20 +508,23 @@ func (u *DeliveryEventUpsertOne) UpdateNewValues() *DeliveryEventUpsertOne {
 		if _, exists := u.create.mutation.NotificationID(); exists {
 			s.SetIgnore(deliveryevent.FieldNotificationID)
 		}
-		if _, exists := u.create.mutation.APIKeyID(); exists {
-			s.SetIgnore(deliveryevent.FieldAPIKeyID)
+		if _, exists := u.create.mutation.OwnerID(); exists {
+			s.SetIgnore(deliveryevent.FieldOwnerID)
 		}
 		if _, exists := u.create.mutation.UUID(); exists {
 			s.SetIgnore(deliveryevent.FieldUUID)
 		}
-		if _, exists := u.create.mutation.Ticker(); exists {
-			s.SetIgnore(deliveryevent.FieldTicker)
+		if _, exists := u.create.mutation.Service(); exists {
+			s.SetIgnore(deliveryevent.FieldService)
 		}
-		if _, exists := u.create.mutation.AddressIn(); exists {
-			s.SetIgnore(deliveryevent.FieldAddressIn)
+		if _, exists := u.create.mutation.Event(); exists {
+			s.SetIgnore(deliveryevent.FieldEvent)
 		}
-		if _, exists := u.create.mutation.PaymentStatus(); exists {
-			s.SetIgnore(deliveryevent.FieldPaymentStatus)
+		if _, exists := u.create.mutation.Subject(); exists {
+			s.SetIgnore(deliveryevent.FieldSubject)
+		}
+		if _, exists := u.create.mutation.Topic(); exists {
+			s.SetIgnore(deliveryevent.FieldTopic)
 		}
 		if _, exists := u.create.mutation.Kind(); exists {
 			s.SetIgnore(deliveryevent.FieldKind)
@@ -702,20 +766,23 @@ func (u *DeliveryEventUpsertBulk) UpdateNewValues() *DeliveryEventUpsertBulk {
 			if _, exists := b.mutation.NotificationID(); exists {
 				s.SetIgnore(deliveryevent.FieldNotificationID)
 			}
-			if _, exists := b.mutation.APIKeyID(); exists {
-				s.SetIgnore(deliveryevent.FieldAPIKeyID)
+			if _, exists := b.mutation.OwnerID(); exists {
+				s.SetIgnore(deliveryevent.FieldOwnerID)
 			}
 			if _, exists := b.mutation.UUID(); exists {
 				s.SetIgnore(deliveryevent.FieldUUID)
 			}
-			if _, exists := b.mutation.Ticker(); exists {
-				s.SetIgnore(deliveryevent.FieldTicker)
+			if _, exists := b.mutation.Service(); exists {
+				s.SetIgnore(deliveryevent.FieldService)
 			}
-			if _, exists := b.mutation.AddressIn(); exists {
-				s.SetIgnore(deliveryevent.FieldAddressIn)
+			if _, exists := b.mutation.Event(); exists {
+				s.SetIgnore(deliveryevent.FieldEvent)
 			}
-			if _, exists := b.mutation.PaymentStatus(); exists {
-				s.SetIgnore(deliveryevent.FieldPaymentStatus)
+			if _, exists := b.mutation.Subject(); exists {
+				s.SetIgnore(deliveryevent.FieldSubject)
+			}
+			if _, exists := b.mutation.Topic(); exists {
+				s.SetIgnore(deliveryevent.FieldTopic)
 			}
 			if _, exists := b.mutation.Kind(); exists {
 				s.SetIgnore(deliveryevent.FieldKind)

@@ -14,13 +14,16 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/watchedtransfer"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -83,13 +86,16 @@ func checkColumn(t, c string) error {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:          apikey.ValidColumn,
 			address.Table:         address.ValidColumn,
+			chainblock.Table:      chainblock.ValidColumn,
 			chaincursor.Table:     chaincursor.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			deliveryevent.Table:   deliveryevent.ValidColumn,
 			forward.Table:         forward.ValidColumn,
 			notification.Table:    notification.ValidColumn,
 			payment.Table:         payment.ValidColumn,
+			payoutrequest.Table:   payoutrequest.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,
+			watchedtransfer.Table: watchedtransfer.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

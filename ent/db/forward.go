@@ -41,6 +41,8 @@ type Forward struct {
 	ValueForwardedCoin decimal.Decimal `json:"value_forwarded_coin,omitempty"`
 	// TxidOut holds the value of the "txid_out" field.
 	TxidOut string `json:"txid_out,omitempty"`
+	// No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs.
+	Held bool `json:"held,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the ForwardQuery when eager-loading is set.
 	Edges        ForwardEdges `json:"edges"`
@@ -76,6 +78,8 @@ func (*Forward) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case forward.FieldFeeCoin, forward.FieldNetworkFee, forward.FieldValueForwardedCoin:
 			values[i] = new(decimal.Decimal)
+		case forward.FieldHeld:
+			values[i] = new(sql.NullBool)
 		case forward.FieldID, forward.FieldPaymentID:
 			values[i] = new(sql.NullInt64)
 		case forward.FieldIntentID, forward.FieldStatus, forward.FieldTxidOut:
@@ -165,6 +169,12 @@ func (_m *Forward) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TxidOut = value.String
 			}
+		case forward.FieldHeld:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field held", values[i])
+			} else if value.Valid {
+				_m.Held = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -235,6 +245,9 @@ func (_m *Forward) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)
+	builder.WriteString(", ")
+	builder.WriteString("held=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Held))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -117,6 +117,20 @@ func (_c *ForwardCreate) SetNillableTxidOut(v *string) *ForwardCreate {
 	return _c
 }
 
+// SetHeld sets the "held" field.
+func (_c *ForwardCreate) SetHeld(v bool) *ForwardCreate {
+	_c.mutation.SetHeld(v)
+	return _c
+}
+
+// SetNillableHeld sets the "held" field if the given value is not nil.
+func (_c *ForwardCreate) SetNillableHeld(v *bool) *ForwardCreate {
+	if v != nil {
+		_c.SetHeld(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ForwardCreate) SetID(v int64) *ForwardCreate {
 	_c.mutation.SetID(v)
@@ -179,6 +193,10 @@ func (_c *ForwardCreate) defaults() {
 		v := forward.DefaultTxidOut
 		_c.mutation.SetTxidOut(v)
 	}
+	if _, ok := _c.mutation.Held(); !ok {
+		v := forward.DefaultHeld
+		_c.mutation.SetHeld(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -222,6 +240,9 @@ func (_c *ForwardCreate) check() error {
 	}
 	if _, ok := _c.mutation.TxidOut(); !ok {
 		return &ValidationError{Name: "txid_out", err: errors.New(`db: missing required field "Forward.txid_out"`)}
+	}
+	if _, ok := _c.mutation.Held(); !ok {
+		return &ValidationError{Name: "held", err: errors.New(`db: missing required field "Forward.held"`)}
 	}
 	if len(_c.mutation.PaymentIDs()) == 0 {
 		return &ValidationError{Name: "payment", err: errors.New(`db: missing required edge "Forward.payment"`)}
@@ -294,6 +315,10 @@ func (_c *ForwardCreate) createSpec() (*Forward, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 		_node.TxidOut = value
+	}
+	if value, ok := _c.mutation.Held(); ok {
+		_spec.SetField(forward.FieldHeld, field.TypeBool, value)
+		_node.Held = value
 	}
 	if nodes := _c.mutation.PaymentIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -437,6 +462,9 @@ func (u *ForwardUpsertOne) UpdateNewValues() *ForwardUpsertOne {
 		}
 		if _, exists := u.create.mutation.ValueForwardedCoin(); exists {
 			s.SetIgnore(forward.FieldValueForwardedCoin)
+		}
+		if _, exists := u.create.mutation.Held(); exists {
+			s.SetIgnore(forward.FieldHeld)
 		}
 	}))
 	return u
@@ -713,6 +741,9 @@ func (u *ForwardUpsertBulk) UpdateNewValues() *ForwardUpsertBulk {
 			}
 			if _, exists := b.mutation.ValueForwardedCoin(); exists {
 				s.SetIgnore(forward.FieldValueForwardedCoin)
+			}
+			if _, exists := b.mutation.Held(); exists {
+				s.SetIgnore(forward.FieldHeld)
 			}
 		}
 	}))

@@ -13,14 +13,17 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
@@ -36,39 +39,40 @@ const (
 	// Node types.
 	TypeAPIKey          = "APIKey"
 	TypeAddress         = "Address"
+	TypeChainBlock      = "ChainBlock"
 	TypeChainCursor     = "ChainCursor"
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeDeliveryEvent   = "DeliveryEvent"
 	TypeForward         = "Forward"
 	TypeNotification    = "Notification"
 	TypePayment         = "Payment"
+	TypePayoutRequest   = "PayoutRequest"
 	TypeSigningKey      = "SigningKey"
+	TypeWatchedTransfer = "WatchedTransfer"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
 type APIKeyMutation struct {
 	config
-	op                   Op
-	typ                  string
-	id                   *int64
-	created_at           *time.Time
-	name                 *string
-	prefix               *string
-	hash                 *string
-	revoked_at           *time.Time
-	clearedFields        map[string]struct{}
-	addresses            map[int64]struct{}
-	removedaddresses     map[int64]struct{}
-	clearedaddresses     bool
-	payments             map[int64]struct{}
-	removedpayments      map[int64]struct{}
-	clearedpayments      bool
-	notifications        map[int64]struct{}
-	removednotifications map[int64]struct{}
-	clearednotifications bool
-	done                 bool
-	oldValue             func(context.Context) (*APIKey, error)
-	predicates           []predicate.APIKey
+	op               Op
+	typ              string
+	id               *int64
+	created_at       *time.Time
+	name             *string
+	prefix           *string
+	hash             *string
+	revoked_at       *time.Time
+	operator         *bool
+	clearedFields    map[string]struct{}
+	addresses        map[int64]struct{}
+	removedaddresses map[int64]struct{}
+	clearedaddresses bool
+	payments         map[int64]struct{}
+	removedpayments  map[int64]struct{}
+	clearedpayments  bool
+	done             bool
+	oldValue         func(context.Context) (*APIKey, error)
+	predicates       []predicate.APIKey
 }
 
 var _ ent.Mutation = (*APIKeyMutation)(nil)
@@ -368,6 +372,42 @@ func (m *APIKeyMutation) ResetRevokedAt() {
 	delete(m.clearedFields, apikey.FieldRevokedAt)
 }
 
+// SetOperator sets the "operator" field.
+func (m *APIKeyMutation) SetOperator(b bool) {
+	m.operator = &b
+}
+
+// Operator returns the value of the "operator" field in the mutation.
+func (m *APIKeyMutation) Operator() (r bool, exists bool) {
+	v := m.operator
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOperator returns the old "operator" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldOperator(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOperator is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOperator requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOperator: %w", err)
+	}
+	return oldValue.Operator, nil
+}
+
+// ResetOperator resets all changes to the "operator" field.
+func (m *APIKeyMutation) ResetOperator() {
+	m.operator = nil
+}
+
 // AddAddressIDs adds the "addresses" edge to the Address entity by ids.
 func (m *APIKeyMutation) AddAddressIDs(ids ...int64) {
 	if m.addresses == nil {
@@ -476,60 +516,6 @@ func (m *APIKeyMutation) ResetPayments() {
 	m.removedpayments = nil
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by ids.
-func (m *APIKeyMutation) AddNotificationIDs(ids ...int64) {
-	if m.notifications == nil {
-		m.notifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		m.notifications[ids[i]] = struct{}{}
-	}
-}
-
-// ClearNotifications clears the "notifications" edge to the Notification entity.
-func (m *APIKeyMutation) ClearNotifications() {
-	m.clearednotifications = true
-}
-
-// NotificationsCleared reports if the "notifications" edge to the Notification entity was cleared.
-func (m *APIKeyMutation) NotificationsCleared() bool {
-	return m.clearednotifications
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to the Notification entity by IDs.
-func (m *APIKeyMutation) RemoveNotificationIDs(ids ...int64) {
-	if m.removednotifications == nil {
-		m.removednotifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		delete(m.notifications, ids[i])
-		m.removednotifications[ids[i]] = struct{}{}
-	}
-}
-
-// RemovedNotifications returns the removed IDs of the "notifications" edge to the Notification entity.
-func (m *APIKeyMutation) RemovedNotificationsIDs() (ids []int64) {
-	for id := range m.removednotifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// NotificationsIDs returns the "notifications" edge IDs in the mutation.
-func (m *APIKeyMutation) NotificationsIDs() (ids []int64) {
-	for id := range m.notifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// ResetNotifications resets all changes to the "notifications" edge.
-func (m *APIKeyMutation) ResetNotifications() {
-	m.notifications = nil
-	m.clearednotifications = false
-	m.removednotifications = nil
-}
-
 // Where appends a list predicates to the APIKeyMutation builder.
 func (m *APIKeyMutation) Where(ps ...predicate.APIKey) {
 	m.predicates = append(m.predicates, ps...)
@@ -564,7 +550,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.created_at != nil {
 		fields = append(fields, apikey.FieldCreatedAt)
 	}
@@ -579,6 +565,9 @@ func (m *APIKeyMutation) Fields() []string {
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, apikey.FieldRevokedAt)
+	}
+	if m.operator != nil {
+		fields = append(fields, apikey.FieldOperator)
 	}
 	return fields
 }
@@ -598,6 +587,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Hash()
 	case apikey.FieldRevokedAt:
 		return m.RevokedAt()
+	case apikey.FieldOperator:
+		return m.Operator()
 	}
 	return nil, false
 }
@@ -617,6 +608,8 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldHash(ctx)
 	case apikey.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apikey.FieldOperator:
+		return m.OldOperator(ctx)
 	}
 	return nil, fmt.Errorf("unknown APIKey field %s", name)
 }
@@ -660,6 +653,13 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRevokedAt(v)
+		return nil
+	case apikey.FieldOperator:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOperator(v)
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)
@@ -734,21 +734,21 @@ func (m *APIKeyMutation) ResetField(name string) error {
 	case apikey.FieldRevokedAt:
 		m.ResetRevokedAt()
 		return nil
+	case apikey.FieldOperator:
+		m.ResetOperator()
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *APIKeyMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.addresses != nil {
 		edges = append(edges, apikey.EdgeAddresses)
 	}
 	if m.payments != nil {
 		edges = append(edges, apikey.EdgePayments)
-	}
-	if m.notifications != nil {
-		edges = append(edges, apikey.EdgeNotifications)
 	}
 	return edges
 }
@@ -769,27 +769,18 @@ func (m *APIKeyMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case apikey.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.notifications))
-		for id := range m.notifications {
-			ids = append(ids, id)
-		}
-		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *APIKeyMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.removedaddresses != nil {
 		edges = append(edges, apikey.EdgeAddresses)
 	}
 	if m.removedpayments != nil {
 		edges = append(edges, apikey.EdgePayments)
-	}
-	if m.removednotifications != nil {
-		edges = append(edges, apikey.EdgeNotifications)
 	}
 	return edges
 }
@@ -810,27 +801,18 @@ func (m *APIKeyMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case apikey.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.removednotifications))
-		for id := range m.removednotifications {
-			ids = append(ids, id)
-		}
-		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *APIKeyMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.clearedaddresses {
 		edges = append(edges, apikey.EdgeAddresses)
 	}
 	if m.clearedpayments {
 		edges = append(edges, apikey.EdgePayments)
-	}
-	if m.clearednotifications {
-		edges = append(edges, apikey.EdgeNotifications)
 	}
 	return edges
 }
@@ -843,8 +825,6 @@ func (m *APIKeyMutation) EdgeCleared(name string) bool {
 		return m.clearedaddresses
 	case apikey.EdgePayments:
 		return m.clearedpayments
-	case apikey.EdgeNotifications:
-		return m.clearednotifications
 	}
 	return false
 }
@@ -866,9 +846,6 @@ func (m *APIKeyMutation) ResetEdge(name string) error {
 		return nil
 	case apikey.EdgePayments:
 		m.ResetPayments()
-		return nil
-	case apikey.EdgeNotifications:
-		m.ResetNotifications()
 		return nil
 	}
 	return fmt.Errorf("unknown APIKey edge %s", name)
@@ -905,9 +882,6 @@ type AddressMutation struct {
 	payments                  map[int64]struct{}
 	removedpayments           map[int64]struct{}
 	clearedpayments           bool
-	notifications             map[int64]struct{}
-	removednotifications      map[int64]struct{}
-	clearednotifications      bool
 	done                      bool
 	oldValue                  func(context.Context) (*Address, error)
 	predicates                []predicate.Address
@@ -1744,60 +1718,6 @@ func (m *AddressMutation) ResetPayments() {
 	m.removedpayments = nil
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by ids.
-func (m *AddressMutation) AddNotificationIDs(ids ...int64) {
-	if m.notifications == nil {
-		m.notifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		m.notifications[ids[i]] = struct{}{}
-	}
-}
-
-// ClearNotifications clears the "notifications" edge to the Notification entity.
-func (m *AddressMutation) ClearNotifications() {
-	m.clearednotifications = true
-}
-
-// NotificationsCleared reports if the "notifications" edge to the Notification entity was cleared.
-func (m *AddressMutation) NotificationsCleared() bool {
-	return m.clearednotifications
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to the Notification entity by IDs.
-func (m *AddressMutation) RemoveNotificationIDs(ids ...int64) {
-	if m.removednotifications == nil {
-		m.removednotifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		delete(m.notifications, ids[i])
-		m.removednotifications[ids[i]] = struct{}{}
-	}
-}
-
-// RemovedNotifications returns the removed IDs of the "notifications" edge to the Notification entity.
-func (m *AddressMutation) RemovedNotificationsIDs() (ids []int64) {
-	for id := range m.removednotifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// NotificationsIDs returns the "notifications" edge IDs in the mutation.
-func (m *AddressMutation) NotificationsIDs() (ids []int64) {
-	for id := range m.notifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// ResetNotifications resets all changes to the "notifications" edge.
-func (m *AddressMutation) ResetNotifications() {
-	m.notifications = nil
-	m.clearednotifications = false
-	m.removednotifications = nil
-}
-
 // Where appends a list predicates to the AddressMutation builder.
 func (m *AddressMutation) Where(ps ...predicate.Address) {
 	m.predicates = append(m.predicates, ps...)
@@ -2213,15 +2133,12 @@ func (m *AddressMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AddressMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.api_key != nil {
 		edges = append(edges, address.EdgeAPIKey)
 	}
 	if m.payments != nil {
 		edges = append(edges, address.EdgePayments)
-	}
-	if m.notifications != nil {
-		edges = append(edges, address.EdgeNotifications)
 	}
 	return edges
 }
@@ -2240,24 +2157,15 @@ func (m *AddressMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case address.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.notifications))
-		for id := range m.notifications {
-			ids = append(ids, id)
-		}
-		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AddressMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.removedpayments != nil {
 		edges = append(edges, address.EdgePayments)
-	}
-	if m.removednotifications != nil {
-		edges = append(edges, address.EdgeNotifications)
 	}
 	return edges
 }
@@ -2272,27 +2180,18 @@ func (m *AddressMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case address.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.removednotifications))
-		for id := range m.removednotifications {
-			ids = append(ids, id)
-		}
-		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AddressMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 2)
 	if m.clearedapi_key {
 		edges = append(edges, address.EdgeAPIKey)
 	}
 	if m.clearedpayments {
 		edges = append(edges, address.EdgePayments)
-	}
-	if m.clearednotifications {
-		edges = append(edges, address.EdgeNotifications)
 	}
 	return edges
 }
@@ -2305,8 +2204,6 @@ func (m *AddressMutation) EdgeCleared(name string) bool {
 		return m.clearedapi_key
 	case address.EdgePayments:
 		return m.clearedpayments
-	case address.EdgeNotifications:
-		return m.clearednotifications
 	}
 	return false
 }
@@ -2332,11 +2229,484 @@ func (m *AddressMutation) ResetEdge(name string) error {
 	case address.EdgePayments:
 		m.ResetPayments()
 		return nil
-	case address.EdgeNotifications:
-		m.ResetNotifications()
-		return nil
 	}
 	return fmt.Errorf("unknown Address edge %s", name)
+}
+
+// ChainBlockMutation represents an operation that mutates the ChainBlock nodes in the graph.
+type ChainBlockMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	ticker        *string
+	height        *int64
+	addheight     *int64
+	hash          *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*ChainBlock, error)
+	predicates    []predicate.ChainBlock
+}
+
+var _ ent.Mutation = (*ChainBlockMutation)(nil)
+
+// chainblockOption allows management of the mutation configuration using functional options.
+type chainblockOption func(*ChainBlockMutation)
+
+// newChainBlockMutation creates new mutation for the ChainBlock entity.
+func newChainBlockMutation(c config, op Op, opts ...chainblockOption) *ChainBlockMutation {
+	m := &ChainBlockMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChainBlock,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChainBlockID sets the ID field of the mutation.
+func withChainBlockID(id int64) chainblockOption {
+	return func(m *ChainBlockMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ChainBlock
+		)
+		m.oldValue = func(ctx context.Context) (*ChainBlock, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ChainBlock.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChainBlock sets the old ChainBlock of the mutation.
+func withChainBlock(node *ChainBlock) chainblockOption {
+	return func(m *ChainBlockMutation) {
+		m.oldValue = func(context.Context) (*ChainBlock, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChainBlockMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChainBlockMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ChainBlock entities.
+func (m *ChainBlockMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChainBlockMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChainBlockMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ChainBlock.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTicker sets the "ticker" field.
+func (m *ChainBlockMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *ChainBlockMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the ChainBlock entity.
+// If the ChainBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainBlockMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *ChainBlockMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetHeight sets the "height" field.
+func (m *ChainBlockMutation) SetHeight(i int64) {
+	m.height = &i
+	m.addheight = nil
+}
+
+// Height returns the value of the "height" field in the mutation.
+func (m *ChainBlockMutation) Height() (r int64, exists bool) {
+	v := m.height
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeight returns the old "height" field's value of the ChainBlock entity.
+// If the ChainBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainBlockMutation) OldHeight(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeight is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeight requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeight: %w", err)
+	}
+	return oldValue.Height, nil
+}
+
+// AddHeight adds i to the "height" field.
+func (m *ChainBlockMutation) AddHeight(i int64) {
+	if m.addheight != nil {
+		*m.addheight += i
+	} else {
+		m.addheight = &i
+	}
+}
+
+// AddedHeight returns the value that was added to the "height" field in this mutation.
+func (m *ChainBlockMutation) AddedHeight() (r int64, exists bool) {
+	v := m.addheight
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHeight resets all changes to the "height" field.
+func (m *ChainBlockMutation) ResetHeight() {
+	m.height = nil
+	m.addheight = nil
+}
+
+// SetHash sets the "hash" field.
+func (m *ChainBlockMutation) SetHash(s string) {
+	m.hash = &s
+}
+
+// Hash returns the value of the "hash" field in the mutation.
+func (m *ChainBlockMutation) Hash() (r string, exists bool) {
+	v := m.hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHash returns the old "hash" field's value of the ChainBlock entity.
+// If the ChainBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChainBlockMutation) OldHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHash: %w", err)
+	}
+	return oldValue.Hash, nil
+}
+
+// ResetHash resets all changes to the "hash" field.
+func (m *ChainBlockMutation) ResetHash() {
+	m.hash = nil
+}
+
+// Where appends a list predicates to the ChainBlockMutation builder.
+func (m *ChainBlockMutation) Where(ps ...predicate.ChainBlock) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChainBlockMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChainBlockMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ChainBlock, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChainBlockMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChainBlockMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ChainBlock).
+func (m *ChainBlockMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChainBlockMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.ticker != nil {
+		fields = append(fields, chainblock.FieldTicker)
+	}
+	if m.height != nil {
+		fields = append(fields, chainblock.FieldHeight)
+	}
+	if m.hash != nil {
+		fields = append(fields, chainblock.FieldHash)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChainBlockMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chainblock.FieldTicker:
+		return m.Ticker()
+	case chainblock.FieldHeight:
+		return m.Height()
+	case chainblock.FieldHash:
+		return m.Hash()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChainBlockMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chainblock.FieldTicker:
+		return m.OldTicker(ctx)
+	case chainblock.FieldHeight:
+		return m.OldHeight(ctx)
+	case chainblock.FieldHash:
+		return m.OldHash(ctx)
+	}
+	return nil, fmt.Errorf("unknown ChainBlock field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChainBlockMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chainblock.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case chainblock.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeight(v)
+		return nil
+	case chainblock.FieldHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHash(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChainBlock field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChainBlockMutation) AddedFields() []string {
+	var fields []string
+	if m.addheight != nil {
+		fields = append(fields, chainblock.FieldHeight)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChainBlockMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case chainblock.FieldHeight:
+		return m.AddedHeight()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChainBlockMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case chainblock.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHeight(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChainBlock numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChainBlockMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChainBlockMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChainBlockMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ChainBlock nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChainBlockMutation) ResetField(name string) error {
+	switch name {
+	case chainblock.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case chainblock.FieldHeight:
+		m.ResetHeight()
+		return nil
+	case chainblock.FieldHash:
+		m.ResetHash()
+		return nil
+	}
+	return fmt.Errorf("unknown ChainBlock field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChainBlockMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChainBlockMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChainBlockMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChainBlockMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChainBlockMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChainBlockMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChainBlockMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ChainBlock unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChainBlockMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ChainBlock edge %s", name)
 }
 
 // ChainCursorMutation represents an operation that mutates the ChainCursor nodes in the graph.
@@ -4019,12 +4389,13 @@ type DeliveryEventMutation struct {
 	typ                 string
 	id                  *int64
 	created_at          *time.Time
-	api_key_id          *int64
-	addapi_key_id       *int64
+	owner_id            *int64
+	addowner_id         *int64
 	uuid                *string
-	ticker              *string
-	address_in          *string
-	payment_status      *string
+	service             *string
+	event               *string
+	subject             *string
+	topic               *string
 	kind                *deliveryevent.Kind
 	attempt             *int
 	addattempt          *int
@@ -4218,60 +4589,60 @@ func (m *DeliveryEventMutation) ResetNotificationID() {
 	m.notification = nil
 }
 
-// SetAPIKeyID sets the "api_key_id" field.
-func (m *DeliveryEventMutation) SetAPIKeyID(i int64) {
-	m.api_key_id = &i
-	m.addapi_key_id = nil
+// SetOwnerID sets the "owner_id" field.
+func (m *DeliveryEventMutation) SetOwnerID(i int64) {
+	m.owner_id = &i
+	m.addowner_id = nil
 }
 
-// APIKeyID returns the value of the "api_key_id" field in the mutation.
-func (m *DeliveryEventMutation) APIKeyID() (r int64, exists bool) {
-	v := m.api_key_id
+// OwnerID returns the value of the "owner_id" field in the mutation.
+func (m *DeliveryEventMutation) OwnerID() (r int64, exists bool) {
+	v := m.owner_id
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldAPIKeyID returns the old "api_key_id" field's value of the DeliveryEvent entity.
+// OldOwnerID returns the old "owner_id" field's value of the DeliveryEvent entity.
 // If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *DeliveryEventMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) {
+func (m *DeliveryEventMutation) OldOwnerID(ctx context.Context) (v int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+		return v, errors.New("OldOwnerID is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+		return v, errors.New("OldOwnerID requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+		return v, fmt.Errorf("querying old value for OldOwnerID: %w", err)
 	}
-	return oldValue.APIKeyID, nil
+	return oldValue.OwnerID, nil
 }
 
-// AddAPIKeyID adds i to the "api_key_id" field.
-func (m *DeliveryEventMutation) AddAPIKeyID(i int64) {
-	if m.addapi_key_id != nil {
-		*m.addapi_key_id += i
+// AddOwnerID adds i to the "owner_id" field.
+func (m *DeliveryEventMutation) AddOwnerID(i int64) {
+	if m.addowner_id != nil {
+		*m.addowner_id += i
 	} else {
-		m.addapi_key_id = &i
+		m.addowner_id = &i
 	}
 }
 
-// AddedAPIKeyID returns the value that was added to the "api_key_id" field in this mutation.
-func (m *DeliveryEventMutation) AddedAPIKeyID() (r int64, exists bool) {
-	v := m.addapi_key_id
+// AddedOwnerID returns the value that was added to the "owner_id" field in this mutation.
+func (m *DeliveryEventMutation) AddedOwnerID() (r int64, exists bool) {
+	v := m.addowner_id
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// ResetAPIKeyID resets all changes to the "api_key_id" field.
-func (m *DeliveryEventMutation) ResetAPIKeyID() {
-	m.api_key_id = nil
-	m.addapi_key_id = nil
+// ResetOwnerID resets all changes to the "owner_id" field.
+func (m *DeliveryEventMutation) ResetOwnerID() {
+	m.owner_id = nil
+	m.addowner_id = nil
 }
 
 // SetUUID sets the "uuid" field.
@@ -4310,112 +4681,148 @@ func (m *DeliveryEventMutation) ResetUUID() {
 	m.uuid = nil
 }
 
-// SetTicker sets the "ticker" field.
-func (m *DeliveryEventMutation) SetTicker(s string) {
-	m.ticker = &s
+// SetService sets the "service" field.
+func (m *DeliveryEventMutation) SetService(s string) {
+	m.service = &s
 }
 
-// Ticker returns the value of the "ticker" field in the mutation.
-func (m *DeliveryEventMutation) Ticker() (r string, exists bool) {
-	v := m.ticker
+// Service returns the value of the "service" field in the mutation.
+func (m *DeliveryEventMutation) Service() (r string, exists bool) {
+	v := m.service
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldTicker returns the old "ticker" field's value of the DeliveryEvent entity.
+// OldService returns the old "service" field's value of the DeliveryEvent entity.
 // If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *DeliveryEventMutation) OldTicker(ctx context.Context) (v string, err error) {
+func (m *DeliveryEventMutation) OldService(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+		return v, errors.New("OldService is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTicker requires an ID field in the mutation")
+		return v, errors.New("OldService requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+		return v, fmt.Errorf("querying old value for OldService: %w", err)
 	}
-	return oldValue.Ticker, nil
+	return oldValue.Service, nil
 }
 
-// ResetTicker resets all changes to the "ticker" field.
-func (m *DeliveryEventMutation) ResetTicker() {
-	m.ticker = nil
+// ResetService resets all changes to the "service" field.
+func (m *DeliveryEventMutation) ResetService() {
+	m.service = nil
 }
 
-// SetAddressIn sets the "address_in" field.
-func (m *DeliveryEventMutation) SetAddressIn(s string) {
-	m.address_in = &s
+// SetEvent sets the "event" field.
+func (m *DeliveryEventMutation) SetEvent(s string) {
+	m.event = &s
 }
 
-// AddressIn returns the value of the "address_in" field in the mutation.
-func (m *DeliveryEventMutation) AddressIn() (r string, exists bool) {
-	v := m.address_in
+// Event returns the value of the "event" field in the mutation.
+func (m *DeliveryEventMutation) Event() (r string, exists bool) {
+	v := m.event
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldAddressIn returns the old "address_in" field's value of the DeliveryEvent entity.
+// OldEvent returns the old "event" field's value of the DeliveryEvent entity.
 // If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *DeliveryEventMutation) OldAddressIn(ctx context.Context) (v string, err error) {
+func (m *DeliveryEventMutation) OldEvent(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAddressIn is only allowed on UpdateOne operations")
+		return v, errors.New("OldEvent is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAddressIn requires an ID field in the mutation")
+		return v, errors.New("OldEvent requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAddressIn: %w", err)
+		return v, fmt.Errorf("querying old value for OldEvent: %w", err)
 	}
-	return oldValue.AddressIn, nil
+	return oldValue.Event, nil
 }
 
-// ResetAddressIn resets all changes to the "address_in" field.
-func (m *DeliveryEventMutation) ResetAddressIn() {
-	m.address_in = nil
+// ResetEvent resets all changes to the "event" field.
+func (m *DeliveryEventMutation) ResetEvent() {
+	m.event = nil
 }
 
-// SetPaymentStatus sets the "payment_status" field.
-func (m *DeliveryEventMutation) SetPaymentStatus(s string) {
-	m.payment_status = &s
+// SetSubject sets the "subject" field.
+func (m *DeliveryEventMutation) SetSubject(s string) {
+	m.subject = &s
 }
 
-// PaymentStatus returns the value of the "payment_status" field in the mutation.
-func (m *DeliveryEventMutation) PaymentStatus() (r string, exists bool) {
-	v := m.payment_status
+// Subject returns the value of the "subject" field in the mutation.
+func (m *DeliveryEventMutation) Subject() (r string, exists bool) {
+	v := m.subject
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldPaymentStatus returns the old "payment_status" field's value of the DeliveryEvent entity.
+// OldSubject returns the old "subject" field's value of the DeliveryEvent entity.
 // If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *DeliveryEventMutation) OldPaymentStatus(ctx context.Context) (v string, err error) {
+func (m *DeliveryEventMutation) OldSubject(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPaymentStatus is only allowed on UpdateOne operations")
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPaymentStatus requires an ID field in the mutation")
+		return v, errors.New("OldSubject requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPaymentStatus: %w", err)
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
 	}
-	return oldValue.PaymentStatus, nil
+	return oldValue.Subject, nil
 }
 
-// ResetPaymentStatus resets all changes to the "payment_status" field.
-func (m *DeliveryEventMutation) ResetPaymentStatus() {
-	m.payment_status = nil
+// ResetSubject resets all changes to the "subject" field.
+func (m *DeliveryEventMutation) ResetSubject() {
+	m.subject = nil
+}
+
+// SetTopic sets the "topic" field.
+func (m *DeliveryEventMutation) SetTopic(s string) {
+	m.topic = &s
+}
+
+// Topic returns the value of the "topic" field in the mutation.
+func (m *DeliveryEventMutation) Topic() (r string, exists bool) {
+	v := m.topic
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTopic returns the old "topic" field's value of the DeliveryEvent entity.
+// If the DeliveryEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryEventMutation) OldTopic(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTopic is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTopic requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTopic: %w", err)
+	}
+	return oldValue.Topic, nil
+}
+
+// ResetTopic resets all changes to the "topic" field.
+func (m *DeliveryEventMutation) ResetTopic() {
+	m.topic = nil
 }
 
 // SetKind sets the "kind" field.
@@ -4798,27 +5205,30 @@ func (m *DeliveryEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *DeliveryEventMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, deliveryevent.FieldCreatedAt)
 	}
 	if m.notification != nil {
 		fields = append(fields, deliveryevent.FieldNotificationID)
 	}
-	if m.api_key_id != nil {
-		fields = append(fields, deliveryevent.FieldAPIKeyID)
+	if m.owner_id != nil {
+		fields = append(fields, deliveryevent.FieldOwnerID)
 	}
 	if m.uuid != nil {
 		fields = append(fields, deliveryevent.FieldUUID)
 	}
-	if m.ticker != nil {
-		fields = append(fields, deliveryevent.FieldTicker)
+	if m.service != nil {
+		fields = append(fields, deliveryevent.FieldService)
 	}
-	if m.address_in != nil {
-		fields = append(fields, deliveryevent.FieldAddressIn)
+	if m.event != nil {
+		fields = append(fields, deliveryevent.FieldEvent)
 	}
-	if m.payment_status != nil {
-		fields = append(fields, deliveryevent.FieldPaymentStatus)
+	if m.subject != nil {
+		fields = append(fields, deliveryevent.FieldSubject)
+	}
+	if m.topic != nil {
+		fields = append(fields, deliveryevent.FieldTopic)
 	}
 	if m.kind != nil {
 		fields = append(fields, deliveryevent.FieldKind)
@@ -4853,16 +5263,18 @@ func (m *DeliveryEventMutation) Field(name string) (ent.Value, bool) {
 		return m.CreatedAt()
 	case deliveryevent.FieldNotificationID:
 		return m.NotificationID()
-	case deliveryevent.FieldAPIKeyID:
-		return m.APIKeyID()
+	case deliveryevent.FieldOwnerID:
+		return m.OwnerID()
 	case deliveryevent.FieldUUID:
 		return m.UUID()
-	case deliveryevent.FieldTicker:
-		return m.Ticker()
-	case deliveryevent.FieldAddressIn:
-		return m.AddressIn()
-	case deliveryevent.FieldPaymentStatus:
-		return m.PaymentStatus()
+	case deliveryevent.FieldService:
+		return m.Service()
+	case deliveryevent.FieldEvent:
+		return m.Event()
+	case deliveryevent.FieldSubject:
+		return m.Subject()
+	case deliveryevent.FieldTopic:
+		return m.Topic()
 	case deliveryevent.FieldKind:
 		return m.Kind()
 	case deliveryevent.FieldAttempt:
@@ -4890,16 +5302,18 @@ func (m *DeliveryEventMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldCreatedAt(ctx)
 	case deliveryevent.FieldNotificationID:
 		return m.OldNotificationID(ctx)
-	case deliveryevent.FieldAPIKeyID:
-		return m.OldAPIKeyID(ctx)
+	case deliveryevent.FieldOwnerID:
+		return m.OldOwnerID(ctx)
 	case deliveryevent.FieldUUID:
 		return m.OldUUID(ctx)
-	case deliveryevent.FieldTicker:
-		return m.OldTicker(ctx)
-	case deliveryevent.FieldAddressIn:
-		return m.OldAddressIn(ctx)
-	case deliveryevent.FieldPaymentStatus:
-		return m.OldPaymentStatus(ctx)
+	case deliveryevent.FieldService:
+		return m.OldService(ctx)
+	case deliveryevent.FieldEvent:
+		return m.OldEvent(ctx)
+	case deliveryevent.FieldSubject:
+		return m.OldSubject(ctx)
+	case deliveryevent.FieldTopic:
+		return m.OldTopic(ctx)
 	case deliveryevent.FieldKind:
 		return m.OldKind(ctx)
 	case deliveryevent.FieldAttempt:
@@ -4937,12 +5351,12 @@ func (m *DeliveryEventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNotificationID(v)
 		return nil
-	case deliveryevent.FieldAPIKeyID:
+	case deliveryevent.FieldOwnerID:
 		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetAPIKeyID(v)
+		m.SetOwnerID(v)
 		return nil
 	case deliveryevent.FieldUUID:
 		v, ok := value.(string)
@@ -4951,26 +5365,33 @@ func (m *DeliveryEventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUUID(v)
 		return nil
-	case deliveryevent.FieldTicker:
+	case deliveryevent.FieldService:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetTicker(v)
+		m.SetService(v)
 		return nil
-	case deliveryevent.FieldAddressIn:
+	case deliveryevent.FieldEvent:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetAddressIn(v)
+		m.SetEvent(v)
 		return nil
-	case deliveryevent.FieldPaymentStatus:
+	case deliveryevent.FieldSubject:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetPaymentStatus(v)
+		m.SetSubject(v)
+		return nil
+	case deliveryevent.FieldTopic:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTopic(v)
 		return nil
 	case deliveryevent.FieldKind:
 		v, ok := value.(deliveryevent.Kind)
@@ -5029,8 +5450,8 @@ func (m *DeliveryEventMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *DeliveryEventMutation) AddedFields() []string {
 	var fields []string
-	if m.addapi_key_id != nil {
-		fields = append(fields, deliveryevent.FieldAPIKeyID)
+	if m.addowner_id != nil {
+		fields = append(fields, deliveryevent.FieldOwnerID)
 	}
 	if m.addattempt != nil {
 		fields = append(fields, deliveryevent.FieldAttempt)
@@ -5046,8 +5467,8 @@ func (m *DeliveryEventMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *DeliveryEventMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
-	case deliveryevent.FieldAPIKeyID:
-		return m.AddedAPIKeyID()
+	case deliveryevent.FieldOwnerID:
+		return m.AddedOwnerID()
 	case deliveryevent.FieldAttempt:
 		return m.AddedAttempt()
 	case deliveryevent.FieldHTTPStatus:
@@ -5061,12 +5482,12 @@ func (m *DeliveryEventMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *DeliveryEventMutation) AddField(name string, value ent.Value) error {
 	switch name {
-	case deliveryevent.FieldAPIKeyID:
+	case deliveryevent.FieldOwnerID:
 		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.AddAPIKeyID(v)
+		m.AddOwnerID(v)
 		return nil
 	case deliveryevent.FieldAttempt:
 		v, ok := value.(int)
@@ -5130,20 +5551,23 @@ func (m *DeliveryEventMutation) ResetField(name string) error {
 	case deliveryevent.FieldNotificationID:
 		m.ResetNotificationID()
 		return nil
-	case deliveryevent.FieldAPIKeyID:
-		m.ResetAPIKeyID()
+	case deliveryevent.FieldOwnerID:
+		m.ResetOwnerID()
 		return nil
 	case deliveryevent.FieldUUID:
 		m.ResetUUID()
 		return nil
-	case deliveryevent.FieldTicker:
-		m.ResetTicker()
+	case deliveryevent.FieldService:
+		m.ResetService()
 		return nil
-	case deliveryevent.FieldAddressIn:
-		m.ResetAddressIn()
+	case deliveryevent.FieldEvent:
+		m.ResetEvent()
 		return nil
-	case deliveryevent.FieldPaymentStatus:
-		m.ResetPaymentStatus()
+	case deliveryevent.FieldSubject:
+		m.ResetSubject()
+		return nil
+	case deliveryevent.FieldTopic:
+		m.ResetTopic()
 		return nil
 	case deliveryevent.FieldKind:
 		m.ResetKind()
@@ -5260,6 +5684,7 @@ type ForwardMutation struct {
 	network_fee          *decimal.Decimal
 	value_forwarded_coin *decimal.Decimal
 	txid_out             *string
+	held                 *bool
 	clearedFields        map[string]struct{}
 	payment              *int64
 	clearedpayment       bool
@@ -5747,6 +6172,42 @@ func (m *ForwardMutation) ResetTxidOut() {
 	m.txid_out = nil
 }
 
+// SetHeld sets the "held" field.
+func (m *ForwardMutation) SetHeld(b bool) {
+	m.held = &b
+}
+
+// Held returns the value of the "held" field in the mutation.
+func (m *ForwardMutation) Held() (r bool, exists bool) {
+	v := m.held
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeld returns the old "held" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldHeld(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeld is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeld requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeld: %w", err)
+	}
+	return oldValue.Held, nil
+}
+
+// ResetHeld resets all changes to the "held" field.
+func (m *ForwardMutation) ResetHeld() {
+	m.held = nil
+}
+
 // ClearPayment clears the "payment" edge to the Payment entity.
 func (m *ForwardMutation) ClearPayment() {
 	m.clearedpayment = true
@@ -5808,7 +6269,7 @@ func (m *ForwardMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForwardMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, forward.FieldCreatedAt)
 	}
@@ -5839,6 +6300,9 @@ func (m *ForwardMutation) Fields() []string {
 	if m.txid_out != nil {
 		fields = append(fields, forward.FieldTxidOut)
 	}
+	if m.held != nil {
+		fields = append(fields, forward.FieldHeld)
+	}
 	return fields
 }
 
@@ -5867,6 +6331,8 @@ func (m *ForwardMutation) Field(name string) (ent.Value, bool) {
 		return m.ValueForwardedCoin()
 	case forward.FieldTxidOut:
 		return m.TxidOut()
+	case forward.FieldHeld:
+		return m.Held()
 	}
 	return nil, false
 }
@@ -5896,6 +6362,8 @@ func (m *ForwardMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldValueForwardedCoin(ctx)
 	case forward.FieldTxidOut:
 		return m.OldTxidOut(ctx)
+	case forward.FieldHeld:
+		return m.OldHeld(ctx)
 	}
 	return nil, fmt.Errorf("unknown Forward field %s", name)
 }
@@ -5974,6 +6442,13 @@ func (m *ForwardMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTxidOut(v)
+		return nil
+	case forward.FieldHeld:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeld(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Forward field %s", name)
@@ -6056,6 +6531,9 @@ func (m *ForwardMutation) ResetField(name string) error {
 		return nil
 	case forward.FieldTxidOut:
 		m.ResetTxidOut()
+		return nil
+	case forward.FieldHeld:
+		m.ResetHeld()
 		return nil
 	}
 	return fmt.Errorf("unknown Forward field %s", name)
@@ -6144,15 +6622,20 @@ type NotificationMutation struct {
 	created_at               *time.Time
 	updated_at               *time.Time
 	uuid                     *string
-	ticker                   *string
-	address_in               *string
+	owner_id                 *int64
+	addowner_id              *int64
+	service                  *string
+	event                    *string
+	subject                  *string
+	topic                    *string
+	sequence                 *string
 	host                     *string
-	payment_status           *string
 	method                   *string
 	url                      *string
 	body                     *[]byte
 	content_type             *string
 	signature_scheme         *string
+	signing_key              *string
 	signature                *string
 	status                   *notification.Status
 	attempts                 *int
@@ -6162,12 +6645,6 @@ type NotificationMutation struct {
 	lease_until              *time.Time
 	lease_owner              *string
 	clearedFields            map[string]struct{}
-	address                  *int64
-	clearedaddress           bool
-	payment                  *int64
-	clearedpayment           bool
-	api_key                  *int64
-	clearedapi_key           bool
 	delivery_attempts        map[int64]struct{}
 	removeddelivery_attempts map[int64]struct{}
 	cleareddelivery_attempts bool
@@ -6391,197 +6868,253 @@ func (m *NotificationMutation) ResetUUID() {
 	m.uuid = nil
 }
 
-// SetAddressID sets the "address_id" field.
-func (m *NotificationMutation) SetAddressID(i int64) {
-	m.address = &i
+// SetOwnerID sets the "owner_id" field.
+func (m *NotificationMutation) SetOwnerID(i int64) {
+	m.owner_id = &i
+	m.addowner_id = nil
 }
 
-// AddressID returns the value of the "address_id" field in the mutation.
-func (m *NotificationMutation) AddressID() (r int64, exists bool) {
-	v := m.address
+// OwnerID returns the value of the "owner_id" field in the mutation.
+func (m *NotificationMutation) OwnerID() (r int64, exists bool) {
+	v := m.owner_id
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldAddressID returns the old "address_id" field's value of the Notification entity.
+// OldOwnerID returns the old "owner_id" field's value of the Notification entity.
 // If the Notification object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldAddressID(ctx context.Context) (v int64, err error) {
+func (m *NotificationMutation) OldOwnerID(ctx context.Context) (v int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAddressID is only allowed on UpdateOne operations")
+		return v, errors.New("OldOwnerID is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAddressID requires an ID field in the mutation")
+		return v, errors.New("OldOwnerID requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAddressID: %w", err)
+		return v, fmt.Errorf("querying old value for OldOwnerID: %w", err)
 	}
-	return oldValue.AddressID, nil
+	return oldValue.OwnerID, nil
 }
 
-// ResetAddressID resets all changes to the "address_id" field.
-func (m *NotificationMutation) ResetAddressID() {
-	m.address = nil
+// AddOwnerID adds i to the "owner_id" field.
+func (m *NotificationMutation) AddOwnerID(i int64) {
+	if m.addowner_id != nil {
+		*m.addowner_id += i
+	} else {
+		m.addowner_id = &i
+	}
 }
 
-// SetPaymentID sets the "payment_id" field.
-func (m *NotificationMutation) SetPaymentID(i int64) {
-	m.payment = &i
-}
-
-// PaymentID returns the value of the "payment_id" field in the mutation.
-func (m *NotificationMutation) PaymentID() (r int64, exists bool) {
-	v := m.payment
+// AddedOwnerID returns the value that was added to the "owner_id" field in this mutation.
+func (m *NotificationMutation) AddedOwnerID() (r int64, exists bool) {
+	v := m.addowner_id
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldPaymentID returns the old "payment_id" field's value of the Notification entity.
+// ResetOwnerID resets all changes to the "owner_id" field.
+func (m *NotificationMutation) ResetOwnerID() {
+	m.owner_id = nil
+	m.addowner_id = nil
+}
+
+// SetService sets the "service" field.
+func (m *NotificationMutation) SetService(s string) {
+	m.service = &s
+}
+
+// Service returns the value of the "service" field in the mutation.
+func (m *NotificationMutation) Service() (r string, exists bool) {
+	v := m.service
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldService returns the old "service" field's value of the Notification entity.
 // If the Notification object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldPaymentID(ctx context.Context) (v *int64, err error) {
+func (m *NotificationMutation) OldService(ctx context.Context) (v string, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPaymentID is only allowed on UpdateOne operations")
+		return v, errors.New("OldService is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPaymentID requires an ID field in the mutation")
+		return v, errors.New("OldService requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPaymentID: %w", err)
+		return v, fmt.Errorf("querying old value for OldService: %w", err)
 	}
-	return oldValue.PaymentID, nil
+	return oldValue.Service, nil
 }
 
-// ClearPaymentID clears the value of the "payment_id" field.
-func (m *NotificationMutation) ClearPaymentID() {
-	m.payment = nil
-	m.clearedFields[notification.FieldPaymentID] = struct{}{}
+// ResetService resets all changes to the "service" field.
+func (m *NotificationMutation) ResetService() {
+	m.service = nil
 }
 
-// PaymentIDCleared returns if the "payment_id" field was cleared in this mutation.
-func (m *NotificationMutation) PaymentIDCleared() bool {
-	_, ok := m.clearedFields[notification.FieldPaymentID]
+// SetEvent sets the "event" field.
+func (m *NotificationMutation) SetEvent(s string) {
+	m.event = &s
+}
+
+// Event returns the value of the "event" field in the mutation.
+func (m *NotificationMutation) Event() (r string, exists bool) {
+	v := m.event
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEvent returns the old "event" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldEvent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEvent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEvent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEvent: %w", err)
+	}
+	return oldValue.Event, nil
+}
+
+// ResetEvent resets all changes to the "event" field.
+func (m *NotificationMutation) ResetEvent() {
+	m.event = nil
+}
+
+// SetSubject sets the "subject" field.
+func (m *NotificationMutation) SetSubject(s string) {
+	m.subject = &s
+}
+
+// Subject returns the value of the "subject" field in the mutation.
+func (m *NotificationMutation) Subject() (r string, exists bool) {
+	v := m.subject
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubject returns the old "subject" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldSubject(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubject requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
+	}
+	return oldValue.Subject, nil
+}
+
+// ResetSubject resets all changes to the "subject" field.
+func (m *NotificationMutation) ResetSubject() {
+	m.subject = nil
+}
+
+// SetTopic sets the "topic" field.
+func (m *NotificationMutation) SetTopic(s string) {
+	m.topic = &s
+}
+
+// Topic returns the value of the "topic" field in the mutation.
+func (m *NotificationMutation) Topic() (r string, exists bool) {
+	v := m.topic
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTopic returns the old "topic" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldTopic(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTopic is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTopic requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTopic: %w", err)
+	}
+	return oldValue.Topic, nil
+}
+
+// ResetTopic resets all changes to the "topic" field.
+func (m *NotificationMutation) ResetTopic() {
+	m.topic = nil
+}
+
+// SetSequence sets the "sequence" field.
+func (m *NotificationMutation) SetSequence(s string) {
+	m.sequence = &s
+}
+
+// Sequence returns the value of the "sequence" field in the mutation.
+func (m *NotificationMutation) Sequence() (r string, exists bool) {
+	v := m.sequence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSequence returns the old "sequence" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldSequence(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSequence is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSequence requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSequence: %w", err)
+	}
+	return oldValue.Sequence, nil
+}
+
+// ClearSequence clears the value of the "sequence" field.
+func (m *NotificationMutation) ClearSequence() {
+	m.sequence = nil
+	m.clearedFields[notification.FieldSequence] = struct{}{}
+}
+
+// SequenceCleared returns if the "sequence" field was cleared in this mutation.
+func (m *NotificationMutation) SequenceCleared() bool {
+	_, ok := m.clearedFields[notification.FieldSequence]
 	return ok
 }
 
-// ResetPaymentID resets all changes to the "payment_id" field.
-func (m *NotificationMutation) ResetPaymentID() {
-	m.payment = nil
-	delete(m.clearedFields, notification.FieldPaymentID)
-}
-
-// SetAPIKeyID sets the "api_key_id" field.
-func (m *NotificationMutation) SetAPIKeyID(i int64) {
-	m.api_key = &i
-}
-
-// APIKeyID returns the value of the "api_key_id" field in the mutation.
-func (m *NotificationMutation) APIKeyID() (r int64, exists bool) {
-	v := m.api_key
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldAPIKeyID returns the old "api_key_id" field's value of the Notification entity.
-// If the Notification object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
-	}
-	return oldValue.APIKeyID, nil
-}
-
-// ResetAPIKeyID resets all changes to the "api_key_id" field.
-func (m *NotificationMutation) ResetAPIKeyID() {
-	m.api_key = nil
-}
-
-// SetTicker sets the "ticker" field.
-func (m *NotificationMutation) SetTicker(s string) {
-	m.ticker = &s
-}
-
-// Ticker returns the value of the "ticker" field in the mutation.
-func (m *NotificationMutation) Ticker() (r string, exists bool) {
-	v := m.ticker
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldTicker returns the old "ticker" field's value of the Notification entity.
-// If the Notification object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldTicker(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTicker requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
-	}
-	return oldValue.Ticker, nil
-}
-
-// ResetTicker resets all changes to the "ticker" field.
-func (m *NotificationMutation) ResetTicker() {
-	m.ticker = nil
-}
-
-// SetAddressIn sets the "address_in" field.
-func (m *NotificationMutation) SetAddressIn(s string) {
-	m.address_in = &s
-}
-
-// AddressIn returns the value of the "address_in" field in the mutation.
-func (m *NotificationMutation) AddressIn() (r string, exists bool) {
-	v := m.address_in
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldAddressIn returns the old "address_in" field's value of the Notification entity.
-// If the Notification object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldAddressIn(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldAddressIn is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldAddressIn requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldAddressIn: %w", err)
-	}
-	return oldValue.AddressIn, nil
-}
-
-// ResetAddressIn resets all changes to the "address_in" field.
-func (m *NotificationMutation) ResetAddressIn() {
-	m.address_in = nil
+// ResetSequence resets all changes to the "sequence" field.
+func (m *NotificationMutation) ResetSequence() {
+	m.sequence = nil
+	delete(m.clearedFields, notification.FieldSequence)
 }
 
 // SetHost sets the "host" field.
@@ -6618,42 +7151,6 @@ func (m *NotificationMutation) OldHost(ctx context.Context) (v string, err error
 // ResetHost resets all changes to the "host" field.
 func (m *NotificationMutation) ResetHost() {
 	m.host = nil
-}
-
-// SetPaymentStatus sets the "payment_status" field.
-func (m *NotificationMutation) SetPaymentStatus(s string) {
-	m.payment_status = &s
-}
-
-// PaymentStatus returns the value of the "payment_status" field in the mutation.
-func (m *NotificationMutation) PaymentStatus() (r string, exists bool) {
-	v := m.payment_status
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldPaymentStatus returns the old "payment_status" field's value of the Notification entity.
-// If the Notification object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *NotificationMutation) OldPaymentStatus(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldPaymentStatus is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldPaymentStatus requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldPaymentStatus: %w", err)
-	}
-	return oldValue.PaymentStatus, nil
-}
-
-// ResetPaymentStatus resets all changes to the "payment_status" field.
-func (m *NotificationMutation) ResetPaymentStatus() {
-	m.payment_status = nil
 }
 
 // SetMethod sets the "method" field.
@@ -6834,6 +7331,42 @@ func (m *NotificationMutation) OldSignatureScheme(ctx context.Context) (v string
 // ResetSignatureScheme resets all changes to the "signature_scheme" field.
 func (m *NotificationMutation) ResetSignatureScheme() {
 	m.signature_scheme = nil
+}
+
+// SetSigningKey sets the "signing_key" field.
+func (m *NotificationMutation) SetSigningKey(s string) {
+	m.signing_key = &s
+}
+
+// SigningKey returns the value of the "signing_key" field in the mutation.
+func (m *NotificationMutation) SigningKey() (r string, exists bool) {
+	v := m.signing_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSigningKey returns the old "signing_key" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldSigningKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSigningKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSigningKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSigningKey: %w", err)
+	}
+	return oldValue.SigningKey, nil
+}
+
+// ResetSigningKey resets all changes to the "signing_key" field.
+func (m *NotificationMutation) ResetSigningKey() {
+	m.signing_key = nil
 }
 
 // SetSignature sets the "signature" field.
@@ -7147,87 +7680,6 @@ func (m *NotificationMutation) ResetLeaseOwner() {
 	delete(m.clearedFields, notification.FieldLeaseOwner)
 }
 
-// ClearAddress clears the "address" edge to the Address entity.
-func (m *NotificationMutation) ClearAddress() {
-	m.clearedaddress = true
-	m.clearedFields[notification.FieldAddressID] = struct{}{}
-}
-
-// AddressCleared reports if the "address" edge to the Address entity was cleared.
-func (m *NotificationMutation) AddressCleared() bool {
-	return m.clearedaddress
-}
-
-// AddressIDs returns the "address" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// AddressID instead. It exists only for internal usage by the builders.
-func (m *NotificationMutation) AddressIDs() (ids []int64) {
-	if id := m.address; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetAddress resets all changes to the "address" edge.
-func (m *NotificationMutation) ResetAddress() {
-	m.address = nil
-	m.clearedaddress = false
-}
-
-// ClearPayment clears the "payment" edge to the Payment entity.
-func (m *NotificationMutation) ClearPayment() {
-	m.clearedpayment = true
-	m.clearedFields[notification.FieldPaymentID] = struct{}{}
-}
-
-// PaymentCleared reports if the "payment" edge to the Payment entity was cleared.
-func (m *NotificationMutation) PaymentCleared() bool {
-	return m.PaymentIDCleared() || m.clearedpayment
-}
-
-// PaymentIDs returns the "payment" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// PaymentID instead. It exists only for internal usage by the builders.
-func (m *NotificationMutation) PaymentIDs() (ids []int64) {
-	if id := m.payment; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetPayment resets all changes to the "payment" edge.
-func (m *NotificationMutation) ResetPayment() {
-	m.payment = nil
-	m.clearedpayment = false
-}
-
-// ClearAPIKey clears the "api_key" edge to the APIKey entity.
-func (m *NotificationMutation) ClearAPIKey() {
-	m.clearedapi_key = true
-	m.clearedFields[notification.FieldAPIKeyID] = struct{}{}
-}
-
-// APIKeyCleared reports if the "api_key" edge to the APIKey entity was cleared.
-func (m *NotificationMutation) APIKeyCleared() bool {
-	return m.clearedapi_key
-}
-
-// APIKeyIDs returns the "api_key" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// APIKeyID instead. It exists only for internal usage by the builders.
-func (m *NotificationMutation) APIKeyIDs() (ids []int64) {
-	if id := m.api_key; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetAPIKey resets all changes to the "api_key" edge.
-func (m *NotificationMutation) ResetAPIKey() {
-	m.api_key = nil
-	m.clearedapi_key = false
-}
-
 // AddDeliveryAttemptIDs adds the "delivery_attempts" edge to the DeliveryAttempt entity by ids.
 func (m *NotificationMutation) AddDeliveryAttemptIDs(ids ...int64) {
 	if m.delivery_attempts == nil {
@@ -7370,7 +7822,7 @@ func (m *NotificationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NotificationMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.created_at != nil {
 		fields = append(fields, notification.FieldCreatedAt)
 	}
@@ -7380,26 +7832,26 @@ func (m *NotificationMutation) Fields() []string {
 	if m.uuid != nil {
 		fields = append(fields, notification.FieldUUID)
 	}
-	if m.address != nil {
-		fields = append(fields, notification.FieldAddressID)
+	if m.owner_id != nil {
+		fields = append(fields, notification.FieldOwnerID)
 	}
-	if m.payment != nil {
-		fields = append(fields, notification.FieldPaymentID)
+	if m.service != nil {
+		fields = append(fields, notification.FieldService)
 	}
-	if m.api_key != nil {
-		fields = append(fields, notification.FieldAPIKeyID)
+	if m.event != nil {
+		fields = append(fields, notification.FieldEvent)
 	}
-	if m.ticker != nil {
-		fields = append(fields, notification.FieldTicker)
+	if m.subject != nil {
+		fields = append(fields, notification.FieldSubject)
 	}
-	if m.address_in != nil {
-		fields = append(fields, notification.FieldAddressIn)
+	if m.topic != nil {
+		fields = append(fields, notification.FieldTopic)
+	}
+	if m.sequence != nil {
+		fields = append(fields, notification.FieldSequence)
 	}
 	if m.host != nil {
 		fields = append(fields, notification.FieldHost)
-	}
-	if m.payment_status != nil {
-		fields = append(fields, notification.FieldPaymentStatus)
 	}
 	if m.method != nil {
 		fields = append(fields, notification.FieldMethod)
@@ -7415,6 +7867,9 @@ func (m *NotificationMutation) Fields() []string {
 	}
 	if m.signature_scheme != nil {
 		fields = append(fields, notification.FieldSignatureScheme)
+	}
+	if m.signing_key != nil {
+		fields = append(fields, notification.FieldSigningKey)
 	}
 	if m.signature != nil {
 		fields = append(fields, notification.FieldSignature)
@@ -7451,20 +7906,20 @@ func (m *NotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case notification.FieldUUID:
 		return m.UUID()
-	case notification.FieldAddressID:
-		return m.AddressID()
-	case notification.FieldPaymentID:
-		return m.PaymentID()
-	case notification.FieldAPIKeyID:
-		return m.APIKeyID()
-	case notification.FieldTicker:
-		return m.Ticker()
-	case notification.FieldAddressIn:
-		return m.AddressIn()
+	case notification.FieldOwnerID:
+		return m.OwnerID()
+	case notification.FieldService:
+		return m.Service()
+	case notification.FieldEvent:
+		return m.Event()
+	case notification.FieldSubject:
+		return m.Subject()
+	case notification.FieldTopic:
+		return m.Topic()
+	case notification.FieldSequence:
+		return m.Sequence()
 	case notification.FieldHost:
 		return m.Host()
-	case notification.FieldPaymentStatus:
-		return m.PaymentStatus()
 	case notification.FieldMethod:
 		return m.Method()
 	case notification.FieldURL:
@@ -7475,6 +7930,8 @@ func (m *NotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.ContentType()
 	case notification.FieldSignatureScheme:
 		return m.SignatureScheme()
+	case notification.FieldSigningKey:
+		return m.SigningKey()
 	case notification.FieldSignature:
 		return m.Signature()
 	case notification.FieldStatus:
@@ -7504,20 +7961,20 @@ func (m *NotificationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldUpdatedAt(ctx)
 	case notification.FieldUUID:
 		return m.OldUUID(ctx)
-	case notification.FieldAddressID:
-		return m.OldAddressID(ctx)
-	case notification.FieldPaymentID:
-		return m.OldPaymentID(ctx)
-	case notification.FieldAPIKeyID:
-		return m.OldAPIKeyID(ctx)
-	case notification.FieldTicker:
-		return m.OldTicker(ctx)
-	case notification.FieldAddressIn:
-		return m.OldAddressIn(ctx)
+	case notification.FieldOwnerID:
+		return m.OldOwnerID(ctx)
+	case notification.FieldService:
+		return m.OldService(ctx)
+	case notification.FieldEvent:
+		return m.OldEvent(ctx)
+	case notification.FieldSubject:
+		return m.OldSubject(ctx)
+	case notification.FieldTopic:
+		return m.OldTopic(ctx)
+	case notification.FieldSequence:
+		return m.OldSequence(ctx)
 	case notification.FieldHost:
 		return m.OldHost(ctx)
-	case notification.FieldPaymentStatus:
-		return m.OldPaymentStatus(ctx)
 	case notification.FieldMethod:
 		return m.OldMethod(ctx)
 	case notification.FieldURL:
@@ -7528,6 +7985,8 @@ func (m *NotificationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldContentType(ctx)
 	case notification.FieldSignatureScheme:
 		return m.OldSignatureScheme(ctx)
+	case notification.FieldSigningKey:
+		return m.OldSigningKey(ctx)
 	case notification.FieldSignature:
 		return m.OldSignature(ctx)
 	case notification.FieldStatus:
@@ -7572,40 +8031,47 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetUUID(v)
 		return nil
-	case notification.FieldAddressID:
+	case notification.FieldOwnerID:
 		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetAddressID(v)
+		m.SetOwnerID(v)
 		return nil
-	case notification.FieldPaymentID:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPaymentID(v)
-		return nil
-	case notification.FieldAPIKeyID:
-		v, ok := value.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetAPIKeyID(v)
-		return nil
-	case notification.FieldTicker:
+	case notification.FieldService:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetTicker(v)
+		m.SetService(v)
 		return nil
-	case notification.FieldAddressIn:
+	case notification.FieldEvent:
 		v, ok := value.(string)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetAddressIn(v)
+		m.SetEvent(v)
+		return nil
+	case notification.FieldSubject:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubject(v)
+		return nil
+	case notification.FieldTopic:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTopic(v)
+		return nil
+	case notification.FieldSequence:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSequence(v)
 		return nil
 	case notification.FieldHost:
 		v, ok := value.(string)
@@ -7613,13 +8079,6 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetHost(v)
-		return nil
-	case notification.FieldPaymentStatus:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetPaymentStatus(v)
 		return nil
 	case notification.FieldMethod:
 		v, ok := value.(string)
@@ -7655,6 +8114,13 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSignatureScheme(v)
+		return nil
+	case notification.FieldSigningKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSigningKey(v)
 		return nil
 	case notification.FieldSignature:
 		v, ok := value.(string)
@@ -7713,6 +8179,9 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *NotificationMutation) AddedFields() []string {
 	var fields []string
+	if m.addowner_id != nil {
+		fields = append(fields, notification.FieldOwnerID)
+	}
 	if m.addattempts != nil {
 		fields = append(fields, notification.FieldAttempts)
 	}
@@ -7724,6 +8193,8 @@ func (m *NotificationMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *NotificationMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case notification.FieldOwnerID:
+		return m.AddedOwnerID()
 	case notification.FieldAttempts:
 		return m.AddedAttempts()
 	}
@@ -7735,6 +8206,13 @@ func (m *NotificationMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *NotificationMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case notification.FieldOwnerID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOwnerID(v)
+		return nil
 	case notification.FieldAttempts:
 		v, ok := value.(int)
 		if !ok {
@@ -7750,8 +8228,8 @@ func (m *NotificationMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *NotificationMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(notification.FieldPaymentID) {
-		fields = append(fields, notification.FieldPaymentID)
+	if m.FieldCleared(notification.FieldSequence) {
+		fields = append(fields, notification.FieldSequence)
 	}
 	if m.FieldCleared(notification.FieldNextAttemptAt) {
 		fields = append(fields, notification.FieldNextAttemptAt)
@@ -7776,8 +8254,8 @@ func (m *NotificationMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *NotificationMutation) ClearField(name string) error {
 	switch name {
-	case notification.FieldPaymentID:
-		m.ClearPaymentID()
+	case notification.FieldSequence:
+		m.ClearSequence()
 		return nil
 	case notification.FieldNextAttemptAt:
 		m.ClearNextAttemptAt()
@@ -7805,26 +8283,26 @@ func (m *NotificationMutation) ResetField(name string) error {
 	case notification.FieldUUID:
 		m.ResetUUID()
 		return nil
-	case notification.FieldAddressID:
-		m.ResetAddressID()
+	case notification.FieldOwnerID:
+		m.ResetOwnerID()
 		return nil
-	case notification.FieldPaymentID:
-		m.ResetPaymentID()
+	case notification.FieldService:
+		m.ResetService()
 		return nil
-	case notification.FieldAPIKeyID:
-		m.ResetAPIKeyID()
+	case notification.FieldEvent:
+		m.ResetEvent()
 		return nil
-	case notification.FieldTicker:
-		m.ResetTicker()
+	case notification.FieldSubject:
+		m.ResetSubject()
 		return nil
-	case notification.FieldAddressIn:
-		m.ResetAddressIn()
+	case notification.FieldTopic:
+		m.ResetTopic()
+		return nil
+	case notification.FieldSequence:
+		m.ResetSequence()
 		return nil
 	case notification.FieldHost:
 		m.ResetHost()
-		return nil
-	case notification.FieldPaymentStatus:
-		m.ResetPaymentStatus()
 		return nil
 	case notification.FieldMethod:
 		m.ResetMethod()
@@ -7840,6 +8318,9 @@ func (m *NotificationMutation) ResetField(name string) error {
 		return nil
 	case notification.FieldSignatureScheme:
 		m.ResetSignatureScheme()
+		return nil
+	case notification.FieldSigningKey:
+		m.ResetSigningKey()
 		return nil
 	case notification.FieldSignature:
 		m.ResetSignature()
@@ -7868,16 +8349,7 @@ func (m *NotificationMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *NotificationMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
-	if m.address != nil {
-		edges = append(edges, notification.EdgeAddress)
-	}
-	if m.payment != nil {
-		edges = append(edges, notification.EdgePayment)
-	}
-	if m.api_key != nil {
-		edges = append(edges, notification.EdgeAPIKey)
-	}
+	edges := make([]string, 0, 2)
 	if m.delivery_attempts != nil {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
 	}
@@ -7891,18 +8363,6 @@ func (m *NotificationMutation) AddedEdges() []string {
 // name in this mutation.
 func (m *NotificationMutation) AddedIDs(name string) []ent.Value {
 	switch name {
-	case notification.EdgeAddress:
-		if id := m.address; id != nil {
-			return []ent.Value{*id}
-		}
-	case notification.EdgePayment:
-		if id := m.payment; id != nil {
-			return []ent.Value{*id}
-		}
-	case notification.EdgeAPIKey:
-		if id := m.api_key; id != nil {
-			return []ent.Value{*id}
-		}
 	case notification.EdgeDeliveryAttempts:
 		ids := make([]ent.Value, 0, len(m.delivery_attempts))
 		for id := range m.delivery_attempts {
@@ -7921,7 +8381,7 @@ func (m *NotificationMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *NotificationMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 2)
 	if m.removeddelivery_attempts != nil {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
 	}
@@ -7953,16 +8413,7 @@ func (m *NotificationMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *NotificationMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
-	if m.clearedaddress {
-		edges = append(edges, notification.EdgeAddress)
-	}
-	if m.clearedpayment {
-		edges = append(edges, notification.EdgePayment)
-	}
-	if m.clearedapi_key {
-		edges = append(edges, notification.EdgeAPIKey)
-	}
+	edges := make([]string, 0, 2)
 	if m.cleareddelivery_attempts {
 		edges = append(edges, notification.EdgeDeliveryAttempts)
 	}
@@ -7976,12 +8427,6 @@ func (m *NotificationMutation) ClearedEdges() []string {
 // was cleared in this mutation.
 func (m *NotificationMutation) EdgeCleared(name string) bool {
 	switch name {
-	case notification.EdgeAddress:
-		return m.clearedaddress
-	case notification.EdgePayment:
-		return m.clearedpayment
-	case notification.EdgeAPIKey:
-		return m.clearedapi_key
 	case notification.EdgeDeliveryAttempts:
 		return m.cleareddelivery_attempts
 	case notification.EdgeEvents:
@@ -7994,15 +8439,6 @@ func (m *NotificationMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *NotificationMutation) ClearEdge(name string) error {
 	switch name {
-	case notification.EdgeAddress:
-		m.ClearAddress()
-		return nil
-	case notification.EdgePayment:
-		m.ClearPayment()
-		return nil
-	case notification.EdgeAPIKey:
-		m.ClearAPIKey()
-		return nil
 	}
 	return fmt.Errorf("unknown Notification unique edge %s", name)
 }
@@ -8011,15 +8447,6 @@ func (m *NotificationMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *NotificationMutation) ResetEdge(name string) error {
 	switch name {
-	case notification.EdgeAddress:
-		m.ResetAddress()
-		return nil
-	case notification.EdgePayment:
-		m.ResetPayment()
-		return nil
-	case notification.EdgeAPIKey:
-		m.ResetAPIKey()
-		return nil
 	case notification.EdgeDeliveryAttempts:
 		m.ResetDeliveryAttempts()
 		return nil
@@ -8058,9 +8485,6 @@ type PaymentMutation struct {
 	clearedaddress       bool
 	api_key              *int64
 	clearedapi_key       bool
-	notifications        map[int64]struct{}
-	removednotifications map[int64]struct{}
-	clearednotifications bool
 	forward              *int64
 	clearedforward       bool
 	done                 bool
@@ -8956,60 +9380,6 @@ func (m *PaymentMutation) ResetAPIKey() {
 	m.clearedapi_key = false
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by ids.
-func (m *PaymentMutation) AddNotificationIDs(ids ...int64) {
-	if m.notifications == nil {
-		m.notifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		m.notifications[ids[i]] = struct{}{}
-	}
-}
-
-// ClearNotifications clears the "notifications" edge to the Notification entity.
-func (m *PaymentMutation) ClearNotifications() {
-	m.clearednotifications = true
-}
-
-// NotificationsCleared reports if the "notifications" edge to the Notification entity was cleared.
-func (m *PaymentMutation) NotificationsCleared() bool {
-	return m.clearednotifications
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to the Notification entity by IDs.
-func (m *PaymentMutation) RemoveNotificationIDs(ids ...int64) {
-	if m.removednotifications == nil {
-		m.removednotifications = make(map[int64]struct{})
-	}
-	for i := range ids {
-		delete(m.notifications, ids[i])
-		m.removednotifications[ids[i]] = struct{}{}
-	}
-}
-
-// RemovedNotifications returns the removed IDs of the "notifications" edge to the Notification entity.
-func (m *PaymentMutation) RemovedNotificationsIDs() (ids []int64) {
-	for id := range m.removednotifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// NotificationsIDs returns the "notifications" edge IDs in the mutation.
-func (m *PaymentMutation) NotificationsIDs() (ids []int64) {
-	for id := range m.notifications {
-		ids = append(ids, id)
-	}
-	return
-}
-
-// ResetNotifications resets all changes to the "notifications" edge.
-func (m *PaymentMutation) ResetNotifications() {
-	m.notifications = nil
-	m.clearednotifications = false
-	m.removednotifications = nil
-}
-
 // SetForwardID sets the "forward" edge to the Forward entity by id.
 func (m *PaymentMutation) SetForwardID(id int64) {
 	m.forward = &id
@@ -9520,15 +9890,12 @@ func (m *PaymentMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *PaymentMutation) AddedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 3)
 	if m.address != nil {
 		edges = append(edges, payment.EdgeAddress)
 	}
 	if m.api_key != nil {
 		edges = append(edges, payment.EdgeAPIKey)
-	}
-	if m.notifications != nil {
-		edges = append(edges, payment.EdgeNotifications)
 	}
 	if m.forward != nil {
 		edges = append(edges, payment.EdgeForward)
@@ -9548,12 +9915,6 @@ func (m *PaymentMutation) AddedIDs(name string) []ent.Value {
 		if id := m.api_key; id != nil {
 			return []ent.Value{*id}
 		}
-	case payment.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.notifications))
-		for id := range m.notifications {
-			ids = append(ids, id)
-		}
-		return ids
 	case payment.EdgeForward:
 		if id := m.forward; id != nil {
 			return []ent.Value{*id}
@@ -9564,38 +9925,24 @@ func (m *PaymentMutation) AddedIDs(name string) []ent.Value {
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *PaymentMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 4)
-	if m.removednotifications != nil {
-		edges = append(edges, payment.EdgeNotifications)
-	}
+	edges := make([]string, 0, 3)
 	return edges
 }
 
 // RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
 // the given name in this mutation.
 func (m *PaymentMutation) RemovedIDs(name string) []ent.Value {
-	switch name {
-	case payment.EdgeNotifications:
-		ids := make([]ent.Value, 0, len(m.removednotifications))
-		for id := range m.removednotifications {
-			ids = append(ids, id)
-		}
-		return ids
-	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *PaymentMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 4)
+	edges := make([]string, 0, 3)
 	if m.clearedaddress {
 		edges = append(edges, payment.EdgeAddress)
 	}
 	if m.clearedapi_key {
 		edges = append(edges, payment.EdgeAPIKey)
-	}
-	if m.clearednotifications {
-		edges = append(edges, payment.EdgeNotifications)
 	}
 	if m.clearedforward {
 		edges = append(edges, payment.EdgeForward)
@@ -9611,8 +9958,6 @@ func (m *PaymentMutation) EdgeCleared(name string) bool {
 		return m.clearedaddress
 	case payment.EdgeAPIKey:
 		return m.clearedapi_key
-	case payment.EdgeNotifications:
-		return m.clearednotifications
 	case payment.EdgeForward:
 		return m.clearedforward
 	}
@@ -9646,14 +9991,778 @@ func (m *PaymentMutation) ResetEdge(name string) error {
 	case payment.EdgeAPIKey:
 		m.ResetAPIKey()
 		return nil
-	case payment.EdgeNotifications:
-		m.ResetNotifications()
-		return nil
 	case payment.EdgeForward:
 		m.ResetForward()
 		return nil
 	}
 	return fmt.Errorf("unknown Payment edge %s", name)
+}
+
+// PayoutRequestMutation represents an operation that mutates the PayoutRequest nodes in the graph.
+type PayoutRequestMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int64
+	created_at     *time.Time
+	updated_at     *time.Time
+	uuid           *string
+	ticker         *string
+	address        *string
+	value          *decimal.Decimal
+	status         *payoutrequest.Status
+	clearedFields  map[string]struct{}
+	api_key        *int64
+	clearedapi_key bool
+	done           bool
+	oldValue       func(context.Context) (*PayoutRequest, error)
+	predicates     []predicate.PayoutRequest
+}
+
+var _ ent.Mutation = (*PayoutRequestMutation)(nil)
+
+// payoutrequestOption allows management of the mutation configuration using functional options.
+type payoutrequestOption func(*PayoutRequestMutation)
+
+// newPayoutRequestMutation creates new mutation for the PayoutRequest entity.
+func newPayoutRequestMutation(c config, op Op, opts ...payoutrequestOption) *PayoutRequestMutation {
+	m := &PayoutRequestMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePayoutRequest,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPayoutRequestID sets the ID field of the mutation.
+func withPayoutRequestID(id int64) payoutrequestOption {
+	return func(m *PayoutRequestMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PayoutRequest
+		)
+		m.oldValue = func(ctx context.Context) (*PayoutRequest, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PayoutRequest.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPayoutRequest sets the old PayoutRequest of the mutation.
+func withPayoutRequest(node *PayoutRequest) payoutrequestOption {
+	return func(m *PayoutRequestMutation) {
+		m.oldValue = func(context.Context) (*PayoutRequest, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PayoutRequestMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PayoutRequestMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of PayoutRequest entities.
+func (m *PayoutRequestMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PayoutRequestMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PayoutRequestMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PayoutRequest.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PayoutRequestMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PayoutRequestMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PayoutRequestMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PayoutRequestMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PayoutRequestMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PayoutRequestMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (m *PayoutRequestMutation) SetAPIKeyID(i int64) {
+	m.api_key = &i
+}
+
+// APIKeyID returns the value of the "api_key_id" field in the mutation.
+func (m *PayoutRequestMutation) APIKeyID() (r int64, exists bool) {
+	v := m.api_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIKeyID returns the old "api_key_id" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+	}
+	return oldValue.APIKeyID, nil
+}
+
+// ResetAPIKeyID resets all changes to the "api_key_id" field.
+func (m *PayoutRequestMutation) ResetAPIKeyID() {
+	m.api_key = nil
+}
+
+// SetUUID sets the "uuid" field.
+func (m *PayoutRequestMutation) SetUUID(s string) {
+	m.uuid = &s
+}
+
+// UUID returns the value of the "uuid" field in the mutation.
+func (m *PayoutRequestMutation) UUID() (r string, exists bool) {
+	v := m.uuid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUUID returns the old "uuid" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldUUID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUUID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUUID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUUID: %w", err)
+	}
+	return oldValue.UUID, nil
+}
+
+// ResetUUID resets all changes to the "uuid" field.
+func (m *PayoutRequestMutation) ResetUUID() {
+	m.uuid = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *PayoutRequestMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *PayoutRequestMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *PayoutRequestMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetAddress sets the "address" field.
+func (m *PayoutRequestMutation) SetAddress(s string) {
+	m.address = &s
+}
+
+// Address returns the value of the "address" field in the mutation.
+func (m *PayoutRequestMutation) Address() (r string, exists bool) {
+	v := m.address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddress returns the old "address" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddress: %w", err)
+	}
+	return oldValue.Address, nil
+}
+
+// ResetAddress resets all changes to the "address" field.
+func (m *PayoutRequestMutation) ResetAddress() {
+	m.address = nil
+}
+
+// SetValue sets the "value" field.
+func (m *PayoutRequestMutation) SetValue(d decimal.Decimal) {
+	m.value = &d
+}
+
+// Value returns the value of the "value" field in the mutation.
+func (m *PayoutRequestMutation) Value() (r decimal.Decimal, exists bool) {
+	v := m.value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValue returns the old "value" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldValue(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValue: %w", err)
+	}
+	return oldValue.Value, nil
+}
+
+// ResetValue resets all changes to the "value" field.
+func (m *PayoutRequestMutation) ResetValue() {
+	m.value = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *PayoutRequestMutation) SetStatus(pa payoutrequest.Status) {
+	m.status = &pa
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *PayoutRequestMutation) Status() (r payoutrequest.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldStatus(ctx context.Context) (v payoutrequest.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *PayoutRequestMutation) ResetStatus() {
+	m.status = nil
+}
+
+// ClearAPIKey clears the "api_key" edge to the APIKey entity.
+func (m *PayoutRequestMutation) ClearAPIKey() {
+	m.clearedapi_key = true
+	m.clearedFields[payoutrequest.FieldAPIKeyID] = struct{}{}
+}
+
+// APIKeyCleared reports if the "api_key" edge to the APIKey entity was cleared.
+func (m *PayoutRequestMutation) APIKeyCleared() bool {
+	return m.clearedapi_key
+}
+
+// APIKeyIDs returns the "api_key" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// APIKeyID instead. It exists only for internal usage by the builders.
+func (m *PayoutRequestMutation) APIKeyIDs() (ids []int64) {
+	if id := m.api_key; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAPIKey resets all changes to the "api_key" edge.
+func (m *PayoutRequestMutation) ResetAPIKey() {
+	m.api_key = nil
+	m.clearedapi_key = false
+}
+
+// Where appends a list predicates to the PayoutRequestMutation builder.
+func (m *PayoutRequestMutation) Where(ps ...predicate.PayoutRequest) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PayoutRequestMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PayoutRequestMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PayoutRequest, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PayoutRequestMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PayoutRequestMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PayoutRequest).
+func (m *PayoutRequestMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PayoutRequestMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.created_at != nil {
+		fields = append(fields, payoutrequest.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, payoutrequest.FieldUpdatedAt)
+	}
+	if m.api_key != nil {
+		fields = append(fields, payoutrequest.FieldAPIKeyID)
+	}
+	if m.uuid != nil {
+		fields = append(fields, payoutrequest.FieldUUID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, payoutrequest.FieldTicker)
+	}
+	if m.address != nil {
+		fields = append(fields, payoutrequest.FieldAddress)
+	}
+	if m.value != nil {
+		fields = append(fields, payoutrequest.FieldValue)
+	}
+	if m.status != nil {
+		fields = append(fields, payoutrequest.FieldStatus)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PayoutRequestMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case payoutrequest.FieldCreatedAt:
+		return m.CreatedAt()
+	case payoutrequest.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case payoutrequest.FieldAPIKeyID:
+		return m.APIKeyID()
+	case payoutrequest.FieldUUID:
+		return m.UUID()
+	case payoutrequest.FieldTicker:
+		return m.Ticker()
+	case payoutrequest.FieldAddress:
+		return m.Address()
+	case payoutrequest.FieldValue:
+		return m.Value()
+	case payoutrequest.FieldStatus:
+		return m.Status()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PayoutRequestMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case payoutrequest.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case payoutrequest.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case payoutrequest.FieldAPIKeyID:
+		return m.OldAPIKeyID(ctx)
+	case payoutrequest.FieldUUID:
+		return m.OldUUID(ctx)
+	case payoutrequest.FieldTicker:
+		return m.OldTicker(ctx)
+	case payoutrequest.FieldAddress:
+		return m.OldAddress(ctx)
+	case payoutrequest.FieldValue:
+		return m.OldValue(ctx)
+	case payoutrequest.FieldStatus:
+		return m.OldStatus(ctx)
+	}
+	return nil, fmt.Errorf("unknown PayoutRequest field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PayoutRequestMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case payoutrequest.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case payoutrequest.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case payoutrequest.FieldAPIKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIKeyID(v)
+		return nil
+	case payoutrequest.FieldUUID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUUID(v)
+		return nil
+	case payoutrequest.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case payoutrequest.FieldAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddress(v)
+		return nil
+	case payoutrequest.FieldValue:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValue(v)
+		return nil
+	case payoutrequest.FieldStatus:
+		v, ok := value.(payoutrequest.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PayoutRequest field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PayoutRequestMutation) AddedFields() []string {
+	var fields []string
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PayoutRequestMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PayoutRequestMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown PayoutRequest numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PayoutRequestMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PayoutRequestMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PayoutRequestMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown PayoutRequest nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PayoutRequestMutation) ResetField(name string) error {
+	switch name {
+	case payoutrequest.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case payoutrequest.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case payoutrequest.FieldAPIKeyID:
+		m.ResetAPIKeyID()
+		return nil
+	case payoutrequest.FieldUUID:
+		m.ResetUUID()
+		return nil
+	case payoutrequest.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case payoutrequest.FieldAddress:
+		m.ResetAddress()
+		return nil
+	case payoutrequest.FieldValue:
+		m.ResetValue()
+		return nil
+	case payoutrequest.FieldStatus:
+		m.ResetStatus()
+		return nil
+	}
+	return fmt.Errorf("unknown PayoutRequest field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PayoutRequestMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.api_key != nil {
+		edges = append(edges, payoutrequest.EdgeAPIKey)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PayoutRequestMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case payoutrequest.EdgeAPIKey:
+		if id := m.api_key; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PayoutRequestMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PayoutRequestMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PayoutRequestMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedapi_key {
+		edges = append(edges, payoutrequest.EdgeAPIKey)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PayoutRequestMutation) EdgeCleared(name string) bool {
+	switch name {
+	case payoutrequest.EdgeAPIKey:
+		return m.clearedapi_key
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PayoutRequestMutation) ClearEdge(name string) error {
+	switch name {
+	case payoutrequest.EdgeAPIKey:
+		m.ClearAPIKey()
+		return nil
+	}
+	return fmt.Errorf("unknown PayoutRequest unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PayoutRequestMutation) ResetEdge(name string) error {
+	switch name {
+	case payoutrequest.EdgeAPIKey:
+		m.ResetAPIKey()
+		return nil
+	}
+	return fmt.Errorf("unknown PayoutRequest edge %s", name)
 }
 
 // SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.
@@ -10202,4 +11311,892 @@ func (m *SigningKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SigningKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SigningKey edge %s", name)
+}
+
+// WatchedTransferMutation represents an operation that mutates the WatchedTransfer nodes in the graph.
+type WatchedTransferMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int64
+	ticker          *string
+	address_in      *string
+	txid            *string
+	output_index    *int64
+	addoutput_index *int64
+	value_coin      *decimal.Decimal
+	height          *int64
+	addheight       *int64
+	due             *int64
+	adddue          *int64
+	payment_id      *int64
+	addpayment_id   *int64
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*WatchedTransfer, error)
+	predicates      []predicate.WatchedTransfer
+}
+
+var _ ent.Mutation = (*WatchedTransferMutation)(nil)
+
+// watchedtransferOption allows management of the mutation configuration using functional options.
+type watchedtransferOption func(*WatchedTransferMutation)
+
+// newWatchedTransferMutation creates new mutation for the WatchedTransfer entity.
+func newWatchedTransferMutation(c config, op Op, opts ...watchedtransferOption) *WatchedTransferMutation {
+	m := &WatchedTransferMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWatchedTransfer,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWatchedTransferID sets the ID field of the mutation.
+func withWatchedTransferID(id int64) watchedtransferOption {
+	return func(m *WatchedTransferMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WatchedTransfer
+		)
+		m.oldValue = func(ctx context.Context) (*WatchedTransfer, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WatchedTransfer.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWatchedTransfer sets the old WatchedTransfer of the mutation.
+func withWatchedTransfer(node *WatchedTransfer) watchedtransferOption {
+	return func(m *WatchedTransferMutation) {
+		m.oldValue = func(context.Context) (*WatchedTransfer, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WatchedTransferMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WatchedTransferMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WatchedTransfer entities.
+func (m *WatchedTransferMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WatchedTransferMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WatchedTransferMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WatchedTransfer.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTicker sets the "ticker" field.
+func (m *WatchedTransferMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *WatchedTransferMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *WatchedTransferMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetAddressIn sets the "address_in" field.
+func (m *WatchedTransferMutation) SetAddressIn(s string) {
+	m.address_in = &s
+}
+
+// AddressIn returns the value of the "address_in" field in the mutation.
+func (m *WatchedTransferMutation) AddressIn() (r string, exists bool) {
+	v := m.address_in
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddressIn returns the old "address_in" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldAddressIn(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddressIn is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddressIn requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddressIn: %w", err)
+	}
+	return oldValue.AddressIn, nil
+}
+
+// ResetAddressIn resets all changes to the "address_in" field.
+func (m *WatchedTransferMutation) ResetAddressIn() {
+	m.address_in = nil
+}
+
+// SetTxid sets the "txid" field.
+func (m *WatchedTransferMutation) SetTxid(s string) {
+	m.txid = &s
+}
+
+// Txid returns the value of the "txid" field in the mutation.
+func (m *WatchedTransferMutation) Txid() (r string, exists bool) {
+	v := m.txid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTxid returns the old "txid" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldTxid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTxid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTxid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTxid: %w", err)
+	}
+	return oldValue.Txid, nil
+}
+
+// ResetTxid resets all changes to the "txid" field.
+func (m *WatchedTransferMutation) ResetTxid() {
+	m.txid = nil
+}
+
+// SetOutputIndex sets the "output_index" field.
+func (m *WatchedTransferMutation) SetOutputIndex(i int64) {
+	m.output_index = &i
+	m.addoutput_index = nil
+}
+
+// OutputIndex returns the value of the "output_index" field in the mutation.
+func (m *WatchedTransferMutation) OutputIndex() (r int64, exists bool) {
+	v := m.output_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutputIndex returns the old "output_index" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldOutputIndex(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutputIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutputIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutputIndex: %w", err)
+	}
+	return oldValue.OutputIndex, nil
+}
+
+// AddOutputIndex adds i to the "output_index" field.
+func (m *WatchedTransferMutation) AddOutputIndex(i int64) {
+	if m.addoutput_index != nil {
+		*m.addoutput_index += i
+	} else {
+		m.addoutput_index = &i
+	}
+}
+
+// AddedOutputIndex returns the value that was added to the "output_index" field in this mutation.
+func (m *WatchedTransferMutation) AddedOutputIndex() (r int64, exists bool) {
+	v := m.addoutput_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOutputIndex resets all changes to the "output_index" field.
+func (m *WatchedTransferMutation) ResetOutputIndex() {
+	m.output_index = nil
+	m.addoutput_index = nil
+}
+
+// SetValueCoin sets the "value_coin" field.
+func (m *WatchedTransferMutation) SetValueCoin(d decimal.Decimal) {
+	m.value_coin = &d
+}
+
+// ValueCoin returns the value of the "value_coin" field in the mutation.
+func (m *WatchedTransferMutation) ValueCoin() (r decimal.Decimal, exists bool) {
+	v := m.value_coin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValueCoin returns the old "value_coin" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldValueCoin(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValueCoin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValueCoin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValueCoin: %w", err)
+	}
+	return oldValue.ValueCoin, nil
+}
+
+// ResetValueCoin resets all changes to the "value_coin" field.
+func (m *WatchedTransferMutation) ResetValueCoin() {
+	m.value_coin = nil
+}
+
+// SetHeight sets the "height" field.
+func (m *WatchedTransferMutation) SetHeight(i int64) {
+	m.height = &i
+	m.addheight = nil
+}
+
+// Height returns the value of the "height" field in the mutation.
+func (m *WatchedTransferMutation) Height() (r int64, exists bool) {
+	v := m.height
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHeight returns the old "height" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldHeight(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHeight is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHeight requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHeight: %w", err)
+	}
+	return oldValue.Height, nil
+}
+
+// AddHeight adds i to the "height" field.
+func (m *WatchedTransferMutation) AddHeight(i int64) {
+	if m.addheight != nil {
+		*m.addheight += i
+	} else {
+		m.addheight = &i
+	}
+}
+
+// AddedHeight returns the value that was added to the "height" field in this mutation.
+func (m *WatchedTransferMutation) AddedHeight() (r int64, exists bool) {
+	v := m.addheight
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetHeight resets all changes to the "height" field.
+func (m *WatchedTransferMutation) ResetHeight() {
+	m.height = nil
+	m.addheight = nil
+}
+
+// SetDue sets the "due" field.
+func (m *WatchedTransferMutation) SetDue(i int64) {
+	m.due = &i
+	m.adddue = nil
+}
+
+// Due returns the value of the "due" field in the mutation.
+func (m *WatchedTransferMutation) Due() (r int64, exists bool) {
+	v := m.due
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDue returns the old "due" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldDue(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDue: %w", err)
+	}
+	return oldValue.Due, nil
+}
+
+// AddDue adds i to the "due" field.
+func (m *WatchedTransferMutation) AddDue(i int64) {
+	if m.adddue != nil {
+		*m.adddue += i
+	} else {
+		m.adddue = &i
+	}
+}
+
+// AddedDue returns the value that was added to the "due" field in this mutation.
+func (m *WatchedTransferMutation) AddedDue() (r int64, exists bool) {
+	v := m.adddue
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearDue clears the value of the "due" field.
+func (m *WatchedTransferMutation) ClearDue() {
+	m.due = nil
+	m.adddue = nil
+	m.clearedFields[watchedtransfer.FieldDue] = struct{}{}
+}
+
+// DueCleared returns if the "due" field was cleared in this mutation.
+func (m *WatchedTransferMutation) DueCleared() bool {
+	_, ok := m.clearedFields[watchedtransfer.FieldDue]
+	return ok
+}
+
+// ResetDue resets all changes to the "due" field.
+func (m *WatchedTransferMutation) ResetDue() {
+	m.due = nil
+	m.adddue = nil
+	delete(m.clearedFields, watchedtransfer.FieldDue)
+}
+
+// SetPaymentID sets the "payment_id" field.
+func (m *WatchedTransferMutation) SetPaymentID(i int64) {
+	m.payment_id = &i
+	m.addpayment_id = nil
+}
+
+// PaymentID returns the value of the "payment_id" field in the mutation.
+func (m *WatchedTransferMutation) PaymentID() (r int64, exists bool) {
+	v := m.payment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaymentID returns the old "payment_id" field's value of the WatchedTransfer entity.
+// If the WatchedTransfer object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchedTransferMutation) OldPaymentID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaymentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaymentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaymentID: %w", err)
+	}
+	return oldValue.PaymentID, nil
+}
+
+// AddPaymentID adds i to the "payment_id" field.
+func (m *WatchedTransferMutation) AddPaymentID(i int64) {
+	if m.addpayment_id != nil {
+		*m.addpayment_id += i
+	} else {
+		m.addpayment_id = &i
+	}
+}
+
+// AddedPaymentID returns the value that was added to the "payment_id" field in this mutation.
+func (m *WatchedTransferMutation) AddedPaymentID() (r int64, exists bool) {
+	v := m.addpayment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPaymentID clears the value of the "payment_id" field.
+func (m *WatchedTransferMutation) ClearPaymentID() {
+	m.payment_id = nil
+	m.addpayment_id = nil
+	m.clearedFields[watchedtransfer.FieldPaymentID] = struct{}{}
+}
+
+// PaymentIDCleared returns if the "payment_id" field was cleared in this mutation.
+func (m *WatchedTransferMutation) PaymentIDCleared() bool {
+	_, ok := m.clearedFields[watchedtransfer.FieldPaymentID]
+	return ok
+}
+
+// ResetPaymentID resets all changes to the "payment_id" field.
+func (m *WatchedTransferMutation) ResetPaymentID() {
+	m.payment_id = nil
+	m.addpayment_id = nil
+	delete(m.clearedFields, watchedtransfer.FieldPaymentID)
+}
+
+// Where appends a list predicates to the WatchedTransferMutation builder.
+func (m *WatchedTransferMutation) Where(ps ...predicate.WatchedTransfer) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WatchedTransferMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WatchedTransferMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WatchedTransfer, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WatchedTransferMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WatchedTransferMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WatchedTransfer).
+func (m *WatchedTransferMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WatchedTransferMutation) Fields() []string {
+	fields := make([]string, 0, 8)
+	if m.ticker != nil {
+		fields = append(fields, watchedtransfer.FieldTicker)
+	}
+	if m.address_in != nil {
+		fields = append(fields, watchedtransfer.FieldAddressIn)
+	}
+	if m.txid != nil {
+		fields = append(fields, watchedtransfer.FieldTxid)
+	}
+	if m.output_index != nil {
+		fields = append(fields, watchedtransfer.FieldOutputIndex)
+	}
+	if m.value_coin != nil {
+		fields = append(fields, watchedtransfer.FieldValueCoin)
+	}
+	if m.height != nil {
+		fields = append(fields, watchedtransfer.FieldHeight)
+	}
+	if m.due != nil {
+		fields = append(fields, watchedtransfer.FieldDue)
+	}
+	if m.payment_id != nil {
+		fields = append(fields, watchedtransfer.FieldPaymentID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WatchedTransferMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case watchedtransfer.FieldTicker:
+		return m.Ticker()
+	case watchedtransfer.FieldAddressIn:
+		return m.AddressIn()
+	case watchedtransfer.FieldTxid:
+		return m.Txid()
+	case watchedtransfer.FieldOutputIndex:
+		return m.OutputIndex()
+	case watchedtransfer.FieldValueCoin:
+		return m.ValueCoin()
+	case watchedtransfer.FieldHeight:
+		return m.Height()
+	case watchedtransfer.FieldDue:
+		return m.Due()
+	case watchedtransfer.FieldPaymentID:
+		return m.PaymentID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WatchedTransferMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case watchedtransfer.FieldTicker:
+		return m.OldTicker(ctx)
+	case watchedtransfer.FieldAddressIn:
+		return m.OldAddressIn(ctx)
+	case watchedtransfer.FieldTxid:
+		return m.OldTxid(ctx)
+	case watchedtransfer.FieldOutputIndex:
+		return m.OldOutputIndex(ctx)
+	case watchedtransfer.FieldValueCoin:
+		return m.OldValueCoin(ctx)
+	case watchedtransfer.FieldHeight:
+		return m.OldHeight(ctx)
+	case watchedtransfer.FieldDue:
+		return m.OldDue(ctx)
+	case watchedtransfer.FieldPaymentID:
+		return m.OldPaymentID(ctx)
+	}
+	return nil, fmt.Errorf("unknown WatchedTransfer field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WatchedTransferMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case watchedtransfer.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case watchedtransfer.FieldAddressIn:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddressIn(v)
+		return nil
+	case watchedtransfer.FieldTxid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTxid(v)
+		return nil
+	case watchedtransfer.FieldOutputIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutputIndex(v)
+		return nil
+	case watchedtransfer.FieldValueCoin:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValueCoin(v)
+		return nil
+	case watchedtransfer.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHeight(v)
+		return nil
+	case watchedtransfer.FieldDue:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDue(v)
+		return nil
+	case watchedtransfer.FieldPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaymentID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WatchedTransfer field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WatchedTransferMutation) AddedFields() []string {
+	var fields []string
+	if m.addoutput_index != nil {
+		fields = append(fields, watchedtransfer.FieldOutputIndex)
+	}
+	if m.addheight != nil {
+		fields = append(fields, watchedtransfer.FieldHeight)
+	}
+	if m.adddue != nil {
+		fields = append(fields, watchedtransfer.FieldDue)
+	}
+	if m.addpayment_id != nil {
+		fields = append(fields, watchedtransfer.FieldPaymentID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WatchedTransferMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case watchedtransfer.FieldOutputIndex:
+		return m.AddedOutputIndex()
+	case watchedtransfer.FieldHeight:
+		return m.AddedHeight()
+	case watchedtransfer.FieldDue:
+		return m.AddedDue()
+	case watchedtransfer.FieldPaymentID:
+		return m.AddedPaymentID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WatchedTransferMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case watchedtransfer.FieldOutputIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOutputIndex(v)
+		return nil
+	case watchedtransfer.FieldHeight:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddHeight(v)
+		return nil
+	case watchedtransfer.FieldDue:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDue(v)
+		return nil
+	case watchedtransfer.FieldPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPaymentID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WatchedTransfer numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WatchedTransferMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(watchedtransfer.FieldDue) {
+		fields = append(fields, watchedtransfer.FieldDue)
+	}
+	if m.FieldCleared(watchedtransfer.FieldPaymentID) {
+		fields = append(fields, watchedtransfer.FieldPaymentID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WatchedTransferMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WatchedTransferMutation) ClearField(name string) error {
+	switch name {
+	case watchedtransfer.FieldDue:
+		m.ClearDue()
+		return nil
+	case watchedtransfer.FieldPaymentID:
+		m.ClearPaymentID()
+		return nil
+	}
+	return fmt.Errorf("unknown WatchedTransfer nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WatchedTransferMutation) ResetField(name string) error {
+	switch name {
+	case watchedtransfer.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case watchedtransfer.FieldAddressIn:
+		m.ResetAddressIn()
+		return nil
+	case watchedtransfer.FieldTxid:
+		m.ResetTxid()
+		return nil
+	case watchedtransfer.FieldOutputIndex:
+		m.ResetOutputIndex()
+		return nil
+	case watchedtransfer.FieldValueCoin:
+		m.ResetValueCoin()
+		return nil
+	case watchedtransfer.FieldHeight:
+		m.ResetHeight()
+		return nil
+	case watchedtransfer.FieldDue:
+		m.ResetDue()
+		return nil
+	case watchedtransfer.FieldPaymentID:
+		m.ResetPaymentID()
+		return nil
+	}
+	return fmt.Errorf("unknown WatchedTransfer field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WatchedTransferMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WatchedTransferMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WatchedTransferMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WatchedTransferMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WatchedTransferMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WatchedTransferMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WatchedTransferMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown WatchedTransfer unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WatchedTransferMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown WatchedTransfer edge %s", name)
 }

@@ -9,10 +9,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
-	"github.com/payhook/payhook/ent/db/address"
-	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/db/payment"
 )
 
 // Notification is the model entity for the Notification schema.
@@ -26,20 +23,20 @@ type Notification struct {
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
 	// Public identifier, sent to the merchant for de-duplication.
 	UUID string `json:"uuid,omitempty"`
-	// AddressID holds the value of the "address_id" field.
-	AddressID int64 `json:"address_id,omitempty"`
-	// PaymentID holds the value of the "payment_id" field.
-	PaymentID *int64 `json:"payment_id,omitempty"`
-	// Owner, copied from the address.
-	APIKeyID int64 `json:"api_key_id,omitempty"`
-	// Ticker of the address, copied for event filters.
-	Ticker string `json:"ticker,omitempty"`
-	// Payment address, copied for event filters.
-	AddressIn string `json:"address_in,omitempty"`
+	// Owner: only its owner's watchers see its events (the API key that created what it is about).
+	OwnerID int64 `json:"owner_id,omitempty"`
+	// API that produced it, e.g. "address" for low-level callbacks.
+	Service string `json:"service,omitempty"`
+	// What it reports, e.g. a payment status ("pending") or "checkout.payment.confirmed".
+	Event string `json:"event,omitempty"`
+	// The object it is about, as its owner knows it (the payment address of a low-level callback).
+	Subject string `json:"subject,omitempty"`
+	// A grouping for filters (the ticker of a low-level callback).
+	Topic string `json:"topic,omitempty"`
+	// Notifications with the same sequence make their first attempts in the order stored, one at a time; NULL for none.
+	Sequence *string `json:"sequence,omitempty"`
 	// Destination host:port; bounds concurrent attempts per destination.
 	Host string `json:"host,omitempty"`
-	// Payment status this notification reports.
-	PaymentStatus string `json:"payment_status,omitempty"`
 	// Method holds the value of the "method" field.
 	Method string `json:"method,omitempty"`
 	// URL holds the value of the "url" field.
@@ -48,9 +45,11 @@ type Notification struct {
 	Body []byte `json:"body,omitempty"`
 	// ContentType holds the value of the "content_type" field.
 	ContentType string `json:"content_type,omitempty"`
-	// SignatureScheme holds the value of the "signature_scheme" field.
+	// Signer of the notification; empty for unsigned.
 	SignatureScheme string `json:"signature_scheme,omitempty"`
-	// Signature holds the value of the "signature" field.
+	// Which key of its signer signs it (the signer resolves it; a per-attempt signer reads its current value).
+	SigningKey string `json:"signing_key,omitempty"`
+	// Signature made once when stored; empty for unsigned and per-attempt signers.
 	Signature string `json:"signature,omitempty"`
 	// Status holds the value of the "status" field.
 	Status notification.Status `json:"status,omitempty"`
@@ -72,58 +71,19 @@ type Notification struct {
 
 // NotificationEdges holds the relations/edges for other nodes in the graph.
 type NotificationEdges struct {
-	// Address holds the value of the address edge.
-	Address *Address `json:"address,omitempty"`
-	// Payment holds the value of the payment edge.
-	Payment *Payment `json:"payment,omitempty"`
-	// APIKey holds the value of the api_key edge.
-	APIKey *APIKey `json:"api_key,omitempty"`
 	// DeliveryAttempts holds the value of the delivery_attempts edge.
 	DeliveryAttempts []*DeliveryAttempt `json:"delivery_attempts,omitempty"`
 	// Events holds the value of the events edge.
 	Events []*DeliveryEvent `json:"events,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
-}
-
-// AddressOrErr returns the Address value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e NotificationEdges) AddressOrErr() (*Address, error) {
-	if e.Address != nil {
-		return e.Address, nil
-	} else if e.loadedTypes[0] {
-		return nil, &NotFoundError{label: address.Label}
-	}
-	return nil, &NotLoadedError{edge: "address"}
-}
-
-// PaymentOrErr returns the Payment value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e NotificationEdges) PaymentOrErr() (*Payment, error) {
-	if e.Payment != nil {
-		return e.Payment, nil
-	} else if e.loadedTypes[1] {
-		return nil, &NotFoundError{label: payment.Label}
-	}
-	return nil, &NotLoadedError{edge: "payment"}
-}
-
-// APIKeyOrErr returns the APIKey value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e NotificationEdges) APIKeyOrErr() (*APIKey, error) {
-	if e.APIKey != nil {
-		return e.APIKey, nil
-	} else if e.loadedTypes[2] {
-		return nil, &NotFoundError{label: apikey.Label}
-	}
-	return nil, &NotLoadedError{edge: "api_key"}
+	loadedTypes [2]bool
 }
 
 // DeliveryAttemptsOrErr returns the DeliveryAttempts value or an error if the edge
 // was not loaded in eager-loading.
 func (e NotificationEdges) DeliveryAttemptsOrErr() ([]*DeliveryAttempt, error) {
-	if e.loadedTypes[3] {
+	if e.loadedTypes[0] {
 		return e.DeliveryAttempts, nil
 	}
 	return nil, &NotLoadedError{edge: "delivery_attempts"}
@@ -132,7 +92,7 @@ func (e NotificationEdges) DeliveryAttemptsOrErr() ([]*DeliveryAttempt, error) {
 // EventsOrErr returns the Events value or an error if the edge
 // was not loaded in eager-loading.
 func (e NotificationEdges) EventsOrErr() ([]*DeliveryEvent, error) {
-	if e.loadedTypes[4] {
+	if e.loadedTypes[1] {
 		return e.Events, nil
 	}
 	return nil, &NotLoadedError{edge: "events"}
@@ -145,9 +105,9 @@ func (*Notification) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case notification.FieldBody:
 			values[i] = new([]byte)
-		case notification.FieldID, notification.FieldAddressID, notification.FieldPaymentID, notification.FieldAPIKeyID, notification.FieldAttempts:
+		case notification.FieldID, notification.FieldOwnerID, notification.FieldAttempts:
 			values[i] = new(sql.NullInt64)
-		case notification.FieldUUID, notification.FieldTicker, notification.FieldAddressIn, notification.FieldHost, notification.FieldPaymentStatus, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
+		case notification.FieldUUID, notification.FieldService, notification.FieldEvent, notification.FieldSubject, notification.FieldTopic, notification.FieldSequence, notification.FieldHost, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSigningKey, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
 			values[i] = new(sql.NullString)
 		case notification.FieldCreatedAt, notification.FieldUpdatedAt, notification.FieldNextAttemptAt, notification.FieldExpiresAt, notification.FieldLeaseUntil:
 			values[i] = new(sql.NullTime)
@@ -190,48 +150,48 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.UUID = value.String
 			}
-		case notification.FieldAddressID:
+		case notification.FieldOwnerID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field address_id", values[i])
+				return fmt.Errorf("unexpected type %T for field owner_id", values[i])
 			} else if value.Valid {
-				_m.AddressID = value.Int64
+				_m.OwnerID = value.Int64
 			}
-		case notification.FieldPaymentID:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field payment_id", values[i])
-			} else if value.Valid {
-				_m.PaymentID = new(int64)
-				*_m.PaymentID = value.Int64
-			}
-		case notification.FieldAPIKeyID:
-			if value, ok := values[i].(*sql.NullInt64); !ok {
-				return fmt.Errorf("unexpected type %T for field api_key_id", values[i])
-			} else if value.Valid {
-				_m.APIKeyID = value.Int64
-			}
-		case notification.FieldTicker:
+		case notification.FieldService:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field ticker", values[i])
+				return fmt.Errorf("unexpected type %T for field service", values[i])
 			} else if value.Valid {
-				_m.Ticker = value.String
+				_m.Service = value.String
 			}
-		case notification.FieldAddressIn:
+		case notification.FieldEvent:
 			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field address_in", values[i])
+				return fmt.Errorf("unexpected type %T for field event", values[i])
 			} else if value.Valid {
-				_m.AddressIn = value.String
+				_m.Event = value.String
+			}
+		case notification.FieldSubject:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field subject", values[i])
+			} else if value.Valid {
+				_m.Subject = value.String
+			}
+		case notification.FieldTopic:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field topic", values[i])
+			} else if value.Valid {
+				_m.Topic = value.String
+			}
+		case notification.FieldSequence:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sequence", values[i])
+			} else if value.Valid {
+				_m.Sequence = new(string)
+				*_m.Sequence = value.String
 			}
 		case notification.FieldHost:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field host", values[i])
 			} else if value.Valid {
 				_m.Host = value.String
-			}
-		case notification.FieldPaymentStatus:
-			if value, ok := values[i].(*sql.NullString); !ok {
-				return fmt.Errorf("unexpected type %T for field payment_status", values[i])
-			} else if value.Valid {
-				_m.PaymentStatus = value.String
 			}
 		case notification.FieldMethod:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -262,6 +222,12 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field signature_scheme", values[i])
 			} else if value.Valid {
 				_m.SignatureScheme = value.String
+			}
+		case notification.FieldSigningKey:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field signing_key", values[i])
+			} else if value.Valid {
+				_m.SigningKey = value.String
 			}
 		case notification.FieldSignature:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -320,21 +286,6 @@ func (_m *Notification) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
 }
 
-// QueryAddress queries the "address" edge of the Notification entity.
-func (_m *Notification) QueryAddress() *AddressQuery {
-	return NewNotificationClient(_m.config).QueryAddress(_m)
-}
-
-// QueryPayment queries the "payment" edge of the Notification entity.
-func (_m *Notification) QueryPayment() *PaymentQuery {
-	return NewNotificationClient(_m.config).QueryPayment(_m)
-}
-
-// QueryAPIKey queries the "api_key" edge of the Notification entity.
-func (_m *Notification) QueryAPIKey() *APIKeyQuery {
-	return NewNotificationClient(_m.config).QueryAPIKey(_m)
-}
-
 // QueryDeliveryAttempts queries the "delivery_attempts" edge of the Notification entity.
 func (_m *Notification) QueryDeliveryAttempts() *DeliveryAttemptQuery {
 	return NewNotificationClient(_m.config).QueryDeliveryAttempts(_m)
@@ -377,28 +328,28 @@ func (_m *Notification) String() string {
 	builder.WriteString("uuid=")
 	builder.WriteString(_m.UUID)
 	builder.WriteString(", ")
-	builder.WriteString("address_id=")
-	builder.WriteString(fmt.Sprintf("%v", _m.AddressID))
+	builder.WriteString("owner_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.OwnerID))
 	builder.WriteString(", ")
-	if v := _m.PaymentID; v != nil {
-		builder.WriteString("payment_id=")
-		builder.WriteString(fmt.Sprintf("%v", *v))
+	builder.WriteString("service=")
+	builder.WriteString(_m.Service)
+	builder.WriteString(", ")
+	builder.WriteString("event=")
+	builder.WriteString(_m.Event)
+	builder.WriteString(", ")
+	builder.WriteString("subject=")
+	builder.WriteString(_m.Subject)
+	builder.WriteString(", ")
+	builder.WriteString("topic=")
+	builder.WriteString(_m.Topic)
+	builder.WriteString(", ")
+	if v := _m.Sequence; v != nil {
+		builder.WriteString("sequence=")
+		builder.WriteString(*v)
 	}
-	builder.WriteString(", ")
-	builder.WriteString("api_key_id=")
-	builder.WriteString(fmt.Sprintf("%v", _m.APIKeyID))
-	builder.WriteString(", ")
-	builder.WriteString("ticker=")
-	builder.WriteString(_m.Ticker)
-	builder.WriteString(", ")
-	builder.WriteString("address_in=")
-	builder.WriteString(_m.AddressIn)
 	builder.WriteString(", ")
 	builder.WriteString("host=")
 	builder.WriteString(_m.Host)
-	builder.WriteString(", ")
-	builder.WriteString("payment_status=")
-	builder.WriteString(_m.PaymentStatus)
 	builder.WriteString(", ")
 	builder.WriteString("method=")
 	builder.WriteString(_m.Method)
@@ -414,6 +365,9 @@ func (_m *Notification) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("signature_scheme=")
 	builder.WriteString(_m.SignatureScheme)
+	builder.WriteString(", ")
+	builder.WriteString("signing_key=")
+	builder.WriteString(_m.SigningKey)
 	builder.WriteString(", ")
 	builder.WriteString("signature=")
 	builder.WriteString(_m.Signature)

@@ -11,12 +11,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
-	"github.com/payhook/payhook/ent/db/address"
-	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/db/payment"
 )
 
 // NotificationCreate is the builder for creating a Notification entity.
@@ -61,56 +58,78 @@ func (_c *NotificationCreate) SetUUID(v string) *NotificationCreate {
 	return _c
 }
 
-// SetAddressID sets the "address_id" field.
-func (_c *NotificationCreate) SetAddressID(v int64) *NotificationCreate {
-	_c.mutation.SetAddressID(v)
+// SetOwnerID sets the "owner_id" field.
+func (_c *NotificationCreate) SetOwnerID(v int64) *NotificationCreate {
+	_c.mutation.SetOwnerID(v)
 	return _c
 }
 
-// SetPaymentID sets the "payment_id" field.
-func (_c *NotificationCreate) SetPaymentID(v int64) *NotificationCreate {
-	_c.mutation.SetPaymentID(v)
+// SetService sets the "service" field.
+func (_c *NotificationCreate) SetService(v string) *NotificationCreate {
+	_c.mutation.SetService(v)
 	return _c
 }
 
-// SetNillablePaymentID sets the "payment_id" field if the given value is not nil.
-func (_c *NotificationCreate) SetNillablePaymentID(v *int64) *NotificationCreate {
+// SetNillableService sets the "service" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableService(v *string) *NotificationCreate {
 	if v != nil {
-		_c.SetPaymentID(*v)
+		_c.SetService(*v)
 	}
 	return _c
 }
 
-// SetAPIKeyID sets the "api_key_id" field.
-func (_c *NotificationCreate) SetAPIKeyID(v int64) *NotificationCreate {
-	_c.mutation.SetAPIKeyID(v)
+// SetEvent sets the "event" field.
+func (_c *NotificationCreate) SetEvent(v string) *NotificationCreate {
+	_c.mutation.SetEvent(v)
 	return _c
 }
 
-// SetTicker sets the "ticker" field.
-func (_c *NotificationCreate) SetTicker(v string) *NotificationCreate {
-	_c.mutation.SetTicker(v)
-	return _c
-}
-
-// SetNillableTicker sets the "ticker" field if the given value is not nil.
-func (_c *NotificationCreate) SetNillableTicker(v *string) *NotificationCreate {
+// SetNillableEvent sets the "event" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableEvent(v *string) *NotificationCreate {
 	if v != nil {
-		_c.SetTicker(*v)
+		_c.SetEvent(*v)
 	}
 	return _c
 }
 
-// SetAddressIn sets the "address_in" field.
-func (_c *NotificationCreate) SetAddressIn(v string) *NotificationCreate {
-	_c.mutation.SetAddressIn(v)
+// SetSubject sets the "subject" field.
+func (_c *NotificationCreate) SetSubject(v string) *NotificationCreate {
+	_c.mutation.SetSubject(v)
 	return _c
 }
 
-// SetNillableAddressIn sets the "address_in" field if the given value is not nil.
-func (_c *NotificationCreate) SetNillableAddressIn(v *string) *NotificationCreate {
+// SetNillableSubject sets the "subject" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableSubject(v *string) *NotificationCreate {
 	if v != nil {
-		_c.SetAddressIn(*v)
+		_c.SetSubject(*v)
+	}
+	return _c
+}
+
+// SetTopic sets the "topic" field.
+func (_c *NotificationCreate) SetTopic(v string) *NotificationCreate {
+	_c.mutation.SetTopic(v)
+	return _c
+}
+
+// SetNillableTopic sets the "topic" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableTopic(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetTopic(*v)
+	}
+	return _c
+}
+
+// SetSequence sets the "sequence" field.
+func (_c *NotificationCreate) SetSequence(v string) *NotificationCreate {
+	_c.mutation.SetSequence(v)
+	return _c
+}
+
+// SetNillableSequence sets the "sequence" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableSequence(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetSequence(*v)
 	}
 	return _c
 }
@@ -126,12 +145,6 @@ func (_c *NotificationCreate) SetNillableHost(v *string) *NotificationCreate {
 	if v != nil {
 		_c.SetHost(*v)
 	}
-	return _c
-}
-
-// SetPaymentStatus sets the "payment_status" field.
-func (_c *NotificationCreate) SetPaymentStatus(v string) *NotificationCreate {
-	_c.mutation.SetPaymentStatus(v)
 	return _c
 }
 
@@ -177,6 +190,20 @@ func (_c *NotificationCreate) SetSignatureScheme(v string) *NotificationCreate {
 func (_c *NotificationCreate) SetNillableSignatureScheme(v *string) *NotificationCreate {
 	if v != nil {
 		_c.SetSignatureScheme(*v)
+	}
+	return _c
+}
+
+// SetSigningKey sets the "signing_key" field.
+func (_c *NotificationCreate) SetSigningKey(v string) *NotificationCreate {
+	_c.mutation.SetSigningKey(v)
+	return _c
+}
+
+// SetNillableSigningKey sets the "signing_key" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableSigningKey(v *string) *NotificationCreate {
+	if v != nil {
+		_c.SetSigningKey(*v)
 	}
 	return _c
 }
@@ -277,21 +304,6 @@ func (_c *NotificationCreate) SetID(v int64) *NotificationCreate {
 	return _c
 }
 
-// SetAddress sets the "address" edge to the Address entity.
-func (_c *NotificationCreate) SetAddress(v *Address) *NotificationCreate {
-	return _c.SetAddressID(v.ID)
-}
-
-// SetPayment sets the "payment" edge to the Payment entity.
-func (_c *NotificationCreate) SetPayment(v *Payment) *NotificationCreate {
-	return _c.SetPaymentID(v.ID)
-}
-
-// SetAPIKey sets the "api_key" edge to the APIKey entity.
-func (_c *NotificationCreate) SetAPIKey(v *APIKey) *NotificationCreate {
-	return _c.SetAPIKeyID(v.ID)
-}
-
 // AddDeliveryAttemptIDs adds the "delivery_attempts" edge to the DeliveryAttempt entity by IDs.
 func (_c *NotificationCreate) AddDeliveryAttemptIDs(ids ...int64) *NotificationCreate {
 	_c.mutation.AddDeliveryAttemptIDs(ids...)
@@ -365,13 +377,21 @@ func (_c *NotificationCreate) defaults() {
 		v := notification.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
-	if _, ok := _c.mutation.Ticker(); !ok {
-		v := notification.DefaultTicker
-		_c.mutation.SetTicker(v)
+	if _, ok := _c.mutation.Service(); !ok {
+		v := notification.DefaultService
+		_c.mutation.SetService(v)
 	}
-	if _, ok := _c.mutation.AddressIn(); !ok {
-		v := notification.DefaultAddressIn
-		_c.mutation.SetAddressIn(v)
+	if _, ok := _c.mutation.Event(); !ok {
+		v := notification.DefaultEvent
+		_c.mutation.SetEvent(v)
+	}
+	if _, ok := _c.mutation.Subject(); !ok {
+		v := notification.DefaultSubject
+		_c.mutation.SetSubject(v)
+	}
+	if _, ok := _c.mutation.Topic(); !ok {
+		v := notification.DefaultTopic
+		_c.mutation.SetTopic(v)
 	}
 	if _, ok := _c.mutation.Host(); !ok {
 		v := notification.DefaultHost
@@ -384,6 +404,10 @@ func (_c *NotificationCreate) defaults() {
 	if _, ok := _c.mutation.SignatureScheme(); !ok {
 		v := notification.DefaultSignatureScheme
 		_c.mutation.SetSignatureScheme(v)
+	}
+	if _, ok := _c.mutation.SigningKey(); !ok {
+		v := notification.DefaultSigningKey
+		_c.mutation.SetSigningKey(v)
 	}
 	if _, ok := _c.mutation.Signature(); !ok {
 		v := notification.DefaultSignature
@@ -415,23 +439,23 @@ func (_c *NotificationCreate) check() error {
 			return &ValidationError{Name: "uuid", err: fmt.Errorf(`db: validator failed for field "Notification.uuid": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.AddressID(); !ok {
-		return &ValidationError{Name: "address_id", err: errors.New(`db: missing required field "Notification.address_id"`)}
+	if _, ok := _c.mutation.OwnerID(); !ok {
+		return &ValidationError{Name: "owner_id", err: errors.New(`db: missing required field "Notification.owner_id"`)}
 	}
-	if _, ok := _c.mutation.APIKeyID(); !ok {
-		return &ValidationError{Name: "api_key_id", err: errors.New(`db: missing required field "Notification.api_key_id"`)}
+	if _, ok := _c.mutation.Service(); !ok {
+		return &ValidationError{Name: "service", err: errors.New(`db: missing required field "Notification.service"`)}
 	}
-	if _, ok := _c.mutation.Ticker(); !ok {
-		return &ValidationError{Name: "ticker", err: errors.New(`db: missing required field "Notification.ticker"`)}
+	if _, ok := _c.mutation.Event(); !ok {
+		return &ValidationError{Name: "event", err: errors.New(`db: missing required field "Notification.event"`)}
 	}
-	if _, ok := _c.mutation.AddressIn(); !ok {
-		return &ValidationError{Name: "address_in", err: errors.New(`db: missing required field "Notification.address_in"`)}
+	if _, ok := _c.mutation.Subject(); !ok {
+		return &ValidationError{Name: "subject", err: errors.New(`db: missing required field "Notification.subject"`)}
+	}
+	if _, ok := _c.mutation.Topic(); !ok {
+		return &ValidationError{Name: "topic", err: errors.New(`db: missing required field "Notification.topic"`)}
 	}
 	if _, ok := _c.mutation.Host(); !ok {
 		return &ValidationError{Name: "host", err: errors.New(`db: missing required field "Notification.host"`)}
-	}
-	if _, ok := _c.mutation.PaymentStatus(); !ok {
-		return &ValidationError{Name: "payment_status", err: errors.New(`db: missing required field "Notification.payment_status"`)}
 	}
 	if _, ok := _c.mutation.Method(); !ok {
 		return &ValidationError{Name: "method", err: errors.New(`db: missing required field "Notification.method"`)}
@@ -458,6 +482,9 @@ func (_c *NotificationCreate) check() error {
 	if _, ok := _c.mutation.SignatureScheme(); !ok {
 		return &ValidationError{Name: "signature_scheme", err: errors.New(`db: missing required field "Notification.signature_scheme"`)}
 	}
+	if _, ok := _c.mutation.SigningKey(); !ok {
+		return &ValidationError{Name: "signing_key", err: errors.New(`db: missing required field "Notification.signing_key"`)}
+	}
 	if _, ok := _c.mutation.Signature(); !ok {
 		return &ValidationError{Name: "signature", err: errors.New(`db: missing required field "Notification.signature"`)}
 	}
@@ -479,12 +506,6 @@ func (_c *NotificationCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`db: missing required field "Notification.expires_at"`)}
-	}
-	if len(_c.mutation.AddressIDs()) == 0 {
-		return &ValidationError{Name: "address", err: errors.New(`db: missing required edge "Notification.address"`)}
-	}
-	if len(_c.mutation.APIKeyIDs()) == 0 {
-		return &ValidationError{Name: "api_key", err: errors.New(`db: missing required edge "Notification.api_key"`)}
 	}
 	return nil
 }
@@ -531,21 +552,33 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 		_spec.SetField(notification.FieldUUID, field.TypeString, value)
 		_node.UUID = value
 	}
-	if value, ok := _c.mutation.Ticker(); ok {
-		_spec.SetField(notification.FieldTicker, field.TypeString, value)
-		_node.Ticker = value
+	if value, ok := _c.mutation.OwnerID(); ok {
+		_spec.SetField(notification.FieldOwnerID, field.TypeInt64, value)
+		_node.OwnerID = value
 	}
-	if value, ok := _c.mutation.AddressIn(); ok {
-		_spec.SetField(notification.FieldAddressIn, field.TypeString, value)
-		_node.AddressIn = value
+	if value, ok := _c.mutation.Service(); ok {
+		_spec.SetField(notification.FieldService, field.TypeString, value)
+		_node.Service = value
+	}
+	if value, ok := _c.mutation.Event(); ok {
+		_spec.SetField(notification.FieldEvent, field.TypeString, value)
+		_node.Event = value
+	}
+	if value, ok := _c.mutation.Subject(); ok {
+		_spec.SetField(notification.FieldSubject, field.TypeString, value)
+		_node.Subject = value
+	}
+	if value, ok := _c.mutation.Topic(); ok {
+		_spec.SetField(notification.FieldTopic, field.TypeString, value)
+		_node.Topic = value
+	}
+	if value, ok := _c.mutation.Sequence(); ok {
+		_spec.SetField(notification.FieldSequence, field.TypeString, value)
+		_node.Sequence = &value
 	}
 	if value, ok := _c.mutation.Host(); ok {
 		_spec.SetField(notification.FieldHost, field.TypeString, value)
 		_node.Host = value
-	}
-	if value, ok := _c.mutation.PaymentStatus(); ok {
-		_spec.SetField(notification.FieldPaymentStatus, field.TypeString, value)
-		_node.PaymentStatus = value
 	}
 	if value, ok := _c.mutation.Method(); ok {
 		_spec.SetField(notification.FieldMethod, field.TypeString, value)
@@ -566,6 +599,10 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.SignatureScheme(); ok {
 		_spec.SetField(notification.FieldSignatureScheme, field.TypeString, value)
 		_node.SignatureScheme = value
+	}
+	if value, ok := _c.mutation.SigningKey(); ok {
+		_spec.SetField(notification.FieldSigningKey, field.TypeString, value)
+		_node.SigningKey = value
 	}
 	if value, ok := _c.mutation.Signature(); ok {
 		_spec.SetField(notification.FieldSignature, field.TypeString, value)
@@ -594,57 +631,6 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.LeaseOwner(); ok {
 		_spec.SetField(notification.FieldLeaseOwner, field.TypeString, value)
 		_node.LeaseOwner = value
-	}
-	if nodes := _c.mutation.AddressIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.M2O,
-			Inverse: true,
-			Table:   notification.AddressTable,
-			Columns: []string{notification.AddressColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(address.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_node.AddressID = nodes[0]
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.PaymentIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.M2O,
-			Inverse: true,
-			Table:   notification.PaymentTable,
-			Columns: []string{notification.PaymentColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_node.PaymentID = &nodes[0]
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.APIKeyIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.M2O,
-			Inverse: true,
-			Table:   notification.APIKeyTable,
-			Columns: []string{notification.APIKeyColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(apikey.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_node.APIKeyID = nodes[0]
-		_spec.Edges = append(_spec.Edges, edge)
 	}
 	if nodes := _c.mutation.DeliveryAttemptsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -861,26 +847,26 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		if _, exists := u.create.mutation.UUID(); exists {
 			s.SetIgnore(notification.FieldUUID)
 		}
-		if _, exists := u.create.mutation.AddressID(); exists {
-			s.SetIgnore(notification.FieldAddressID)
+		if _, exists := u.create.mutation.OwnerID(); exists {
+			s.SetIgnore(notification.FieldOwnerID)
 		}
-		if _, exists := u.create.mutation.PaymentID(); exists {
-			s.SetIgnore(notification.FieldPaymentID)
+		if _, exists := u.create.mutation.Service(); exists {
+			s.SetIgnore(notification.FieldService)
 		}
-		if _, exists := u.create.mutation.APIKeyID(); exists {
-			s.SetIgnore(notification.FieldAPIKeyID)
+		if _, exists := u.create.mutation.Event(); exists {
+			s.SetIgnore(notification.FieldEvent)
 		}
-		if _, exists := u.create.mutation.Ticker(); exists {
-			s.SetIgnore(notification.FieldTicker)
+		if _, exists := u.create.mutation.Subject(); exists {
+			s.SetIgnore(notification.FieldSubject)
 		}
-		if _, exists := u.create.mutation.AddressIn(); exists {
-			s.SetIgnore(notification.FieldAddressIn)
+		if _, exists := u.create.mutation.Topic(); exists {
+			s.SetIgnore(notification.FieldTopic)
+		}
+		if _, exists := u.create.mutation.Sequence(); exists {
+			s.SetIgnore(notification.FieldSequence)
 		}
 		if _, exists := u.create.mutation.Host(); exists {
 			s.SetIgnore(notification.FieldHost)
-		}
-		if _, exists := u.create.mutation.PaymentStatus(); exists {
-			s.SetIgnore(notification.FieldPaymentStatus)
 		}
 		if _, exists := u.create.mutation.Method(); exists {
 			s.SetIgnore(notification.FieldMethod)
@@ -896,6 +882,9 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		}
 		if _, exists := u.create.mutation.SignatureScheme(); exists {
 			s.SetIgnore(notification.FieldSignatureScheme)
+		}
+		if _, exists := u.create.mutation.SigningKey(); exists {
+			s.SetIgnore(notification.FieldSigningKey)
 		}
 		if _, exists := u.create.mutation.Signature(); exists {
 			s.SetIgnore(notification.FieldSignature)
@@ -1245,26 +1234,26 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			if _, exists := b.mutation.UUID(); exists {
 				s.SetIgnore(notification.FieldUUID)
 			}
-			if _, exists := b.mutation.AddressID(); exists {
-				s.SetIgnore(notification.FieldAddressID)
+			if _, exists := b.mutation.OwnerID(); exists {
+				s.SetIgnore(notification.FieldOwnerID)
 			}
-			if _, exists := b.mutation.PaymentID(); exists {
-				s.SetIgnore(notification.FieldPaymentID)
+			if _, exists := b.mutation.Service(); exists {
+				s.SetIgnore(notification.FieldService)
 			}
-			if _, exists := b.mutation.APIKeyID(); exists {
-				s.SetIgnore(notification.FieldAPIKeyID)
+			if _, exists := b.mutation.Event(); exists {
+				s.SetIgnore(notification.FieldEvent)
 			}
-			if _, exists := b.mutation.Ticker(); exists {
-				s.SetIgnore(notification.FieldTicker)
+			if _, exists := b.mutation.Subject(); exists {
+				s.SetIgnore(notification.FieldSubject)
 			}
-			if _, exists := b.mutation.AddressIn(); exists {
-				s.SetIgnore(notification.FieldAddressIn)
+			if _, exists := b.mutation.Topic(); exists {
+				s.SetIgnore(notification.FieldTopic)
+			}
+			if _, exists := b.mutation.Sequence(); exists {
+				s.SetIgnore(notification.FieldSequence)
 			}
 			if _, exists := b.mutation.Host(); exists {
 				s.SetIgnore(notification.FieldHost)
-			}
-			if _, exists := b.mutation.PaymentStatus(); exists {
-				s.SetIgnore(notification.FieldPaymentStatus)
 			}
 			if _, exists := b.mutation.Method(); exists {
 				s.SetIgnore(notification.FieldMethod)
@@ -1280,6 +1269,9 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			}
 			if _, exists := b.mutation.SignatureScheme(); exists {
 				s.SetIgnore(notification.FieldSignatureScheme)
+			}
+			if _, exists := b.mutation.SigningKey(); exists {
+				s.SetIgnore(notification.FieldSigningKey)
 			}
 			if _, exists := b.mutation.Signature(); exists {
 				s.SetIgnore(notification.FieldSignature)

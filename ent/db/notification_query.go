@@ -13,12 +13,9 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
-	"github.com/payhook/payhook/ent/db/address"
-	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
 
@@ -29,9 +26,6 @@ type NotificationQuery struct {
 	order                []notification.OrderOption
 	inters               []Interceptor
 	predicates           []predicate.Notification
-	withAddress          *AddressQuery
-	withPayment          *PaymentQuery
-	withAPIKey           *APIKeyQuery
 	withDeliveryAttempts *DeliveryAttemptQuery
 	withEvents           *DeliveryEventQuery
 	modifiers            []func(*sql.Selector)
@@ -69,72 +63,6 @@ func (_q *NotificationQuery) Unique(unique bool) *NotificationQuery {
 func (_q *NotificationQuery) Order(o ...notification.OrderOption) *NotificationQuery {
 	_q.order = append(_q.order, o...)
 	return _q
-}
-
-// QueryAddress chains the current query on the "address" edge.
-func (_q *NotificationQuery) QueryAddress() *AddressQuery {
-	query := (&AddressClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, selector),
-			sqlgraph.To(address.Table, address.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.AddressTable, notification.AddressColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
-}
-
-// QueryPayment chains the current query on the "payment" edge.
-func (_q *NotificationQuery) QueryPayment() *PaymentQuery {
-	query := (&PaymentClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, selector),
-			sqlgraph.To(payment.Table, payment.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.PaymentTable, notification.PaymentColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
-}
-
-// QueryAPIKey chains the current query on the "api_key" edge.
-func (_q *NotificationQuery) QueryAPIKey() *APIKeyQuery {
-	query := (&APIKeyClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(notification.Table, notification.FieldID, selector),
-			sqlgraph.To(apikey.Table, apikey.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, notification.APIKeyTable, notification.APIKeyColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
 }
 
 // QueryDeliveryAttempts chains the current query on the "delivery_attempts" edge.
@@ -373,9 +301,6 @@ func (_q *NotificationQuery) Clone() *NotificationQuery {
 		order:                append([]notification.OrderOption{}, _q.order...),
 		inters:               append([]Interceptor{}, _q.inters...),
 		predicates:           append([]predicate.Notification{}, _q.predicates...),
-		withAddress:          _q.withAddress.Clone(),
-		withPayment:          _q.withPayment.Clone(),
-		withAPIKey:           _q.withAPIKey.Clone(),
 		withDeliveryAttempts: _q.withDeliveryAttempts.Clone(),
 		withEvents:           _q.withEvents.Clone(),
 		// clone intermediate query.
@@ -383,39 +308,6 @@ func (_q *NotificationQuery) Clone() *NotificationQuery {
 		path:      _q.path,
 		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
-}
-
-// WithAddress tells the query-builder to eager-load the nodes that are connected to
-// the "address" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *NotificationQuery) WithAddress(opts ...func(*AddressQuery)) *NotificationQuery {
-	query := (&AddressClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withAddress = query
-	return _q
-}
-
-// WithPayment tells the query-builder to eager-load the nodes that are connected to
-// the "payment" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *NotificationQuery) WithPayment(opts ...func(*PaymentQuery)) *NotificationQuery {
-	query := (&PaymentClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withPayment = query
-	return _q
-}
-
-// WithAPIKey tells the query-builder to eager-load the nodes that are connected to
-// the "api_key" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *NotificationQuery) WithAPIKey(opts ...func(*APIKeyQuery)) *NotificationQuery {
-	query := (&APIKeyClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withAPIKey = query
-	return _q
 }
 
 // WithDeliveryAttempts tells the query-builder to eager-load the nodes that are connected to
@@ -518,10 +410,7 @@ func (_q *NotificationQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	var (
 		nodes       = []*Notification{}
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
-			_q.withAddress != nil,
-			_q.withPayment != nil,
-			_q.withAPIKey != nil,
+		loadedTypes = [2]bool{
 			_q.withDeliveryAttempts != nil,
 			_q.withEvents != nil,
 		}
@@ -547,24 +436,6 @@ func (_q *NotificationQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	if len(nodes) == 0 {
 		return nodes, nil
 	}
-	if query := _q.withAddress; query != nil {
-		if err := _q.loadAddress(ctx, query, nodes, nil,
-			func(n *Notification, e *Address) { n.Edges.Address = e }); err != nil {
-			return nil, err
-		}
-	}
-	if query := _q.withPayment; query != nil {
-		if err := _q.loadPayment(ctx, query, nodes, nil,
-			func(n *Notification, e *Payment) { n.Edges.Payment = e }); err != nil {
-			return nil, err
-		}
-	}
-	if query := _q.withAPIKey; query != nil {
-		if err := _q.loadAPIKey(ctx, query, nodes, nil,
-			func(n *Notification, e *APIKey) { n.Edges.APIKey = e }); err != nil {
-			return nil, err
-		}
-	}
 	if query := _q.withDeliveryAttempts; query != nil {
 		if err := _q.loadDeliveryAttempts(ctx, query, nodes,
 			func(n *Notification) { n.Edges.DeliveryAttempts = []*DeliveryAttempt{} },
@@ -584,96 +455,6 @@ func (_q *NotificationQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]
 	return nodes, nil
 }
 
-func (_q *NotificationQuery) loadAddress(ctx context.Context, query *AddressQuery, nodes []*Notification, init func(*Notification), assign func(*Notification, *Address)) error {
-	ids := make([]int64, 0, len(nodes))
-	nodeids := make(map[int64][]*Notification)
-	for i := range nodes {
-		fk := nodes[i].AddressID
-		if _, ok := nodeids[fk]; !ok {
-			ids = append(ids, fk)
-		}
-		nodeids[fk] = append(nodeids[fk], nodes[i])
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	query.Where(address.IDIn(ids...))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		nodes, ok := nodeids[n.ID]
-		if !ok {
-			return fmt.Errorf(`unexpected foreign-key "address_id" returned %v`, n.ID)
-		}
-		for i := range nodes {
-			assign(nodes[i], n)
-		}
-	}
-	return nil
-}
-func (_q *NotificationQuery) loadPayment(ctx context.Context, query *PaymentQuery, nodes []*Notification, init func(*Notification), assign func(*Notification, *Payment)) error {
-	ids := make([]int64, 0, len(nodes))
-	nodeids := make(map[int64][]*Notification)
-	for i := range nodes {
-		if nodes[i].PaymentID == nil {
-			continue
-		}
-		fk := *nodes[i].PaymentID
-		if _, ok := nodeids[fk]; !ok {
-			ids = append(ids, fk)
-		}
-		nodeids[fk] = append(nodeids[fk], nodes[i])
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	query.Where(payment.IDIn(ids...))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		nodes, ok := nodeids[n.ID]
-		if !ok {
-			return fmt.Errorf(`unexpected foreign-key "payment_id" returned %v`, n.ID)
-		}
-		for i := range nodes {
-			assign(nodes[i], n)
-		}
-	}
-	return nil
-}
-func (_q *NotificationQuery) loadAPIKey(ctx context.Context, query *APIKeyQuery, nodes []*Notification, init func(*Notification), assign func(*Notification, *APIKey)) error {
-	ids := make([]int64, 0, len(nodes))
-	nodeids := make(map[int64][]*Notification)
-	for i := range nodes {
-		fk := nodes[i].APIKeyID
-		if _, ok := nodeids[fk]; !ok {
-			ids = append(ids, fk)
-		}
-		nodeids[fk] = append(nodeids[fk], nodes[i])
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	query.Where(apikey.IDIn(ids...))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		nodes, ok := nodeids[n.ID]
-		if !ok {
-			return fmt.Errorf(`unexpected foreign-key "api_key_id" returned %v`, n.ID)
-		}
-		for i := range nodes {
-			assign(nodes[i], n)
-		}
-	}
-	return nil
-}
 func (_q *NotificationQuery) loadDeliveryAttempts(ctx context.Context, query *DeliveryAttemptQuery, nodes []*Notification, init func(*Notification), assign func(*Notification, *DeliveryAttempt)) error {
 	fks := make([]driver.Value, 0, len(nodes))
 	nodeids := make(map[int64]*Notification)
@@ -762,15 +543,6 @@ func (_q *NotificationQuery) querySpec() *sqlgraph.QuerySpec {
 			if fields[i] != notification.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
-		}
-		if _q.withAddress != nil {
-			_spec.Node.AddColumnOnce(notification.FieldAddressID)
-		}
-		if _q.withPayment != nil {
-			_spec.Node.AddColumnOnce(notification.FieldPaymentID)
-		}
-		if _q.withAPIKey != nil {
-			_spec.Node.AddColumnOnce(notification.FieldAPIKeyID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

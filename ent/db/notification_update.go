@@ -271,12 +271,6 @@ func (_u *NotificationUpdate) check() error {
 			return &ValidationError{Name: "attempts", err: fmt.Errorf(`db: validator failed for field "Notification.attempts": %w`, err)}
 		}
 	}
-	if _u.mutation.AddressCleared() && len(_u.mutation.AddressIDs()) > 0 {
-		return errors.New(`db: clearing a required unique edge "Notification.address"`)
-	}
-	if _u.mutation.APIKeyCleared() && len(_u.mutation.APIKeyIDs()) > 0 {
-		return errors.New(`db: clearing a required unique edge "Notification.api_key"`)
-	}
 	return nil
 }
 
@@ -300,6 +294,9 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(notification.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.SequenceCleared() {
+		_spec.ClearField(notification.FieldSequence, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(notification.FieldStatus, field.TypeEnum, value)
@@ -696,12 +693,6 @@ func (_u *NotificationUpdateOne) check() error {
 			return &ValidationError{Name: "attempts", err: fmt.Errorf(`db: validator failed for field "Notification.attempts": %w`, err)}
 		}
 	}
-	if _u.mutation.AddressCleared() && len(_u.mutation.AddressIDs()) > 0 {
-		return errors.New(`db: clearing a required unique edge "Notification.address"`)
-	}
-	if _u.mutation.APIKeyCleared() && len(_u.mutation.APIKeyIDs()) > 0 {
-		return errors.New(`db: clearing a required unique edge "Notification.api_key"`)
-	}
 	return nil
 }
 
@@ -742,6 +733,9 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(notification.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.SequenceCleared() {
+		_spec.ClearField(notification.FieldSequence, field.TypeString)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(notification.FieldStatus, field.TypeEnum, value)

@@ -67,13 +67,11 @@ type PaymentEdges struct {
 	Address *Address `json:"address,omitempty"`
 	// APIKey holds the value of the api_key edge.
 	APIKey *APIKey `json:"api_key,omitempty"`
-	// Notifications holds the value of the notifications edge.
-	Notifications []*Notification `json:"notifications,omitempty"`
 	// Forward holds the value of the forward edge.
 	Forward *Forward `json:"forward,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [4]bool
+	loadedTypes [3]bool
 }
 
 // AddressOrErr returns the Address value or an error if the edge
@@ -98,21 +96,12 @@ func (e PaymentEdges) APIKeyOrErr() (*APIKey, error) {
 	return nil, &NotLoadedError{edge: "api_key"}
 }
 
-// NotificationsOrErr returns the Notifications value or an error if the edge
-// was not loaded in eager-loading.
-func (e PaymentEdges) NotificationsOrErr() ([]*Notification, error) {
-	if e.loadedTypes[2] {
-		return e.Notifications, nil
-	}
-	return nil, &NotLoadedError{edge: "notifications"}
-}
-
 // ForwardOrErr returns the Forward value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
 func (e PaymentEdges) ForwardOrErr() (*Forward, error) {
 	if e.Forward != nil {
 		return e.Forward, nil
-	} else if e.loadedTypes[3] {
+	} else if e.loadedTypes[2] {
 		return nil, &NotFoundError{label: forward.Label}
 	}
 	return nil, &NotLoadedError{edge: "forward"}
@@ -282,11 +271,6 @@ func (_m *Payment) QueryAddress() *AddressQuery {
 // QueryAPIKey queries the "api_key" edge of the Payment entity.
 func (_m *Payment) QueryAPIKey() *APIKeyQuery {
 	return NewPaymentClient(_m.config).QueryAPIKey(_m)
-}
-
-// QueryNotifications queries the "notifications" edge of the Payment entity.
-func (_m *Payment) QueryNotifications() *NotificationQuery {
-	return NewPaymentClient(_m.config).QueryNotifications(_m)
 }
 
 // QueryForward queries the "forward" edge of the Payment entity.

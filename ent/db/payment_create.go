@@ -14,7 +14,6 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/forward"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/shopspring/decimal"
 )
@@ -247,21 +246,6 @@ func (_c *PaymentCreate) SetAddress(v *Address) *PaymentCreate {
 // SetAPIKey sets the "api_key" edge to the APIKey entity.
 func (_c *PaymentCreate) SetAPIKey(v *APIKey) *PaymentCreate {
 	return _c.SetAPIKeyID(v.ID)
-}
-
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_c *PaymentCreate) AddNotificationIDs(ids ...int64) *PaymentCreate {
-	_c.mutation.AddNotificationIDs(ids...)
-	return _c
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_c *PaymentCreate) AddNotifications(v ...*Notification) *PaymentCreate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _c.AddNotificationIDs(ids...)
 }
 
 // SetForwardID sets the "forward" edge to the Forward entity by ID.
@@ -534,22 +518,6 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.APIKeyID = nodes[0]
-		_spec.Edges = append(_spec.Edges, edge)
-	}
-	if nodes := _c.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	if nodes := _c.mutation.ForwardIDs(); len(nodes) > 0 {

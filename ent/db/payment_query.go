@@ -16,7 +16,6 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/forward"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
@@ -24,15 +23,14 @@ import (
 // PaymentQuery is the builder for querying Payment entities.
 type PaymentQuery struct {
 	config
-	ctx               *QueryContext
-	order             []payment.OrderOption
-	inters            []Interceptor
-	predicates        []predicate.Payment
-	withAddress       *AddressQuery
-	withAPIKey        *APIKeyQuery
-	withNotifications *NotificationQuery
-	withForward       *ForwardQuery
-	modifiers         []func(*sql.Selector)
+	ctx         *QueryContext
+	order       []payment.OrderOption
+	inters      []Interceptor
+	predicates  []predicate.Payment
+	withAddress *AddressQuery
+	withAPIKey  *APIKeyQuery
+	withForward *ForwardQuery
+	modifiers   []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -106,28 +104,6 @@ func (_q *PaymentQuery) QueryAPIKey() *APIKeyQuery {
 			sqlgraph.From(payment.Table, payment.FieldID, selector),
 			sqlgraph.To(apikey.Table, apikey.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, payment.APIKeyTable, payment.APIKeyColumn),
-		)
-		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
-		return fromU, nil
-	}
-	return query
-}
-
-// QueryNotifications chains the current query on the "notifications" edge.
-func (_q *PaymentQuery) QueryNotifications() *NotificationQuery {
-	query := (&NotificationClient{config: _q.config}).Query()
-	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
-		if err := _q.prepareQuery(ctx); err != nil {
-			return nil, err
-		}
-		selector := _q.sqlQuery(ctx)
-		if err := selector.Err(); err != nil {
-			return nil, err
-		}
-		step := sqlgraph.NewStep(
-			sqlgraph.From(payment.Table, payment.FieldID, selector),
-			sqlgraph.To(notification.Table, notification.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, payment.NotificationsTable, payment.NotificationsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -344,15 +320,14 @@ func (_q *PaymentQuery) Clone() *PaymentQuery {
 		return nil
 	}
 	return &PaymentQuery{
-		config:            _q.config,
-		ctx:               _q.ctx.Clone(),
-		order:             append([]payment.OrderOption{}, _q.order...),
-		inters:            append([]Interceptor{}, _q.inters...),
-		predicates:        append([]predicate.Payment{}, _q.predicates...),
-		withAddress:       _q.withAddress.Clone(),
-		withAPIKey:        _q.withAPIKey.Clone(),
-		withNotifications: _q.withNotifications.Clone(),
-		withForward:       _q.withForward.Clone(),
+		config:      _q.config,
+		ctx:         _q.ctx.Clone(),
+		order:       append([]payment.OrderOption{}, _q.order...),
+		inters:      append([]Interceptor{}, _q.inters...),
+		predicates:  append([]predicate.Payment{}, _q.predicates...),
+		withAddress: _q.withAddress.Clone(),
+		withAPIKey:  _q.withAPIKey.Clone(),
+		withForward: _q.withForward.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -379,17 +354,6 @@ func (_q *PaymentQuery) WithAPIKey(opts ...func(*APIKeyQuery)) *PaymentQuery {
 		opt(query)
 	}
 	_q.withAPIKey = query
-	return _q
-}
-
-// WithNotifications tells the query-builder to eager-load the nodes that are connected to
-// the "notifications" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *PaymentQuery) WithNotifications(opts ...func(*NotificationQuery)) *PaymentQuery {
-	query := (&NotificationClient{config: _q.config}).Query()
-	for _, opt := range opts {
-		opt(query)
-	}
-	_q.withNotifications = query
 	return _q
 }
 
@@ -482,10 +446,9 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 	var (
 		nodes       = []*Payment{}
 		_spec       = _q.querySpec()
-		loadedTypes = [4]bool{
+		loadedTypes = [3]bool{
 			_q.withAddress != nil,
 			_q.withAPIKey != nil,
-			_q.withNotifications != nil,
 			_q.withForward != nil,
 		}
 	)
@@ -519,13 +482,6 @@ func (_q *PaymentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Paym
 	if query := _q.withAPIKey; query != nil {
 		if err := _q.loadAPIKey(ctx, query, nodes, nil,
 			func(n *Payment, e *APIKey) { n.Edges.APIKey = e }); err != nil {
-			return nil, err
-		}
-	}
-	if query := _q.withNotifications; query != nil {
-		if err := _q.loadNotifications(ctx, query, nodes,
-			func(n *Payment) { n.Edges.Notifications = []*Notification{} },
-			func(n *Payment, e *Notification) { n.Edges.Notifications = append(n.Edges.Notifications, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -593,39 +549,6 @@ func (_q *PaymentQuery) loadAPIKey(ctx context.Context, query *APIKeyQuery, node
 		for i := range nodes {
 			assign(nodes[i], n)
 		}
-	}
-	return nil
-}
-func (_q *PaymentQuery) loadNotifications(ctx context.Context, query *NotificationQuery, nodes []*Payment, init func(*Payment), assign func(*Payment, *Notification)) error {
-	fks := make([]driver.Value, 0, len(nodes))
-	nodeids := make(map[int64]*Payment)
-	for i := range nodes {
-		fks = append(fks, nodes[i].ID)
-		nodeids[nodes[i].ID] = nodes[i]
-		if init != nil {
-			init(nodes[i])
-		}
-	}
-	if len(query.ctx.Fields) > 0 {
-		query.ctx.AppendFieldOnce(notification.FieldPaymentID)
-	}
-	query.Where(predicate.Notification(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(payment.NotificationsColumn), fks...))
-	}))
-	neighbors, err := query.All(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range neighbors {
-		fk := n.PaymentID
-		if fk == nil {
-			return fmt.Errorf(`foreign-key "payment_id" is nil for node %v`, n.ID)
-		}
-		node, ok := nodeids[*fk]
-		if !ok {
-			return fmt.Errorf(`unexpected referenced foreign-key "payment_id" returned %v for node %v`, *fk, n.ID)
-		}
-		assign(node, n)
 	}
 	return nil
 }

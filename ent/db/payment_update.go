@@ -12,7 +12,6 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/forward"
-	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/shopspring/decimal"
@@ -221,21 +220,6 @@ func (_u *PaymentUpdate) ClearForwardedAt() *PaymentUpdate {
 	return _u
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *PaymentUpdate) AddNotificationIDs(ids ...int64) *PaymentUpdate {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *PaymentUpdate) AddNotifications(v ...*Notification) *PaymentUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // SetForwardID sets the "forward" edge to the Forward entity by ID.
 func (_u *PaymentUpdate) SetForwardID(id int64) *PaymentUpdate {
 	_u.mutation.SetForwardID(id)
@@ -258,27 +242,6 @@ func (_u *PaymentUpdate) SetForward(v *Forward) *PaymentUpdate {
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdate) Mutation() *PaymentMutation {
 	return _u.mutation
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *PaymentUpdate) ClearNotifications() *PaymentUpdate {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *PaymentUpdate) RemoveNotificationIDs(ids ...int64) *PaymentUpdate {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *PaymentUpdate) RemoveNotifications(v ...*Notification) *PaymentUpdate {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // ClearForward clears the "forward" edge to the Forward entity.
@@ -415,51 +378,6 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ForwardedAtCleared() {
 		_spec.ClearField(payment.FieldForwardedAt, field.TypeTime)
-	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	if _u.mutation.ForwardCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -701,21 +619,6 @@ func (_u *PaymentUpdateOne) ClearForwardedAt() *PaymentUpdateOne {
 	return _u
 }
 
-// AddNotificationIDs adds the "notifications" edge to the Notification entity by IDs.
-func (_u *PaymentUpdateOne) AddNotificationIDs(ids ...int64) *PaymentUpdateOne {
-	_u.mutation.AddNotificationIDs(ids...)
-	return _u
-}
-
-// AddNotifications adds the "notifications" edges to the Notification entity.
-func (_u *PaymentUpdateOne) AddNotifications(v ...*Notification) *PaymentUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.AddNotificationIDs(ids...)
-}
-
 // SetForwardID sets the "forward" edge to the Forward entity by ID.
 func (_u *PaymentUpdateOne) SetForwardID(id int64) *PaymentUpdateOne {
 	_u.mutation.SetForwardID(id)
@@ -738,27 +641,6 @@ func (_u *PaymentUpdateOne) SetForward(v *Forward) *PaymentUpdateOne {
 // Mutation returns the PaymentMutation object of the builder.
 func (_u *PaymentUpdateOne) Mutation() *PaymentMutation {
 	return _u.mutation
-}
-
-// ClearNotifications clears all "notifications" edges to the Notification entity.
-func (_u *PaymentUpdateOne) ClearNotifications() *PaymentUpdateOne {
-	_u.mutation.ClearNotifications()
-	return _u
-}
-
-// RemoveNotificationIDs removes the "notifications" edge to Notification entities by IDs.
-func (_u *PaymentUpdateOne) RemoveNotificationIDs(ids ...int64) *PaymentUpdateOne {
-	_u.mutation.RemoveNotificationIDs(ids...)
-	return _u
-}
-
-// RemoveNotifications removes "notifications" edges to Notification entities.
-func (_u *PaymentUpdateOne) RemoveNotifications(v ...*Notification) *PaymentUpdateOne {
-	ids := make([]int64, len(v))
-	for i := range v {
-		ids[i] = v[i].ID
-	}
-	return _u.RemoveNotificationIDs(ids...)
 }
 
 // ClearForward clears the "forward" edge to the Forward entity.
@@ -925,51 +807,6 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.ForwardedAtCleared() {
 		_spec.ClearField(payment.FieldForwardedAt, field.TypeTime)
-	}
-	if _u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.RemovedNotificationsIDs(); len(nodes) > 0 && !_u.mutation.NotificationsCleared() {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
-	}
-	if nodes := _u.mutation.NotificationsIDs(); len(nodes) > 0 {
-		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2M,
-			Inverse: false,
-			Table:   payment.NotificationsTable,
-			Columns: []string{payment.NotificationsColumn},
-			Bidi:    false,
-			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(notification.FieldID, field.TypeInt64),
-			},
-		}
-		for _, k := range nodes {
-			edge.Target.Nodes = append(edge.Target.Nodes, k)
-		}
-		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	if _u.mutation.ForwardCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -7,13 +7,16 @@ import (
 
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/schema"
 )
 
@@ -56,6 +59,10 @@ func init() {
 	apikeyDescHash := apikeyFields[3].Descriptor()
 	// apikey.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	apikey.HashValidator = apikeyDescHash.Validators[0].(func(string) error)
+	// apikeyDescOperator is the schema descriptor for operator field.
+	apikeyDescOperator := apikeyFields[5].Descriptor()
+	// apikey.DefaultOperator holds the default value on creation for the operator field.
+	apikey.DefaultOperator = apikeyDescOperator.Default.(bool)
 	addressMixin := schema.Address{}.Mixin()
 	addressMixinFields0 := addressMixin[0].Fields()
 	_ = addressMixinFields0
@@ -121,6 +128,20 @@ func init() {
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
 	address.PriorityValidator = addressDescPriority.Validators[0].(func(string) error)
+	chainblockFields := schema.ChainBlock{}.Fields()
+	_ = chainblockFields
+	// chainblockDescTicker is the schema descriptor for ticker field.
+	chainblockDescTicker := chainblockFields[1].Descriptor()
+	// chainblock.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	chainblock.TickerValidator = chainblockDescTicker.Validators[0].(func(string) error)
+	// chainblockDescHeight is the schema descriptor for height field.
+	chainblockDescHeight := chainblockFields[2].Descriptor()
+	// chainblock.HeightValidator is a validator for the "height" field. It is called by the builders before save.
+	chainblock.HeightValidator = chainblockDescHeight.Validators[0].(func(int64) error)
+	// chainblockDescHash is the schema descriptor for hash field.
+	chainblockDescHash := chainblockFields[3].Descriptor()
+	// chainblock.HashValidator is a validator for the "hash" field. It is called by the builders before save.
+	chainblock.HashValidator = chainblockDescHash.Validators[0].(func(string) error)
 	chaincursorMixin := schema.ChainCursor{}.Mixin()
 	chaincursorMixinFields0 := chaincursorMixin[0].Fields()
 	_ = chaincursorMixinFields0
@@ -183,18 +204,34 @@ func init() {
 	deliveryeventDescCreatedAt := deliveryeventMixinFields0[0].Descriptor()
 	// deliveryevent.DefaultCreatedAt holds the default value on creation for the created_at field.
 	deliveryevent.DefaultCreatedAt = deliveryeventDescCreatedAt.Default.(func() time.Time)
+	// deliveryeventDescService is the schema descriptor for service field.
+	deliveryeventDescService := deliveryeventFields[4].Descriptor()
+	// deliveryevent.DefaultService holds the default value on creation for the service field.
+	deliveryevent.DefaultService = deliveryeventDescService.Default.(string)
+	// deliveryeventDescEvent is the schema descriptor for event field.
+	deliveryeventDescEvent := deliveryeventFields[5].Descriptor()
+	// deliveryevent.DefaultEvent holds the default value on creation for the event field.
+	deliveryevent.DefaultEvent = deliveryeventDescEvent.Default.(string)
+	// deliveryeventDescSubject is the schema descriptor for subject field.
+	deliveryeventDescSubject := deliveryeventFields[6].Descriptor()
+	// deliveryevent.DefaultSubject holds the default value on creation for the subject field.
+	deliveryevent.DefaultSubject = deliveryeventDescSubject.Default.(string)
+	// deliveryeventDescTopic is the schema descriptor for topic field.
+	deliveryeventDescTopic := deliveryeventFields[7].Descriptor()
+	// deliveryevent.DefaultTopic holds the default value on creation for the topic field.
+	deliveryevent.DefaultTopic = deliveryeventDescTopic.Default.(string)
 	// deliveryeventDescAttempt is the schema descriptor for attempt field.
-	deliveryeventDescAttempt := deliveryeventFields[8].Descriptor()
+	deliveryeventDescAttempt := deliveryeventFields[9].Descriptor()
 	// deliveryevent.DefaultAttempt holds the default value on creation for the attempt field.
 	deliveryevent.DefaultAttempt = deliveryeventDescAttempt.Default.(int)
 	// deliveryevent.AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
 	deliveryevent.AttemptValidator = deliveryeventDescAttempt.Validators[0].(func(int) error)
 	// deliveryeventDescOutcome is the schema descriptor for outcome field.
-	deliveryeventDescOutcome := deliveryeventFields[9].Descriptor()
+	deliveryeventDescOutcome := deliveryeventFields[10].Descriptor()
 	// deliveryevent.DefaultOutcome holds the default value on creation for the outcome field.
 	deliveryevent.DefaultOutcome = deliveryeventDescOutcome.Default.(string)
 	// deliveryeventDescError is the schema descriptor for error field.
-	deliveryeventDescError := deliveryeventFields[11].Descriptor()
+	deliveryeventDescError := deliveryeventFields[12].Descriptor()
 	// deliveryevent.DefaultError holds the default value on creation for the error field.
 	deliveryevent.DefaultError = deliveryeventDescError.Default.(string)
 	forwardMixin := schema.Forward{}.Mixin()
@@ -220,6 +257,10 @@ func init() {
 	forwardDescTxidOut := forwardFields[8].Descriptor()
 	// forward.DefaultTxidOut holds the default value on creation for the txid_out field.
 	forward.DefaultTxidOut = forwardDescTxidOut.Default.(string)
+	// forwardDescHeld is the schema descriptor for held field.
+	forwardDescHeld := forwardFields[9].Descriptor()
+	// forward.DefaultHeld holds the default value on creation for the held field.
+	forward.DefaultHeld = forwardDescHeld.Default.(bool)
 	notificationMixin := schema.Notification{}.Mixin()
 	notificationMixinFields0 := notificationMixin[0].Fields()
 	_ = notificationMixinFields0
@@ -239,16 +280,24 @@ func init() {
 	notificationDescUUID := notificationFields[1].Descriptor()
 	// notification.UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
 	notification.UUIDValidator = notificationDescUUID.Validators[0].(func(string) error)
-	// notificationDescTicker is the schema descriptor for ticker field.
-	notificationDescTicker := notificationFields[5].Descriptor()
-	// notification.DefaultTicker holds the default value on creation for the ticker field.
-	notification.DefaultTicker = notificationDescTicker.Default.(string)
-	// notificationDescAddressIn is the schema descriptor for address_in field.
-	notificationDescAddressIn := notificationFields[6].Descriptor()
-	// notification.DefaultAddressIn holds the default value on creation for the address_in field.
-	notification.DefaultAddressIn = notificationDescAddressIn.Default.(string)
+	// notificationDescService is the schema descriptor for service field.
+	notificationDescService := notificationFields[3].Descriptor()
+	// notification.DefaultService holds the default value on creation for the service field.
+	notification.DefaultService = notificationDescService.Default.(string)
+	// notificationDescEvent is the schema descriptor for event field.
+	notificationDescEvent := notificationFields[4].Descriptor()
+	// notification.DefaultEvent holds the default value on creation for the event field.
+	notification.DefaultEvent = notificationDescEvent.Default.(string)
+	// notificationDescSubject is the schema descriptor for subject field.
+	notificationDescSubject := notificationFields[5].Descriptor()
+	// notification.DefaultSubject holds the default value on creation for the subject field.
+	notification.DefaultSubject = notificationDescSubject.Default.(string)
+	// notificationDescTopic is the schema descriptor for topic field.
+	notificationDescTopic := notificationFields[6].Descriptor()
+	// notification.DefaultTopic holds the default value on creation for the topic field.
+	notification.DefaultTopic = notificationDescTopic.Default.(string)
 	// notificationDescHost is the schema descriptor for host field.
-	notificationDescHost := notificationFields[7].Descriptor()
+	notificationDescHost := notificationFields[8].Descriptor()
 	// notification.DefaultHost holds the default value on creation for the host field.
 	notification.DefaultHost = notificationDescHost.Default.(string)
 	// notificationDescMethod is the schema descriptor for method field.
@@ -267,12 +316,16 @@ func init() {
 	notificationDescSignatureScheme := notificationFields[13].Descriptor()
 	// notification.DefaultSignatureScheme holds the default value on creation for the signature_scheme field.
 	notification.DefaultSignatureScheme = notificationDescSignatureScheme.Default.(string)
+	// notificationDescSigningKey is the schema descriptor for signing_key field.
+	notificationDescSigningKey := notificationFields[14].Descriptor()
+	// notification.DefaultSigningKey holds the default value on creation for the signing_key field.
+	notification.DefaultSigningKey = notificationDescSigningKey.Default.(string)
 	// notificationDescSignature is the schema descriptor for signature field.
-	notificationDescSignature := notificationFields[14].Descriptor()
+	notificationDescSignature := notificationFields[15].Descriptor()
 	// notification.DefaultSignature holds the default value on creation for the signature field.
 	notification.DefaultSignature = notificationDescSignature.Default.(string)
 	// notificationDescAttempts is the schema descriptor for attempts field.
-	notificationDescAttempts := notificationFields[16].Descriptor()
+	notificationDescAttempts := notificationFields[17].Descriptor()
 	// notification.DefaultAttempts holds the default value on creation for the attempts field.
 	notification.DefaultAttempts = notificationDescAttempts.Default.(int)
 	// notification.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
@@ -316,6 +369,33 @@ func init() {
 	paymentDescNote := paymentFields[9].Descriptor()
 	// payment.DefaultNote holds the default value on creation for the note field.
 	payment.DefaultNote = paymentDescNote.Default.(string)
+	payoutrequestMixin := schema.PayoutRequest{}.Mixin()
+	payoutrequestMixinFields0 := payoutrequestMixin[0].Fields()
+	_ = payoutrequestMixinFields0
+	payoutrequestFields := schema.PayoutRequest{}.Fields()
+	_ = payoutrequestFields
+	// payoutrequestDescCreatedAt is the schema descriptor for created_at field.
+	payoutrequestDescCreatedAt := payoutrequestMixinFields0[0].Descriptor()
+	// payoutrequest.DefaultCreatedAt holds the default value on creation for the created_at field.
+	payoutrequest.DefaultCreatedAt = payoutrequestDescCreatedAt.Default.(func() time.Time)
+	// payoutrequestDescUpdatedAt is the schema descriptor for updated_at field.
+	payoutrequestDescUpdatedAt := payoutrequestMixinFields0[1].Descriptor()
+	// payoutrequest.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	payoutrequest.DefaultUpdatedAt = payoutrequestDescUpdatedAt.Default.(func() time.Time)
+	// payoutrequest.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	payoutrequest.UpdateDefaultUpdatedAt = payoutrequestDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// payoutrequestDescUUID is the schema descriptor for uuid field.
+	payoutrequestDescUUID := payoutrequestFields[2].Descriptor()
+	// payoutrequest.UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
+	payoutrequest.UUIDValidator = payoutrequestDescUUID.Validators[0].(func(string) error)
+	// payoutrequestDescTicker is the schema descriptor for ticker field.
+	payoutrequestDescTicker := payoutrequestFields[3].Descriptor()
+	// payoutrequest.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	payoutrequest.TickerValidator = payoutrequestDescTicker.Validators[0].(func(string) error)
+	// payoutrequestDescAddress is the schema descriptor for address field.
+	payoutrequestDescAddress := payoutrequestFields[4].Descriptor()
+	// payoutrequest.AddressValidator is a validator for the "address" field. It is called by the builders before save.
+	payoutrequest.AddressValidator = payoutrequestDescAddress.Validators[0].(func(string) error)
 	signingkeyMixin := schema.SigningKey{}.Mixin()
 	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
 	_ = signingkeyMixinFields0
@@ -341,4 +421,30 @@ func init() {
 	signingkeyDescActive := signingkeyFields[4].Descriptor()
 	// signingkey.DefaultActive holds the default value on creation for the active field.
 	signingkey.DefaultActive = signingkeyDescActive.Default.(bool)
+	watchedtransferFields := schema.WatchedTransfer{}.Fields()
+	_ = watchedtransferFields
+	// watchedtransferDescTicker is the schema descriptor for ticker field.
+	watchedtransferDescTicker := watchedtransferFields[1].Descriptor()
+	// watchedtransfer.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	watchedtransfer.TickerValidator = watchedtransferDescTicker.Validators[0].(func(string) error)
+	// watchedtransferDescAddressIn is the schema descriptor for address_in field.
+	watchedtransferDescAddressIn := watchedtransferFields[2].Descriptor()
+	// watchedtransfer.AddressInValidator is a validator for the "address_in" field. It is called by the builders before save.
+	watchedtransfer.AddressInValidator = watchedtransferDescAddressIn.Validators[0].(func(string) error)
+	// watchedtransferDescTxid is the schema descriptor for txid field.
+	watchedtransferDescTxid := watchedtransferFields[3].Descriptor()
+	// watchedtransfer.TxidValidator is a validator for the "txid" field. It is called by the builders before save.
+	watchedtransfer.TxidValidator = watchedtransferDescTxid.Validators[0].(func(string) error)
+	// watchedtransferDescOutputIndex is the schema descriptor for output_index field.
+	watchedtransferDescOutputIndex := watchedtransferFields[4].Descriptor()
+	// watchedtransfer.DefaultOutputIndex holds the default value on creation for the output_index field.
+	watchedtransfer.DefaultOutputIndex = watchedtransferDescOutputIndex.Default.(int64)
+	// watchedtransfer.OutputIndexValidator is a validator for the "output_index" field. It is called by the builders before save.
+	watchedtransfer.OutputIndexValidator = watchedtransferDescOutputIndex.Validators[0].(func(int64) error)
+	// watchedtransferDescHeight is the schema descriptor for height field.
+	watchedtransferDescHeight := watchedtransferFields[6].Descriptor()
+	// watchedtransfer.DefaultHeight holds the default value on creation for the height field.
+	watchedtransfer.DefaultHeight = watchedtransferDescHeight.Default.(int64)
+	// watchedtransfer.HeightValidator is a validator for the "height" field. It is called by the builders before save.
+	watchedtransfer.HeightValidator = watchedtransferDescHeight.Validators[0].(func(int64) error)
 }

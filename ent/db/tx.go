@@ -18,6 +18,8 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// ChainBlock is the client for interacting with the ChainBlock builders.
+	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
@@ -30,8 +32,12 @@ type Tx struct {
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
+	// PayoutRequest is the client for interacting with the PayoutRequest builders.
+	PayoutRequest *PayoutRequestClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// WatchedTransfer is the client for interacting with the WatchedTransfer builders.
+	WatchedTransfer *WatchedTransferClient
 
 	// lazily loaded.
 	client     *Client
@@ -165,13 +171,16 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Address = NewAddressClient(tx.config)
+	tx.ChainBlock = NewChainBlockClient(tx.config)
 	tx.ChainCursor = NewChainCursorClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
+	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
+	tx.WatchedTransfer = NewWatchedTransferClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -55,7 +55,6 @@ func (Address) Edges() []ent.Edge {
 		edge.From("api_key", APIKey.Type).Ref("addresses").
 			Field("api_key_id").Unique().Required().Immutable(),
 		edge.To("payments", Payment.Type),
-		edge.To("notifications", Notification.Type),
 	}
 }
 

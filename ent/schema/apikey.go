@@ -25,6 +25,8 @@ func (APIKey) Fields() []ent.Field {
 			Comment("Lowercase hex SHA-256 of the key; looked up on every request."),
 		field.Time("revoked_at").Optional().Nillable().
 			Comment("Set when the key is revoked; a revoked key authenticates nothing."),
+		field.Bool("operator").Default(false).Immutable().
+			Comment("An operator's key: it alone may call the operator API (held funds, and later projects)."),
 	}
 }
 
@@ -33,6 +35,5 @@ func (APIKey) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("addresses", Address.Type),
 		edge.To("payments", Payment.Type),
-		edge.To("notifications", Notification.Type),
 	}
 }

@@ -21,12 +21,13 @@ func (DeliveryEvent) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int64("id"),
 		field.Int64("notification_id").Immutable(),
-		field.Int64("api_key_id").Immutable().
-			Comment("Owner: only watchers authenticated with this key see the event."),
+		field.Int64("owner_id").Immutable().
+			Comment("Owner of the notification: only its watchers see the event."),
 		field.String("uuid").Immutable(),
-		field.String("ticker").Immutable(),
-		field.String("address_in").Immutable(),
-		field.String("payment_status").Immutable(),
+		field.String("service").Default("").Immutable(),
+		field.String("event").Default("").Immutable(),
+		field.String("subject").Default("").Immutable(),
+		field.String("topic").Default("").Immutable(),
 		field.Enum("kind").Values("created", "attempt", "expired").Immutable().
 			Comment("created: stored; attempt: an attempt finished; expired: the window closed."),
 		field.Int("attempt").NonNegative().Default(0).Immutable(),
@@ -52,6 +53,6 @@ func (DeliveryEvent) Edges() []ent.Edge {
 func (DeliveryEvent) Indexes() []ent.Index {
 	return []ent.Index{
 		// A watcher reads its owner's events after a cursor.
-		index.Fields("api_key_id", "id"),
+		index.Fields("owner_id", "id"),
 	}
 }

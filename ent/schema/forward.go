@@ -7,7 +7,8 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Forward is the distribution of one payment to the merchant's wallets. It is
+// Forward is the distribution of one payment to the merchant's wallets (or,
+// Held, the record that its funds stay on the payment address). It is
 // recorded as an intent before the transaction is broadcast, and marked done
 // after, so a crash between the two is reconciled (the backend is asked
 // whether the intent was broadcast) instead of paying twice. At most one
@@ -30,6 +31,8 @@ func (Forward) Fields() []ent.Field {
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.String("txid_out").Default(""),
+		field.Bool("held").Default(false).Immutable().
+			Comment("No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs."),
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// Notification is an outbox row: one callback to deliver, with the exact
-// bytes and signature to send on every attempt. It is written in the same
-// transaction as the state change that caused it.
+// Notification is an outbox row: one message to deliver, with the exact
+// bytes to send on every attempt and how they are signed. It is written in
+// the same transaction as the state change that caused it. It knows no
+// domain: owner, service, event, subject, topic and sequence are labels its
+// producer chose, for logs, filters and ordering.
 type Notification struct{ ent.Schema }
 
 // Mixin of the Notification.
@@ -22,25 +24,31 @@ func (Notification) Fields() []ent.Field {
 		field.Int64("id"),
 		field.String("uuid").NotEmpty().Unique().Immutable().
 			Comment("Public identifier, sent to the merchant for de-duplication."),
-		field.Int64("address_id").Immutable(),
-		field.Int64("payment_id").Optional().Nillable().Immutable(),
-		field.Int64("api_key_id").Immutable().
-			Comment("Owner, copied from the address."),
-		field.String("ticker").Default("").Immutable().
-			Comment("Ticker of the address, copied for event filters."),
-		field.String("address_in").Default("").Immutable().
-			Comment("Payment address, copied for event filters."),
+		field.Int64("owner_id").Immutable().
+			Comment("Owner: only its owner's watchers see its events (the API key that created what it is about)."),
+		field.String("service").Default("").Immutable().
+			Comment(`API that produced it, e.g. "address" for low-level callbacks.`),
+		field.String("event").Default("").Immutable().
+			Comment(`What it reports, e.g. a payment status ("pending") or "checkout.payment.confirmed".`),
+		field.String("subject").Default("").Immutable().
+			Comment("The object it is about, as its owner knows it (the payment address of a low-level callback)."),
+		field.String("topic").Default("").Immutable().
+			Comment("A grouping for filters (the ticker of a low-level callback)."),
+		field.String("sequence").Optional().Nillable().Immutable().
+			Comment("Notifications with the same sequence make their first attempts in the order stored, one at a time; NULL for none."),
 		field.String("host").Default("").Immutable().
 			Comment("Destination host:port; bounds concurrent attempts per destination."),
-		field.String("payment_status").Immutable().
-			Comment("Payment status this notification reports."),
 		field.String("method").NotEmpty().Immutable(),
 		field.Text("url").NotEmpty().Immutable(),
 		field.Bytes("body").Immutable().
 			Comment("Exact request body; empty for GET."),
 		field.String("content_type").Default("").Immutable(),
-		field.String("signature_scheme").Default("").Immutable(),
-		field.Text("signature").Default("").Immutable(),
+		field.String("signature_scheme").Default("").Immutable().
+			Comment("Signer of the notification; empty for unsigned."),
+		field.String("signing_key").Default("").Immutable().
+			Comment("Which key of its signer signs it (the signer resolves it; a per-attempt signer reads its current value)."),
+		field.Text("signature").Default("").Immutable().
+			Comment("Signature made once when stored; empty for unsigned and per-attempt signers."),
 		field.Enum("status").Values("pending", "retrying", "acknowledged", "failed").Default("pending"),
 		field.Int("attempts").NonNegative().Default(0),
 		field.Time("next_attempt_at").Optional().Nillable().
@@ -57,12 +65,6 @@ func (Notification) Fields() []ent.Field {
 // Edges of the Notification.
 func (Notification) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("address", Address.Type).Ref("notifications").
-			Field("address_id").Unique().Required().Immutable(),
-		edge.From("payment", Payment.Type).Ref("notifications").
-			Field("payment_id").Unique().Immutable(),
-		edge.From("api_key", APIKey.Type).Ref("notifications").
-			Field("api_key_id").Unique().Required().Immutable(),
 		edge.To("delivery_attempts", DeliveryAttempt.Type),
 		edge.To("events", DeliveryEvent.Type),
 	}
@@ -87,10 +89,12 @@ func (Notification) Indexes() []ent.Index {
 		index.Fields("status").
 			Annotations(entsql.IndexWhere("(next_attempt_at IS NOT NULL)")).
 			StorageKey("notification_queued"),
-		// Undelivered notifications of a payment: a notification is sent
-		// as it is stored only when no earlier one of its payment is due.
-		index.Fields("payment_id").
-			Annotations(entsql.IndexWhere("((payment_id IS NOT NULL) AND (next_attempt_at IS NOT NULL))")).
-			StorageKey("notification_payment_undelivered"),
+		// Undelivered notifications of a sequence: a notification is sent
+		// as it is stored only when no earlier one of its sequence is due.
+		index.Fields("sequence").
+			Annotations(entsql.IndexWhere("((sequence IS NOT NULL) AND (next_attempt_at IS NOT NULL))")).
+			StorageKey("notification_sequence_undelivered"),
+		// An owner's notifications, newest first (logs, dashboards).
+		index.Fields("owner_id", "subject"),
 	}
 }

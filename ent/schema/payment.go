@@ -52,7 +52,6 @@ func (Payment) Edges() []ent.Edge {
 			Field("address_id").Unique().Required().Immutable(),
 		edge.From("api_key", APIKey.Type).Ref("payments").
 			Field("api_key_id").Unique().Required().Immutable(),
-		edge.To("notifications", Notification.Type),
 		edge.To("forward", Forward.Type).Unique(),
 	}
 }

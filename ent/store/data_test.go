@@ -239,10 +239,10 @@ func TestNotificationRows(t *testing.T) {
 		body := []byte("{\"value_coin\":\"1\"}\x00\xff")
 		n, err := c.Notification.Create().
 			SetUUID("8c1d1b0e-5f7c-4b0a-9a57-6f1e3c2d4b5a").
-			SetAddressID(addr.ID).
-			SetPaymentID(p.ID).
-			SetAPIKeyID(key.ID).
-			SetPaymentStatus("confirmed").
+			SetOwnerID(key.ID).
+			SetSequence(fmt.Sprintf("address-payment:%d", p.ID)).
+			SetSubject(addr.AddressIn).
+			SetEvent("confirmed").
 			SetMethod("POST").
 			SetURL("https://merchant.example/cb").
 			SetBody(body).
@@ -269,8 +269,8 @@ func TestNotificationRows(t *testing.T) {
 		if string(got.Body) != string(body) {
 			t.Errorf("body read back as %q", got.Body)
 		}
-		if got.PaymentID == nil || *got.PaymentID != p.ID {
-			t.Errorf("payment_id read back as %v", got.PaymentID)
+		if got.Sequence == nil || *got.Sequence != fmt.Sprintf("address-payment:%d", p.ID) || got.OwnerID != key.ID {
+			t.Errorf("sequence, owner read back as %v, %d", got.Sequence, got.OwnerID)
 		}
 		if got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(fixedTime) || got.LeaseUntil != nil {
 			t.Errorf("next_attempt_at, lease_until read back as %v, %v", got.NextAttemptAt, got.LeaseUntil)

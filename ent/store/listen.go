@@ -29,9 +29,20 @@ func Listen(ctx context.Context, db *DB, channel string, problem func(error)) (<
 			problem(err)
 		}
 	})
-	if err := l.Listen(channel); err != nil {
+	// Listen waits for a connection, retrying for as long as the database
+	// is unreachable (or gone); ctx ends the wait: Close wakes it up.
+	listened := make(chan error, 1)
+	go func() { listened <- l.Listen(channel) }()
+	select {
+	case err := <-listened:
+		if err != nil {
+			_ = l.Close()
+			return nil, fmt.Errorf("listen %s: %w", channel, err)
+		}
+	case <-ctx.Done():
 		_ = l.Close()
-		return nil, fmt.Errorf("listen %s: %w", channel, err)
+		<-listened
+		return nil, fmt.Errorf("listen %s: %w", channel, ctx.Err())
 	}
 	out := make(chan Notification, 64)
 	go func() {

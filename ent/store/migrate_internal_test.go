@@ -30,8 +30,8 @@ func sqliteInit(t *testing.T) fstest.MapFS {
 	return m
 }
 
-// seed inserts an address with a payment and a notification pointing at the
-// payment (ON DELETE SET NULL).
+// seed inserts an address with a payment and a forward pointing at the
+// payment.
 func seed(t *testing.T, db *DB) {
 	t.Helper()
 	for _, stmt := range []string{
@@ -39,8 +39,8 @@ func seed(t *testing.T, db *DB) {
 		`INSERT INTO addresses (id, created_at, updated_at, ticker, family, address_in, derivation_index, callback_url, callback_key, destinations, custom_params, required_confirmations, api_key_id)
 		 VALUES (1, '2025-01-01 00:00:00+00:00', '2025-01-01 00:00:00+00:00', 'btc', 'utxo', 'bc1q', 1, 'https://m.example', 'k', '[]', '[]', 1, 1)`,
 		`INSERT INTO payments (id, created_at, updated_at, txid_in, value_coin, api_key_id, address_id) VALUES (1, '2025-01-01 00:00:00+00:00', '2025-01-01 00:00:00+00:00', 'tx', '1', 1, 1)`,
-		`INSERT INTO notifications (id, created_at, updated_at, uuid, payment_status, method, url, body, expires_at, api_key_id, address_id, payment_id)
-		 VALUES (1, '2025-01-01 00:00:00+00:00', '2025-01-01 00:00:00+00:00', 'u', 'pending', 'GET', 'https://m.example', x'', '2025-01-02 00:00:00+00:00', 1, 1, 1)`,
+		`INSERT INTO forwards (id, created_at, updated_at, intent_id, outputs, fee_coin, network_fee, value_forwarded_coin, payment_id)
+		 VALUES (1, '2025-01-01 00:00:00+00:00', '2025-01-01 00:00:00+00:00', 'fwd-1', '[]', '0', '0', '1', 1)`,
 	} {
 		if _, err := db.SQL.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -50,8 +50,8 @@ func seed(t *testing.T, db *DB) {
 
 // TestSQLiteTableRebuild applies the kind of migration atlas writes when a
 // SQLite table must be rebuilt. With foreign keys on, dropping the old
-// payments table would null notifications.payment_id (ON DELETE SET NULL);
-// Migrate must keep it.
+// payments table would fail on (or, with ON DELETE SET NULL, null) the
+// references of its children, forwards.payment_id; Migrate must keep it.
 func TestSQLiteTableRebuild(t *testing.T) {
 	t.Parallel()
 	for _, path := range []string{"", memoryPath} {
@@ -89,11 +89,11 @@ PRAGMA foreign_keys = on;
 				t.Fatalf("migrate = %v, %v; want [99990101000000], nil", applied, err)
 			}
 			var paymentID *int64
-			if err := db.SQL.QueryRow("SELECT payment_id FROM notifications WHERE id = 1").Scan(&paymentID); err != nil {
+			if err := db.SQL.QueryRow("SELECT payment_id FROM forwards WHERE id = 1").Scan(&paymentID); err != nil {
 				t.Fatal(err)
 			}
 			if paymentID == nil || *paymentID != 1 {
-				t.Errorf("notification lost its payment during the rebuild: payment_id = %v", paymentID)
+				t.Errorf("forward lost its payment during the rebuild: payment_id = %v", paymentID)
 			}
 			var fk int
 			if err := db.SQL.QueryRow("PRAGMA foreign_keys").Scan(&fk); err != nil || fk != 1 {

@@ -74,3 +74,64 @@ func TestCloseTwice(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 }
+
+// TestOpenBoundsThePostgresPool: the pool never opens more than MaxConns
+// connections (an unbounded pool under a burst exhausted PostgreSQL's
+// max_connections), keeps them while idle up to the bound, and releases
+// them after MaxIdleTime.
+func TestOpenBoundsThePostgresPool(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.DSN(t, store.Postgres)
+	ctx := context.Background()
+	for _, r := range []struct {
+		name     string
+		pool     store.Pool
+		wantOpen int
+	}{
+		{"default", store.Pool{}, store.DefaultMaxConns},
+		{"configured", store.Pool{MaxConns: 3}, 3},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			db, err := store.OpenPool(ctx, dsn, r.pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if got := db.SQL.Stats().MaxOpenConnections; got != r.wantOpen {
+				t.Fatalf("MaxOpenConnections %d, want %d", got, r.wantOpen)
+			}
+		})
+	}
+	db, err := store.OpenPool(ctx, dsn, store.Pool{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Three queries that each hold a connection until released: the third
+	// waits for one (it does not fail), and never a third connection opens.
+	c1, err := db.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := db.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		c3, err := db.SQL.Conn(ctx)
+		if err == nil {
+			err = c3.PingContext(ctx)
+			_ = c3.Close()
+		}
+		got <- err
+	}()
+	_ = c1.Close() // the waiting request gets this connection
+	if err := <-got; err != nil {
+		t.Fatalf("a request waiting for a connection failed: %v", err)
+	}
+	_ = c2.Close()
+	if st := db.SQL.Stats(); st.OpenConnections > 2 || st.Idle != st.OpenConnections {
+		t.Fatalf("pool stats %+v: want at most 2 open, all idle", st)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
@@ -98,9 +99,58 @@ func ParseDSN(dsn string) (Dialect, string, error) {
 	}
 }
 
-// Open connects to the database named by dsn (see ParseDSN) and pings it.
-// The caller owns the returned DB and must Close it. Open does not migrate.
+// Pool bounds a PostgreSQL connection pool. A request that finds every
+// connection busy waits for one (database/sql queues it) for as long as its
+// context allows; nothing fails for want of a connection. SQLite pools are
+// fixed by payhook (see Open) and ignore Pool.
+type Pool struct {
+	// MaxConns bounds the pool's open connections; DefaultMaxConns when 0.
+	// Connections a caller takes out of the pool for good (a session lock)
+	// count against it; Listen's connection does not.
+	MaxConns int
+	// MaxIdleConns is how many connections stay open while idle; MaxConns
+	// when 0 (a burst does not close and reopen connections), at most
+	// MaxConns.
+	MaxIdleConns int
+	// MaxIdleTime closes a connection idle this long, so a pool grown by a
+	// burst gives its connections back to the server; DefaultMaxIdleTime
+	// when 0.
+	MaxIdleTime time.Duration
+}
+
+// Defaults of Pool.
+const (
+	// DefaultMaxConns lets four instances (each also holding one Listen
+	// connection) share PostgreSQL's default max_connections of 100 with
+	// room left for administration: 4 x (20 + 1) = 84.
+	DefaultMaxConns = 20
+	// DefaultMaxIdleTime releases a burst's connections after 5 minutes.
+	DefaultMaxIdleTime = 5 * time.Minute
+)
+
+// WithDefaults returns p with every unset field set to its default.
+func (p Pool) WithDefaults() Pool {
+	if p.MaxConns == 0 {
+		p.MaxConns = DefaultMaxConns
+	}
+	if p.MaxIdleConns == 0 || p.MaxIdleConns > p.MaxConns {
+		p.MaxIdleConns = p.MaxConns
+	}
+	if p.MaxIdleTime == 0 {
+		p.MaxIdleTime = DefaultMaxIdleTime
+	}
+	return p
+}
+
+// Open connects to the database named by dsn (see ParseDSN) with the
+// default Pool and pings it. The caller owns the returned DB and must Close
+// it. Open does not migrate.
 func Open(ctx context.Context, dsn string) (*DB, error) {
+	return OpenPool(ctx, dsn, Pool{})
+}
+
+// OpenPool is Open with a bounded PostgreSQL pool p (defaults filled in).
+func OpenPool(ctx context.Context, dsn string, p Pool) (*DB, error) {
 	d, name, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -113,6 +163,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	case Postgres:
 		entDialect = dialect.Postgres
 		pool, err = sql.Open("postgres", name)
+		if err == nil {
+			p = p.WithDefaults()
+			pool.SetMaxOpenConns(p.MaxConns)
+			pool.SetMaxIdleConns(p.MaxIdleConns)
+			pool.SetConnMaxIdleTime(p.MaxIdleTime)
+		}
 	case SQLite:
 		entDialect = dialect.SQLite
 		pool, err = openSQLite(name, true)

@@ -94,8 +94,8 @@ func (c Config) Validate() error {
 // for concurrent use and keeps connections alive between attempts.
 type Client struct {
 	cfg     Config
-	allowed []Endpoint
-	guarded *http.Client // every request not matching allowed
+	rules   *Rules       // the URL and host rules with cfg.AllowPrivate
+	guarded *http.Client // every request not matching an allowed endpoint
 	private *http.Client // only requests whose URL matches an allowed endpoint
 }
 
@@ -106,11 +106,11 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg}
-	for _, raw := range cfg.AllowPrivate {
-		e, _ := ParseEndpoint(raw) // validated above
-		c.allowed = append(c.allowed, e)
+	rules, err := NewRules(cfg.AllowPrivate)
+	if err != nil {
+		return nil, err
 	}
+	c := &Client{cfg: cfg, rules: rules}
 	c.guarded = newHTTPClient(cfg.Timeout, cfg.IdlePerHost, guardedControl)
 	c.private = newHTTPClient(cfg.Timeout, cfg.IdlePerHost, networkControl)
 	return c, nil
@@ -177,25 +177,28 @@ type Response struct {
 	Duration time.Duration
 }
 
-// Do makes one attempt. The URL is checked with CheckURL and every address
-// dialled is checked with Classify, unless the URL exactly matches an
-// AllowPrivate endpoint; a refusal is returned as *BlockedError. Redirects
+// Rules returns the destination rules this client applies, with its
+// AllowPrivate exceptions, so that a URL can be refused before it is ever
+// stored with exactly the reason an attempt would give.
+func (c *Client) Rules() *Rules { return c.rules }
+
+// Do makes one attempt. The URL is checked with the client's Rules (CheckURL,
+// and CheckHost) and every address dialled is checked with Classify, unless
+// the URL exactly matches an AllowPrivate endpoint; a refusal is returned as
+// *BlockedError. Redirects
 // are not followed. The whole attempt is bounded by Config.Timeout; running
 // out returns an error wrapping ErrTimeout, and cancellation of ctx returns
 // ctx's error. Any HTTP status is a Response with a nil error: judge it with
 // Acknowledged. Errors never contain the URL.
 func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	start := time.Now()
-	u, err := checkURL(r.URL)
+	_, _, allowed, err := c.rules.check(r.URL)
 	if err != nil {
 		return Response{}, &BlockedError{Reason: err.Error()}
 	}
 	client := c.guarded
-	for _, e := range c.allowed {
-		if e.Matches(u) {
-			client = c.private
-			break
-		}
+	if allowed {
+		client = c.private
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

@@ -92,7 +92,8 @@ func TestDoBlocksLoopbackUnlessAllowed(t *testing.T) {
 	c := newClient(t, egress.Config{})
 	_, err := c.Do(t.Context(), egress.Request{Method: http.MethodGet, URL: srv.URL + "/hook"})
 	wantBlocked(t, err, "127.0.0.1 is a loopback address")
-	if err.Error() != "destination 127.0.0.1 is a loopback address (RFC 1122)" {
+	// Refused by the host rule before any dial, with the dialer's reason.
+	if err.Error() != "destination URL host 127.0.0.1 is a loopback address (RFC 1122)" {
 		t.Errorf("Error() = %q", err)
 	}
 	if h.total() != 0 {
@@ -305,14 +306,25 @@ func TestDoReusesConnections(t *testing.T) {
 	}
 }
 
-func TestDoBlocksHostnameResolvingToLoopback(t *testing.T) {
+func TestDoRefusesLoopbackHosts(t *testing.T) {
 	t.Parallel()
 	srv, h := newServer(t, okHandler)
 	u, _ := url.Parse(srv.URL)
 	c := newClient(t, egress.Config{})
-	_, err := c.Do(t.Context(), egress.Request{URL: "http://localhost:" + u.Port() + "/hook"})
-	// The URL passes CheckURL; the refusal comes from the dialled address.
-	wantBlocked(t, err, "loopback address")
+	for _, tt := range []struct{ host, reason string }{
+		// Refused by name, whatever DNS would say.
+		{"localhost", "loopback name"},
+		{"localhost.", "loopback name"},
+		{"api.localhost", "loopback name"},
+		// The forms a resolver reads as 127.0.0.1.
+		{"2130706433", "the IPv4 address 127.0.0.1, a loopback address"},
+		{"0x7f000001", "the IPv4 address 127.0.0.1, a loopback address"},
+		{"0177.0.0.1", "the IPv4 address 127.0.0.1, a loopback address"},
+		{"127.1", "the IPv4 address 127.0.0.1, a loopback address"},
+	} {
+		_, err := c.Do(t.Context(), egress.Request{URL: "http://" + tt.host + ":" + u.Port() + "/hook"})
+		wantBlocked(t, err, tt.reason)
+	}
 	if h.total() != 0 {
 		t.Errorf("server got %d requests", h.total())
 	}
@@ -324,7 +336,7 @@ func TestDoRefusesBadURL(t *testing.T) {
 	for _, tt := range []struct{ url, reason string }{
 		{"https://user:s3cret@merchant.example/cb", "credentials"},
 		{"https://merchant.example/cb#x", "fragment"},
-		{"ftp://merchant.example/cb", "scheme"},
+		{"ftp://merchant.example/cb", "http or https"},
 	} {
 		_, err := c.Do(t.Context(), egress.Request{URL: tt.url})
 		wantBlocked(t, err, tt.reason)

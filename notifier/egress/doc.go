@@ -4,7 +4,12 @@
 //
 // Guarantees of Client.Do:
 //   - URL rules first (CheckURL): http or https, a host, no credentials, no
-//     fragment. A refused URL is a *BlockedError; nothing is sent.
+//     fragment; then the host rule (CheckHost): localhost, localhost. and
+//     *.localhost, and IP literals in any form a resolver reads (2130706433,
+//     0x7f000001, 0177.0.0.1, 127.1, IPv6 literals) that Classify blocks,
+//     are refused before any dial. Rules holds both with the operator's
+//     exceptions; server/address refuses such callbacks at creation with
+//     the same Rules. A refused URL is a *BlockedError; nothing is sent.
 //   - The address actually dialled is checked in net.Dialer.Control, after
 //     DNS resolution, so hostnames, DNS answers and DNS rebinding cannot
 //     reach a blocked address. Blocked: the IANA IPv4 and IPv6

@@ -9,19 +9,57 @@ import (
 	"strings"
 )
 
-// CheckURL applies the URL rules of every destination: the URL parses, is
-// absolute with scheme http or https, names a host, has no user
-// credentials (user:password@) and no fragment (#...), and any port is a
-// number from 1 to 65535. It does not resolve the host: addresses are
-// checked when dialled. Errors wrap ErrInvalidURL and say which rule failed.
-func CheckURL(raw string) error {
-	_, err := checkURL(raw)
-	return err
+// URLError is a URL the destination rules refuse. Reason says which rule
+// failed, phrased to follow the name of whatever holds the URL ("callback:
+// must have a host"); it never repeats credentials.
+type URLError struct {
+	// Reason is the rule that failed, e.g. "must not contain a fragment (#...)".
+	Reason string
 }
 
-func checkURL(raw string) (*url.URL, error) {
+// Error returns "URL " and the reason.
+func (e *URLError) Error() string { return "URL " + e.Reason }
+
+// Unwrap makes every URLError match ErrInvalidURL.
+func (e *URLError) Unwrap() error { return ErrInvalidURL }
+
+func urlErr(format string, args ...any) error {
+	return &URLError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// CheckURL applies the one set of destination URL rules, used when a
+// callback URL is accepted (server/address), when a request is encoded
+// (notifier/payload) and at every attempt (Client.Do): an absolute http or
+// https URL (scheme in lower case) with a host, without credentials
+// (user:password@) or fragment (#...), any port a number from 1 to 65535,
+// made of printable ASCII only, and written exactly as an HTTP client puts
+// it on the wire (scheme, host, then the request target; an empty path
+// counts as "/"). The last two rules are what lets a receiver verify a GET
+// signature: it rebuilds the URL from the request line it received, so a
+// URL a client would re-encode (a raw space, non-ASCII, "/a%zz") could
+// never verify. The host is not resolved: addresses are checked when
+// dialled.
+//
+// It returns the URL as it is sent: raw, with an empty path written as "/"
+// ("https://shop.example?x=1" becomes "https://shop.example/?x=1"); the
+// query is kept byte for byte. Errors are a *URLError (wrapping
+// ErrInvalidURL).
+func CheckURL(raw string) (string, error) {
+	norm, _, err := checkURL(raw)
+	return norm, err
+}
+
+func checkURL(raw string) (string, *url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
-		return nil, fmt.Errorf("%w: empty", ErrInvalidURL)
+		return "", nil, urlErr("is required")
+	}
+	for i := 0; i < len(raw); i++ {
+		if b := raw[i]; b <= ' ' || b >= 0x7f {
+			return "", nil, urlErr("has a space, control or non-ASCII byte at offset %d; percent-encode it", i)
+		}
+	}
+	if strings.Contains(raw, "#") {
+		return "", nil, urlErr("must not contain a fragment (#...)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -30,29 +68,37 @@ func checkURL(raw string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("%w: does not parse: %v", ErrInvalidURL, err)
+		return "", nil, urlErr("is not a valid URL: %v", err)
 	}
 	switch {
-	case u.Scheme == "":
-		return nil, fmt.Errorf("%w: not absolute (want http:// or https://)", ErrInvalidURL)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%w: scheme %q is not http or https", ErrInvalidURL, u.Scheme)
-	case u.Opaque != "":
-		return nil, fmt.Errorf("%w: no host (want %s://host/...)", ErrInvalidURL, u.Scheme)
+	case u.Scheme != "http" && u.Scheme != "https", u.Opaque != "":
+		return "", nil, urlErr("must be an absolute http or https URL")
+	case !strings.HasPrefix(raw, u.Scheme+"://"):
+		return "", nil, urlErr("scheme must be written in lower case")
 	case u.User != nil:
-		return nil, fmt.Errorf("%w: user credentials (user:password@) are not accepted", ErrInvalidURL)
-	case strings.Contains(raw, "#"):
-		return nil, fmt.Errorf("%w: a fragment (#...) is not accepted", ErrInvalidURL)
-	case u.Hostname() == "":
-		return nil, fmt.Errorf("%w: no host", ErrInvalidURL)
+		return "", nil, urlErr("must not contain credentials (user:password@)")
+	case u.Host == "" || u.Hostname() == "":
+		return "", nil, urlErr("must have a host")
 	}
 	if p := u.Port(); p != "" || strings.HasSuffix(u.Host, ":") {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("%w: port %q is not a number from 1 to 65535", ErrInvalidURL, p)
+			return "", nil, urlErr("port %q is not valid", p)
 		}
 	}
-	return u, nil
+	norm := raw
+	if u.Path == "" {
+		rest := raw[len(u.Scheme)+3:]
+		end := len(rest)
+		if i := strings.IndexAny(rest, "/?"); i >= 0 {
+			end = i
+		}
+		norm = raw[:len(u.Scheme)+3+end] + "/" + rest[end:]
+	}
+	if wire := u.Scheme + "://" + u.Host + u.RequestURI(); wire != norm {
+		return "", nil, urlErr("is not written as an HTTP client sends it (%s); a signature over it could not be verified", wire)
+	}
+	return norm, u, nil
 }
 
 // Endpoint is an exact destination the operator allows to reach private or
@@ -66,7 +112,7 @@ type Endpoint struct{ Scheme, Host, Port, Path string }
 // port is made explicit from the scheme's default (80 or 443). Errors wrap
 // ErrInvalidEndpoint and quote the entry.
 func ParseEndpoint(raw string) (Endpoint, error) {
-	u, err := checkURL(raw)
+	_, u, err := checkURL(raw)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("%w %q: %w", ErrInvalidEndpoint, raw, err)
 	}

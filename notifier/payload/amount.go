@@ -2,7 +2,7 @@ package payload
 
 import "github.com/shopspring/decimal"
 
-// Amount is an optional money field of a callback. Its zero value is absent:
+// Amount is an optional money field of a payload. Its zero value is absent:
 // the field is left out of the payload. AmountNull gives a field that is
 // JSON null in a JSON body and left out of GET and form payloads (they have
 // no way to say null; an empty string would read as a malformed number).
@@ -32,11 +32,12 @@ const (
 	maxFracDigits = 64 // decimal places of an amount, share or price before rounding
 )
 
-// MaxDecimals is the largest Callback.Decimals accepted.
+// MaxDecimals is the most decimal places an amount is rounded to.
 const MaxDecimals = 36
 
-// checkDecimal reports why d cannot be rendered, or "" when it can.
-func checkDecimal(d decimal.Decimal) string {
+// CheckDecimal reports why d cannot be rendered as an amount, share or
+// price (negative, too many places, too large), or "" when it can.
+func CheckDecimal(d decimal.Decimal) string {
 	if d.IsNegative() {
 		return "must not be negative"
 	}
@@ -53,7 +54,7 @@ func checkDecimal(d decimal.Decimal) string {
 // FormatAmount renders d rounded to places decimal places (half away from
 // zero) in minimal exact form: no exponent, no trailing zeros, no trailing
 // point ("0.001", "12", "0.000000000000000001"). It is how every amount of a
-// callback is written; d must have passed validation (Encode checks it).
+// payload is written; d must have passed CheckDecimal.
 func FormatAmount(d decimal.Decimal, places int32) string {
 	return d.Round(places).String()
 }

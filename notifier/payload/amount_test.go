@@ -32,8 +32,8 @@ func TestFormatAmount(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := decimal.RequireFromString(tc.in)
-			if r := checkDecimal(d); r != "" {
-				t.Fatalf("checkDecimal(%s) = %q", tc.in, r)
+			if r := CheckDecimal(d); r != "" {
+				t.Fatalf("CheckDecimal(%s) = %q", tc.in, r)
 			}
 			if got := FormatAmount(d, tc.places); got != tc.want {
 				t.Errorf("FormatAmount(%s, %d) = %q, want %q", tc.in, tc.places, got, tc.want)
@@ -56,17 +56,17 @@ func TestCheckDecimal(t *testing.T) {
 		{"0.1000000000000000000000000000000000000000000000000000000000000000000000", true}, // 70 places, trailing zeros
 	}
 	for _, tc := range tests {
-		if r := checkDecimal(decimal.RequireFromString(tc.in)); (r == "") != tc.ok {
-			t.Errorf("checkDecimal(%s) = %q, want ok=%v", tc.in, r, tc.ok)
+		if r := CheckDecimal(decimal.RequireFromString(tc.in)); (r == "") != tc.ok {
+			t.Errorf("CheckDecimal(%s) = %q, want ok=%v", tc.in, r, tc.ok)
 		}
 	}
 	// Exponents beyond what decimal parses from text, built directly.
 	for _, exp := range []int32{-1_000_000_000, 1_000_000_000, -257, 81} {
-		if r := checkDecimal(decimal.New(1, exp)); r == "" {
-			t.Errorf("checkDecimal(1e%d) accepted", exp)
+		if r := CheckDecimal(decimal.New(1, exp)); r == "" {
+			t.Errorf("CheckDecimal(1e%d) accepted", exp)
 		}
 	}
-	if r := checkDecimal(decimal.Decimal{}); r != "" {
+	if r := CheckDecimal(decimal.Decimal{}); r != "" {
 		t.Errorf("zero Decimal rejected: %s", r)
 	}
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 )
 
-// ErrInvalid reports a Callback, callback URL or transport that cannot be
+// ErrInvalid reports fields, a URL or a transport that cannot be
 // encoded. Errors returned by Encode wrap it; most are a *FieldError.
-var ErrInvalid = errors.New("invalid callback payload")
+var ErrInvalid = errors.New("invalid notification payload")
 
-// FieldError names the payload field (or "callback_url", "transport",
-// "params[i]") whose value cannot be encoded, and why.
+// FieldError names the payload field (or "notify_url", "transport",
+// "fields[i]", "params[i]") whose value cannot be encoded, and why.
 type FieldError struct {
 	// Field is the wire name of the offending field.
 	Field string
@@ -24,6 +24,8 @@ func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Re
 // Unwrap makes errors.Is(err, ErrInvalid) hold.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-func invalid(field, format string, args ...any) error {
+// Invalid returns a *FieldError on field; payload builders outside this
+// package report their own fields' errors with it.
+func Invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

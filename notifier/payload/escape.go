@@ -24,11 +24,11 @@ func appendQueryEscape(b []byte, s string) []byte {
 	return b
 }
 
-// appendJSONString appends s as a JSON string, byte for byte as
+// AppendJSONString appends s as a JSON string, byte for byte as
 // encoding/json writes it with HTML escaping off: '"' and '\\' and control
 // characters escaped, U+2028 and U+2029 escaped, each invalid UTF-8 byte
 // replaced by \ufffd, everything else (non-ASCII included) as is.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

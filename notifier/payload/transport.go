@@ -2,7 +2,7 @@ package payload
 
 import "strconv"
 
-// Transport is how a callback travels: which method, and where its fields go.
+// Transport is how a notification travels: which method, and where its fields go.
 type Transport int
 
 const (

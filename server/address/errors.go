@@ -3,6 +3,7 @@ package address
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrNotFound reports an address that does not exist or belongs to another
@@ -22,4 +23,19 @@ func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Param, e.
 
 func invalid(param, format string, args ...any) error {
 	return &InvalidError{Param: param, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ConflictError reports a create with a callback URL that already has an
+// address with other settings. This API family identifies an address by its
+// callback URL, so the settings of an existing address are never changed
+// silently, nor silently ignored: the caller is told which differ.
+type ConflictError struct {
+	// Fields names the settings that differ, e.g. ["confirmations", "json"].
+	Fields []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("callback: this callback URL already has an address with other settings (%s differ); "+
+		"repeat the original settings, or use another callback URL (for example with a query parameter of your own) for an address with these",
+		strings.Join(e.Fields, ", "))
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
-	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // FuzzParseCallback checks that ParseCallback never panics, refuses only
@@ -82,11 +82,11 @@ func FuzzParseCallback(f *testing.F) {
 		case !strings.HasPrefix(got.URL, callback):
 			t.Fatalf("URL %q does not start with the callback %q", got.URL, callback)
 		}
-		if err := payload.ValidateCallbackURL(got.URL); err != nil {
+		if _, err := egress.CheckURL(got.URL); err != nil {
 			t.Fatalf("accepted %q, which payload refuses: %v", got.URL, err)
 		}
 		for _, p := range got.Params {
-			if p.Key == "" || payload.IsReserved(p.Key) {
+			if p.Key == "" || IsReserved(p.Key) {
 				t.Fatalf("accepted %q with parameter key %q", got.URL, p.Key)
 			}
 		}
@@ -174,6 +174,13 @@ func FuzzParseDestinations(f *testing.F) {
 			var inv *InvalidError
 			if !errors.As(err, &inv) || inv.Param != "address" {
 				t.Fatalf("ParseDestinations(%s, %q) = %v (%T): want an *InvalidError naming address", tk.Ticker, raw, err, err)
+			}
+			return
+		}
+		if strings.TrimSpace(raw) == "" {
+			// No forwarding: the funds are held on the payment address.
+			if got == nil || len(got) != 0 {
+				t.Fatalf("ParseDestinations(%s, %q) = %#v, want no destinations (an empty, non-nil list)", tk.Ticker, raw, got)
 			}
 			return
 		}

@@ -2,7 +2,6 @@ package address
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -10,7 +9,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/ent/schema"
-	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // MaxDestinations bounds how many wallets one address forwards to.
@@ -34,27 +33,12 @@ type CallbackURL struct {
 // The callback's own query is kept byte for byte, so a signature over the
 // URL covers exactly what the merchant gave.
 func ParseCallback(callback, cbParams string) (CallbackURL, error) {
-	u, err := url.Parse(callback)
-	if err != nil {
-		return CallbackURL{}, invalid("callback", "not a valid URL: %s", unwrapURLError(err))
+	// The one set of destination URL rules (egress.CheckURL), which every
+	// attempt applies again: refused here, a URL is never stored.
+	if _, err := checkURL("callback", callback); err != nil {
+		return CallbackURL{}, err
 	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return CallbackURL{}, invalid("callback", "must be an absolute http or https URL")
-	case u.User != nil:
-		return CallbackURL{}, invalid("callback", "must not contain credentials (user:password@)")
-	case u.Fragment != "" || strings.Contains(callback, "#"):
-		return CallbackURL{}, invalid("callback", "must not contain a fragment (#...)")
-	case u.Host == "" || u.Hostname() == "":
-		return CallbackURL{}, invalid("callback", "must have a host")
-	case u.Opaque != "":
-		return CallbackURL{}, invalid("callback", "must be an absolute http or https URL")
-	}
-	if p := u.Port(); p != "" {
-		if n, err := parsePort(p); err != nil || n == 0 {
-			return CallbackURL{}, invalid("callback", "port %q is not valid", p)
-		}
-	}
+	u, _ := url.Parse(callback) // checked above
 	params, err := splitQuery("callback", u.RawQuery)
 	if err != nil {
 		return CallbackURL{}, err
@@ -78,30 +62,41 @@ func ParseCallback(callback, cbParams string) (CallbackURL, error) {
 		}
 		final += sep + cbParams
 	}
-	// The URL is sent, and signed, exactly as stored: refuse one an HTTP
-	// client would rewrite on the wire, whose signature could never verify.
-	if err := payload.ValidateCallbackURL(final); err != nil {
-		var fe *payload.FieldError
-		if errors.As(err, &fe) {
-			return CallbackURL{}, invalid("callback", "%s", fe.Reason)
-		}
-		return CallbackURL{}, invalid("callback", "%v", err)
+	// The URL is sent, and signed, exactly as stored (with an empty path
+	// written as "/", which is what an HTTP client sends).
+	if _, err := checkURL("callback", final); err != nil {
+		return CallbackURL{}, err
 	}
 	return CallbackURL{URL: final, Params: params}, nil
 }
 
-func parsePort(p string) (int, error) {
-	n := 0
-	for _, c := range p {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("not a number")
-		}
-		n = n*10 + int(c-'0')
-		if n > 65535 {
-			return 0, fmt.Errorf("out of range")
-		}
+// checkURL applies egress.CheckURL, naming param in its error, and returns
+// the URL as it is sent.
+func checkURL(param, raw string) (string, error) {
+	norm, err := egress.CheckURL(raw)
+	var ue *egress.URLError
+	switch {
+	case errors.As(err, &ue):
+		return "", invalid(param, "%s", ue.Reason)
+	case err != nil:
+		return "", invalid(param, "%v", err)
 	}
-	return n, nil
+	return norm, nil
+}
+
+// checkDestination applies the destination rules with the operator's
+// exceptions (the host rule among them) to the final callback URL, naming
+// the callback parameter.
+func checkDestination(rules *egress.Rules, raw string) error {
+	_, err := rules.Check(raw)
+	var ue *egress.URLError
+	switch {
+	case errors.As(err, &ue):
+		return invalid("callback", "%s; callbacks must reach a public address", ue.Reason)
+	case err != nil:
+		return invalid("callback", "%v", err)
+	}
+	return nil
 }
 
 // splitQuery decodes a query string into ordered key/value pairs.
@@ -123,7 +118,7 @@ func splitQuery(param, raw string) ([]schema.Param, error) {
 		if key == "" {
 			return nil, invalid(param, "query parameter with an empty name")
 		}
-		if payload.IsReserved(key) {
+		if IsReserved(key) {
 			return nil, invalid(param, "parameter %q is reserved for payhook's callback fields; rename it", key)
 		}
 		out = append(out, schema.Param{Key: key, Value: val})
@@ -131,20 +126,15 @@ func splitQuery(param, raw string) ([]schema.Param, error) {
 	return out, nil
 }
 
-func unwrapURLError(err error) string {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err.Error()
-	}
-	return err.Error()
-}
-
 // ParseDestinations parses the address parameter: one wallet, or several as
 // `SHARE@ADDR|SHARE@ADDR` with positive shares that sum to exactly 1. Each
-// address is validated for the ticker's network.
+// address is validated for the ticker's network. An empty parameter means
+// no forwarding (no destinations): the funds are held on the payment
+// address.
 func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
-		return nil, invalid("address", "is required")
+		return []schema.Destination{}, nil
 	}
 	if !strings.ContainsAny(raw, "@|") {
 		if err := chains.ValidateAddress(t, raw); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // Service creates and reads payment addresses.
@@ -29,13 +30,18 @@ type Service struct {
 	postgres bool
 	registry *chains.Registry
 	deriver  *chains.Deriver
+	rules    *egress.Rules
 	now      func() time.Time
 }
 
 // New returns a Service. now is the clock used for timestamps; postgres
-// says whether db is PostgreSQL (index allocation takes a lock there).
-func New(db *entdb.Client, postgres bool, registry *chains.Registry, deriver *chains.Deriver, now func() time.Time) *Service {
-	return &Service{db: db, postgres: postgres, registry: registry, deriver: deriver, now: now}
+// says whether db is PostgreSQL (index allocation takes a lock there);
+// rules are the destination rules of the notifier's egress client
+// (egress.Client.Rules), so a callback that no attempt could ever reach is
+// refused here with the reason an attempt would give; nil rules have no
+// operator exceptions.
+func New(db *entdb.Client, postgres bool, registry *chains.Registry, deriver *chains.Deriver, rules *egress.Rules, now func() time.Time) *Service {
+	return &Service{db: db, postgres: postgres, registry: registry, deriver: deriver, rules: rules, now: now}
 }
 
 // CreateParams are the inputs of Create.
@@ -56,13 +62,46 @@ type CreateParams struct {
 	Post, JSON, Convert bool
 }
 
-// Lookup resolves a ticker of the registry.
+// Lookup resolves a ticker of the registry. A native coin whose network
+// also has tokens answers to network/coin as well (`sol/sol` is `sol`):
+// `/info/` nests such a coin under its own name, so this API family's
+// client libraries list it as `sol_sol` and request `/sol/sol/...`.
 func (s *Service) Lookup(ticker string) (chains.Ticker, error) {
-	t, ok := s.registry.Lookup(strings.ToLower(ticker))
+	key := strings.ToLower(ticker)
+	t, ok := s.registry.Lookup(key)
+	if !ok {
+		t, ok = s.nativeAlias(key)
+	}
 	if !ok {
 		return chains.Ticker{}, fmt.Errorf("%w: %s", chains.ErrUnknownTicker, ticker)
 	}
 	return t, nil
+}
+
+// nativeAlias resolves `net/net` to the native coin `net` when the network
+// `net` has tokens.
+func (s *Service) nativeAlias(key string) (chains.Ticker, bool) {
+	network, coin, ok := strings.Cut(key, "/")
+	if !ok || network != coin {
+		return chains.Ticker{}, false
+	}
+	t, ok := s.registry.Lookup(network)
+	if !ok || t.Token {
+		return chains.Ticker{}, false
+	}
+	for _, other := range s.registry.All() {
+		if other.Network == network && other.Ticker != t.Ticker {
+			return t, true
+		}
+	}
+	return chains.Ticker{}, false
+}
+
+// CheckTicker returns an error wrapping chains.ErrUnknownTicker when ticker
+// is not in the registry (interceptor.TickerChecker).
+func (s *Service) CheckTicker(ticker string) error {
+	_, err := s.Lookup(ticker)
+	return err
 }
 
 // Registry returns the ticker registry the service uses.
@@ -75,8 +114,11 @@ func CallbackKey(url string) string {
 }
 
 // Create returns the address of (API key, ticker, final callback URL),
-// creating it when it does not exist. An existing address keeps its original
-// settings: this API family identifies an address by its callback URL.
+// creating it when it does not exist. This API family identifies an address
+// by its callback URL: creating again with the same settings returns the
+// same address, and with other settings (forwarding, confirmations,
+// transport, conversion) is refused with a *ConflictError naming them, so a
+// merchant never gets an address that behaves otherwise than it asked.
 func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, chains.Ticker, error) {
 	t, err := s.Lookup(p.Ticker)
 	if err != nil {
@@ -84,6 +126,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	}
 	cb, err := ParseCallback(p.Callback, p.CBParams)
 	if err != nil {
+		return nil, t, err
+	}
+	if err := checkDestination(s.rules, cb.URL); err != nil {
 		return nil, t, err
 	}
 	// Every parameter is checked even when the address exists: a bad
@@ -98,7 +143,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	}
 	key := CallbackKey(cb.URL)
 	if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
-		return a, t, nil
+		return a, t, sameSettings(a, dests, confs, p)
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, t, err
 	}
@@ -113,10 +158,47 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 			return nil, t, err
 		}
 		if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
-			return a, t, nil
+			return a, t, sameSettings(a, dests, confs, p)
 		}
 	}
 	return nil, t, fmt.Errorf("create address: conflicting concurrent creates for the same callback did not settle")
+}
+
+// sameSettings reports how an existing address's settings differ from a
+// create's, as a *ConflictError, or nil when they are the same.
+func sameSettings(a *entdb.Address, dests []schema.Destination, confs int32, p CreateParams) error {
+	var differ []string
+	if !sameDestinations(a.Destinations, dests) {
+		differ = append(differ, "address")
+	}
+	if a.RequiredConfirmations != confs {
+		differ = append(differ, "confirmations")
+	}
+	if a.JSON != p.JSON {
+		differ = append(differ, "json")
+	}
+	if a.Post != (p.Post || p.JSON) {
+		differ = append(differ, "post")
+	}
+	if a.Convert != p.Convert {
+		differ = append(differ, "convert")
+	}
+	if len(differ) > 0 {
+		return &ConflictError{Fields: differ}
+	}
+	return nil
+}
+
+func sameDestinations(a, b []schema.Destination) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.EqualFold(a[i].Address, b[i].Address) || !a[i].Share.Equal(b[i].Share) {
+			return false
+		}
+	}
+	return true
 }
 
 func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
@@ -214,9 +296,11 @@ func (s *Service) find(ctx context.Context, apiKeyID int64, ticker, key string) 
 type Logs struct {
 	// Address is the address.
 	Address *entdb.Address
-	// Payments are its incoming transactions, oldest first, each with its
-	// notifications (oldest first) and their attempts (in order) loaded.
+	// Payments are its incoming transactions, oldest first.
 	Payments []*entdb.Payment
+	// Notifications are the callbacks of each payment (by payment id),
+	// oldest first, each with its attempts (in order) loaded.
+	Notifications map[int64][]*entdb.Notification
 }
 
 // Logs returns the history of the address the API key created for ticker
@@ -233,15 +317,35 @@ func (s *Service) Logs(ctx context.Context, apiKeyID int64, ticker, callback str
 	pays, err := a.QueryPayments().
 		Where(payment.APIKeyID(apiKeyID)).
 		Order(entdb.Asc(payment.FieldCreatedAt), entdb.Asc(payment.FieldID)).
-		WithNotifications(func(q *entdb.NotificationQuery) {
-			q.Order(entdb.Asc(notification.FieldCreatedAt), entdb.Asc(notification.FieldID)).
-				WithDeliveryAttempts(func(q *entdb.DeliveryAttemptQuery) {
-					q.Order(entdb.Asc(deliveryattempt.FieldNumber))
-				})
-		}).
 		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)
 	}
-	return &Logs{Address: a, Payments: pays}, nil
+	logs := &Logs{Address: a, Payments: pays, Notifications: make(map[int64][]*entdb.Notification, len(pays))}
+	if len(pays) == 0 {
+		return logs, nil
+	}
+	// The notifier knows no payments: a payment's callbacks are the
+	// address's notifications in the payment's sequence.
+	bySeq := make(map[string]int64, len(pays))
+	seqs := make([]string, len(pays))
+	for i, p := range pays {
+		seqs[i] = Sequence(p.ID)
+		bySeq[seqs[i]] = p.ID
+	}
+	ns, err := s.db.Notification.Query().
+		Where(notification.OwnerID(apiKeyID), notification.Subject(a.AddressIn), notification.SequenceIn(seqs...)).
+		Order(entdb.Asc(notification.FieldCreatedAt), entdb.Asc(notification.FieldID)).
+		WithDeliveryAttempts(func(q *entdb.DeliveryAttemptQuery) {
+			q.Order(entdb.Asc(deliveryattempt.FieldNumber))
+		}).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load callbacks: %w", err)
+	}
+	for _, n := range ns {
+		id := bySeq[*n.Sequence]
+		logs.Notifications[id] = append(logs.Notifications[id], n)
+	}
+	return logs, nil
 }

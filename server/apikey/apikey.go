@@ -28,8 +28,19 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Create issues a new key named name and returns it in clear, once.
+// Create issues a new merchant key named name and returns it in clear,
+// once.
 func Create(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
+	return create(ctx, db, name, false, now)
+}
+
+// CreateOperator issues a new operator's key: it may call the operator API
+// (interceptor.Config.Operator).
+func CreateOperator(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
+	return create(ctx, db, name, true, now)
+}
+
+func create(ctx context.Context, db *entdb.Client, name string, operator bool, now time.Time) (string, *entdb.APIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return "", nil, fmt.Errorf("api key name must not be empty")
@@ -43,6 +54,7 @@ func Create(ctx context.Context, db *entdb.Client, name string, now time.Time) (
 		SetName(name).
 		SetPrefix(key[:8]).
 		SetHash(Hash(key)).
+		SetOperator(operator).
 		SetCreatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -62,15 +74,15 @@ type Resolver struct {
 }
 
 // ResolveAPIKey implements interceptor.KeyResolver.
-func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (int64, error) {
+func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Key, error) {
 	row, err := r.DB.APIKey.Query().
 		Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).
 		Only(ctx)
 	if entdb.IsNotFound(err) {
-		return 0, interceptor.ErrUnknownKey
+		return interceptor.Key{}, interceptor.ErrUnknownKey
 	}
 	if err != nil {
-		return 0, fmt.Errorf("look up api key: %w", err)
+		return interceptor.Key{}, fmt.Errorf("look up api key: %w", err)
 	}
-	return row.ID, nil
+	return interceptor.Key{ID: row.ID, Operator: row.Operator}, nil
 }

@@ -8,15 +8,25 @@
 // path templates cannot end in one), the `apikey` header travels as gRPC
 // metadata, JSON uses the proto field names, success bodies carry
 // `"status": "success"` and errors are `{"status": "error", "error": "..."}`.
+//
+// In front of the mux: a body over Config.MaxBodyBytes is 413; a path or
+// query parameter that is not UTF-8, or a forwarded header that is not
+// printable ASCII, is 400 naming it (the gRPC client could not marshal it);
+// a server-streaming response sends its headers at once, has no read or
+// write deadline, and writes an empty line every Config.Heartbeat. Every
+// 5xx is logged with its cause.
 package gateway
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -30,16 +40,59 @@ import (
 	"github.com/payhook/payhook/server/interceptor"
 )
 
-// New returns the REST handler: a slash normaliser in front of a gateway mux
-// whose services reach the gRPC server through conn. The devnet routes exist
-// only when devnet is set (developer mode); otherwise they are 404.
-func New(ctx context.Context, conn *grpc.ClientConn, devnet bool) (http.Handler, error) {
+// Config configures the REST gateway.
+type Config struct {
+	// Devnet mounts the devnet routes (developer mode); without it they are
+	// 404.
+	Devnet bool
+	// Tickers answers whether a ticker exists: a path naming an unknown one
+	// is 404 before the gateway parses any parameter.
+	Tickers interceptor.TickerChecker
+	// MaxBodyBytes caps a request body; a longer one is answered 413.
+	// DefaultMaxBodyBytes when 0.
+	MaxBodyBytes int64
+	// Heartbeat is how often a streaming response writes an empty line when
+	// it has nothing else to send, so that proxies and clients see a live
+	// connection. DefaultHeartbeat when 0.
+	Heartbeat time.Duration
+}
+
+// Defaults of Config.
+const (
+	// DefaultMaxBodyBytes is 1 MiB: the largest request of the API (a
+	// create with every destination) is a few kilobytes.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultHeartbeat is below the idle timeouts of common proxies (60 s).
+	DefaultHeartbeat = 15 * time.Second
+)
+
+// WithDefaults returns c with every unset field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	return c
+}
+
+// New returns the REST handler: a slash normaliser, the request guards
+// (body size, UTF-8 parameters, printable headers, streams kept open) and a
+// ticker check (a path naming an unknown ticker is 404 before any parameter
+// is parsed) in front of a gateway mux whose services reach the gRPC server
+// through conn. Every answer of 500 or above is logged with its cause.
+func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Logger) (http.Handler, error) {
+	cfg = cfg.WithDefaults()
+	g := &gateway{cfg: cfg, logger: logger}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
-		runtime.WithErrorHandler(errorHandler),
+		runtime.WithErrorHandler(g.errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseRewriter(rewriteResponse),
+		runtime.WithForwardResponseOption(g.beforeResponse),
+		runtime.WithMiddlewares(checkParams),
 		runtime.WithDisableHTTPMethodOverride(),
 	)
 	if err := payhookv1.RegisterAddressServiceHandler(ctx, mux, conn); err != nil {
@@ -48,12 +101,21 @@ func New(ctx context.Context, conn *grpc.ClientConn, devnet bool) (http.Handler,
 	if err := payhookv1.RegisterDeliveryServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register delivery service: %w", err)
 	}
-	if devnet {
+	if err := payhookv1.RegisterOperatorServiceHandler(ctx, mux, conn); err != nil {
+		return nil, fmt.Errorf("register operator service: %w", err)
+	}
+	if cfg.Devnet {
 		if err := payhookv1.RegisterDevnetServiceHandler(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(mux), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, mux))), nil
+}
+
+// gateway holds what the handlers around the mux share.
+type gateway struct {
+	cfg    Config
+	logger *slog.Logger
 }
 
 // StripTrailingSlash removes one trailing slash from the request path, so
@@ -98,18 +160,27 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 }
 
 // errorHandler renders a gRPC status as the family's error body with the
-// HTTP status matching the gRPC code.
-func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+// HTTP status matching the gRPC code. A body cut at the size limit is 413
+// whatever the decoder made of it; every 5xx is logged with its cause.
+func (g *gateway) errorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if bodyTooLarge(r) {
+		writeError(w, http.StatusRequestEntityTooLarge, g.tooLarge())
+		return
+	}
 	st := status.Convert(err)
 	msg := st.Message()
 	code := runtime.HTTPStatusFromCode(st.Code())
+	if code >= 500 {
+		g.logger.ErrorContext(ctx, "REST request failed", "method", r.Method, "path", r.URL.Path,
+			"http_status", code, "grpc_code", st.Code().String(), "cause", err)
+	}
 	switch st.Code() {
 	case codes.InvalidArgument:
 		msg = parseErrorMessage(msg)
 	case codes.Internal, codes.Unknown:
-		if msg == "" {
-			msg = "internal error"
-		}
+		// The cause is in the log (here, and in the server's for errors of
+		// its own); it is not the client's to read.
+		msg = "internal error"
 	}
 	if msg == "" {
 		msg = strings.ToLower(strings.ReplaceAll(st.Code().String(), "_", " "))
@@ -260,3 +331,94 @@ func infoBody(info *payhookv1.GetInfoResponse, single bool) ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
+
+// tickerOps are the last path segments of the routes that take a ticker
+// before them (`/{ticker}/create`, `/{ticker=*/*}/create`).
+var tickerOps = map[string]bool{
+	"create": true, "logs": true, "info": true, "qrcode": true, "estimate": true, "convert": true, "payout": true,
+}
+
+// devnetOps are the devnet routes' last segments (`/devnet/{ticker}/pay`).
+var devnetOps = map[string]bool{"pay": true, "mine": true, "reorg": true}
+
+// PathTicker returns the ticker a REST path names (after the trailing slash
+// is stripped), or "" when the path takes none.
+func PathTicker(path string) string {
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	n := len(segs)
+	switch {
+	case n >= 3 && n <= 4 && segs[0] == "devnet" && devnetOps[segs[n-1]]:
+		return strings.Join(segs[1:n-1], "/")
+	case n >= 2 && n <= 3 && tickerOps[segs[n-1]]:
+		return strings.Join(segs[:n-1], "/")
+	}
+	return ""
+}
+
+// checkTicker answers 404 for a path naming an unknown ticker, in the same
+// words as the gRPC interceptor, before the gateway parses the query.
+func checkTicker(tickers interceptor.TickerChecker, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t := PathTicker(r.URL.Path); t != "" {
+			if err := interceptor.UnknownTicker(tickers, t); err != nil {
+				st := status.Convert(interceptor.Translate(err))
+				writeError(w, runtime.HTTPStatusFromCode(st.Code()), st.Message())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// APIKeyFromQuery moves an `apikey` query parameter (this API family's
+// client libraries send the key there) into the apikey header and removes
+// it from the query, before anything else sees the request: the key never
+// reaches request logs, the gateway's query parser or a stored URL. The
+// other query parameters are kept byte for byte. A key given twice with
+// different values (in the query, or in the query and the header) is a 400.
+func APIKeyFromQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw := r.URL.RawQuery
+		if !strings.Contains(raw, APIKeyParam) && !strings.Contains(raw, "%") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		kept := make([]string, 0, strings.Count(raw, "&")+1)
+		var keys []string
+		for part := range strings.SplitSeq(raw, "&") {
+			k, v, _ := strings.Cut(part, "=")
+			if name, err := url.QueryUnescape(k); err != nil || name != APIKeyParam {
+				kept = append(kept, part)
+				continue
+			}
+			val, err := url.QueryUnescape(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, APIKeyParam+": the query parameter is not URL-encoded correctly")
+				return
+			}
+			keys = append(keys, strings.TrimSpace(val))
+		}
+		if len(keys) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if h := strings.TrimSpace(r.Header.Get(interceptor.APIKeyMetadata)); h != "" {
+			keys = append(keys, h)
+		}
+		for _, k := range keys[1:] {
+			if k != keys[0] {
+				writeError(w, http.StatusBadRequest, APIKeyParam+": given more than once with different values")
+				return
+			}
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.RawQuery = strings.Join(kept, "&")
+		r2.RequestURI = r2.URL.RequestURI()
+		r2.Form, r2.PostForm = nil, nil
+		r2.Header.Set(interceptor.APIKeyMetadata, keys[0])
+		next.ServeHTTP(w, r2)
+	})
+}
+
+// APIKeyParam is the query parameter that may carry the API key.
+const APIKeyParam = "apikey"

@@ -17,9 +17,12 @@ import (
 // they name what was wrong and reveal nothing internal.
 func Translate(err error) error {
 	var inv *address.InvalidError
+	var conflict *address.ConflictError
 	switch {
 	case errors.As(err, &inv):
 		return status.Error(codes.InvalidArgument, inv.Error())
+	case errors.As(err, &conflict):
+		return status.Error(codes.AlreadyExists, conflict.Error())
 	case errors.Is(err, chains.ErrUnknownTicker):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, chains.ErrInvalidAddress):

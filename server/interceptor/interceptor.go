@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -25,10 +26,19 @@ import (
 // APIKeyMetadata is the metadata key (and REST header) carrying the API key.
 const APIKeyMetadata = "apikey"
 
-// KeyResolver finds the owner id of an API key. It returns ErrUnknownKey
-// for a key that does not exist or was revoked.
+// KeyResolver finds an API key. It returns ErrUnknownKey for a key that
+// does not exist or was revoked.
 type KeyResolver interface {
-	ResolveAPIKey(ctx context.Context, key string) (int64, error)
+	ResolveAPIKey(ctx context.Context, key string) (Key, error)
+}
+
+// Key is an authenticated API key.
+type Key struct {
+	// ID is the key's id, the owner of what it creates.
+	ID int64
+	// Operator marks an operator's key, which alone may call the Operator
+	// methods.
+	Operator bool
 }
 
 // ErrUnknownKey is returned by a KeyResolver for an unknown or revoked key.
@@ -47,13 +57,43 @@ func APIKeyID(ctx context.Context) (int64, bool) {
 	return id, ok
 }
 
+// TickerChecker tells whether a ticker exists. CheckTicker returns an error
+// wrapping chains.ErrUnknownTicker for a ticker that does not.
+type TickerChecker interface {
+	CheckTicker(ticker string) error
+}
+
+// tickerFormat is the syntax of a ticker (`btc`, `trc20/usdt`), as the
+// protos' rules state it. A ticker that breaks it is a parameter error for
+// validation to name; one that keeps it but is unknown is not found.
+var tickerFormat = regexp.MustCompile(`^[A-Za-z0-9]{1,32}(/[A-Za-z0-9]{1,32})?$`)
+
+// UnknownTicker returns the error of CheckTicker when ticker is well formed
+// (at most 32 characters, `btc` or `trc20/usdt`) and unknown, and nil
+// otherwise: for a ticker it knows, or one validation will refuse. Both the
+// gRPC chain and the REST gateway ask it before anything else about a
+// request, so an unknown ticker is not found whatever else is wrong.
+func UnknownTicker(tc TickerChecker, ticker string) error {
+	if tc == nil || len(ticker) > 32 || !tickerFormat.MatchString(ticker) {
+		return nil
+	}
+	return tc.CheckTicker(ticker)
+}
+
 // Config configures the interceptor chain.
 type Config struct {
 	// Keys resolves API keys.
 	Keys KeyResolver
+	// Tickers, when set, makes a unary request whose ticker field names an
+	// unknown ticker fail with NotFound before authentication and
+	// validation.
+	Tickers TickerChecker
 	// Public lists the full method names that need no API key
 	// (for example "/payhook.v1.AddressService/GetInfo").
 	Public []string
+	// Operator lists the full method names only an operator's key may
+	// call; any other key gets PermissionDenied.
+	Operator []string
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -74,12 +114,17 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		logger.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	a := &auth{keys: cfg.Keys, public: public}
+	operator := map[string]bool{}
+	for _, m := range cfg.Operator {
+		operator[m] = true
+	}
+	a := &auth{keys: cfg.Keys, public: public, operator: operator}
 	e := &errs{logger: logger}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
 		e.unary,
+		tickerUnary(cfg.Tickers),
 		a.unary,
 		validateUnary(v),
 	}
@@ -94,8 +139,9 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 }
 
 type auth struct {
-	keys   KeyResolver
-	public map[string]bool
+	keys     KeyResolver
+	public   map[string]bool
+	operator map[string]bool
 }
 
 func (a *auth) authenticate(ctx context.Context, method string) (context.Context, error) {
@@ -105,16 +151,19 @@ func (a *auth) authenticate(ctx context.Context, method string) (context.Context
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get(APIKeyMetadata)
 	if len(vals) == 0 || strings.TrimSpace(vals[0]) == "" {
-		return nil, status.Error(codes.Unauthenticated, "missing api key: send it in the apikey header")
+		return nil, status.Error(codes.Unauthenticated, "missing api key: send it in the apikey header or query parameter")
 	}
-	id, err := a.keys.ResolveAPIKey(ctx, strings.TrimSpace(vals[0]))
+	key, err := a.keys.ResolveAPIKey(ctx, strings.TrimSpace(vals[0]))
 	if errors.Is(err, ErrUnknownKey) {
 		return nil, status.Error(codes.Unauthenticated, "unknown api key")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("resolve api key: %w", err)
 	}
-	return WithAPIKeyID(ctx, id), nil
+	if a.operator[method] && !key.Operator {
+		return nil, status.Error(codes.PermissionDenied, "this method needs an operator's key (payhook apikey create --operator)")
+	}
+	return WithAPIKeyID(ctx, key.ID), nil
 }
 
 func (a *auth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -139,6 +188,19 @@ type ctxStream struct {
 }
 
 func (s *ctxStream) Context() context.Context { return s.ctx }
+
+// tickerUnary refuses a request naming an unknown ticker (see
+// UnknownTicker); the error interceptor translates the domain error.
+func tickerUnary(tc TickerChecker) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if r, ok := req.(interface{ GetTicker() string }); ok && tc != nil {
+			if err := UnknownTicker(tc, r.GetTicker()); err != nil {
+				return nil, err
+			}
+		}
+		return h(ctx, req)
+	}
+}
 
 // validate checks a request against its protovalidate annotations and
 // returns InvalidArgument naming every violated field.
@@ -203,7 +265,12 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
+	if st, ok := status.FromError(err); ok {
+		if serverFault(st.Code()) {
+			// A status made by a handler rather than translated here: its
+			// message is the cause.
+			e.logger.ErrorContext(ctx, "request failed", "method", method, "code", st.Code().String(), "error", err)
+		}
 		return err
 	}
 	if st := Translate(err); st != nil {
@@ -220,6 +287,16 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 	}
 	e.logger.ErrorContext(ctx, "request failed", "method", method, "error", err)
 	return status.Error(codes.Internal, "internal error")
+}
+
+// serverFault reports whether code is answered with a 5xx status and says
+// the server, not the request, failed.
+func serverFault(code codes.Code) bool {
+	switch code {
+	case codes.Internal, codes.Unknown, codes.DataLoss, codes.Unimplemented:
+		return true
+	}
+	return false
 }
 
 func (e *errs) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

@@ -13,20 +13,17 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
-	"github.com/payhook/payhook/chains/price"
-	entdb "github.com/payhook/payhook/ent/db"
-	entnotification "github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
 )
 
 // TestConcurrentApplyIsIdempotent: two instances watching the same chain
-// apply the same observations at the same time, repeatedly. The payment is
-// recorded once, credited once, forwarded once, and each status causes one
-// callback. This is why payhook needs no leader per ticker.
+// poll it at the same time, repeatedly, and apply the same observations
+// directly too (bypassing the lease, as an instance that lost it in the
+// middle of a poll would). The payment is recorded once, credited once,
+// forwarded once, and each change is published once: the lease saves work,
+// safety does not depend on it.
 func TestConcurrentApplyIsIdempotent(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -51,14 +48,9 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			chain := devnet.NewChain(tk, devnet.Options{})
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 			now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+			rec := &recorder{}
 			svc := func() *Service {
-				dbi := open()
-				n, err := notifier.New(dbi, noSign{}, notifier.Config{Egress: egress.Config{Timeout: time.Second}}, logger)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(n.Stop)
-				return New(dbi, n, reg, price.Default(), map[string]chains.Backend{"eth": chain}, now, logger)
+				return New(open(), Config{Registry: reg, Backends: map[string]chains.Backend{"eth": chain}, Reactors: []Reactor{rec}, Now: now}, logger)
 			}
 			a, b := svc(), svc()
 
@@ -93,6 +85,20 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 						}
 					}()
 				}
+				trs, err := chain.Transfers(ctx, 0, chain.Height(), nil)
+				if err != nil || len(trs) != 1 {
+					t.Fatalf("transfers %v %v", trs, err)
+				}
+				st, _ := chain.State(ctx, trs[0])
+				for _, s := range []*Service{a, b} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if err := s.Apply(ctx, tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
 				wg.Wait()
 			}
 			pays, err := db.Client.Payment.Query().All(ctx)
@@ -102,16 +108,8 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			if pays[0].Status != "completed" || pays[0].CreditedAt == nil {
 				t.Fatalf("payment %+v", pays[0])
 			}
-			var statuses []string
-			ns, err := db.Client.Notification.Query().Order(entdb.Asc(entnotification.FieldID)).All(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range ns {
-				statuses = append(statuses, n.PaymentStatus)
-			}
-			if got := strings.Join(statuses, ","); got != "pending,pending,confirmed,completed" {
-				t.Fatalf("callbacks stored: %s", got)
+			if got := strings.Join(rec.statuses(), ","); got != "detected:pending,depth:pending,confirmed:confirmed,distributed:completed" {
+				t.Fatalf("changes published: %s", got)
 			}
 			if len(chain.Forwards()) != 1 {
 				t.Fatalf("%d forwards", len(chain.Forwards()))

@@ -13,19 +13,11 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
-	"github.com/payhook/payhook/chains/price"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
 )
-
-type noSign struct{}
-
-func (noSign) Scheme() string              { return "none" }
-func (noSign) Sign([]byte) (string, error) { return "", nil }
 
 // TestCrashBetweenBroadcastAndRecord: the process dies after the forwarding
 // transaction was broadcast and before it was recorded. The restarted
@@ -44,12 +36,9 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			dn := devnet.New(reg, devnet.Options{})
 			chain, _ := dn.Chain("btc")
 			now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
-			n, err := notifier.New(db, noSign{}, notifier.Config{Egress: egress.Config{Timeout: time.Second}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-			svc := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": chain}, now, logger)
+			rec := &recorder{}
+			svc := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": chain}, Reactors: []Reactor{rec}, Now: now}, logger)
 
 			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).Save(ctx)
 			if err != nil {
@@ -82,7 +71,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			crashed := false
 			svc.afterBroadcast = func() error { crashed = true; return crash }
 			// Apply credits the payment and forwards it, up to the crash.
-			if err := svc.apply(ctx, tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
+			if err := svc.Apply(ctx, tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
 				t.Fatal(err)
 			}
 			if !crashed {
@@ -103,7 +92,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			// backend counts broadcasts: reconciling must ask the chain, not
 			// broadcast again.
 			counting := &countingBackend{Backend: chain}
-			restarted := New(db, n, reg, price.Default(), map[string]chains.Backend{"btc": counting}, now, logger)
+			restarted := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": counting}, Reactors: []Reactor{rec}, Now: now}, logger)
 			w2, _ := restarted.NewWatcher(tk, time.Second)
 			for range 3 {
 				if err := w2.PollOnce(ctx); err != nil {
@@ -118,13 +107,9 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			if len(fwds) != 1 || counting.broadcasts != 0 || counting.lookups == 0 {
 				t.Fatalf("%d forwards, %d broadcasts and %d lookups after the restart: the intent was not reconciled with the chain", len(fwds), counting.broadcasts, counting.lookups)
 			}
-			completed, err := db.Client.Notification.Query().Count(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// confirmed (before the crash) + completed (after reconciling)
-			if completed != 2 {
-				t.Fatalf("%d notifications, want confirmed and completed", completed)
+			if got := strings.Join(rec.statuses(), ","); got != "confirmed:confirmed,distributed:completed" {
+				t.Fatalf("changes published: %s, want confirmed then distributed once", got)
 			}
 			_ = store.SQLite
 		})

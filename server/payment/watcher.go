@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,16 +11,38 @@ import (
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
+	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
+	"github.com/payhook/payhook/ent/store"
 )
 
-// RescanDepth is how many blocks below its cursor a watcher scans again on
-// every poll, so transfers in blocks replaced by a short reorganisation are
-// seen. Applying an observation twice is harmless.
-const RescanDepth = 12
+// Watcher tuning.
+const (
+	// KeepBlocks is how many of the newest processed blocks a watcher keeps
+	// the hashes of, with the transfers they include: the deepest
+	// reorganisation it rolls back exactly. A deeper one is logged and
+	// rescanned from the oldest block kept.
+	KeepBlocks = 128
+	// BatchSize is the most observations one transaction applies.
+	BatchSize = 500
+	// BlockChunk is the most blocks one Transfers call covers.
+	BlockChunk = 100
+)
 
-// Watcher follows one ticker's chain from a durable cursor.
+// errChainMoved: the chain changed while a poll read it (the blocks and
+// transfers it read do not belong together). The poll stops without
+// recording those blocks; the next one reads them again.
+var errChainMoved = errors.New("the chain changed during the poll; read again at the next poll")
+
+// Watcher follows one ticker's chain. A poll costs what is new: the blocks
+// since the last one (and their transfers to payhook's addresses), and the
+// transfers whose depth reached a value that changes something (the next
+// confirmation count of a pending payment, TRON's distribution depth, a
+// Solana commitment); a poll that finds the tip it left does nothing at all.
+// Block hashes are stored, so a reorganisation is noticed at the next poll
+// and rolled back to the common ancestor.
 type Watcher struct {
 	svc      *Service
 	ticker   chains.Ticker
@@ -30,9 +53,27 @@ type Watcher struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+	wake   chan struct{} // buffered: a wake while polling polls again after
+
+	// pollMu makes polls of one watcher one at a time; it guards known and
+	// reconcile.
+	pollMu sync.Mutex
+	// known is the tip the last poll processed, while this instance has held
+	// the lease since; nil when unknown.
+	known *chains.Head
+	// reconcile: finish open forwarding intents at the next poll (the lease
+	// was just taken, or a forward failed).
+	reconcile bool
+
+	// Progress, for WaitHeight.
+	progMu     sync.Mutex
+	started    uint64        // polls started
+	finished   uint64        // the start number of the last poll that succeeded
+	processed  int64         // the chain height that poll processed
+	progressed chan struct{} // closed and replaced when a poll succeeds
 
 	// The payment addresses of the ticker, loaded incrementally: each poll
-	// reads only those created since the previous one.
+	// with new blocks reads only those created since the previous one.
 	addrMu     sync.RWMutex
 	watched    map[string]bool
 	lastAddrID int64
@@ -44,77 +85,404 @@ func (s *Service) NewWatcher(t chains.Ticker, interval time.Duration) (*Watcher,
 	if !ok {
 		return nil, fmt.Errorf("watch %s: no backend", t.Ticker)
 	}
-	return &Watcher{svc: s, ticker: t, backend: b, interval: interval, logger: s.logger.With("ticker", t.Ticker)}, nil
+	return &Watcher{
+		svc: s, ticker: t, backend: b, interval: interval, logger: s.logger.With("ticker", t.Ticker),
+		wake: make(chan struct{}, 1), progressed: make(chan struct{}),
+	}, nil
 }
 
-// PollOnce scans the blocks since the cursor (less RescanDepth) for
-// transfers to payhook's addresses, re-reads every payment that is not
-// final, applies what it saw, finishes open forwards and advances the
-// cursor.
+// PollOnce brings the payments of the watcher's ticker up to the chain's
+// tip. It returns at once when the tip is the one the last poll processed,
+// or when another instance holds the ticker's lease (that instance polls).
+// Otherwise it rolls back what a reorganisation replaced, applies the new
+// blocks' transfers (one transaction per BatchSize observations; the last of
+// a block range also records the blocks' hashes and the cursor), then the
+// transfers that are due, forwards what may be forwarded and, when needed,
+// finishes open forwards. Polls of one watcher run one at a time.
 func (w *Watcher) PollOnce(ctx context.Context) error {
+	w.pollMu.Lock()
+	defer w.pollMu.Unlock()
+	w.progMu.Lock()
+	w.started++
+	seq := w.started
+	w.progMu.Unlock()
+
 	head, err := w.backend.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("%s head: %w", w.ticker.Ticker, err)
 	}
-	db := w.svc.db.Client
-	cur, err := db.ChainCursor.Query().Where(chaincursor.Ticker(w.ticker.Ticker)).Only(ctx)
-	if err != nil && !entdb.IsNotFound(err) {
-		return fmt.Errorf("%s cursor: %w", w.ticker.Ticker, err)
+	if w.known != nil && *w.known == head && !w.reconcile {
+		w.progress(seq, head.Height)
+		return nil
 	}
-	from := int64(0)
-	if cur != nil {
-		from = max(0, min(cur.Height, head.Height)-RescanDepth)
-	}
-	if err := w.loadAddresses(ctx); err != nil {
+	held, fresh, err := w.svc.lease.hold(ctx, w.ticker.Ticker)
+	if err != nil {
 		return err
 	}
-	transfers, err := w.backend.Transfers(ctx, from, head.Height, w.isWatched)
-	if err != nil {
-		return fmt.Errorf("%s transfers: %w", w.ticker.Ticker, err)
+	if !held {
+		w.known = nil
+		return nil
 	}
-	seen := map[[2]string]bool{}
-	for _, tr := range transfers {
-		if err := w.observe(ctx, tr); err != nil {
-			return err
-		}
-		seen[key(tr.TxID, tr.Index)] = true
+	if fresh {
+		w.known, w.reconcile = nil, true
 	}
-	// Payments that are not final: their depth, receipt and presence change
-	// after the blocks that held them were scanned.
-	open, err := db.Payment.Query().
-		Where(
-			entpayment.Ticker(w.ticker.Ticker),
-			entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed),
-			// Credited payments that will never be forwarded are final.
-			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteHasPrefix(NotForwardedPrefix))),
-		).
-		WithAddress().
-		All(ctx)
-	if err != nil {
-		return fmt.Errorf("%s open payments: %w", w.ticker.Ticker, err)
+	if err := w.poll(ctx, head); err != nil {
+		w.known = nil
+		return err
 	}
-	for _, p := range open {
-		if seen[key(p.TxidIn, p.OutputIndex)] {
-			continue
-		}
-		tr := chains.Transfer{TxID: p.TxidIn, Index: p.OutputIndex, To: p.Edges.Address.AddressIn, Value: p.ValueCoin}
-		if err := w.observe(ctx, tr); err != nil {
-			return err
-		}
-	}
-	// Open forwards are finished after the cursor is saved: one that keeps
-	// failing must not hold the cursor back.
-	defer func() {
+	w.known = &head
+	if w.reconcile {
+		// Intents left by a crash, a failed broadcast or another instance.
 		if err := w.svc.Reconcile(ctx, w.ticker); err != nil {
 			w.logger.Error("finish open forwards; retried at the next poll", "error", err)
+		} else {
+			w.reconcile = false
 		}
-	}()
-	now := w.svc.now()
-	if cur == nil {
-		return db.ChainCursor.Create().SetTicker(w.ticker.Ticker).SetHeight(head.Height).SetCreatedAt(now).SetUpdatedAt(now).
-			OnConflictColumns(chaincursor.FieldTicker).UpdateNewValues().Exec(ctx)
 	}
-	return db.ChainCursor.UpdateOne(cur).SetHeight(head.Height).SetUpdatedAt(now).Exec(ctx)
+	w.progress(seq, head.Height)
+	return nil
+}
+
+// Wake has the background loop poll now instead of at its next tick. It
+// does not wait; a watcher that is not started ignores it.
+func (w *Watcher) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WaitHeight wakes the watcher and waits until a poll that started after
+// the call has processed the chain up to height or above, or ctx ends. It
+// is the signal tests and the devnet wait on instead of sleeping: once it
+// returns, the payments and callbacks of every block up to height are
+// stored. Some goroutine must be polling (Start, or PollOnce).
+func (w *Watcher) WaitHeight(ctx context.Context, height int64) error {
+	w.progMu.Lock()
+	after := w.started
+	w.progMu.Unlock()
+	w.Wake()
+	for {
+		w.progMu.Lock()
+		done, at, ch := w.finished, w.processed, w.progressed
+		w.progMu.Unlock()
+		if done > after && at >= height {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the %s watcher to process height %d (at %d): %w", w.ticker.Ticker, height, at, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// progress records that poll seq succeeded at height.
+func (w *Watcher) progress(seq uint64, height int64) {
+	w.progMu.Lock()
+	defer w.progMu.Unlock()
+	w.finished, w.processed = seq, height
+	close(w.progressed)
+	w.progressed = make(chan struct{})
+}
+
+// poll processes the chain up to head: reorganisation, new blocks, due
+// transfers.
+func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
+	db := w.svc.db.Client
+	tk := w.ticker.Ticker
+	cur, err := db.ChainCursor.Query().Where(chaincursor.Ticker(tk)).Only(ctx)
+	if err != nil && !entdb.IsNotFound(err) {
+		return fmt.Errorf("%s cursor: %w", tk, err)
+	}
+	var processed int64
+	if cur != nil {
+		processed = cur.Height
+	}
+	stored, err := db.ChainBlock.Query().Where(chainblock.Ticker(tk)).
+		Order(entdb.Desc(chainblock.FieldHeight)).Limit(KeepBlocks).All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s stored blocks: %w", tk, err)
+	}
+	if len(stored) == 0 && processed > 0 {
+		if err := w.adopt(ctx); err != nil {
+			return err
+		}
+	}
+	ancestor, err := w.commonAncestor(ctx, head, processed, stored)
+	if err != nil {
+		return err
+	}
+	if ancestor < processed {
+		w.logger.Warn("chain reorganisation: rolling back", "from", processed, "to", ancestor)
+		if err := w.rollback(ctx, ancestor); err != nil {
+			return err
+		}
+	}
+	parent := ""
+	for _, b := range stored {
+		if b.Height == ancestor {
+			parent = b.Hash
+		}
+	}
+	if ancestor < head.Height {
+		if err := w.loadAddresses(ctx); err != nil {
+			return err
+		}
+	}
+	for from := ancestor; from < head.Height; {
+		to := min(head.Height, from+BlockChunk)
+		if parent, err = w.scan(ctx, head, from, to, parent); err != nil {
+			return err
+		}
+		from = to
+	}
+	return w.evaluateDue(ctx, head)
+}
+
+// commonAncestor returns the highest processed block that is still on the
+// chain: processed itself unless a reorganisation replaced blocks.
+func (w *Watcher) commonAncestor(ctx context.Context, head chains.Head, processed int64, stored []*entdb.ChainBlock) (int64, error) {
+	if len(stored) == 0 {
+		return min(processed, head.Height), nil // nothing to compare with
+	}
+	top, bottom := stored[0], stored[len(stored)-1]
+	if top.Height == head.Height && top.Hash == head.Hash {
+		return top.Height, nil
+	}
+	if top.Height < head.Height {
+		bs, err := w.backend.Blocks(ctx, top.Height-1, top.Height)
+		if err != nil {
+			return 0, fmt.Errorf("%s block %d: %w", w.ticker.Ticker, top.Height, err)
+		}
+		if len(bs) == 1 && bs[0].Hash == top.Hash {
+			return top.Height, nil
+		}
+	}
+	hi := min(top.Height, head.Height)
+	if hi < bottom.Height {
+		w.logger.Error("chain reorganisation deeper than the blocks kept; rescanning from the chain's tip", "kept_from", bottom.Height, "tip", head.Height)
+		return hi, nil
+	}
+	remote, err := w.backend.Blocks(ctx, bottom.Height-1, hi)
+	if err != nil {
+		return 0, fmt.Errorf("%s blocks %d..%d: %w", w.ticker.Ticker, bottom.Height, hi, err)
+	}
+	mine := make(map[int64]string, len(stored))
+	for _, b := range stored {
+		mine[b.Height] = b.Hash
+	}
+	for i := len(remote) - 1; i >= 0; i-- {
+		if mine[remote[i].Height] == remote[i].Hash {
+			return remote[i].Height, nil
+		}
+	}
+	w.logger.Error("chain reorganisation deeper than the blocks kept; rescanning from the oldest kept", "kept_from", bottom.Height)
+	return bottom.Height - 1, nil
+}
+
+// rollback forgets the blocks above ancestor: their hashes go, the cursor
+// returns to ancestor, and every transfer they included is due at once with
+// its height unknown. The rescan that follows finds those a replacement
+// block includes again; the others are evaluated with State, which reports
+// them gone (dropped before credit; noted after, never credited twice).
+func (w *Watcher) rollback(ctx context.Context, ancestor int64) error {
+	tk := w.ticker.Ticker
+	return store.WithTx(ctx, w.svc.db.Client, func(tx *entdb.Tx) error {
+		if _, err := tx.ChainBlock.Delete().Where(chainblock.Ticker(tk), chainblock.HeightGT(ancestor)).Exec(ctx); err != nil {
+			return fmt.Errorf("%s roll back blocks: %w", tk, err)
+		}
+		if err := tx.WatchedTransfer.Update().Where(entwatched.Ticker(tk), entwatched.HeightGT(ancestor)).
+			SetHeight(0).SetDue(0).Exec(ctx); err != nil {
+			return fmt.Errorf("%s roll back transfers: %w", tk, err)
+		}
+		return w.setCursor(ctx, tx, ancestor)
+	})
+}
+
+func (w *Watcher) setCursor(ctx context.Context, tx *entdb.Tx, height int64) error {
+	now := w.svc.now()
+	err := tx.ChainCursor.Create().SetTicker(w.ticker.Ticker).SetHeight(height).SetCreatedAt(now).SetUpdatedAt(now).
+		OnConflictColumns(chaincursor.FieldTicker).UpdateHeight().UpdateUpdatedAt().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("%s cursor: %w", w.ticker.Ticker, err)
+	}
+	return nil
+}
+
+// scan applies the transfers of blocks from+1..to, whose parent (block
+// from) has hash parent ("" when unknown), and records the blocks. It
+// returns block to's hash.
+func (w *Watcher) scan(ctx context.Context, head chains.Head, from, to int64, parent string) (string, error) {
+	tk := w.ticker.Ticker
+	blocks, err := w.backend.Blocks(ctx, from, to)
+	if err != nil {
+		return "", fmt.Errorf("%s blocks %d..%d: %w", tk, from+1, to, err)
+	}
+	if int64(len(blocks)) != to-from {
+		return "", fmt.Errorf("%s blocks %d..%d: %d blocks: %w", tk, from+1, to, len(blocks), errChainMoved)
+	}
+	hashes := make(map[int64]string, len(blocks))
+	for i, b := range blocks {
+		want := parent
+		if i > 0 {
+			want = blocks[i-1].Hash
+		}
+		if b.Height != from+int64(i)+1 || b.Hash == "" || (want != "" && b.Parent != want) {
+			return "", fmt.Errorf("%s block %d: %w", tk, b.Height, errChainMoved)
+		}
+		hashes[b.Height] = b.Hash
+	}
+	trs, err := w.backend.Transfers(ctx, from, to, w.isWatched)
+	if err != nil {
+		return "", fmt.Errorf("%s transfers %d..%d: %w", tk, from+1, to, err)
+	}
+	obs := make([]chains.Observation, 0, len(trs))
+	for _, tr := range trs {
+		if h, ok := hashes[tr.Height]; !ok || (tr.BlockHash != "" && tr.BlockHash != h) {
+			return "", fmt.Errorf("%s transfer %s in block %d: %w", tk, tr.TxID, tr.Height, errChainMoved)
+		}
+		st, err := w.backend.State(ctx, tr)
+		if err != nil {
+			return "", fmt.Errorf("%s state of %s: %w", tk, tr.TxID, err)
+		}
+		obs = append(obs, chains.Observation{Transfer: tr, State: st})
+	}
+	record := func(tx *entdb.Tx) error {
+		if _, err := tx.ChainBlock.Delete().Where(chainblock.Ticker(tk), chainblock.HeightGT(from)).Exec(ctx); err != nil {
+			return fmt.Errorf("%s replace blocks: %w", tk, err)
+		}
+		rows := make([]*entdb.ChainBlockCreate, 0, min(len(blocks), KeepBlocks))
+		for _, b := range blocks {
+			if b.Height > to-KeepBlocks {
+				rows = append(rows, tx.ChainBlock.Create().SetTicker(tk).SetHeight(b.Height).SetHash(b.Hash))
+			}
+		}
+		if err := tx.ChainBlock.CreateBulk(rows...).Exec(ctx); err != nil {
+			return fmt.Errorf("%s record blocks: %w", tk, err)
+		}
+		if to > KeepBlocks {
+			if _, err := tx.ChainBlock.Delete().Where(chainblock.Ticker(tk), chainblock.HeightLTE(to-KeepBlocks)).Exec(ctx); err != nil {
+				return fmt.Errorf("%s forget old blocks: %w", tk, err)
+			}
+			if _, err := tx.WatchedTransfer.Delete().Where(entwatched.Ticker(tk), entwatched.DueIsNil(), entwatched.HeightLTE(to-KeepBlocks)).Exec(ctx); err != nil {
+				return fmt.Errorf("%s forget settled transfers: %w", tk, err)
+			}
+		}
+		return w.setCursor(ctx, tx, to)
+	}
+	for i := 0; i == 0 || i < len(obs); i += BatchSize {
+		batch := obs[i:min(i+BatchSize, len(obs))]
+		var then func(*entdb.Tx) error
+		if i+BatchSize >= len(obs) {
+			then = record
+		}
+		if err := w.apply(ctx, head, batch, then); err != nil {
+			return "", err
+		}
+	}
+	return blocks[len(blocks)-1].Hash, nil
+}
+
+// evaluateDue applies the transfers due at head, BatchSize at a time. Each
+// comes out due later or not at all, so the loop ends.
+func (w *Watcher) evaluateDue(ctx context.Context, head chains.Head) error {
+	tk := w.ticker.Ticker
+	for {
+		rows, err := w.svc.db.Client.WatchedTransfer.Query().
+			Where(entwatched.Ticker(tk), entwatched.DueLTE(head.Height)).
+			Order(entdb.Asc(entwatched.FieldDue), entdb.Asc(entwatched.FieldID)).
+			Limit(BatchSize).All(ctx)
+		if err != nil {
+			return fmt.Errorf("%s due transfers: %w", tk, err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		obs := make([]chains.Observation, len(rows))
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			tr := chains.Transfer{TxID: r.Txid, Index: r.OutputIndex, To: r.AddressIn, Value: r.ValueCoin, Height: r.Height}
+			st, err := w.backend.State(ctx, tr)
+			if err != nil {
+				return fmt.Errorf("%s state of %s: %w", tk, tr.TxID, err)
+			}
+			if tr.Height == 0 && st.Present && st.Confirmations > 0 {
+				tr.Height = max(1, head.Height-st.Confirmations+1) // moved by a reorganisation
+			}
+			obs[i], ids[i] = chains.Observation{Transfer: tr, State: st}, r.ID
+		}
+		// A row the batch did not reschedule (its address is gone) is not
+		// looked at again, so the loop ends whatever happens.
+		settle := func(tx *entdb.Tx) error {
+			err := tx.WatchedTransfer.Update().Where(entwatched.IDIn(ids...), entwatched.DueLTE(head.Height)).ClearDue().Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("%s settle transfers: %w", tk, err)
+			}
+			return nil
+		}
+		if err := w.apply(ctx, head, obs, settle); err != nil {
+			return err
+		}
+		if len(rows) < BatchSize {
+			return nil
+		}
+	}
+}
+
+// apply applies one batch, then forwards what it credited.
+func (w *Watcher) apply(ctx context.Context, head chains.Head, obs []chains.Observation, then func(*entdb.Tx) error) error {
+	fwd, err := w.svc.applyBatch(ctx, w.ticker, head, obs, then)
+	if err != nil {
+		return fmt.Errorf("%s apply %d observations: %w", w.ticker.Ticker, len(obs), err)
+	}
+	if len(fwd) == 0 {
+		return nil
+	}
+	// A forwarding failure (fee estimate, broadcast) must not stop the
+	// watcher: it is logged, and the next poll tries again (an intent
+	// already recorded is finished by Reconcile).
+	open, err := w.svc.forward(ctx, w.ticker, fwd)
+	if err != nil {
+		w.logger.Error("forward payments; retried at the next poll", "payments", len(fwd), "error", err)
+	}
+	w.reconcile = w.reconcile || open
+	return nil
+}
+
+// adopt starts watching the open payments recorded before the ticker's
+// blocks were (a database written by a watcher that kept no block hashes):
+// each becomes due at once, its height unknown.
+func (w *Watcher) adopt(ctx context.Context) error {
+	tk := w.ticker.Ticker
+	open, err := w.svc.db.Client.Payment.Query().
+		Where(
+			entpayment.Ticker(tk),
+			entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed),
+			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteHasPrefix(NotForwardedPrefix))),
+		).
+		WithAddress().All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s open payments: %w", tk, err)
+	}
+	for i := 0; i < len(open); i += BatchSize {
+		var rows []*entdb.WatchedTransferCreate
+		for _, p := range open[i:min(i+BatchSize, len(open))] {
+			rows = append(rows, w.svc.db.Client.WatchedTransfer.Create().
+				SetTicker(tk).SetAddressIn(p.Edges.Address.AddressIn).SetTxid(p.TxidIn).SetOutputIndex(p.OutputIndex).
+				SetValueCoin(p.ValueCoin).SetHeight(0).SetDue(0).SetPaymentID(p.ID))
+		}
+		err := w.svc.db.Client.WatchedTransfer.CreateBulk(rows...).
+			OnConflictColumns(entwatched.FieldTicker, entwatched.FieldAddressIn, entwatched.FieldTxid, entwatched.FieldOutputIndex).
+			DoNothing().Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("%s watch open payments: %w", tk, err)
+		}
+	}
+	if len(open) > 0 {
+		w.logger.Info("watching the open payments recorded before block hashes were kept", "payments", len(open))
+	}
+	return nil
 }
 
 // loadAddresses adds the ticker's addresses created since the last load.
@@ -148,27 +516,16 @@ func (w *Watcher) isWatched(address string) bool {
 	return w.watched[address]
 }
 
-func key(txid string, index int64) [2]string { return [2]string{txid, fmt.Sprint(index)} }
-
-func (w *Watcher) observe(ctx context.Context, tr chains.Transfer) error {
-	st, err := w.backend.State(ctx, tr)
-	if err != nil {
-		return fmt.Errorf("%s state of %s: %w", w.ticker.Ticker, tr.TxID, err)
-	}
-	if err := w.svc.Apply(ctx, w.ticker, chains.Observation{Transfer: tr, State: st}); err != nil {
-		return fmt.Errorf("%s apply %s: %w", w.ticker.Ticker, tr.TxID, err)
-	}
-	return nil
-}
-
-// Start polls in the background until Stop.
-func (w *Watcher) Start() {
+// Start polls in the background until Stop, every interval and at once
+// when woken (Wake, WaitHeight); it returns once the loop runs. ctx's values
+// reach the polls, its cancellation does not: Stop ends the loop.
+func (w *Watcher) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.cancel != nil {
-		return
+		return fmt.Errorf("watch %s: %w", w.ticker.Ticker, ErrStarted)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel, w.done = cancel, make(chan struct{})
 	go func() {
 		defer close(w.done)
@@ -182,19 +539,26 @@ func (w *Watcher) Start() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-w.wake:
 			}
 		}
 	}()
+	return nil
 }
 
-// Stop ends polling and waits; it is idempotent.
+// Stop ends background polling, waits, and gives the ticker's lease up so
+// another instance takes over at once (also when only PollOnce was used);
+// it is idempotent.
 func (w *Watcher) Stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cancel == nil {
-		return
+	if w.cancel != nil {
+		w.cancel()
+		<-w.done
+		w.cancel = nil
 	}
-	w.cancel()
-	<-w.done
-	w.cancel = nil
+	w.pollMu.Lock()
+	w.known = nil
+	w.pollMu.Unlock()
+	w.svc.lease.release(w.ticker.Ticker)
 }

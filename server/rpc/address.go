@@ -6,6 +6,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -26,12 +28,14 @@ type AddressServer struct {
 	payhookv1.UnimplementedAddressServiceServer
 
 	addresses *address.Service
+	prices    price.Source
 	pubkeyPEM string
 }
 
-// NewAddressServer returns the address service.
-func NewAddressServer(addresses *address.Service, pubkeyPEM string) *AddressServer {
-	return &AddressServer{addresses: addresses, pubkeyPEM: pubkeyPEM}
+// NewAddressServer returns the address service; prices value coins for
+// estimates and conversions.
+func NewAddressServer(addresses *address.Service, prices price.Source, pubkeyPEM string) *AddressServer {
+	return &AddressServer{addresses: addresses, prices: prices, pubkeyPEM: pubkeyPEM}
 }
 
 func owner(ctx context.Context) (int64, error) {
@@ -113,12 +117,12 @@ func (s *AddressServer) GetLogs(ctx context.Context, req *payhookv1.GetLogsReque
 		Callbacks:           make([]*payhookv1.CallbackLog, 0, len(logs.Payments)),
 	}
 	for _, p := range logs.Payments {
-		resp.Callbacks = append(resp.Callbacks, callbackLog(p))
+		resp.Callbacks = append(resp.Callbacks, callbackLog(p, logs.Notifications[p.ID]))
 	}
 	return resp, nil
 }
 
-func callbackLog(p *entdb.Payment) *payhookv1.CallbackLog {
+func callbackLog(p *entdb.Payment, notifications []*entdb.Notification) *payhookv1.CallbackLog {
 	cl := &payhookv1.CallbackLog{
 		TxidIn:        p.TxidIn,
 		ValueCoin:     p.ValueCoin.String(),
@@ -136,10 +140,10 @@ func callbackLog(p *entdb.Payment) *payhookv1.CallbackLog {
 		v := p.ValueForwardedCoin.String()
 		cl.ValueForwardedCoin = &v
 	}
-	for _, n := range p.Edges.Notifications {
+	for _, n := range notifications {
 		d := &payhookv1.Delivery{
 			Uuid:          n.UUID,
-			PaymentStatus: n.PaymentStatus,
+			PaymentStatus: n.Event,
 			Status:        n.Status.String(),
 			Attempts:      int32(n.Attempts),
 			ExpiresAt:     timestamppb.New(n.ExpiresAt),
@@ -153,7 +157,7 @@ func callbackLog(p *entdb.Payment) *payhookv1.CallbackLog {
 			l := &payhookv1.DeliveryAttempt{
 				Uuid:          n.UUID,
 				Attempt:       int32(at.Number),
-				PaymentStatus: n.PaymentStatus,
+				PaymentStatus: n.Event,
 				RequestMethod: at.RequestMethod,
 				RequestUrl:    at.RequestURL,
 				StartedAt:     timestamppb.New(at.StartedAt),
@@ -215,4 +219,75 @@ func coinInfo(t chains.Ticker) *payhookv1.CoinInfo {
 		FeeRate:                t.FeeRate.String(),
 		NetworkFeeEstimation:   t.NetworkFeeEstimate.String(),
 	}
+}
+
+// GetQrCode implements payhookv1.AddressServiceServer.
+func (s *AddressServer) GetQrCode(_ context.Context, req *payhookv1.GetQrCodeRequest) (*payhookv1.GetQrCodeResponse, error) {
+	t, err := s.addresses.Lookup(req.GetTicker())
+	if err != nil {
+		return nil, err
+	}
+	q, err := address.ParseQRCode(t, req.GetAddress(), req.GetValue(), req.Size)
+	if err != nil {
+		return nil, err
+	}
+	png, err := address.DrawQRCode(q)
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.GetQrCodeResponse{
+		QrCode:     base64.StdEncoding.EncodeToString(png),
+		PaymentUri: q.URI,
+	}, nil
+}
+
+// EstimateFee implements payhookv1.AddressServiceServer.
+func (s *AddressServer) EstimateFee(_ context.Context, req *payhookv1.EstimateFeeRequest) (*payhookv1.EstimateFeeResponse, error) {
+	t, err := s.addresses.Lookup(req.GetTicker())
+	if err != nil {
+		return nil, err
+	}
+	est, err := address.EstimateFee(t, s.prices, req.Addresses, req.GetPriority())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.EstimateFeeResponse{
+		EstimatedCost:         est.Cost.String(),
+		EstimatedCostCurrency: est.Fiat,
+	}, nil
+}
+
+// Convert implements payhookv1.AddressServiceServer.
+func (s *AddressServer) Convert(_ context.Context, req *payhookv1.ConvertRequest) (*payhookv1.ConvertResponse, error) {
+	t, err := s.addresses.Lookup(req.GetTicker())
+	if err != nil {
+		return nil, err
+	}
+	c, err := address.Convert(t, s.addresses.Lookup, s.prices, req.GetValue(), req.GetFrom())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.ConvertResponse{
+		ValueCoin:    c.ValueCoin.String(),
+		ExchangeRate: c.ExchangeRate.String(),
+	}, nil
+}
+
+// CreatePayout implements payhookv1.AddressServiceServer.
+func (s *AddressServer) CreatePayout(ctx context.Context, req *payhookv1.CreatePayoutRequest) (*payhookv1.CreatePayoutResponse, error) {
+	keyID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.addresses.RequestPayout(ctx, keyID, req.GetTicker(), req.GetAddress(), req.GetValue())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.CreatePayoutResponse{
+		PayoutId:     p.UUID,
+		PayoutStatus: p.Status.String(),
+		Address:      p.Address,
+		Value:        p.Value.String(),
+		CreatedAt:    timestamppb.New(p.CreatedAt),
+	}, nil
 }

@@ -1,11 +1,13 @@
 package rpc
 
 import (
+	"context"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -18,12 +20,16 @@ import (
 type DeliveryServer struct {
 	payhookv1.UnimplementedDeliveryServiceServer
 
-	notifier *notifier.Notifier
+	events *notifier.Events
+	queue  *notifier.Queue
+	now    func() time.Time
 }
 
-// NewDeliveryServer returns the delivery service.
-func NewDeliveryServer(n *notifier.Notifier) *DeliveryServer {
-	return &DeliveryServer{notifier: n}
+// NewDeliveryServer returns the delivery service: it streams events from
+// the event log, and builds the requests it includes with the queue's
+// headers of an attempt made now.
+func NewDeliveryServer(events *notifier.Events, queue *notifier.Queue, now func() time.Time) *DeliveryServer {
+	return &DeliveryServer{events: events, queue: queue, now: now}
 }
 
 // watchPage is how many events one read of the event log returns.
@@ -42,31 +48,41 @@ func (s *DeliveryServer) WatchDeliveries(req *payhookv1.WatchDeliveriesRequest, 
 		return err
 	}
 	f := notifier.EventFilter{
-		APIKeyID:  keyID,
-		AddressIn: req.GetAddressIn(),
-		Ticker:    strings.ToLower(req.GetTicker()),
-		UUID:      req.GetUuid(),
+		Owner: keyID,
+		Ref:   req.GetAddressIn(),
+		Topic: strings.ToLower(req.GetTicker()),
+		UUID:  req.GetUuid(),
 	}
 	cursor := req.GetAfterCursor()
 	if req.GetLiveOnly() {
 		// Read before subscribing: an event committed in between is newer
 		// than the cursor, so the first read after a signal or poll sends it.
-		if cursor, err = s.notifier.LastCursor(ctx, keyID); err != nil {
+		if cursor, err = s.events.LastCursor(ctx, keyID); err != nil {
 			return err
 		}
 	}
-	signal, unsubscribe := s.notifier.Subscribe(keyID)
+	signal, unsubscribe := s.events.Subscribe(keyID)
 	defer unsubscribe()
+	// Headers now, not with the first event: the call is accepted, and a
+	// client (the REST gateway among them) need not wait for a match to
+	// know it.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	poll := time.NewTicker(notifier.WatchPollInterval)
 	defer poll.Stop()
 	for {
 		for {
-			evs, err := s.notifier.Events(ctx, f, cursor, watchPage, req.GetIncludeRequest())
+			evs, err := s.events.Read(ctx, f, cursor, watchPage, req.GetIncludeRequest())
 			if err != nil {
 				return err
 			}
 			for _, e := range evs {
-				if err := stream.Send(&payhookv1.WatchDeliveriesResponse{Event: deliveryEvent(e, req.GetIncludeRequest())}); err != nil {
+				ev, err := s.deliveryEvent(ctx, e, req.GetIncludeRequest())
+				if err != nil {
+					return err
+				}
+				if err := stream.Send(&payhookv1.WatchDeliveriesResponse{Event: ev}); err != nil {
 					return err
 				}
 				cursor = e.ID
@@ -87,13 +103,13 @@ func (s *DeliveryServer) WatchDeliveries(req *payhookv1.WatchDeliveriesRequest, 
 	}
 }
 
-func deliveryEvent(e *entdb.DeliveryEvent, withRequest bool) *payhookv1.DeliveryEvent {
+func (s *DeliveryServer) deliveryEvent(ctx context.Context, e *entdb.DeliveryEvent, withRequest bool) (*payhookv1.DeliveryEvent, error) {
 	out := &payhookv1.DeliveryEvent{
 		Cursor:         e.ID,
 		Uuid:           e.UUID,
-		AddressIn:      e.AddressIn,
-		Ticker:         e.Ticker,
-		PaymentStatus:  e.PaymentStatus,
+		AddressIn:      e.Subject,
+		Ticker:         e.Topic,
+		PaymentStatus:  e.Event,
 		Kind:           e.Kind.String(),
 		Attempt:        int32(e.Attempt),
 		Outcome:        e.Outcome,
@@ -109,14 +125,17 @@ func deliveryEvent(e *entdb.DeliveryEvent, withRequest bool) *payhookv1.Delivery
 		out.NextAttemptAt = timestamppb.New(*e.NextAttemptAt)
 	}
 	if n := e.Edges.Notification; withRequest && n != nil {
-		h := map[string]string{}
-		if n.ContentType != "" {
-			h["Content-Type"] = n.ContentType
+		// The headers of an attempt made now, as the dispatcher would send
+		// them: a relay replays exactly that.
+		h, err := s.queue.AttemptHeaders(ctx, n, s.now())
+		if err != nil {
+			return nil, err
 		}
-		if n.Signature != "" {
-			h[notifier.SignatureHeader] = n.Signature
+		headers := make(map[string]string, len(h))
+		for k := range h {
+			headers[strings.ToLower(k)] = h.Get(k) // as HTTP/2 writes them
 		}
-		out.Request = &payhookv1.DeliveryRequest{Method: n.Method, Url: n.URL, Headers: h, Body: n.Body}
+		out.Request = &payhookv1.DeliveryRequest{Method: n.Method, Url: n.URL, Headers: headers, Body: n.Body}
 	}
-	return out
+	return out, nil
 }

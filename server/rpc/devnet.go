@@ -19,9 +19,10 @@ type DevnetServer struct {
 	payhookv1.UnimplementedDevnetServiceServer
 
 	devnet *devnet.Devnet
-	// changed runs after every change of a chain (the watcher polls it), so
-	// that when Pay, Mine or Reorg returns, the payments and callbacks it
-	// causes are already stored.
+	// changed runs after every change of a chain: it wakes the chain's
+	// watcher, which applies the change in the background, so Mine answers
+	// once the block exists (a server with ManualDelivery polls here instead,
+	// and the payments and callbacks are stored when the call returns).
 	changed func(ctx context.Context, ticker string) error
 }
 

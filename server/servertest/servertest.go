@@ -19,10 +19,17 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/price"
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/payment"
 )
 
 // Seed is the fixed address seed of test servers, so derived addresses are
@@ -41,31 +48,41 @@ type Instance struct {
 	KeyA, KeyB string
 	// Out holds what the server printed for its operator.
 	Out *bytes.Buffer
+	// DSN is the server's database.
+	DSN string
 }
 
 // Start starts a server on a fresh database of dialect d; it is stopped when
 // the test ends. mutate may adjust the configuration.
 func Start(t testing.TB, d store.Dialect, mutate ...func(*server.Config)) *Instance {
 	t.Helper()
+	return StartLogged(t, d, slog.New(slog.NewTextHandler(io.Discard, nil)), mutate...)
+}
+
+// StartLogged is Start with the server logging to logger (tests that read
+// what the server logs).
+func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...func(*server.Config)) *Instance {
+	t.Helper()
 	out := &bytes.Buffer{}
 	cfg := server.Config{
-		DB:              storetest.DSN(t, d),
-		HTTPAddr:        "127.0.0.1:0",
-		GRPCAddr:        "127.0.0.1:0",
-		Seed:            Seed,
-		ShutdownTimeout: 5 * time.Second,
-		Out:             &lockedWriter{w: out},
+		Store: server.StoreConfig{DB: storetest.DSN(t, d)},
+		API: server.APIConfig{
+			HTTPAddr:        "127.0.0.1:0",
+			GRPCAddr:        "127.0.0.1:0",
+			ShutdownTimeout: 5 * time.Second,
+		},
+		Keys: server.KeysConfig{Seed: Seed},
+		Out:  &lockedWriter{w: out},
 	}
 	for _, m := range mutate {
 		m(&cfg)
 	}
 	ctx := context.Background()
-	s, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := server.New(ctx, cfg, logger)
 	if err != nil {
-		t.Fatalf("servertest: start server: %v", err)
+		t.Fatalf("servertest: new server: %v", err)
 	}
-	s.Start()
-	inst := &Instance{Server: s, BaseURL: "http://" + s.HTTPAddr(), Out: out}
+	inst := &Instance{Server: s, BaseURL: "http://" + s.HTTPAddr(), Out: out, DSN: cfg.Store.DB}
 	t.Cleanup(func() {
 		if inst.Conn != nil {
 			_ = inst.Conn.Close()
@@ -74,6 +91,9 @@ func Start(t testing.TB, d store.Dialect, mutate ...func(*server.Config)) *Insta
 			t.Errorf("servertest: stop: %v", err)
 		}
 	})
+	if err := s.Start(ctx); err != nil {
+		t.Fatalf("servertest: start server: %v", err)
+	}
 	for _, k := range []*string{&inst.KeyA, &inst.KeyB} {
 		key, _, err := apikey.Create(ctx, s.DB().Client, "test", time.Now())
 		if err != nil {
@@ -147,4 +167,30 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// EnqueueCallback stores, as the low-level callback reactor does for a
+// payment change, the callback of payment p of address a reporting status
+// (pending, confirmed or completed; completed carries made-up forwarding
+// figures), and returns its row.
+func (in *Instance) EnqueueCallback(t testing.TB, a *entdb.Address, p *entdb.Payment, status chains.Status) *entdb.Notification {
+	t.Helper()
+	tk, ok := chains.DefaultRegistry().Lookup(a.Ticker)
+	if !ok {
+		t.Fatalf("servertest: unknown ticker %s", a.Ticker)
+	}
+	c := payment.Change{Kind: payment.Confirmed, Ticker: tk, Address: a, Payment: p, Status: status, Confirmations: max(p.Confirmations, 1), ValueCoin: p.ValueCoin}
+	if status == chains.StatusCompleted {
+		c.Kind = payment.Distributed
+		c.Forward = &entdb.Forward{TxidOut: "f0", ValueForwardedCoin: p.ValueCoin, FeeCoin: decimal.Zero, NetworkFee: decimal.Zero}
+	}
+	m, err := address.NewCallbackReactor(in.Server.Notifier().Queue, price.Default()).Message(c)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	row, err := in.Server.Notifier().Queue.EnqueueNow(context.Background(), m)
+	if err != nil {
+		t.Fatalf("servertest: enqueue: %v", err)
+	}
+	return row
 }

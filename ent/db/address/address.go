@@ -51,8 +51,6 @@ const (
 	EdgeAPIKey = "api_key"
 	// EdgePayments holds the string denoting the payments edge name in mutations.
 	EdgePayments = "payments"
-	// EdgeNotifications holds the string denoting the notifications edge name in mutations.
-	EdgeNotifications = "notifications"
 	// Table holds the table name of the address in the database.
 	Table = "addresses"
 	// APIKeyTable is the table that holds the api_key relation/edge.
@@ -69,13 +67,6 @@ const (
 	PaymentsInverseTable = "payments"
 	// PaymentsColumn is the table column denoting the payments relation/edge.
 	PaymentsColumn = "address_id"
-	// NotificationsTable is the table that holds the notifications relation/edge.
-	NotificationsTable = "notifications"
-	// NotificationsInverseTable is the table name for the Notification entity.
-	// It exists in this package in order to avoid circular dependency with the "notification" package.
-	NotificationsInverseTable = "notifications"
-	// NotificationsColumn is the table column denoting the notifications relation/edge.
-	NotificationsColumn = "address_id"
 )
 
 // Columns holds all SQL columns for address fields.
@@ -242,20 +233,6 @@ func ByPayments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newPaymentsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
-
-// ByNotificationsCount orders the results by notifications count.
-func ByNotificationsCount(opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborsCount(s, newNotificationsStep(), opts...)
-	}
-}
-
-// ByNotifications orders the results by notifications terms.
-func ByNotifications(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newNotificationsStep(), append([]sql.OrderTerm{term}, terms...)...)
-	}
-}
 func newAPIKeyStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -268,12 +245,5 @@ func newPaymentsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PaymentsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, PaymentsTable, PaymentsColumn),
-	)
-}
-func newNotificationsStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(NotificationsInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
 	)
 }

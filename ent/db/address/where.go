@@ -771,29 +771,6 @@ func HasPaymentsWith(preds ...predicate.Payment) predicate.Address {
 	})
 }
 
-// HasNotifications applies the HasEdge predicate on the "notifications" edge.
-func HasNotifications() predicate.Address {
-	return predicate.Address(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasNotificationsWith applies the HasEdge predicate on the "notifications" edge with a given conditions (other predicates).
-func HasNotificationsWith(preds ...predicate.Notification) predicate.Address {
-	return predicate.Address(func(s *sql.Selector) {
-		step := newNotificationsStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Address) predicate.Address {
 	return predicate.Address(sql.AndPredicates(predicates...))

@@ -24,12 +24,12 @@ const (
 	FieldHash = "hash"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldOperator holds the string denoting the operator field in the database.
+	FieldOperator = "operator"
 	// EdgeAddresses holds the string denoting the addresses edge name in mutations.
 	EdgeAddresses = "addresses"
 	// EdgePayments holds the string denoting the payments edge name in mutations.
 	EdgePayments = "payments"
-	// EdgeNotifications holds the string denoting the notifications edge name in mutations.
-	EdgeNotifications = "notifications"
 	// Table holds the table name of the apikey in the database.
 	Table = "api_keys"
 	// AddressesTable is the table that holds the addresses relation/edge.
@@ -46,13 +46,6 @@ const (
 	PaymentsInverseTable = "payments"
 	// PaymentsColumn is the table column denoting the payments relation/edge.
 	PaymentsColumn = "api_key_id"
-	// NotificationsTable is the table that holds the notifications relation/edge.
-	NotificationsTable = "notifications"
-	// NotificationsInverseTable is the table name for the Notification entity.
-	// It exists in this package in order to avoid circular dependency with the "notification" package.
-	NotificationsInverseTable = "notifications"
-	// NotificationsColumn is the table column denoting the notifications relation/edge.
-	NotificationsColumn = "api_key_id"
 )
 
 // Columns holds all SQL columns for apikey fields.
@@ -63,6 +56,7 @@ var Columns = []string{
 	FieldPrefix,
 	FieldHash,
 	FieldRevokedAt,
+	FieldOperator,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -84,6 +78,8 @@ var (
 	PrefixValidator func(string) error
 	// HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	HashValidator func(string) error
+	// DefaultOperator holds the default value on creation for the "operator" field.
+	DefaultOperator bool
 )
 
 // OrderOption defines the ordering options for the APIKey queries.
@@ -119,6 +115,11 @@ func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
 }
 
+// ByOperator orders the results by the operator field.
+func ByOperator(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOperator, opts...).ToFunc()
+}
+
 // ByAddressesCount orders the results by addresses count.
 func ByAddressesCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -146,20 +147,6 @@ func ByPayments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newPaymentsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
-
-// ByNotificationsCount orders the results by notifications count.
-func ByNotificationsCount(opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborsCount(s, newNotificationsStep(), opts...)
-	}
-}
-
-// ByNotifications orders the results by notifications terms.
-func ByNotifications(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newNotificationsStep(), append([]sql.OrderTerm{term}, terms...)...)
-	}
-}
 func newAddressesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -172,12 +159,5 @@ func newPaymentsStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PaymentsInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, PaymentsTable, PaymentsColumn),
-	)
-}
-func newNotificationsStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(NotificationsInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
 	)
 }

@@ -80,6 +80,11 @@ func RevokedAt(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldRevokedAt, v))
 }
 
+// Operator applies equality check predicate on the "operator" field. It's identical to OperatorEQ.
+func Operator(v bool) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldOperator, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.APIKey {
 	return predicate.APIKey(sql.FieldEQ(FieldCreatedAt, v))
@@ -365,6 +370,16 @@ func RevokedAtNotNil() predicate.APIKey {
 	return predicate.APIKey(sql.FieldNotNull(FieldRevokedAt))
 }
 
+// OperatorEQ applies the EQ predicate on the "operator" field.
+func OperatorEQ(v bool) predicate.APIKey {
+	return predicate.APIKey(sql.FieldEQ(FieldOperator, v))
+}
+
+// OperatorNEQ applies the NEQ predicate on the "operator" field.
+func OperatorNEQ(v bool) predicate.APIKey {
+	return predicate.APIKey(sql.FieldNEQ(FieldOperator, v))
+}
+
 // HasAddresses applies the HasEdge predicate on the "addresses" edge.
 func HasAddresses() predicate.APIKey {
 	return predicate.APIKey(func(s *sql.Selector) {
@@ -403,29 +418,6 @@ func HasPayments() predicate.APIKey {
 func HasPaymentsWith(preds ...predicate.Payment) predicate.APIKey {
 	return predicate.APIKey(func(s *sql.Selector) {
 		step := newPaymentsStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
-// HasNotifications applies the HasEdge predicate on the "notifications" edge.
-func HasNotifications() predicate.APIKey {
-	return predicate.APIKey(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasNotificationsWith applies the HasEdge predicate on the "notifications" edge with a given conditions (other predicates).
-func HasNotificationsWith(preds ...predicate.Notification) predicate.APIKey {
-	return predicate.APIKey(func(s *sql.Selector) {
-		step := newNotificationsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -19,16 +19,18 @@ const (
 	FieldCreatedAt = "created_at"
 	// FieldNotificationID holds the string denoting the notification_id field in the database.
 	FieldNotificationID = "notification_id"
-	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
-	FieldAPIKeyID = "api_key_id"
+	// FieldOwnerID holds the string denoting the owner_id field in the database.
+	FieldOwnerID = "owner_id"
 	// FieldUUID holds the string denoting the uuid field in the database.
 	FieldUUID = "uuid"
-	// FieldTicker holds the string denoting the ticker field in the database.
-	FieldTicker = "ticker"
-	// FieldAddressIn holds the string denoting the address_in field in the database.
-	FieldAddressIn = "address_in"
-	// FieldPaymentStatus holds the string denoting the payment_status field in the database.
-	FieldPaymentStatus = "payment_status"
+	// FieldService holds the string denoting the service field in the database.
+	FieldService = "service"
+	// FieldEvent holds the string denoting the event field in the database.
+	FieldEvent = "event"
+	// FieldSubject holds the string denoting the subject field in the database.
+	FieldSubject = "subject"
+	// FieldTopic holds the string denoting the topic field in the database.
+	FieldTopic = "topic"
 	// FieldKind holds the string denoting the kind field in the database.
 	FieldKind = "kind"
 	// FieldAttempt holds the string denoting the attempt field in the database.
@@ -61,11 +63,12 @@ var Columns = []string{
 	FieldID,
 	FieldCreatedAt,
 	FieldNotificationID,
-	FieldAPIKeyID,
+	FieldOwnerID,
 	FieldUUID,
-	FieldTicker,
-	FieldAddressIn,
-	FieldPaymentStatus,
+	FieldService,
+	FieldEvent,
+	FieldSubject,
+	FieldTopic,
 	FieldKind,
 	FieldAttempt,
 	FieldOutcome,
@@ -88,6 +91,14 @@ func ValidColumn(column string) bool {
 var (
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
+	// DefaultService holds the default value on creation for the "service" field.
+	DefaultService string
+	// DefaultEvent holds the default value on creation for the "event" field.
+	DefaultEvent string
+	// DefaultSubject holds the default value on creation for the "subject" field.
+	DefaultSubject string
+	// DefaultTopic holds the default value on creation for the "topic" field.
+	DefaultTopic string
 	// DefaultAttempt holds the default value on creation for the "attempt" field.
 	DefaultAttempt int
 	// AttemptValidator is a validator for the "attempt" field. It is called by the builders before save.
@@ -140,9 +151,9 @@ func ByNotificationID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNotificationID, opts...).ToFunc()
 }
 
-// ByAPIKeyID orders the results by the api_key_id field.
-func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
+// ByOwnerID orders the results by the owner_id field.
+func ByOwnerID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerID, opts...).ToFunc()
 }
 
 // ByUUID orders the results by the uuid field.
@@ -150,19 +161,24 @@ func ByUUID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUUID, opts...).ToFunc()
 }
 
-// ByTicker orders the results by the ticker field.
-func ByTicker(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldTicker, opts...).ToFunc()
+// ByService orders the results by the service field.
+func ByService(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldService, opts...).ToFunc()
 }
 
-// ByAddressIn orders the results by the address_in field.
-func ByAddressIn(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAddressIn, opts...).ToFunc()
+// ByEvent orders the results by the event field.
+func ByEvent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEvent, opts...).ToFunc()
 }
 
-// ByPaymentStatus orders the results by the payment_status field.
-func ByPaymentStatus(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPaymentStatus, opts...).ToFunc()
+// BySubject orders the results by the subject field.
+func BySubject(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSubject, opts...).ToFunc()
+}
+
+// ByTopic orders the results by the topic field.
+func ByTopic(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTopic, opts...).ToFunc()
 }
 
 // ByKind orders the results by the kind field.

@@ -65,9 +65,9 @@ func NotificationID(v int64) predicate.DeliveryEvent {
 	return predicate.DeliveryEvent(sql.FieldEQ(FieldNotificationID, v))
 }
 
-// APIKeyID applies equality check predicate on the "api_key_id" field. It's identical to APIKeyIDEQ.
-func APIKeyID(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldAPIKeyID, v))
+// OwnerID applies equality check predicate on the "owner_id" field. It's identical to OwnerIDEQ.
+func OwnerID(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldOwnerID, v))
 }
 
 // UUID applies equality check predicate on the "uuid" field. It's identical to UUIDEQ.
@@ -75,19 +75,24 @@ func UUID(v string) predicate.DeliveryEvent {
 	return predicate.DeliveryEvent(sql.FieldEQ(FieldUUID, v))
 }
 
-// Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
-func Ticker(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldTicker, v))
+// Service applies equality check predicate on the "service" field. It's identical to ServiceEQ.
+func Service(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldService, v))
 }
 
-// AddressIn applies equality check predicate on the "address_in" field. It's identical to AddressInEQ.
-func AddressIn(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldAddressIn, v))
+// Event applies equality check predicate on the "event" field. It's identical to EventEQ.
+func Event(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldEvent, v))
 }
 
-// PaymentStatus applies equality check predicate on the "payment_status" field. It's identical to PaymentStatusEQ.
-func PaymentStatus(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldPaymentStatus, v))
+// Subject applies equality check predicate on the "subject" field. It's identical to SubjectEQ.
+func Subject(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldSubject, v))
+}
+
+// Topic applies equality check predicate on the "topic" field. It's identical to TopicEQ.
+func Topic(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldTopic, v))
 }
 
 // Attempt applies equality check predicate on the "attempt" field. It's identical to AttemptEQ.
@@ -180,44 +185,44 @@ func NotificationIDNotIn(vs ...int64) predicate.DeliveryEvent {
 	return predicate.DeliveryEvent(sql.FieldNotIn(FieldNotificationID, vs...))
 }
 
-// APIKeyIDEQ applies the EQ predicate on the "api_key_id" field.
-func APIKeyIDEQ(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldAPIKeyID, v))
+// OwnerIDEQ applies the EQ predicate on the "owner_id" field.
+func OwnerIDEQ(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldOwnerID, v))
 }
 
-// APIKeyIDNEQ applies the NEQ predicate on the "api_key_id" field.
-func APIKeyIDNEQ(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNEQ(FieldAPIKeyID, v))
+// OwnerIDNEQ applies the NEQ predicate on the "owner_id" field.
+func OwnerIDNEQ(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNEQ(FieldOwnerID, v))
 }
 
-// APIKeyIDIn applies the In predicate on the "api_key_id" field.
-func APIKeyIDIn(vs ...int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldIn(FieldAPIKeyID, vs...))
+// OwnerIDIn applies the In predicate on the "owner_id" field.
+func OwnerIDIn(vs ...int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldIn(FieldOwnerID, vs...))
 }
 
-// APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
-func APIKeyIDNotIn(vs ...int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNotIn(FieldAPIKeyID, vs...))
+// OwnerIDNotIn applies the NotIn predicate on the "owner_id" field.
+func OwnerIDNotIn(vs ...int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNotIn(FieldOwnerID, vs...))
 }
 
-// APIKeyIDGT applies the GT predicate on the "api_key_id" field.
-func APIKeyIDGT(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGT(FieldAPIKeyID, v))
+// OwnerIDGT applies the GT predicate on the "owner_id" field.
+func OwnerIDGT(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGT(FieldOwnerID, v))
 }
 
-// APIKeyIDGTE applies the GTE predicate on the "api_key_id" field.
-func APIKeyIDGTE(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGTE(FieldAPIKeyID, v))
+// OwnerIDGTE applies the GTE predicate on the "owner_id" field.
+func OwnerIDGTE(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGTE(FieldOwnerID, v))
 }
 
-// APIKeyIDLT applies the LT predicate on the "api_key_id" field.
-func APIKeyIDLT(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLT(FieldAPIKeyID, v))
+// OwnerIDLT applies the LT predicate on the "owner_id" field.
+func OwnerIDLT(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLT(FieldOwnerID, v))
 }
 
-// APIKeyIDLTE applies the LTE predicate on the "api_key_id" field.
-func APIKeyIDLTE(v int64) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLTE(FieldAPIKeyID, v))
+// OwnerIDLTE applies the LTE predicate on the "owner_id" field.
+func OwnerIDLTE(v int64) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLTE(FieldOwnerID, v))
 }
 
 // UUIDEQ applies the EQ predicate on the "uuid" field.
@@ -285,199 +290,264 @@ func UUIDContainsFold(v string) predicate.DeliveryEvent {
 	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldUUID, v))
 }
 
-// TickerEQ applies the EQ predicate on the "ticker" field.
-func TickerEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldTicker, v))
+// ServiceEQ applies the EQ predicate on the "service" field.
+func ServiceEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldService, v))
 }
 
-// TickerNEQ applies the NEQ predicate on the "ticker" field.
-func TickerNEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNEQ(FieldTicker, v))
+// ServiceNEQ applies the NEQ predicate on the "service" field.
+func ServiceNEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNEQ(FieldService, v))
 }
 
-// TickerIn applies the In predicate on the "ticker" field.
-func TickerIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldIn(FieldTicker, vs...))
+// ServiceIn applies the In predicate on the "service" field.
+func ServiceIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldIn(FieldService, vs...))
 }
 
-// TickerNotIn applies the NotIn predicate on the "ticker" field.
-func TickerNotIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNotIn(FieldTicker, vs...))
+// ServiceNotIn applies the NotIn predicate on the "service" field.
+func ServiceNotIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNotIn(FieldService, vs...))
 }
 
-// TickerGT applies the GT predicate on the "ticker" field.
-func TickerGT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGT(FieldTicker, v))
+// ServiceGT applies the GT predicate on the "service" field.
+func ServiceGT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGT(FieldService, v))
 }
 
-// TickerGTE applies the GTE predicate on the "ticker" field.
-func TickerGTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGTE(FieldTicker, v))
+// ServiceGTE applies the GTE predicate on the "service" field.
+func ServiceGTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGTE(FieldService, v))
 }
 
-// TickerLT applies the LT predicate on the "ticker" field.
-func TickerLT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLT(FieldTicker, v))
+// ServiceLT applies the LT predicate on the "service" field.
+func ServiceLT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLT(FieldService, v))
 }
 
-// TickerLTE applies the LTE predicate on the "ticker" field.
-func TickerLTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLTE(FieldTicker, v))
+// ServiceLTE applies the LTE predicate on the "service" field.
+func ServiceLTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLTE(FieldService, v))
 }
 
-// TickerContains applies the Contains predicate on the "ticker" field.
-func TickerContains(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContains(FieldTicker, v))
+// ServiceContains applies the Contains predicate on the "service" field.
+func ServiceContains(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContains(FieldService, v))
 }
 
-// TickerHasPrefix applies the HasPrefix predicate on the "ticker" field.
-func TickerHasPrefix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldTicker, v))
+// ServiceHasPrefix applies the HasPrefix predicate on the "service" field.
+func ServiceHasPrefix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldService, v))
 }
 
-// TickerHasSuffix applies the HasSuffix predicate on the "ticker" field.
-func TickerHasSuffix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldTicker, v))
+// ServiceHasSuffix applies the HasSuffix predicate on the "service" field.
+func ServiceHasSuffix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldService, v))
 }
 
-// TickerEqualFold applies the EqualFold predicate on the "ticker" field.
-func TickerEqualFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldTicker, v))
+// ServiceEqualFold applies the EqualFold predicate on the "service" field.
+func ServiceEqualFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldService, v))
 }
 
-// TickerContainsFold applies the ContainsFold predicate on the "ticker" field.
-func TickerContainsFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldTicker, v))
+// ServiceContainsFold applies the ContainsFold predicate on the "service" field.
+func ServiceContainsFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldService, v))
 }
 
-// AddressInEQ applies the EQ predicate on the "address_in" field.
-func AddressInEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldAddressIn, v))
+// EventEQ applies the EQ predicate on the "event" field.
+func EventEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldEvent, v))
 }
 
-// AddressInNEQ applies the NEQ predicate on the "address_in" field.
-func AddressInNEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNEQ(FieldAddressIn, v))
+// EventNEQ applies the NEQ predicate on the "event" field.
+func EventNEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNEQ(FieldEvent, v))
 }
 
-// AddressInIn applies the In predicate on the "address_in" field.
-func AddressInIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldIn(FieldAddressIn, vs...))
+// EventIn applies the In predicate on the "event" field.
+func EventIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldIn(FieldEvent, vs...))
 }
 
-// AddressInNotIn applies the NotIn predicate on the "address_in" field.
-func AddressInNotIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNotIn(FieldAddressIn, vs...))
+// EventNotIn applies the NotIn predicate on the "event" field.
+func EventNotIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNotIn(FieldEvent, vs...))
 }
 
-// AddressInGT applies the GT predicate on the "address_in" field.
-func AddressInGT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGT(FieldAddressIn, v))
+// EventGT applies the GT predicate on the "event" field.
+func EventGT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGT(FieldEvent, v))
 }
 
-// AddressInGTE applies the GTE predicate on the "address_in" field.
-func AddressInGTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGTE(FieldAddressIn, v))
+// EventGTE applies the GTE predicate on the "event" field.
+func EventGTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGTE(FieldEvent, v))
 }
 
-// AddressInLT applies the LT predicate on the "address_in" field.
-func AddressInLT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLT(FieldAddressIn, v))
+// EventLT applies the LT predicate on the "event" field.
+func EventLT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLT(FieldEvent, v))
 }
 
-// AddressInLTE applies the LTE predicate on the "address_in" field.
-func AddressInLTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLTE(FieldAddressIn, v))
+// EventLTE applies the LTE predicate on the "event" field.
+func EventLTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLTE(FieldEvent, v))
 }
 
-// AddressInContains applies the Contains predicate on the "address_in" field.
-func AddressInContains(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContains(FieldAddressIn, v))
+// EventContains applies the Contains predicate on the "event" field.
+func EventContains(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContains(FieldEvent, v))
 }
 
-// AddressInHasPrefix applies the HasPrefix predicate on the "address_in" field.
-func AddressInHasPrefix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldAddressIn, v))
+// EventHasPrefix applies the HasPrefix predicate on the "event" field.
+func EventHasPrefix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldEvent, v))
 }
 
-// AddressInHasSuffix applies the HasSuffix predicate on the "address_in" field.
-func AddressInHasSuffix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldAddressIn, v))
+// EventHasSuffix applies the HasSuffix predicate on the "event" field.
+func EventHasSuffix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldEvent, v))
 }
 
-// AddressInEqualFold applies the EqualFold predicate on the "address_in" field.
-func AddressInEqualFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldAddressIn, v))
+// EventEqualFold applies the EqualFold predicate on the "event" field.
+func EventEqualFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldEvent, v))
 }
 
-// AddressInContainsFold applies the ContainsFold predicate on the "address_in" field.
-func AddressInContainsFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldAddressIn, v))
+// EventContainsFold applies the ContainsFold predicate on the "event" field.
+func EventContainsFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldEvent, v))
 }
 
-// PaymentStatusEQ applies the EQ predicate on the "payment_status" field.
-func PaymentStatusEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEQ(FieldPaymentStatus, v))
+// SubjectEQ applies the EQ predicate on the "subject" field.
+func SubjectEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldSubject, v))
 }
 
-// PaymentStatusNEQ applies the NEQ predicate on the "payment_status" field.
-func PaymentStatusNEQ(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNEQ(FieldPaymentStatus, v))
+// SubjectNEQ applies the NEQ predicate on the "subject" field.
+func SubjectNEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNEQ(FieldSubject, v))
 }
 
-// PaymentStatusIn applies the In predicate on the "payment_status" field.
-func PaymentStatusIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldIn(FieldPaymentStatus, vs...))
+// SubjectIn applies the In predicate on the "subject" field.
+func SubjectIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldIn(FieldSubject, vs...))
 }
 
-// PaymentStatusNotIn applies the NotIn predicate on the "payment_status" field.
-func PaymentStatusNotIn(vs ...string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldNotIn(FieldPaymentStatus, vs...))
+// SubjectNotIn applies the NotIn predicate on the "subject" field.
+func SubjectNotIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNotIn(FieldSubject, vs...))
 }
 
-// PaymentStatusGT applies the GT predicate on the "payment_status" field.
-func PaymentStatusGT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGT(FieldPaymentStatus, v))
+// SubjectGT applies the GT predicate on the "subject" field.
+func SubjectGT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGT(FieldSubject, v))
 }
 
-// PaymentStatusGTE applies the GTE predicate on the "payment_status" field.
-func PaymentStatusGTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldGTE(FieldPaymentStatus, v))
+// SubjectGTE applies the GTE predicate on the "subject" field.
+func SubjectGTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGTE(FieldSubject, v))
 }
 
-// PaymentStatusLT applies the LT predicate on the "payment_status" field.
-func PaymentStatusLT(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLT(FieldPaymentStatus, v))
+// SubjectLT applies the LT predicate on the "subject" field.
+func SubjectLT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLT(FieldSubject, v))
 }
 
-// PaymentStatusLTE applies the LTE predicate on the "payment_status" field.
-func PaymentStatusLTE(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldLTE(FieldPaymentStatus, v))
+// SubjectLTE applies the LTE predicate on the "subject" field.
+func SubjectLTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLTE(FieldSubject, v))
 }
 
-// PaymentStatusContains applies the Contains predicate on the "payment_status" field.
-func PaymentStatusContains(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContains(FieldPaymentStatus, v))
+// SubjectContains applies the Contains predicate on the "subject" field.
+func SubjectContains(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContains(FieldSubject, v))
 }
 
-// PaymentStatusHasPrefix applies the HasPrefix predicate on the "payment_status" field.
-func PaymentStatusHasPrefix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldPaymentStatus, v))
+// SubjectHasPrefix applies the HasPrefix predicate on the "subject" field.
+func SubjectHasPrefix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldSubject, v))
 }
 
-// PaymentStatusHasSuffix applies the HasSuffix predicate on the "payment_status" field.
-func PaymentStatusHasSuffix(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldPaymentStatus, v))
+// SubjectHasSuffix applies the HasSuffix predicate on the "subject" field.
+func SubjectHasSuffix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldSubject, v))
 }
 
-// PaymentStatusEqualFold applies the EqualFold predicate on the "payment_status" field.
-func PaymentStatusEqualFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldPaymentStatus, v))
+// SubjectEqualFold applies the EqualFold predicate on the "subject" field.
+func SubjectEqualFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldSubject, v))
 }
 
-// PaymentStatusContainsFold applies the ContainsFold predicate on the "payment_status" field.
-func PaymentStatusContainsFold(v string) predicate.DeliveryEvent {
-	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldPaymentStatus, v))
+// SubjectContainsFold applies the ContainsFold predicate on the "subject" field.
+func SubjectContainsFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldSubject, v))
+}
+
+// TopicEQ applies the EQ predicate on the "topic" field.
+func TopicEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEQ(FieldTopic, v))
+}
+
+// TopicNEQ applies the NEQ predicate on the "topic" field.
+func TopicNEQ(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNEQ(FieldTopic, v))
+}
+
+// TopicIn applies the In predicate on the "topic" field.
+func TopicIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldIn(FieldTopic, vs...))
+}
+
+// TopicNotIn applies the NotIn predicate on the "topic" field.
+func TopicNotIn(vs ...string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldNotIn(FieldTopic, vs...))
+}
+
+// TopicGT applies the GT predicate on the "topic" field.
+func TopicGT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGT(FieldTopic, v))
+}
+
+// TopicGTE applies the GTE predicate on the "topic" field.
+func TopicGTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldGTE(FieldTopic, v))
+}
+
+// TopicLT applies the LT predicate on the "topic" field.
+func TopicLT(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLT(FieldTopic, v))
+}
+
+// TopicLTE applies the LTE predicate on the "topic" field.
+func TopicLTE(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldLTE(FieldTopic, v))
+}
+
+// TopicContains applies the Contains predicate on the "topic" field.
+func TopicContains(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContains(FieldTopic, v))
+}
+
+// TopicHasPrefix applies the HasPrefix predicate on the "topic" field.
+func TopicHasPrefix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasPrefix(FieldTopic, v))
+}
+
+// TopicHasSuffix applies the HasSuffix predicate on the "topic" field.
+func TopicHasSuffix(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldHasSuffix(FieldTopic, v))
+}
+
+// TopicEqualFold applies the EqualFold predicate on the "topic" field.
+func TopicEqualFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldEqualFold(FieldTopic, v))
+}
+
+// TopicContainsFold applies the ContainsFold predicate on the "topic" field.
+func TopicContainsFold(v string) predicate.DeliveryEvent {
+	return predicate.DeliveryEvent(sql.FieldContainsFold(FieldTopic, v))
 }
 
 // KindEQ applies the EQ predicate on the "kind" field.

@@ -35,6 +35,8 @@ const (
 	FieldValueForwardedCoin = "value_forwarded_coin"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
+	// FieldHeld holds the string denoting the held field in the database.
+	FieldHeld = "held"
 	// EdgePayment holds the string denoting the payment edge name in mutations.
 	EdgePayment = "payment"
 	// Table holds the table name of the forward in the database.
@@ -61,6 +63,7 @@ var Columns = []string{
 	FieldNetworkFee,
 	FieldValueForwardedCoin,
 	FieldTxidOut,
+	FieldHeld,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -84,6 +87,8 @@ var (
 	IntentIDValidator func(string) error
 	// DefaultTxidOut holds the default value on creation for the "txid_out" field.
 	DefaultTxidOut string
+	// DefaultHeld holds the default value on creation for the "held" field.
+	DefaultHeld bool
 )
 
 // Status defines the type for the "status" enum field.
@@ -163,6 +168,11 @@ func ByValueForwardedCoin(opts ...sql.OrderTermOption) OrderOption {
 // ByTxidOut orders the results by the txid_out field.
 func ByTxidOut(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTxidOut, opts...).ToFunc()
+}
+
+// ByHeld orders the results by the held field.
+func ByHeld(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHeld, opts...).ToFunc()
 }
 
 // ByPaymentField orders the results by payment field.

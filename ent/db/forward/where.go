@@ -96,6 +96,11 @@ func TxidOut(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldTxidOut, v))
 }
 
+// Held applies equality check predicate on the "held" field. It's identical to HeldEQ.
+func Held(v bool) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldHeld, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldCreatedAt, v))
@@ -464,6 +469,16 @@ func TxidOutEqualFold(v string) predicate.Forward {
 // TxidOutContainsFold applies the ContainsFold predicate on the "txid_out" field.
 func TxidOutContainsFold(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldContainsFold(FieldTxidOut, v))
+}
+
+// HeldEQ applies the EQ predicate on the "held" field.
+func HeldEQ(v bool) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldHeld, v))
+}
+
+// HeldNEQ applies the NEQ predicate on the "held" field.
+func HeldNEQ(v bool) predicate.Forward {
+	return predicate.Forward(sql.FieldNEQ(FieldHeld, v))
 }
 
 // HasPayment applies the HasEdge predicate on the "payment" edge.

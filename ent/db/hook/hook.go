@@ -33,6 +33,18 @@ func (f AddressFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.AddressMutation", m)
 }
 
+// The ChainBlockFunc type is an adapter to allow the use of ordinary
+// function as ChainBlock mutator.
+type ChainBlockFunc func(context.Context, *db.ChainBlockMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChainBlockFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.ChainBlockMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ChainBlockMutation", m)
+}
+
 // The ChainCursorFunc type is an adapter to allow the use of ordinary
 // function as ChainCursor mutator.
 type ChainCursorFunc func(context.Context, *db.ChainCursorMutation) (db.Value, error)
@@ -105,6 +117,18 @@ func (f PaymentFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PaymentMutation", m)
 }
 
+// The PayoutRequestFunc type is an adapter to allow the use of ordinary
+// function as PayoutRequest mutator.
+type PayoutRequestFunc func(context.Context, *db.PayoutRequestMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PayoutRequestFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.PayoutRequestMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PayoutRequestMutation", m)
+}
+
 // The SigningKeyFunc type is an adapter to allow the use of ordinary
 // function as SigningKey mutator.
 type SigningKeyFunc func(context.Context, *db.SigningKeyMutation) (db.Value, error)
@@ -115,6 +139,18 @@ func (f SigningKeyFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, er
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.SigningKeyMutation", m)
+}
+
+// The WatchedTransferFunc type is an adapter to allow the use of ordinary
+// function as WatchedTransfer mutator.
+type WatchedTransferFunc func(context.Context, *db.WatchedTransferMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WatchedTransferFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.WatchedTransferMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.WatchedTransferMutation", m)
 }
 
 // Condition is a hook condition function.

@@ -17,6 +17,7 @@ var (
 		{Name: "prefix", Type: field.TypeString, Size: 8},
 		{Name: "hash", Type: field.TypeString, Unique: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "operator", Type: field.TypeBool, Default: false},
 	}
 	// APIKeysTable holds the schema information for the "api_keys" table.
 	APIKeysTable = &schema.Table{
@@ -62,6 +63,26 @@ var (
 				Name:    "address_api_key_id_ticker_callback_key",
 				Unique:  true,
 				Columns: []*schema.Column{AddressesColumns[16], AddressesColumns[3], AddressesColumns[8]},
+			},
+		},
+	}
+	// ChainBlocksColumns holds the columns for the "chain_blocks" table.
+	ChainBlocksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "height", Type: field.TypeInt64},
+		{Name: "hash", Type: field.TypeString},
+	}
+	// ChainBlocksTable holds the schema information for the "chain_blocks" table.
+	ChainBlocksTable = &schema.Table{
+		Name:       "chain_blocks",
+		Columns:    ChainBlocksColumns,
+		PrimaryKey: []*schema.Column{ChainBlocksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "chainblock_ticker_height",
+				Unique:  true,
+				Columns: []*schema.Column{ChainBlocksColumns[1], ChainBlocksColumns[2]},
 			},
 		},
 	}
@@ -120,11 +141,12 @@ var (
 	DeliveryEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
-		{Name: "api_key_id", Type: field.TypeInt64},
+		{Name: "owner_id", Type: field.TypeInt64},
 		{Name: "uuid", Type: field.TypeString},
-		{Name: "ticker", Type: field.TypeString},
-		{Name: "address_in", Type: field.TypeString},
-		{Name: "payment_status", Type: field.TypeString},
+		{Name: "service", Type: field.TypeString, Default: ""},
+		{Name: "event", Type: field.TypeString, Default: ""},
+		{Name: "subject", Type: field.TypeString, Default: ""},
+		{Name: "topic", Type: field.TypeString, Default: ""},
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"created", "attempt", "expired"}},
 		{Name: "attempt", Type: field.TypeInt, Default: 0},
 		{Name: "outcome", Type: field.TypeString, Default: ""},
@@ -142,14 +164,14 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "delivery_events_notifications_events",
-				Columns:    []*schema.Column{DeliveryEventsColumns[14]},
+				Columns:    []*schema.Column{DeliveryEventsColumns[15]},
 				RefColumns: []*schema.Column{NotificationsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "deliveryevent_api_key_id_id",
+				Name:    "deliveryevent_owner_id_id",
 				Unique:  false,
 				Columns: []*schema.Column{DeliveryEventsColumns[2], DeliveryEventsColumns[0]},
 			},
@@ -167,6 +189,7 @@ var (
 		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "value_forwarded_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "txid_out", Type: field.TypeString, Default: ""},
+		{Name: "held", Type: field.TypeBool, Default: false},
 		{Name: "payment_id", Type: field.TypeInt64, Unique: true},
 	}
 	// ForwardsTable holds the schema information for the "forwards" table.
@@ -177,7 +200,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "forwards_payments_forward",
-				Columns:    []*schema.Column{ForwardsColumns[10]},
+				Columns:    []*schema.Column{ForwardsColumns[11]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -189,15 +212,19 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "uuid", Type: field.TypeString, Unique: true},
-		{Name: "ticker", Type: field.TypeString, Default: ""},
-		{Name: "address_in", Type: field.TypeString, Default: ""},
+		{Name: "owner_id", Type: field.TypeInt64},
+		{Name: "service", Type: field.TypeString, Default: ""},
+		{Name: "event", Type: field.TypeString, Default: ""},
+		{Name: "subject", Type: field.TypeString, Default: ""},
+		{Name: "topic", Type: field.TypeString, Default: ""},
+		{Name: "sequence", Type: field.TypeString, Nullable: true},
 		{Name: "host", Type: field.TypeString, Default: ""},
-		{Name: "payment_status", Type: field.TypeString},
 		{Name: "method", Type: field.TypeString},
 		{Name: "url", Type: field.TypeString, Size: 2147483647},
 		{Name: "body", Type: field.TypeBytes},
 		{Name: "content_type", Type: field.TypeString, Default: ""},
 		{Name: "signature_scheme", Type: field.TypeString, Default: ""},
+		{Name: "signing_key", Type: field.TypeString, Default: ""},
 		{Name: "signature", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "retrying", "acknowledged", "failed"}, Default: "pending"},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
@@ -205,40 +232,17 @@ var (
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
 		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
-		{Name: "api_key_id", Type: field.TypeInt64},
-		{Name: "address_id", Type: field.TypeInt64},
-		{Name: "payment_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// NotificationsTable holds the schema information for the "notifications" table.
 	NotificationsTable = &schema.Table{
 		Name:       "notifications",
 		Columns:    NotificationsColumns,
 		PrimaryKey: []*schema.Column{NotificationsColumns[0]},
-		ForeignKeys: []*schema.ForeignKey{
-			{
-				Symbol:     "notifications_api_keys_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[20]},
-				RefColumns: []*schema.Column{APIKeysColumns[0]},
-				OnDelete:   schema.NoAction,
-			},
-			{
-				Symbol:     "notifications_addresses_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[21]},
-				RefColumns: []*schema.Column{AddressesColumns[0]},
-				OnDelete:   schema.NoAction,
-			},
-			{
-				Symbol:     "notifications_payments_notifications",
-				Columns:    []*schema.Column{NotificationsColumns[22]},
-				RefColumns: []*schema.Column{PaymentsColumns[0]},
-				OnDelete:   schema.SetNull,
-			},
-		},
 		Indexes: []*schema.Index{
 			{
 				Name:    "notification_due",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[16], NotificationsColumns[0]},
+				Columns: []*schema.Column{NotificationsColumns[20], NotificationsColumns[0]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "(next_attempt_at IS NOT NULL)",
 				},
@@ -246,18 +250,23 @@ var (
 			{
 				Name:    "notification_queued",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[14]},
+				Columns: []*schema.Column{NotificationsColumns[18]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "(next_attempt_at IS NOT NULL)",
 				},
 			},
 			{
-				Name:    "notification_payment_undelivered",
+				Name:    "notification_sequence_undelivered",
 				Unique:  false,
-				Columns: []*schema.Column{NotificationsColumns[22]},
+				Columns: []*schema.Column{NotificationsColumns[9]},
 				Annotation: &entsql.IndexAnnotation{
-					Where: "((payment_id IS NOT NULL) AND (next_attempt_at IS NOT NULL))",
+					Where: "((sequence IS NOT NULL) AND (next_attempt_at IS NOT NULL))",
 				},
+			},
+			{
+				Name:    "notification_owner_id_subject",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[4], NotificationsColumns[7]},
 			},
 		},
 	}
@@ -319,6 +328,39 @@ var (
 			},
 		},
 	}
+	// PayoutRequestsColumns holds the columns for the "payout_requests" table.
+	PayoutRequestsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "uuid", Type: field.TypeString, Unique: true},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "address", Type: field.TypeString},
+		{Name: "value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"requested"}, Default: "requested"},
+		{Name: "api_key_id", Type: field.TypeInt64},
+	}
+	// PayoutRequestsTable holds the schema information for the "payout_requests" table.
+	PayoutRequestsTable = &schema.Table{
+		Name:       "payout_requests",
+		Columns:    PayoutRequestsColumns,
+		PrimaryKey: []*schema.Column{PayoutRequestsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "payout_requests_api_keys_api_key",
+				Columns:    []*schema.Column{PayoutRequestsColumns[8]},
+				RefColumns: []*schema.Column{APIKeysColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "payoutrequest_api_key_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{PayoutRequestsColumns[8], PayoutRequestsColumns[1]},
+			},
+		},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -334,17 +376,60 @@ var (
 		Columns:    SigningKeysColumns,
 		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
 	}
+	// WatchedTransfersColumns holds the columns for the "watched_transfers" table.
+	WatchedTransfersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "address_in", Type: field.TypeString},
+		{Name: "txid", Type: field.TypeString},
+		{Name: "output_index", Type: field.TypeInt64, Default: 0},
+		{Name: "value_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "height", Type: field.TypeInt64, Default: 0},
+		{Name: "due", Type: field.TypeInt64, Nullable: true},
+		{Name: "payment_id", Type: field.TypeInt64, Nullable: true},
+	}
+	// WatchedTransfersTable holds the schema information for the "watched_transfers" table.
+	WatchedTransfersTable = &schema.Table{
+		Name:       "watched_transfers",
+		Columns:    WatchedTransfersColumns,
+		PrimaryKey: []*schema.Column{WatchedTransfersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "watchedtransfer_ticker_address_in_txid_output_index",
+				Unique:  true,
+				Columns: []*schema.Column{WatchedTransfersColumns[1], WatchedTransfersColumns[2], WatchedTransfersColumns[3], WatchedTransfersColumns[4]},
+			},
+			{
+				Name:    "watchedtransfer_ticker_due",
+				Unique:  false,
+				Columns: []*schema.Column{WatchedTransfersColumns[1], WatchedTransfersColumns[7]},
+			},
+			{
+				Name:    "watchedtransfer_ticker_height",
+				Unique:  false,
+				Columns: []*schema.Column{WatchedTransfersColumns[1], WatchedTransfersColumns[6]},
+			},
+			{
+				Name:    "watchedtransfer_payment_id",
+				Unique:  false,
+				Columns: []*schema.Column{WatchedTransfersColumns[8]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
 		AddressesTable,
+		ChainBlocksTable,
 		ChainCursorsTable,
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
 		ForwardsTable,
 		NotificationsTable,
 		PaymentsTable,
+		PayoutRequestsTable,
 		SigningKeysTable,
+		WatchedTransfersTable,
 	}
 )
 
@@ -353,9 +438,7 @@ func init() {
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = NotificationsTable
 	DeliveryEventsTable.ForeignKeys[0].RefTable = NotificationsTable
 	ForwardsTable.ForeignKeys[0].RefTable = PaymentsTable
-	NotificationsTable.ForeignKeys[0].RefTable = APIKeysTable
-	NotificationsTable.ForeignKeys[1].RefTable = AddressesTable
-	NotificationsTable.ForeignKeys[2].RefTable = PaymentsTable
 	PaymentsTable.ForeignKeys[0].RefTable = APIKeysTable
 	PaymentsTable.ForeignKeys[1].RefTable = AddressesTable
+	PayoutRequestsTable.ForeignKeys[0].RefTable = APIKeysTable
 }

@@ -21,20 +21,20 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldUUID holds the string denoting the uuid field in the database.
 	FieldUUID = "uuid"
-	// FieldAddressID holds the string denoting the address_id field in the database.
-	FieldAddressID = "address_id"
-	// FieldPaymentID holds the string denoting the payment_id field in the database.
-	FieldPaymentID = "payment_id"
-	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
-	FieldAPIKeyID = "api_key_id"
-	// FieldTicker holds the string denoting the ticker field in the database.
-	FieldTicker = "ticker"
-	// FieldAddressIn holds the string denoting the address_in field in the database.
-	FieldAddressIn = "address_in"
+	// FieldOwnerID holds the string denoting the owner_id field in the database.
+	FieldOwnerID = "owner_id"
+	// FieldService holds the string denoting the service field in the database.
+	FieldService = "service"
+	// FieldEvent holds the string denoting the event field in the database.
+	FieldEvent = "event"
+	// FieldSubject holds the string denoting the subject field in the database.
+	FieldSubject = "subject"
+	// FieldTopic holds the string denoting the topic field in the database.
+	FieldTopic = "topic"
+	// FieldSequence holds the string denoting the sequence field in the database.
+	FieldSequence = "sequence"
 	// FieldHost holds the string denoting the host field in the database.
 	FieldHost = "host"
-	// FieldPaymentStatus holds the string denoting the payment_status field in the database.
-	FieldPaymentStatus = "payment_status"
 	// FieldMethod holds the string denoting the method field in the database.
 	FieldMethod = "method"
 	// FieldURL holds the string denoting the url field in the database.
@@ -45,6 +45,8 @@ const (
 	FieldContentType = "content_type"
 	// FieldSignatureScheme holds the string denoting the signature_scheme field in the database.
 	FieldSignatureScheme = "signature_scheme"
+	// FieldSigningKey holds the string denoting the signing_key field in the database.
+	FieldSigningKey = "signing_key"
 	// FieldSignature holds the string denoting the signature field in the database.
 	FieldSignature = "signature"
 	// FieldStatus holds the string denoting the status field in the database.
@@ -59,39 +61,12 @@ const (
 	FieldLeaseUntil = "lease_until"
 	// FieldLeaseOwner holds the string denoting the lease_owner field in the database.
 	FieldLeaseOwner = "lease_owner"
-	// EdgeAddress holds the string denoting the address edge name in mutations.
-	EdgeAddress = "address"
-	// EdgePayment holds the string denoting the payment edge name in mutations.
-	EdgePayment = "payment"
-	// EdgeAPIKey holds the string denoting the api_key edge name in mutations.
-	EdgeAPIKey = "api_key"
 	// EdgeDeliveryAttempts holds the string denoting the delivery_attempts edge name in mutations.
 	EdgeDeliveryAttempts = "delivery_attempts"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
 	EdgeEvents = "events"
 	// Table holds the table name of the notification in the database.
 	Table = "notifications"
-	// AddressTable is the table that holds the address relation/edge.
-	AddressTable = "notifications"
-	// AddressInverseTable is the table name for the Address entity.
-	// It exists in this package in order to avoid circular dependency with the "address" package.
-	AddressInverseTable = "addresses"
-	// AddressColumn is the table column denoting the address relation/edge.
-	AddressColumn = "address_id"
-	// PaymentTable is the table that holds the payment relation/edge.
-	PaymentTable = "notifications"
-	// PaymentInverseTable is the table name for the Payment entity.
-	// It exists in this package in order to avoid circular dependency with the "payment" package.
-	PaymentInverseTable = "payments"
-	// PaymentColumn is the table column denoting the payment relation/edge.
-	PaymentColumn = "payment_id"
-	// APIKeyTable is the table that holds the api_key relation/edge.
-	APIKeyTable = "notifications"
-	// APIKeyInverseTable is the table name for the APIKey entity.
-	// It exists in this package in order to avoid circular dependency with the "apikey" package.
-	APIKeyInverseTable = "api_keys"
-	// APIKeyColumn is the table column denoting the api_key relation/edge.
-	APIKeyColumn = "api_key_id"
 	// DeliveryAttemptsTable is the table that holds the delivery_attempts relation/edge.
 	DeliveryAttemptsTable = "delivery_attempts"
 	// DeliveryAttemptsInverseTable is the table name for the DeliveryAttempt entity.
@@ -114,18 +89,19 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldUUID,
-	FieldAddressID,
-	FieldPaymentID,
-	FieldAPIKeyID,
-	FieldTicker,
-	FieldAddressIn,
+	FieldOwnerID,
+	FieldService,
+	FieldEvent,
+	FieldSubject,
+	FieldTopic,
+	FieldSequence,
 	FieldHost,
-	FieldPaymentStatus,
 	FieldMethod,
 	FieldURL,
 	FieldBody,
 	FieldContentType,
 	FieldSignatureScheme,
+	FieldSigningKey,
 	FieldSignature,
 	FieldStatus,
 	FieldAttempts,
@@ -154,10 +130,14 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
 	UUIDValidator func(string) error
-	// DefaultTicker holds the default value on creation for the "ticker" field.
-	DefaultTicker string
-	// DefaultAddressIn holds the default value on creation for the "address_in" field.
-	DefaultAddressIn string
+	// DefaultService holds the default value on creation for the "service" field.
+	DefaultService string
+	// DefaultEvent holds the default value on creation for the "event" field.
+	DefaultEvent string
+	// DefaultSubject holds the default value on creation for the "subject" field.
+	DefaultSubject string
+	// DefaultTopic holds the default value on creation for the "topic" field.
+	DefaultTopic string
 	// DefaultHost holds the default value on creation for the "host" field.
 	DefaultHost string
 	// MethodValidator is a validator for the "method" field. It is called by the builders before save.
@@ -168,6 +148,8 @@ var (
 	DefaultContentType string
 	// DefaultSignatureScheme holds the default value on creation for the "signature_scheme" field.
 	DefaultSignatureScheme string
+	// DefaultSigningKey holds the default value on creation for the "signing_key" field.
+	DefaultSigningKey string
 	// DefaultSignature holds the default value on creation for the "signature" field.
 	DefaultSignature string
 	// DefaultAttempts holds the default value on creation for the "attempts" field.
@@ -227,39 +209,39 @@ func ByUUID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldUUID, opts...).ToFunc()
 }
 
-// ByAddressID orders the results by the address_id field.
-func ByAddressID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAddressID, opts...).ToFunc()
+// ByOwnerID orders the results by the owner_id field.
+func ByOwnerID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOwnerID, opts...).ToFunc()
 }
 
-// ByPaymentID orders the results by the payment_id field.
-func ByPaymentID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPaymentID, opts...).ToFunc()
+// ByService orders the results by the service field.
+func ByService(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldService, opts...).ToFunc()
 }
 
-// ByAPIKeyID orders the results by the api_key_id field.
-func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
+// ByEvent orders the results by the event field.
+func ByEvent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEvent, opts...).ToFunc()
 }
 
-// ByTicker orders the results by the ticker field.
-func ByTicker(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldTicker, opts...).ToFunc()
+// BySubject orders the results by the subject field.
+func BySubject(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSubject, opts...).ToFunc()
 }
 
-// ByAddressIn orders the results by the address_in field.
-func ByAddressIn(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldAddressIn, opts...).ToFunc()
+// ByTopic orders the results by the topic field.
+func ByTopic(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTopic, opts...).ToFunc()
+}
+
+// BySequence orders the results by the sequence field.
+func BySequence(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSequence, opts...).ToFunc()
 }
 
 // ByHost orders the results by the host field.
 func ByHost(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldHost, opts...).ToFunc()
-}
-
-// ByPaymentStatus orders the results by the payment_status field.
-func ByPaymentStatus(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldPaymentStatus, opts...).ToFunc()
 }
 
 // ByMethod orders the results by the method field.
@@ -280,6 +262,11 @@ func ByContentType(opts ...sql.OrderTermOption) OrderOption {
 // BySignatureScheme orders the results by the signature_scheme field.
 func BySignatureScheme(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSignatureScheme, opts...).ToFunc()
+}
+
+// BySigningKey orders the results by the signing_key field.
+func BySigningKey(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSigningKey, opts...).ToFunc()
 }
 
 // BySignature orders the results by the signature field.
@@ -317,27 +304,6 @@ func ByLeaseOwner(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLeaseOwner, opts...).ToFunc()
 }
 
-// ByAddressField orders the results by address field.
-func ByAddressField(field string, opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newAddressStep(), sql.OrderByField(field, opts...))
-	}
-}
-
-// ByPaymentField orders the results by payment field.
-func ByPaymentField(field string, opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newPaymentStep(), sql.OrderByField(field, opts...))
-	}
-}
-
-// ByAPIKeyField orders the results by api_key field.
-func ByAPIKeyField(field string, opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newAPIKeyStep(), sql.OrderByField(field, opts...))
-	}
-}
-
 // ByDeliveryAttemptsCount orders the results by delivery_attempts count.
 func ByDeliveryAttemptsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -364,27 +330,6 @@ func ByEvents(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
 		sqlgraph.OrderByNeighborTerms(s, newEventsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
-}
-func newAddressStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(AddressInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.M2O, true, AddressTable, AddressColumn),
-	)
-}
-func newPaymentStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(PaymentInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.M2O, true, PaymentTable, PaymentColumn),
-	)
-}
-func newAPIKeyStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(APIKeyInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.M2O, true, APIKeyTable, APIKeyColumn),
-	)
 }
 func newDeliveryAttemptsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(

@@ -70,39 +70,39 @@ func UUID(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldUUID, v))
 }
 
-// AddressID applies equality check predicate on the "address_id" field. It's identical to AddressIDEQ.
-func AddressID(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAddressID, v))
+// OwnerID applies equality check predicate on the "owner_id" field. It's identical to OwnerIDEQ.
+func OwnerID(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldOwnerID, v))
 }
 
-// PaymentID applies equality check predicate on the "payment_id" field. It's identical to PaymentIDEQ.
-func PaymentID(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldPaymentID, v))
+// Service applies equality check predicate on the "service" field. It's identical to ServiceEQ.
+func Service(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldService, v))
 }
 
-// APIKeyID applies equality check predicate on the "api_key_id" field. It's identical to APIKeyIDEQ.
-func APIKeyID(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAPIKeyID, v))
+// Event applies equality check predicate on the "event" field. It's identical to EventEQ.
+func Event(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEvent, v))
 }
 
-// Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
-func Ticker(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldTicker, v))
+// Subject applies equality check predicate on the "subject" field. It's identical to SubjectEQ.
+func Subject(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSubject, v))
 }
 
-// AddressIn applies equality check predicate on the "address_in" field. It's identical to AddressInEQ.
-func AddressIn(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAddressIn, v))
+// Topic applies equality check predicate on the "topic" field. It's identical to TopicEQ.
+func Topic(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldTopic, v))
+}
+
+// Sequence applies equality check predicate on the "sequence" field. It's identical to SequenceEQ.
+func Sequence(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSequence, v))
 }
 
 // Host applies equality check predicate on the "host" field. It's identical to HostEQ.
 func Host(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldHost, v))
-}
-
-// PaymentStatus applies equality check predicate on the "payment_status" field. It's identical to PaymentStatusEQ.
-func PaymentStatus(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldPaymentStatus, v))
 }
 
 // Method applies equality check predicate on the "method" field. It's identical to MethodEQ.
@@ -128,6 +128,11 @@ func ContentType(v string) predicate.Notification {
 // SignatureScheme applies equality check predicate on the "signature_scheme" field. It's identical to SignatureSchemeEQ.
 func SignatureScheme(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldSignatureScheme, v))
+}
+
+// SigningKey applies equality check predicate on the "signing_key" field. It's identical to SigningKeyEQ.
+func SigningKey(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSigningKey, v))
 }
 
 // Signature applies equality check predicate on the "signature" field. It's identical to SignatureEQ.
@@ -305,204 +310,379 @@ func UUIDContainsFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldContainsFold(FieldUUID, v))
 }
 
-// AddressIDEQ applies the EQ predicate on the "address_id" field.
-func AddressIDEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAddressID, v))
+// OwnerIDEQ applies the EQ predicate on the "owner_id" field.
+func OwnerIDEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldOwnerID, v))
 }
 
-// AddressIDNEQ applies the NEQ predicate on the "address_id" field.
-func AddressIDNEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldAddressID, v))
+// OwnerIDNEQ applies the NEQ predicate on the "owner_id" field.
+func OwnerIDNEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldOwnerID, v))
 }
 
-// AddressIDIn applies the In predicate on the "address_id" field.
-func AddressIDIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldAddressID, vs...))
+// OwnerIDIn applies the In predicate on the "owner_id" field.
+func OwnerIDIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldOwnerID, vs...))
 }
 
-// AddressIDNotIn applies the NotIn predicate on the "address_id" field.
-func AddressIDNotIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldAddressID, vs...))
+// OwnerIDNotIn applies the NotIn predicate on the "owner_id" field.
+func OwnerIDNotIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldOwnerID, vs...))
 }
 
-// PaymentIDEQ applies the EQ predicate on the "payment_id" field.
-func PaymentIDEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldPaymentID, v))
+// OwnerIDGT applies the GT predicate on the "owner_id" field.
+func OwnerIDGT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldOwnerID, v))
 }
 
-// PaymentIDNEQ applies the NEQ predicate on the "payment_id" field.
-func PaymentIDNEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldPaymentID, v))
+// OwnerIDGTE applies the GTE predicate on the "owner_id" field.
+func OwnerIDGTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldOwnerID, v))
 }
 
-// PaymentIDIn applies the In predicate on the "payment_id" field.
-func PaymentIDIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldPaymentID, vs...))
+// OwnerIDLT applies the LT predicate on the "owner_id" field.
+func OwnerIDLT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldOwnerID, v))
 }
 
-// PaymentIDNotIn applies the NotIn predicate on the "payment_id" field.
-func PaymentIDNotIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldPaymentID, vs...))
+// OwnerIDLTE applies the LTE predicate on the "owner_id" field.
+func OwnerIDLTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldOwnerID, v))
 }
 
-// PaymentIDIsNil applies the IsNil predicate on the "payment_id" field.
-func PaymentIDIsNil() predicate.Notification {
-	return predicate.Notification(sql.FieldIsNull(FieldPaymentID))
+// ServiceEQ applies the EQ predicate on the "service" field.
+func ServiceEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldService, v))
 }
 
-// PaymentIDNotNil applies the NotNil predicate on the "payment_id" field.
-func PaymentIDNotNil() predicate.Notification {
-	return predicate.Notification(sql.FieldNotNull(FieldPaymentID))
+// ServiceNEQ applies the NEQ predicate on the "service" field.
+func ServiceNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldService, v))
 }
 
-// APIKeyIDEQ applies the EQ predicate on the "api_key_id" field.
-func APIKeyIDEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAPIKeyID, v))
+// ServiceIn applies the In predicate on the "service" field.
+func ServiceIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldService, vs...))
 }
 
-// APIKeyIDNEQ applies the NEQ predicate on the "api_key_id" field.
-func APIKeyIDNEQ(v int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldAPIKeyID, v))
+// ServiceNotIn applies the NotIn predicate on the "service" field.
+func ServiceNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldService, vs...))
 }
 
-// APIKeyIDIn applies the In predicate on the "api_key_id" field.
-func APIKeyIDIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldAPIKeyID, vs...))
+// ServiceGT applies the GT predicate on the "service" field.
+func ServiceGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldService, v))
 }
 
-// APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
-func APIKeyIDNotIn(vs ...int64) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldAPIKeyID, vs...))
+// ServiceGTE applies the GTE predicate on the "service" field.
+func ServiceGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldService, v))
 }
 
-// TickerEQ applies the EQ predicate on the "ticker" field.
-func TickerEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldTicker, v))
+// ServiceLT applies the LT predicate on the "service" field.
+func ServiceLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldService, v))
 }
 
-// TickerNEQ applies the NEQ predicate on the "ticker" field.
-func TickerNEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldTicker, v))
+// ServiceLTE applies the LTE predicate on the "service" field.
+func ServiceLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldService, v))
 }
 
-// TickerIn applies the In predicate on the "ticker" field.
-func TickerIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldTicker, vs...))
+// ServiceContains applies the Contains predicate on the "service" field.
+func ServiceContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldService, v))
 }
 
-// TickerNotIn applies the NotIn predicate on the "ticker" field.
-func TickerNotIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldTicker, vs...))
+// ServiceHasPrefix applies the HasPrefix predicate on the "service" field.
+func ServiceHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldService, v))
 }
 
-// TickerGT applies the GT predicate on the "ticker" field.
-func TickerGT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGT(FieldTicker, v))
+// ServiceHasSuffix applies the HasSuffix predicate on the "service" field.
+func ServiceHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldService, v))
 }
 
-// TickerGTE applies the GTE predicate on the "ticker" field.
-func TickerGTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGTE(FieldTicker, v))
+// ServiceEqualFold applies the EqualFold predicate on the "service" field.
+func ServiceEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldService, v))
 }
 
-// TickerLT applies the LT predicate on the "ticker" field.
-func TickerLT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLT(FieldTicker, v))
+// ServiceContainsFold applies the ContainsFold predicate on the "service" field.
+func ServiceContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldService, v))
 }
 
-// TickerLTE applies the LTE predicate on the "ticker" field.
-func TickerLTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLTE(FieldTicker, v))
+// EventEQ applies the EQ predicate on the "event" field.
+func EventEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEvent, v))
 }
 
-// TickerContains applies the Contains predicate on the "ticker" field.
-func TickerContains(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContains(FieldTicker, v))
+// EventNEQ applies the NEQ predicate on the "event" field.
+func EventNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldEvent, v))
 }
 
-// TickerHasPrefix applies the HasPrefix predicate on the "ticker" field.
-func TickerHasPrefix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasPrefix(FieldTicker, v))
+// EventIn applies the In predicate on the "event" field.
+func EventIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldEvent, vs...))
 }
 
-// TickerHasSuffix applies the HasSuffix predicate on the "ticker" field.
-func TickerHasSuffix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasSuffix(FieldTicker, v))
+// EventNotIn applies the NotIn predicate on the "event" field.
+func EventNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldEvent, vs...))
 }
 
-// TickerEqualFold applies the EqualFold predicate on the "ticker" field.
-func TickerEqualFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEqualFold(FieldTicker, v))
+// EventGT applies the GT predicate on the "event" field.
+func EventGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldEvent, v))
 }
 
-// TickerContainsFold applies the ContainsFold predicate on the "ticker" field.
-func TickerContainsFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContainsFold(FieldTicker, v))
+// EventGTE applies the GTE predicate on the "event" field.
+func EventGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldEvent, v))
 }
 
-// AddressInEQ applies the EQ predicate on the "address_in" field.
-func AddressInEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldAddressIn, v))
+// EventLT applies the LT predicate on the "event" field.
+func EventLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldEvent, v))
 }
 
-// AddressInNEQ applies the NEQ predicate on the "address_in" field.
-func AddressInNEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldAddressIn, v))
+// EventLTE applies the LTE predicate on the "event" field.
+func EventLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldEvent, v))
 }
 
-// AddressInIn applies the In predicate on the "address_in" field.
-func AddressInIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldAddressIn, vs...))
+// EventContains applies the Contains predicate on the "event" field.
+func EventContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldEvent, v))
 }
 
-// AddressInNotIn applies the NotIn predicate on the "address_in" field.
-func AddressInNotIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldAddressIn, vs...))
+// EventHasPrefix applies the HasPrefix predicate on the "event" field.
+func EventHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldEvent, v))
 }
 
-// AddressInGT applies the GT predicate on the "address_in" field.
-func AddressInGT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGT(FieldAddressIn, v))
+// EventHasSuffix applies the HasSuffix predicate on the "event" field.
+func EventHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldEvent, v))
 }
 
-// AddressInGTE applies the GTE predicate on the "address_in" field.
-func AddressInGTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGTE(FieldAddressIn, v))
+// EventEqualFold applies the EqualFold predicate on the "event" field.
+func EventEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldEvent, v))
 }
 
-// AddressInLT applies the LT predicate on the "address_in" field.
-func AddressInLT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLT(FieldAddressIn, v))
+// EventContainsFold applies the ContainsFold predicate on the "event" field.
+func EventContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldEvent, v))
 }
 
-// AddressInLTE applies the LTE predicate on the "address_in" field.
-func AddressInLTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLTE(FieldAddressIn, v))
+// SubjectEQ applies the EQ predicate on the "subject" field.
+func SubjectEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSubject, v))
 }
 
-// AddressInContains applies the Contains predicate on the "address_in" field.
-func AddressInContains(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContains(FieldAddressIn, v))
+// SubjectNEQ applies the NEQ predicate on the "subject" field.
+func SubjectNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldSubject, v))
 }
 
-// AddressInHasPrefix applies the HasPrefix predicate on the "address_in" field.
-func AddressInHasPrefix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasPrefix(FieldAddressIn, v))
+// SubjectIn applies the In predicate on the "subject" field.
+func SubjectIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldSubject, vs...))
 }
 
-// AddressInHasSuffix applies the HasSuffix predicate on the "address_in" field.
-func AddressInHasSuffix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasSuffix(FieldAddressIn, v))
+// SubjectNotIn applies the NotIn predicate on the "subject" field.
+func SubjectNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldSubject, vs...))
 }
 
-// AddressInEqualFold applies the EqualFold predicate on the "address_in" field.
-func AddressInEqualFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEqualFold(FieldAddressIn, v))
+// SubjectGT applies the GT predicate on the "subject" field.
+func SubjectGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldSubject, v))
 }
 
-// AddressInContainsFold applies the ContainsFold predicate on the "address_in" field.
-func AddressInContainsFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContainsFold(FieldAddressIn, v))
+// SubjectGTE applies the GTE predicate on the "subject" field.
+func SubjectGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldSubject, v))
+}
+
+// SubjectLT applies the LT predicate on the "subject" field.
+func SubjectLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldSubject, v))
+}
+
+// SubjectLTE applies the LTE predicate on the "subject" field.
+func SubjectLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldSubject, v))
+}
+
+// SubjectContains applies the Contains predicate on the "subject" field.
+func SubjectContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldSubject, v))
+}
+
+// SubjectHasPrefix applies the HasPrefix predicate on the "subject" field.
+func SubjectHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldSubject, v))
+}
+
+// SubjectHasSuffix applies the HasSuffix predicate on the "subject" field.
+func SubjectHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldSubject, v))
+}
+
+// SubjectEqualFold applies the EqualFold predicate on the "subject" field.
+func SubjectEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldSubject, v))
+}
+
+// SubjectContainsFold applies the ContainsFold predicate on the "subject" field.
+func SubjectContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldSubject, v))
+}
+
+// TopicEQ applies the EQ predicate on the "topic" field.
+func TopicEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldTopic, v))
+}
+
+// TopicNEQ applies the NEQ predicate on the "topic" field.
+func TopicNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldTopic, v))
+}
+
+// TopicIn applies the In predicate on the "topic" field.
+func TopicIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldTopic, vs...))
+}
+
+// TopicNotIn applies the NotIn predicate on the "topic" field.
+func TopicNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldTopic, vs...))
+}
+
+// TopicGT applies the GT predicate on the "topic" field.
+func TopicGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldTopic, v))
+}
+
+// TopicGTE applies the GTE predicate on the "topic" field.
+func TopicGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldTopic, v))
+}
+
+// TopicLT applies the LT predicate on the "topic" field.
+func TopicLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldTopic, v))
+}
+
+// TopicLTE applies the LTE predicate on the "topic" field.
+func TopicLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldTopic, v))
+}
+
+// TopicContains applies the Contains predicate on the "topic" field.
+func TopicContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldTopic, v))
+}
+
+// TopicHasPrefix applies the HasPrefix predicate on the "topic" field.
+func TopicHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldTopic, v))
+}
+
+// TopicHasSuffix applies the HasSuffix predicate on the "topic" field.
+func TopicHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldTopic, v))
+}
+
+// TopicEqualFold applies the EqualFold predicate on the "topic" field.
+func TopicEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldTopic, v))
+}
+
+// TopicContainsFold applies the ContainsFold predicate on the "topic" field.
+func TopicContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldTopic, v))
+}
+
+// SequenceEQ applies the EQ predicate on the "sequence" field.
+func SequenceEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSequence, v))
+}
+
+// SequenceNEQ applies the NEQ predicate on the "sequence" field.
+func SequenceNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldSequence, v))
+}
+
+// SequenceIn applies the In predicate on the "sequence" field.
+func SequenceIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldSequence, vs...))
+}
+
+// SequenceNotIn applies the NotIn predicate on the "sequence" field.
+func SequenceNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldSequence, vs...))
+}
+
+// SequenceGT applies the GT predicate on the "sequence" field.
+func SequenceGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldSequence, v))
+}
+
+// SequenceGTE applies the GTE predicate on the "sequence" field.
+func SequenceGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldSequence, v))
+}
+
+// SequenceLT applies the LT predicate on the "sequence" field.
+func SequenceLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldSequence, v))
+}
+
+// SequenceLTE applies the LTE predicate on the "sequence" field.
+func SequenceLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldSequence, v))
+}
+
+// SequenceContains applies the Contains predicate on the "sequence" field.
+func SequenceContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldSequence, v))
+}
+
+// SequenceHasPrefix applies the HasPrefix predicate on the "sequence" field.
+func SequenceHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldSequence, v))
+}
+
+// SequenceHasSuffix applies the HasSuffix predicate on the "sequence" field.
+func SequenceHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldSequence, v))
+}
+
+// SequenceIsNil applies the IsNil predicate on the "sequence" field.
+func SequenceIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldSequence))
+}
+
+// SequenceNotNil applies the NotNil predicate on the "sequence" field.
+func SequenceNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldSequence))
+}
+
+// SequenceEqualFold applies the EqualFold predicate on the "sequence" field.
+func SequenceEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldSequence, v))
+}
+
+// SequenceContainsFold applies the ContainsFold predicate on the "sequence" field.
+func SequenceContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldSequence, v))
 }
 
 // HostEQ applies the EQ predicate on the "host" field.
@@ -568,71 +748,6 @@ func HostEqualFold(v string) predicate.Notification {
 // HostContainsFold applies the ContainsFold predicate on the "host" field.
 func HostContainsFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldContainsFold(FieldHost, v))
-}
-
-// PaymentStatusEQ applies the EQ predicate on the "payment_status" field.
-func PaymentStatusEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEQ(FieldPaymentStatus, v))
-}
-
-// PaymentStatusNEQ applies the NEQ predicate on the "payment_status" field.
-func PaymentStatusNEQ(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldNEQ(FieldPaymentStatus, v))
-}
-
-// PaymentStatusIn applies the In predicate on the "payment_status" field.
-func PaymentStatusIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldIn(FieldPaymentStatus, vs...))
-}
-
-// PaymentStatusNotIn applies the NotIn predicate on the "payment_status" field.
-func PaymentStatusNotIn(vs ...string) predicate.Notification {
-	return predicate.Notification(sql.FieldNotIn(FieldPaymentStatus, vs...))
-}
-
-// PaymentStatusGT applies the GT predicate on the "payment_status" field.
-func PaymentStatusGT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGT(FieldPaymentStatus, v))
-}
-
-// PaymentStatusGTE applies the GTE predicate on the "payment_status" field.
-func PaymentStatusGTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldGTE(FieldPaymentStatus, v))
-}
-
-// PaymentStatusLT applies the LT predicate on the "payment_status" field.
-func PaymentStatusLT(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLT(FieldPaymentStatus, v))
-}
-
-// PaymentStatusLTE applies the LTE predicate on the "payment_status" field.
-func PaymentStatusLTE(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldLTE(FieldPaymentStatus, v))
-}
-
-// PaymentStatusContains applies the Contains predicate on the "payment_status" field.
-func PaymentStatusContains(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContains(FieldPaymentStatus, v))
-}
-
-// PaymentStatusHasPrefix applies the HasPrefix predicate on the "payment_status" field.
-func PaymentStatusHasPrefix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasPrefix(FieldPaymentStatus, v))
-}
-
-// PaymentStatusHasSuffix applies the HasSuffix predicate on the "payment_status" field.
-func PaymentStatusHasSuffix(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldHasSuffix(FieldPaymentStatus, v))
-}
-
-// PaymentStatusEqualFold applies the EqualFold predicate on the "payment_status" field.
-func PaymentStatusEqualFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldEqualFold(FieldPaymentStatus, v))
-}
-
-// PaymentStatusContainsFold applies the ContainsFold predicate on the "payment_status" field.
-func PaymentStatusContainsFold(v string) predicate.Notification {
-	return predicate.Notification(sql.FieldContainsFold(FieldPaymentStatus, v))
 }
 
 // MethodEQ applies the EQ predicate on the "method" field.
@@ -933,6 +1048,71 @@ func SignatureSchemeEqualFold(v string) predicate.Notification {
 // SignatureSchemeContainsFold applies the ContainsFold predicate on the "signature_scheme" field.
 func SignatureSchemeContainsFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldContainsFold(FieldSignatureScheme, v))
+}
+
+// SigningKeyEQ applies the EQ predicate on the "signing_key" field.
+func SigningKeyEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldSigningKey, v))
+}
+
+// SigningKeyNEQ applies the NEQ predicate on the "signing_key" field.
+func SigningKeyNEQ(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldSigningKey, v))
+}
+
+// SigningKeyIn applies the In predicate on the "signing_key" field.
+func SigningKeyIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldSigningKey, vs...))
+}
+
+// SigningKeyNotIn applies the NotIn predicate on the "signing_key" field.
+func SigningKeyNotIn(vs ...string) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldSigningKey, vs...))
+}
+
+// SigningKeyGT applies the GT predicate on the "signing_key" field.
+func SigningKeyGT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldSigningKey, v))
+}
+
+// SigningKeyGTE applies the GTE predicate on the "signing_key" field.
+func SigningKeyGTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldSigningKey, v))
+}
+
+// SigningKeyLT applies the LT predicate on the "signing_key" field.
+func SigningKeyLT(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldSigningKey, v))
+}
+
+// SigningKeyLTE applies the LTE predicate on the "signing_key" field.
+func SigningKeyLTE(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldSigningKey, v))
+}
+
+// SigningKeyContains applies the Contains predicate on the "signing_key" field.
+func SigningKeyContains(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContains(FieldSigningKey, v))
+}
+
+// SigningKeyHasPrefix applies the HasPrefix predicate on the "signing_key" field.
+func SigningKeyHasPrefix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasPrefix(FieldSigningKey, v))
+}
+
+// SigningKeyHasSuffix applies the HasSuffix predicate on the "signing_key" field.
+func SigningKeyHasSuffix(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldHasSuffix(FieldSigningKey, v))
+}
+
+// SigningKeyEqualFold applies the EqualFold predicate on the "signing_key" field.
+func SigningKeyEqualFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldEqualFold(FieldSigningKey, v))
+}
+
+// SigningKeyContainsFold applies the ContainsFold predicate on the "signing_key" field.
+func SigningKeyContainsFold(v string) predicate.Notification {
+	return predicate.Notification(sql.FieldContainsFold(FieldSigningKey, v))
 }
 
 // SignatureEQ applies the EQ predicate on the "signature" field.
@@ -1273,75 +1453,6 @@ func LeaseOwnerEqualFold(v string) predicate.Notification {
 // LeaseOwnerContainsFold applies the ContainsFold predicate on the "lease_owner" field.
 func LeaseOwnerContainsFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldContainsFold(FieldLeaseOwner, v))
-}
-
-// HasAddress applies the HasEdge predicate on the "address" edge.
-func HasAddress() predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, AddressTable, AddressColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasAddressWith applies the HasEdge predicate on the "address" edge with a given conditions (other predicates).
-func HasAddressWith(preds ...predicate.Address) predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := newAddressStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
-// HasPayment applies the HasEdge predicate on the "payment" edge.
-func HasPayment() predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, PaymentTable, PaymentColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasPaymentWith applies the HasEdge predicate on the "payment" edge with a given conditions (other predicates).
-func HasPaymentWith(preds ...predicate.Payment) predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := newPaymentStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
-// HasAPIKey applies the HasEdge predicate on the "api_key" edge.
-func HasAPIKey() predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, APIKeyTable, APIKeyColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasAPIKeyWith applies the HasEdge predicate on the "api_key" edge with a given conditions (other predicates).
-func HasAPIKeyWith(preds ...predicate.APIKey) predicate.Notification {
-	return predicate.Notification(func(s *sql.Selector) {
-		step := newAPIKeyStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
 }
 
 // HasDeliveryAttempts applies the HasEdge predicate on the "delivery_attempts" edge.

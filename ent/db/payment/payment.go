@@ -53,8 +53,6 @@ const (
 	EdgeAddress = "address"
 	// EdgeAPIKey holds the string denoting the api_key edge name in mutations.
 	EdgeAPIKey = "api_key"
-	// EdgeNotifications holds the string denoting the notifications edge name in mutations.
-	EdgeNotifications = "notifications"
 	// EdgeForward holds the string denoting the forward edge name in mutations.
 	EdgeForward = "forward"
 	// Table holds the table name of the payment in the database.
@@ -73,13 +71,6 @@ const (
 	APIKeyInverseTable = "api_keys"
 	// APIKeyColumn is the table column denoting the api_key relation/edge.
 	APIKeyColumn = "api_key_id"
-	// NotificationsTable is the table that holds the notifications relation/edge.
-	NotificationsTable = "notifications"
-	// NotificationsInverseTable is the table name for the Notification entity.
-	// It exists in this package in order to avoid circular dependency with the "notification" package.
-	NotificationsInverseTable = "notifications"
-	// NotificationsColumn is the table column denoting the notifications relation/edge.
-	NotificationsColumn = "payment_id"
 	// ForwardTable is the table that holds the forward relation/edge.
 	ForwardTable = "forwards"
 	// ForwardInverseTable is the table name for the Forward entity.
@@ -280,20 +271,6 @@ func ByAPIKeyField(field string, opts ...sql.OrderTermOption) OrderOption {
 	}
 }
 
-// ByNotificationsCount orders the results by notifications count.
-func ByNotificationsCount(opts ...sql.OrderTermOption) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborsCount(s, newNotificationsStep(), opts...)
-	}
-}
-
-// ByNotifications orders the results by notifications terms.
-func ByNotifications(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
-	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newNotificationsStep(), append([]sql.OrderTerm{term}, terms...)...)
-	}
-}
-
 // ByForwardField orders the results by forward field.
 func ByForwardField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -312,13 +289,6 @@ func newAPIKeyStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(APIKeyInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, APIKeyTable, APIKeyColumn),
-	)
-}
-func newNotificationsStep() *sqlgraph.Step {
-	return sqlgraph.NewStep(
-		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(NotificationsInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
 	)
 }
 func newForwardStep() *sqlgraph.Step {

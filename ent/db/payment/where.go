@@ -962,29 +962,6 @@ func HasAPIKeyWith(preds ...predicate.APIKey) predicate.Payment {
 	})
 }
 
-// HasNotifications applies the HasEdge predicate on the "notifications" edge.
-func HasNotifications() predicate.Payment {
-	return predicate.Payment(func(s *sql.Selector) {
-		step := sqlgraph.NewStep(
-			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, NotificationsTable, NotificationsColumn),
-		)
-		sqlgraph.HasNeighbors(s, step)
-	})
-}
-
-// HasNotificationsWith applies the HasEdge predicate on the "notifications" edge with a given conditions (other predicates).
-func HasNotificationsWith(preds ...predicate.Notification) predicate.Payment {
-	return predicate.Payment(func(s *sql.Selector) {
-		step := newNotificationsStep()
-		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
-			for _, p := range preds {
-				p(s)
-			}
-		})
-	})
-}
-
 // HasForward applies the HasEdge predicate on the "forward" edge.
 func HasForward() predicate.Payment {
 	return predicate.Payment(func(s *sql.Selector) {

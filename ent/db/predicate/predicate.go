@@ -12,6 +12,9 @@ type APIKey func(*sql.Selector)
 // Address is the predicate function for address builders.
 type Address func(*sql.Selector)
 
+// ChainBlock is the predicate function for chainblock builders.
+type ChainBlock func(*sql.Selector)
+
 // ChainCursor is the predicate function for chaincursor builders.
 type ChainCursor func(*sql.Selector)
 
@@ -30,5 +33,11 @@ type Notification func(*sql.Selector)
 // Payment is the predicate function for payment builders.
 type Payment func(*sql.Selector)
 
+// PayoutRequest is the predicate function for payoutrequest builders.
+type PayoutRequest func(*sql.Selector)
+
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
+
+// WatchedTransfer is the predicate function for watchedtransfer builders.
+type WatchedTransfer func(*sql.Selector)

@@ -42,6 +42,9 @@ type CreateAddressRequest struct {
 	// address is the destination wallet, or several as `SHARE@ADDR|SHARE@ADDR`
 	// (`0.6@addrA|0.4@addrB`) with positive shares of at most 8 decimal places
 	// that sum to exactly 1. Each address must be valid for the ticker's network.
+	// Optional: without it, payments stay on address_in, in the operator's
+	// wallet (held, listed by the operator API), and complete without a
+	// forwarding transaction.
 	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
 	// confirmations is the number of confirmations after which a payment is
 	// confirmed (1 to 100); the ticker's default when absent, always 1 on Solana.
@@ -1106,12 +1109,539 @@ func (x *CoinInfo) GetNetworkFeeEstimation() string {
 	return ""
 }
 
+// GetQrCodeRequest holds the query parameters of `GET /{ticker}/qrcode/`.
+type GetQrCodeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ticker is the coin ticker (`btc`, `trc20/usdt`).
+	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// address is the address to pay, usually the address_in CreateAddress
+	// returned; it must be valid for the ticker's network.
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// value is the amount to request, in coin units: a positive decimal with
+	// at most the coin's decimal places. Empty: the URI carries no amount.
+	Value string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	// size is the width and height of the image in pixels, 64 to 1024;
+	// 300 when absent.
+	Size          *int32 `protobuf:"varint,4,opt,name=size,proto3,oneof" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQrCodeRequest) Reset() {
+	*x = GetQrCodeRequest{}
+	mi := &file_payhook_v1_address_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQrCodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQrCodeRequest) ProtoMessage() {}
+
+func (x *GetQrCodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQrCodeRequest.ProtoReflect.Descriptor instead.
+func (*GetQrCodeRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetQrCodeRequest) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *GetQrCodeRequest) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *GetQrCodeRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *GetQrCodeRequest) GetSize() int32 {
+	if x != nil && x.Size != nil {
+		return *x.Size
+	}
+	return 0
+}
+
+// GetQrCodeResponse is the QR code and the URI it encodes.
+type GetQrCodeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// qr_code is the PNG image, base64-encoded (standard alphabet, padded).
+	QrCode string `protobuf:"bytes,1,opt,name=qr_code,json=qrCode,proto3" json:"qr_code,omitempty"`
+	// payment_uri is the text the QR code encodes: `bitcoin:ADDR?amount=V`
+	// and its equivalents for the ticker's family (see docs/decisions.md).
+	PaymentUri    string `protobuf:"bytes,2,opt,name=payment_uri,json=paymentUri,proto3" json:"payment_uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQrCodeResponse) Reset() {
+	*x = GetQrCodeResponse{}
+	mi := &file_payhook_v1_address_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQrCodeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQrCodeResponse) ProtoMessage() {}
+
+func (x *GetQrCodeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQrCodeResponse.ProtoReflect.Descriptor instead.
+func (*GetQrCodeResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetQrCodeResponse) GetQrCode() string {
+	if x != nil {
+		return x.QrCode
+	}
+	return ""
+}
+
+func (x *GetQrCodeResponse) GetPaymentUri() string {
+	if x != nil {
+		return x.PaymentUri
+	}
+	return ""
+}
+
+// EstimateFeeRequest holds the query parameters of `GET /{ticker}/estimate/`.
+type EstimateFeeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ticker is the coin ticker (`btc`, `trc20/usdt`).
+	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// addresses is the number of forwarding destinations, 1 to 20; 1 when
+	// absent. payhook forwards one payment in one deduction whatever the
+	// number of destinations, so it does not change the estimate.
+	Addresses *int32 `protobuf:"varint,2,opt,name=addresses,proto3,oneof" json:"addresses,omitempty"`
+	// priority is the forwarding priority this API family names: default,
+	// economic or fast (empty means default). payhook forwards at one
+	// priority, so the estimate is the same for each.
+	Priority      string `protobuf:"bytes,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EstimateFeeRequest) Reset() {
+	*x = EstimateFeeRequest{}
+	mi := &file_payhook_v1_address_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EstimateFeeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EstimateFeeRequest) ProtoMessage() {}
+
+func (x *EstimateFeeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EstimateFeeRequest.ProtoReflect.Descriptor instead.
+func (*EstimateFeeRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *EstimateFeeRequest) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *EstimateFeeRequest) GetAddresses() int32 {
+	if x != nil && x.Addresses != nil {
+		return *x.Addresses
+	}
+	return 0
+}
+
+func (x *EstimateFeeRequest) GetPriority() string {
+	if x != nil {
+		return x.Priority
+	}
+	return ""
+}
+
+// EstimateFeeResponse is the estimated forwarding cost.
+type EstimateFeeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// estimated_cost is the network fee deducted when forwarding, in coin
+	// units (a decimal string).
+	EstimatedCost string `protobuf:"bytes,1,opt,name=estimated_cost,json=estimatedCost,proto3" json:"estimated_cost,omitempty"`
+	// estimated_cost_currency maps each fiat currency code of the price table
+	// to the estimated cost in that currency (decimal strings rounded to the
+	// currency's minor unit); empty when the coin has no price.
+	EstimatedCostCurrency map[string]string `protobuf:"bytes,2,rep,name=estimated_cost_currency,json=estimatedCostCurrency,proto3" json:"estimated_cost_currency,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *EstimateFeeResponse) Reset() {
+	*x = EstimateFeeResponse{}
+	mi := &file_payhook_v1_address_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EstimateFeeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EstimateFeeResponse) ProtoMessage() {}
+
+func (x *EstimateFeeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EstimateFeeResponse.ProtoReflect.Descriptor instead.
+func (*EstimateFeeResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *EstimateFeeResponse) GetEstimatedCost() string {
+	if x != nil {
+		return x.EstimatedCost
+	}
+	return ""
+}
+
+func (x *EstimateFeeResponse) GetEstimatedCostCurrency() map[string]string {
+	if x != nil {
+		return x.EstimatedCostCurrency
+	}
+	return nil
+}
+
+// ConvertRequest holds the query parameters of `GET /{ticker}/convert/`.
+type ConvertRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ticker is the coin to convert into (`btc`, `trc20/usdt`).
+	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// value is the amount to convert, in units of from: a positive decimal.
+	Value string `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	// from is what value is counted in: an ISO 4217 currency code (`USD`,
+	// `eur`) or a coin (`btc`, `usdt`, `trc20_usdt`, `trc20/usdt`).
+	From          string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConvertRequest) Reset() {
+	*x = ConvertRequest{}
+	mi := &file_payhook_v1_address_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConvertRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConvertRequest) ProtoMessage() {}
+
+func (x *ConvertRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConvertRequest.ProtoReflect.Descriptor instead.
+func (*ConvertRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ConvertRequest) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *ConvertRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ConvertRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+// ConvertResponse is the converted amount.
+type ConvertResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// value_coin is value expressed in the ticker's coin, rounded half away
+	// from zero to the coin's decimal places (a decimal string).
+	ValueCoin string `protobuf:"bytes,1,opt,name=value_coin,json=valueCoin,proto3" json:"value_coin,omitempty"`
+	// exchange_rate is the price of one unit of the ticker's coin in units of
+	// from (a decimal string).
+	ExchangeRate  string `protobuf:"bytes,2,opt,name=exchange_rate,json=exchangeRate,proto3" json:"exchange_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConvertResponse) Reset() {
+	*x = ConvertResponse{}
+	mi := &file_payhook_v1_address_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConvertResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConvertResponse) ProtoMessage() {}
+
+func (x *ConvertResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConvertResponse.ProtoReflect.Descriptor instead.
+func (*ConvertResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ConvertResponse) GetValueCoin() string {
+	if x != nil {
+		return x.ValueCoin
+	}
+	return ""
+}
+
+func (x *ConvertResponse) GetExchangeRate() string {
+	if x != nil {
+		return x.ExchangeRate
+	}
+	return ""
+}
+
+// CreatePayoutRequest holds the query parameters of `GET /{ticker}/payout/`.
+type CreatePayoutRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ticker is the coin to pay out (`btc`, `trc20/usdt`).
+	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// address is the destination, valid for the ticker's network.
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// value is the amount in coin units: a positive decimal with at most the
+	// coin's decimal places.
+	Value         string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePayoutRequest) Reset() {
+	*x = CreatePayoutRequest{}
+	mi := &file_payhook_v1_address_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePayoutRequest) ProtoMessage() {}
+
+func (x *CreatePayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePayoutRequest.ProtoReflect.Descriptor instead.
+func (*CreatePayoutRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CreatePayoutRequest) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *CreatePayoutRequest) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *CreatePayoutRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// CreatePayoutResponse describes the recorded payout request.
+type CreatePayoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_id identifies the request (a UUID).
+	PayoutId string `protobuf:"bytes,1,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	// payout_status is `requested`: recorded, waiting for the operator.
+	PayoutStatus string `protobuf:"bytes,2,opt,name=payout_status,json=payoutStatus,proto3" json:"payout_status,omitempty"`
+	// address is the destination.
+	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	// value is the amount in coin units (a decimal string).
+	Value string `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	// created_at is when the request was recorded.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePayoutResponse) Reset() {
+	*x = CreatePayoutResponse{}
+	mi := &file_payhook_v1_address_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePayoutResponse) ProtoMessage() {}
+
+func (x *CreatePayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_address_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePayoutResponse.ProtoReflect.Descriptor instead.
+func (*CreatePayoutResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_address_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CreatePayoutResponse) GetPayoutId() string {
+	if x != nil {
+		return x.PayoutId
+	}
+	return ""
+}
+
+func (x *CreatePayoutResponse) GetPayoutStatus() string {
+	if x != nil {
+		return x.PayoutStatus
+	}
+	return ""
+}
+
+func (x *CreatePayoutResponse) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *CreatePayoutResponse) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *CreatePayoutResponse) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
 var File_payhook_v1_address_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_address_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/address.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x06\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x06\n" +
 	"\x14CreateAddressRequest\x12\x90\x01\n" +
 	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
 	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12\x84\x03\n" +
@@ -1119,8 +1649,8 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\x0fcallback.scheme\x12%must be an absolute http or https URL\x1aSthis.lowerAscii().startsWith('http://') || this.lowerAscii().startsWith('https://')\xba\x01x\n" +
 	"\x11callback.userinfo\x12-must not contain credentials (user:password@)\x1a4!this.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@')\xba\x01L\n" +
 	"\x11callback.fragment\x12\"must not contain a fragment (#...)\x1a\x13!this.contains('#')\xc8\x01\x01r\x03\x18\x80\x10R\bcallback\x12%\n" +
-	"\tcb_params\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\bcbParams\x12%\n" +
-	"\aaddress\x18\x04 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80 R\aaddress\x124\n" +
+	"\tcb_params\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\bcbParams\x12\"\n" +
+	"\aaddress\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\aaddress\x124\n" +
 	"\rconfirmations\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x00R\rconfirmations\x88\x01\x01\x12\x12\n" +
 	"\x04post\x18\x06 \x01(\bR\x04post\x12\x12\n" +
 	"\x04json\x18\a \x01(\bR\x04json\x12\x18\n" +
@@ -1226,12 +1756,65 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\x18minimum_transaction_coin\x18\n" +
 	" \x01(\tR\x16minimumTransactionCoin\x12\x19\n" +
 	"\bfee_rate\x18\v \x01(\tR\afeeRate\x124\n" +
-	"\x16network_fee_estimation\x18\f \x01(\tR\x14networkFeeEstimation2\xea\x03\n" +
+	"\x16network_fee_estimation\x18\f \x01(\tR\x14networkFeeEstimation\"\x99\x02\n" +
+	"\x10GetQrCodeRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12%\n" +
+	"\aaddress\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\aaddress\x12\x1d\n" +
+	"\x05value\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05value\x12#\n" +
+	"\x04size\x18\x04 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x80\b(@H\x00R\x04size\x88\x01\x01B\a\n" +
+	"\x05_size\"M\n" +
+	"\x11GetQrCodeResponse\x12\x17\n" +
+	"\aqr_code\x18\x01 \x01(\tR\x06qrCode\x12\x1f\n" +
+	"\vpayment_uri\x18\x02 \x01(\tR\n" +
+	"paymentUri\"\x88\x02\n" +
+	"\x12EstimateFeeRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12,\n" +
+	"\taddresses\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18\x14(\x01H\x00R\taddresses\x88\x01\x01\x12#\n" +
+	"\bpriority\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18 R\bpriorityB\f\n" +
+	"\n" +
+	"_addresses\"\xfa\x01\n" +
+	"\x13EstimateFeeResponse\x12%\n" +
+	"\x0eestimated_cost\x18\x01 \x01(\tR\restimatedCost\x12r\n" +
+	"\x17estimated_cost_currency\x18\x02 \x03(\v2:.payhook.v1.EstimateFeeResponse.EstimatedCostCurrencyEntryR\x15estimatedCostCurrency\x1aH\n" +
+	"\x1aEstimatedCostCurrencyEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe5\x01\n" +
+	"\x0eConvertRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12 \n" +
+	"\x05value\x18\x02 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18@R\x05value\x12\x1e\n" +
+	"\x04from\x18\x03 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18 R\x04from\"U\n" +
+	"\x0fConvertResponse\x12\x1d\n" +
+	"\n" +
+	"value_coin\x18\x01 \x01(\tR\tvalueCoin\x12#\n" +
+	"\rexchange_rate\x18\x02 \x01(\tR\fexchangeRate\"\xf1\x01\n" +
+	"\x13CreatePayoutRequest\x12\x90\x01\n" +
+	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
+	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12%\n" +
+	"\aaddress\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\aaddress\x12 \n" +
+	"\x05value\x18\x03 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18@R\x05value\"\xc3\x01\n" +
+	"\x14CreatePayoutResponse\x12\x1b\n" +
+	"\tpayout_id\x18\x01 \x01(\tR\bpayoutId\x12#\n" +
+	"\rpayout_status\x18\x02 \x01(\tR\fpayoutStatus\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt2\xeb\a\n" +
 	"\x0eAddressService\x12\x86\x01\n" +
 	"\rCreateAddress\x12 .payhook.v1.CreateAddressRequest\x1a!.payhook.v1.CreateAddressResponse\"0\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/create\x12\x10/{ticker}/create\x12p\n" +
 	"\aGetLogs\x12\x1a.payhook.v1.GetLogsRequest\x1a\x1b.payhook.v1.GetLogsResponse\",\x82\xd3\xe4\x93\x02&Z\x14\x12\x12/{ticker=*/*}/logs\x12\x0e/{ticker}/logs\x12b\n" +
 	"\fGetPublicKey\x12\x1f.payhook.v1.GetPublicKeyRequest\x1a .payhook.v1.GetPublicKeyResponse\"\x0f\x82\xd3\xe4\x93\x02\t\x12\a/pubkey\x12y\n" +
-	"\aGetInfo\x12\x1a.payhook.v1.GetInfoRequest\x1a\x1b.payhook.v1.GetInfoResponse\"5\x82\xd3\xe4\x93\x02/Z\x10\x12\x0e/{ticker}/infoZ\x14\x12\x12/{ticker=*/*}/info\x12\x05/infoB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\aGetInfo\x12\x1a.payhook.v1.GetInfoRequest\x1a\x1b.payhook.v1.GetInfoResponse\"5\x82\xd3\xe4\x93\x02/Z\x10\x12\x0e/{ticker}/infoZ\x14\x12\x12/{ticker=*/*}/info\x12\x05/info\x12z\n" +
+	"\tGetQrCode\x12\x1c.payhook.v1.GetQrCodeRequest\x1a\x1d.payhook.v1.GetQrCodeResponse\"0\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/qrcode\x12\x10/{ticker}/qrcode\x12\x84\x01\n" +
+	"\vEstimateFee\x12\x1e.payhook.v1.EstimateFeeRequest\x1a\x1f.payhook.v1.EstimateFeeResponse\"4\x82\xd3\xe4\x93\x02.Z\x18\x12\x16/{ticker=*/*}/estimate\x12\x12/{ticker}/estimate\x12\x83\x01\n" +
+	"\fCreatePayout\x12\x1f.payhook.v1.CreatePayoutRequest\x1a .payhook.v1.CreatePayoutResponse\"0\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/payout\x12\x10/{ticker}/payout\x12v\n" +
+	"\aConvert\x12\x1a.payhook.v1.ConvertRequest\x1a\x1b.payhook.v1.ConvertResponse\"2\x82\xd3\xe4\x93\x02,Z\x17\x12\x15/{ticker=*/*}/convert\x12\x11/{ticker}/convertB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_address_proto_rawDescOnce sync.Once
@@ -1245,7 +1828,7 @@ func file_payhook_v1_address_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_address_proto_rawDescData
 }
 
-var file_payhook_v1_address_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_payhook_v1_address_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_payhook_v1_address_proto_goTypes = []any{
 	(*CreateAddressRequest)(nil),  // 0: payhook.v1.CreateAddressRequest
 	(*CreateAddressResponse)(nil), // 1: payhook.v1.CreateAddressResponse
@@ -1259,37 +1842,56 @@ var file_payhook_v1_address_proto_goTypes = []any{
 	(*GetInfoRequest)(nil),        // 9: payhook.v1.GetInfoRequest
 	(*GetInfoResponse)(nil),       // 10: payhook.v1.GetInfoResponse
 	(*CoinInfo)(nil),              // 11: payhook.v1.CoinInfo
-	nil,                           // 12: payhook.v1.CreateAddressResponse.AddressOutEntry
-	nil,                           // 13: payhook.v1.GetLogsResponse.AddressOutEntry
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*GetQrCodeRequest)(nil),      // 12: payhook.v1.GetQrCodeRequest
+	(*GetQrCodeResponse)(nil),     // 13: payhook.v1.GetQrCodeResponse
+	(*EstimateFeeRequest)(nil),    // 14: payhook.v1.EstimateFeeRequest
+	(*EstimateFeeResponse)(nil),   // 15: payhook.v1.EstimateFeeResponse
+	(*ConvertRequest)(nil),        // 16: payhook.v1.ConvertRequest
+	(*ConvertResponse)(nil),       // 17: payhook.v1.ConvertResponse
+	(*CreatePayoutRequest)(nil),   // 18: payhook.v1.CreatePayoutRequest
+	(*CreatePayoutResponse)(nil),  // 19: payhook.v1.CreatePayoutResponse
+	nil,                           // 20: payhook.v1.CreateAddressResponse.AddressOutEntry
+	nil,                           // 21: payhook.v1.GetLogsResponse.AddressOutEntry
+	nil,                           // 22: payhook.v1.EstimateFeeResponse.EstimatedCostCurrencyEntry
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
 }
 var file_payhook_v1_address_proto_depIdxs = []int32{
-	12, // 0: payhook.v1.CreateAddressResponse.address_out:type_name -> payhook.v1.CreateAddressResponse.AddressOutEntry
-	13, // 1: payhook.v1.GetLogsResponse.address_out:type_name -> payhook.v1.GetLogsResponse.AddressOutEntry
+	20, // 0: payhook.v1.CreateAddressResponse.address_out:type_name -> payhook.v1.CreateAddressResponse.AddressOutEntry
+	21, // 1: payhook.v1.GetLogsResponse.address_out:type_name -> payhook.v1.GetLogsResponse.AddressOutEntry
 	4,  // 2: payhook.v1.GetLogsResponse.callbacks:type_name -> payhook.v1.CallbackLog
-	14, // 3: payhook.v1.CallbackLog.last_update:type_name -> google.protobuf.Timestamp
+	23, // 3: payhook.v1.CallbackLog.last_update:type_name -> google.protobuf.Timestamp
 	5,  // 4: payhook.v1.CallbackLog.logs:type_name -> payhook.v1.DeliveryAttempt
 	6,  // 5: payhook.v1.CallbackLog.deliveries:type_name -> payhook.v1.Delivery
-	14, // 6: payhook.v1.DeliveryAttempt.started_at:type_name -> google.protobuf.Timestamp
-	14, // 7: payhook.v1.DeliveryAttempt.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 8: payhook.v1.DeliveryAttempt.next_attempt_at:type_name -> google.protobuf.Timestamp
-	14, // 9: payhook.v1.Delivery.next_attempt_at:type_name -> google.protobuf.Timestamp
-	14, // 10: payhook.v1.Delivery.expires_at:type_name -> google.protobuf.Timestamp
-	14, // 11: payhook.v1.Delivery.created_at:type_name -> google.protobuf.Timestamp
+	23, // 6: payhook.v1.DeliveryAttempt.started_at:type_name -> google.protobuf.Timestamp
+	23, // 7: payhook.v1.DeliveryAttempt.finished_at:type_name -> google.protobuf.Timestamp
+	23, // 8: payhook.v1.DeliveryAttempt.next_attempt_at:type_name -> google.protobuf.Timestamp
+	23, // 9: payhook.v1.Delivery.next_attempt_at:type_name -> google.protobuf.Timestamp
+	23, // 10: payhook.v1.Delivery.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 11: payhook.v1.Delivery.created_at:type_name -> google.protobuf.Timestamp
 	11, // 12: payhook.v1.GetInfoResponse.coins:type_name -> payhook.v1.CoinInfo
-	0,  // 13: payhook.v1.AddressService.CreateAddress:input_type -> payhook.v1.CreateAddressRequest
-	2,  // 14: payhook.v1.AddressService.GetLogs:input_type -> payhook.v1.GetLogsRequest
-	7,  // 15: payhook.v1.AddressService.GetPublicKey:input_type -> payhook.v1.GetPublicKeyRequest
-	9,  // 16: payhook.v1.AddressService.GetInfo:input_type -> payhook.v1.GetInfoRequest
-	1,  // 17: payhook.v1.AddressService.CreateAddress:output_type -> payhook.v1.CreateAddressResponse
-	3,  // 18: payhook.v1.AddressService.GetLogs:output_type -> payhook.v1.GetLogsResponse
-	8,  // 19: payhook.v1.AddressService.GetPublicKey:output_type -> payhook.v1.GetPublicKeyResponse
-	10, // 20: payhook.v1.AddressService.GetInfo:output_type -> payhook.v1.GetInfoResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	22, // 13: payhook.v1.EstimateFeeResponse.estimated_cost_currency:type_name -> payhook.v1.EstimateFeeResponse.EstimatedCostCurrencyEntry
+	23, // 14: payhook.v1.CreatePayoutResponse.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 15: payhook.v1.AddressService.CreateAddress:input_type -> payhook.v1.CreateAddressRequest
+	2,  // 16: payhook.v1.AddressService.GetLogs:input_type -> payhook.v1.GetLogsRequest
+	7,  // 17: payhook.v1.AddressService.GetPublicKey:input_type -> payhook.v1.GetPublicKeyRequest
+	9,  // 18: payhook.v1.AddressService.GetInfo:input_type -> payhook.v1.GetInfoRequest
+	12, // 19: payhook.v1.AddressService.GetQrCode:input_type -> payhook.v1.GetQrCodeRequest
+	14, // 20: payhook.v1.AddressService.EstimateFee:input_type -> payhook.v1.EstimateFeeRequest
+	18, // 21: payhook.v1.AddressService.CreatePayout:input_type -> payhook.v1.CreatePayoutRequest
+	16, // 22: payhook.v1.AddressService.Convert:input_type -> payhook.v1.ConvertRequest
+	1,  // 23: payhook.v1.AddressService.CreateAddress:output_type -> payhook.v1.CreateAddressResponse
+	3,  // 24: payhook.v1.AddressService.GetLogs:output_type -> payhook.v1.GetLogsResponse
+	8,  // 25: payhook.v1.AddressService.GetPublicKey:output_type -> payhook.v1.GetPublicKeyResponse
+	10, // 26: payhook.v1.AddressService.GetInfo:output_type -> payhook.v1.GetInfoResponse
+	13, // 27: payhook.v1.AddressService.GetQrCode:output_type -> payhook.v1.GetQrCodeResponse
+	15, // 28: payhook.v1.AddressService.EstimateFee:output_type -> payhook.v1.EstimateFeeResponse
+	19, // 29: payhook.v1.AddressService.CreatePayout:output_type -> payhook.v1.CreatePayoutResponse
+	17, // 30: payhook.v1.AddressService.Convert:output_type -> payhook.v1.ConvertResponse
+	23, // [23:31] is the sub-list for method output_type
+	15, // [15:23] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_address_proto_init() }
@@ -1300,13 +1902,15 @@ func file_payhook_v1_address_proto_init() {
 	file_payhook_v1_address_proto_msgTypes[0].OneofWrappers = []any{}
 	file_payhook_v1_address_proto_msgTypes[4].OneofWrappers = []any{}
 	file_payhook_v1_address_proto_msgTypes[5].OneofWrappers = []any{}
+	file_payhook_v1_address_proto_msgTypes[12].OneofWrappers = []any{}
+	file_payhook_v1_address_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_address_proto_rawDesc), len(file_payhook_v1_address_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,10 @@ const (
 	AddressService_GetLogs_FullMethodName       = "/payhook.v1.AddressService/GetLogs"
 	AddressService_GetPublicKey_FullMethodName  = "/payhook.v1.AddressService/GetPublicKey"
 	AddressService_GetInfo_FullMethodName       = "/payhook.v1.AddressService/GetInfo"
+	AddressService_GetQrCode_FullMethodName     = "/payhook.v1.AddressService/GetQrCode"
+	AddressService_EstimateFee_FullMethodName   = "/payhook.v1.AddressService/EstimateFee"
+	AddressService_CreatePayout_FullMethodName  = "/payhook.v1.AddressService/CreatePayout"
+	AddressService_Convert_FullMethodName       = "/payhook.v1.AddressService/Convert"
 )
 
 // AddressServiceClient is the client API for AddressService service.
@@ -52,6 +56,22 @@ type AddressServiceClient interface {
 	// GetInfo describes the supported tickers, or one ticker when given.
 	// Public: no API key needed.
 	GetInfo(ctx context.Context, in *GetInfoRequest, opts ...grpc.CallOption) (*GetInfoResponse, error)
+	// GetQrCode draws a QR code of a payment URI for an address of the
+	// ticker's network, with the amount when value is given (BIP21 and its
+	// family's equivalents). Requires an API key.
+	GetQrCode(ctx context.Context, in *GetQrCodeRequest, opts ...grpc.CallOption) (*GetQrCodeResponse, error)
+	// EstimateFee estimates the network cost payhook deducts when it forwards
+	// a payment of the ticker, in the coin and in every fiat currency of the
+	// price table. Public: no API key needed.
+	EstimateFee(ctx context.Context, in *EstimateFeeRequest, opts ...grpc.CallOption) (*EstimateFeeResponse, error)
+	// CreatePayout records the merchant's request that the operator send an
+	// amount of the ticker's coin to an address (this API family's payout
+	// request). Nothing is sent automatically: the operator fulfils it. Every
+	// call records a new request. Requires an API key.
+	CreatePayout(ctx context.Context, in *CreatePayoutRequest, opts ...grpc.CallOption) (*CreatePayoutResponse, error)
+	// Convert converts an amount of a fiat currency or of another coin into
+	// the ticker, at the rates of the price table. Public: no API key needed.
+	Convert(ctx context.Context, in *ConvertRequest, opts ...grpc.CallOption) (*ConvertResponse, error)
 }
 
 type addressServiceClient struct {
@@ -102,6 +122,46 @@ func (c *addressServiceClient) GetInfo(ctx context.Context, in *GetInfoRequest, 
 	return out, nil
 }
 
+func (c *addressServiceClient) GetQrCode(ctx context.Context, in *GetQrCodeRequest, opts ...grpc.CallOption) (*GetQrCodeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetQrCodeResponse)
+	err := c.cc.Invoke(ctx, AddressService_GetQrCode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *addressServiceClient) EstimateFee(ctx context.Context, in *EstimateFeeRequest, opts ...grpc.CallOption) (*EstimateFeeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EstimateFeeResponse)
+	err := c.cc.Invoke(ctx, AddressService_EstimateFee_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *addressServiceClient) CreatePayout(ctx context.Context, in *CreatePayoutRequest, opts ...grpc.CallOption) (*CreatePayoutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePayoutResponse)
+	err := c.cc.Invoke(ctx, AddressService_CreatePayout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *addressServiceClient) Convert(ctx context.Context, in *ConvertRequest, opts ...grpc.CallOption) (*ConvertResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ConvertResponse)
+	err := c.cc.Invoke(ctx, AddressService_Convert_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AddressServiceServer is the server API for AddressService service.
 // All implementations must embed UnimplementedAddressServiceServer
 // for forward compatibility.
@@ -129,6 +189,22 @@ type AddressServiceServer interface {
 	// GetInfo describes the supported tickers, or one ticker when given.
 	// Public: no API key needed.
 	GetInfo(context.Context, *GetInfoRequest) (*GetInfoResponse, error)
+	// GetQrCode draws a QR code of a payment URI for an address of the
+	// ticker's network, with the amount when value is given (BIP21 and its
+	// family's equivalents). Requires an API key.
+	GetQrCode(context.Context, *GetQrCodeRequest) (*GetQrCodeResponse, error)
+	// EstimateFee estimates the network cost payhook deducts when it forwards
+	// a payment of the ticker, in the coin and in every fiat currency of the
+	// price table. Public: no API key needed.
+	EstimateFee(context.Context, *EstimateFeeRequest) (*EstimateFeeResponse, error)
+	// CreatePayout records the merchant's request that the operator send an
+	// amount of the ticker's coin to an address (this API family's payout
+	// request). Nothing is sent automatically: the operator fulfils it. Every
+	// call records a new request. Requires an API key.
+	CreatePayout(context.Context, *CreatePayoutRequest) (*CreatePayoutResponse, error)
+	// Convert converts an amount of a fiat currency or of another coin into
+	// the ticker, at the rates of the price table. Public: no API key needed.
+	Convert(context.Context, *ConvertRequest) (*ConvertResponse, error)
 	mustEmbedUnimplementedAddressServiceServer()
 }
 
@@ -150,6 +226,18 @@ func (UnimplementedAddressServiceServer) GetPublicKey(context.Context, *GetPubli
 }
 func (UnimplementedAddressServiceServer) GetInfo(context.Context, *GetInfoRequest) (*GetInfoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetInfo not implemented")
+}
+func (UnimplementedAddressServiceServer) GetQrCode(context.Context, *GetQrCodeRequest) (*GetQrCodeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetQrCode not implemented")
+}
+func (UnimplementedAddressServiceServer) EstimateFee(context.Context, *EstimateFeeRequest) (*EstimateFeeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EstimateFee not implemented")
+}
+func (UnimplementedAddressServiceServer) CreatePayout(context.Context, *CreatePayoutRequest) (*CreatePayoutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePayout not implemented")
+}
+func (UnimplementedAddressServiceServer) Convert(context.Context, *ConvertRequest) (*ConvertResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Convert not implemented")
 }
 func (UnimplementedAddressServiceServer) mustEmbedUnimplementedAddressServiceServer() {}
 func (UnimplementedAddressServiceServer) testEmbeddedByValue()                        {}
@@ -244,6 +332,78 @@ func _AddressService_GetInfo_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AddressService_GetQrCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetQrCodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AddressServiceServer).GetQrCode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AddressService_GetQrCode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AddressServiceServer).GetQrCode(ctx, req.(*GetQrCodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AddressService_EstimateFee_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EstimateFeeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AddressServiceServer).EstimateFee(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AddressService_EstimateFee_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AddressServiceServer).EstimateFee(ctx, req.(*EstimateFeeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AddressService_CreatePayout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePayoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AddressServiceServer).CreatePayout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AddressService_CreatePayout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AddressServiceServer).CreatePayout(ctx, req.(*CreatePayoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AddressService_Convert_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConvertRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AddressServiceServer).Convert(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AddressService_Convert_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AddressServiceServer).Convert(ctx, req.(*ConvertRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AddressService_ServiceDesc is the grpc.ServiceDesc for AddressService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -266,6 +426,22 @@ var AddressService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetInfo",
 			Handler:    _AddressService_GetInfo_Handler,
+		},
+		{
+			MethodName: "GetQrCode",
+			Handler:    _AddressService_GetQrCode_Handler,
+		},
+		{
+			MethodName: "EstimateFee",
+			Handler:    _AddressService_EstimateFee_Handler,
+		},
+		{
+			MethodName: "CreatePayout",
+			Handler:    _AddressService_CreatePayout_Handler,
+		},
+		{
+			MethodName: "Convert",
+			Handler:    _AddressService_Convert_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -338,7 +338,11 @@ type DeliveryRequest struct {
 	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
 	// url is the full request URL.
 	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
-	// headers are the request headers payhook sets (content type, signature).
+	// headers are the headers of an attempt made now, exactly as payhook's
+	// dispatcher sends them, with lower-case names: content-type (POST),
+	// idempotency-key (the uuid) and the signature (x-ca-signature, stored
+	// with the notification; a per-attempt signature is computed when the
+	// event is read).
 	Headers map[string]string `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// body is the request body; empty for GET.
 	Body          []byte `protobuf:"bytes,4,opt,name=body,proto3" json:"body,omitempty"`

@@ -1,0 +1,569 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/receiver"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/bench"
+)
+
+// e2eRun is the end-to-end run: payments made on the devnet of a real
+// payhook server, driven through its REST API, and every callback they
+// cause acknowledged by a receiver that verifies its signature.
+type e2eRun struct {
+	Ticker    string `json:"ticker"`
+	Addresses int    `json:"addresses"`
+	Producers int    `json:"producers"`
+	// Expected is how many callbacks the payments owe: confirmed and
+	// completed for each address.
+	Expected int `json:"callbacks_expected"`
+	// Callbacks is how many distinct notifications (uuids) the receiver
+	// acknowledged; ByStatus splits them by payment_status.
+	Callbacks int            `json:"callbacks"`
+	ByStatus  map[string]int `json:"callbacks_by_status"`
+	// CreateSeconds is how long creating the addresses over REST took;
+	// PaySeconds how long paying each of them on the devnet took.
+	CreateSeconds      float64 `json:"create_seconds"`
+	AddressesPerSecond float64 `json:"addresses_per_second"`
+	PaySeconds         float64 `json:"pay_seconds"`
+	// MineCallSeconds is how long POST /devnet/{ticker}/mine/ took to
+	// answer; AckedDuringMine how many callbacks were acknowledged before
+	// it did.
+	MineCallSeconds float64 `json:"mine_call_seconds"`
+	AckedDuringMine int     `json:"acknowledged_before_mine_answered"`
+	// Seconds runs from the mine request to the last acknowledgement.
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"callbacks_per_second"`
+	// Latencies run from the mine request to each callback's first
+	// acknowledgement.
+	FirstMs       float64 `json:"latency_first_ms"`
+	P50ms         float64 `json:"latency_p50_ms"`
+	P95ms         float64 `json:"latency_p95_ms"`
+	P99ms         float64 `json:"latency_p99_ms"`
+	Maxms         float64 `json:"latency_max_ms"`
+	RatioRSALimit float64 `json:"ratio_to_rsa_limit"`
+	// CPUPer1000 is CPU time of the whole process (server, database driver,
+	// receiver) per 1000 callbacks, from the mine request to the last
+	// acknowledgement.
+	CPUPer1000 float64 `json:"cpu_seconds_per_1000"`
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	// Attempts counts the requests the receiver answered.
+	Attempts int `json:"attempts"`
+	// Lost counts (address, status) pairs without a callback, Duplicated
+	// those with more than one notification, Redelivered the deliveries of
+	// a uuid already acknowledged.
+	Lost            int  `json:"lost"`
+	Duplicated      int  `json:"duplicated"`
+	Redelivered     int  `json:"redelivered"`
+	AcknowledgedAll bool `json:"acknowledged_all"`
+	// Problems lists what made the run fail (lost, duplicated, unexpected or
+	// unverifiable callbacks), at most a few of each kind.
+	Problems []string `json:"problems,omitempty"`
+	// Metrics is what the server's /metrics reported during and after the
+	// run.
+	Metrics benchMetrics `json:"metrics"`
+}
+
+// e2eStatuses are the callbacks a payment with one required confirmation
+// causes on the devnet when its block is mined: confirmed as it is
+// credited, completed once it is forwarded.
+var e2eStatuses = []string{"confirmed", "completed"}
+
+// e2eOnce starts a payhook server in-process on a scratch database, creates
+// o.e2eN payment addresses over REST (o.producers at a time), each with its
+// own callback URL on a loopback receiver, pays each on the devnet, mines
+// one block and waits until the receiver has acknowledged every callback.
+// A run whose callbacks were lost or duplicated returns its figures with
+// Problems filled and an error.
+func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (res e2eRun, err error) {
+	res = e2eRun{Ticker: o.e2eTicker, Addresses: o.e2eN, Producers: o.producers, Expected: len(e2eStatuses) * o.e2eN}
+	say := func(format string, a ...any) {
+		if tty {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	scratch, err := bench.CreateDB(ctx, o.db)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, scratch.Drop()) }()
+	recv, err := newE2EReceiver(o.e2eN)
+	if err != nil {
+		return res, err
+	}
+	defer recv.close()
+	apiKey, err := server.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
+	if err != nil {
+		return res, err
+	}
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed)
+	srv, err := server.New(ctx, server.Config{
+		Store: server.StoreConfig{DB: scratch.DSN},
+		API:   server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},
+		Keys:  server.KeysConfig{Seed: seed},
+		Delivery: server.DeliveryConfig{
+			AllowPrivateEndpoints: []string{recv.endpoint},
+		},
+		Dev: true,
+		Out: io.Discard,
+	}, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return res, fmt.Errorf("new server: %w", err)
+	}
+	defer func() { err = errors.Join(err, srv.Stop()) }()
+	if err := srv.Start(ctx); err != nil {
+		return res, fmt.Errorf("start server: %w", err)
+	}
+	api := &restClient{
+		base: "http://" + srv.HTTPAddr(),
+		key:  apiKey,
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.producers}},
+	}
+	defer api.http.CloseIdleConnections()
+	var pub struct {
+		PubKey string `json:"pubkey"`
+	}
+	if err := api.do(ctx, http.MethodGet, "/pubkey/", nil, &pub); err != nil {
+		return res, err
+	}
+	key, err := receiver.ParsePublicKeyPEM([]byte(pub.PubKey))
+	if err != nil {
+		return res, fmt.Errorf("/pubkey/: %w", err)
+	}
+
+	say("e2e: creating %d %s addresses (%d at a time)...", o.e2eN, o.e2eTicker, o.producers)
+	start := time.Now()
+	addrs := make([]string, o.e2eN)
+	var minimum decimal.Decimal
+	var minOnce sync.Once
+	if err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
+		q := url.Values{
+			"callback":      {recv.endpoint + "?i=" + strconv.Itoa(i)},
+			"address":       {o.e2eAddress},
+			"json":          {"1"},
+			"confirmations": {"1"},
+		}
+		var created struct {
+			AddressIn string `json:"address_in"`
+			Minimum   string `json:"minimum_transaction_coin"`
+		}
+		if err := api.do(ctx, http.MethodGet, "/"+o.e2eTicker+"/create/?"+q.Encode(), nil, &created); err != nil {
+			return fmt.Errorf("create address %d: %w", i, err)
+		}
+		addrs[i] = created.AddressIn
+		var err error
+		minOnce.Do(func() { minimum, err = decimal.NewFromString(created.Minimum) })
+		return err
+	}); err != nil {
+		return res, err
+	}
+	res.CreateSeconds = time.Since(start).Seconds()
+	res.AddressesPerSecond = float64(o.e2eN) / res.CreateSeconds
+	if err := recv.expect(addrs, receiver.NewVerifier(key)); err != nil {
+		return res, err
+	}
+
+	// A hundred times the smallest forwarded payment: forwarded after fees.
+	value := minimum.Mul(decimal.NewFromInt(100)).String()
+	say("e2e: paying each address %s %s on the devnet...", value, o.e2eTicker)
+	start = time.Now()
+	if err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
+		if err := api.do(ctx, http.MethodPost, "/devnet/"+o.e2eTicker+"/pay/", map[string]string{"address_in": addrs[i], "value_coin": value}, nil); err != nil {
+			return fmt.Errorf("pay address %d: %w", i, err)
+		}
+		return nil
+	}); err != nil {
+		return res, err
+	}
+	res.PaySeconds = time.Since(start).Seconds()
+
+	scraper := newMetricsScraper(api.base + "/metrics")
+	scraper.sample(ctx, o.scrapeEvery)
+	defer scraper.stopSampling()
+	var bar *progressbar.ProgressBar
+	if tty {
+		bar = progressbar.NewOptions(res.Expected, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("e2e "+o.e2eTicker), progressbar.OptionClearOnFinish())
+	}
+	say("e2e: mining one block; waiting for %d callbacks (at most %s)...", res.Expected, o.e2eTimeout)
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	mined := time.Now()
+	// The mine call may take long (today it applies every payment before
+	// it answers), never longer than the run may.
+	mineCtx, cancelMine := context.WithDeadline(ctx, mined.Add(o.e2eTimeout))
+	defer cancelMine()
+	mineErr := make(chan error, 1)
+	var mineDur, ackedDuringMine atomic.Int64
+	go func() {
+		err := api.do(mineCtx, http.MethodPost, "/devnet/"+o.e2eTicker+"/mine/", map[string]int{"blocks": 1}, nil)
+		mineDur.Store(int64(time.Since(mined)))
+		ackedDuringMine.Store(int64(recv.count()))
+		mineErr <- err
+	}()
+	progress := time.NewTicker(100 * time.Millisecond)
+	defer progress.Stop()
+	lastSaid := mined
+	deadline := time.NewTimer(o.e2eTimeout)
+	defer deadline.Stop()
+	var mineDone bool
+wait:
+	for {
+		select {
+		case <-recv.done:
+			res.AcknowledgedAll = true
+			break wait
+		case err := <-mineErr:
+			if err != nil {
+				return res, fmt.Errorf("mine: %w", err)
+			}
+			mineDone = true
+		case now := <-progress.C:
+			switch {
+			case bar != nil:
+				_ = bar.Set(recv.count())
+			case now.Sub(lastSaid) >= 10*time.Second:
+				// Without a terminal, a line every 10 s (a run may take minutes).
+				lastSaid = now
+				fmt.Fprintf(stderr, "e2e: %d of %d callbacks acknowledged %s after the mine request (mine call answered: %v)\n",
+					recv.count(), res.Expected, now.Sub(mined).Round(time.Second), mineDone)
+			}
+		case <-deadline.C:
+			break wait
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if !mineDone {
+		// Ends by the run's deadline at the latest.
+		if err := <-mineErr; err != nil {
+			return res, fmt.Errorf("mine: %w", err)
+		}
+	}
+	res.MineCallSeconds = time.Duration(mineDur.Load()).Seconds()
+	res.AckedDuringMine = int(ackedDuringMine.Load())
+	if res.Metrics, err = scraper.settle(ctx, float64(recv.count())); err != nil {
+		return res, err
+	}
+	// Stopping the server finishes its attempts in flight: a duplicate
+	// sent late is counted before the books are closed.
+	if err := srv.Stop(); err != nil {
+		return res, fmt.Errorf("stop server: %w", err)
+	}
+	recv.tally(&res, mined)
+	res.CPUPer1000 = cpuSeconds(ru0, ru1) / float64(max(res.Callbacks, 1)) * 1000
+	res.PeakRSSMiB = float64(ru1.Maxrss) / 1024
+	if !res.AcknowledgedAll {
+		res.Problems = append(res.Problems, fmt.Sprintf("%d of %d callbacks acknowledged within %s of the mine request", recv.count(), res.Expected, o.e2eTimeout))
+	}
+	if len(res.Problems) > 0 {
+		return res, fmt.Errorf("%w: %v", errE2E, res.Problems)
+	}
+	return res, nil
+}
+
+// e2eBTCAddress is the merchant's address BTC payments are forwarded to
+// unless --e2e-address says otherwise.
+const e2eBTCAddress = "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"
+
+// printE2E prints the end-to-end run.
+func printE2E(w io.Writer, x e2eRun) {
+	fmt.Fprintf(w, "end to end: %d %s addresses created over REST in %.2f s (%.0f/s, %d at a time), paid on the devnet in %.2f s, mined in one block\n",
+		x.Addresses, x.Ticker, x.CreateSeconds, x.AddressesPerSecond, x.Producers, x.PaySeconds)
+	fmt.Fprintf(w, "mine call answered in %.2f s (%d callbacks acknowledged by then)\n", x.MineCallSeconds, x.AckedDuringMine)
+	fmt.Fprintf(w, "%9s %9s %9s %9s %8s %8s %8s %8s %8s %10s %8s %7s\n", "callbacks", "expected", "seconds", "cb/s", "first ms", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu s/1k", "rss MiB", "/rsa")
+	fmt.Fprintf(w, "%9d %9d %9.1f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.3f %8.0f %7.2f\n", x.Callbacks, x.Expected, x.Seconds, x.PerSecond,
+		x.FirstMs, x.P50ms, x.P95ms, x.P99ms, x.Maxms, x.CPUPer1000, x.PeakRSSMiB, x.RatioRSALimit)
+	fmt.Fprintf(w, "by status: %v; receiver requests %d; lost %d, duplicated %d, redelivered %d\n", x.ByStatus, x.Attempts, x.Lost, x.Duplicated, x.Redelivered)
+	fmt.Fprintf(w, "server /metrics: %.0f attempts acknowledged, %.0f notifications acknowledged, attempt p99 <= %.0f ms, max queued %.0f, max oldest due %.2f s\n",
+		x.Metrics.Attempts["acknowledged"], x.Metrics.Finished["acknowledged"], x.Metrics.AttemptP99ms, x.Metrics.MaxQueued, x.Metrics.MaxOldestDueSecs)
+	for _, p := range x.Problems {
+		fmt.Fprintf(w, "PROBLEM: %s\n", p)
+	}
+}
+
+// errE2E is the failure of an end-to-end run whose callbacks were lost,
+// duplicated, unexpected or unverifiable.
+var errE2E = errors.New("end-to-end run failed")
+
+// forEach runs fn for 0..n-1 on at most workers goroutines and returns the
+// first error (the others stop taking work).
+func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+// restClient calls payhook's REST API.
+type restClient struct {
+	base, key string
+	http      *http.Client
+}
+
+// do sends a request with the API key and a JSON body (when body is not
+// nil), and decodes a 200 answer into out (when not nil).
+func (c *restClient) do(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("apikey", c.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// e2eReceiver is the merchant's server of the end-to-end run: it verifies
+// each callback's signature, acknowledges it, and counts deliveries per
+// uuid and notifications per (address, status).
+type e2eReceiver struct {
+	srv *http.Server
+	// endpoint is the callback URL without the ?i=N each address adds:
+	// what payhook is allowed to reach on loopback.
+	endpoint string
+	done     chan struct{}
+
+	mu       sync.Mutex
+	verifier *receiver.Verifier
+	want     int
+	index    map[string]int                // address_in -> its number
+	byUUID   map[string]int                // deliveries per uuid
+	acked    map[[2]string]time.Time       // (address, status) -> first acknowledgement
+	notes    map[[2]string]map[string]bool // (address, status) -> its uuids
+	attempts int
+	problems []string
+}
+
+// maxProblems bounds the problems kept of each run.
+const maxProblems = 20
+
+func newE2EReceiver(n int) (*e2eReceiver, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("receiver listener: %w", err)
+	}
+	r := &e2eReceiver{
+		done:   make(chan struct{}),
+		want:   len(e2eStatuses) * n,
+		byUUID: make(map[string]int, len(e2eStatuses)*n),
+		acked:  make(map[[2]string]time.Time, len(e2eStatuses)*n),
+		notes:  make(map[[2]string]map[string]bool, len(e2eStatuses)*n),
+	}
+	r.endpoint = "http://" + l.Addr().String() + "/hook"
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = r.srv.Serve(l) }()
+	return r, nil
+}
+
+// expect records the created addresses, in order (address i's callbacks
+// must come to ?i=i), and the verifier of their signatures.
+func (r *e2eReceiver) expect(addrs []string, v *receiver.Verifier) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.verifier = v
+	r.index = make(map[string]int, len(addrs))
+	for i, a := range addrs {
+		if _, dup := r.index[a]; dup || a == "" {
+			return fmt.Errorf("address %d: %q was created twice or is empty", i, a)
+		}
+		r.index[a] = i
+	}
+	return nil
+}
+
+func (r *e2eReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	v := r.verifier
+	r.mu.Unlock()
+	var data []byte
+	verr := errors.New("no verifier yet: a callback came before any address was paid")
+	if v != nil {
+		data, verr = v.Verify(req)
+	}
+	now := time.Now()
+	// Acknowledged whatever the checks say: a problem fails the run at its
+	// end instead of stalling it on payhook's retry schedule.
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+	var cb struct {
+		UUID      string `json:"uuid"`
+		AddressIn string `json:"address_in"`
+		Status    string `json:"payment_status"`
+	}
+	jerr := json.Unmarshal(data, &cb)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts++
+	switch {
+	case verr != nil:
+		r.problem("callback with a bad signature: %v", verr)
+		return
+	case jerr != nil:
+		r.problem("callback body is not JSON: %v", jerr)
+		return
+	}
+	i, known := r.index[cb.AddressIn]
+	switch {
+	case !known:
+		r.problem("callback %s for an address not created: %q", cb.UUID, cb.AddressIn)
+		return
+	case req.URL.Query().Get("i") != strconv.Itoa(i):
+		r.problem("callback %s for address %d reached ?i=%s", cb.UUID, i, req.URL.Query().Get("i"))
+	case !slices.Contains(e2eStatuses, cb.Status):
+		r.problem("callback %s for address %d has status %q", cb.UUID, i, cb.Status)
+	}
+	r.byUUID[cb.UUID]++
+	k := [2]string{cb.AddressIn, cb.Status}
+	if r.notes[k] == nil {
+		r.notes[k] = map[string]bool{}
+	}
+	r.notes[k][cb.UUID] = true
+	if _, seen := r.acked[k]; !seen {
+		r.acked[k] = now
+		if len(r.acked) == r.want {
+			close(r.done)
+		}
+	}
+}
+
+// problem records a problem, keeping at most maxProblems; r.mu is held.
+func (r *e2eReceiver) problem(format string, a ...any) {
+	if len(r.problems) < maxProblems {
+		r.problems = append(r.problems, fmt.Sprintf(format, a...))
+	}
+}
+
+// count is how many (address, status) pairs have been acknowledged.
+func (r *e2eReceiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.acked)
+}
+
+// tally fills res with what the receiver saw, latencies measured from
+// mined: callbacks, statuses, losses, duplicates and problems.
+func (r *e2eReceiver) tally(res *e2eRun, mined time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res.Attempts = r.attempts
+	res.Callbacks = len(r.byUUID)
+	res.ByStatus = map[string]int{}
+	var lat []float64
+	last := mined
+	for k, at := range r.acked {
+		res.ByStatus[k[1]]++
+		lat = append(lat, float64(at.Sub(mined))/float64(time.Millisecond))
+		if at.After(last) {
+			last = at
+		}
+	}
+	res.Problems = append(res.Problems, r.problems...)
+	addrs := make([]string, len(r.index))
+	for a, i := range r.index {
+		addrs[i] = a
+	}
+	for i, a := range addrs {
+		for _, s := range e2eStatuses {
+			switch n := len(r.notes[[2]string{a, s}]); {
+			case n == 0:
+				res.Lost++
+				if res.Lost <= maxProblems {
+					res.Problems = append(res.Problems, fmt.Sprintf("lost: no %s callback for address %d", s, i))
+				}
+			case n > 1:
+				res.Duplicated++
+				if res.Duplicated <= maxProblems {
+					res.Problems = append(res.Problems, fmt.Sprintf("duplicated: %d %s notifications for address %d", n, s, i))
+				}
+			}
+		}
+	}
+	for id, n := range r.byUUID {
+		if n > 1 {
+			res.Redelivered += n - 1
+			if res.Redelivered <= maxProblems {
+				res.Problems = append(res.Problems, fmt.Sprintf("redelivered: notification %s acknowledged %d times", id, n))
+			}
+		}
+	}
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	res.Seconds = last.Sub(mined).Seconds()
+	res.PerSecond = float64(len(lat)) / res.Seconds
+	res.FirstMs, res.P50ms, res.P95ms, res.P99ms, res.Maxms = lat[0], percentile(lat, 0.50), percentile(lat, 0.95), percentile(lat, 0.99), lat[len(lat)-1]
+}
+
+func (r *e2eReceiver) close() { _ = r.srv.Close() }

@@ -1,0 +1,308 @@
+package notifier
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/egress"
+)
+
+// Dispatcher delivers what the Queue holds: it claims due notifications
+// (or takes them as they are stored, when it has a free slot), makes each
+// attempt through the egress client, records every outcome with the next
+// schedule, and parks the backlog of a destination stuck at its
+// concurrency bound so claims never rescan it.
+type Dispatcher struct {
+	db     *store.DB
+	cfg    Config
+	logger *slog.Logger
+	queue  *Queue
+	events *Events
+	client *egress.Client
+
+	wake chan struct{}
+
+	mu           sync.Mutex
+	active       int                      // attempts in flight
+	perHost      map[string]int           // attempts in flight per destination
+	inflight     map[string]int           // attempts in flight per sequence
+	parkedAt     map[string]time.Time     // destinations with parked rows, since when
+	parkScanAt   time.Time                // last look for parked rows in the database
+	hostDuration map[string]time.Duration // recent attempt duration per destination
+	fullSince    map[string]time.Time     // destinations at their bound, since when
+	handOff      bool                     // the loop runs: rows are claimed as stored
+	parking      sync.Mutex               // held while a park runs
+	sends        sync.WaitGroup
+
+	sendCtx    context.Context
+	sendCancel context.CancelFunc
+
+	results      chan result
+	recorderDone chan struct{}
+
+	runner
+}
+
+// Rules are the destination rules every attempt applies (the egress
+// client's, with the operator's exceptions), for refusing a destination
+// before it is stored.
+func (d *Dispatcher) Rules() *egress.Rules { return d.client.Rules() }
+
+func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *slog.Logger) (*Dispatcher, error) {
+	client, err := egress.New(cfg.Egress)
+	if err != nil {
+		return nil, err
+	}
+	sendCtx, cancel := context.WithCancel(context.Background())
+	d := &Dispatcher{
+		db:           db,
+		cfg:          cfg,
+		logger:       logger,
+		queue:        q,
+		events:       events,
+		client:       client,
+		wake:         make(chan struct{}, 1),
+		perHost:      map[string]int{},
+		inflight:     map[string]int{},
+		parkedAt:     map[string]time.Time{},
+		hostDuration: map[string]time.Duration{},
+		fullSince:    map[string]time.Time{},
+		sendCtx:      sendCtx,
+		sendCancel:   cancel,
+		results:      make(chan result, 1024),
+		recorderDone: make(chan struct{}),
+	}
+	q.handOff = d
+	go d.recordLoop()
+	return d, nil
+}
+
+// Wake tells the dispatcher that work may be due; it never blocks.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the dispatch loop in the background and returns at once;
+// from then on notifications are also claimed as they are stored.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	return d.start(ctx, func(ctx context.Context) {
+		d.mu.Lock()
+		d.handOff = true
+		d.mu.Unlock()
+		d.loop(ctx)
+	})
+}
+
+// Stop stops claiming work, lets attempts in flight finish for up to
+// StopTimeout, then cancels the rest (recorded as interrupted, retried at
+// the next start), and stops the recorder. Queued work stays in the
+// database. Stop is idempotent and waits; the dispatcher cannot be started
+// again.
+func (d *Dispatcher) Stop() {
+	d.mu.Lock()
+	d.handOff = false // before waiting for sends: no slot is taken after
+	d.mu.Unlock()
+	if !d.stop() {
+		return
+	}
+	defer func() {
+		close(d.results)
+		<-d.recorderDone
+	}()
+	done := make(chan struct{})
+	go func() { d.sends.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d.cfg.StopTimeout):
+		d.sendCancel()
+		<-done
+	}
+	d.sendCancel()
+}
+
+func (d *Dispatcher) loop(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		claimed, err := d.dispatch(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.logger.Error("claim notifications", "error", err)
+		}
+		wait := d.cfg.PollInterval
+		if err == nil && claimed > 0 && d.hasCapacity() {
+			wait = 0 // more may be due right away
+		} else if due, ok, err := d.nextDue(ctx); err == nil && ok {
+			if w := due.Sub(d.cfg.Now()); w < wait {
+				wait = max(w, 0)
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+func (d *Dispatcher) hasCapacity() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.active < d.cfg.Workers
+}
+
+// RunDue delivers every notification due at the clock's current time and
+// returns when their attempts have been recorded. Retries that become due
+// later are left for a later call. Tests drive delivery with it; the
+// background loop uses the same claim and send path.
+func (d *Dispatcher) RunDue(ctx context.Context) error {
+	for {
+		claimed, err := d.dispatch(ctx)
+		if err != nil {
+			return err
+		}
+		d.sends.Wait()
+		if claimed == 0 {
+			return nil
+		}
+	}
+}
+
+// capacity is a view of what this instance can still start: free workers,
+// attempts per destination, and sequences that must wait (an attempt in
+// flight, or an earlier notification not yet started). It holds the claim
+// rules, which both ways of claiming apply: claim, for due rows in due
+// order, and claimStored, for rows as they are stored.
+type capacity struct {
+	free       int
+	perHostMax int
+	perHost    map[string]int
+	sequences  map[string]bool
+}
+
+// capacity returns the current view; d.mu must be held.
+func (d *Dispatcher) capacity() *capacity {
+	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight))}
+	for seq := range d.inflight {
+		c.sequences[seq] = true
+	}
+	return c
+}
+
+func (c *capacity) clone() *capacity {
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), sequences: maps.Clone(c.sequences)}
+}
+
+// allows reports whether row may start an attempt now: a worker and a slot
+// of its destination are free (so a dead endpoint cannot hold every
+// worker), and no notification of its sequence is in flight or waiting
+// before it (so first attempts keep the order in which they were stored).
+func (c *capacity) allows(row *entdb.Notification) bool {
+	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && (row.Sequence == nil || !c.sequences[*row.Sequence])
+}
+
+// take counts row's attempt as started.
+func (c *capacity) take(row *entdb.Notification) {
+	c.free--
+	c.perHost[row.Host]++
+	c.hold(row)
+}
+
+// hold makes later notifications of row's sequence wait for it.
+func (c *capacity) hold(row *entdb.Notification) {
+	if row.Sequence != nil {
+		c.sequences[*row.Sequence] = true
+	}
+}
+
+// claimStored claims, as they are stored, the notifications this instance
+// has a free slot for (the capacity's rules, with the sequences that have
+// an earlier notification due held back: it goes first, through the
+// dispatch loop): they are inserted already leased, with their first
+// attempt counted, and sent as soon as the transaction commits, which saves
+// the claim's query and update and their round trips. Nothing is claimed
+// while the dispatch loop is not running.
+func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]claim, error) {
+	d.mu.Lock()
+	on := d.handOff && d.active < d.cfg.Workers
+	d.mu.Unlock()
+	if !on {
+		return nil, nil
+	}
+	now := d.cfg.Now()
+	var seqs []string
+	for _, r := range rows {
+		if r.Sequence != nil {
+			seqs = append(seqs, *r.Sequence)
+		}
+	}
+	var waiting []string
+	if len(seqs) > 0 {
+		var err error
+		waiting, err = tx.Notification.Query().
+			Where(notification.SequenceIn(seqs...),
+				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
+				notification.NextAttemptAtLTE(now)).
+			Select(notification.FieldSequence).
+			Strings(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check earlier notifications: %w", err)
+		}
+	}
+	until := now.Add(d.cfg.Lease)
+	var claims []claim
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.handOff {
+		return nil, nil
+	}
+	capa := d.capacity()
+	for _, seq := range waiting {
+		capa.sequences[seq] = true
+	}
+	for _, r := range rows {
+		if !capa.allows(r) {
+			capa.hold(r)
+			continue
+		}
+		capa.take(r)
+		d.takeSlot(r, now)
+		r.Attempts = 1
+		r.LeaseUntil, r.LeaseOwner, r.NextAttemptAt = &until, d.cfg.InstanceID, &until
+		claims = append(claims, claim{n: r, number: 1, started: now})
+	}
+	return claims, nil
+}
+
+// sendStored starts the attempts of rows claimed as stored, once stored.
+func (d *Dispatcher) sendStored(claims []claim) {
+	for _, c := range claims {
+		cp := *c.n // the sender's copy (its id is set now); the producer keeps its row
+		c.n = &cp
+		go d.send(c)
+	}
+}
+
+// abandon gives back the slots of rows claimed as stored whose transaction
+// did not commit.
+func (d *Dispatcher) abandon(claims []claim) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range claims {
+		d.freeSlot(c.n)
+	}
+}

@@ -1,0 +1,348 @@
+package notifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/notifier/signer"
+)
+
+// Queue stores messages inside their producers' transactions and answers
+// what the queue holds. Rows are written when the producer's transaction
+// commits, together (one statement for the notifications, one for their
+// created events), so a producer's batch costs a few round trips.
+type Queue struct {
+	db      *store.DB
+	policy  schedule.Policy
+	now     func() time.Time
+	signers map[string]signer.Signer
+	events  *Events
+	logger  *slog.Logger
+
+	// handOff, once a dispatcher is attached, claims rows as they are
+	// stored and is woken for the rest.
+	handOff handOff
+
+	// pendingTxs maps an open *entdb.Tx to its *pendingTx.
+	pendingTxs sync.Map
+}
+
+// handOff is what the Queue needs of a dispatcher.
+type handOff interface {
+	// claimStored reserves, among rows about to be stored, those the
+	// dispatcher can attempt at once: it leases them (their fields are set
+	// for the insert) and takes their slots.
+	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]claim, error)
+	// sendStored starts the claimed attempts once their rows committed.
+	sendStored(claims []claim)
+	// abandon gives back the slots of claims whose rows were not stored.
+	abandon(claims []claim)
+	// Wake tells the dispatcher that work may be due.
+	Wake()
+}
+
+func newQueue(db *store.DB, cfg Config, events *Events, logger *slog.Logger) *Queue {
+	q := &Queue{db: db, policy: cfg.Policy, now: cfg.Now, signers: map[string]signer.Signer{}, events: events, logger: logger}
+	for _, s := range cfg.Signers {
+		q.signers[s.Scheme()] = s
+	}
+	return q
+}
+
+// pendingTx holds the notifications one transaction enqueued, written
+// together when it commits, and the signatures still to make.
+type pendingTx struct {
+	rows  []*entdb.Notification
+	signs []pendingSign
+}
+
+// pendingSign is a signature made once, when its row is stored.
+type pendingSign struct {
+	row    *entdb.Notification
+	signer signer.StoredSigner
+	key    string
+	req    payload.Request
+}
+
+// Enqueue stores m inside the caller's transaction: the frozen request
+// (method, URL, body, content type), its signature when its signer signs
+// once (made as the transaction commits), and its schedule (due at once; failed when the delivery window
+// closes). The rows are written when the transaction commits (the returned
+// row's ID is set then; a duplicate uuid fails the commit) and the
+// dispatcher is woken; if it rolls back, nothing was stored and nothing is
+// sent. Errors wrap ErrInvalidMessage or ErrUnknownSigner.
+func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.Notification, error) {
+	if m.UUID == "" {
+		m.UUID = uuid.NewString()
+	}
+	host, err := m.check()
+	if err != nil {
+		return nil, err
+	}
+	var once signer.StoredSigner
+	if m.Signing.Scheme != "" {
+		s, ok := q.signers[m.Signing.Scheme]
+		if !ok {
+			return nil, fmt.Errorf("%w %q", ErrUnknownSigner, m.Signing.Scheme)
+		}
+		once, _ = s.(signer.StoredSigner)
+	}
+	body := m.Request.Body
+	if body == nil {
+		body = []byte{} // GET: no body, stored as empty bytes
+	}
+	now := q.now()
+	next, expires := now, q.policy.Expires(now)
+	row := &entdb.Notification{
+		UUID: m.UUID, OwnerID: m.Owner,
+		Service: m.Subject.Service, Event: m.Subject.Event, Subject: m.Subject.Ref, Topic: m.Subject.Topic,
+		Host: host, Method: m.Request.Method, URL: m.Request.URL, Body: body, ContentType: m.Request.ContentType,
+		SignatureScheme: m.Signing.Scheme, SigningKey: m.Signing.Key,
+		Status: notification.StatusPending, NextAttemptAt: &next, ExpiresAt: expires, CreatedAt: now, UpdatedAt: now,
+	}
+	if m.Subject.Sequence != "" {
+		seq := m.Subject.Sequence
+		row.Sequence = &seq
+	}
+	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
+	pt := p.(*pendingTx)
+	pt.rows = append(pt.rows, row)
+	if once != nil {
+		// Signed when the transaction commits, all of its rows at once on
+		// every core: a producer storing a block's callbacks does not sign
+		// them one by one on its own goroutine.
+		pt.signs = append(pt.signs, pendingSign{row: row, signer: once, key: m.Signing.Key, req: m.Request})
+	}
+	if !loaded {
+		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
+			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				q.pendingTxs.Delete(tx)
+				return next.Rollback(ctx, tx)
+			})
+		})
+		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				p, _ := q.pendingTxs.LoadAndDelete(tx)
+				pt := p.(*pendingTx)
+				if err := sign(pt.signs); err != nil {
+					return err
+				}
+				return q.commit(ctx, tx, pt.rows, next)
+			})
+		})
+	}
+	return row, nil
+}
+
+// commit writes a transaction's notifications and their created events,
+// commits, then hands the rows claimed as stored to the dispatcher and
+// wakes it for the rest.
+func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, next entdb.Committer) error {
+	var claims []claim
+	if q.handOff != nil {
+		var err error
+		if claims, err = q.handOff.claimStored(ctx, tx, rows); err != nil {
+			return err
+		}
+	}
+	evs, err := q.insert(ctx, tx, rows)
+	if err == nil {
+		err = next.Commit(ctx, tx)
+	}
+	if err != nil {
+		// Nothing was stored (or, if only the commit's answer was lost,
+		// the lease lapses and the rows are taken over).
+		if q.handOff != nil {
+			q.handOff.abandon(claims)
+		}
+		return err
+	}
+	q.events.publish(evs)
+	if q.handOff != nil {
+		q.handOff.sendStored(claims)
+		if len(claims) < len(rows) {
+			q.handOff.Wake() // the rest is for the dispatch loop
+		}
+	}
+	return nil
+}
+
+// sign makes the signatures of a transaction's rows, in parallel on every
+// core when there are several.
+func sign(signs []pendingSign) error {
+	one := func(p pendingSign) error {
+		sig, err := p.signer.Sign(p.key, p.req)
+		if err != nil {
+			return fmt.Errorf("sign notification %s: %w", p.row.UUID, err)
+		}
+		p.row.Signature = sig
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(signs))
+	if workers <= 1 {
+		for _, p := range signs {
+			if err := one(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		errs = make([]error, workers)
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(signs)); i = next.Add(1) - 1 {
+				if err := one(signs[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// EnqueueNow stores one message in its own transaction.
+func (q *Queue) EnqueueNow(ctx context.Context, m Message) (*entdb.Notification, error) {
+	var row *entdb.Notification
+	err := store.WithTx(ctx, q.db.Client, func(tx *entdb.Tx) error {
+		var err error
+		row, err = q.Enqueue(ctx, tx, m)
+		return err
+	})
+	return row, err
+}
+
+// insert writes a transaction's notifications and their created events.
+func (q *Queue) insert(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]*entdb.DeliveryEvent, error) {
+	if err := insertNotifications(ctx, tx, q.db.Dialect, rows); err != nil {
+		return nil, fmt.Errorf("store notifications: %w", err)
+	}
+	evs := make([]*entdb.DeliveryEvent, len(rows))
+	for i, r := range rows {
+		// Due at once when created (a row claimed as it is stored carries
+		// its lease's end instead).
+		evs[i] = q.events.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), &r.CreatedAt)
+	}
+	if err := q.events.insert(ctx, tx, q.events.lock(ctx, tx), evs); err != nil {
+		return nil, err
+	}
+	return evs, nil
+}
+
+// AttemptHeaders returns the headers of an attempt of a stored
+// notification made at time at: Content-Type (POST), Idempotency-Key (its
+// uuid, so receivers can deduplicate on a header and a POST may be resent
+// on a fresh connection) and its signature, the one stored with it or, for
+// a per-attempt signer, one computed now. It is the one place these are
+// decided: the dispatcher sends them, and relays of a notification
+// (WatchDeliveries with the request) replay them.
+func (q *Queue) AttemptHeaders(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
+	h := http.Header{}
+	if n.ContentType != "" {
+		h.Set("Content-Type", n.ContentType)
+	}
+	h.Set("Idempotency-Key", n.UUID)
+	if n.SignatureScheme == "" {
+		return h, nil
+	}
+	s, ok := q.signers[n.SignatureScheme]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSigner, n.SignatureScheme)
+	}
+	switch s := s.(type) {
+	case signer.StoredSigner:
+		h.Set(s.Header(), n.Signature)
+	case signer.AttemptSigner:
+		sh, err := s.SignAttempt(ctx, n.SigningKey, signer.Attempt{UUID: n.UUID, Time: at, Request: requestOf(n)})
+		if err != nil {
+			return nil, fmt.Errorf("sign attempt: %w", err)
+		}
+		for k, vs := range sh {
+			h[k] = vs
+		}
+	}
+	return h, nil
+}
+
+// requestOf is the stored request of n.
+func requestOf(n *entdb.Notification) payload.Request {
+	r := payload.Request{Method: n.Method, URL: n.URL, ContentType: n.ContentType}
+	if n.Method != http.MethodGet {
+		r.Body = n.Body
+	}
+	return r
+}
+
+// QueueStats is the notification queue as metrics report it.
+type QueueStats struct {
+	// ByStatus counts the notifications still to deliver (pending or
+	// retrying, attempts in flight included) per delivery status.
+	// Acknowledged and failed notifications have left the queue; an
+	// Observer counts them as they finish.
+	ByStatus map[string]int
+	// OldestDue is how long the oldest due, unleased notification has been
+	// waiting (0 when none is due).
+	OldestDue time.Duration
+}
+
+// Stats reads the queue's depth by status and the age of the oldest due
+// notification. Both read only the partial indexes of rows still to
+// deliver, so a scrape costs the size of the queue, not of the table.
+func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
+	var rows []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	if err := q.db.Client.Notification.Query().
+		// next_attempt_at is set exactly while a row is pending or
+		// retrying: the predicate of the notification_queued index.
+		Where(notification.NextAttemptAtNotNil()).
+		GroupBy(notification.FieldStatus).
+		Aggregate(entdb.Count()).
+		Scan(ctx, &rows); err != nil {
+		return QueueStats{}, fmt.Errorf("queue depth: %w", err)
+	}
+	st := QueueStats{ByStatus: map[string]int{}}
+	for _, r := range rows {
+		st.ByStatus[r.Status] = r.Count
+	}
+	now := q.now()
+	due, err := q.db.Client.Notification.Query().
+		// next_attempt_at is set exactly while a row is pending or
+		// retrying; leased rows (attempts in flight) carry their lease's
+		// end and are not due.
+		Where(notification.NextAttemptAtLTE(now)).
+		Order(entdb.Asc(notification.FieldNextAttemptAt)).
+		Select(notification.FieldNextAttemptAt).
+		First(ctx)
+	switch {
+	case entdb.IsNotFound(err):
+	case err != nil:
+		return QueueStats{}, fmt.Errorf("oldest due: %w", err)
+	default:
+		st.OldestDue = now.Sub(*due.NextAttemptAt)
+	}
+	return st, nil
+}

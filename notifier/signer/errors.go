@@ -1,0 +1,6 @@
+package signer
+
+import "errors"
+
+// ErrBadKey reports a signing key file that cannot be used.
+var ErrBadKey = errors.New("unusable signing key")

@@ -1,0 +1,274 @@
+package signer
+
+import (
+	"context"
+	"crypto"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/notifier/payload"
+)
+
+// SchemeRSASHA256 names the low-level callback signature scheme.
+const SchemeRSASHA256 = "rsa-sha256"
+
+// SignatureHeader carries the RSA signature of low-level callbacks.
+const SignatureHeader = "x-ca-signature"
+
+// MinRSABits is the smallest RSA key payhook accepts.
+const MinRSABits = 2048
+
+// Signer signs the messages of one scheme; a Message names its signer by
+// that scheme (Message.Signing). A signer signs in one of two ways, and
+// implements the matching interface:
+//
+//   - StoredSigner signs a message once, when it is stored: the signature
+//     covers the exact bytes built once (payload.SignedData), is stored
+//     with them and sent unchanged with every attempt (RSA x-ca-signature).
+//   - AttemptSigner signs every attempt anew, with that attempt's time and
+//     the key current at that moment, so a rotated key signs the next
+//     attempt (the merchant HMAC scheme, whose header carries a timestamp).
+type Signer interface {
+	// Scheme names the scheme, stored with each message.
+	Scheme() string
+}
+
+// StoredSigner signs a message once, when it is stored.
+type StoredSigner interface {
+	Signer
+	// Header is the header that carries the signature.
+	Header() string
+	// Sign returns the signature of a request with the key that key names
+	// (its meaning is the signer's; "" is the signer's default key).
+	Sign(key string, r payload.Request) (string, error)
+}
+
+// AttemptSigner signs each attempt of a message anew.
+type AttemptSigner interface {
+	Signer
+	// SignAttempt returns the headers that sign one attempt, made at a.Time,
+	// with the key that key names as it is at that moment. An error fails
+	// the attempt (it is retried on the schedule).
+	SignAttempt(ctx context.Context, key string, a Attempt) (http.Header, error)
+}
+
+// Attempt is what a per-attempt signature covers.
+type Attempt struct {
+	// UUID is the message's uuid.
+	UUID string
+	// Time is when the attempt is made.
+	Time time.Time
+	// Request is the message's stored request.
+	Request payload.Request
+}
+
+// RSASigner signs with RSA PKCS#1 v1.5 over SHA-256 of the signed data
+// (payload.SignedData: the GET URL or the POST body) and encodes the
+// signature in standard Base64, as the x-ca-signature header carries it. It
+// signs once, when a message is stored, with its one key (the key reference
+// is ignored).
+type RSASigner struct {
+	key *rsa.PrivateKey
+}
+
+var _ StoredSigner = (*RSASigner)(nil)
+
+// NewRSASigner returns a signer for key.
+func NewRSASigner(key *rsa.PrivateKey) *RSASigner { return &RSASigner{key: key} }
+
+// Scheme implements Signer.
+func (s *RSASigner) Scheme() string { return SchemeRSASHA256 }
+
+// Header implements StoredSigner.
+func (s *RSASigner) Header() string { return SignatureHeader }
+
+// Sign implements StoredSigner.
+func (s *RSASigner) Sign(_ string, r payload.Request) (string, error) {
+	sum := sha256.Sum256(payload.SignedData(r))
+	sig, err := rsa.SignPKCS1v15(nil, s.key, crypto.SHA256, sum[:])
+	if err != nil {
+		return "", fmt.Errorf("rsa sign: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(sig), nil
+}
+
+// PublicKeyPEM returns the public key as a PEM SubjectPublicKeyInfo block.
+func (s *RSASigner) PublicKeyPEM() (string, error) { return publicPEM(&s.key.PublicKey) }
+
+func publicPEM(pub *rsa.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("marshal public key: %w", err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
+}
+
+// LoadRSAKeyFile reads an RSA private key from a PEM file (PKCS#1
+// "RSA PRIVATE KEY" or PKCS#8 "PRIVATE KEY") of at least MinRSABits.
+func LoadRSAKeyFile(path string) (*rsa.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read signing key: %w", err)
+	}
+	return parseRSAKey(b, path)
+}
+
+func parseRSAKey(b []byte, source string) (*rsa.PrivateKey, error) {
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("%w: %s holds no PEM block", ErrBadKey, source)
+	}
+	var key *rsa.PrivateKey
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		k, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadKey, source, err)
+		}
+		key = k
+	case "PRIVATE KEY":
+		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadKey, source, err)
+		}
+		rk, ok := k.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s is not an RSA key", ErrBadKey, source)
+		}
+		key = rk
+	default:
+		return nil, fmt.Errorf("%w: %s holds a %q block, want an RSA private key", ErrBadKey, source, block.Type)
+	}
+	if key.N.BitLen() < MinRSABits {
+		return nil, fmt.Errorf("%w: %s is %d bits, at least %d are required", ErrBadKey, source, key.N.BitLen(), MinRSABits)
+	}
+	return key, nil
+}
+
+// EnsureRSAKey returns the active RSA signing key stored in the database,
+// generating and storing a new one of bits size when there is none. When
+// instances race on an empty database, all of them end up using the oldest
+// active key.
+func EnsureRSAKey(ctx context.Context, db *entdb.Client, bits int, now time.Time) (*rsa.PrivateKey, error) {
+	if k, err := activeRSAKey(ctx, db); err != nil || k != nil {
+		return k, err
+	}
+	if bits < MinRSABits {
+		bits = MinRSABits
+	}
+	key, err := rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		return nil, fmt.Errorf("generate signing key: %w", err)
+	}
+	pub, err := publicPEM(&key.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	priv := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if _, err := db.SigningKey.Create().
+		SetAlgorithm(SchemeRSASHA256).
+		SetPrivatePem(string(priv)).
+		SetPublicPem(pub).
+		SetActive(true).
+		SetCreatedAt(now).
+		Save(ctx); err != nil {
+		return nil, fmt.Errorf("store signing key: %w", err)
+	}
+	return activeRSAKey(ctx, db)
+}
+
+func activeRSAKey(ctx context.Context, db *entdb.Client) (*rsa.PrivateKey, error) {
+	k, err := db.SigningKey.Query().
+		Where(signingkey.Algorithm(SchemeRSASHA256), signingkey.Active(true)).
+		Order(entdb.Asc(signingkey.FieldID)).
+		First(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load signing key: %w", err)
+	}
+	return parseRSAKey([]byte(k.PrivatePem), fmt.Sprintf("signing key %d", k.ID))
+}
+
+// SchemeHMACSHA256 names the per-attempt HMAC-SHA256 scheme.
+const SchemeHMACSHA256 = "hmac-sha256"
+
+// HMAC headers. The merchant interface's signature header is the spec's
+// x-service-signature; the timestamp travels beside it.
+const (
+	// ServiceSignatureHeader carries the HMAC signature.
+	ServiceSignatureHeader = "x-service-signature"
+	// ServiceTimestampHeader carries the attempt's Unix time in seconds.
+	ServiceTimestampHeader = "x-service-timestamp"
+)
+
+// SecretSource gives the HMAC secret a key reference names, as it is now:
+// a rotated secret signs the next attempt.
+type SecretSource interface {
+	// Secret returns the current secret of key.
+	Secret(ctx context.Context, key string) ([]byte, error)
+}
+
+// StaticSecret is a SecretSource with one secret for every key.
+type StaticSecret []byte
+
+// Secret implements SecretSource.
+func (s StaticSecret) Secret(context.Context, string) ([]byte, error) { return s, nil }
+
+// HMACSigner signs every attempt with HMAC-SHA256, keyed with the secret
+// current at that moment, over "<uuid>.<unix seconds>.<signed data>"
+// (payload.SignedData: the GET URL or the POST body), so each attempt
+// carries a fresh timestamp that a receiver can bound. The signature is
+// sent as "v1=<lowercase hex>" in x-service-signature and the time in
+// x-service-timestamp. It is the engine's per-attempt signer; the merchant
+// interface fixes the exact scheme its webhooks use.
+type HMACSigner struct {
+	secrets SecretSource
+}
+
+var _ AttemptSigner = (*HMACSigner)(nil)
+
+// NewHMACSigner returns a signer taking its secrets from secrets.
+func NewHMACSigner(secrets SecretSource) *HMACSigner { return &HMACSigner{secrets: secrets} }
+
+// Scheme implements Signer.
+func (s *HMACSigner) Scheme() string { return SchemeHMACSHA256 }
+
+// SignAttempt implements AttemptSigner.
+func (s *HMACSigner) SignAttempt(ctx context.Context, key string, a Attempt) (http.Header, error) {
+	secret, err := s.secrets.Secret(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("hmac secret %q: %w", key, err)
+	}
+	ts := strconv.FormatInt(a.Time.Unix(), 10)
+	h := http.Header{}
+	h.Set(ServiceSignatureHeader, "v1="+HMACSignature(secret, a.UUID, ts, payload.SignedData(a.Request)))
+	h.Set(ServiceTimestampHeader, ts)
+	return h, nil
+}
+
+// HMACSignature is the lowercase hex HMAC-SHA256 of
+// "<uuid>.<timestamp>.<data>" under secret.
+func HMACSignature(secret []byte, uuid, timestamp string, data []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(uuid))
+	m.Write([]byte{'.'})
+	m.Write([]byte(timestamp))
+	m.Write([]byte{'.'})
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil))
+}

@@ -1,0 +1,319 @@
+package address
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/price"
+)
+
+// QR code sizes, in pixels (width and height).
+const (
+	// MinQRSize is the smallest QR code image.
+	MinQRSize = 64
+	// MaxQRSize is the largest QR code image.
+	MaxQRSize = 1024
+	// DefaultQRSize is the size when none is asked for.
+	DefaultQRSize = 300
+)
+
+// Bounds of amounts given as parameters, so that no input can grow into an
+// unbounded computation or string.
+const (
+	// maxIntegerDigits is the most digits before the decimal point.
+	maxIntegerDigits = 30
+	// maxConvertPlaces is the most decimal places of a convert value.
+	maxConvertPlaces = 18
+	// ratePlaces is the precision of a division between two prices.
+	ratePlaces = 18
+)
+
+// amountSyntax is a plain decimal: digits, optionally a point and more
+// digits. No sign, exponent, spaces or thousands separators.
+var amountSyntax = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// ParseAmount parses param's value raw as a positive decimal with at most
+// places decimal places (trailing zeros do not count) and at most 30 digits
+// before the point. Errors are *InvalidError naming param.
+func ParseAmount(param, raw string, places int32) (decimal.Decimal, error) {
+	if raw == "" {
+		return decimal.Zero, invalid(param, "is required")
+	}
+	if !amountSyntax.MatchString(raw) {
+		return decimal.Zero, invalid(param, "%q is not a decimal number such as 12.5", truncate(raw))
+	}
+	whole, frac, _ := strings.Cut(raw, ".")
+	if len(strings.TrimLeft(whole, "0")) > maxIntegerDigits {
+		return decimal.Zero, invalid(param, "has more than %d digits before the decimal point", maxIntegerDigits)
+	}
+	if n := len(strings.TrimRight(frac, "0")); n > int(places) {
+		return decimal.Zero, invalid(param, "%q has more than %d decimal places", truncate(raw), places)
+	}
+	d, err := decimal.NewFromString(raw)
+	if err != nil { // unreachable after the syntax check; kept for safety
+		return decimal.Zero, invalid(param, "%q is not a decimal number", truncate(raw))
+	}
+	if !d.IsPositive() {
+		return decimal.Zero, invalid(param, "must be positive, got %s", raw)
+	}
+	return d, nil
+}
+
+// QRRequest is a checked QR code request.
+type QRRequest struct {
+	// URI is the payment URI the code encodes.
+	URI string
+	// Size is the image's width and height in pixels.
+	Size int
+}
+
+// ParseQRCode checks the parameters of a QR code for ticker t: addr must be
+// valid for t's network, value (optional) a positive amount with at most
+// t.Decimals places, size (optional, default DefaultQRSize) within
+// MinQRSize..MaxQRSize. It returns the payment URI to draw.
+func ParseQRCode(t chains.Ticker, addr, value string, size *int32) (QRRequest, error) {
+	if err := checkAddress(t, addr); err != nil {
+		return QRRequest{}, err
+	}
+	var amount *decimal.Decimal
+	if value != "" {
+		v, err := ParseAmount("value", value, t.Decimals)
+		if err != nil {
+			return QRRequest{}, err
+		}
+		amount = &v
+	}
+	px := DefaultQRSize
+	if size != nil {
+		if *size < MinQRSize || *size > MaxQRSize {
+			return QRRequest{}, invalid("size", "must be between %d and %d pixels, got %d", MinQRSize, MaxQRSize, *size)
+		}
+		px = int(*size)
+	}
+	uri, err := PaymentURI(t, addr, amount)
+	if err != nil {
+		return QRRequest{}, err
+	}
+	return QRRequest{URI: uri, Size: px}, nil
+}
+
+// checkAddress requires addr, valid for t's network.
+func checkAddress(t chains.Ticker, addr string) error {
+	if addr == "" {
+		return invalid("address", "is required")
+	}
+	if err := chains.ValidateAddress(t, addr); err != nil {
+		return &InvalidError{Param: "address", Reason: err.Error()}
+	}
+	return nil
+}
+
+// DrawQRCode renders r as a PNG image of r.Size pixels (larger only when
+// the code cannot fit, which the URI bounds rule out), with medium error
+// correction.
+func DrawQRCode(r QRRequest) ([]byte, error) {
+	q, err := qrcode.New(r.URI, qrcode.Medium)
+	if err != nil {
+		return nil, fmt.Errorf("qr code: %w", err)
+	}
+	png, err := q.PNG(r.Size)
+	if err != nil {
+		return nil, fmt.Errorf("qr code png: %w", err)
+	}
+	return png, nil
+}
+
+// utxoSchemes are the BIP21 URI schemes of the UTXO networks.
+var utxoSchemes = map[string]string{
+	"btc":  "bitcoin",
+	"ltc":  "litecoin",
+	"bch":  "bitcoincash",
+	"doge": "dogecoin",
+}
+
+// evmChainIDs are the EIP-155 chain ids of the EVM networks (EIP-681 URIs
+// name the chain unless it is Ethereum mainnet).
+var evmChainIDs = map[string]int{
+	"eth":     1,
+	"erc20":   1,
+	"bep20":   56,
+	"polygon": 137,
+}
+
+// PaymentURI returns the URI a wallet opens to pay amount (nil: no amount)
+// of t to addr:
+//
+//   - UTXO: BIP21, `bitcoin:ADDR?amount=0.01` (litecoin:, bitcoincash:,
+//     dogecoin:), amount in coin units; CashAddr keeps its own prefix.
+//   - EVM: EIP-681, native `ethereum:ADDR[@CHAIN]?value=WEI`, tokens
+//     `ethereum:CONTRACT[@CHAIN]/transfer?address=ADDR&uint256=BASEUNITS`.
+//   - TRON: `tron:ADDR?amount=1.5`, plus `&token=CONTRACT` for TRC-20.
+//   - Solana: Solana Pay, `solana:ADDR?amount=1.5`, plus `&spl-token=MINT`.
+func PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, error) {
+	switch t.Family {
+	case chains.FamilyUTXO:
+		scheme, ok := utxoSchemes[t.Network]
+		if !ok {
+			break
+		}
+		uri := addr
+		if !strings.HasPrefix(strings.ToLower(addr), scheme+":") {
+			uri = scheme + ":" + addr
+		}
+		if amount != nil {
+			uri += "?amount=" + amount.String()
+		}
+		return uri, nil
+	case chains.FamilyEVM:
+		id, ok := evmChainIDs[t.Network]
+		if !ok {
+			break
+		}
+		chain := ""
+		if id != 1 {
+			chain = fmt.Sprintf("@%d", id)
+		}
+		if t.Token {
+			uri := "ethereum:" + t.Contract + chain + "/transfer?address=" + addr
+			if amount != nil {
+				uri += "&uint256=" + amount.Shift(t.Decimals).String()
+			}
+			return uri, nil
+		}
+		uri := "ethereum:" + addr + chain
+		if amount != nil {
+			uri += "?value=" + amount.Shift(t.Decimals).String()
+		}
+		return uri, nil
+	case chains.FamilyTron, chains.FamilySolana:
+		scheme, tokenParam := "tron", "token"
+		if t.Family == chains.FamilySolana {
+			scheme, tokenParam = "solana", "spl-token"
+		}
+		var q []string
+		if amount != nil {
+			q = append(q, "amount="+amount.String())
+		}
+		if t.Token {
+			q = append(q, tokenParam+"="+t.Contract)
+		}
+		uri := scheme + ":" + addr
+		if len(q) > 0 {
+			uri += "?" + strings.Join(q, "&")
+		}
+		return uri, nil
+	}
+	return "", invalid("ticker", "no payment URI scheme is known for network %s", t.Network)
+}
+
+// Priorities are the forwarding priorities this API family names; payhook
+// forwards at one priority, so each gives the same estimate.
+var Priorities = []string{"default", "economic", "fast"}
+
+// Estimate is the estimated network cost of forwarding one payment.
+type Estimate struct {
+	// Cost is in coin units.
+	Cost decimal.Decimal
+	// Fiat maps each currency code of the price table to the cost in that
+	// currency, rounded to its minor unit; empty when the coin has no price.
+	Fiat map[string]string
+}
+
+// EstimateFee returns what payhook deducts for the network when it forwards
+// a payment of t: the ticker's network fee estimate rounded up to the
+// coin's precision, as forwarding rounds it. addresses (1 to
+// MaxDestinations, default 1) and priority (one of Priorities, or empty)
+// are checked; neither changes the result, since one payment is forwarded
+// with one deduction at payhook's single priority.
+func EstimateFee(t chains.Ticker, prices price.Source, addresses *int32, priority string) (Estimate, error) {
+	if addresses != nil && (*addresses < 1 || *addresses > MaxDestinations) {
+		return Estimate{}, invalid("addresses", "must be between 1 and %d, got %d", MaxDestinations, *addresses)
+	}
+	if err := checkPriority(priority); err != nil {
+		return Estimate{}, err
+	}
+	cost := t.NetworkFeeEstimate.RoundCeil(t.Decimals)
+	est := Estimate{Cost: cost, Fiat: map[string]string{}}
+	if usd, ok := price.USDValue(prices, t.Ticker, cost); ok {
+		for _, c := range prices.Fiat() {
+			est.Fiat[c.Code] = usd.Mul(c.PerUSD).StringFixed(c.Decimals)
+		}
+	}
+	return est, nil
+}
+
+func checkPriority(p string) error {
+	if p == "" {
+		return nil
+	}
+	for _, ok := range Priorities {
+		if strings.EqualFold(p, ok) {
+			return nil
+		}
+	}
+	return invalid("priority", "must be one of %s, got %q", strings.Join(Priorities, ", "), truncate(p))
+}
+
+// Conversion is an amount converted into a ticker's coin.
+type Conversion struct {
+	// ValueCoin is the amount in coin units, rounded half away from zero to
+	// the coin's decimals.
+	ValueCoin decimal.Decimal
+	// ExchangeRate is the price of one coin unit in units of from.
+	ExchangeRate decimal.Decimal
+}
+
+// Convert converts value, counted in from, into t's coin at the rates of
+// prices. from is an ISO 4217 code of the price table (any case), a ticker
+// (`trc20/usdt` or `trc20_usdt`) or an asset symbol the table
+// prices (`usdt`); lookup resolves tickers (Service.Lookup). value is a
+// positive decimal with at most 18 decimal places. Errors are
+// *InvalidError naming value, from or ticker.
+func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices price.Source, value, from string) (Conversion, error) {
+	v, err := ParseAmount("value", value, maxConvertPlaces)
+	if err != nil {
+		return Conversion{}, err
+	}
+	if from == "" {
+		return Conversion{}, invalid("from", "is required")
+	}
+	coinUSD, ok := positivePrice(prices, t.Ticker)
+	if !ok {
+		return Conversion{}, invalid("ticker", "%s has no price in the price table", t.Ticker)
+	}
+	// A fiat currency: its rate is units per USD.
+	for _, c := range prices.Fiat() {
+		if strings.EqualFold(c.Code, from) && c.PerUSD.IsPositive() {
+			rate := coinUSD.Mul(c.PerUSD)
+			return Conversion{ValueCoin: v.DivRound(rate, t.Decimals), ExchangeRate: rate.Round(ratePlaces)}, nil
+		}
+	}
+	// A coin: a registry ticker, or a symbol the table prices.
+	key := strings.ToLower(strings.Replace(from, "_", "/", 1))
+	if ft, err := lookup(key); err == nil {
+		key = ft.Ticker
+	} else if strings.Contains(key, "/") {
+		key = ""
+	}
+	fromUSD, ok := positivePrice(prices, key)
+	if key == "" || !ok {
+		return Conversion{}, invalid("from", "%q is neither a fiat currency code (such as USD) nor a priced coin (such as btc or trc20_usdt)", truncate(from))
+	}
+	return Conversion{
+		ValueCoin:    v.Mul(fromUSD).DivRound(coinUSD, t.Decimals),
+		ExchangeRate: coinUSD.DivRound(fromUSD, ratePlaces),
+	}, nil
+}
+
+func positivePrice(prices price.Source, coin string) (decimal.Decimal, bool) {
+	if prices == nil || coin == "" {
+		return decimal.Zero, false
+	}
+	p, ok := prices.USD(coin)
+	return p, ok && p.IsPositive()
+}

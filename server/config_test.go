@@ -1,0 +1,73 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
+)
+
+// TestConfigValidateNamesTheFlag: each sub-config's bad setting is reported
+// by the command-line flag that sets it.
+func TestConfigValidateNamesTheFlag(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		mutate func(*server.Config)
+		want   string
+	}{
+		{"store db", func(c *server.Config) { c.Store.DB = "mysql://x" }, "--db"},
+		{"store max conns", func(c *server.Config) { c.Store.MaxConns = 1 }, "--db-max-conns"},
+		{"api http addr", func(c *server.Config) { c.API.HTTPAddr = "nope" }, "--http-addr"},
+		{"api same addrs", func(c *server.Config) { c.API.HTTPAddr, c.API.GRPCAddr = ":1", ":1" }, "--http-addr and --grpc-addr"},
+		{"api shutdown", func(c *server.Config) { c.API.ShutdownTimeout = -time.Second }, "--shutdown-timeout"},
+		{"api body limit", func(c *server.Config) { c.API.MaxBodyBytes = 10 }, "--max-body-bytes"},
+		{"keys bits", func(c *server.Config) { c.Keys.SigningKeyBits = 1024 }, "--signing-key-bits"},
+		{"keys seed", func(c *server.Config) { c.Keys.Seed = []byte("short") }, "seed"},
+		{"delivery delays", func(c *server.Config) { c.Delivery.RetryDelays = []time.Duration{-time.Second} }, "--retry-delays"},
+		{"delivery endpoint", func(c *server.Config) { c.Delivery.AllowPrivateEndpoints = []string{"ftp://x"} }, "--allow-private-endpoint"},
+		{"delivery lease", func(c *server.Config) { c.Delivery.Lease = time.Second }, "--delivery-lease"},
+		{"delivery workers", func(c *server.Config) { c.Delivery.Workers = -1 }, "--delivery-workers"},
+		{"delivery per host", func(c *server.Config) { c.Delivery.PerHostConcurrency = -1 }, "--per-host-concurrency"},
+		{"chains watch", func(c *server.Config) { c.Chains.WatchInterval = -time.Second }, "--watch-interval"},
+		{"chains block time", func(c *server.Config) { c.Chains.DevnetBlockTime = -time.Second }, "--devnet-block-time"},
+		{"block time needs dev", func(c *server.Config) { c.Chains.DevnetBlockTime = time.Second }, "needs --dev"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var cfg server.Config
+			c.mutate(&cfg)
+			err := cfg.WithDefaults().Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to name %q", err, c.want)
+			}
+		})
+	}
+	if err := (server.Config{}).WithDefaults().Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+}
+
+// TestStartOnceStopIdempotent: a server starts once, and Stop may be called
+// again with the same result.
+func TestStartOnceStopIdempotent(t *testing.T) {
+	t.Parallel()
+	in := servertest.Start(t, store.SQLite, func(c *server.Config) { c.ManualDelivery = true })
+	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
+		t.Fatalf("second Start: %v, want ErrStarted", err)
+	}
+	if err := in.Server.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Server.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
+		t.Fatalf("Start after Stop: %v, want ErrStarted", err)
+	}
+}

@@ -1,0 +1,141 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/apikey"
+)
+
+// TestHeldFundsEndToEnd: creates without a forwarding address on the
+// devnet, one of them the spec's minimal create (callback alone, GET). The payment is confirmed and completed without a forwarding
+// transaction, every callback is signed and says so (address_out {}, no
+// txid_out, value_forwarded_coin equal to what is held, no fees), nothing is
+// broadcast, and the operator API and `payhook funds` list the held balance
+// with the key's derivation path; a merchant's key may not read it.
+func TestHeldFundsEndToEnd(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newDevEnv(t, d)
+			r := e.in.Get(t, "/btc/create/", q("callback", e.sink.URL+"/hook", "json", "1"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			addrIn := r.JSON["address_in"].(string)
+			for range 2 {
+				wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.015"}), 200)
+			}
+			// The spec's minimal create: callback alone (GET callbacks).
+			minimal := e.in.Get(t, "/btc/create/", q("callback", e.sink.URL+"/hook?minimal=1"), e.in.KeyA)
+			wantStatus(t, minimal, 200)
+			minimalIn := minimal.JSON["address_in"].(string)
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": minimalIn, "value_coin": "0.02"}), 200)
+			e.mine(t, "btc", 1) // confirmed, then completed (held)
+
+			e.sink.mu.Lock()
+			var gets []received
+			var rest []received
+			for _, g := range e.sink.got {
+				if g.method == http.MethodGet {
+					gets = append(gets, g)
+				} else {
+					rest = append(rest, g)
+				}
+			}
+			e.sink.got = rest
+			e.sink.mu.Unlock()
+			if len(gets) != 2 || gets[0].form.Get("payment_status") != "confirmed" || gets[1].form.Get("payment_status") != "completed" {
+				t.Fatalf("minimal create: %d GET callbacks %v, want confirmed then completed", len(gets), gets)
+			}
+			for _, g := range gets {
+				if g.form.Get("address_in") != minimalIn || g.form.Get("address_out") != "{}" {
+					t.Errorf("minimal create callback %v", g.form)
+				}
+			}
+			if c := gets[1].form; c.Has("txid_out") || c.Get("value_forwarded_coin") != "0.02" || c.Get("fee_coin") != "0" || c.Get("network_fee") != "0" {
+				t.Errorf("minimal create completed callback %v", c)
+			}
+
+			e.sink.mu.Lock()
+			got, errs := e.sink.got, e.sink.errs
+			e.sink.mu.Unlock()
+			if len(errs) > 0 {
+				t.Fatalf("callbacks that did not verify: %v", errs)
+			}
+			if st := strings.Join(e.sink.statuses(), ","); st != "confirmed,confirmed,completed,completed" && st != "confirmed,completed,confirmed,completed" {
+				t.Fatalf("callbacks %s, want each payment confirmed then completed", st)
+			}
+			for _, g := range got {
+				if string(g.fields["address_out"]) != "{}" {
+					t.Errorf("address_out %s, want {}", g.fields["address_out"])
+				}
+				if g.status() != "completed" {
+					continue
+				}
+				if _, ok := g.fields["txid_out"]; ok {
+					t.Errorf("held payment's completed callback carries txid_out: %v", g.fields)
+				}
+				if string(g.fields["value_forwarded_coin"]) != "0.015" || string(g.fields["fee_coin"]) != "0" || string(g.fields["network_fee"]) != "0" {
+					t.Errorf("completed: value_forwarded_coin %s, fee_coin %s, network_fee %s; want 0.015, 0, 0",
+						g.fields["value_forwarded_coin"], g.fields["fee_coin"], g.fields["network_fee"])
+				}
+			}
+			c, _ := e.in.Server.Devnet().Chain("btc")
+			if n := len(c.Forwards()); n != 0 {
+				t.Fatalf("%d forwarding transactions broadcast for held funds", n)
+			}
+
+			// The operator API lists the balance; a merchant's key may not.
+			opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStatus(t, e.in.Get(t, "/operator/funds", nil, e.in.KeyA), 403)
+			f := e.in.Get(t, "/operator/funds", nil, opKey)
+			wantStatus(t, f, 200)
+			var funds struct {
+				Tickers []struct {
+					Ticker, Coin, Total string
+					Payments            int
+					Addresses           []struct {
+						AddressIn       string `json:"address_in"`
+						Balance         string
+						Payments        int
+						DerivationPath  string `json:"derivation_path"`
+						DerivationIndex string `json:"derivation_index"`
+					}
+				}
+			}
+			if err := json.Unmarshal(f.Body, &funds); err != nil {
+				t.Fatal(err)
+			}
+			if len(funds.Tickers) != 1 || funds.Tickers[0].Ticker != "btc" || funds.Tickers[0].Total != "0.05" || funds.Tickers[0].Payments != 3 ||
+				len(funds.Tickers[0].Addresses) != 2 || funds.Tickers[0].Addresses[0].AddressIn != addrIn ||
+				funds.Tickers[0].Addresses[0].Balance != "0.03" || funds.Tickers[0].Addresses[1].AddressIn != minimalIn ||
+				funds.Tickers[0].Addresses[1].Balance != "0.02" || !strings.HasPrefix(funds.Tickers[0].Addresses[0].DerivationPath, "m/84'/0'/0'/0/") {
+				t.Fatalf("held funds %s", f.Body)
+			}
+			// The logs tell the merchant what happened to each payment.
+			logs := e.in.Get(t, "/btc/logs/", q("callback", e.sink.URL+"/hook"), e.in.KeyA)
+			wantStatus(t, logs, 200)
+			for _, cb := range logs.JSON["callbacks"].([]any) {
+				c := cb.(map[string]any)
+				if note, _ := c["note"].(string); c["payment_status"] != "completed" || !strings.Contains(note, "held on address_in") {
+					t.Fatalf("logs: payment %v, want completed and noted as held", cb)
+				}
+			}
+
+			// payhook funds reads the same from the database.
+			held, err := server.HeldFunds(context.Background(), e.in.DSN, "")
+			if err != nil || len(held.GetTickers()) != 1 || held.GetTickers()[0].GetTotal() != "0.05" {
+				t.Fatalf("server.HeldFunds = %v, %v", held, err)
+			}
+		})
+	}
+}

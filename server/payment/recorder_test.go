@@ -1,0 +1,41 @@
+package payment
+
+import (
+	"context"
+	"sync"
+
+	entdb "github.com/payhook/payhook/ent/db"
+)
+
+// recorder is a Reactor that keeps the changes of committed transactions
+// only, as a reactor storing notifications would.
+type recorder struct {
+	mu      sync.Mutex
+	changes []Change
+}
+
+func (r *recorder) React(_ context.Context, tx *entdb.Tx, c Change) error {
+	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+			if err := next.Commit(ctx, tx); err != nil {
+				return err
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.changes = append(r.changes, c)
+			return nil
+		})
+	})
+	return nil
+}
+
+// statuses lists the committed changes as kind:status.
+func (r *recorder) statuses() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.changes))
+	for i, c := range r.changes {
+		out[i] = string(c.Kind) + ":" + string(c.Status)
+	}
+	return out
+}
