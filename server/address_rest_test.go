@@ -462,8 +462,17 @@ func TestLogs(t *testing.T) {
 			t.Fatalf("empty logs: %s", r.Body)
 		}
 
-		// Another key asking for this callback gets the same 404 as for an
-		// unknown callback.
+		// Another key of the same project reads the project's address, and
+		// creating again with it finds the same address.
+		if r := in.Get(t, "/btc/logs/", q("callback", cb), in.KeyA2); r.Code != 200 || r.JSON["address_in"] != addrIn {
+			t.Fatalf("a second key of the project reads logs: HTTP %d %s", r.Code, r.Body)
+		}
+		if r := in.Get(t, "/btc/create/", q("callback", cb, "address", btcDest), in.KeyA2); r.Code != 200 || r.JSON["address_in"] != addrIn {
+			t.Fatalf("a second key of the project creates again: HTTP %d %s", r.Code, r.Body)
+		}
+
+		// A key of another project asking for this callback gets the same
+		// 404 as for an unknown callback.
 		other := in.Get(t, "/btc/logs/", q("callback", cb), in.KeyB)
 		unknown := in.Get(t, "/btc/logs/", q("callback", "https://shop.example/unknown"), in.KeyB)
 		wantStatus(t, other, 404)

@@ -43,6 +43,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
@@ -131,6 +132,9 @@ func (s *Server) buildStore(ctx context.Context) error {
 	}
 	if len(applied) > 0 {
 		s.logger.Info("applied migrations", "versions", applied)
+	}
+	if err := project.EnsureSecrets(ctx, s.db.Client); err != nil {
+		return fmt.Errorf("projects: %w", err)
 	}
 	return nil
 }

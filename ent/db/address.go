@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // Address is the model entity for the Address schema.
@@ -24,8 +25,20 @@ type Address struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
 	UpdatedAt time.Time `json:"updated_at,omitempty"`
-	// Owner of the address.
+	// The API key that created the address.
 	APIKeyID int64 `json:"api_key_id,omitempty"`
+	// Owner of the address: the key's project (the column default only serves the migration that added it).
+	ProjectID int64 `json:"project_id,omitempty"`
+	// What the address serves: address (low-level), custom (low-level with a project's merchant headers), checkout, deposit or subscription.
+	Service string `json:"service,omitempty"`
+	// The invoice (checkout, deposit, renewal) the address was handed out for.
+	InvoiceID *int64 `json:"invoice_id,omitempty"`
+	// Held exchange rate: invoice currency per coin, valid until quote_expires_at.
+	QuoteRate *decimal.Decimal `json:"quote_rate,omitempty"`
+	// Amount quoted to the customer, in coin; NULL for an open amount.
+	QuoteValueCoin *decimal.Decimal `json:"quote_value_coin,omitempty"`
+	// QuoteExpiresAt holds the value of the "quote_expires_at" field.
+	QuoteExpiresAt *time.Time `json:"quote_expires_at,omitempty"`
 	// Coin ticker, e.g. "btc" or "trc20/usdt".
 	Ticker string `json:"ticker,omitempty"`
 	// Chain family that derives and watches the address, e.g. "utxo".
@@ -94,15 +107,17 @@ func (*Address) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case address.FieldQuoteRate, address.FieldQuoteValueCoin:
+			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case address.FieldDestinations, address.FieldCustomParams:
 			values[i] = new([]byte)
 		case address.FieldPost, address.FieldJSON, address.FieldConvert:
 			values[i] = new(sql.NullBool)
-		case address.FieldID, address.FieldAPIKeyID, address.FieldDerivationIndex, address.FieldRequiredConfirmations:
+		case address.FieldID, address.FieldAPIKeyID, address.FieldProjectID, address.FieldInvoiceID, address.FieldDerivationIndex, address.FieldRequiredConfirmations:
 			values[i] = new(sql.NullInt64)
-		case address.FieldTicker, address.FieldFamily, address.FieldAddressIn, address.FieldCallbackURL, address.FieldCallbackKey, address.FieldPriority:
+		case address.FieldService, address.FieldTicker, address.FieldFamily, address.FieldAddressIn, address.FieldCallbackURL, address.FieldCallbackKey, address.FieldPriority:
 			values[i] = new(sql.NullString)
-		case address.FieldCreatedAt, address.FieldUpdatedAt:
+		case address.FieldCreatedAt, address.FieldUpdatedAt, address.FieldQuoteExpiresAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -142,6 +157,46 @@ func (_m *Address) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field api_key_id", values[i])
 			} else if value.Valid {
 				_m.APIKeyID = value.Int64
+			}
+		case address.FieldProjectID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.Int64
+			}
+		case address.FieldService:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field service", values[i])
+			} else if value.Valid {
+				_m.Service = value.String
+			}
+		case address.FieldInvoiceID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field invoice_id", values[i])
+			} else if value.Valid {
+				_m.InvoiceID = new(int64)
+				*_m.InvoiceID = value.Int64
+			}
+		case address.FieldQuoteRate:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field quote_rate", values[i])
+			} else if value.Valid {
+				_m.QuoteRate = new(decimal.Decimal)
+				*_m.QuoteRate = *value.S.(*decimal.Decimal)
+			}
+		case address.FieldQuoteValueCoin:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field quote_value_coin", values[i])
+			} else if value.Valid {
+				_m.QuoteValueCoin = new(decimal.Decimal)
+				*_m.QuoteValueCoin = *value.S.(*decimal.Decimal)
+			}
+		case address.FieldQuoteExpiresAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field quote_expires_at", values[i])
+			} else if value.Valid {
+				_m.QuoteExpiresAt = new(time.Time)
+				*_m.QuoteExpiresAt = value.Time
 			}
 		case address.FieldTicker:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -279,6 +334,32 @@ func (_m *Address) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("api_key_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.APIKeyID))
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ProjectID))
+	builder.WriteString(", ")
+	builder.WriteString("service=")
+	builder.WriteString(_m.Service)
+	builder.WriteString(", ")
+	if v := _m.InvoiceID; v != nil {
+		builder.WriteString("invoice_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.QuoteRate; v != nil {
+		builder.WriteString("quote_rate=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.QuoteValueCoin; v != nil {
+		builder.WriteString("quote_value_coin=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.QuoteExpiresAt; v != nil {
+		builder.WriteString("quote_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("ticker=")
 	builder.WriteString(_m.Ticker)

@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // AddressCreate is the builder for creating a Address entity.
@@ -56,6 +57,82 @@ func (_c *AddressCreate) SetNillableUpdatedAt(v *time.Time) *AddressCreate {
 // SetAPIKeyID sets the "api_key_id" field.
 func (_c *AddressCreate) SetAPIKeyID(v int64) *AddressCreate {
 	_c.mutation.SetAPIKeyID(v)
+	return _c
+}
+
+// SetProjectID sets the "project_id" field.
+func (_c *AddressCreate) SetProjectID(v int64) *AddressCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetService sets the "service" field.
+func (_c *AddressCreate) SetService(v string) *AddressCreate {
+	_c.mutation.SetService(v)
+	return _c
+}
+
+// SetNillableService sets the "service" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableService(v *string) *AddressCreate {
+	if v != nil {
+		_c.SetService(*v)
+	}
+	return _c
+}
+
+// SetInvoiceID sets the "invoice_id" field.
+func (_c *AddressCreate) SetInvoiceID(v int64) *AddressCreate {
+	_c.mutation.SetInvoiceID(v)
+	return _c
+}
+
+// SetNillableInvoiceID sets the "invoice_id" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableInvoiceID(v *int64) *AddressCreate {
+	if v != nil {
+		_c.SetInvoiceID(*v)
+	}
+	return _c
+}
+
+// SetQuoteRate sets the "quote_rate" field.
+func (_c *AddressCreate) SetQuoteRate(v decimal.Decimal) *AddressCreate {
+	_c.mutation.SetQuoteRate(v)
+	return _c
+}
+
+// SetNillableQuoteRate sets the "quote_rate" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableQuoteRate(v *decimal.Decimal) *AddressCreate {
+	if v != nil {
+		_c.SetQuoteRate(*v)
+	}
+	return _c
+}
+
+// SetQuoteValueCoin sets the "quote_value_coin" field.
+func (_c *AddressCreate) SetQuoteValueCoin(v decimal.Decimal) *AddressCreate {
+	_c.mutation.SetQuoteValueCoin(v)
+	return _c
+}
+
+// SetNillableQuoteValueCoin sets the "quote_value_coin" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableQuoteValueCoin(v *decimal.Decimal) *AddressCreate {
+	if v != nil {
+		_c.SetQuoteValueCoin(*v)
+	}
+	return _c
+}
+
+// SetQuoteExpiresAt sets the "quote_expires_at" field.
+func (_c *AddressCreate) SetQuoteExpiresAt(v time.Time) *AddressCreate {
+	_c.mutation.SetQuoteExpiresAt(v)
+	return _c
+}
+
+// SetNillableQuoteExpiresAt sets the "quote_expires_at" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableQuoteExpiresAt(v *time.Time) *AddressCreate {
+	if v != nil {
+		_c.SetQuoteExpiresAt(*v)
+	}
 	return _c
 }
 
@@ -238,6 +315,10 @@ func (_c *AddressCreate) defaults() {
 		v := address.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Service(); !ok {
+		v := address.DefaultService
+		_c.mutation.SetService(v)
+	}
 	if _, ok := _c.mutation.Post(); !ok {
 		v := address.DefaultPost
 		_c.mutation.SetPost(v)
@@ -270,6 +351,17 @@ func (_c *AddressCreate) check() error {
 	}
 	if _, ok := _c.mutation.APIKeyID(); !ok {
 		return &ValidationError{Name: "api_key_id", err: errors.New(`db: missing required field "Address.api_key_id"`)}
+	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`db: missing required field "Address.project_id"`)}
+	}
+	if _, ok := _c.mutation.Service(); !ok {
+		return &ValidationError{Name: "service", err: errors.New(`db: missing required field "Address.service"`)}
+	}
+	if v, ok := _c.mutation.Service(); ok {
+		if err := address.ServiceValidator(v); err != nil {
+			return &ValidationError{Name: "service", err: fmt.Errorf(`db: validator failed for field "Address.service": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.Ticker(); !ok {
 		return &ValidationError{Name: "ticker", err: errors.New(`db: missing required field "Address.ticker"`)}
@@ -393,6 +485,30 @@ func (_c *AddressCreate) createSpec() (*Address, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.UpdatedAt(); ok {
 		_spec.SetField(address.FieldUpdatedAt, field.TypeTime, value)
 		_node.UpdatedAt = value
+	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(address.FieldProjectID, field.TypeInt64, value)
+		_node.ProjectID = value
+	}
+	if value, ok := _c.mutation.Service(); ok {
+		_spec.SetField(address.FieldService, field.TypeString, value)
+		_node.Service = value
+	}
+	if value, ok := _c.mutation.InvoiceID(); ok {
+		_spec.SetField(address.FieldInvoiceID, field.TypeInt64, value)
+		_node.InvoiceID = &value
+	}
+	if value, ok := _c.mutation.QuoteRate(); ok {
+		_spec.SetField(address.FieldQuoteRate, field.TypeOther, value)
+		_node.QuoteRate = &value
+	}
+	if value, ok := _c.mutation.QuoteValueCoin(); ok {
+		_spec.SetField(address.FieldQuoteValueCoin, field.TypeOther, value)
+		_node.QuoteValueCoin = &value
+	}
+	if value, ok := _c.mutation.QuoteExpiresAt(); ok {
+		_spec.SetField(address.FieldQuoteExpiresAt, field.TypeTime, value)
+		_node.QuoteExpiresAt = &value
 	}
 	if value, ok := _c.mutation.Ticker(); ok {
 		_spec.SetField(address.FieldTicker, field.TypeString, value)
@@ -679,6 +795,24 @@ func (u *AddressUpsertOne) UpdateNewValues() *AddressUpsertOne {
 		}
 		if _, exists := u.create.mutation.APIKeyID(); exists {
 			s.SetIgnore(address.FieldAPIKeyID)
+		}
+		if _, exists := u.create.mutation.ProjectID(); exists {
+			s.SetIgnore(address.FieldProjectID)
+		}
+		if _, exists := u.create.mutation.Service(); exists {
+			s.SetIgnore(address.FieldService)
+		}
+		if _, exists := u.create.mutation.InvoiceID(); exists {
+			s.SetIgnore(address.FieldInvoiceID)
+		}
+		if _, exists := u.create.mutation.QuoteRate(); exists {
+			s.SetIgnore(address.FieldQuoteRate)
+		}
+		if _, exists := u.create.mutation.QuoteValueCoin(); exists {
+			s.SetIgnore(address.FieldQuoteValueCoin)
+		}
+		if _, exists := u.create.mutation.QuoteExpiresAt(); exists {
+			s.SetIgnore(address.FieldQuoteExpiresAt)
 		}
 		if _, exists := u.create.mutation.Ticker(); exists {
 			s.SetIgnore(address.FieldTicker)
@@ -1057,6 +1191,24 @@ func (u *AddressUpsertBulk) UpdateNewValues() *AddressUpsertBulk {
 			}
 			if _, exists := b.mutation.APIKeyID(); exists {
 				s.SetIgnore(address.FieldAPIKeyID)
+			}
+			if _, exists := b.mutation.ProjectID(); exists {
+				s.SetIgnore(address.FieldProjectID)
+			}
+			if _, exists := b.mutation.Service(); exists {
+				s.SetIgnore(address.FieldService)
+			}
+			if _, exists := b.mutation.InvoiceID(); exists {
+				s.SetIgnore(address.FieldInvoiceID)
+			}
+			if _, exists := b.mutation.QuoteRate(); exists {
+				s.SetIgnore(address.FieldQuoteRate)
+			}
+			if _, exists := b.mutation.QuoteValueCoin(); exists {
+				s.SetIgnore(address.FieldQuoteValueCoin)
+			}
+			if _, exists := b.mutation.QuoteExpiresAt(); exists {
+				s.SetIgnore(address.FieldQuoteExpiresAt)
 			}
 			if _, exists := b.mutation.Ticker(); exists {
 				s.SetIgnore(address.FieldTicker)

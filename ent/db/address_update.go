@@ -293,6 +293,18 @@ func (_u *AddressUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(address.FieldUpdatedAt, field.TypeTime, value)
 	}
+	if _u.mutation.InvoiceIDCleared() {
+		_spec.ClearField(address.FieldInvoiceID, field.TypeInt64)
+	}
+	if _u.mutation.QuoteRateCleared() {
+		_spec.ClearField(address.FieldQuoteRate, field.TypeOther)
+	}
+	if _u.mutation.QuoteValueCoinCleared() {
+		_spec.ClearField(address.FieldQuoteValueCoin, field.TypeOther)
+	}
+	if _u.mutation.QuoteExpiresAtCleared() {
+		_spec.ClearField(address.FieldQuoteExpiresAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)
 	}
@@ -690,6 +702,18 @@ func (_u *AddressUpdateOne) sqlSave(ctx context.Context) (_node *Address, err er
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(address.FieldUpdatedAt, field.TypeTime, value)
+	}
+	if _u.mutation.InvoiceIDCleared() {
+		_spec.ClearField(address.FieldInvoiceID, field.TypeInt64)
+	}
+	if _u.mutation.QuoteRateCleared() {
+		_spec.ClearField(address.FieldQuoteRate, field.TypeOther)
+	}
+	if _u.mutation.QuoteValueCoinCleared() {
+		_spec.ClearField(address.FieldQuoteValueCoin, field.TypeOther)
+	}
+	if _u.mutation.QuoteExpiresAtCleared() {
+		_spec.ClearField(address.FieldQuoteExpiresAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)

@@ -27,6 +27,8 @@ type APIKey struct {
 	Hash string `json:"hash,omitempty"`
 	// Set when the key is revoked; a revoked key authenticates nothing.
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	// The project the key acts for (the column default only serves the migration that added it).
+	ProjectID int64 `json:"project_id,omitempty"`
 	// An operator's key: it alone may call the operator API (held funds, and later projects).
 	Operator bool `json:"operator,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -71,7 +73,7 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case apikey.FieldOperator:
 			values[i] = new(sql.NullBool)
-		case apikey.FieldID:
+		case apikey.FieldID, apikey.FieldProjectID:
 			values[i] = new(sql.NullInt64)
 		case apikey.FieldName, apikey.FieldPrefix, apikey.FieldHash:
 			values[i] = new(sql.NullString)
@@ -128,6 +130,12 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RevokedAt = new(time.Time)
 				*_m.RevokedAt = value.Time
+			}
+		case apikey.FieldProjectID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.Int64
 			}
 		case apikey.FieldOperator:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -197,6 +205,9 @@ func (_m *APIKey) String() string {
 		builder.WriteString("revoked_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ProjectID))
 	builder.WriteString(", ")
 	builder.WriteString("operator=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Operator))

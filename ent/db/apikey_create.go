@@ -70,6 +70,12 @@ func (_c *APIKeyCreate) SetNillableRevokedAt(v *time.Time) *APIKeyCreate {
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *APIKeyCreate) SetProjectID(v int64) *APIKeyCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
 // SetOperator sets the "operator" field.
 func (_c *APIKeyCreate) SetOperator(v bool) *APIKeyCreate {
 	_c.mutation.SetOperator(v)
@@ -194,6 +200,9 @@ func (_c *APIKeyCreate) check() error {
 			return &ValidationError{Name: "hash", err: fmt.Errorf(`db: validator failed for field "APIKey.hash": %w`, err)}
 		}
 	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`db: missing required field "APIKey.project_id"`)}
+	}
 	if _, ok := _c.mutation.Operator(); !ok {
 		return &ValidationError{Name: "operator", err: errors.New(`db: missing required field "APIKey.operator"`)}
 	}
@@ -249,6 +258,10 @@ func (_c *APIKeyCreate) createSpec() (*APIKey, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RevokedAt(); ok {
 		_spec.SetField(apikey.FieldRevokedAt, field.TypeTime, value)
 		_node.RevokedAt = &value
+	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(apikey.FieldProjectID, field.TypeInt64, value)
+		_node.ProjectID = value
 	}
 	if value, ok := _c.mutation.Operator(); ok {
 		_spec.SetField(apikey.FieldOperator, field.TypeBool, value)
@@ -392,6 +405,24 @@ func (u *APIKeyUpsert) ClearRevokedAt() *APIKeyUpsert {
 	return u
 }
 
+// SetProjectID sets the "project_id" field.
+func (u *APIKeyUpsert) SetProjectID(v int64) *APIKeyUpsert {
+	u.Set(apikey.FieldProjectID, v)
+	return u
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *APIKeyUpsert) UpdateProjectID() *APIKeyUpsert {
+	u.SetExcluded(apikey.FieldProjectID)
+	return u
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *APIKeyUpsert) AddProjectID(v int64) *APIKeyUpsert {
+	u.Add(apikey.FieldProjectID, v)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -506,6 +537,27 @@ func (u *APIKeyUpsertOne) UpdateRevokedAt() *APIKeyUpsertOne {
 func (u *APIKeyUpsertOne) ClearRevokedAt() *APIKeyUpsertOne {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetProjectID sets the "project_id" field.
+func (u *APIKeyUpsertOne) SetProjectID(v int64) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetProjectID(v)
+	})
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *APIKeyUpsertOne) AddProjectID(v int64) *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddProjectID(v)
+	})
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *APIKeyUpsertOne) UpdateProjectID() *APIKeyUpsertOne {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateProjectID()
 	})
 }
 
@@ -789,6 +841,27 @@ func (u *APIKeyUpsertBulk) UpdateRevokedAt() *APIKeyUpsertBulk {
 func (u *APIKeyUpsertBulk) ClearRevokedAt() *APIKeyUpsertBulk {
 	return u.Update(func(s *APIKeyUpsert) {
 		s.ClearRevokedAt()
+	})
+}
+
+// SetProjectID sets the "project_id" field.
+func (u *APIKeyUpsertBulk) SetProjectID(v int64) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.SetProjectID(v)
+	})
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *APIKeyUpsertBulk) AddProjectID(v int64) *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.AddProjectID(v)
+	})
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *APIKeyUpsertBulk) UpdateProjectID() *APIKeyUpsertBulk {
+	return u.Update(func(s *APIKeyUpsert) {
+		s.UpdateProjectID()
 	})
 }
 

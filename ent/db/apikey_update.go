@@ -93,6 +93,27 @@ func (_u *APIKeyUpdate) ClearRevokedAt() *APIKeyUpdate {
 	return _u
 }
 
+// SetProjectID sets the "project_id" field.
+func (_u *APIKeyUpdate) SetProjectID(v int64) *APIKeyUpdate {
+	_u.mutation.ResetProjectID()
+	_u.mutation.SetProjectID(v)
+	return _u
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableProjectID(v *int64) *APIKeyUpdate {
+	if v != nil {
+		_u.SetProjectID(*v)
+	}
+	return _u
+}
+
+// AddProjectID adds value to the "project_id" field.
+func (_u *APIKeyUpdate) AddProjectID(v int64) *APIKeyUpdate {
+	_u.mutation.AddProjectID(v)
+	return _u
+}
+
 // AddAddressIDs adds the "addresses" edge to the Address entity by IDs.
 func (_u *APIKeyUpdate) AddAddressIDs(ids ...int64) *APIKeyUpdate {
 	_u.mutation.AddAddressIDs(ids...)
@@ -249,6 +270,12 @@ func (_u *APIKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ProjectID(); ok {
+		_spec.SetField(apikey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedProjectID(); ok {
+		_spec.AddField(apikey.FieldProjectID, field.TypeInt64, value)
 	}
 	if _u.mutation.AddressesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -421,6 +448,27 @@ func (_u *APIKeyUpdateOne) SetNillableRevokedAt(v *time.Time) *APIKeyUpdateOne {
 // ClearRevokedAt clears the value of the "revoked_at" field.
 func (_u *APIKeyUpdateOne) ClearRevokedAt() *APIKeyUpdateOne {
 	_u.mutation.ClearRevokedAt()
+	return _u
+}
+
+// SetProjectID sets the "project_id" field.
+func (_u *APIKeyUpdateOne) SetProjectID(v int64) *APIKeyUpdateOne {
+	_u.mutation.ResetProjectID()
+	_u.mutation.SetProjectID(v)
+	return _u
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableProjectID(v *int64) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetProjectID(*v)
+	}
+	return _u
+}
+
+// AddProjectID adds value to the "project_id" field.
+func (_u *APIKeyUpdateOne) AddProjectID(v int64) *APIKeyUpdateOne {
+	_u.mutation.AddProjectID(v)
 	return _u
 }
 
@@ -610,6 +658,12 @@ func (_u *APIKeyUpdateOne) sqlSave(ctx context.Context) (_node *APIKey, err erro
 	}
 	if _u.mutation.RevokedAtCleared() {
 		_spec.ClearField(apikey.FieldRevokedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.ProjectID(); ok {
+		_spec.SetField(apikey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedProjectID(); ok {
+		_spec.AddField(apikey.FieldProjectID, field.TypeInt64, value)
 	}
 	if _u.mutation.AddressesCleared() {
 		edge := &sqlgraph.EdgeSpec{

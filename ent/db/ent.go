@@ -19,10 +19,13 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
 )
 
@@ -91,10 +94,13 @@ func checkColumn(t, c string) error {
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			deliveryevent.Table:   deliveryevent.ValidColumn,
 			forward.Table:         forward.ValidColumn,
+			invoice.Table:         invoice.ValidColumn,
 			notification.Table:    notification.ValidColumn,
 			payment.Table:         payment.ValidColumn,
 			payoutrequest.Table:   payoutrequest.ValidColumn,
+			project.Table:         project.ValidColumn,
 			signingkey.Table:      signingkey.ValidColumn,
+			subscription.Table:    subscription.ValidColumn,
 			watchedtransfer.Table: watchedtransfer.ValidColumn,
 		})
 	})

@@ -18,11 +18,14 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/predicate"
+	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
@@ -44,10 +47,13 @@ const (
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeDeliveryEvent   = "DeliveryEvent"
 	TypeForward         = "Forward"
+	TypeInvoice         = "Invoice"
 	TypeNotification    = "Notification"
 	TypePayment         = "Payment"
 	TypePayoutRequest   = "PayoutRequest"
+	TypeProject         = "Project"
 	TypeSigningKey      = "SigningKey"
+	TypeSubscription    = "Subscription"
 	TypeWatchedTransfer = "WatchedTransfer"
 )
 
@@ -62,6 +68,8 @@ type APIKeyMutation struct {
 	prefix           *string
 	hash             *string
 	revoked_at       *time.Time
+	project_id       *int64
+	addproject_id    *int64
 	operator         *bool
 	clearedFields    map[string]struct{}
 	addresses        map[int64]struct{}
@@ -372,6 +380,62 @@ func (m *APIKeyMutation) ResetRevokedAt() {
 	delete(m.clearedFields, apikey.FieldRevokedAt)
 }
 
+// SetProjectID sets the "project_id" field.
+func (m *APIKeyMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *APIKeyMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the APIKey entity.
+// If the APIKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *APIKeyMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *APIKeyMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *APIKeyMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *APIKeyMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
 // SetOperator sets the "operator" field.
 func (m *APIKeyMutation) SetOperator(b bool) {
 	m.operator = &b
@@ -550,7 +614,7 @@ func (m *APIKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *APIKeyMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, apikey.FieldCreatedAt)
 	}
@@ -565,6 +629,9 @@ func (m *APIKeyMutation) Fields() []string {
 	}
 	if m.revoked_at != nil {
 		fields = append(fields, apikey.FieldRevokedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, apikey.FieldProjectID)
 	}
 	if m.operator != nil {
 		fields = append(fields, apikey.FieldOperator)
@@ -587,6 +654,8 @@ func (m *APIKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Hash()
 	case apikey.FieldRevokedAt:
 		return m.RevokedAt()
+	case apikey.FieldProjectID:
+		return m.ProjectID()
 	case apikey.FieldOperator:
 		return m.Operator()
 	}
@@ -608,6 +677,8 @@ func (m *APIKeyMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldHash(ctx)
 	case apikey.FieldRevokedAt:
 		return m.OldRevokedAt(ctx)
+	case apikey.FieldProjectID:
+		return m.OldProjectID(ctx)
 	case apikey.FieldOperator:
 		return m.OldOperator(ctx)
 	}
@@ -654,6 +725,13 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRevokedAt(v)
 		return nil
+	case apikey.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
 	case apikey.FieldOperator:
 		v, ok := value.(bool)
 		if !ok {
@@ -668,13 +746,21 @@ func (m *APIKeyMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *APIKeyMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, apikey.FieldProjectID)
+	}
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case apikey.FieldProjectID:
+		return m.AddedProjectID()
+	}
 	return nil, false
 }
 
@@ -683,6 +769,13 @@ func (m *APIKeyMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *APIKeyMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case apikey.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown APIKey numeric field %s", name)
 }
@@ -733,6 +826,9 @@ func (m *APIKeyMutation) ResetField(name string) error {
 		return nil
 	case apikey.FieldRevokedAt:
 		m.ResetRevokedAt()
+		return nil
+	case apikey.FieldProjectID:
+		m.ResetProjectID()
 		return nil
 	case apikey.FieldOperator:
 		m.ResetOperator()
@@ -859,6 +955,14 @@ type AddressMutation struct {
 	id                        *int64
 	created_at                *time.Time
 	updated_at                *time.Time
+	project_id                *int64
+	addproject_id             *int64
+	service                   *string
+	invoice_id                *int64
+	addinvoice_id             *int64
+	quote_rate                *decimal.Decimal
+	quote_value_coin          *decimal.Decimal
+	quote_expires_at          *time.Time
 	ticker                    *string
 	family                    *string
 	address_in                *string
@@ -1097,6 +1201,315 @@ func (m *AddressMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) 
 // ResetAPIKeyID resets all changes to the "api_key_id" field.
 func (m *AddressMutation) ResetAPIKeyID() {
 	m.api_key = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AddressMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AddressMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *AddressMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *AddressMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AddressMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetService sets the "service" field.
+func (m *AddressMutation) SetService(s string) {
+	m.service = &s
+}
+
+// Service returns the value of the "service" field in the mutation.
+func (m *AddressMutation) Service() (r string, exists bool) {
+	v := m.service
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldService returns the old "service" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldService(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldService is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldService requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldService: %w", err)
+	}
+	return oldValue.Service, nil
+}
+
+// ResetService resets all changes to the "service" field.
+func (m *AddressMutation) ResetService() {
+	m.service = nil
+}
+
+// SetInvoiceID sets the "invoice_id" field.
+func (m *AddressMutation) SetInvoiceID(i int64) {
+	m.invoice_id = &i
+	m.addinvoice_id = nil
+}
+
+// InvoiceID returns the value of the "invoice_id" field in the mutation.
+func (m *AddressMutation) InvoiceID() (r int64, exists bool) {
+	v := m.invoice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvoiceID returns the old "invoice_id" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldInvoiceID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvoiceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvoiceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvoiceID: %w", err)
+	}
+	return oldValue.InvoiceID, nil
+}
+
+// AddInvoiceID adds i to the "invoice_id" field.
+func (m *AddressMutation) AddInvoiceID(i int64) {
+	if m.addinvoice_id != nil {
+		*m.addinvoice_id += i
+	} else {
+		m.addinvoice_id = &i
+	}
+}
+
+// AddedInvoiceID returns the value that was added to the "invoice_id" field in this mutation.
+func (m *AddressMutation) AddedInvoiceID() (r int64, exists bool) {
+	v := m.addinvoice_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearInvoiceID clears the value of the "invoice_id" field.
+func (m *AddressMutation) ClearInvoiceID() {
+	m.invoice_id = nil
+	m.addinvoice_id = nil
+	m.clearedFields[address.FieldInvoiceID] = struct{}{}
+}
+
+// InvoiceIDCleared returns if the "invoice_id" field was cleared in this mutation.
+func (m *AddressMutation) InvoiceIDCleared() bool {
+	_, ok := m.clearedFields[address.FieldInvoiceID]
+	return ok
+}
+
+// ResetInvoiceID resets all changes to the "invoice_id" field.
+func (m *AddressMutation) ResetInvoiceID() {
+	m.invoice_id = nil
+	m.addinvoice_id = nil
+	delete(m.clearedFields, address.FieldInvoiceID)
+}
+
+// SetQuoteRate sets the "quote_rate" field.
+func (m *AddressMutation) SetQuoteRate(d decimal.Decimal) {
+	m.quote_rate = &d
+}
+
+// QuoteRate returns the value of the "quote_rate" field in the mutation.
+func (m *AddressMutation) QuoteRate() (r decimal.Decimal, exists bool) {
+	v := m.quote_rate
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuoteRate returns the old "quote_rate" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldQuoteRate(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuoteRate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuoteRate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuoteRate: %w", err)
+	}
+	return oldValue.QuoteRate, nil
+}
+
+// ClearQuoteRate clears the value of the "quote_rate" field.
+func (m *AddressMutation) ClearQuoteRate() {
+	m.quote_rate = nil
+	m.clearedFields[address.FieldQuoteRate] = struct{}{}
+}
+
+// QuoteRateCleared returns if the "quote_rate" field was cleared in this mutation.
+func (m *AddressMutation) QuoteRateCleared() bool {
+	_, ok := m.clearedFields[address.FieldQuoteRate]
+	return ok
+}
+
+// ResetQuoteRate resets all changes to the "quote_rate" field.
+func (m *AddressMutation) ResetQuoteRate() {
+	m.quote_rate = nil
+	delete(m.clearedFields, address.FieldQuoteRate)
+}
+
+// SetQuoteValueCoin sets the "quote_value_coin" field.
+func (m *AddressMutation) SetQuoteValueCoin(d decimal.Decimal) {
+	m.quote_value_coin = &d
+}
+
+// QuoteValueCoin returns the value of the "quote_value_coin" field in the mutation.
+func (m *AddressMutation) QuoteValueCoin() (r decimal.Decimal, exists bool) {
+	v := m.quote_value_coin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuoteValueCoin returns the old "quote_value_coin" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldQuoteValueCoin(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuoteValueCoin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuoteValueCoin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuoteValueCoin: %w", err)
+	}
+	return oldValue.QuoteValueCoin, nil
+}
+
+// ClearQuoteValueCoin clears the value of the "quote_value_coin" field.
+func (m *AddressMutation) ClearQuoteValueCoin() {
+	m.quote_value_coin = nil
+	m.clearedFields[address.FieldQuoteValueCoin] = struct{}{}
+}
+
+// QuoteValueCoinCleared returns if the "quote_value_coin" field was cleared in this mutation.
+func (m *AddressMutation) QuoteValueCoinCleared() bool {
+	_, ok := m.clearedFields[address.FieldQuoteValueCoin]
+	return ok
+}
+
+// ResetQuoteValueCoin resets all changes to the "quote_value_coin" field.
+func (m *AddressMutation) ResetQuoteValueCoin() {
+	m.quote_value_coin = nil
+	delete(m.clearedFields, address.FieldQuoteValueCoin)
+}
+
+// SetQuoteExpiresAt sets the "quote_expires_at" field.
+func (m *AddressMutation) SetQuoteExpiresAt(t time.Time) {
+	m.quote_expires_at = &t
+}
+
+// QuoteExpiresAt returns the value of the "quote_expires_at" field in the mutation.
+func (m *AddressMutation) QuoteExpiresAt() (r time.Time, exists bool) {
+	v := m.quote_expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuoteExpiresAt returns the old "quote_expires_at" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldQuoteExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuoteExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuoteExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuoteExpiresAt: %w", err)
+	}
+	return oldValue.QuoteExpiresAt, nil
+}
+
+// ClearQuoteExpiresAt clears the value of the "quote_expires_at" field.
+func (m *AddressMutation) ClearQuoteExpiresAt() {
+	m.quote_expires_at = nil
+	m.clearedFields[address.FieldQuoteExpiresAt] = struct{}{}
+}
+
+// QuoteExpiresAtCleared returns if the "quote_expires_at" field was cleared in this mutation.
+func (m *AddressMutation) QuoteExpiresAtCleared() bool {
+	_, ok := m.clearedFields[address.FieldQuoteExpiresAt]
+	return ok
+}
+
+// ResetQuoteExpiresAt resets all changes to the "quote_expires_at" field.
+func (m *AddressMutation) ResetQuoteExpiresAt() {
+	m.quote_expires_at = nil
+	delete(m.clearedFields, address.FieldQuoteExpiresAt)
 }
 
 // SetTicker sets the "ticker" field.
@@ -1752,7 +2165,7 @@ func (m *AddressMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AddressMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 22)
 	if m.created_at != nil {
 		fields = append(fields, address.FieldCreatedAt)
 	}
@@ -1761,6 +2174,24 @@ func (m *AddressMutation) Fields() []string {
 	}
 	if m.api_key != nil {
 		fields = append(fields, address.FieldAPIKeyID)
+	}
+	if m.project_id != nil {
+		fields = append(fields, address.FieldProjectID)
+	}
+	if m.service != nil {
+		fields = append(fields, address.FieldService)
+	}
+	if m.invoice_id != nil {
+		fields = append(fields, address.FieldInvoiceID)
+	}
+	if m.quote_rate != nil {
+		fields = append(fields, address.FieldQuoteRate)
+	}
+	if m.quote_value_coin != nil {
+		fields = append(fields, address.FieldQuoteValueCoin)
+	}
+	if m.quote_expires_at != nil {
+		fields = append(fields, address.FieldQuoteExpiresAt)
 	}
 	if m.ticker != nil {
 		fields = append(fields, address.FieldTicker)
@@ -1815,6 +2246,18 @@ func (m *AddressMutation) Field(name string) (ent.Value, bool) {
 		return m.UpdatedAt()
 	case address.FieldAPIKeyID:
 		return m.APIKeyID()
+	case address.FieldProjectID:
+		return m.ProjectID()
+	case address.FieldService:
+		return m.Service()
+	case address.FieldInvoiceID:
+		return m.InvoiceID()
+	case address.FieldQuoteRate:
+		return m.QuoteRate()
+	case address.FieldQuoteValueCoin:
+		return m.QuoteValueCoin()
+	case address.FieldQuoteExpiresAt:
+		return m.QuoteExpiresAt()
 	case address.FieldTicker:
 		return m.Ticker()
 	case address.FieldFamily:
@@ -1856,6 +2299,18 @@ func (m *AddressMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldUpdatedAt(ctx)
 	case address.FieldAPIKeyID:
 		return m.OldAPIKeyID(ctx)
+	case address.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case address.FieldService:
+		return m.OldService(ctx)
+	case address.FieldInvoiceID:
+		return m.OldInvoiceID(ctx)
+	case address.FieldQuoteRate:
+		return m.OldQuoteRate(ctx)
+	case address.FieldQuoteValueCoin:
+		return m.OldQuoteValueCoin(ctx)
+	case address.FieldQuoteExpiresAt:
+		return m.OldQuoteExpiresAt(ctx)
 	case address.FieldTicker:
 		return m.OldTicker(ctx)
 	case address.FieldFamily:
@@ -1911,6 +2366,48 @@ func (m *AddressMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAPIKeyID(v)
+		return nil
+	case address.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case address.FieldService:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetService(v)
+		return nil
+	case address.FieldInvoiceID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvoiceID(v)
+		return nil
+	case address.FieldQuoteRate:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuoteRate(v)
+		return nil
+	case address.FieldQuoteValueCoin:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuoteValueCoin(v)
+		return nil
+	case address.FieldQuoteExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuoteExpiresAt(v)
 		return nil
 	case address.FieldTicker:
 		v, ok := value.(string)
@@ -2011,6 +2508,12 @@ func (m *AddressMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *AddressMutation) AddedFields() []string {
 	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, address.FieldProjectID)
+	}
+	if m.addinvoice_id != nil {
+		fields = append(fields, address.FieldInvoiceID)
+	}
 	if m.addderivation_index != nil {
 		fields = append(fields, address.FieldDerivationIndex)
 	}
@@ -2025,6 +2528,10 @@ func (m *AddressMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *AddressMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case address.FieldProjectID:
+		return m.AddedProjectID()
+	case address.FieldInvoiceID:
+		return m.AddedInvoiceID()
 	case address.FieldDerivationIndex:
 		return m.AddedDerivationIndex()
 	case address.FieldRequiredConfirmations:
@@ -2038,6 +2545,20 @@ func (m *AddressMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *AddressMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case address.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case address.FieldInvoiceID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInvoiceID(v)
+		return nil
 	case address.FieldDerivationIndex:
 		v, ok := value.(int64)
 		if !ok {
@@ -2059,7 +2580,20 @@ func (m *AddressMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *AddressMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(address.FieldInvoiceID) {
+		fields = append(fields, address.FieldInvoiceID)
+	}
+	if m.FieldCleared(address.FieldQuoteRate) {
+		fields = append(fields, address.FieldQuoteRate)
+	}
+	if m.FieldCleared(address.FieldQuoteValueCoin) {
+		fields = append(fields, address.FieldQuoteValueCoin)
+	}
+	if m.FieldCleared(address.FieldQuoteExpiresAt) {
+		fields = append(fields, address.FieldQuoteExpiresAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -2072,6 +2606,20 @@ func (m *AddressMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *AddressMutation) ClearField(name string) error {
+	switch name {
+	case address.FieldInvoiceID:
+		m.ClearInvoiceID()
+		return nil
+	case address.FieldQuoteRate:
+		m.ClearQuoteRate()
+		return nil
+	case address.FieldQuoteValueCoin:
+		m.ClearQuoteValueCoin()
+		return nil
+	case address.FieldQuoteExpiresAt:
+		m.ClearQuoteExpiresAt()
+		return nil
+	}
 	return fmt.Errorf("unknown Address nullable field %s", name)
 }
 
@@ -2087,6 +2635,24 @@ func (m *AddressMutation) ResetField(name string) error {
 		return nil
 	case address.FieldAPIKeyID:
 		m.ResetAPIKeyID()
+		return nil
+	case address.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case address.FieldService:
+		m.ResetService()
+		return nil
+	case address.FieldInvoiceID:
+		m.ResetInvoiceID()
+		return nil
+	case address.FieldQuoteRate:
+		m.ResetQuoteRate()
+		return nil
+	case address.FieldQuoteValueCoin:
+		m.ResetQuoteValueCoin()
+		return nil
+	case address.FieldQuoteExpiresAt:
+		m.ResetQuoteExpiresAt()
 		return nil
 	case address.FieldTicker:
 		m.ResetTicker()
@@ -6613,6 +7179,1459 @@ func (m *ForwardMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Forward edge %s", name)
 }
 
+// InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
+type InvoiceMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int64
+	created_at         *time.Time
+	updated_at         *time.Time
+	project_id         *int64
+	addproject_id      *int64
+	public_id          *string
+	kind               *invoice.Kind
+	notify_url         *string
+	redirect_url       *string
+	currency           *string
+	value              *decimal.Decimal
+	item_description   *string
+	expires_at         *time.Time
+	post               *bool
+	json               *bool
+	convert            *bool
+	success_token      *string
+	subscription_id    *int64
+	addsubscription_id *int64
+	option             *string
+	status             *invoice.Status
+	paid_at            *time.Time
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*Invoice, error)
+	predicates         []predicate.Invoice
+}
+
+var _ ent.Mutation = (*InvoiceMutation)(nil)
+
+// invoiceOption allows management of the mutation configuration using functional options.
+type invoiceOption func(*InvoiceMutation)
+
+// newInvoiceMutation creates new mutation for the Invoice entity.
+func newInvoiceMutation(c config, op Op, opts ...invoiceOption) *InvoiceMutation {
+	m := &InvoiceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInvoice,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInvoiceID sets the ID field of the mutation.
+func withInvoiceID(id int64) invoiceOption {
+	return func(m *InvoiceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Invoice
+		)
+		m.oldValue = func(ctx context.Context) (*Invoice, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Invoice.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInvoice sets the old Invoice of the mutation.
+func withInvoice(node *Invoice) invoiceOption {
+	return func(m *InvoiceMutation) {
+		m.oldValue = func(context.Context) (*Invoice, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InvoiceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InvoiceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Invoice entities.
+func (m *InvoiceMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InvoiceMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InvoiceMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Invoice.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *InvoiceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *InvoiceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *InvoiceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *InvoiceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *InvoiceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *InvoiceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *InvoiceMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *InvoiceMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *InvoiceMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *InvoiceMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *InvoiceMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetPublicID sets the "public_id" field.
+func (m *InvoiceMutation) SetPublicID(s string) {
+	m.public_id = &s
+}
+
+// PublicID returns the value of the "public_id" field in the mutation.
+func (m *InvoiceMutation) PublicID() (r string, exists bool) {
+	v := m.public_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicID returns the old "public_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPublicID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicID: %w", err)
+	}
+	return oldValue.PublicID, nil
+}
+
+// ResetPublicID resets all changes to the "public_id" field.
+func (m *InvoiceMutation) ResetPublicID() {
+	m.public_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *InvoiceMutation) SetKind(i invoice.Kind) {
+	m.kind = &i
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *InvoiceMutation) Kind() (r invoice.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldKind(ctx context.Context) (v invoice.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *InvoiceMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetNotifyURL sets the "notify_url" field.
+func (m *InvoiceMutation) SetNotifyURL(s string) {
+	m.notify_url = &s
+}
+
+// NotifyURL returns the value of the "notify_url" field in the mutation.
+func (m *InvoiceMutation) NotifyURL() (r string, exists bool) {
+	v := m.notify_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotifyURL returns the old "notify_url" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldNotifyURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotifyURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotifyURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotifyURL: %w", err)
+	}
+	return oldValue.NotifyURL, nil
+}
+
+// ResetNotifyURL resets all changes to the "notify_url" field.
+func (m *InvoiceMutation) ResetNotifyURL() {
+	m.notify_url = nil
+}
+
+// SetRedirectURL sets the "redirect_url" field.
+func (m *InvoiceMutation) SetRedirectURL(s string) {
+	m.redirect_url = &s
+}
+
+// RedirectURL returns the value of the "redirect_url" field in the mutation.
+func (m *InvoiceMutation) RedirectURL() (r string, exists bool) {
+	v := m.redirect_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRedirectURL returns the old "redirect_url" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldRedirectURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRedirectURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRedirectURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRedirectURL: %w", err)
+	}
+	return oldValue.RedirectURL, nil
+}
+
+// ResetRedirectURL resets all changes to the "redirect_url" field.
+func (m *InvoiceMutation) ResetRedirectURL() {
+	m.redirect_url = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *InvoiceMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *InvoiceMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *InvoiceMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetValue sets the "value" field.
+func (m *InvoiceMutation) SetValue(d decimal.Decimal) {
+	m.value = &d
+}
+
+// Value returns the value of the "value" field in the mutation.
+func (m *InvoiceMutation) Value() (r decimal.Decimal, exists bool) {
+	v := m.value
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValue returns the old "value" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldValue(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValue: %w", err)
+	}
+	return oldValue.Value, nil
+}
+
+// ClearValue clears the value of the "value" field.
+func (m *InvoiceMutation) ClearValue() {
+	m.value = nil
+	m.clearedFields[invoice.FieldValue] = struct{}{}
+}
+
+// ValueCleared returns if the "value" field was cleared in this mutation.
+func (m *InvoiceMutation) ValueCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldValue]
+	return ok
+}
+
+// ResetValue resets all changes to the "value" field.
+func (m *InvoiceMutation) ResetValue() {
+	m.value = nil
+	delete(m.clearedFields, invoice.FieldValue)
+}
+
+// SetItemDescription sets the "item_description" field.
+func (m *InvoiceMutation) SetItemDescription(s string) {
+	m.item_description = &s
+}
+
+// ItemDescription returns the value of the "item_description" field in the mutation.
+func (m *InvoiceMutation) ItemDescription() (r string, exists bool) {
+	v := m.item_description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldItemDescription returns the old "item_description" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldItemDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldItemDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldItemDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldItemDescription: %w", err)
+	}
+	return oldValue.ItemDescription, nil
+}
+
+// ResetItemDescription resets all changes to the "item_description" field.
+func (m *InvoiceMutation) ResetItemDescription() {
+	m.item_description = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *InvoiceMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *InvoiceMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *InvoiceMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[invoice.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *InvoiceMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *InvoiceMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, invoice.FieldExpiresAt)
+}
+
+// SetPost sets the "post" field.
+func (m *InvoiceMutation) SetPost(b bool) {
+	m.post = &b
+}
+
+// Post returns the value of the "post" field in the mutation.
+func (m *InvoiceMutation) Post() (r bool, exists bool) {
+	v := m.post
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPost returns the old "post" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPost(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPost: %w", err)
+	}
+	return oldValue.Post, nil
+}
+
+// ResetPost resets all changes to the "post" field.
+func (m *InvoiceMutation) ResetPost() {
+	m.post = nil
+}
+
+// SetJSON sets the "json" field.
+func (m *InvoiceMutation) SetJSON(b bool) {
+	m.json = &b
+}
+
+// JSON returns the value of the "json" field in the mutation.
+func (m *InvoiceMutation) JSON() (r bool, exists bool) {
+	v := m.json
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJSON returns the old "json" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldJSON(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJSON is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJSON requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJSON: %w", err)
+	}
+	return oldValue.JSON, nil
+}
+
+// ResetJSON resets all changes to the "json" field.
+func (m *InvoiceMutation) ResetJSON() {
+	m.json = nil
+}
+
+// SetConvert sets the "convert" field.
+func (m *InvoiceMutation) SetConvert(b bool) {
+	m.convert = &b
+}
+
+// Convert returns the value of the "convert" field in the mutation.
+func (m *InvoiceMutation) Convert() (r bool, exists bool) {
+	v := m.convert
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConvert returns the old "convert" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldConvert(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConvert is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConvert requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConvert: %w", err)
+	}
+	return oldValue.Convert, nil
+}
+
+// ResetConvert resets all changes to the "convert" field.
+func (m *InvoiceMutation) ResetConvert() {
+	m.convert = nil
+}
+
+// SetSuccessToken sets the "success_token" field.
+func (m *InvoiceMutation) SetSuccessToken(s string) {
+	m.success_token = &s
+}
+
+// SuccessToken returns the value of the "success_token" field in the mutation.
+func (m *InvoiceMutation) SuccessToken() (r string, exists bool) {
+	v := m.success_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSuccessToken returns the old "success_token" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldSuccessToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSuccessToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSuccessToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSuccessToken: %w", err)
+	}
+	return oldValue.SuccessToken, nil
+}
+
+// ResetSuccessToken resets all changes to the "success_token" field.
+func (m *InvoiceMutation) ResetSuccessToken() {
+	m.success_token = nil
+}
+
+// SetSubscriptionID sets the "subscription_id" field.
+func (m *InvoiceMutation) SetSubscriptionID(i int64) {
+	m.subscription_id = &i
+	m.addsubscription_id = nil
+}
+
+// SubscriptionID returns the value of the "subscription_id" field in the mutation.
+func (m *InvoiceMutation) SubscriptionID() (r int64, exists bool) {
+	v := m.subscription_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubscriptionID returns the old "subscription_id" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldSubscriptionID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubscriptionID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubscriptionID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubscriptionID: %w", err)
+	}
+	return oldValue.SubscriptionID, nil
+}
+
+// AddSubscriptionID adds i to the "subscription_id" field.
+func (m *InvoiceMutation) AddSubscriptionID(i int64) {
+	if m.addsubscription_id != nil {
+		*m.addsubscription_id += i
+	} else {
+		m.addsubscription_id = &i
+	}
+}
+
+// AddedSubscriptionID returns the value that was added to the "subscription_id" field in this mutation.
+func (m *InvoiceMutation) AddedSubscriptionID() (r int64, exists bool) {
+	v := m.addsubscription_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearSubscriptionID clears the value of the "subscription_id" field.
+func (m *InvoiceMutation) ClearSubscriptionID() {
+	m.subscription_id = nil
+	m.addsubscription_id = nil
+	m.clearedFields[invoice.FieldSubscriptionID] = struct{}{}
+}
+
+// SubscriptionIDCleared returns if the "subscription_id" field was cleared in this mutation.
+func (m *InvoiceMutation) SubscriptionIDCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldSubscriptionID]
+	return ok
+}
+
+// ResetSubscriptionID resets all changes to the "subscription_id" field.
+func (m *InvoiceMutation) ResetSubscriptionID() {
+	m.subscription_id = nil
+	m.addsubscription_id = nil
+	delete(m.clearedFields, invoice.FieldSubscriptionID)
+}
+
+// SetOption sets the "option" field.
+func (m *InvoiceMutation) SetOption(s string) {
+	m.option = &s
+}
+
+// Option returns the value of the "option" field in the mutation.
+func (m *InvoiceMutation) Option() (r string, exists bool) {
+	v := m.option
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOption returns the old "option" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldOption(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOption is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOption requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOption: %w", err)
+	}
+	return oldValue.Option, nil
+}
+
+// ResetOption resets all changes to the "option" field.
+func (m *InvoiceMutation) ResetOption() {
+	m.option = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *InvoiceMutation) SetStatus(i invoice.Status) {
+	m.status = &i
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *InvoiceMutation) Status() (r invoice.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldStatus(ctx context.Context) (v invoice.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *InvoiceMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetPaidAt sets the "paid_at" field.
+func (m *InvoiceMutation) SetPaidAt(t time.Time) {
+	m.paid_at = &t
+}
+
+// PaidAt returns the value of the "paid_at" field in the mutation.
+func (m *InvoiceMutation) PaidAt() (r time.Time, exists bool) {
+	v := m.paid_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaidAt returns the old "paid_at" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldPaidAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaidAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaidAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaidAt: %w", err)
+	}
+	return oldValue.PaidAt, nil
+}
+
+// ClearPaidAt clears the value of the "paid_at" field.
+func (m *InvoiceMutation) ClearPaidAt() {
+	m.paid_at = nil
+	m.clearedFields[invoice.FieldPaidAt] = struct{}{}
+}
+
+// PaidAtCleared returns if the "paid_at" field was cleared in this mutation.
+func (m *InvoiceMutation) PaidAtCleared() bool {
+	_, ok := m.clearedFields[invoice.FieldPaidAt]
+	return ok
+}
+
+// ResetPaidAt resets all changes to the "paid_at" field.
+func (m *InvoiceMutation) ResetPaidAt() {
+	m.paid_at = nil
+	delete(m.clearedFields, invoice.FieldPaidAt)
+}
+
+// Where appends a list predicates to the InvoiceMutation builder.
+func (m *InvoiceMutation) Where(ps ...predicate.Invoice) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InvoiceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InvoiceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Invoice, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InvoiceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InvoiceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Invoice).
+func (m *InvoiceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InvoiceMutation) Fields() []string {
+	fields := make([]string, 0, 19)
+	if m.created_at != nil {
+		fields = append(fields, invoice.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, invoice.FieldUpdatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, invoice.FieldProjectID)
+	}
+	if m.public_id != nil {
+		fields = append(fields, invoice.FieldPublicID)
+	}
+	if m.kind != nil {
+		fields = append(fields, invoice.FieldKind)
+	}
+	if m.notify_url != nil {
+		fields = append(fields, invoice.FieldNotifyURL)
+	}
+	if m.redirect_url != nil {
+		fields = append(fields, invoice.FieldRedirectURL)
+	}
+	if m.currency != nil {
+		fields = append(fields, invoice.FieldCurrency)
+	}
+	if m.value != nil {
+		fields = append(fields, invoice.FieldValue)
+	}
+	if m.item_description != nil {
+		fields = append(fields, invoice.FieldItemDescription)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, invoice.FieldExpiresAt)
+	}
+	if m.post != nil {
+		fields = append(fields, invoice.FieldPost)
+	}
+	if m.json != nil {
+		fields = append(fields, invoice.FieldJSON)
+	}
+	if m.convert != nil {
+		fields = append(fields, invoice.FieldConvert)
+	}
+	if m.success_token != nil {
+		fields = append(fields, invoice.FieldSuccessToken)
+	}
+	if m.subscription_id != nil {
+		fields = append(fields, invoice.FieldSubscriptionID)
+	}
+	if m.option != nil {
+		fields = append(fields, invoice.FieldOption)
+	}
+	if m.status != nil {
+		fields = append(fields, invoice.FieldStatus)
+	}
+	if m.paid_at != nil {
+		fields = append(fields, invoice.FieldPaidAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldCreatedAt:
+		return m.CreatedAt()
+	case invoice.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case invoice.FieldProjectID:
+		return m.ProjectID()
+	case invoice.FieldPublicID:
+		return m.PublicID()
+	case invoice.FieldKind:
+		return m.Kind()
+	case invoice.FieldNotifyURL:
+		return m.NotifyURL()
+	case invoice.FieldRedirectURL:
+		return m.RedirectURL()
+	case invoice.FieldCurrency:
+		return m.Currency()
+	case invoice.FieldValue:
+		return m.Value()
+	case invoice.FieldItemDescription:
+		return m.ItemDescription()
+	case invoice.FieldExpiresAt:
+		return m.ExpiresAt()
+	case invoice.FieldPost:
+		return m.Post()
+	case invoice.FieldJSON:
+		return m.JSON()
+	case invoice.FieldConvert:
+		return m.Convert()
+	case invoice.FieldSuccessToken:
+		return m.SuccessToken()
+	case invoice.FieldSubscriptionID:
+		return m.SubscriptionID()
+	case invoice.FieldOption:
+		return m.Option()
+	case invoice.FieldStatus:
+		return m.Status()
+	case invoice.FieldPaidAt:
+		return m.PaidAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case invoice.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case invoice.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case invoice.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case invoice.FieldPublicID:
+		return m.OldPublicID(ctx)
+	case invoice.FieldKind:
+		return m.OldKind(ctx)
+	case invoice.FieldNotifyURL:
+		return m.OldNotifyURL(ctx)
+	case invoice.FieldRedirectURL:
+		return m.OldRedirectURL(ctx)
+	case invoice.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case invoice.FieldValue:
+		return m.OldValue(ctx)
+	case invoice.FieldItemDescription:
+		return m.OldItemDescription(ctx)
+	case invoice.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case invoice.FieldPost:
+		return m.OldPost(ctx)
+	case invoice.FieldJSON:
+		return m.OldJSON(ctx)
+	case invoice.FieldConvert:
+		return m.OldConvert(ctx)
+	case invoice.FieldSuccessToken:
+		return m.OldSuccessToken(ctx)
+	case invoice.FieldSubscriptionID:
+		return m.OldSubscriptionID(ctx)
+	case invoice.FieldOption:
+		return m.OldOption(ctx)
+	case invoice.FieldStatus:
+		return m.OldStatus(ctx)
+	case invoice.FieldPaidAt:
+		return m.OldPaidAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case invoice.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case invoice.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case invoice.FieldPublicID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicID(v)
+		return nil
+	case invoice.FieldKind:
+		v, ok := value.(invoice.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case invoice.FieldNotifyURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotifyURL(v)
+		return nil
+	case invoice.FieldRedirectURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRedirectURL(v)
+		return nil
+	case invoice.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case invoice.FieldValue:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValue(v)
+		return nil
+	case invoice.FieldItemDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetItemDescription(v)
+		return nil
+	case invoice.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case invoice.FieldPost:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPost(v)
+		return nil
+	case invoice.FieldJSON:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJSON(v)
+		return nil
+	case invoice.FieldConvert:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConvert(v)
+		return nil
+	case invoice.FieldSuccessToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSuccessToken(v)
+		return nil
+	case invoice.FieldSubscriptionID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubscriptionID(v)
+		return nil
+	case invoice.FieldOption:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOption(v)
+		return nil
+	case invoice.FieldStatus:
+		v, ok := value.(invoice.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case invoice.FieldPaidAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaidAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InvoiceMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, invoice.FieldProjectID)
+	}
+	if m.addsubscription_id != nil {
+		fields = append(fields, invoice.FieldSubscriptionID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InvoiceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case invoice.FieldProjectID:
+		return m.AddedProjectID()
+	case invoice.FieldSubscriptionID:
+		return m.AddedSubscriptionID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InvoiceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case invoice.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case invoice.FieldSubscriptionID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSubscriptionID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InvoiceMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(invoice.FieldValue) {
+		fields = append(fields, invoice.FieldValue)
+	}
+	if m.FieldCleared(invoice.FieldExpiresAt) {
+		fields = append(fields, invoice.FieldExpiresAt)
+	}
+	if m.FieldCleared(invoice.FieldSubscriptionID) {
+		fields = append(fields, invoice.FieldSubscriptionID)
+	}
+	if m.FieldCleared(invoice.FieldPaidAt) {
+		fields = append(fields, invoice.FieldPaidAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InvoiceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InvoiceMutation) ClearField(name string) error {
+	switch name {
+	case invoice.FieldValue:
+		m.ClearValue()
+		return nil
+	case invoice.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	case invoice.FieldSubscriptionID:
+		m.ClearSubscriptionID()
+		return nil
+	case invoice.FieldPaidAt:
+		m.ClearPaidAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InvoiceMutation) ResetField(name string) error {
+	switch name {
+	case invoice.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case invoice.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case invoice.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case invoice.FieldPublicID:
+		m.ResetPublicID()
+		return nil
+	case invoice.FieldKind:
+		m.ResetKind()
+		return nil
+	case invoice.FieldNotifyURL:
+		m.ResetNotifyURL()
+		return nil
+	case invoice.FieldRedirectURL:
+		m.ResetRedirectURL()
+		return nil
+	case invoice.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case invoice.FieldValue:
+		m.ResetValue()
+		return nil
+	case invoice.FieldItemDescription:
+		m.ResetItemDescription()
+		return nil
+	case invoice.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case invoice.FieldPost:
+		m.ResetPost()
+		return nil
+	case invoice.FieldJSON:
+		m.ResetJSON()
+		return nil
+	case invoice.FieldConvert:
+		m.ResetConvert()
+		return nil
+	case invoice.FieldSuccessToken:
+		m.ResetSuccessToken()
+		return nil
+	case invoice.FieldSubscriptionID:
+		m.ResetSubscriptionID()
+		return nil
+	case invoice.FieldOption:
+		m.ResetOption()
+		return nil
+	case invoice.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case invoice.FieldPaidAt:
+		m.ResetPaidAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Invoice field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InvoiceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InvoiceMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InvoiceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InvoiceMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InvoiceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InvoiceMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InvoiceMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Invoice unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InvoiceMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Invoice edge %s", name)
+}
+
 // NotificationMutation represents an operation that mutates the Notification nodes in the graph.
 type NotificationMutation struct {
 	config
@@ -6642,6 +8661,7 @@ type NotificationMutation struct {
 	addattempts              *int
 	next_attempt_at          *time.Time
 	expires_at               *time.Time
+	resend                   *bool
 	lease_until              *time.Time
 	lease_owner              *string
 	clearedFields            map[string]struct{}
@@ -7582,6 +9602,42 @@ func (m *NotificationMutation) ResetExpiresAt() {
 	m.expires_at = nil
 }
 
+// SetResend sets the "resend" field.
+func (m *NotificationMutation) SetResend(b bool) {
+	m.resend = &b
+}
+
+// Resend returns the value of the "resend" field in the mutation.
+func (m *NotificationMutation) Resend() (r bool, exists bool) {
+	v := m.resend
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResend returns the old "resend" field's value of the Notification entity.
+// If the Notification object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NotificationMutation) OldResend(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResend is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResend requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResend: %w", err)
+	}
+	return oldValue.Resend, nil
+}
+
+// ResetResend resets all changes to the "resend" field.
+func (m *NotificationMutation) ResetResend() {
+	m.resend = nil
+}
+
 // SetLeaseUntil sets the "lease_until" field.
 func (m *NotificationMutation) SetLeaseUntil(t time.Time) {
 	m.lease_until = &t
@@ -7822,7 +9878,7 @@ func (m *NotificationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *NotificationMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.created_at != nil {
 		fields = append(fields, notification.FieldCreatedAt)
 	}
@@ -7886,6 +9942,9 @@ func (m *NotificationMutation) Fields() []string {
 	if m.expires_at != nil {
 		fields = append(fields, notification.FieldExpiresAt)
 	}
+	if m.resend != nil {
+		fields = append(fields, notification.FieldResend)
+	}
 	if m.lease_until != nil {
 		fields = append(fields, notification.FieldLeaseUntil)
 	}
@@ -7942,6 +10001,8 @@ func (m *NotificationMutation) Field(name string) (ent.Value, bool) {
 		return m.NextAttemptAt()
 	case notification.FieldExpiresAt:
 		return m.ExpiresAt()
+	case notification.FieldResend:
+		return m.Resend()
 	case notification.FieldLeaseUntil:
 		return m.LeaseUntil()
 	case notification.FieldLeaseOwner:
@@ -7997,6 +10058,8 @@ func (m *NotificationMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldNextAttemptAt(ctx)
 	case notification.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
+	case notification.FieldResend:
+		return m.OldResend(ctx)
 	case notification.FieldLeaseUntil:
 		return m.OldLeaseUntil(ctx)
 	case notification.FieldLeaseOwner:
@@ -8156,6 +10219,13 @@ func (m *NotificationMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetExpiresAt(v)
+		return nil
+	case notification.FieldResend:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResend(v)
 		return nil
 	case notification.FieldLeaseUntil:
 		v, ok := value.(time.Time)
@@ -8337,6 +10407,9 @@ func (m *NotificationMutation) ResetField(name string) error {
 	case notification.FieldExpiresAt:
 		m.ResetExpiresAt()
 		return nil
+	case notification.FieldResend:
+		m.ResetResend()
+		return nil
 	case notification.FieldLeaseUntil:
 		m.ResetLeaseUntil()
 		return nil
@@ -8478,6 +10551,7 @@ type PaymentMutation struct {
 	value_forwarded_coin *decimal.Decimal
 	fee_coin             *decimal.Decimal
 	network_fee          *decimal.Decimal
+	value_fiat           *decimal.Decimal
 	credited_at          *time.Time
 	forwarded_at         *time.Time
 	clearedFields        map[string]struct{}
@@ -9228,6 +11302,55 @@ func (m *PaymentMutation) ResetNetworkFee() {
 	delete(m.clearedFields, payment.FieldNetworkFee)
 }
 
+// SetValueFiat sets the "value_fiat" field.
+func (m *PaymentMutation) SetValueFiat(d decimal.Decimal) {
+	m.value_fiat = &d
+}
+
+// ValueFiat returns the value of the "value_fiat" field in the mutation.
+func (m *PaymentMutation) ValueFiat() (r decimal.Decimal, exists bool) {
+	v := m.value_fiat
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldValueFiat returns the old "value_fiat" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldValueFiat(ctx context.Context) (v *decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldValueFiat is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldValueFiat requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldValueFiat: %w", err)
+	}
+	return oldValue.ValueFiat, nil
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (m *PaymentMutation) ClearValueFiat() {
+	m.value_fiat = nil
+	m.clearedFields[payment.FieldValueFiat] = struct{}{}
+}
+
+// ValueFiatCleared returns if the "value_fiat" field was cleared in this mutation.
+func (m *PaymentMutation) ValueFiatCleared() bool {
+	_, ok := m.clearedFields[payment.FieldValueFiat]
+	return ok
+}
+
+// ResetValueFiat resets all changes to the "value_fiat" field.
+func (m *PaymentMutation) ResetValueFiat() {
+	m.value_fiat = nil
+	delete(m.clearedFields, payment.FieldValueFiat)
+}
+
 // SetCreditedAt sets the "credited_at" field.
 func (m *PaymentMutation) SetCreditedAt(t time.Time) {
 	m.credited_at = &t
@@ -9453,7 +11576,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -9499,6 +11622,9 @@ func (m *PaymentMutation) Fields() []string {
 	if m.network_fee != nil {
 		fields = append(fields, payment.FieldNetworkFee)
 	}
+	if m.value_fiat != nil {
+		fields = append(fields, payment.FieldValueFiat)
+	}
 	if m.credited_at != nil {
 		fields = append(fields, payment.FieldCreditedAt)
 	}
@@ -9543,6 +11669,8 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.FeeCoin()
 	case payment.FieldNetworkFee:
 		return m.NetworkFee()
+	case payment.FieldValueFiat:
+		return m.ValueFiat()
 	case payment.FieldCreditedAt:
 		return m.CreditedAt()
 	case payment.FieldForwardedAt:
@@ -9586,6 +11714,8 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldFeeCoin(ctx)
 	case payment.FieldNetworkFee:
 		return m.OldNetworkFee(ctx)
+	case payment.FieldValueFiat:
+		return m.OldValueFiat(ctx)
 	case payment.FieldCreditedAt:
 		return m.OldCreditedAt(ctx)
 	case payment.FieldForwardedAt:
@@ -9704,6 +11834,13 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNetworkFee(v)
 		return nil
+	case payment.FieldValueFiat:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetValueFiat(v)
+		return nil
 	case payment.FieldCreditedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -9787,6 +11924,9 @@ func (m *PaymentMutation) ClearedFields() []string {
 	if m.FieldCleared(payment.FieldNetworkFee) {
 		fields = append(fields, payment.FieldNetworkFee)
 	}
+	if m.FieldCleared(payment.FieldValueFiat) {
+		fields = append(fields, payment.FieldValueFiat)
+	}
 	if m.FieldCleared(payment.FieldCreditedAt) {
 		fields = append(fields, payment.FieldCreditedAt)
 	}
@@ -9818,6 +11958,9 @@ func (m *PaymentMutation) ClearField(name string) error {
 		return nil
 	case payment.FieldNetworkFee:
 		m.ClearNetworkFee()
+		return nil
+	case payment.FieldValueFiat:
+		m.ClearValueFiat()
 		return nil
 	case payment.FieldCreditedAt:
 		m.ClearCreditedAt()
@@ -9877,6 +12020,9 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldNetworkFee:
 		m.ResetNetworkFee()
+		return nil
+	case payment.FieldValueFiat:
+		m.ResetValueFiat()
 		return nil
 	case payment.FieldCreditedAt:
 		m.ResetCreditedAt()
@@ -10765,6 +12911,862 @@ func (m *PayoutRequestMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PayoutRequest edge %s", name)
 }
 
+// ProjectMutation represents an operation that mutates the Project nodes in the graph.
+type ProjectMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int64
+	created_at            *time.Time
+	updated_at            *time.Time
+	name                  *string
+	currency              *string
+	ipn_secret            *string
+	previous_ipn_secret   *string
+	previous_secret_until *time.Time
+	wallets               *map[string][]schema.Destination
+	confirmations         *map[string]int32
+	tickers               *[]string
+	appendtickers         []string
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*Project, error)
+	predicates            []predicate.Project
+}
+
+var _ ent.Mutation = (*ProjectMutation)(nil)
+
+// projectOption allows management of the mutation configuration using functional options.
+type projectOption func(*ProjectMutation)
+
+// newProjectMutation creates new mutation for the Project entity.
+func newProjectMutation(c config, op Op, opts ...projectOption) *ProjectMutation {
+	m := &ProjectMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeProject,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withProjectID sets the ID field of the mutation.
+func withProjectID(id int64) projectOption {
+	return func(m *ProjectMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Project
+		)
+		m.oldValue = func(ctx context.Context) (*Project, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Project.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withProject sets the old Project of the mutation.
+func withProject(node *Project) projectOption {
+	return func(m *ProjectMutation) {
+		m.oldValue = func(context.Context) (*Project, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ProjectMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ProjectMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Project entities.
+func (m *ProjectMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ProjectMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ProjectMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Project.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ProjectMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ProjectMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ProjectMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ProjectMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ProjectMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ProjectMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetName sets the "name" field.
+func (m *ProjectMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ProjectMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ProjectMutation) ResetName() {
+	m.name = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *ProjectMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *ProjectMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *ProjectMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetIpnSecret sets the "ipn_secret" field.
+func (m *ProjectMutation) SetIpnSecret(s string) {
+	m.ipn_secret = &s
+}
+
+// IpnSecret returns the value of the "ipn_secret" field in the mutation.
+func (m *ProjectMutation) IpnSecret() (r string, exists bool) {
+	v := m.ipn_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIpnSecret returns the old "ipn_secret" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldIpnSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIpnSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIpnSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIpnSecret: %w", err)
+	}
+	return oldValue.IpnSecret, nil
+}
+
+// ResetIpnSecret resets all changes to the "ipn_secret" field.
+func (m *ProjectMutation) ResetIpnSecret() {
+	m.ipn_secret = nil
+}
+
+// SetPreviousIpnSecret sets the "previous_ipn_secret" field.
+func (m *ProjectMutation) SetPreviousIpnSecret(s string) {
+	m.previous_ipn_secret = &s
+}
+
+// PreviousIpnSecret returns the value of the "previous_ipn_secret" field in the mutation.
+func (m *ProjectMutation) PreviousIpnSecret() (r string, exists bool) {
+	v := m.previous_ipn_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousIpnSecret returns the old "previous_ipn_secret" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldPreviousIpnSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousIpnSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousIpnSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousIpnSecret: %w", err)
+	}
+	return oldValue.PreviousIpnSecret, nil
+}
+
+// ResetPreviousIpnSecret resets all changes to the "previous_ipn_secret" field.
+func (m *ProjectMutation) ResetPreviousIpnSecret() {
+	m.previous_ipn_secret = nil
+}
+
+// SetPreviousSecretUntil sets the "previous_secret_until" field.
+func (m *ProjectMutation) SetPreviousSecretUntil(t time.Time) {
+	m.previous_secret_until = &t
+}
+
+// PreviousSecretUntil returns the value of the "previous_secret_until" field in the mutation.
+func (m *ProjectMutation) PreviousSecretUntil() (r time.Time, exists bool) {
+	v := m.previous_secret_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPreviousSecretUntil returns the old "previous_secret_until" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldPreviousSecretUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPreviousSecretUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPreviousSecretUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPreviousSecretUntil: %w", err)
+	}
+	return oldValue.PreviousSecretUntil, nil
+}
+
+// ClearPreviousSecretUntil clears the value of the "previous_secret_until" field.
+func (m *ProjectMutation) ClearPreviousSecretUntil() {
+	m.previous_secret_until = nil
+	m.clearedFields[project.FieldPreviousSecretUntil] = struct{}{}
+}
+
+// PreviousSecretUntilCleared returns if the "previous_secret_until" field was cleared in this mutation.
+func (m *ProjectMutation) PreviousSecretUntilCleared() bool {
+	_, ok := m.clearedFields[project.FieldPreviousSecretUntil]
+	return ok
+}
+
+// ResetPreviousSecretUntil resets all changes to the "previous_secret_until" field.
+func (m *ProjectMutation) ResetPreviousSecretUntil() {
+	m.previous_secret_until = nil
+	delete(m.clearedFields, project.FieldPreviousSecretUntil)
+}
+
+// SetWallets sets the "wallets" field.
+func (m *ProjectMutation) SetWallets(value map[string][]schema.Destination) {
+	m.wallets = &value
+}
+
+// Wallets returns the value of the "wallets" field in the mutation.
+func (m *ProjectMutation) Wallets() (r map[string][]schema.Destination, exists bool) {
+	v := m.wallets
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWallets returns the old "wallets" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldWallets(ctx context.Context) (v map[string][]schema.Destination, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWallets is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWallets requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWallets: %w", err)
+	}
+	return oldValue.Wallets, nil
+}
+
+// ResetWallets resets all changes to the "wallets" field.
+func (m *ProjectMutation) ResetWallets() {
+	m.wallets = nil
+}
+
+// SetConfirmations sets the "confirmations" field.
+func (m *ProjectMutation) SetConfirmations(value map[string]int32) {
+	m.confirmations = &value
+}
+
+// Confirmations returns the value of the "confirmations" field in the mutation.
+func (m *ProjectMutation) Confirmations() (r map[string]int32, exists bool) {
+	v := m.confirmations
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfirmations returns the old "confirmations" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldConfirmations(ctx context.Context) (v map[string]int32, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfirmations is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfirmations requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfirmations: %w", err)
+	}
+	return oldValue.Confirmations, nil
+}
+
+// ResetConfirmations resets all changes to the "confirmations" field.
+func (m *ProjectMutation) ResetConfirmations() {
+	m.confirmations = nil
+}
+
+// SetTickers sets the "tickers" field.
+func (m *ProjectMutation) SetTickers(s []string) {
+	m.tickers = &s
+	m.appendtickers = nil
+}
+
+// Tickers returns the value of the "tickers" field in the mutation.
+func (m *ProjectMutation) Tickers() (r []string, exists bool) {
+	v := m.tickers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTickers returns the old "tickers" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldTickers(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTickers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTickers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTickers: %w", err)
+	}
+	return oldValue.Tickers, nil
+}
+
+// AppendTickers adds s to the "tickers" field.
+func (m *ProjectMutation) AppendTickers(s []string) {
+	m.appendtickers = append(m.appendtickers, s...)
+}
+
+// AppendedTickers returns the list of values that were appended to the "tickers" field in this mutation.
+func (m *ProjectMutation) AppendedTickers() ([]string, bool) {
+	if len(m.appendtickers) == 0 {
+		return nil, false
+	}
+	return m.appendtickers, true
+}
+
+// ResetTickers resets all changes to the "tickers" field.
+func (m *ProjectMutation) ResetTickers() {
+	m.tickers = nil
+	m.appendtickers = nil
+}
+
+// Where appends a list predicates to the ProjectMutation builder.
+func (m *ProjectMutation) Where(ps ...predicate.Project) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ProjectMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ProjectMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Project, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ProjectMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ProjectMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Project).
+func (m *ProjectMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ProjectMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.created_at != nil {
+		fields = append(fields, project.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, project.FieldUpdatedAt)
+	}
+	if m.name != nil {
+		fields = append(fields, project.FieldName)
+	}
+	if m.currency != nil {
+		fields = append(fields, project.FieldCurrency)
+	}
+	if m.ipn_secret != nil {
+		fields = append(fields, project.FieldIpnSecret)
+	}
+	if m.previous_ipn_secret != nil {
+		fields = append(fields, project.FieldPreviousIpnSecret)
+	}
+	if m.previous_secret_until != nil {
+		fields = append(fields, project.FieldPreviousSecretUntil)
+	}
+	if m.wallets != nil {
+		fields = append(fields, project.FieldWallets)
+	}
+	if m.confirmations != nil {
+		fields = append(fields, project.FieldConfirmations)
+	}
+	if m.tickers != nil {
+		fields = append(fields, project.FieldTickers)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case project.FieldCreatedAt:
+		return m.CreatedAt()
+	case project.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case project.FieldName:
+		return m.Name()
+	case project.FieldCurrency:
+		return m.Currency()
+	case project.FieldIpnSecret:
+		return m.IpnSecret()
+	case project.FieldPreviousIpnSecret:
+		return m.PreviousIpnSecret()
+	case project.FieldPreviousSecretUntil:
+		return m.PreviousSecretUntil()
+	case project.FieldWallets:
+		return m.Wallets()
+	case project.FieldConfirmations:
+		return m.Confirmations()
+	case project.FieldTickers:
+		return m.Tickers()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case project.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case project.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case project.FieldName:
+		return m.OldName(ctx)
+	case project.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case project.FieldIpnSecret:
+		return m.OldIpnSecret(ctx)
+	case project.FieldPreviousIpnSecret:
+		return m.OldPreviousIpnSecret(ctx)
+	case project.FieldPreviousSecretUntil:
+		return m.OldPreviousSecretUntil(ctx)
+	case project.FieldWallets:
+		return m.OldWallets(ctx)
+	case project.FieldConfirmations:
+		return m.OldConfirmations(ctx)
+	case project.FieldTickers:
+		return m.OldTickers(ctx)
+	}
+	return nil, fmt.Errorf("unknown Project field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProjectMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case project.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case project.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case project.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case project.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case project.FieldIpnSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIpnSecret(v)
+		return nil
+	case project.FieldPreviousIpnSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousIpnSecret(v)
+		return nil
+	case project.FieldPreviousSecretUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPreviousSecretUntil(v)
+		return nil
+	case project.FieldWallets:
+		v, ok := value.(map[string][]schema.Destination)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWallets(v)
+		return nil
+	case project.FieldConfirmations:
+		v, ok := value.(map[string]int32)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfirmations(v)
+		return nil
+	case project.FieldTickers:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTickers(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Project field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ProjectMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ProjectMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ProjectMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Project numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ProjectMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(project.FieldPreviousSecretUntil) {
+		fields = append(fields, project.FieldPreviousSecretUntil)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ProjectMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ProjectMutation) ClearField(name string) error {
+	switch name {
+	case project.FieldPreviousSecretUntil:
+		m.ClearPreviousSecretUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown Project nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ProjectMutation) ResetField(name string) error {
+	switch name {
+	case project.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case project.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case project.FieldName:
+		m.ResetName()
+		return nil
+	case project.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case project.FieldIpnSecret:
+		m.ResetIpnSecret()
+		return nil
+	case project.FieldPreviousIpnSecret:
+		m.ResetPreviousIpnSecret()
+		return nil
+	case project.FieldPreviousSecretUntil:
+		m.ResetPreviousSecretUntil()
+		return nil
+	case project.FieldWallets:
+		m.ResetWallets()
+		return nil
+	case project.FieldConfirmations:
+		m.ResetConfirmations()
+		return nil
+	case project.FieldTickers:
+		m.ResetTickers()
+		return nil
+	}
+	return fmt.Errorf("unknown Project field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ProjectMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ProjectMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ProjectMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ProjectMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ProjectMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ProjectMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ProjectMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Project unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ProjectMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Project edge %s", name)
+}
+
 // SigningKeyMutation represents an operation that mutates the SigningKey nodes in the graph.
 type SigningKeyMutation struct {
 	config
@@ -11311,6 +14313,952 @@ func (m *SigningKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SigningKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SigningKey edge %s", name)
+}
+
+// SubscriptionMutation represents an operation that mutates the Subscription nodes in the graph.
+type SubscriptionMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	updated_at    *time.Time
+	project_id    *int64
+	addproject_id *int64
+	token         *string
+	notify_url    *string
+	currency      *string
+	options       *[]schema.PlanOption
+	appendoptions []schema.PlanOption
+	customer      *string
+	post          *bool
+	json          *bool
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Subscription, error)
+	predicates    []predicate.Subscription
+}
+
+var _ ent.Mutation = (*SubscriptionMutation)(nil)
+
+// subscriptionOption allows management of the mutation configuration using functional options.
+type subscriptionOption func(*SubscriptionMutation)
+
+// newSubscriptionMutation creates new mutation for the Subscription entity.
+func newSubscriptionMutation(c config, op Op, opts ...subscriptionOption) *SubscriptionMutation {
+	m := &SubscriptionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSubscription,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSubscriptionID sets the ID field of the mutation.
+func withSubscriptionID(id int64) subscriptionOption {
+	return func(m *SubscriptionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Subscription
+		)
+		m.oldValue = func(ctx context.Context) (*Subscription, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Subscription.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSubscription sets the old Subscription of the mutation.
+func withSubscription(node *Subscription) subscriptionOption {
+	return func(m *SubscriptionMutation) {
+		m.oldValue = func(context.Context) (*Subscription, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SubscriptionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SubscriptionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Subscription entities.
+func (m *SubscriptionMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SubscriptionMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SubscriptionMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Subscription.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SubscriptionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SubscriptionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SubscriptionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SubscriptionMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SubscriptionMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SubscriptionMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *SubscriptionMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *SubscriptionMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *SubscriptionMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *SubscriptionMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *SubscriptionMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetToken sets the "token" field.
+func (m *SubscriptionMutation) SetToken(s string) {
+	m.token = &s
+}
+
+// Token returns the value of the "token" field in the mutation.
+func (m *SubscriptionMutation) Token() (r string, exists bool) {
+	v := m.token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToken returns the old "token" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToken: %w", err)
+	}
+	return oldValue.Token, nil
+}
+
+// ResetToken resets all changes to the "token" field.
+func (m *SubscriptionMutation) ResetToken() {
+	m.token = nil
+}
+
+// SetNotifyURL sets the "notify_url" field.
+func (m *SubscriptionMutation) SetNotifyURL(s string) {
+	m.notify_url = &s
+}
+
+// NotifyURL returns the value of the "notify_url" field in the mutation.
+func (m *SubscriptionMutation) NotifyURL() (r string, exists bool) {
+	v := m.notify_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNotifyURL returns the old "notify_url" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldNotifyURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNotifyURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNotifyURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNotifyURL: %w", err)
+	}
+	return oldValue.NotifyURL, nil
+}
+
+// ResetNotifyURL resets all changes to the "notify_url" field.
+func (m *SubscriptionMutation) ResetNotifyURL() {
+	m.notify_url = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *SubscriptionMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *SubscriptionMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *SubscriptionMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetOptions sets the "options" field.
+func (m *SubscriptionMutation) SetOptions(so []schema.PlanOption) {
+	m.options = &so
+	m.appendoptions = nil
+}
+
+// Options returns the value of the "options" field in the mutation.
+func (m *SubscriptionMutation) Options() (r []schema.PlanOption, exists bool) {
+	v := m.options
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOptions returns the old "options" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldOptions(ctx context.Context) (v []schema.PlanOption, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOptions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOptions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOptions: %w", err)
+	}
+	return oldValue.Options, nil
+}
+
+// AppendOptions adds so to the "options" field.
+func (m *SubscriptionMutation) AppendOptions(so []schema.PlanOption) {
+	m.appendoptions = append(m.appendoptions, so...)
+}
+
+// AppendedOptions returns the list of values that were appended to the "options" field in this mutation.
+func (m *SubscriptionMutation) AppendedOptions() ([]schema.PlanOption, bool) {
+	if len(m.appendoptions) == 0 {
+		return nil, false
+	}
+	return m.appendoptions, true
+}
+
+// ResetOptions resets all changes to the "options" field.
+func (m *SubscriptionMutation) ResetOptions() {
+	m.options = nil
+	m.appendoptions = nil
+}
+
+// SetCustomer sets the "customer" field.
+func (m *SubscriptionMutation) SetCustomer(s string) {
+	m.customer = &s
+}
+
+// Customer returns the value of the "customer" field in the mutation.
+func (m *SubscriptionMutation) Customer() (r string, exists bool) {
+	v := m.customer
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCustomer returns the old "customer" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldCustomer(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCustomer is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCustomer requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCustomer: %w", err)
+	}
+	return oldValue.Customer, nil
+}
+
+// ResetCustomer resets all changes to the "customer" field.
+func (m *SubscriptionMutation) ResetCustomer() {
+	m.customer = nil
+}
+
+// SetPost sets the "post" field.
+func (m *SubscriptionMutation) SetPost(b bool) {
+	m.post = &b
+}
+
+// Post returns the value of the "post" field in the mutation.
+func (m *SubscriptionMutation) Post() (r bool, exists bool) {
+	v := m.post
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPost returns the old "post" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldPost(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPost: %w", err)
+	}
+	return oldValue.Post, nil
+}
+
+// ResetPost resets all changes to the "post" field.
+func (m *SubscriptionMutation) ResetPost() {
+	m.post = nil
+}
+
+// SetJSON sets the "json" field.
+func (m *SubscriptionMutation) SetJSON(b bool) {
+	m.json = &b
+}
+
+// JSON returns the value of the "json" field in the mutation.
+func (m *SubscriptionMutation) JSON() (r bool, exists bool) {
+	v := m.json
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJSON returns the old "json" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldJSON(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJSON is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJSON requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJSON: %w", err)
+	}
+	return oldValue.JSON, nil
+}
+
+// ResetJSON resets all changes to the "json" field.
+func (m *SubscriptionMutation) ResetJSON() {
+	m.json = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *SubscriptionMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *SubscriptionMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Subscription entity.
+// If the Subscription object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SubscriptionMutation) OldExpiresAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ClearExpiresAt clears the value of the "expires_at" field.
+func (m *SubscriptionMutation) ClearExpiresAt() {
+	m.expires_at = nil
+	m.clearedFields[subscription.FieldExpiresAt] = struct{}{}
+}
+
+// ExpiresAtCleared returns if the "expires_at" field was cleared in this mutation.
+func (m *SubscriptionMutation) ExpiresAtCleared() bool {
+	_, ok := m.clearedFields[subscription.FieldExpiresAt]
+	return ok
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *SubscriptionMutation) ResetExpiresAt() {
+	m.expires_at = nil
+	delete(m.clearedFields, subscription.FieldExpiresAt)
+}
+
+// Where appends a list predicates to the SubscriptionMutation builder.
+func (m *SubscriptionMutation) Where(ps ...predicate.Subscription) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SubscriptionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SubscriptionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Subscription, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SubscriptionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SubscriptionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Subscription).
+func (m *SubscriptionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SubscriptionMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, subscription.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, subscription.FieldUpdatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, subscription.FieldProjectID)
+	}
+	if m.token != nil {
+		fields = append(fields, subscription.FieldToken)
+	}
+	if m.notify_url != nil {
+		fields = append(fields, subscription.FieldNotifyURL)
+	}
+	if m.currency != nil {
+		fields = append(fields, subscription.FieldCurrency)
+	}
+	if m.options != nil {
+		fields = append(fields, subscription.FieldOptions)
+	}
+	if m.customer != nil {
+		fields = append(fields, subscription.FieldCustomer)
+	}
+	if m.post != nil {
+		fields = append(fields, subscription.FieldPost)
+	}
+	if m.json != nil {
+		fields = append(fields, subscription.FieldJSON)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, subscription.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SubscriptionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case subscription.FieldCreatedAt:
+		return m.CreatedAt()
+	case subscription.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case subscription.FieldProjectID:
+		return m.ProjectID()
+	case subscription.FieldToken:
+		return m.Token()
+	case subscription.FieldNotifyURL:
+		return m.NotifyURL()
+	case subscription.FieldCurrency:
+		return m.Currency()
+	case subscription.FieldOptions:
+		return m.Options()
+	case subscription.FieldCustomer:
+		return m.Customer()
+	case subscription.FieldPost:
+		return m.Post()
+	case subscription.FieldJSON:
+		return m.JSON()
+	case subscription.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SubscriptionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case subscription.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case subscription.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case subscription.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case subscription.FieldToken:
+		return m.OldToken(ctx)
+	case subscription.FieldNotifyURL:
+		return m.OldNotifyURL(ctx)
+	case subscription.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case subscription.FieldOptions:
+		return m.OldOptions(ctx)
+	case subscription.FieldCustomer:
+		return m.OldCustomer(ctx)
+	case subscription.FieldPost:
+		return m.OldPost(ctx)
+	case subscription.FieldJSON:
+		return m.OldJSON(ctx)
+	case subscription.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Subscription field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SubscriptionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case subscription.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case subscription.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case subscription.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case subscription.FieldToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToken(v)
+		return nil
+	case subscription.FieldNotifyURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNotifyURL(v)
+		return nil
+	case subscription.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case subscription.FieldOptions:
+		v, ok := value.([]schema.PlanOption)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOptions(v)
+		return nil
+	case subscription.FieldCustomer:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCustomer(v)
+		return nil
+	case subscription.FieldPost:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPost(v)
+		return nil
+	case subscription.FieldJSON:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJSON(v)
+		return nil
+	case subscription.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Subscription field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SubscriptionMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, subscription.FieldProjectID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SubscriptionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case subscription.FieldProjectID:
+		return m.AddedProjectID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SubscriptionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case subscription.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Subscription numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SubscriptionMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(subscription.FieldExpiresAt) {
+		fields = append(fields, subscription.FieldExpiresAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SubscriptionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SubscriptionMutation) ClearField(name string) error {
+	switch name {
+	case subscription.FieldExpiresAt:
+		m.ClearExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Subscription nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SubscriptionMutation) ResetField(name string) error {
+	switch name {
+	case subscription.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case subscription.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case subscription.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case subscription.FieldToken:
+		m.ResetToken()
+		return nil
+	case subscription.FieldNotifyURL:
+		m.ResetNotifyURL()
+		return nil
+	case subscription.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case subscription.FieldOptions:
+		m.ResetOptions()
+		return nil
+	case subscription.FieldCustomer:
+		m.ResetCustomer()
+		return nil
+	case subscription.FieldPost:
+		m.ResetPost()
+		return nil
+	case subscription.FieldJSON:
+		m.ResetJSON()
+		return nil
+	case subscription.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Subscription field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SubscriptionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SubscriptionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SubscriptionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SubscriptionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SubscriptionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SubscriptionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SubscriptionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Subscription unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SubscriptionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Subscription edge %s", name)
 }
 
 // WatchedTransferMutation represents an operation that mutates the WatchedTransfer nodes in the graph.

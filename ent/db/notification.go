@@ -59,6 +59,8 @@ type Notification struct {
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 	// No attempt starts after this time; the notification then fails.
 	ExpiresAt time.Time `json:"expires_at,omitempty"`
+	// A manual resend asked for one attempt now: due even after expires_at; cleared by that attempt.
+	Resend bool `json:"resend,omitempty"`
 	// A dispatcher holds the row until then.
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 	// Identifier of the dispatcher holding the lease.
@@ -105,6 +107,8 @@ func (*Notification) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case notification.FieldBody:
 			values[i] = new([]byte)
+		case notification.FieldResend:
+			values[i] = new(sql.NullBool)
 		case notification.FieldID, notification.FieldOwnerID, notification.FieldAttempts:
 			values[i] = new(sql.NullInt64)
 		case notification.FieldUUID, notification.FieldService, notification.FieldEvent, notification.FieldSubject, notification.FieldTopic, notification.FieldSequence, notification.FieldHost, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSigningKey, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
@@ -260,6 +264,12 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ExpiresAt = value.Time
 			}
+		case notification.FieldResend:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field resend", values[i])
+			} else if value.Valid {
+				_m.Resend = value.Bool
+			}
 		case notification.FieldLeaseUntil:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field lease_until", values[i])
@@ -385,6 +395,9 @@ func (_m *Notification) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")
 	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("resend=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Resend))
 	builder.WriteString(", ")
 	if v := _m.LeaseUntil; v != nil {
 		builder.WriteString("lease_until=")

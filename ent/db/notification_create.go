@@ -270,6 +270,20 @@ func (_c *NotificationCreate) SetExpiresAt(v time.Time) *NotificationCreate {
 	return _c
 }
 
+// SetResend sets the "resend" field.
+func (_c *NotificationCreate) SetResend(v bool) *NotificationCreate {
+	_c.mutation.SetResend(v)
+	return _c
+}
+
+// SetNillableResend sets the "resend" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableResend(v *bool) *NotificationCreate {
+	if v != nil {
+		_c.SetResend(*v)
+	}
+	return _c
+}
+
 // SetLeaseUntil sets the "lease_until" field.
 func (_c *NotificationCreate) SetLeaseUntil(v time.Time) *NotificationCreate {
 	_c.mutation.SetLeaseUntil(v)
@@ -421,6 +435,10 @@ func (_c *NotificationCreate) defaults() {
 		v := notification.DefaultAttempts
 		_c.mutation.SetAttempts(v)
 	}
+	if _, ok := _c.mutation.Resend(); !ok {
+		v := notification.DefaultResend
+		_c.mutation.SetResend(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -506,6 +524,9 @@ func (_c *NotificationCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`db: missing required field "Notification.expires_at"`)}
+	}
+	if _, ok := _c.mutation.Resend(); !ok {
+		return &ValidationError{Name: "resend", err: errors.New(`db: missing required field "Notification.resend"`)}
 	}
 	return nil
 }
@@ -623,6 +644,10 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(notification.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = value
+	}
+	if value, ok := _c.mutation.Resend(); ok {
+		_spec.SetField(notification.FieldResend, field.TypeBool, value)
+		_node.Resend = value
 	}
 	if value, ok := _c.mutation.LeaseUntil(); ok {
 		_spec.SetField(notification.FieldLeaseUntil, field.TypeTime, value)
@@ -785,6 +810,18 @@ func (u *NotificationUpsert) SetExpiresAt(v time.Time) *NotificationUpsert {
 // UpdateExpiresAt sets the "expires_at" field to the value that was provided on create.
 func (u *NotificationUpsert) UpdateExpiresAt() *NotificationUpsert {
 	u.SetExcluded(notification.FieldExpiresAt)
+	return u
+}
+
+// SetResend sets the "resend" field.
+func (u *NotificationUpsert) SetResend(v bool) *NotificationUpsert {
+	u.Set(notification.FieldResend, v)
+	return u
+}
+
+// UpdateResend sets the "resend" field to the value that was provided on create.
+func (u *NotificationUpsert) UpdateResend() *NotificationUpsert {
+	u.SetExcluded(notification.FieldResend)
 	return u
 }
 
@@ -1001,6 +1038,20 @@ func (u *NotificationUpsertOne) SetExpiresAt(v time.Time) *NotificationUpsertOne
 func (u *NotificationUpsertOne) UpdateExpiresAt() *NotificationUpsertOne {
 	return u.Update(func(s *NotificationUpsert) {
 		s.UpdateExpiresAt()
+	})
+}
+
+// SetResend sets the "resend" field.
+func (u *NotificationUpsertOne) SetResend(v bool) *NotificationUpsertOne {
+	return u.Update(func(s *NotificationUpsert) {
+		s.SetResend(v)
+	})
+}
+
+// UpdateResend sets the "resend" field to the value that was provided on create.
+func (u *NotificationUpsertOne) UpdateResend() *NotificationUpsertOne {
+	return u.Update(func(s *NotificationUpsert) {
+		s.UpdateResend()
 	})
 }
 
@@ -1389,6 +1440,20 @@ func (u *NotificationUpsertBulk) SetExpiresAt(v time.Time) *NotificationUpsertBu
 func (u *NotificationUpsertBulk) UpdateExpiresAt() *NotificationUpsertBulk {
 	return u.Update(func(s *NotificationUpsert) {
 		s.UpdateExpiresAt()
+	})
+}
+
+// SetResend sets the "resend" field.
+func (u *NotificationUpsertBulk) SetResend(v bool) *NotificationUpsertBulk {
+	return u.Update(func(s *NotificationUpsert) {
+		s.SetResend(v)
+	})
+}
+
+// UpdateResend sets the "resend" field to the value that was provided on create.
+func (u *NotificationUpsertBulk) UpdateResend() *NotificationUpsertBulk {
+	return u.Update(func(s *NotificationUpsert) {
+		s.UpdateResend()
 	})
 }
 

@@ -106,6 +106,20 @@ func (_u *NotificationUpdate) SetNillableExpiresAt(v *time.Time) *NotificationUp
 	return _u
 }
 
+// SetResend sets the "resend" field.
+func (_u *NotificationUpdate) SetResend(v bool) *NotificationUpdate {
+	_u.mutation.SetResend(v)
+	return _u
+}
+
+// SetNillableResend sets the "resend" field if the given value is not nil.
+func (_u *NotificationUpdate) SetNillableResend(v *bool) *NotificationUpdate {
+	if v != nil {
+		_u.SetResend(*v)
+	}
+	return _u
+}
+
 // SetLeaseUntil sets the "lease_until" field.
 func (_u *NotificationUpdate) SetLeaseUntil(v time.Time) *NotificationUpdate {
 	_u.mutation.SetLeaseUntil(v)
@@ -316,6 +330,9 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(notification.FieldExpiresAt, field.TypeTime, value)
 	}
+	if value, ok := _u.mutation.Resend(); ok {
+		_spec.SetField(notification.FieldResend, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.LeaseUntil(); ok {
 		_spec.SetField(notification.FieldLeaseUntil, field.TypeTime, value)
 	}
@@ -511,6 +528,20 @@ func (_u *NotificationUpdateOne) SetExpiresAt(v time.Time) *NotificationUpdateOn
 func (_u *NotificationUpdateOne) SetNillableExpiresAt(v *time.Time) *NotificationUpdateOne {
 	if v != nil {
 		_u.SetExpiresAt(*v)
+	}
+	return _u
+}
+
+// SetResend sets the "resend" field.
+func (_u *NotificationUpdateOne) SetResend(v bool) *NotificationUpdateOne {
+	_u.mutation.SetResend(v)
+	return _u
+}
+
+// SetNillableResend sets the "resend" field if the given value is not nil.
+func (_u *NotificationUpdateOne) SetNillableResend(v *bool) *NotificationUpdateOne {
+	if v != nil {
+		_u.SetResend(*v)
 	}
 	return _u
 }
@@ -754,6 +785,9 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 	}
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(notification.FieldExpiresAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Resend(); ok {
+		_spec.SetField(notification.FieldResend, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.LeaseUntil(); ok {
 		_spec.SetField(notification.FieldLeaseUntil, field.TypeTime, value)

@@ -51,6 +51,8 @@ type Payment struct {
 	FeeCoin *decimal.Decimal `json:"fee_coin,omitempty"`
 	// NetworkFee holds the value of the "network_fee" field.
 	NetworkFee *decimal.Decimal `json:"network_fee,omitempty"`
+	// Incoming fiat of a merchant payment in its invoice's currency, valued once when detected; NULL when unknown.
+	ValueFiat *decimal.Decimal `json:"value_fiat,omitempty"`
 	// CreditedAt holds the value of the "credited_at" field.
 	CreditedAt *time.Time `json:"credited_at,omitempty"`
 	// ForwardedAt holds the value of the "forwarded_at" field.
@@ -112,7 +114,7 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case payment.FieldValueForwardedCoin, payment.FieldFeeCoin, payment.FieldNetworkFee:
+		case payment.FieldValueForwardedCoin, payment.FieldFeeCoin, payment.FieldNetworkFee, payment.FieldValueFiat:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case payment.FieldValueCoin:
 			values[i] = new(decimal.Decimal)
@@ -236,6 +238,13 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				_m.NetworkFee = new(decimal.Decimal)
 				*_m.NetworkFee = *value.S.(*decimal.Decimal)
 			}
+		case payment.FieldValueFiat:
+			if value, ok := values[i].(*sql.NullScanner); !ok {
+				return fmt.Errorf("unexpected type %T for field value_fiat", values[i])
+			} else if value.Valid {
+				_m.ValueFiat = new(decimal.Decimal)
+				*_m.ValueFiat = *value.S.(*decimal.Decimal)
+			}
 		case payment.FieldCreditedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field credited_at", values[i])
@@ -349,6 +358,11 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	if v := _m.NetworkFee; v != nil {
 		builder.WriteString("network_fee=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.ValueFiat; v != nil {
+		builder.WriteString("value_fiat=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteString(", ")

@@ -204,6 +204,20 @@ func (_c *PaymentCreate) SetNillableNetworkFee(v *decimal.Decimal) *PaymentCreat
 	return _c
 }
 
+// SetValueFiat sets the "value_fiat" field.
+func (_c *PaymentCreate) SetValueFiat(v decimal.Decimal) *PaymentCreate {
+	_c.mutation.SetValueFiat(v)
+	return _c
+}
+
+// SetNillableValueFiat sets the "value_fiat" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableValueFiat(v *decimal.Decimal) *PaymentCreate {
+	if v != nil {
+		_c.SetValueFiat(*v)
+	}
+	return _c
+}
+
 // SetCreditedAt sets the "credited_at" field.
 func (_c *PaymentCreate) SetCreditedAt(v time.Time) *PaymentCreate {
 	_c.mutation.SetCreditedAt(v)
@@ -478,6 +492,10 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 		_spec.SetField(payment.FieldNetworkFee, field.TypeOther, value)
 		_node.NetworkFee = &value
 	}
+	if value, ok := _c.mutation.ValueFiat(); ok {
+		_spec.SetField(payment.FieldValueFiat, field.TypeOther, value)
+		_node.ValueFiat = &value
+	}
 	if value, ok := _c.mutation.CreditedAt(); ok {
 		_spec.SetField(payment.FieldCreditedAt, field.TypeTime, value)
 		_node.CreditedAt = &value
@@ -723,6 +741,24 @@ func (u *PaymentUpsert) UpdateNetworkFee() *PaymentUpsert {
 // ClearNetworkFee clears the value of the "network_fee" field.
 func (u *PaymentUpsert) ClearNetworkFee() *PaymentUpsert {
 	u.SetNull(payment.FieldNetworkFee)
+	return u
+}
+
+// SetValueFiat sets the "value_fiat" field.
+func (u *PaymentUpsert) SetValueFiat(v decimal.Decimal) *PaymentUpsert {
+	u.Set(payment.FieldValueFiat, v)
+	return u
+}
+
+// UpdateValueFiat sets the "value_fiat" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdateValueFiat() *PaymentUpsert {
+	u.SetExcluded(payment.FieldValueFiat)
+	return u
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (u *PaymentUpsert) ClearValueFiat() *PaymentUpsert {
+	u.SetNull(payment.FieldValueFiat)
 	return u
 }
 
@@ -986,6 +1022,27 @@ func (u *PaymentUpsertOne) UpdateNetworkFee() *PaymentUpsertOne {
 func (u *PaymentUpsertOne) ClearNetworkFee() *PaymentUpsertOne {
 	return u.Update(func(s *PaymentUpsert) {
 		s.ClearNetworkFee()
+	})
+}
+
+// SetValueFiat sets the "value_fiat" field.
+func (u *PaymentUpsertOne) SetValueFiat(v decimal.Decimal) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetValueFiat(v)
+	})
+}
+
+// UpdateValueFiat sets the "value_fiat" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdateValueFiat() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateValueFiat()
+	})
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (u *PaymentUpsertOne) ClearValueFiat() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.ClearValueFiat()
 	})
 }
 
@@ -1421,6 +1478,27 @@ func (u *PaymentUpsertBulk) UpdateNetworkFee() *PaymentUpsertBulk {
 func (u *PaymentUpsertBulk) ClearNetworkFee() *PaymentUpsertBulk {
 	return u.Update(func(s *PaymentUpsert) {
 		s.ClearNetworkFee()
+	})
+}
+
+// SetValueFiat sets the "value_fiat" field.
+func (u *PaymentUpsertBulk) SetValueFiat(v decimal.Decimal) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetValueFiat(v)
+	})
+}
+
+// UpdateValueFiat sets the "value_fiat" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdateValueFiat() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateValueFiat()
+	})
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (u *PaymentUpsertBulk) ClearValueFiat() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.ClearValueFiat()
 	})
 }
 

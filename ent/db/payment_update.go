@@ -180,6 +180,26 @@ func (_u *PaymentUpdate) ClearNetworkFee() *PaymentUpdate {
 	return _u
 }
 
+// SetValueFiat sets the "value_fiat" field.
+func (_u *PaymentUpdate) SetValueFiat(v decimal.Decimal) *PaymentUpdate {
+	_u.mutation.SetValueFiat(v)
+	return _u
+}
+
+// SetNillableValueFiat sets the "value_fiat" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableValueFiat(v *decimal.Decimal) *PaymentUpdate {
+	if v != nil {
+		_u.SetValueFiat(*v)
+	}
+	return _u
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (_u *PaymentUpdate) ClearValueFiat() *PaymentUpdate {
+	_u.mutation.ClearValueFiat()
+	return _u
+}
+
 // SetCreditedAt sets the "credited_at" field.
 func (_u *PaymentUpdate) SetCreditedAt(v time.Time) *PaymentUpdate {
 	_u.mutation.SetCreditedAt(v)
@@ -366,6 +386,12 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.NetworkFeeCleared() {
 		_spec.ClearField(payment.FieldNetworkFee, field.TypeOther)
+	}
+	if value, ok := _u.mutation.ValueFiat(); ok {
+		_spec.SetField(payment.FieldValueFiat, field.TypeOther, value)
+	}
+	if _u.mutation.ValueFiatCleared() {
+		_spec.ClearField(payment.FieldValueFiat, field.TypeOther)
 	}
 	if value, ok := _u.mutation.CreditedAt(); ok {
 		_spec.SetField(payment.FieldCreditedAt, field.TypeTime, value)
@@ -576,6 +602,26 @@ func (_u *PaymentUpdateOne) SetNillableNetworkFee(v *decimal.Decimal) *PaymentUp
 // ClearNetworkFee clears the value of the "network_fee" field.
 func (_u *PaymentUpdateOne) ClearNetworkFee() *PaymentUpdateOne {
 	_u.mutation.ClearNetworkFee()
+	return _u
+}
+
+// SetValueFiat sets the "value_fiat" field.
+func (_u *PaymentUpdateOne) SetValueFiat(v decimal.Decimal) *PaymentUpdateOne {
+	_u.mutation.SetValueFiat(v)
+	return _u
+}
+
+// SetNillableValueFiat sets the "value_fiat" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableValueFiat(v *decimal.Decimal) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetValueFiat(*v)
+	}
+	return _u
+}
+
+// ClearValueFiat clears the value of the "value_fiat" field.
+func (_u *PaymentUpdateOne) ClearValueFiat() *PaymentUpdateOne {
+	_u.mutation.ClearValueFiat()
 	return _u
 }
 
@@ -795,6 +841,12 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if _u.mutation.NetworkFeeCleared() {
 		_spec.ClearField(payment.FieldNetworkFee, field.TypeOther)
+	}
+	if value, ok := _u.mutation.ValueFiat(); ok {
+		_spec.SetField(payment.FieldValueFiat, field.TypeOther, value)
+	}
+	if _u.mutation.ValueFiatCleared() {
+		_spec.ClearField(payment.FieldValueFiat, field.TypeOther)
 	}
 	if value, ok := _u.mutation.CreditedAt(); ok {
 		_spec.SetField(payment.FieldCreditedAt, field.TypeTime, value)

@@ -12,10 +12,13 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/schema"
 )
@@ -60,7 +63,7 @@ func init() {
 	// apikey.HashValidator is a validator for the "hash" field. It is called by the builders before save.
 	apikey.HashValidator = apikeyDescHash.Validators[0].(func(string) error)
 	// apikeyDescOperator is the schema descriptor for operator field.
-	apikeyDescOperator := apikeyFields[5].Descriptor()
+	apikeyDescOperator := apikeyFields[6].Descriptor()
 	// apikey.DefaultOperator holds the default value on creation for the operator field.
 	apikey.DefaultOperator = apikeyDescOperator.Default.(bool)
 	addressMixin := schema.Address{}.Mixin()
@@ -78,52 +81,58 @@ func init() {
 	address.DefaultUpdatedAt = addressDescUpdatedAt.Default.(func() time.Time)
 	// address.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	address.UpdateDefaultUpdatedAt = addressDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// addressDescService is the schema descriptor for service field.
+	addressDescService := addressFields[3].Descriptor()
+	// address.DefaultService holds the default value on creation for the service field.
+	address.DefaultService = addressDescService.Default.(string)
+	// address.ServiceValidator is a validator for the "service" field. It is called by the builders before save.
+	address.ServiceValidator = addressDescService.Validators[0].(func(string) error)
 	// addressDescTicker is the schema descriptor for ticker field.
-	addressDescTicker := addressFields[2].Descriptor()
+	addressDescTicker := addressFields[8].Descriptor()
 	// address.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
 	address.TickerValidator = addressDescTicker.Validators[0].(func(string) error)
 	// addressDescFamily is the schema descriptor for family field.
-	addressDescFamily := addressFields[3].Descriptor()
+	addressDescFamily := addressFields[9].Descriptor()
 	// address.FamilyValidator is a validator for the "family" field. It is called by the builders before save.
 	address.FamilyValidator = addressDescFamily.Validators[0].(func(string) error)
 	// addressDescAddressIn is the schema descriptor for address_in field.
-	addressDescAddressIn := addressFields[4].Descriptor()
+	addressDescAddressIn := addressFields[10].Descriptor()
 	// address.AddressInValidator is a validator for the "address_in" field. It is called by the builders before save.
 	address.AddressInValidator = addressDescAddressIn.Validators[0].(func(string) error)
 	// addressDescDerivationIndex is the schema descriptor for derivation_index field.
-	addressDescDerivationIndex := addressFields[5].Descriptor()
+	addressDescDerivationIndex := addressFields[11].Descriptor()
 	// address.DerivationIndexValidator is a validator for the "derivation_index" field. It is called by the builders before save.
 	address.DerivationIndexValidator = addressDescDerivationIndex.Validators[0].(func(int64) error)
 	// addressDescCallbackURL is the schema descriptor for callback_url field.
-	addressDescCallbackURL := addressFields[6].Descriptor()
+	addressDescCallbackURL := addressFields[12].Descriptor()
 	// address.CallbackURLValidator is a validator for the "callback_url" field. It is called by the builders before save.
 	address.CallbackURLValidator = addressDescCallbackURL.Validators[0].(func(string) error)
 	// addressDescCallbackKey is the schema descriptor for callback_key field.
-	addressDescCallbackKey := addressFields[7].Descriptor()
+	addressDescCallbackKey := addressFields[13].Descriptor()
 	// address.CallbackKeyValidator is a validator for the "callback_key" field. It is called by the builders before save.
 	address.CallbackKeyValidator = addressDescCallbackKey.Validators[0].(func(string) error)
 	// addressDescPost is the schema descriptor for post field.
-	addressDescPost := addressFields[9].Descriptor()
+	addressDescPost := addressFields[15].Descriptor()
 	// address.DefaultPost holds the default value on creation for the post field.
 	address.DefaultPost = addressDescPost.Default.(bool)
 	// addressDescJSON is the schema descriptor for json field.
-	addressDescJSON := addressFields[10].Descriptor()
+	addressDescJSON := addressFields[16].Descriptor()
 	// address.DefaultJSON holds the default value on creation for the json field.
 	address.DefaultJSON = addressDescJSON.Default.(bool)
 	// addressDescConvert is the schema descriptor for convert field.
-	addressDescConvert := addressFields[11].Descriptor()
+	addressDescConvert := addressFields[17].Descriptor()
 	// address.DefaultConvert holds the default value on creation for the convert field.
 	address.DefaultConvert = addressDescConvert.Default.(bool)
 	// addressDescCustomParams is the schema descriptor for custom_params field.
-	addressDescCustomParams := addressFields[12].Descriptor()
+	addressDescCustomParams := addressFields[18].Descriptor()
 	// address.DefaultCustomParams holds the default value on creation for the custom_params field.
 	address.DefaultCustomParams = addressDescCustomParams.Default.(func() []schema.Param)
 	// addressDescRequiredConfirmations is the schema descriptor for required_confirmations field.
-	addressDescRequiredConfirmations := addressFields[13].Descriptor()
+	addressDescRequiredConfirmations := addressFields[19].Descriptor()
 	// address.RequiredConfirmationsValidator is a validator for the "required_confirmations" field. It is called by the builders before save.
 	address.RequiredConfirmationsValidator = addressDescRequiredConfirmations.Validators[0].(func(int32) error)
 	// addressDescPriority is the schema descriptor for priority field.
-	addressDescPriority := addressFields[14].Descriptor()
+	addressDescPriority := addressFields[20].Descriptor()
 	// address.DefaultPriority holds the default value on creation for the priority field.
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
@@ -261,6 +270,57 @@ func init() {
 	forwardDescHeld := forwardFields[9].Descriptor()
 	// forward.DefaultHeld holds the default value on creation for the held field.
 	forward.DefaultHeld = forwardDescHeld.Default.(bool)
+	invoiceMixin := schema.Invoice{}.Mixin()
+	invoiceMixinFields0 := invoiceMixin[0].Fields()
+	_ = invoiceMixinFields0
+	invoiceFields := schema.Invoice{}.Fields()
+	_ = invoiceFields
+	// invoiceDescCreatedAt is the schema descriptor for created_at field.
+	invoiceDescCreatedAt := invoiceMixinFields0[0].Descriptor()
+	// invoice.DefaultCreatedAt holds the default value on creation for the created_at field.
+	invoice.DefaultCreatedAt = invoiceDescCreatedAt.Default.(func() time.Time)
+	// invoiceDescUpdatedAt is the schema descriptor for updated_at field.
+	invoiceDescUpdatedAt := invoiceMixinFields0[1].Descriptor()
+	// invoice.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	invoice.DefaultUpdatedAt = invoiceDescUpdatedAt.Default.(func() time.Time)
+	// invoice.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	invoice.UpdateDefaultUpdatedAt = invoiceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// invoiceDescPublicID is the schema descriptor for public_id field.
+	invoiceDescPublicID := invoiceFields[2].Descriptor()
+	// invoice.PublicIDValidator is a validator for the "public_id" field. It is called by the builders before save.
+	invoice.PublicIDValidator = invoiceDescPublicID.Validators[0].(func(string) error)
+	// invoiceDescRedirectURL is the schema descriptor for redirect_url field.
+	invoiceDescRedirectURL := invoiceFields[5].Descriptor()
+	// invoice.DefaultRedirectURL holds the default value on creation for the redirect_url field.
+	invoice.DefaultRedirectURL = invoiceDescRedirectURL.Default.(string)
+	// invoiceDescCurrency is the schema descriptor for currency field.
+	invoiceDescCurrency := invoiceFields[6].Descriptor()
+	// invoice.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	invoice.CurrencyValidator = invoiceDescCurrency.Validators[0].(func(string) error)
+	// invoiceDescItemDescription is the schema descriptor for item_description field.
+	invoiceDescItemDescription := invoiceFields[8].Descriptor()
+	// invoice.DefaultItemDescription holds the default value on creation for the item_description field.
+	invoice.DefaultItemDescription = invoiceDescItemDescription.Default.(string)
+	// invoiceDescPost is the schema descriptor for post field.
+	invoiceDescPost := invoiceFields[10].Descriptor()
+	// invoice.DefaultPost holds the default value on creation for the post field.
+	invoice.DefaultPost = invoiceDescPost.Default.(bool)
+	// invoiceDescJSON is the schema descriptor for json field.
+	invoiceDescJSON := invoiceFields[11].Descriptor()
+	// invoice.DefaultJSON holds the default value on creation for the json field.
+	invoice.DefaultJSON = invoiceDescJSON.Default.(bool)
+	// invoiceDescConvert is the schema descriptor for convert field.
+	invoiceDescConvert := invoiceFields[12].Descriptor()
+	// invoice.DefaultConvert holds the default value on creation for the convert field.
+	invoice.DefaultConvert = invoiceDescConvert.Default.(bool)
+	// invoiceDescSuccessToken is the schema descriptor for success_token field.
+	invoiceDescSuccessToken := invoiceFields[13].Descriptor()
+	// invoice.DefaultSuccessToken holds the default value on creation for the success_token field.
+	invoice.DefaultSuccessToken = invoiceDescSuccessToken.Default.(string)
+	// invoiceDescOption is the schema descriptor for option field.
+	invoiceDescOption := invoiceFields[15].Descriptor()
+	// invoice.DefaultOption holds the default value on creation for the option field.
+	invoice.DefaultOption = invoiceDescOption.Default.(string)
 	notificationMixin := schema.Notification{}.Mixin()
 	notificationMixinFields0 := notificationMixin[0].Fields()
 	_ = notificationMixinFields0
@@ -330,6 +390,10 @@ func init() {
 	notification.DefaultAttempts = notificationDescAttempts.Default.(int)
 	// notification.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
 	notification.AttemptsValidator = notificationDescAttempts.Validators[0].(func(int) error)
+	// notificationDescResend is the schema descriptor for resend field.
+	notificationDescResend := notificationFields[20].Descriptor()
+	// notification.DefaultResend holds the default value on creation for the resend field.
+	notification.DefaultResend = notificationDescResend.Default.(bool)
 	paymentMixin := schema.Payment{}.Mixin()
 	paymentMixinFields0 := paymentMixin[0].Fields()
 	_ = paymentMixinFields0
@@ -396,6 +460,51 @@ func init() {
 	payoutrequestDescAddress := payoutrequestFields[4].Descriptor()
 	// payoutrequest.AddressValidator is a validator for the "address" field. It is called by the builders before save.
 	payoutrequest.AddressValidator = payoutrequestDescAddress.Validators[0].(func(string) error)
+	projectMixin := schema.Project{}.Mixin()
+	projectMixinFields0 := projectMixin[0].Fields()
+	_ = projectMixinFields0
+	projectFields := schema.Project{}.Fields()
+	_ = projectFields
+	// projectDescCreatedAt is the schema descriptor for created_at field.
+	projectDescCreatedAt := projectMixinFields0[0].Descriptor()
+	// project.DefaultCreatedAt holds the default value on creation for the created_at field.
+	project.DefaultCreatedAt = projectDescCreatedAt.Default.(func() time.Time)
+	// projectDescUpdatedAt is the schema descriptor for updated_at field.
+	projectDescUpdatedAt := projectMixinFields0[1].Descriptor()
+	// project.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	project.DefaultUpdatedAt = projectDescUpdatedAt.Default.(func() time.Time)
+	// project.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	project.UpdateDefaultUpdatedAt = projectDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// projectDescName is the schema descriptor for name field.
+	projectDescName := projectFields[1].Descriptor()
+	// project.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	project.NameValidator = projectDescName.Validators[0].(func(string) error)
+	// projectDescCurrency is the schema descriptor for currency field.
+	projectDescCurrency := projectFields[2].Descriptor()
+	// project.DefaultCurrency holds the default value on creation for the currency field.
+	project.DefaultCurrency = projectDescCurrency.Default.(string)
+	// project.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	project.CurrencyValidator = projectDescCurrency.Validators[0].(func(string) error)
+	// projectDescIpnSecret is the schema descriptor for ipn_secret field.
+	projectDescIpnSecret := projectFields[3].Descriptor()
+	// project.IpnSecretValidator is a validator for the "ipn_secret" field. It is called by the builders before save.
+	project.IpnSecretValidator = projectDescIpnSecret.Validators[0].(func(string) error)
+	// projectDescPreviousIpnSecret is the schema descriptor for previous_ipn_secret field.
+	projectDescPreviousIpnSecret := projectFields[4].Descriptor()
+	// project.DefaultPreviousIpnSecret holds the default value on creation for the previous_ipn_secret field.
+	project.DefaultPreviousIpnSecret = projectDescPreviousIpnSecret.Default.(string)
+	// projectDescWallets is the schema descriptor for wallets field.
+	projectDescWallets := projectFields[6].Descriptor()
+	// project.DefaultWallets holds the default value on creation for the wallets field.
+	project.DefaultWallets = projectDescWallets.Default.(map[string][]schema.Destination)
+	// projectDescConfirmations is the schema descriptor for confirmations field.
+	projectDescConfirmations := projectFields[7].Descriptor()
+	// project.DefaultConfirmations holds the default value on creation for the confirmations field.
+	project.DefaultConfirmations = projectDescConfirmations.Default.(map[string]int32)
+	// projectDescTickers is the schema descriptor for tickers field.
+	projectDescTickers := projectFields[8].Descriptor()
+	// project.DefaultTickers holds the default value on creation for the tickers field.
+	project.DefaultTickers = projectDescTickers.Default.([]string)
 	signingkeyMixin := schema.SigningKey{}.Mixin()
 	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
 	_ = signingkeyMixinFields0
@@ -421,6 +530,41 @@ func init() {
 	signingkeyDescActive := signingkeyFields[4].Descriptor()
 	// signingkey.DefaultActive holds the default value on creation for the active field.
 	signingkey.DefaultActive = signingkeyDescActive.Default.(bool)
+	subscriptionMixin := schema.Subscription{}.Mixin()
+	subscriptionMixinFields0 := subscriptionMixin[0].Fields()
+	_ = subscriptionMixinFields0
+	subscriptionFields := schema.Subscription{}.Fields()
+	_ = subscriptionFields
+	// subscriptionDescCreatedAt is the schema descriptor for created_at field.
+	subscriptionDescCreatedAt := subscriptionMixinFields0[0].Descriptor()
+	// subscription.DefaultCreatedAt holds the default value on creation for the created_at field.
+	subscription.DefaultCreatedAt = subscriptionDescCreatedAt.Default.(func() time.Time)
+	// subscriptionDescUpdatedAt is the schema descriptor for updated_at field.
+	subscriptionDescUpdatedAt := subscriptionMixinFields0[1].Descriptor()
+	// subscription.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	subscription.DefaultUpdatedAt = subscriptionDescUpdatedAt.Default.(func() time.Time)
+	// subscription.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	subscription.UpdateDefaultUpdatedAt = subscriptionDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// subscriptionDescToken is the schema descriptor for token field.
+	subscriptionDescToken := subscriptionFields[2].Descriptor()
+	// subscription.TokenValidator is a validator for the "token" field. It is called by the builders before save.
+	subscription.TokenValidator = subscriptionDescToken.Validators[0].(func(string) error)
+	// subscriptionDescCurrency is the schema descriptor for currency field.
+	subscriptionDescCurrency := subscriptionFields[4].Descriptor()
+	// subscription.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	subscription.CurrencyValidator = subscriptionDescCurrency.Validators[0].(func(string) error)
+	// subscriptionDescCustomer is the schema descriptor for customer field.
+	subscriptionDescCustomer := subscriptionFields[6].Descriptor()
+	// subscription.DefaultCustomer holds the default value on creation for the customer field.
+	subscription.DefaultCustomer = subscriptionDescCustomer.Default.(string)
+	// subscriptionDescPost is the schema descriptor for post field.
+	subscriptionDescPost := subscriptionFields[7].Descriptor()
+	// subscription.DefaultPost holds the default value on creation for the post field.
+	subscription.DefaultPost = subscriptionDescPost.Default.(bool)
+	// subscriptionDescJSON is the schema descriptor for json field.
+	subscriptionDescJSON := subscriptionFields[8].Descriptor()
+	// subscription.DefaultJSON holds the default value on creation for the json field.
+	subscription.DefaultJSON = subscriptionDescJSON.Default.(bool)
 	watchedtransferFields := schema.WatchedTransfer{}.Fields()
 	_ = watchedtransferFields
 	// watchedtransferDescTicker is the schema descriptor for ticker field.

@@ -28,14 +28,20 @@ type Tx struct {
 	DeliveryEvent *DeliveryEventClient
 	// Forward is the client for interacting with the Forward builders.
 	Forward *ForwardClient
+	// Invoice is the client for interacting with the Invoice builders.
+	Invoice *InvoiceClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
 	PayoutRequest *PayoutRequestClient
+	// Project is the client for interacting with the Project builders.
+	Project *ProjectClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
+	// Subscription is the client for interacting with the Subscription builders.
+	Subscription *SubscriptionClient
 	// WatchedTransfer is the client for interacting with the WatchedTransfer builders.
 	WatchedTransfer *WatchedTransferClient
 
@@ -176,10 +182,13 @@ func (tx *Tx) init() {
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)
+	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
+	tx.Project = NewProjectClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
+	tx.Subscription = NewSubscriptionClient(tx.config)
 	tx.WatchedTransfer = NewWatchedTransferClient(tx.config)
 }
 

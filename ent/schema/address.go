@@ -2,9 +2,11 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
 )
 
 // Address is a deposit address handed to a merchant, with the callback and
@@ -19,7 +21,18 @@ func (Address) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int64("id"),
 		field.Int64("api_key_id").Immutable().
-			Comment("Owner of the address."),
+			Comment("The API key that created the address."),
+		field.Int64("project_id").Immutable().Annotations(entsql.Default("0")).
+			Comment("Owner of the address: the key's project (the column default only serves the migration that added it)."),
+		field.String("service").NotEmpty().Default("address").Immutable().
+			Comment("What the address serves: address (low-level), custom (low-level with a project's merchant headers), checkout, deposit or subscription."),
+		field.Int64("invoice_id").Optional().Nillable().Immutable().
+			Comment("The invoice (checkout, deposit, renewal) the address was handed out for."),
+		field.Other("quote_rate", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable().Immutable().
+			Comment("Held exchange rate: invoice currency per coin, valid until quote_expires_at."),
+		field.Other("quote_value_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable().Immutable().
+			Comment("Amount quoted to the customer, in coin; NULL for an open amount."),
+		field.Time("quote_expires_at").Optional().Nillable().Immutable(),
 		field.String("ticker").NotEmpty().Immutable().
 			Comment(`Coin ticker, e.g. "btc" or "trc20/usdt".`),
 		field.String("family").NotEmpty().Immutable().
@@ -61,9 +74,14 @@ func (Address) Edges() []ent.Edge {
 // Indexes of the Address.
 func (Address) Indexes() []ent.Index {
 	return []ent.Index{
-		// One address per (owner, coin, callback). Its prefix (api_key_id,
-		// ticker) also serves the owner's per-coin listings, so no separate
-		// index is kept for those.
+		// One address per (key, coin, callback; an invoice's addresses use
+		// the invoice as their callback key). A create finds an existing
+		// address of its project by (project_id, ticker, callback_key), whose
+		// prefix also serves the project's per-coin listings; uniqueness stays
+		// per key, so keys that shared a callback before projects existed
+		// migrate into one project without a conflict.
 		index.Fields("api_key_id", "ticker", "callback_key").Unique(),
+		index.Fields("project_id", "ticker", "callback_key"),
+		index.Fields("invoice_id"),
 	}
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 )
@@ -25,6 +26,8 @@ func (APIKey) Fields() []ent.Field {
 			Comment("Lowercase hex SHA-256 of the key; looked up on every request."),
 		field.Time("revoked_at").Optional().Nillable().
 			Comment("Set when the key is revoked; a revoked key authenticates nothing."),
+		field.Int64("project_id").Annotations(entsql.Default("0")).
+			Comment("The project the key acts for (the column default only serves the migration that added it)."),
 		field.Bool("operator").Default(false).Immutable().
 			Comment("An operator's key: it alone may call the operator API (held funds, and later projects)."),
 	}

@@ -55,6 +55,8 @@ func (Notification) Fields() []ent.Field {
 			Comment("When the next attempt is due; nil once acknowledged or failed."),
 		field.Time("expires_at").
 			Comment("No attempt starts after this time; the notification then fails."),
+		field.Bool("resend").Default(false).
+			Comment("A manual resend asked for one attempt now: due even after expires_at; cleared by that attempt."),
 		field.Time("lease_until").Optional().Nillable().
 			Comment("A dispatcher holds the row until then."),
 		field.String("lease_owner").Optional().

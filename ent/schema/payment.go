@@ -40,6 +40,8 @@ func (Payment) Fields() []ent.Field {
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
 		field.Other("fee_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable(),
+		field.Other("value_fiat", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable().
+			Comment("Incoming fiat of a merchant payment in its invoice's currency, valued once when detected; NULL when unknown."),
 		field.Time("credited_at").Optional().Nillable(),
 		field.Time("forwarded_at").Optional().Nillable(),
 	}

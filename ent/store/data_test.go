@@ -34,6 +34,7 @@ func newAPIKey(t *testing.T, c *entdb.Client, key string) *entdb.APIKey {
 		SetName("merchant " + key).
 		SetPrefix(key[:8]).
 		SetHash(hexSum(key)).
+		SetProjectID(1).
 		SetCreatedAt(fixedTime).
 		Save(context.Background())
 	if err != nil {
@@ -46,6 +47,7 @@ func newAPIKey(t *testing.T, c *entdb.Client, key string) *entdb.APIKey {
 func addressCreate(c *entdb.Client, apiKeyID int64, addr string, index int64, callback string) *entdb.AddressCreate {
 	return c.Address.Create().
 		SetAPIKeyID(apiKeyID).
+		SetProjectID(1).
 		SetTicker("btc").
 		SetFamily("utxo").
 		SetAddressIn(addr).
@@ -175,7 +177,7 @@ func TestUniqueConstraints(t *testing.T) {
 			save func() error
 		}{
 			{"api key hash", func() error {
-				_, err := c.APIKey.Create().SetName("dup").SetPrefix("pk_live_").SetHash(hexSum("pk_live_unique")).Save(ctx)
+				_, err := c.APIKey.Create().SetName("dup").SetPrefix("pk_live_").SetHash(hexSum("pk_live_unique")).SetProjectID(1).Save(ctx)
 				return err
 			}},
 			{"address_in", func() error {

@@ -44,7 +44,9 @@ func migrationsUpTo(t *testing.T, d store.Dialect, version string) fs.FS {
 // delivery events as the schema before 20261124160211 held them (tied to
 // addresses, payments and API keys), migrates, and reads them back through
 // the current schema: nothing is lost, the old columns became the
-// notifier's labels, and a payment's notifications share a sequence.
+// notifier's labels, and a payment's notifications share a sequence; since
+// 20261124182517 the key, its address and its notifications belong to a
+// default project.
 func TestMigrationKeepsNotifications(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -92,7 +94,7 @@ func TestMigrationKeepsNotifications(t *testing.T) {
 				t.Fatalf("%d notifications after migrating, %v", len(ns), err)
 			}
 			n := ns[0]
-			if n.UUID != "u1" || n.OwnerID != 7 || n.Service != "address" || n.Event != "pending" || n.Subject != "bc1qold" || n.Topic != "btc" ||
+			if n.UUID != "u1" || n.OwnerID != 1 || n.Service != "address" || n.Event != "pending" || n.Subject != "bc1qold" || n.Topic != "btc" ||
 				n.Sequence == nil || *n.Sequence != "address-payment:11" || n.Host != "shop.example:443" || n.Method != "POST" ||
 				n.URL != "https://shop.example/cb" || !bytes.Equal(n.Body, body) || n.ContentType != "application/json" ||
 				n.SignatureScheme != "rsa-sha256" || n.Signature != "c2ln" || n.SigningKey != "" || n.Status != notification.StatusRetrying ||
@@ -106,8 +108,20 @@ func TestMigrationKeepsNotifications(t *testing.T) {
 				t.Errorf("notification without a payment read back as %+v", m)
 			}
 			ev, err := db.Client.DeliveryEvent.Query().Where(deliveryevent.ID(31)).Only(ctx)
-			if err != nil || ev.OwnerID != 7 || ev.Service != "address" || ev.Event != "pending" || ev.Subject != "bc1qold" || ev.Topic != "btc" || ev.NotificationID != 21 {
+			if err != nil || ev.OwnerID != 1 || ev.Service != "address" || ev.Event != "pending" || ev.Subject != "bc1qold" || ev.Topic != "btc" || ev.NotificationID != 21 {
 				t.Errorf("delivery event read back as %+v, %v", ev, err)
+			}
+			// 20261124182517 moved the key into a default project, which
+			// owns what the key owned.
+			ps, err := db.Client.Project.Query().All(ctx)
+			if err != nil || len(ps) != 1 || ps[0].ID != 1 || ps[0].Name != "default" || ps[0].Currency != "USD" || ps[0].IpnSecret != "" {
+				t.Errorf("projects after migrating: %+v, %v", ps, err)
+			}
+			if k, err := db.Client.APIKey.Get(ctx, 7); err != nil || k.ProjectID != 1 {
+				t.Errorf("api key after migrating: %+v, %v", k, err)
+			}
+			if a, err := db.Client.Address.Get(ctx, 3); err != nil || a.ProjectID != 1 || a.Service != "address" || a.InvoiceID != nil {
+				t.Errorf("address after migrating: %+v, %v", a, err)
 			}
 			// The migrated database is the current schema, and takes new rows.
 			if drift := schemaDrift(t, db); drift != "" {

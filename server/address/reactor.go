@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -18,6 +19,22 @@ import (
 
 // ServiceLabel is the notifier label (Subject.Service) of low-level callbacks.
 const ServiceLabel = "address"
+
+// EventPrefix starts the event type of low-level callbacks: every key
+// belongs to a project, so every low-level payment is a custom payment of
+// the merchant interface (custom.payment.pending|confirmed|completed), whose
+// type the x-service-event header carries.
+const EventPrefix = "custom.payment."
+
+// StatusOf returns the payment status an event type ends with
+// ("custom.payment.pending" -> "pending"; a bare status, as notifications
+// stored before event types had, is returned as it is).
+func StatusOf(event string) string {
+	if i := strings.LastIndexByte(event, '.'); i >= 0 {
+		return event[i+1:]
+	}
+	return event
+}
 
 // Enqueuer stores a notification inside a transaction (notifier.Queue).
 type Enqueuer interface {
@@ -67,10 +84,10 @@ func (r *CallbackReactor) Message(c payment.Change) (notifier.Message, error) {
 	}
 	return notifier.Message{
 		UUID:  cb.UUID,
-		Owner: a.APIKeyID,
+		Owner: a.ProjectID,
 		Subject: notifier.Subject{
 			Service:  ServiceLabel,
-			Event:    cb.PaymentStatus,
+			Event:    EventPrefix + cb.PaymentStatus,
 			Ref:      a.AddressIn,
 			Topic:    c.Ticker.Ticker,
 			Sequence: Sequence(c.Payment.ID),

@@ -46,8 +46,10 @@ func New(db *entdb.Client, postgres bool, registry *chains.Registry, deriver *ch
 
 // CreateParams are the inputs of Create.
 type CreateParams struct {
-	// APIKeyID owns the address.
+	// APIKeyID is the key that creates the address.
 	APIKeyID int64
+	// ProjectID owns the address: the key's project.
+	ProjectID int64
 	// Ticker is the ticker as given in the path ("btc", "trc20/usdt").
 	Ticker string
 	// Callback is the callback URL as given.
@@ -142,7 +144,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 		return nil, t, err
 	}
 	key := CallbackKey(cb.URL)
-	if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
+	if a, err := s.find(ctx, p.ProjectID, t.Ticker, key); err == nil {
 		return a, t, sameSettings(a, dests, confs, p)
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, t, err
@@ -157,7 +159,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 		if !entdb.IsConstraintError(err) {
 			return nil, t, err
 		}
-		if a, err := s.find(ctx, p.APIKeyID, t.Ticker, key); err == nil {
+		if a, err := s.find(ctx, p.ProjectID, t.Ticker, key); err == nil {
 			return a, t, sameSettings(a, dests, confs, p)
 		}
 	}
@@ -262,6 +264,7 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 	now := s.now()
 	return tx.Address.Create().
 		SetAPIKeyID(p.APIKeyID).
+		SetProjectID(p.ProjectID).
 		SetTicker(t.Ticker).
 		SetFamily(string(t.Family)).
 		SetAddressIn(addrIn).
@@ -279,10 +282,14 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		Save(ctx)
 }
 
-func (s *Service) find(ctx context.Context, apiKeyID int64, ticker, key string) (*entdb.Address, error) {
+// find returns the project's address for ticker and callback key (the
+// oldest, should keys that shared a callback before projects existed have
+// made one each).
+func (s *Service) find(ctx context.Context, projectID int64, ticker, key string) (*entdb.Address, error) {
 	a, err := s.db.Address.Query().
-		Where(entaddress.APIKeyID(apiKeyID), entaddress.Ticker(ticker), entaddress.CallbackKey(key)).
-		Only(ctx)
+		Where(entaddress.ProjectID(projectID), entaddress.Ticker(ticker), entaddress.CallbackKey(key)).
+		Order(entdb.Asc(entaddress.FieldID)).
+		First(ctx)
 	if entdb.IsNotFound(err) {
 		return nil, ErrNotFound
 	}
@@ -303,19 +310,18 @@ type Logs struct {
 	Notifications map[int64][]*entdb.Notification
 }
 
-// Logs returns the history of the address the API key created for ticker
+// Logs returns the history of the address the project created for ticker
 // with the callback URL (the final URL, as Create returned it).
-func (s *Service) Logs(ctx context.Context, apiKeyID int64, ticker, callback string) (*Logs, error) {
+func (s *Service) Logs(ctx context.Context, projectID int64, ticker, callback string) (*Logs, error) {
 	t, err := s.Lookup(ticker)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.find(ctx, apiKeyID, t.Ticker, CallbackKey(callback))
+	a, err := s.find(ctx, projectID, t.Ticker, CallbackKey(callback))
 	if err != nil {
 		return nil, err
 	}
 	pays, err := a.QueryPayments().
-		Where(payment.APIKeyID(apiKeyID)).
 		Order(entdb.Asc(payment.FieldCreatedAt), entdb.Asc(payment.FieldID)).
 		All(ctx)
 	if err != nil {
@@ -334,7 +340,7 @@ func (s *Service) Logs(ctx context.Context, apiKeyID int64, ticker, callback str
 		bySeq[seqs[i]] = p.ID
 	}
 	ns, err := s.db.Notification.Query().
-		Where(notification.OwnerID(apiKeyID), notification.Subject(a.AddressIn), notification.SequenceIn(seqs...)).
+		Where(notification.OwnerID(projectID), notification.Subject(a.AddressIn), notification.SequenceIn(seqs...)).
 		Order(entdb.Asc(notification.FieldCreatedAt), entdb.Asc(notification.FieldID)).
 		WithDeliveryAttempts(func(q *entdb.DeliveryAttemptQuery) {
 			q.Order(entdb.Asc(deliveryattempt.FieldNumber))

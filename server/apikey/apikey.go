@@ -16,6 +16,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // keyPrefix marks payhook keys so that secret scanners and people can
@@ -28,22 +29,36 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Create issues a new merchant key named name and returns it in clear,
-// once.
+// Create issues a new merchant key named name in the default project
+// (created when there is none) and returns it in clear, once.
 func Create(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
-	return create(ctx, db, name, false, now)
+	return create(ctx, db, name, 0, false, now)
+}
+
+// CreateInProject issues a new merchant key named name in project projectID.
+func CreateInProject(ctx context.Context, db *entdb.Client, name string, projectID int64, now time.Time) (string, *entdb.APIKey, error) {
+	return create(ctx, db, name, projectID, false, now)
 }
 
 // CreateOperator issues a new operator's key: it may call the operator API
-// (interceptor.Config.Operator).
+// (interceptor.Config.Operator). It belongs to the default project.
 func CreateOperator(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
-	return create(ctx, db, name, true, now)
+	return create(ctx, db, name, 0, true, now)
 }
 
-func create(ctx context.Context, db *entdb.Client, name string, operator bool, now time.Time) (string, *entdb.APIKey, error) {
+func create(ctx context.Context, db *entdb.Client, name string, projectID int64, operator bool, now time.Time) (string, *entdb.APIKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return "", nil, fmt.Errorf("api key name must not be empty")
+	}
+	if projectID == 0 {
+		p, err := project.Default(ctx, db, now)
+		if err != nil {
+			return "", nil, err
+		}
+		projectID = p.ID
+	} else if _, err := project.Get(ctx, db, projectID); err != nil {
+		return "", nil, err
 	}
 	var raw [20]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -55,6 +70,7 @@ func create(ctx context.Context, db *entdb.Client, name string, operator bool, n
 		SetPrefix(key[:8]).
 		SetHash(Hash(key)).
 		SetOperator(operator).
+		SetProjectID(projectID).
 		SetCreatedAt(now).
 		Save(ctx)
 	if err != nil {
@@ -84,5 +100,5 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 	if err != nil {
 		return interceptor.Key{}, fmt.Errorf("look up api key: %w", err)
 	}
-	return interceptor.Key{ID: row.ID, Operator: row.Operator}, nil
+	return interceptor.Key{ID: row.ID, ProjectID: row.ProjectID, Operator: row.Operator}, nil
 }

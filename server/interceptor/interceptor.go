@@ -34,8 +34,11 @@ type KeyResolver interface {
 
 // Key is an authenticated API key.
 type Key struct {
-	// ID is the key's id, the owner of what it creates.
+	// ID is the key's id.
 	ID int64
+	// ProjectID is the key's project, the owner of what it creates and
+	// reads.
+	ProjectID int64
 	// Operator marks an operator's key, which alone may call the Operator
 	// methods.
 	Operator bool
@@ -46,15 +49,28 @@ var ErrUnknownKey = errors.New("unknown api key")
 
 type apiKeyCtx struct{}
 
-// WithAPIKeyID returns a context carrying the authenticated API key's id.
-func WithAPIKeyID(ctx context.Context, id int64) context.Context {
-	return context.WithValue(ctx, apiKeyCtx{}, id)
+// WithKey returns a context carrying the authenticated API key.
+func WithKey(ctx context.Context, k Key) context.Context {
+	return context.WithValue(ctx, apiKeyCtx{}, k)
+}
+
+// KeyFrom returns the authenticated API key, if the method required one.
+func KeyFrom(ctx context.Context) (Key, bool) {
+	k, ok := ctx.Value(apiKeyCtx{}).(Key)
+	return k, ok
 }
 
 // APIKeyID returns the authenticated API key's id, if the method required one.
 func APIKeyID(ctx context.Context) (int64, bool) {
-	id, ok := ctx.Value(apiKeyCtx{}).(int64)
-	return id, ok
+	k, ok := KeyFrom(ctx)
+	return k.ID, ok
+}
+
+// ProjectID returns the authenticated API key's project, if the method
+// required a key.
+func ProjectID(ctx context.Context) (int64, bool) {
+	k, ok := KeyFrom(ctx)
+	return k.ProjectID, ok
 }
 
 // TickerChecker tells whether a ticker exists. CheckTicker returns an error
@@ -163,7 +179,7 @@ func (a *auth) authenticate(ctx context.Context, method string) (context.Context
 	if a.operator[method] && !key.Operator {
 		return nil, status.Error(codes.PermissionDenied, "this method needs an operator's key (payhook apikey create --operator)")
 	}
-	return WithAPIKeyID(ctx, key.ID), nil
+	return WithKey(ctx, key), nil
 }
 
 func (a *auth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

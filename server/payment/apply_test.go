@@ -54,14 +54,14 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			}
 			a, b := svc(), svc()
 
-			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).Save(ctx)
+			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).SetProjectID(1).Save(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			der, _ := chains.NewDeriver(make([]byte, 32))
 			addrIn, _ := der.Address(tk, 0)
 			dest, _ := der.Address(tk, 1)
-			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("eth").SetFamily("evm").SetAddressIn(addrIn).
+			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetProjectID(1).SetTicker("eth").SetFamily("evm").SetAddressIn(addrIn).
 				SetDerivationIndex(0).SetCallbackURL("https://shop.example/hook").SetCallbackKey(strings.Repeat("d", 64)).
 				SetDestinations([]schema.Destination{{Address: dest, Share: decimal.NewFromInt(1)}}).SetRequiredConfirmations(3).Save(ctx); err != nil {
 				t.Fatal(err)

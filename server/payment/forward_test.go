@@ -40,14 +40,14 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			rec := &recorder{}
 			svc := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": chain}, Reactors: []Reactor{rec}, Now: now}, logger)
 
-			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).Save(ctx)
+			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).SetProjectID(1).Save(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			der, _ := chains.NewDeriver(make([]byte, 32))
 			addrIn, _ := der.Address(tk, 0)
 			dest, _ := der.Address(tk, 1)
-			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetTicker("btc").SetFamily("utxo").SetAddressIn(addrIn).
+			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetProjectID(1).SetTicker("btc").SetFamily("utxo").SetAddressIn(addrIn).
 				SetDerivationIndex(0).SetCallbackURL("https://shop.example/hook").SetCallbackKey(strings.Repeat("d", 64)).
 				SetDestinations([]schema.Destination{{Address: dest, Share: decimal.NewFromInt(1)}}).SetRequiredConfirmations(1).Save(ctx); err != nil {
 				t.Fatal(err)

@@ -148,7 +148,7 @@ func newFixture(t *testing.T, db *store.DB, ticker string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).Save(context.Background())
+	key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).SetProjectID(1).Save(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func (f *fixture) addresses(n int, confirmations int32) []string {
 				f.t.Fatal(err)
 			}
 			out = append(out, a)
-			rows = append(rows, f.db.Client.Address.Create().SetAPIKeyID(f.keyID).SetTicker(f.tk.Ticker).SetFamily(string(f.tk.Family)).
+			rows = append(rows, f.db.Client.Address.Create().SetAPIKeyID(f.keyID).SetProjectID(1).SetTicker(f.tk.Ticker).SetFamily(string(f.tk.Family)).
 				SetAddressIn(a).SetDerivationIndex(int64(i)).SetCallbackURL(fmt.Sprintf("https://shop.example/hook/%d", i)).SetCallbackKey(fmt.Sprintf("%064x", i)).
 				SetDestinations([]schema.Destination{{Address: dest, Share: decimal.NewFromInt(1)}}).SetRequiredConfirmations(confirmations))
 		}

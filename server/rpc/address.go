@@ -38,22 +38,31 @@ func NewAddressServer(addresses *address.Service, prices price.Source, pubkeyPEM
 	return &AddressServer{addresses: addresses, prices: prices, pubkeyPEM: pubkeyPEM}
 }
 
-func owner(ctx context.Context) (int64, error) {
-	id, ok := interceptor.APIKeyID(ctx)
+// caller returns the authenticated key: its id and its project, the owner
+// of what it creates and reads.
+func caller(ctx context.Context) (interceptor.Key, error) {
+	k, ok := interceptor.KeyFrom(ctx)
 	if !ok {
-		return 0, status.Error(codes.Unauthenticated, "missing api key")
+		return interceptor.Key{}, status.Error(codes.Unauthenticated, "missing api key")
 	}
-	return id, nil
+	return k, nil
+}
+
+// owner returns the authenticated key's project.
+func owner(ctx context.Context) (int64, error) {
+	k, err := caller(ctx)
+	return k.ProjectID, err
 }
 
 // CreateAddress implements payhookv1.AddressServiceServer.
 func (s *AddressServer) CreateAddress(ctx context.Context, req *payhookv1.CreateAddressRequest) (*payhookv1.CreateAddressResponse, error) {
-	keyID, err := owner(ctx)
+	key, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	a, t, err := s.addresses.Create(ctx, address.CreateParams{
-		APIKeyID:      keyID,
+		APIKeyID:      key.ID,
+		ProjectID:     key.ProjectID,
 		Ticker:        req.GetTicker(),
 		Callback:      req.GetCallback(),
 		CBParams:      req.GetCbParams(),
@@ -143,7 +152,7 @@ func callbackLog(p *entdb.Payment, notifications []*entdb.Notification) *payhook
 	for _, n := range notifications {
 		d := &payhookv1.Delivery{
 			Uuid:          n.UUID,
-			PaymentStatus: n.Event,
+			PaymentStatus: address.StatusOf(n.Event),
 			Status:        n.Status.String(),
 			Attempts:      int32(n.Attempts),
 			ExpiresAt:     timestamppb.New(n.ExpiresAt),
@@ -157,7 +166,7 @@ func callbackLog(p *entdb.Payment, notifications []*entdb.Notification) *payhook
 			l := &payhookv1.DeliveryAttempt{
 				Uuid:          n.UUID,
 				Attempt:       int32(at.Number),
-				PaymentStatus: n.Event,
+				PaymentStatus: address.StatusOf(n.Event),
 				RequestMethod: at.RequestMethod,
 				RequestUrl:    at.RequestURL,
 				StartedAt:     timestamppb.New(at.StartedAt),
@@ -275,11 +284,11 @@ func (s *AddressServer) Convert(_ context.Context, req *payhookv1.ConvertRequest
 
 // CreatePayout implements payhookv1.AddressServiceServer.
 func (s *AddressServer) CreatePayout(ctx context.Context, req *payhookv1.CreatePayoutRequest) (*payhookv1.CreatePayoutResponse, error) {
-	keyID, err := owner(ctx)
+	key, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.addresses.RequestPayout(ctx, keyID, req.GetTicker(), req.GetAddress(), req.GetValue())
+	p, err := s.addresses.RequestPayout(ctx, key.ID, req.GetTicker(), req.GetAddress(), req.GetValue())
 	if err != nil {
 		return nil, err
 	}

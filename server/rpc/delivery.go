@@ -14,6 +14,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/server/address"
 )
 
 // DeliveryServer implements payhookv1.DeliveryServiceServer.
@@ -109,7 +110,7 @@ func (s *DeliveryServer) deliveryEvent(ctx context.Context, e *entdb.DeliveryEve
 		Uuid:           e.UUID,
 		AddressIn:      e.Subject,
 		Ticker:         e.Topic,
-		PaymentStatus:  e.Event,
+		PaymentStatus:  address.StatusOf(e.Event),
 		Kind:           e.Kind.String(),
 		Attempt:        int32(e.Attempt),
 		Outcome:        e.Outcome,

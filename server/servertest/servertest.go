@@ -29,6 +29,7 @@ import (
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
 )
 
@@ -44,8 +45,11 @@ type Instance struct {
 	BaseURL string
 	// Conn is a gRPC client connection to the server.
 	Conn *grpc.ClientConn
-	// KeyA and KeyB are two API keys of different owners.
-	KeyA, KeyB string
+	// KeyA and KeyB are API keys of two projects, ProjectA and ProjectB;
+	// KeyA2 is a second key of ProjectA.
+	KeyA, KeyB, KeyA2 string
+	// ProjectA and ProjectB are the projects of KeyA and KeyB.
+	ProjectA, ProjectB int64
 	// Out holds what the server printed for its operator.
 	Out *bytes.Buffer
 	// DSN is the server's database.
@@ -94,12 +98,26 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 	if err := s.Start(ctx); err != nil {
 		t.Fatalf("servertest: start server: %v", err)
 	}
-	for _, k := range []*string{&inst.KeyA, &inst.KeyB} {
-		key, _, err := apikey.Create(ctx, s.DB().Client, "test", time.Now())
+	// KeyA and KeyB belong to two projects (what one owns the other never
+	// sees); KeyA2 is a second key of KeyA's project.
+	for _, k := range []struct {
+		key     *string
+		project *int64
+		name    string
+	}{{&inst.KeyA, &inst.ProjectA, "A"}, {&inst.KeyB, &inst.ProjectB, "B"}} {
+		p, err := project.Create(ctx, s.DB().Client, project.Params{Name: "project " + k.name}, time.Now())
 		if err != nil {
 			t.Fatalf("servertest: %v", err)
 		}
-		*k = key
+		*k.project = p.ID
+		key, _, err := apikey.CreateInProject(ctx, s.DB().Client, "test "+k.name, p.ID, time.Now())
+		if err != nil {
+			t.Fatalf("servertest: %v", err)
+		}
+		*k.key = key
+	}
+	if inst.KeyA2, _, err = apikey.CreateInProject(ctx, s.DB().Client, "test A2", inst.ProjectA, time.Now()); err != nil {
+		t.Fatalf("servertest: %v", err)
 	}
 	inst.Conn, err = grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -21,6 +21,18 @@ const (
 	FieldUpdatedAt = "updated_at"
 	// FieldAPIKeyID holds the string denoting the api_key_id field in the database.
 	FieldAPIKeyID = "api_key_id"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
+	// FieldService holds the string denoting the service field in the database.
+	FieldService = "service"
+	// FieldInvoiceID holds the string denoting the invoice_id field in the database.
+	FieldInvoiceID = "invoice_id"
+	// FieldQuoteRate holds the string denoting the quote_rate field in the database.
+	FieldQuoteRate = "quote_rate"
+	// FieldQuoteValueCoin holds the string denoting the quote_value_coin field in the database.
+	FieldQuoteValueCoin = "quote_value_coin"
+	// FieldQuoteExpiresAt holds the string denoting the quote_expires_at field in the database.
+	FieldQuoteExpiresAt = "quote_expires_at"
 	// FieldTicker holds the string denoting the ticker field in the database.
 	FieldTicker = "ticker"
 	// FieldFamily holds the string denoting the family field in the database.
@@ -75,6 +87,12 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldAPIKeyID,
+	FieldProjectID,
+	FieldService,
+	FieldInvoiceID,
+	FieldQuoteRate,
+	FieldQuoteValueCoin,
+	FieldQuoteExpiresAt,
 	FieldTicker,
 	FieldFamily,
 	FieldAddressIn,
@@ -107,6 +125,10 @@ var (
 	DefaultUpdatedAt func() time.Time
 	// UpdateDefaultUpdatedAt holds the default value on update for the "updated_at" field.
 	UpdateDefaultUpdatedAt func() time.Time
+	// DefaultService holds the default value on creation for the "service" field.
+	DefaultService string
+	// ServiceValidator is a validator for the "service" field. It is called by the builders before save.
+	ServiceValidator func(string) error
 	// TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
 	TickerValidator func(string) error
 	// FamilyValidator is a validator for the "family" field. It is called by the builders before save.
@@ -156,6 +178,36 @@ func ByUpdatedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByAPIKeyID orders the results by the api_key_id field.
 func ByAPIKeyID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAPIKeyID, opts...).ToFunc()
+}
+
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByService orders the results by the service field.
+func ByService(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldService, opts...).ToFunc()
+}
+
+// ByInvoiceID orders the results by the invoice_id field.
+func ByInvoiceID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldInvoiceID, opts...).ToFunc()
+}
+
+// ByQuoteRate orders the results by the quote_rate field.
+func ByQuoteRate(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldQuoteRate, opts...).ToFunc()
+}
+
+// ByQuoteValueCoin orders the results by the quote_value_coin field.
+func ByQuoteValueCoin(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldQuoteValueCoin, opts...).ToFunc()
+}
+
+// ByQuoteExpiresAt orders the results by the quote_expires_at field.
+func ByQuoteExpiresAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldQuoteExpiresAt, opts...).ToFunc()
 }
 
 // ByTicker orders the results by the ticker field.

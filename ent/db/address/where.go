@@ -8,6 +8,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/predicate"
+	"github.com/shopspring/decimal"
 )
 
 // ID filters vertices based on their ID field.
@@ -68,6 +69,36 @@ func UpdatedAt(v time.Time) predicate.Address {
 // APIKeyID applies equality check predicate on the "api_key_id" field. It's identical to APIKeyIDEQ.
 func APIKeyID(v int64) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldAPIKeyID, v))
+}
+
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldProjectID, v))
+}
+
+// Service applies equality check predicate on the "service" field. It's identical to ServiceEQ.
+func Service(v string) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldService, v))
+}
+
+// InvoiceID applies equality check predicate on the "invoice_id" field. It's identical to InvoiceIDEQ.
+func InvoiceID(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldInvoiceID, v))
+}
+
+// QuoteRate applies equality check predicate on the "quote_rate" field. It's identical to QuoteRateEQ.
+func QuoteRate(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteRate, v))
+}
+
+// QuoteValueCoin applies equality check predicate on the "quote_value_coin" field. It's identical to QuoteValueCoinEQ.
+func QuoteValueCoin(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteValueCoin, v))
+}
+
+// QuoteExpiresAt applies equality check predicate on the "quote_expires_at" field. It's identical to QuoteExpiresAtEQ.
+func QuoteExpiresAt(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteExpiresAt, v))
 }
 
 // Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
@@ -223,6 +254,311 @@ func APIKeyIDIn(vs ...int64) predicate.Address {
 // APIKeyIDNotIn applies the NotIn predicate on the "api_key_id" field.
 func APIKeyIDNotIn(vs ...int64) predicate.Address {
 	return predicate.Address(sql.FieldNotIn(FieldAPIKeyID, vs...))
+}
+
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldProjectID, v))
+}
+
+// ServiceEQ applies the EQ predicate on the "service" field.
+func ServiceEQ(v string) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldService, v))
+}
+
+// ServiceNEQ applies the NEQ predicate on the "service" field.
+func ServiceNEQ(v string) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldService, v))
+}
+
+// ServiceIn applies the In predicate on the "service" field.
+func ServiceIn(vs ...string) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldService, vs...))
+}
+
+// ServiceNotIn applies the NotIn predicate on the "service" field.
+func ServiceNotIn(vs ...string) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldService, vs...))
+}
+
+// ServiceGT applies the GT predicate on the "service" field.
+func ServiceGT(v string) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldService, v))
+}
+
+// ServiceGTE applies the GTE predicate on the "service" field.
+func ServiceGTE(v string) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldService, v))
+}
+
+// ServiceLT applies the LT predicate on the "service" field.
+func ServiceLT(v string) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldService, v))
+}
+
+// ServiceLTE applies the LTE predicate on the "service" field.
+func ServiceLTE(v string) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldService, v))
+}
+
+// ServiceContains applies the Contains predicate on the "service" field.
+func ServiceContains(v string) predicate.Address {
+	return predicate.Address(sql.FieldContains(FieldService, v))
+}
+
+// ServiceHasPrefix applies the HasPrefix predicate on the "service" field.
+func ServiceHasPrefix(v string) predicate.Address {
+	return predicate.Address(sql.FieldHasPrefix(FieldService, v))
+}
+
+// ServiceHasSuffix applies the HasSuffix predicate on the "service" field.
+func ServiceHasSuffix(v string) predicate.Address {
+	return predicate.Address(sql.FieldHasSuffix(FieldService, v))
+}
+
+// ServiceEqualFold applies the EqualFold predicate on the "service" field.
+func ServiceEqualFold(v string) predicate.Address {
+	return predicate.Address(sql.FieldEqualFold(FieldService, v))
+}
+
+// ServiceContainsFold applies the ContainsFold predicate on the "service" field.
+func ServiceContainsFold(v string) predicate.Address {
+	return predicate.Address(sql.FieldContainsFold(FieldService, v))
+}
+
+// InvoiceIDEQ applies the EQ predicate on the "invoice_id" field.
+func InvoiceIDEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldInvoiceID, v))
+}
+
+// InvoiceIDNEQ applies the NEQ predicate on the "invoice_id" field.
+func InvoiceIDNEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldInvoiceID, v))
+}
+
+// InvoiceIDIn applies the In predicate on the "invoice_id" field.
+func InvoiceIDIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldInvoiceID, vs...))
+}
+
+// InvoiceIDNotIn applies the NotIn predicate on the "invoice_id" field.
+func InvoiceIDNotIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldInvoiceID, vs...))
+}
+
+// InvoiceIDGT applies the GT predicate on the "invoice_id" field.
+func InvoiceIDGT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldInvoiceID, v))
+}
+
+// InvoiceIDGTE applies the GTE predicate on the "invoice_id" field.
+func InvoiceIDGTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldInvoiceID, v))
+}
+
+// InvoiceIDLT applies the LT predicate on the "invoice_id" field.
+func InvoiceIDLT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldInvoiceID, v))
+}
+
+// InvoiceIDLTE applies the LTE predicate on the "invoice_id" field.
+func InvoiceIDLTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldInvoiceID, v))
+}
+
+// InvoiceIDIsNil applies the IsNil predicate on the "invoice_id" field.
+func InvoiceIDIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldInvoiceID))
+}
+
+// InvoiceIDNotNil applies the NotNil predicate on the "invoice_id" field.
+func InvoiceIDNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldInvoiceID))
+}
+
+// QuoteRateEQ applies the EQ predicate on the "quote_rate" field.
+func QuoteRateEQ(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteRate, v))
+}
+
+// QuoteRateNEQ applies the NEQ predicate on the "quote_rate" field.
+func QuoteRateNEQ(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldQuoteRate, v))
+}
+
+// QuoteRateIn applies the In predicate on the "quote_rate" field.
+func QuoteRateIn(vs ...decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldQuoteRate, vs...))
+}
+
+// QuoteRateNotIn applies the NotIn predicate on the "quote_rate" field.
+func QuoteRateNotIn(vs ...decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldQuoteRate, vs...))
+}
+
+// QuoteRateGT applies the GT predicate on the "quote_rate" field.
+func QuoteRateGT(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldQuoteRate, v))
+}
+
+// QuoteRateGTE applies the GTE predicate on the "quote_rate" field.
+func QuoteRateGTE(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldQuoteRate, v))
+}
+
+// QuoteRateLT applies the LT predicate on the "quote_rate" field.
+func QuoteRateLT(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldQuoteRate, v))
+}
+
+// QuoteRateLTE applies the LTE predicate on the "quote_rate" field.
+func QuoteRateLTE(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldQuoteRate, v))
+}
+
+// QuoteRateIsNil applies the IsNil predicate on the "quote_rate" field.
+func QuoteRateIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldQuoteRate))
+}
+
+// QuoteRateNotNil applies the NotNil predicate on the "quote_rate" field.
+func QuoteRateNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldQuoteRate))
+}
+
+// QuoteValueCoinEQ applies the EQ predicate on the "quote_value_coin" field.
+func QuoteValueCoinEQ(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinNEQ applies the NEQ predicate on the "quote_value_coin" field.
+func QuoteValueCoinNEQ(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinIn applies the In predicate on the "quote_value_coin" field.
+func QuoteValueCoinIn(vs ...decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldQuoteValueCoin, vs...))
+}
+
+// QuoteValueCoinNotIn applies the NotIn predicate on the "quote_value_coin" field.
+func QuoteValueCoinNotIn(vs ...decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldQuoteValueCoin, vs...))
+}
+
+// QuoteValueCoinGT applies the GT predicate on the "quote_value_coin" field.
+func QuoteValueCoinGT(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinGTE applies the GTE predicate on the "quote_value_coin" field.
+func QuoteValueCoinGTE(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinLT applies the LT predicate on the "quote_value_coin" field.
+func QuoteValueCoinLT(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinLTE applies the LTE predicate on the "quote_value_coin" field.
+func QuoteValueCoinLTE(v decimal.Decimal) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldQuoteValueCoin, v))
+}
+
+// QuoteValueCoinIsNil applies the IsNil predicate on the "quote_value_coin" field.
+func QuoteValueCoinIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldQuoteValueCoin))
+}
+
+// QuoteValueCoinNotNil applies the NotNil predicate on the "quote_value_coin" field.
+func QuoteValueCoinNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldQuoteValueCoin))
+}
+
+// QuoteExpiresAtEQ applies the EQ predicate on the "quote_expires_at" field.
+func QuoteExpiresAtEQ(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtNEQ applies the NEQ predicate on the "quote_expires_at" field.
+func QuoteExpiresAtNEQ(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtIn applies the In predicate on the "quote_expires_at" field.
+func QuoteExpiresAtIn(vs ...time.Time) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldQuoteExpiresAt, vs...))
+}
+
+// QuoteExpiresAtNotIn applies the NotIn predicate on the "quote_expires_at" field.
+func QuoteExpiresAtNotIn(vs ...time.Time) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldQuoteExpiresAt, vs...))
+}
+
+// QuoteExpiresAtGT applies the GT predicate on the "quote_expires_at" field.
+func QuoteExpiresAtGT(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtGTE applies the GTE predicate on the "quote_expires_at" field.
+func QuoteExpiresAtGTE(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtLT applies the LT predicate on the "quote_expires_at" field.
+func QuoteExpiresAtLT(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtLTE applies the LTE predicate on the "quote_expires_at" field.
+func QuoteExpiresAtLTE(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldQuoteExpiresAt, v))
+}
+
+// QuoteExpiresAtIsNil applies the IsNil predicate on the "quote_expires_at" field.
+func QuoteExpiresAtIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldQuoteExpiresAt))
+}
+
+// QuoteExpiresAtNotNil applies the NotNil predicate on the "quote_expires_at" field.
+func QuoteExpiresAtNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldQuoteExpiresAt))
 }
 
 // TickerEQ applies the EQ predicate on the "ticker" field.

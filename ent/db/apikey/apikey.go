@@ -24,6 +24,8 @@ const (
 	FieldHash = "hash"
 	// FieldRevokedAt holds the string denoting the revoked_at field in the database.
 	FieldRevokedAt = "revoked_at"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
 	// FieldOperator holds the string denoting the operator field in the database.
 	FieldOperator = "operator"
 	// EdgeAddresses holds the string denoting the addresses edge name in mutations.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldPrefix,
 	FieldHash,
 	FieldRevokedAt,
+	FieldProjectID,
 	FieldOperator,
 }
 
@@ -113,6 +116,11 @@ func ByHash(opts ...sql.OrderTermOption) OrderOption {
 // ByRevokedAt orders the results by the revoked_at field.
 func ByRevokedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRevokedAt, opts...).ToFunc()
+}
+
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
 }
 
 // ByOperator orders the results by the operator field.

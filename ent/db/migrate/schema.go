@@ -17,6 +17,7 @@ var (
 		{Name: "prefix", Type: field.TypeString, Size: 8},
 		{Name: "hash", Type: field.TypeString, Unique: true},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+		{Name: "project_id", Type: field.TypeInt64, Default: "0"},
 		{Name: "operator", Type: field.TypeBool, Default: false},
 	}
 	// APIKeysTable holds the schema information for the "api_keys" table.
@@ -30,6 +31,12 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64, Default: "0"},
+		{Name: "service", Type: field.TypeString, Default: "address"},
+		{Name: "invoice_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "quote_rate", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "quote_value_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "quote_expires_at", Type: field.TypeTime, Nullable: true},
 		{Name: "ticker", Type: field.TypeString},
 		{Name: "family", Type: field.TypeString},
 		{Name: "address_in", Type: field.TypeString, Unique: true},
@@ -53,7 +60,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "addresses_api_keys_addresses",
-				Columns:    []*schema.Column{AddressesColumns[16]},
+				Columns:    []*schema.Column{AddressesColumns[22]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -62,7 +69,17 @@ var (
 			{
 				Name:    "address_api_key_id_ticker_callback_key",
 				Unique:  true,
-				Columns: []*schema.Column{AddressesColumns[16], AddressesColumns[3], AddressesColumns[8]},
+				Columns: []*schema.Column{AddressesColumns[22], AddressesColumns[9], AddressesColumns[14]},
+			},
+			{
+				Name:    "address_project_id_ticker_callback_key",
+				Unique:  false,
+				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[9], AddressesColumns[14]},
+			},
+			{
+				Name:    "address_invoice_id",
+				Unique:  false,
+				Columns: []*schema.Column{AddressesColumns[5]},
 			},
 		},
 	}
@@ -206,6 +223,47 @@ var (
 			},
 		},
 	}
+	// InvoicesColumns holds the columns for the "invoices" table.
+	InvoicesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "public_id", Type: field.TypeString, Unique: true},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"checkout", "deposit", "subscription"}},
+		{Name: "notify_url", Type: field.TypeString, Size: 2147483647},
+		{Name: "redirect_url", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "currency", Type: field.TypeString},
+		{Name: "value", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "item_description", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "post", Type: field.TypeBool, Default: false},
+		{Name: "json", Type: field.TypeBool, Default: false},
+		{Name: "convert", Type: field.TypeBool, Default: false},
+		{Name: "success_token", Type: field.TypeString, Default: ""},
+		{Name: "subscription_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "option", Type: field.TypeString, Default: ""},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"waiting", "pending", "partial", "paid", "expired"}, Default: "waiting"},
+		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
+	}
+	// InvoicesTable holds the schema information for the "invoices" table.
+	InvoicesTable = &schema.Table{
+		Name:       "invoices",
+		Columns:    InvoicesColumns,
+		PrimaryKey: []*schema.Column{InvoicesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "invoice_project_id_kind_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[3], InvoicesColumns[5], InvoicesColumns[1]},
+			},
+			{
+				Name:    "invoice_subscription_id",
+				Unique:  false,
+				Columns: []*schema.Column{InvoicesColumns[16]},
+			},
+		},
+	}
 	// NotificationsColumns holds the columns for the "notifications" table.
 	NotificationsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -230,6 +288,7 @@ var (
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
 		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "resend", Type: field.TypeBool, Default: false},
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
 		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
 	}
@@ -286,6 +345,7 @@ var (
 		{Name: "value_forwarded_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "fee_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "network_fee", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "value_fiat", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "credited_at", Type: field.TypeTime, Nullable: true},
 		{Name: "forwarded_at", Type: field.TypeTime, Nullable: true},
 		{Name: "api_key_id", Type: field.TypeInt64},
@@ -299,13 +359,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "payments_api_keys_payments",
-				Columns:    []*schema.Column{PaymentsColumns[16]},
+				Columns:    []*schema.Column{PaymentsColumns[17]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "payments_addresses_payments",
-				Columns:    []*schema.Column{PaymentsColumns[17]},
+				Columns:    []*schema.Column{PaymentsColumns[18]},
 				RefColumns: []*schema.Column{AddressesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -314,12 +374,12 @@ var (
 			{
 				Name:    "payment_address_id_txid_in_output_index",
 				Unique:  true,
-				Columns: []*schema.Column{PaymentsColumns[17], PaymentsColumns[4], PaymentsColumns[5]},
+				Columns: []*schema.Column{PaymentsColumns[18], PaymentsColumns[4], PaymentsColumns[5]},
 			},
 			{
 				Name:    "payment_api_key_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[16], PaymentsColumns[1]},
+				Columns: []*schema.Column{PaymentsColumns[17], PaymentsColumns[1]},
 			},
 			{
 				Name:    "payment_ticker_status",
@@ -361,6 +421,26 @@ var (
 			},
 		},
 	}
+	// ProjectsColumns holds the columns for the "projects" table.
+	ProjectsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "name", Type: field.TypeString},
+		{Name: "currency", Type: field.TypeString, Default: "USD"},
+		{Name: "ipn_secret", Type: field.TypeString},
+		{Name: "previous_ipn_secret", Type: field.TypeString, Default: ""},
+		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true},
+		{Name: "wallets", Type: field.TypeJSON},
+		{Name: "confirmations", Type: field.TypeJSON},
+		{Name: "tickers", Type: field.TypeJSON},
+	}
+	// ProjectsTable holds the schema information for the "projects" table.
+	ProjectsTable = &schema.Table{
+		Name:       "projects",
+		Columns:    ProjectsColumns,
+		PrimaryKey: []*schema.Column{ProjectsColumns[0]},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -375,6 +455,34 @@ var (
 		Name:       "signing_keys",
 		Columns:    SigningKeysColumns,
 		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
+	}
+	// SubscriptionsColumns holds the columns for the "subscriptions" table.
+	SubscriptionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "token", Type: field.TypeString, Unique: true},
+		{Name: "notify_url", Type: field.TypeString, Size: 2147483647},
+		{Name: "currency", Type: field.TypeString},
+		{Name: "options", Type: field.TypeJSON},
+		{Name: "customer", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "post", Type: field.TypeBool, Default: false},
+		{Name: "json", Type: field.TypeBool, Default: false},
+		{Name: "expires_at", Type: field.TypeTime, Nullable: true},
+	}
+	// SubscriptionsTable holds the schema information for the "subscriptions" table.
+	SubscriptionsTable = &schema.Table{
+		Name:       "subscriptions",
+		Columns:    SubscriptionsColumns,
+		PrimaryKey: []*schema.Column{SubscriptionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "subscription_project_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SubscriptionsColumns[3], SubscriptionsColumns[1]},
+			},
+		},
 	}
 	// WatchedTransfersColumns holds the columns for the "watched_transfers" table.
 	WatchedTransfersColumns = []*schema.Column{
@@ -425,10 +533,13 @@ var (
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
 		ForwardsTable,
+		InvoicesTable,
 		NotificationsTable,
 		PaymentsTable,
 		PayoutRequestsTable,
+		ProjectsTable,
 		SigningKeysTable,
+		SubscriptionsTable,
 		WatchedTransfersTable,
 	}
 )

@@ -57,6 +57,8 @@ const (
 	FieldNextAttemptAt = "next_attempt_at"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
+	// FieldResend holds the string denoting the resend field in the database.
+	FieldResend = "resend"
 	// FieldLeaseUntil holds the string denoting the lease_until field in the database.
 	FieldLeaseUntil = "lease_until"
 	// FieldLeaseOwner holds the string denoting the lease_owner field in the database.
@@ -107,6 +109,7 @@ var Columns = []string{
 	FieldAttempts,
 	FieldNextAttemptAt,
 	FieldExpiresAt,
+	FieldResend,
 	FieldLeaseUntil,
 	FieldLeaseOwner,
 }
@@ -156,6 +159,8 @@ var (
 	DefaultAttempts int
 	// AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
 	AttemptsValidator func(int) error
+	// DefaultResend holds the default value on creation for the "resend" field.
+	DefaultResend bool
 )
 
 // Status defines the type for the "status" enum field.
@@ -292,6 +297,11 @@ func ByNextAttemptAt(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
+// ByResend orders the results by the resend field.
+func ByResend(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldResend, opts...).ToFunc()
 }
 
 // ByLeaseUntil orders the results by the lease_until field.

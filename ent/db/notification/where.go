@@ -155,6 +155,11 @@ func ExpiresAt(v time.Time) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldExpiresAt, v))
 }
 
+// Resend applies equality check predicate on the "resend" field. It's identical to ResendEQ.
+func Resend(v bool) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldResend, v))
+}
+
 // LeaseUntil applies equality check predicate on the "lease_until" field. It's identical to LeaseUntilEQ.
 func LeaseUntil(v time.Time) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldLeaseUntil, v))
@@ -1328,6 +1333,16 @@ func ExpiresAtLT(v time.Time) predicate.Notification {
 // ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
 func ExpiresAtLTE(v time.Time) predicate.Notification {
 	return predicate.Notification(sql.FieldLTE(FieldExpiresAt, v))
+}
+
+// ResendEQ applies the EQ predicate on the "resend" field.
+func ResendEQ(v bool) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldResend, v))
+}
+
+// ResendNEQ applies the NEQ predicate on the "resend" field.
+func ResendNEQ(v bool) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldResend, v))
 }
 
 // LeaseUntilEQ applies the EQ predicate on the "lease_until" field.

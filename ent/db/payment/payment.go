@@ -45,6 +45,8 @@ const (
 	FieldFeeCoin = "fee_coin"
 	// FieldNetworkFee holds the string denoting the network_fee field in the database.
 	FieldNetworkFee = "network_fee"
+	// FieldValueFiat holds the string denoting the value_fiat field in the database.
+	FieldValueFiat = "value_fiat"
 	// FieldCreditedAt holds the string denoting the credited_at field in the database.
 	FieldCreditedAt = "credited_at"
 	// FieldForwardedAt holds the string denoting the forwarded_at field in the database.
@@ -98,6 +100,7 @@ var Columns = []string{
 	FieldValueForwardedCoin,
 	FieldFeeCoin,
 	FieldNetworkFee,
+	FieldValueFiat,
 	FieldCreditedAt,
 	FieldForwardedAt,
 }
@@ -245,6 +248,11 @@ func ByFeeCoin(opts ...sql.OrderTermOption) OrderOption {
 // ByNetworkFee orders the results by the network_fee field.
 func ByNetworkFee(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNetworkFee, opts...).ToFunc()
+}
+
+// ByValueFiat orders the results by the value_fiat field.
+func ByValueFiat(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldValueFiat, opts...).ToFunc()
 }
 
 // ByCreditedAt orders the results by the credited_at field.

@@ -126,6 +126,11 @@ func NetworkFee(v decimal.Decimal) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldNetworkFee, v))
 }
 
+// ValueFiat applies equality check predicate on the "value_fiat" field. It's identical to ValueFiatEQ.
+func ValueFiat(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldValueFiat, v))
+}
+
 // CreditedAt applies equality check predicate on the "credited_at" field. It's identical to CreditedAtEQ.
 func CreditedAt(v time.Time) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldCreditedAt, v))
@@ -814,6 +819,56 @@ func NetworkFeeIsNil() predicate.Payment {
 // NetworkFeeNotNil applies the NotNil predicate on the "network_fee" field.
 func NetworkFeeNotNil() predicate.Payment {
 	return predicate.Payment(sql.FieldNotNull(FieldNetworkFee))
+}
+
+// ValueFiatEQ applies the EQ predicate on the "value_fiat" field.
+func ValueFiatEQ(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldValueFiat, v))
+}
+
+// ValueFiatNEQ applies the NEQ predicate on the "value_fiat" field.
+func ValueFiatNEQ(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldValueFiat, v))
+}
+
+// ValueFiatIn applies the In predicate on the "value_fiat" field.
+func ValueFiatIn(vs ...decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldValueFiat, vs...))
+}
+
+// ValueFiatNotIn applies the NotIn predicate on the "value_fiat" field.
+func ValueFiatNotIn(vs ...decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldValueFiat, vs...))
+}
+
+// ValueFiatGT applies the GT predicate on the "value_fiat" field.
+func ValueFiatGT(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldValueFiat, v))
+}
+
+// ValueFiatGTE applies the GTE predicate on the "value_fiat" field.
+func ValueFiatGTE(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldValueFiat, v))
+}
+
+// ValueFiatLT applies the LT predicate on the "value_fiat" field.
+func ValueFiatLT(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldValueFiat, v))
+}
+
+// ValueFiatLTE applies the LTE predicate on the "value_fiat" field.
+func ValueFiatLTE(v decimal.Decimal) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldValueFiat, v))
+}
+
+// ValueFiatIsNil applies the IsNil predicate on the "value_fiat" field.
+func ValueFiatIsNil() predicate.Payment {
+	return predicate.Payment(sql.FieldIsNull(FieldValueFiat))
+}
+
+// ValueFiatNotNil applies the NotNil predicate on the "value_fiat" field.
+func ValueFiatNotNil() predicate.Payment {
+	return predicate.Payment(sql.FieldNotNull(FieldValueFiat))
 }
 
 // CreditedAtEQ applies the EQ predicate on the "credited_at" field.

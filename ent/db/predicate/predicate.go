@@ -27,6 +27,9 @@ type DeliveryEvent func(*sql.Selector)
 // Forward is the predicate function for forward builders.
 type Forward func(*sql.Selector)
 
+// Invoice is the predicate function for invoice builders.
+type Invoice func(*sql.Selector)
+
 // Notification is the predicate function for notification builders.
 type Notification func(*sql.Selector)
 
@@ -36,8 +39,14 @@ type Payment func(*sql.Selector)
 // PayoutRequest is the predicate function for payoutrequest builders.
 type PayoutRequest func(*sql.Selector)
 
+// Project is the predicate function for project builders.
+type Project func(*sql.Selector)
+
 // SigningKey is the predicate function for signingkey builders.
 type SigningKey func(*sql.Selector)
+
+// Subscription is the predicate function for subscription builders.
+type Subscription func(*sql.Selector)
 
 // WatchedTransfer is the predicate function for watchedtransfer builders.
 type WatchedTransfer func(*sql.Selector)

@@ -1,0 +1,37 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+)
+
+// Project is a merchant's account in the merchant interface: it owns API
+// keys, addresses, checkouts, deposits, subscriptions and their
+// notifications, and holds the IPN secret that signs its webhooks.
+type Project struct{ ent.Schema }
+
+// Mixin of the Project.
+func (Project) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Project.
+func (Project) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.String("name").NotEmpty().
+			Comment("Operator-chosen label."),
+		field.String("currency").NotEmpty().Default("USD").
+			Comment("Fiat currency of the project's invoices unless a request names another (ISO 4217 code)."),
+		field.String("ipn_secret").NotEmpty().Sensitive().
+			Comment("Current IPN secret (whsec_ + base64) that signs every webhook attempt."),
+		field.String("previous_ipn_secret").Default("").Sensitive().
+			Comment("The secret replaced by the last rotation; it also signs until previous_secret_until."),
+		field.Time("previous_secret_until").Optional().Nillable().
+			Comment("End of the rotation's grace period."),
+		field.JSON("wallets", map[string][]Destination{}).Default(map[string][]Destination{}).
+			Comment("Payout wallets per ticker: what a payment without its own forwarding address forwards to, by share."),
+		field.JSON("confirmations", map[string]int32{}).Default(map[string]int32{}).
+			Comment("Default required confirmations per ticker; the ticker's default when absent."),
+		field.JSON("tickers", []string{}).Default([]string{}).
+			Comment("Tickers the project accepts; empty accepts every ticker the server supports."),
+	}
+}

@@ -1,0 +1,348 @@
+// Package project manages the projects of the merchant interface: a project
+// owns API keys, addresses, invoices and notifications, holds the IPN secret
+// that signs its webhooks (rotated with a grace period during which the old
+// secret also signs), its payout wallets per ticker, its fiat currency,
+// default confirmations and accepted tickers.
+//
+// Secrets are stored in clear (an HMAC needs the secret itself); they are
+// never logged and appear in no error message.
+package project
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	entproject "github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/schema"
+)
+
+// DefaultName is the name of the project that keys created without a
+// project join (and that existing keys moved into when projects arrived).
+const DefaultName = "default"
+
+// DefaultGrace is how long a rotated-out secret keeps signing.
+const DefaultGrace = 24 * time.Hour
+
+// SecretPrefix starts every IPN secret (the Standard Webhooks convention).
+const SecretPrefix = "whsec_"
+
+// Errors of the package.
+var (
+	// ErrNotFound reports a project that does not exist.
+	ErrNotFound = errors.New("project not found")
+	// ErrInvalid reports a bad argument; the message names it.
+	ErrInvalid = errors.New("invalid project setting")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// NewSecret returns a fresh IPN secret: whsec_ and 32 random bytes in
+// standard Base64.
+func NewSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate ipn secret: %w", err)
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// Params are the settings of a new project.
+type Params struct {
+	// Name labels the project; required.
+	Name string
+	// Currency is its fiat currency (ISO 4217, upper case); USD when empty.
+	Currency string
+	// Wallets are its payout wallets per ticker.
+	Wallets map[string][]schema.Destination
+}
+
+// Create stores a new project with a fresh IPN secret.
+func Create(ctx context.Context, db *entdb.Client, p Params, now time.Time) (*entdb.Project, error) {
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		return nil, invalid("name must not be empty")
+	}
+	cur := strings.ToUpper(strings.TrimSpace(p.Currency))
+	if cur == "" {
+		cur = "USD"
+	}
+	if !currencyCode(cur) {
+		return nil, invalid("currency %q is not a three-letter ISO 4217 code", p.Currency)
+	}
+	wallets := map[string][]schema.Destination{}
+	for t, ds := range p.Wallets {
+		if err := checkWallet(t, ds); err != nil {
+			return nil, err
+		}
+		wallets[t] = ds
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	return db.Project.Create().SetName(name).SetCurrency(cur).SetIpnSecret(secret).
+		SetWallets(wallets).SetConfirmations(map[string]int32{}).SetTickers([]string{}).
+		SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+}
+
+func currencyCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func checkWallet(ticker string, ds []schema.Destination) error {
+	if strings.TrimSpace(ticker) == "" {
+		return invalid("wallet ticker must not be empty")
+	}
+	if len(ds) == 0 {
+		return invalid("wallet %s: at least one address is required", ticker)
+	}
+	for _, d := range ds {
+		if strings.TrimSpace(d.Address) == "" {
+			return invalid("wallet %s: address must not be empty", ticker)
+		}
+		if !d.Share.IsPositive() {
+			return invalid("wallet %s: share of %s must be positive", ticker, d.Address)
+		}
+	}
+	return nil
+}
+
+// Get returns a project.
+func Get(ctx context.Context, db *entdb.Client, id int64) (*entdb.Project, error) {
+	p, err := db.Project.Get(ctx, id)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return p, err
+}
+
+// List returns every project, oldest first.
+func List(ctx context.Context, db *entdb.Client) ([]*entdb.Project, error) {
+	return db.Project.Query().Order(entdb.Asc(entproject.FieldID)).All(ctx)
+}
+
+// Default returns the default project, creating it when there is none.
+// Concurrent callers on an empty database may each create one; all of them
+// then use the oldest.
+func Default(ctx context.Context, db *entdb.Client, now time.Time) (*entdb.Project, error) {
+	p, err := db.Project.Query().Where(entproject.Name(DefaultName)).Order(entdb.Asc(entproject.FieldID)).First(ctx)
+	if err == nil {
+		return p, nil
+	}
+	if !entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("find default project: %w", err)
+	}
+	if _, err := Create(ctx, db, Params{Name: DefaultName}, now); err != nil {
+		return nil, err
+	}
+	return db.Project.Query().Where(entproject.Name(DefaultName)).Order(entdb.Asc(entproject.FieldID)).First(ctx)
+}
+
+// EnsureSecrets gives every project without an IPN secret a fresh one (the
+// migration that introduced projects cannot generate secrets in SQL).
+func EnsureSecrets(ctx context.Context, db *entdb.Client) error {
+	ps, err := db.Project.Query().Where(entproject.IpnSecret("")).All(ctx)
+	if err != nil {
+		return fmt.Errorf("find projects without a secret: %w", err)
+	}
+	for _, p := range ps {
+		s, err := NewSecret()
+		if err != nil {
+			return err
+		}
+		if _, err := db.Project.Update().Where(entproject.ID(p.ID), entproject.IpnSecret("")).SetIpnSecret(s).Save(ctx); err != nil {
+			return fmt.Errorf("store secret of project %d: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// RotateSecret replaces a project's IPN secret with a fresh one and returns
+// it; the old secret keeps signing (beside the new one) for grace.
+func RotateSecret(ctx context.Context, db *entdb.Client, id int64, grace time.Duration, now time.Time) (string, error) {
+	if grace < 0 {
+		return "", invalid("grace must not be negative")
+	}
+	p, err := Get(ctx, db, id)
+	if err != nil {
+		return "", err
+	}
+	s, err := NewSecret()
+	if err != nil {
+		return "", err
+	}
+	until := now.Add(grace)
+	n, err := db.Project.Update().Where(entproject.ID(id), entproject.IpnSecret(p.IpnSecret)).
+		SetIpnSecret(s).SetPreviousIpnSecret(p.IpnSecret).SetPreviousSecretUntil(until).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return "", fmt.Errorf("rotate secret of project %d: %w", id, err)
+	}
+	if n == 0 {
+		return "", fmt.Errorf("rotate secret of project %d: rotated concurrently, try again", id)
+	}
+	return s, nil
+}
+
+// Secrets returns the secrets that sign for a project at time at: the
+// current one, then the previous one while its grace period lasts.
+func Secrets(p *entdb.Project, at time.Time) []string {
+	out := []string{p.IpnSecret}
+	if p.PreviousIpnSecret != "" && p.PreviousSecretUntil != nil && at.Before(*p.PreviousSecretUntil) {
+		out = append(out, p.PreviousIpnSecret)
+	}
+	return out
+}
+
+// KeyRef is the signing key reference of a project's webhooks.
+func KeyRef(id int64) string { return "project:" + strconv.FormatInt(id, 10) }
+
+// ParseKeyRef returns the project id of a KeyRef.
+func ParseKeyRef(ref string) (int64, error) {
+	s, ok := strings.CutPrefix(ref, "project:")
+	if !ok {
+		return 0, invalid("signing key %q is not a project's", ref)
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalid("signing key %q is not a project's", ref)
+	}
+	return id, nil
+}
+
+// Ring gives the notifier a project's secrets at the moment of each attempt,
+// read from the database, so a rotation signs the next attempt.
+type Ring struct {
+	// DB is the database.
+	DB *entdb.Client
+}
+
+// Secrets returns the secrets valid at at for the project a KeyRef names.
+func (r Ring) Secrets(ctx context.Context, key string, at time.Time) ([]string, error) {
+	id, err := ParseKeyRef(key)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Get(ctx, r.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.IpnSecret == "" {
+		return nil, fmt.Errorf("project %d has no ipn secret yet", id)
+	}
+	return Secrets(p, at), nil
+}
+
+// SetWallet replaces a project's payout wallets for ticker.
+func SetWallet(ctx context.Context, db *entdb.Client, id int64, ticker string, ds []schema.Destination, now time.Time) error {
+	if err := checkWallet(ticker, ds); err != nil {
+		return err
+	}
+	return updateWallets(ctx, db, id, now, func(w map[string][]schema.Destination) { w[ticker] = ds })
+}
+
+// RemoveWallet removes a project's payout wallets for ticker; its payments
+// are then held (payhook funds lists them).
+func RemoveWallet(ctx context.Context, db *entdb.Client, id int64, ticker string, now time.Time) error {
+	return updateWallets(ctx, db, id, now, func(w map[string][]schema.Destination) { delete(w, ticker) })
+}
+
+func updateWallets(ctx context.Context, db *entdb.Client, id int64, now time.Time, change func(map[string][]schema.Destination)) error {
+	tx, err := db.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	p, err := tx.Project.Get(ctx, id)
+	if entdb.IsNotFound(err) {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return err
+	}
+	w := map[string][]schema.Destination{}
+	for k, v := range p.Wallets {
+		w[k] = v
+	}
+	change(w)
+	if _, err := tx.Project.UpdateOneID(id).SetWallets(w).SetUpdatedAt(now).Save(ctx); err != nil {
+		return fmt.Errorf("store wallets of project %d: %w", id, err)
+	}
+	return tx.Commit()
+}
+
+// ParseWallet parses a --wallet flag value, TICKER=ADDRESS[,ADDRESS@SHARE...]:
+// addresses without a share split what is left after the explicit shares
+// equally (a single address takes everything).
+func ParseWallet(s string) (string, []schema.Destination, error) {
+	ticker, list, ok := strings.Cut(s, "=")
+	ticker = strings.ToLower(strings.TrimSpace(ticker))
+	if !ok || ticker == "" || strings.TrimSpace(list) == "" {
+		return "", nil, invalid("wallet %q: want TICKER=ADDRESS[,ADDRESS@SHARE...]", s)
+	}
+	var ds []schema.Destination
+	var unshared []int
+	total := decimal.Zero
+	for _, part := range strings.Split(list, ",") {
+		addr, share, has := strings.Cut(strings.TrimSpace(part), "@")
+		addr = strings.TrimSpace(addr)
+		if addr == "" {
+			return "", nil, invalid("wallet %q: empty address", s)
+		}
+		d := schema.Destination{Address: addr}
+		if has {
+			v, err := decimal.NewFromString(strings.TrimSpace(share))
+			if err != nil || !v.IsPositive() || v.GreaterThan(decimal.NewFromInt(1)) {
+				return "", nil, invalid("wallet %q: share %q of %s must be a number above 0 and at most 1", s, share, addr)
+			}
+			d.Share = v
+			total = total.Add(v)
+		} else {
+			unshared = append(unshared, len(ds))
+		}
+		ds = append(ds, d)
+	}
+	rest := decimal.NewFromInt(1).Sub(total)
+	if rest.IsNegative() || (len(unshared) == 0 && !rest.IsZero()) {
+		return "", nil, invalid("wallet %q: shares add up to %s, want 1", s, total)
+	}
+	if len(unshared) > 0 {
+		if !rest.IsPositive() {
+			return "", nil, invalid("wallet %q: no share left for the addresses without one", s)
+		}
+		each := rest.Div(decimal.NewFromInt(int64(len(unshared))))
+		for _, i := range unshared {
+			ds[i].Share = each
+		}
+	}
+	return ticker, ds, nil
+}
+
+// WalletTickers returns the tickers a project has wallets for, sorted.
+func WalletTickers(p *entdb.Project) []string {
+	ts := make([]string, 0, len(p.Wallets))
+	for t := range p.Wallets {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	return ts
+}
