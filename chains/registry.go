@@ -145,6 +145,16 @@ type registryEntry struct {
 	NetworkFeeEstimate   *decimal.Decimal `json:"network_fee_estimate"`
 }
 
+// ReservedNames are the first path segments of payhook's own REST paths
+// (the merchant interface, the operator API, the hosted pages): no ticker
+// may start with one, so `/checkout/logs/` is never read as the logs of a
+// ticker named checkout.
+var ReservedNames = map[string]bool{
+	"checkout": true, "deposit": true, "subscription": true, "notification": true, "project": true,
+	"operator": true, "devnet": true, "deliveries": true, "info": true, "pubkey": true,
+	"pay": true, "dashboard": true, "healthz": true, "metrics": true,
+}
+
 // tickerPattern is one or two lower-case alphanumeric segments.
 var tickerPattern = regexp.MustCompile(`^[a-z0-9]{1,32}(/[a-z0-9]{1,32})?$`)
 
@@ -237,6 +247,9 @@ func parseEntry(n int, raw json.RawMessage) (Ticker, error) {
 	name := *e.Ticker
 	if !tickerPattern.MatchString(name) {
 		return fail(name, "ticker", "must be one or two lower-case alphanumeric segments separated by \"/\", like \"btc\" or \"trc20/usdt\"")
+	}
+	if first, _, _ := strings.Cut(name, "/"); ReservedNames[first] {
+		return fail(name, "ticker", "%q is reserved for payhook's own paths", first)
 	}
 	network, coin, twoSegments := strings.Cut(name, "/")
 	if !twoSegments {

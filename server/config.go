@@ -72,6 +72,10 @@ type APIConfig struct {
 	HTTPAddr string
 	// GRPCAddr is the gRPC listen address (--grpc-addr); empty means
 	// DefaultGRPCAddr, or DefaultDevGRPCAddr with Config.Dev.
+	// PublicURL is the base URL customers reach the hosted pages at
+	// (payment_url, subscription_url); the HTTP listener's address when
+	// empty.
+	PublicURL string
 	GRPCAddr string
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown (--shutdown-timeout).

@@ -43,6 +43,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/payment"
@@ -199,7 +200,7 @@ func (s *Server) buildNotifier(sg signer.Signer, met *metrics.Metrics) error {
 		PerHost:  cfg.PerHostConcurrency,
 		Lease:    cfg.Lease,
 		Now:      s.cfg.Now,
-		Signers:  []signer.Signer{sg},
+		Signers:  []signer.Signer{sg, signer.NewHMACSigner(projectSecret{project.Ring{DB: s.db.Client}})},
 		Observer: met,
 	}, s.logger)
 	if err != nil {
@@ -239,7 +240,10 @@ func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
 	s.payments = payment.New(s.db, payment.Config{
 		Registry: registry,
 		Backends: backends,
-		Reactors: []payment.Reactor{address.NewCallbackReactor(s.notifier.Queue, prices)},
+		Reactors: []payment.Reactor{
+			address.NewCallbackReactor(s.notifier.Queue, prices),
+			invoice.NewReactor(s.notifier.Queue, prices, merchantScheme, s.cfg.Now),
+		},
 		Now:      s.cfg.Now,
 	}, s.logger)
 	s.watchers = map[string]*payment.Watcher{}
@@ -279,6 +283,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		Operator: []string{
 			payhookv1.OperatorService_ListHeldFunds_FullMethodName,
 			payhookv1.OperatorService_ListPayoutRequests_FullMethodName,
+			payhookv1.ProjectService_CreateProject_FullMethodName,
+			payhookv1.ProjectService_ListProjects_FullMethodName,
+			payhookv1.ProjectService_RotateSecret_FullMethodName,
+			payhookv1.ProjectService_SetWallet_FullMethodName,
+			payhookv1.ProjectService_RemoveWallet_FullMethodName,
 		},
 	}, s.logger)
 	if err != nil {
@@ -293,6 +302,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
+	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(&projects{db: s.db.Client, registry: registry, now: s.cfg.Now}))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -306,6 +316,16 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if s.httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("--http-addr: %w", err)
 	}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + dialable(s.httpLis.Addr())
+	}
+	invoices := invoice.New(invoice.Config{
+		DB: s.db.Client, Addresses: addresses, Prices: prices, Rules: s.notifier.Dispatcher.Rules(),
+		Now: s.cfg.Now, BaseURL: publicURL,
+	})
+	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
+	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
 	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("connect gateway to gRPC: %w", err)
@@ -674,4 +694,19 @@ func healthHandler(c healthpb.HealthClient) http.Handler {
 		}
 		_, _ = w.Write([]byte(`{"status":"success","health":"serving"}`))
 	})
+}
+
+// merchantScheme is the notifier scheme that signs merchant webhooks.
+const merchantScheme = signer.SchemeHMACSHA256
+
+// projectSecret adapts the project ring to the HMAC signer (until the
+// Standard Webhooks signer lands).
+type projectSecret struct{ ring project.Ring }
+
+func (p projectSecret) Secret(ctx context.Context, key string) ([]byte, error) {
+	ss, err := p.ring.Secrets(ctx, key, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return []byte(ss[0]), nil
 }

@@ -40,6 +40,9 @@ Usage:
   payhook migrate [--db DSN]         apply database migrations and exit
   payhook apikey create --name NAME [--operator]
                                      issue an API key (an operator's key with --operator); it is printed once
+  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
+  payhook project list | rotate-secret --project ID [--grace 24h] | wallet set|remove --project ID ...
+                                     manage merchant projects: API keys, IPN secret, payout wallets
   payhook funds [--json]             list the funds payhook holds (addresses created without a forwarding
                                      address), per ticker, with the key derivation paths to sweep them
   payhook payouts [--json]           list the payout requests merchants made (/{ticker}/payout/), oldest first
@@ -84,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return errors.New(`usage: payhook apikey create --name NAME`)
 		}
 		return apikeyCreate(ctx, args[2:], stdout, stderr)
+	case "project":
+		return projectCmd(ctx, args[1:], stdout, stderr)
 	case "funds":
 		return funds(ctx, args[1:], stdout, stderr)
 	case "payouts":

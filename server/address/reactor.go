@@ -59,6 +59,9 @@ func NewCallbackReactor(q Enqueuer, prices price.Source) *CallbackReactor {
 
 // React implements payment.Reactor.
 func (r *CallbackReactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) error {
+	if c.Address.InvoiceID != nil {
+		return nil // an invoice's address: its service's reactor notifies
+	}
 	m, err := r.Message(c)
 	if err != nil {
 		return err

@@ -10,8 +10,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
@@ -62,6 +65,89 @@ type CreateParams struct {
 	Confirmations *int32
 	// Post, JSON and Convert are the transport and conversion flags.
 	Post, JSON, Convert bool
+
+	// invoice, set by CreateForInvoice, links the address to an invoice.
+	invoice *InvoiceLink
+}
+
+// InvoiceLink is what an address handed out for a merchant invoice
+// (checkout, deposit, subscription renewal) carries beyond a low-level one.
+type InvoiceLink struct {
+	// ID is the invoice.
+	ID int64
+	// Service is checkout, deposit or subscription.
+	Service string
+	// Rate is the held rate (invoice currency per coin); nil when the coin
+	// has no price.
+	Rate *decimal.Decimal
+	// ValueCoin is the quoted amount; nil for an open amount.
+	ValueCoin *decimal.Decimal
+	// QuoteExpiresAt ends the held rate.
+	QuoteExpiresAt time.Time
+}
+
+// InvoiceParams are the inputs of CreateForInvoice.
+type InvoiceParams struct {
+	// APIKeyID and ProjectID are the caller and the invoice's project.
+	APIKeyID, ProjectID int64
+	// Ticker is the coin.
+	Ticker chains.Ticker
+	// NotifyURL is the invoice's webhook URL (kept as the address's
+	// callback URL for the logs; the invoice's reactor sends its webhooks).
+	NotifyURL string
+	// Post and JSON are the invoice's transport.
+	Post, JSON bool
+	// Destinations are the project's payout wallets for the coin; none
+	// holds the funds.
+	Destinations []schema.Destination
+	// Confirmations is the project's threshold for the coin; nil for the
+	// coin's default.
+	Confirmations *int32
+	// Link is the invoice and the quote.
+	Link InvoiceLink
+}
+
+// InvoiceKey is the callback key of an invoice's address: an invoice has at
+// most one address per coin.
+func InvoiceKey(invoiceID int64) string {
+	return CallbackKey("invoice:" + strconv.FormatInt(invoiceID, 10))
+}
+
+// FindForInvoice returns the invoice's address for ticker, ErrNotFound when
+// none was handed out.
+func (s *Service) FindForInvoice(ctx context.Context, projectID, invoiceID int64, ticker string) (*entdb.Address, error) {
+	return s.find(ctx, projectID, ticker, InvoiceKey(invoiceID))
+}
+
+// CreateForInvoice hands out the invoice's address for a coin, or returns
+// the one already handed out (a customer asking twice pays the same
+// address, at the first quote).
+func (s *Service) CreateForInvoice(ctx context.Context, p InvoiceParams) (*entdb.Address, error) {
+	key := InvoiceKey(p.Link.ID)
+	if a, err := s.find(ctx, p.ProjectID, p.Ticker.Ticker, key); err == nil {
+		return a, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	confs, err := requiredConfirmations(p.Ticker, p.Confirmations)
+	if err != nil {
+		return nil, err
+	}
+	link := p.Link
+	cp := CreateParams{APIKeyID: p.APIKeyID, ProjectID: p.ProjectID, Post: p.Post || p.JSON, JSON: p.JSON, invoice: &link}
+	for range 8 {
+		a, err := s.insert(ctx, cp, p.Ticker, CallbackURL{URL: p.NotifyURL, Params: []schema.Param{}}, key, p.Destinations, confs)
+		if err == nil {
+			return a, nil
+		}
+		if !entdb.IsConstraintError(err) {
+			return nil, err
+		}
+		if a, err := s.find(ctx, p.ProjectID, p.Ticker.Ticker, key); err == nil {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("create invoice address: conflicting concurrent creates did not settle")
 }
 
 // Lookup resolves a ticker of the registry. A native coin whose network
@@ -262,7 +348,12 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		break
 	}
 	now := s.now()
-	return tx.Address.Create().
+	c := tx.Address.Create()
+	if l := p.invoice; l != nil {
+		c.SetInvoiceID(l.ID).SetService(l.Service).SetNillableQuoteRate(l.Rate).
+			SetNillableQuoteValueCoin(l.ValueCoin).SetQuoteExpiresAt(l.QuoteExpiresAt)
+	}
+	return c.
 		SetAPIKeyID(p.APIKeyID).
 		SetProjectID(p.ProjectID).
 		SetTicker(t.Ticker).

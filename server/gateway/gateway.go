@@ -36,6 +36,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/payhook/payhook/chains"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/interceptor"
 )
@@ -103,6 +104,19 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 	}
 	if err := payhookv1.RegisterOperatorServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register operator service: %w", err)
+	}
+	// Registered after the address service: of two matching routes the
+	// mux takes the one registered last, so /checkout/logs is the
+	// checkout's, never /{ticker}/logs with a ticker named checkout.
+	for name, register := range map[string]func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
+		"project":      payhookv1.RegisterProjectServiceHandler,
+		"checkout":     payhookv1.RegisterCheckoutServiceHandler,
+		"deposit":      payhookv1.RegisterDepositServiceHandler,
+		"notification": payhookv1.RegisterNotificationServiceHandler,
+	} {
+		if err := register(ctx, mux, conn); err != nil {
+			return nil, fmt.Errorf("register %s service: %w", name, err)
+		}
 	}
 	if cfg.Devnet {
 		if err := payhookv1.RegisterDevnetServiceHandler(ctx, mux, conn); err != nil {
@@ -346,6 +360,9 @@ var devnetOps = map[string]bool{"pay": true, "mine": true, "reorg": true}
 func PathTicker(path string) string {
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	n := len(segs)
+	if segs[0] != "devnet" && chains.ReservedNames[segs[0]] {
+		return "" // payhook's own paths; no ticker has these names
+	}
 	switch {
 	case n >= 3 && n <= 4 && segs[0] == "devnet" && devnetOps[segs[n-1]]:
 		return strings.Join(segs[1:n-1], "/")

@@ -10,6 +10,8 @@ import (
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // Translate maps payhook's domain errors to gRPC status errors; it returns
@@ -18,9 +20,16 @@ import (
 func Translate(err error) error {
 	var inv *address.InvalidError
 	var conflict *address.ConflictError
+	var invInvoice *invoice.InvalidError
 	switch {
 	case errors.As(err, &inv):
 		return status.Error(codes.InvalidArgument, inv.Error())
+	case errors.As(err, &invInvoice):
+		return status.Error(codes.InvalidArgument, invInvoice.Error())
+	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, project.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &conflict):
 		return status.Error(codes.AlreadyExists, conflict.Error())
 	case errors.Is(err, chains.ErrUnknownTicker):

@@ -163,32 +163,38 @@ func callbackLog(p *entdb.Payment, notifications []*entdb.Notification) *payhook
 		}
 		cl.Deliveries = append(cl.Deliveries, d)
 		for _, at := range n.Edges.DeliveryAttempts {
-			l := &payhookv1.DeliveryAttempt{
-				Uuid:          n.UUID,
-				Attempt:       int32(at.Number),
-				PaymentStatus: address.StatusOf(n.Event),
-				RequestMethod: at.RequestMethod,
-				RequestUrl:    at.RequestURL,
-				StartedAt:     timestamppb.New(at.StartedAt),
-				ResponseBody:  at.ResponseBody,
-				Error:         at.Error,
-				Outcome:       at.Outcome.String(),
-				DurationMs:    int32(min(at.DurationMs, 1<<31-1)),
-			}
-			if at.FinishedAt != nil {
-				l.FinishedAt = timestamppb.New(*at.FinishedAt)
-			}
-			if at.ResponseStatus != nil {
-				rs := int32(*at.ResponseStatus)
-				l.ResponseStatus = &rs
-			}
-			if at.NextAttemptAt != nil {
-				l.NextAttemptAt = timestamppb.New(*at.NextAttemptAt)
-			}
-			cl.Logs = append(cl.Logs, l)
+			cl.Logs = append(cl.Logs, attemptLog(n, at, address.StatusOf(n.Event)))
 		}
 	}
 	return cl
+}
+
+// attemptLog is one attempt of notification n as the logs list it; status
+// is what n reports.
+func attemptLog(n *entdb.Notification, at *entdb.DeliveryAttempt, status string) *payhookv1.DeliveryAttempt {
+	l := &payhookv1.DeliveryAttempt{
+		Uuid:          n.UUID,
+		Attempt:       int32(at.Number),
+		PaymentStatus: status,
+		RequestMethod: at.RequestMethod,
+		RequestUrl:    at.RequestURL,
+		StartedAt:     timestamppb.New(at.StartedAt),
+		ResponseBody:  at.ResponseBody,
+		Error:         at.Error,
+		Outcome:       at.Outcome.String(),
+		DurationMs:    int32(min(at.DurationMs, 1<<31-1)),
+	}
+	if at.FinishedAt != nil {
+		l.FinishedAt = timestamppb.New(*at.FinishedAt)
+	}
+	if at.ResponseStatus != nil {
+		rs := int32(*at.ResponseStatus)
+		l.ResponseStatus = &rs
+	}
+	if at.NextAttemptAt != nil {
+		l.NextAttemptAt = timestamppb.New(*at.NextAttemptAt)
+	}
+	return l
 }
 
 // GetPublicKey implements payhookv1.AddressServiceServer.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/payhook/payhook/server"
+)
+
+const projectUsage = `usage:
+  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
+  payhook project list [--json]
+  payhook project rotate-secret --project ID [--grace 24h] [--json]
+  payhook project wallet set --project ID --wallet TICKER=ADDRESS[,ADDRESS@SHARE...]
+  payhook project wallet remove --project ID --ticker TICKER`
+
+// walletsFlag collects repeated --wallet values whole (a value holds
+// commas, so it is not a listFlag).
+type walletsFlag []string
+
+func (w *walletsFlag) String() string     { return strings.Join(*w, " ") }
+func (w *walletsFlag) Set(v string) error { *w = append(*w, v); return nil }
+
+// projectCmd runs `payhook project ...`.
+func projectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(projectUsage)
+	}
+	switch args[0] {
+	case "create":
+		return projectCreate(ctx, args[1:], stdout, stderr)
+	case "list":
+		return projectList(ctx, args[1:], stdout, stderr)
+	case "rotate-secret":
+		return projectRotate(ctx, args[1:], stdout, stderr)
+	case "wallet":
+		if len(args) > 1 && (args[1] == "set" || args[1] == "remove") {
+			return projectWallet(ctx, args[1], args[2:], stderr)
+		}
+	}
+	return errors.New(projectUsage)
+}
+
+func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project create", stderr)
+	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
+	name := fs.String("name", "", "the project's name (required)")
+	currency := fs.String("currency", "USD", "the project's fiat currency (ISO 4217)")
+	var wallets walletsFlag
+	fs.Var(&wallets, "wallet", "a payout wallet, TICKER=ADDRESS[,ADDRESS@SHARE...] (repeatable)")
+	asJSON := fs.Bool("json", false, `print {"project_id":..,"apikey":"..","ipn_secret":".."}`)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*name) == "" {
+		return errors.New("--name: required")
+	}
+	resp, err := server.CreateProject(ctx, *dsn, *registryFile, *name, *currency, wallets)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"project_id": resp.GetProjectId(), "apikey": resp.GetApikey(), "ipn_secret": resp.GetIpnSecret()})
+	}
+	fmt.Fprintf(stdout, "project_id  %d\napikey      %s\nipn_secret  %s\n", resp.GetProjectId(), resp.GetApikey(), resp.GetIpnSecret())
+	fmt.Fprintf(stderr, "project %q created; its API key and IPN secret are shown only this once.\n", *name)
+	return nil
+}
+
+func projectList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project list", stderr)
+	dsn := dbFlag(fs)
+	asJSON := fs.Bool("json", false, "print the ProjectService's JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	resp, err := server.ListProjects(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tCURRENCY\tWALLETS")
+	for _, p := range resp.GetProjects() {
+		var ws []string
+		for _, w := range p.GetWallets() {
+			ws = append(ws, w.GetTicker()+"="+w.GetAddress()+"@"+w.GetShare())
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", p.GetProjectId(), p.GetName(), p.GetCurrency(), strings.Join(ws, " "))
+	}
+	return tw.Flush()
+}
+
+func projectRotate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project rotate-secret", stderr)
+	dsn := dbFlag(fs)
+	id := fs.Int64("project", 0, "the project's id (required)")
+	grace := fs.Duration("grace", 24*time.Hour, "how long the old secret keeps signing beside the new one")
+	asJSON := fs.Bool("json", false, `print {"ipn_secret":".."}`)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	secret, err := server.RotateProjectSecret(ctx, *dsn, *id, *grace)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{"ipn_secret": secret})
+	}
+	fmt.Fprintln(stdout, secret)
+	fmt.Fprintf(stderr, "new IPN secret of project %d; the old one keeps signing for %s.\n", *id, *grace)
+	return nil
+}
+
+func projectWallet(ctx context.Context, op string, args []string, stderr io.Writer) error {
+	fs := newFlagSet("payhook project wallet "+op, stderr)
+	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
+	id := fs.Int64("project", 0, "the project's id (required)")
+	var wallet, ticker *string
+	if op == "set" {
+		wallet = fs.String("wallet", "", "TICKER=ADDRESS[,ADDRESS@SHARE...] (required)")
+	} else {
+		ticker = fs.String("ticker", "", "the ticker whose wallets are removed (required)")
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	if op == "set" {
+		if *wallet == "" {
+			return errors.New("--wallet: required")
+		}
+		return server.SetProjectWallet(ctx, *dsn, *registryFile, *id, *wallet)
+	}
+	if *ticker == "" {
+		return errors.New("--ticker: required")
+	}
+	return server.RemoveProjectWallet(ctx, *dsn, *registryFile, *id, *ticker)
+}

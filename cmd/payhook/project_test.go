@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// TestProjectCommands: project create prints the project, its first key
+// and its IPN secret (--json as documented); the key resolves to the
+// project; rotate-secret keeps the old secret signing for the grace; wallet
+// set checks addresses and remove removes; bad input is named.
+func TestProjectCommands(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	var out, errOut bytes.Buffer
+	btc := "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--currency", "eur", "--wallet", "btc=" + btc, "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64  `json:"project_id"`
+		APIKey    string `json:"apikey"`
+		Secret    string `json:"ipn_secret"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil || created.ProjectID <= 0 || !strings.HasPrefix(created.APIKey, "ph_") || !strings.HasPrefix(created.Secret, "whsec_") {
+		t.Fatalf("project create --json printed %q (%v)", out.String(), err)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k, err := (apikey.Resolver{DB: db.Client}).ResolveAPIKey(ctx, created.APIKey)
+	if err != nil || k.ProjectID != created.ProjectID {
+		t.Fatalf("the key resolves to %+v, %v", k, err)
+	}
+	p, err := project.Get(ctx, db.Client, created.ProjectID)
+	if err != nil || p.Currency != "EUR" || p.IpnSecret != created.Secret || len(p.Wallets["btc"]) != 1 || p.Wallets["btc"][0].Address != btc {
+		t.Fatalf("stored project %+v, %v", p, err)
+	}
+
+	id := strconv.FormatInt(created.ProjectID, 10)
+	out.Reset()
+	if err := run(ctx, []string{"project", "rotate-secret", "--db", dsn, "--project", id, "--grace", "1h", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var rotated struct {
+		Secret string `json:"ipn_secret"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rotated); err != nil || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == created.Secret {
+		t.Fatalf("rotate-secret printed %q", out.String())
+	}
+	p, _ = project.Get(ctx, db.Client, created.ProjectID)
+	if s := project.Secrets(p, time.Now()); len(s) != 2 || s[0] != rotated.Secret || s[1] != created.Secret {
+		t.Fatalf("secrets during the grace: %d", len(s))
+	}
+	if s := project.Secrets(p, time.Now().Add(2*time.Hour)); len(s) != 1 {
+		t.Fatalf("secrets after the grace: %d", len(s))
+	}
+
+	if err := run(ctx, []string{"project", "wallet", "remove", "--db", dsn, "--project", id, "--ticker", "btc"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = project.Get(ctx, db.Client, created.ProjectID); len(p.Wallets) != 0 {
+		t.Fatalf("wallets after remove: %v", p.Wallets)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"project", "list", "--db", dsn}, &out, &errOut); err != nil || !strings.Contains(out.String(), "shop") || strings.Contains(out.String(), "whsec_") {
+		t.Fatalf("project list printed %q, %v", out.String(), err)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"project", "create", "--db", dsn}, "--name: required"},
+		{[]string{"project", "create", "--db", dsn, "--name", "x", "--currency", "dollars"}, "currency"},
+		{[]string{"project", "create", "--db", dsn, "--name", "x", "--wallet", "btc=notanaddress"}, "notanaddress"},
+		{[]string{"project", "create", "--db", dsn, "--name", "x", "--wallet", "btc=" + btc + "@0.5"}, "add up"},
+		{[]string{"project", "wallet", "set", "--db", dsn, "--project", "999", "--wallet", "btc=" + btc}, "not found"},
+		{[]string{"project", "rotate-secret", "--db", dsn}, "--project: required"},
+		{[]string{"project", "frobnicate"}, "usage"},
+	} {
+		err := run(ctx, c.args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package invoice
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains/price"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/server/address"
+)
+
+// Limits of the merchant API's parameters.
+const (
+	// MaxExpiry is how far in the future a checkout may expire.
+	MaxExpiry = 30 * 24 * time.Hour
+	// MaxDescription is the longest item_description, in bytes.
+	MaxDescription = 1000
+)
+
+// ParseCurrency returns the ISO 4217 code of a currency the price table
+// knows, with its minor unit; def is used when raw is empty.
+func ParseCurrency(prices price.Source, raw, def string) (price.Currency, error) {
+	code := strings.ToUpper(strings.TrimSpace(raw))
+	if code == "" {
+		code = def
+	}
+	if prices != nil {
+		for _, c := range prices.Fiat() {
+			if c.Code == code && c.PerUSD.IsPositive() {
+				return c, nil
+			}
+		}
+	}
+	return price.Currency{}, invalid("currency", "%q is not a currency payhook prices; use an ISO 4217 code such as USD or EUR", truncate(raw))
+}
+
+// ParseValue returns an invoice amount in currency units: empty is an open
+// amount (nil); otherwise a positive decimal with at most the currency's
+// minor unit of decimal places.
+func ParseValue(raw string, c price.Currency) (*decimal.Decimal, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	v, err := address.ParseAmount("value", raw, c.Decimals)
+	var ae *address.InvalidError
+	if errors.As(err, &ae) {
+		return nil, invalid("value", "%s", ae.Reason)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// ParseExpiry returns a checkout's expiry: expireAt in unix seconds, or
+// def after now when 0. It must lie in the future and within MaxExpiry.
+func ParseExpiry(expireAt int64, now time.Time, def time.Duration) (time.Time, error) {
+	if expireAt == 0 {
+		return now.Add(def), nil
+	}
+	if expireAt < 0 {
+		return time.Time{}, invalid("expire_at", "must be unix seconds, got %d", expireAt)
+	}
+	t := time.Unix(expireAt, 0).UTC()
+	if !t.After(now) {
+		return time.Time{}, invalid("expire_at", "%d is in the past (now is %d)", expireAt, now.Unix())
+	}
+	if t.After(now.Add(MaxExpiry)) {
+		return time.Time{}, invalid("expire_at", "%d is more than %d days ahead", expireAt, int(MaxExpiry/(24*time.Hour)))
+	}
+	return t, nil
+}
+
+// CheckNotifyURL checks a webhook URL: a public HTTP(S) URL without
+// credentials or fragment, or an operator's exact-endpoint exception.
+func CheckNotifyURL(rules *egress.Rules, param, raw string) (string, error) {
+	norm, err := egress.CheckURL(raw)
+	var ue *egress.URLError
+	if errors.As(err, &ue) {
+		return "", invalid(param, "%s", ue.Reason)
+	}
+	if err != nil {
+		return "", invalid(param, "%v", err)
+	}
+	if _, err := rules.Check(norm); err != nil {
+		if errors.As(err, &ue) {
+			return "", invalid(param, "%s; webhooks must reach a public HTTP(S) address", ue.Reason)
+		}
+		return "", invalid(param, "%v", err)
+	}
+	return norm, nil
+}
+
+// CheckRedirectURL checks where the hosted page sends the customer: an
+// absolute HTTP(S) URL (the customer's browser follows it, so private
+// hosts are allowed); empty is none.
+func CheckRedirectURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return "", invalid("redirect_url", "must be an absolute http or https URL without credentials")
+	}
+	return raw, nil
+}
+
+// CheckDescription checks item_description.
+func CheckDescription(s string) error {
+	if !utf8.ValidString(s) {
+		return invalid("item_description", "is not valid UTF-8")
+	}
+	if len(s) > MaxDescription {
+		return invalid("item_description", "is longer than %d bytes", MaxDescription)
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}

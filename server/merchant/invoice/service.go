@@ -1,0 +1,369 @@
+// Package invoice is the merchant interface's checkouts and deposits: a
+// project requests an invoice, the customer gets an address per coin with
+// the amount converted at a held rate, and the invoice's reactor turns each
+// stage of each payment into a webhook of the spec's merchant table, signed
+// per attempt with the project's IPN secret, while it keeps the invoice's
+// invoice_status.
+package invoice
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/price"
+	entdb "github.com/payhook/payhook/ent/db"
+	entaddress "github.com/payhook/payhook/ent/db/address"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	entinvoice "github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/ent/db/notification"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// Kind is the service an invoice belongs to.
+type Kind string
+
+// Kinds of invoice.
+const (
+	Checkout     Kind = "checkout"
+	Deposit      Kind = "deposit"
+	Subscription Kind = "subscription"
+)
+
+// Defaults of Config.
+const (
+	// DefaultExpiry is a checkout's expiry when the request names none.
+	DefaultExpiry = time.Hour
+	// DefaultQuoteTTL is how long a quoted rate is held.
+	DefaultQuoteTTL = 30 * time.Minute
+)
+
+// Config configures the Service.
+type Config struct {
+	// DB is the database.
+	DB *entdb.Client
+	// Addresses hands out addresses.
+	Addresses *address.Service
+	// Prices value coins in fiat.
+	Prices price.Source
+	// Rules check webhook URLs (the operator's exceptions included).
+	Rules *egress.Rules
+	// Now is the clock.
+	Now func() time.Time
+	// BaseURL is the public base URL of the hosted pages (payment_url).
+	BaseURL string
+	// Expiry is a checkout's default expiry (DefaultExpiry when 0).
+	Expiry time.Duration
+	// QuoteTTL is how long a quoted rate is held (DefaultQuoteTTL when 0).
+	QuoteTTL time.Duration
+}
+
+// Service creates invoices and hands out their addresses.
+type Service struct {
+	cfg Config
+}
+
+// New returns the service.
+func New(cfg Config) *Service {
+	if cfg.Expiry <= 0 {
+		cfg.Expiry = DefaultExpiry
+	}
+	if cfg.QuoteTTL <= 0 {
+		cfg.QuoteTTL = DefaultQuoteTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() time.Time { return time.Now().UTC() }
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	return &Service{cfg: cfg}
+}
+
+// Request are the parameters of a new checkout or deposit.
+type Request struct {
+	// ProjectID owns the invoice.
+	ProjectID int64
+	// NotifyURL, RedirectURL, Value, Currency, ItemDescription, ExpireAt,
+	// Post, JSON and Convert are the request's parameters as given (Value,
+	// RedirectURL and ExpireAt only for a checkout).
+	NotifyURL, RedirectURL, Value, Currency, ItemDescription string
+	ExpireAt                                                int64
+	Post, JSON, Convert                                     bool
+}
+
+// Create validates r and stores a new invoice of kind (Checkout or
+// Deposit). Nothing is stored when a parameter is invalid.
+func (s *Service) Create(ctx context.Context, kind Kind, r Request) (*entdb.Invoice, error) {
+	p, err := project.Get(ctx, s.cfg.DB, r.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	notify, err := CheckNotifyURL(s.cfg.Rules, "notify_url", r.NotifyURL)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ParseCurrency(s.cfg.Prices, r.Currency, p.Currency)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckDescription(r.ItemDescription); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	c := s.cfg.DB.Invoice.Create().SetProjectID(p.ID).SetKind(entinvoice.Kind(kind)).
+		SetNotifyURL(notify).SetCurrency(cur.Code).SetItemDescription(r.ItemDescription).
+		SetPost(r.Post || r.JSON).SetJSON(r.JSON).SetConvert(r.Convert).
+		SetCreatedAt(now).SetUpdatedAt(now)
+	prefix := "dep_"
+	if kind == Checkout {
+		prefix = "chk_"
+		value, err := ParseValue(r.Value, cur)
+		if err != nil {
+			return nil, err
+		}
+		exp, err := ParseExpiry(r.ExpireAt, now, s.cfg.Expiry)
+		if err != nil {
+			return nil, err
+		}
+		redirect, err := CheckRedirectURL(r.RedirectURL)
+		if err != nil {
+			return nil, err
+		}
+		tok, err := token("")
+		if err != nil {
+			return nil, err
+		}
+		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok)
+	}
+	id, err := token(prefix)
+	if err != nil {
+		return nil, err
+	}
+	return c.SetPublicID(id).Save(ctx)
+}
+
+// token returns prefix and 20 random bytes in lower-case base32.
+func token(prefix string) (string, error) {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate id: %w", err)
+	}
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])), nil
+}
+
+// PaymentURL is the hosted page of an invoice.
+func (s *Service) PaymentURL(inv *entdb.Invoice) string {
+	return s.cfg.BaseURL + "/pay/" + inv.PublicID
+}
+
+// Get returns the project's invoice of kind with public id paymentID.
+func (s *Service) Get(ctx context.Context, kind Kind, projectID int64, paymentID string) (*entdb.Invoice, error) {
+	inv, err := s.cfg.DB.Invoice.Query().
+		Where(entinvoice.PublicID(paymentID), entinvoice.ProjectID(projectID), entinvoice.KindEQ(entinvoice.Kind(kind))).
+		Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: no %s with payment_id %q", ErrNotFound, kind, truncate(paymentID))
+	}
+	return inv, err
+}
+
+// Quote is an address handed out for an invoice, with its held rate.
+type Quote struct {
+	// Address is the address row.
+	Address *entdb.Address
+	// Ticker is its coin.
+	Ticker chains.Ticker
+	// Invoice is the invoice.
+	Invoice *entdb.Invoice
+}
+
+// Address hands out the invoice's address for coin (btc, trc20_usdt or
+// trc20/usdt), quoting the amount at a rate held for QuoteTTL (and never
+// past the checkout's expiry). Asking again returns the same address and
+// quote. The coin must be one the project accepts; a checkout must not have
+// expired, and its amount in the coin must reach the coin's minimum
+// transaction.
+func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID, coin string) (*Quote, error) {
+	inv, err := s.Get(ctx, kind, key.ProjectID, paymentID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := project.Get(ctx, s.cfg.DB, key.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.cfg.Addresses.Lookup(strings.Replace(strings.TrimSpace(coin), "_", "/", 1))
+	if errors.Is(err, chains.ErrUnknownTicker) {
+		return nil, invalid("coin", "%q is not a coin payhook supports (GET /info/ lists them)", truncate(coin))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Tickers) > 0 && !contains(p.Tickers, t.Ticker) {
+		return nil, invalid("coin", "this project does not accept %s", t.Ticker)
+	}
+	if a, err := s.cfg.Addresses.FindForInvoice(ctx, inv.ProjectID, inv.ID, t.Ticker); err == nil {
+		return &Quote{Address: a, Ticker: t, Invoice: inv}, nil
+	} else if !errors.Is(err, address.ErrNotFound) {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	if inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt) {
+		return nil, invalid("payment_id", "the %s expired at %d", kind, inv.ExpiresAt.Unix())
+	}
+	link := address.InvoiceLink{ID: inv.ID, Service: string(inv.Kind), QuoteExpiresAt: now.Add(s.cfg.QuoteTTL)}
+	if inv.ExpiresAt != nil && inv.ExpiresAt.Before(link.QuoteExpiresAt) {
+		link.QuoteExpiresAt = *inv.ExpiresAt
+	}
+	rate, ok := Rate(s.cfg.Prices, t, inv.Currency)
+	if ok {
+		link.Rate = &rate
+	}
+	if inv.Value != nil {
+		if !ok {
+			return nil, invalid("coin", "%s has no price in %s now; choose another coin", t.Ticker, inv.Currency)
+		}
+		v := QuoteCoin(*inv.Value, rate, t.Decimals)
+		if v.LessThan(t.MinTransaction) {
+			return nil, invalid("coin", "%s %s is %s %s, below the minimum transaction of %s %s; choose another coin",
+				inv.Value.String(), inv.Currency, v.String(), t.Coin, t.MinTransaction.String(), t.Coin)
+		}
+		link.ValueCoin = &v
+	}
+	var confs *int32
+	if c, ok := p.Confirmations[t.Ticker]; ok {
+		confs = &c
+	}
+	a, err := s.cfg.Addresses.CreateForInvoice(ctx, address.InvoiceParams{
+		APIKeyID: key.APIKeyID, ProjectID: inv.ProjectID, Ticker: t, NotifyURL: inv.NotifyURL,
+		Post: inv.Post, JSON: inv.JSON, Destinations: p.Wallets[t.Ticker], Confirmations: confs, Link: link,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Quote{Address: a, Ticker: t, Invoice: inv}, nil
+}
+
+// Caller is who asks: an API key and its project.
+type Caller struct {
+	// APIKeyID is the key.
+	APIKeyID int64
+	// ProjectID is its project.
+	ProjectID int64
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Rate returns the price of one unit of t's coin in currency, false when
+// the coin or the currency has no price.
+func Rate(prices price.Source, t chains.Ticker, currency string) (decimal.Decimal, bool) {
+	if prices == nil {
+		return decimal.Zero, false
+	}
+	usd, ok := prices.USD(t.Ticker)
+	if !ok || !usd.IsPositive() {
+		return decimal.Zero, false
+	}
+	for _, c := range prices.Fiat() {
+		if c.Code == currency && c.PerUSD.IsPositive() {
+			return usd.Mul(c.PerUSD), true
+		}
+	}
+	return decimal.Zero, false
+}
+
+// QuoteCoin converts a fiat value to the coin at rate, rounded up to the
+// coin's decimals, so that paying the quote always covers the value.
+func QuoteCoin(value, rate decimal.Decimal, decimals int32) decimal.Decimal {
+	return value.Div(rate).RoundUp(decimals)
+}
+
+// Logs is an invoice's history.
+type Logs struct {
+	// Invoice is the invoice.
+	Invoice *entdb.Invoice
+	// Status is its invoice_status now (expired once past its expiry
+	// unpaid).
+	Status Status
+	// Addresses are the addresses handed out.
+	Addresses []*entdb.Address
+	// Payments are its payments, oldest first, with their forwards.
+	Payments []*entdb.Payment
+	// Notifications are its webhooks, oldest first, with their attempts.
+	Notifications []*entdb.Notification
+	// PaidFiat is the confirmed incoming fiat.
+	PaidFiat decimal.Decimal
+}
+
+// Logs returns the history of the project's invoice of kind.
+func (s *Service) Logs(ctx context.Context, kind Kind, projectID int64, paymentID string) (*Logs, error) {
+	inv, err := s.Get(ctx, kind, projectID, paymentID)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := s.cfg.DB.Address.Query().Where(entaddress.InvoiceID(inv.ID)).Order(entdb.Asc(entaddress.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pays, err := s.cfg.DB.Payment.Query().Where(entpayment.HasAddressWith(entaddress.InvoiceID(inv.ID))).
+		WithForward().WithAddress().Order(entdb.Asc(entpayment.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := s.cfg.DB.Notification.Query().
+		Where(notification.OwnerID(projectID), notification.Subject(inv.PublicID), notification.Service(string(inv.Kind))).
+		Order(entdb.Asc(notification.FieldID)).
+		WithDeliveryAttempts(func(q *entdb.DeliveryAttemptQuery) { q.Order(entdb.Asc(deliveryattempt.FieldNumber)) }).
+		All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := &Logs{Invoice: inv, Addresses: addrs, Payments: pays, Notifications: ns, PaidFiat: decimal.Zero}
+	states := make([]PaymentState, 0, len(pays))
+	for _, p := range pays {
+		if !counts(p.Status) {
+			continue
+		}
+		st := stateOf(p)
+		states = append(states, st)
+		if st.Confirmed && st.Fiat != nil {
+			l.PaidFiat = l.PaidFiat.Add(*st.Fiat)
+		}
+	}
+	l.Status = Compute(inv.Value, pastExpiry(inv, s.cfg.Now()), states)
+	return l, nil
+}
+
+// pastExpiry reports whether inv is past its expiry at now.
+func pastExpiry(inv *entdb.Invoice, now time.Time) bool {
+	return inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt)
+}
+
+// counts reports whether a payment of status st counts toward an invoice
+// (a dropped or reverted one never does).
+func counts(st entpayment.Status) bool {
+	return st != entpayment.StatusDropped && st != entpayment.StatusReverted
+}
+
+func stateOf(p *entdb.Payment) PaymentState {
+	return PaymentState{
+		Confirmed: p.Status == entpayment.StatusConfirmed || p.Status == entpayment.StatusCompleted,
+		Fiat:      p.ValueFiat,
+	}
+}

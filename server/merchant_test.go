@@ -1,0 +1,275 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/receiver"
+	"github.com/payhook/payhook/server"
+)
+
+// webhook is one merchant webhook as the receiver got it, verified.
+type webhook struct {
+	method, event, id, timestamp string
+	header                       http.Header
+	fields                       map[string]json.RawMessage // JSON transport
+	form                         url.Values                 // GET and form transports
+}
+
+// get returns a field as text, whatever the transport.
+func (w webhook) get(name string) string {
+	if w.fields != nil {
+		raw := w.fields[name]
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
+	return w.form.Get(name)
+}
+
+// merchantSink verifies every webhook with the project's secrets and
+// answers ok, or 500 while failing is set.
+type merchantSink struct {
+	*httptest.Server
+	mu      sync.Mutex
+	secrets []string
+	failing bool
+	got     []webhook
+	errs    []string
+}
+
+func newMerchantSink(t *testing.T) *merchantSink {
+	s := &merchantSink{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		v := receiver.NewWebhookVerifier(s.secrets)
+		data, err := v.Verify(r)
+		if err != nil {
+			s.errs = append(s.errs, err.Error())
+			http.Error(w, err.Error(), 401)
+			return
+		}
+		got := webhook{method: r.Method, event: r.Header.Get("x-service-event"), id: r.Header.Get("x-service-id"),
+			timestamp: r.Header.Get("x-service-timestamp"), header: r.Header.Clone()}
+		switch ct := r.Header.Get("Content-Type"); {
+		case r.Method == http.MethodGet:
+			got.form = r.URL.Query()
+		case strings.HasPrefix(ct, "application/json"):
+			if err := json.Unmarshal(data, &got.fields); err != nil {
+				s.errs = append(s.errs, "JSON body: "+err.Error())
+			}
+		default:
+			got.form, _ = url.ParseQuery(string(data))
+		}
+		s.got = append(s.got, got)
+		if s.failing {
+			http.Error(w, "down", 500)
+			return
+		}
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *merchantSink) take() ([]webhook, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got, errs := s.got, s.errs
+	s.got, s.errs = nil, nil
+	return got, errs
+}
+
+// merchantEnv is a --dev server whose operator allows the merchant sink.
+type merchantEnv struct {
+	*devEnv
+	ms *merchantSink
+}
+
+func newMerchantEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *merchantEnv {
+	t.Helper()
+	ms := newMerchantSink(t)
+	e := newDevEnv(t, d, append([]func(*server.Config){func(c *server.Config) {
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, ms.URL+"/merchant")
+	}}, mutate...)...)
+	p, err := e.in.Server.DB().Client.Project.Get(context.Background(), e.in.ProjectA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms.secrets = []string{p.IpnSecret}
+	return &merchantEnv{devEnv: e, ms: ms}
+}
+
+// wantJSONTypes checks the JSON type of each named field: "string",
+// "number", "null" or "absent".
+func wantJSONTypes(t *testing.T, w webhook, types map[string]string) {
+	t.Helper()
+	for name, want := range types {
+		raw, ok := w.fields[name]
+		got := "absent"
+		if ok {
+			switch {
+			case bytes.Equal(raw, []byte("null")):
+				got = "null"
+			case len(raw) > 0 && raw[0] == '"':
+				got = "string"
+			default:
+				got = "number"
+			}
+		}
+		if got != want {
+			t.Errorf("%s webhook: %s is %s (%s), want %s", w.event, name, got, raw, want)
+		}
+	}
+}
+
+// TestCheckoutEndToEnd: a checkout is requested, the customer gets a btc
+// address with the amount at the held rate, pays it on the devnet, and the
+// project's receiver gets checkout.payment.confirmed then completed, each
+// signed with the project's IPN secret (Standard Webhooks construction),
+// with the spec's field types and invoice_status paid; the logs show it
+// all, and another project sees nothing of it.
+func TestCheckoutEndToEnd(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, d)
+			notify := e.ms.URL + "/merchant?order=7"
+			r := e.in.Get(t, "/checkout/request/", q("notify_url", notify, "value", "100", "currency", "USD", "json", "1", "item_description", "a book"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			id, _ := r.JSON["payment_id"].(string)
+			if !strings.HasPrefix(id, "chk_") || r.JSON["success_token"] == "" || !strings.Contains(r.JSON["payment_url"].(string), id) {
+				t.Fatalf("request: %s", r.Body)
+			}
+			a := e.in.Get(t, "/checkout/address/", q("payment_id", id, "coin", "btc"), e.in.KeyA)
+			wantStatus(t, a, 200)
+			addrIn, valueCoin := a.JSON["address_in"].(string), a.JSON["value_coin"].(string)
+			if addrIn == "" || valueCoin == "" || a.JSON["currency"] != "USD" || a.JSON["exchange_rate"] == "" {
+				t.Fatalf("address: %s", a.Body)
+			}
+			// Asking again gives the same address and quote.
+			if again := e.in.Get(t, "/checkout/address/", q("payment_id", id, "coin", "btc"), e.in.KeyA); again.JSON["address_in"] != addrIn || again.JSON["value_coin"] != valueCoin {
+				t.Fatalf("address again: %s", again.Body)
+			}
+			// Another project: the same 404 as an unknown payment_id.
+			other := e.in.Get(t, "/checkout/logs/", q("payment_id", id), e.in.KeyB)
+			wantStatus(t, other, 404)
+			wantStatus(t, e.in.Get(t, "/checkout/address/", q("payment_id", id, "coin", "btc"), e.in.KeyB), 404)
+
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": valueCoin}), 200)
+			e.mine(t, "btc", 1)
+			if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got, errs := e.ms.take()
+			if len(errs) > 0 {
+				t.Fatalf("webhooks that did not verify: %v", errs)
+			}
+			var events []string
+			for _, w := range got {
+				events = append(events, w.event)
+				if w.get("event_type") != w.event || w.get("payment_id") != id || w.get("uuid") != w.id || w.method != http.MethodPost {
+					t.Errorf("webhook %s: headers and payload disagree: %v", w.event, w.fields)
+				}
+				if w.get("invoice_status") != "paid" || w.get("value") != "100" || w.get("currency") != "USD" ||
+					w.get("paid_coin") != "btc" || w.get("paid_amount") != valueCoin {
+					t.Errorf("webhook %s: %v", w.event, w.fields)
+				}
+				types := map[string]string{"value": "string", "paid_amount": "string", "paid_amount_fiat": "string", "confirmations": "number",
+					"invoice_status": "string", "payment_status": "string", "received_amount": "absent", "received_amount_fiat": "absent"}
+				if w.event == "checkout.payment.completed" {
+					types["received_amount"], types["received_amount_fiat"] = "string", "string"
+				}
+				wantJSONTypes(t, w, types)
+			}
+			if strings.Join(events, ",") != "checkout.payment.confirmed,checkout.payment.completed" {
+				t.Fatalf("events %v", events)
+			}
+
+			l := e.in.Get(t, "/checkout/logs/", q("payment_id", id), e.in.KeyA)
+			wantStatus(t, l, 200)
+			var logs struct {
+				InvoiceStatus string `json:"invoice_status"`
+				Payments      []map[string]any
+				Notifications []struct {
+					UUID      string `json:"uuid"`
+					EventType string `json:"event_type"`
+					Status    string
+					Logs      []map[string]any
+				}
+			}
+			if err := json.Unmarshal(l.Body, &logs); err != nil {
+				t.Fatal(err)
+			}
+			if logs.InvoiceStatus != "paid" || len(logs.Payments) != 1 || len(logs.Notifications) != 2 ||
+				logs.Notifications[0].Status != "acknowledged" || len(logs.Notifications[1].Logs) != 1 {
+				t.Fatalf("logs: %s", l.Body)
+			}
+		})
+	}
+}
+
+// TestMerchantBadInput: every parameter error is a 400 naming the
+// parameter, and nothing is stored.
+func TestMerchantBadInput(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	notify := e.ms.URL + "/merchant"
+	past := time.Now().Add(-time.Hour).Unix()
+	for _, c := range []struct {
+		name, path string
+		params     url.Values
+		status     int
+		want       string
+	}{
+		{"negative value", "/checkout/request/", q("notify_url", notify, "value", "-5"), 400, "value"},
+		{"non-numeric value", "/checkout/request/", q("notify_url", notify, "value", "ten"), 400, "value"},
+		{"too many decimals", "/checkout/request/", q("notify_url", notify, "value", "1.001"), 400, "value"},
+		{"unknown currency", "/checkout/request/", q("notify_url", notify, "value", "1", "currency", "XYZ"), 400, "currency"},
+		{"expire_at in the past", "/checkout/request/", q("notify_url", notify, "value", "1", "expire_at", strconv.FormatInt(past, 10)), 400, "expire_at"},
+		{"private notify_url", "/checkout/request/", q("notify_url", "http://127.0.0.1:9/x", "value", "1"), 400, "notify_url"},
+		{"malformed notify_url", "/checkout/request/", q("notify_url", "ftp://shop.example/x"), 400, "notify_url"},
+		{"missing notify_url", "/deposit/request/", q("currency", "USD"), 400, "notify_url"},
+		{"unknown payment_id", "/checkout/address/", q("payment_id", "chk_nope", "coin", "btc"), 404, "payment_id"},
+		{"unknown payment_id in logs", "/deposit/logs/", q("payment_id", "dep_nope"), 404, "payment_id"},
+	} {
+		r := e.in.Get(t, c.path, c.params, e.in.KeyA)
+		if r.Code != c.status || !strings.Contains(string(r.Body), c.want) || !strings.Contains(string(r.Body), `"status":"error"`) {
+			t.Errorf("%s: HTTP %d %s, want %d naming %s", c.name, r.Code, r.Body, c.status, c.want)
+		}
+	}
+	// A checkout exists; an unknown coin is named.
+	r := e.in.Get(t, "/checkout/request/", q("notify_url", notify, "value", "10"), e.in.KeyA)
+	wantStatus(t, r, 200)
+	id := r.JSON["payment_id"].(string)
+	if r := e.in.Get(t, "/checkout/address/", q("payment_id", id, "coin", "nocoin"), e.in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "coin") {
+		t.Errorf("unknown coin: HTTP %d %s", r.Code, r.Body)
+	}
+	n, err := e.in.Server.DB().Client.Invoice.Query().Count(context.Background())
+	if err != nil || n != 1 {
+		t.Errorf("%d invoices stored, want only the valid one (%v)", n, err)
+	}
+	// The merchant paths are never read as ticker paths.
+	for _, p := range []string{"/checkout/logs/", "/deposit/logs/"} {
+		r := e.in.Get(t, p, nil, e.in.KeyA)
+		if r.Code != 400 || strings.Contains(string(r.Body), "ticker") || strings.Contains(string(r.Body), "callback") {
+			t.Errorf("%s without parameters: HTTP %d %s, want 400 naming payment_id", p, r.Code, r.Body)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/rpc"
+)
+
+// projects is the operator's project administration, shared by the
+// ProjectService and the `payhook project` commands. Wallet addresses are
+// checked against the ticker registry.
+type projects struct {
+	db       *entdb.Client
+	registry *chains.Registry
+	now      func() time.Time
+}
+
+var _ rpc.ProjectAdmin = (*projects)(nil)
+
+// wallet parses and checks a wallet spec.
+func (p *projects) wallet(spec string) (string, []schema.Destination, error) {
+	ticker, ds, err := project.ParseWallet(spec)
+	if err != nil {
+		return "", nil, err
+	}
+	t, ok := p.registry.Lookup(ticker)
+	if !ok {
+		t, ok = p.registry.Lookup(chainsTicker(ticker))
+	}
+	if !ok {
+		return "", nil, fmt.Errorf("%w: wallet %q: unknown ticker %s", project.ErrInvalid, spec, ticker)
+	}
+	for _, d := range ds {
+		if err := chains.ValidateAddress(t, d.Address); err != nil {
+			return "", nil, fmt.Errorf("%w: wallet %q: %s: %v", project.ErrInvalid, spec, d.Address, err)
+		}
+	}
+	return t.Ticker, ds, nil
+}
+
+// chainsTicker turns trc20_usdt into trc20/usdt.
+func chainsTicker(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' {
+			return s[:i] + "/" + s[i+1:]
+		}
+	}
+	return s
+}
+
+// Create implements rpc.ProjectAdmin.
+func (p *projects) Create(ctx context.Context, name, currency string, specs []string) (*entdb.Project, string, error) {
+	wallets := map[string][]schema.Destination{}
+	for _, spec := range specs {
+		t, ds, err := p.wallet(spec)
+		if err != nil {
+			return nil, "", err
+		}
+		wallets[t] = ds
+	}
+	var pr *entdb.Project
+	var key string
+	err := store.WithTx(ctx, p.db, func(tx *entdb.Tx) error {
+		var err error
+		if pr, err = project.Create(ctx, tx.Client(), project.Params{Name: name, Currency: currency, Wallets: wallets}, p.now()); err != nil {
+			return err
+		}
+		key, _, err = apikey.CreateInProject(ctx, tx.Client(), name, pr.ID, p.now())
+		return err
+	})
+	return pr, key, err
+}
+
+// List implements rpc.ProjectAdmin.
+func (p *projects) List(ctx context.Context) ([]*entdb.Project, error) { return project.List(ctx, p.db) }
+
+// RotateSecret implements rpc.ProjectAdmin.
+func (p *projects) RotateSecret(ctx context.Context, id int64, grace time.Duration) (string, error) {
+	return project.RotateSecret(ctx, p.db, id, grace, p.now())
+}
+
+// SetWallet implements rpc.ProjectAdmin.
+func (p *projects) SetWallet(ctx context.Context, id int64, spec string) error {
+	t, ds, err := p.wallet(spec)
+	if err != nil {
+		return err
+	}
+	return project.SetWallet(ctx, p.db, id, t, ds, p.now())
+}
+
+// RemoveWallet implements rpc.ProjectAdmin.
+func (p *projects) RemoveWallet(ctx context.Context, id int64, ticker string) error {
+	t, ok := p.registry.Lookup(chainsTicker(ticker))
+	if ok {
+		ticker = t.Ticker
+	}
+	return project.RemoveWallet(ctx, p.db, id, ticker, p.now())
+}
+
+// withProjects opens the database named by dsn, migrates it and runs fn
+// with the project administration (the embedded registry or registryFile).
+func withProjects(ctx context.Context, dsn, registryFile string, fn func(*projects) error) error {
+	registry, err := loadRegistry(registryFile)
+	if err != nil {
+		return err
+	}
+	return withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		if err := project.EnsureSecrets(ctx, db.Client); err != nil {
+			return err
+		}
+		return fn(&projects{db: db.Client, registry: registry, now: func() time.Time { return time.Now().UTC() }})
+	})
+}
+
+// CreateProject creates a project in the database named by dsn, with its
+// first API key and IPN secret (shown this once).
+func CreateProject(ctx context.Context, dsn, registryFile, name, currency string, wallets []string) (resp *payhookv1.CreateProjectResponse, err error) {
+	err = withProjects(ctx, dsn, registryFile, func(p *projects) error {
+		resp, err = rpc.NewProjectServer(p).CreateProject(ctx, &payhookv1.CreateProjectRequest{Name: name, Currency: currency, Wallets: wallets})
+		return err
+	})
+	return resp, err
+}
+
+// ListProjects lists the projects of the database named by dsn.
+func ListProjects(ctx context.Context, dsn string) (resp *payhookv1.ListProjectsResponse, err error) {
+	err = withProjects(ctx, dsn, "", func(p *projects) error {
+		resp, err = rpc.NewProjectServer(p).ListProjects(ctx, &payhookv1.ListProjectsRequest{})
+		return err
+	})
+	return resp, err
+}
+
+// RotateProjectSecret rotates a project's IPN secret; the old one signs
+// beside the new one for grace.
+func RotateProjectSecret(ctx context.Context, dsn string, id int64, grace time.Duration) (secret string, err error) {
+	err = withProjects(ctx, dsn, "", func(p *projects) error {
+		secret, err = p.RotateSecret(ctx, id, grace)
+		return err
+	})
+	return secret, err
+}
+
+// SetProjectWallet sets a project's payout wallets for a ticker from a
+// TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
+func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, spec string) error {
+	return withProjects(ctx, dsn, registryFile, func(p *projects) error { return p.SetWallet(ctx, id, spec) })
+}
+
+// RemoveProjectWallet removes a project's payout wallets for a ticker.
+func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
+	return withProjects(ctx, dsn, registryFile, func(p *projects) error { return p.RemoveWallet(ctx, id, ticker) })
+}

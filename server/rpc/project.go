@@ -1,0 +1,103 @@
+package rpc
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// ProjectAdmin is what the project service does (server.Projects).
+type ProjectAdmin interface {
+	// Create creates a project with its first key; wallets are
+	// TICKER=ADDRESS[,ADDRESS@SHARE...] specs.
+	Create(ctx context.Context, name, currency string, wallets []string) (p *entdb.Project, apikey string, err error)
+	// List lists the projects.
+	List(ctx context.Context) ([]*entdb.Project, error)
+	// RotateSecret rotates a project's IPN secret.
+	RotateSecret(ctx context.Context, id int64, grace time.Duration) (string, error)
+	// SetWallet sets a ticker's payout wallets from a spec.
+	SetWallet(ctx context.Context, id int64, spec string) error
+	// RemoveWallet removes a ticker's payout wallets.
+	RemoveWallet(ctx context.Context, id int64, ticker string) error
+}
+
+// ProjectServer implements payhookv1.ProjectServiceServer.
+type ProjectServer struct {
+	payhookv1.UnimplementedProjectServiceServer
+	admin ProjectAdmin
+}
+
+// NewProjectServer returns the project service.
+func NewProjectServer(admin ProjectAdmin) *ProjectServer { return &ProjectServer{admin: admin} }
+
+// CreateProject implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) CreateProject(ctx context.Context, req *payhookv1.CreateProjectRequest) (*payhookv1.CreateProjectResponse, error) {
+	p, key, err := s.admin.Create(ctx, req.GetName(), req.GetCurrency(), req.GetWallets())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.CreateProjectResponse{ProjectId: p.ID, Apikey: key, IpnSecret: p.IpnSecret}, nil
+}
+
+// ListProjects implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) ListProjects(ctx context.Context, _ *payhookv1.ListProjectsRequest) (*payhookv1.ListProjectsResponse, error) {
+	ps, err := s.admin.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &payhookv1.ListProjectsResponse{Projects: make([]*payhookv1.Project, 0, len(ps))}
+	for _, p := range ps {
+		out.Projects = append(out.Projects, ProjectOf(p, time.Now()))
+	}
+	return out, nil
+}
+
+// ProjectOf describes p without its secrets; now decides whether a
+// rotation's grace period still runs.
+func ProjectOf(p *entdb.Project, now time.Time) *payhookv1.Project {
+	pp := &payhookv1.Project{
+		ProjectId: p.ID, Name: p.Name, Currency: p.Currency, CreatedAt: timestamppb.New(p.CreatedAt),
+		Wallets:        []*payhookv1.ProjectWallet{},
+		SecretRotating: len(project.Secrets(p, now)) > 1,
+	}
+	for _, t := range project.WalletTickers(p) {
+		for _, d := range p.Wallets[t] {
+			pp.Wallets = append(pp.Wallets, &payhookv1.ProjectWallet{Ticker: t, Address: d.Address, Share: d.Share.String()})
+		}
+	}
+	return pp
+}
+
+// RotateSecret implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) RotateSecret(ctx context.Context, req *payhookv1.RotateSecretRequest) (*payhookv1.RotateSecretResponse, error) {
+	grace := project.DefaultGrace
+	if req.GraceSeconds != nil {
+		grace = time.Duration(req.GetGraceSeconds()) * time.Second
+	}
+	secret, err := s.admin.RotateSecret(ctx, req.GetProjectId(), grace)
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.RotateSecretResponse{IpnSecret: secret}, nil
+}
+
+// SetWallet implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) SetWallet(ctx context.Context, req *payhookv1.SetWalletRequest) (*payhookv1.SetWalletResponse, error) {
+	if err := s.admin.SetWallet(ctx, req.GetProjectId(), req.GetWallet()); err != nil {
+		return nil, err
+	}
+	return &payhookv1.SetWalletResponse{}, nil
+}
+
+// RemoveWallet implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) RemoveWallet(ctx context.Context, req *payhookv1.RemoveWalletRequest) (*payhookv1.RemoveWalletResponse, error) {
+	if err := s.admin.RemoveWallet(ctx, req.GetProjectId(), req.GetTicker()); err != nil {
+		return nil, err
+	}
+	return &payhookv1.RemoveWalletResponse{}, nil
+}
