@@ -25,8 +25,8 @@ func BenchmarkSign(b *testing.B) {
 			}
 		}
 	})
-	b.Run(signer.SchemeHMACSHA256, func(b *testing.B) {
-		s := signer.NewHMACSigner(signer.StaticSecret("secret"))
+	b.Run(signer.SchemeWebhook, func(b *testing.B) {
+		s := signer.NewWebhookSigner(signer.StaticSecrets(testSecret("bench")))
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := s.SignAttempt(context.Background(), "k", signer.Attempt{UUID: "u", Time: time.Now(), Request: r}); err != nil {
@@ -37,14 +37,14 @@ func BenchmarkSign(b *testing.B) {
 }
 
 // BenchmarkEnqueueClaim measures the database side of a delivery: storing a
-// notification (100 per transaction, HMAC-signed at each attempt so
+// notification (100 per transaction, webhook-signed at each attempt so
 // storing signs nothing) and claiming it (batches of 64), per notification.
 func BenchmarkEnqueueClaim(b *testing.B) {
 	for _, d := range storetest.Dialects() {
 		b.Run(string(d), func(b *testing.B) {
 			ctx := context.Background()
 			f := newFixture(b, d, "http://127.0.0.1:9/hook", func(c *Config) {
-				c.Signers = append(c.Signers, signer.NewHMACSigner(signer.StaticSecret("secret")))
+				c.Signers = append(c.Signers, signer.NewWebhookSigner(signer.StaticSecrets(testSecret("bench"))))
 			})
 			b.ResetTimer()
 			for i := 0; i < b.N; i += 100 {
@@ -55,7 +55,7 @@ func BenchmarkEnqueueClaim(b *testing.B) {
 				for j := range min(100, b.N-i) {
 					e := f.envelope("confirmed", payload.TransportJSON)
 					e.TxidIn = fmt.Sprint(i + j)
-					e.Signing = Signing{Scheme: signer.SchemeHMACSHA256, Key: "k"}
+					e.Signing = Signing{Scheme: signer.SchemeWebhook, Key: "k"}
 					if _, err := f.n.Enqueue(ctx, tx, f.message(b, e)); err != nil {
 						b.Fatal(err)
 					}

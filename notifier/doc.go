@@ -26,8 +26,10 @@
 //     the same uuid (also its Idempotency-Key header); nothing is re-encoded.
 //     A signer that signs once (RSA, notifier/signer) signs at enqueue and
 //     its signature is stored and resent; a signer that signs every attempt
-//     (HMAC) signs each attempt anew with that attempt's time and the key
-//     current then, over the same stored bytes.
+//     (the merchant webhook HMAC) signs each attempt anew with that
+//     attempt's time and the secrets valid then, over the same stored
+//     bytes; a signer that does both (the custom payment flow) sends the
+//     stored signature and the attempt's headers.
 //   - Nothing silently dropped. Due rows are claimed with a lease (FOR UPDATE
 //     SKIP LOCKED on PostgreSQL), or inserted already leased when the running
 //     dispatcher has a free slot for them (claimed as stored, sent on

@@ -48,6 +48,8 @@ type Config struct {
 	// tests control them); time.Now when nil.
 	Now func() time.Time
 	// Signers sign messages, each named by its scheme (Message.Signing).
+	// Each is a signer.StoredSigner, a signer.AttemptSigner or both
+	// (signer.Both).
 	Signers []signer.Signer
 	// Observer, when set, is told of every finished attempt (metrics).
 	Observer Observer

@@ -254,8 +254,9 @@ func (q *Queue) insert(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 // AttemptHeaders returns the headers of an attempt of a stored
 // notification made at time at: Content-Type (POST), Idempotency-Key (its
 // uuid, so receivers can deduplicate on a header and a POST may be resent
-// on a fresh connection) and its signature, the one stored with it or, for
-// a per-attempt signer, one computed now. It is the one place these are
+// on a fresh connection) and its signature: the one stored with it, the
+// headers a per-attempt signer computes now (with the message's event), or
+// both for a signer that signs both ways. It is the one place these are
 // decided: the dispatcher sends them, and relays of a notification
 // (WatchDeliveries with the request) replay them.
 func (q *Queue) AttemptHeaders(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
@@ -271,11 +272,13 @@ func (q *Queue) AttemptHeaders(ctx context.Context, n *entdb.Notification, at ti
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownSigner, n.SignatureScheme)
 	}
-	switch s := s.(type) {
-	case signer.StoredSigner:
-		h.Set(s.Header(), n.Signature)
-	case signer.AttemptSigner:
-		sh, err := s.SignAttempt(ctx, n.SigningKey, signer.Attempt{UUID: n.UUID, Time: at, Request: requestOf(n)})
+	// A signer may sign both ways (signer.Both): the stored signature, then
+	// the attempt's headers.
+	if st, ok := s.(signer.StoredSigner); ok {
+		h.Set(st.Header(), n.Signature)
+	}
+	if as, ok := s.(signer.AttemptSigner); ok {
+		sh, err := as.SignAttempt(ctx, n.SigningKey, signer.Attempt{UUID: n.UUID, Time: at, Request: requestOf(n), Event: n.Event})
 		if err != nil {
 			return nil, fmt.Errorf("sign attempt: %w", err)
 		}

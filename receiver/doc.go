@@ -1,12 +1,29 @@
-// Package receiver is for merchants: it verifies the x-ca-signature header
-// of payhook's low-level callbacks before the callback is processed.
+// Package receiver is for merchants: it verifies the signatures of
+// payhook's notifications before they are processed. It imports the
+// standard library only.
 //
-// The header is the standard Base64 of an RSA PKCS#1 v1.5 signature over
-// the SHA-256 of the signed data: for GET the full URL as requested
-// (scheme, host, path and query, byte for byte), for POST the raw body.
+// Low-level callbacks (Verifier) carry x-ca-signature: the standard Base64
+// of an RSA PKCS#1 v1.5 signature over the SHA-256 of the signed data.
 // Fetch the public key once from GET /pubkey/ on the API origin you trust
 // (or ship it with your configuration), parse it with ParsePublicKeyPEM and
 // keep using it: do not fetch it per callback.
+//
+// Merchant webhooks (WebhookVerifier) follow the Standard Webhooks
+// construction under payhook's header names: x-service-id (the
+// notification's uuid), x-service-timestamp (Unix seconds of the attempt)
+// and x-service-signature, a space-separated list of
+// "v1,<Base64 HMAC-SHA256(key, id + "." + timestamp + "." + signed data)>",
+// where key is the Base64 after the "whsec_" of the project's IPN secret.
+// Every attempt is signed anew, so the timestamp is fresh and is checked
+// against a tolerance (DefaultTolerance, either way). After a rotation the
+// service signs with the new and the old secret for a grace period: give
+// the verifier both while you switch. A Standard Webhooks library verifies
+// them too once the headers are renamed webhook-id, webhook-timestamp and
+// webhook-signature.
+//
+// For both schemes the signed data is, for GET, the full URL as requested
+// (scheme, host, path and query, byte for byte) and, for POST, the raw
+// body.
 //
 // Guarantees:
 //
@@ -18,11 +35,14 @@
 //     load balancer, the scheme and host the service called are not those
 //     your process sees: configure them with WithBaseURL. Forwarded headers
 //     (X-Forwarded-Proto, X-Forwarded-Host) are not trusted.
+//   - Signatures are compared in constant time.
 //   - Failures are typed: ErrMissingSignature, ErrBadSignature,
-//     ErrBodyTooLarge, ErrMethod, ErrConfig; Middleware maps them to 401,
-//     401, 413, 405 and 500.
+//     ErrMissingWebhookHeader, ErrBadTimestamp, ErrStaleTimestamp,
+//     ErrBadWebhookSignature, ErrBodyTooLarge, ErrMethod, ErrConfig;
+//     Middleware maps them to 401 (the signature ones), 413, 405 and 500.
+//     Errors never contain a secret.
 //
-// The signature carries no timestamp and retries reuse it: a valid callback
-// can be replayed. Process callbacks idempotently, keyed by their uuid, and
-// never credit a payment twice.
+// x-ca-signature carries no timestamp and retries reuse it, and a webhook
+// can be replayed within the tolerance: process notifications idempotently,
+// keyed by their uuid, and never credit a payment twice.
 package receiver

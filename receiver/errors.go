@@ -16,4 +16,18 @@ var (
 	ErrConfig = errors.New("receiver misconfigured")
 	// ErrBadKey reports a public key that cannot be used.
 	ErrBadKey = errors.New("unusable public key")
+
+	// ErrMissingWebhookHeader reports a webhook without one of
+	// x-service-id, x-service-timestamp or x-service-signature.
+	ErrMissingWebhookHeader = errors.New("missing webhook signature header")
+	// ErrBadTimestamp reports an x-service-timestamp that is not a Unix
+	// time in decimal seconds.
+	ErrBadTimestamp = errors.New("invalid x-service-timestamp")
+	// ErrStaleTimestamp reports an x-service-timestamp further from the
+	// verifier's clock than its tolerance, in the past or in the future: a
+	// replayed or delayed webhook (or a skewed clock).
+	ErrStaleTimestamp = errors.New("x-service-timestamp outside the tolerance")
+	// ErrBadWebhookSignature reports an x-service-signature none of whose
+	// v1 signatures matches a configured secret for the data received.
+	ErrBadWebhookSignature = errors.New("invalid x-service-signature")
 )

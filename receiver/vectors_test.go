@@ -21,7 +21,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 )
 
-var update = flag.Bool("update", false, "regenerate testdata/vectors.json from the committed test keys")
+var update = flag.Bool("update", false, "regenerate testdata/vectors.json (committed test keys) and testdata/webhook_vectors.json (test secrets)")
 
 const vectorsPath = "testdata/vectors.json"
 
@@ -172,7 +172,7 @@ func buildVectors(t *testing.T, key, other *rsa.PrivateKey) vectorFile {
 	}
 }
 
-func marshalVectors(t *testing.T, f vectorFile) []byte {
+func marshalVectors(t *testing.T, f any) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // SignatureHeader is the header that carries a callback's signature.
@@ -24,24 +25,43 @@ const DefaultMaxBodyBytes = 1 << 20
 // Verifier checks the x-ca-signature of incoming callbacks against one
 // pinned public key. It is safe for concurrent use.
 type Verifier struct {
-	pub     *rsa.PublicKey
-	base    string // scheme://host[:port], or "" to use the request's
-	maxBody int64
-	err     error // configuration error, reported by every Verify
+	pub *rsa.PublicKey
+	settings
 }
 
-// Option configures a Verifier.
-type Option func(*Verifier)
+// settings are what options set, for both verifiers.
+type settings struct {
+	base      string // scheme://host[:port], or "" to use the request's
+	maxBody   int64
+	tolerance time.Duration    // webhook verifiers only
+	now       func() time.Time // webhook verifiers only
+	timed     bool             // WithTolerance or WithClock was given
+	err       error            // configuration error, reported by every Verify
+}
+
+func newSettings(opts []Option) settings {
+	s := settings{maxBody: DefaultMaxBodyBytes, tolerance: DefaultTolerance, now: time.Now}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+// Option configures a Verifier or a WebhookVerifier.
+type Option func(*settings)
 
 // NewVerifier returns a Verifier for pub. A nil key or a bad option does not
 // panic: every Verify then fails with ErrConfig (and Middleware answers 500).
+// WithTolerance and WithClock are bad options here: x-ca-signature has no
+// timestamp.
 func NewVerifier(pub *rsa.PublicKey, opts ...Option) *Verifier {
-	v := &Verifier{pub: pub, maxBody: DefaultMaxBodyBytes}
-	if pub == nil {
+	v := &Verifier{pub: pub, settings: newSettings(opts)}
+	switch {
+	case v.err != nil:
+	case pub == nil:
 		v.err = fmt.Errorf("%w: nil public key", ErrConfig)
-	}
-	for _, o := range opts {
-		o(v)
+	case v.timed:
+		v.err = fmt.Errorf("%w: x-ca-signature has no timestamp: WithTolerance and WithClock are for webhook verifiers", ErrConfig)
 	}
 	return v
 }
@@ -52,26 +72,33 @@ func NewVerifier(pub *rsa.PublicKey, opts ...Option) *Verifier {
 // Without it the scheme is https when r.TLS is set, http otherwise, and the
 // host is r.Host.
 func WithBaseURL(base string) Option {
-	return func(v *Verifier) {
+	return func(s *settings) {
 		u, err := url.Parse(base)
 		switch {
 		case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.User != nil,
 			u.Path != "" && u.Path != "/", u.RawQuery != "", u.ForceQuery, u.Fragment != "",
 			!strings.HasPrefix(base, u.Scheme+"://"):
-			v.err = fmt.Errorf("%w: base URL %q is not scheme://host[:port]", ErrConfig, base)
+			s.fail(fmt.Errorf("%w: base URL %q is not scheme://host[:port]", ErrConfig, base))
 			return
 		}
-		v.base = u.Scheme + "://" + u.Host
+		s.base = u.Scheme + "://" + u.Host
 	}
 }
 
 // WithMaxBodyBytes sets the largest POST body Verify reads; n <= 0 keeps
 // DefaultMaxBodyBytes.
 func WithMaxBodyBytes(n int64) Option {
-	return func(v *Verifier) {
+	return func(s *settings) {
 		if n > 0 {
-			v.maxBody = n
+			s.maxBody = n
 		}
+	}
+}
+
+// fail keeps the first configuration error.
+func (s *settings) fail(err error) {
+	if s.err == nil {
+		s.err = err
 	}
 }
 
@@ -89,16 +116,9 @@ func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	switch r.Method {
-	case http.MethodGet, "":
-		data = []byte(v.requestURL(r))
-	case http.MethodPost:
-		if data, err = v.readBody(r); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("%w: %s", ErrMethod, r.Method)
+	data, err := v.signedData(r)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256(data)
 	if err := rsa.VerifyPKCS1v15(v.pub, crypto.SHA256, sum[:], sig); err != nil {
@@ -132,7 +152,7 @@ func signature(h http.Header) ([]byte, error) {
 
 // requestURL is the URL the service requested: scheme and host from the
 // base URL or the request, then the request target exactly as received.
-func (v *Verifier) requestURL(r *http.Request) string {
+func (v *settings) requestURL(r *http.Request) string {
 	target := r.RequestURI
 	if target == "" { // a request built in-process, not received by a server
 		target = r.URL.RequestURI()
@@ -160,8 +180,21 @@ func (v *Verifier) requestURL(r *http.Request) string {
 	return scheme + "://" + r.Host + target
 }
 
+// signedData reads what a request's signature covers: the full URL for
+// GET, the raw body for POST (read up to the limit and put back).
+func (v *settings) signedData(r *http.Request) ([]byte, error) {
+	switch r.Method {
+	case http.MethodGet, "":
+		return []byte(v.requestURL(r)), nil
+	case http.MethodPost:
+		return v.readBody(r)
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrMethod, r.Method)
+	}
+}
+
 // readBody reads r.Body up to the limit and puts the bytes back.
-func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
+func (v *settings) readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		r.Body = http.NoBody
 		return []byte{}, nil
@@ -187,15 +220,23 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 // 400 (unreadable body) or 500 (ErrConfig); next is not called. The service
 // treats any of these as a failed delivery, so a genuine callback rejected
 // by a misconfigured receiver is retried.
-func (v *Verifier) Middleware(next http.Handler) http.Handler {
+func (v *Verifier) Middleware(next http.Handler) http.Handler { return middleware(v.Verify, next) }
+
+// middleware answers the requests verify refuses, and passes the others to
+// next.
+func middleware(verify func(*http.Request) ([]byte, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := v.Verify(r); err != nil {
+		if _, err := verify(r); err != nil {
 			status, msg := http.StatusBadRequest, "unreadable body"
 			switch {
-			case errors.Is(err, ErrMissingSignature):
+			case errors.Is(err, ErrMissingSignature), errors.Is(err, ErrMissingWebhookHeader):
 				status, msg = http.StatusUnauthorized, "missing signature"
-			case errors.Is(err, ErrBadSignature):
+			case errors.Is(err, ErrBadSignature), errors.Is(err, ErrBadWebhookSignature):
 				status, msg = http.StatusUnauthorized, "invalid signature"
+			case errors.Is(err, ErrBadTimestamp):
+				status, msg = http.StatusUnauthorized, "invalid timestamp"
+			case errors.Is(err, ErrStaleTimestamp):
+				status, msg = http.StatusUnauthorized, "timestamp outside tolerance"
 			case errors.Is(err, ErrBodyTooLarge):
 				status, msg = http.StatusRequestEntityTooLarge, "body too large"
 			case errors.Is(err, ErrMethod):

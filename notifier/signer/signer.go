@@ -3,18 +3,15 @@ package signer
 import (
 	"context"
 	"crypto"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
@@ -40,7 +37,11 @@ const MinRSABits = 2048
 //     with them and sent unchanged with every attempt (RSA x-ca-signature).
 //   - AttemptSigner signs every attempt anew, with that attempt's time and
 //     the key current at that moment, so a rotated key signs the next
-//     attempt (the merchant HMAC scheme, whose header carries a timestamp).
+//     attempt (WebhookSigner, the merchant webhook scheme, whose headers
+//     carry a timestamp).
+//
+// A signer may implement both (Both): its stored signature and its
+// per-attempt headers are then sent together.
 type Signer interface {
 	// Scheme names the scheme, stored with each message.
 	Scheme() string
@@ -73,6 +74,9 @@ type Attempt struct {
 	Time time.Time
 	// Request is the message's stored request.
 	Request payload.Request
+	// Event is the message's event label (notifier.Subject.Event, e.g.
+	// "checkout.payment.confirmed"); empty when it has none.
+	Event string
 }
 
 // RSASigner signs with RSA PKCS#1 v1.5 over SHA-256 of the signed data
@@ -204,71 +208,45 @@ func activeRSAKey(ctx context.Context, db *entdb.Client) (*rsa.PrivateKey, error
 	return parseRSAKey([]byte(k.PrivatePem), fmt.Sprintf("signing key %d", k.ID))
 }
 
-// SchemeHMACSHA256 names the per-attempt HMAC-SHA256 scheme.
-const SchemeHMACSHA256 = "hmac-sha256"
+// SchemeRSAWebhook names the custom payment flow's callbacks: the
+// low-level RSA x-ca-signature, signed once, and the merchant webhook
+// headers, signed at every attempt (NewBoth(SchemeRSAWebhook, rsa,
+// webhook)).
+const SchemeRSAWebhook = SchemeRSASHA256 + "+" + SchemeWebhook
 
-// HMAC headers. The merchant interface's signature header is the spec's
-// x-service-signature; the timestamp travels beside it.
-const (
-	// ServiceSignatureHeader carries the HMAC signature.
-	ServiceSignatureHeader = "x-service-signature"
-	// ServiceTimestampHeader carries the attempt's Unix time in seconds.
-	ServiceTimestampHeader = "x-service-timestamp"
+// Both signs a message in both ways: once, when it is stored, with a
+// StoredSigner (its signature is resent unchanged), and at every attempt
+// with an AttemptSigner (its headers are computed anew). A message's key
+// reference is the attempt signer's; the stored signer signs with its
+// default key (""), as RSASigner, which has one key, always does.
+type Both struct {
+	scheme  string
+	stored  StoredSigner
+	attempt AttemptSigner
+}
+
+var (
+	_ StoredSigner  = (*Both)(nil)
+	_ AttemptSigner = (*Both)(nil)
 )
 
-// SecretSource gives the HMAC secret a key reference names, as it is now:
-// a rotated secret signs the next attempt.
-type SecretSource interface {
-	// Secret returns the current secret of key.
-	Secret(ctx context.Context, key string) ([]byte, error)
+// NewBoth returns a signer of scheme that signs with stored once and with
+// attempt at every attempt.
+func NewBoth(scheme string, stored StoredSigner, attempt AttemptSigner) *Both {
+	return &Both{scheme: scheme, stored: stored, attempt: attempt}
 }
-
-// StaticSecret is a SecretSource with one secret for every key.
-type StaticSecret []byte
-
-// Secret implements SecretSource.
-func (s StaticSecret) Secret(context.Context, string) ([]byte, error) { return s, nil }
-
-// HMACSigner signs every attempt with HMAC-SHA256, keyed with the secret
-// current at that moment, over "<uuid>.<unix seconds>.<signed data>"
-// (payload.SignedData: the GET URL or the POST body), so each attempt
-// carries a fresh timestamp that a receiver can bound. The signature is
-// sent as "v1=<lowercase hex>" in x-service-signature and the time in
-// x-service-timestamp. It is the engine's per-attempt signer; the merchant
-// interface fixes the exact scheme its webhooks use.
-type HMACSigner struct {
-	secrets SecretSource
-}
-
-var _ AttemptSigner = (*HMACSigner)(nil)
-
-// NewHMACSigner returns a signer taking its secrets from secrets.
-func NewHMACSigner(secrets SecretSource) *HMACSigner { return &HMACSigner{secrets: secrets} }
 
 // Scheme implements Signer.
-func (s *HMACSigner) Scheme() string { return SchemeHMACSHA256 }
+func (b *Both) Scheme() string { return b.scheme }
 
-// SignAttempt implements AttemptSigner.
-func (s *HMACSigner) SignAttempt(ctx context.Context, key string, a Attempt) (http.Header, error) {
-	secret, err := s.secrets.Secret(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("hmac secret %q: %w", key, err)
-	}
-	ts := strconv.FormatInt(a.Time.Unix(), 10)
-	h := http.Header{}
-	h.Set(ServiceSignatureHeader, "v1="+HMACSignature(secret, a.UUID, ts, payload.SignedData(a.Request)))
-	h.Set(ServiceTimestampHeader, ts)
-	return h, nil
-}
+// Header implements StoredSigner: the stored signer's header.
+func (b *Both) Header() string { return b.stored.Header() }
 
-// HMACSignature is the lowercase hex HMAC-SHA256 of
-// "<uuid>.<timestamp>.<data>" under secret.
-func HMACSignature(secret []byte, uuid, timestamp string, data []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(uuid))
-	m.Write([]byte{'.'})
-	m.Write([]byte(timestamp))
-	m.Write([]byte{'.'})
-	m.Write(data)
-	return hex.EncodeToString(m.Sum(nil))
+// Sign implements StoredSigner with the stored signer's default key; key
+// names the attempt signer's key and is not passed on.
+func (b *Both) Sign(_ string, r payload.Request) (string, error) { return b.stored.Sign("", r) }
+
+// SignAttempt implements AttemptSigner with the attempt signer.
+func (b *Both) SignAttempt(ctx context.Context, key string, a Attempt) (http.Header, error) {
+	return b.attempt.SignAttempt(ctx, key, a)
 }

@@ -72,8 +72,13 @@ func (c Config) Validate() error {
 // claimBatch is the most rows the engine claims per query.
 const claimBatch = 256
 
-// hmacKey is the signing reference of HMAC-signed benchmark messages.
+// hmacKey is the signing reference of HMAC-signed benchmark messages (the
+// merchant webhook scheme).
 const hmacKey = "bench"
+
+// benchSecret is the webhook secret of every benchmark key: not a secret
+// (the bench's receiver does not verify), only well formed.
+const benchSecret = "whsec_YmVuY2htYXJrIHdlYmhvb2sgc2VjcmV0LCBub3Qgc2VjcmV0"
 
 // Owner is the owner (API key id) of every benchmark notification.
 const Owner = 1
@@ -120,7 +125,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		Batch:   claimBatch,
 		Signers: []signer.Signer{
 			signer.NewRSASigner(cfg.RSAKey),
-			signer.NewHMACSigner(signer.StaticSecret("bench-secret")),
+			signer.NewWebhookSigner(signer.StaticSecrets(benchSecret)),
 		},
 		Observer: met,
 	}, logger)
@@ -172,8 +177,8 @@ type Batch struct {
 	URL string
 	// Transport is "get", "form" or "json".
 	Transport string
-	// Signer is "rsa" (signed once, when stored) or "hmac" (signed at each
-	// attempt).
+	// Signer is "rsa" (signed once, when stored) or "hmac" (the merchant
+	// webhook scheme, signed at each attempt).
 	Signer string
 	// From is the first message's number; Count how many there are.
 	From, Count int
@@ -200,7 +205,7 @@ func (e *Engine) Enqueue(ctx context.Context, b Batch) (ids []string, committed 
 	case "rsa":
 		signing = notifier.Signing{Scheme: signer.SchemeRSASHA256}
 	case "hmac":
-		signing = notifier.Signing{Scheme: signer.SchemeHMACSHA256, Key: hmacKey}
+		signing = notifier.Signing{Scheme: signer.SchemeWebhook, Key: hmacKey}
 	default:
 		return nil, time.Time{}, fmt.Errorf("enqueue: signer %q is not rsa or hmac", b.Signer)
 	}
