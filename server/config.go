@@ -76,7 +76,7 @@ type APIConfig struct {
 	// (payment_url, subscription_url); the HTTP listener's address when
 	// empty.
 	PublicURL string
-	GRPCAddr string
+	GRPCAddr  string
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration

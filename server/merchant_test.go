@@ -273,3 +273,31 @@ func TestMerchantBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomPaymentCarriesMerchantHeaders: a low-level create with a
+// project's key is a custom payment: its callbacks keep the low-level
+// payload and x-ca-signature, and also carry the merchant headers, signed
+// with the project's secret, with event custom.payment.<status>.
+func TestCustomPaymentCarriesMerchantHeaders(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	r := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?custom=1", "json", "1"), e.in.KeyA)
+	wantStatus(t, r, 200)
+	addrIn := r.JSON["address_in"].(string)
+	wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.01"}), 200)
+	e.mine(t, "btc", 1)
+	got, errs := e.ms.take()
+	if len(errs) > 0 {
+		t.Fatalf("callbacks whose merchant signature did not verify: %v", errs)
+	}
+	var events []string
+	for _, w := range got {
+		events = append(events, w.event)
+		if w.header.Get("x-ca-signature") == "" || w.get("address_in") != addrIn || w.get("uuid") != w.id || "custom.payment."+w.get("payment_status") != w.event {
+			t.Errorf("custom callback %s: headers %v fields %v", w.event, w.header, w.fields)
+		}
+	}
+	if strings.Join(events, ",") != "custom.payment.confirmed,custom.payment.completed" {
+		t.Fatalf("events %v", events)
+	}
+}

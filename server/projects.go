@@ -81,7 +81,9 @@ func (p *projects) Create(ctx context.Context, name, currency string, specs []st
 }
 
 // List implements rpc.ProjectAdmin.
-func (p *projects) List(ctx context.Context) ([]*entdb.Project, error) { return project.List(ctx, p.db) }
+func (p *projects) List(ctx context.Context) ([]*entdb.Project, error) {
+	return project.List(ctx, p.db)
+}
 
 // RotateSecret implements rpc.ProjectAdmin.
 func (p *projects) RotateSecret(ctx context.Context, id int64, grace time.Duration) (string, error) {

@@ -190,8 +190,12 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 
 // buildNotifier builds the notifier, signing with sg and observed by
 // met.
-func (s *Server) buildNotifier(sg signer.Signer, met *metrics.Metrics) error {
+func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
 	cfg := s.cfg.Delivery
+	// Merchant webhooks are signed at every attempt with the project's
+	// secrets as they are then; low-level (custom payment) callbacks carry
+	// both the RSA signature and the project's.
+	webhooks := signer.NewWebhookSigner(project.Ring{DB: s.db.Client})
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
 		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.Window},
@@ -200,7 +204,7 @@ func (s *Server) buildNotifier(sg signer.Signer, met *metrics.Metrics) error {
 		PerHost:  cfg.PerHostConcurrency,
 		Lease:    cfg.Lease,
 		Now:      s.cfg.Now,
-		Signers:  []signer.Signer{sg, signer.NewHMACSigner(projectSecret{project.Ring{DB: s.db.Client}})},
+		Signers:  []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
 		Observer: met,
 	}, s.logger)
 	if err != nil {
@@ -242,9 +246,9 @@ func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
 		Backends: backends,
 		Reactors: []payment.Reactor{
 			address.NewCallbackReactor(s.notifier.Queue, prices),
-			invoice.NewReactor(s.notifier.Queue, prices, merchantScheme, s.cfg.Now),
+			invoice.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
 		},
-		Now:      s.cfg.Now,
+		Now: s.cfg.Now,
 	}, s.logger)
 	s.watchers = map[string]*payment.Watcher{}
 	for _, t := range registry.All() {
@@ -694,19 +698,4 @@ func healthHandler(c healthpb.HealthClient) http.Handler {
 		}
 		_, _ = w.Write([]byte(`{"status":"success","health":"serving"}`))
 	})
-}
-
-// merchantScheme is the notifier scheme that signs merchant webhooks.
-const merchantScheme = signer.SchemeHMACSHA256
-
-// projectSecret adapts the project ring to the HMAC signer (until the
-// Standard Webhooks signer lands).
-type projectSecret struct{ ring project.Ring }
-
-func (p projectSecret) Secret(ctx context.Context, key string) ([]byte, error) {
-	ss, err := p.ring.Secrets(ctx, key, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	return []byte(ss[0]), nil
 }

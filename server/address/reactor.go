@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
 )
 
@@ -96,7 +97,7 @@ func (r *CallbackReactor) Message(c payment.Change) (notifier.Message, error) {
 			Sequence: Sequence(c.Payment.ID),
 		},
 		Request: req,
-		Signing: notifier.Signing{Scheme: signer.SchemeRSASHA256},
+		Signing: notifier.Signing{Scheme: signer.SchemeRSAWebhook, Key: project.KeyRef(a.ProjectID)},
 	}, nil
 }
 

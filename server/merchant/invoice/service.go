@@ -96,8 +96,8 @@ type Request struct {
 	// Post, JSON and Convert are the request's parameters as given (Value,
 	// RedirectURL and ExpireAt only for a checkout).
 	NotifyURL, RedirectURL, Value, Currency, ItemDescription string
-	ExpireAt                                                int64
-	Post, JSON, Convert                                     bool
+	ExpireAt                                                 int64
+	Post, JSON, Convert                                      bool
 }
 
 // Create validates r and stores a new invoice of kind (Checkout or
