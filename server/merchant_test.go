@@ -47,6 +47,7 @@ type merchantSink struct {
 	*httptest.Server
 	mu      sync.Mutex
 	secrets []string
+	now     func() time.Time // the verifier's clock; time.Now when nil
 	failing bool
 	got     []webhook
 	errs    []string
@@ -57,7 +58,11 @@ func newMerchantSink(t *testing.T) *merchantSink {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		v := receiver.NewWebhookVerifier(s.secrets)
+		now := s.now
+		if now == nil {
+			now = time.Now
+		}
+		v := receiver.NewWebhookVerifier(s.secrets, receiver.WithClock(now))
 		data, err := v.Verify(r)
 		if err != nil {
 			s.errs = append(s.errs, err.Error())
@@ -299,5 +304,107 @@ func TestCustomPaymentCarriesMerchantHeaders(t *testing.T) {
 	}
 	if strings.Join(events, ",") != "custom.payment.confirmed,custom.payment.completed" {
 		t.Fatalf("events %v", events)
+	}
+}
+
+// TestDepositRetriesAreSignedAnew: a deposit with form POST webhooks takes
+// two payments of any amount; while the receiver fails, every retry (on the
+// schedule, driven by the test clock) carries its own timestamp and a valid
+// signature; after a secret rotation the next attempt verifies with the new
+// secret and, during the grace, with the old one.
+func TestDepositRetriesAreSignedAnew(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clock.Now })
+			e.ms.now = clock.Now
+			r := e.in.Get(t, "/deposit/request/", q("notify_url", e.ms.URL+"/merchant", "post", "1", "currency", "EUR"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			id := r.JSON["payment_id"].(string)
+			a := e.in.Get(t, "/deposit/address/", q("payment_id", id, "coin", "btc"), e.in.KeyA)
+			wantStatus(t, a, 200)
+			addrIn := a.JSON["address_in"].(string)
+			if a.JSON["value_coin"] != nil && a.JSON["value_coin"] != "" {
+				t.Fatalf("a deposit quotes no amount: %s", a.Body)
+			}
+
+			e.ms.mu.Lock()
+			e.ms.failing = true
+			e.ms.mu.Unlock()
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.01"}), 200)
+			e.mine(t, "btc", 1)
+			first, errs := e.ms.take()
+			if len(errs) > 0 || len(first) == 0 {
+				t.Fatalf("first attempts: %d, errors %v", len(first), errs)
+			}
+			w := first[0]
+			if w.method != http.MethodPost || w.event != "deposit.payment.confirmed" || w.get("invoice_status") != "paid" ||
+				w.get("currency") != "EUR" || w.form.Has("value") || w.get("paid_amount") != "0.01" || w.get("paid_amount_fiat") == "" {
+				t.Fatalf("first deposit webhook %s %v", w.event, w.form)
+			}
+
+			// The retry after a minute: the same uuid and body, a new
+			// timestamp, a valid signature.
+			clock.Advance(time.Minute)
+			if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			retry, errs := e.ms.take()
+			if len(errs) > 0 {
+				t.Fatalf("retries that did not verify: %v", errs)
+			}
+			var again *webhook
+			for i := range retry {
+				if retry[i].id == w.id {
+					again = &retry[i]
+				}
+			}
+			if again == nil || again.timestamp == w.timestamp || again.get("paid_amount") != w.get("paid_amount") {
+				t.Fatalf("retry of %s: %+v (first timestamp %s)", w.id, again, w.timestamp)
+			}
+
+			// Rotate: the next attempt verifies with the new secret alone,
+			// and with the old one during the grace.
+			secret, err := server.RotateProjectSecret(context.Background(), e.in.DSN, e.in.ProjectA, 24*time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secrets := range [][]string{{secret}, {e.ms.secrets[0]}} {
+				e.ms.mu.Lock()
+				old := e.ms.secrets
+				e.ms.secrets = secrets
+				e.ms.mu.Unlock()
+				clock.Advance(5 * time.Minute)
+				if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				got, errs := e.ms.take()
+				if len(errs) > 0 || len(got) == 0 {
+					t.Fatalf("after rotation, verifying with %d secret(s): %d attempts, errors %v", len(secrets), len(got), errs)
+				}
+				e.ms.mu.Lock()
+				e.ms.secrets = old
+				e.ms.mu.Unlock()
+				clock.Advance(10 * time.Minute)
+			}
+
+			// A second payment to the same deposit: another payment, its own
+			// webhooks.
+			e.ms.mu.Lock()
+			e.ms.failing = false
+			e.ms.secrets = []string{secret}
+			e.ms.mu.Unlock()
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.02"}), 200)
+			e.mine(t, "btc", 1)
+			l := e.in.Get(t, "/deposit/logs/", q("payment_id", id), e.in.KeyA)
+			var logs struct {
+				Payments []map[string]any
+			}
+			if err := json.Unmarshal(l.Body, &logs); err != nil || len(logs.Payments) != 2 {
+				t.Fatalf("deposit logs: %s", l.Body)
+			}
+		})
 	}
 }
