@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/receiver"
@@ -406,5 +408,38 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 				t.Fatalf("deposit logs: %s", l.Body)
 			}
 		})
+	}
+}
+
+// TestPayoutWalletsReceiveUnaddressedFunds: with a payout wallet for btc,
+// a low-level create without a forwarding address forwards to it, and so
+// does a checkout's address; without one, a checkout's funds are held.
+func TestPayoutWalletsReceiveUnaddressedFunds(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	btc, _ := chains.DefaultRegistry().Lookup("btc")
+	wallet, _ := destinations(t, btc)
+	if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
+		t.Fatal(err)
+	}
+	r := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?low=1", "json", "1"), e.in.KeyA)
+	wantStatus(t, r, 200)
+	if out, _ := json.Marshal(r.JSON["address_out"]); string(out) != `{"`+wallet+`":1}` {
+		t.Fatalf("address_out %s, want the project's wallet", out)
+	}
+	c := e.in.Get(t, "/checkout/request/", q("notify_url", e.ms.URL+"/merchant", "value", "50", "json", "1"), e.in.KeyA)
+	wantStatus(t, c, 200)
+	a := e.in.Get(t, "/checkout/address/", q("payment_id", c.JSON["payment_id"].(string), "coin", "btc"), e.in.KeyA)
+	wantStatus(t, a, 200)
+	wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": a.JSON["address_in"], "value_coin": a.JSON["value_coin"]}), 200)
+	e.mine(t, "btc", 1)
+	got, errs := e.ms.take()
+	if len(errs) > 0 || len(got) != 2 || got[1].event != "checkout.payment.completed" || got[1].get("txid_out") == "" {
+		t.Fatalf("checkout webhooks %v, errors %v; want completed with a forwarding txid", got, errs)
+	}
+	ch, _ := e.in.Server.Devnet().Chain("btc")
+	fw := ch.Forwards()
+	if len(fw) != 1 || !strings.Contains(fmt.Sprint(fw[0]), wallet) {
+		t.Fatalf("forwards %v, want one to %s", fw, wallet)
 	}
 }

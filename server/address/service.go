@@ -25,6 +25,7 @@ import (
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // Service creates and reads payment addresses.
@@ -224,6 +225,15 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	dests, err := ParseDestinations(t, p.Address)
 	if err != nil {
 		return nil, t, err
+	}
+	if len(dests) == 0 && p.ProjectID != 0 {
+		// No forwarding address: the project's payout wallets for the coin
+		// receive the funds; without one, payhook holds them.
+		pr, err := project.Get(ctx, s.db, p.ProjectID)
+		if err != nil {
+			return nil, t, err
+		}
+		dests = pr.Wallets[t.Ticker]
 	}
 	confs, err := requiredConfirmations(t, p.Confirmations)
 	if err != nil {
