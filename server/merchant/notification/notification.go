@@ -1,0 +1,71 @@
+// Package notification is the merchant interface's view of a project's
+// webhooks: test sends, listings and manual resends, each scoped to the
+// project that owns the notifications.
+package notification
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// TestEvent is the event type of a test webhook.
+const TestEvent = "test.webhook"
+
+// Service sends test webhooks, lists and resends a project's
+// notifications.
+type Service struct {
+	db    *entdb.Client
+	queue *notifier.Queue
+	rules *egress.Rules
+	now   func() time.Time
+}
+
+// New returns the service.
+func New(db *entdb.Client, queue *notifier.Queue, rules *egress.Rules, now func() time.Time) *Service {
+	return &Service{db: db, queue: queue, rules: rules, now: now}
+}
+
+// Test stores a test.webhook event for url (JSON POST, signed like the
+// project's webhooks) and returns its uuid; it is delivered, retried and
+// listed like any other notification.
+func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (string, error) {
+	u, err := invoice.CheckNotifyURL(s.rules, "url", rawURL)
+	if err != nil {
+		return "", err
+	}
+	id := uuid.NewString()
+	req, err := payload.Encode(u, payload.TransportJSON, []payload.Field{
+		payload.String("event_type", TestEvent),
+		payload.String("uuid", id),
+		payload.Int("project_id", projectID),
+		payload.Int("created_at", s.now().Unix()),
+	}, nil)
+	if err != nil {
+		return "", fmt.Errorf("encode test webhook: %w", err)
+	}
+	m := notifier.Message{
+		UUID:    id,
+		Owner:   projectID,
+		Subject: notifier.Subject{Service: "notification", Event: TestEvent, Ref: "test:" + strconv.FormatInt(projectID, 10)},
+		Request: req,
+		Signing: notifier.Signing{Scheme: signer.SchemeWebhook, Key: project.KeyRef(projectID)},
+	}
+	err = store.WithTx(ctx, s.db, func(tx *entdb.Tx) error {
+		_, err := s.queue.Enqueue(ctx, tx, m)
+		return err
+	})
+	return id, err
+}
