@@ -389,4 +389,6 @@ func (s *Service) views(ctx context.Context, subs []*entdb.Subscription) ([]View
 }
 
 // FiatPlaces is the minor unit of currency (2 when unknown).
-func (s *Service) FiatPlaces(currency string) int32 { return invoice.FiatPlaces(s.cfg.Prices, currency) }
+func (s *Service) FiatPlaces(currency string) int32 {
+	return invoice.FiatPlaces(s.cfg.Prices, currency)
+}
