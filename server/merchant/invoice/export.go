@@ -44,9 +44,3 @@ func States(pays []*entdb.Payment) []PaymentState {
 	}
 	return out
 }
-
-// StoredStatus is inv's invoice_status at now from its stored payments
-// (expired once past its expiry unpaid).
-func StoredStatus(inv *entdb.Invoice, pays []*entdb.Payment, now time.Time) Status {
-	return Compute(inv.Value, pastExpiry(inv, now), States(pays))
-}

@@ -283,7 +283,8 @@ type View struct {
 type Renewal struct {
 	// Invoice is the renewal.
 	Invoice *entdb.Invoice
-	// Status is its invoice_status now.
+	// Status is its invoice_status now: as stored by the reactor, expired
+	// once past its expiry unpaid.
 	Status invoice.Status
 	// Payments are its payments (dropped and reverted ones left out),
 	// oldest first, with their addresses.
@@ -380,12 +381,22 @@ func (s *Service) views(ctx context.Context, subs []*entdb.Subscription) ([]View
 		v := &out[at[*inv.SubscriptionID]]
 		v.Renewals = append(v.Renewals, Renewal{
 			Invoice:      inv,
-			Status:       invoice.StoredStatus(inv, ps, now),
+			Status:       renewalStatus(inv, now),
 			Payments:     ps,
 			ReceivedFiat: ReceivedFiat(invoice.States(ps)),
 		})
 	}
 	return out, nil
+}
+
+// renewalStatus is a renewal's invoice_status as its reactor stored it
+// (what its last webhook said), expired once past its expiry unpaid.
+func renewalStatus(inv *entdb.Invoice, now time.Time) invoice.Status {
+	st := invoice.Status(inv.Status)
+	if st != invoice.Paid && inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt) {
+		return invoice.Expired
+	}
+	return st
 }
 
 // FiatPlaces is the minor unit of currency (2 when unknown).
