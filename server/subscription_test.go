@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,5 +323,51 @@ func TestSubscriptionBadInput(t *testing.T) {
 		if r.Code != 400 || strings.Contains(string(r.Body), "ticker") || strings.Contains(string(r.Body), "callback") {
 			t.Errorf("%s without parameters: HTTP %d %s, want 400 naming token", p, r.Code, r.Body)
 		}
+	}
+}
+
+// TestSubscriptionOneOpenRenewal: concurrent requests for an option's
+// address all get the same open renewal.
+func TestSubscriptionOneOpenRenewal(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, d)
+			r := e.in.Get(t, "/subscription/create/", q("notify_url", e.ms.URL+"/merchant", "option", "1m:50", "option", "1y:500"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			token := r.JSON["token"].(string)
+			const n = 8
+			ids := make(chan string, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					coin := []string{"btc", "ltc"}[i%2]
+					a := e.in.Get(t, "/subscription/address/", q("token", token, "coin", coin, "option", "1m"), e.in.KeyA)
+					id, _ := a.JSON["payment_id"].(string)
+					if a.Code != 200 {
+						id = fmt.Sprintf("HTTP %d %s", a.Code, a.Body)
+					}
+					ids <- id
+				}()
+			}
+			wg.Wait()
+			close(ids)
+			seen := map[string]int{}
+			for id := range ids {
+				seen[id]++
+			}
+			if len(seen) != 1 {
+				t.Fatalf("concurrent requests got %v, want one renewal", seen)
+			}
+			// Another option has its own renewal.
+			y := e.in.Get(t, "/subscription/address/", q("token", token, "coin", "btc", "option", "1y"), e.in.KeyA)
+			wantStatus(t, y, 200)
+			if seen[y.JSON["payment_id"].(string)] != 0 {
+				t.Fatalf("option 1y shares the renewal of 1m: %s", y.Body)
+			}
+		})
 	}
 }
