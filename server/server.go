@@ -45,6 +45,7 @@ import (
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
@@ -247,6 +248,7 @@ func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
 		Reactors: []payment.Reactor{
 			address.NewCallbackReactor(s.notifier.Queue, prices),
 			invoice.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
+			subscription.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
 		},
 		Now: s.cfg.Now,
 	}, s.logger)
@@ -330,6 +332,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	})
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
+	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subscription.New(subscription.Config{
+		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
+		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
+	})))
 	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("connect gateway to gRPC: %w", err)

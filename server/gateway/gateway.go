@@ -112,6 +112,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"project":      payhookv1.RegisterProjectServiceHandler,
 		"checkout":     payhookv1.RegisterCheckoutServiceHandler,
 		"deposit":      payhookv1.RegisterDepositServiceHandler,
+		"subscription": payhookv1.RegisterSubscriptionServiceHandler,
 		"notification": payhookv1.RegisterNotificationServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {

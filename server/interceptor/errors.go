@@ -12,6 +12,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/subscription"
 )
 
 // Translate maps payhook's domain errors to gRPC status errors; it returns
@@ -21,12 +22,15 @@ func Translate(err error) error {
 	var inv *address.InvalidError
 	var conflict *address.ConflictError
 	var invInvoice *invoice.InvalidError
+	var invSub *subscription.InvalidError
 	switch {
 	case errors.As(err, &inv):
 		return status.Error(codes.InvalidArgument, inv.Error())
 	case errors.As(err, &invInvoice):
 		return status.Error(codes.InvalidArgument, invInvoice.Error())
-	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound):
+	case errors.As(err, &invSub):
+		return status.Error(codes.InvalidArgument, invSub.Error())
+	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound), errors.Is(err, subscription.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, project.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
