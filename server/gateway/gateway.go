@@ -18,9 +18,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -124,7 +126,43 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, mux))), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, queryAsBody(mux)))), nil
+}
+
+// queryBodyPaths are the POST methods whose parameters may come in the
+// query instead of a JSON body (`POST /notification/resend/?uuid=...`), as
+// this API family's GET-shaped clients send them.
+var queryBodyPaths = map[string]bool{"/notification/resend": true, "/notification/test": true}
+
+// queryAsBody turns the query of a body-less POST to a queryBodyPaths path
+// into the JSON body the gateway binds (a body, when there is one, wins).
+func queryAsBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !queryBodyPaths[r.URL.Path] || r.URL.RawQuery == "" || r.ContentLength > 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "the query is not URL-encoded correctly")
+			return
+		}
+		fields := make(map[string]string, len(q))
+		for k, vs := range q {
+			if len(vs) > 1 {
+				writeError(w, http.StatusBadRequest, k+": given more than once")
+				return
+			}
+			fields[k] = vs[0]
+		}
+		body, _ := json.Marshal(fields)
+		r2 := r.Clone(r.Context())
+		r2.URL.RawQuery = ""
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		r2.Header.Set("Content-Type", "application/json")
+		next.ServeHTTP(w, r2)
+	})
 }
 
 // gateway holds what the handlers around the mux share.

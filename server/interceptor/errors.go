@@ -9,6 +9,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -32,6 +33,10 @@ func Translate(err error) error {
 		return status.Error(codes.InvalidArgument, invSub.Error())
 	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound), errors.Is(err, subscription.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, notifier.ErrNotFound):
+		return status.Error(codes.NotFound, "uuid: no notification of this project has this uuid")
+	case errors.Is(err, notifier.ErrInvalidFilter):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, project.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &conflict):

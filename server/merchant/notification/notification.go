@@ -69,3 +69,20 @@ func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (str
 	})
 	return id, err
 }
+
+// Resend schedules one more attempt of the project's notification uuid now:
+// same uuid, same payload, a fresh signature. Within its window the
+// schedule continues after a failure (the deadline never moves); after it,
+// or when already acknowledged, it is exactly one attempt. Another
+// project's uuid is notifier.ErrNotFound, as an unknown one is.
+func (s *Service) Resend(ctx context.Context, projectID int64, id string) (*entdb.Notification, error) {
+	if _, err := s.queue.Resend(ctx, projectID, id); err != nil {
+		return nil, err
+	}
+	return s.queue.Get(ctx, projectID, id)
+}
+
+// List returns a page of the project's notifications, newest first.
+func (s *Service) List(ctx context.Context, projectID int64, f notifier.ListFilter) ([]*entdb.Notification, string, error) {
+	return s.queue.List(ctx, projectID, f)
+}
