@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ type claim struct {
 	n       *entdb.Notification
 	number  int
 	started time.Time
+	// resend: claimed for a manual resend (Queue.Resend); oneShot: that
+	// resend's one attempt outside the automatic schedule (the row is
+	// acknowledged or past its deadline).
+	resend, oneShot bool
 }
 
 // dispatch claims as many due notifications as free capacity allows and
@@ -366,7 +371,9 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 // see capacity for the rules): each gets a lease, committed before any
 // request is sent, with one UPDATE for the whole batch. Rows whose
 // previous lease lapsed with an attempt in flight get that attempt recorded
-// as interrupted; rows past their window are failed instead of attempted.
+// as interrupted; rows past their window are failed instead of attempted,
+// unless a resend is asked (Queue.Resend): those are attempted whatever
+// their status and window.
 func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string) ([]claim, []*entdb.DeliveryEvent, error) {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
@@ -379,7 +386,8 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		}
 		q := tx.Notification.Query().
 			// next_attempt_at is set exactly while a row is pending or
-			// retrying, so the due index alone finds the work, in order,
+			// retrying, or has a resend asked (whatever its status and
+			// window), so the due index alone finds the work, in order,
 			// and the scan stops at the limit. (A status condition here
 			// lets the planner combine the status index and sort every due
 			// row instead.)
@@ -423,8 +431,10 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 				if ev != nil {
 					events = append(events, ev)
 				}
+				row.Resend = row.Resend || d.lapsedResend(row)
 			}
-			if now.After(row.ExpiresAt) {
+			// A resend is attempted whatever the row's status and window.
+			if !row.Resend && now.After(row.ExpiresAt) {
 				ev, err := d.expire(ctx, tx, lock, row, now)
 				if err != nil {
 					return err
@@ -437,7 +447,7 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 			ids = append(ids, row.ID)
 			row.Attempts++
 			row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, d.cfg.InstanceID, &until
-			claims = append(claims, claim{n: row, number: row.Attempts, started: now})
+			claims = append(claims, claim{n: row, number: row.Attempts, started: now, resend: row.Resend, oneShot: row.Resend && outsideSchedule(row, now)})
 		}
 		if len(ids) == 0 {
 			return nil
@@ -451,6 +461,9 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 			// lease is due again (taken over) without a poll.
 			SetNextAttemptAt(until).
 			SetLeaseOwner(d.cfg.InstanceID).
+			// The claim answers the resends asked so far; one asked from now
+			// on sets the flag again for the next attempt.
+			SetResend(false).
 			SetUpdatedAt(now).
 			Exec(ctx); err != nil {
 			return fmt.Errorf("lease: %w", err)
@@ -662,6 +675,11 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	for _, r := range batch {
 		wake = wake || r.c.n.Sequence != nil || r.outcome == deliveryattempt.OutcomeInterrupted
 	}
+	now := d.cfg.Now()
+	for _, e := range events {
+		// A resend asked during the attempt leaves its row due at once.
+		wake = wake || (e.NextAttemptAt != nil && !e.NextAttemptAt.After(now))
+	}
 	for range batch {
 		d.sends.Done()
 	}
@@ -702,6 +720,16 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
+		moved, err := d.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
+		if err != nil {
+			return err
+		}
+		written := slices.Clone(plans)
+		for i, r := range batch {
+			if m, ok := moved[r.c.n.ID]; ok {
+				written[i] = next{status: m.status, at: m.next} // a resend may have changed the plan
+			}
+		}
 		attempts := make([]*entdb.DeliveryAttempt, len(batch))
 		for i, r := range batch {
 			attempts[i] = &entdb.DeliveryAttempt{
@@ -716,20 +744,16 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 				ResponseBody:   r.body,
 				Error:          r.err,
 				DurationMs:     r.duration.Milliseconds(),
-				NextAttemptAt:  plans[i].at,
+				NextAttemptAt:  written[i].at,
 			}
 		}
 		if err := insertAttempts(ctx, tx, d.db.Dialect, attempts); err != nil {
 			return err
 		}
-		moved, err := d.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
-		if err != nil {
-			return err
-		}
 		events = make([]*entdb.DeliveryEvent, len(batch))
 		for i, r := range batch {
-			status, at := plans[i].status, plans[i].at
-			if !moved[r.c.n.ID] {
+			status, at := written[i].status, written[i].at
+			if _, ok := moved[r.c.n.ID]; !ok {
 				// Another instance took the row over (our lease lapsed); it
 				// owns the state now. The attempt itself is still logged.
 				cur, err := tx.Notification.Get(ctx, r.c.n.ID)
@@ -737,7 +761,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 					return err
 				}
 				status, at = cur.Status, cur.NextAttemptAt
-			} else if status == notification.StatusAcknowledged || status == notification.StatusFailed {
+			} else if at == nil && (status == notification.StatusAcknowledged || status == notification.StatusFailed) {
 				finished = append(finished, status)
 			}
 			events[i] = d.events.newEvent(r.c.n, deliveryevent.KindAttempt, r.c.number, string(r.outcome), r.status, r.err, string(status), at)
@@ -761,23 +785,45 @@ func (d *Dispatcher) observeFinished(statuses ...notification.Status) {
 }
 
 // moveOn sets each notification's next state, only where this instance
-// still holds it, and reports which rows moved.
-func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, plan func(int) (notification.Status, *time.Time)) (map[int64]bool, error) {
-	moved := make(map[int64]bool, len(batch))
+// still holds it, and reports the rows it moved with the state written. A
+// resend asked while the attempt was in flight makes the row due at once
+// (its flag stays set for the claim). Rows claimed for a resend are moved
+// one by one (moveOnResent).
+func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, all []result, plan func(int) (notification.Status, *time.Time)) (map[int64]moved, error) {
+	out := make(map[int64]moved, len(all))
+	batch := make([]result, 0, len(all))
+	index := make([]int, 0, len(all)) // batch[k] is all[index[k]]
+	for i, r := range all {
+		if !r.c.resend {
+			batch, index = append(batch, r), append(index, i)
+			continue
+		}
+		status, at := plan(i)
+		m, ok, err := d.moveOnResent(ctx, tx, r, status, at)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[r.c.n.ID] = m
+		}
+	}
+	if len(batch) == 0 {
+		return out, nil
+	}
 	if d.db.Dialect == store.Postgres {
 		// One array per column (see bulk.go): the statement does not grow
 		// with the batch.
 		ids, numbers, statuses, nexts, finished := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
-		for i, r := range batch {
-			status, at := plan(i)
-			ids[i], numbers[i], statuses[i], nexts[i], finished[i] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished
+		for k, r := range batch {
+			status, at := plan(index[k])
+			ids[k], numbers[k], statuses[k], nexts[k], finished[k] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished
 		}
-		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = v.next, lease_until = NULL, lease_owner = '', updated_at = v.finished
+		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = CASE WHEN n.resend THEN v.finished ELSE v.next END, lease_until = NULL, lease_owner = '', updated_at = v.finished
 			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS v(id, number, status, next, finished)
 			WHERE n.id = v.id AND (
 				(v.status = 'acknowledged' AND n.status <> 'acknowledged') OR
 				(v.status <> 'acknowledged' AND n.status IN ('pending', 'retrying') AND n.attempts = v.number))
-			RETURNING n.id`
+			RETURNING n.id, n.status, n.next_attempt_at`
 		args := []any{store.Array(ids), store.Array(numbers), store.Array(statuses), store.Array(nexts), store.Array(finished)}
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -785,16 +831,38 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, p
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var (
+				id     int64
+				status string
+				next   sql.NullTime
+			)
+			if err := rows.Scan(&id, &status, &next); err != nil {
 				return nil, err
 			}
-			moved[id] = true
+			m := moved{status: notification.Status(status)}
+			if next.Valid {
+				t := next.Time
+				m.next = &t
+			}
+			out[id] = m
 		}
-		return moved, rows.Err()
+		return out, rows.Err()
 	}
-	for i, r := range batch {
-		status, at := plan(i)
+	// SQLite: the transaction holds the write lock, so the flags read here
+	// cannot change before the updates.
+	ids := make([]int64, len(batch))
+	for k, r := range batch {
+		ids[k] = r.c.n.ID
+	}
+	asked, err := tx.Notification.Query().Where(notification.IDIn(ids...), notification.Resend(true)).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read resend flags: %w", err)
+	}
+	for k, r := range batch {
+		status, at := plan(index[k])
+		if slices.Contains(asked, r.c.n.ID) {
+			at = &batch[k].finished
+		}
 		nu := tx.Notification.Update().Where(notification.ID(r.c.n.ID)).
 			SetStatus(status).
 			ClearLeaseUntil().
@@ -814,9 +882,11 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, batch []result, p
 		if err != nil {
 			return nil, fmt.Errorf("update notification: %w", err)
 		}
-		moved[r.c.n.ID] = changed > 0
+		if changed > 0 {
+			out[r.c.n.ID] = moved{status: status, next: at}
+		}
 	}
-	return moved, nil
+	return out, nil
 }
 
 // asyncCommit lets a dispatcher transaction (a claim, or attempt records)
