@@ -3,6 +3,7 @@ package notifier
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
@@ -73,10 +74,10 @@ func TestResendWithinWindow(t *testing.T) {
 			return ok(n, nil)
 		})
 		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) {
-			c.Signers = append(c.Signers, signer.NewHMACSigner(signer.StaticSecret("project secret")))
+			c.Signers = append(c.Signers, signer.NewWebhookSigner(signer.StaticSecrets("whsec_"+base64.StdEncoding.EncodeToString([]byte("project secret of 32 bytes......")))))
 		})
 		e := f.envelope("confirmed", payload.TransportJSON)
-		e.Signing = Signing{Scheme: signer.SchemeHMACSHA256, Key: "project:1"}
+		e.Signing = Signing{Scheme: signer.SchemeWebhook, Key: "project:1"}
 		row := f.enqueue(t, e)
 		f.run(t) // attempt 1 fails: retrying, due in a minute
 		before := f.reload(t, row)

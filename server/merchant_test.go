@@ -16,10 +16,13 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
 )
 
 // webhook is one merchant webhook as the receiver got it, verified.
@@ -441,5 +444,144 @@ func TestPayoutWalletsReceiveUnaddressedFunds(t *testing.T) {
 	fw := ch.Forwards()
 	if len(fw) != 1 || !strings.Contains(fmt.Sprint(fw[0]), wallet) {
 		t.Fatalf("forwards %v, want one to %s", fw, wallet)
+	}
+}
+
+// TestResendRules drives POST /notification/resend/ on the test clock:
+// within the 48-hour window a resend makes one immediate attempt and the
+// schedule continues after a failure with the deadline unchanged; after the
+// deadline each resend makes exactly one attempt, and the notification
+// stays failed unless that attempt is acknowledged. Every attempt carries a
+// valid signature of its own time. Another project's key gets 404, and
+// /notification/list/ shows the project's notifications only.
+func TestResendRules(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clock.Now })
+			e.ms.now = clock.Now
+			e.ms.failing = true
+			run := func() {
+				t.Helper()
+				if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			resend := func(key, id string, asQuery bool) servertest.Response {
+				t.Helper()
+				path, body := "/notification/resend/", `{"uuid":"`+id+`"}`
+				if asQuery {
+					path, body = path+"?uuid="+id, ""
+				}
+				req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(body))
+				req.Header.Set("apikey", key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				raw, _ := io.ReadAll(resp.Body)
+				r := servertest.Response{Code: resp.StatusCode, Body: raw}
+				_ = json.Unmarshal(raw, &r.JSON)
+				return r
+			}
+			c := e.in.Get(t, "/checkout/request/", q("notify_url", e.ms.URL+"/merchant", "value", "20", "json", "1"), e.in.KeyA)
+			wantStatus(t, c, 200)
+			a := e.in.Get(t, "/checkout/address/", q("payment_id", c.JSON["payment_id"].(string), "coin", "btc"), e.in.KeyA)
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": a.JSON["address_in"], "value_coin": a.JSON["value_coin"]}), 200)
+			e.mine(t, "btc", 1)
+			got, errs := e.ms.take()
+			if len(errs) > 0 || len(got) != 2 {
+				t.Fatalf("first attempts %d, errors %v", len(got), errs)
+			}
+			id := got[0].id
+			row := func() *entdb.Notification {
+				t.Helper()
+				n, err := e.in.Server.DB().Client.Notification.Query().Where(notification.UUID(id)).Only(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			deadline := row().ExpiresAt
+
+			// Another project's key: 404, and nothing is scheduled.
+			wantStatus(t, resend(e.in.KeyB, id, false), 404)
+
+			// Within the window: one immediate attempt, the schedule goes on.
+			clock.Advance(10 * time.Second)
+			r := resend(e.in.KeyA, id, true)
+			wantStatus(t, r, 200)
+			run()
+			if got, _ := e.ms.take(); len(got) != 1 || got[0].id != id || got[0].timestamp == "" {
+				t.Fatalf("resend within the window: %d attempts, want 1", len(got))
+			}
+			n := row()
+			if n.Attempts != 2 || n.Status.String() != "retrying" || n.NextAttemptAt == nil || !n.ExpiresAt.Equal(deadline) {
+				t.Fatalf("after a failed resend within the window: %+v", n)
+			}
+			clock.Advance(time.Minute)
+			run()
+			if got, _ := e.ms.take(); len(got) == 0 {
+				t.Fatalf("the schedule did not continue after the resend")
+			}
+
+			// After the deadline: failed; each resend is exactly one attempt.
+			clock.Advance(49 * time.Hour)
+			run()
+			e.ms.take()
+			if n := row(); n.Status.String() != "failed" || n.NextAttemptAt != nil {
+				t.Fatalf("past the deadline: %+v", n)
+			}
+			before := row().Attempts
+			wantStatus(t, resend(e.in.KeyA, id, false), 200)
+			run()
+			clock.Advance(4 * time.Hour)
+			run()
+			if got, errs := e.ms.take(); len(got) != 1 || len(errs) > 0 {
+				t.Fatalf("resend after the deadline: %d attempts (%v), want exactly 1", len(got), errs)
+			}
+			if n := row(); n.Status.String() != "failed" || n.Attempts != before+1 || !n.ExpiresAt.Equal(deadline) {
+				t.Fatalf("after a failed late resend: %+v", n)
+			}
+			e.ms.mu.Lock()
+			e.ms.failing = false
+			e.ms.mu.Unlock()
+			wantStatus(t, resend(e.in.KeyA, id, false), 200)
+			run()
+			if got, _ := e.ms.take(); len(got) != 1 {
+				t.Fatalf("second late resend: %d attempts", len(got))
+			}
+			if n := row(); n.Status.String() != "acknowledged" {
+				t.Fatalf("an acknowledged late resend left %s", n.Status)
+			}
+
+			// The list shows the project's notifications, filtered; another
+			// project sees none of them.
+			l := e.in.Get(t, "/notification/list/", q("status", "acknowledged"), e.in.KeyA)
+			wantStatus(t, l, 200)
+			if !strings.Contains(string(l.Body), id) {
+				t.Fatalf("list: %s", l.Body)
+			}
+			if l := e.in.Get(t, "/notification/list/", nil, e.in.KeyB); strings.Contains(string(l.Body), id) {
+				t.Fatalf("another project lists %s: %s", id, l.Body)
+			}
+			wantStatus(t, e.in.Get(t, "/notification/list/", q("status", "lost"), e.in.KeyA), 400)
+
+			// A test webhook reaches the receiver, signed.
+			tr, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+"/notification/test/?url="+url.QueryEscape(e.ms.URL+"/merchant"), nil)
+			tr.Header.Set("apikey", e.in.KeyA)
+			resp, err := http.DefaultClient.Do(tr)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("test webhook: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			run()
+			if got, errs := e.ms.take(); len(got) != 1 || got[0].event != "test.webhook" || len(errs) > 0 {
+				t.Fatalf("test webhook: %v %v", got, errs)
+			}
+		})
 	}
 }
