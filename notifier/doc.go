@@ -48,6 +48,33 @@
 //     expiry is an event with an ever-growing cursor, streamed to watchers
 //     from the database, so a watcher that reconnects misses nothing.
 //
+// Manual resend (Queue.Resend, asked by the notification's owner; another
+// owner's uuid is not found, as an unknown one is): the same uuid and stored
+// bytes, with a signature made for that attempt. The request is stored (the
+// row's resend flag, and a next attempt time of now), so it survives a
+// restart, and the claim takes such a row whatever its status and deadline.
+// The deadline never moves:
+//   - Within the window and not acknowledged, the attempt is a normal one,
+//     made now; if it fails, the schedule continues from it (the policy's
+//     next delay) until the deadline.
+//   - Acknowledged, or past the deadline, it is exactly one attempt: an
+//     acknowledgement makes the notification acknowledged; otherwise it
+//     stays as it was (failed, or acknowledged), with nothing scheduled (a
+//     notification still pending or retrying past its deadline fails).
+//   - Each resend is answered by an attempt that starts after it. Resends
+//     asked before that attempt starts share it (the claim clears the flag:
+//     a double click sends once); one asked while an attempt is in flight
+//     leaves its lease alone and makes the row due as soon as that attempt
+//     is recorded (or, if its instance died, when the lease lapses).
+//   - A resend's one attempt interrupted by a stop, or by the death of its
+//     instance (only a resend leases a finished notification, or starts
+//     after a deadline), is recorded as interrupted and made again.
+//   - Each attempt is an attempt row and an attempt event like any other.
+//     The request itself stores no event (the event kinds have none for
+//     it); it wakes the dispatchers, of other instances too.
+//
+// List and Get read an owner's notifications, newest first, with a cursor.
+//
 // The egress rules (the one set of URL rules, the SSRF guard, no redirects,
 // timeouts, acknowledgement) live in notifier/egress, the payload bytes in
 // notifier/payload, the signers in notifier/signer and the retry policy in
