@@ -50,9 +50,10 @@
 //
 // Manual resend (Queue.Resend, asked by the notification's owner; another
 // owner's uuid is not found, as an unknown one is): the same uuid and stored
-// bytes, with a signature made for that attempt. The request is stored (the
-// row's resend flag, and a next attempt time of now), so it survives a
-// restart, and the claim takes such a row whatever its status and deadline.
+// bytes, signed as every attempt is (a per-attempt signer signs it anew,
+// with its time and current secrets). The request is stored (the row's
+// resend flag, and a next attempt time of now), so it survives a restart,
+// and the claim takes such a row whatever its status and deadline.
 // The deadline never moves:
 //   - Within the window and not acknowledged, the attempt is a normal one,
 //     made now; if it fails, the schedule continues from it (the policy's
