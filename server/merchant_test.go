@@ -585,3 +585,77 @@ func TestResendRules(t *testing.T) {
 		})
 	}
 }
+
+// TestProjectIsolation: for every endpoint that names a project's object,
+// another project's key gets the same 404 as for an id that does not
+// exist, so ids leak nothing.
+func TestProjectIsolation(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	notify := e.ms.URL + "/merchant"
+	chk := e.in.Get(t, "/checkout/request/", q("notify_url", notify, "value", "100"), e.in.KeyA).JSON["payment_id"].(string)
+	dep := e.in.Get(t, "/deposit/request/", q("notify_url", notify), e.in.KeyA).JSON["payment_id"].(string)
+	sub := e.in.Get(t, "/subscription/create/", q("notify_url", notify, "option", "1m:100.00"), e.in.KeyA).JSON["token"].(string)
+	wantStatus(t, e.in.Get(t, "/btc/create/", q("callback", notify+"?low=1"), e.in.KeyA), 200)
+	for _, c := range []struct {
+		path          string
+		mine, unknown url.Values
+	}{
+		{"/checkout/logs/", q("payment_id", chk), q("payment_id", "chk_unknown")},
+		{"/checkout/address/", q("payment_id", chk, "coin", "btc"), q("payment_id", "chk_unknown", "coin", "btc")},
+		{"/deposit/logs/", q("payment_id", dep), q("payment_id", "dep_unknown")},
+		{"/deposit/address/", q("payment_id", dep, "coin", "btc"), q("payment_id", "dep_unknown", "coin", "btc")},
+		{"/subscription/fetch/", q("token", sub), q("token", "sub_unknown")},
+		{"/subscription/address/", q("token", sub, "coin", "btc", "option", "1m"), q("token", "sub_unknown", "coin", "btc", "option", "1m")},
+		{"/btc/logs/", q("callback", notify+"?low=1"), q("callback", notify+"?low=2")},
+	} {
+		if r := e.in.Get(t, c.path, c.mine, e.in.KeyA); r.Code != 200 {
+			t.Errorf("%s: the owner gets HTTP %d %s", c.path, r.Code, r.Body)
+			continue
+		}
+		other := e.in.Get(t, c.path, c.mine, e.in.KeyB)
+		unknown := e.in.Get(t, c.path, c.unknown, e.in.KeyB)
+		same := string(other.Body)
+		for k := range c.mine {
+			same = strings.ReplaceAll(same, c.mine.Get(k), c.unknown.Get(k))
+		}
+		if other.Code != 404 || unknown.Code != 404 || same != string(unknown.Body) {
+			t.Errorf("%s: another project gets HTTP %d %s; an unknown id HTTP %d %s", c.path, other.Code, other.Body, unknown.Code, unknown.Body)
+		}
+	}
+	if r := e.in.Get(t, "/subscription/list/", nil, e.in.KeyB); strings.Contains(string(r.Body), sub) {
+		t.Errorf("another project lists the subscription: %s", r.Body)
+	}
+}
+
+// TestCheckoutGETWebhooks: with neither post nor json the webhooks are GET
+// requests whose signed data is the full URL, the notify_url's own query
+// kept, every value text; an open amount has no value field (null has no
+// text form) and is paid by any confirmed payment.
+func TestCheckoutGETWebhooks(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	c := e.in.Get(t, "/checkout/request/", q("notify_url", e.ms.URL+"/merchant?order=9"), e.in.KeyA)
+	wantStatus(t, c, 200)
+	a := e.in.Get(t, "/checkout/address/", q("payment_id", c.JSON["payment_id"].(string), "coin", "ltc"), e.in.KeyA)
+	wantStatus(t, a, 200)
+	if a.JSON["value_coin"] != nil && a.JSON["value_coin"] != "" {
+		t.Fatalf("an open amount quotes no value: %s", a.Body)
+	}
+	wantStatus(t, e.post(t, "/devnet/ltc/pay/", map[string]any{"address_in": a.JSON["address_in"], "value_coin": "0.5"}), 200)
+	e.mine(t, "ltc", 6)
+	got, errs := e.ms.take()
+	if len(errs) > 0 || len(got) == 0 {
+		t.Fatalf("%d webhooks, errors %v", len(got), errs)
+	}
+	for _, w := range got {
+		if w.method != http.MethodGet || w.form.Get("order") != "9" || w.form.Has("value") || w.form.Get("paid_coin") != "ltc" ||
+			w.form.Get("paid_amount") != "0.5" || w.form.Get("confirmations") == "" || w.form.Get("event_type") != w.event {
+			t.Errorf("GET webhook %s: %v", w.event, w.form)
+		}
+	}
+	last := got[len(got)-1]
+	if last.event != "checkout.payment.completed" || last.form.Get("invoice_status") != "paid" || last.form.Get("received_amount") == "" {
+		t.Errorf("last GET webhook %s: %v", last.event, last.form)
+	}
+}
