@@ -21,9 +21,14 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Param, e.Reason) }
 
-func invalid(param, format string, args ...any) error {
+// Invalid returns an *InvalidError naming param. The merchant interface's
+// packages report their parameter errors with it too, so one type is
+// translated to InvalidArgument everywhere.
+func Invalid(param, format string, args ...any) error {
 	return &InvalidError{Param: param, Reason: fmt.Sprintf(format, args...)}
 }
+
+func invalid(param, format string, args ...any) error { return Invalid(param, format, args...) }
 
 // ConflictError reports a create with a callback URL that already has an
 // address with other settings. This API family identifies an address by its

@@ -22,15 +22,9 @@ import (
 func Translate(err error) error {
 	var inv *address.InvalidError
 	var conflict *address.ConflictError
-	var invInvoice *invoice.InvalidError
-	var invSub *subscription.InvalidError
 	switch {
 	case errors.As(err, &inv):
 		return status.Error(codes.InvalidArgument, inv.Error())
-	case errors.As(err, &invInvoice):
-		return status.Error(codes.InvalidArgument, invInvoice.Error())
-	case errors.As(err, &invSub):
-		return status.Error(codes.InvalidArgument, invSub.Error())
 	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound), errors.Is(err, subscription.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, notifier.ErrNotFound):

@@ -2,7 +2,8 @@ package subscription
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/payhook/payhook/server/address"
 )
 
 // ErrNotFound reports a subscription (token) that does not exist or
@@ -10,16 +11,8 @@ import (
 var ErrNotFound = errors.New("subscription not found")
 
 // InvalidError reports a request parameter that breaks a rule of the
-// subscription API. Its message names the parameter and what is wrong.
-type InvalidError struct {
-	// Param is the request parameter, e.g. "option".
-	Param string
-	// Reason says what is wrong.
-	Reason string
-}
+// subscription API: the address API's type, so that one error type names bad
+// parameters across the API.
+type InvalidError = address.InvalidError
 
-func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Param, e.Reason) }
-
-func invalid(param, format string, args ...any) error {
-	return &InvalidError{Param: param, Reason: fmt.Sprintf(format, args...)}
-}
+func invalid(param, format string, args ...any) error { return address.Invalid(param, format, args...) }
