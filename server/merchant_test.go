@@ -22,6 +22,7 @@ import (
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -290,25 +291,30 @@ func TestMerchantBadInput(t *testing.T) {
 // with the project's secret, with event custom.payment.<status>.
 func TestCustomPaymentCarriesMerchantHeaders(t *testing.T) {
 	t.Parallel()
-	e := newMerchantEnv(t, store.SQLite)
-	r := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?custom=1", "json", "1"), e.in.KeyA)
-	wantStatus(t, r, 200)
-	addrIn := r.JSON["address_in"].(string)
-	wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.01"}), 200)
-	e.mine(t, "btc", 1)
-	got, errs := e.ms.take()
-	if len(errs) > 0 {
-		t.Fatalf("callbacks whose merchant signature did not verify: %v", errs)
-	}
-	var events []string
-	for _, w := range got {
-		events = append(events, w.event)
-		if w.header.Get("x-ca-signature") == "" || w.get("address_in") != addrIn || w.get("uuid") != w.id || "custom.payment."+w.get("payment_status") != w.event {
-			t.Errorf("custom callback %s: headers %v fields %v", w.event, w.header, w.fields)
-		}
-	}
-	if strings.Join(events, ",") != "custom.payment.confirmed,custom.payment.completed" {
-		t.Fatalf("events %v", events)
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, d)
+			r := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?custom=1", "json", "1"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			addrIn := r.JSON["address_in"].(string)
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": "0.01"}), 200)
+			e.mine(t, "btc", 1)
+			got, errs := e.ms.take()
+			if len(errs) > 0 {
+				t.Fatalf("callbacks whose merchant signature did not verify: %v", errs)
+			}
+			var events []string
+			for _, w := range got {
+				events = append(events, w.event)
+				if w.header.Get("x-ca-signature") == "" || w.get("address_in") != addrIn || w.get("uuid") != w.id || "custom.payment."+w.get("payment_status") != w.event {
+					t.Errorf("custom callback %s: headers %v fields %v", w.event, w.header, w.fields)
+				}
+			}
+			if strings.Join(events, ",") != "custom.payment.confirmed,custom.payment.completed" {
+				t.Fatalf("events %v", events)
+			}
+		})
 	}
 }
 
@@ -658,4 +664,60 @@ func TestCheckoutGETWebhooks(t *testing.T) {
 	if last.event != "checkout.payment.completed" || last.form.Get("invoice_status") != "paid" || last.form.Get("received_amount") == "" {
 		t.Errorf("last GET webhook %s: %v", last.event, last.form)
 	}
+}
+
+// TestProjectServiceOverREST: an operator creates a project over REST with
+// accepted coins and default confirmations; its key is refused other coins
+// (low-level and checkout alike) and gets the project's confirmations; a
+// merchant's key may not call the ProjectService.
+func TestProjectServiceOverREST(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"name":"only btc","currency":"EUR","tickers":["btc"],"confirmations":["btc=3"]}`
+	wantStatus(t, e.postKey(t, "/operator/project/create/", body, e.in.KeyA), 403)
+	r := e.postKey(t, "/operator/project/create/", body, opKey)
+	wantStatus(t, r, 200)
+	key, _ := r.JSON["apikey"].(string)
+	if !strings.HasPrefix(key, "ph_") || !strings.HasPrefix(r.JSON["ipn_secret"].(string), "whsec_") {
+		t.Fatalf("create: %s", r.Body)
+	}
+	c := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?p=2"), key)
+	wantStatus(t, c, 200)
+	if c.JSON["required_confirmations"].(float64) != 3 {
+		t.Errorf("required_confirmations %v, want the project's 3", c.JSON["required_confirmations"])
+	}
+	if r := e.in.Get(t, "/eth/create/", q("callback", e.ms.URL+"/merchant?p=2"), key); r.Code != 400 || !strings.Contains(string(r.Body), "does not accept eth") {
+		t.Errorf("a coin the project does not accept: HTTP %d %s", r.Code, r.Body)
+	}
+	chk := e.in.Get(t, "/checkout/request/", q("notify_url", e.ms.URL+"/merchant", "value", "100"), key)
+	wantStatus(t, chk, 200)
+	if r := e.in.Get(t, "/checkout/address/", q("payment_id", chk.JSON["payment_id"].(string), "coin", "eth"), key); r.Code != 400 || !strings.Contains(string(r.Body), "coin") {
+		t.Errorf("checkout in a coin the project does not accept: HTTP %d %s", r.Code, r.Body)
+	}
+	list := e.in.Get(t, "/operator/project/list/", nil, opKey)
+	wantStatus(t, list, 200)
+	if !strings.Contains(string(list.Body), `"only btc"`) || strings.Contains(string(list.Body), "whsec_") {
+		t.Errorf("list: %s", list.Body)
+	}
+}
+
+// postKey POSTs a JSON body with an API key.
+func (e *devEnv) postKey(t *testing.T, path, body, key string) servertest.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(body))
+	req.Header.Set("apikey", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := servertest.Response{Code: resp.StatusCode, Body: raw}
+	_ = json.Unmarshal(raw, &r.JSON)
+	return r
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payhook/payhook/chains"
@@ -57,21 +59,56 @@ func chainsTicker(s string) string {
 	return s
 }
 
+// ticker resolves a ticker as the merchant API names it (btc, trc20_usdt,
+// trc20/usdt).
+func (p *projects) ticker(param, s string) (chains.Ticker, error) {
+	t, ok := p.registry.Lookup(chainsTicker(strings.ToLower(strings.TrimSpace(s))))
+	if !ok {
+		return chains.Ticker{}, fmt.Errorf("%w: %s: unknown ticker %q", project.ErrInvalid, param, s)
+	}
+	return t, nil
+}
+
 // Create implements rpc.ProjectAdmin.
-func (p *projects) Create(ctx context.Context, name, currency string, specs []string) (*entdb.Project, string, error) {
+func (p *projects) Create(ctx context.Context, req rpc.NewProject) (*entdb.Project, string, error) {
 	wallets := map[string][]schema.Destination{}
-	for _, spec := range specs {
+	for _, spec := range req.Wallets {
 		t, ds, err := p.wallet(spec)
 		if err != nil {
 			return nil, "", err
 		}
 		wallets[t] = ds
 	}
+	var tickers []string
+	for _, s := range req.Tickers {
+		t, err := p.ticker("tickers", s)
+		if err != nil {
+			return nil, "", err
+		}
+		tickers = append(tickers, t.Ticker)
+	}
+	confs := map[string]int32{}
+	for _, spec := range req.Confirmations {
+		name, count, ok := strings.Cut(spec, "=")
+		t, err := p.ticker("confirmations", name)
+		if err != nil {
+			return nil, "", err
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(count), 10, 32)
+		if !ok || err != nil || n < int64(t.MinConfirmations) || n > 100 {
+			return nil, "", fmt.Errorf("%w: confirmations %q: want %s=N with N from %d to 100", project.ErrInvalid, spec, t.Ticker, t.MinConfirmations)
+		}
+		if t.Family == chains.FamilySolana {
+			n = 1 // Solana has no numeric depth
+		}
+		confs[t.Ticker] = int32(n)
+	}
+	name, currency := req.Name, req.Currency
 	var pr *entdb.Project
 	var key string
 	err := store.WithTx(ctx, p.db, func(tx *entdb.Tx) error {
 		var err error
-		if pr, err = project.Create(ctx, tx.Client(), project.Params{Name: name, Currency: currency, Wallets: wallets}, p.now()); err != nil {
+		if pr, err = project.Create(ctx, tx.Client(), project.Params{Name: name, Currency: currency, Wallets: wallets, Tickers: tickers, Confirmations: confs}, p.now()); err != nil {
 			return err
 		}
 		key, _, err = apikey.CreateInProject(ctx, tx.Client(), name, pr.ID, p.now())
@@ -125,9 +162,9 @@ func withProjects(ctx context.Context, dsn, registryFile string, fn func(*projec
 
 // CreateProject creates a project in the database named by dsn, with its
 // first API key and IPN secret (shown this once).
-func CreateProject(ctx context.Context, dsn, registryFile, name, currency string, wallets []string) (resp *payhookv1.CreateProjectResponse, err error) {
+func CreateProject(ctx context.Context, dsn, registryFile string, req *payhookv1.CreateProjectRequest) (resp *payhookv1.CreateProjectResponse, err error) {
 	err = withProjects(ctx, dsn, registryFile, func(p *projects) error {
-		resp, err = rpc.NewProjectServer(p).CreateProject(ctx, &payhookv1.CreateProjectRequest{Name: name, Currency: currency, Wallets: wallets})
+		resp, err = rpc.NewProjectServer(p).CreateProject(ctx, req)
 		return err
 	})
 	return resp, err

@@ -12,11 +12,13 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server"
 )
 
 const projectUsage = `usage:
-  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
+  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]...
+                         [--accept btc,eth] [--confirmations btc=2]... [--json]
   payhook project list [--json]
   payhook project rotate-secret --project ID [--grace 24h] [--json]
   payhook project wallet set --project ID --wallet TICKER=ADDRESS[,ADDRESS@SHARE...]
@@ -57,6 +59,9 @@ func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	currency := fs.String("currency", "USD", "the project's fiat currency (ISO 4217)")
 	var wallets walletsFlag
 	fs.Var(&wallets, "wallet", "a payout wallet, TICKER=ADDRESS[,ADDRESS@SHARE...] (repeatable)")
+	var accept, confirmations listFlag
+	fs.Var(&accept, "accept", "a coin the project accepts (repeatable or comma-separated; default: every coin)")
+	fs.Var(&confirmations, "confirmations", "default required confirmations, TICKER=N (repeatable or comma-separated)")
 	asJSON := fs.Bool("json", false, `print {"project_id":..,"apikey":"..","ipn_secret":".."}`)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -64,7 +69,9 @@ func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	resp, err := server.CreateProject(ctx, *dsn, *registryFile, *name, *currency, wallets)
+	resp, err := server.CreateProject(ctx, *dsn, *registryFile, &payhookv1.CreateProjectRequest{
+		Name: *name, Currency: *currency, Wallets: wallets, Tickers: accept, Confirmations: confirmations,
+	})
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestProjectCommands(t *testing.T) {
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
 	var out, errOut bytes.Buffer
 	btc := "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--currency", "eur", "--wallet", "btc=" + btc, "--json"}, &out, &errOut); err != nil {
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--currency", "eur", "--wallet", "btc=" + btc, "--accept", "btc,ltc", "--confirmations", "btc=2", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
 	}
 	var created struct {
@@ -45,7 +45,8 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatalf("the key resolves to %+v, %v", k, err)
 	}
 	p, err := project.Get(ctx, db.Client, created.ProjectID)
-	if err != nil || p.Currency != "EUR" || p.IpnSecret != created.Secret || len(p.Wallets["btc"]) != 1 || p.Wallets["btc"][0].Address != btc {
+	if err != nil || p.Currency != "EUR" || p.IpnSecret != created.Secret || len(p.Wallets["btc"]) != 1 || p.Wallets["btc"][0].Address != btc ||
+		strings.Join(p.Tickers, ",") != "btc,ltc" || p.Confirmations["btc"] != 2 {
 		t.Fatalf("stored project %+v, %v", p, err)
 	}
 
@@ -89,6 +90,8 @@ func TestProjectCommands(t *testing.T) {
 		{[]string{"project", "create", "--db", dsn, "--name", "x", "--wallet", "btc=" + btc + "@0.5"}, "add up"},
 		{[]string{"project", "wallet", "set", "--db", dsn, "--project", "999", "--wallet", "btc=" + btc}, "not found"},
 		{[]string{"project", "rotate-secret", "--db", dsn}, "--project: required"},
+		{[]string{"project", "create", "--db", dsn, "--name", "x", "--accept", "nocoin"}, "nocoin"},
+		{[]string{"project", "create", "--db", dsn, "--name", "x", "--confirmations", "btc=1000"}, "confirmations"},
 		{[]string{"project", "frobnicate"}, "usage"},
 	} {
 		err := run(ctx, c.args, &out, &errOut)

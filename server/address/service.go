@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -226,16 +227,25 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	if err != nil {
 		return nil, t, err
 	}
-	if len(dests) == 0 && p.ProjectID != 0 {
-		// No forwarding address: the project's payout wallets for the coin
-		// receive the funds; without one, payhook holds them.
+	req := p.Confirmations
+	if p.ProjectID != 0 {
 		pr, err := project.Get(ctx, s.db, p.ProjectID)
 		if err != nil {
 			return nil, t, err
 		}
-		dests = pr.Wallets[t.Ticker]
+		if len(pr.Tickers) > 0 && !slices.Contains(pr.Tickers, t.Ticker) {
+			return nil, t, invalid("ticker", "this project does not accept %s", t.Ticker)
+		}
+		if len(dests) == 0 {
+			// No forwarding address: the project's payout wallets for the
+			// coin receive the funds; without one, payhook holds them.
+			dests = pr.Wallets[t.Ticker]
+		}
+		if n, ok := pr.Confirmations[t.Ticker]; ok && req == nil {
+			req = &n // the project's default for the coin
+		}
 	}
-	confs, err := requiredConfirmations(t, p.Confirmations)
+	confs, err := requiredConfirmations(t, req)
 	if err != nil {
 		return nil, t, err
 	}

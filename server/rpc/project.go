@@ -11,11 +11,22 @@ import (
 	"github.com/payhook/payhook/server/merchant/project"
 )
 
+// NewProject is a project to create, as the request gives it.
+type NewProject struct {
+	// Name and Currency are the project's.
+	Name, Currency string
+	// Wallets are TICKER=ADDRESS[,ADDRESS@SHARE...] specs.
+	Wallets []string
+	// Tickers are the accepted coins; empty accepts all.
+	Tickers []string
+	// Confirmations are TICKER=N specs.
+	Confirmations []string
+}
+
 // ProjectAdmin is what the project service does (server.Projects).
 type ProjectAdmin interface {
-	// Create creates a project with its first key; wallets are
-	// TICKER=ADDRESS[,ADDRESS@SHARE...] specs.
-	Create(ctx context.Context, name, currency string, wallets []string) (p *entdb.Project, apikey string, err error)
+	// Create creates a project with its first key.
+	Create(ctx context.Context, p NewProject) (project *entdb.Project, apikey string, err error)
 	// List lists the projects.
 	List(ctx context.Context) ([]*entdb.Project, error)
 	// RotateSecret rotates a project's IPN secret.
@@ -37,7 +48,10 @@ func NewProjectServer(admin ProjectAdmin) *ProjectServer { return &ProjectServer
 
 // CreateProject implements payhookv1.ProjectServiceServer.
 func (s *ProjectServer) CreateProject(ctx context.Context, req *payhookv1.CreateProjectRequest) (*payhookv1.CreateProjectResponse, error) {
-	p, key, err := s.admin.Create(ctx, req.GetName(), req.GetCurrency(), req.GetWallets())
+	p, key, err := s.admin.Create(ctx, NewProject{
+		Name: req.GetName(), Currency: req.GetCurrency(), Wallets: req.GetWallets(),
+		Tickers: req.GetTickers(), Confirmations: req.GetConfirmations(),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +78,8 @@ func ProjectOf(p *entdb.Project, now time.Time) *payhookv1.Project {
 		ProjectId: p.ID, Name: p.Name, Currency: p.Currency, CreatedAt: timestamppb.New(p.CreatedAt),
 		Wallets:        []*payhookv1.ProjectWallet{},
 		SecretRotating: len(project.Secrets(p, now)) > 1,
+		Tickers:        p.Tickers,
+		Confirmations:  p.Confirmations,
 	}
 	for _, t := range project.WalletTickers(p) {
 		for _, d := range p.Wallets[t] {

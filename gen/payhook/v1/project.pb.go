@@ -32,7 +32,12 @@ type CreateProjectRequest struct {
 	// currency is the project's fiat currency (ISO 4217); USD when empty.
 	Currency string `protobuf:"bytes,2,opt,name=currency,proto3" json:"currency,omitempty"`
 	// wallets are payout wallets, each `TICKER=ADDRESS[,ADDRESS@SHARE...]`.
-	Wallets       []string `protobuf:"bytes,3,rep,name=wallets,proto3" json:"wallets,omitempty"`
+	Wallets []string `protobuf:"bytes,3,rep,name=wallets,proto3" json:"wallets,omitempty"`
+	// tickers are the coins the project accepts; empty accepts every coin the
+	// server supports.
+	Tickers []string `protobuf:"bytes,4,rep,name=tickers,proto3" json:"tickers,omitempty"`
+	// confirmations are default required confirmations, each `TICKER=N`.
+	Confirmations []string `protobuf:"bytes,5,rep,name=confirmations,proto3" json:"confirmations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -84,6 +89,20 @@ func (x *CreateProjectRequest) GetCurrency() string {
 func (x *CreateProjectRequest) GetWallets() []string {
 	if x != nil {
 		return x.Wallets
+	}
+	return nil
+}
+
+func (x *CreateProjectRequest) GetTickers() []string {
+	if x != nil {
+		return x.Tickers
+	}
+	return nil
+}
+
+func (x *CreateProjectRequest) GetConfirmations() []string {
+	if x != nil {
+		return x.Confirmations
 	}
 	return nil
 }
@@ -251,8 +270,12 @@ type Project struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// secret_rotating is true while a rotated-out secret still signs.
 	SecretRotating bool `protobuf:"varint,6,opt,name=secret_rotating,json=secretRotating,proto3" json:"secret_rotating,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// tickers are the coins the project accepts; empty accepts all.
+	Tickers []string `protobuf:"bytes,7,rep,name=tickers,proto3" json:"tickers,omitempty"`
+	// confirmations are the default required confirmations per ticker.
+	Confirmations map[string]int32 `protobuf:"bytes,8,rep,name=confirmations,proto3" json:"confirmations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Project) Reset() {
@@ -325,6 +348,20 @@ func (x *Project) GetSecretRotating() bool {
 		return x.SecretRotating
 	}
 	return false
+}
+
+func (x *Project) GetTickers() []string {
+	if x != nil {
+		return x.Tickers
+	}
+	return nil
+}
+
+func (x *Project) GetConfirmations() map[string]int32 {
+	if x != nil {
+		return x.Confirmations
+	}
+	return nil
 }
 
 // ProjectWallet is one payout wallet.
@@ -682,12 +719,14 @@ var File_payhook_v1_project_proto protoreflect.FileDescriptor
 const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/project.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x7f\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x01\n" +
 	"\x14CreateProjectRequest\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x04name\x12#\n" +
 	"\bcurrency\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18\x03R\bcurrency\x12\"\n" +
-	"\awallets\x18\x03 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10dR\awallets\"m\n" +
+	"\awallets\x18\x03 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10dR\awallets\x12#\n" +
+	"\atickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\atickers\x12/\n" +
+	"\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rconfirmations\"m\n" +
 	"\x15CreateProjectResponse\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x16\n" +
@@ -696,7 +735,7 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\"\x15\n" +
 	"\x13ListProjectsRequest\"G\n" +
 	"\x14ListProjectsResponse\x12/\n" +
-	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\xf1\x01\n" +
+	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\x9b\x03\n" +
 	"\aProject\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x12\n" +
@@ -705,7 +744,12 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\awallets\x18\x04 \x03(\v2\x19.payhook.v1.ProjectWalletR\awallets\x129\n" +
 	"\n" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12'\n" +
-	"\x0fsecret_rotating\x18\x06 \x01(\bR\x0esecretRotating\"W\n" +
+	"\x0fsecret_rotating\x18\x06 \x01(\bR\x0esecretRotating\x12\x18\n" +
+	"\atickers\x18\a \x03(\tR\atickers\x12L\n" +
+	"\rconfirmations\x18\b \x03(\v2&.payhook.v1.Project.ConfirmationsEntryR\rconfirmations\x1a@\n" +
+	"\x12ConfirmationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"W\n" +
 	"\rProjectWallet\x12\x16\n" +
 	"\x06ticker\x18\x01 \x01(\tR\x06ticker\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x14\n" +
@@ -748,7 +792,7 @@ func file_payhook_v1_project_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_project_proto_rawDescData
 }
 
-var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_payhook_v1_project_proto_goTypes = []any{
 	(*CreateProjectRequest)(nil),  // 0: payhook.v1.CreateProjectRequest
 	(*CreateProjectResponse)(nil), // 1: payhook.v1.CreateProjectResponse
@@ -762,27 +806,29 @@ var file_payhook_v1_project_proto_goTypes = []any{
 	(*SetWalletResponse)(nil),     // 9: payhook.v1.SetWalletResponse
 	(*RemoveWalletRequest)(nil),   // 10: payhook.v1.RemoveWalletRequest
 	(*RemoveWalletResponse)(nil),  // 11: payhook.v1.RemoveWalletResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	nil,                           // 12: payhook.v1.Project.ConfirmationsEntry
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_payhook_v1_project_proto_depIdxs = []int32{
 	4,  // 0: payhook.v1.ListProjectsResponse.projects:type_name -> payhook.v1.Project
 	5,  // 1: payhook.v1.Project.wallets:type_name -> payhook.v1.ProjectWallet
-	12, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 3: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
-	2,  // 4: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
-	6,  // 5: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
-	8,  // 6: payhook.v1.ProjectService.SetWallet:input_type -> payhook.v1.SetWalletRequest
-	10, // 7: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
-	1,  // 8: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
-	3,  // 9: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
-	7,  // 10: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
-	9,  // 11: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
-	11, // 12: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
-	8,  // [8:13] is the sub-list for method output_type
-	3,  // [3:8] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	13, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	12, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
+	0,  // 4: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
+	2,  // 5: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
+	6,  // 6: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
+	8,  // 7: payhook.v1.ProjectService.SetWallet:input_type -> payhook.v1.SetWalletRequest
+	10, // 8: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
+	1,  // 9: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
+	3,  // 10: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
+	7,  // 11: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
+	9,  // 12: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
+	11, // 13: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_project_proto_init() }
@@ -797,7 +843,7 @@ func file_payhook_v1_project_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_project_proto_rawDesc), len(file_payhook_v1_project_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -66,6 +66,10 @@ type Params struct {
 	Currency string
 	// Wallets are its payout wallets per ticker.
 	Wallets map[string][]schema.Destination
+	// Tickers are the coins it accepts; empty accepts all.
+	Tickers []string
+	// Confirmations are its default required confirmations per ticker.
+	Confirmations map[string]int32
 }
 
 // Create stores a new project with a fresh IPN secret.
@@ -92,8 +96,13 @@ func Create(ctx context.Context, db *entdb.Client, p Params, now time.Time) (*en
 	if err != nil {
 		return nil, err
 	}
+	tickers := append([]string{}, p.Tickers...)
+	confs := map[string]int32{}
+	for t, n := range p.Confirmations {
+		confs[t] = n
+	}
 	return db.Project.Create().SetName(name).SetCurrency(cur).SetIpnSecret(secret).
-		SetWallets(wallets).SetConfirmations(map[string]int32{}).SetTickers([]string{}).
+		SetWallets(wallets).SetConfirmations(confs).SetTickers(tickers).
 		SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 }
 
