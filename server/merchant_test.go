@@ -721,3 +721,49 @@ func (e *devEnv) postKey(t *testing.T, path, body, key string) servertest.Respon
 	_ = json.Unmarshal(raw, &r.JSON)
 	return r
 }
+
+// TestDepositStagesPerFamily: merchant webhooks follow the states table:
+// Solana emits confirmed and completed only (confirmations 1), TRON emits
+// pending below its depth and completes only after distribution's depth.
+func TestDepositStagesPerFamily(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		coin, value string
+		steps       []int
+		want        string
+	}{
+		{"sol", "1.5", []int{1, 1, 1}, "deposit.payment.confirmed,deposit.payment.completed"},
+		{"trx", "250", []int{4, 1, 17, 1}, "deposit.payment.pending,deposit.payment.confirmed,deposit.payment.completed"},
+	} {
+		t.Run(c.coin, func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, store.SQLite)
+			// TRX: the project's default of 5 confirmations, as the
+			// low-level per-family test asks.
+			if _, err := e.in.Server.DB().Client.Project.UpdateOneID(e.in.ProjectA).SetConfirmations(map[string]int32{"trx": 5}).Save(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r := e.in.Get(t, "/deposit/request/", q("notify_url", e.ms.URL+"/merchant", "json", "1"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			a := e.in.Get(t, "/deposit/address/", q("payment_id", r.JSON["payment_id"].(string), "coin", c.coin), e.in.KeyA)
+			wantStatus(t, a, 200)
+			wantStatus(t, e.post(t, "/devnet/"+c.coin+"/pay/", map[string]any{"address_in": a.JSON["address_in"], "value_coin": c.value}), 200)
+			for _, n := range c.steps {
+				e.mine(t, c.coin, n)
+			}
+			got, errs := e.ms.take()
+			var events []string
+			for _, w := range got {
+				if len(events) == 0 || events[len(events)-1] != w.event {
+					events = append(events, w.event)
+				}
+				if c.coin == "sol" && string(w.fields["confirmations"]) != "1" {
+					t.Errorf("solana %s: confirmations %s, want 1", w.event, w.fields["confirmations"])
+				}
+			}
+			if len(errs) > 0 || strings.Join(events, ",") != c.want {
+				t.Fatalf("events %v (errors %v), want %s", events, errs, c.want)
+			}
+		})
+	}
+}
