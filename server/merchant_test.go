@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -450,6 +452,114 @@ func TestPayoutWalletsReceiveUnaddressedFunds(t *testing.T) {
 	fw := ch.Forwards()
 	if len(fw) != 1 || !strings.Contains(fmt.Sprint(fw[0]), wallet) {
 		t.Fatalf("forwards %v, want one to %s", fw, wallet)
+	}
+}
+
+// TestDepositPaymentsBelowMinimumAreForwardedTogether: a deposit with a
+// payout wallet takes two payments below btc's minimum transaction: both are
+// credited and notified (deposit.payment.confirmed), neither is forwarded.
+// A third payment makes the address's total forwardable: one forwarding
+// transaction carries the three, and each payment gets exactly one
+// completed webhook, with the one txid_out, whose received_amount values
+// add up to what the transaction forwards. A low-level address still
+// ignores a payment below the minimum.
+func TestDepositPaymentsBelowMinimumAreForwardedTogether(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, d)
+			btc, _ := chains.DefaultRegistry().Lookup("btc")
+			wallet, _ := destinations(t, btc)
+			if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
+				t.Fatal(err)
+			}
+			r := e.in.Get(t, "/deposit/request/", q("notify_url", e.ms.URL+"/merchant", "json", "1"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			a := e.in.Get(t, "/deposit/address/", q("payment_id", r.JSON["payment_id"].(string), "coin", "btc"), e.in.KeyA)
+			wantStatus(t, a, 200)
+			addrIn := a.JSON["address_in"].(string)
+			ch, _ := e.in.Server.Devnet().Chain("btc")
+			pay := func(value string) []webhook {
+				t.Helper()
+				wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": value}), 200)
+				e.mine(t, "btc", 1)
+				got, errs := e.ms.take()
+				if len(errs) > 0 {
+					t.Fatalf("webhooks that did not verify: %v", errs)
+				}
+				return got
+			}
+			var txids []string
+			for i, value := range []string{"0.00004", "0.00004"} {
+				got := pay(value)
+				if len(got) != 1 || got[0].event != "deposit.payment.confirmed" || got[0].get("paid_amount") != value {
+					t.Fatalf("payment %d below the minimum: webhooks %v, want it confirmed", i+1, got)
+				}
+				txids = append(txids, got[0].get("txid_in"))
+				if n := len(ch.Forwards()); n != 0 {
+					t.Fatalf("payment %d below the minimum: %d forwards", i+1, n)
+				}
+			}
+
+			// A low-level address still ignores a payment below the minimum.
+			low := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?low=1", "json", "1"), e.in.KeyA)
+			wantStatus(t, low, 200)
+			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": low.JSON["address_in"], "value_coin": "0.00004"}), 200)
+			e.mine(t, "btc", 1)
+			if got, _ := e.ms.take(); len(got) != 0 || len(ch.Forwards()) != 0 {
+				t.Fatalf("a low-level payment below the minimum: webhooks %v, forwards %v", got, ch.Forwards())
+			}
+
+			got := pay("0.00005")
+			fw := ch.Forwards()
+			if len(fw) != 1 || fw[0].From != addrIn || len(fw[0].Outputs) != 1 || fw[0].Outputs[0].Address != wallet {
+				t.Fatalf("forwards %+v, want one from the deposit address to %s", fw, wallet)
+			}
+			completed := map[string]webhook{}
+			var confirmed int
+			for _, w := range got {
+				switch w.event {
+				case "deposit.payment.confirmed":
+					confirmed++
+				case "deposit.payment.completed":
+					if _, dup := completed[w.get("txid_in")]; dup {
+						t.Fatalf("two completed webhooks for %s", w.get("txid_in"))
+					}
+					completed[w.get("txid_in")] = w
+				default:
+					t.Fatalf("webhook %s", w.event)
+				}
+			}
+			if confirmed != 1 || len(completed) != 3 {
+				t.Fatalf("webhooks %v: want the third confirmed and the three completed", got)
+			}
+			sum := decimal.Zero
+			for _, w := range completed {
+				if w.get("txid_out") == "" || w.get("txid_out") != completed[txids[0]].get("txid_out") {
+					t.Fatalf("completed webhook %v: want the one forwarding txid", w.fields)
+				}
+				recv, err := decimal.NewFromString(w.get("received_amount"))
+				if err != nil || !recv.IsPositive() {
+					t.Fatalf("received_amount %q", w.get("received_amount"))
+				}
+				sum = sum.Add(recv)
+			}
+			for _, id := range txids {
+				if _, ok := completed[id]; !ok {
+					t.Fatalf("no completed webhook for the held payment %s", id)
+				}
+			}
+			if !sum.Equal(fw[0].Outputs[0].Amount) {
+				t.Fatalf("received amounts add up to %s, the forward sends %s", sum, fw[0].Outputs[0].Amount)
+			}
+
+			// Nothing more, however many blocks follow.
+			e.mine(t, "btc", 2)
+			if got, _ := e.ms.take(); len(got) != 0 || len(ch.Forwards()) != 1 {
+				t.Fatalf("after more blocks: webhooks %v, %d forwards", got, len(ch.Forwards()))
+			}
+		})
 	}
 }
 

@@ -33,9 +33,11 @@ const (
 // the transaction that records it: whatever a reactor stores (its
 // notifications) commits or rolls back with the payment's new state.
 //
-// Only changes a merchant is told of are published: a payment below the
-// minimum, or one the fees would consume, publishes none; neither does a
-// payment that was dropped or reverted.
+// Only changes a merchant is told of are published: a low-level payment
+// below the minimum, or one the fees would consume, publishes none; neither
+// does a payment that was dropped or reverted. A merchant address's payment
+// below the minimum is published as any other: it is held for the minimum
+// and, with its address's next payments, Distributed once.
 type Change struct {
 	// Kind is what happened.
 	Kind ChangeKind

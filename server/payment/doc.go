@@ -60,6 +60,14 @@
 // a payment is forwarded at most once. The completed callback is stored in
 // the same transaction that marks the forward done.
 //
+// A merchant address's payments that cannot be forwarded alone (below the
+// ticker's minimum, or consumed by the fees) are credited and held for the
+// minimum; when a later payment makes the address's waiting sum
+// forwardable, one transaction carries them all. Each still has its own
+// Forward (its proportional share, the transaction's broadcast key in its
+// intent id), recorded in one transaction and completed in another, so a
+// group is reconciled as a whole.
+//
 // The devnet wakes a started watcher (Wake) rather than polling itself;
 // WaitHeight waits until the watcher has processed a height.
 package payment

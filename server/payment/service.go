@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,7 +285,7 @@ func (s *Service) newPayment(tx *entdb.Tx, t chains.Ticker, a *entdb.Address, o 
 		SetAddressID(a.ID).SetAPIKeyID(a.APIKeyID).SetTicker(t.Ticker).
 		SetTxidIn(o.TxID).SetOutputIndex(o.Index).SetValueCoin(o.Value).
 		SetConfirmations(step.Confirmations).SetStatus(entpayment.Status(step.Status)).
-		SetNote(notForwardable(t, o.Value)).SetNillableCreditedAt(when(step.Credit, now)).
+		SetNote(notForwardable(t, a, o.Value)).SetNillableCreditedAt(when(step.Credit, now)).
 		SetCreatedAt(now).SetUpdatedAt(now), nil
 }
 
@@ -308,7 +309,7 @@ func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a
 		note = strings.TrimPrefix(note+"; "+reorged, "; ")
 	}
 	if step.Status == prev.Status && step.Confirmations == prev.Confirmations && note == p.Note {
-		return p, step, step.Forwardable && p.Status == entpayment.StatusConfirmed && !strings.HasPrefix(p.Note, NotForwardedPrefix), nil
+		return p, step, step.Forwardable && p.Status == entpayment.StatusConfirmed && !strings.HasPrefix(p.Note, NotForwardedPrefix) && !waiting(p), nil
 	}
 	u := tx.Payment.UpdateOne(p).
 		SetStatus(entpayment.Status(step.Status)).
@@ -327,8 +328,10 @@ func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a
 
 // published publishes the change a step made to payment p (recorded with
 // its new state; prev is its state before), when the merchant is told of
-// it, and reports whether p may be forwarded now. A payment that will never
-// be forwarded (below the minimum, consumed by fees) publishes nothing.
+// it, and reports whether p may be forwarded now. A low-level payment that
+// will never be forwarded (below the minimum, consumed by fees) publishes
+// nothing; a merchant payment held for the minimum is not forwarded alone
+// (its address's next payment takes it along).
 func (s *Service) published(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a *entdb.Address, p *entdb.Payment, prev chains.PaymentState, o chains.Observation, step chains.Step) (bool, error) {
 	below := strings.HasPrefix(p.Note, NotForwardedPrefix)
 	if step.Notify && !below && (step.Status == chains.StatusPending || step.Status == chains.StatusConfirmed) {
@@ -343,7 +346,7 @@ func (s *Service) published(ctx context.Context, tx *entdb.Tx, t chains.Ticker, 
 			return false, err
 		}
 	}
-	return step.Forwardable && p.Status == entpayment.StatusConfirmed && !below, nil
+	return step.Forwardable && p.Status == entpayment.StatusConfirmed && !below && !waiting(p), nil
 }
 
 // nextDue returns the chain height at which a transfer observed as o, with
@@ -360,8 +363,8 @@ func nextDue(t chains.Ticker, required int64, head chains.Head, o chains.Observa
 	if !o.State.Present {
 		return nil // dropped before credit, or noted after: final unless mined again
 	}
-	if p != nil && strings.HasPrefix(p.Note, NotForwardedPrefix) {
-		return nil
+	if p != nil && (strings.HasPrefix(p.Note, NotForwardedPrefix) || waiting(p)) {
+		return nil // never forwarded, or forwarded with the address's next payment
 	}
 	switch step.Status {
 	case chains.StatusNone, chains.StatusPending:
@@ -382,15 +385,25 @@ func nextDue(t chains.Ticker, required int64, head chains.Head, o chains.Observa
 	return nil // completed, reverted, dropped
 }
 
-// NotForwardedPrefix starts the note of a payment that is recorded but never
-// forwarded and causes no callbacks; the watcher stops re-reading it.
+// NotForwardedPrefix starts the note of a low-level payment that is
+// recorded but never forwarded and causes no callbacks; the watcher stops
+// re-reading it.
 const NotForwardedPrefix = "not forwarded: "
 
-// notForwardable says why a payment of value cannot be forwarded (below the
-// ticker's minimum, or consumed by the service and estimated network fees),
-// or "" when it can. Decided before any callback is stored, so a merchant is
-// never told of funds it will not receive.
-func notForwardable(t chains.Ticker, value decimal.Decimal) string {
+// notForwardable says why a payment of value to address a cannot be
+// forwarded (below the ticker's minimum, or consumed by the service and
+// estimated network fees), or "" when it can. Decided before any callback
+// is stored, so a merchant is never told of funds it will not receive.
+//
+// Only low-level addresses (the family's behaviour) drop such payments. A
+// merchant payment (checkout, deposit, subscription: a.InvoiceID set) is
+// always credited, notified and counted toward its invoice; if it cannot be
+// forwarded alone it is held for the minimum (HeldForMinimumNote) and
+// forwarded with its address's next payments.
+func notForwardable(t chains.Ticker, a *entdb.Address, value decimal.Decimal) string {
+	if a.InvoiceID != nil {
+		return ""
+	}
 	if value.LessThan(t.MinTransaction) {
 		return fmt.Sprintf("%sbelow the minimum transaction of %s %s; no callbacks", NotForwardedPrefix, t.MinTransaction, t.Coin)
 	}
@@ -416,12 +429,18 @@ func (s *Service) Forward(ctx context.Context, t chains.Ticker, paymentID int64)
 	return err
 }
 
-// forward distributes the credited payments ids: one transaction records a
-// forwarding intent for each that has none, each intent is broadcast, and
-// one transaction records the broadcasts and their completed changes. A
-// crash between the two leaves intents that Reconcile finishes with the
-// chain's help. open reports that an intent is left for Reconcile: a
-// failed broadcast, or an intent this call did not create.
+// forward distributes the credited payments ids: one transaction records
+// the forwarding intents of those that have none, each forwarding
+// transaction is broadcast, and one transaction records the broadcasts and
+// their completed changes. A crash between the two leaves intents that
+// Reconcile finishes with the chain's help. open reports that an intent is
+// left for Reconcile: a failed broadcast, or an intent this call did not
+// create.
+//
+// A low-level payment is forwarded alone. The payments of a merchant address
+// are forwarded together with the address's payments held for the minimum
+// (planAddress): one transaction, one Forward per payment, all recorded in
+// the same transaction and completed in the same transaction.
 func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (open bool, err error) {
 	backend, ok := s.backends[t.Ticker]
 	if !ok {
@@ -431,15 +450,10 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 	if err != nil {
 		return false, fmt.Errorf("estimate network fee: %w", err)
 	}
-	type sending struct {
-		fwd  *entdb.Forward
-		from string
-	}
 	var todo []sending
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		todo, open = todo[:0], false
-		var creates []*entdb.ForwardCreate
-		var from []string
+		var plans []planned
 		var held []*entdb.Payment
 		q := tx.Payment.Query().Where(entpayment.IDIn(ids...)).WithAddress().WithForward().Order(entdb.Asc(entpayment.FieldID))
 		if s.db.Dialect == store.Postgres {
@@ -450,6 +464,8 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 			return fmt.Errorf("load payments: %w", err)
 		}
 		now := s.now()
+		var merchant []*entdb.Address // in the order of their first payment
+		byAddress := map[int64][]*entdb.Payment{}
 		for _, p := range ps {
 			if p.Status != entpayment.StatusConfirmed {
 				continue // completed already
@@ -463,11 +479,14 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 				held = append(held, p)
 				continue
 			}
-			shares := make([]distribute.Share, len(a.Destinations))
-			for i, d := range a.Destinations {
-				shares[i] = distribute.Share{Address: d.Address, Share: d.Share}
+			if a.InvoiceID != nil {
+				if byAddress[a.ID] == nil {
+					merchant = append(merchant, a)
+				}
+				byAddress[a.ID] = append(byAddress[a.ID], p)
+				continue
 			}
-			plan, err := distribute.Compute(t, p.ValueCoin, netFee, shares)
+			plan, err := distribute.Compute(t, p.ValueCoin, netFee, shares(a))
 			if errors.Is(err, distribute.ErrBelowMinimum) || errors.Is(err, distribute.ErrNothingToForward) {
 				// The network fee rose since the callbacks were stored: the
 				// payment stays credited and is not forwarded; the logs say why.
@@ -482,22 +501,33 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 			if err != nil {
 				return fmt.Errorf("plan forward of payment %d: %w", p.ID, err)
 			}
-			outs := make([]schema.Output, len(plan.Outputs))
-			for i, o := range plan.Outputs {
-				outs[i] = schema.Output{Address: o.Address, Amount: o.Amount}
-			}
-			creates = append(creates, tx.Forward.Create().
-				SetPaymentID(p.ID).
-				SetIntentID(fmt.Sprintf("fwd-%d-%s", p.ID, p.TxidIn)).
-				SetOutputs(outs).
-				SetFeeCoin(plan.Fee).
-				SetNetworkFee(plan.NetworkFee).
-				SetValueForwardedCoin(plan.Forwarded).
-				SetCreatedAt(now).SetUpdatedAt(now))
-			from = append(from, a.AddressIn)
+			key := fmt.Sprintf("fwd-%d-%s", p.ID, p.TxidIn)
+			plans = append(plans, planned{key: key, from: a.AddressIn, creates: []*entdb.ForwardCreate{
+				tx.Forward.Create().
+					SetPaymentID(p.ID).
+					SetIntentID(key).
+					SetOutputs(outputs(plan.Outputs)).
+					SetFeeCoin(plan.Fee).
+					SetNetworkFee(plan.NetworkFee).
+					SetValueForwardedCoin(plan.Forwarded).
+					SetCreatedAt(now).SetUpdatedAt(now),
+			}})
 		}
 		if err := s.hold(ctx, tx, t, held, now); err != nil {
 			return err
+		}
+		for _, a := range merchant {
+			pl, err := s.planAddress(ctx, tx, t, netFee, a, byAddress[a.ID], now)
+			if err != nil {
+				return err
+			}
+			if pl != nil {
+				plans = append(plans, *pl)
+			}
+		}
+		var creates []*entdb.ForwardCreate
+		for _, pl := range plans {
+			creates = append(creates, pl.creates...)
 		}
 		if len(creates) == 0 {
 			return nil
@@ -506,8 +536,10 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 		if err != nil {
 			return fmt.Errorf("record %d forwarding intents: %w", len(creates), err)
 		}
-		for i, f := range fwds {
-			todo = append(todo, sending{fwd: f, from: from[i]})
+		for _, pl := range plans {
+			n := len(pl.creates)
+			todo = append(todo, sending{key: pl.key, from: pl.from, fwds: fwds[:n:n]})
+			fwds = fwds[n:]
 		}
 		return nil
 	})
@@ -518,11 +550,11 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 		done []sent
 		errs []error
 	)
-	for _, f := range todo {
-		txid, err := backend.Broadcast(ctx, intent(f.fwd, f.from))
+	for _, g := range todo {
+		txid, err := backend.Broadcast(ctx, groupIntent(g.key, g.from, g.fwds))
 		if err != nil {
 			open = true
-			errs = append(errs, fmt.Errorf("broadcast forward %s: %w", f.fwd.IntentID, err))
+			errs = append(errs, fmt.Errorf("broadcast forward %s: %w", g.key, err))
 			continue
 		}
 		if s.afterBroadcast != nil {
@@ -530,7 +562,9 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 				return true, err
 			}
 		}
-		done = append(done, sent{f.fwd.ID, txid})
+		for _, f := range g.fwds {
+			done = append(done, sent{f.ID, txid})
+		}
 	}
 	if len(done) > 0 {
 		err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
@@ -546,6 +580,125 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 		}
 	}
 	return open, errors.Join(errs...)
+}
+
+// planned is one forwarding transaction to record: its broadcast key, the
+// address the funds leave, and the intent of each payment it carries.
+type planned struct {
+	key, from string
+	creates   []*entdb.ForwardCreate
+}
+
+// sending is one recorded forwarding transaction to broadcast: its key,
+// the address the funds leave, and the forwards (one per payment) it
+// carries.
+type sending struct {
+	key, from string
+	fwds      []*entdb.Forward
+}
+
+// shares returns the forwarding destinations of a.
+func shares(a *entdb.Address) []distribute.Share {
+	out := make([]distribute.Share, len(a.Destinations))
+	for i, d := range a.Destinations {
+		out[i] = distribute.Share{Address: d.Address, Share: d.Share}
+	}
+	return out
+}
+
+// outputs converts a plan's outputs to their stored form.
+func outputs(os []chains.Output) []schema.Output {
+	out := make([]schema.Output, len(os))
+	for i, o := range os {
+		out[i] = schema.Output{Address: o.Address, Amount: o.Amount}
+	}
+	return out
+}
+
+// planAddress plans, within tx, the forwarding of ps, credited payments of
+// the merchant address a (which has destinations), together with the
+// address's payments held for the minimum: their sum is planned as one
+// transaction. When the sum cannot be forwarded (below the ticker's minimum,
+// or consumed by the fees), the payments wait, noted HeldForMinimumNote and
+// no longer watched (they stay credited: the merchant was told of them), and
+// it returns nil. Otherwise each payment gets its own intent, its share of
+// the plan in proportion to its value (splitPlan), and an intent id naming
+// the transaction's broadcast key (see broadcastKey); a payment alone keeps
+// the low-level form of intent id.
+func (s *Service) planAddress(ctx context.Context, tx *entdb.Tx, t chains.Ticker, netFee decimal.Decimal, a *entdb.Address, ps []*entdb.Payment, now time.Time) (*planned, error) {
+	q := tx.Payment.Query().
+		Where(entpayment.AddressID(a.ID), entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteContains(HeldForMinimumNote)).
+		WithForward().Order(entdb.Asc(entpayment.FieldID))
+	if s.db.Dialect == store.Postgres {
+		q.ForUpdate() // another instance's group waits, then sees these forwarded
+	}
+	held, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load payments held for the minimum on address %d: %w", a.ID, err)
+	}
+	members := slices.Clone(ps)
+	for _, p := range held {
+		if p.Edges.Forward == nil && !slices.ContainsFunc(members, func(m *entdb.Payment) bool { return m.ID == p.ID }) {
+			members = append(members, p)
+		}
+	}
+	slices.SortFunc(members, func(x, y *entdb.Payment) int { return cmp.Compare(x.ID, y.ID) })
+	sum := decimal.Zero
+	values := make([]decimal.Decimal, len(members))
+	for i, m := range members {
+		values[i] = m.ValueCoin
+		sum = sum.Add(m.ValueCoin)
+	}
+	plan, err := distribute.Compute(t, sum, netFee, shares(a))
+	if errors.Is(err, distribute.ErrBelowMinimum) || errors.Is(err, distribute.ErrNothingToForward) {
+		var noted []int64
+		for _, m := range members {
+			if waiting(m) {
+				continue
+			}
+			if err := tx.Payment.UpdateOne(m).SetNote(withNote(m.Note, HeldForMinimumNote)).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("note payment %d held for the minimum: %w", m.ID, err)
+			}
+			noted = append(noted, m.ID)
+		}
+		s.logger.Info("payments held for the minimum: credited; forwarded with the address's next payments once their sum can be",
+			"ticker", t.Ticker, "address_in", a.AddressIn, "payments", len(members), "sum_coin", sum.String(), "reason", err.Error())
+		return nil, stopWatching(ctx, tx, noted...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan forward of %d payments of address %d: %w", len(members), a.ID, err)
+	}
+	last := members[len(members)-1]
+	key := fmt.Sprintf("fwd-%d-%s", last.ID, last.TxidIn)
+	pl := &planned{key: key, from: a.AddressIn}
+	if len(members) == 1 {
+		pl.creates = append(pl.creates, tx.Forward.Create().
+			SetPaymentID(last.ID).SetIntentID(key).SetOutputs(outputs(plan.Outputs)).
+			SetFeeCoin(plan.Fee).SetNetworkFee(plan.NetworkFee).SetValueForwardedCoin(plan.Forwarded).
+			SetCreatedAt(now).SetUpdatedAt(now))
+		if waiting(last) { // held, and now forwardable alone (the network fee fell)
+			if err := tx.Payment.UpdateOne(last).SetNote(withoutNote(last.Note, HeldForMinimumNote)).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("note payment %d forwarded: %w", last.ID, err)
+			}
+		}
+		return pl, nil
+	}
+	for i, part := range splitPlan(t, plan, values) {
+		m := members[i]
+		pl.creates = append(pl.creates, tx.Forward.Create().
+			SetPaymentID(m.ID).SetIntentID(fmt.Sprintf("%s%s%d", key, groupSep, m.ID)).SetOutputs(part.outputs).
+			SetFeeCoin(part.fee).SetNetworkFee(part.networkFee).SetValueForwardedCoin(part.forwarded).
+			SetCreatedAt(now).SetUpdatedAt(now))
+		// Updating every member also makes a concurrent planAddress of this
+		// address (PostgreSQL, waiting on the row lock) skip it.
+		note := withNote(withoutNote(m.Note, HeldForMinimumNote), groupedNote(len(members)))
+		if err := tx.Payment.UpdateOne(m).SetNote(note).SetUpdatedAt(now).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("note payment %d forwarded in a group: %w", m.ID, err)
+		}
+	}
+	s.logger.Info("payments forwarded together: their sum reached the minimum",
+		"ticker", t.Ticker, "address_in", a.AddressIn, "payments", len(members), "sum_coin", sum.String(), "intent", key)
+	return pl, nil
 }
 
 // HeldNote is the logs' note of a payment whose funds payhook holds.
@@ -599,19 +752,12 @@ func (s *Service) hold(ctx context.Context, tx *entdb.Tx, t chains.Ticker, ps []
 	return stopWatching(ctx, tx, ids...)
 }
 
-func intent(f *entdb.Forward, from string) chains.Forward {
-	outs := make([]chains.Output, len(f.Outputs))
-	for i, o := range f.Outputs {
-		outs[i] = chains.Output{Address: o.Address, Amount: o.Amount}
-	}
-	return chains.Forward{ID: f.IntentID, From: from, Outputs: outs}
-}
-
-// complete records a broadcast forward: the forward done, the payment
-// completed, and the completed callback stored, in one transaction.
-func (s *Service) complete(ctx context.Context, t chains.Ticker, forwardID int64, txid string) error {
+// complete records broadcast forwards (one transaction's): each forward
+// done, its payment completed, and its completed callback stored, in one
+// database transaction.
+func (s *Service) complete(ctx context.Context, t chains.Ticker, done []sent) error {
 	return store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
-		ids, err := s.completeTx(ctx, tx, t, []sent{{forwardID, txid}})
+		ids, err := s.completeTx(ctx, tx, t, done)
 		if err != nil {
 			return err
 		}
@@ -757,8 +903,10 @@ func (s *Service) markCompleted(ctx context.Context, tx *entdb.Tx, fs []*entdb.F
 }
 
 // Reconcile finishes forwarding intents of ticker t left by a crash or a
-// failed broadcast: it asks the backend whether each was broadcast, and
-// broadcasts (idempotently) those that were not, then records them.
+// failed broadcast: for each forwarding transaction (the intents sharing a
+// broadcast key: one payment's, or a merchant address's group) it asks the
+// backend whether it was broadcast, broadcasts (idempotently) those that
+// were not, then records all its intents in one transaction.
 func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 	backend, ok := s.backends[t.Ticker]
 	if !ok {
@@ -769,27 +917,42 @@ func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 	open, err := s.db.Client.Forward.Query().
 		Where(entforward.StatusEQ(entforward.StatusIntent)).
 		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
+		Order(entdb.Asc(entforward.FieldID)).
 		All(ctx)
 	if err != nil {
 		return fmt.Errorf("open forwards: %w", err)
 	}
-	var errs []error
+	var keys []string
+	groups := map[string][]*entdb.Forward{}
 	for _, f := range open {
 		if f.Edges.Payment.Ticker != t.Ticker {
 			continue
 		}
-		txid, found, err := backend.LookupForward(ctx, f.IntentID)
+		k := broadcastKey(f.IntentID)
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], f)
+	}
+	var errs []error
+	for _, k := range keys {
+		fs := groups[k]
+		txid, found, err := backend.LookupForward(ctx, k)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if !found {
-			if txid, err = backend.Broadcast(ctx, intent(f, f.Edges.Payment.Edges.Address.AddressIn)); err != nil {
-				errs = append(errs, fmt.Errorf("broadcast forward %s: %w", f.IntentID, err))
+			if txid, err = backend.Broadcast(ctx, groupIntent(k, fs[0].Edges.Payment.Edges.Address.AddressIn, fs)); err != nil {
+				errs = append(errs, fmt.Errorf("broadcast forward %s: %w", k, err))
 				continue
 			}
 		}
-		if err := s.complete(ctx, t, f.ID, txid); err != nil {
+		done := make([]sent, len(fs))
+		for i, f := range fs {
+			done[i] = sent{f.ID, txid}
+		}
+		if err := s.complete(ctx, t, done); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -460,6 +460,7 @@ func (w *Watcher) adopt(ctx context.Context) error {
 			entpayment.Ticker(tk),
 			entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed),
 			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteHasPrefix(NotForwardedPrefix))),
+			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteContains(HeldForMinimumNote))),
 		).
 		WithAddress().All(ctx)
 	if err != nil {
