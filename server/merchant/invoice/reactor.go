@@ -46,7 +46,7 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) err
 	if a.InvoiceID == nil {
 		return nil
 	}
-	inv, err := tx.Invoice.Get(ctx, *a.InvoiceID)
+	inv, err := Lock(ctx, tx, *a.InvoiceID, r.now())
 	if err != nil {
 		return fmt.Errorf("invoice of %s: %w", a.AddressIn, err)
 	}
@@ -84,6 +84,19 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) err
 	}
 	_, err = r.queue.Enqueue(ctx, tx, m)
 	return err
+}
+
+// Lock reads an invoice after writing its row, so that the transactions of
+// two watchers (two coins paying one invoice at once) take turns on it: the
+// second waits for the first to commit, then reads its payments and its
+// status. Without it each could count only its own payment, and an invoice
+// paid by the two together would stay partial (and a subscription
+// unextended). SQLite transactions are serial already.
+func Lock(ctx context.Context, tx *entdb.Tx, id int64, now time.Time) (*entdb.Invoice, error) {
+	if err := tx.Invoice.UpdateOneID(id).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return nil, err
+	}
+	return tx.Invoice.Get(ctx, id)
 }
 
 // valueFiat values a payment in the invoice's currency: at the address's

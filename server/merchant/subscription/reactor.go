@@ -54,6 +54,14 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) err
 	if inv.Kind != entinvoice.KindSubscription || inv.SubscriptionID == nil {
 		return nil // checkouts and deposits have their own reactor
 	}
+	// Take turns with other watchers' transactions on this renewal (see
+	// invoice.Lock), so it is paid, and the subscription extended, once.
+	if inv, err = invoice.Lock(ctx, tx, inv.ID, r.now()); err != nil {
+		return fmt.Errorf("renewal of %s: %w", a.AddressIn, err)
+	}
+	if inv.SubscriptionID == nil {
+		return nil // checkouts and deposits have their own reactor
+	}
 	sub, err := tx.Subscription.Get(ctx, *inv.SubscriptionID)
 	if err != nil {
 		return fmt.Errorf("subscription of renewal %s: %w", inv.PublicID, err)
