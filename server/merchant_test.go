@@ -502,6 +502,12 @@ func TestDepositPaymentsBelowMinimumAreForwardedTogether(t *testing.T) {
 				}
 			}
 
+			// While they wait, the operator sees them among the held funds.
+			funds, err := server.HeldFunds(context.Background(), e.in.DSN, "")
+			if err != nil || len(funds.GetTickers()) != 1 || funds.GetTickers()[0].GetTotal() != "0.00008" || funds.GetTickers()[0].GetPayments() != 2 {
+				t.Fatalf("held funds while payments wait for the minimum: %v, %v", funds, err)
+			}
+
 			// A low-level address still ignores a payment below the minimum.
 			low := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?low=1", "json", "1"), e.in.KeyA)
 			wantStatus(t, low, 200)
@@ -873,6 +879,33 @@ func TestDepositStagesPerFamily(t *testing.T) {
 			}
 			if len(errs) > 0 || strings.Join(events, ",") != c.want {
 				t.Fatalf("events %v (errors %v), want %s", events, errs, c.want)
+			}
+		})
+	}
+}
+
+// TestHugeAmountsAreNamed: amounts that would not fit the money columns are
+// refused by name (a 400), never a 500: an invoice value, a subscription
+// option, and a quote in a cheap coin of a large value.
+func TestHugeAmountsAreNamed(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newMerchantEnv(t, d)
+			notify := e.ms.URL + "/merchant"
+			if r := e.in.Get(t, "/checkout/request/", q("notify_url", notify, "value", "1"+strings.Repeat("0", 25)), e.in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "value") {
+				t.Errorf("huge value: HTTP %d %s", r.Code, r.Body)
+			}
+			if r := e.in.Get(t, "/subscription/create/", q("notify_url", notify, "option", "1m:1"+strings.Repeat("0", 25)), e.in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "option") {
+				t.Errorf("huge option: HTTP %d %s", r.Code, r.Body)
+			}
+			c := e.in.Get(t, "/checkout/request/", q("notify_url", notify, "value", "999999999999.99"), e.in.KeyA)
+			wantStatus(t, c, 200)
+			for _, coin := range []string{"trx", "doge", "trc20_usdt", "btc"} {
+				if a := e.in.Get(t, "/checkout/address/", q("payment_id", c.JSON["payment_id"].(string), "coin", coin), e.in.KeyA); a.Code >= 500 {
+					t.Errorf("%s: HTTP %d %s", coin, a.Code, a.Body)
+				}
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entforward "github.com/payhook/payhook/ent/db/forward"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/server/payment"
 )
 
 // HeldTicker is what payhook holds in one ticker: the completed payments to
@@ -44,7 +45,8 @@ type HeldAddress struct {
 
 // HeldFunds lists the funds payhook holds, per ticker (sorted by ticker).
 // A held payment is one whose forward is recorded as held (its address has
-// no forwarding destination).
+// no forwarding destination), or a merchant payment waiting for the
+// minimum (payment.HeldForMinimumNote).
 func (s *Service) HeldFunds(ctx context.Context) ([]HeldTicker, error) {
 	fs, err := s.db.Forward.Query().
 		Where(entforward.Held(true), entforward.HasPaymentWith(entpayment.StatusEQ(entpayment.StatusCompleted))).
@@ -52,6 +54,19 @@ func (s *Service) HeldFunds(ctx context.Context) ([]HeldTicker, error) {
 		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("held funds: %w", err)
+	}
+	// Merchant payments too small to forward alone wait on their address
+	// until its next payments make the sum forwardable; until then they are
+	// held funds too (an underpaid checkout's address may never get more).
+	waiting, err := s.db.Payment.Query().
+		Where(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.Note(payment.HeldForMinimumNote), entpayment.Not(entpayment.HasForward())).
+		WithAddress().
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payments held for the minimum: %w", err)
+	}
+	for _, p := range waiting {
+		fs = append(fs, &entdb.Forward{ValueForwardedCoin: p.ValueCoin, Edges: entdb.ForwardEdges{Payment: p}})
 	}
 	byTicker := map[string]*HeldTicker{}
 	byAddress := map[int64]*HeldAddress{}

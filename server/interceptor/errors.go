@@ -31,6 +31,8 @@ func Translate(err error) error {
 		return status.Error(codes.NotFound, "uuid: no notification of this project has this uuid")
 	case errors.Is(err, notifier.ErrInvalidFilter):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, project.ErrConcurrent):
+		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, project.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.As(err, &conflict):

@@ -23,6 +23,15 @@ const (
 	MaxDescription = 1000
 )
 
+// MaxValue bounds an invoice's fiat amount (below 10^12): far above any
+// real invoice, and small enough that every amount derived from it fits
+// the numeric(38,18) money columns.
+var MaxValue = decimal.New(1, 12)
+
+// maxCoin bounds a quoted coin amount: money columns hold 20 digits before
+// the decimal point.
+var maxCoin = decimal.New(1, 20)
+
 // ParseCurrency returns the ISO 4217 code of a currency the price table
 // knows, with its minor unit; def is used when raw is empty.
 func ParseCurrency(prices price.Source, raw, def string) (price.Currency, error) {
@@ -54,6 +63,9 @@ func ParseValue(raw string, c price.Currency) (*decimal.Decimal, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if v.GreaterThanOrEqual(MaxValue) {
+		return nil, invalid("value", "must be below %s", MaxValue)
 	}
 	return &v, nil
 }

@@ -233,6 +233,9 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 			return nil, invalid("coin", "%s has no price in %s now; choose another coin", t.Ticker, inv.Currency)
 		}
 		v := QuoteCoin(*inv.Value, rate, t.Decimals)
+		if v.GreaterThanOrEqual(maxCoin) {
+			return nil, invalid("coin", "%s %s is more than payhook can quote in %s; choose another coin", inv.Value.String(), inv.Currency, t.Coin)
+		}
 		if v.LessThan(t.MinTransaction) {
 			return nil, invalid("coin", "%s %s is %s %s, below the minimum transaction of %s %s; choose another coin",
 				inv.Value.String(), inv.Currency, v.String(), t.Coin, t.MinTransaction.String(), t.Coin)

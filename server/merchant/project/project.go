@@ -33,6 +33,10 @@ const DefaultName = "default"
 // DefaultGrace is how long a rotated-out secret keeps signing.
 const DefaultGrace = 24 * time.Hour
 
+// ShareDecimals is the most decimal places a wallet's share has (as the
+// low-level API's shares).
+const ShareDecimals = 8
+
 // SecretPrefix starts every IPN secret (the Standard Webhooks convention).
 const SecretPrefix = "whsec_"
 
@@ -42,6 +46,8 @@ var (
 	ErrNotFound = errors.New("project not found")
 	// ErrInvalid reports a bad argument; the message names it.
 	ErrInvalid = errors.New("invalid project setting")
+	// ErrConcurrent reports a change that raced another one; try again.
+	ErrConcurrent = errors.New("changed concurrently")
 )
 
 func invalid(format string, args ...any) error {
@@ -125,13 +131,18 @@ func checkWallet(ticker string, ds []schema.Destination) error {
 	if len(ds) == 0 {
 		return invalid("wallet %s: at least one address is required", ticker)
 	}
+	total := decimal.Zero
 	for _, d := range ds {
 		if strings.TrimSpace(d.Address) == "" {
 			return invalid("wallet %s: address must not be empty", ticker)
 		}
-		if !d.Share.IsPositive() {
-			return invalid("wallet %s: share of %s must be positive", ticker, d.Address)
+		if !d.Share.IsPositive() || !d.Share.Truncate(ShareDecimals).Equal(d.Share) {
+			return invalid("wallet %s: share of %s must be positive, with at most %d decimals", ticker, d.Address, ShareDecimals)
 		}
+		total = total.Add(d.Share)
+	}
+	if !total.Equal(decimal.NewFromInt(1)) {
+		return invalid("wallet %s: shares add up to %s, want 1", ticker, total)
 	}
 	return nil
 }
@@ -207,7 +218,7 @@ func RotateSecret(ctx context.Context, db *entdb.Client, id int64, grace time.Du
 		return "", fmt.Errorf("rotate secret of project %d: %w", id, err)
 	}
 	if n == 0 {
-		return "", fmt.Errorf("rotate secret of project %d: rotated concurrently, try again", id)
+		return "", fmt.Errorf("%w: the secret of project %d was rotated by another request; try again", ErrConcurrent, id)
 	}
 	return s, nil
 }
@@ -320,8 +331,8 @@ func ParseWallet(s string) (string, []schema.Destination, error) {
 		d := schema.Destination{Address: addr}
 		if has {
 			v, err := decimal.NewFromString(strings.TrimSpace(share))
-			if err != nil || !v.IsPositive() || v.GreaterThan(decimal.NewFromInt(1)) {
-				return "", nil, invalid("wallet %q: share %q of %s must be a number above 0 and at most 1", s, share, addr)
+			if err != nil || !v.IsPositive() || v.GreaterThan(decimal.NewFromInt(1)) || !v.Truncate(ShareDecimals).Equal(v) {
+				return "", nil, invalid("wallet %q: share %q of %s must be a number above 0 and at most 1, with at most %d decimals", s, share, addr, ShareDecimals)
 			}
 			d.Share = v
 			total = total.Add(v)
@@ -338,10 +349,17 @@ func ParseWallet(s string) (string, []schema.Destination, error) {
 		if !rest.IsPositive() {
 			return "", nil, invalid("wallet %q: no share left for the addresses without one", s)
 		}
-		each := rest.Div(decimal.NewFromInt(int64(len(unshared))))
+		// Equal parts truncated to ShareDecimals; what truncation leaves
+		// goes to the first, so the shares add up to exactly 1 (a third
+		// each would not: 0.3333... x 3 < 1, and forwarding refuses it).
+		each := rest.Div(decimal.NewFromInt(int64(len(unshared)))).Truncate(ShareDecimals)
+		if !each.IsPositive() {
+			return "", nil, invalid("wallet %q: too many addresses to share what is left", s)
+		}
 		for _, i := range unshared {
 			ds[i].Share = each
 		}
+		ds[unshared[0]].Share = each.Add(rest.Sub(each.Mul(decimal.NewFromInt(int64(len(unshared))))))
 	}
 	return ticker, ds, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/invoice"
 )
 
 // Unit is the unit of a plan period.
@@ -119,6 +120,9 @@ func ParseOption(raw string, places int32) (Option, error) {
 	}
 	if err != nil {
 		return Option{}, err
+	}
+	if v.GreaterThanOrEqual(invoice.MaxValue) {
+		return Option{}, invalid("option", "%s: value must be below %s", quote(raw), invoice.MaxValue)
 	}
 	return Option{Period: p, Value: v}, nil
 }
