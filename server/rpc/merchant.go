@@ -183,7 +183,7 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 	tickers := map[int64]string{}
 	for _, a := range l.Addresses {
 		tickers[a.ID] = a.Ticker
-		ia := &payhookv1.InvoiceAddress{Coin: tickerName(a.Ticker), AddressIn: a.AddressIn, ExpiresAt: unix(a.QuoteExpiresAt)}
+		ia := &payhookv1.InvoiceAddress{Coin: invoice.CoinName(a.Ticker), AddressIn: a.AddressIn, ExpiresAt: unix(a.QuoteExpiresAt)}
 		if a.QuoteRate != nil {
 			ia.ExchangeRate = a.QuoteRate.Round(8).String()
 		}
@@ -192,7 +192,7 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 	}
 	for _, p := range l.Payments {
 		ip := &payhookv1.InvoicePayment{
-			Coin: tickerName(tickers[p.AddressID]), TxidIn: p.TxidIn, TxidOut: p.TxidOut,
+			Coin: invoice.CoinName(tickers[p.AddressID]), TxidIn: p.TxidIn, TxidOut: p.TxidOut,
 			PaidAmount: p.ValueCoin.String(), PaidAmountFiat: optDecimal(roundPtr(p.ValueFiat, 2)),
 			ReceivedAmount: optDecimal(p.ValueForwardedCoin), PaymentStatus: p.Status.String(),
 			Confirmations: p.Confirmations, CreatedAt: timestamppb.New(p.CreatedAt),
@@ -219,16 +219,6 @@ func notificationOf(n *entdb.Notification) *payhookv1.Notification {
 		pn.Logs = append(pn.Logs, attemptLog(n, at, address.StatusOf(n.Event)))
 	}
 	return pn
-}
-
-func tickerName(t string) string {
-	b := []byte(t)
-	for i, c := range b {
-		if c == '/' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 func optDecimal(d *decimal.Decimal) string {

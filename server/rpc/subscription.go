@@ -125,7 +125,7 @@ func (s *SubscriptionServer) subscriptionOf(v *subscription.View) *payhookv1.Sub
 			Txid: first.TxidIn, Time: first.CreatedAt.Unix(),
 		}
 		if a := first.Edges.Address; a != nil {
-			sp.Coin = tickerName(a.Ticker)
+			sp.Coin = invoice.CoinName(a.Ticker)
 		}
 		if inv.Value != nil {
 			sp.Value = structpb.NewStringValue(payload.FormatAmount(*inv.Value, places))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -249,12 +250,7 @@ func (r *Reactor) fiatPlaces(currency string) int32 {
 
 // TickerName is a ticker as the merchant API names coins: trc20_usdt for
 // trc20/usdt.
-func TickerName(t chains.Ticker) string {
-	b := []byte(t.Ticker)
-	for i, c := range b {
-		if c == '/' {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
+func TickerName(t chains.Ticker) string { return CoinName(t.Ticker) }
+
+// CoinName is TickerName of a ticker's name.
+func CoinName(ticker string) string { return strings.ReplaceAll(ticker, "/", "_") }
