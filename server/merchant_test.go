@@ -910,3 +910,34 @@ func TestHugeAmountsAreNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestLogsRoundFiatToTheCurrency: fiat amounts in the logs are rounded to
+// the currency's minor unit (JPY has none), as in the webhooks.
+func TestLogsRoundFiatToTheCurrency(t *testing.T) {
+	t.Parallel()
+	e := newMerchantEnv(t, store.SQLite)
+	c := e.in.Get(t, "/checkout/request/", q("notify_url", e.ms.URL+"/merchant", "value", "15000", "currency", "JPY", "json", "1"), e.in.KeyA)
+	wantStatus(t, c, 200)
+	id := c.JSON["payment_id"].(string)
+	a := e.in.Get(t, "/checkout/address/", q("payment_id", id, "coin", "btc"), e.in.KeyA)
+	wantStatus(t, a, 200)
+	wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": a.JSON["address_in"], "value_coin": "0.001234"}), 200)
+	e.mine(t, "btc", 1)
+	got, _ := e.ms.take()
+	l := e.in.Get(t, "/checkout/logs/", q("payment_id", id), e.in.KeyA)
+	wantStatus(t, l, 200)
+	var logs struct {
+		PaidAmountFiat string `json:"paid_amount_fiat"`
+		Payments       []struct {
+			PaidAmountFiat string `json:"paid_amount_fiat"`
+		}
+	}
+	if err := json.Unmarshal(l.Body, &logs); err != nil || len(logs.Payments) != 1 || len(got) == 0 {
+		t.Fatalf("logs %s (%v), %d webhooks", l.Body, err, len(got))
+	}
+	for _, v := range []string{logs.PaidAmountFiat, logs.Payments[0].PaidAmountFiat, got[0].get("paid_amount_fiat")} {
+		if v == "" || strings.Contains(v, ".") {
+			t.Errorf("a JPY amount %q, want whole yen (logs %s)", v, l.Body)
+		}
+	}
+}

@@ -34,10 +34,7 @@ func (p *projects) wallet(spec string) (string, []schema.Destination, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	t, ok := p.registry.Lookup(ticker)
-	if !ok {
-		t, ok = p.registry.Lookup(chainsTicker(ticker))
-	}
+	t, ok := p.registry.Lookup(chainsTicker(ticker))
 	if !ok {
 		return "", nil, fmt.Errorf("%w: wallet %q: unknown ticker %s", project.ErrInvalid, spec, ticker)
 	}
@@ -50,14 +47,10 @@ func (p *projects) wallet(spec string) (string, []schema.Destination, error) {
 }
 
 // chainsTicker turns trc20_usdt into trc20/usdt.
-func chainsTicker(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '_' {
-			return s[:i] + "/" + s[i+1:]
-		}
-	}
-	return s
-}
+func chainsTicker(s string) string { return strings.Replace(s, "_", "/", 1) }
+
+// Now implements rpc.ProjectAdmin.
+func (p *projects) Now() time.Time { return p.now() }
 
 // ticker resolves a ticker as the merchant API names it (btc, trc20_usdt,
 // trc20/usdt).

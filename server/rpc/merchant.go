@@ -175,7 +175,7 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 		Currency:       inv.Currency,
 		NotifyUrl:      inv.NotifyURL,
 		ExpiresAt:      unix(inv.ExpiresAt),
-		PaidAmountFiat: l.PaidFiat.Round(2).String(),
+		PaidAmountFiat: l.PaidFiat.Round(l.FiatPlaces).String(),
 		Addresses:      []*payhookv1.InvoiceAddress{},
 		Payments:       []*payhookv1.InvoicePayment{},
 		Notifications:  []*payhookv1.Notification{},
@@ -193,7 +193,7 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 	for _, p := range l.Payments {
 		ip := &payhookv1.InvoicePayment{
 			Coin: invoice.CoinName(tickers[p.AddressID]), TxidIn: p.TxidIn, TxidOut: p.TxidOut,
-			PaidAmount: p.ValueCoin.String(), PaidAmountFiat: optDecimal(roundPtr(p.ValueFiat, 2)),
+			PaidAmount: p.ValueCoin.String(), PaidAmountFiat: optDecimal(roundPtr(p.ValueFiat, l.FiatPlaces)),
 			ReceivedAmount: optDecimal(p.ValueForwardedCoin), PaymentStatus: p.Status.String(),
 			Confirmations: p.Confirmations, CreatedAt: timestamppb.New(p.CreatedAt),
 		}

@@ -35,6 +35,8 @@ type ProjectAdmin interface {
 	SetWallet(ctx context.Context, id int64, spec string) error
 	// RemoveWallet removes a ticker's payout wallets.
 	RemoveWallet(ctx context.Context, id int64, ticker string) error
+	// Now is the clock (whether a rotation's grace still runs).
+	Now() time.Time
 }
 
 // ProjectServer implements payhookv1.ProjectServiceServer.
@@ -66,7 +68,7 @@ func (s *ProjectServer) ListProjects(ctx context.Context, _ *payhookv1.ListProje
 	}
 	out := &payhookv1.ListProjectsResponse{Projects: make([]*payhookv1.Project, 0, len(ps))}
 	for _, p := range ps {
-		out.Projects = append(out.Projects, ProjectOf(p, time.Now()))
+		out.Projects = append(out.Projects, ProjectOf(p, s.admin.Now()))
 	}
 	return out, nil
 }

@@ -312,6 +312,9 @@ type Logs struct {
 	Notifications []*entdb.Notification
 	// PaidFiat is the confirmed incoming fiat.
 	PaidFiat decimal.Decimal
+	// FiatPlaces is the minor unit of the invoice's currency, which fiat
+	// amounts are shown rounded to.
+	FiatPlaces int32
 }
 
 // Logs returns the history of the project's invoice of kind.
@@ -337,7 +340,8 @@ func (s *Service) Logs(ctx context.Context, kind Kind, projectID int64, paymentI
 	if err != nil {
 		return nil, err
 	}
-	l := &Logs{Invoice: inv, Addresses: addrs, Payments: pays, Notifications: ns, PaidFiat: decimal.Zero}
+	l := &Logs{Invoice: inv, Addresses: addrs, Payments: pays, Notifications: ns, PaidFiat: decimal.Zero,
+		FiatPlaces: FiatPlaces(s.cfg.Prices, inv.Currency)}
 	states := make([]PaymentState, 0, len(pays))
 	for _, p := range pays {
 		if !counts(p.Status) {
