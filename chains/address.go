@@ -64,8 +64,8 @@ func addressProblem(t Ticker, addr string) (string, error) {
 	var net utxoNetwork
 	if t.Family == FamilyUTXO {
 		var ok bool
-		if net, ok = utxoNetworkByName(t.Network); !ok {
-			return "", fmt.Errorf("%w: utxo network %q", ErrUnsupportedNetwork, t.Network)
+		if net, ok = utxoNetworkOn(t.Network, t.Net); !ok {
+			return "", fmt.Errorf("%w: utxo network %q on %q", ErrUnsupportedNetwork, t.Network, t.Net)
 		}
 	}
 	if addr == "" {
@@ -100,8 +100,11 @@ type utxoNetwork struct {
 	segwitHRP string
 	// testHRPs are testnet/regtest bech32 or CashAddr prefixes.
 	testHRPs []string
-	// cashAddr selects CashAddr (bch).
-	cashAddr bool
+	// cashAddr selects CashAddr (bch), with cashPrefix ("bitcoincash").
+	cashAddr   bool
+	cashPrefix string
+	// net is the network (Mainnet when empty).
+	net Net
 	// params, when not nil, is a chaincfg.Params value used with btcutil
 	// (address cross-checks and encoding). It is a private value: nothing
 	// is registered with chaincfg.
@@ -111,9 +114,65 @@ type utxoNetwork struct {
 	purpose, coinType uint32
 }
 
-// utxoNetworkByName returns the description of a supported UTXO network. It
-// builds a fresh value each call so that no package state can be mutated.
-func utxoNetworkByName(name string) (utxoNetwork, bool) {
+// utxoNetworkByName returns the mainnet description of a supported UTXO
+// network (utxoNetworkOn(name, Mainnet)).
+func utxoNetworkByName(name string) (utxoNetwork, bool) { return utxoNetworkOn(name, Mainnet) }
+
+// utxoNetworkOn returns the description of a supported UTXO network on net.
+// It builds a fresh value each call so that no package state can be
+// mutated. On a test network the "test" forms it recognises to name are the
+// mainnet ones (and the other test network's bech32 prefix), so that an
+// address of the wrong network is refused with a clear reason.
+func utxoNetworkOn(name string, net Net) (utxoNetwork, bool) {
+	n, ok := utxoMainnet(name)
+	if !ok || net == Mainnet || net == "" {
+		return n, ok
+	}
+	if !net.Valid() {
+		return utxoNetwork{}, false
+	}
+	mainBase58 := append(slices.Clone(n.p2pkh), n.p2sh...)
+	n.net = net
+	switch name {
+	case "btc":
+		n.p2pkh, n.p2sh = []byte{0x6f}, []byte{0xc4}
+		n.params = &chaincfg.TestNet3Params
+		n.segwitHRP, n.testHRPs = "tb", []string{"bc", "bcrt"}
+		if net == Regtest {
+			n.params = &chaincfg.RegressionNetParams
+			n.segwitHRP, n.testHRPs = "bcrt", []string{"bc", "tb"}
+		}
+	case "ltc":
+		n.p2pkh, n.p2sh = []byte{0x6f}, []byte{0x3a, 0xc4}
+		n.segwitHRP, n.testHRPs = "tltc", []string{"ltc", "rltc"}
+		if net == Regtest {
+			n.segwitHRP, n.testHRPs = "rltc", []string{"ltc", "tltc"}
+		}
+		n.params = &chaincfg.Params{Name: "litecoin-" + string(net), Bech32HRPSegwit: n.segwitHRP,
+			PubKeyHashAddrID: 0x6f, ScriptHashAddrID: 0x3a, PrivateKeyID: 0xef, HDCoinType: 2}
+	case "bch":
+		n.p2pkh, n.p2sh = []byte{0x6f}, []byte{0xc4}
+		n.cashPrefix, n.testHRPs = "bchtest", []string{"bitcoincash", "bchreg"}
+		if net == Regtest {
+			n.cashPrefix, n.testHRPs = "bchreg", []string{"bitcoincash", "bchtest"}
+		}
+		n.params = &chaincfg.TestNet3Params
+	case "doge":
+		n.p2pkh, n.p2sh = []byte{0x71}, []byte{0xc4}
+		if net == Regtest {
+			n.p2pkh = []byte{0x6f}
+		}
+		n.params = &chaincfg.Params{Name: "dogecoin-" + string(net),
+			PubKeyHashAddrID: n.p2pkh[0], ScriptHashAddrID: 0xc4, PrivateKeyID: 0xf1, HDCoinType: 3}
+	}
+	n.testBase58 = slices.DeleteFunc(mainBase58, func(v byte) bool {
+		return slices.Contains(n.p2pkh, v) || slices.Contains(n.p2sh, v)
+	})
+	return n, true
+}
+
+// utxoMainnet returns the mainnet description of a UTXO network.
+func utxoMainnet(name string) (utxoNetwork, bool) {
 	switch name {
 	case "btc":
 		return utxoNetwork{
@@ -136,9 +195,9 @@ func utxoNetworkByName(name string) (utxoNetwork, bool) {
 			name: "bch", p2pkh: []byte{0x00}, p2sh: []byte{0x05},
 			testBase58: []byte{0x6f, 0xc4},
 			testHRPs:   []string{"bchtest", "bchreg"},
-			cashAddr:   true,
-			params:     &chaincfg.MainNetParams,
-			purpose:    44, coinType: 145,
+			cashAddr:   true, cashPrefix: cashAddrMainPrefix,
+			params:  &chaincfg.MainNetParams,
+			purpose: 44, coinType: 145,
 		}, true
 	case "doge":
 		return utxoNetwork{
@@ -149,6 +208,23 @@ func utxoNetworkByName(name string) (utxoNetwork, bool) {
 		}, true
 	}
 	return utxoNetwork{}, false
+}
+
+// netName is the network an address of n belongs to, for messages.
+func (n utxoNetwork) netName() string {
+	if n.net == "" {
+		return string(Mainnet)
+	}
+	return string(n.net)
+}
+
+// otherNetwork is the reason given for an address of another network of the
+// same coin (a test network's on mainnet, mainnet's on a test network).
+func (n utxoNetwork) otherNetwork(form string) string {
+	if n.net == "" || n.net == Mainnet {
+		return fmt.Sprintf("testnet or regtest address (%s), not mainnet", form)
+	}
+	return fmt.Sprintf("address of another network (%s), not %s %s", form, n.name, n.net)
 }
 
 // litecoinMainNetParams returns the Litecoin mainnet values btcutil needs to
@@ -186,7 +262,7 @@ func utxoAddressProblem(net utxoNetwork, addr string) string {
 	}
 	for _, hrp := range net.testHRPs {
 		if strings.HasPrefix(lower, hrp+"1") {
-			return fmt.Sprintf("testnet or regtest address (prefix %q), not mainnet", hrp+"1")
+			return net.otherNetwork(fmt.Sprintf("prefix %q", hrp+"1"))
 		}
 	}
 	if net.name == "ltc" && strings.HasPrefix(lower, "ltcmweb1") {
@@ -201,7 +277,7 @@ func utxoAddressProblem(net utxoNetwork, addr string) string {
 	// decoding with a misleading reason; name it instead.
 	if hrp, _, _, err := bech32.DecodeGeneric(addr); err == nil {
 		if slices.Contains(net.testHRPs, hrp) {
-			return fmt.Sprintf("testnet or regtest address (prefix %q), not mainnet", hrp+"1")
+			return net.otherNetwork(fmt.Sprintf("prefix %q", hrp+"1"))
 		}
 		if net.segwitHRP == "" {
 			return fmt.Sprintf("bech32 address with prefix %q: %s has no segwit addresses", hrp+"1", net.name)
@@ -223,13 +299,13 @@ func base58Problem(net utxoNetwork, addr string) string {
 	case isMain:
 		return btcutilCrossCheck(net, addr)
 	case slices.Contains(net.testBase58, version):
-		return fmt.Sprintf("testnet or regtest address (version byte 0x%02x), not mainnet", version)
+		return net.otherNetwork(fmt.Sprintf("version byte 0x%02x", version))
 	}
 	want := make([]string, 0, 3)
 	for _, v := range append(slices.Clone(net.p2pkh), net.p2sh...) {
 		want = append(want, fmt.Sprintf("0x%02x", v))
 	}
-	return fmt.Sprintf("version byte 0x%02x is not a %s mainnet address (want %s)", version, net.name, strings.Join(want, ", "))
+	return fmt.Sprintf("version byte 0x%02x is not a %s %s address (want %s)", version, net.name, net.netName(), strings.Join(want, ", "))
 }
 
 // btcutilCrossCheck runs btcutil's decoder over an address our own decoder
@@ -246,7 +322,7 @@ func btcutilCrossCheck(net utxoNetwork, addr string) string {
 		if version != p.PubKeyHashAddrID && version != p.ScriptHashAddrID {
 			return ""
 		}
-	} else if p != &chaincfg.MainNetParams {
+	} else if p != &chaincfg.MainNetParams && p != &chaincfg.TestNet3Params && p != &chaincfg.RegressionNetParams {
 		// Segwit with a non-bitcoin HRP: btcutil only decodes HRPs
 		// registered with chaincfg, and we register nothing.
 		return ""
@@ -258,7 +334,7 @@ func btcutilCrossCheck(net utxoNetwork, addr string) string {
 		return "not a valid address (rejected by the btcutil decoder)"
 	}
 	if !a.IsForNet(p) {
-		return "not a mainnet address"
+		return "not a " + net.netName() + " address"
 	}
 	return ""
 }

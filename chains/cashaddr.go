@@ -159,14 +159,14 @@ func cashAddrProblem(net utxoNetwork, addr string) (reason string, isCashAddr bo
 			}
 		}
 	}
-	prefix, data, reason := cashAddrDecode(addr, append([]string{cashAddrMainPrefix}, net.testHRPs...)...)
+	prefix, data, reason := cashAddrDecode(addr, append([]string{net.cashPrefix}, net.testHRPs...)...)
 	switch {
 	case reason != "":
 		return reason, true
-	case prefix != cashAddrMainPrefix && slices.Contains(net.testHRPs, prefix):
-		return fmt.Sprintf("testnet or regtest address (prefix %q), not mainnet", prefix+":"), true
-	case prefix != cashAddrMainPrefix:
-		return fmt.Sprintf("unknown prefix %q, want %q", prefix+":", cashAddrMainPrefix+":"), true
+	case prefix != net.cashPrefix && slices.Contains(net.testHRPs, prefix):
+		return net.otherNetwork(fmt.Sprintf("prefix %q", prefix+":")), true
+	case prefix != net.cashPrefix:
+		return fmt.Sprintf("unknown prefix %q, want %q", prefix+":", net.cashPrefix+":"), true
 	}
 	version, hash := data[0], data[1:]
 	typ, size := version>>3, version&0x07

@@ -113,7 +113,7 @@ func externalChain(master *hdkeychain.ExtendedKey, purpose, coin uint32) (*hdkey
 		pub.SerializeCompressed(), k.ChainCode(), parentFP[:], k.Depth(), k.ChildIndex(), false), nil
 }
 
-// Address returns the mainnet deposit address of t at index, derived at
+// Address returns the deposit address of t (on t.Net) at index, derived at
 // Path(t, index). The result always passes ValidateAddress for t. Errors wrap
 // ErrInvalidIndex (index of 2^31 or more, or the rare index BIP32 declares
 // invalid: skip to the next one) or ErrUnsupportedNetwork.
@@ -131,18 +131,53 @@ func (d *Deriver) address(t Ticker, index uint32) (string, error) {
 	}
 	switch t.Family {
 	case FamilyUTXO:
-		net, ok := utxoNetworkByName(t.Network)
+		net, ok := utxoNetworkOn(t.Network, t.Net)
 		if !ok {
-			return "", fmt.Errorf("%w: utxo network %q", ErrUnsupportedNetwork, t.Network)
+			return "", fmt.Errorf("%w: utxo network %q on %q", ErrUnsupportedNetwork, t.Network, t.Net)
 		}
 		pub, err := childPubKey(d.utxo[net.name], index)
 		if err != nil {
 			return "", err
 		}
+		return PubKeyAddress(t, pub)
+	case FamilyEVM, FamilyTron:
+		key := d.evm
+		if t.Family == FamilyTron {
+			key = d.tron
+		}
+		pub, err := childPubKey(key, index)
+		if err != nil {
+			return "", err
+		}
+		return PubKeyAddress(t, pub)
+	case FamilySolana:
+		n, err := d.solana.child(hardened + index)
+		if err != nil {
+			return "", err
+		}
+		if n, err = n.child(hardened + 0); err != nil {
+			return "", err
+		}
+		return base58.Encode(n.publicKey()), nil
+	}
+	return "", fmt.Errorf("%w: family %q", ErrUnsupportedNetwork, t.Family)
+}
+
+// PubKeyAddress returns the address of t (on t.Net) that a secp256k1 key
+// controls, in the form Deriver uses: P2WPKH for btc and ltc, P2PKH (as
+// CashAddr for bch) for bch and doge, EIP-55 for EVM, base58check T... for
+// TRON. Solana keys are ed25519: it returns ErrUnsupportedNetwork.
+func PubKeyAddress(t Ticker, pub *btcec.PublicKey) (string, error) {
+	switch t.Family {
+	case FamilyUTXO:
+		net, ok := utxoNetworkOn(t.Network, t.Net)
+		if !ok {
+			return "", fmt.Errorf("%w: utxo network %q on %q", ErrUnsupportedNetwork, t.Network, t.Net)
+		}
 		hash := btcutil.Hash160(pub.SerializeCompressed())
 		switch {
 		case net.cashAddr:
-			return cashAddrEncode(cashAddrMainPrefix, 0x00, hash) // type 0 (P2PKH), 160-bit
+			return cashAddrEncode(net.cashPrefix, 0x00, hash) // type 0 (P2PKH), 160-bit
 		case net.purpose == 84:
 			a, err := btcutil.NewAddressWitnessPubKeyHash(hash, net.params)
 			if err != nil {
@@ -157,14 +192,6 @@ func (d *Deriver) address(t Ticker, index uint32) (string, error) {
 			return a.EncodeAddress(), nil
 		}
 	case FamilyEVM, FamilyTron:
-		key := d.evm
-		if t.Family == FamilyTron {
-			key = d.tron
-		}
-		pub, err := childPubKey(key, index)
-		if err != nil {
-			return "", err
-		}
 		// The account is the last 20 bytes of keccak256 of the 64-byte
 		// uncompressed public key without its 0x04 prefix.
 		account := keccak256(pub.SerializeUncompressed()[1:])[12:]
@@ -172,17 +199,23 @@ func (d *Deriver) address(t Ticker, index uint32) (string, error) {
 			return base58.CheckEncode(account, tronVersion), nil
 		}
 		return eip55(account), nil
-	case FamilySolana:
-		n, err := d.solana.child(hardened + index)
-		if err != nil {
-			return "", err
-		}
-		if n, err = n.child(hardened + 0); err != nil {
-			return "", err
-		}
-		return base58.Encode(n.publicKey()), nil
 	}
-	return "", fmt.Errorf("%w: family %q", ErrUnsupportedNetwork, t.Family)
+	return "", fmt.Errorf("%w: family %q has no secp256k1 addresses", ErrUnsupportedNetwork, t.Family)
+}
+
+// UTXOParams returns the chaincfg parameters of t's network on t.Net, as
+// btcutil and txscript need them to encode and decode addresses (a private
+// value: nothing is registered with chaincfg). ok is false off the UTXO
+// family.
+func UTXOParams(t Ticker) (*chaincfg.Params, bool) {
+	if t.Family != FamilyUTXO {
+		return nil, false
+	}
+	net, ok := utxoNetworkOn(t.Network, t.Net)
+	if !ok {
+		return nil, false
+	}
+	return net.params, true
 }
 
 // childPubKey derives the non-hardened child index of an extended public key.

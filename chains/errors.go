@@ -36,6 +36,15 @@ var (
 	// package cannot validate or derive addresses for. Tickers taken from a
 	// Registry never produce it: LoadRegistry rejects them.
 	ErrUnsupportedNetwork = errors.New("unsupported network")
+
+	// ErrInvalidForward reports a Forward a backend refuses to sign: bad
+	// addresses, amounts finer than the base unit, no outputs, inputs that
+	// do not cover the outputs and fee. Retrying it unchanged fails again.
+	ErrInvalidForward = errors.New("invalid forward")
+
+	// ErrNode reports a node that is unreachable, slow, or answers with an
+	// error or garbage: transient, retried with backoff.
+	ErrNode = errors.New("node unavailable")
 )
 
 // maxQuotedAddress bounds how much of a rejected input is echoed back in an

@@ -109,20 +109,43 @@ type Output struct {
 	Amount  decimal.Decimal
 }
 
-// Forward is a distribution transaction to broadcast: the payment's funds,
-// less fees, from address_in to the merchant's wallets.
+// Forward is a distribution transaction to sign and send: the payments'
+// funds, less fees, from address_in to the merchant's wallets.
 type Forward struct {
-	// ID is the forwarding intent's identifier. Backends make Broadcast
-	// idempotent on it: a retried intent never pays twice.
+	// ID is the forwarding intent's identifier (unique per transaction).
 	ID string
 	// From is the payment address the funds leave.
 	From string
-	// Outputs are the destinations.
+	// FromIndex is From's derivation index: the backend signs with the key
+	// chains.Keys derives for it.
+	FromIndex uint32
+	// Inputs are the payments whose funds the forward moves. A UTXO
+	// backend spends exactly these outputs; account backends use them to
+	// check the balance.
+	Inputs []Transfer
+	// Outputs are the destinations and the amounts they receive, exactly.
 	Outputs []Output
+	// NetworkFee is what the plan set aside for network costs, in coin
+	// units. A UTXO backend pays exactly this fee and returns the rest of
+	// the inputs (the service fee) to the operator's address; an EVM or
+	// TRON native forward pays its gas from what stays on From.
+	NetworkFee decimal.Decimal
+}
+
+// Signed is a forwarding transaction, signed: payhook records it before it
+// is sent, and after a crash sends the same bytes again, so a forward is
+// never paid twice.
+type Signed struct {
+	// TxID is the hash reported as txid_out ("" when the network gives
+	// none). When Raw holds several transactions (an EVM token forward
+	// with its gas top-up), the one that pays the destinations.
+	TxID string
+	// Raw is the backend's serialised transaction(s), opaque to payhook.
+	Raw []byte
 }
 
 // Backend is one chain as payhook sees it: the devnet simulator, or a node's
-// RPC. Watchers poll it; the forwarding code broadcasts through it.
+// RPC. Watchers poll it; the forwarding code signs and sends through it.
 type Backend interface {
 	// Head returns the tip.
 	Head(ctx context.Context) (Head, error)
@@ -136,13 +159,14 @@ type Backend interface {
 	State(ctx context.Context, t Transfer) (TxState, error)
 	// NetworkFee estimates the network cost of forwarding, in coin units.
 	NetworkFee(ctx context.Context) (decimal.Decimal, error)
-	// Broadcast sends a forwarding transaction and returns its hash ("" when
-	// the network gives none). It is idempotent on Forward.ID.
-	Broadcast(ctx context.Context, f Forward) (txid string, err error)
-	// LookupForward reports whether a forwarding intent was broadcast, and
-	// its hash, so an intent interrupted by a crash is reconciled instead of
-	// sent twice.
-	LookupForward(ctx context.Context, id string) (txid string, found bool, err error)
+	// Sign builds and signs f without sending it. It validates f (addresses
+	// of the backend's network, amounts in whole base units, inputs that
+	// cover outputs and fee) and errors wrap ErrInvalidForward when f is
+	// wrong, so the caller does not retry it unchanged.
+	Sign(ctx context.Context, f Forward) (Signed, error)
+	// Send broadcasts s. It is idempotent: sending bytes the network
+	// already has (in its mempool or in a block) succeeds.
+	Send(ctx context.Context, s Signed) error
 }
 
 // Status is a payment's lifecycle status.

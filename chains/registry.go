@@ -76,6 +76,11 @@ type Ticker struct {
 	MinTransaction decimal.Decimal
 	// FeeRate is the service fee as a fraction of the amount, in [0, 1).
 	FeeRate decimal.Decimal
+	// Net is the network the ticker's node runs on: Mainnet (or "", the
+	// registry's default), Testnet or Regtest. It selects the address
+	// forms that derivation produces and validation accepts (bech32
+	// prefixes, version bytes). Set with Registry.WithNet.
+	Net Net
 	// NetworkFeeEstimate is the expected network fee of forwarding one
 	// payment, in units of Coin (for tokens, the fee paid in the network's
 	// native coin expressed in the token, as the operator estimates it).
@@ -118,6 +123,55 @@ func (r *Registry) Get(ticker string) (Ticker, error) {
 		return Ticker{}, fmt.Errorf("%w: %q", ErrUnknownTicker, ticker)
 	}
 	return t, nil
+}
+
+// WithNet returns a copy of r in which ticker runs on net (see Ticker.Net).
+// It wraps ErrUnknownTicker for a ticker not in r and ErrUnsupportedNetwork
+// for a net that is not mainnet, testnet or regtest.
+func (r *Registry) WithNet(ticker string, net Net) (*Registry, error) {
+	t, err := r.Get(ticker)
+	if err != nil {
+		return nil, err
+	}
+	if !net.Valid() {
+		return nil, fmt.Errorf("%w: network %q, want mainnet, testnet or regtest", ErrUnsupportedNetwork, net)
+	}
+	if net == Mainnet {
+		net = ""
+	}
+	t.Net = net
+	out := &Registry{byTicker: make(map[string]Ticker, len(r.byTicker)), sorted: slices.Clone(r.sorted)}
+	for k, v := range r.byTicker {
+		out.byTicker[k] = v
+	}
+	out.byTicker[t.Ticker] = t
+	for i := range out.sorted {
+		if out.sorted[i].Ticker == t.Ticker {
+			out.sorted[i] = t
+		}
+	}
+	return out, nil
+}
+
+// Net is a network a chain's node runs on.
+type Net string
+
+// Networks. A Ticker's zero Net means Mainnet.
+const (
+	Mainnet Net = "mainnet"
+	Testnet Net = "testnet"
+	Regtest Net = "regtest"
+)
+
+// Valid reports whether n is Mainnet, Testnet, Regtest or "" (mainnet).
+func (n Net) Valid() bool { return n == "" || n == Mainnet || n == Testnet || n == Regtest }
+
+// String returns the network's name; "mainnet" for "".
+func (n Net) String() string {
+	if n == "" {
+		return string(Mainnet)
+	}
+	return string(n)
 }
 
 // All returns every ticker sorted by Ticker. The slice is a copy.

@@ -3,6 +3,7 @@ package chaintest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -46,9 +47,17 @@ const maxWait = 200
 // transitions": detection and progress, a threshold of one, confirmation
 // jumps, failed executions, reorganisations before and after credit, several
 // payments to one address, TRON's distribution gate, Solana's commitments,
-// and Broadcast idempotency with LookupForward.
+// and forwards: Sign validates, Send is idempotent, and on a node the
+// forward pays its outputs exactly.
 func Run(t *testing.T, newDriver func(t *testing.T, tk chains.Ticker) Driver) {
-	for _, tk := range chains.DefaultRegistry().All() {
+	RunRegistry(t, chains.DefaultRegistry(), newDriver)
+}
+
+// RunRegistry is Run over the tickers of reg: a node backend on a test
+// network passes a registry whose tickers carry that network
+// (Registry.WithNet), so the suite's addresses are of that network.
+func RunRegistry(t *testing.T, reg *chains.Registry, newDriver func(t *testing.T, tk chains.Ticker) Driver) {
+	for _, tk := range reg.All() {
 		t.Run(string(tk.Family)+"/"+tk.Ticker, func(t *testing.T) {
 			for _, sc := range scenarios {
 				if sc.applies != nil && !sc.applies(tk) {
@@ -84,7 +93,7 @@ var scenarios = []scenario{
 	{"solana-commitments", isSolana, solanaCommitments},
 	{"transfers-contract", nil, transfersContract},
 	{"block-hashes", nil, blockHashes},
-	{"broadcast", nil, broadcast},
+	{"forward", nil, forward},
 }
 
 func isSolana(tk chains.Ticker) bool { return tk.Family == chains.FamilySolana }
@@ -101,13 +110,14 @@ type harness struct {
 	d   Driver
 }
 
-// testSeed is the seed of the suite's addresses; any fixed seed will do.
-var testSeed = sha256.Sum256([]byte("payhook chaintest"))
+// Seed is the seed of the suite's addresses (chains.NewDeriver and
+// chains.NewKeys): a node backend under test signs with chains.NewKeys(Seed).
+var Seed = func() []byte { s := sha256.Sum256([]byte("payhook chaintest")); return s[:] }()
 
 // addr returns the suite's i-th valid address of the ticker.
 func (h *harness) addr(i uint32) string {
 	h.t.Helper()
-	d, err := chains.NewDeriver(testSeed[:])
+	d, err := chains.NewDeriver(Seed)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -766,66 +776,94 @@ func blockHashes(h *harness) {
 	}
 }
 
-// broadcast: Broadcast validates, is idempotent on Forward.ID, and
-// LookupForward finds what was broadcast.
-func broadcast(h *harness) {
+// OnChain is implemented by Drivers whose forwards are real transactions
+// that the next block includes (node backends). The devnet records
+// forwards without putting them in blocks.
+type OnChain interface {
+	// FundOperator gives the operator's address of the ticker's family
+	// (chains.Keys.OperatorAddress from Seed) what a token forward needs to
+	// pay its gas. Backends of native coins may do nothing.
+	FundOperator() error
+}
+
+// forward: Sign validates (errors wrap chains.ErrInvalidForward); Send is
+// idempotent; on a node, the next block includes the forward, which pays
+// each output exactly.
+func forward(h *harness) {
 	from, to1, to2 := h.addr(0), h.addr(1), h.addr(2)
 	tr := h.tracker(h.required(1), from)
-	txid := h.pay(from, h.amount(10), false)
-	h.untilCredited(tr, txid)
+	value := h.amount(10)
+	txid := h.pay(from, value, false)
+	p := h.untilCredited(tr, txid)
+	if oc, ok := h.d.(OnChain); ok {
+		if err := oc.FundOperator(); err != nil {
+			h.t.Fatalf("fund the operator: %v", err)
+		}
+	}
+	fee, err := h.d.NetworkFee(h.ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	quarter := value.Div(decimal.NewFromInt(4)).RoundDown(h.tk.Decimals)
+	f := chains.Forward{ID: "chaintest-forward-1", From: from, FromIndex: 0, Inputs: []chains.Transfer{p.Transfer},
+		Outputs: []chains.Output{{Address: to1, Amount: quarter}, {Address: to2, Amount: quarter}}, NetworkFee: fee}
 
 	unit := decimal.New(1, -h.tk.Decimals)
-	f := chains.Forward{ID: "chaintest-forward-1", From: from, Outputs: []chains.Output{
-		{Address: to1, Amount: h.tk.MinTransaction.Add(unit)},
-		{Address: to2, Amount: unit},
-	}}
-	if id, found, err := h.d.LookupForward(h.ctx, f.ID); err != nil || found || id != "" {
-		h.t.Errorf("LookupForward before Broadcast: %q, %v, %v", id, found, err)
-	}
-	first, err := h.d.Broadcast(h.ctx, f)
-	if err != nil {
-		h.t.Fatalf("Broadcast: %v", err)
-	}
-	if first != "" {
-		h.checkTxID("forward", first)
-	}
-	again, err := h.d.Broadcast(h.ctx, f)
-	if err != nil || again != first {
-		h.t.Errorf("Broadcast again: %q, %v; want %q", again, err, first)
-	}
-	if id, found, err := h.d.LookupForward(h.ctx, f.ID); err != nil || !found || id != first {
-		h.t.Errorf("LookupForward: %q, %v, %v; want %q, true", id, found, err, first)
-	}
-	if id, found, err := h.d.LookupForward(h.ctx, "chaintest-never-sent"); err != nil || found || id != "" {
-		h.t.Errorf("LookupForward of an unknown ID: %q, %v, %v", id, found, err)
-	}
-	g := f
-	g.ID = "chaintest-forward-2"
-	second, err := h.d.Broadcast(h.ctx, g)
-	if err != nil {
-		h.t.Fatalf("Broadcast of a second forward: %v", err)
-	}
-	if second != "" && second == first {
-		h.t.Errorf("two forwards share hash %s", first)
-	}
-
 	bad := map[string]chains.Forward{
-		"no ID":       {From: from, Outputs: f.Outputs},
-		"bad from":    {ID: "chaintest-bad-1", From: "not-an-address", Outputs: f.Outputs},
-		"no outputs":  {ID: "chaintest-bad-2", From: from},
-		"bad output":  {ID: "chaintest-bad-3", From: from, Outputs: []chains.Output{{Address: "not-an-address", Amount: unit}}},
-		"zero amount": {ID: "chaintest-bad-4", From: from, Outputs: []chains.Output{{Address: to1, Amount: decimal.Zero}}},
-		"negative":    {ID: "chaintest-bad-5", From: from, Outputs: []chains.Output{{Address: to1, Amount: unit.Neg()}}},
-		"too fine":    {ID: "chaintest-bad-6", From: from, Outputs: []chains.Output{{Address: to1, Amount: decimal.New(1, -h.tk.Decimals-1)}}},
+		"no ID":       {From: from, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: fee},
+		"bad from":    {ID: "chaintest-bad-1", From: "not-an-address", Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: fee},
+		"no outputs":  {ID: "chaintest-bad-2", From: from, Inputs: f.Inputs, NetworkFee: fee},
+		"bad output":  {ID: "chaintest-bad-3", From: from, Inputs: f.Inputs, Outputs: []chains.Output{{Address: "not-an-address", Amount: quarter}}, NetworkFee: fee},
+		"zero amount": {ID: "chaintest-bad-4", From: from, Inputs: f.Inputs, Outputs: []chains.Output{{Address: to1, Amount: decimal.Zero}}, NetworkFee: fee},
+		"negative":    {ID: "chaintest-bad-5", From: from, Inputs: f.Inputs, Outputs: []chains.Output{{Address: to1, Amount: unit.Neg()}}, NetworkFee: fee},
+		"too fine":    {ID: "chaintest-bad-6", From: from, Inputs: f.Inputs, Outputs: []chains.Output{{Address: to1, Amount: decimal.New(1, -h.tk.Decimals-1)}}, NetworkFee: fee},
 	}
 	for name, b := range bad {
-		if txid, err := h.d.Broadcast(h.ctx, b); err == nil {
-			h.t.Errorf("Broadcast with %s: %q, no error", name, txid)
+		if s, err := h.d.Sign(h.ctx, b); err == nil {
+			h.t.Errorf("Sign with %s: %q, no error", name, s.TxID)
+		} else if !errors.Is(err, chains.ErrInvalidForward) {
+			h.t.Errorf("Sign with %s: %v, want an error wrapping chains.ErrInvalidForward", name, err)
 		}
-		if b.ID != "" {
-			if _, found, _ := h.d.LookupForward(h.ctx, b.ID); found {
-				h.t.Errorf("Broadcast with %s was recorded", name)
-			}
-		}
+	}
+
+	s, err := h.d.Sign(h.ctx, f)
+	if err != nil {
+		h.t.Fatalf("Sign: %v", err)
+	}
+	if s.TxID != "" {
+		h.checkTxID("forward", s.TxID)
+	}
+	if len(s.Raw) == 0 {
+		h.t.Error("Sign: no bytes to record")
+	}
+	if err := h.d.Send(h.ctx, s); err != nil {
+		h.t.Fatalf("Send: %v", err)
+	}
+	if err := h.d.Send(h.ctx, s); err != nil {
+		h.t.Errorf("Send of the same bytes again (a restart between send and record): %v", err)
+	}
+	if _, ok := h.d.(OnChain); !ok {
+		return
+	}
+	top := h.mine(1)
+	if err := h.d.Send(h.ctx, s); err != nil {
+		h.t.Errorf("Send of bytes already in a block: %v", err)
+	}
+	trs, err := h.d.Transfers(h.ctx, top-1, top, func(a string) bool { return a == to1 || a == to2 })
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	paid := map[string]decimal.Decimal{}
+	ours := false
+	for _, t := range trs {
+		paid[t.To] = paid[t.To].Add(t.Value)
+		ours = ours || t.TxID == s.TxID
+	}
+	if !paid[to1].Equal(quarter) || !paid[to2].Equal(quarter) || !ours {
+		h.t.Errorf("block %d pays %v (forward %s among them: %v); want %s to each of %s and %s", top, paid, s.TxID, ours, quarter, to1, to2)
+	}
+	st, err := h.d.State(h.ctx, chains.Transfer{TxID: s.TxID, To: to1})
+	if err != nil || !st.Present || !st.Executed || st.Confirmations != 1 {
+		h.t.Errorf("forward %s in block %d: state %+v, %v; want present, executed, 1 confirmation", s.TxID, top, st, err)
 	}
 }

@@ -29,12 +29,10 @@ func (f *fakeBackend) State(context.Context, chains.Transfer) (chains.TxState, e
 	return f.state, nil
 }
 func (f *fakeBackend) NetworkFee(context.Context) (decimal.Decimal, error) { return decimal.Zero, nil }
-func (f *fakeBackend) Broadcast(context.Context, chains.Forward) (string, error) {
-	return "", nil
+func (f *fakeBackend) Sign(context.Context, chains.Forward) (chains.Signed, error) {
+	return chains.Signed{}, nil
 }
-func (f *fakeBackend) LookupForward(context.Context, string) (string, bool, error) {
-	return "", false, nil
-}
+func (f *fakeBackend) Send(context.Context, chains.Signed) error { return nil }
 
 var btc = chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc", Family: chains.FamilyUTXO}
 

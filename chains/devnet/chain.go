@@ -6,6 +6,7 @@ import (
 	"crypto/sha512"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -113,7 +114,7 @@ type block struct {
 	txs    []*tx
 }
 
-// forward is one recorded Broadcast.
+// forward is one forward sent.
 type forward struct {
 	f    chains.Forward
 	txid string
@@ -450,69 +451,71 @@ func (c *Chain) NetworkFee(ctx context.Context) (decimal.Decimal, error) {
 	return c.ticker.NetworkFeeEstimate, nil
 }
 
-// Broadcast implements chains.Backend. It records the forward and returns a
-// hash in the family's style; the forward is not put in a block and moves no
-// simulated funds (the devnet keeps no balances). A forward whose ID was
-// broadcast before returns the first hash and is not recorded again, even if
-// its contents differ. Errors wrap ErrInvalidForward.
-func (c *Chain) Broadcast(ctx context.Context, f chains.Forward) (string, error) {
+// Sign implements chains.Backend: it validates f and returns a "signed"
+// forward whose TxID is a function of the chain's seed and f.ID (the same
+// ID always gets the same hash) and whose Raw is f encoded as JSON. Nothing
+// is recorded until Send. Errors wrap ErrInvalidForward: no ID, an invalid
+// From or output address (also chains.ErrInvalidAddress), no outputs, or an
+// amount that is not positive or has more decimal places than the ticker.
+func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return chains.Signed{}, err
 	}
 	tk := c.ticker
 	if f.ID == "" {
-		return "", fmt.Errorf("%w: %s forward without an ID", ErrInvalidForward, tk.Ticker)
+		return chains.Signed{}, fmt.Errorf("%w: %s forward without an ID", ErrInvalidForward, tk.Ticker)
 	}
-	c.mu.Lock()
-	if i, ok := c.fwdByID[f.ID]; ok {
-		txid := c.forwards[i].txid
-		c.mu.Unlock()
-		return txid, nil
-	}
-	c.mu.Unlock()
-
 	if err := chains.ValidateAddress(tk, f.From); err != nil {
-		return "", fmt.Errorf("%w: forward %q from: %w", ErrInvalidForward, f.ID, err)
+		return chains.Signed{}, fmt.Errorf("%w: forward %q from: %w", ErrInvalidForward, f.ID, err)
 	}
 	if len(f.Outputs) == 0 {
-		return "", fmt.Errorf("%w: forward %q has no outputs", ErrInvalidForward, f.ID)
+		return chains.Signed{}, fmt.Errorf("%w: forward %q has no outputs", ErrInvalidForward, f.ID)
 	}
 	for i, o := range f.Outputs {
 		if err := chains.ValidateAddress(tk, o.Address); err != nil {
-			return "", fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
+			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
 		}
 		if err := checkAmount(tk, o.Amount); err != nil {
-			return "", fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
+			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
 		}
 	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if i, ok := c.fwdByID[f.ID]; ok { // a concurrent Broadcast of the same ID won
-		return c.forwards[i].txid, nil
+	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Outputs: f.Outputs})
+	if err != nil {
+		return chains.Signed{}, fmt.Errorf("%w: forward %q: %w", ErrInvalidForward, f.ID, err)
 	}
-	f.Outputs = slices.Clone(f.Outputs)
-	txid := c.newHash("forward")
-	c.fwdByID[f.ID] = len(c.forwards)
-	c.forwards = append(c.forwards, forward{f: f, txid: txid})
-	return txid, nil
+	return chains.Signed{TxID: c.hash("forward:"+f.ID, 0, ""), Raw: raw}, nil
 }
 
-// LookupForward implements chains.Backend.
-func (c *Chain) LookupForward(ctx context.Context, id string) (string, bool, error) {
+// signedForward is the devnet's "serialised transaction".
+type signedForward struct {
+	ID      string          `json:"id"`
+	From    string          `json:"from"`
+	Outputs []chains.Output `json:"outputs"`
+}
+
+// Send implements chains.Backend: it records the forward of s (see
+// Forwards) unless a forward of the same ID was sent already, which
+// succeeds without a second record, as a node accepts a transaction it
+// already has.
+func (c *Chain) Send(ctx context.Context, s chains.Signed) error {
 	if err := ctx.Err(); err != nil {
-		return "", false, err
+		return err
+	}
+	var sf signedForward
+	if err := json.Unmarshal(s.Raw, &sf); err != nil || sf.ID == "" {
+		return fmt.Errorf("%w: %s: not a transaction signed by this devnet", ErrInvalidForward, c.ticker.Ticker)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i, ok := c.fwdByID[id]
-	if !ok {
-		return "", false, nil
+	if _, ok := c.fwdByID[sf.ID]; ok {
+		return nil
 	}
-	return c.forwards[i].txid, true, nil
+	c.fwdByID[sf.ID] = len(c.forwards)
+	c.forwards = append(c.forwards, forward{f: chains.Forward{ID: sf.ID, From: sf.From, Outputs: sf.Outputs}, txid: s.TxID})
+	return nil
 }
 
-// Forwards returns every distinct forward broadcast, in broadcast order. The
+// Forwards returns every distinct forward sent, in the order sent. The
 // slice and its outputs are copies.
 func (c *Chain) Forwards() []chains.Forward {
 	c.mu.Lock()

@@ -343,40 +343,41 @@ func TestHashes(t *testing.T) {
 	}
 }
 
-func TestBroadcastRecordsOnce(t *testing.T) {
+func TestSendRecordsOnce(t *testing.T) {
 	t.Parallel()
 	tk := ticker(t, "trc20/usdt")
 	c := devnet.NewChain(tk, devnet.Options{})
 	ctx := t.Context()
 	f := chains.Forward{ID: "f1", From: address(t, tk, 0), Outputs: []chains.Output{{Address: address(t, tk, 1), Amount: decimal.NewFromInt(9)}}}
+	s, err := c.Sign(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Sign(ctx, f); again.TxID != s.TxID {
+		t.Errorf("Sign of one ID twice: %q then %q", s.TxID, again.TxID)
+	}
+	if len(c.Forwards()) != 0 {
+		t.Error("Sign recorded a forward")
+	}
 	var wg sync.WaitGroup
-	txids := make([]string, 8)
-	for i := range txids {
+	for range 8 {
 		wg.Go(func() {
-			txid, err := c.Broadcast(ctx, f)
-			if err != nil {
+			if err := c.Send(ctx, s); err != nil {
 				t.Error(err)
 			}
-			txids[i] = txid
 		})
 	}
 	wg.Wait()
-	for _, txid := range txids {
-		if txid != txids[0] {
-			t.Errorf("concurrent Broadcasts of one ID: %v", txids)
-			break
-		}
-	}
 	f.Outputs[0].Amount = decimal.NewFromInt(1) // must not alter the record
-	if txid, _ := c.Broadcast(ctx, chains.Forward{ID: "f1"}); txid != txids[0] {
-		t.Errorf("Broadcast of a known ID with other contents: %q, want %q", txid, txids[0])
-	}
 	fs := c.Forwards()
 	if len(fs) != 1 || fs[0].ID != "f1" || !fs[0].Outputs[0].Amount.Equal(decimal.NewFromInt(9)) {
 		t.Errorf("Forwards: %+v", fs)
 	}
-	if _, err := c.Broadcast(ctx, chains.Forward{ID: "f2", From: f.From}); !errors.Is(err, devnet.ErrInvalidForward) {
-		t.Errorf("Broadcast without outputs: %v", err)
+	if _, err := c.Sign(ctx, chains.Forward{ID: "f2", From: f.From}); !errors.Is(err, devnet.ErrInvalidForward) {
+		t.Errorf("Sign without outputs: %v", err)
+	}
+	if err := c.Send(ctx, chains.Signed{TxID: "x", Raw: []byte("garbage")}); !errors.Is(err, devnet.ErrInvalidForward) {
+		t.Errorf("Send of garbage: %v", err)
 	}
 	if fee, err := c.NetworkFee(ctx); err != nil || !fee.Equal(tk.NetworkFeeEstimate) {
 		t.Errorf("NetworkFee: %s, %v; want %s", fee, err, tk.NetworkFeeEstimate)

@@ -29,9 +29,10 @@
 //     SolanaFinalizedDepth; Confirmations is still the depth (the rules, not
 //     the backend, report 1 to merchants).
 //
-// Broadcast validates and records a forward and returns a hash in the
-// family's style, idempotently on Forward.ID; it moves no funds and puts
-// nothing in a block, since the devnet keeps no balances. NetworkFee is the
+// Sign validates a forward and returns a hash in the family's style (a
+// function of Forward.ID) with the forward as its "raw transaction"; Send
+// records it, idempotently on the ID. It moves no funds and puts nothing in
+// a block, since the devnet keeps no balances. NetworkFee is the
 // ticker's NetworkFeeEstimate.
 //
 // # Guarantees

@@ -1,6 +1,10 @@
 package devnet
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/payhook/payhook/chains"
+)
 
 // Sentinel errors. Every error the devnet returns, other than a cancelled
 // context, wraps exactly one of them; classify with errors.Is.
@@ -14,11 +18,12 @@ var (
 	// or a failed execution asked of a family whose transfers cannot fail.
 	ErrInvalidPayment = errors.New("invalid payment")
 
-	// ErrInvalidForward reports a Broadcast of a forward that is malformed:
-	// no ID, an invalid From or output address (the error also wraps
-	// chains.ErrInvalidAddress), no outputs, or an amount that is not
-	// positive or has more decimal places than the ticker.
-	ErrInvalidForward = errors.New("invalid forward")
+	// ErrInvalidForward (chains.ErrInvalidForward) reports a Sign of a
+	// forward that is malformed: no ID, an invalid From or output address
+	// (the error also wraps chains.ErrInvalidAddress), no outputs, or an
+	// amount that is not positive or has more decimal places than the
+	// ticker; or a Send of bytes this devnet did not sign.
+	ErrInvalidForward = chains.ErrInvalidForward
 
 	// ErrInvalidCount reports a Mine or Reorg block count out of bounds:
 	// Mine takes 1..MaxMine, Reorg 1..the current height.

@@ -41,6 +41,8 @@ type Forward struct {
 	ValueForwardedCoin decimal.Decimal `json:"value_forwarded_coin,omitempty"`
 	// TxidOut holds the value of the "txid_out" field.
 	TxidOut string `json:"txid_out,omitempty"`
+	// The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes.
+	SignedTx *[]byte `json:"signed_tx,omitempty"`
 	// No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs.
 	Held bool `json:"held,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -74,7 +76,7 @@ func (*Forward) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case forward.FieldOutputs:
+		case forward.FieldOutputs, forward.FieldSignedTx:
 			values[i] = new([]byte)
 		case forward.FieldFeeCoin, forward.FieldNetworkFee, forward.FieldValueForwardedCoin:
 			values[i] = new(decimal.Decimal)
@@ -169,6 +171,12 @@ func (_m *Forward) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TxidOut = value.String
 			}
+		case forward.FieldSignedTx:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field signed_tx", values[i])
+			} else if value != nil {
+				_m.SignedTx = value
+			}
 		case forward.FieldHeld:
 			if value, ok := values[i].(*sql.NullBool); !ok {
 				return fmt.Errorf("unexpected type %T for field held", values[i])
@@ -245,6 +253,11 @@ func (_m *Forward) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)
+	builder.WriteString(", ")
+	if v := _m.SignedTx; v != nil {
+		builder.WriteString("signed_tx=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("held=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Held))

@@ -117,6 +117,12 @@ func (_c *ForwardCreate) SetNillableTxidOut(v *string) *ForwardCreate {
 	return _c
 }
 
+// SetSignedTx sets the "signed_tx" field.
+func (_c *ForwardCreate) SetSignedTx(v []byte) *ForwardCreate {
+	_c.mutation.SetSignedTx(v)
+	return _c
+}
+
 // SetHeld sets the "held" field.
 func (_c *ForwardCreate) SetHeld(v bool) *ForwardCreate {
 	_c.mutation.SetHeld(v)
@@ -316,6 +322,10 @@ func (_c *ForwardCreate) createSpec() (*Forward, *sqlgraph.CreateSpec) {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 		_node.TxidOut = value
 	}
+	if value, ok := _c.mutation.SignedTx(); ok {
+		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
+		_node.SignedTx = &value
+	}
 	if value, ok := _c.mutation.Held(); ok {
 		_spec.SetField(forward.FieldHeld, field.TypeBool, value)
 		_node.Held = value
@@ -422,6 +432,24 @@ func (u *ForwardUpsert) SetTxidOut(v string) *ForwardUpsert {
 // UpdateTxidOut sets the "txid_out" field to the value that was provided on create.
 func (u *ForwardUpsert) UpdateTxidOut() *ForwardUpsert {
 	u.SetExcluded(forward.FieldTxidOut)
+	return u
+}
+
+// SetSignedTx sets the "signed_tx" field.
+func (u *ForwardUpsert) SetSignedTx(v []byte) *ForwardUpsert {
+	u.Set(forward.FieldSignedTx, v)
+	return u
+}
+
+// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
+func (u *ForwardUpsert) UpdateSignedTx() *ForwardUpsert {
+	u.SetExcluded(forward.FieldSignedTx)
+	return u
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (u *ForwardUpsert) ClearSignedTx() *ForwardUpsert {
+	u.SetNull(forward.FieldSignedTx)
 	return u
 }
 
@@ -536,6 +564,27 @@ func (u *ForwardUpsertOne) SetTxidOut(v string) *ForwardUpsertOne {
 func (u *ForwardUpsertOne) UpdateTxidOut() *ForwardUpsertOne {
 	return u.Update(func(s *ForwardUpsert) {
 		s.UpdateTxidOut()
+	})
+}
+
+// SetSignedTx sets the "signed_tx" field.
+func (u *ForwardUpsertOne) SetSignedTx(v []byte) *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.SetSignedTx(v)
+	})
+}
+
+// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
+func (u *ForwardUpsertOne) UpdateSignedTx() *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.UpdateSignedTx()
+	})
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (u *ForwardUpsertOne) ClearSignedTx() *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.ClearSignedTx()
 	})
 }
 
@@ -816,6 +865,27 @@ func (u *ForwardUpsertBulk) SetTxidOut(v string) *ForwardUpsertBulk {
 func (u *ForwardUpsertBulk) UpdateTxidOut() *ForwardUpsertBulk {
 	return u.Update(func(s *ForwardUpsert) {
 		s.UpdateTxidOut()
+	})
+}
+
+// SetSignedTx sets the "signed_tx" field.
+func (u *ForwardUpsertBulk) SetSignedTx(v []byte) *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.SetSignedTx(v)
+	})
+}
+
+// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
+func (u *ForwardUpsertBulk) UpdateSignedTx() *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.UpdateSignedTx()
+	})
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (u *ForwardUpsertBulk) ClearSignedTx() *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.ClearSignedTx()
 	})
 }
 

@@ -63,6 +63,18 @@ func (_u *ForwardUpdate) SetNillableTxidOut(v *string) *ForwardUpdate {
 	return _u
 }
 
+// SetSignedTx sets the "signed_tx" field.
+func (_u *ForwardUpdate) SetSignedTx(v []byte) *ForwardUpdate {
+	_u.mutation.SetSignedTx(v)
+	return _u
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (_u *ForwardUpdate) ClearSignedTx() *ForwardUpdate {
+	_u.mutation.ClearSignedTx()
+	return _u
+}
+
 // Mutation returns the ForwardMutation object of the builder.
 func (_u *ForwardUpdate) Mutation() *ForwardMutation {
 	return _u.mutation
@@ -144,6 +156,12 @@ func (_u *ForwardUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.SignedTx(); ok {
+		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
+	}
+	if _u.mutation.SignedTxCleared() {
+		_spec.ClearField(forward.FieldSignedTx, field.TypeBytes)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -197,6 +215,18 @@ func (_u *ForwardUpdateOne) SetNillableTxidOut(v *string) *ForwardUpdateOne {
 	if v != nil {
 		_u.SetTxidOut(*v)
 	}
+	return _u
+}
+
+// SetSignedTx sets the "signed_tx" field.
+func (_u *ForwardUpdateOne) SetSignedTx(v []byte) *ForwardUpdateOne {
+	_u.mutation.SetSignedTx(v)
+	return _u
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (_u *ForwardUpdateOne) ClearSignedTx() *ForwardUpdateOne {
+	_u.mutation.ClearSignedTx()
 	return _u
 }
 
@@ -310,6 +340,12 @@ func (_u *ForwardUpdateOne) sqlSave(ctx context.Context) (_node *Forward, err er
 	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.SignedTx(); ok {
+		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
+	}
+	if _u.mutation.SignedTxCleared() {
+		_spec.ClearField(forward.FieldSignedTx, field.TypeBytes)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Forward{config: _u.config}

@@ -6250,6 +6250,7 @@ type ForwardMutation struct {
 	network_fee          *decimal.Decimal
 	value_forwarded_coin *decimal.Decimal
 	txid_out             *string
+	signed_tx            *[]byte
 	held                 *bool
 	clearedFields        map[string]struct{}
 	payment              *int64
@@ -6738,6 +6739,55 @@ func (m *ForwardMutation) ResetTxidOut() {
 	m.txid_out = nil
 }
 
+// SetSignedTx sets the "signed_tx" field.
+func (m *ForwardMutation) SetSignedTx(b []byte) {
+	m.signed_tx = &b
+}
+
+// SignedTx returns the value of the "signed_tx" field in the mutation.
+func (m *ForwardMutation) SignedTx() (r []byte, exists bool) {
+	v := m.signed_tx
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignedTx returns the old "signed_tx" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldSignedTx(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignedTx is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignedTx requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignedTx: %w", err)
+	}
+	return oldValue.SignedTx, nil
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (m *ForwardMutation) ClearSignedTx() {
+	m.signed_tx = nil
+	m.clearedFields[forward.FieldSignedTx] = struct{}{}
+}
+
+// SignedTxCleared returns if the "signed_tx" field was cleared in this mutation.
+func (m *ForwardMutation) SignedTxCleared() bool {
+	_, ok := m.clearedFields[forward.FieldSignedTx]
+	return ok
+}
+
+// ResetSignedTx resets all changes to the "signed_tx" field.
+func (m *ForwardMutation) ResetSignedTx() {
+	m.signed_tx = nil
+	delete(m.clearedFields, forward.FieldSignedTx)
+}
+
 // SetHeld sets the "held" field.
 func (m *ForwardMutation) SetHeld(b bool) {
 	m.held = &b
@@ -6835,7 +6885,7 @@ func (m *ForwardMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForwardMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, forward.FieldCreatedAt)
 	}
@@ -6865,6 +6915,9 @@ func (m *ForwardMutation) Fields() []string {
 	}
 	if m.txid_out != nil {
 		fields = append(fields, forward.FieldTxidOut)
+	}
+	if m.signed_tx != nil {
+		fields = append(fields, forward.FieldSignedTx)
 	}
 	if m.held != nil {
 		fields = append(fields, forward.FieldHeld)
@@ -6897,6 +6950,8 @@ func (m *ForwardMutation) Field(name string) (ent.Value, bool) {
 		return m.ValueForwardedCoin()
 	case forward.FieldTxidOut:
 		return m.TxidOut()
+	case forward.FieldSignedTx:
+		return m.SignedTx()
 	case forward.FieldHeld:
 		return m.Held()
 	}
@@ -6928,6 +6983,8 @@ func (m *ForwardMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldValueForwardedCoin(ctx)
 	case forward.FieldTxidOut:
 		return m.OldTxidOut(ctx)
+	case forward.FieldSignedTx:
+		return m.OldSignedTx(ctx)
 	case forward.FieldHeld:
 		return m.OldHeld(ctx)
 	}
@@ -7009,6 +7066,13 @@ func (m *ForwardMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTxidOut(v)
 		return nil
+	case forward.FieldSignedTx:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignedTx(v)
+		return nil
 	case forward.FieldHeld:
 		v, ok := value.(bool)
 		if !ok {
@@ -7048,7 +7112,11 @@ func (m *ForwardMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *ForwardMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(forward.FieldSignedTx) {
+		fields = append(fields, forward.FieldSignedTx)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -7061,6 +7129,11 @@ func (m *ForwardMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *ForwardMutation) ClearField(name string) error {
+	switch name {
+	case forward.FieldSignedTx:
+		m.ClearSignedTx()
+		return nil
+	}
 	return fmt.Errorf("unknown Forward nullable field %s", name)
 }
 
@@ -7097,6 +7170,9 @@ func (m *ForwardMutation) ResetField(name string) error {
 		return nil
 	case forward.FieldTxidOut:
 		m.ResetTxidOut()
+		return nil
+	case forward.FieldSignedTx:
+		m.ResetSignedTx()
 		return nil
 	case forward.FieldHeld:
 		m.ResetHeld()

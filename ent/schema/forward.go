@@ -9,10 +9,11 @@ import (
 
 // Forward is the distribution of one payment to the merchant's wallets (or,
 // Held, the record that its funds stay on the payment address). It is
-// recorded as an intent before the transaction is broadcast, and marked done
-// after, so a crash between the two is reconciled (the backend is asked
-// whether the intent was broadcast) instead of paying twice. At most one
-// Forward exists per payment.
+// recorded as an intent, then its signed transaction is recorded
+// (signed_tx, txid_out) before it is sent, and it is marked done after, so a
+// crash at any point is reconciled by sending the same bytes again (or, if
+// nothing was recorded, signing anew: nothing was sent) instead of paying
+// twice. At most one Forward exists per payment.
 type Forward struct{ ent.Schema }
 
 // Mixin of the Forward.
@@ -31,6 +32,8 @@ func (Forward) Fields() []ent.Field {
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.String("txid_out").Default(""),
+		field.Bytes("signed_tx").Optional().Nillable().
+			Comment("The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes."),
 		field.Bool("held").Default(false).Immutable().
 			Comment("No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs."),
 	}

@@ -89,8 +89,8 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			}
 
 			// Restart: a new service over the same database and chain. The
-			// backend counts broadcasts: reconciling must ask the chain, not
-			// broadcast again.
+			// backend counts signatures and sends: reconciling must send the
+			// recorded bytes again, never sign a second transaction.
 			counting := &countingBackend{Backend: chain}
 			restarted := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": counting}, Reactors: []Reactor{rec}, Now: now}, logger)
 			w2, _ := restarted.NewWatcher(tk, time.Second)
@@ -104,8 +104,8 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 				t.Fatalf("after reconciling: %+v %v", p, err)
 			}
 			fwds := chain.Forwards()
-			if len(fwds) != 1 || counting.broadcasts != 0 || counting.lookups == 0 {
-				t.Fatalf("%d forwards, %d broadcasts and %d lookups after the restart: the intent was not reconciled with the chain", len(fwds), counting.broadcasts, counting.lookups)
+			if len(fwds) != 1 || counting.signs != 0 || counting.sends != 1 || counting.lastTxID != p.TxidOut {
+				t.Fatalf("%d forwards, %d signatures and %d sends (of %s; recorded %s) after the restart: the recorded transaction was not sent again", len(fwds), counting.signs, counting.sends, counting.lastTxID, p.TxidOut)
 			}
 			// confirmed (before the crash) + completed (after reconciling)
 			if got := strings.Join(rec.statuses(), ","); got != "confirmed:confirmed,distributed:completed" {
@@ -119,15 +119,69 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 // countingBackend counts forwarding calls.
 type countingBackend struct {
 	chains.Backend
-	broadcasts, lookups int
+	signs, sends int
+	lastTxID     string
 }
 
-func (c *countingBackend) Broadcast(ctx context.Context, f chains.Forward) (string, error) {
-	c.broadcasts++
-	return c.Backend.Broadcast(ctx, f)
+func (c *countingBackend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
+	c.signs++
+	return c.Backend.Sign(ctx, f)
 }
 
-func (c *countingBackend) LookupForward(ctx context.Context, id string) (string, bool, error) {
-	c.lookups++
-	return c.Backend.LookupForward(ctx, id)
+func (c *countingBackend) Send(ctx context.Context, s chains.Signed) error {
+	c.sends++
+	c.lastTxID = s.TxID
+	return c.Backend.Send(ctx, s)
+}
+
+// TestCrashBetweenSigningAndSending: the process dies after the signed
+// forward was recorded and before it was sent. The restarted watcher sends
+// the recorded bytes (no second signature: a node would see a second,
+// different transaction spending the same funds), and the payment completes
+// with that transaction's hash.
+func TestCrashBetweenSigningAndSending(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "btc")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			rec := &recorder{}
+			svc := f.service(db, chain, rec)
+			addrIn, _ := merchantAddress(t, f, 1, false)
+			payEach(t, chain, []string{addrIn}, "0.5")
+			trs, err := chain.Transfers(ctx, 0, chain.Height(), nil)
+			if err != nil || len(trs) != 1 {
+				t.Fatalf("transfers %v %v", trs, err)
+			}
+			st, _ := chain.State(ctx, trs[0])
+			svc.afterSign = func() error { return errCrash }
+			if err := svc.Apply(ctx, f.tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
+				t.Fatal(err)
+			}
+			if len(chain.Forwards()) != 0 {
+				t.Fatal("sent before the crash")
+			}
+			fw, err := db.Client.Forward.Query().Only(ctx)
+			if err != nil || fw.SignedTx == nil || fw.TxidOut == "" {
+				t.Fatalf("recorded forward %+v, %v; want its signed transaction recorded", fw, err)
+			}
+
+			counting := &countingBackend{Backend: chain}
+			restarted := f.service(db, counting, rec)
+			w, _ := restarted.NewWatcher(f.tk, time.Second)
+			for range 2 {
+				poll(t, w)
+			}
+			p, err := db.Client.Payment.Query().Only(ctx)
+			if err != nil || p.Status != entpayment.StatusCompleted || p.TxidOut != fw.TxidOut {
+				t.Fatalf("after the restart: %+v %v; want completed with %s", p, err, fw.TxidOut)
+			}
+			if counting.signs != 0 || counting.sends != 1 || len(chain.Forwards()) != 1 {
+				t.Fatalf("%d signatures, %d sends, %d forwards on chain after the restart", counting.signs, counting.sends, len(chain.Forwards()))
+			}
+		})
+	}
 }

@@ -66,13 +66,17 @@ func broadcastKey(intentID string) string {
 }
 
 // groupIntent returns the one transaction that carries forwards fs (all of
-// one key, from one address): their outputs summed per destination, in
-// the order the destinations first appear (forwards in id order).
-func groupIntent(key, from string, fs []*entdb.Forward) chains.Forward {
+// one key, from one address; their Payment edges, with the Address, loaded):
+// their outputs summed per destination, in the order the destinations first
+// appear (forwards in id order), their payments as its inputs, and their
+// network fees summed as its fee budget.
+func groupIntent(key string, fs []*entdb.Forward) chains.Forward {
 	fs = slices.Clone(fs)
 	slices.SortFunc(fs, func(a, b *entdb.Forward) int { return cmp.Compare(a.ID, b.ID) })
 	var outs []chains.Output
 	at := map[string]int{}
+	netFee := decimal.Zero
+	var inputs []chains.Transfer
 	for _, f := range fs {
 		for _, o := range f.Outputs {
 			i, ok := at[o.Address]
@@ -83,8 +87,12 @@ func groupIntent(key, from string, fs []*entdb.Forward) chains.Forward {
 			}
 			outs[i].Amount = outs[i].Amount.Add(o.Amount)
 		}
+		netFee = netFee.Add(f.NetworkFee)
+		p := f.Edges.Payment
+		inputs = append(inputs, chains.Transfer{TxID: p.TxidIn, Index: p.OutputIndex, To: p.Edges.Address.AddressIn, Value: p.ValueCoin})
 	}
-	return chains.Forward{ID: key, From: from, Outputs: outs}
+	a := fs[0].Edges.Payment.Edges.Address
+	return chains.Forward{ID: key, From: a.AddressIn, FromIndex: uint32(a.DerivationIndex), Inputs: inputs, Outputs: outs, NetworkFee: netFee}
 }
 
 // part is one payment's share of a forwarding plan.

@@ -383,8 +383,8 @@ func TestCrashBetweenGroupBroadcastAndRecord(t *testing.T) {
 			for range 3 {
 				poll(t, w2)
 			}
-			if len(chain.Forwards()) != 1 || counting.broadcasts != 0 || counting.lookups != 1 {
-				t.Fatalf("%d forwards, %d broadcasts, %d lookups after the restart", len(chain.Forwards()), counting.broadcasts, counting.lookups)
+			if len(chain.Forwards()) != 1 || counting.signs != 0 || counting.sends != 1 {
+				t.Fatalf("%d forwards, %d signatures, %d sends after the restart", len(chain.Forwards()), counting.signs, counting.sends)
 			}
 			plan, err := distribute.Compute(f.tk, decimal.RequireFromString("0.00012"), f.tk.NetworkFeeEstimate, []distribute.Share{{Address: dest, Share: decimal.NewFromInt(1)}})
 			if err != nil {
@@ -398,10 +398,10 @@ func TestCrashBetweenGroupBroadcastAndRecord(t *testing.T) {
 	}
 }
 
-// TestGroupIntentNeverBroadcastIsBroadcastOnce: the process dies after the
-// group's intents were recorded and before the broadcast. Reconcile finds
-// it was not broadcast and broadcasts it once, as one transaction whose
-// outputs are the sum of the intents'; a second Reconcile does nothing.
+// TestGroupIntentNeverBroadcastIsBroadcastOnce: the node is unreachable
+// when the group's transaction is sent. Reconcile sends the recorded
+// transaction once the node is back, as one transaction whose outputs are
+// the sum of the intents'; a second Reconcile does nothing.
 func TestGroupIntentNeverBroadcastIsBroadcastOnce(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -447,17 +447,17 @@ func TestGroupIntentNeverBroadcastIsBroadcastOnce(t *testing.T) {
 	}
 }
 
-// failingBackend fails every broadcast while fail is set.
+// failingBackend fails every send while fail is set.
 type failingBackend struct {
 	chains.Backend
 	fail bool
 }
 
-func (b *failingBackend) Broadcast(ctx context.Context, f chains.Forward) (string, error) {
+func (b *failingBackend) Send(ctx context.Context, s chains.Signed) error {
 	if b.fail {
-		return "", errors.New("node unreachable")
+		return errors.New("node unreachable")
 	}
-	return b.Backend.Broadcast(ctx, f)
+	return b.Backend.Send(ctx, s)
 }
 
 // errCrash is what a test's afterBroadcast returns: the process dies there.

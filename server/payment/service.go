@@ -35,9 +35,12 @@ type Service struct {
 	logger   *slog.Logger
 	lease    *lease
 
-	// afterBroadcast, when set (tests), runs between a forward's broadcast
-	// and its record; an error stops there, as a crash would.
+	// afterBroadcast, when set (tests), runs between a forward's send and
+	// its record; an error stops there, as a crash would.
 	afterBroadcast func() error
+	// afterSign, when set (tests), runs between recording a forward's
+	// signed transaction and its first send; an error stops there.
+	afterSign func() error
 }
 
 // Config configures a Service.
@@ -502,7 +505,7 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 				return fmt.Errorf("plan forward of payment %d: %w", p.ID, err)
 			}
 			key := fmt.Sprintf("fwd-%d-%s", p.ID, p.TxidIn)
-			plans = append(plans, planned{key: key, from: a.AddressIn, creates: []*entdb.ForwardCreate{
+			plans = append(plans, planned{key: key, from: a.AddressIn, payments: []*entdb.Payment{p}, creates: []*entdb.ForwardCreate{
 				tx.Forward.Create().
 					SetPaymentID(p.ID).
 					SetIntentID(key).
@@ -538,6 +541,9 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 		}
 		for _, pl := range plans {
 			n := len(pl.creates)
+			for i, f := range fwds[:n] {
+				f.Edges.Payment = pl.payments[i]
+			}
 			todo = append(todo, sending{key: pl.key, from: pl.from, fwds: fwds[:n:n]})
 			fwds = fwds[n:]
 		}
@@ -551,10 +557,10 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 		errs []error
 	)
 	for _, g := range todo {
-		txid, err := backend.Broadcast(ctx, groupIntent(g.key, g.from, g.fwds))
+		txid, err := s.signAndSend(ctx, backend, t, g.key, g.fwds)
 		if err != nil {
 			open = true
-			errs = append(errs, fmt.Errorf("broadcast forward %s: %w", g.key, err))
+			errs = append(errs, err)
 			continue
 		}
 		if s.afterBroadcast != nil {
@@ -587,6 +593,7 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 type planned struct {
 	key, from string
 	creates   []*entdb.ForwardCreate
+	payments  []*entdb.Payment // of each create, with its Address edge
 }
 
 // sending is one recorded forwarding transaction to broadcast: its key,
@@ -671,6 +678,10 @@ func (s *Service) planAddress(ctx context.Context, tx *entdb.Tx, t chains.Ticker
 	last := members[len(members)-1]
 	key := fmt.Sprintf("fwd-%d-%s", last.ID, last.TxidIn)
 	pl := &planned{key: key, from: a.AddressIn}
+	for _, m := range members {
+		m.Edges.Address = a
+	}
+	pl.payments = members
 	if len(members) == 1 {
 		pl.creates = append(pl.creates, tx.Forward.Create().
 			SetPaymentID(last.ID).SetIntentID(key).SetOutputs(outputs(plan.Outputs)).
@@ -903,10 +914,11 @@ func (s *Service) markCompleted(ctx context.Context, tx *entdb.Tx, fs []*entdb.F
 }
 
 // Reconcile finishes forwarding intents of ticker t left by a crash or a
-// failed broadcast: for each forwarding transaction (the intents sharing a
-// broadcast key: one payment's, or a merchant address's group) it asks the
-// backend whether it was broadcast, broadcasts (idempotently) those that
-// were not, then records all its intents in one transaction.
+// failed send: for each forwarding transaction (the intents sharing a
+// broadcast key: one payment's, or a merchant address's group) it sends the
+// recorded signed transaction again (the node accepts bytes it has already),
+// or, when none was recorded (so none was sent), signs, records and sends
+// one; then it records all its intents done in one transaction.
 func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 	backend, ok := s.backends[t.Ticker]
 	if !ok {
@@ -937,16 +949,10 @@ func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 	var errs []error
 	for _, k := range keys {
 		fs := groups[k]
-		txid, found, err := backend.LookupForward(ctx, k)
+		txid, err := s.signAndSend(ctx, backend, t, k, fs)
 		if err != nil {
 			errs = append(errs, err)
 			continue
-		}
-		if !found {
-			if txid, err = backend.Broadcast(ctx, groupIntent(k, fs[0].Edges.Payment.Edges.Address.AddressIn, fs)); err != nil {
-				errs = append(errs, fmt.Errorf("broadcast forward %s: %w", k, err))
-				continue
-			}
 		}
 		done := make([]sent, len(fs))
 		for i, f := range fs {
@@ -957,4 +963,75 @@ func (s *Service) Reconcile(ctx context.Context, t chains.Ticker) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// signAndSend sends the forwarding transaction of key, whose intents are fs
+// (Payment edges with their Address loaded): the signed bytes recorded on
+// them if there are some, else a transaction signed now and recorded on
+// every intent of fs (only where none is recorded yet, so of two instances
+// the first to record wins and both send its bytes) before it is sent. It
+// returns the transaction's hash.
+func (s *Service) signAndSend(ctx context.Context, backend chains.Backend, t chains.Ticker, key string, fs []*entdb.Forward) (string, error) {
+	signed, ok := recordedTx(fs)
+	if !ok {
+		sg, err := backend.Sign(ctx, groupIntent(key, fs))
+		if err != nil {
+			return "", fmt.Errorf("sign forward %s: %w", key, err)
+		}
+		if signed, err = s.recordSigned(ctx, key, fs, sg); err != nil {
+			return "", err
+		}
+		if s.afterSign != nil {
+			if err := s.afterSign(); err != nil {
+				return "", err
+			}
+		}
+	}
+	if err := backend.Send(ctx, signed); err != nil {
+		return "", fmt.Errorf("send forward %s (%s): %w", key, signed.TxID, err)
+	}
+	return signed.TxID, nil
+}
+
+// recordedTx returns the signed transaction recorded on fs, if any.
+func recordedTx(fs []*entdb.Forward) (chains.Signed, bool) {
+	for _, f := range fs {
+		if f.SignedTx != nil {
+			return chains.Signed{TxID: f.TxidOut, Raw: *f.SignedTx}, true
+		}
+	}
+	return chains.Signed{}, false
+}
+
+// recordSigned records sg on the intents fs that have no signed
+// transaction yet, and returns the one recorded: sg, or another instance's,
+// recorded first.
+func (s *Service) recordSigned(ctx context.Context, key string, fs []*entdb.Forward, sg chains.Signed) (chains.Signed, error) {
+	ids := make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.ID
+	}
+	var out chains.Signed
+	err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		if _, err := tx.Forward.Update().
+			Where(entforward.IDIn(ids...), entforward.SignedTxIsNil(), entforward.StatusEQ(entforward.StatusIntent)).
+			SetSignedTx(sg.Raw).SetTxidOut(sg.TxID).SetUpdatedAt(s.now()).
+			Save(ctx); err != nil {
+			return fmt.Errorf("record signed forward %s: %w", key, err)
+		}
+		got, err := tx.Forward.Query().Where(entforward.IDIn(ids...), entforward.SignedTxNotNil()).First(ctx)
+		if err != nil {
+			return fmt.Errorf("read signed forward %s: %w", key, err)
+		}
+		out = chains.Signed{TxID: got.TxidOut, Raw: *got.SignedTx}
+		return nil
+	})
+	if err != nil {
+		return chains.Signed{}, err
+	}
+	for _, f := range fs {
+		raw := out.Raw
+		f.SignedTx, f.TxidOut = &raw, out.TxID
+	}
+	return out, nil
 }

@@ -35,6 +35,8 @@ const (
 	FieldValueForwardedCoin = "value_forwarded_coin"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
+	// FieldSignedTx holds the string denoting the signed_tx field in the database.
+	FieldSignedTx = "signed_tx"
 	// FieldHeld holds the string denoting the held field in the database.
 	FieldHeld = "held"
 	// EdgePayment holds the string denoting the payment edge name in mutations.
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldNetworkFee,
 	FieldValueForwardedCoin,
 	FieldTxidOut,
+	FieldSignedTx,
 	FieldHeld,
 }
 

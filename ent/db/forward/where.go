@@ -96,6 +96,11 @@ func TxidOut(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldTxidOut, v))
 }
 
+// SignedTx applies equality check predicate on the "signed_tx" field. It's identical to SignedTxEQ.
+func SignedTx(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldSignedTx, v))
+}
+
 // Held applies equality check predicate on the "held" field. It's identical to HeldEQ.
 func Held(v bool) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldHeld, v))
@@ -469,6 +474,56 @@ func TxidOutEqualFold(v string) predicate.Forward {
 // TxidOutContainsFold applies the ContainsFold predicate on the "txid_out" field.
 func TxidOutContainsFold(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldContainsFold(FieldTxidOut, v))
+}
+
+// SignedTxEQ applies the EQ predicate on the "signed_tx" field.
+func SignedTxEQ(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldSignedTx, v))
+}
+
+// SignedTxNEQ applies the NEQ predicate on the "signed_tx" field.
+func SignedTxNEQ(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldNEQ(FieldSignedTx, v))
+}
+
+// SignedTxIn applies the In predicate on the "signed_tx" field.
+func SignedTxIn(vs ...[]byte) predicate.Forward {
+	return predicate.Forward(sql.FieldIn(FieldSignedTx, vs...))
+}
+
+// SignedTxNotIn applies the NotIn predicate on the "signed_tx" field.
+func SignedTxNotIn(vs ...[]byte) predicate.Forward {
+	return predicate.Forward(sql.FieldNotIn(FieldSignedTx, vs...))
+}
+
+// SignedTxGT applies the GT predicate on the "signed_tx" field.
+func SignedTxGT(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldGT(FieldSignedTx, v))
+}
+
+// SignedTxGTE applies the GTE predicate on the "signed_tx" field.
+func SignedTxGTE(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldGTE(FieldSignedTx, v))
+}
+
+// SignedTxLT applies the LT predicate on the "signed_tx" field.
+func SignedTxLT(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldLT(FieldSignedTx, v))
+}
+
+// SignedTxLTE applies the LTE predicate on the "signed_tx" field.
+func SignedTxLTE(v []byte) predicate.Forward {
+	return predicate.Forward(sql.FieldLTE(FieldSignedTx, v))
+}
+
+// SignedTxIsNil applies the IsNil predicate on the "signed_tx" field.
+func SignedTxIsNil() predicate.Forward {
+	return predicate.Forward(sql.FieldIsNull(FieldSignedTx))
+}
+
+// SignedTxNotNil applies the NotNil predicate on the "signed_tx" field.
+func SignedTxNotNil() predicate.Forward {
+	return predicate.Forward(sql.FieldNotNull(FieldSignedTx))
 }
 
 // HeldEQ applies the EQ predicate on the "held" field.
