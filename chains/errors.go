@@ -45,6 +45,10 @@ var (
 	// ErrNode reports a node that is unreachable, slow, or answers with an
 	// error or garbage: transient, retried with backoff.
 	ErrNode = errors.New("node unavailable")
+
+	// ErrWrongNetwork reports a node whose network is not the one the
+	// operator configured for its ticker.
+	ErrWrongNetwork = errors.New("node is on another network")
 )
 
 // maxQuotedAddress bounds how much of a rejected input is echoed back in an

@@ -169,6 +169,34 @@ type Backend interface {
 	Send(ctx context.Context, s Signed) error
 }
 
+// AddressWatcher is implemented by backends that must know the watched
+// addresses themselves, because their node is asked per address (Solana's
+// getSignaturesForAddress). The watcher calls Watch with every address it
+// loads, before the Transfers call that may need it; Transfers still
+// filters with its watched function.
+type AddressWatcher interface {
+	Watch(addresses ...string)
+}
+
+// NodeInfo is what a node says of itself.
+type NodeInfo struct {
+	// Network is the node's network as the node names it ("regtest",
+	// "main", a chain id such as "31337").
+	Network string
+	// Version is the node's software and version, when it says.
+	Version string
+	// Height is the node's tip.
+	Height int64
+}
+
+// Prober is implemented by node backends: Probe asks the node who it is
+// and errors (wrapping ErrWrongNetwork) when the node's network is not the
+// ticker's Net, so that payhook never derives mainnet addresses against a
+// regtest node or the reverse.
+type Prober interface {
+	Probe(ctx context.Context) (NodeInfo, error)
+}
+
 // Status is a payment's lifecycle status.
 type Status string
 

@@ -504,9 +504,14 @@ func (w *Watcher) loadAddresses(ctx context.Context) error {
 	if w.watched == nil {
 		w.watched = make(map[string]bool, len(rows))
 	}
+	added := make([]string, 0, len(rows))
 	for _, a := range rows {
 		w.watched[a.AddressIn] = true
 		w.lastAddrID = a.ID
+		added = append(added, a.AddressIn)
+	}
+	if aw, ok := w.backend.(chains.AddressWatcher); ok && len(added) > 0 {
+		aw.Watch(added...)
 	}
 	return nil
 }
