@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/base58"
+	"github.com/btcsuite/btcd/btcutil/bech32"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 )
@@ -201,6 +203,76 @@ func PubKeyAddress(t Ticker, pub *btcec.PublicKey) (string, error) {
 		return eip55(account), nil
 	}
 	return "", fmt.Errorf("%w: family %q has no secp256k1 addresses", ErrUnsupportedNetwork, t.Family)
+}
+
+// EncodeUTXOAddress returns a btcutil address (decoded with UTXOParams(t))
+// in t's own encoding: CashAddr for bch, the btcutil encoding elsewhere.
+// ok is false for an address type t does not use (bch has no segwit).
+func EncodeUTXOAddress(t Ticker, a btcutil.Address) (string, bool) {
+	net, ok := utxoNetworkOn(t.Network, t.Net)
+	if !ok {
+		return "", false
+	}
+	if !net.cashAddr {
+		return a.EncodeAddress(), true
+	}
+	var typ byte
+	switch a.(type) {
+	case *btcutil.AddressPubKeyHash:
+		typ = 0
+	case *btcutil.AddressScriptHash:
+		typ = 1
+	default:
+		return "", false
+	}
+	s, err := cashAddrEncode(net.cashPrefix, typ<<3, a.ScriptAddress())
+	return s, err == nil
+}
+
+// DecodeUTXOAddress decodes addr, a valid address of t, for txscript
+// (PayToAddrScript): CashAddr for bch is converted to its legacy form.
+func DecodeUTXOAddress(t Ticker, addr string) (btcutil.Address, error) {
+	if err := ValidateAddress(t, addr); err != nil {
+		return nil, err
+	}
+	net, _ := utxoNetworkOn(t.Network, t.Net)
+	if net.cashAddr && strings.Contains(addr, ":") {
+		_, data, reason := cashAddrDecode(addr, net.cashPrefix)
+		if reason != "" {
+			return nil, &AddressError{Ticker: t.Ticker, Address: addr, Reason: reason}
+		}
+		if data[0]>>3 == 1 {
+			return btcutil.NewAddressScriptHashFromHash(data[1:], net.params)
+		}
+		return btcutil.NewAddressPubKeyHash(data[1:], net.params)
+	}
+	if net.segwitHRP != "" && strings.HasPrefix(strings.ToLower(addr), net.segwitHRP+"1") {
+		hrp, data, _, err := bech32.DecodeGeneric(addr)
+		if err != nil || hrp != net.segwitHRP {
+			return nil, &AddressError{Ticker: t.Ticker, Address: addr, Reason: "malformed bech32 address"}
+		}
+		prog, err := bech32.ConvertBits(data[1:], 5, 8, false)
+		if err != nil {
+			return nil, &AddressError{Ticker: t.Ticker, Address: addr, Reason: "invalid witness program"}
+		}
+		switch {
+		case data[0] == 0 && len(prog) == 20:
+			return btcutil.NewAddressWitnessPubKeyHash(prog, net.params)
+		case data[0] == 0 && len(prog) == 32:
+			return btcutil.NewAddressWitnessScriptHash(prog, net.params)
+		case data[0] == 1 && len(prog) == 32:
+			return btcutil.NewAddressTaproot(prog, net.params)
+		}
+		return nil, &AddressError{Ticker: t.Ticker, Address: addr, Reason: "unsupported witness program"}
+	}
+	version, payload, reason := decodeBase58Check(addr)
+	if reason != "" {
+		return nil, &AddressError{Ticker: t.Ticker, Address: addr, Reason: reason}
+	}
+	if slices.Contains(net.p2sh, version) {
+		return btcutil.NewAddressScriptHashFromHash(payload, net.params)
+	}
+	return btcutil.NewAddressPubKeyHash(payload, net.params)
 }
 
 // UTXOParams returns the chaincfg parameters of t's network on t.Net, as

@@ -1,0 +1,171 @@
+package nodetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// LitecoindInstall says how to install litecoind.
+const LitecoindInstall = "apt-get install litecoind (Debian), or put Litecoin Core's litecoind on PATH"
+
+// Litecoind is a litecoind in regtest, with a wallet, for one test.
+type Litecoind struct {
+	// URL is the JSON-RPC endpoint with its credentials.
+	URL string
+	// Dir is the data directory.
+	Dir string
+
+	rpcURL string
+	t      testing.TB
+}
+
+// StartLitecoind starts litecoind in regtest in a temporary directory (HOME
+// too: Debian's wrapper writes ~/.litecoin on every start), creates a
+// wallet and mines blocks blocks to it (101 make its first coinbase
+// spendable), and stops it when the test ends. Without litecoind the test
+// is skipped (failed under CI).
+func StartLitecoind(t testing.TB, blocks int) *Litecoind {
+	t.Helper()
+	bin := Need(t, "litecoind", LitecoindInstall, "/usr/lib/litecoin/litecoind")
+	if real := "/usr/lib/litecoin/litecoind"; bin == "/usr/bin/litecoind" {
+		if _, err := os.Stat(real); err == nil {
+			bin = real // the wrapper only writes ~/.litecoin
+		}
+	}
+	dir := t.TempDir()
+	rpcPort, p2pPort := FreePort(t), FreePort(t)
+	cmd := exec.Command(bin, "-regtest", "-datadir="+dir,
+		"-rpcuser=payhook", "-rpcpassword=regtest-secret", fmt.Sprintf("-rpcport=%d", rpcPort), fmt.Sprintf("-port=%d", p2pPort),
+		"-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-listen=0", "-connect=0", "-dnsseed=0", "-server=1",
+		"-txindex=1", "-fallbackfee=0.0002", "-spendzeroconfchange=0", "-printtoconsole=0", "-rpcworkqueue=64")
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start litecoind: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	n := &Litecoind{Dir: dir, t: t,
+		rpcURL: "http://" + addr(rpcPort) + "/",
+		URL:    fmt.Sprintf("http://payhook:regtest-secret@%s/", addr(rpcPort))}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = n.call(ctx, nil, "stop")
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := n.call(ctx, nil, "getblockchaininfo")
+		cancel()
+		if err == nil {
+			break
+		}
+		select {
+		case e := <-exited:
+			t.Fatalf("litecoind exited (%v): %s", e, stderr.String())
+		case <-time.After(50 * time.Millisecond): // polling a starting process: no signal to wait on
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("litecoind did not answer within 30s: %v", err)
+		}
+	}
+	n.Must(nil, "createwallet", "payhook")
+	if blocks > 0 {
+		var a string
+		n.Must(&a, "getnewaddress")
+		n.Must(nil, "generatetoaddress", blocks, a)
+	}
+	return n
+}
+
+// WalletURL is URL with the wallet's path, for wallet calls.
+func (n *Litecoind) WalletURL() string { return n.URL + "wallet/payhook" }
+
+// Must calls method on the node (wallet calls go to the wallet) and fails
+// the test on an error.
+func (n *Litecoind) Must(out any, method string, params ...any) {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.call(ctx, out, method, params...); err != nil {
+		n.t.Fatalf("litecoind %s: %v", method, err)
+	}
+}
+
+// Call calls method, returning the node's error.
+func (n *Litecoind) Call(out any, method string, params ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.call(ctx, out, method, params...)
+}
+
+func (n *Litecoind) call(ctx context.Context, out any, method string, params ...any) error {
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
+	u := n.rpcURL
+	if method != "createwallet" && method != "stop" && isWalletCall(method) {
+		u += "wallet/payhook"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth("payhook", "regtest-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	d := json.NewDecoder(resp.Body)
+	d.UseNumber()
+	if err := d.Decode(&r); err != nil {
+		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	if out != nil {
+		d := json.NewDecoder(bytes.NewReader(r.Result))
+		d.UseNumber()
+		return d.Decode(out)
+	}
+	return nil
+}
+
+func isWalletCall(method string) bool {
+	switch method {
+	case "getnewaddress", "sendtoaddress", "getbalance", "listunspent", "gettransaction", "sendmany", "getaddressinfo", "importprivkey", "importaddress", "listtransactions":
+		return true
+	}
+	return false
+}
+
+// Cli returns a litecoin-cli command line for this node, for messages.
+func (n *Litecoind) Cli() string {
+	return "litecoin-cli -regtest -datadir=" + filepath.Clean(n.Dir) + " -rpcuser=payhook -rpcpassword=regtest-secret"
+}

@@ -1,0 +1,45 @@
+// Package bitcoind is the chains.Backend of the UTXO family (btc, ltc,
+// bch, doge) over a bitcoind-compatible node's JSON-RPC: Bitcoin Core,
+// Litecoin Core, Bitcoin Cash Node, Dogecoin Core.
+//
+// # Calls
+//
+//   - Head: getblockchaininfo (blocks, bestblockhash).
+//   - Transfers: getblockhash and getblock with verbosity 2, batched (20
+//     blocks per request); every output whose script pays one standard
+//     address (decoded with txscript, encoded for the ticker's network) is
+//     a transfer, Index its vout; coinbase outputs are not payments.
+//     Mempool transactions are never reported (the spec reports payments
+//     from their first block).
+//   - Blocks: getblockhash and getblockheader (previousblockhash), batched.
+//   - State: getrawtransaction (the node must run with -txindex=1) for the
+//     block, then getblockheader for its depth: confirmations < 1 means the
+//     block left the best chain, and the transaction is not Present.
+//   - NetworkFee: estimatesmartfee (target 6) times the virtual size of a
+//     one-input, three-output forward; the ticker's fallback rate
+//     (DefaultFallbackFee, --fallback-fee) when the node has no estimate,
+//     which is always so on regtest.
+//   - Sign: builds a version-2 transaction spending exactly the forward's
+//     inputs with btcd's wire and txscript (P2WPKH witness for btc and ltc,
+//     P2PKH for doge), pays each output exactly, pays the forward's fee
+//     budget (at least the relay minimum), and returns the rest to the
+//     operator's change address (chains.Keys.OperatorAddress) unless it is
+//     dust; each signature is verified by txscript's engine before the
+//     bytes are returned. bch is watch-only: its SIGHASH_FORKID digest is
+//     not in btcd.
+//   - Send: sendrawtransaction; "already in block chain" or "already in the
+//     mempool" answers are success, so sending recorded bytes again after a
+//     crash is safe.
+//   - Probe: getblockchaininfo's chain against the ticker's Net, getindexinfo
+//     for -txindex, getnetworkinfo for the version.
+//
+// # Failure modes
+//
+// A node that is down, slow (Config.Timeout per request), refuses the
+// credentials or answers garbage gives errors wrapping chains.ErrNode; the
+// watcher backs off and resumes from its durable cursor. A forward the
+// backend will not sign (bad addresses, amounts not in whole base units,
+// below dust, inputs not covering outputs and fee, a key index that does
+// not control From) wraps chains.ErrInvalidForward. Errors never quote the
+// URL's password.
+package bitcoind

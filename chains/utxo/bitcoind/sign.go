@@ -1,0 +1,246 @@
+package bitcoind
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+)
+
+// Relay limits per network, in base units: the smallest fee rate nodes
+// relay (per 1000 vbytes) and the smallest output they accept (dust).
+var (
+	minRelayPerKvB = map[string]int64{"btc": 1000, "ltc": 1000, "bch": 1000, "doge": 1_000_000}
+	dustSegwit     = int64(294)
+	dustLegacy     = map[string]int64{"btc": 546, "ltc": 546, "bch": 546, "doge": 1_000_000}
+)
+
+// segwit reports whether the ticker's payment addresses are P2WPKH.
+func (b *Backend) segwit() bool {
+	return b.cfg.Ticker.Network == "btc" || b.cfg.Ticker.Network == "ltc"
+}
+
+// vsize estimates the virtual size of a transaction spending nIn of the
+// payment addresses' outputs to nOut outputs.
+func (b *Backend) vsize(nIn, nOut int) int64 {
+	if b.segwit() {
+		return 11 + 68*int64(nIn) + 31*int64(nOut)
+	}
+	return 10 + 148*int64(nIn) + 34*int64(nOut)
+}
+
+func (b *Backend) dust() int64 {
+	if b.segwit() {
+		return dustSegwit
+	}
+	return dustLegacy[b.cfg.Ticker.Network]
+}
+
+// units converts a coin amount to base units; ok is false when it is not
+// a positive whole number of them.
+func (b *Backend) units(v decimal.Decimal) (int64, bool) {
+	u := v.Shift(b.cfg.Ticker.Decimals)
+	if !u.IsInteger() || u.Sign() <= 0 || !u.LessThan(decimal.New(1, 18)) {
+		return 0, false
+	}
+	return u.IntPart(), true
+}
+
+func invalid(f chains.Forward, format string, args ...any) error {
+	return fmt.Errorf("%w: forward %q: %s", chains.ErrInvalidForward, f.ID, fmt.Sprintf(format, args...))
+}
+
+// Sign implements chains.Backend. The transaction spends exactly f.Inputs
+// (outputs of f.From, signed with the key of f.FromIndex), pays each of
+// f.Outputs exactly, pays f.NetworkFee as its fee (raised to the relay
+// minimum for its size if the budget is below it, from the change), and
+// returns the rest (the service fee) to the change address, unless it is
+// dust, which then goes to the fee. Every input's signature is verified by
+// txscript's engine before the transaction is returned. bch is not signed:
+// Bitcoin Cash needs the SIGHASH_FORKID digest, which btcd does not make.
+func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
+	t := b.cfg.Ticker
+	if t.Network == "bch" {
+		return chains.Signed{}, fmt.Errorf("%w: bch forwards need SIGHASH_FORKID signatures, which btcd's txscript does not make: keep bch funds held (no payout wallet) until it does", chains.ErrUnsupportedNetwork)
+	}
+	if b.cfg.Keys == nil {
+		return chains.Signed{}, fmt.Errorf("%w: %s backend is watch-only (no seed)", chains.ErrInvalidForward, t.Ticker)
+	}
+	if f.ID == "" {
+		return chains.Signed{}, fmt.Errorf("%w: %s forward without an ID", chains.ErrInvalidForward, t.Ticker)
+	}
+	if err := chains.ValidateAddress(t, f.From); err != nil {
+		return chains.Signed{}, invalid(f, "from: %v", err)
+	}
+	if len(f.Outputs) == 0 {
+		return chains.Signed{}, invalid(f, "no outputs")
+	}
+	if len(f.Inputs) == 0 {
+		return chains.Signed{}, invalid(f, "no inputs")
+	}
+	priv, err := b.cfg.Keys.Secp256k1(t, f.FromIndex)
+	if err != nil {
+		return chains.Signed{}, invalid(f, "key %d: %v", f.FromIndex, err)
+	}
+	if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != f.From {
+		return chains.Signed{}, invalid(f, "the key of index %d does not control %s", f.FromIndex, f.From)
+	}
+	fromAddr, err := chains.DecodeUTXOAddress(t, f.From)
+	if err != nil {
+		return chains.Signed{}, invalid(f, "from: %v", err)
+	}
+	fromScript, err := txscript.PayToAddrScript(fromAddr)
+	if err != nil {
+		return chains.Signed{}, invalid(f, "from script: %v", err)
+	}
+
+	tx := wire.NewMsgTx(2)
+	prevOuts := txscript.NewMultiPrevOutFetcher(nil)
+	var in int64
+	seen := map[wire.OutPoint]bool{}
+	for i, p := range f.Inputs {
+		h, err := chainhash.NewHashFromStr(p.TxID)
+		if err != nil || !isHash(p.TxID) || p.Index < 0 || p.Index > 1<<31 {
+			return chains.Signed{}, invalid(f, "input %d: outpoint %s:%d", i, p.TxID, p.Index)
+		}
+		v, ok := b.units(p.Value)
+		if !ok {
+			return chains.Signed{}, invalid(f, "input %d: value %s", i, p.Value)
+		}
+		op := wire.OutPoint{Hash: *h, Index: uint32(p.Index)}
+		if seen[op] {
+			return chains.Signed{}, invalid(f, "input %d: outpoint %s spent twice", i, op)
+		}
+		seen[op] = true
+		tx.AddTxIn(wire.NewTxIn(&op, nil, nil))
+		prevOuts.AddPrevOut(op, wire.NewTxOut(v, fromScript))
+		in += v
+	}
+	var out int64
+	for i, o := range f.Outputs {
+		a, err := chains.DecodeUTXOAddress(t, o.Address)
+		if err != nil {
+			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
+		}
+		v, ok := b.units(o.Amount)
+		if !ok {
+			return chains.Signed{}, invalid(f, "output %d: amount %s is not a positive whole number of base units", i, o.Amount)
+		}
+		if v < b.dust() {
+			return chains.Signed{}, invalid(f, "output %d: %s is below the network's dust limit", i, o.Amount)
+		}
+		script, err := txscript.PayToAddrScript(a)
+		if err != nil {
+			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
+		}
+		tx.AddTxOut(wire.NewTxOut(v, script))
+		out += v
+	}
+	fee := int64(0)
+	if !f.NetworkFee.IsZero() {
+		var ok bool
+		if fee, ok = b.units(f.NetworkFee); !ok {
+			return chains.Signed{}, invalid(f, "network fee %s", f.NetworkFee)
+		}
+	}
+	size := b.vsize(len(f.Inputs), len(f.Outputs)+1)
+	fee = max(fee, (size*minRelayPerKvB[t.Network]+999)/1000)
+	change := in - out - fee
+	if change < 0 {
+		return chains.Signed{}, invalid(f, "inputs of %d base units do not cover outputs of %d and a fee of %d", in, out, fee)
+	}
+	if change >= b.dust() {
+		changeAddr := b.cfg.ChangeAddress
+		if changeAddr == "" {
+			if changeAddr, err = b.cfg.Keys.OperatorAddress(t); err != nil {
+				return chains.Signed{}, invalid(f, "change address: %v", err)
+			}
+		}
+		a, err := chains.DecodeUTXOAddress(t, changeAddr)
+		if err != nil {
+			return chains.Signed{}, invalid(f, "change address: %v", err)
+		}
+		script, _ := txscript.PayToAddrScript(a)
+		tx.AddTxOut(wire.NewTxOut(change, script))
+	}
+
+	if err := b.signInputs(tx, prevOuts, priv, fromScript); err != nil {
+		return chains.Signed{}, invalid(f, "%v", err)
+	}
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		return chains.Signed{}, invalid(f, "serialize: %v", err)
+	}
+	return chains.Signed{TxID: tx.TxHash().String(), Raw: buf.Bytes()}, ctx.Err()
+}
+
+// signInputs signs every input of tx (all spend fromScript) with priv and
+// checks each signature with txscript's engine.
+func (b *Backend) signInputs(tx *wire.MsgTx, prevOuts *txscript.MultiPrevOutFetcher, priv *btcec.PrivateKey, fromScript []byte) error {
+	hashes := txscript.NewTxSigHashes(tx, prevOuts)
+	for i, in := range tx.TxIn {
+		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
+		if b.segwit() {
+			w, err := txscript.WitnessSignature(tx, hashes, i, prev.Value, fromScript, txscript.SigHashAll, priv, true)
+			if err != nil {
+				return fmt.Errorf("sign input %d: %w", i, err)
+			}
+			in.Witness = w
+		} else {
+			s, err := txscript.SignatureScript(tx, i, fromScript, txscript.SigHashAll, priv, true)
+			if err != nil {
+				return fmt.Errorf("sign input %d: %w", i, err)
+			}
+			in.SignatureScript = s
+		}
+	}
+	for i, in := range tx.TxIn {
+		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
+		vm, err := txscript.NewEngine(prev.PkScript, tx, i, txscript.StandardVerifyFlags, nil, hashes, prev.Value, prevOuts)
+		if err == nil {
+			err = vm.Execute()
+		}
+		if err != nil {
+			return fmt.Errorf("input %d: the signature does not verify: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Send implements chains.Backend (sendrawtransaction). A transaction the
+// node already has, in its mempool or in a block, is success.
+func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
+	var tx wire.MsgTx
+	if err := tx.Deserialize(bytes.NewReader(s.Raw)); err != nil {
+		return fmt.Errorf("%w: %s: not a serialised transaction: %v", chains.ErrInvalidForward, s.TxID, err)
+	}
+	if got := tx.TxHash().String(); s.TxID != "" && got != s.TxID {
+		return fmt.Errorf("%w: the bytes are transaction %s, not %s", chains.ErrInvalidForward, got, s.TxID)
+	}
+	var txid string
+	err := b.rpc.Call(ctx, &txid, "sendrawtransaction", hex.EncodeToString(s.Raw))
+	var re *RPCError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &re) && (re.Code == codeAlreadyInChain ||
+		strings.Contains(re.Message, "already in block chain") ||
+		strings.Contains(re.Message, "txn-already-in-mempool") ||
+		strings.Contains(re.Message, "txn-already-known") ||
+		strings.Contains(re.Message, "already in utxo set")):
+		return nil
+	case errors.As(err, &re):
+		return fmt.Errorf("%w: sendrawtransaction %s: the node rejected it: %s", chains.ErrNode, s.TxID, re.Message)
+	}
+	return nodeErr("sendrawtransaction", err)
+}
