@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-		"strings"
+	"strings"
 	"sync"
 	"time"
 
