@@ -153,6 +153,18 @@ func (r *Registry) WithNet(ticker string, net Net) (*Registry, error) {
 	return out, nil
 }
 
+// Only returns a copy of r with the tickers keep accepts.
+func (r *Registry) Only(keep func(Ticker) bool) *Registry {
+	out := &Registry{byTicker: map[string]Ticker{}}
+	for _, t := range r.sorted {
+		if keep(t) {
+			out.byTicker[t.Ticker] = t
+			out.sorted = append(out.sorted, t)
+		}
+	}
+	return out
+}
+
 // Net is a network a chain's node runs on.
 type Net string
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
@@ -153,6 +155,23 @@ type ChainsConfig struct {
 	// DevnetBlockTime, with Config.Dev, mines a block on every simulated
 	// chain this often; 0 mines only on request (--devnet-block-time).
 	DevnetBlockTime time.Duration
+	// Nodes maps tickers to their node's URL (--node TICKER=URL, the
+	// --node-file lines, PAYHOOK_NODE_<TICKER>): credentials in the
+	// userinfo, payhook's options in the query (network=mainnet|testnet|
+	// regtest, default mainnet; family options such as contract=). A
+	// ticker without a node is not offered, unless Dev puts it on the
+	// devnet.
+	Nodes map[string]string
+	// FallbackFees maps UTXO tickers to the fee rate (coin per 1000
+	// vbytes) forwards pay when the node has no estimate
+	// (--fallback-fee TICKER=RATE); bitcoind.DefaultFallbackFee otherwise.
+	FallbackFees map[string]decimal.Decimal
+	// NodeTimeout bounds one node request (--node-timeout).
+	NodeTimeout time.Duration
+	// OfferWithoutNodes offers every ticker of the registry even without a
+	// node or the devnet: addresses are created but nothing watches their
+	// chain. Tests of the API that need no chain.
+	OfferWithoutNodes bool
 }
 
 // Defaults of Config.
@@ -166,6 +185,8 @@ const (
 	DefaultDevHTTPAddr     = "127.0.0.1:8080"
 	DefaultDevGRPCAddr     = "127.0.0.1:9090"
 	DefaultSeedFile        = "payhook.seed"
+	// DefaultNodeTimeout bounds one request to a chain node.
+	DefaultNodeTimeout = 10 * time.Second
 	DefaultSigningKeyBits  = 2048
 	DefaultShutdownTimeout = 15 * time.Second
 	// DefaultMaxBodyBytes is 1 MiB; the largest request of the API (a
@@ -393,6 +414,9 @@ func (c ChainsConfig) WithDefaults() ChainsConfig {
 	if c.WatchInterval == 0 {
 		c.WatchInterval = DefaultWatchInterval
 	}
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = DefaultNodeTimeout
+	}
 	return c
 }
 
@@ -404,6 +428,19 @@ func (c ChainsConfig) Validate() error {
 	}
 	if c.DevnetBlockTime < 0 {
 		return fmt.Errorf("--devnet-block-time: must not be negative")
+	}
+	if c.NodeTimeout < 0 {
+		return fmt.Errorf("--node-timeout: must not be negative")
+	}
+	for ticker, raw := range c.Nodes {
+		if _, _, err := splitNodeURL(raw); err != nil {
+			return fmt.Errorf("--node %s: %w", ticker, err)
+		}
+	}
+	for ticker, rate := range c.FallbackFees {
+		if rate.Sign() <= 0 || rate.GreaterThan(decimal.NewFromInt(1)) {
+			return fmt.Errorf("--fallback-fee %s=%s: want a rate above 0 and at most 1 coin per 1000 vbytes", ticker, rate)
+		}
 	}
 	return nil
 }

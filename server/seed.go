@@ -48,3 +48,29 @@ func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
 	}
 	return seed, true, nil
 }
+
+// loadSeed reads the hex master seed from path; a missing file is an error
+// that says how to make one (payhook seed init).
+func loadSeed(path string) ([]byte, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("--seed-file %s: no such file: with chain nodes configured the seed is never generated silently; create it with `payhook seed init --seed-file %s` and back it up", path, path)
+	}
+	seed, _, err := loadOrCreateSeed(path)
+	return seed, err
+}
+
+// InitSeed writes a new random 64-byte master seed, hex-encoded, to path
+// with mode 0600, refusing to overwrite an existing file.
+func InitSeed(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s exists: payhook seed init never overwrites a seed (funds may depend on it)", path)
+	}
+	_, created, err := loadOrCreateSeed(path)
+	if err != nil {
+		return err
+	}
+	if !created {
+		return fmt.Errorf("%s was created by another process meanwhile", path)
+	}
+	return nil
+}

@@ -68,6 +68,7 @@ type Server struct {
 	devnet   *devnet.Devnet
 	payments *payment.Service
 	watchers map[string]*payment.Watcher
+	nodes    []node
 
 	runMu    sync.Mutex // guards started and stopped
 	started  bool
@@ -112,7 +113,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 			return nil, err
 		}
 	}
-	registry, prices, err := s.buildChains()
+	registry, prices, err := s.buildChains(k, met)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +148,7 @@ func (s *Server) buildStore(ctx context.Context) error {
 // fetch.
 type keys struct {
 	deriver *chains.Deriver
+	wallet  *chains.Keys // signs forwards
 	signer  *signer.RSASigner // signs low-level callbacks
 	pub     string
 }
@@ -160,8 +162,12 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 			created bool
 			err     error
 		)
-		seed, created, err = loadOrCreateSeed(cfg.SeedFile)
-		if err != nil {
+		if len(s.cfg.Chains.Nodes) > 0 && !s.cfg.Dev {
+			// Real funds: never invent a seed silently.
+			if seed, err = loadSeed(cfg.SeedFile); err != nil {
+				return keys{}, err
+			}
+		} else if seed, created, err = loadOrCreateSeed(cfg.SeedFile); err != nil {
 			return keys{}, err
 		}
 		if created {
@@ -169,6 +175,10 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 		}
 	}
 	deriver, err := chains.NewDeriver(seed)
+	if err != nil {
+		return keys{}, fmt.Errorf("address seed: %w", err)
+	}
+	wallet, err := chains.NewKeys(seed)
 	if err != nil {
 		return keys{}, fmt.Errorf("address seed: %w", err)
 	}
@@ -187,7 +197,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 	if err != nil {
 		return keys{}, fmt.Errorf("signing key: %w", err)
 	}
-	return keys{deriver: deriver, signer: rsaSigner, pub: pub}, nil
+	return keys{deriver: deriver, wallet: wallet, signer: rsaSigner, pub: pub}, nil
 }
 
 // buildNotifier builds the notifier, signing with sg and observed by
@@ -220,10 +230,13 @@ func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error
 // chain backends (the devnet in developer mode), the payment service and one
 // watcher per ticker with a backend. It returns the registry and the price
 // table.
-func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
+func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, price.Source, error) {
 	cfg := s.cfg.Chains
 	registry, err := loadRegistry(cfg.RegistryFile)
 	if err != nil {
+		return nil, nil, err
+	}
+	if registry, err = withNodeNetworks(registry, cfg.Nodes); err != nil {
 		return nil, nil, err
 	}
 	prices := price.Default()
@@ -232,16 +245,35 @@ func (s *Server) buildChains() (*chains.Registry, price.Source, error) {
 			return nil, nil, err
 		}
 	}
-	// Chain backends: the devnet in developer mode. Node RPC backends plug
-	// into the same map, watchers and payment code.
+	// Chain backends: the configured nodes, and the devnet in developer
+	// mode for every ticker without a node.
 	backends := map[string]chains.Backend{}
+	nodes, err := buildNodes(registry, cfg, k.wallet, func(ticker string) *http.Client {
+		return &http.Client{Timeout: cfg.NodeTimeout, Transport: timedTransport{base: http.DefaultTransport,
+			observe: func(d time.Duration, ok bool) { met.NodeRequest(ticker, d, ok) }}}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.nodes = nodes
+	for _, n := range nodes {
+		backends[n.ticker] = n.backend
+	}
 	if s.cfg.Dev {
 		s.devnet = devnet.New(registry, devnet.Options{Clock: s.cfg.Now})
 		for _, t := range registry.All() {
+			if _, ok := backends[t.Ticker]; ok {
+				continue
+			}
 			if c, ok := s.devnet.Chain(t.Ticker); ok {
 				backends[t.Ticker] = c
 			}
 		}
+	}
+	if !cfg.OfferWithoutNodes {
+		// A ticker nothing watches is not offered: absent from /info/,
+		// and creating an address of it is answered 404.
+		registry = registry.Only(func(t chains.Ticker) bool { _, ok := backends[t.Ticker]; return ok })
 	}
 	s.payments = payment.New(s.db, payment.Config{
 		Registry: registry,
@@ -353,7 +385,8 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn)))
+	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
+	met.ObserveChains(s.chainStats)
 	mux.Handle("/metrics", met.Handler())
 	mux.Handle("/", gw)
 	s.http = &http.Server{
@@ -696,15 +729,16 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	return err
 }
 
-func healthHandler(c healthpb.HealthClient) http.Handler {
+func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := c.Check(r.Context(), &healthpb.HealthCheckRequest{})
-		w.Header().Set("Content-Type", "application/json")
+		// One ticker's node being down does not make the server unhealthy:
+		// every other ticker is still served. Its entry says so.
+		chs := chainStatus(r.Context())
 		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"status":"error","error":"not serving"}`))
+			writeHealth(w, http.StatusServiceUnavailable, healthBody{Status: "error", Error: "not serving", Chains: chs})
 			return
 		}
-		_, _ = w.Write([]byte(`{"status":"success","health":"serving"}`))
+		writeHealth(w, http.StatusOK, healthBody{Status: "success", Health: "serving", Chains: chs})
 	})
 }

@@ -50,6 +50,10 @@ Usage:
                                      print your delivery events as they happen
   payhook listen --forward-to http://localhost:3000/hook [--address A]
                                      replay your deliveries against a local server
+  payhook seed init [--seed-file PATH]
+                                     write a new master seed (mode 0600; never overwritten); back it up
+  payhook chain status [--url http://127.0.0.1:8080] [--json]
+                                     each ticker's node, network, head, cursor and health
   payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
@@ -99,6 +103,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return devnetCmd(ctx, args[1:], stdout, stderr)
 	case "listen":
 		return listen(ctx, args[1:], stdout, stderr)
+	case "seed":
+		return seedCmd(args[1:], stdout, stderr)
+	case "chain":
+		return chainCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -180,8 +188,26 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.StringVar(&cfg.Chains.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
 	fs.DurationVar(&cfg.Chains.WatchInterval, "watch-interval", server.DefaultWatchInterval, "how often chain watchers poll their chains")
 	fs.DurationVar(&cfg.Chains.DevnetBlockTime, "devnet-block-time", 0, "with --dev: mine a block on every simulated chain this often (0: only on request)")
+	nodes := nodesFlag{}
+	fs.Var(nodes, "node", "a chain node: TICKER=URL with credentials and options, e.g. ltc=http://user:pass@127.0.0.1:19443/?network=regtest; repeatable (also PAYHOOK_NODE_<TICKER>)")
+	nodeFile := fs.String("node-file", "", "file of TICKER=URL lines (# comments), as --node takes them")
+	fees := feesFlag{}
+	fs.Var(fees, "fallback-fee", "UTXO fee rate when the node has no estimate: TICKER=RATE in coin per 1000 vbytes; repeatable")
+	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
 	if err := parse(fs, args); err != nil {
 		return server.Config{}, err
+	}
+	if *nodeFile != "" {
+		if err := readNodeFile(*nodeFile, nodes); err != nil {
+			return server.Config{}, err
+		}
+	}
+	envNodes(os.Environ(), nodes)
+	if len(nodes) > 0 {
+		cfg.Chains.Nodes = nodes
+	}
+	if len(fees) > 0 {
+		cfg.Chains.FallbackFees = fees
 	}
 	cfg.Delivery.RetryDelays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow

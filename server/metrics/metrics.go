@@ -58,6 +58,8 @@ type Metrics struct {
 	finished   map[string]prometheus.Counter
 	finishedV  *prometheus.CounterVec
 
+	nodeLatency *prometheus.HistogramVec
+
 	// series caches the children of the known label pairs. It is built in
 	// New and only read afterwards, so AttemptFinished needs no lock.
 	series map[string]transportSeries
@@ -110,7 +112,13 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 			Help:      "Notifications that left the queue on this instance, by final status: acknowledged, or failed (delivery window closed).",
 		}, []string{"status"}),
 		finished: make(map[string]prometheus.Counter, len(finalStatuses)),
-		series:   make(map[string]transportSeries, len(transports)),
+		nodeLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace,
+			Name:      "chain_node_request_duration_seconds",
+			Help:      "Duration of requests to chain nodes, by ticker and outcome (ok, error).",
+			Buckets:   DurationBuckets,
+		}, []string{"ticker", "outcome"}),
+		series: make(map[string]transportSeries, len(transports)),
 	}
 	for _, st := range finalStatuses {
 		m.finished[st] = m.finishedV.WithLabelValues(st)
@@ -130,6 +138,7 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 		m.durations,
 		m.blocked,
 		m.finishedV,
+		m.nodeLatency,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

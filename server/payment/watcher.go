@@ -72,6 +72,10 @@ type Watcher struct {
 	processed  int64         // the chain height that poll processed
 	progressed chan struct{} // closed and replaced when a poll succeeds
 
+	// Health, for /healthz and the metrics.
+	healthMu sync.Mutex
+	health   Health
+
 	// The payment addresses of the ticker, loaded incrementally: each poll
 	// with new blocks reads only those created since the previous one.
 	addrMu     sync.RWMutex
@@ -99,9 +103,10 @@ func (s *Service) NewWatcher(t chains.Ticker, interval time.Duration) (*Watcher,
 // a block range also records the blocks' hashes and the cursor), then the
 // transfers that are due, forwards what may be forwarded and, when needed,
 // finishes open forwards. Polls of one watcher run one at a time.
-func (w *Watcher) PollOnce(ctx context.Context) error {
+func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 	w.pollMu.Lock()
 	defer w.pollMu.Unlock()
+	defer func() { w.recordPoll(err) }()
 	w.progMu.Lock()
 	w.started++
 	seq := w.started
@@ -111,6 +116,9 @@ func (w *Watcher) PollOnce(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s head: %w", w.ticker.Ticker, err)
 	}
+	w.healthMu.Lock()
+	w.health.Head = head.Height
+	w.healthMu.Unlock()
 	if w.known != nil && *w.known == head && !w.reconcile {
 		w.progress(seq, head.Height)
 		return nil
@@ -535,12 +543,20 @@ func (w *Watcher) Start(ctx context.Context) error {
 	w.cancel, w.done = cancel, make(chan struct{})
 	go func() {
 		defer close(w.done)
-		t := time.NewTicker(w.interval)
+		t := time.NewTimer(w.interval)
 		defer t.Stop()
+		failures := 0
 		for {
+			wait := w.interval
 			if err := w.PollOnce(ctx); err != nil && ctx.Err() == nil {
-				w.logger.Error("chain watcher poll", "error", err)
+				failures++
+				wait = Backoff(w.interval, failures)
+				w.logger.Error("chain watcher poll failed; retrying with backoff from the durable cursor",
+					"ticker", w.ticker.Ticker, "error", err, "failures", failures, "retry_in", wait)
+			} else {
+				failures = 0
 			}
+			t.Reset(wait)
 			select {
 			case <-ctx.Done():
 				return
@@ -550,6 +566,60 @@ func (w *Watcher) Start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// MaxBackoff bounds the wait between polls of a failing node.
+const MaxBackoff = time.Minute
+
+// Backoff returns the wait after failures consecutive failed polls: the
+// interval doubled per failure, at most MaxBackoff (never below interval).
+func Backoff(interval time.Duration, failures int) time.Duration {
+	d := interval
+	for i := 1; i < failures && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return max(interval, min(d, MaxBackoff))
+}
+
+// Health is a watcher's state as /healthz and the metrics show it.
+type Health struct {
+	// Healthy is false while the node's last poll failed.
+	Healthy bool
+	// Error is the last poll's error ("" when it succeeded).
+	Error string
+	// Head is the node's tip as last read; Cursor the height processed.
+	Head, Cursor int64
+	// LastPoll is when the last poll ended; LastSuccess when one last
+	// succeeded (zero before the first).
+	LastPoll, LastSuccess time.Time
+	// Errors counts failed polls since the start.
+	Errors uint64
+	// Polled is false before the first poll ended.
+	Polled bool
+}
+
+// Health returns the watcher's health.
+func (w *Watcher) Health() Health {
+	w.healthMu.Lock()
+	defer w.healthMu.Unlock()
+	h := w.health
+	w.progMu.Lock()
+	h.Cursor = max(h.Cursor, w.processed)
+	w.progMu.Unlock()
+	return h
+}
+
+func (w *Watcher) recordPoll(err error) {
+	now := w.svc.now()
+	w.healthMu.Lock()
+	defer w.healthMu.Unlock()
+	w.health.Polled, w.health.LastPoll = true, now
+	if err != nil {
+		w.health.Healthy, w.health.Error = false, err.Error()
+		w.health.Errors++
+		return
+	}
+	w.health.Healthy, w.health.Error, w.health.LastSuccess = true, "", now
 }
 
 // Stop ends background polling, waits, and gives the ticker's lease up so

@@ -76,7 +76,10 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 			ShutdownTimeout: 5 * time.Second,
 		},
 		Keys: server.KeysConfig{Seed: Seed},
-		Out:  &lockedWriter{w: out},
+		// API tests need tickers without a chain; a test of the chains
+		// sets Dev or Nodes (and may turn this off).
+		Chains: server.ChainsConfig{OfferWithoutNodes: true},
+		Out:    &lockedWriter{w: out},
 	}
 	for _, m := range mutate {
 		m(&cfg)

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/server"
+)
+
+// nodesFlag collects --node TICKER=URL (repeatable).
+type nodesFlag map[string]string
+
+func (n nodesFlag) String() string {
+	var parts []string
+	for t := range n {
+		parts = append(parts, t+"=…")
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func (n nodesFlag) Set(s string) error {
+	t, u, ok := strings.Cut(s, "=")
+	t = strings.ToLower(strings.TrimSpace(t))
+	if !ok || t == "" || strings.TrimSpace(u) == "" {
+		return errors.New("want TICKER=URL, e.g. ltc=http://user:pass@127.0.0.1:19443/?network=regtest")
+	}
+	if _, dup := n[t]; dup {
+		return fmt.Errorf("%s: a second node; one node per ticker", t)
+	}
+	n[t] = strings.TrimSpace(u)
+	return nil
+}
+
+// feesFlag collects --fallback-fee TICKER=RATE (repeatable).
+type feesFlag map[string]decimal.Decimal
+
+func (f feesFlag) String() string { return fmt.Sprint(map[string]decimal.Decimal(f)) }
+
+func (f feesFlag) Set(s string) error {
+	for item := range strings.SplitSeq(s, ",") {
+		t, r, ok := strings.Cut(item, "=")
+		rate, err := decimal.NewFromString(strings.TrimSpace(r))
+		if !ok || err != nil {
+			return fmt.Errorf("%q: want TICKER=RATE in coin per 1000 vbytes, e.g. ltc=0.0001", item)
+		}
+		f[strings.ToLower(strings.TrimSpace(t))] = rate
+	}
+	return nil
+}
+
+// readNodeFile adds the TICKER=URL lines of path (blank lines and # comments
+// skipped) to nodes.
+func readNodeFile(path string, nodes nodesFlag) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--node-file: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		if err := nodes.Set(s); err != nil {
+			return fmt.Errorf("--node-file %s line %d: %w", path, line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// envNodes adds PAYHOOK_NODE_<TICKER>=URL variables to nodes: the ticker
+// lower-cased with "_" for "/" (PAYHOOK_NODE_ERC20_USDT is erc20/usdt).
+// A ticker given on the command line or in the node file wins.
+func envNodes(environ []string, nodes nodesFlag) {
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		t, ok := strings.CutPrefix(k, "PAYHOOK_NODE_")
+		if !ok || t == "" || t == "FILE" || t == "TIMEOUT" {
+			continue
+		}
+		t = strings.ToLower(strings.ReplaceAll(t, "_", "/"))
+		if _, given := nodes[t]; !given && v != "" {
+			nodes[t] = v
+		}
+	}
+}
+
+// seedCmd: payhook seed init [--seed-file PATH].
+func seedCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "init" {
+		return errors.New("usage: payhook seed init [--seed-file PATH]")
+	}
+	fs := newFlagSet("payhook seed init", stderr)
+	path := fs.String("seed-file", server.DefaultSeedFile, "where to write the new hex master seed (mode 0600); never overwritten")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if err := server.InitSeed(*path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote a new master seed to %s (mode 0600).\nBack it up now, offline: every payment address and its funds derive from it, and nothing else can recover them.\n", *path)
+	return nil
+}
+
+// chainCmd: payhook chain status [--url http://127.0.0.1:8080] [--json].
+func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "status" {
+		return errors.New("usage: payhook chain status [--url http://127.0.0.1:8080] [--json]")
+	}
+	fs := newFlagSet("payhook chain status", stderr)
+	base := fs.String("url", "http://127.0.0.1:8080", "the REST address of a running payhook serve")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(*base, "/")+"/healthz", nil)
+	if err != nil {
+		return fmt.Errorf("--url: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("reach payhook at %s: %w", *base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string                        `json:"status"`
+		Chains map[string]server.ChainStatus `json:"chains"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("%s/healthz: not payhook's health answer: %w", *base, err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(body.Chains)
+	}
+	tickers := make([]string, 0, len(body.Chains))
+	for t := range body.Chains {
+		tickers = append(tickers, t)
+	}
+	sort.Strings(tickers)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TICKER\tNODE\tNETWORK\tHEAD\tCURSOR\tHEALTH")
+	for _, t := range tickers {
+		c := body.Chains[t]
+		health := "ok"
+		if !c.Healthy {
+			health = "DOWN: " + c.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", t, c.Node, c.Network, c.Head, c.Cursor, health)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/server/metrics"
+)
+
+// ChainStatus is one ticker's chain as /healthz and payhook chain status
+// show it.
+type ChainStatus struct {
+	// Healthy is false while the node's last poll failed (and before the
+	// first poll ended).
+	Healthy bool `json:"healthy"`
+	// Error is the last poll's error.
+	Error string `json:"error,omitempty"`
+	// Node is the node's URL without credentials ("devnet" for the
+	// simulator).
+	Node string `json:"node"`
+	// Network is mainnet, testnet, regtest or devnet.
+	Network string `json:"network"`
+	// Head is the node's tip as last read; Cursor the height processed
+	// (durable, shared by every instance).
+	Head   int64 `json:"head"`
+	Cursor int64 `json:"cursor"`
+	// LastPoll is when this instance last polled (RFC 3339; "" before).
+	LastPoll string `json:"last_poll,omitempty"`
+	// PollErrors counts this instance's failed polls.
+	PollErrors uint64 `json:"poll_errors"`
+}
+
+// ChainStatuses returns the status of every watched ticker.
+func (s *Server) ChainStatuses(ctx context.Context) map[string]ChainStatus {
+	out := make(map[string]ChainStatus, len(s.watchers))
+	cursors := map[string]int64{}
+	if cs, err := s.db.Client.ChainCursor.Query().All(ctx); err == nil {
+		for _, c := range cs {
+			cursors[c.Ticker] = c.Height
+		}
+	}
+	nodes := map[string]node{}
+	for _, n := range s.nodes {
+		nodes[n.ticker] = n
+	}
+	for ticker, w := range s.watchers {
+		h := w.Health()
+		st := ChainStatus{Healthy: h.Healthy, Error: h.Error, Head: h.Head, Cursor: max(h.Cursor, cursors[ticker]),
+			PollErrors: h.Errors, Node: "devnet", Network: "devnet"}
+		if n, ok := nodes[ticker]; ok {
+			st.Node, st.Network = n.endpoint, chains.Net(n.net).String()
+		}
+		if !h.Polled {
+			st.Error = "not polled yet"
+		}
+		if !h.LastPoll.IsZero() {
+			st.LastPoll = h.LastPoll.UTC().Format(time.RFC3339)
+		}
+		out[ticker] = st
+	}
+	return out
+}
+
+// chainStats feeds the chain metrics.
+func (s *Server) chainStats() []metrics.ChainStat {
+	ctx, cancel := context.WithTimeout(context.Background(), metrics.StatsTimeout)
+	defer cancel()
+	pending, sent := map[string]int64{}, map[string]int64{}
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT p.ticker, f.status, count(*) FROM forwards f JOIN payments p ON p.id = f.payment_id WHERE f.held = false GROUP BY p.ticker, f.status`)
+	if err == nil {
+		defer rows.Close()
+		for rows.Next() {
+			var t, st string
+			var n int64
+			if rows.Scan(&t, &st, &n) == nil {
+				if st == "intent" {
+					pending[t] = n
+				} else {
+					sent[t] = n
+				}
+			}
+		}
+	}
+	var out []metrics.ChainStat
+	for ticker, st := range s.ChainStatuses(ctx) {
+		var last time.Time
+		if st.LastPoll != "" {
+			last, _ = time.Parse(time.RFC3339, st.LastPoll)
+		}
+		out = append(out, metrics.ChainStat{Ticker: ticker, Up: st.Healthy, Head: st.Head, Cursor: st.Cursor, LastPoll: last,
+			PollErrors: st.PollErrors, ForwardsPending: pending[ticker], ForwardsSent: sent[ticker]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ticker < out[j].Ticker })
+	return out
+}
+
+// healthBody is /healthz's answer.
+type healthBody struct {
+	Status string                 `json:"status"`
+	Health string                 `json:"health,omitempty"`
+	Error  string                 `json:"error,omitempty"`
+	Chains map[string]ChainStatus `json:"chains"`
+}
+
+func writeHealth(w http.ResponseWriter, code int, b healthBody) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(b)
+}
