@@ -1,0 +1,222 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/nodetest"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
+)
+
+// ltcEnv is a server watching a real litecoind in regtest, polled and
+// delivering only when the test says (no sleeps), with a verifying sink.
+type ltcEnv struct {
+	n    *nodetest.Litecoind
+	in   *servertest.Instance
+	sink *callbackSink
+	tk   chains.Ticker
+}
+
+func newLTCEnv(t *testing.T, d store.Dialect) *ltcEnv {
+	t.Helper()
+	n := nodetest.StartLitecoind(t, 110)
+	sink := newSink(t)
+	in := servertest.Start(t, d, func(c *server.Config) {
+		c.ManualDelivery = true
+		c.Chains.OfferWithoutNodes = false
+		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
+		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
+	})
+	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
+	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	reg, _ := chains.DefaultRegistry().WithNet("ltc", chains.Regtest)
+	tk, _ := reg.Lookup("ltc")
+	return &ltcEnv{n: n, in: in, sink: sink, tk: tk}
+}
+
+// step mines blocks on the node, has the server poll it, and runs due
+// deliveries.
+func (e *ltcEnv) step(t *testing.T, blocks int) {
+	t.Helper()
+	if blocks > 0 {
+		var a string
+		e.n.Must(&a, "getnewaddress")
+		e.n.Must(nil, "generatetoaddress", blocks, a)
+	}
+	ctx := context.Background()
+	for range 2 { // the second poll sees the forward's completion recorded
+		if err := e.in.Server.Watcher("ltc").PollOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLitecoindEndToEnd: a payment to a derived regtest address is
+// detected, confirmed at the requested depth and forwarded by a signed
+// transaction the node accepts; the merchant gets pending, confirmed and
+// completed, with txid_out the forwarding transaction's id, which pays the
+// merchant's wallet value_forwarded_coin exactly. Tickers without a node
+// are not offered.
+func TestLitecoindEndToEnd(t *testing.T) {
+	t.Parallel()
+	e := newLTCEnv(t, store.SQLite)
+	var wallet string
+	e.n.Must(&wallet, "getnewaddress")
+
+	info := e.in.Get(t, "/info/", nil, "")
+	if _, ok := info.JSON["ltc"]; !ok {
+		t.Fatalf("/info/ without ltc: %s", info.Body)
+	}
+	if _, ok := info.JSON["btc"]; ok {
+		t.Errorf("/info/ offers btc, which has no node: %s", info.Body)
+	}
+	if r := e.in.Get(t, "/btc/create/", url.Values{"callback": {e.sink.URL + "/hook"}}, e.in.KeyA); r.Code != 404 || !strings.Contains(string(r.Body), "btc") {
+		t.Errorf("create of a ticker without a node: HTTP %d %s", r.Code, r.Body)
+	}
+	bad := e.in.Get(t, "/ltc/create/", url.Values{"callback": {e.sink.URL + "/hook"}, "address": {"ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9"}}, e.in.KeyA)
+	if bad.Code != 400 || !strings.Contains(string(bad.Body), "network") {
+		t.Errorf("a mainnet forwarding address on a regtest node: HTTP %d %s", bad.Code, bad.Body)
+	}
+
+	created := e.in.Get(t, "/ltc/create/", url.Values{"callback": {e.sink.URL + "/hook"}, "address": {wallet}, "confirmations": {"2"}, "json": {"1"}}, e.in.KeyA)
+	if created.Code != 200 {
+		t.Fatalf("create: HTTP %d %s", created.Code, created.Body)
+	}
+	addrIn := created.JSON["address_in"].(string)
+	if !strings.HasPrefix(addrIn, "rltc1q") {
+		t.Fatalf("address_in %s is not a regtest address", addrIn)
+	}
+	var txid string
+	e.n.Must(&txid, "sendtoaddress", addrIn, json.Number("0.5"))
+	e.step(t, 0) // mempool: nothing reported
+	if got := e.sink.statuses(); len(got) != 0 {
+		t.Fatalf("callbacks for a mempool transaction: %v", got)
+	}
+	e.step(t, 1)
+	e.step(t, 1)
+	e.step(t, 1) // the forward is in this block's mempool
+	got := e.sink.statuses()
+	if strings.Join(got, ",") != "pending,confirmed,completed" {
+		t.Fatalf("callbacks %v, want pending, confirmed, completed", got)
+	}
+	var done map[string]json.RawMessage
+	e.sink.mu.Lock()
+	done = e.sink.got[2].fields
+	e.sink.mu.Unlock()
+	var txidOut, fwd string
+	_ = json.Unmarshal(done["txid_out"], &txidOut)
+	fwd = strings.Trim(string(done["value_forwarded_coin"]), `"`)
+	var txIn string
+	_ = json.Unmarshal(done["txid_in"], &txIn)
+	if txIn != txid {
+		t.Errorf("txid_in %s, want %s", txIn, txid)
+	}
+	// The forward is a real transaction paying the wallet exactly.
+	var tx struct {
+		Vout []struct {
+			Value        json.Number `json:"value"`
+			ScriptPubKey struct {
+				Addresses []string `json:"addresses"`
+				Address   string   `json:"address"`
+			} `json:"scriptPubKey"`
+		} `json:"vout"`
+	}
+	e.n.Must(&tx, "getrawtransaction", txidOut, true)
+	paid := decimal.Zero
+	for _, o := range tx.Vout {
+		if o.ScriptPubKey.Address == wallet || (len(o.ScriptPubKey.Addresses) == 1 && o.ScriptPubKey.Addresses[0] == wallet) {
+			v, _ := decimal.NewFromString(o.Value.String())
+			paid = paid.Add(v)
+		}
+	}
+	if want, _ := decimal.NewFromString(fwd); !paid.Equal(want) || paid.IsZero() {
+		t.Errorf("forward %s pays the wallet %s, value_forwarded_coin %s", txidOut, paid, fwd)
+	}
+	// Mined: the merchant's wallet sees it.
+	e.step(t, 1)
+	var st map[string]any
+	e.n.Must(&st, "gettransaction", txidOut)
+	if c, _ := st["confirmations"].(json.Number).Int64(); c < 1 {
+		t.Errorf("the forward %s is not mined: %v", txidOut, st["confirmations"])
+	}
+	if errs := e.sink.errs; len(errs) > 0 {
+		t.Errorf("signature failures: %v", errs)
+	}
+
+	h := e.in.Get(t, "/healthz", nil, "")
+	chs, _ := h.JSON["chains"].(map[string]any)
+	ltc, _ := chs["ltc"].(map[string]any)
+	if ltc["healthy"] != true || ltc["network"] != "regtest" || strings.Contains(string(h.Body), "regtest-secret") {
+		t.Errorf("/healthz: %s", h.Body)
+	}
+}
+
+// TestLitecoindReorgBeforeConfirmation: a payment reorganised out before
+// its confirmation is un-counted: no confirmed callback, never credited,
+// and once mined again it is credited exactly once.
+func TestLitecoindReorgBeforeConfirmation(t *testing.T) {
+	t.Parallel()
+	e := newLTCEnv(t, store.SQLite)
+	var wallet string
+	e.n.Must(&wallet, "getnewaddress")
+	created := e.in.Get(t, "/ltc/create/", url.Values{"callback": {e.sink.URL + "/hook"}, "address": {wallet}, "confirmations": {"3"}, "json": {"1"}}, e.in.KeyA)
+	addrIn := created.JSON["address_in"].(string)
+	var txid string
+	e.n.Must(&txid, "sendtoaddress", addrIn, json.Number("0.3"))
+	e.step(t, 1)
+	e.step(t, 1)
+	if got := strings.Join(e.sink.statuses(), ","); got != "pending,pending" {
+		t.Fatalf("before the reorganisation: %s", got)
+	}
+	var height int64
+	e.n.Must(&height, "getblockcount")
+	var first string
+	e.n.Must(&first, "getblockhash", height-1)
+	e.n.Must(nil, "invalidateblock", first) // the payment's block and the next leave the chain
+	// Mine empty blocks past the old height: the payment waits in the
+	// mempool and is not in the chain.
+	var a string
+	e.n.Must(&a, "getnewaddress")
+	for range 3 {
+		e.n.Must(nil, "generateblock", a, []string{})
+	}
+	e.step(t, 0)
+	if got := strings.Join(e.sink.statuses(), ","); got != "pending,pending" {
+		t.Fatalf("after the reorganisation: %s (a payment out of the chain was counted)", got)
+	}
+	logs := e.in.Get(t, "/ltc/logs/", url.Values{"callback": {created.JSON["callback_url"].(string)}}, e.in.KeyA)
+	if strings.Contains(string(logs.Body), `"confirmed"`) {
+		t.Errorf("logs after the reorganisation: %s", logs.Body)
+	}
+	// Mined again: counted from its new block, credited once.
+	e.step(t, 1)
+	e.step(t, 1)
+	e.step(t, 1)
+	e.step(t, 1)
+	got := e.sink.statuses()
+	confirmed := 0
+	for _, s := range got {
+		if s == "confirmed" {
+			confirmed++
+		}
+	}
+	if confirmed != 1 || got[len(got)-1] != "completed" {
+		t.Fatalf("callbacks %v: want one confirmed, then completed", got)
+	}
+}
