@@ -76,7 +76,7 @@ func (a account) evmHex() string { return hex.EncodeToString(a[1:]) }
 
 // clip bounds what an error message quotes of a node's answer.
 func clip(s string) string {
-	const max = 80
+	const max = 200
 	if len(s) > max {
 		return s[:max] + "..."
 	}

@@ -413,8 +413,18 @@ func (n *Node) pendingView() *view {
 	return v
 }
 
-// validate checks t as a node's broadcast does; n.mu must be held.
+// validate checks t as java-tron's Manager.processTransaction does, in
+// its order: TaPoS, expiration, duplicate, signature, then execution
+// against the pending state; n.mu must be held.
 func (n *Node) validate(t *tx) error {
+	if !n.tapos(t.r) {
+		return &errInvalid{"TAPOS_ERROR", "Tapos check error"}
+	}
+	now := n.head().time
+	if t.r.expiration <= now || t.r.expiration > now+maxExpiration.Milliseconds() {
+		return &errInvalid{"TRANSACTION_EXPIRATION_ERROR", fmt.Sprintf(
+			"Transaction expiration, transaction expiration time is %d, but headBlockTime is %d", t.r.expiration, now)}
+	}
 	if _, dup := n.byID[t.id]; dup {
 		return &errInvalid{"DUP_TRANSACTION_ERROR", "Dup transaction."}
 	}
@@ -424,14 +434,6 @@ func (n *Node) validate(t *tx) error {
 	id, _ := hex.DecodeString(t.id)
 	if who, ok := signer([32]byte(id), t.sig); !ok || who != t.r.owner {
 		return &errInvalid{"SIGERROR", "Validate signature error: signature is not signed by the owner"}
-	}
-	if !n.tapos(t.r) {
-		return &errInvalid{"TAPOS_ERROR", "Tapos check error"}
-	}
-	now := n.head().time
-	if t.r.expiration <= now || t.r.expiration > now+maxExpiration.Milliseconds() {
-		return &errInvalid{"TRANSACTION_EXPIRATION_ERROR", fmt.Sprintf(
-			"Transaction expiration, transaction expiration time is %d, but headBlockTime is %d", t.r.expiration, now)}
 	}
 	_, err := n.execute(n.pendingView(), t)
 	return err
@@ -477,12 +479,13 @@ func (n *Node) build(r rawTx) rawTx {
 // Pay submits a transaction from the faucet paying amount (sun, or token
 // base units with contract) to `to`, and returns its id. With fail its
 // execution fails (REVERT): included, nothing moves. contract "" pays TRX.
+// A token transfer of 0 is allowed (address-poisoning spam sends them).
 func (n *Node) Pay(contract, to string, amount *big.Int, fail bool) (string, error) {
 	dest, err := parseBase58(to)
 	if err != nil {
 		return "", fmt.Errorf("trontest: pay: %w", err)
 	}
-	if amount.Sign() <= 0 || amount.BitLen() > 62 {
+	if amount.Sign() < 0 || amount.BitLen() > 62 || (amount.Sign() == 0 && contract == "") {
 		return "", fmt.Errorf("trontest: pay: amount %s out of range", amount)
 	}
 	r := rawTx{typ: typeTransfer, owner: n.faucetAcc, to: dest, amount: amount.Int64()}
