@@ -326,11 +326,13 @@ func (b *Backend) State(ctx context.Context, t chains.Transfer) (chains.TxState,
 		return chains.TxState{}, err
 	}
 	if !found {
-		_, pending, err := b.known(ctx, txid)
+		inBlock, pending, err := b.known(ctx, txid)
 		if err != nil {
 			return chains.TxState{}, err
 		}
-		return chains.TxState{Present: pending}, nil
+		// In a block whose infos the node has not written yet: counted
+		// from the next call.
+		return chains.TxState{Present: inBlock || pending}, nil
 	}
 	h := in.BlockNumber
 	if h > head.Height {

@@ -85,8 +85,9 @@
 // reorganisation noticed while reading): all transient. They wrap
 // ErrInvalidRange for a block range beyond the tip, chains.ErrInvalidForward
 // for a forward Sign refuses as it is (and for bytes Send did not get from
-// Sign), ErrRejected for a transaction the node refuses for good (bad
-// signature, failed validation, expired before it was ever sent),
+// Sign), ErrRejected for a transaction the node refuses (bad signature,
+// expired before it was ever sent, failed validation such as an operator
+// address short of the top-up),
 // ErrWatchOnly for Sign without keys, chains.ErrWrongNetwork from Probe,
 // and ErrInvalidConfig from New.
 //

@@ -17,8 +17,12 @@ var (
 	// ErrWatchOnly reports Sign on a backend configured without keys.
 	ErrWatchOnly = errors.New("tron backend has no signing keys")
 
-	// ErrRejected reports a transaction the node refused for good
-	// (signature, validation, expired, TaPoS): sending the same bytes again
-	// fails again. Busy or unconnected nodes wrap chains.ErrNode instead.
+	// ErrRejected reports a transaction the node refused: a signature
+	// that does not verify, an expired transaction or an unknown reference
+	// block (sending the same bytes again fails again), or failed
+	// validation such as a balance short of the amount or the bandwidth
+	// (which sending again cures only once the balance is there, e.g. the
+	// operator's address funded for a top-up). Busy or unconnected nodes
+	// wrap chains.ErrNode instead.
 	ErrRejected = errors.New("transaction rejected by the tron node")
 )

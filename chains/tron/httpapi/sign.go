@@ -321,9 +321,9 @@ func (b *Backend) sign(path string, raw []byte, r rawTx, key *btcec.PrivateKey) 
 // sent without its gas top-up. A transaction the node already has
 // (DUP_TRANSACTION_ERROR, or found by gettransactionbyid or in the pending
 // pool) counts as sent. Errors wrap chains.ErrInvalidForward for bytes
-// Sign did not produce, ErrRejected for a refusal that sending again
-// cannot change (signature, validation, TaPoS, expiration), and
-// chains.ErrNode otherwise.
+// Sign did not produce, ErrRejected for the node's refusal (signature,
+// validation, TaPoS, expiration; see ErrRejected), and chains.ErrNode
+// otherwise.
 func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 	var sr signedRaw
 	if err := json.Unmarshal(s.Raw, &sr); err != nil || len(sr.Transactions) == 0 {
