@@ -126,7 +126,7 @@ func (b *Backend) blocks(ctx context.Context, after, upTo int64) ([]block, error
 		return nil, fmt.Errorf("%w: after %d up to %d", ErrInvalidRange, after, upTo)
 	}
 	const path = "/wallet/getblockbylimitnext"
-	out := make([]block, 0, upTo-after)
+	out := make([]block, 0, min(upTo-after, 1024))
 	for start := after + 1; start <= upTo; {
 		end := min(start+int64(b.cfg.BatchBlocks), upTo+1) // exclusive
 		var resp struct {

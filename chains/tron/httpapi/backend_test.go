@@ -715,3 +715,29 @@ func hexAccount(t *testing.T, a string) string {
 	}
 	return "41" + hex.EncodeToString(payload)
 }
+
+// TestSolidified: a receipt is solidified once its block is at or below
+// the solidified head, which lags the tip by 19 blocks; Head reports both.
+func TestSolidified(t *testing.T) {
+	for _, name := range []string{"trx", "trc20/usdt"} {
+		e := start(t, name, trontest.Options{}, nil, nil)
+		txid := e.pay(e.addr(0), "10", false)
+		e.mine(19)
+		tr := chains.Transfer{TxID: txid, To: e.addr(0)}
+		st, err := e.b.State(e.ctx, tr)
+		head, _ := e.b.Head(e.ctx)
+		if err != nil || !st.Present || !st.Executed || st.Solidified || st.Confirmations != 19 || head.Solidified != 0 || head.Height != 19 {
+			t.Errorf("%s at 19: %+v, head %+v, %v", name, st, head, err)
+		}
+		e.mine(1)
+		st, err = e.b.State(e.ctx, tr)
+		head, _ = e.b.Head(e.ctx)
+		if err != nil || !st.Solidified || !st.Executed || st.Confirmations != 20 || head.Solidified != 1 {
+			t.Errorf("%s at 20: %+v, head %+v, %v", name, st, head, err)
+		}
+		// The receipt of another address's log index is not this payment's.
+		if st, err := e.b.State(e.ctx, chains.Transfer{TxID: txid, To: e.addr(1)}); e.tk.Token && (err != nil || st.Executed) {
+			t.Errorf("%s: state for another recipient %+v, %v", name, st, err)
+		}
+	}
+}
