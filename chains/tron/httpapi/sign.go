@@ -346,10 +346,14 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 	return nil
 }
 
-// Broadcast codes after which sending again may succeed.
-var transient = map[string]bool{
-	"SERVER_BUSY": true, "NO_CONNECTION": true, "NOT_ENOUGH_EFFECTIVE_CONNECTION": true,
-	"BLOCK_UNSOLIDIFIED": true, "OTHER_ERROR": true, "": true,
+// transient reports broadcast codes that say nothing about the
+// transaction: the node is busy, unconnected, or failed on its own.
+func transient(code string) bool {
+	switch code {
+	case "SERVER_BUSY", "NO_CONNECTION", "NOT_ENOUGH_EFFECTIVE_CONNECTION", "BLOCK_UNSOLIDIFIED", "OTHER_ERROR", "":
+		return true
+	}
+	return false
 }
 
 func (b *Backend) broadcast(ctx context.Context, tx signedTx) error {
@@ -372,7 +376,7 @@ func (b *Backend) broadcast(ctx context.Context, tx signedTx) error {
 	if inBlock || pending {
 		return nil
 	}
-	if transient[r.Code] {
+	if transient(r.Code) {
 		return fmt.Errorf("%w: tron %s: %s: %s %s", chains.ErrNode, path, tx.TxID, clip(r.Code), r.text())
 	}
 	return fmt.Errorf("%w: %s: %s %s", ErrRejected, tx.TxID, clip(r.Code), r.text())
