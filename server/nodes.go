@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
 )
 
@@ -95,6 +96,8 @@ func buildNodes(registry *chains.Registry, cfg ChainsConfig, keys *chains.Keys, 
 		case chains.FamilyUTXO:
 			b, err = bitcoind.New(bitcoind.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout,
 				FallbackFee: cfg.FallbackFees[t.Ticker], Client: client(t.Ticker)})
+		case chains.FamilyTron:
+			b, err = httpapi.New(httpapi.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
 		default:
 			err = fmt.Errorf("no node backend for the %s family yet", t.Family)
 		}
