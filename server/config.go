@@ -166,6 +166,24 @@ type ChainsConfig struct {
 	// vbytes) forwards pay when the node has no estimate
 	// (--fallback-fee TICKER=RATE); bitcoind.DefaultFallbackFee otherwise.
 	FallbackFees map[string]decimal.Decimal
+	// Prices is where USD prices and fiat rates come from (--prices):
+	// PricesTable (the embedded table or --price-file) or PricesLive
+	// (PriceProviders over the table, which stays beneath as the last
+	// fallback). Empty means live when nodes are configured (real
+	// payments need real prices) and the table otherwise (the devnet,
+	// offline development).
+	Prices string
+	// PriceProviders are the live providers in priority order
+	// (--price-provider, repeatable): "coinbase", "coingecko",
+	// "frankfurter", each optionally "=BASEURL" (a mirror, a test server).
+	// Default: coinbase, coingecko, frankfurter.
+	PriceProviders []string
+	// PriceTTL is how often live prices are refreshed (--price-ttl).
+	PriceTTL time.Duration
+	// PriceMaxAge is how old a price may be before it is omitted
+	// (--price-max-age): price leaves the payloads and the conversion maps
+	// are {}. Negative: no limit.
+	PriceMaxAge time.Duration
 	// NodeTimeout bounds one node request (--node-timeout).
 	NodeTimeout time.Duration
 	// OfferWithoutNodes offers every ticker of the registry even without a
@@ -182,11 +200,14 @@ const (
 	// DefaultDevHTTPAddr and DefaultDevGRPCAddr are the listen addresses of
 	// a --dev server given none: loopback only, because the devnet's RPCs
 	// are unauthenticated.
-	DefaultDevHTTPAddr     = "127.0.0.1:8080"
-	DefaultDevGRPCAddr     = "127.0.0.1:9090"
-	DefaultSeedFile        = "payhook.seed"
+	DefaultDevHTTPAddr = "127.0.0.1:8080"
+	DefaultDevGRPCAddr = "127.0.0.1:9090"
+	DefaultSeedFile    = "payhook.seed"
+	// PricesTable and PricesLive are the values of --prices.
+	PricesTable = "table"
+	PricesLive  = "live"
 	// DefaultNodeTimeout bounds one request to a chain node.
-	DefaultNodeTimeout = 10 * time.Second
+	DefaultNodeTimeout     = 10 * time.Second
 	DefaultSigningKeyBits  = 2048
 	DefaultShutdownTimeout = 15 * time.Second
 	// DefaultMaxBodyBytes is 1 MiB; the largest request of the API (a
@@ -431,6 +452,12 @@ func (c ChainsConfig) Validate() error {
 	}
 	if c.NodeTimeout < 0 {
 		return fmt.Errorf("--node-timeout: must not be negative")
+	}
+	if c.Prices != "" && c.Prices != PricesTable && c.Prices != PricesLive {
+		return fmt.Errorf("--prices %q: want table or live", c.Prices)
+	}
+	if c.PriceTTL < 0 {
+		return fmt.Errorf("--price-ttl: must not be negative")
 	}
 	for ticker, raw := range c.Nodes {
 		if _, _, err := splitNodeURL(raw); err != nil {

@@ -34,6 +34,7 @@ func newLTCEnv(t *testing.T, d store.Dialect) *ltcEnv {
 		c.ManualDelivery = true
 		c.Chains.OfferWithoutNodes = false
 		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
+		c.Chains.Prices = server.PricesTable // no network beyond the node
 		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
 	})
 	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)

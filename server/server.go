@@ -69,6 +69,8 @@ type Server struct {
 	payments *payment.Service
 	watchers map[string]*payment.Watcher
 	nodes    []node
+	// livePrices is the live price feed (--prices live); nil with the table.
+	livePrices *price.Live
 
 	runMu    sync.Mutex // guards started and stopped
 	started  bool
@@ -148,7 +150,7 @@ func (s *Server) buildStore(ctx context.Context) error {
 // fetch.
 type keys struct {
 	deriver *chains.Deriver
-	wallet  *chains.Keys // signs forwards
+	wallet  *chains.Keys      // signs forwards
 	signer  *signer.RSASigner // signs low-level callbacks
 	pub     string
 }
@@ -239,11 +241,20 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	if registry, err = withNodeNetworks(registry, cfg.Nodes); err != nil {
 		return nil, nil, err
 	}
-	prices := price.Default()
+	table := price.Default()
 	if cfg.PriceFile != "" {
-		if prices, err = loadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
+		if table, err = loadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
 			return nil, nil, err
 		}
+	}
+	var prices price.Source = table
+	if cfg.pricesMode() == PricesLive {
+		live, err := buildLivePrices(cfg, table, s.cfg.Now, s.logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.livePrices, prices = live, live
+		met.ObservePrices(live.Ages)
 	}
 	// Chain backends: the configured nodes, and the devnet in developer
 	// mode for every ticker without a node.
@@ -256,8 +267,10 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		return nil, nil, err
 	}
 	s.nodes = nodes
+	nearHead := map[string]bool{}
 	for _, n := range nodes {
 		backends[n.ticker] = n.backend
+		nearHead[n.ticker] = true
 	}
 	if s.cfg.Dev {
 		s.devnet = devnet.New(registry, devnet.Options{Clock: s.cfg.Now})
@@ -283,7 +296,8 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 			invoice.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
 			subscription.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
 		},
-		Now: s.cfg.Now,
+		Now:           s.cfg.Now,
+		StartNearHead: nearHead,
 	}, s.logger)
 	s.watchers = map[string]*payment.Watcher{}
 	for _, t := range registry.All() {
@@ -551,6 +565,13 @@ func (s *Server) Start(ctx context.Context) error {
 				return err
 			}
 		}
+		if s.livePrices != nil {
+			// The first refresh runs in the background: a price provider
+			// being down never delays serving (the table is beneath).
+			if err := s.livePrices.Start(context.WithoutCancel(ctx)); err != nil {
+				return fmt.Errorf("start live prices: %w", err)
+			}
+		}
 		if s.devnet != nil && s.cfg.Chains.DevnetBlockTime > 0 {
 			// The mining loop lives until Stop, not until ctx ends.
 			if err := s.devnet.Start(context.WithoutCancel(ctx), s.cfg.Chains.DevnetBlockTime); err != nil {
@@ -614,6 +635,9 @@ func (s *Server) Stop() error {
 		s.notifier.Stop()
 		if s.devnet != nil {
 			s.devnet.Stop()
+		}
+		if s.livePrices != nil {
+			s.livePrices.Stop()
 		}
 		for _, w := range s.watchers {
 			w.Stop()

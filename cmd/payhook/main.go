@@ -194,6 +194,11 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fees := feesFlag{}
 	fs.Var(fees, "fallback-fee", "UTXO fee rate when the node has no estimate: TICKER=RATE in coin per 1000 vbytes; repeatable")
 	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
+	fs.StringVar(&cfg.Chains.Prices, "prices", "", "where prices come from: table (embedded or --price-file) or live (providers over the table); default live with --node, table otherwise")
+	var providers listFlag
+	fs.Var(&providers, "price-provider", "live price provider in priority order: coinbase, coingecko, frankfurter, each optionally NAME=BASEURL; repeatable (default all three)")
+	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
+	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before payloads omit it and conversions are {} (default 1h; negative: no limit)")
 	if err := parse(fs, args); err != nil {
 		return server.Config{}, err
 	}
@@ -209,6 +214,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	if len(fees) > 0 {
 		cfg.Chains.FallbackFees = fees
 	}
+	cfg.Chains.PriceProviders = providers
 	cfg.Delivery.RetryDelays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	return cfg, nil

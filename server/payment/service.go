@@ -34,6 +34,8 @@ type Service struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	lease    *lease
+	// startNearHead: Config.StartNearHead.
+	startNearHead map[string]bool
 
 	// afterBroadcast, when set (tests), runs between a forward's send and
 	// its record; an error stops there, as a crash would.
@@ -55,6 +57,10 @@ type Config struct {
 	Reactors []Reactor
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// StartNearHead lists the tickers (node backends) whose first poll,
+	// with no cursor stored, starts StartRescan blocks below the tip
+	// rather than at height 0 (the devnet's whole history).
+	StartNearHead map[string]bool
 }
 
 // New returns a Service.
@@ -62,7 +68,7 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{db: db, registry: cfg.Registry, backends: cfg.Backends, reactors: cfg.Reactors, now: cfg.Now, logger: logger, lease: newLease(db)}
+	return &Service{db: db, registry: cfg.Registry, backends: cfg.Backends, reactors: cfg.Reactors, now: cfg.Now, logger: logger, lease: newLease(db), startNearHead: cfg.StartNearHead}
 }
 
 // Apply applies one observation of a transfer on ticker t, as a batch of

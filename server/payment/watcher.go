@@ -27,6 +27,9 @@ const (
 	KeepBlocks = 128
 	// BatchSize is the most observations one transaction applies.
 	BatchSize = 500
+	// StartRescan is how far below a node's tip a ticker's first poll
+	// starts (Config.StartNearHead).
+	StartRescan = 6
 	// BlockChunk is the most blocks one Transfers call covers.
 	BlockChunk = 100
 )
@@ -206,6 +209,12 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 	var processed int64
 	if cur != nil {
 		processed = cur.Height
+	} else if w.svc.startNearHead[tk] {
+		// A node's chain has a history payhook never needs (no address of
+		// it existed): the first poll starts StartRescan blocks below the
+		// tip instead of at the genesis block, which a pruned node or a
+		// Solana RPC does not even serve.
+		processed = max(0, head.Height-StartRescan)
 	}
 	stored, err := db.ChainBlock.Query().Where(chainblock.Ticker(tk)).
 		Order(entdb.Desc(chainblock.FieldHeight)).Limit(KeepBlocks).All(ctx)
