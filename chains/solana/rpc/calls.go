@@ -53,12 +53,15 @@ func (b *Backend) getBlocks(ctx context.Context, lo, hi int64) ([]int64, error) 
 	var out []int64
 	for start := lo; start <= hi; start += maxSlotRange {
 		end := min(hi, start+maxSlotRange-1)
-		var slots []uint64
+		var slots *[]uint64
 		if err := b.rpc.call(ctx, "getBlocks", []any{start, end, commitment(confirmed)}, &slots); err != nil {
 			return nil, err
 		}
+		if slots == nil {
+			return nil, nodeError("getBlocks", "null result")
+		}
 		prev := start - 1
-		for _, s := range slots {
+		for _, s := range *slots {
 			if int64(s) <= prev || int64(s) > end || s > 1<<62 {
 				return nil, nodeError("getBlocks", "slot %d out of order or outside %d..%d", s, start, end)
 			}

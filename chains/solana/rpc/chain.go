@@ -149,7 +149,7 @@ func (b *Backend) blocks(ctx context.Context, after, upTo int64) ([]chains.Block
 		return nil, err
 	}
 	if after < first && !(after == 0 && first <= 1) {
-		return nil, nodeError("getFirstAvailableBlock", "the node's ledger starts at slot %d, after slot %d", first, after)
+		return nil, nodeError("getFirstAvailableBlock", "the node's ledger starts at slot %d and does not reach back to slot %d", first, after)
 	}
 	// The newest block at or below after: the parent of what follows.
 	var (

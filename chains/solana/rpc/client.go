@@ -116,6 +116,22 @@ func (c *client) call(ctx context.Context, method string, params []any, out any)
 	return nil
 }
 
+// callValue calls a method whose result is an RpcResponse,
+// {"context":{...},"value":V}, and returns V. A null result is garbage.
+func callValue[T any](ctx context.Context, c *client, method string, params []any) (T, error) {
+	var (
+		res  *contextValue[T]
+		zero T
+	)
+	if err := c.call(ctx, method, params, &res); err != nil {
+		return zero, err
+	}
+	if res == nil {
+		return zero, nodeError(method, "null result")
+	}
+	return res.Value, nil
+}
+
 // redact returns the error inside a *url.Error, whose message would quote
 // the URL (and with it, credentials in the query).
 func redact(err error) error {

@@ -153,6 +153,7 @@ type Backend struct {
 	keys        *chains.Keys
 	mint        solana.PublicKey // zero for SOL
 	concurrency int
+	page        int // signatures per getSignaturesForAddress
 	rpc         *client
 
 	mu      sync.Mutex
@@ -179,6 +180,7 @@ func New(cfg Config) (*Backend, error) {
 		keys:        cfg.Keys,
 		mint:        mint,
 		concurrency: cfg.Concurrency,
+		page:        signaturePage,
 		rpc:         &client{url: u.String(), http: cfg.Client, timeout: cfg.Timeout, maxResponse: cfg.MaxResponse},
 		watched:     make(map[string]bool),
 	}, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 
 	bin "github.com/gagliardetto/binary"
 	solana "github.com/gagliardetto/solana-go"
@@ -445,18 +446,18 @@ func decodeSigned(s chains.Signed) (envelope, *solana.Transaction, error) {
 
 // status returns the node's status of sig, nil when it does not know it.
 func (b *Backend) status(ctx context.Context, sig string) (*signatureStatus, error) {
-	var res contextValue[[]*signatureStatus]
 	cfg := map[string]any{"searchTransactionHistory": true}
-	if err := b.rpc.call(ctx, "getSignatureStatuses", []any{[]string{sig}, cfg}, &res); err != nil {
+	v, err := callValue[[]*signatureStatus](ctx, b.rpc, "getSignatureStatuses", []any{[]string{sig}, cfg})
+	if err != nil {
 		return nil, err
 	}
-	if len(res.Value) != 1 {
-		return nil, nodeError("getSignatureStatuses", "%d statuses for 1 signature", len(res.Value))
+	if len(v) != 1 {
+		return nil, nodeError("getSignatureStatuses", "%d statuses for 1 signature", len(v))
 	}
-	if st := res.Value[0]; st != nil && st.Slot == nil {
+	if st := v[0]; st != nil && (st.Slot == nil || *st.Slot > 1<<62) {
 		return nil, nodeError("getSignatureStatuses", "status without a slot")
 	}
-	return res.Value[0], nil
+	return v[0], nil
 }
 
 // recent is a blockhash and its expiry.
@@ -466,11 +467,10 @@ type recent struct {
 }
 
 func (b *Backend) latestBlockhash(ctx context.Context) (recent, error) {
-	var res contextValue[*latestBlockhash]
-	if err := b.rpc.call(ctx, "getLatestBlockhash", []any{commitment(confirmed)}, &res); err != nil {
+	v, err := callValue[*latestBlockhash](ctx, b.rpc, "getLatestBlockhash", []any{commitment(confirmed)})
+	if err != nil {
 		return recent{}, err
 	}
-	v := res.Value
 	if v == nil || v.LastValidBlockHeight == nil {
 		return recent{}, nodeError("getLatestBlockhash", "no blockhash in the answer")
 	}
@@ -487,17 +487,17 @@ func (b *Backend) feeFor(ctx context.Context, tx *solana.Transaction) (uint64, e
 	if err != nil {
 		return 0, fmt.Errorf("serialise message: %w", err)
 	}
-	var res contextValue[*uint64]
-	if err := b.rpc.call(ctx, "getFeeForMessage", []any{base64.StdEncoding.EncodeToString(msg), commitment(confirmed)}, &res); err != nil {
+	fee, err := callValue[*uint64](ctx, b.rpc, "getFeeForMessage", []any{base64.StdEncoding.EncodeToString(msg), commitment(confirmed)})
+	if err != nil {
 		return 0, err
 	}
-	if res.Value == nil {
+	if fee == nil {
 		return 0, nodeError("getFeeForMessage", "no fee: the node does not know the blockhash it gave")
 	}
-	if *res.Value > math.MaxUint32 {
-		return 0, nodeError("getFeeForMessage", "implausible fee %d", *res.Value)
+	if *fee > math.MaxUint32 {
+		return 0, nodeError("getFeeForMessage", "implausible fee %d", *fee)
 	}
-	return *res.Value, nil
+	return *fee, nil
 }
 
 // rentExempt returns the minimum balance of an account of size bytes.
@@ -528,21 +528,20 @@ func (b *Backend) accounts(ctx context.Context, keys []solana.PublicKey) ([]*acc
 		ks[i] = k.String()
 	}
 	cfg := commitment(confirmed, "encoding", "base64", "dataSlice", map[string]int{"offset": 0, "length": 0})
-	var res contextValue[[]*accountInfo]
-	if err := b.rpc.call(ctx, "getMultipleAccounts", []any{ks, cfg}, &res); err != nil {
+	v, err := callValue[[]*accountInfo](ctx, b.rpc, "getMultipleAccounts", []any{ks, cfg})
+	if err != nil {
 		return nil, err
 	}
-	if len(res.Value) != len(keys) {
-		return nil, nodeError("getMultipleAccounts", "%d accounts for %d keys", len(res.Value), len(keys))
+	if len(v) != len(keys) {
+		return nil, nodeError("getMultipleAccounts", "%d accounts for %d keys", len(v), len(keys))
 	}
-	return res.Value, nil
+	return v, nil
 }
 
 // tokenBalance returns the token account's amount, 0 when it does not
 // exist.
 func (b *Backend) tokenBalance(ctx context.Context, account solana.PublicKey) (uint64, error) {
-	var res contextValue[*uiTokenAmount]
-	err := b.rpc.call(ctx, "getTokenAccountBalance", []any{account.String(), commitment(confirmed)}, &res)
+	amount, err := callValue[*uiTokenAmount](ctx, b.rpc, "getTokenAccountBalance", []any{account.String(), commitment(confirmed)})
 	var re *RPCError
 	if errors.As(err, &re) && re.Code == codeInvalidParams {
 		return 0, nil // "could not find account"
@@ -550,12 +549,12 @@ func (b *Backend) tokenBalance(ctx context.Context, account solana.PublicKey) (u
 	if err != nil {
 		return 0, err
 	}
-	if res.Value == nil {
+	if amount == nil {
 		return 0, nodeError("getTokenAccountBalance", "no amount in the answer")
 	}
-	var v uint64
-	if _, err := fmt.Sscan(res.Value.Amount, &v); err != nil {
-		return 0, nodeError("getTokenAccountBalance", "amount %q", cut(res.Value.Amount))
+	v, err := strconv.ParseUint(amount.Amount, 10, 64)
+	if err != nil {
+		return 0, nodeError("getTokenAccountBalance", "amount %q", cut(amount.Amount))
 	}
 	return v, nil
 }
@@ -572,11 +571,10 @@ func (b *Backend) checkMint(ctx context.Context) (uint8, error) {
 	if ok {
 		return decimals, nil
 	}
-	var res contextValue[*accountInfo]
-	if err := b.rpc.call(ctx, "getAccountInfo", []any{b.mint.String(), commitment(confirmed, "encoding", "base64")}, &res); err != nil {
+	a, err := callValue[*accountInfo](ctx, b.rpc, "getAccountInfo", []any{b.mint.String(), commitment(confirmed, "encoding", "base64")})
+	if err != nil {
 		return 0, err
 	}
-	a := res.Value
 	if a == nil {
 		return 0, fmt.Errorf("%w: the mint %s does not exist on this node's network", chains.ErrWrongNetwork, b.mint)
 	}

@@ -61,11 +61,14 @@ func (b *Backend) Probe(ctx context.Context) (chains.NodeInfo, error) {
 	if info.Network == "" {
 		info.Network = "genesis " + genesis
 	}
-	var version struct {
+	var version *struct {
 		Core string `json:"solana-core"`
 	}
 	if err := b.rpc.call(ctx, "getVersion", nil, &version); err != nil {
 		return chains.NodeInfo{}, fmt.Errorf("%s probe: %w", b.ticker.Ticker, err)
+	}
+	if version == nil {
+		return chains.NodeInfo{}, fmt.Errorf("%s probe: %w", b.ticker.Ticker, nodeError("getVersion", "null result"))
 	}
 	if version.Core != "" {
 		info.Version = "solana-core " + cut(version.Core)

@@ -146,15 +146,19 @@ func (b *Backend) signatures(ctx context.Context, address string, after, upTo in
 	)
 	seen := map[string]bool{}
 	for {
-		cfg := commitment(confirmed, "limit", signaturePage, "minContextSlot", upTo)
+		cfg := commitment(confirmed, "limit", b.page, "minContextSlot", upTo)
 		if before != "" {
 			cfg["before"] = before
 		}
-		var page []signatureInfo
-		if err := b.rpc.call(ctx, "getSignaturesForAddress", []any{address, cfg}, &page); err != nil {
+		var res *[]signatureInfo
+		if err := b.rpc.call(ctx, "getSignaturesForAddress", []any{address, cfg}, &res); err != nil {
 			return nil, err
 		}
-		done := len(page) < signaturePage
+		if res == nil {
+			return nil, nodeError("getSignaturesForAddress", "null result")
+		}
+		page := *res
+		done := len(page) < b.page
 		for _, s := range page {
 			if err := checkSignature(s.Signature); err != nil {
 				return nil, nodeError("getSignaturesForAddress", "%v", err)
@@ -251,23 +255,16 @@ func (b *Backend) State(ctx context.Context, t chains.Transfer) (chains.TxState,
 	if checkSignature(t.TxID) != nil {
 		return chains.TxState{}, nil // no transaction has this id
 	}
-	var res contextValue[[]*signatureStatus]
-	cfg := map[string]any{"searchTransactionHistory": true}
-	if err := b.rpc.call(ctx, "getSignatureStatuses", []any{[]string{t.TxID}, cfg}, &res); err != nil {
+	st, err := b.status(ctx, t.TxID)
+	if err != nil {
 		return chains.TxState{}, fmt.Errorf("%s state of %s: %w", b.ticker.Ticker, t.TxID, err)
 	}
-	if len(res.Value) != 1 {
-		return chains.TxState{}, fmt.Errorf("%s state of %s: %w", b.ticker.Ticker, t.TxID,
-			nodeError("getSignatureStatuses", "%d statuses for 1 signature", len(res.Value)))
-	}
-	st := res.Value[0]
 	if st == nil {
 		return chains.TxState{}, nil
 	}
 	c, err := st.commitment()
-	if err != nil || st.Slot == nil || *st.Slot > 1<<62 {
-		return chains.TxState{}, fmt.Errorf("%s state of %s: %w", b.ticker.Ticker, t.TxID,
-			nodeError("getSignatureStatuses", "status without a slot or with commitment %v", err))
+	if err != nil {
+		return chains.TxState{}, fmt.Errorf("%s state of %s: %w", b.ticker.Ticker, t.TxID, nodeError("getSignatureStatuses", "%v", err))
 	}
 	tip, err := b.getSlot(ctx, confirmed)
 	if err != nil {
