@@ -93,7 +93,9 @@ func (c Config) parse() (*url.URL, solana.PublicKey, error) {
 		return nil, solana.PublicKey{}, bad("Ticker", "family %q, want solana", t.Family)
 	case !t.Net.Valid():
 		return nil, solana.PublicKey{}, bad("Ticker.Net", "%q is not mainnet, testnet or regtest", t.Net)
-	case t.Decimals < 0 || t.Decimals > 19:
+	case !t.Token && t.Decimals != 9:
+		return nil, solana.PublicKey{}, bad("Ticker.Decimals", "%d; SOL has 9 (lamports)", t.Decimals)
+	case t.Token && (t.Decimals < 0 || t.Decimals > 18):
 		return nil, solana.PublicKey{}, bad("Ticker.Decimals", "%d is out of range", t.Decimals)
 	case c.Timeout < 0:
 		return nil, solana.PublicKey{}, bad("Timeout", "must not be negative")
