@@ -194,7 +194,7 @@ func (b *Backend) signNative(ctx context.Context, f chains.Forward, c checked, k
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	balance, opBalance := accts[0].lamports(), accts[1].lamports()
+	balance := accts[0].lamports()
 	bh, err := b.latestBlockhash(ctx)
 	if err != nil {
 		return chains.Signed{}, err
@@ -234,14 +234,16 @@ func (b *Backend) signNative(ctx context.Context, f chains.Forward, c checked, k
 		incoming[o.to] += o.units
 	}
 	incoming[op] += sweep
-	for i, k := range keys[2:] {
-		if accts[i+2] == nil && incoming[k] < rent && k != op {
-			return chains.Signed{}, invalid(f, "output to %s: %d lamports open a new account, which needs at least %d (rent-exempt minimum)", k, incoming[k], rent)
+	for i, k := range keys[1:] {
+		got := incoming[k]
+		if accts[i+1] != nil || got == 0 || got >= rent {
+			continue
 		}
-	}
-	if sweep > 0 && opBalance == 0 && incoming[op] < rent {
-		return chains.Signed{}, fmt.Errorf("%w: the operator's address %s is empty and would receive %d lamports, below the rent-exempt minimum %d: fund it with at least %d lamports",
-			ErrOperatorUnfunded, op, incoming[op], rent, rent)
+		if k == op {
+			return chains.Signed{}, fmt.Errorf("%w: the operator's address %s is empty and would receive %d lamports, below the rent-exempt minimum %d: fund it with at least %d lamports",
+				ErrOperatorUnfunded, op, got, rent, rent)
+		}
+		return chains.Signed{}, invalid(f, "output to %s: %d lamports open a new account, which needs at least %d (rent-exempt minimum)", k, got, rent)
 	}
 	tx, err := build(sweep)
 	if err != nil {

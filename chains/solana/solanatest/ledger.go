@@ -14,10 +14,14 @@ import (
 
 // Program ids the fake executes.
 var (
-	systemProgram  = solana.SystemProgramID
-	tokenProgram   = solana.TokenProgramID
-	ataProgram     = solana.SPLAssociatedTokenAccountProgramID
-	computeBudget  = solana.MustPublicKeyFromBase58("ComputeBudget111111111111111111111111111111")
+	systemProgram = solana.SystemProgramID
+	tokenProgram  = solana.TokenProgramID
+	ataProgram    = solana.SPLAssociatedTokenAccountProgramID
+	computeBudget = solana.ComputeBudget
+)
+
+// Account sizes of the SPL Token program.
+const (
 	tokenAccountSz = 165
 	mintSz         = 82
 )

@@ -246,7 +246,11 @@ func (s *Server) dispatch(method string, params []json.RawMessage) (any, *rpcErr
 		if a == nil || a.token == nil {
 			return nil, &rpcError{Code: -32602, Message: "Invalid param: could not find account"}
 		}
-		return s.wrap(cfg, newUIAmount(a.token.amount, st[a.token.mint].mint.decimals)), nil
+		dec := uint8(0)
+		if m := st[a.token.mint]; m != nil && m.mint != nil {
+			dec = m.mint.decimals
+		}
+		return s.wrap(cfg, newUIAmount(a.token.amount, dec)), nil
 	case "getTokenAccountsByOwner":
 		return s.getTokenAccountsByOwner(params)
 	}
