@@ -318,7 +318,7 @@ func TestValidateAddressSolana(t *testing.T) {
 	const valid = "HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk"
 	cases := append([]addrCase{
 		{"derived", valid, ""},
-		{"USDC mint", "EPjFWdd5AufqSSqeM2qN9xKAUyKQKA8a2fEUWj5YqKrP", ""},
+		{"USDC mint", "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", ""},
 		{"token program", "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", ""},
 		{"leading zero byte", base58.Encode(append([]byte{0}, bytes.Repeat([]byte{9}, 31)...)), ""},
 

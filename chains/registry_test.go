@@ -36,7 +36,7 @@ func TestDefaultRegistryEntries(t *testing.T) {
 		{"trx", "trx", "trx", FamilyTron, false, "", 6},
 		{"trc20/usdt", "trc20", "usdt", FamilyTron, true, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", 6},
 		{"sol", "sol", "sol", FamilySolana, false, "", 9},
-		{"sol/usdc", "sol", "usdc", FamilySolana, true, "EPjFWdd5AufqSSqeM2qN9xKAUyKQKA8a2fEUWj5YqKrP", 6},
+		{"sol/usdc", "sol", "usdc", FamilySolana, true, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ticker, func(t *testing.T) {

@@ -106,7 +106,7 @@ func TestQRCodeEstimateConvert(t *testing.T) {
 		c := payhookv1.NewAddressServiceClient(in.Conn)
 		size := int32(64)
 		qr, err := c.GetQrCode(ctx, &payhookv1.GetQrCodeRequest{Ticker: "sol/usdc", Address: solDest, Value: "2", Size: &size})
-		if err != nil || qr.GetPaymentUri() != "solana:"+solDest+"?amount=2&spl-token=EPjFWdd5AufqSSqeM2qN9xKAUyKQKA8a2fEUWj5YqKrP" {
+		if err != nil || qr.GetPaymentUri() != "solana:"+solDest+"?amount=2&spl-token=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v" {
 			t.Fatalf("GetQrCode: %v %v", qr, err)
 		}
 		est, err := c.EstimateFee(context.Background(), &payhookv1.EstimateFeeRequest{Ticker: "eth"})

@@ -118,7 +118,7 @@ func TestPaymentURI(t *testing.T) {
 		{"trc20", "trc20/usdt", trxAddr, amt("12.5"), "tron:" + trxAddr + "?amount=12.5&token=TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"},
 		{"trc20 without amount", "trc20/usdt", trxAddr, nil, "tron:" + trxAddr + "?token=TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"},
 		{"sol", "sol", solAddr, amt("0.5"), "solana:" + solAddr + "?amount=0.5"},
-		{"spl", "sol/usdc", solAddr, amt("3"), "solana:" + solAddr + "?amount=3&spl-token=EPjFWdd5AufqSSqeM2qN9xKAUyKQKA8a2fEUWj5YqKrP"},
+		{"spl", "sol/usdc", solAddr, amt("3"), "solana:" + solAddr + "?amount=3&spl-token=EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
