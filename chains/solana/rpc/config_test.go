@@ -31,7 +31,7 @@ func TestConfigValidate(t *testing.T) {
 		{"token with a mint", rpc.Config{Ticker: usdc, URL: "https://node.example/", Mint: mint}, ""},
 		{"token with the URL's mint", rpc.Config{Ticker: usdc, URL: "https://node.example/?api-key=k&mint=" + mint}, ""},
 		{"both mints agree", rpc.Config{Ticker: usdc, URL: "https://node.example/?mint=" + mint, Mint: mint}, ""},
-		{"mints disagree", rpc.Config{Ticker: usdc, URL: "https://node.example/?mint=" + mint, Mint: usdc.Contract}, "Mint"},
+		{"mints disagree", rpc.Config{Ticker: usdc, URL: "https://node.example/?mint=" + mint, Mint: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB"}, "Mint"},
 		{"bad mint", rpc.Config{Ticker: usdc, URL: "https://node.example/", Mint: "0xdead"}, "Mint"},
 		{"mint for sol", rpc.Config{Ticker: sol, URL: "https://node.example/?mint=" + mint}, "Mint"},
 		{"another family", rpc.Config{Ticker: btc, URL: "http://127.0.0.1:8332"}, "Ticker"},
