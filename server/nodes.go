@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/evm/jsonrpc"
 	solrpc "github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
@@ -99,6 +100,8 @@ func buildNodes(registry *chains.Registry, cfg ChainsConfig, keys *chains.Keys, 
 				FallbackFee: cfg.FallbackFees[t.Ticker], Client: client(t.Ticker)})
 		case chains.FamilyTron:
 			b, err = httpapi.New(httpapi.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
+		case chains.FamilyEVM:
+			b, err = jsonrpc.New(jsonrpc.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
 		case chains.FamilySolana:
 			b, err = solrpc.New(solrpc.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
 		default:

@@ -642,6 +642,11 @@ func (s *Server) Stop() error {
 		for _, w := range s.watchers {
 			w.Stop()
 		}
+		for _, n := range s.nodes {
+			if c, ok := n.backend.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
 		s.stopErr = s.closeAll()
 	})
 	return s.stopErr
