@@ -46,6 +46,12 @@ var (
 	// error or garbage: transient, retried with backoff.
 	ErrNode = errors.New("node unavailable")
 
+	// ErrNeverLands reports (from Send) a recorded forward that can never
+	// move funds: it expired before any block included it, or a block
+	// included it and its execution failed. Signing the forward anew
+	// cannot pay twice, and is what the caller does.
+	ErrNeverLands = errors.New("the signed forward can never move funds")
+
 	// ErrWrongNetwork reports a node whose network is not the one the
 	// operator configured for its ticker.
 	ErrWrongNetwork = errors.New("node is on another network")

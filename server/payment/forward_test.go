@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	entforward "github.com/payhook/payhook/ent/db/forward"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
@@ -181,6 +183,55 @@ func TestCrashBetweenSigningAndSending(t *testing.T) {
 			}
 			if counting.signs != 0 || counting.sends != 1 || len(chain.Forwards()) != 1 {
 				t.Fatalf("%d signatures, %d sends, %d forwards on chain after the restart", counting.signs, counting.sends, len(chain.Forwards()))
+			}
+		})
+	}
+}
+
+// neverLandsBackend answers the first send with chains.ErrNeverLands (the
+// recorded transaction expired unsent).
+type neverLandsBackend struct {
+	countingBackend
+	refused bool
+}
+
+func (b *neverLandsBackend) Send(ctx context.Context, s chains.Signed) error {
+	if !b.refused {
+		b.refused = true
+		b.sends++
+		return fmt.Errorf("expired: %w", chains.ErrNeverLands)
+	}
+	return b.countingBackend.Send(ctx, s)
+}
+
+// TestForwardThatNeverLandsIsSignedAnew: when the node proves the recorded
+// forward can never move funds, the intent forgets it and the next attempt
+// signs and sends a new one, once.
+func TestForwardThatNeverLandsIsSignedAnew(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "btc")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			b := &neverLandsBackend{countingBackend: countingBackend{Backend: chain}}
+			svc := f.service(db, b, &recorder{})
+			w, _ := svc.NewWatcher(f.tk, time.Second)
+			addrIn, _ := merchantAddress(t, f, 1, false)
+			payEach(t, chain, []string{addrIn}, "0.5")
+			poll(t, w) // credits; the send is refused; the poll's reconciliation signs anew
+			if err := svc.Reconcile(ctx, f.tk); err != nil {
+				t.Fatal(err)
+			}
+			fw, err := db.Client.Forward.Query().Only(ctx)
+			if err != nil || fw.Status != entforward.StatusDone {
+				t.Fatalf("forward %+v, %v", fw, err)
+			}
+			p, err := db.Client.Payment.Query().Only(ctx)
+			if err != nil || p.Status != entpayment.StatusCompleted || b.signs != 2 || len(chain.Forwards()) != 1 {
+				t.Fatalf("payment %+v (%v), %d signatures, %d forwards on chain", p, err, b.signs, len(chain.Forwards()))
 			}
 		})
 	}

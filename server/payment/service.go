@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -994,15 +995,55 @@ func (s *Service) signAndSend(ctx context.Context, backend chains.Backend, t cha
 		}
 	}
 	if err := backend.Send(ctx, signed); err != nil {
+		if errors.Is(err, chains.ErrNeverLands) {
+			// Expired unsent, or included and failed: nothing moved, so
+			// the forward is signed anew at the next attempt.
+			if cerr := s.clearSigned(ctx, fs, signed); cerr != nil {
+				return "", errors.Join(err, cerr)
+			}
+			s.logger.Warn("a recorded forward can never move funds; it will be signed anew", "ticker", t.Ticker, "intent", key, "txid_out", signed.TxID, "reason", err.Error())
+		}
 		return "", fmt.Errorf("send forward %s (%s): %w", key, signed.TxID, err)
 	}
 	return signed.TxID, nil
 }
 
+// clearSigned forgets the signed transaction sg recorded on the intents fs
+// (only where those exact bytes are recorded and the intent is open).
+func (s *Service) clearSigned(ctx context.Context, fs []*entdb.Forward, sg chains.Signed) error {
+	ids := make([]int64, len(fs))
+	for i, f := range fs {
+		ids[i] = f.ID
+	}
+	err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		rows, err := tx.Forward.Query().Where(entforward.IDIn(ids...), entforward.StatusEQ(entforward.StatusIntent), entforward.SignedTxNotNil()).All(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.TxidOut != sg.TxID || !bytes.Equal(*r.SignedTx, sg.Raw) {
+				continue
+			}
+			if err := tx.Forward.UpdateOne(r).ClearSignedTx().SetTxidOut("").SetUpdatedAt(s.now()).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("forget a forward that never lands: %w", err)
+	}
+	for _, f := range fs {
+		f.SignedTx, f.TxidOut = nil, ""
+	}
+	return nil
+}
+
 // recordedTx returns the signed transaction recorded on fs, if any.
 func recordedTx(fs []*entdb.Forward) (chains.Signed, bool) {
 	for _, f := range fs {
-		if f.SignedTx != nil {
+		// ent reads a NULL signed_tx as a pointer to an empty slice.
+		if f.SignedTx != nil && len(*f.SignedTx) > 0 {
 			return chains.Signed{TxID: f.TxidOut, Raw: *f.SignedTx}, true
 		}
 	}

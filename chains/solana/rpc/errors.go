@@ -41,14 +41,14 @@ var (
 	// block height is past the transaction's last valid block height. It
 	// is then safe to sign the forward again (a new transaction, a new
 	// txid); sending the old bytes again never succeeds.
-	ErrExpired = errors.New("the signed transaction expired without reaching the chain")
+	ErrExpired error = &neverLands{"the signed transaction expired without reaching the chain"}
 
 	// ErrFailed reports (from Send) a signed transaction that the chain
 	// included and whose execution failed: its fee is spent and nothing
 	// else moved. Sending it again never succeeds; signing the forward
 	// again is safe once the cause (the message quotes the chain's error)
 	// is fixed.
-	ErrFailed = errors.New("the signed transaction failed on chain")
+	ErrFailed error = &neverLands{"the signed transaction failed on chain"}
 )
 
 // RPCError is a JSON-RPC error object a node answered with. It wraps
@@ -89,3 +89,12 @@ const (
 	codeSlotSkipped       = -32007 // slot skipped, or missing after a snapshot jump
 	codeLongTermSkipped   = -32009 // slot skipped, or missing in long-term storage
 )
+
+// neverLands is a Send error after which signing anew is safe: it matches
+// chains.ErrNeverLands with errors.Is.
+type neverLands struct{ msg string }
+
+func (e *neverLands) Error() string { return e.msg }
+
+// Is reports chains.ErrNeverLands.
+func (e *neverLands) Is(target error) bool { return target == chains.ErrNeverLands }
