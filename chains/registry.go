@@ -91,6 +91,8 @@ type Ticker struct {
 type Registry struct {
 	byTicker map[string]Ticker
 	sorted   []Ticker
+	// left are the tickers Only left out, for Get's message.
+	left map[string]bool
 }
 
 //go:embed registry.json
@@ -119,6 +121,9 @@ func (r *Registry) Lookup(ticker string) (Ticker, bool) {
 // when ticker is not in the registry.
 func (r *Registry) Get(ticker string) (Ticker, error) {
 	t, ok := r.Lookup(ticker)
+	if !ok && r.left[strings.ToLower(ticker)] {
+		return Ticker{}, fmt.Errorf("%w: %q is not offered by this server: no chain node is configured for it", ErrUnknownTicker, ticker)
+	}
 	if !ok {
 		return Ticker{}, fmt.Errorf("%w: %q", ErrUnknownTicker, ticker)
 	}
@@ -155,15 +160,24 @@ func (r *Registry) WithNet(ticker string, net Net) (*Registry, error) {
 
 // Only returns a copy of r with the tickers keep accepts.
 func (r *Registry) Only(keep func(Ticker) bool) *Registry {
-	out := &Registry{byTicker: map[string]Ticker{}}
+	out := &Registry{byTicker: map[string]Ticker{}, left: map[string]bool{}}
+	for k := range r.left {
+		out.left[k] = true
+	}
 	for _, t := range r.sorted {
 		if keep(t) {
 			out.byTicker[t.Ticker] = t
 			out.sorted = append(out.sorted, t)
+		} else {
+			out.left[t.Ticker] = true
 		}
 	}
 	return out
 }
+
+// LeftOut reports whether Only left ticker out of r (it is a ticker of the
+// registry r was made from, not offered here).
+func (r *Registry) LeftOut(ticker string) bool { return r.left[strings.ToLower(ticker)] }
 
 // Net is a network a chain's node runs on.
 type Net string

@@ -87,7 +87,7 @@ func TestLitecoindEndToEnd(t *testing.T) {
 	if _, ok := info.JSON["btc"]; ok {
 		t.Errorf("/info/ offers btc, which has no node: %s", info.Body)
 	}
-	if r := e.in.Get(t, "/btc/create/", url.Values{"callback": {e.sink.URL + "/hook"}}, e.in.KeyA); r.Code != 404 || !strings.Contains(string(r.Body), "btc") {
+	if r := e.in.Get(t, "/btc/create/", url.Values{"callback": {e.sink.URL + "/hook"}}, e.in.KeyA); r.Code != 404 || !strings.Contains(string(r.Body), "btc is not offered") {
 		t.Errorf("create of a ticker without a node: HTTP %d %s", r.Code, r.Body)
 	}
 	bad := e.in.Get(t, "/ltc/create/", url.Values{"callback": {e.sink.URL + "/hook"}, "address": {"ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9"}}, e.in.KeyA)

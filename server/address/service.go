@@ -163,6 +163,9 @@ func (s *Service) Lookup(ticker string) (chains.Ticker, error) {
 		t, ok = s.nativeAlias(key)
 	}
 	if !ok {
+		if s.registry.LeftOut(key) {
+			return chains.Ticker{}, fmt.Errorf("%w: %s is not offered by this server: no chain node is configured for it", chains.ErrUnknownTicker, ticker)
+		}
 		return chains.Ticker{}, fmt.Errorf("%w: %s", chains.ErrUnknownTicker, ticker)
 	}
 	return t, nil
