@@ -32,6 +32,9 @@ type ChainStatus struct {
 	LastPoll string `json:"last_poll,omitempty"`
 	// PollErrors counts this instance's failed polls.
 	PollErrors uint64 `json:"poll_errors"`
+	// Watching is true on the one instance that watches and forwards the
+	// ticker (it holds the ticker's lease in the database).
+	Watching bool `json:"watching"`
 }
 
 // ChainStatuses returns the status of every watched ticker.
@@ -50,7 +53,7 @@ func (s *Server) ChainStatuses(ctx context.Context) map[string]ChainStatus {
 	for ticker, w := range s.watchers {
 		h := w.Health()
 		st := ChainStatus{Healthy: h.Healthy, Error: h.Error, Head: h.Head, Cursor: max(h.Cursor, cursors[ticker]),
-			PollErrors: h.Errors, Node: "devnet", Network: "devnet"}
+			PollErrors: h.Errors, Node: "devnet", Network: "devnet", Watching: h.Watching}
 		if n, ok := nodes[ticker]; ok {
 			st.Node, st.Network = n.endpoint, chains.Net(n.net).String()
 		}

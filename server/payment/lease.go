@@ -34,6 +34,13 @@ type lease struct {
 	held map[string]bool // tickers whose lock this instance holds
 }
 
+// isHeld reports whether this instance holds ticker's lease now.
+func (l *lease) isHeld(ticker string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held[ticker]
+}
+
 func newLease(db *store.DB) *lease { return &lease{db: db, held: map[string]bool{}} }
 
 // hold reports whether this instance holds ticker's lease, taking it when it

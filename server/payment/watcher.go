@@ -605,6 +605,9 @@ type Health struct {
 	Errors uint64
 	// Polled is false before the first poll ended.
 	Polled bool
+	// Watching is true while this instance holds the ticker's lease: it
+	// is the one instance that watches and forwards the ticker.
+	Watching bool
 }
 
 // Health returns the watcher's health.
@@ -612,6 +615,7 @@ func (w *Watcher) Health() Health {
 	w.healthMu.Lock()
 	defer w.healthMu.Unlock()
 	h := w.health
+	h.Watching = w.svc.lease.isHeld(w.ticker.Ticker)
 	w.progMu.Lock()
 	h.Cursor = max(h.Cursor, w.processed)
 	w.progMu.Unlock()
