@@ -384,6 +384,11 @@ func (l *Live) USD(coin string) (decimal.Decimal, bool) {
 // the newer of its live and table rates; a currency whose rate is older
 // than MaxAge is left out. USD is always present at 1. The result is a new
 // slice on every call.
+// Currencies returns the fiat database: the fallback table's currencies,
+// whatever the age of their rates. Use it to tell a known currency code
+// (and its minor unit) from an unknown one; use Fiat for rates.
+func (l *Live) Currencies() []Currency { return l.cfg.Fallback.Fiat() }
+
 func (l *Live) Fiat() []Currency {
 	now := l.cfg.Now()
 	out := make([]Currency, 0, len(l.cfg.Fallback.fiat))

@@ -96,6 +96,19 @@ func (t *Table) AsOf() string {
 	return t.asOf
 }
 
+// Currencies returns the currency codes src knows, with their minor units,
+// whether or not it has a current rate for them: a Live source's fallback
+// table, or src.Fiat() for a source without that distinction.
+func Currencies(src Source) []Currency {
+	if src == nil {
+		return nil
+	}
+	if d, ok := src.(interface{ Currencies() []Currency }); ok {
+		return d.Currencies()
+	}
+	return src.Fiat()
+}
+
 // USDValue returns value x the USD price of coin (a symbol or ticker path, as
 // for Source.USD), unrounded. ok is false when src is nil or has no positive
 // price for coin.

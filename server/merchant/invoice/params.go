@@ -45,6 +45,13 @@ func ParseCurrency(prices price.Source, raw, def string) (price.Currency, error)
 				return c, nil
 			}
 		}
+		// A known currency whose live rate is stale is still a currency:
+		// amounts in it are accepted; conversions wait for a fresh rate.
+		for _, c := range price.Currencies(prices) {
+			if c.Code == code {
+				return c, nil
+			}
+		}
 	}
 	return price.Currency{}, invalid("currency", "%q is not a currency payhook prices; use an ISO 4217 code such as USD or EUR", truncate(raw))
 }

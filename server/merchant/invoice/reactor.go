@@ -239,7 +239,7 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 // fiatPlaces is the minor unit of currency (2 when unknown).
 func (r *Reactor) fiatPlaces(currency string) int32 {
 	if r.prices != nil {
-		for _, c := range r.prices.Fiat() {
+		for _, c := range price.Currencies(r.prices) {
 			if c.Code == currency {
 				return c.Decimals
 			}
