@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -219,5 +221,59 @@ func TestLitecoindReorgBeforeConfirmation(t *testing.T) {
 	}
 	if confirmed != 1 || got[len(got)-1] != "completed" {
 		t.Fatalf("callbacks %v: want one confirmed, then completed", got)
+	}
+}
+
+// TestOneNodeDown: a node that is down makes its ticker unhealthy in
+// /healthz and the metrics, with the error, while the server stays up and
+// serves the other ticker, whose node answers; a node of another network
+// than configured is never watched.
+func TestOneNodeDown(t *testing.T) {
+	t.Parallel()
+	n := nodetest.StartLitecoind(t, 0)
+	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
+		c.ManualDelivery = true
+		c.Chains.OfferWithoutNodes = false
+		c.Chains.Prices = server.PricesTable
+		c.Chains.Nodes = map[string]string{
+			"ltc":  n.URL + "?network=regtest",
+			"doge": "http://u:p@127.0.0.1:1/?network=regtest", // nothing listens
+			"btc":  n.URL + "?network=mainnet",                // a regtest node configured as mainnet
+		}
+	})
+	ctx := context.Background()
+	if err := in.Server.Watcher("ltc").PollOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Server.Watcher("btc").PollOnce(ctx); !errors.Is(err, chains.ErrWrongNetwork) {
+		t.Errorf("a regtest node configured as mainnet: %v, want ErrWrongNetwork", err)
+	}
+	if err := in.Server.Watcher("doge").PollOnce(ctx); err == nil {
+		t.Error("a poll of a node that is down succeeded")
+	}
+	h := in.Get(t, "/healthz", nil, "")
+	if h.Code != 200 || h.JSON["status"] != "success" {
+		t.Fatalf("/healthz with one node down: HTTP %d %s", h.Code, h.Body)
+	}
+	chs, _ := h.JSON["chains"].(map[string]any)
+	doge, _ := chs["doge"].(map[string]any)
+	if btc, _ := chs["btc"].(map[string]any); btc["healthy"] != false || !strings.Contains(fmt.Sprint(btc["error"]), "another network") {
+		t.Errorf("/healthz btc on the wrong network: %v", btc)
+	}
+	ltc, _ := chs["ltc"].(map[string]any)
+	if doge["healthy"] != false || !strings.Contains(fmt.Sprint(doge["error"]), "node unavailable") || ltc["healthy"] != true {
+		t.Errorf("/healthz chains: %s", h.Body)
+	}
+	if strings.Contains(string(h.Body), "regtest-secret") || strings.Contains(string(h.Body), "u:p@") {
+		t.Errorf("/healthz shows node credentials: %s", h.Body)
+	}
+	if r := in.Get(t, "/ltc/create/", url.Values{"callback": {"https://shop.example/hook"}}, in.KeyA); r.Code != 200 {
+		t.Errorf("ltc create while doge's node is down: HTTP %d %s", r.Code, r.Body)
+	}
+	m := in.Get(t, "/metrics", nil, "")
+	for _, line := range []string{`payhook_chain_up{ticker="doge"} 0`, `payhook_chain_up{ticker="ltc"} 1`, `payhook_chain_poll_errors_total{ticker="doge"}`, `payhook_chain_node_request_duration_seconds_count{outcome="ok",ticker="ltc"}`} {
+		if !strings.Contains(string(m.Body), line) {
+			t.Errorf("/metrics lacks %s", line)
+		}
 	}
 }

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -208,6 +209,15 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 		}
 	}
 	envNodes(os.Environ(), nodes)
+	if v := strings.TrimSpace(os.Getenv("PAYHOOK_SEED")); v != "" {
+		// The seed itself, hex, instead of --seed-file (secret stores that
+		// inject environment variables); never printed.
+		seed, err := hex.DecodeString(v)
+		if err != nil || len(seed) < 16 || len(seed) > 64 {
+			return server.Config{}, errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
+		}
+		cfg.Keys.Seed = seed
+	}
 	if len(nodes) > 0 {
 		cfg.Chains.Nodes = nodes
 	}

@@ -67,6 +67,8 @@ type Watcher struct {
 	// reconcile: finish open forwarding intents at the next poll (the lease
 	// was just taken, or a forward failed).
 	reconcile bool
+	// probed: the node answered Probe (chains.Prober) for the ticker.
+	probed bool
 
 	// Progress, for WaitHeight.
 	progMu     sync.Mutex
@@ -115,6 +117,16 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 	seq := w.started
 	w.progMu.Unlock()
 
+	if !w.probed {
+		// A node is asked who it is before anything is read from it: a
+		// node of another network than the ticker's is never watched.
+		if p, ok := w.backend.(chains.Prober); ok {
+			if _, err := p.Probe(ctx); err != nil {
+				return fmt.Errorf("%s node: %w", w.ticker.Ticker, err)
+			}
+		}
+		w.probed = true
+	}
 	head, err := w.backend.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("%s head: %w", w.ticker.Ticker, err)

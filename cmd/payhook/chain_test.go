@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestChainStatus(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"status":"success","chains":{"ltc":{"healthy":true,"node":"http://127.0.0.1:19443/","network":"regtest","head":120,"cursor":119},"doge":{"healthy":false,"error":"node unavailable: connection refused","node":"http://127.0.0.1:1/","network":"regtest"}}}`))
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"chain", "status", "--url", srv.URL}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "doge") || !strings.Contains(lines[1], "DOWN: node unavailable") ||
+		!strings.Contains(lines[2], "ltc") || !strings.Contains(lines[2], "120") || !strings.Contains(lines[2], "119") {
+		t.Errorf("chain status:\n%s", out.String())
+	}
+	if err := run(context.Background(), []string{"chain", "status", "--url", "http://127.0.0.1:1"}, &out, &errb); err == nil {
+		t.Error("chain status without a server: no error")
+	}
+}
+
+func TestSeedInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.seed")
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"seed", "init", "--seed-file", path}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 || st.Size() < 32 {
+		t.Fatalf("seed file: %v %v", st, err)
+	}
+	if strings.Contains(out.String(), mustRead(t, path)) {
+		t.Error("seed init printed the seed")
+	}
+	if err := run(context.Background(), []string{"seed", "init", "--seed-file", path}, &out, &errb); err == nil {
+		t.Error("seed init overwrote an existing seed")
+	}
+}
+
+func TestNodeFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "nodes")
+	os.WriteFile(file, []byte("# nodes\nltc=http://u:p@127.0.0.1:19443/?network=regtest\n\neth=http://127.0.0.1:8545/\n"), 0o600)
+	t.Setenv("PAYHOOK_NODE_ERC20_USDT", "http://127.0.0.1:8545/?contract=0xabc")
+	t.Setenv("PAYHOOK_NODE_LTC", "http://ignored/")
+	cfg, err := serveConfig([]string{"--node-file", file, "--node", "doge=http://127.0.0.1:22555/", "--fallback-fee", "ltc=0.0002"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ltc": "http://u:p@127.0.0.1:19443/?network=regtest", "eth": "http://127.0.0.1:8545/", "doge": "http://127.0.0.1:22555/", "erc20/usdt": "http://127.0.0.1:8545/?contract=0xabc"}
+	if len(cfg.Chains.Nodes) != len(want) {
+		t.Errorf("nodes %v, want %v", cfg.Chains.Nodes, want)
+	}
+	for k, v := range want {
+		if cfg.Chains.Nodes[k] != v {
+			t.Errorf("node %s = %q, want %q", k, cfg.Chains.Nodes[k], v)
+		}
+	}
+	if r := cfg.Chains.FallbackFees["ltc"]; r.String() != "0.0002" {
+		t.Errorf("fallback fee %s", r)
+	}
+	if _, err := serveConfig([]string{"--node", "ltc"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+		t.Error("--node without a URL accepted")
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
