@@ -366,8 +366,8 @@ func TestSendRefused(t *testing.T) {
 	}
 
 	e.mine(25) // past the expiration, never sent
-	if err := e.b.Send(e.ctx, s); !errors.Is(err, httpapi.ErrRejected) {
-		t.Errorf("expired, never sent: %v, want ErrRejected", err)
+	if err := e.b.Send(e.ctx, s); !errors.Is(err, httpapi.ErrRejected) || !errors.Is(err, chains.ErrNeverLands) {
+		t.Errorf("expired, never sent: %v, want ErrRejected and chains.ErrNeverLands", err)
 	}
 }
 

@@ -338,8 +338,8 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 			return fmt.Errorf("%w: %s: transaction %d is not the signed transaction %s", chains.ErrInvalidForward, b.cfg.Ticker.Ticker, i, tx.TxID)
 		}
 	}
-	for _, tx := range sr.Transactions {
-		if err := b.broadcast(ctx, tx); err != nil {
+	for i, tx := range sr.Transactions {
+		if err := b.broadcast(ctx, tx, i == 0); err != nil {
 			return err
 		}
 	}
@@ -356,7 +356,11 @@ func transient(code string) bool {
 	return false
 }
 
-func (b *Backend) broadcast(ctx context.Context, tx signedTx) error {
+// broadcast sends one transaction of a forward; first is true for the
+// forward's first transaction: when that one expired unseen, nothing of the
+// forward can ever land (later ones are only sent after it), and the error
+// also wraps chains.ErrNeverLands, so the forward is signed anew.
+func (b *Backend) broadcast(ctx context.Context, tx signedTx, first bool) error {
 	const path = "/wallet/broadcasthex"
 	var r broadcastJSON
 	if err := b.post(ctx, b.ep.base, path, map[string]string{"transaction": tx.Hex}, &r); err != nil {
@@ -378,6 +382,9 @@ func (b *Backend) broadcast(ctx context.Context, tx signedTx) error {
 	}
 	if transient(r.Code) {
 		return fmt.Errorf("%w: tron %s: %s: %s %s", chains.ErrNode, path, tx.TxID, clip(r.Code), r.text())
+	}
+	if first && r.Code == "TRANSACTION_EXPIRATION_ERROR" {
+		return fmt.Errorf("%w: %w: %s: %s %s", ErrRejected, chains.ErrNeverLands, tx.TxID, clip(r.Code), r.text())
 	}
 	return fmt.Errorf("%w: %s: %s %s", ErrRejected, tx.TxID, clip(r.Code), r.text())
 }
