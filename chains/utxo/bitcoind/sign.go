@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
@@ -65,14 +66,11 @@ func invalid(f chains.Forward, format string, args ...any) error {
 // f.Outputs exactly, pays f.NetworkFee as its fee (raised to the relay
 // minimum for its size if the budget is below it, from the change), and
 // returns the rest (the service fee) to the change address, unless it is
-// dust, which then goes to the fee. Every input's signature is verified by
-// txscript's engine before the transaction is returned. bch is not signed:
-// Bitcoin Cash needs the SIGHASH_FORKID digest, which btcd does not make.
+// dust, which then goes to the fee. Every input's signature is verified
+// before the transaction is returned: by txscript's engine, or for bch,
+// whose SIGHASH_FORKID digest the engine does not know, against the digest.
 func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
 	t := b.cfg.Ticker
-	if t.Network == "bch" {
-		return chains.Signed{}, fmt.Errorf("%w: bch forwards need SIGHASH_FORKID signatures, which btcd's txscript does not make: keep bch funds held (no payout wallet) until it does", chains.ErrUnsupportedNetwork)
-	}
 	if b.cfg.Keys == nil {
 		return chains.Signed{}, fmt.Errorf("%w: %s backend is watch-only (no seed)", chains.ErrInvalidForward, t.Ticker)
 	}
@@ -188,6 +186,9 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 // checks each signature with txscript's engine.
 func (b *Backend) signInputs(tx *wire.MsgTx, prevOuts *txscript.MultiPrevOutFetcher, priv *btcec.PrivateKey, fromScript []byte) error {
 	hashes := txscript.NewTxSigHashes(tx, prevOuts)
+	if b.cfg.Ticker.Network == "bch" {
+		return signForkID(tx, hashes, prevOuts, priv, fromScript)
+	}
 	for i, in := range tx.TxIn {
 		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
 		if b.segwit() {
@@ -243,4 +244,40 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 		return fmt.Errorf("%w: sendrawtransaction %s: the node rejected it: %s", chains.ErrNode, s.TxID, re.Message)
 	}
 	return nodeErr("sendrawtransaction", err)
+}
+
+// sigHashAllForkID is Bitcoin Cash's SIGHASH_ALL | SIGHASH_FORKID with fork
+// id 0 (BCH-UAHF): the only hash type its nodes accept for new signatures.
+const sigHashAllForkID = txscript.SigHashType(0x41)
+
+// forkIDSigHash is the digest a Bitcoin Cash signature of input i signs:
+// the BIP143 algorithm (which btcd implements for segwit v0) over the
+// P2PKH script, with the FORKID hash type.
+func forkIDSigHash(tx *wire.MsgTx, hashes *txscript.TxSigHashes, i int, script []byte, amount int64) ([]byte, error) {
+	return txscript.CalcWitnessSigHash(script, hashes, sigHashAllForkID, tx, i, amount)
+}
+
+// signForkID signs every P2PKH input of tx for Bitcoin Cash and checks each
+// signature against its digest.
+func signForkID(tx *wire.MsgTx, hashes *txscript.TxSigHashes, prevOuts *txscript.MultiPrevOutFetcher, priv *btcec.PrivateKey, fromScript []byte) error {
+	pub := priv.PubKey()
+	for i, in := range tx.TxIn {
+		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
+		digest, err := forkIDSigHash(tx, hashes, i, fromScript, prev.Value)
+		if err != nil {
+			return fmt.Errorf("sign input %d: %w", i, err)
+		}
+		sig := ecdsa.Sign(priv, digest)
+		if !sig.Verify(digest, pub) {
+			return fmt.Errorf("input %d: the signature does not verify", i)
+		}
+		script, err := txscript.NewScriptBuilder().
+			AddData(append(sig.Serialize(), byte(sigHashAllForkID))).
+			AddData(pub.SerializeCompressed()).Script()
+		if err != nil {
+			return fmt.Errorf("sign input %d: %w", i, err)
+		}
+		in.SignatureScript = script
+	}
+	return nil
 }
