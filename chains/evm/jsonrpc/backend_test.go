@@ -301,6 +301,30 @@ func TestSign(t *testing.T) {
 		if st := c.state(s.TxID, to1); !st.Present || !st.Executed {
 			t.Errorf("forward %s: state %+v", s.TxID, st)
 		}
+		// Two forwards signed before either was sent share a nonce: the
+		// second, once the first is mined, can never be.
+		c.mustPay(from, decimal.RequireFromString("1"), false)
+		c.mine(1)
+		g1 := chains.Forward{ID: "native-2", From: from, Outputs: []chains.Output{{Address: to1, Amount: decimal.RequireFromString("0.1")}}}
+		g2 := chains.Forward{ID: "native-3", From: from, Outputs: []chains.Output{{Address: to2, Amount: decimal.RequireFromString("0.2")}}}
+		s1, err := c.b.Sign(ctx, g1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := c.b.Sign(ctx, g2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.b.Send(ctx, s1); err != nil {
+			t.Fatal(err)
+		}
+		c.mine(1)
+		if err := c.b.Send(ctx, s2); !errors.Is(err, chains.ErrNeverLands) {
+			t.Errorf("Send of a forward whose nonce was used: %v, want chains.ErrNeverLands", err)
+		}
+		if err := c.b.Send(ctx, s1); err != nil {
+			t.Errorf("Send of the mined forward again: %v", err)
+		}
 		for name, raw := range map[string][]byte{"not JSON": []byte("x"), "empty": []byte("[]"), "not a transaction": []byte(`["0x1234"]`)} {
 			if err := c.b.Send(ctx, chains.Signed{Raw: raw}); !errors.Is(err, chains.ErrInvalidForward) {
 				t.Errorf("Send of %s: %v", name, err)

@@ -483,10 +483,31 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 			return err
 		}
 		var known *txJSON
-		if kerr := b.call(ctx, &known, "eth_getTransactionByHash", tx.Hash()); kerr == nil && known != nil {
+		kerr := b.call(ctx, &known, "eth_getTransactionByHash", tx.Hash())
+		if kerr == nil && known != nil {
 			continue
+		}
+		if i == 0 && kerr == nil && b.nonceTaken(ctx, tx) {
+			// Another transaction of the sender used this nonce and is
+			// mined: this one can never be, and nothing of the forward
+			// was sent after it.
+			return fmt.Errorf("%s: transaction %d of %d, %s: its nonce %d was used by another transaction: %w", b.tk.Ticker, i+1, len(raws), tx.Hash().Hex(), tx.Nonce(), chains.ErrNeverLands)
 		}
 		return fmt.Errorf("%s: transaction %d of %d, %s: %w", b.tk.Ticker, i+1, len(raws), tx.Hash().Hex(), err)
 	}
 	return nil
+}
+
+// nonceTaken reports whether the sender of tx has a mined transaction
+// count beyond tx's nonce (so tx, unknown to the node, can never be mined).
+func (b *Backend) nonceTaken(ctx context.Context, tx *types.Transaction) bool {
+	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+	if err != nil {
+		return false
+	}
+	var n hexutil.Uint64
+	if err := b.call(ctx, &n, "eth_getTransactionCount", from, "latest"); err != nil {
+		return false
+	}
+	return uint64(n) > tx.Nonce()
 }
