@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/metrics"
 )
 
@@ -66,6 +69,27 @@ func (s *Server) ChainStatuses(ctx context.Context) map[string]ChainStatus {
 		out[ticker] = st
 	}
 	return out
+}
+
+// chainReady refuses addresses of a node's ticker until its watcher has
+// recorded where watching starts (the cursor, on any instance): a payment
+// to an address handed out earlier could land below that start.
+func (s *Server) chainReady(ctx context.Context, ticker string) error {
+	isNode := false
+	for _, n := range s.nodes {
+		isNode = isNode || n.ticker == ticker
+	}
+	if !isNode {
+		return nil
+	}
+	ok, err := s.db.Client.ChainCursor.Query().Where(chaincursor.Ticker(ticker)).Exist(ctx)
+	if err != nil {
+		return fmt.Errorf("%s cursor: %w", ticker, err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s (see /healthz)", address.ErrChainNotReady, ticker)
+	}
+	return nil
 }
 
 // chainStats feeds the chain metrics.

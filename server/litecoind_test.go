@@ -47,6 +47,11 @@ func newLTCEnv(t *testing.T, d store.Dialect) *ltcEnv {
 	resp.Body.Close()
 	reg, _ := chains.DefaultRegistry().WithNet("ltc", chains.Regtest)
 	tk, _ := reg.Lookup("ltc")
+	// The first poll records where watching starts; addresses are handed
+	// out only after it.
+	if err := in.Server.Watcher("ltc").PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return &ltcEnv{n: n, in: in, sink: sink, tk: tk}
 }
 
@@ -237,7 +242,7 @@ func TestOneNodeDown(t *testing.T) {
 		c.Chains.Prices = server.PricesTable
 		c.Chains.Nodes = map[string]string{
 			"ltc":  n.URL + "?network=regtest",
-			"doge": "http://u:p@127.0.0.1:1/?network=regtest", // nothing listens
+			"doge": "http://u:p@127.0.0.1:1/v3/path-api-key?network=regtest", // nothing listens
 			"btc":  n.URL + "?network=mainnet",                // a regtest node configured as mainnet
 		}
 	})
@@ -264,11 +269,16 @@ func TestOneNodeDown(t *testing.T) {
 	if doge["healthy"] != false || !strings.Contains(fmt.Sprint(doge["error"]), "node unavailable") || ltc["healthy"] != true {
 		t.Errorf("/healthz chains: %s", h.Body)
 	}
-	if strings.Contains(string(h.Body), "regtest-secret") || strings.Contains(string(h.Body), "u:p@") {
+	if strings.Contains(string(h.Body), "regtest-secret") || strings.Contains(string(h.Body), "u:p@") || strings.Contains(string(h.Body), "path-api-key") {
 		t.Errorf("/healthz shows node credentials: %s", h.Body)
 	}
 	if r := in.Get(t, "/ltc/create/", url.Values{"callback": {"https://shop.example/hook"}}, in.KeyA); r.Code != 200 {
 		t.Errorf("ltc create while doge's node is down: HTTP %d %s", r.Code, r.Body)
+	}
+	// doge's node was never reached: no address is handed out that a
+	// payment could reach below where watching will start.
+	if r := in.Get(t, "/doge/create/", url.Values{"callback": {"https://shop.example/hook"}}, in.KeyA); r.Code != 503 || !strings.Contains(string(r.Body), "not been reached") {
+		t.Errorf("doge create before its node was reached: HTTP %d %s, want 503", r.Code, r.Body)
 	}
 	m := in.Get(t, "/metrics", nil, "")
 	for _, line := range []string{`payhook_chain_up{ticker="doge"} 0`, `payhook_chain_up{ticker="ltc"} 1`, `payhook_chain_poll_errors_total{ticker="doge"}`, `payhook_chain_node_request_duration_seconds_count{outcome="ok",ticker="ltc"}`} {

@@ -36,15 +36,15 @@ func splitNodeURL(raw string) (endpoint string, net chains.Net, err error) {
 	return u.String(), net, nil
 }
 
-// redactURL returns the node URL without its userinfo and query, for logs
-// and /healthz.
+// redactURL returns the node URL as scheme://host:port only, for logs and
+// /healthz: userinfo, query and path may all hold credentials (hosted
+// providers put their API key in the path).
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"
 	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // node is one configured chain node.

@@ -164,8 +164,9 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 			created bool
 			err     error
 		)
-		if len(s.cfg.Chains.Nodes) > 0 && !s.cfg.Dev {
-			// Real funds: never invent a seed silently.
+		if len(s.cfg.Chains.Nodes) > 0 {
+			// Real funds (a node is real even with --dev): never invent a
+			// seed silently.
 			if seed, err = loadSeed(cfg.SeedFile); err != nil {
 				return keys{}, err
 			}
@@ -319,6 +320,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices price.Source, k keys, met *metrics.Metrics) error {
 	cfg := s.cfg.API
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
+	addresses.Ready = s.chainReady
 	unary, stream, err := interceptor.Chain(interceptor.Config{
 		Keys:    apikey.Resolver{DB: s.db.Client},
 		Tickers: addresses,

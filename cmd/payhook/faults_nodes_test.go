@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,6 +27,10 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 	dsn, _ := newPGDatabase(t)
 	dir := t.TempDir()
 	recv := newFaultReceiver(t)
+	// With a node the seed is never generated silently: make it first.
+	if out, err := exec.Command(faultBin, "seed", "init", "--seed-file", filepath.Join(dir, "payhook.seed")).CombinedOutput(); err != nil {
+		t.Fatalf("seed init: %v: %s", err, out)
+	}
 	flags := deliveryFlags("--node", "ltc="+n.URL+"?network=regtest", "--watch-interval", "200ms", "--prices", "table")
 	a := startPayhook(t, dsn, dir, recv, flags...)
 	key := a.apiKey(t)
@@ -33,10 +39,11 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 
 	var wallet string
 	n.Must(&wallet, "getnewaddress")
-	created := a.do(t, http.MethodGet, "/ltc/create/", url.Values{"callback": {recv.endpoint()}, "address": {wallet}, "confirmations": {"3"}, "json": {"1"}}, key, "")
-	if created.Code != 200 {
-		t.Fatalf("create: %d %s", created.Code, created.Body)
-	}
+	var created apiResult
+	waitFor(t, 20*time.Second, "an ltc address (once ltc's node was first read)", func() (bool, string) {
+		created = a.do(t, http.MethodGet, "/ltc/create/", url.Values{"callback": {recv.endpoint()}, "address": {wallet}, "confirmations": {"3"}, "json": {"1"}}, key, "")
+		return created.Code == 200, fmt.Sprintf("HTTP %d %s", created.Code, created.Body)
+	})
 	addrIn := created.JSON["address_in"].(string)
 	var txid string
 	n.Must(&txid, "sendtoaddress", addrIn, json.Number("0.5"))

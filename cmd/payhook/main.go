@@ -212,6 +212,9 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	if v := strings.TrimSpace(os.Getenv("PAYHOOK_SEED")); v != "" {
 		// The seed itself, hex, instead of --seed-file (secret stores that
 		// inject environment variables); never printed.
+		if cfg.Keys.SeedFile != server.DefaultSeedFile {
+			return server.Config{}, errors.New("PAYHOOK_SEED and --seed-file (or PAYHOOK_SEED_FILE) are both set: give the seed one way")
+		}
 		seed, err := hex.DecodeString(v)
 		if err != nil || len(seed) < 16 || len(seed) > 64 {
 			return server.Config{}, errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")

@@ -10,6 +10,11 @@ import (
 // API key; the two are indistinguishable to the caller on purpose.
 var ErrNotFound = errors.New("address not found")
 
+// ErrChainNotReady reports a ticker whose node payhook has not yet read:
+// its first poll records where watching starts, and an address handed out
+// before that could be paid in a block the watcher never reads.
+var ErrChainNotReady = errors.New("the chain node of this ticker has not been reached yet; try again shortly")
+
 // InvalidError reports a request parameter that breaks a rule of the address
 // API. Its message names the parameter and what is wrong with it.
 type InvalidError struct {

@@ -37,6 +37,10 @@ type Service struct {
 	deriver  *chains.Deriver
 	rules    *egress.Rules
 	now      func() time.Time
+
+	// Ready, when set, is asked before an address of a ticker is handed
+	// out; an error (wrapping ErrChainNotReady) refuses it.
+	Ready func(ctx context.Context, ticker string) error
 }
 
 // New returns a Service. now is the clock used for timestamps; postgres
@@ -45,6 +49,9 @@ type Service struct {
 // (egress.Client.Rules), so a callback that no attempt could ever reach is
 // refused here with the reason an attempt would give; nil rules have no
 // operator exceptions.
+//
+// Set Ready before use to refuse new addresses of a ticker whose chain is
+// not watched yet (ErrChainNotReady).
 func New(db *entdb.Client, postgres bool, registry *chains.Registry, deriver *chains.Deriver, rules *egress.Rules, now func() time.Time) *Service {
 	return &Service{db: db, postgres: postgres, registry: registry, deriver: deriver, rules: rules, now: now}
 }
@@ -326,6 +333,11 @@ func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
 }
 
 func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
+	if s.Ready != nil {
+		if err := s.Ready(ctx, t.Ticker); err != nil {
+			return nil, err
+		}
+	}
 	var a *entdb.Address
 	err := store.WithTx(ctx, s.db, func(tx *entdb.Tx) error {
 		var err error

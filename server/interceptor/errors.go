@@ -44,6 +44,8 @@ func Translate(err error) error {
 	case errors.Is(err, devnet.ErrInvalidPayment), errors.Is(err, devnet.ErrInvalidCount),
 		errors.Is(err, devnet.ErrInvalidRange), errors.Is(err, devnet.ErrInvalidForward):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, address.ErrChainNotReady):
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, address.ErrNotFound):
 		return status.Error(codes.NotFound, "no address was created with this callback URL for this ticker")
 	}

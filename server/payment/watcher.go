@@ -227,6 +227,12 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 		// tip instead of at the genesis block, which a pruned node or a
 		// Solana RPC does not even serve.
 		processed = max(0, head.Height-StartRescan)
+		// Recorded at once: addresses are handed out only once the ticker
+		// has a cursor (server: chainReady), and every later poll, on any
+		// instance, starts from it.
+		if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error { return w.setCursor(ctx, tx, processed) }); err != nil {
+			return fmt.Errorf("%s cursor: %w", tk, err)
+		}
 	}
 	stored, err := db.ChainBlock.Query().Where(chainblock.Ticker(tk)).
 		Order(entdb.Desc(chainblock.FieldHeight)).Limit(KeepBlocks).All(ctx)

@@ -487,11 +487,13 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 		if kerr == nil && known != nil {
 			continue
 		}
-		if i == 0 && kerr == nil && b.nonceTaken(ctx, tx) {
-			// Another transaction of the sender used this nonce and is
-			// mined: this one can never be, and nothing of the forward
-			// was sent after it.
-			return fmt.Errorf("%s: transaction %d of %d, %s: its nonce %d was used by another transaction: %w", b.tk.Ticker, i+1, len(raws), tx.Hash().Hex(), tx.Nonce(), chains.ErrNeverLands)
+		if kerr == nil && b.nonceTaken(ctx, tx) {
+			// Not chains.ErrNeverLands: a node that prunes its transaction
+			// index answers null for an old mined transaction too, and
+			// later transactions of the forward may have been mined. An
+			// operator looks (doc.go).
+			return fmt.Errorf("%w: %s: transaction %d of %d, %s: the node does not know it and its nonce %d is used: it was mined long ago (pruned index) or replaced; check the sender's history before signing anew",
+				chains.ErrNode, b.tk.Ticker, i+1, len(raws), tx.Hash().Hex(), tx.Nonce())
 		}
 		return fmt.Errorf("%s: transaction %d of %d, %s: %w", b.tk.Ticker, i+1, len(raws), tx.Hash().Hex(), err)
 	}
@@ -499,7 +501,7 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 }
 
 // nonceTaken reports whether the sender of tx has a mined transaction
-// count beyond tx's nonce (so tx, unknown to the node, can never be mined).
+// count beyond tx's nonce.
 func (b *Backend) nonceTaken(ctx context.Context, tx *types.Transaction) bool {
 	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
 	if err != nil {

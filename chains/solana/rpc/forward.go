@@ -389,19 +389,27 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 }
 
 func (b *Backend) send(ctx context.Context, env envelope, sig string) error {
+	// The finalized height is read before the status: a node catching up
+	// could otherwise not know the signature yet and then report a height
+	// past the block that includes it.
+	height, err := b.getBlockHeight(ctx, finalized)
+	if err != nil {
+		return err
+	}
 	known, err := b.status(ctx, sig)
 	if err != nil {
 		return err
 	}
 	if known != nil {
 		if failed(known.Err) {
-			return fmt.Errorf("%w: in slot %d: %s", ErrFailed, *known.Slot, cut(string(known.Err)))
+			// Only a failure in a finalized block is final: on a minority
+			// fork the same bytes may still land, successfully.
+			if known.ConfirmationStatus != nil && *known.ConfirmationStatus == string(finalized) {
+				return fmt.Errorf("%w: in slot %d: %s", ErrFailed, *known.Slot, cut(string(known.Err)))
+			}
+			return nodeError("getSignatureStatuses", "%s failed in slot %d, not yet finalized", sig, *known.Slot)
 		}
 		return nil
-	}
-	height, err := b.getBlockHeight(ctx, finalized)
-	if err != nil {
-		return err
 	}
 	if uint64(height) > env.LastValidBlockHeight {
 		return fmt.Errorf("%w: the finalized block height %d is past its last valid block height %d, and the node never saw it", ErrExpired, height, env.LastValidBlockHeight)

@@ -196,7 +196,7 @@ func TestSendUnknownBlockhashIsNotExpiry(t *testing.T) {
 
 // TestSendFailed: a forward included with a failed execution (here: a
 // second forward of the same tokens, sent before the first landed) gives
-// ErrFailed from then on.
+// ErrFailed once its block is finalized.
 func TestSendFailed(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, "sol/usdc", nil)
@@ -217,9 +217,16 @@ func TestSendFailed(t *testing.T) {
 	if err := fx.b.Send(ctx, fx.signed); err != nil {
 		t.Errorf("first forward: %v", err)
 	}
+	// Failed in a confirmed, not finalized, block: on another fork the same
+	// bytes could still land, so it is not final yet.
 	err = fx.b.Send(ctx, second)
-	if !errors.Is(err, rpc.ErrFailed) || errors.Is(err, chains.ErrNode) {
-		t.Fatalf("second forward: %v, want ErrFailed", err)
+	if errors.Is(err, rpc.ErrFailed) || errors.Is(err, chains.ErrNeverLands) || !errors.Is(err, chains.ErrNode) {
+		t.Fatalf("second forward, failed but not finalized: %v, want a node error, not ErrFailed", err)
+	}
+	fx.d.Mine(3)
+	err = fx.b.Send(ctx, second)
+	if !errors.Is(err, rpc.ErrFailed) || !errors.Is(err, chains.ErrNeverLands) || errors.Is(err, chains.ErrNode) {
+		t.Fatalf("second forward, failed and finalized: %v, want ErrFailed", err)
 	}
 	st, err := fx.b.State(ctx, chains.Transfer{TxID: second.TxID})
 	if err != nil || !st.Present || st.Executed {

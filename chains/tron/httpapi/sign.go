@@ -338,8 +338,8 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 			return fmt.Errorf("%w: %s: transaction %d is not the signed transaction %s", chains.ErrInvalidForward, b.cfg.Ticker.Ticker, i, tx.TxID)
 		}
 	}
-	for i, tx := range sr.Transactions {
-		if err := b.broadcast(ctx, tx, i == 0); err != nil {
+	for _, tx := range sr.Transactions {
+		if err := b.broadcast(ctx, tx, len(sr.Transactions) == 1); err != nil {
 			return err
 		}
 	}
@@ -356,11 +356,13 @@ func transient(code string) bool {
 	return false
 }
 
-// broadcast sends one transaction of a forward; first is true for the
-// forward's first transaction: when that one expired unseen, nothing of the
-// forward can ever land (later ones are only sent after it), and the error
-// also wraps chains.ErrNeverLands, so the forward is signed anew.
-func (b *Backend) broadcast(ctx context.Context, tx signedTx, first bool) error {
+// broadcast sends one transaction of a forward; only is true when it is the
+// forward's only transaction: when that one expired unseen, the forward can
+// never move funds, and the error also wraps chains.ErrNeverLands, so the
+// forward is signed anew. A forward of several transactions (a token top-up
+// and the transfer, or several outputs) is never declared dead: an earlier
+// attempt may have sent a later transaction, which lands on its own.
+func (b *Backend) broadcast(ctx context.Context, tx signedTx, only bool) error {
 	const path = "/wallet/broadcasthex"
 	var r broadcastJSON
 	if err := b.post(ctx, b.ep.base, path, map[string]string{"transaction": tx.Hex}, &r); err != nil {
@@ -383,7 +385,7 @@ func (b *Backend) broadcast(ctx context.Context, tx signedTx, first bool) error 
 	if transient(r.Code) {
 		return fmt.Errorf("%w: tron %s: %s: %s %s", chains.ErrNode, path, tx.TxID, clip(r.Code), r.text())
 	}
-	if first && r.Code == "TRANSACTION_EXPIRATION_ERROR" {
+	if only && r.Code == "TRANSACTION_EXPIRATION_ERROR" {
 		return fmt.Errorf("%w: %w: %s: %s %s", ErrRejected, chains.ErrNeverLands, tx.TxID, clip(r.Code), r.text())
 	}
 	return fmt.Errorf("%w: %s: %s %s", ErrRejected, tx.TxID, clip(r.Code), r.text())

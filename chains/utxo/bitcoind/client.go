@@ -179,7 +179,14 @@ func (c *Client) do(ctx context.Context, reqs []request) ([]response, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %s: %w", chains.ErrNode, reqs[0].Method, ctx.Err())
 		}
-		return nil, fmt.Errorf("%w: %s: %s", chains.ErrNode, reqs[0].Method, redact(err.Error(), c.pass))
+		// Not url.Error's text: it quotes the URL, whose path may hold a
+		// provider's API key.
+		msg := err.Error()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Err.Error()
+		}
+		return nil, fmt.Errorf("%w: %s: %s", chains.ErrNode, reqs[0].Method, redact(msg, c.pass))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))

@@ -1,7 +1,11 @@
 package bitcoind_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
@@ -133,5 +138,48 @@ func TestProbeLitecoind(t *testing.T) {
 	}
 	if err := b.Send(t.Context(), chains.Signed{TxID: "x", Raw: []byte{1, 2}}); !errors.Is(err, chains.ErrInvalidForward) {
 		t.Errorf("Send of garbage: %v", err)
+	}
+}
+
+// TestSendOfAMinedForwardWhoseOutputsAreSpent: after a crash between send
+// and record, the forward was mined and its outputs spent, so the node
+// answers "missing inputs": it is sent (its block is in the best chain),
+// unless its block left the chain.
+func TestSendOfAMinedForwardWhoseOutputsAreSpent(t *testing.T) {
+	t.Parallel()
+	_, tk := regtestLTC(t)
+	raw, _ := hex.DecodeString("0200000001" + strings.Repeat("11", 32) + "00000000" + "00" + "ffffffff" + "01" + "e803000000000000" + "00" + "00000000")
+	var tx wire.MsgTx
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name          string
+		confirmations int
+		wantErr       bool
+	}{{"in the best chain", 5, false}, {"its block left the chain", -1, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req struct {
+					Method string `json:"method"`
+				}
+				_ = json.NewDecoder(r.Body).Decode(&req)
+				switch req.Method {
+				case "sendrawtransaction":
+					w.Write([]byte(`{"result":null,"error":{"code":-25,"message":"bad-txns-inputs-missingorspent"},"id":0}`))
+				case "getrawtransaction":
+					w.Write([]byte(`{"result":{"blockhash":"` + strings.Repeat("22", 32) + `"},"error":null,"id":0}`))
+				case "getblockheader":
+					fmt.Fprintf(w, `{"result":{"confirmations":%d},"error":null,"id":0}`, tt.confirmations)
+				}
+			}))
+			defer srv.Close()
+			b, _ := bitcoind.New(bitcoind.Config{Ticker: tk, URL: srv.URL})
+			err := b.Send(context.Background(), chains.Signed{TxID: tx.TxHash().String(), Raw: raw})
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Send: %v, want error %v", err, tt.wantErr)
+			}
+		})
 	}
 }

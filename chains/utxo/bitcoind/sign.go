@@ -241,6 +241,12 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 		strings.Contains(re.Message, "already in utxo set")):
 		return nil
 	case errors.As(err, &re):
+		// Sent before a crash and mined, its outputs (change included)
+		// spent since: the node answers "missing inputs", not "already in
+		// chain". It is sent when its block is in the best chain.
+		if st, serr := b.State(ctx, chains.Transfer{TxID: s.TxID}); serr == nil && st.Present {
+			return nil
+		}
 		return fmt.Errorf("%w: sendrawtransaction %s: the node rejected it: %s", chains.ErrNode, s.TxID, re.Message)
 	}
 	return nodeErr("sendrawtransaction", err)
