@@ -243,7 +243,7 @@ func TestOneNodeDown(t *testing.T) {
 		c.Chains.Nodes = map[string]string{
 			"ltc":  n.URL + "?network=regtest",
 			"doge": "http://u:p@127.0.0.1:1/v3/path-api-key?network=regtest", // nothing listens
-			"btc":  n.URL + "?network=mainnet",                // a regtest node configured as mainnet
+			"btc":  n.URL + "?network=mainnet",                               // a regtest node configured as mainnet
 		}
 	})
 	ctx := context.Background()
