@@ -37,7 +37,7 @@
   var status = document.getElementById("status");
   var ret = document.getElementById("return");
   var link = document.getElementById("return-link");
-  var go = function (url) { setTimeout(function () { window.location.assign(url); }, 1000); };
+  var go = function (url) { setTimeout(function () { window.location.assign(url); }, 1500); };
   var show = function (s) {
     if (!status) { return; }
     status.textContent = s.text;
