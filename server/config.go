@@ -94,6 +94,10 @@ type APIConfig struct {
 	// writes an empty line, so proxies do not close it as idle. Tests
 	// shorten it.
 	StreamHeartbeat time.Duration
+	// PagePollInterval is how often a hosted payment page's script asks
+	// for the payment's status (web.DefaultPollInterval when 0). Tests
+	// shorten it.
+	PagePollInterval time.Duration
 }
 
 // KeysConfig is the address seed and the callback signing key.

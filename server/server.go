@@ -50,6 +50,7 @@ import (
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
+	"github.com/payhook/payhook/server/web"
 )
 
 // Server is a running payhook instance.
@@ -383,10 +384,18 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(
 		notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
-	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subscription.New(subscription.Config{
+	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
-	})))
+	})
+	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subs))
+	pages, err := web.New(web.Config{
+		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
+		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
+	})
+	if err != nil {
+		return fmt.Errorf("hosted pages: %w", err)
+	}
 	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("connect gateway to gRPC: %w", err)
@@ -404,7 +413,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
 	met.ObserveChains(s.chainStats)
 	mux.Handle("/metrics", met.Handler())
-	mux.Handle("/", gw)
+	// The hosted pages (/payment/, /deposit/{dep_...}/,
+	// /subscription/{sub_...}/) first; every other path is the API's.
+	mux.Handle("/", pages.Wrap(gw))
 	s.http = &http.Server{
 		// The key leaves the query before any handler sees the request.
 		Handler:           gateway.APIKeyFromQuery(mux),

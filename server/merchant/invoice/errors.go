@@ -10,6 +10,10 @@ import (
 // belongs to another project; the two are indistinguishable on purpose.
 var ErrNotFound = errors.New("invoice not found")
 
+// ErrNoKey reports a project without any API key, for which a hosted page
+// cannot hand out an address (an address records the key that created it).
+var ErrNoKey = errors.New("project has no API key")
+
 // InvalidError reports a request parameter that breaks a rule of the
 // checkout and deposit API: the address API's type, so that one error type names bad
 // parameters across the API.

@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -160,9 +161,46 @@ func token(prefix string) (string, error) {
 	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])), nil
 }
 
-// PaymentURL is the hosted page of an invoice.
+// PaymentURL is the hosted page of an invoice: /payment/{payment_id}/ for
+// a checkout, /deposit/{payment_id}/ for a deposit (server/web serves
+// both).
 func (s *Service) PaymentURL(inv *entdb.Invoice) string {
-	return s.cfg.BaseURL + "/pay/" + inv.PublicID
+	if inv.Kind == entinvoice.KindDeposit {
+		return s.cfg.BaseURL + "/deposit/" + inv.PublicID + "/"
+	}
+	return s.cfg.BaseURL + "/payment/" + inv.PublicID + "/"
+}
+
+// Find returns the invoice of kind with public id paymentID, whatever its
+// project: the hosted pages know nothing but the id, which is their
+// capability (unguessable, 160 random bits).
+func (s *Service) Find(ctx context.Context, kind Kind, paymentID string) (*entdb.Invoice, error) {
+	inv, err := s.cfg.DB.Invoice.Query().
+		Where(entinvoice.PublicID(paymentID), entinvoice.KindEQ(entinvoice.Kind(kind))).
+		Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: no %s with payment_id %q", ErrNotFound, kind, truncate(paymentID))
+	}
+	return inv, err
+}
+
+// HostedCaller is who asks for an address from a hosted page: the
+// invoice's project, acting through its first unrevoked API key (its first
+// key when all are revoked), which an address row records as its creator.
+// An invoice stores no key of its own, and the page has none.
+func (s *Service) HostedCaller(ctx context.Context, projectID int64) (Caller, error) {
+	q := s.cfg.DB.APIKey.Query().Where(entapikey.ProjectID(projectID), entapikey.Operator(false))
+	k, err := q.Clone().Where(entapikey.RevokedAtIsNil()).Order(entdb.Asc(entapikey.FieldID)).First(ctx)
+	if entdb.IsNotFound(err) {
+		k, err = q.Order(entdb.Asc(entapikey.FieldID)).First(ctx)
+	}
+	if entdb.IsNotFound(err) {
+		return Caller{}, fmt.Errorf("%w: project %d has no API key", ErrNoKey, projectID)
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return Caller{APIKeyID: k.ID, ProjectID: projectID}, nil
 }
 
 // Get returns the project's invoice of kind with public id paymentID.

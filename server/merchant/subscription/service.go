@@ -139,9 +139,20 @@ func token(prefix string) (string, error) {
 	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])), nil
 }
 
-// URL is the customer's hosted page of a subscription.
+// URL is the customer's hosted page of a subscription,
+// /subscription/{token}/ (server/web serves it).
 func (s *Service) URL(sub *entdb.Subscription) string {
-	return s.cfg.BaseURL + "/subscription/" + sub.Token
+	return s.cfg.BaseURL + "/subscription/" + sub.Token + "/"
+}
+
+// Find returns the subscription with token, whatever its project: the
+// hosted page knows nothing but the token, which is its capability.
+func (s *Service) Find(ctx context.Context, tok string) (*entdb.Subscription, error) {
+	sub, err := s.cfg.DB.Subscription.Query().Where(entsub.Token(tok)).Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: no subscription with token %s", ErrNotFound, quote(tok))
+	}
+	return sub, err
 }
 
 // Get returns the project's subscription with token.
