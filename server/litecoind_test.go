@@ -163,6 +163,10 @@ func TestLitecoindEndToEnd(t *testing.T) {
 	if c, _ := st["confirmations"].(json.Number).Int64(); c < 1 {
 		t.Errorf("the forward %s is not mined: %v", txidOut, st["confirmations"])
 	}
+	e.step(t, 1) // the watcher sees the forward executed in a block
+	if fw, err := e.in.Server.DB().Client.Forward.Query().Only(context.Background()); err != nil || fw.LandedAt == nil || fw.TxidOut != txidOut {
+		t.Errorf("forward %+v (%v): want it recorded landed", fw, err)
+	}
 	if errs := e.sink.errs; len(errs) > 0 {
 		t.Errorf("signature failures: %v", errs)
 	}

@@ -41,6 +41,8 @@ type Forward struct {
 	ValueForwardedCoin decimal.Decimal `json:"value_forwarded_coin,omitempty"`
 	// TxidOut holds the value of the "txid_out" field.
 	TxidOut string `json:"txid_out,omitempty"`
+	// When the watcher saw the sent transaction executed in a block; until then it is sent again at each poll (a node may drop what it accepted).
+	LandedAt *time.Time `json:"landed_at,omitempty"`
 	// The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes.
 	SignedTx *[]byte `json:"signed_tx,omitempty"`
 	// No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs.
@@ -86,7 +88,7 @@ func (*Forward) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case forward.FieldIntentID, forward.FieldStatus, forward.FieldTxidOut:
 			values[i] = new(sql.NullString)
-		case forward.FieldCreatedAt, forward.FieldUpdatedAt:
+		case forward.FieldCreatedAt, forward.FieldUpdatedAt, forward.FieldLandedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -171,6 +173,13 @@ func (_m *Forward) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TxidOut = value.String
 			}
+		case forward.FieldLandedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field landed_at", values[i])
+			} else if value.Valid {
+				_m.LandedAt = new(time.Time)
+				*_m.LandedAt = value.Time
+			}
 		case forward.FieldSignedTx:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field signed_tx", values[i])
@@ -253,6 +262,11 @@ func (_m *Forward) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)
+	builder.WriteString(", ")
+	if v := _m.LandedAt; v != nil {
+		builder.WriteString("landed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.SignedTx; v != nil {
 		builder.WriteString("signed_tx=")

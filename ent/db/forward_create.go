@@ -117,6 +117,20 @@ func (_c *ForwardCreate) SetNillableTxidOut(v *string) *ForwardCreate {
 	return _c
 }
 
+// SetLandedAt sets the "landed_at" field.
+func (_c *ForwardCreate) SetLandedAt(v time.Time) *ForwardCreate {
+	_c.mutation.SetLandedAt(v)
+	return _c
+}
+
+// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
+func (_c *ForwardCreate) SetNillableLandedAt(v *time.Time) *ForwardCreate {
+	if v != nil {
+		_c.SetLandedAt(*v)
+	}
+	return _c
+}
+
 // SetSignedTx sets the "signed_tx" field.
 func (_c *ForwardCreate) SetSignedTx(v []byte) *ForwardCreate {
 	_c.mutation.SetSignedTx(v)
@@ -322,6 +336,10 @@ func (_c *ForwardCreate) createSpec() (*Forward, *sqlgraph.CreateSpec) {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 		_node.TxidOut = value
 	}
+	if value, ok := _c.mutation.LandedAt(); ok {
+		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
+		_node.LandedAt = &value
+	}
 	if value, ok := _c.mutation.SignedTx(); ok {
 		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
 		_node.SignedTx = &value
@@ -432,6 +450,24 @@ func (u *ForwardUpsert) SetTxidOut(v string) *ForwardUpsert {
 // UpdateTxidOut sets the "txid_out" field to the value that was provided on create.
 func (u *ForwardUpsert) UpdateTxidOut() *ForwardUpsert {
 	u.SetExcluded(forward.FieldTxidOut)
+	return u
+}
+
+// SetLandedAt sets the "landed_at" field.
+func (u *ForwardUpsert) SetLandedAt(v time.Time) *ForwardUpsert {
+	u.Set(forward.FieldLandedAt, v)
+	return u
+}
+
+// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
+func (u *ForwardUpsert) UpdateLandedAt() *ForwardUpsert {
+	u.SetExcluded(forward.FieldLandedAt)
+	return u
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (u *ForwardUpsert) ClearLandedAt() *ForwardUpsert {
+	u.SetNull(forward.FieldLandedAt)
 	return u
 }
 
@@ -564,6 +600,27 @@ func (u *ForwardUpsertOne) SetTxidOut(v string) *ForwardUpsertOne {
 func (u *ForwardUpsertOne) UpdateTxidOut() *ForwardUpsertOne {
 	return u.Update(func(s *ForwardUpsert) {
 		s.UpdateTxidOut()
+	})
+}
+
+// SetLandedAt sets the "landed_at" field.
+func (u *ForwardUpsertOne) SetLandedAt(v time.Time) *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.SetLandedAt(v)
+	})
+}
+
+// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
+func (u *ForwardUpsertOne) UpdateLandedAt() *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.UpdateLandedAt()
+	})
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (u *ForwardUpsertOne) ClearLandedAt() *ForwardUpsertOne {
+	return u.Update(func(s *ForwardUpsert) {
+		s.ClearLandedAt()
 	})
 }
 
@@ -865,6 +922,27 @@ func (u *ForwardUpsertBulk) SetTxidOut(v string) *ForwardUpsertBulk {
 func (u *ForwardUpsertBulk) UpdateTxidOut() *ForwardUpsertBulk {
 	return u.Update(func(s *ForwardUpsert) {
 		s.UpdateTxidOut()
+	})
+}
+
+// SetLandedAt sets the "landed_at" field.
+func (u *ForwardUpsertBulk) SetLandedAt(v time.Time) *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.SetLandedAt(v)
+	})
+}
+
+// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
+func (u *ForwardUpsertBulk) UpdateLandedAt() *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.UpdateLandedAt()
+	})
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (u *ForwardUpsertBulk) ClearLandedAt() *ForwardUpsertBulk {
+	return u.Update(func(s *ForwardUpsert) {
+		s.ClearLandedAt()
 	})
 }
 

@@ -63,6 +63,26 @@ func (_u *ForwardUpdate) SetNillableTxidOut(v *string) *ForwardUpdate {
 	return _u
 }
 
+// SetLandedAt sets the "landed_at" field.
+func (_u *ForwardUpdate) SetLandedAt(v time.Time) *ForwardUpdate {
+	_u.mutation.SetLandedAt(v)
+	return _u
+}
+
+// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
+func (_u *ForwardUpdate) SetNillableLandedAt(v *time.Time) *ForwardUpdate {
+	if v != nil {
+		_u.SetLandedAt(*v)
+	}
+	return _u
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (_u *ForwardUpdate) ClearLandedAt() *ForwardUpdate {
+	_u.mutation.ClearLandedAt()
+	return _u
+}
+
 // SetSignedTx sets the "signed_tx" field.
 func (_u *ForwardUpdate) SetSignedTx(v []byte) *ForwardUpdate {
 	_u.mutation.SetSignedTx(v)
@@ -156,6 +176,12 @@ func (_u *ForwardUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.LandedAt(); ok {
+		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LandedAtCleared() {
+		_spec.ClearField(forward.FieldLandedAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.SignedTx(); ok {
 		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
 	}
@@ -215,6 +241,26 @@ func (_u *ForwardUpdateOne) SetNillableTxidOut(v *string) *ForwardUpdateOne {
 	if v != nil {
 		_u.SetTxidOut(*v)
 	}
+	return _u
+}
+
+// SetLandedAt sets the "landed_at" field.
+func (_u *ForwardUpdateOne) SetLandedAt(v time.Time) *ForwardUpdateOne {
+	_u.mutation.SetLandedAt(v)
+	return _u
+}
+
+// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
+func (_u *ForwardUpdateOne) SetNillableLandedAt(v *time.Time) *ForwardUpdateOne {
+	if v != nil {
+		_u.SetLandedAt(*v)
+	}
+	return _u
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (_u *ForwardUpdateOne) ClearLandedAt() *ForwardUpdateOne {
+	_u.mutation.ClearLandedAt()
 	return _u
 }
 
@@ -340,6 +386,12 @@ func (_u *ForwardUpdateOne) sqlSave(ctx context.Context) (_node *Forward, err er
 	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.LandedAt(); ok {
+		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LandedAtCleared() {
+		_spec.ClearField(forward.FieldLandedAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.SignedTx(); ok {
 		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)

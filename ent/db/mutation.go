@@ -6250,6 +6250,7 @@ type ForwardMutation struct {
 	network_fee          *decimal.Decimal
 	value_forwarded_coin *decimal.Decimal
 	txid_out             *string
+	landed_at            *time.Time
 	signed_tx            *[]byte
 	held                 *bool
 	clearedFields        map[string]struct{}
@@ -6739,6 +6740,55 @@ func (m *ForwardMutation) ResetTxidOut() {
 	m.txid_out = nil
 }
 
+// SetLandedAt sets the "landed_at" field.
+func (m *ForwardMutation) SetLandedAt(t time.Time) {
+	m.landed_at = &t
+}
+
+// LandedAt returns the value of the "landed_at" field in the mutation.
+func (m *ForwardMutation) LandedAt() (r time.Time, exists bool) {
+	v := m.landed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLandedAt returns the old "landed_at" field's value of the Forward entity.
+// If the Forward object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ForwardMutation) OldLandedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLandedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLandedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLandedAt: %w", err)
+	}
+	return oldValue.LandedAt, nil
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (m *ForwardMutation) ClearLandedAt() {
+	m.landed_at = nil
+	m.clearedFields[forward.FieldLandedAt] = struct{}{}
+}
+
+// LandedAtCleared returns if the "landed_at" field was cleared in this mutation.
+func (m *ForwardMutation) LandedAtCleared() bool {
+	_, ok := m.clearedFields[forward.FieldLandedAt]
+	return ok
+}
+
+// ResetLandedAt resets all changes to the "landed_at" field.
+func (m *ForwardMutation) ResetLandedAt() {
+	m.landed_at = nil
+	delete(m.clearedFields, forward.FieldLandedAt)
+}
+
 // SetSignedTx sets the "signed_tx" field.
 func (m *ForwardMutation) SetSignedTx(b []byte) {
 	m.signed_tx = &b
@@ -6885,7 +6935,7 @@ func (m *ForwardMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForwardMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, forward.FieldCreatedAt)
 	}
@@ -6915,6 +6965,9 @@ func (m *ForwardMutation) Fields() []string {
 	}
 	if m.txid_out != nil {
 		fields = append(fields, forward.FieldTxidOut)
+	}
+	if m.landed_at != nil {
+		fields = append(fields, forward.FieldLandedAt)
 	}
 	if m.signed_tx != nil {
 		fields = append(fields, forward.FieldSignedTx)
@@ -6950,6 +7003,8 @@ func (m *ForwardMutation) Field(name string) (ent.Value, bool) {
 		return m.ValueForwardedCoin()
 	case forward.FieldTxidOut:
 		return m.TxidOut()
+	case forward.FieldLandedAt:
+		return m.LandedAt()
 	case forward.FieldSignedTx:
 		return m.SignedTx()
 	case forward.FieldHeld:
@@ -6983,6 +7038,8 @@ func (m *ForwardMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldValueForwardedCoin(ctx)
 	case forward.FieldTxidOut:
 		return m.OldTxidOut(ctx)
+	case forward.FieldLandedAt:
+		return m.OldLandedAt(ctx)
 	case forward.FieldSignedTx:
 		return m.OldSignedTx(ctx)
 	case forward.FieldHeld:
@@ -7066,6 +7123,13 @@ func (m *ForwardMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTxidOut(v)
 		return nil
+	case forward.FieldLandedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLandedAt(v)
+		return nil
 	case forward.FieldSignedTx:
 		v, ok := value.([]byte)
 		if !ok {
@@ -7113,6 +7177,9 @@ func (m *ForwardMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *ForwardMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(forward.FieldLandedAt) {
+		fields = append(fields, forward.FieldLandedAt)
+	}
 	if m.FieldCleared(forward.FieldSignedTx) {
 		fields = append(fields, forward.FieldSignedTx)
 	}
@@ -7130,6 +7197,9 @@ func (m *ForwardMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *ForwardMutation) ClearField(name string) error {
 	switch name {
+	case forward.FieldLandedAt:
+		m.ClearLandedAt()
+		return nil
 	case forward.FieldSignedTx:
 		m.ClearSignedTx()
 		return nil
@@ -7170,6 +7240,9 @@ func (m *ForwardMutation) ResetField(name string) error {
 		return nil
 	case forward.FieldTxidOut:
 		m.ResetTxidOut()
+		return nil
+	case forward.FieldLandedAt:
+		m.ResetLandedAt()
 		return nil
 	case forward.FieldSignedTx:
 		m.ResetSignedTx()

@@ -267,7 +267,7 @@ func init() {
 	// forward.DefaultTxidOut holds the default value on creation for the txid_out field.
 	forward.DefaultTxidOut = forwardDescTxidOut.Default.(string)
 	// forwardDescHeld is the schema descriptor for held field.
-	forwardDescHeld := forwardFields[10].Descriptor()
+	forwardDescHeld := forwardFields[11].Descriptor()
 	// forward.DefaultHeld holds the default value on creation for the held field.
 	forward.DefaultHeld = forwardDescHeld.Default.(bool)
 	invoiceMixin := schema.Invoice{}.Mixin()

@@ -32,6 +32,8 @@ func (Forward) Fields() []ent.Field {
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.String("txid_out").Default(""),
+		field.Time("landed_at").Optional().Nillable().
+			Comment("When the watcher saw the sent transaction executed in a block; until then it is sent again at each poll (a node may drop what it accepted)."),
 		field.Bytes("signed_tx").Optional().Nillable().
 			Comment("The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes."),
 		field.Bool("held").Default(false).Immutable().

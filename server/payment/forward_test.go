@@ -236,3 +236,67 @@ func TestForwardThatNeverLandsIsSignedAnew(t *testing.T) {
 		})
 	}
 }
+
+// droppingBackend is a node whose first acceptance of a transaction is
+// lost (dropped from its mempool), and which shows sent transactions in a
+// block only from the second send on.
+type droppingBackend struct {
+	chains.Backend
+	sends map[string]int
+}
+
+func (b *droppingBackend) Send(ctx context.Context, s chains.Signed) error {
+	b.sends[s.TxID]++
+	return b.Backend.Send(ctx, s)
+}
+
+func (b *droppingBackend) State(ctx context.Context, t chains.Transfer) (chains.TxState, error) {
+	if n, ok := b.sends[t.TxID]; ok {
+		return chains.TxState{Present: n > 1, Confirmations: map[bool]int64{true: 1}[n > 1], Executed: n > 1}, nil
+	}
+	return b.Backend.State(ctx, t)
+}
+
+// TestDroppedForwardIsSentAgain: a forward the node accepted and then
+// dropped is sent again (the same bytes) at the next poll, until a block
+// executes it; then it is recorded landed and followed no more.
+func TestDroppedForwardIsSentAgain(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "btc")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			b := &droppingBackend{Backend: chain, sends: map[string]int{}}
+			svc := f.service(db, b, &recorder{})
+			svc.startNearHead = map[string]bool{"btc": true} // a node: sent forwards are followed
+			w, _ := svc.NewWatcher(f.tk, time.Second)
+			poll(t, w) // records the cursor
+			addrIn, _ := merchantAddress(t, f, 1, false)
+			payEach(t, chain, []string{addrIn}, "0.5")
+			poll(t, w) // credits, forwards (sent once; the node drops it)
+			fw, err := db.Client.Forward.Query().Only(ctx)
+			if err != nil || fw.Status != entforward.StatusDone || fw.LandedAt != nil || b.sends[fw.TxidOut] != 1 {
+				t.Fatalf("after the forward: %+v %v, %d sends", fw, err, b.sends[fw.TxidOut])
+			}
+			chain.Mine(1)
+			poll(t, w) // not in a block: sent again
+			if b.sends[fw.TxidOut] != 2 {
+				t.Fatalf("%d sends after the node dropped it, want 2", b.sends[fw.TxidOut])
+			}
+			chain.Mine(1)
+			poll(t, w) // in a block now: landed
+			fw, _ = db.Client.Forward.Query().Only(ctx)
+			if fw.LandedAt == nil {
+				t.Fatal("the forward in a block was not recorded landed")
+			}
+			chain.Mine(1)
+			poll(t, w)
+			if b.sends[fw.TxidOut] != 2 || len(chain.Forwards()) != 1 {
+				t.Errorf("%d sends, %d forwards after it landed", b.sends[fw.TxidOut], len(chain.Forwards()))
+			}
+		})
+	}
+}

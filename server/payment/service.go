@@ -1082,3 +1082,65 @@ func (s *Service) recordSigned(ctx context.Context, key string, fs []*entdb.Forw
 	}
 	return out, nil
 }
+
+// followSent watches the forwards of t that were sent and not yet seen
+// executed in a block (node backends only: the devnet puts none in
+// blocks). A node may drop a transaction it accepted (a Solana blockhash
+// expiring, an EVM fee cap below a spike): such bytes are sent again, at
+// every poll, until a block executes them; then landed_at is recorded. A
+// transaction in a block whose execution failed is logged for the operator
+// (its funds did not move; nothing is signed anew automatically).
+func (s *Service) followSent(ctx context.Context, t chains.Ticker, backend chains.Backend) error {
+	fs, err := s.db.Client.Forward.Query().
+		Where(entforward.StatusEQ(entforward.StatusDone), entforward.SignedTxNotNil(), entforward.LandedAtIsNil(),
+			entforward.HasPaymentWith(entpayment.Ticker(t.Ticker))).
+		Order(entdb.Asc(entforward.FieldID)).Limit(BatchSize).All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s sent forwards: %w", t.Ticker, err)
+	}
+	seen := map[string]bool{}
+	var landed []int64
+	var errs []error
+	for _, f := range fs {
+		if f.TxidOut == "" || len(*f.SignedTx) == 0 {
+			continue
+		}
+		if seen[f.TxidOut] {
+			continue
+		}
+		seen[f.TxidOut] = true
+		to := ""
+		if len(f.Outputs) > 0 {
+			to = f.Outputs[0].Address
+		}
+		st, err := backend.State(ctx, chains.Transfer{TxID: f.TxidOut, To: to})
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("state of forward %s: %w", f.TxidOut, err))
+		case st.Present && st.Executed:
+			landed = append(landed, f.ID)
+		case st.Present:
+			s.logger.Error("a forwarding transaction failed in its block: its funds did not move; an operator must look", "ticker", t.Ticker, "txid_out", f.TxidOut)
+			landed = append(landed, f.ID) // followed no further
+		default:
+			if err := backend.Send(ctx, chains.Signed{TxID: f.TxidOut, Raw: *f.SignedTx}); err != nil {
+				errs = append(errs, fmt.Errorf("send forward %s again: %w", f.TxidOut, err))
+			}
+		}
+	}
+	if len(landed) > 0 {
+		// Every forward of a landed transaction (a group's) lands with it.
+		var txids []string
+		for _, f := range fs {
+			if slices.Contains(landed, f.ID) {
+				txids = append(txids, f.TxidOut)
+			}
+		}
+		if err := s.db.Client.Forward.Update().
+			Where(entforward.TxidOutIn(txids...), entforward.LandedAtIsNil()).
+			SetLandedAt(s.now()).Exec(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("record landed forwards: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

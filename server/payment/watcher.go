@@ -254,6 +254,14 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 			return err
 		}
 	}
+	if w.svc.startNearHead[tk] {
+		// Before this poll's forwards: a forward is followed from the
+		// poll after the one that sent it. A stuck forward is the
+		// operator's to look at; it does not make the watching fail.
+		if err := w.svc.followSent(ctx, w.ticker, w.backend); err != nil {
+			w.logger.Error("sent forwards not yet in a block", "ticker", tk, "error", err)
+		}
+	}
 	parent := ""
 	for _, b := range stored {
 		if b.Height == ancestor {

@@ -35,6 +35,8 @@ const (
 	FieldValueForwardedCoin = "value_forwarded_coin"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
+	// FieldLandedAt holds the string denoting the landed_at field in the database.
+	FieldLandedAt = "landed_at"
 	// FieldSignedTx holds the string denoting the signed_tx field in the database.
 	FieldSignedTx = "signed_tx"
 	// FieldHeld holds the string denoting the held field in the database.
@@ -65,6 +67,7 @@ var Columns = []string{
 	FieldNetworkFee,
 	FieldValueForwardedCoin,
 	FieldTxidOut,
+	FieldLandedAt,
 	FieldSignedTx,
 	FieldHeld,
 }
@@ -171,6 +174,11 @@ func ByValueForwardedCoin(opts ...sql.OrderTermOption) OrderOption {
 // ByTxidOut orders the results by the txid_out field.
 func ByTxidOut(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTxidOut, opts...).ToFunc()
+}
+
+// ByLandedAt orders the results by the landed_at field.
+func ByLandedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLandedAt, opts...).ToFunc()
 }
 
 // ByHeld orders the results by the held field.

@@ -96,6 +96,11 @@ func TxidOut(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldTxidOut, v))
 }
 
+// LandedAt applies equality check predicate on the "landed_at" field. It's identical to LandedAtEQ.
+func LandedAt(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldLandedAt, v))
+}
+
 // SignedTx applies equality check predicate on the "signed_tx" field. It's identical to SignedTxEQ.
 func SignedTx(v []byte) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldSignedTx, v))
@@ -474,6 +479,56 @@ func TxidOutEqualFold(v string) predicate.Forward {
 // TxidOutContainsFold applies the ContainsFold predicate on the "txid_out" field.
 func TxidOutContainsFold(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldContainsFold(FieldTxidOut, v))
+}
+
+// LandedAtEQ applies the EQ predicate on the "landed_at" field.
+func LandedAtEQ(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldLandedAt, v))
+}
+
+// LandedAtNEQ applies the NEQ predicate on the "landed_at" field.
+func LandedAtNEQ(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldNEQ(FieldLandedAt, v))
+}
+
+// LandedAtIn applies the In predicate on the "landed_at" field.
+func LandedAtIn(vs ...time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldIn(FieldLandedAt, vs...))
+}
+
+// LandedAtNotIn applies the NotIn predicate on the "landed_at" field.
+func LandedAtNotIn(vs ...time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldNotIn(FieldLandedAt, vs...))
+}
+
+// LandedAtGT applies the GT predicate on the "landed_at" field.
+func LandedAtGT(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldGT(FieldLandedAt, v))
+}
+
+// LandedAtGTE applies the GTE predicate on the "landed_at" field.
+func LandedAtGTE(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldGTE(FieldLandedAt, v))
+}
+
+// LandedAtLT applies the LT predicate on the "landed_at" field.
+func LandedAtLT(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldLT(FieldLandedAt, v))
+}
+
+// LandedAtLTE applies the LTE predicate on the "landed_at" field.
+func LandedAtLTE(v time.Time) predicate.Forward {
+	return predicate.Forward(sql.FieldLTE(FieldLandedAt, v))
+}
+
+// LandedAtIsNil applies the IsNil predicate on the "landed_at" field.
+func LandedAtIsNil() predicate.Forward {
+	return predicate.Forward(sql.FieldIsNull(FieldLandedAt))
+}
+
+// LandedAtNotNil applies the NotNil predicate on the "landed_at" field.
+func LandedAtNotNil() predicate.Forward {
+	return predicate.Forward(sql.FieldNotNull(FieldLandedAt))
 }
 
 // SignedTxEQ applies the EQ predicate on the "signed_tx" field.

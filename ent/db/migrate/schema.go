@@ -206,6 +206,7 @@ var (
 		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "value_forwarded_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "txid_out", Type: field.TypeString, Default: ""},
+		{Name: "landed_at", Type: field.TypeTime, Nullable: true},
 		{Name: "signed_tx", Type: field.TypeBytes, Nullable: true},
 		{Name: "held", Type: field.TypeBool, Default: false},
 		{Name: "payment_id", Type: field.TypeInt64, Unique: true},
@@ -218,7 +219,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "forwards_payments_forward",
-				Columns:    []*schema.Column{ForwardsColumns[12]},
+				Columns:    []*schema.Column{ForwardsColumns[13]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
