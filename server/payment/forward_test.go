@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	entdb "github.com/payhook/payhook/ent/db"
 	entforward "github.com/payhook/payhook/ent/db/forward"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
@@ -296,6 +298,44 @@ func TestDroppedForwardIsSentAgain(t *testing.T) {
 			poll(t, w)
 			if b.sends[fw.TxidOut] != 2 || len(chain.Forwards()) != 1 {
 				t.Errorf("%d sends, %d forwards after it landed", b.sends[fw.TxidOut], len(chain.Forwards()))
+			}
+		})
+	}
+}
+
+// TestRecordSignedFirstWins: of two instances that signed one forward at
+// once, the first to record wins; the second gets the first's bytes (and
+// sends those), and clearSigned forgets only the exact bytes recorded.
+func TestRecordSignedFirstWins(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "btc")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			failing := &failingBackend{Backend: chain, fail: true}
+			svc := f.service(db, failing, &recorder{})
+			w, _ := svc.NewWatcher(f.tk, time.Second)
+			addrIn, _ := merchantAddress(t, f, 1, false)
+			payEach(t, chain, []string{addrIn}, "0.5")
+			poll(t, w) // an intent, its bytes recorded, the send failed
+			fw, err := db.Client.Forward.Query().Only(ctx)
+			if err != nil || fw.SignedTx == nil || len(*fw.SignedTx) == 0 {
+				t.Fatalf("forward %+v %v", fw, err)
+			}
+			first := chains.Signed{TxID: fw.TxidOut, Raw: *fw.SignedTx}
+			other := chains.Signed{TxID: "another", Raw: []byte("another signature")}
+			got, err := svc.recordSigned(ctx, "k", []*entdb.Forward{fw}, other)
+			if err != nil || got.TxID != first.TxID || !bytes.Equal(got.Raw, first.Raw) {
+				t.Fatalf("recordSigned after another instance recorded: %q, %v; want the first's bytes", got.TxID, err)
+			}
+			if err := svc.clearSigned(ctx, []*entdb.Forward{fw}, other); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := db.Client.Forward.Query().Only(ctx); again.SignedTx == nil || again.TxidOut != first.TxID {
+				t.Fatalf("clearSigned of other bytes forgot the recorded ones: %+v", again)
 			}
 		})
 	}
