@@ -69,6 +69,9 @@ type Watcher struct {
 	reconcile bool
 	// probed: the node answered Probe (chains.Prober) for the ticker.
 	probed bool
+	// follower: another instance held the lease at the last poll; polls
+	// try the lease before they read the node.
+	follower bool
 
 	// Progress, for WaitHeight.
 	progMu     sync.Mutex
@@ -127,6 +130,19 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		}
 		w.probed = true
 	}
+	if w.follower {
+		// Another instance watches the ticker: this one asks the node
+		// nothing until it takes the lease over, so N instances cost the
+		// node what one does.
+		held, _, err := w.svc.lease.hold(ctx, w.ticker.Ticker)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return nil
+		}
+		w.follower, w.known, w.reconcile = false, nil, true
+	}
 	head, err := w.backend.Head(ctx)
 	if err != nil {
 		return fmt.Errorf("%s head: %w", w.ticker.Ticker, err)
@@ -143,7 +159,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		return err
 	}
 	if !held {
-		w.known = nil
+		w.known, w.follower = nil, true
 		return nil
 	}
 	if fresh {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/chainblock"
@@ -223,7 +224,8 @@ func TestLeaseOnePollerPerTicker(t *testing.T) {
 	f := newFixture(t, db, "btc")
 	chain := devnet.NewChain(f.tk, devnet.Options{})
 	rec := &recorder{}
-	a, b := f.service(open(), chain, rec), f.service(open(), chain, rec)
+	heads := &headCounter{Backend: chain}
+	a, b := f.service(open(), chain, rec), f.service(open(), heads, rec)
 	wa, _ := a.NewWatcher(f.tk, time.Hour)
 	wb, _ := b.NewWatcher(f.tk, time.Hour)
 	t.Cleanup(wa.Stop)
@@ -238,6 +240,13 @@ func TestLeaseOnePollerPerTicker(t *testing.T) {
 	}
 
 	poll(t, wa) // a takes the lease
+	for range 3 {
+		poll(t, wb)
+	}
+	if heads.n != 1 {
+		t.Errorf("the instance without the lease read the node's head %d times in 3 polls, want once (to learn it follows)", heads.n)
+	}
+	heads.n = 0
 	if _, err := chain.Pay(addrs[0], decimal.RequireFromString("0.5"), false); err != nil {
 		t.Fatal(err)
 	}
@@ -396,4 +405,15 @@ func TestAdoptOpenPaymentsOfAnOlderWatcher(t *testing.T) {
 			}
 		})
 	}
+}
+
+// headCounter counts Head calls.
+type headCounter struct {
+	chains.Backend
+	n int
+}
+
+func (h *headCounter) Head(ctx context.Context) (chains.Head, error) {
+	h.n++
+	return h.Backend.Head(ctx)
 }
