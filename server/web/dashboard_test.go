@@ -47,17 +47,12 @@ type dash struct {
 	hook         string
 	emailA       string
 	emailB       string
-	hookRequests int
-	mu           sync.Mutex
 }
 
 func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
 	t.Helper()
 	d := &dash{clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}, emailA: "alice@shop.example", emailB: "bob@other.example"}
 	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.mu.Lock()
-		d.hookRequests++
-		d.mu.Unlock()
 		http.Error(w, "database is down", http.StatusInternalServerError)
 	}))
 	t.Cleanup(merchant.Close)
