@@ -42,11 +42,11 @@ func (c *clock) Add(d time.Duration) {
 // dash is a server with a merchant endpoint that answers 500, a dashboard
 // user per project and a settable clock.
 type dash struct {
-	in           *servertest.Instance
-	clock        *clock
-	hook         string
-	emailA       string
-	emailB       string
+	in     *servertest.Instance
+	clock  *clock
+	hook   string
+	emailA string
+	emailB string
 }
 
 func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
