@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -30,6 +31,9 @@ type ListFilter struct {
 	// Service and Event must equal the notification's labels (Subject).
 	Service string
 	Event   string
+	// From and Until bound the creation time: From <= created_at < Until;
+	// a zero time is no bound.
+	From, Until time.Time
 	// Limit is the most notifications returned: DefaultListLimit when 0,
 	// at most MaxListLimit.
 	Limit int
@@ -66,6 +70,12 @@ func (q *Queue) List(ctx context.Context, owner int64, f ListFilter) ([]*entdb.N
 	}
 	if f.Event != "" {
 		sel.Where(notification.Event(f.Event))
+	}
+	if !f.From.IsZero() {
+		sel.Where(notification.CreatedAtGTE(f.From))
+	}
+	if !f.Until.IsZero() {
+		sel.Where(notification.CreatedAtLT(f.Until))
 	}
 	if f.Cursor != "" {
 		before, err := parseCursor(f.Cursor)

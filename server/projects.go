@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/rpc"
+	"github.com/payhook/payhook/server/web"
 )
 
 // projects is the operator's project administration, shared by the
@@ -191,4 +192,19 @@ func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, s
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
 	return withProjects(ctx, dsn, registryFile, func(p *projects) error { return p.RemoveWallet(ctx, id, ticker) })
+}
+
+// CreateDashboardUser creates, in the database named by dsn, a dashboard
+// user of project id who signs in with email and password, and returns the
+// user's id.
+func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, password string) (uid int64, err error) {
+	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		u, err := web.CreateUser(ctx, db.Client, id, email, password, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		uid = u.ID
+		return nil
+	})
+	return uid, err
 }

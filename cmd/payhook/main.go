@@ -44,6 +44,9 @@ Usage:
   payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
   payhook project list | rotate-secret --project ID [--grace 24h] | wallet set|remove --project ID ...
                                      manage merchant projects: API keys, IPN secret, payout wallets
+  payhook user create --project ID --email EMAIL
+                                     create a dashboard (/dashboard/) user of a project; the password is
+                                     read from standard input (first line)
   payhook funds [--json]             list the funds payhook holds (addresses created without a forwarding
                                      address), per ticker, with the key derivation paths to sweep them
   payhook payouts [--json]           list the payout requests merchants made (/{ticker}/payout/), oldest first
@@ -68,7 +71,7 @@ its own command: go run ./cmd/payhook-bench.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := runIn(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "payhook:", err)
 		}
@@ -76,7 +79,14 @@ func main() {
 	}
 }
 
+// run runs a command with nothing on its standard input.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runIn(ctx, args, strings.NewReader(""), stdout, stderr)
+}
+
+// runIn runs the command args; stdin feeds the commands that read secrets
+// (user create reads a password).
+func runIn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("missing command")
@@ -94,6 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return apikeyCreate(ctx, args[2:], stdout, stderr)
 	case "project":
 		return projectCmd(ctx, args[1:], stdout, stderr)
+	case "user":
+		return userCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "funds":
 		return funds(ctx, args[1:], stdout, stderr)
 	case "payouts":

@@ -19,6 +19,8 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
@@ -47,6 +49,10 @@ type Client struct {
 	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
+	// DashboardSession is the client for interacting with the DashboardSession builders.
+	DashboardSession *DashboardSessionClient
+	// DashboardUser is the client for interacting with the DashboardUser builders.
+	DashboardUser *DashboardUserClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
@@ -84,6 +90,8 @@ func (c *Client) init() {
 	c.Address = NewAddressClient(c.config)
 	c.ChainBlock = NewChainBlockClient(c.config)
 	c.ChainCursor = NewChainCursorClient(c.config)
+	c.DashboardSession = NewDashboardSessionClient(c.config)
+	c.DashboardUser = NewDashboardUserClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
 	c.Forward = NewForwardClient(c.config)
@@ -185,23 +193,25 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		APIKey:          NewAPIKeyClient(cfg),
-		Address:         NewAddressClient(cfg),
-		ChainBlock:      NewChainBlockClient(cfg),
-		ChainCursor:     NewChainCursorClient(cfg),
-		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
-		DeliveryEvent:   NewDeliveryEventClient(cfg),
-		Forward:         NewForwardClient(cfg),
-		Invoice:         NewInvoiceClient(cfg),
-		Notification:    NewNotificationClient(cfg),
-		Payment:         NewPaymentClient(cfg),
-		PayoutRequest:   NewPayoutRequestClient(cfg),
-		Project:         NewProjectClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		Subscription:    NewSubscriptionClient(cfg),
-		WatchedTransfer: NewWatchedTransferClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		APIKey:           NewAPIKeyClient(cfg),
+		Address:          NewAddressClient(cfg),
+		ChainBlock:       NewChainBlockClient(cfg),
+		ChainCursor:      NewChainCursorClient(cfg),
+		DashboardSession: NewDashboardSessionClient(cfg),
+		DashboardUser:    NewDashboardUserClient(cfg),
+		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:    NewDeliveryEventClient(cfg),
+		Forward:          NewForwardClient(cfg),
+		Invoice:          NewInvoiceClient(cfg),
+		Notification:     NewNotificationClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PayoutRequest:    NewPayoutRequestClient(cfg),
+		Project:          NewProjectClient(cfg),
+		SigningKey:       NewSigningKeyClient(cfg),
+		Subscription:     NewSubscriptionClient(cfg),
+		WatchedTransfer:  NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -219,23 +229,25 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:             ctx,
-		config:          cfg,
-		APIKey:          NewAPIKeyClient(cfg),
-		Address:         NewAddressClient(cfg),
-		ChainBlock:      NewChainBlockClient(cfg),
-		ChainCursor:     NewChainCursorClient(cfg),
-		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
-		DeliveryEvent:   NewDeliveryEventClient(cfg),
-		Forward:         NewForwardClient(cfg),
-		Invoice:         NewInvoiceClient(cfg),
-		Notification:    NewNotificationClient(cfg),
-		Payment:         NewPaymentClient(cfg),
-		PayoutRequest:   NewPayoutRequestClient(cfg),
-		Project:         NewProjectClient(cfg),
-		SigningKey:      NewSigningKeyClient(cfg),
-		Subscription:    NewSubscriptionClient(cfg),
-		WatchedTransfer: NewWatchedTransferClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		APIKey:           NewAPIKeyClient(cfg),
+		Address:          NewAddressClient(cfg),
+		ChainBlock:       NewChainBlockClient(cfg),
+		ChainCursor:      NewChainCursorClient(cfg),
+		DashboardSession: NewDashboardSessionClient(cfg),
+		DashboardUser:    NewDashboardUserClient(cfg),
+		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:    NewDeliveryEventClient(cfg),
+		Forward:          NewForwardClient(cfg),
+		Invoice:          NewInvoiceClient(cfg),
+		Notification:     NewNotificationClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PayoutRequest:    NewPayoutRequestClient(cfg),
+		Project:          NewProjectClient(cfg),
+		SigningKey:       NewSigningKeyClient(cfg),
+		Subscription:     NewSubscriptionClient(cfg),
+		WatchedTransfer:  NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -265,9 +277,10 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DeliveryAttempt,
-		c.DeliveryEvent, c.Forward, c.Invoice, c.Notification, c.Payment,
-		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
+		c.Notification, c.Payment, c.PayoutRequest, c.Project, c.SigningKey,
+		c.Subscription, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -277,9 +290,10 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DeliveryAttempt,
-		c.DeliveryEvent, c.Forward, c.Invoice, c.Notification, c.Payment,
-		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
+		c.Notification, c.Payment, c.PayoutRequest, c.Project, c.SigningKey,
+		c.Subscription, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -296,6 +310,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ChainBlock.mutate(ctx, m)
 	case *ChainCursorMutation:
 		return c.ChainCursor.mutate(ctx, m)
+	case *DashboardSessionMutation:
+		return c.DashboardSession.mutate(ctx, m)
+	case *DashboardUserMutation:
+		return c.DashboardUser.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
 		return c.DeliveryAttempt.mutate(ctx, m)
 	case *DeliveryEventMutation:
@@ -916,6 +934,272 @@ func (c *ChainCursorClient) mutate(ctx context.Context, m *ChainCursorMutation) 
 		return (&ChainCursorDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown ChainCursor mutation op: %q", m.Op())
+	}
+}
+
+// DashboardSessionClient is a client for the DashboardSession schema.
+type DashboardSessionClient struct {
+	config
+}
+
+// NewDashboardSessionClient returns a client for the DashboardSession from the given config.
+func NewDashboardSessionClient(c config) *DashboardSessionClient {
+	return &DashboardSessionClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `dashboardsession.Hooks(f(g(h())))`.
+func (c *DashboardSessionClient) Use(hooks ...Hook) {
+	c.hooks.DashboardSession = append(c.hooks.DashboardSession, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `dashboardsession.Intercept(f(g(h())))`.
+func (c *DashboardSessionClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DashboardSession = append(c.inters.DashboardSession, interceptors...)
+}
+
+// Create returns a builder for creating a DashboardSession entity.
+func (c *DashboardSessionClient) Create() *DashboardSessionCreate {
+	mutation := newDashboardSessionMutation(c.config, OpCreate)
+	return &DashboardSessionCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DashboardSession entities.
+func (c *DashboardSessionClient) CreateBulk(builders ...*DashboardSessionCreate) *DashboardSessionCreateBulk {
+	return &DashboardSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DashboardSessionClient) MapCreateBulk(slice any, setFunc func(*DashboardSessionCreate, int)) *DashboardSessionCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DashboardSessionCreateBulk{err: fmt.Errorf("calling to DashboardSessionClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DashboardSessionCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DashboardSessionCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DashboardSession.
+func (c *DashboardSessionClient) Update() *DashboardSessionUpdate {
+	mutation := newDashboardSessionMutation(c.config, OpUpdate)
+	return &DashboardSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DashboardSessionClient) UpdateOne(_m *DashboardSession) *DashboardSessionUpdateOne {
+	mutation := newDashboardSessionMutation(c.config, OpUpdateOne, withDashboardSession(_m))
+	return &DashboardSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DashboardSessionClient) UpdateOneID(id int64) *DashboardSessionUpdateOne {
+	mutation := newDashboardSessionMutation(c.config, OpUpdateOne, withDashboardSessionID(id))
+	return &DashboardSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DashboardSession.
+func (c *DashboardSessionClient) Delete() *DashboardSessionDelete {
+	mutation := newDashboardSessionMutation(c.config, OpDelete)
+	return &DashboardSessionDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DashboardSessionClient) DeleteOne(_m *DashboardSession) *DashboardSessionDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DashboardSessionClient) DeleteOneID(id int64) *DashboardSessionDeleteOne {
+	builder := c.Delete().Where(dashboardsession.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DashboardSessionDeleteOne{builder}
+}
+
+// Query returns a query builder for DashboardSession.
+func (c *DashboardSessionClient) Query() *DashboardSessionQuery {
+	return &DashboardSessionQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDashboardSession},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DashboardSession entity by its id.
+func (c *DashboardSessionClient) Get(ctx context.Context, id int64) (*DashboardSession, error) {
+	return c.Query().Where(dashboardsession.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DashboardSessionClient) GetX(ctx context.Context, id int64) *DashboardSession {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DashboardSessionClient) Hooks() []Hook {
+	return c.hooks.DashboardSession
+}
+
+// Interceptors returns the client interceptors.
+func (c *DashboardSessionClient) Interceptors() []Interceptor {
+	return c.inters.DashboardSession
+}
+
+func (c *DashboardSessionClient) mutate(ctx context.Context, m *DashboardSessionMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DashboardSessionCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DashboardSessionUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DashboardSessionUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DashboardSessionDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown DashboardSession mutation op: %q", m.Op())
+	}
+}
+
+// DashboardUserClient is a client for the DashboardUser schema.
+type DashboardUserClient struct {
+	config
+}
+
+// NewDashboardUserClient returns a client for the DashboardUser from the given config.
+func NewDashboardUserClient(c config) *DashboardUserClient {
+	return &DashboardUserClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `dashboarduser.Hooks(f(g(h())))`.
+func (c *DashboardUserClient) Use(hooks ...Hook) {
+	c.hooks.DashboardUser = append(c.hooks.DashboardUser, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `dashboarduser.Intercept(f(g(h())))`.
+func (c *DashboardUserClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DashboardUser = append(c.inters.DashboardUser, interceptors...)
+}
+
+// Create returns a builder for creating a DashboardUser entity.
+func (c *DashboardUserClient) Create() *DashboardUserCreate {
+	mutation := newDashboardUserMutation(c.config, OpCreate)
+	return &DashboardUserCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DashboardUser entities.
+func (c *DashboardUserClient) CreateBulk(builders ...*DashboardUserCreate) *DashboardUserCreateBulk {
+	return &DashboardUserCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DashboardUserClient) MapCreateBulk(slice any, setFunc func(*DashboardUserCreate, int)) *DashboardUserCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DashboardUserCreateBulk{err: fmt.Errorf("calling to DashboardUserClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DashboardUserCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DashboardUserCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DashboardUser.
+func (c *DashboardUserClient) Update() *DashboardUserUpdate {
+	mutation := newDashboardUserMutation(c.config, OpUpdate)
+	return &DashboardUserUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DashboardUserClient) UpdateOne(_m *DashboardUser) *DashboardUserUpdateOne {
+	mutation := newDashboardUserMutation(c.config, OpUpdateOne, withDashboardUser(_m))
+	return &DashboardUserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DashboardUserClient) UpdateOneID(id int64) *DashboardUserUpdateOne {
+	mutation := newDashboardUserMutation(c.config, OpUpdateOne, withDashboardUserID(id))
+	return &DashboardUserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DashboardUser.
+func (c *DashboardUserClient) Delete() *DashboardUserDelete {
+	mutation := newDashboardUserMutation(c.config, OpDelete)
+	return &DashboardUserDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DashboardUserClient) DeleteOne(_m *DashboardUser) *DashboardUserDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DashboardUserClient) DeleteOneID(id int64) *DashboardUserDeleteOne {
+	builder := c.Delete().Where(dashboarduser.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DashboardUserDeleteOne{builder}
+}
+
+// Query returns a query builder for DashboardUser.
+func (c *DashboardUserClient) Query() *DashboardUserQuery {
+	return &DashboardUserQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDashboardUser},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DashboardUser entity by its id.
+func (c *DashboardUserClient) Get(ctx context.Context, id int64) (*DashboardUser, error) {
+	return c.Query().Where(dashboarduser.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DashboardUserClient) GetX(ctx context.Context, id int64) *DashboardUser {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DashboardUserClient) Hooks() []Hook {
+	return c.hooks.DashboardUser
+}
+
+// Interceptors returns the client interceptors.
+func (c *DashboardUserClient) Interceptors() []Interceptor {
+	return c.inters.DashboardUser
+}
+
+func (c *DashboardUserClient) mutate(ctx context.Context, m *DashboardUserMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DashboardUserCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DashboardUserUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DashboardUserUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DashboardUserDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown DashboardUser mutation op: %q", m.Op())
 	}
 }
 
@@ -2529,14 +2813,15 @@ func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Address, ChainBlock, ChainCursor, DeliveryAttempt, DeliveryEvent,
-		Forward, Invoice, Notification, Payment, PayoutRequest, Project, SigningKey,
-		Subscription, WatchedTransfer []ent.Hook
+		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
+		DeliveryAttempt, DeliveryEvent, Forward, Invoice, Notification, Payment,
+		PayoutRequest, Project, SigningKey, Subscription, WatchedTransfer []ent.Hook
 	}
 	inters struct {
-		APIKey, Address, ChainBlock, ChainCursor, DeliveryAttempt, DeliveryEvent,
-		Forward, Invoice, Notification, Payment, PayoutRequest, Project, SigningKey,
-		Subscription, WatchedTransfer []ent.Interceptor
+		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
+		DeliveryAttempt, DeliveryEvent, Forward, Invoice, Notification, Payment,
+		PayoutRequest, Project, SigningKey, Subscription,
+		WatchedTransfer []ent.Interceptor
 	}
 )
 

@@ -16,6 +16,8 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
@@ -87,21 +89,23 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:          apikey.ValidColumn,
-			address.Table:         address.ValidColumn,
-			chainblock.Table:      chainblock.ValidColumn,
-			chaincursor.Table:     chaincursor.ValidColumn,
-			deliveryattempt.Table: deliveryattempt.ValidColumn,
-			deliveryevent.Table:   deliveryevent.ValidColumn,
-			forward.Table:         forward.ValidColumn,
-			invoice.Table:         invoice.ValidColumn,
-			notification.Table:    notification.ValidColumn,
-			payment.Table:         payment.ValidColumn,
-			payoutrequest.Table:   payoutrequest.ValidColumn,
-			project.Table:         project.ValidColumn,
-			signingkey.Table:      signingkey.ValidColumn,
-			subscription.Table:    subscription.ValidColumn,
-			watchedtransfer.Table: watchedtransfer.ValidColumn,
+			apikey.Table:           apikey.ValidColumn,
+			address.Table:          address.ValidColumn,
+			chainblock.Table:       chainblock.ValidColumn,
+			chaincursor.Table:      chaincursor.ValidColumn,
+			dashboardsession.Table: dashboardsession.ValidColumn,
+			dashboarduser.Table:    dashboarduser.ValidColumn,
+			deliveryattempt.Table:  deliveryattempt.ValidColumn,
+			deliveryevent.Table:    deliveryevent.ValidColumn,
+			forward.Table:          forward.ValidColumn,
+			invoice.Table:          invoice.ValidColumn,
+			notification.Table:     notification.ValidColumn,
+			payment.Table:          payment.ValidColumn,
+			payoutrequest.Table:    payoutrequest.ValidColumn,
+			project.Table:          project.ValidColumn,
+			signingkey.Table:       signingkey.ValidColumn,
+			subscription.Table:     subscription.ValidColumn,
+			watchedtransfer.Table:  watchedtransfer.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

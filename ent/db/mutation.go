@@ -15,6 +15,8 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
@@ -40,21 +42,23 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey          = "APIKey"
-	TypeAddress         = "Address"
-	TypeChainBlock      = "ChainBlock"
-	TypeChainCursor     = "ChainCursor"
-	TypeDeliveryAttempt = "DeliveryAttempt"
-	TypeDeliveryEvent   = "DeliveryEvent"
-	TypeForward         = "Forward"
-	TypeInvoice         = "Invoice"
-	TypeNotification    = "Notification"
-	TypePayment         = "Payment"
-	TypePayoutRequest   = "PayoutRequest"
-	TypeProject         = "Project"
-	TypeSigningKey      = "SigningKey"
-	TypeSubscription    = "Subscription"
-	TypeWatchedTransfer = "WatchedTransfer"
+	TypeAPIKey           = "APIKey"
+	TypeAddress          = "Address"
+	TypeChainBlock       = "ChainBlock"
+	TypeChainCursor      = "ChainCursor"
+	TypeDashboardSession = "DashboardSession"
+	TypeDashboardUser    = "DashboardUser"
+	TypeDeliveryAttempt  = "DeliveryAttempt"
+	TypeDeliveryEvent    = "DeliveryEvent"
+	TypeForward          = "Forward"
+	TypeInvoice          = "Invoice"
+	TypeNotification     = "Notification"
+	TypePayment          = "Payment"
+	TypePayoutRequest    = "PayoutRequest"
+	TypeProject          = "Project"
+	TypeSigningKey       = "SigningKey"
+	TypeSubscription     = "Subscription"
+	TypeWatchedTransfer  = "WatchedTransfer"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -3803,6 +3807,1283 @@ func (m *ChainCursorMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *ChainCursorMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ChainCursor edge %s", name)
+}
+
+// DashboardSessionMutation represents an operation that mutates the DashboardSession nodes in the graph.
+type DashboardSessionMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	token_hash    *string
+	user_id       *int64
+	adduser_id    *int64
+	csrf_token    *string
+	expires_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DashboardSession, error)
+	predicates    []predicate.DashboardSession
+}
+
+var _ ent.Mutation = (*DashboardSessionMutation)(nil)
+
+// dashboardsessionOption allows management of the mutation configuration using functional options.
+type dashboardsessionOption func(*DashboardSessionMutation)
+
+// newDashboardSessionMutation creates new mutation for the DashboardSession entity.
+func newDashboardSessionMutation(c config, op Op, opts ...dashboardsessionOption) *DashboardSessionMutation {
+	m := &DashboardSessionMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDashboardSession,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDashboardSessionID sets the ID field of the mutation.
+func withDashboardSessionID(id int64) dashboardsessionOption {
+	return func(m *DashboardSessionMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DashboardSession
+		)
+		m.oldValue = func(ctx context.Context) (*DashboardSession, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DashboardSession.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDashboardSession sets the old DashboardSession of the mutation.
+func withDashboardSession(node *DashboardSession) dashboardsessionOption {
+	return func(m *DashboardSessionMutation) {
+		m.oldValue = func(context.Context) (*DashboardSession, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DashboardSessionMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DashboardSessionMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DashboardSession entities.
+func (m *DashboardSessionMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DashboardSessionMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DashboardSessionMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DashboardSession.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DashboardSessionMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DashboardSessionMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DashboardSessionMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *DashboardSessionMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *DashboardSessionMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *DashboardSessionMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *DashboardSessionMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *DashboardSessionMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *DashboardSessionMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *DashboardSessionMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *DashboardSessionMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetCsrfToken sets the "csrf_token" field.
+func (m *DashboardSessionMutation) SetCsrfToken(s string) {
+	m.csrf_token = &s
+}
+
+// CsrfToken returns the value of the "csrf_token" field in the mutation.
+func (m *DashboardSessionMutation) CsrfToken() (r string, exists bool) {
+	v := m.csrf_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCsrfToken returns the old "csrf_token" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldCsrfToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCsrfToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCsrfToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCsrfToken: %w", err)
+	}
+	return oldValue.CsrfToken, nil
+}
+
+// ResetCsrfToken resets all changes to the "csrf_token" field.
+func (m *DashboardSessionMutation) ResetCsrfToken() {
+	m.csrf_token = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *DashboardSessionMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *DashboardSessionMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *DashboardSessionMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the DashboardSessionMutation builder.
+func (m *DashboardSessionMutation) Where(ps ...predicate.DashboardSession) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DashboardSessionMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DashboardSessionMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DashboardSession, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DashboardSessionMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DashboardSessionMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DashboardSession).
+func (m *DashboardSessionMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DashboardSessionMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.created_at != nil {
+		fields = append(fields, dashboardsession.FieldCreatedAt)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, dashboardsession.FieldTokenHash)
+	}
+	if m.user_id != nil {
+		fields = append(fields, dashboardsession.FieldUserID)
+	}
+	if m.csrf_token != nil {
+		fields = append(fields, dashboardsession.FieldCsrfToken)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, dashboardsession.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DashboardSessionMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardsession.FieldCreatedAt:
+		return m.CreatedAt()
+	case dashboardsession.FieldTokenHash:
+		return m.TokenHash()
+	case dashboardsession.FieldUserID:
+		return m.UserID()
+	case dashboardsession.FieldCsrfToken:
+		return m.CsrfToken()
+	case dashboardsession.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DashboardSessionMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case dashboardsession.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case dashboardsession.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case dashboardsession.FieldUserID:
+		return m.OldUserID(ctx)
+	case dashboardsession.FieldCsrfToken:
+		return m.OldCsrfToken(ctx)
+	case dashboardsession.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown DashboardSession field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardSessionMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case dashboardsession.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case dashboardsession.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case dashboardsession.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case dashboardsession.FieldCsrfToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCsrfToken(v)
+		return nil
+	case dashboardsession.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardSession field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DashboardSessionMutation) AddedFields() []string {
+	var fields []string
+	if m.adduser_id != nil {
+		fields = append(fields, dashboardsession.FieldUserID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DashboardSessionMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardsession.FieldUserID:
+		return m.AddedUserID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardSessionMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case dashboardsession.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardSession numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DashboardSessionMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DashboardSessionMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DashboardSessionMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown DashboardSession nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DashboardSessionMutation) ResetField(name string) error {
+	switch name {
+	case dashboardsession.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case dashboardsession.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case dashboardsession.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case dashboardsession.FieldCsrfToken:
+		m.ResetCsrfToken()
+		return nil
+	case dashboardsession.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardSession field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DashboardSessionMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DashboardSessionMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DashboardSessionMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DashboardSessionMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DashboardSessionMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DashboardSessionMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DashboardSessionMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DashboardSession unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DashboardSessionMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DashboardSession edge %s", name)
+}
+
+// DashboardUserMutation represents an operation that mutates the DashboardUser nodes in the graph.
+type DashboardUserMutation struct {
+	config
+	op                Op
+	typ               string
+	id                *int64
+	created_at        *time.Time
+	project_id        *int64
+	addproject_id     *int64
+	email             *string
+	password_hash     *string
+	failed_signins    *int
+	addfailed_signins *int
+	locked_until      *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*DashboardUser, error)
+	predicates        []predicate.DashboardUser
+}
+
+var _ ent.Mutation = (*DashboardUserMutation)(nil)
+
+// dashboarduserOption allows management of the mutation configuration using functional options.
+type dashboarduserOption func(*DashboardUserMutation)
+
+// newDashboardUserMutation creates new mutation for the DashboardUser entity.
+func newDashboardUserMutation(c config, op Op, opts ...dashboarduserOption) *DashboardUserMutation {
+	m := &DashboardUserMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDashboardUser,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDashboardUserID sets the ID field of the mutation.
+func withDashboardUserID(id int64) dashboarduserOption {
+	return func(m *DashboardUserMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DashboardUser
+		)
+		m.oldValue = func(ctx context.Context) (*DashboardUser, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DashboardUser.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDashboardUser sets the old DashboardUser of the mutation.
+func withDashboardUser(node *DashboardUser) dashboarduserOption {
+	return func(m *DashboardUserMutation) {
+		m.oldValue = func(context.Context) (*DashboardUser, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DashboardUserMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DashboardUserMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DashboardUser entities.
+func (m *DashboardUserMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DashboardUserMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DashboardUserMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DashboardUser.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DashboardUserMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DashboardUserMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DashboardUserMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *DashboardUserMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *DashboardUserMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *DashboardUserMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *DashboardUserMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *DashboardUserMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetEmail sets the "email" field.
+func (m *DashboardUserMutation) SetEmail(s string) {
+	m.email = &s
+}
+
+// Email returns the value of the "email" field in the mutation.
+func (m *DashboardUserMutation) Email() (r string, exists bool) {
+	v := m.email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmail returns the old "email" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldEmail(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmail: %w", err)
+	}
+	return oldValue.Email, nil
+}
+
+// ResetEmail resets all changes to the "email" field.
+func (m *DashboardUserMutation) ResetEmail() {
+	m.email = nil
+}
+
+// SetPasswordHash sets the "password_hash" field.
+func (m *DashboardUserMutation) SetPasswordHash(s string) {
+	m.password_hash = &s
+}
+
+// PasswordHash returns the value of the "password_hash" field in the mutation.
+func (m *DashboardUserMutation) PasswordHash() (r string, exists bool) {
+	v := m.password_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPasswordHash returns the old "password_hash" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldPasswordHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPasswordHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPasswordHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPasswordHash: %w", err)
+	}
+	return oldValue.PasswordHash, nil
+}
+
+// ResetPasswordHash resets all changes to the "password_hash" field.
+func (m *DashboardUserMutation) ResetPasswordHash() {
+	m.password_hash = nil
+}
+
+// SetFailedSignins sets the "failed_signins" field.
+func (m *DashboardUserMutation) SetFailedSignins(i int) {
+	m.failed_signins = &i
+	m.addfailed_signins = nil
+}
+
+// FailedSignins returns the value of the "failed_signins" field in the mutation.
+func (m *DashboardUserMutation) FailedSignins() (r int, exists bool) {
+	v := m.failed_signins
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFailedSignins returns the old "failed_signins" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldFailedSignins(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFailedSignins is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFailedSignins requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFailedSignins: %w", err)
+	}
+	return oldValue.FailedSignins, nil
+}
+
+// AddFailedSignins adds i to the "failed_signins" field.
+func (m *DashboardUserMutation) AddFailedSignins(i int) {
+	if m.addfailed_signins != nil {
+		*m.addfailed_signins += i
+	} else {
+		m.addfailed_signins = &i
+	}
+}
+
+// AddedFailedSignins returns the value that was added to the "failed_signins" field in this mutation.
+func (m *DashboardUserMutation) AddedFailedSignins() (r int, exists bool) {
+	v := m.addfailed_signins
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFailedSignins resets all changes to the "failed_signins" field.
+func (m *DashboardUserMutation) ResetFailedSignins() {
+	m.failed_signins = nil
+	m.addfailed_signins = nil
+}
+
+// SetLockedUntil sets the "locked_until" field.
+func (m *DashboardUserMutation) SetLockedUntil(t time.Time) {
+	m.locked_until = &t
+}
+
+// LockedUntil returns the value of the "locked_until" field in the mutation.
+func (m *DashboardUserMutation) LockedUntil() (r time.Time, exists bool) {
+	v := m.locked_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLockedUntil returns the old "locked_until" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldLockedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLockedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLockedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLockedUntil: %w", err)
+	}
+	return oldValue.LockedUntil, nil
+}
+
+// ClearLockedUntil clears the value of the "locked_until" field.
+func (m *DashboardUserMutation) ClearLockedUntil() {
+	m.locked_until = nil
+	m.clearedFields[dashboarduser.FieldLockedUntil] = struct{}{}
+}
+
+// LockedUntilCleared returns if the "locked_until" field was cleared in this mutation.
+func (m *DashboardUserMutation) LockedUntilCleared() bool {
+	_, ok := m.clearedFields[dashboarduser.FieldLockedUntil]
+	return ok
+}
+
+// ResetLockedUntil resets all changes to the "locked_until" field.
+func (m *DashboardUserMutation) ResetLockedUntil() {
+	m.locked_until = nil
+	delete(m.clearedFields, dashboarduser.FieldLockedUntil)
+}
+
+// Where appends a list predicates to the DashboardUserMutation builder.
+func (m *DashboardUserMutation) Where(ps ...predicate.DashboardUser) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DashboardUserMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DashboardUserMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DashboardUser, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DashboardUserMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DashboardUserMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DashboardUser).
+func (m *DashboardUserMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DashboardUserMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.created_at != nil {
+		fields = append(fields, dashboarduser.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, dashboarduser.FieldProjectID)
+	}
+	if m.email != nil {
+		fields = append(fields, dashboarduser.FieldEmail)
+	}
+	if m.password_hash != nil {
+		fields = append(fields, dashboarduser.FieldPasswordHash)
+	}
+	if m.failed_signins != nil {
+		fields = append(fields, dashboarduser.FieldFailedSignins)
+	}
+	if m.locked_until != nil {
+		fields = append(fields, dashboarduser.FieldLockedUntil)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DashboardUserMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case dashboarduser.FieldCreatedAt:
+		return m.CreatedAt()
+	case dashboarduser.FieldProjectID:
+		return m.ProjectID()
+	case dashboarduser.FieldEmail:
+		return m.Email()
+	case dashboarduser.FieldPasswordHash:
+		return m.PasswordHash()
+	case dashboarduser.FieldFailedSignins:
+		return m.FailedSignins()
+	case dashboarduser.FieldLockedUntil:
+		return m.LockedUntil()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DashboardUserMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case dashboarduser.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case dashboarduser.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case dashboarduser.FieldEmail:
+		return m.OldEmail(ctx)
+	case dashboarduser.FieldPasswordHash:
+		return m.OldPasswordHash(ctx)
+	case dashboarduser.FieldFailedSignins:
+		return m.OldFailedSignins(ctx)
+	case dashboarduser.FieldLockedUntil:
+		return m.OldLockedUntil(ctx)
+	}
+	return nil, fmt.Errorf("unknown DashboardUser field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardUserMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case dashboarduser.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case dashboarduser.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case dashboarduser.FieldEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmail(v)
+		return nil
+	case dashboarduser.FieldPasswordHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPasswordHash(v)
+		return nil
+	case dashboarduser.FieldFailedSignins:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFailedSignins(v)
+		return nil
+	case dashboarduser.FieldLockedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLockedUntil(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardUser field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DashboardUserMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, dashboarduser.FieldProjectID)
+	}
+	if m.addfailed_signins != nil {
+		fields = append(fields, dashboarduser.FieldFailedSignins)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DashboardUserMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case dashboarduser.FieldProjectID:
+		return m.AddedProjectID()
+	case dashboarduser.FieldFailedSignins:
+		return m.AddedFailedSignins()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardUserMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case dashboarduser.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case dashboarduser.FieldFailedSignins:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFailedSignins(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardUser numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DashboardUserMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(dashboarduser.FieldLockedUntil) {
+		fields = append(fields, dashboarduser.FieldLockedUntil)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DashboardUserMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DashboardUserMutation) ClearField(name string) error {
+	switch name {
+	case dashboarduser.FieldLockedUntil:
+		m.ClearLockedUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardUser nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DashboardUserMutation) ResetField(name string) error {
+	switch name {
+	case dashboarduser.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case dashboarduser.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case dashboarduser.FieldEmail:
+		m.ResetEmail()
+		return nil
+	case dashboarduser.FieldPasswordHash:
+		m.ResetPasswordHash()
+		return nil
+	case dashboarduser.FieldFailedSignins:
+		m.ResetFailedSignins()
+		return nil
+	case dashboarduser.FieldLockedUntil:
+		m.ResetLockedUntil()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardUser field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DashboardUserMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DashboardUserMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DashboardUserMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DashboardUserMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DashboardUserMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DashboardUserMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DashboardUserMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DashboardUser unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DashboardUserMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DashboardUser edge %s", name)
 }
 
 // DeliveryAttemptMutation represents an operation that mutates the DeliveryAttempt nodes in the graph.

@@ -9,6 +9,8 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
@@ -176,6 +178,46 @@ func init() {
 	chaincursor.DefaultHeight = chaincursorDescHeight.Default.(int64)
 	// chaincursor.HeightValidator is a validator for the "height" field. It is called by the builders before save.
 	chaincursor.HeightValidator = chaincursorDescHeight.Validators[0].(func(int64) error)
+	dashboardsessionMixin := schema.DashboardSession{}.Mixin()
+	dashboardsessionMixinFields0 := dashboardsessionMixin[0].Fields()
+	_ = dashboardsessionMixinFields0
+	dashboardsessionFields := schema.DashboardSession{}.Fields()
+	_ = dashboardsessionFields
+	// dashboardsessionDescCreatedAt is the schema descriptor for created_at field.
+	dashboardsessionDescCreatedAt := dashboardsessionMixinFields0[0].Descriptor()
+	// dashboardsession.DefaultCreatedAt holds the default value on creation for the created_at field.
+	dashboardsession.DefaultCreatedAt = dashboardsessionDescCreatedAt.Default.(func() time.Time)
+	// dashboardsessionDescTokenHash is the schema descriptor for token_hash field.
+	dashboardsessionDescTokenHash := dashboardsessionFields[1].Descriptor()
+	// dashboardsession.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	dashboardsession.TokenHashValidator = dashboardsessionDescTokenHash.Validators[0].(func(string) error)
+	// dashboardsessionDescCsrfToken is the schema descriptor for csrf_token field.
+	dashboardsessionDescCsrfToken := dashboardsessionFields[3].Descriptor()
+	// dashboardsession.CsrfTokenValidator is a validator for the "csrf_token" field. It is called by the builders before save.
+	dashboardsession.CsrfTokenValidator = dashboardsessionDescCsrfToken.Validators[0].(func(string) error)
+	dashboarduserMixin := schema.DashboardUser{}.Mixin()
+	dashboarduserMixinFields0 := dashboarduserMixin[0].Fields()
+	_ = dashboarduserMixinFields0
+	dashboarduserFields := schema.DashboardUser{}.Fields()
+	_ = dashboarduserFields
+	// dashboarduserDescCreatedAt is the schema descriptor for created_at field.
+	dashboarduserDescCreatedAt := dashboarduserMixinFields0[0].Descriptor()
+	// dashboarduser.DefaultCreatedAt holds the default value on creation for the created_at field.
+	dashboarduser.DefaultCreatedAt = dashboarduserDescCreatedAt.Default.(func() time.Time)
+	// dashboarduserDescEmail is the schema descriptor for email field.
+	dashboarduserDescEmail := dashboarduserFields[2].Descriptor()
+	// dashboarduser.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	dashboarduser.EmailValidator = dashboarduserDescEmail.Validators[0].(func(string) error)
+	// dashboarduserDescPasswordHash is the schema descriptor for password_hash field.
+	dashboarduserDescPasswordHash := dashboarduserFields[3].Descriptor()
+	// dashboarduser.PasswordHashValidator is a validator for the "password_hash" field. It is called by the builders before save.
+	dashboarduser.PasswordHashValidator = dashboarduserDescPasswordHash.Validators[0].(func(string) error)
+	// dashboarduserDescFailedSignins is the schema descriptor for failed_signins field.
+	dashboarduserDescFailedSignins := dashboarduserFields[4].Descriptor()
+	// dashboarduser.DefaultFailedSignins holds the default value on creation for the failed_signins field.
+	dashboarduser.DefaultFailedSignins = dashboarduserDescFailedSignins.Default.(int)
+	// dashboarduser.FailedSigninsValidator is a validator for the "failed_signins" field. It is called by the builders before save.
+	dashboarduser.FailedSigninsValidator = dashboarduserDescFailedSignins.Validators[0].(func(int) error)
 	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
 	_ = deliveryattemptFields
 	// deliveryattemptDescNumber is the schema descriptor for number field.

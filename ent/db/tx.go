@@ -22,6 +22,10 @@ type Tx struct {
 	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
+	// DashboardSession is the client for interacting with the DashboardSession builders.
+	DashboardSession *DashboardSessionClient
+	// DashboardUser is the client for interacting with the DashboardUser builders.
+	DashboardUser *DashboardUserClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
@@ -179,6 +183,8 @@ func (tx *Tx) init() {
 	tx.Address = NewAddressClient(tx.config)
 	tx.ChainBlock = NewChainBlockClient(tx.config)
 	tx.ChainCursor = NewChainCursorClient(tx.config)
+	tx.DashboardSession = NewDashboardSessionClient(tx.config)
+	tx.DashboardUser = NewDashboardUserClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)

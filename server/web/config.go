@@ -9,13 +9,18 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/notification"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
 )
 
 // DefaultPollInterval is how often a page's script asks for the status.
 const DefaultPollInterval = 3 * time.Second
 
-// Config configures the hosted pages.
+// DefaultSessionTTL is how long a dashboard session lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Config configures the hosted pages and the dashboard.
 type Config struct {
 	// DB is the database (projects, for the coins they accept).
 	DB *entdb.Client
@@ -28,6 +33,18 @@ type Config struct {
 	Addresses *address.Service
 	// Prices tell which coins can be quoted in an invoice's currency.
 	Prices price.Source
+	// Notifications lists and resends a project's notifications (the
+	// dashboard's; the same service as the API's).
+	Notifications *notification.Service
+	// PublicURL is the server's configured public base URL; when it is
+	// https, dashboard cookies are Secure even if TLS ends in a proxy.
+	PublicURL string
+	// SessionTTL is how long a dashboard session lasts (DefaultSessionTTL
+	// when 0).
+	SessionTTL time.Duration
+	// SecretGrace is how long a secret rotated on the dashboard keeps
+	// signing (project.DefaultGrace when 0).
+	SecretGrace time.Duration
 	// Now is the clock (time.Now in UTC when nil).
 	Now func() time.Time
 	// PollInterval is how often the page's script polls status.json
@@ -44,6 +61,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.SecretGrace <= 0 {
+		c.SecretGrace = project.DefaultGrace
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -62,6 +85,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Subscriptions is required", ErrConfig)
 	case c.Addresses == nil:
 		return fmt.Errorf("%w: Addresses is required", ErrConfig)
+	case c.Notifications == nil:
+		return fmt.Errorf("%w: Notifications is required", ErrConfig)
 	case c.PollInterval < 100*time.Millisecond:
 		return fmt.Errorf("%w: PollInterval %s is below 100ms", ErrConfig, c.PollInterval)
 	}

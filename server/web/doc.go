@@ -1,4 +1,17 @@
-// Package web serves the hosted pages a customer opens: the checkout page
+// Package web serves the dashboard (/dashboard/) and the hosted pages a
+// customer opens.
+//
+// The dashboard: a user created by the operator (CreateUser) signs in with
+// an email and password (argon2id hash) and sees one project. Sessions are
+// rows holding the SHA-256 of the cookie's random token; every POST carries
+// the session's CSRF token (the sign-in form a double-submit one) and is
+// refused with 403 without it; five wrong passwords lock a user for
+// LockoutDuration, and every failed sign-in gets the same answer. Every
+// query is scoped by the session's project: another project's
+// notification is a 404, as an unknown one. Resends go through the same
+// service as the API's POST /notification/resend/.
+//
+// The hosted pages: the checkout page
 // /payment/{payment_id}/, the deposit page /deposit/{payment_id}/ and the
 // subscription page /subscription/{token}/, each with a small JSON status
 // endpoint (status.json) that the page's script polls.

@@ -5,3 +5,12 @@ import "errors"
 // ErrConfig reports a Config that cannot serve pages; the message names
 // the field.
 var ErrConfig = errors.New("web config")
+
+// Errors of dashboard users.
+var (
+	// ErrInvalidUser reports a user that cannot be created; the message
+	// names the field.
+	ErrInvalidUser = errors.New("invalid dashboard user")
+	// ErrUserExists reports an email that already has a dashboard user.
+	ErrUserExists = errors.New("dashboard user exists")
+)

@@ -32,9 +32,12 @@ type Handler struct {
 	cfg    Config
 	pages  map[string]*template.Template
 	assets http.Handler
+	// dummyHash is checked when no dashboard user has the email given, so
+	// an unknown email costs what a wrong password costs.
+	dummyHash string
 }
 
-// New returns the hosted pages' handler.
+// New returns the handler of the hosted pages and the dashboard.
 func New(cfg Config) (*Handler, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -51,6 +54,21 @@ func New(cfg Config) (*Handler, error) {
 		}
 		h.pages[name] = t
 	}
+	for name, f := range dashFuncs {
+		funcs[name] = f
+	}
+	for _, name := range dashPages {
+		t, err := template.New("dash_layout.html").Funcs(funcs).ParseFS(templateFS, "templates/dash_layout.html", "templates/dash_"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		h.pages["dash_"+name] = t
+	}
+	dummy, err := hashPassword("payhook dashboard: no such user")
+	if err != nil {
+		return nil, err
+	}
+	h.dummyHash = dummy
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err
@@ -84,6 +102,9 @@ var idPrefix = map[string]string{"payment": "chk_", "deposit": "dep_", "subscrip
 // route serves r when its path is a hosted page's and reports whether it
 // did.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
+	if h.dashboard(w, r) {
+		return true
+	}
 	path := r.URL.Path
 	if strings.HasPrefix(path, AssetPrefix) {
 		secure(w)

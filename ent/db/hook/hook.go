@@ -57,6 +57,30 @@ func (f ChainCursorFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ChainCursorMutation", m)
 }
 
+// The DashboardSessionFunc type is an adapter to allow the use of ordinary
+// function as DashboardSession mutator.
+type DashboardSessionFunc func(context.Context, *db.DashboardSessionMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DashboardSessionFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.DashboardSessionMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DashboardSessionMutation", m)
+}
+
+// The DashboardUserFunc type is an adapter to allow the use of ordinary
+// function as DashboardUser mutator.
+type DashboardUserFunc func(context.Context, *db.DashboardUserMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DashboardUserFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.DashboardUserMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DashboardUserMutation", m)
+}
+
 // The DeliveryAttemptFunc type is an adapter to allow the use of ordinary
 // function as DeliveryAttempt mutator.
 type DeliveryAttemptFunc func(context.Context, *db.DeliveryAttemptMutation) (db.Value, error)

@@ -117,6 +117,56 @@ var (
 		Columns:    ChainCursorsColumns,
 		PrimaryKey: []*schema.Column{ChainCursorsColumns[0]},
 	}
+	// DashboardSessionsColumns holds the columns for the "dashboard_sessions" table.
+	DashboardSessionsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "token_hash", Type: field.TypeString, Unique: true},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "csrf_token", Type: field.TypeString},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// DashboardSessionsTable holds the schema information for the "dashboard_sessions" table.
+	DashboardSessionsTable = &schema.Table{
+		Name:       "dashboard_sessions",
+		Columns:    DashboardSessionsColumns,
+		PrimaryKey: []*schema.Column{DashboardSessionsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "dashboardsession_user_id",
+				Unique:  false,
+				Columns: []*schema.Column{DashboardSessionsColumns[3]},
+			},
+			{
+				Name:    "dashboardsession_expires_at",
+				Unique:  false,
+				Columns: []*schema.Column{DashboardSessionsColumns[5]},
+			},
+		},
+	}
+	// DashboardUsersColumns holds the columns for the "dashboard_users" table.
+	DashboardUsersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "email", Type: field.TypeString, Unique: true},
+		{Name: "password_hash", Type: field.TypeString},
+		{Name: "failed_signins", Type: field.TypeInt, Default: 0},
+		{Name: "locked_until", Type: field.TypeTime, Nullable: true},
+	}
+	// DashboardUsersTable holds the schema information for the "dashboard_users" table.
+	DashboardUsersTable = &schema.Table{
+		Name:       "dashboard_users",
+		Columns:    DashboardUsersColumns,
+		PrimaryKey: []*schema.Column{DashboardUsersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "dashboarduser_project_id",
+				Unique:  false,
+				Columns: []*schema.Column{DashboardUsersColumns[2]},
+			},
+		},
+	}
 	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
 	DeliveryAttemptsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -532,6 +582,8 @@ var (
 		AddressesTable,
 		ChainBlocksTable,
 		ChainCursorsTable,
+		DashboardSessionsTable,
+		DashboardUsersTable,
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
 		ForwardsTable,

@@ -18,6 +18,12 @@ type ChainBlock func(*sql.Selector)
 // ChainCursor is the predicate function for chaincursor builders.
 type ChainCursor func(*sql.Selector)
 
+// DashboardSession is the predicate function for dashboardsession builders.
+type DashboardSession func(*sql.Selector)
+
+// DashboardUser is the predicate function for dashboarduser builders.
+type DashboardUser func(*sql.Selector)
+
 // DeliveryAttempt is the predicate function for deliveryattempt builders.
 type DeliveryAttempt func(*sql.Selector)
 

@@ -6,6 +6,7 @@ package notification
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -85,4 +86,16 @@ func (s *Service) Resend(ctx context.Context, projectID int64, id string) (*entd
 // List returns a page of the project's notifications, newest first.
 func (s *Service) List(ctx context.Context, projectID int64, f notifier.ListFilter) ([]*entdb.Notification, string, error) {
 	return s.queue.List(ctx, projectID, f)
+}
+
+// Get returns the project's notification uuid with its attempts; another
+// project's uuid is notifier.ErrNotFound, as an unknown one is.
+func (s *Service) Get(ctx context.Context, projectID int64, id string) (*entdb.Notification, error) {
+	return s.queue.Get(ctx, projectID, id)
+}
+
+// Headers returns the headers an attempt of n made at time at sends (its
+// signature computed with the project's current secret).
+func (s *Service) Headers(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
+	return s.queue.AttemptHeaders(ctx, n, at)
 }

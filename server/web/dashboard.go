@@ -1,0 +1,398 @@
+package web
+
+import (
+	"crypto/subtle"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// DashboardPrefix is where the dashboard is served.
+const DashboardPrefix = "/dashboard/"
+
+// Cookie names. Both are scoped to the dashboard's path.
+const (
+	sessionCookie = "payhook_session"
+	// signinCookie holds the sign-in form's double-submit CSRF token, before
+	// there is a session to bind a token to.
+	signinCookie = "payhook_signin"
+)
+
+// dashPages are the dashboard's templates, each parsed with dash_layout.html.
+var dashPages = []string{"signin", "notifications", "notification", "settings", "forbidden"}
+
+// dashLayout is what every dashboard page's frame needs.
+type dashLayout struct {
+	// Title is the page's title.
+	Title string
+	// Email is the signed-in user's ("" on the sign-in page).
+	Email string
+	// Project is the user's project's name.
+	Project string
+	// CSRF is the token every form posts back.
+	CSRF string
+	// Nav names the current section.
+	Nav string
+}
+
+// dashboard serves r when its path is the dashboard's and reports whether
+// it did.
+func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
+	path := r.URL.Path
+	if path == "/dashboard" {
+		secure(w)
+		http.Redirect(w, r, DashboardPrefix, http.StatusMovedPermanently)
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, DashboardPrefix)
+	if !ok {
+		return false
+	}
+	secure(w)
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	post := r.Method == http.MethodPost
+	if rest == "signin" {
+		switch {
+		case get:
+			h.signinPage(w, r, "", http.StatusOK)
+		case post:
+			h.signinPost(w, r)
+		default:
+			methodNotAllowed(w, "GET, HEAD, POST")
+		}
+		return true
+	}
+	c, _ := r.Cookie(sessionCookie)
+	var token string
+	if c != nil {
+		token = c.Value
+	}
+	s, err := h.lookup(r.Context(), token)
+	if err != nil {
+		h.fail(w, "dashboard session", err)
+		return true
+	}
+	if s == nil {
+		if post {
+			h.forbidden(w)
+			return true
+		}
+		http.Redirect(w, r, DashboardPrefix+"signin", http.StatusSeeOther)
+		return true
+	}
+	if post && subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.row.CsrfToken)) != 1 {
+		h.forbidden(w)
+		return true
+	}
+	switch {
+	case rest == "" && get:
+		http.Redirect(w, r, DashboardPrefix+"notifications/", http.StatusSeeOther)
+	case rest == "signout" && post:
+		if err := h.signOut(r.Context(), s); err != nil {
+			h.fail(w, "dashboard sign-out", err)
+			return true
+		}
+		h.setCookie(w, r, sessionCookie, "", -1)
+		http.Redirect(w, r, DashboardPrefix+"signin", http.StatusSeeOther)
+	case rest == "notifications/" && get:
+		h.notificationsPage(w, r, s)
+	case strings.HasPrefix(rest, "notifications/"):
+		id, action, _ := strings.Cut(strings.TrimPrefix(rest, "notifications/"), "/")
+		switch {
+		case action == "" && get:
+			h.notificationPage(w, r, s, id)
+		case action == "resend" && post:
+			h.resend(w, r, s, id)
+		default:
+			h.notFound(w)
+		}
+	case rest == "settings/" && get:
+		h.settingsPage(w, r, s, "")
+	case rest == "settings/rotate-secret" && post:
+		h.rotateSecret(w, r, s)
+	default:
+		h.notFound(w)
+	}
+	return true
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+}
+
+// secureCookies reports whether cookies of r must be Secure: it came over
+// TLS, or the configured public URL is https (TLS ends in a proxy).
+func (h *Handler) secureCookies(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(strings.ToLower(h.cfg.PublicURL), "https://")
+}
+
+// setCookie sets (maxAge > 0 or 0 for a browser session) or deletes
+// (maxAge < 0) a dashboard cookie: HttpOnly, SameSite=Lax, Secure over TLS.
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: value, Path: DashboardPrefix, MaxAge: maxAge,
+		HttpOnly: true, Secure: h.secureCookies(r), SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// renderDash renders a dashboard page (never cached: render sets
+// no-store).
+func (h *Handler) renderDash(w http.ResponseWriter, status int, page string, data any) {
+	h.render(w, status, "dash_"+page, data)
+}
+
+func (h *Handler) forbidden(w http.ResponseWriter) {
+	h.renderDash(w, http.StatusForbidden, "forbidden", dashLayout{Title: "Refused"})
+}
+
+// layoutOf returns the frame of a signed-in page.
+func (h *Handler) layoutOf(r *http.Request, s *session, title, nav string) dashLayout {
+	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav}
+	if p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID); err == nil {
+		l.Project = p.Name
+	}
+	return l
+}
+
+// signinData is the sign-in page.
+type signinData struct {
+	dashLayout
+	// Entered is the email typed, shown again after a failure.
+	Entered string
+	Error   string
+}
+
+func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request, errText string, status int) {
+	token, err := randomToken()
+	if err != nil {
+		h.fail(w, "sign-in token", err)
+		return
+	}
+	h.setCookie(w, r, signinCookie, token, 0)
+	h.renderDash(w, status, "signin", signinData{
+		dashLayout: dashLayout{Title: "Sign in", CSRF: token},
+		Entered:    r.PostFormValue("email"),
+		Error:      errText,
+	})
+}
+
+// signinFailed is the one answer to every failed sign-in.
+const signinFailed = "The email or password is wrong, or the account is locked for a while after too many failed attempts."
+
+func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
+	c, _ := r.Cookie(signinCookie)
+	field := r.PostFormValue("csrf")
+	if c == nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(field)) != 1 {
+		h.forbidden(w)
+		return
+	}
+	token, ok, err := h.signIn(r.Context(), r.PostFormValue("email"), r.PostFormValue("password"))
+	if err != nil {
+		h.fail(w, "dashboard sign-in", err)
+		return
+	}
+	if !ok {
+		h.signinPage(w, r, signinFailed, http.StatusUnauthorized)
+		return
+	}
+	h.setCookie(w, r, signinCookie, "", -1)
+	h.setCookie(w, r, sessionCookie, token, int(h.cfg.SessionTTL/time.Second))
+	http.Redirect(w, r, DashboardPrefix+"notifications/", http.StatusSeeOther)
+}
+
+// listData is the notifications page.
+type listData struct {
+	dashLayout
+	Filter   url.Values
+	Statuses []string
+	Failed   []*entdb.Notification
+	Rows     []*entdb.Notification
+	Next     string
+	Error    string
+}
+
+func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	d := listData{
+		dashLayout: h.layoutOf(r, s, "Notifications", "notifications"),
+		Filter:     q,
+		Statuses:   []string{"failed", "retrying", "pending", "acknowledged"},
+	}
+	f := notifier.ListFilter{Status: q.Get("status"), Service: q.Get("service"), Event: q.Get("event"), Cursor: q.Get("cursor")}
+	var bad []string
+	for _, b := range []struct {
+		name string
+		dst  *time.Time
+		add  time.Duration
+	}{{"from", &f.From, 0}, {"to", &f.Until, 24 * time.Hour}} {
+		if v := q.Get(b.name); v != "" {
+			t, err := time.Parse("2006-01-02", v)
+			if err != nil {
+				bad = append(bad, b.name+" is not a date (YYYY-MM-DD)")
+				continue
+			}
+			*b.dst = t.Add(b.add)
+		}
+	}
+	if len(bad) > 0 {
+		d.Error = strings.Join(bad, "; ")
+		h.renderDash(w, http.StatusBadRequest, "notifications", d)
+		return
+	}
+	ctx := r.Context()
+	rows, next, err := h.cfg.Notifications.List(ctx, s.user.ProjectID, f)
+	if errors.Is(err, notifier.ErrInvalidFilter) {
+		d.Error = "This filter cannot be used: " + err.Error()
+		h.renderDash(w, http.StatusBadRequest, "notifications", d)
+		return
+	}
+	if err != nil {
+		h.fail(w, "list notifications", err)
+		return
+	}
+	d.Rows = rows
+	if next != "" {
+		nq := url.Values{}
+		for k, v := range q {
+			nq[k] = v
+		}
+		nq.Set("cursor", next)
+		d.Next = "?" + nq.Encode()
+	}
+	// Failed first: without a status filter, the newest failed
+	// notifications (same filter) come above the listing.
+	if f.Status == "" && f.Cursor == "" {
+		ff := f
+		ff.Status = string(notification.StatusFailed)
+		ff.Limit = 20
+		if d.Failed, _, err = h.cfg.Notifications.List(ctx, s.user.ProjectID, ff); err != nil {
+			h.fail(w, "list failed notifications", err)
+			return
+		}
+	}
+	h.renderDash(w, http.StatusOK, "notifications", d)
+}
+
+// header is one request header as sent.
+type header struct{ Name, Value string }
+
+// detailData is one notification's page.
+type detailData struct {
+	dashLayout
+	N          *entdb.Notification
+	Body       string
+	Headers    []header
+	HeadersAt  time.Time
+	InWindow   bool
+	Resent     bool
+	Acked      bool
+	HeadersErr string
+}
+
+func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	n, err := h.cfg.Notifications.Get(r.Context(), s.user.ProjectID, id)
+	if errors.Is(err, notifier.ErrNotFound) {
+		h.notFound(w)
+		return
+	}
+	if err != nil {
+		h.fail(w, "get notification", err)
+		return
+	}
+	now := h.cfg.Now()
+	d := detailData{
+		dashLayout: h.layoutOf(r, s, "Notification "+n.UUID, "notifications"),
+		N:          n, Body: string(n.Body),
+		InWindow: !now.After(n.ExpiresAt) && n.Status != notification.StatusAcknowledged,
+		Acked:    n.Status == notification.StatusAcknowledged,
+		Resent:   r.URL.Query().Get("resent") == "1",
+	}
+	// The headers of the latest attempt (or of one made now): the same
+	// function builds them for the dispatcher. A per-attempt signature is
+	// computed with the project's current secret.
+	d.HeadersAt = now
+	if k := len(n.Edges.DeliveryAttempts); k > 0 {
+		d.HeadersAt = n.Edges.DeliveryAttempts[k-1].StartedAt
+	}
+	hs, err := h.cfg.Notifications.Headers(r.Context(), n, d.HeadersAt)
+	if err != nil {
+		d.HeadersErr = err.Error()
+	}
+	for name, vs := range hs {
+		for _, v := range vs {
+			d.Headers = append(d.Headers, header{name, v})
+		}
+	}
+	sort.Slice(d.Headers, func(i, j int) bool { return d.Headers[i].Name < d.Headers[j].Name })
+	h.renderDash(w, http.StatusOK, "notification", d)
+}
+
+func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	_, err := h.cfg.Notifications.Resend(r.Context(), s.user.ProjectID, id)
+	if errors.Is(err, notifier.ErrNotFound) {
+		h.notFound(w)
+		return
+	}
+	if err != nil {
+		h.fail(w, "resend notification", err)
+		return
+	}
+	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/?resent=1", http.StatusSeeOther)
+}
+
+// settingsData is the project settings page.
+type settingsData struct {
+	dashLayout
+	Grace      time.Duration
+	Secret     string
+	GraceUntil time.Time
+	Previous   *time.Time
+}
+
+func (h *Handler) settingsPage(w http.ResponseWriter, r *http.Request, s *session, secret string) {
+	p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID)
+	if err != nil {
+		h.fail(w, "get project", err)
+		return
+	}
+	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: h.cfg.SecretGrace, Secret: secret}
+	if p.PreviousSecretUntil != nil && h.cfg.Now().Before(*p.PreviousSecretUntil) {
+		d.Previous = p.PreviousSecretUntil
+	}
+	if secret != "" {
+		d.GraceUntil = *p.PreviousSecretUntil
+	}
+	h.renderDash(w, http.StatusOK, "settings", d)
+}
+
+// rotateSecret rotates the project's IPN secret and shows the new one on
+// this response only (no-store; never in a URL or a log).
+func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, s *session) {
+	secret, err := project.RotateSecret(r.Context(), h.cfg.DB, s.user.ProjectID, h.cfg.SecretGrace, h.cfg.Now())
+	if err != nil {
+		h.fail(w, "rotate secret", err)
+		return
+	}
+	h.settingsPage(w, r, s, secret)
+}
+
+// dashFuncs are the dashboard templates' functions.
+var dashFuncs = template.FuncMap{
+	"utcs": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"deref": func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+}

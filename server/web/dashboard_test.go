@@ -1,0 +1,382 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web"
+)
+
+// password is every test user's password.
+const password = "correct horse battery staple"
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// dash is a server with a merchant endpoint that answers 500, a dashboard
+// user per project and a settable clock.
+type dash struct {
+	in     *servertest.Instance
+	clock  *clock
+	hook   string
+	emailA string
+	emailB string
+}
+
+func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
+	t.Helper()
+	d := &dash{clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}, emailA: "alice@shop.example", emailB: "bob@other.example"}
+	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "database is down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(merchant.Close)
+	d.hook = merchant.URL + "/hook"
+	d.in = servertest.Start(t, store.SQLite, append([]func(*server.Config){func(c *server.Config) {
+		c.ManualDelivery = true
+		c.Now = d.clock.Now
+		c.Delivery.AllowPrivateEndpoints = []string{d.hook}
+		c.Delivery.Window = time.Hour
+	}}, mutate...)...)
+	ctx := context.Background()
+	if _, err := web.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectA, d.emailA, password, d.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := web.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectB, d.emailB, password, d.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// failedNotification stores a test webhook of project A to the endpoint
+// that answers 500, attempts it, and lets its window close: it is failed.
+func (d *dash) failedNotification(t *testing.T) string {
+	t.Helper()
+	r := d.in.Do(t, http.MethodPost, d.in.BaseURL+"/notification/test/?url="+url.QueryEscape(d.hook), d.in.KeyA)
+	if r.Code != 200 {
+		t.Fatalf("test webhook: %d %s", r.Code, r.Body)
+	}
+	id, _ := r.JSON["uuid"].(string)
+	d.runDue(t)
+	d.clock.Add(2 * time.Hour)
+	d.runDue(t)
+	n, err := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id)
+	if err != nil || n.Status != "failed" || n.Attempts != 1 {
+		t.Fatalf("notification %s: %+v %v", id, n, err)
+	}
+	return id
+}
+
+func (d *dash) runDue(t *testing.T) {
+	t.Helper()
+	if err := d.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// browser is a cookie-keeping client that does not follow redirects.
+type user struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func (d *dash) user(t *testing.T) *user {
+	jar, _ := cookiejar.New(nil)
+	return &user{t: t, base: d.in.BaseURL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (u *user) do(method, path string, form url.Values) page {
+	u.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, u.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := u.c.Do(req)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return page{code: resp.StatusCode, header: resp.Header, body: string(raw), url: path}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf is the token of the first form of p.
+func csrf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("%s: no csrf field\n%s", p.url, p.body)
+	}
+	return m[1]
+}
+
+// signIn signs in and returns the notifications page's CSRF token.
+func (u *user) signIn(email, pw string) (page, string) {
+	u.t.Helper()
+	p := u.do(http.MethodGet, "/dashboard/signin", nil)
+	p.want(u.t, 200, "Sign in")
+	p = u.do(http.MethodPost, "/dashboard/signin", url.Values{"csrf": {csrf(u.t, p)}, "email": {email}, "password": {pw}})
+	if p.code != http.StatusSeeOther {
+		return p, ""
+	}
+	q := u.do(http.MethodGet, "/dashboard/notifications/", nil)
+	q.want(u.t, 200, email)
+	return p, csrf(u.t, q)
+}
+
+// TestDashboardSignInOut: a signed-out visitor is sent to sign in; a wrong
+// password is refused; the session cookie is HttpOnly and SameSite=Lax (not
+// Secure over plain HTTP); signing out needs the token, deletes the
+// session and ends access.
+func TestDashboardSignInOut(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	u := d.user(t)
+	if p := u.do(http.MethodGet, "/dashboard/", nil); p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/signin" {
+		t.Fatalf("signed out: %d %v", p.code, p.header)
+	}
+	if p := u.do(http.MethodGet, "/dashboard", nil); p.code != http.StatusMovedPermanently {
+		t.Fatalf("/dashboard: %d", p.code)
+	}
+	p, _ := u.signIn(d.emailA, "wrong password!")
+	p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+	p, token := u.signIn(d.emailA, password)
+	var session string
+	for _, c := range p.header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, "payhook_session=") {
+			session = c
+		}
+	}
+	if !strings.Contains(session, "HttpOnly") || !strings.Contains(session, "SameSite=Lax") || strings.Contains(session, "Secure") || !strings.Contains(session, "Path=/dashboard/") {
+		t.Fatalf("session cookie %q", session)
+	}
+	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	// The database holds the token's hash, never the token.
+	raw := strings.TrimPrefix(strings.SplitN(session, ";", 2)[0], "payhook_session=")
+	rows, err := d.in.Server.DB().Client.DashboardSession.Query().All(context.Background())
+	if err != nil || len(rows) != 1 || rows[0].TokenHash == raw || len(rows[0].TokenHash) != 64 {
+		t.Fatalf("sessions %v %v", rows, err)
+	}
+	u.do(http.MethodGet, "/dashboard/notifications/", nil).want(t, 200, "Notifications", "project A")
+
+	u.do(http.MethodPost, "/dashboard/signout", url.Values{}).want(t, http.StatusForbidden, "Refused")
+	if p := u.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.code != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", p.code)
+	}
+	if n, _ := d.in.Server.DB().Client.DashboardSession.Query().Where(dashboardsession.UserID(rows[0].UserID)).Count(context.Background()); n != 0 {
+		t.Fatalf("%d sessions after sign-out", n)
+	}
+	if p := u.do(http.MethodGet, "/dashboard/notifications/", nil); p.code != http.StatusSeeOther {
+		t.Fatalf("after sign-out: %d", p.code)
+	}
+}
+
+// TestDashboardLockout: five wrong passwords lock the user for 15 minutes,
+// when even the right one fails, with the message an unknown email gets;
+// the clock moving past the lock lets them in.
+func TestDashboardLockout(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	u := d.user(t)
+	for i := range web.MaxFailedSignins {
+		p, _ := u.signIn(d.emailA, fmt.Sprintf("wrong password %d", i))
+		p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+	}
+	locked, _ := u.signIn(d.emailA, password)
+	unknown, _ := u.signIn("nobody@shop.example", password)
+	locked.want(t, http.StatusUnauthorized)
+	unknown.want(t, http.StatusUnauthorized)
+	if strip(locked.body) != strip(unknown.body) {
+		t.Fatalf("a locked user's page differs from an unknown email's:\n%s\n%s", locked.body, unknown.body)
+	}
+	d.clock.Add(web.LockoutDuration - time.Second)
+	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusUnauthorized {
+		t.Fatalf("still locked: %d", p.code)
+	}
+	d.clock.Add(2 * time.Second)
+	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusSeeOther {
+		t.Fatalf("after the lock: %d %s", p.code, p.body)
+	}
+}
+
+// strip removes the per-response CSRF token and the echoed email.
+func strip(s string) string {
+	s = csrfField.ReplaceAllString(s, "")
+	return regexp.MustCompile(`name="email" id="email" value="[^"]*"`).ReplaceAllString(s, "")
+}
+
+// TestDashboardCSRF: a sign-in without the pre-session token, and a
+// resend, sign-out or rotation without the session's token (or with
+// another session's) are refused with 403 and change nothing.
+func TestDashboardCSRF(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	id := d.failedNotification(t)
+	anon := d.user(t)
+	anon.do(http.MethodPost, "/dashboard/signin", url.Values{"email": {d.emailA}, "password": {password}}).want(t, http.StatusForbidden)
+	anon.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{}).want(t, http.StatusForbidden)
+
+	a := d.user(t)
+	_, tokenA := a.signIn(d.emailA, password)
+	a2 := d.user(t)
+	_, tokenA2 := a2.signIn(d.emailA, password)
+	if tokenA == tokenA2 {
+		t.Fatal("two sessions share a CSRF token")
+	}
+	p0, _ := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectA)
+	for _, form := range []url.Values{{}, {"csrf": {""}}, {"csrf": {tokenA2}}} {
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", form).want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/settings/rotate-secret", form).want(t, http.StatusForbidden)
+	}
+	n, _ := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id)
+	p1, _ := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectA)
+	if n.Resend || p1.IpnSecret != p0.IpnSecret {
+		t.Fatalf("a refused request changed something: resend %v, secret rotated %v", n.Resend, p1.IpnSecret != p0.IpnSecret)
+	}
+}
+
+// TestDashboardNotifications: project A's user sees the failed
+// notification first, its payload, headers and attempt, the rule of a
+// resend after the deadline, resends it, and sees the new attempt;
+// project B's user gets 404 for its page and its resend.
+func TestDashboardNotifications(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	id := d.failedNotification(t)
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	list := a.do(http.MethodGet, "/dashboard/notifications/", nil)
+	list.want(t, 200, `<section id="failed">`, id, "test.webhook")
+	a.do(http.MethodGet, "/dashboard/notifications/?status=failed&event=test.webhook&from=2026-11-24&to=2026-11-24", nil).want(t, 200, id)
+	a.do(http.MethodGet, "/dashboard/notifications/?status=acknowledged", nil).want(t, 200, "No notification matches.")
+	a.do(http.MethodGet, "/dashboard/notifications/?from=yesterday", nil).want(t, 400, "from is not a date")
+
+	detail := a.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil)
+	detail.want(t, 200, `id="attempt-1"`, "database is down", "500", "Idempotency-Key", id, "After the deadline", "exactly one extra attempt")
+	if !strings.Contains(html.UnescapeString(detail.body), `"event_type":"test.webhook"`) {
+		t.Errorf("payload not shown:\n%s", detail.body)
+	}
+
+	b := d.user(t)
+	_, tokenB := b.signIn(d.emailB, password)
+	b.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil).want(t, 404)
+	b.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {tokenB}}).want(t, 404)
+	b.do(http.MethodGet, "/dashboard/notifications/", nil).wantNot(t, id)
+	a.do(http.MethodGet, "/dashboard/notifications/no-such-uuid/", nil).want(t, 404)
+
+	p := a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}})
+	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/notifications/"+id+"/?resent=1" {
+		t.Fatalf("resend: %d %v", p.code, p.header)
+	}
+	d.runDue(t)
+	a.do(http.MethodGet, "/dashboard/notifications/"+id+"/?resent=1", nil).want(t, 200, "Resend requested", `id="attempt-2"`)
+	d.runDue(t) // one attempt only: after the deadline nothing follows
+	if n, _ := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id); n.Attempts != 2 || n.Status != "failed" {
+		t.Fatalf("after the resend: %d attempts, %s", n.Attempts, n.Status)
+	}
+}
+
+// TestDashboardRotateSecret: the settings page rotates the project's IPN
+// secret, shows the new one once with the grace period's end, and the old
+// one keeps signing until then.
+func TestDashboardRotateSecret(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	ctx := context.Background()
+	before, _ := project.Get(ctx, d.in.Server.DB().Client, d.in.ProjectA)
+	sp := a.do(http.MethodGet, "/dashboard/settings/", nil)
+	sp.want(t, 200, "Rotate the IPN secret")
+	sp.wantNot(t, "whsec_")
+	p := a.do(http.MethodPost, "/dashboard/settings/rotate-secret", url.Values{"csrf": {token}})
+	after, _ := project.Get(ctx, d.in.Server.DB().Client, d.in.ProjectA)
+	until := d.clock.Now().Add(project.DefaultGrace)
+	p.want(t, 200, "shown only this once", until.Format("2006-01-02 15:04:05 UTC"))
+	if shown := html.UnescapeString(p.body); !strings.Contains(shown, `<code id="new-secret">`+after.IpnSecret+`</code>`) || strings.Contains(shown, before.IpnSecret) {
+		t.Fatalf("rotation page:\n%s", p.body)
+	}
+	if after.IpnSecret == before.IpnSecret || p.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("not rotated, or cached: %v", p.header)
+	}
+	if s := project.Secrets(after, d.clock.Now()); len(s) != 2 || s[1] != before.IpnSecret {
+		t.Fatalf("secrets in the grace: %d", len(s))
+	}
+	sp = a.do(http.MethodGet, "/dashboard/settings/", nil)
+	sp.want(t, 200, "A previous secret still signs until")
+	if strings.Contains(html.UnescapeString(sp.body), after.IpnSecret) {
+		t.Fatal("the secret is shown again")
+	}
+}
+
+// TestDashboardSecureCookie: with an https public URL (TLS ending in a
+// proxy), the session and sign-in cookies are Secure.
+func TestDashboardSecureCookie(t *testing.T) {
+	t.Parallel()
+	d := newDash(t, func(c *server.Config) { c.API.PublicURL = "https://pay.shop.example" })
+	u := d.user(t)
+	p := u.do(http.MethodGet, "/dashboard/signin", nil)
+	for _, c := range p.header.Values("Set-Cookie") {
+		if !strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") {
+			t.Fatalf("cookie %q", c)
+		}
+	}
+	// The jar keeps a Secure cookie away from http://, so post by hand.
+	var signin string
+	for _, c := range p.header.Values("Set-Cookie") {
+		if v, ok := strings.CutPrefix(strings.SplitN(c, ";", 2)[0], "payhook_signin="); ok {
+			signin = v
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, d.in.BaseURL+"/dashboard/signin", strings.NewReader(url.Values{"csrf": {signin}, "email": {d.emailA}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: "payhook_signin", Value: signin})
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session string
+	for _, c := range resp.Header.Values("Set-Cookie") {
+		if strings.HasPrefix(c, "payhook_session=") {
+			session = c
+		}
+	}
+	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(session, "Secure") || !strings.Contains(session, "HttpOnly") {
+		t.Fatalf("sign-in over an https public URL: %d %q", resp.StatusCode, session)
+	}
+}
