@@ -186,10 +186,18 @@ func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request, errText str
 	})
 }
 
+// maxSigninBody bounds a sign-in form (an email and a password).
+const maxSigninBody = 8 << 10
+
 // signinFailed is the one answer to every failed sign-in.
 const signinFailed = "The email or password is wrong, or the account is locked for a while after too many failed attempts."
 
 func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxSigninBody)
+	if err := r.ParseForm(); err != nil {
+		h.signinPage(w, r, "The sign-in form is too large.", http.StatusRequestEntityTooLarge)
+		return
+	}
 	c, _ := r.Cookie(signinCookie)
 	field := r.PostFormValue("csrf")
 	if c == nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(field)) != 1 {
@@ -197,6 +205,11 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, ok, err := h.signIn(r.Context(), r.PostFormValue("email"), r.PostFormValue("password"))
+	if errors.Is(err, ErrBusy) {
+		w.Header().Set("Retry-After", "1")
+		h.signinPage(w, r, "Too many sign-ins at once; try again in a moment.", http.StatusServiceUnavailable)
+		return
+	}
 	if err != nil {
 		h.fail(w, "dashboard sign-in", err)
 		return

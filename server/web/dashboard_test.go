@@ -380,3 +380,50 @@ func TestDashboardSecureCookie(t *testing.T) {
 		t.Fatalf("sign-in over an https public URL: %d %q", resp.StatusCode, session)
 	}
 }
+
+// TestDashboardSignInFlood: sign-ins beyond MaxConcurrentPasswordChecks
+// at once are answered 503 instead of each costing a 64 MiB hash, and an
+// oversized form is 413. (That concurrent guesses cannot pass the lockout
+// is the atomic claim in signIn; TestDashboardLockout covers its counting.)
+func TestDashboardSignInFlood(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	const burst = 16
+	codes := make(chan int, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		u := d.user(t)
+		wg.Go(func() {
+			p, _ := u.signIn(d.emailA, fmt.Sprintf("wrong guess %d", i))
+			codes <- p.code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	wrong, busy := 0, 0
+	for c := range codes {
+		switch c {
+		case http.StatusUnauthorized:
+			wrong++
+		case http.StatusServiceUnavailable:
+			busy++
+		default:
+			t.Errorf("a guess answered %d", c)
+		}
+	}
+	t.Logf("%d wrong, %d refused as busy", wrong, busy)
+	if busy == 0 || wrong > burst-busy {
+		t.Errorf("%d of %d concurrent sign-ins refused as busy; the password checks are not bounded", busy, burst)
+	}
+	// Whatever got through, the right password now fails if five wrong
+	// ones were checked, and no more than five are counted before a lock.
+	u := d.user(t)
+	p, _ := u.signIn(d.emailA, password)
+	if wrong >= web.MaxFailedSignins && p.code != http.StatusUnauthorized {
+		t.Errorf("after %d wrong guesses the right password: HTTP %d, want the lockout", wrong, p.code)
+	}
+	big := d.user(t)
+	page := big.do(http.MethodGet, "/dashboard/signin", nil)
+	r := big.do(http.MethodPost, "/dashboard/signin", url.Values{"csrf": {csrf(t, page)}, "email": {d.emailA}, "password": {strings.Repeat("x", 10<<10)}})
+	r.want(t, http.StatusRequestEntityTooLarge)
+}

@@ -13,4 +13,7 @@ var (
 	ErrInvalidUser = errors.New("invalid dashboard user")
 	// ErrUserExists reports an email that already has a dashboard user.
 	ErrUserExists = errors.New("dashboard user exists")
+	// ErrBusy reports a sign-in refused because the password checks
+	// running at once are at their bound (MaxConcurrentPasswordChecks).
+	ErrBusy = errors.New("too many sign-ins at once; try again in a moment")
 )

@@ -23,6 +23,12 @@ const (
 	MaxFailedSignins = 5
 	// LockoutDuration is how long a locked user cannot sign in.
 	LockoutDuration = 15 * time.Minute
+	// MaxPasswordBytes is the longest password checked (the CLI's limit);
+	// a longer one fails without costing a hash.
+	MaxPasswordBytes = 1024
+	// MaxConcurrentPasswordChecks bounds the argon2id checks (64 MiB
+	// each) running at once; a sign-in beyond them is answered 503.
+	MaxConcurrentPasswordChecks = 2
 )
 
 // CreateUser stores a dashboard user of project projectID who signs in with
@@ -78,7 +84,17 @@ type session struct {
 // token. Every failure is the same false, whether the email is unknown,
 // the password wrong or the user locked, and costs one password check.
 func (h *Handler) signIn(ctx context.Context, email, password string) (string, bool, error) {
+	select {
+	case h.hashSlots <- struct{}{}:
+		defer func() { <-h.hashSlots }()
+	default:
+		return "", false, ErrBusy
+	}
 	now := h.cfg.Now()
+	if len(password) > MaxPasswordBytes {
+		checkPassword(h.dummyHash, "")
+		return "", false, nil
+	}
 	u, err := h.cfg.DB.DashboardUser.Query().Where(dashboarduser.Email(strings.ToLower(strings.TrimSpace(email)))).Only(ctx)
 	if entdb.IsNotFound(err) {
 		checkPassword(h.dummyHash, password)
@@ -87,19 +103,24 @@ func (h *Handler) signIn(ctx context.Context, email, password string) (string, b
 	if err != nil {
 		return "", false, fmt.Errorf("find dashboard user: %w", err)
 	}
-	ok := checkPassword(u.PasswordHash, password)
-	if u.LockedUntil != nil && now.Before(*u.LockedUntil) {
+	// Claim the attempt before the slow check, atomically: concurrent
+	// guesses cannot all pass a count read before any of them was added.
+	claimed, err := h.cfg.DB.DashboardUser.Update().
+		Where(dashboarduser.ID(u.ID), dashboarduser.FailedSigninsLT(MaxFailedSignins),
+			dashboarduser.Or(dashboarduser.LockedUntilIsNil(), dashboarduser.LockedUntilLTE(now))).
+		AddFailedSignins(1).Save(ctx)
+	if err != nil {
+		return "", false, fmt.Errorf("count sign-in attempt: %w", err)
+	}
+	if claimed == 0 { // locked, or its attempts are all in flight
+		checkPassword(h.dummyHash, password)
 		return "", false, nil
 	}
-	if !ok {
-		up := h.cfg.DB.DashboardUser.UpdateOneID(u.ID)
-		if u.FailedSignins+1 >= MaxFailedSignins {
-			up.SetFailedSignins(0).SetLockedUntil(now.Add(LockoutDuration))
-		} else {
-			up.AddFailedSignins(1)
-		}
-		if err := up.Exec(ctx); err != nil {
-			return "", false, fmt.Errorf("count failed sign-in: %w", err)
+	if !checkPassword(u.PasswordHash, password) {
+		if _, err := h.cfg.DB.DashboardUser.Update().
+			Where(dashboarduser.ID(u.ID), dashboarduser.FailedSigninsGTE(MaxFailedSignins)).
+			SetFailedSignins(0).SetLockedUntil(now.Add(LockoutDuration)).Save(ctx); err != nil {
+			return "", false, fmt.Errorf("lock dashboard user: %w", err)
 		}
 		return "", false, nil
 	}

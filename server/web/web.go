@@ -35,6 +35,9 @@ type Handler struct {
 	// dummyHash is checked when no dashboard user has the email given, so
 	// an unknown email costs what a wrong password costs.
 	dummyHash string
+	// hashSlots bounds concurrent password checks (64 MiB each): a flood
+	// of sign-ins is answered 503 instead of exhausting memory.
+	hashSlots chan struct{}
 }
 
 // New returns the handler of the hosted pages and the dashboard.
@@ -69,6 +72,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	h.dummyHash = dummy
+	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err
