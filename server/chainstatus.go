@@ -33,6 +33,8 @@ type ChainStatus struct {
 	Cursor int64 `json:"cursor"`
 	// LastPoll is when this instance last polled (RFC 3339; "" before).
 	LastPoll string `json:"last_poll,omitempty"`
+	// lastPoll is LastPoll as a time, for the metrics.
+	lastPoll time.Time
 	// PollErrors counts this instance's failed polls.
 	PollErrors uint64 `json:"poll_errors"`
 	// Watching is true on the one instance that watches and forwards the
@@ -64,7 +66,7 @@ func (s *Server) ChainStatuses(ctx context.Context) map[string]ChainStatus {
 			st.Error = "not polled yet"
 		}
 		if !h.LastPoll.IsZero() {
-			st.LastPoll = h.LastPoll.UTC().Format(time.RFC3339)
+			st.lastPoll, st.LastPoll = h.LastPoll, h.LastPoll.UTC().Format(time.RFC3339)
 		}
 		out[ticker] = st
 	}
@@ -114,11 +116,7 @@ func (s *Server) chainStats() []metrics.ChainStat {
 	}
 	var out []metrics.ChainStat
 	for ticker, st := range s.ChainStatuses(ctx) {
-		var last time.Time
-		if st.LastPoll != "" {
-			last, _ = time.Parse(time.RFC3339, st.LastPoll)
-		}
-		out = append(out, metrics.ChainStat{Ticker: ticker, Up: st.Healthy, Head: st.Head, Cursor: st.Cursor, LastPoll: last,
+		out = append(out, metrics.ChainStat{Ticker: ticker, Up: st.Healthy, Head: st.Head, Cursor: st.Cursor, LastPoll: st.lastPoll,
 			PollErrors: st.PollErrors, ForwardsPending: pending[ticker], ForwardsSent: sent[ticker]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Ticker < out[j].Ticker })

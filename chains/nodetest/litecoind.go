@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -94,9 +93,6 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 	return n
 }
 
-// WalletURL is URL with the wallet's path, for wallet calls.
-func (n *Litecoind) WalletURL() string { return n.URL + "wallet/payhook" }
-
 // Must calls method on the node (wallet calls go to the wallet) and fails
 // the test on an error.
 func (n *Litecoind) Must(out any, method string, params ...any) {
@@ -163,9 +159,4 @@ func isWalletCall(method string) bool {
 		return true
 	}
 	return false
-}
-
-// Cli returns a litecoin-cli command line for this node, for messages.
-func (n *Litecoind) Cli() string {
-	return "litecoin-cli -regtest -datadir=" + filepath.Clean(n.Dir) + " -rpcuser=payhook -rpcpassword=regtest-secret"
 }

@@ -1099,7 +1099,7 @@ func (s *Service) followSent(ctx context.Context, t chains.Ticker, backend chain
 		return fmt.Errorf("%s sent forwards: %w", t.Ticker, err)
 	}
 	seen := map[string]bool{}
-	var landed []int64
+	var landed []string // txid_out of transactions executed in a block
 	var errs []error
 	for _, f := range fs {
 		if f.TxidOut == "" || len(*f.SignedTx) == 0 {
@@ -1118,10 +1118,10 @@ func (s *Service) followSent(ctx context.Context, t chains.Ticker, backend chain
 		case err != nil:
 			errs = append(errs, fmt.Errorf("state of forward %s: %w", f.TxidOut, err))
 		case st.Present && st.Executed:
-			landed = append(landed, f.ID)
+			landed = append(landed, f.TxidOut)
 		case st.Present:
 			s.logger.Error("a forwarding transaction failed in its block: its funds did not move; an operator must look", "ticker", t.Ticker, "txid_out", f.TxidOut)
-			landed = append(landed, f.ID) // followed no further
+			landed = append(landed, f.TxidOut) // followed no further
 		default:
 			if err := backend.Send(ctx, chains.Signed{TxID: f.TxidOut, Raw: *f.SignedTx}); err != nil {
 				errs = append(errs, fmt.Errorf("send forward %s again: %w", f.TxidOut, err))
@@ -1130,14 +1130,8 @@ func (s *Service) followSent(ctx context.Context, t chains.Ticker, backend chain
 	}
 	if len(landed) > 0 {
 		// Every forward of a landed transaction (a group's) lands with it.
-		var txids []string
-		for _, f := range fs {
-			if slices.Contains(landed, f.ID) {
-				txids = append(txids, f.TxidOut)
-			}
-		}
 		if err := s.db.Client.Forward.Update().
-			Where(entforward.TxidOutIn(txids...), entforward.LandedAtIsNil()).
+			Where(entforward.TxidOutIn(landed...), entforward.LandedAtIsNil()).
 			SetLandedAt(s.now()).Exec(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("record landed forwards: %w", err))
 		}

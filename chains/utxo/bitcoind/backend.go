@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -118,10 +117,6 @@ type Backend struct {
 	cfg    Config
 	rpc    *Client
 	params *chaincfg.Params
-
-	mu       sync.Mutex
-	lastRate decimal.Decimal // the last estimate, coin per kvB (Estimated)
-	feeKnown bool
 }
 
 var (
@@ -455,9 +450,6 @@ func (b *Backend) feeRate(ctx context.Context) (decimal.Decimal, error) {
 	}
 	if err == nil && est.FeeRate != nil {
 		if r, err := decimal.NewFromString(est.FeeRate.String()); err == nil && r.Sign() > 0 && r.LessThan(decimal.NewFromInt(1)) {
-			b.mu.Lock()
-			b.lastRate, b.feeKnown = r, true
-			b.mu.Unlock()
 			return r, nil
 		}
 	}
