@@ -391,7 +391,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subs))
 	pages, err := web.New(web.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, PublicURL: cfg.PublicURL,
+		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
 		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
 	if err != nil {

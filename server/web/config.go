@@ -7,6 +7,7 @@ import (
 
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
@@ -36,6 +37,9 @@ type Config struct {
 	// Notifications lists and resends a project's notifications (the
 	// dashboard's; the same service as the API's).
 	Notifications *notification.Service
+	// Events is the delivery-event stream (the same as WatchDeliveries'):
+	// the dashboard's live updates read it.
+	Events *notifier.Events
 	// PublicURL is the server's configured public base URL; when it is
 	// https, dashboard cookies are Secure even if TLS ends in a proxy.
 	PublicURL string
@@ -87,6 +91,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Addresses is required", ErrConfig)
 	case c.Notifications == nil:
 		return fmt.Errorf("%w: Notifications is required", ErrConfig)
+	case c.Events == nil:
+		return fmt.Errorf("%w: Events is required", ErrConfig)
 	case c.PollInterval < 100*time.Millisecond:
 		return fmt.Errorf("%w: PollInterval %s is below 100ms", ErrConfig, c.PollInterval)
 	}

@@ -27,9 +27,6 @@ const (
 	signinCookie = "payhook_signin"
 )
 
-// dashPages are the dashboard's templates, each parsed with dash_layout.html.
-var dashPages = []string{"signin", "notifications", "notification", "settings", "forbidden"}
-
 // dashLayout is what every dashboard page's frame needs.
 type dashLayout struct {
 	// Title is the page's title.
@@ -119,6 +116,9 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		h.settingsPage(w, r, s, "")
 	case rest == "settings/rotate-secret" && post:
 		h.rotateSecret(w, r, s)
+	case h.invoiceRoutes(w, r, s, rest, get, post),
+		h.settingsRoutes(w, r, s, rest, get, post),
+		h.liveRoutes(w, r, s, rest, get, post):
 	default:
 		h.notFound(w)
 	}

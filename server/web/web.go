@@ -60,12 +60,20 @@ func New(cfg Config) (*Handler, error) {
 	for name, f := range dashFuncs {
 		funcs[name] = f
 	}
-	for _, name := range dashPages {
-		t, err := template.New("dash_layout.html").Funcs(funcs).ParseFS(templateFS, "templates/dash_layout.html", "templates/dash_"+name+".html")
+	names, err := fs.Glob(templateFS, "templates/dash_*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(file, "templates/"), ".html")
+		if name == "dash_layout" {
+			continue
+		}
+		t, err := template.New("dash_layout.html").Funcs(funcs).ParseFS(templateFS, "templates/dash_layout.html", file)
 		if err != nil {
 			return nil, err
 		}
-		h.pages["dash_"+name] = t
+		h.pages[name] = t
 	}
 	dummy, err := hashPassword("payhook dashboard: no such user")
 	if err != nil {
