@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -74,11 +76,13 @@ type APIConfig struct {
 	HTTPAddr string
 	// GRPCAddr is the gRPC listen address (--grpc-addr); empty means
 	// DefaultGRPCAddr, or DefaultDevGRPCAddr with Config.Dev.
+	GRPCAddr string
 	// PublicURL is the base URL customers reach the hosted pages at
-	// (payment_url, subscription_url); the HTTP listener's address when
-	// empty.
+	// (payment_url, subscription_url) and the dashboard is served from
+	// (--public-url); the HTTP listener's address when empty. When it is
+	// https, dashboard cookies are Secure even though TLS ends in a proxy
+	// in front of payhook.
 	PublicURL string
-	GRPCAddr  string
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
@@ -358,8 +362,32 @@ func (c APIConfig) Validate() error {
 	if c.MaxBodyBytes < MinMaxBodyBytes {
 		return fmt.Errorf("--max-body-bytes: %d is below the minimum of %d", c.MaxBodyBytes, MinMaxBodyBytes)
 	}
+	if c.PublicURL != "" {
+		if err := checkPublicURL(c.PublicURL); err != nil {
+			return fmt.Errorf("--public-url: %w", err)
+		}
+	}
 	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.StreamHeartbeat < 0 {
 		return errors.New("API read timeout, write timeout and stream heartbeat must not be negative")
+	}
+	return nil
+}
+
+// checkPublicURL accepts an absolute http or https URL with a host and
+// nothing after its path: it prefixes every payment_url.
+func checkPublicURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", raw)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q must start with http:// or https://", raw)
+	case u.Host == "":
+		return fmt.Errorf("%q has no host", raw)
+	case u.User != nil:
+		return fmt.Errorf("%q must not carry credentials", raw)
+	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "?") || strings.HasSuffix(raw, "#"):
+		return fmt.Errorf("%q must not have a query or a fragment", raw)
 	}
 	return nil
 }

@@ -27,6 +27,10 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"api same addrs", func(c *server.Config) { c.API.HTTPAddr, c.API.GRPCAddr = ":1", ":1" }, "--http-addr and --grpc-addr"},
 		{"api shutdown", func(c *server.Config) { c.API.ShutdownTimeout = -time.Second }, "--shutdown-timeout"},
 		{"api body limit", func(c *server.Config) { c.API.MaxBodyBytes = 10 }, "--max-body-bytes"},
+		{"public url scheme", func(c *server.Config) { c.API.PublicURL = "ftp://pay.example" }, "--public-url"},
+		{"public url relative", func(c *server.Config) { c.API.PublicURL = "pay.example.com" }, "--public-url"},
+		{"public url query", func(c *server.Config) { c.API.PublicURL = "https://pay.example/?a=1" }, "--public-url"},
+		{"public url userinfo", func(c *server.Config) { c.API.PublicURL = "https://u:p@pay.example" }, "--public-url"},
 		{"keys bits", func(c *server.Config) { c.Keys.SigningKeyBits = 1024 }, "--signing-key-bits"},
 		{"keys seed", func(c *server.Config) { c.Keys.Seed = []byte("short") }, "seed"},
 		{"delivery delays", func(c *server.Config) { c.Delivery.RetryDelays = []time.Duration{-time.Second} }, "--retry-delays"},
@@ -50,6 +54,10 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 	}
 	if err := (server.Config{}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
+	}
+	ok := server.Config{API: server.APIConfig{PublicURL: "https://pay.example.com/shop/"}}
+	if err := ok.WithDefaults().Validate(); err != nil {
+		t.Fatalf("an https public URL with a path does not validate: %v", err)
 	}
 }
 

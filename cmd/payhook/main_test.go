@@ -196,3 +196,25 @@ func TestDBMaxConnsFlag(t *testing.T) {
 		t.Fatalf("flag: %d %v, want 9", cfg.Store.MaxConns, err)
 	}
 }
+
+// TestPublicURLFlag: --public-url (or PAYHOOK_PUBLIC_URL) sets the base of
+// payment_url and the dashboard's cookie policy; a bad one names the flag.
+func TestPublicURLFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	t.Setenv("PAYHOOK_PUBLIC_URL", "https://pay.example.com")
+	cfg, err := serveConfig(nil, &out, &errOut)
+	if err != nil || cfg.API.PublicURL != "https://pay.example.com" {
+		t.Fatalf("from the environment: %q %v", cfg.API.PublicURL, err)
+	}
+	cfg, err = serveConfig([]string{"--public-url", "https://shop.example/pay"}, &out, &errOut)
+	if err != nil || cfg.API.PublicURL != "https://shop.example/pay" {
+		t.Fatalf("flag over environment: %q %v", cfg.API.PublicURL, err)
+	}
+	cfg, err = serveConfig([]string{"--public-url", "pay.example.com"}, &out, &errOut)
+	if err == nil {
+		err = cfg.WithDefaults().Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Fatalf("a URL without scheme: %v, want an error naming --public-url", err)
+	}
+}
