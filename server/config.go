@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -83,6 +84,11 @@ type APIConfig struct {
 	// https, dashboard cookies are Secure even though TLS ends in a proxy
 	// in front of payhook.
 	PublicURL string
+	// TrustedProxies are the addresses or networks (CIDR) of reverse
+	// proxies in front of payhook (--trusted-proxy): the dashboard's
+	// per-network sign-in limit reads the client's address from the
+	// X-Forwarded-For they set. Without them the peer is the client.
+	TrustedProxies []string
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown (--shutdown-timeout).
 	ShutdownTimeout time.Duration
@@ -367,10 +373,31 @@ func (c APIConfig) Validate() error {
 			return fmt.Errorf("--public-url: %w", err)
 		}
 	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
+	}
 	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.StreamHeartbeat < 0 {
 		return errors.New("API read timeout, write timeout and stream heartbeat must not be negative")
 	}
 	return nil
+}
+
+// trustedProxies parses TrustedProxies: a CIDR network or one address.
+func (c APIConfig) trustedProxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, raw := range c.TrustedProxies {
+		if p, err := netip.ParsePrefix(raw); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(raw)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxy: %q is neither an IP address nor a CIDR network", raw)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // checkPublicURL accepts an absolute http or https URL with a host and

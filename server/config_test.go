@@ -30,6 +30,7 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"public url scheme", func(c *server.Config) { c.API.PublicURL = "ftp://pay.example" }, "--public-url"},
 		{"public url relative", func(c *server.Config) { c.API.PublicURL = "pay.example.com" }, "--public-url"},
 		{"public url query", func(c *server.Config) { c.API.PublicURL = "https://pay.example/?a=1" }, "--public-url"},
+		{"trusted proxy", func(c *server.Config) { c.API.TrustedProxies = []string{"10.0.0.0/8", "proxy.local"} }, "--trusted-proxy"},
 		{"public url userinfo", func(c *server.Config) { c.API.PublicURL = "https://u:p@pay.example" }, "--public-url"},
 		{"keys bits", func(c *server.Config) { c.Keys.SigningKeyBits = 1024 }, "--signing-key-bits"},
 		{"keys seed", func(c *server.Config) { c.Keys.Seed = []byte("short") }, "seed"},

@@ -389,9 +389,14 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
 	})
 	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subs))
+	proxies, err := cfg.trustedProxies()
+	if err != nil {
+		return err
+	}
 	pages, err := web.New(web.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
+		TrustedProxies: proxies,
 		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
 	if err != nil {

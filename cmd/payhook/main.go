@@ -183,6 +183,8 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.StringVar(&cfg.API.HTTPAddr, "http-addr", "", "REST gateway listen address (default "+server.DefaultHTTPAddr+", "+server.DefaultDevHTTPAddr+" with --dev)")
 	fs.StringVar(&cfg.API.GRPCAddr, "grpc-addr", "", "gRPC listen address (default "+server.DefaultGRPCAddr+", "+server.DefaultDevGRPCAddr+" with --dev)")
 	fs.StringVar(&cfg.API.PublicURL, "public-url", "", "base URL customers and dashboard users reach this server at, e.g. https://pay.example.com (payment_url starts with it; https makes dashboard cookies Secure behind a TLS proxy; default: the HTTP listen address)")
+	var proxies listFlag
+	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the dashboard's sign-in limit); repeatable")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
 	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
@@ -243,6 +245,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	cfg.Chains.PriceProviders = providers
 	cfg.Delivery.RetryDelays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow
+	cfg.API.TrustedProxies = proxies
 	return cfg, nil
 }
 

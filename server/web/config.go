@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/payhook/payhook/chains/price"
@@ -43,6 +44,11 @@ type Config struct {
 	// PublicURL is the server's configured public base URL; when it is
 	// https, dashboard cookies are Secure even if TLS ends in a proxy.
 	PublicURL string
+	// TrustedProxies are the networks of reverse proxies in front of
+	// payhook: a request from one is attributed to the address its
+	// X-Forwarded-For names (for the per-network sign-in limit). Without
+	// them the connection's peer is the client.
+	TrustedProxies []netip.Prefix
 	// SessionTTL is how long a dashboard session lasts (DefaultSessionTTL
 	// when 0).
 	SessionTTL time.Duration

@@ -3,10 +3,12 @@ package web
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,6 +206,18 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		h.forbidden(w)
 		return
 	}
+	client, known := clientAddr(r, h.cfg.TrustedProxies)
+	if known {
+		if wait := h.ips.wait(client, h.cfg.Now()); wait > 0 {
+			minutes := int(wait.Round(time.Minute) / time.Minute)
+			if minutes < 1 {
+				minutes = 1
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			h.signinPage(w, r, fmt.Sprintf("Too many failed sign-ins from your network; try again in %d minute(s).", minutes), http.StatusTooManyRequests)
+			return
+		}
+	}
 	token, ok, err := h.signIn(r.Context(), r.PostFormValue("email"), r.PostFormValue("password"))
 	if errors.Is(err, ErrBusy) {
 		w.Header().Set("Retry-After", "1")
@@ -215,6 +229,9 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
+		if known {
+			h.ips.fail(client, h.cfg.Now())
+		}
 		h.signinPage(w, r, signinFailed, http.StatusUnauthorized)
 		return
 	}

@@ -431,3 +431,26 @@ func TestDashboardSignInFlood(t *testing.T) {
 	r := big.do(http.MethodPost, "/dashboard/signin", url.Values{"csrf": {csrf(t, page)}, "email": {d.emailA}, "password": {strings.Repeat("x", 10<<10)}})
 	r.want(t, http.StatusRequestEntityTooLarge)
 }
+
+// TestDashboardSignInLimitPerNetwork: one client network trying many
+// accounts (each too few times to lock one) is stopped after
+// SigninFailuresPerIP failures with 429 and Retry-After, even with a right
+// password; the clock moving on lets one more attempt through.
+func TestDashboardSignInLimitPerNetwork(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	u := d.user(t)
+	for i := range web.SigninFailuresPerIP {
+		p, _ := u.signIn(fmt.Sprintf("guess%d@shop.example", i), "not the password at all")
+		p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+	}
+	p, _ := u.signIn(d.emailA, password)
+	p.want(t, http.StatusTooManyRequests, "Too many failed sign-ins from your network")
+	if p.header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+	d.clock.Add(web.SigninFailureRefill)
+	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusSeeOther {
+		t.Fatalf("after a refill, the right password: %d %s", p.code, p.body)
+	}
+}

@@ -6,7 +6,9 @@
 // rows holding the SHA-256 of the cookie's random token; every POST carries
 // the session's CSRF token (the sign-in form a double-submit one) and is
 // refused with 403 without it; five wrong passwords lock a user for
-// LockoutDuration, and every failed sign-in gets the same answer. Every
+// LockoutDuration, a client network that fails SigninFailuresPerIP
+// sign-ins waits SigninFailureRefill per further attempt (429), and every
+// failed sign-in gets the same answer. Every
 // query is scoped by the session's project: another project's
 // notification is a 404, as an unknown one. Resends go through the same
 // service as the API's POST /notification/resend/.

@@ -38,6 +38,8 @@ type Handler struct {
 	// hashSlots bounds concurrent password checks (64 MiB each): a flood
 	// of sign-ins is answered 503 instead of exhausting memory.
 	hashSlots chan struct{}
+	// ips counts failed sign-ins per client network.
+	ips *ipLimiter
 }
 
 // New returns the handler of the hosted pages and the dashboard.
@@ -81,6 +83,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.dummyHash = dummy
 	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
+	h.ips = newIPLimiter()
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err
