@@ -396,8 +396,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	pages, err := web.New(web.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
-		TrustedProxies: proxies,
-		Now:            s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
+		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger, TrustedProxies: proxies,
 	})
 	if err != nil {
 		return fmt.Errorf("hosted pages: %w", err)
