@@ -225,6 +225,7 @@ var attemptColumns = []column{
 	{deliveryattempt.FieldRequestMethod, "text"}, {deliveryattempt.FieldRequestURL, "text"},
 	{deliveryattempt.FieldOutcome, "text"}, {deliveryattempt.FieldResponseStatus, "bigint"}, {deliveryattempt.FieldResponseBody, "text"},
 	{deliveryattempt.FieldError, "text"}, {deliveryattempt.FieldDurationMs, "bigint"}, {deliveryattempt.FieldNextAttemptAt, "timestamptz"},
+	{deliveryattempt.FieldSignatureHeaders, "text"},
 }
 
 // attemptUpsert makes a row another instance already wrote for the same
@@ -253,6 +254,7 @@ func insertAttempts(ctx context.Context, tx *entdb.Tx, d store.Dialect, at []*en
 			a.RequestMethod, a.RequestURL,
 			string(a.Outcome), nullable(a.ResponseStatus), a.ResponseBody,
 			a.Error, a.DurationMs, nullable(a.NextAttemptAt),
+			a.SignatureHeaders,
 		}
 	}
 	if _, err := insertRows(ctx, tx, d, deliveryattempt.Table, attemptColumns, vals, attemptUpsert, false); err != nil {

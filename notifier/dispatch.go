@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -536,13 +537,22 @@ type result struct {
 	err      string
 	finished time.Time
 	duration time.Duration
+	// signed are the headers signed for this attempt alone, as stored.
+	signed string
 }
 
 // send makes one attempt and hands its outcome to the recorder.
 func (d *Dispatcher) send(c claim) {
 	start := c.started
 	var resp egress.Response
-	header, err := d.queue.AttemptHeaders(d.sendCtx, c.n, start)
+	header, err := d.queue.storedHeaders(c.n)
+	var signed http.Header
+	if err == nil {
+		signed, err = d.queue.attemptSigned(d.sendCtx, c.n, start)
+	}
+	for k, vs := range signed {
+		header[k] = vs
+	}
 	if err == nil {
 		resp, err = d.client.Do(d.sendCtx, egress.Request{
 			Method: c.n.Method,
@@ -551,7 +561,7 @@ func (d *Dispatcher) send(c claim) {
 			Header: header,
 		})
 	}
-	r := result{c: c, finished: d.cfg.Now()}
+	r := result{c: c, finished: d.cfg.Now(), signed: FormatHeaders(signed)}
 	r.duration = r.finished.Sub(start)
 	if resp.Duration > 0 {
 		r.duration = resp.Duration
@@ -733,18 +743,19 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 		attempts := make([]*entdb.DeliveryAttempt, len(batch))
 		for i, r := range batch {
 			attempts[i] = &entdb.DeliveryAttempt{
-				NotificationID: r.c.n.ID,
-				Number:         r.c.number,
-				StartedAt:      r.c.started,
-				FinishedAt:     &batch[i].finished,
-				RequestMethod:  r.c.n.Method,
-				RequestURL:     r.c.n.URL,
-				Outcome:        r.outcome,
-				ResponseStatus: r.status,
-				ResponseBody:   r.body,
-				Error:          r.err,
-				DurationMs:     r.duration.Milliseconds(),
-				NextAttemptAt:  written[i].at,
+				NotificationID:   r.c.n.ID,
+				Number:           r.c.number,
+				StartedAt:        r.c.started,
+				FinishedAt:       &batch[i].finished,
+				RequestMethod:    r.c.n.Method,
+				RequestURL:       r.c.n.URL,
+				Outcome:          r.outcome,
+				ResponseStatus:   r.status,
+				ResponseBody:     r.body,
+				Error:            r.err,
+				DurationMs:       r.duration.Milliseconds(),
+				NextAttemptAt:    written[i].at,
+				SignatureHeaders: r.signed,
 			}
 		}
 		if err := insertAttempts(ctx, tx, d.db.Dialect, attempts); err != nil {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,6 +262,28 @@ func (q *Queue) insert(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 // decided: the dispatcher sends them, and relays of a notification
 // (WatchDeliveries with the request) replay them.
 func (q *Queue) AttemptHeaders(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
+	h, err := q.storedHeaders(n)
+	if err != nil {
+		return nil, err
+	}
+	signed, err := q.attemptSigned(ctx, n, at)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range signed {
+		h[k] = vs
+	}
+	return h, nil
+}
+
+// StoredHeaders returns the headers of n that are the same on every
+// attempt (Content-Type, Idempotency-Key, a signature stored with it); an
+// attempt's SignatureHeaders complete what it sent.
+func (q *Queue) StoredHeaders(n *entdb.Notification) (http.Header, error) {
+	return q.storedHeaders(n)
+}
+
+func (q *Queue) storedHeaders(n *entdb.Notification) (http.Header, error) {
 	h := http.Header{}
 	if n.ContentType != "" {
 		h.Set("Content-Type", n.ContentType)
@@ -277,16 +301,81 @@ func (q *Queue) AttemptHeaders(ctx context.Context, n *entdb.Notification, at ti
 	if st, ok := s.(signer.StoredSigner); ok {
 		h.Set(st.Header(), n.Signature)
 	}
-	if as, ok := s.(signer.AttemptSigner); ok {
-		sh, err := as.SignAttempt(ctx, n.SigningKey, signer.Attempt{UUID: n.UUID, Time: at, Request: requestOf(n), Event: n.Event})
+	return h, nil
+}
+
+// attemptSigned returns the headers a per-attempt signer makes for an
+// attempt of n at time at (none for a scheme that signs once).
+func (q *Queue) attemptSigned(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
+	if n.SignatureScheme == "" {
+		return nil, nil
+	}
+	s, ok := q.signers[n.SignatureScheme]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSigner, n.SignatureScheme)
+	}
+	as, ok := s.(signer.AttemptSigner)
+	if !ok {
+		return nil, nil
+	}
+	sh, err := as.SignAttempt(ctx, n.SigningKey, signer.Attempt{UUID: n.UUID, Time: at, Request: requestOf(n), Event: n.Event})
+	if err != nil {
+		return nil, fmt.Errorf("sign attempt: %w", err)
+	}
+	return sh, nil
+}
+
+// SentHeaders returns the headers attempt a of n sent: n's stored headers
+// and the ones signed for the attempt, as recorded. exact is false when the
+// attempt recorded no per-attempt signature though its scheme makes one
+// (its process died before recording it, or it predates the record); the
+// signature is then computed again for its start time with the key's
+// current secret.
+func (q *Queue) SentHeaders(ctx context.Context, n *entdb.Notification, a *entdb.DeliveryAttempt) (h http.Header, exact bool, err error) {
+	if a.SignatureHeaders != "" {
+		h, err := q.storedHeaders(n)
 		if err != nil {
-			return nil, fmt.Errorf("sign attempt: %w", err)
+			return nil, false, err
 		}
-		for k, vs := range sh {
+		for k, vs := range ParseHeaders(a.SignatureHeaders) {
 			h[k] = vs
 		}
+		return h, true, nil
 	}
-	return h, nil
+	_, perAttempt := q.signers[n.SignatureScheme].(signer.AttemptSigner)
+	h, err = q.AttemptHeaders(ctx, n, a.StartedAt)
+	return h, err == nil && !perAttempt, err
+}
+
+// FormatHeaders writes h as sorted "Name: value" lines, the form an
+// attempt's SignatureHeaders are stored in.
+func FormatHeaders(h http.Header) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, v := range h[k] {
+			b.WriteString(k)
+			b.WriteString(": ")
+			b.WriteString(v)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// ParseHeaders reads FormatHeaders' lines back.
+func ParseHeaders(s string) http.Header {
+	h := http.Header{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			h[k] = append(h[k], v)
+		}
+	}
+	return h
 }
 
 // requestOf is the stored request of n.

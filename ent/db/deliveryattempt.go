@@ -42,6 +42,8 @@ type DeliveryAttempt struct {
 	DurationMs int64 `json:"duration_ms,omitempty"`
 	// When the notification was rescheduled after this attempt, if it was.
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	// The headers signed for this attempt alone (a per-attempt HMAC signature and its timestamp), as "Name: value" lines; the notification's own headers complete what was sent. Empty for a scheme that signs once, and for an attempt whose process died.
+	SignatureHeaders string `json:"signature_headers,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the DeliveryAttemptQuery when eager-loading is set.
 	Edges        DeliveryAttemptEdges `json:"edges"`
@@ -75,7 +77,7 @@ func (*DeliveryAttempt) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case deliveryattempt.FieldID, deliveryattempt.FieldNotificationID, deliveryattempt.FieldNumber, deliveryattempt.FieldResponseStatus, deliveryattempt.FieldDurationMs:
 			values[i] = new(sql.NullInt64)
-		case deliveryattempt.FieldRequestMethod, deliveryattempt.FieldRequestURL, deliveryattempt.FieldResponseBody, deliveryattempt.FieldError, deliveryattempt.FieldOutcome:
+		case deliveryattempt.FieldRequestMethod, deliveryattempt.FieldRequestURL, deliveryattempt.FieldResponseBody, deliveryattempt.FieldError, deliveryattempt.FieldOutcome, deliveryattempt.FieldSignatureHeaders:
 			values[i] = new(sql.NullString)
 		case deliveryattempt.FieldStartedAt, deliveryattempt.FieldFinishedAt, deliveryattempt.FieldNextAttemptAt:
 			values[i] = new(sql.NullTime)
@@ -175,6 +177,12 @@ func (_m *DeliveryAttempt) assignValues(columns []string, values []any) error {
 				_m.NextAttemptAt = new(time.Time)
 				*_m.NextAttemptAt = value.Time
 			}
+		case deliveryattempt.FieldSignatureHeaders:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field signature_headers", values[i])
+			} else if value.Valid {
+				_m.SignatureHeaders = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -257,6 +265,9 @@ func (_m *DeliveryAttempt) String() string {
 		builder.WriteString("next_attempt_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("signature_headers=")
+	builder.WriteString(_m.SignatureHeaders)
 	builder.WriteByte(')')
 	return builder.String()
 }

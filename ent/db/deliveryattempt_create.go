@@ -151,6 +151,20 @@ func (_c *DeliveryAttemptCreate) SetNillableNextAttemptAt(v *time.Time) *Deliver
 	return _c
 }
 
+// SetSignatureHeaders sets the "signature_headers" field.
+func (_c *DeliveryAttemptCreate) SetSignatureHeaders(v string) *DeliveryAttemptCreate {
+	_c.mutation.SetSignatureHeaders(v)
+	return _c
+}
+
+// SetNillableSignatureHeaders sets the "signature_headers" field if the given value is not nil.
+func (_c *DeliveryAttemptCreate) SetNillableSignatureHeaders(v *string) *DeliveryAttemptCreate {
+	if v != nil {
+		_c.SetSignatureHeaders(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *DeliveryAttemptCreate) SetID(v int64) *DeliveryAttemptCreate {
 	_c.mutation.SetID(v)
@@ -213,6 +227,10 @@ func (_c *DeliveryAttemptCreate) defaults() {
 		v := deliveryattempt.DefaultDurationMs
 		_c.mutation.SetDurationMs(v)
 	}
+	if _, ok := _c.mutation.SignatureHeaders(); !ok {
+		v := deliveryattempt.DefaultSignatureHeaders
+		_c.mutation.SetSignatureHeaders(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -268,6 +286,9 @@ func (_c *DeliveryAttemptCreate) check() error {
 		if err := deliveryattempt.DurationMsValidator(v); err != nil {
 			return &ValidationError{Name: "duration_ms", err: fmt.Errorf(`db: validator failed for field "DeliveryAttempt.duration_ms": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.SignatureHeaders(); !ok {
+		return &ValidationError{Name: "signature_headers", err: errors.New(`db: missing required field "DeliveryAttempt.signature_headers"`)}
 	}
 	if len(_c.mutation.NotificationIDs()) == 0 {
 		return &ValidationError{Name: "notification", err: errors.New(`db: missing required edge "DeliveryAttempt.notification"`)}
@@ -348,6 +369,10 @@ func (_c *DeliveryAttemptCreate) createSpec() (*DeliveryAttempt, *sqlgraph.Creat
 	if value, ok := _c.mutation.NextAttemptAt(); ok {
 		_spec.SetField(deliveryattempt.FieldNextAttemptAt, field.TypeTime, value)
 		_node.NextAttemptAt = &value
+	}
+	if value, ok := _c.mutation.SignatureHeaders(); ok {
+		_spec.SetField(deliveryattempt.FieldSignatureHeaders, field.TypeString, value)
+		_node.SignatureHeaders = value
 	}
 	if nodes := _c.mutation.NotificationIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -529,6 +554,18 @@ func (u *DeliveryAttemptUpsert) UpdateNextAttemptAt() *DeliveryAttemptUpsert {
 // ClearNextAttemptAt clears the value of the "next_attempt_at" field.
 func (u *DeliveryAttemptUpsert) ClearNextAttemptAt() *DeliveryAttemptUpsert {
 	u.SetNull(deliveryattempt.FieldNextAttemptAt)
+	return u
+}
+
+// SetSignatureHeaders sets the "signature_headers" field.
+func (u *DeliveryAttemptUpsert) SetSignatureHeaders(v string) *DeliveryAttemptUpsert {
+	u.Set(deliveryattempt.FieldSignatureHeaders, v)
+	return u
+}
+
+// UpdateSignatureHeaders sets the "signature_headers" field to the value that was provided on create.
+func (u *DeliveryAttemptUpsert) UpdateSignatureHeaders() *DeliveryAttemptUpsert {
+	u.SetExcluded(deliveryattempt.FieldSignatureHeaders)
 	return u
 }
 
@@ -725,6 +762,20 @@ func (u *DeliveryAttemptUpsertOne) UpdateNextAttemptAt() *DeliveryAttemptUpsertO
 func (u *DeliveryAttemptUpsertOne) ClearNextAttemptAt() *DeliveryAttemptUpsertOne {
 	return u.Update(func(s *DeliveryAttemptUpsert) {
 		s.ClearNextAttemptAt()
+	})
+}
+
+// SetSignatureHeaders sets the "signature_headers" field.
+func (u *DeliveryAttemptUpsertOne) SetSignatureHeaders(v string) *DeliveryAttemptUpsertOne {
+	return u.Update(func(s *DeliveryAttemptUpsert) {
+		s.SetSignatureHeaders(v)
+	})
+}
+
+// UpdateSignatureHeaders sets the "signature_headers" field to the value that was provided on create.
+func (u *DeliveryAttemptUpsertOne) UpdateSignatureHeaders() *DeliveryAttemptUpsertOne {
+	return u.Update(func(s *DeliveryAttemptUpsert) {
+		s.UpdateSignatureHeaders()
 	})
 }
 
@@ -1087,6 +1138,20 @@ func (u *DeliveryAttemptUpsertBulk) UpdateNextAttemptAt() *DeliveryAttemptUpsert
 func (u *DeliveryAttemptUpsertBulk) ClearNextAttemptAt() *DeliveryAttemptUpsertBulk {
 	return u.Update(func(s *DeliveryAttemptUpsert) {
 		s.ClearNextAttemptAt()
+	})
+}
+
+// SetSignatureHeaders sets the "signature_headers" field.
+func (u *DeliveryAttemptUpsertBulk) SetSignatureHeaders(v string) *DeliveryAttemptUpsertBulk {
+	return u.Update(func(s *DeliveryAttemptUpsert) {
+		s.SetSignatureHeaders(v)
+	})
+}
+
+// UpdateSignatureHeaders sets the "signature_headers" field to the value that was provided on create.
+func (u *DeliveryAttemptUpsertBulk) UpdateSignatureHeaders() *DeliveryAttemptUpsertBulk {
+	return u.Update(func(s *DeliveryAttemptUpsert) {
+		s.UpdateSignatureHeaders()
 	})
 }
 

@@ -159,6 +159,20 @@ func (_u *DeliveryAttemptUpdate) ClearNextAttemptAt() *DeliveryAttemptUpdate {
 	return _u
 }
 
+// SetSignatureHeaders sets the "signature_headers" field.
+func (_u *DeliveryAttemptUpdate) SetSignatureHeaders(v string) *DeliveryAttemptUpdate {
+	_u.mutation.SetSignatureHeaders(v)
+	return _u
+}
+
+// SetNillableSignatureHeaders sets the "signature_headers" field if the given value is not nil.
+func (_u *DeliveryAttemptUpdate) SetNillableSignatureHeaders(v *string) *DeliveryAttemptUpdate {
+	if v != nil {
+		_u.SetSignatureHeaders(*v)
+	}
+	return _u
+}
+
 // Mutation returns the DeliveryAttemptMutation object of the builder.
 func (_u *DeliveryAttemptUpdate) Mutation() *DeliveryAttemptMutation {
 	return _u.mutation
@@ -262,6 +276,9 @@ func (_u *DeliveryAttemptUpdate) sqlSave(ctx context.Context) (_node int, err er
 	}
 	if _u.mutation.NextAttemptAtCleared() {
 		_spec.ClearField(deliveryattempt.FieldNextAttemptAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SignatureHeaders(); ok {
+		_spec.SetField(deliveryattempt.FieldSignatureHeaders, field.TypeString, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -415,6 +432,20 @@ func (_u *DeliveryAttemptUpdateOne) ClearNextAttemptAt() *DeliveryAttemptUpdateO
 	return _u
 }
 
+// SetSignatureHeaders sets the "signature_headers" field.
+func (_u *DeliveryAttemptUpdateOne) SetSignatureHeaders(v string) *DeliveryAttemptUpdateOne {
+	_u.mutation.SetSignatureHeaders(v)
+	return _u
+}
+
+// SetNillableSignatureHeaders sets the "signature_headers" field if the given value is not nil.
+func (_u *DeliveryAttemptUpdateOne) SetNillableSignatureHeaders(v *string) *DeliveryAttemptUpdateOne {
+	if v != nil {
+		_u.SetSignatureHeaders(*v)
+	}
+	return _u
+}
+
 // Mutation returns the DeliveryAttemptMutation object of the builder.
 func (_u *DeliveryAttemptUpdateOne) Mutation() *DeliveryAttemptMutation {
 	return _u.mutation
@@ -548,6 +579,9 @@ func (_u *DeliveryAttemptUpdateOne) sqlSave(ctx context.Context) (_node *Deliver
 	}
 	if _u.mutation.NextAttemptAtCleared() {
 		_spec.ClearField(deliveryattempt.FieldNextAttemptAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.SignatureHeaders(); ok {
+		_spec.SetField(deliveryattempt.FieldSignatureHeaders, field.TypeString, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &DeliveryAttempt{config: _u.config}

@@ -5106,6 +5106,7 @@ type DeliveryAttemptMutation struct {
 	duration_ms         *int64
 	addduration_ms      *int64
 	next_attempt_at     *time.Time
+	signature_headers   *string
 	clearedFields       map[string]struct{}
 	notification        *int64
 	clearednotification bool
@@ -5750,6 +5751,42 @@ func (m *DeliveryAttemptMutation) ResetNextAttemptAt() {
 	delete(m.clearedFields, deliveryattempt.FieldNextAttemptAt)
 }
 
+// SetSignatureHeaders sets the "signature_headers" field.
+func (m *DeliveryAttemptMutation) SetSignatureHeaders(s string) {
+	m.signature_headers = &s
+}
+
+// SignatureHeaders returns the value of the "signature_headers" field in the mutation.
+func (m *DeliveryAttemptMutation) SignatureHeaders() (r string, exists bool) {
+	v := m.signature_headers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignatureHeaders returns the old "signature_headers" field's value of the DeliveryAttempt entity.
+// If the DeliveryAttempt object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DeliveryAttemptMutation) OldSignatureHeaders(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignatureHeaders is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignatureHeaders requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignatureHeaders: %w", err)
+	}
+	return oldValue.SignatureHeaders, nil
+}
+
+// ResetSignatureHeaders resets all changes to the "signature_headers" field.
+func (m *DeliveryAttemptMutation) ResetSignatureHeaders() {
+	m.signature_headers = nil
+}
+
 // ClearNotification clears the "notification" edge to the Notification entity.
 func (m *DeliveryAttemptMutation) ClearNotification() {
 	m.clearednotification = true
@@ -5811,7 +5848,7 @@ func (m *DeliveryAttemptMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *DeliveryAttemptMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.notification != nil {
 		fields = append(fields, deliveryattempt.FieldNotificationID)
 	}
@@ -5848,6 +5885,9 @@ func (m *DeliveryAttemptMutation) Fields() []string {
 	if m.next_attempt_at != nil {
 		fields = append(fields, deliveryattempt.FieldNextAttemptAt)
 	}
+	if m.signature_headers != nil {
+		fields = append(fields, deliveryattempt.FieldSignatureHeaders)
+	}
 	return fields
 }
 
@@ -5880,6 +5920,8 @@ func (m *DeliveryAttemptMutation) Field(name string) (ent.Value, bool) {
 		return m.DurationMs()
 	case deliveryattempt.FieldNextAttemptAt:
 		return m.NextAttemptAt()
+	case deliveryattempt.FieldSignatureHeaders:
+		return m.SignatureHeaders()
 	}
 	return nil, false
 }
@@ -5913,6 +5955,8 @@ func (m *DeliveryAttemptMutation) OldField(ctx context.Context, name string) (en
 		return m.OldDurationMs(ctx)
 	case deliveryattempt.FieldNextAttemptAt:
 		return m.OldNextAttemptAt(ctx)
+	case deliveryattempt.FieldSignatureHeaders:
+		return m.OldSignatureHeaders(ctx)
 	}
 	return nil, fmt.Errorf("unknown DeliveryAttempt field %s", name)
 }
@@ -6005,6 +6049,13 @@ func (m *DeliveryAttemptMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetNextAttemptAt(v)
+		return nil
+	case deliveryattempt.FieldSignatureHeaders:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignatureHeaders(v)
 		return nil
 	}
 	return fmt.Errorf("unknown DeliveryAttempt field %s", name)
@@ -6150,6 +6201,9 @@ func (m *DeliveryAttemptMutation) ResetField(name string) error {
 		return nil
 	case deliveryattempt.FieldNextAttemptAt:
 		m.ResetNextAttemptAt()
+		return nil
+	case deliveryattempt.FieldSignatureHeaders:
+		m.ResetSignatureHeaders()
 		return nil
 	}
 	return fmt.Errorf("unknown DeliveryAttempt field %s", name)

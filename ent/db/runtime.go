@@ -246,6 +246,10 @@ func init() {
 	deliveryattempt.DefaultDurationMs = deliveryattemptDescDurationMs.Default.(int64)
 	// deliveryattempt.DurationMsValidator is a validator for the "duration_ms" field. It is called by the builders before save.
 	deliveryattempt.DurationMsValidator = deliveryattemptDescDurationMs.Validators[0].(func(int64) error)
+	// deliveryattemptDescSignatureHeaders is the schema descriptor for signature_headers field.
+	deliveryattemptDescSignatureHeaders := deliveryattemptFields[13].Descriptor()
+	// deliveryattempt.DefaultSignatureHeaders holds the default value on creation for the signature_headers field.
+	deliveryattempt.DefaultSignatureHeaders = deliveryattemptDescSignatureHeaders.Default.(string)
 	deliveryeventMixin := schema.DeliveryEvent{}.Mixin()
 	deliveryeventMixinFields0 := deliveryeventMixin[0].Fields()
 	_ = deliveryeventMixinFields0

@@ -32,6 +32,8 @@ func (DeliveryAttempt) Fields() []ent.Field {
 		field.Int64("duration_ms").NonNegative().Default(0),
 		field.Time("next_attempt_at").Optional().Nillable().
 			Comment("When the notification was rescheduled after this attempt, if it was."),
+		field.Text("signature_headers").Default("").
+			Comment("The headers signed for this attempt alone (a per-attempt HMAC signature and its timestamp), as \"Name: value\" lines; the notification's own headers complete what was sent. Empty for a scheme that signs once, and for an attempt whose process died."),
 	}
 }
 

@@ -319,14 +319,19 @@ type header struct{ Name, Value string }
 // detailData is one notification's page.
 type detailData struct {
 	dashLayout
-	N          *entdb.Notification
-	Body       string
-	Headers    []header
-	HeadersAt  time.Time
-	InWindow   bool
-	Resent     bool
-	Acked      bool
-	HeadersErr string
+	N         *entdb.Notification
+	Body      string
+	Headers   []header
+	HeadersAt time.Time
+	// HeadersOf is the attempt whose headers are shown (0: none yet).
+	HeadersOf int
+	// HeadersExact is set when they are exactly as recorded (otherwise a
+	// per-attempt signature was computed again with the current secret).
+	HeadersExact bool
+	InWindow     bool
+	Resent       bool
+	Acked        bool
+	HeadersErr   string
 }
 
 func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *session, id string) {
@@ -347,14 +352,18 @@ func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *se
 		Acked:    n.Status == notification.StatusAcknowledged,
 		Resent:   r.URL.Query().Get("resent") == "1",
 	}
-	// The headers of the latest attempt (or of one made now): the same
-	// function builds them for the dispatcher. A per-attempt signature is
-	// computed with the project's current secret.
-	d.HeadersAt = now
+	// The headers the latest attempt sent, as recorded; with no attempt
+	// yet, those one made now would send (the same function builds them
+	// for the dispatcher).
+	var hs http.Header
 	if k := len(n.Edges.DeliveryAttempts); k > 0 {
-		d.HeadersAt = n.Edges.DeliveryAttempts[k-1].StartedAt
+		a := n.Edges.DeliveryAttempts[k-1]
+		d.HeadersAt, d.HeadersOf = a.StartedAt, a.Number
+		hs, d.HeadersExact, err = h.cfg.Notifications.SentHeaders(r.Context(), n, a)
+	} else {
+		d.HeadersAt = now
+		hs, err = h.cfg.Notifications.Headers(r.Context(), n, now)
 	}
-	hs, err := h.cfg.Notifications.Headers(r.Context(), n, d.HeadersAt)
 	if err != nil {
 		d.HeadersErr = err.Error()
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server"
@@ -453,4 +454,62 @@ func TestDashboardSignInLimitPerNetwork(t *testing.T) {
 	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusSeeOther {
 		t.Fatalf("after a refill, the right password: %d %s", p.code, p.body)
 	}
+}
+
+// TestDashboardHeadersAsRecorded: the page shows the per-attempt HMAC
+// signature the receiver got, as recorded with the attempt, even after the
+// project's secret was rotated (a recomputed one would differ).
+func TestDashboardHeadersAsRecorded(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case got <- r.Header.Get("X-Service-Signature"):
+		default:
+		}
+		http.Error(w, "not today", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(receiver.Close)
+	hook := receiver.URL + "/capture"
+	d := newDash(t, func(c *server.Config) {
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, hook)
+	})
+	r := d.in.Do(t, http.MethodPost, d.in.BaseURL+"/notification/test/?url="+url.QueryEscape(hook), d.in.KeyA)
+	if r.Code != 200 {
+		t.Fatalf("test webhook: %d %s", r.Code, r.Body)
+	}
+	id, _ := r.JSON["uuid"].(string)
+	d.runDue(t)
+	sent := <-got
+	if sent == "" {
+		t.Fatal("the receiver got no x-service-signature")
+	}
+	d.clock.Add(time.Minute)
+	if _, err := project.RotateSecret(context.Background(), d.in.Server.DB().Client, d.in.ProjectA, time.Hour, d.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a := d.user(t)
+	a.signIn(d.emailA, password)
+	page := a.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil)
+	page.want(t, 200, "The headers attempt 1 sent at", "as recorded")
+	if !strings.Contains(html.UnescapeString(page.body), sent) {
+		t.Fatalf("the page does not show the signature sent (%s):\n%s", sent, page.body)
+	}
+	now, err := d.in.Server.Notifier().Queue.AttemptHeaders(context.Background(), mustGet(t, d, id), d.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.Get("X-Service-Signature") == sent {
+		t.Fatal("a signature made now equals the one sent: the test proves nothing")
+	}
+}
+
+func mustGet(t *testing.T, d *dash, id string) *entdb.Notification {
+	t.Helper()
+	n, err := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -38,6 +38,8 @@ const (
 	FieldDurationMs = "duration_ms"
 	// FieldNextAttemptAt holds the string denoting the next_attempt_at field in the database.
 	FieldNextAttemptAt = "next_attempt_at"
+	// FieldSignatureHeaders holds the string denoting the signature_headers field in the database.
+	FieldSignatureHeaders = "signature_headers"
 	// EdgeNotification holds the string denoting the notification edge name in mutations.
 	EdgeNotification = "notification"
 	// Table holds the table name of the deliveryattempt in the database.
@@ -66,6 +68,7 @@ var Columns = []string{
 	FieldOutcome,
 	FieldDurationMs,
 	FieldNextAttemptAt,
+	FieldSignatureHeaders,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -93,6 +96,8 @@ var (
 	DefaultDurationMs int64
 	// DurationMsValidator is a validator for the "duration_ms" field. It is called by the builders before save.
 	DurationMsValidator func(int64) error
+	// DefaultSignatureHeaders holds the default value on creation for the "signature_headers" field.
+	DefaultSignatureHeaders string
 )
 
 // Outcome defines the type for the "outcome" enum field.
@@ -190,6 +195,11 @@ func ByDurationMs(opts ...sql.OrderTermOption) OrderOption {
 // ByNextAttemptAt orders the results by the next_attempt_at field.
 func ByNextAttemptAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNextAttemptAt, opts...).ToFunc()
+}
+
+// BySignatureHeaders orders the results by the signature_headers field.
+func BySignatureHeaders(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSignatureHeaders, opts...).ToFunc()
 }
 
 // ByNotificationField orders the results by notification field.

@@ -110,6 +110,11 @@ func NextAttemptAt(v time.Time) predicate.DeliveryAttempt {
 	return predicate.DeliveryAttempt(sql.FieldEQ(FieldNextAttemptAt, v))
 }
 
+// SignatureHeaders applies equality check predicate on the "signature_headers" field. It's identical to SignatureHeadersEQ.
+func SignatureHeaders(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldEQ(FieldSignatureHeaders, v))
+}
+
 // NotificationIDEQ applies the EQ predicate on the "notification_id" field.
 func NotificationIDEQ(v int64) predicate.DeliveryAttempt {
 	return predicate.DeliveryAttempt(sql.FieldEQ(FieldNotificationID, v))
@@ -678,6 +683,71 @@ func NextAttemptAtIsNil() predicate.DeliveryAttempt {
 // NextAttemptAtNotNil applies the NotNil predicate on the "next_attempt_at" field.
 func NextAttemptAtNotNil() predicate.DeliveryAttempt {
 	return predicate.DeliveryAttempt(sql.FieldNotNull(FieldNextAttemptAt))
+}
+
+// SignatureHeadersEQ applies the EQ predicate on the "signature_headers" field.
+func SignatureHeadersEQ(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldEQ(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersNEQ applies the NEQ predicate on the "signature_headers" field.
+func SignatureHeadersNEQ(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldNEQ(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersIn applies the In predicate on the "signature_headers" field.
+func SignatureHeadersIn(vs ...string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldIn(FieldSignatureHeaders, vs...))
+}
+
+// SignatureHeadersNotIn applies the NotIn predicate on the "signature_headers" field.
+func SignatureHeadersNotIn(vs ...string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldNotIn(FieldSignatureHeaders, vs...))
+}
+
+// SignatureHeadersGT applies the GT predicate on the "signature_headers" field.
+func SignatureHeadersGT(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldGT(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersGTE applies the GTE predicate on the "signature_headers" field.
+func SignatureHeadersGTE(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldGTE(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersLT applies the LT predicate on the "signature_headers" field.
+func SignatureHeadersLT(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldLT(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersLTE applies the LTE predicate on the "signature_headers" field.
+func SignatureHeadersLTE(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldLTE(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersContains applies the Contains predicate on the "signature_headers" field.
+func SignatureHeadersContains(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldContains(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersHasPrefix applies the HasPrefix predicate on the "signature_headers" field.
+func SignatureHeadersHasPrefix(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldHasPrefix(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersHasSuffix applies the HasSuffix predicate on the "signature_headers" field.
+func SignatureHeadersHasSuffix(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldHasSuffix(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersEqualFold applies the EqualFold predicate on the "signature_headers" field.
+func SignatureHeadersEqualFold(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldEqualFold(FieldSignatureHeaders, v))
+}
+
+// SignatureHeadersContainsFold applies the ContainsFold predicate on the "signature_headers" field.
+func SignatureHeadersContainsFold(v string) predicate.DeliveryAttempt {
+	return predicate.DeliveryAttempt(sql.FieldContainsFold(FieldSignatureHeaders, v))
 }
 
 // HasNotification applies the HasEdge predicate on the "notification" edge.

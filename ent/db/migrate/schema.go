@@ -181,6 +181,7 @@ var (
 		{Name: "outcome", Type: field.TypeEnum, Enums: []string{"acknowledged", "failed", "blocked", "interrupted", "in_flight"}, Default: "in_flight"},
 		{Name: "duration_ms", Type: field.TypeInt64, Default: 0},
 		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "signature_headers", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "notification_id", Type: field.TypeInt64},
 	}
 	// DeliveryAttemptsTable holds the schema information for the "delivery_attempts" table.
@@ -191,7 +192,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "delivery_attempts_notifications_delivery_attempts",
-				Columns:    []*schema.Column{DeliveryAttemptsColumns[12]},
+				Columns:    []*schema.Column{DeliveryAttemptsColumns[13]},
 				RefColumns: []*schema.Column{NotificationsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -200,7 +201,7 @@ var (
 			{
 				Name:    "deliveryattempt_notification_id_number",
 				Unique:  true,
-				Columns: []*schema.Column{DeliveryAttemptsColumns[12], DeliveryAttemptsColumns[1]},
+				Columns: []*schema.Column{DeliveryAttemptsColumns[13], DeliveryAttemptsColumns[1]},
 			},
 		},
 	}

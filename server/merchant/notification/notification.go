@@ -99,3 +99,9 @@ func (s *Service) Get(ctx context.Context, projectID int64, id string) (*entdb.N
 func (s *Service) Headers(ctx context.Context, n *entdb.Notification, at time.Time) (http.Header, error) {
 	return s.queue.AttemptHeaders(ctx, n, at)
 }
+
+// SentHeaders returns the headers attempt a of n sent, and whether they
+// are exactly as recorded (see notifier.Queue.SentHeaders).
+func (s *Service) SentHeaders(ctx context.Context, n *entdb.Notification, a *entdb.DeliveryAttempt) (http.Header, bool, error) {
+	return s.queue.SentHeaders(ctx, n, a)
+}
