@@ -45,7 +45,9 @@ var settingsDone = map[string]string{
 // error (a refused form) and echo of what was typed.
 type settingsData struct {
 	dashLayout
-	Grace      time.Duration
+	// Grace is how long a rotated-out secret keeps signing, for people
+	// ("24 hours").
+	Grace      string
 	Secret     string
 	GraceUntil time.Time
 	Previous   *time.Time
@@ -140,7 +142,7 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 		h.fail(w, "get project", err)
 		return
 	}
-	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: h.cfg.SecretGrace}
+	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: hours(h.cfg.SecretGrace)}
 	if p.PreviousSecretUntil != nil && h.cfg.Now().Before(*p.PreviousSecretUntil) {
 		d.Previous = p.PreviousSecretUntil
 	}
@@ -191,6 +193,18 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 		d.TestURL = webhookURL(latest[0])
 	}
 	return nil
+}
+
+// hours shows a duration of whole hours as "N hours", any other as Go
+// writes it.
+func hours(d time.Duration) string {
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > 0 && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + " hours"
+	}
+	return d.String()
 }
 
 // webhookURL is the URL a notification was sent to, without the payload a
