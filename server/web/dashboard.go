@@ -389,42 +389,6 @@ func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id 
 	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/?resent=1", http.StatusSeeOther)
 }
 
-// settingsData is the project settings page.
-type settingsData struct {
-	dashLayout
-	Grace      time.Duration
-	Secret     string
-	GraceUntil time.Time
-	Previous   *time.Time
-}
-
-func (h *Handler) settingsPage(w http.ResponseWriter, r *http.Request, s *session, secret string) {
-	p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID)
-	if err != nil {
-		h.fail(w, "get project", err)
-		return
-	}
-	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: h.cfg.SecretGrace, Secret: secret}
-	if p.PreviousSecretUntil != nil && h.cfg.Now().Before(*p.PreviousSecretUntil) {
-		d.Previous = p.PreviousSecretUntil
-	}
-	if secret != "" {
-		d.GraceUntil = *p.PreviousSecretUntil
-	}
-	h.renderDash(w, http.StatusOK, "settings", d)
-}
-
-// rotateSecret rotates the project's IPN secret and shows the new one on
-// this response only (no-store; never in a URL or a log).
-func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, s *session) {
-	secret, err := project.RotateSecret(r.Context(), h.cfg.DB, s.user.ProjectID, h.cfg.SecretGrace, h.cfg.Now())
-	if err != nil {
-		h.fail(w, "rotate secret", err)
-		return
-	}
-	h.settingsPage(w, r, s, secret)
-}
-
 // dashFuncs are the dashboard templates' functions.
 var dashFuncs = template.FuncMap{
 	"utcs": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
