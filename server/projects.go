@@ -39,10 +39,8 @@ func (p *projects) wallet(spec string) (string, []schema.Destination, error) {
 	if !ok {
 		return "", nil, fmt.Errorf("%w: wallet %q: unknown ticker %s", project.ErrInvalid, spec, ticker)
 	}
-	for _, d := range ds {
-		if err := chains.ValidateAddress(t, d.Address); err != nil {
-			return "", nil, fmt.Errorf("%w: wallet %q: %s: %v", project.ErrInvalid, spec, d.Address, err)
-		}
+	if err := project.CheckAddresses(t, ds); err != nil {
+		return "", nil, fmt.Errorf("wallet %q: %w", spec, err)
 	}
 	return t.Ticker, ds, nil
 }

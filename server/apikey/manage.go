@@ -2,7 +2,6 @@ package apikey
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,11 +9,6 @@ import (
 	"github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
-
-// ErrNotFound reports a key that does not exist or that the caller may not
-// manage (another project's, or an operator key revoked as a merchant's);
-// the cases are indistinguishable on purpose.
-var ErrNotFound = errors.New("api key not found")
 
 // listed are the columns List and Revoke load: everything but the hash,
 // which no listing needs and none should carry around.

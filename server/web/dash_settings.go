@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/notifier"
@@ -258,14 +257,8 @@ func (h *Handler) wallet(ticker, addresses string) (string, []schema.Destination
 	if err != nil {
 		return "", nil, err
 	}
-	for _, d := range ds {
-		if err := chains.ValidateAddress(t, d.Address); err != nil {
-			var ae *chains.AddressError
-			if errors.As(err, &ae) {
-				return "", nil, fmt.Errorf("%s is not a valid %s address: %s", d.Address, t.Ticker, ae.Reason)
-			}
-			return "", nil, fmt.Errorf("%s addresses cannot be checked by this server", t.Ticker)
-		}
+	if err := project.CheckAddresses(t, ds); err != nil {
+		return "", nil, err
 	}
 	return t.Ticker, ds, nil
 }
@@ -275,7 +268,7 @@ func (h *Handler) setWallet(w http.ResponseWriter, r *http.Request, s *session) 
 	refuse := func(err error) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
 			d.WalletTicker, d.WalletAddresses = tickerIn, addrs
-			d.WalletError = "The wallet was not saved: " + err.Error()
+			d.WalletError = "The wallet was not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
 		})
 	}
 	ticker, ds, err := h.wallet(tickerIn, addrs)

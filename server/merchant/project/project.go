@@ -21,6 +21,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
@@ -362,6 +363,21 @@ func ParseWallet(s string) (string, []schema.Destination, error) {
 		ds[unshared[0]].Share = each.Add(rest.Sub(each.Mul(decimal.NewFromInt(int64(len(unshared))))))
 	}
 	return ticker, ds, nil
+}
+
+// CheckAddresses checks that every destination of a wallet for t is an
+// address of t's chain and network.
+func CheckAddresses(t chains.Ticker, ds []schema.Destination) error {
+	for _, d := range ds {
+		if err := chains.ValidateAddress(t, d.Address); err != nil {
+			var ae *chains.AddressError
+			if errors.As(err, &ae) {
+				return invalid("%s is not a valid %s address: %s", d.Address, t.Ticker, ae.Reason)
+			}
+			return invalid("%s addresses cannot be checked by this server: %v", t.Ticker, err)
+		}
+	}
+	return nil
 }
 
 // WalletTickers returns the tickers a project has wallets for, sorted.

@@ -1,0 +1,8 @@
+package apikey
+
+import "errors"
+
+// ErrNotFound reports a key that does not exist or that the caller may not
+// manage (another project's, or an operator key revoked as a merchant's);
+// the cases are indistinguishable on purpose.
+var ErrNotFound = errors.New("api key not found")
