@@ -1,10 +1,12 @@
 // Command receiver is a minimal merchant endpoint for payhook's low-level
-// callbacks: it pins the service's public key once, verifies the
-// x-ca-signature of every callback before reading it, parses GET, form and
-// JSON callbacks alike, acknowledges each uuid once (and again, without
-// reprocessing, on retries) and answers {"status":"ok"}.
+// callbacks and, given the project's IPN secret, its merchant webhooks
+// (checkout, deposit, subscription, test.webhook): it pins the service's
+// public key once, verifies the x-ca-signature of every callback (or the
+// x-service-signature of a webhook that has none) before reading it,
+// parses GET, form and JSON bodies alike, acknowledges each uuid once (and
+// again, without reprocessing, on retries) and answers {"status":"ok"}.
 //
-//	go run ./examples/receiver --pubkey-url http://localhost:8080/pubkey/ --addr :3000
+//	go run ./examples/receiver --pubkey-url http://localhost:8080/pubkey/ --addr :3000 [--secret whsec_...]
 package main
 
 import (
@@ -36,15 +38,16 @@ func main() {
 	pubkeyFile := flag.String("pubkey-file", "", "PEM file holding the public key (instead of --pubkey-url)")
 	addr := flag.String("addr", ":3000", "address to listen on")
 	baseURL := flag.String("base-url", "", "scheme://host[:port] the service calls, when a TLS-terminating proxy is in front")
+	secret := flag.String("secret", os.Getenv("IPN_SECRET"), "the project's IPN secret (whsec_...), to verify merchant webhooks (x-service-signature); default $IPN_SECRET")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *pubkeyURL, *pubkeyFile, *addr, *baseURL); err != nil {
+	if err := run(log, *pubkeyURL, *pubkeyFile, *addr, *baseURL, *secret); err != nil {
 		log.Error("receiver stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL string) error {
+func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL, secret string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -65,9 +68,22 @@ func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL string) error {
 		opts = append(opts, receiver.WithBaseURL(baseURL))
 	}
 	h := &handler{log: log, done: map[string]bool{}}
+	// Low-level callbacks carry x-ca-signature (and a project HMAC beside
+	// it); merchant webhooks carry only the HMAC, verified with the secret.
+	var handler http.Handler = receiver.NewVerifier(pub, opts...).Middleware(h)
+	if secret != "" {
+		callbacks, webhooks := handler, receiver.NewWebhookVerifier([]string{secret}, opts...).Middleware(h)
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Ca-Signature") != "" {
+				callbacks.ServeHTTP(w, r)
+				return
+			}
+			webhooks.ServeHTTP(w, r)
+		})
+	}
 	srv := &http.Server{
 		Addr:              addr,
-		Handler:           receiver.NewVerifier(pub, opts...).Middleware(h),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       20 * time.Second,
 	}
@@ -157,6 +173,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // events may come late or twice: credit each txid_in once, at confirmed or
 // completed, and check amounts against your own records.
 func (h *handler) process(f map[string]string) error {
+	if ev := f["event_type"]; ev != "" && !strings.HasPrefix(ev, "custom.") {
+		// A merchant webhook: ship an order on invoice_status paid.
+		h.log.Info("webhook", "uuid", f["uuid"], "event", ev, "payment_id", f["payment_id"],
+			"invoice_status", f["invoice_status"], "paid", f["paid_amount"]+" "+f["paid_coin"],
+			"value", f["value"]+" "+f["currency"], "txid_in", f["txid_in"], "confirmations", f["confirmations"])
+		return nil
+	}
 	value, err := decimal.NewFromString(f["value_coin"]) // never float64 for money
 	if err != nil {
 		return fmt.Errorf("value_coin: %w", err)
