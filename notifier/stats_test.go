@@ -75,7 +75,7 @@ func TestReadActivity(t *testing.T) {
 			}
 		}
 		now := time.Date(2026, 11, 24, 12, 30, 0, 0, time.UTC)
-		from := time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC) // 48 clock hours before 13:00
+		from := time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC)                       // 48 clock hours before 13:00
 		add(f.keyID, from.Add(-time.Second), deliveryattempt.OutcomeAcknowledged, 1) // before the window
 		add(f.keyID, from, deliveryattempt.OutcomeAcknowledged, 100)                 // first hour, first instant
 		add(f.keyID, from.Add(59*time.Minute), deliveryattempt.OutcomeFailed, 300)
@@ -87,8 +87,8 @@ func TestReadActivity(t *testing.T) {
 		add(f.keyID, time.Date(2026, 11, 24, 12, 10, 0, 0, time.UTC), deliveryattempt.OutcomeInterrupted, 90_000)
 		add(f.keyID, time.Date(2026, 11, 24, 12, 29, 0, 0, time.UTC), deliveryattempt.OutcomeInFlight, 0)
 		add(f.keyID, time.Date(2026, 11, 24, 12, 45, 0, 0, time.UTC), deliveryattempt.OutcomeAcknowledged, 40) // later in now's hour
-		add(f.keyID, time.Date(2026, 11, 24, 13, 0, 0, 0, time.UTC), deliveryattempt.OutcomeAcknowledged, 1)  // the next hour
-		add(f.keyID+1, time.Date(2026, 11, 24, 12, 15, 0, 0, time.UTC), deliveryattempt.OutcomeFailed, 5)     // another owner's
+		add(f.keyID, time.Date(2026, 11, 24, 13, 0, 0, 0, time.UTC), deliveryattempt.OutcomeAcknowledged, 1)   // the next hour
+		add(f.keyID+1, time.Date(2026, 11, 24, 12, 15, 0, 0, time.UTC), deliveryattempt.OutcomeFailed, 5)      // another owner's
 
 		a, err := ReadActivity(ctx, f.db.Client, f.keyID, now, 48)
 		if err != nil {
