@@ -59,6 +59,8 @@ type plot struct {
 	AxisText string // the x axis' title
 	AxisY    float64
 	CenterX  float64
+	// yOf places a value of the plot's scale.
+	yOf func(float64) float64
 }
 
 // tick is a grid line or axis tick with its label.
@@ -141,16 +143,17 @@ func (h *Handler) activityPage(w http.ResponseWriter, r *http.Request, s *sessio
 	h.renderDash(w, http.StatusOK, "activity", d)
 }
 
-// frame returns an empty plot of a's hours with y ticks up to top, labelled
-// by label.
-func frame(a *notifier.Activity, top float64, step float64, label func(float64) string, axis string) plot {
+// frame returns an empty plot of a's hours with a y tick at each of ticks,
+// placed by yOf (0 at the bottom, 1 at the top) and labelled by label.
+func frame(a *notifier.Activity, ticks []float64, yOf func(float64) float64, label func(float64) string) plot {
 	p := plot{
 		W: plotW, H: plotH, Left: plotLeft, Right: plotLeft + plotWidth, Top: plotTop, Bottom: plotTop + plotHeight,
-		AxisText: axis, AxisY: plotH - 4, CenterX: plotLeft + plotWidth/2,
+		AxisText: "hour (UTC)", AxisY: plotH - 4, CenterX: plotLeft + plotWidth/2,
 	}
-	for v := 0.0; v <= top+step/2; v += step {
-		y := p.y(v, top)
-		p.YTicks = append(p.YTicks, tick{X1: p.Left, Y1: y, X2: p.Right, Y2: y, TX: p.Left - 4, TY: round(y + 3.5), Label: label(v)})
+	p.yOf = func(v float64) float64 { return round(p.Bottom - yOf(v)*(p.Bottom-p.Top)) }
+	for _, v := range ticks {
+		y := p.yOf(v)
+		p.YTicks = append(p.YTicks, tick{X1: p.Left, Y1: y, X2: p.Right, Y2: y, TX: p.Left - 4, TY: round(y + 4), Label: label(v)})
 	}
 	for i, hr := range a.Hours {
 		if hr.Start.Hour()%6 != 0 {
@@ -166,12 +169,8 @@ func frame(a *notifier.Activity, top float64, step float64, label func(float64) 
 	return p
 }
 
-// y is the y coordinate of v on a scale from 0 to top.
-func (p plot) y(v, top float64) float64 {
-	return round(p.Bottom - v/top*(p.Bottom-p.Top))
-}
-
-// deliveriesPlot stacks each hour's attempts by outcome.
+// deliveriesPlot stacks each hour's attempts by outcome, on a linear
+// scale.
 func deliveriesPlot(a *notifier.Activity) plot {
 	most := 0
 	for _, hr := range a.Hours {
@@ -179,7 +178,11 @@ func deliveriesPlot(a *notifier.Activity) plot {
 	}
 	step := niceStep(float64(most), 4, 1)
 	top := step * math.Max(1, math.Ceil(float64(most)/step))
-	p := frame(a, top, step, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "hour (UTC)")
+	var ticks []float64
+	for v := 0.0; v <= top+step/2; v += step {
+		ticks = append(ticks, v)
+	}
+	p := frame(a, ticks, func(v float64) float64 { return v / top }, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 	for i, hr := range a.Hours {
 		base := 0
 		for _, o := range outcomes {
@@ -187,7 +190,7 @@ func deliveriesPlot(a *notifier.Activity) plot {
 			if n == 0 {
 				continue
 			}
-			y0, y1 := p.y(float64(base), top), p.y(float64(base+n), top)
+			y0, y1 := p.yOf(float64(base)), p.yOf(float64(base+n))
 			p.Rects = append(p.Rects, mark{
 				X: float64(plotLeft+i*plotSlot) + 1, Y: y1, W: plotSlot - 2, H: round(y0 - y1),
 				Class: o.Class, Title: fmt.Sprintf("%s–%s UTC: %d %s", hr.Start.Format("Jan 2 15:04"), hr.Start.Add(time.Hour).Format("15:04"), n, o.Name),
@@ -199,16 +202,21 @@ func deliveriesPlot(a *notifier.Activity) plot {
 }
 
 // latencyPlot draws each hour's median and 95th percentile attempt
-// duration; hours without a timed attempt break the lines.
+// duration on a logarithmic scale from 1 ms (a few timeouts would flatten
+// every other hour on a linear one); hours without a timed attempt break
+// the lines, and durations under 1 ms sit on the axis.
 func latencyPlot(a *notifier.Activity) plot {
 	var most time.Duration
 	for _, hr := range a.Hours {
 		most = max(most, hr.P95)
 	}
-	ms := float64(most) / float64(time.Millisecond)
-	step := niceStep(ms, 4, 1)
-	top := step * math.Max(1, math.Ceil(ms/step))
-	p := frame(a, top, step, func(v float64) string { return millis(time.Duration(v * float64(time.Millisecond))) }, "hour (UTC)")
+	decades := max(1, math.Ceil(math.Log10(float64(max(most, 2*time.Millisecond))/float64(time.Millisecond))))
+	var ticks []float64
+	for e := 0.0; e <= decades; e++ {
+		ticks = append(ticks, math.Pow(10, e))
+	}
+	yOf := func(ms float64) float64 { return math.Log10(math.Max(ms, 1)) / decades }
+	p := frame(a, ticks, yOf, func(v float64) string { return millis(time.Duration(v * float64(time.Millisecond))) })
 	for _, series := range []struct {
 		name, class string
 		value       func(notifier.ActivityHour) time.Duration
@@ -229,7 +237,7 @@ func latencyPlot(a *notifier.Activity) plot {
 				continue
 			}
 			x := float64(plotLeft+i*plotSlot) + plotSlot/2
-			y := p.y(float64(series.value(hr))/float64(time.Millisecond), top)
+			y := p.yOf(float64(series.value(hr)) / float64(time.Millisecond))
 			run = append(run, strconv.FormatFloat(x, 'f', -1, 64)+","+strconv.FormatFloat(y, 'f', -1, 64))
 			p.Dots = append(p.Dots, mark{X: x, Y: y, Class: series.class, Title: fmt.Sprintf("%s–%s UTC: %s %s of %d attempts",
 				hr.Start.Format("Jan 2 15:04"), hr.Start.Add(time.Hour).Format("15:04"), series.name, millis(series.value(hr)), hr.Timed)})
