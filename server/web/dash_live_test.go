@@ -11,9 +11,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/web"
 )
+
+// eachLiveDialect runs fn as a parallel subtest per database dialect; fn
+// passes liveDatabase(t, d) to newDash. PostgreSQL is skipped where none is
+// reachable (outside CI).
+func eachLiveDialect(t *testing.T, fn func(t *testing.T, d store.Dialect)) {
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, d)
+		})
+	}
+}
+
+// liveDatabase points a test server at a fresh database of dialect d
+// (newDash's is SQLite).
+func liveDatabase(t *testing.T, d store.Dialect) func(*server.Config) {
+	return func(c *server.Config) {
+		if d != store.SQLite {
+			c.Store.DB = storetest.DSN(t, d)
+		}
+	}
+}
 
 // sseEvent is one server-sent event.
 type sseEvent struct{ ID, Event, Data string }
@@ -174,75 +198,77 @@ func (d *dash) testWebhook(t *testing.T, key string) string {
 // seen; a visitor without a session gets no stream.
 func TestDashboardLiveEvents(t *testing.T) {
 	t.Parallel()
-	d := newDash(t)
-	id := d.failedNotification(t)
-	a := d.user(t)
-	_, token := a.signIn(d.emailA, password)
-	b := d.user(t)
-	b.signIn(d.emailB, password)
+	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
+		d := newDash(t, liveDatabase(t, dialect))
+		id := d.failedNotification(t)
+		a := d.user(t)
+		_, token := a.signIn(d.emailA, password)
+		b := d.user(t)
+		b.signIn(d.emailB, password)
 
-	s, p := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), "")
-	if s == nil {
-		t.Fatalf("no stream: %d %s", p.code, p.body)
-	}
-	if cc := p.header.Get("Cache-Control"); cc != "no-store" {
-		t.Errorf("Cache-Control %q", cc)
-	}
-	sb, _ := b.stream("/dashboard/events", "")
-	if sb == nil {
-		t.Fatal("project B: no stream")
-	}
-	a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
-	d.runDue(t)
-	cursor, ev := s.delivery(t)
-	if ev.UUID != id || ev.Kind != "attempt" || ev.Attempt != 2 || ev.Outcome != "failed" ||
-		ev.HTTPStatus == nil || *ev.HTTPStatus != 500 || ev.DeliveryStatus != "failed" {
-		t.Fatalf("resend's event: %+v", ev)
-	}
-
-	// Project B's stream: its own next event comes first, so A's never
-	// came before it.
-	mine := d.testWebhook(t, d.in.KeyB)
-	if _, ev := sb.delivery(t); ev.UUID != mine || ev.Kind != "created" {
-		t.Fatalf("project B's stream sent %+v, want its own notification %s", ev, mine)
-	}
-
-	// A reconnect from the start replays every event of the notification
-	// in cursor order; one from the cursor before the resend's event
-	// starts with it.
-	all, _ := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), "0")
-	var ids []int64
-	var kinds []string
-	for {
-		c, ev := all.delivery(t)
-		if ev.UUID != id {
-			t.Fatalf("replay sent %+v", ev)
+		s, p := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), "")
+		if s == nil {
+			t.Fatalf("no stream: %d %s", p.code, p.body)
 		}
-		n, _ := strconv.ParseInt(c, 10, 64)
-		if len(ids) > 0 && n <= ids[len(ids)-1] {
-			t.Fatalf("cursors out of order: %v then %d", ids, n)
+		if cc := p.header.Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("Cache-Control %q", cc)
 		}
-		ids, kinds = append(ids, n), append(kinds, ev.Kind)
-		if c == cursor {
-			break
+		sb, _ := b.stream("/dashboard/events", "")
+		if sb == nil {
+			t.Fatal("project B: no stream")
 		}
-	}
-	if kinds[0] != "created" || kinds[1] != "attempt" || len(ids) < 3 {
-		t.Fatalf("replay: %v %v", ids, kinds)
-	}
-	resumed, _ := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), strconv.FormatInt(ids[len(ids)-2], 10))
-	if c, ev := resumed.delivery(t); c != cursor || ev.Attempt != 2 {
-		t.Fatalf("resumed at %s with %+v, want %s", c, ev, cursor)
-	}
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
+		d.runDue(t)
+		cursor, ev := s.delivery(t)
+		if ev.UUID != id || ev.Kind != "attempt" || ev.Attempt != 2 || ev.Outcome != "failed" ||
+			ev.HTTPStatus == nil || *ev.HTTPStatus != 500 || ev.DeliveryStatus != "failed" {
+			t.Fatalf("resend's event: %+v", ev)
+		}
 
-	// No session, no stream; a bad cursor is a 400.
-	anon := d.user(t)
-	if s, p := anon.stream("/dashboard/events", ""); s != nil || p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/signin" {
-		t.Fatalf("signed out: %d %v", p.code, p.header)
-	}
-	if s, p := a.stream("/dashboard/events", "yesterday"); s != nil || p.code != http.StatusBadRequest || !strings.Contains(p.body, "Last-Event-ID") {
-		t.Fatalf("bad Last-Event-ID: %d %s", p.code, p.body)
-	}
+		// Project B's stream: its own next event comes first, so A's never
+		// came before it.
+		mine := d.testWebhook(t, d.in.KeyB)
+		if _, ev := sb.delivery(t); ev.UUID != mine || ev.Kind != "created" {
+			t.Fatalf("project B's stream sent %+v, want its own notification %s", ev, mine)
+		}
+
+		// A reconnect from the start replays every event of the notification
+		// in cursor order; one from the cursor before the resend's event
+		// starts with it.
+		all, _ := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), "0")
+		var ids []int64
+		var kinds []string
+		for {
+			c, ev := all.delivery(t)
+			if ev.UUID != id {
+				t.Fatalf("replay sent %+v", ev)
+			}
+			n, _ := strconv.ParseInt(c, 10, 64)
+			if len(ids) > 0 && n <= ids[len(ids)-1] {
+				t.Fatalf("cursors out of order: %v then %d", ids, n)
+			}
+			ids, kinds = append(ids, n), append(kinds, ev.Kind)
+			if c == cursor {
+				break
+			}
+		}
+		if kinds[0] != "created" || kinds[1] != "attempt" || len(ids) < 3 {
+			t.Fatalf("replay: %v %v", ids, kinds)
+		}
+		resumed, _ := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), strconv.FormatInt(ids[len(ids)-2], 10))
+		if c, ev := resumed.delivery(t); c != cursor || ev.Attempt != 2 {
+			t.Fatalf("resumed at %s with %+v, want %s", c, ev, cursor)
+		}
+
+		// No session, no stream; a bad cursor is a 400.
+		anon := d.user(t)
+		if s, p := anon.stream("/dashboard/events", ""); s != nil || p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/signin" {
+			t.Fatalf("signed out: %d %v", p.code, p.header)
+		}
+		if s, p := a.stream("/dashboard/events", "yesterday"); s != nil || p.code != http.StatusBadRequest || !strings.Contains(p.body, "Last-Event-ID") {
+			t.Fatalf("bad Last-Event-ID: %d %s", p.code, p.body)
+		}
+	})
 }
 
 // TestDashboardLiveOutlivesTimeouts: a stream stays open past the
@@ -277,30 +303,32 @@ func TestDashboardLiveOutlivesTimeouts(t *testing.T) {
 // another session's stream goes on.
 func TestDashboardLiveSessionEnds(t *testing.T) {
 	t.Parallel()
-	d := newDash(t)
-	a1, a2 := d.user(t), d.user(t)
-	_, token := a1.signIn(d.emailA, password)
-	a2.signIn(d.emailA, password)
-	s1, _ := a1.stream("/dashboard/events", "")
-	s2, _ := a2.stream("/dashboard/events", "")
-	if s1 == nil || s2 == nil {
-		t.Fatal("no stream")
-	}
-	if p := a1.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.code != http.StatusSeeOther {
-		t.Fatalf("sign out: %d", p.code)
-	}
-	id := d.testWebhook(t, d.in.KeyA) // wakes both streams
-	if seen := s1.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
-		t.Fatalf("signed-out stream sent %+v before it ended, want an end event last", seen)
-	}
-	if _, ev := s2.delivery(t); ev.UUID != id {
-		t.Fatalf("the other session's stream sent %+v", ev)
-	}
-	d.clock.Add(web.DefaultSessionTTL + time.Minute)
-	d.testWebhook(t, d.in.KeyA)
-	if seen := s2.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
-		t.Fatalf("expired session's stream sent %+v, want an end event last", seen)
-	}
+	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
+		d := newDash(t, liveDatabase(t, dialect))
+		a1, a2 := d.user(t), d.user(t)
+		_, token := a1.signIn(d.emailA, password)
+		a2.signIn(d.emailA, password)
+		s1, _ := a1.stream("/dashboard/events", "")
+		s2, _ := a2.stream("/dashboard/events", "")
+		if s1 == nil || s2 == nil {
+			t.Fatal("no stream")
+		}
+		if p := a1.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.code != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", p.code)
+		}
+		id := d.testWebhook(t, d.in.KeyA) // wakes both streams
+		if seen := s1.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
+			t.Fatalf("signed-out stream sent %+v before it ended, want an end event last", seen)
+		}
+		if _, ev := s2.delivery(t); ev.UUID != id {
+			t.Fatalf("the other session's stream sent %+v", ev)
+		}
+		d.clock.Add(web.DefaultSessionTTL + time.Minute)
+		d.testWebhook(t, d.in.KeyA)
+		if seen := s2.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
+			t.Fatalf("expired session's stream sent %+v, want an end event last", seen)
+		}
+	})
 }
 
 // TestDashboardLiveBound: one session holds at most
@@ -347,25 +375,27 @@ func TestDashboardLiveBound(t *testing.T) {
 // the HTTP server drains), and the stream ends.
 func TestDashboardLiveShutdown(t *testing.T) {
 	t.Parallel()
-	d := newDash(t)
-	a := d.user(t)
-	a.signIn(d.emailA, password)
-	s, _ := a.stream("/dashboard/events", "")
-	if s == nil {
-		t.Fatal("no stream")
-	}
-	start := time.Now()
-	if err := d.in.Server.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	// The drain's deadline in tests is 5s: a stream holding the server
-	// open would take all of it.
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("shutdown took %s with a stream open", took)
-	}
-	if seen := s.ended(t); len(seen) != 0 {
-		t.Fatalf("stream sent %+v", seen)
-	}
+	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
+		d := newDash(t, liveDatabase(t, dialect))
+		a := d.user(t)
+		a.signIn(d.emailA, password)
+		s, _ := a.stream("/dashboard/events", "")
+		if s == nil {
+			t.Fatal("no stream")
+		}
+		start := time.Now()
+		if err := d.in.Server.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		// The drain's deadline in tests is 5s: a stream holding the server
+		// open would take all of it.
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("shutdown took %s with a stream open", took)
+		}
+		if seen := s.ended(t); len(seen) != 0 {
+			t.Fatalf("stream sent %+v", seen)
+		}
+	})
 }
 
 // TestDashboardActivity: the activity page plots the project's attempts
@@ -373,37 +403,39 @@ func TestDashboardLiveShutdown(t *testing.T) {
 // style; a project without attempts gets a message instead of a plot.
 func TestDashboardActivity(t *testing.T) {
 	t.Parallel()
-	d := newDash(t)
-	id := d.failedNotification(t) // one failed attempt at 12:00, now 14:00
-	a := d.user(t)
-	_, token := a.signIn(d.emailA, password)
-	a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
-	d.runDue(t) // a second failed attempt, at 14:00
+	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
+		d := newDash(t, liveDatabase(t, dialect))
+		id := d.failedNotification(t) // one failed attempt at 12:00, now 14:00
+		a := d.user(t)
+		_, token := a.signIn(d.emailA, password)
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
+		d.runDue(t) // a second failed attempt, at 14:00
 
-	p := a.do(http.MethodGet, "/dashboard/activity/", nil)
-	p.want(t, 200, `aria-current="page">Activity`, `id="deliveries-plot"`, `id="latency-plot"`, `role="img"`,
-		`<rect class="out-failed"`, "Nov 24 12:00–13:00 UTC: 1 failed", "Nov 24 14:00–15:00 UTC: 1 failed",
-		`<span class="swatch out-acknowledged">`, `id="activity-totals"`, "0 acknowledged, 2 failed, 0 blocked, 0 interrupted in all",
-		"2026-11-22 15:00:00 UTC to 2026-11-24 15:00:00 UTC")
-	p.wantNot(t, "style=", "activity-empty")
-	totals := p.body[strings.Index(p.body, `id="activity-totals"`):]
-	totals = totals[:strings.Index(totals, "</table>")]
-	if !strings.Contains(totals, "<tbody><tr><td>0</td><td>2</td><td>0</td><td>0</td><td>0</td>") {
-		t.Fatalf("totals table:\n%s", totals)
-	}
-	if a.do(http.MethodGet, "/dashboard/activity", nil).code != http.StatusMovedPermanently {
-		t.Fatal("/dashboard/activity does not redirect")
-	}
+		p := a.do(http.MethodGet, "/dashboard/activity/", nil)
+		p.want(t, 200, `aria-current="page">Activity`, `id="deliveries-plot"`, `id="latency-plot"`, `role="img"`,
+			`<rect class="out-failed"`, "Nov 24 12:00–13:00 UTC: 1 failed", "Nov 24 14:00–15:00 UTC: 1 failed",
+			`<span class="swatch out-acknowledged">`, `id="activity-totals"`, "0 acknowledged, 2 failed, 0 blocked, 0 interrupted in all",
+			"2026-11-22 15:00:00 UTC to 2026-11-24 15:00:00 UTC")
+		p.wantNot(t, "style=", "activity-empty")
+		totals := p.body[strings.Index(p.body, `id="activity-totals"`):]
+		totals = totals[:strings.Index(totals, "</table>")]
+		if !strings.Contains(totals, "<tbody><tr><td>0</td><td>2</td><td>0</td><td>0</td><td>0</td>") {
+			t.Fatalf("totals table:\n%s", totals)
+		}
+		if a.do(http.MethodGet, "/dashboard/activity", nil).code != http.StatusMovedPermanently {
+			t.Fatal("/dashboard/activity does not redirect")
+		}
 
-	b := d.user(t)
-	b.signIn(d.emailB, password)
-	q := b.do(http.MethodGet, "/dashboard/activity/", nil)
-	q.want(t, 200, `id="activity-empty"`, "No delivery attempts in the last 48 hours")
-	q.wantNot(t, "<svg", id)
+		b := d.user(t)
+		b.signIn(d.emailB, password)
+		q := b.do(http.MethodGet, "/dashboard/activity/", nil)
+		q.want(t, 200, `id="activity-empty"`, "No delivery attempts in the last 48 hours")
+		q.wantNot(t, "<svg", id)
 
-	// 49 hours later the attempts are out of the window.
-	d.clock.Add(49 * time.Hour)
-	later := d.user(t)
-	later.signIn(d.emailA, password)
-	later.do(http.MethodGet, "/dashboard/activity/", nil).want(t, 200, `id="activity-empty"`)
+		// 49 hours later the attempts are out of the window.
+		d.clock.Add(49 * time.Hour)
+		later := d.user(t)
+		later.signIn(d.emailA, password)
+		later.do(http.MethodGet, "/dashboard/activity/", nil).want(t, 200, `id="activity-empty"`)
+	})
 }
