@@ -397,6 +397,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
 		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger, TrustedProxies: proxies,
+		StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
 		return fmt.Errorf("hosted pages: %w", err)

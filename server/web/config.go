@@ -22,6 +22,14 @@ const DefaultPollInterval = 3 * time.Second
 // DefaultSessionTTL is how long a dashboard session lasts.
 const DefaultSessionTTL = 12 * time.Hour
 
+// DefaultStreamHeartbeat is how often an idle live stream of the dashboard
+// writes a comment (and re-checks its session).
+const DefaultStreamHeartbeat = 15 * time.Second
+
+// DefaultMaxLiveStreams bounds the dashboard's open live streams, all
+// sessions together.
+const DefaultMaxLiveStreams = 256
+
 // Config configures the hosted pages and the dashboard.
 type Config struct {
 	// DB is the database (projects, for the coins they accept).
@@ -60,6 +68,14 @@ type Config struct {
 	// PollInterval is how often the page's script polls status.json
 	// (DefaultPollInterval when 0).
 	PollInterval time.Duration
+	// StreamHeartbeat is how often an idle live stream (/dashboard/events)
+	// writes a comment, so proxies keep it, and re-checks that its session
+	// is still open (DefaultStreamHeartbeat when 0).
+	StreamHeartbeat time.Duration
+	// MaxLiveStreams bounds the open live streams of all sessions together
+	// (DefaultMaxLiveStreams when 0); one session may hold at most
+	// MaxLiveStreamsPerSession.
+	MaxLiveStreams int
 	// Logger logs failures that the customer sees only as "try again".
 	Logger *slog.Logger
 }
@@ -81,6 +97,12 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.StreamHeartbeat == 0 {
+		c.StreamHeartbeat = DefaultStreamHeartbeat
+	}
+	if c.MaxLiveStreams == 0 {
+		c.MaxLiveStreams = DefaultMaxLiveStreams
+	}
 	return c
 }
 
@@ -101,6 +123,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Events is required", ErrConfig)
 	case c.PollInterval < 100*time.Millisecond:
 		return fmt.Errorf("%w: PollInterval %s is below 100ms", ErrConfig, c.PollInterval)
+	case c.StreamHeartbeat < 10*time.Millisecond:
+		return fmt.Errorf("%w: StreamHeartbeat %s is below 10ms", ErrConfig, c.StreamHeartbeat)
+	case c.MaxLiveStreams < 1:
+		return fmt.Errorf("%w: MaxLiveStreams %d is below 1", ErrConfig, c.MaxLiveStreams)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ type Handler struct {
 	hashSlots chan struct{}
 	// ips counts failed sign-ins per client network.
 	ips *ipLimiter
+	// liveStreams counts the dashboard's open live streams.
+	liveStreams *streamSlots
 }
 
 // New returns the handler of the hosted pages and the dashboard.
@@ -84,6 +86,7 @@ func New(cfg Config) (*Handler, error) {
 	h.dummyHash = dummy
 	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
 	h.ips = newIPLimiter()
+	h.liveStreams = newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession)
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err
