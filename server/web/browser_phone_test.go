@@ -86,6 +86,7 @@ func TestBrowserPhoneWidth(t *testing.T) {
 		{"/dashboard/deposits/", "main h1"},
 		{"/dashboard/subscriptions/", "main h1"},
 		{"/dashboard/settings/", "#rotate"},
+		{"/dashboard/activity/", "main h1"},
 	} {
 		fitsWidth(t, ctx, dd.in.BaseURL+p.path, p.ready)
 	}
