@@ -10,8 +10,16 @@
 // sign-ins waits SigninFailureRefill per further attempt (429), and every
 // failed sign-in gets the same answer. Every
 // query is scoped by the session's project: another project's
-// notification is a 404, as an unknown one. Resends go through the same
-// service as the API's POST /notification/resend/.
+// notification, checkout, deposit, subscription or API key is a 404, as an
+// unknown one. Resends, test webhooks, wallets and keys go through the same
+// services as the API and the CLI. Pages: activity (deliveries per hour by
+// outcome and attempt latency over 48 hours, server-rendered SVG),
+// notifications (one with its payload, the headers each attempt sent as
+// recorded, and its attempts), checkouts, deposits and subscriptions with
+// their payments and invoice_status, and settings. /dashboard/events is a
+// server-sent-event stream of the project's delivery events (the same
+// database-backed stream as WatchDeliveries; Last-Event-ID resumes it);
+// it ends when the session does and when the server stops.
 //
 // The hosted pages: the checkout page
 // /payment/{payment_id}/, the deposit page /deposit/{payment_id}/ and the
