@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/server/metrics"
 )
 
 // Config is everything payhook serve needs, grouped by the part of the
@@ -50,6 +51,10 @@ type Config struct {
 	// Out receives messages meant for the person running the server (the dev
 	// API key); os.Stdout when nil.
 	Out io.Writer
+	// Build names the running binary in payhook_build_info; when its
+	// Version is empty, metrics.ReadBuild("") fills it from the binary's
+	// embedded build information.
+	Build metrics.BuildInfo
 }
 
 // StoreConfig is the database.
@@ -68,7 +73,19 @@ type StoreConfig struct {
 	// HealthProbeInterval is how often the database is probed for the
 	// health status; DefaultHealthProbeInterval when 0. Tests shorten it.
 	HealthProbeInterval time.Duration
+	// Migrate is what starting does about migrations the database lacks
+	// (--migrate): MigrateAuto (the default) applies them, under a lock so
+	// that instances starting together apply them once; MigrateOff applies
+	// none and refuses to start while any is missing, for operators who run
+	// `payhook migrate` as a separate deployment step.
+	Migrate string
 }
+
+// The values of StoreConfig.Migrate.
+const (
+	MigrateAuto = "auto"
+	MigrateOff  = "off"
+)
 
 // APIConfig is the gRPC API and its REST gateway.
 type APIConfig struct {
@@ -263,6 +280,9 @@ func (c Config) WithDefaults() Config {
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
+	if c.Build.Version == "" {
+		c.Build = metrics.ReadBuild("")
+	}
 	return c
 }
 
@@ -297,6 +317,9 @@ func (c StoreConfig) WithDefaults() StoreConfig {
 	if c.MaxConns == 0 {
 		c.MaxConns = DefaultDBMaxConns
 	}
+	if c.Migrate == "" {
+		c.Migrate = MigrateAuto
+	}
 	if c.HealthProbeInterval == 0 {
 		c.HealthProbeInterval = DefaultHealthProbeInterval
 	}
@@ -316,6 +339,9 @@ func (c StoreConfig) Validate() error {
 	}
 	if c.HealthProbeInterval < 0 {
 		return errors.New("health probe interval: must not be negative")
+	}
+	if c.Migrate != MigrateAuto && c.Migrate != MigrateOff {
+		return fmt.Errorf("--migrate: %q is neither %s nor %s", c.Migrate, MigrateAuto, MigrateOff)
 	}
 	return nil
 }

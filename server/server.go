@@ -108,6 +108,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// The metrics observe the notifier's attempts and, once it exists, read
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
+	met.ObserveBuild(cfg.Build)
 	if err := s.buildNotifier(k.signer, met); err != nil {
 		return nil, err
 	}
@@ -126,19 +127,31 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	return s, nil
 }
 
-// buildStore opens and migrates the database.
+// buildStore opens the database and migrates it (Store.Migrate auto) or
+// checks that it needs no migration (off).
 func (s *Server) buildStore(ctx context.Context) error {
 	var err error
 	s.db, err = openPool(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
 	if err != nil {
 		return err
 	}
-	applied, err := store.Migrate(ctx, s.db)
-	if err != nil {
-		return fmt.Errorf("migrate database: %w", err)
-	}
-	if len(applied) > 0 {
-		s.logger.Info("applied migrations", "versions", applied)
+	if s.cfg.Store.Migrate == MigrateOff {
+		pending, err := store.Pending(ctx, s.db)
+		if err != nil {
+			return fmt.Errorf("check database migrations: %w", err)
+		}
+		if len(pending) > 0 {
+			return fmt.Errorf("%w: %d pending (%s) and --migrate=off: run `payhook migrate` with the same --db first, or start with --migrate=auto",
+				ErrMigrationsBehind, len(pending), strings.Join(pending, ", "))
+		}
+	} else {
+		applied, err := store.Migrate(ctx, s.db)
+		if err != nil {
+			return fmt.Errorf("migrate database: %w", err)
+		}
+		if len(applied) > 0 {
+			s.logger.Info("applied migrations", "versions", applied)
+		}
 	}
 	if err := project.EnsureSecrets(ctx, s.db.Client); err != nil {
 		return fmt.Errorf("projects: %w", err)
@@ -350,7 +363,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	s.grpc = grpc.NewServer(
-		grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		// The request metrics come first, so they time and count every
+		// call, refused ones included.
+		grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{met.UnaryServerInterceptor()}, unary...)...),
+		grpc.ChainStreamInterceptor(append([]grpc.StreamServerInterceptor{met.StreamServerInterceptor()}, stream...)...),
 		// Deliberately bounded: the body limit plus the header limit covers
 		// every REST request; a direct gRPC client gets the same room.
 		grpc.MaxRecvMsgSize(int(cfg.MaxBodyBytes)+maxHeaderBytes),
@@ -423,8 +439,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	// /subscription/{sub_...}/) first; every other path is the API's.
 	mux.Handle("/", pages.Wrap(gw))
 	s.http = &http.Server{
-		// The key leaves the query before any handler sees the request.
-		Handler:           gateway.APIKeyFromQuery(mux),
+		// The key leaves the query before any handler sees the request;
+		// the request metrics label by route, never by path or query.
+		Handler:           met.InstrumentHTTP(gateway.APIKeyFromQuery(mux)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,

@@ -3,13 +3,17 @@
 //	payhook serve [flags]              run the gRPC API and its REST gateway
 //	payhook migrate [--db DSN]         apply database migrations and exit
 //	payhook apikey create --name NAME  issue an API key (printed once)
+//	payhook apikey list | revoke ID    list or revoke API keys
+//	payhook version                    what this binary is
+//	payhook completion bash|zsh|fish   shell completion
 //	payhook watch [filters]            print delivery events as they happen
 //	payhook listen --forward-to URL    relay your deliveries to a local server
 //	payhook devnet pay|mine|reorg      drive the simulated chains of a --dev server
 //
 // Every flag has a PAYHOOK_* environment equivalent (--http-addr is
 // PAYHOOK_HTTP_ADDR); a flag given on the command line wins. This is the only
-// place that reads the environment.
+// place that reads the environment. --log-format and --log-level are global:
+// accepted before or after the command.
 package main
 
 import (
@@ -38,9 +42,14 @@ const usage = `payhook: self-hostable payment-notification gateway
 Usage:
   payhook serve [flags]              run the gRPC API (default :9090) and REST gateway (default :8080);
                                      with --dev, on 127.0.0.1 unless an address is given
-  payhook migrate [--db DSN]         apply database migrations and exit
+  payhook migrate [--db DSN]         apply database migrations and exit (serve applies them too,
+                                     unless --migrate=off)
   payhook apikey create --name NAME [--operator]
                                      issue an API key (an operator's key with --operator); it is printed once
+  payhook apikey list [--project ID] [--json]
+                                     list API keys (id, name, prefix, project, kind, created, revoked)
+  payhook apikey revoke ID|NAME [--project ID]
+                                     revoke a key: every instance answers it 401 from its next request on
   payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
   payhook project list | rotate-secret --project ID [--grace 24h] | wallet set|remove --project ID ...
                                      manage merchant projects: API keys, IPN secret, payout wallets
@@ -62,10 +71,17 @@ Usage:
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
                                      drive the simulated chains of a server run with --dev
+  payhook version [--json]           version, commit and Go version of this binary
+  payhook completion bash|zsh|fish   print a shell completion script
 
-Run "payhook COMMAND -h" for a command's flags. Every flag can also be set
-with a PAYHOOK_* environment variable (--db is PAYHOOK_DB). The benchmark is
-its own command: go run ./cmd/payhook-bench.
+Global flags, before or after the command:
+  --log-format text|json             log line format (default text)
+  --log-level debug|info|warn|error  least severe level logged (default info)
+
+Run "payhook COMMAND --help" (or "payhook help COMMAND") for a command's flags.
+Every flag can also be set with a PAYHOOK_* environment variable (--db is
+PAYHOOK_DB, --log-level is PAYHOOK_LOG_LEVEL). The benchmark is its own
+command: go run ./cmd/payhook-bench.
 `
 
 func main() {
@@ -87,59 +103,65 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // runIn runs the command args; stdin feeds the commands that read secrets
 // (user create reads a password).
 func runIn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errors.New("missing command")
+	args, logger, err := globalFlags(args, stderr)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stdout, stderr, logger)
-	case "migrate":
-		return migrate(ctx, args[1:], stdout, stderr)
-	case "apikey":
-		if len(args) < 2 || args[1] != "create" {
-			return errors.New(`usage: payhook apikey create --name NAME`)
-		}
-		return apikeyCreate(ctx, args[2:], stdout, stderr)
-	case "project":
-		return projectCmd(ctx, args[1:], stdout, stderr)
-	case "user":
-		return userCmd(ctx, args[1:], stdin, stdout, stderr)
-	case "funds":
-		return funds(ctx, args[1:], stdout, stderr)
-	case "payouts":
-		return payouts(ctx, args[1:], stdout, stderr)
-	case "watch":
-		return watch(ctx, args[1:], stdout, stderr)
-	case "devnet":
-		return devnetCmd(ctx, args[1:], stdout, stderr)
-	case "listen":
-		return listen(ctx, args[1:], stdout, stderr)
-	case "seed":
-		return seedCmd(args[1:], stdout, stderr)
-	case "chain":
-		return chainCmd(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, logger: logger}
+	err = dispatch(ctx, commands(), []string{"payhook"}, args, e)
+	if h := (*helpError)(nil); errors.As(err, &h) {
+		// Asked for: the usage goes to standard output, and it is no
+		// failure.
+		fmt.Fprint(stdout, h.usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return err
 }
 
 // parse parses args into fs, then fills every flag not given on the command
-// line from its PAYHOOK_* environment variable.
+// line from its PAYHOOK_* environment variable. An argument that is no flag
+// is an error.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+	_, err := parseN(fs, args, 0)
+	return err
+}
+
+// parseN is parse for a command that takes up to n arguments, before,
+// between or after its flags (after "--", everything is an argument); it
+// returns them.
+func parseN(fs *flag.FlagSet, args []string, n int) ([]string, error) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if ub, ok := fs.Output().(*usageBuffer); ok {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &helpError{usage: ub.String()}
+			}
+			_, _ = ub.WriteTo(ub.stderr)
+			ub.Reset()
+		}
+		if err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+		if len(pos) > n {
+			break
+		}
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if len(pos) > n {
+		return nil, fmt.Errorf("unexpected argument %q", pos[n])
 	}
+	var err error
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if given[f.Name] || err != nil {
 			return
@@ -151,12 +173,23 @@ func parse(fs *flag.FlagSet, args []string) error {
 			}
 		}
 	})
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return pos, nil
 }
 
+// newFlagSet returns the flag set of command name (e.g. "payhook apikey
+// list"). What it prints while parsing is held until parse knows whether
+// it is help (standard output) or an error (stderr).
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&usageBuffer{stderr: stderr})
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", name)
+		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "\nGlobal flags (before or after the command): --log-format text|json, --log-level debug|info|warn|error.")
+	}
 	return fs
 }
 
@@ -176,8 +209,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger 
 // server configuration; the server fills in what is left unset.
 func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error) {
 	fs := newFlagSet("payhook serve", stderr)
-	cfg := server.Config{Out: stdout}
+	cfg := server.Config{Out: stdout, Build: build()}
 	fs.StringVar(&cfg.Store.DB, "db", server.DefaultDB, `database: "sqlite:PATH" (embedded) or "postgres://user@host/db?sslmode=disable"`)
+	fs.StringVar(&cfg.Store.Migrate, "migrate", server.MigrateAuto, "database migrations at start: auto applies the missing ones; off applies none and refuses to start while any is missing (run payhook migrate first)")
 	fs.IntVar(&cfg.Store.MaxConns, "db-max-conns", server.DefaultDBMaxConns, "PostgreSQL connections this instance may open (plus one for LISTEN); requests wait for a free one")
 	// Empty listen addresses take the server's defaults, which depend on --dev.
 	fs.StringVar(&cfg.API.HTTPAddr, "http-addr", "", "REST gateway listen address (default "+server.DefaultHTTPAddr+", "+server.DefaultDevHTTPAddr+" with --dev)")

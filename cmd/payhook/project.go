@@ -16,40 +16,12 @@ import (
 	"github.com/payhook/payhook/server"
 )
 
-const projectUsage = `usage:
-  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]...
-                         [--accept btc,eth] [--confirmations btc=2]... [--json]
-  payhook project list [--json]
-  payhook project rotate-secret --project ID [--grace 24h] [--json]
-  payhook project wallet set --project ID --wallet TICKER=ADDRESS[,ADDRESS@SHARE...]
-  payhook project wallet remove --project ID --ticker TICKER`
-
 // walletsFlag collects repeated --wallet values whole (a value holds
 // commas, so it is not a listFlag).
 type walletsFlag []string
 
 func (w *walletsFlag) String() string     { return strings.Join(*w, " ") }
 func (w *walletsFlag) Set(v string) error { *w = append(*w, v); return nil }
-
-// projectCmd runs `payhook project ...`.
-func projectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New(projectUsage)
-	}
-	switch args[0] {
-	case "create":
-		return projectCreate(ctx, args[1:], stdout, stderr)
-	case "list":
-		return projectList(ctx, args[1:], stdout, stderr)
-	case "rotate-secret":
-		return projectRotate(ctx, args[1:], stdout, stderr)
-	case "wallet":
-		if len(args) > 1 && (args[1] == "set" || args[1] == "remove") {
-			return projectWallet(ctx, args[1], args[2:], stderr)
-		}
-	}
-	return errors.New(projectUsage)
-}
 
 func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("payhook project create", stderr)

@@ -117,3 +117,52 @@ func up(ctx context.Context, d goose.Dialect, pool *sql.DB, fsys fs.FS, opts ...
 	}
 	return applied, err
 }
+
+// Pending reports the embedded migrations of db's dialect that the database
+// has not applied (every one on an empty database), in version order,
+// without applying or locking anything: it lets a server that must not
+// migrate (serve --migrate=off) refuse a database that is behind.
+func Pending(ctx context.Context, db *DB) ([]string, error) {
+	sub, err := fs.Sub(migrations.FS, string(db.Dialect))
+	if err != nil {
+		return nil, fmt.Errorf("pending migrations: %w", err)
+	}
+	var d goose.Dialect
+	exists := "SELECT to_regclass('goose_db_version') IS NOT NULL"
+	switch db.Dialect {
+	case Postgres:
+		d = goose.DialectPostgres
+	case SQLite:
+		d = goose.DialectSQLite3
+		exists = "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'"
+	default:
+		return nil, fmt.Errorf("unknown dialect %q", db.Dialect)
+	}
+	p, err := goose.NewProvider(d, db.SQL, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return nil, fmt.Errorf("pending migrations: %w", err)
+	}
+	var versioned bool
+	if err := db.SQL.QueryRowContext(ctx, exists).Scan(&versioned); err != nil {
+		return nil, fmt.Errorf("pending migrations: %w", err)
+	}
+	var pending []string
+	if !versioned {
+		for _, s := range p.ListSources() {
+			pending = append(pending, strconv.FormatInt(s.Version, 10))
+		}
+		return pending, nil
+	}
+	// Status reads the version table without the migration lock, so it
+	// neither waits for nor blocks an instance that is migrating.
+	st, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pending migrations: %w", err)
+	}
+	for _, s := range st {
+		if s.State == goose.StatePending {
+			pending = append(pending, strconv.FormatInt(s.Source.Version, 10))
+		}
+	}
+	return pending, nil
+}

@@ -1,7 +1,9 @@
 // Package metrics exposes payhook's Prometheus metrics: webhook delivery
 // outcomes and latencies (fed by the notifier through its Observer hook),
 // the notification queue's depth and lag (read from the database at scrape
-// time), live watchers, and the Go runtime and process collectors.
+// time), live watchers, HTTP and gRPC requests (InstrumentHTTP and the
+// interceptors), the chains, price ages, build information, and the Go
+// runtime and process collectors.
 //
 // Guarantees:
 //   - No global state. Every Metrics owns its prometheus.Registry; nothing
@@ -10,7 +12,9 @@
 //   - Observing never blocks delivery. AttemptFinished only updates atomic
 //     counters and a histogram; for the transports and outcomes the
 //     notifier reports it does not allocate or take a lock.
-//   - Bounded cardinality. Transport and outcome labels outside the
+//   - Bounded cardinality. HTTP requests are labelled by HTTPRoute's route
+//     (a fixed set: never a raw path, id, ticker or key), gRPC calls by
+//     registered method only. Transport and outcome labels outside the
 //     notifier's documented sets are reported as "other", and every known
 //     series is exported from the start (at 0), so rate() and absent()
 //     behave from the first scrape.

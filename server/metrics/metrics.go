@@ -60,6 +60,9 @@ type Metrics struct {
 
 	nodeLatency *prometheus.HistogramVec
 
+	httpRequests, grpcRequests *prometheus.CounterVec
+	httpDuration, grpcDuration *prometheus.HistogramVec
+
 	// series caches the children of the known label pairs. It is built in
 	// New and only read afterwards, so AttemptFinished needs no lock.
 	series map[string]transportSeries
@@ -84,6 +87,9 @@ type transportSeries struct {
 //     scrape (StatsTimeout), with payhook_metrics_scrape_errors_total
 //     counting failed reads;
 //   - payhook_watchers, read from watchers at each scrape;
+//   - payhook_http_requests_total, payhook_http_request_duration_seconds,
+//     payhook_grpc_requests_total and payhook_grpc_request_duration_seconds,
+//     fed by InstrumentHTTP and the gRPC interceptors;
 //   - the Go runtime and process collectors.
 //
 // A nil stats or watchers leaves out the metrics it feeds.
@@ -120,6 +126,7 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 		}, []string{"ticker", "outcome"}),
 		series: make(map[string]transportSeries, len(transports)),
 	}
+	m.httpRequests, m.httpDuration, m.grpcRequests, m.grpcDuration = newRequestMetrics()
 	for _, st := range finalStatuses {
 		m.finished[st] = m.finishedV.WithLabelValues(st)
 	}
@@ -139,6 +146,7 @@ func New(stats func(ctx context.Context) (notifier.QueueStats, error), watchers 
 		m.blocked,
 		m.finishedV,
 		m.nodeLatency,
+		m.httpRequests, m.httpDuration, m.grpcRequests, m.grpcDuration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

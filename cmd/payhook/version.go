@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/payhook/payhook/server/metrics"
+)
+
+// version is the release, set at build time:
+//
+//	go build -ldflags "-X main.version=v1.2.3" ./cmd/payhook
+//
+// It and commit are the package-level variables here because the linker
+// can set nothing else; they are never written at run time. Empty means: the main
+// module's version (go install ...@v1.2.3), else "dev".
+var version string
+
+// commit, when set the same way (-X main.commit=...), names the commit of a
+// build made without the VCS data Go embeds (a container build whose
+// context has no .git).
+var commit string
+
+// build is what this binary says of itself, read once per call.
+func build() metrics.BuildInfo {
+	b := metrics.ReadBuild(version)
+	if commit != "" && b.Commit == metrics.UnknownBuild {
+		b.Commit = commit
+	}
+	return b
+}
+
+// versionCmd prints the version, the commit and its date, and the Go
+// version: payhook version [--json].
+func versionCmd(_ context.Context, e *env, args []string) error {
+	fs := newFlagSet("payhook version", e.stderr)
+	asJSON := fs.Bool("json", false, `print {"version":..,"commit":..,"commit_time":..,"go_version":..}`)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	b := build()
+	date := ""
+	if !b.Time.IsZero() {
+		date = b.Time.UTC().Format(time.RFC3339)
+	}
+	if *asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]string{
+			"version": b.Version, "commit": b.Commit, "commit_time": date, "go_version": b.GoVersion,
+		})
+	}
+	fmt.Fprintf(e.stdout, "payhook %s\ncommit  %s\n", b.Version, b.Commit)
+	if date != "" {
+		fmt.Fprintf(e.stdout, "date    %s (commit time)\n", date)
+	}
+	fmt.Fprintf(e.stdout, "go      %s\n", b.GoVersion)
+	return nil
+}
