@@ -48,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/metrics"
+	"github.com/payhook/payhook/server/openapi"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
@@ -435,6 +436,12 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
 	met.ObserveChains(s.chainStats)
 	mux.Handle("/metrics", met.Handler())
+	apiDocs, err := openapi.Handler()
+	if err != nil {
+		return err
+	}
+	mux.Handle(openapi.DocumentPath, apiDocs)
+	mux.Handle(openapi.DocsPath, apiDocs)
 	// The hosted pages (/payment/, /deposit/{dep_...}/,
 	// /subscription/{sub_...}/) first; every other path is the API's.
 	mux.Handle("/", pages.Wrap(gw))

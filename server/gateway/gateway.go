@@ -7,7 +7,8 @@
 // paths end in a slash (stripped here before routing, since the gateway's
 // path templates cannot end in one), the `apikey` header travels as gRPC
 // metadata, JSON uses the proto field names, success bodies carry
-// `"status": "success"` and errors are `{"status": "error", "error": "..."}`.
+// `"status": "success"` and errors are `{"status": "error", "error": "..."}`;
+// no gRPC header or trailer reaches a REST answer.
 //
 // In front of the mux: a body over Config.MaxBodyBytes is 413; a path or
 // query parameter that is not UTF-8, or a forwarded header that is not
@@ -91,6 +92,11 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
+		// gRPC metadata is the server's business: a REST answer carries
+		// none of it (by default every 200 would carry
+		// Grpc-Metadata-Content-Type: application/grpc).
+		runtime.WithOutgoingHeaderMatcher(dropMetadata),
+		runtime.WithOutgoingTrailerMatcher(dropMetadata),
 		runtime.WithErrorHandler(g.errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseRewriter(rewriteResponse),
@@ -196,6 +202,9 @@ func headerMatcher(key string) (string, bool) {
 	}
 	return runtime.DefaultHeaderMatcher(key)
 }
+
+// dropMetadata keeps every gRPC header and trailer out of REST answers.
+func dropMetadata(string) (string, bool) { return "", false }
 
 // errorBody is the REST error shape of this API family.
 type errorBody struct {

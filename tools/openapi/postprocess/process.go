@@ -1,0 +1,489 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// rule is what the gateway does for one operation (by its operationId
+// without the plugin's numeric suffix) that the protos do not say.
+type rule struct {
+	// public: no API key needed (server.go's interceptor.Config.Public).
+	public bool
+	// notFound: besides an unknown ticker, the operation answers 404 for
+	// something the request names (an address, invoice, subscription or
+	// notification that does not exist or is another owner's).
+	notFound bool
+}
+
+// rules lists every operation of the document. An operation missing here,
+// or listed here but absent from the document, fails the step.
+var rules = map[string]rule{
+	"AddressService_CreateAddress": {},
+	"AddressService_GetLogs":       {notFound: true},
+	"AddressService_GetPublicKey":  {public: true},
+	"AddressService_GetInfo":       {public: true},
+	"AddressService_GetQrCode":     {},
+	"AddressService_EstimateFee":   {public: true},
+	"AddressService_CreatePayout":  {},
+	"AddressService_Convert":       {public: true},
+
+	"CheckoutService_RequestCheckout":    {},
+	"CheckoutService_GetCheckoutAddress": {notFound: true},
+	"CheckoutService_GetCheckoutLogs":    {notFound: true},
+
+	"DepositService_RequestDeposit":    {},
+	"DepositService_GetDepositAddress": {notFound: true},
+	"DepositService_GetDepositLogs":    {notFound: true},
+
+	"SubscriptionService_CreateSubscription":     {},
+	"SubscriptionService_GetSubscriptionAddress": {notFound: true},
+	"SubscriptionService_FetchSubscription":      {notFound: true},
+	"SubscriptionService_ListSubscriptions":      {},
+
+	"NotificationService_ResendNotification": {notFound: true},
+	"NotificationService_TestNotification":   {},
+	"NotificationService_ListNotifications":  {},
+}
+
+// Names of the schemas this step adds.
+const (
+	// infoSchema is the body of GET /info/.
+	infoSchema = "Info"
+	// tickerInfoSchema is the body of GET /{ticker}/info/: a CoinInfo with
+	// the status.
+	tickerInfoSchema = "TickerInfo"
+	coinInfoSchema   = "payhook.v1.CoinInfo"
+	valueSchema      = "google.protobuf.Value"
+	schemaPrefix     = "#/components/schemas/"
+)
+
+// tokenPath matches the plugin's rendering of a `{ticker=*/*}` binding.
+var tokenPath = regexp.MustCompile(`^/\*/\{\*\}(/.*)$`)
+
+// numericSuffix is what the plugin appends to the operationId of each
+// additional binding.
+var numericSuffix = regexp.MustCompile(`[0-9]+$`)
+
+type object = map[string]any
+
+// Process returns the document in, rewritten (see the package doc).
+func Process(in []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.UseNumber()
+	var doc object
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if doc["openapi"] != "3.1.0" {
+		return nil, fmt.Errorf("openapi %v: want 3.1.0", doc["openapi"])
+	}
+	paths, _ := doc["paths"].(object)
+	components, _ := doc["components"].(object)
+	schemas, _ := components["schemas"].(object)
+	if paths == nil || schemas == nil {
+		return nil, errors.New("no paths or no component schemas")
+	}
+	ops, err := collect(paths)
+	if err != nil {
+		return nil, err
+	}
+	newPaths := object{}
+	responseSchemas := map[string]bool{}
+	bodySchemas := map[string]bool{}
+	for _, o := range ops {
+		if err := o.rewrite(ops); err != nil {
+			return nil, err
+		}
+		if ref := refOf(o.op["requestBody"], "content", "application/json", "schema"); ref != "" {
+			bodySchemas[ref] = true
+		}
+		resp, err := o.responses(schemas)
+		if err != nil {
+			return nil, err
+		}
+		if resp != "" {
+			responseSchemas[resp] = true
+		}
+		item, _ := newPaths[o.path].(object)
+		if item == nil {
+			item = object{}
+			newPaths[o.path] = item
+		}
+		item[o.method] = o.op
+	}
+	doc["paths"] = newPaths
+	for name := range bodySchemas {
+		requestBodySchema(schemas, name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(schemas)) {
+		if !bodySchemas[name] {
+			responseSchema(schemas[name].(object))
+		}
+	}
+	for name := range responseSchemas {
+		addStatus(schemas[name].(object))
+	}
+	addInfoSchemas(schemas)
+	prune(doc, schemas)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// operation is one operation of the plugin's document.
+type operation struct {
+	path, method string
+	op           object
+	base         string // operationId without the plugin's suffix
+	token        bool   // the two-segment (network/token) form
+	ticker       bool   // takes a ticker in the path (one or two segments)
+}
+
+// collect lists the operations in path order and checks them against rules.
+func collect(paths object) ([]*operation, error) {
+	var ops []*operation
+	seen := map[string]bool{}
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		if strings.HasSuffix(p, "/") {
+			return nil, fmt.Errorf("path %s ends in a slash: the document was processed already (run buf generate first)", p)
+		}
+		item, _ := paths[p].(object)
+		for _, m := range slices.Sorted(maps.Keys(item)) {
+			op, _ := item[m].(object)
+			id, _ := op["operationId"].(string)
+			base := numericSuffix.ReplaceAllString(id, "")
+			if _, ok := rules[base]; !ok {
+				return nil, fmt.Errorf("%s %s: operation %s has no rule in tools/openapi/postprocess (public? answers 404?)", m, p, id)
+			}
+			seen[base] = true
+			o := &operation{path: p, method: m, op: op, base: base}
+			o.token = tokenPath.MatchString(p)
+			o.ticker = o.token || strings.HasPrefix(p, "/{ticker}/")
+			ops = append(ops, o)
+		}
+	}
+	for _, base := range slices.Sorted(maps.Keys(rules)) {
+		if !seen[base] {
+			return nil, fmt.Errorf("operation %s has a rule but is not in the document", base)
+		}
+	}
+	return ops, nil
+}
+
+// rewrite sets the operation's path, operationId, parameters and security.
+func (o *operation) rewrite(all []*operation) error {
+	id := o.base
+	if o.token {
+		o.path = tokenPath.ReplaceAllString(o.path, "/{network}/{token}$1")
+		id += "ForToken"
+		o.op["description"] = fmt.Sprint(o.op["description"]) +
+			"\n\nThe two-segment form for a token ticker (`/trc20/usdt/...`): network and token."
+	} else if o.ticker && slices.ContainsFunc(all, func(x *operation) bool { return x.base == o.base && !x.ticker }) {
+		id += "ForTicker" // GET /{ticker}/info/ beside GET /info/
+	}
+	o.path += "/"
+	o.op["operationId"] = id
+	if rules[o.base].public {
+		o.op["security"] = []any{}
+	}
+	params, _ := o.op["parameters"].([]any)
+	out := make([]any, 0, len(params)+1)
+	for _, p := range params {
+		p := p.(object)
+		name, in := p["name"], p["in"]
+		switch {
+		case in == "path" && name == "*":
+			out = append(out, segmentParam("network", "The token's network, as `/info/` keys it (`trc20`, `erc20`, `sol`)."),
+				segmentParam("token", "The token (`usdt`); a network's own coin may be named twice (`sol/sol`)."))
+			continue
+		case in == "path" && name == "ticker":
+			s := p["schema"].(object)
+			s["pattern"] = "^[A-Za-z0-9]+$"
+			p["description"] = "The coin ticker (`btc`, `eth`), case-insensitive. A token takes two segments: see the `ForToken` form."
+		case in == "query" && name == "ticker" && !o.ticker:
+			continue // GET /info/ filtered by ticker: /{ticker}/info/ says it better
+		}
+		if s, ok := p["schema"].(object); ok {
+			paramSchema(s)
+			if positive(s["minLength"]) || positive(s["minItems"]) {
+				p["required"] = true
+			}
+		}
+		out = append(out, p)
+	}
+	if len(out) > 0 {
+		o.op["parameters"] = out
+	} else {
+		delete(o.op, "parameters")
+	}
+	return nil
+}
+
+// segmentParam is one segment of a token ticker's path.
+func segmentParam(name, desc string) object {
+	return object{
+		"name": name, "in": "path", "required": true, "description": desc,
+		"schema": object{"type": "string", "pattern": "^[A-Za-z0-9]+$", "maxLength": 32},
+	}
+}
+
+// responses sets the operation's responses and returns the name of the
+// proto response schema that gets the status member ("" when none does).
+func (o *operation) responses(schemas object) (string, error) {
+	resps, _ := o.op["responses"].(object)
+	ok, _ := resps["200"].(object)
+	ref := refOf(ok, "content", "application/json", "schema")
+	if ref == "" || schemas[ref] == nil {
+		return "", fmt.Errorf("%s %s: no 200 response schema", o.method, o.path)
+	}
+	status := ref
+	if o.base == "AddressService_GetInfo" {
+		name := infoSchema
+		ok["description"] = "Every offered ticker, keyed by network; no status member."
+		if o.ticker {
+			name = tickerInfoSchema
+			ok["description"] = "The ticker's description."
+		}
+		ok["content"].(object)["application/json"].(object)["schema"] = object{"$ref": schemaPrefix + name}
+		status = ""
+	}
+	// Every operation can answer 400: besides its parameters, a forwarded
+	// header (apikey) that is not printable ASCII is refused by name.
+	out := object{"200": ok, "400": object{"$ref": "#/components/responses/BadRequest"}}
+	if !rules[o.base].public {
+		out["401"] = object{"$ref": "#/components/responses/Unauthorized"}
+	}
+	if o.ticker || rules[o.base].notFound {
+		out["404"] = object{"$ref": "#/components/responses/NotFound"}
+	}
+	out["default"] = object{"$ref": "#/components/responses/Error"}
+	o.op["responses"] = out
+	return status, nil
+}
+
+// refOf follows keys from v and returns the component schema name of the
+// $ref found there, or "".
+func refOf(v any, keys ...string) string {
+	for _, k := range keys {
+		m, _ := v.(object)
+		v = m[k]
+	}
+	m, _ := v.(object)
+	ref, _ := m["$ref"].(string)
+	return strings.TrimPrefix(ref, schemaPrefix)
+}
+
+func positive(v any) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	i, err := n.Int64()
+	return err == nil && i > 0
+}
+
+// types returns a schema's "type" as a list.
+func types(s object) []string {
+	switch t := s["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, x := range t {
+			out = append(out, fmt.Sprint(x))
+		}
+		return out
+	}
+	return nil
+}
+
+// isInt64 reports whether s is the plugin's int64 (integer or string).
+func isInt64(s object) bool {
+	return s["format"] == "int64" && slices.Contains(types(s), "string") && slices.Contains(types(s), "integer")
+}
+
+// paramSchema fixes a query parameter's schema: the query holds text, so an
+// int64 is written as digits like any integer; an optional scalar is
+// absent, not null.
+func paramSchema(s object) {
+	if isInt64(s) {
+		s["type"] = "integer"
+	}
+	dropNull(s)
+}
+
+// dropNull removes "null" from a type list ([T, null] -> T).
+func dropNull(s object) bool {
+	t := types(s)
+	if len(t) != 2 || !slices.Contains(t, "null") {
+		return false
+	}
+	s["type"] = t[slices.Index(t, "null")^1]
+	return true
+}
+
+// requestBodySchema marks a request body's fields that must not be empty
+// as required; protojson reads int64 from a number or a string, as the
+// plugin says.
+func requestBodySchema(schemas object, name string) {
+	s := schemas[name].(object)
+	props, _ := s["properties"].(object)
+	var required []any
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if p := props[k].(object); positive(p["minLength"]) {
+			required = append(required, k)
+		}
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+}
+
+// responseSchema gives a message's properties the JSON types and presence
+// the gateway's marshaler (protojson, proto names, EmitDefaultValues)
+// produces.
+func responseSchema(s object) {
+	props, _ := s["properties"].(object)
+	if props == nil {
+		return
+	}
+	var required []any
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		p := props[k].(object)
+		switch {
+		case refOf(p) == valueSchema:
+			// google.protobuf.Value fields are always set: a string, or
+			// null where the comment says so.
+			delete(p, "$ref")
+			p["type"] = []any{"string", "null"}
+			required = append(required, k)
+		case refOf(p) != "":
+			// A message field is left out until set.
+		case dropNull(p):
+			// A proto3 optional field is left out until set, never null.
+		default:
+			int64String(p)
+			if items, ok := p["items"].(object); ok {
+				int64String(items)
+			}
+			if values, ok := p["additionalProperties"].(object); ok {
+				int64String(values)
+			}
+			required = append(required, k)
+		}
+	}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+}
+
+// int64String turns the plugin's int64 into what protojson writes: a string
+// of digits.
+func int64String(s object) {
+	if !isInt64(s) {
+		return
+	}
+	s["type"] = "string"
+	s["pattern"] = "^-?[0-9]+$"
+	delete(s, "format")
+}
+
+// statusProp is the envelope member of every success body.
+func statusProp() object {
+	return object{
+		"type": "string", "const": "success",
+		"description": "Always `success` in a success body (errors answer the Error body).",
+	}
+}
+
+// addStatus adds the status member, required, to a response schema.
+func addStatus(s object) {
+	props, _ := s["properties"].(object)
+	if props == nil {
+		props = object{}
+		s["properties"] = props
+	}
+	props["status"] = statusProp()
+	req, _ := s["required"].([]any)
+	s["required"] = append([]any{"status"}, req...)
+}
+
+// addInfoSchemas adds the bodies of GET /info/ and GET /{ticker}/info/, as
+// server/gateway's infoBody renders GetInfoResponse.
+func addInfoSchemas(schemas object) {
+	coin := schemaPrefix + coinInfoSchema
+	schemas[infoSchema] = object{
+		"type":  "object",
+		"title": infoSchema,
+		"description": "Every offered ticker, keyed by network (`btc`, `trc20`). A network without tokens maps to its coin; " +
+			"a network with tokens maps to an object of its coins keyed by ticker, its own coin included under its own name " +
+			"(`sol.sol`, `sol.usdc`). No status member: this API family's client libraries read every key as a network.",
+		"additionalProperties": object{"oneOf": []any{
+			object{"$ref": coin},
+			object{"type": "object", "additionalProperties": object{"$ref": coin}},
+		}},
+	}
+	c := schemas[coinInfoSchema].(object)
+	t := object{}
+	for k, v := range c {
+		t[k] = v
+	}
+	props := object{}
+	maps.Copy(props, c["properties"].(object))
+	t["properties"] = props
+	req, _ := c["required"].([]any)
+	t["required"] = slices.Clone(req)
+	t["title"] = tickerInfoSchema
+	t["description"] = "One ticker's description (CoinInfo) with the status member."
+	addStatus(t)
+	schemas[tickerInfoSchema] = t
+}
+
+// prune removes the component schemas nothing refers to any more (the GET
+// request messages, whose fields are query parameters; GetInfoResponse).
+func prune(doc object, schemas object) {
+	used := map[string]bool{}
+	walkRefs(doc["paths"], used)
+	walkRefs(doc["components"].(object)["responses"], used)
+	for walked := map[string]bool{}; len(walked) < len(used); {
+		for _, name := range slices.Sorted(maps.Keys(used)) {
+			if !walked[name] {
+				walked[name] = true
+				walkRefs(schemas[name], used)
+			}
+		}
+	}
+	for name := range schemas {
+		if !used[name] {
+			delete(schemas, name)
+		}
+	}
+}
+
+func walkRefs(v any, used map[string]bool) {
+	switch t := v.(type) {
+	case object:
+		if ref, ok := t["$ref"].(string); ok && strings.HasPrefix(ref, schemaPrefix) {
+			used[strings.TrimPrefix(ref, schemaPrefix)] = true
+		}
+		for _, x := range t {
+			walkRefs(x, used)
+		}
+	case []any:
+		for _, x := range t {
+			walkRefs(x, used)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// pluginDoc is a document as protoc-gen-connect-openapi writes it: every
+// operation of rules (so that the step accepts it), with the shapes the
+// rewrite rules apply to.
+func pluginDoc(t *testing.T, edit func(paths object)) []byte {
+	t.Helper()
+	resp := func(schema string) object {
+		return object{"200": object{"description": "Success", "content": object{"application/json": object{
+			"schema": object{"$ref": schemaPrefix + schema}}}}}
+	}
+	paths := object{}
+	for id := range rules {
+		schema := "payhook.v1.Plain"
+		if id == "AddressService_GetInfo" {
+			schema = "payhook.v1.GetInfoResponse"
+		}
+		paths["/"+id] = object{"get": object{"operationId": id, "responses": resp(schema)}}
+	}
+	paths["/{ticker}/create"] = object{"get": object{"operationId": "AddressService_CreateAddress", "responses": resp("payhook.v1.Created"),
+		"parameters": []any{
+			object{"name": "ticker", "in": "path", "required": true, "schema": object{"type": "string"}},
+			object{"name": "callback", "in": "query", "schema": object{"type": "string", "minLength": 1}},
+			object{"name": "expire_at", "in": "query", "schema": object{"type": []any{"integer", "string"}, "format": "int64"}},
+		}}}
+	paths["/*/{*}/create"] = object{"get": object{"operationId": "AddressService_CreateAddress2", "responses": resp("payhook.v1.Created"),
+		"parameters": []any{object{"name": "*", "in": "path", "required": true, "schema": object{"type": "string"}}}}}
+	paths["/{ticker}/info"] = object{"get": object{"operationId": "AddressService_GetInfo2", "responses": resp("payhook.v1.GetInfoResponse")}}
+	if edit != nil {
+		edit(paths)
+	}
+	doc := object{
+		"openapi": "3.1.0",
+		"paths":   paths,
+		"components": object{
+			"responses": object{},
+			"schemas": object{
+				"payhook.v1.Plain": object{"type": "object", "properties": object{}},
+				"payhook.v1.Created": object{"type": "object", "additionalProperties": false, "properties": object{
+					"expires_at": object{"type": []any{"integer", "string"}, "format": "int64"},
+					"txid_out":   object{"type": []any{"string", "null"}},
+					"value":      object{"$ref": schemaPrefix + valueSchema},
+					"created_at": object{"$ref": schemaPrefix + "google.protobuf.Timestamp"},
+					"count":      object{"type": "integer", "format": "int32"},
+				}},
+				"payhook.v1.GetInfoResponse": object{"type": "object"},
+				"payhook.v1.CoinInfo":        object{"type": "object", "properties": object{"ticker": object{"type": "string"}}},
+				"google.protobuf.Timestamp":  object{"type": "string", "format": "date-time"},
+				"google.protobuf.Value":      object{},
+				"payhook.v1.Unused":          object{"type": "object"},
+			},
+		},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestProcess(t *testing.T) {
+	out, err := Process(pluginDoc(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths      map[string]map[string]map[string]any
+		Components struct{ Schemas map[string]map[string]any }
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	create := doc.Paths["/{ticker}/create/"]["get"]
+	token := doc.Paths["/{network}/{token}/create/"]["get"]
+	schemas := doc.Components.Schemas
+	checks := []struct{ name, got, want string }{
+		{"token operationId", js(token["operationId"]), `"AddressService_CreateAddressForToken"`},
+		{"token path parameters", js([]any{token["parameters"].([]any)[0].(map[string]any)["name"], token["parameters"].([]any)[1].(map[string]any)["name"]}), `["network","token"]`},
+		{"ticker info operationId", js(doc.Paths["/{ticker}/info/"]["get"]["operationId"]), `"AddressService_GetInfoForTicker"`},
+		{"required query parameter", js(create["parameters"].([]any)[1].(map[string]any)["required"]), `true`},
+		{"int64 query parameter", js(create["parameters"].([]any)[2].(map[string]any)["schema"]), `{"format":"int64","type":"integer"}`},
+		{"secured responses", js(create["responses"]), `{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/payhook.v1.Created"}}},"description":"Success"},"400":{"$ref":"#/components/responses/BadRequest"},"401":{"$ref":"#/components/responses/Unauthorized"},"404":{"$ref":"#/components/responses/NotFound"},"default":{"$ref":"#/components/responses/Error"}}`},
+		{"public security", js(doc.Paths["/AddressService_Convert/"]["get"]["security"]), `[]`},
+		{"secured inherits", js(create["security"]), `null`},
+		{"info body", js(doc.Paths["/AddressService_GetInfo/"]["get"]["responses"].(map[string]any)["200"].(map[string]any)["content"]), `{"application/json":{"schema":{"$ref":"#/components/schemas/Info"}}}`},
+		{"ticker info body", js(doc.Paths["/{ticker}/info/"]["get"]["responses"].(map[string]any)["200"].(map[string]any)["content"]), `{"application/json":{"schema":{"$ref":"#/components/schemas/TickerInfo"}}}`},
+		{"int64 as digits", js(schemas["payhook.v1.Created"]["properties"].(map[string]any)["expires_at"]), `{"pattern":"^-?[0-9]+$","type":"string"}`},
+		{"optional left out, never null", js(schemas["payhook.v1.Created"]["properties"].(map[string]any)["txid_out"]), `{"type":"string"}`},
+		{"Value is string or null", js(schemas["payhook.v1.Created"]["properties"].(map[string]any)["value"]), `{"type":["string","null"]}`},
+		{"required members", js(schemas["payhook.v1.Created"]["required"]), `["status","count","expires_at","value"]`},
+		{"status member", js(schemas["TickerInfo"]["required"]), `["status","ticker"]`},
+		{"unused schemas pruned", js([]bool{schemas["payhook.v1.Unused"] != nil, schemas["payhook.v1.GetInfoResponse"] != nil, schemas["google.protobuf.Value"] != nil}), `[false,false,false]`},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestProcessRefuses(t *testing.T) {
+	rows := []struct {
+		name, want string
+		edit       func(paths object)
+	}{
+		{"an operation without a rule", "has no rule", func(p object) {
+			p["/devnet/{ticker}/pay"] = object{"post": object{"operationId": "DevnetService_Pay", "responses": object{}}}
+		}},
+		{"a rule without its operation", "not in the document", func(p object) { delete(p, "/AddressService_GetLogs") }},
+		{"a processed document", "processed already", func(p object) { p["/pubkey/"] = p["/AddressService_GetPublicKey"] }},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			_, err := Process(pluginDoc(t, r.edit))
+			if err == nil || !strings.Contains(err.Error(), r.want) {
+				t.Fatalf("err %v, want one saying %q", err, r.want)
+			}
+		})
+	}
+}
+
+// TestCommittedDocumentIsProcessed: the committed document went through
+// this step (scripts/check-generated.sh proves it is current).
+func TestCommittedDocumentIsProcessed(t *testing.T) {
+	b, err := os.ReadFile("../../../gen/openapi/payhook.openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Process(b); err == nil || !strings.Contains(err.Error(), "processed already") {
+		t.Fatalf("the committed document looks unprocessed: %v", err)
+	}
+}
