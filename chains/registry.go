@@ -232,7 +232,7 @@ type registryEntry struct {
 var ReservedNames = map[string]bool{
 	"checkout": true, "deposit": true, "subscription": true, "notification": true, "project": true,
 	"operator": true, "devnet": true, "deliveries": true, "info": true, "pubkey": true,
-	"pay": true, "payment": true, "dashboard": true, "healthz": true, "metrics": true,
+	"pay": true, "payment": true, "dashboard": true, "healthz": true, "metrics": true, "docs": true,
 }
 
 // tickerPattern is one or two lower-case alphanumeric segments.
