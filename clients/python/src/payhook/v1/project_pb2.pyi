@@ -1,0 +1,118 @@
+from buf.validate import validate_pb2 as _validate_pb2
+from google.api import annotations_pb2 as _annotations_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateProjectRequest(_message.Message):
+    __slots__ = ["confirmations", "currency", "name", "tickers", "wallets"]
+    CONFIRMATIONS_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TICKERS_FIELD_NUMBER: _ClassVar[int]
+    WALLETS_FIELD_NUMBER: _ClassVar[int]
+    confirmations: _containers.RepeatedScalarFieldContainer[str]
+    currency: str
+    name: str
+    tickers: _containers.RepeatedScalarFieldContainer[str]
+    wallets: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[str]] = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CreateProjectResponse(_message.Message):
+    __slots__ = ["apikey", "ipn_secret", "project_id"]
+    APIKEY_FIELD_NUMBER: _ClassVar[int]
+    IPN_SECRET_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    apikey: str
+    ipn_secret: str
+    project_id: int
+    def __init__(self, project_id: _Optional[int] = ..., apikey: _Optional[str] = ..., ipn_secret: _Optional[str] = ...) -> None: ...
+
+class ListProjectsRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ListProjectsResponse(_message.Message):
+    __slots__ = ["projects"]
+    PROJECTS_FIELD_NUMBER: _ClassVar[int]
+    projects: _containers.RepeatedCompositeFieldContainer[Project]
+    def __init__(self, projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ...) -> None: ...
+
+class Project(_message.Message):
+    __slots__ = ["confirmations", "created_at", "currency", "name", "project_id", "secret_rotating", "tickers", "wallets"]
+    class ConfirmationsEntry(_message.Message):
+        __slots__ = ["key", "value"]
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    CONFIRMATIONS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    SECRET_ROTATING_FIELD_NUMBER: _ClassVar[int]
+    TICKERS_FIELD_NUMBER: _ClassVar[int]
+    WALLETS_FIELD_NUMBER: _ClassVar[int]
+    confirmations: _containers.ScalarMap[str, int]
+    created_at: _timestamp_pb2.Timestamp
+    currency: str
+    name: str
+    project_id: int
+    secret_rotating: bool
+    tickers: _containers.RepeatedScalarFieldContainer[str]
+    wallets: _containers.RepeatedCompositeFieldContainer[ProjectWallet]
+    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ...) -> None: ...
+
+class ProjectWallet(_message.Message):
+    __slots__ = ["address", "share", "ticker"]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    TICKER_FIELD_NUMBER: _ClassVar[int]
+    address: str
+    share: str
+    ticker: str
+    def __init__(self, ticker: _Optional[str] = ..., address: _Optional[str] = ..., share: _Optional[str] = ...) -> None: ...
+
+class RemoveWalletRequest(_message.Message):
+    __slots__ = ["project_id", "ticker"]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    TICKER_FIELD_NUMBER: _ClassVar[int]
+    project_id: int
+    ticker: str
+    def __init__(self, project_id: _Optional[int] = ..., ticker: _Optional[str] = ...) -> None: ...
+
+class RemoveWalletResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class RotateSecretRequest(_message.Message):
+    __slots__ = ["grace_seconds", "project_id"]
+    GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    grace_seconds: int
+    project_id: int
+    def __init__(self, project_id: _Optional[int] = ..., grace_seconds: _Optional[int] = ...) -> None: ...
+
+class RotateSecretResponse(_message.Message):
+    __slots__ = ["ipn_secret"]
+    IPN_SECRET_FIELD_NUMBER: _ClassVar[int]
+    ipn_secret: str
+    def __init__(self, ipn_secret: _Optional[str] = ...) -> None: ...
+
+class SetWalletRequest(_message.Message):
+    __slots__ = ["project_id", "wallet"]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    WALLET_FIELD_NUMBER: _ClassVar[int]
+    project_id: int
+    wallet: str
+    def __init__(self, project_id: _Optional[int] = ..., wallet: _Optional[str] = ...) -> None: ...
+
+class SetWalletResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
