@@ -108,6 +108,10 @@ func TestClient(t *testing.T) {
 	if totals["pass"] < 36+3 {
 		t.Errorf("node tests: only %d passed", totals["pass"])
 	}
+	// A skipped suite is not counted in "# skipped": look for its mark.
+	if m := skipped.Find(out); m != nil {
+		t.Errorf("node tests: %s", m)
+	}
 	if !serverTestPassed.Match(out) {
 		t.Errorf("the server test did not pass")
 	}
@@ -121,6 +125,9 @@ func TestClient(t *testing.T) {
 
 // serverTestPassed matches the TAP line of the client test's main case.
 var serverTestPassed = regexp.MustCompile(`(?m)^\s*ok \d+ - create an address, pay it, follow its delivery, read its logs$`)
+
+// skipped matches a TAP line of a skipped test or suite.
+var skipped = regexp.MustCompile(`(?m)^\s*ok \d+ - .* # SKIP.*$`)
 
 // tapTotals reads the "# name N" summary lines of node's TAP reporter.
 func tapTotals(out []byte) map[string]int {
