@@ -21,6 +21,11 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+// The browser transports, on Node's fetch: what a web page's code runs.
+import {
+  createConnectTransport as createBrowserConnectTransport,
+  createGrpcWebTransport as createBrowserGrpcWebTransport,
+} from "@connectrpc/connect-web";
 import {
   AddressService,
   createPayhookClient,
@@ -52,6 +57,8 @@ suite("gRPC", addr === "" ? "PAYHOOK_GRPC_ADDR is not set: run `go test ./client
 if (connectUrl !== "") {
   suite("Connect", false, (interceptors) => createConnectTransport({ baseUrl: connectUrl, httpVersion: "1.1", interceptors }));
   suite("gRPC-Web", false, (interceptors) => createGrpcWebTransport({ baseUrl: connectUrl, httpVersion: "1.1", interceptors }));
+  suite("Connect (connect-web, fetch)", false, (interceptors) => createBrowserConnectTransport({ baseUrl: connectUrl, interceptors }));
+  suite("gRPC-Web (connect-web, fetch)", false, (interceptors) => createBrowserGrpcWebTransport({ baseUrl: connectUrl, interceptors }));
 }
 
 function suite(protocol: string, skip: string | false, transport: MakeTransport): void {
