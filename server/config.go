@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
+	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
 )
 
@@ -125,6 +126,11 @@ type APIConfig struct {
 	// for the payment's status (web.DefaultPollInterval when 0). Tests
 	// shorten it.
 	PagePollInterval time.Duration
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*"
+	// for any) whose pages may call the Connect and gRPC-Web API from
+	// another origin (--cors-origin). None by default: pages served by
+	// payhook itself and non-browser clients need no entry.
+	CORSOrigins []string
 }
 
 // KeysConfig is the address seed and the callback signing key.
@@ -401,6 +407,11 @@ func (c APIConfig) Validate() error {
 	}
 	if _, err := c.trustedProxies(); err != nil {
 		return err
+	}
+	for _, o := range c.CORSOrigins {
+		if err := browserrpc.CheckOrigin(o); err != nil {
+			return fmt.Errorf("--cors-origin: %w", err)
+		}
 	}
 	if c.ReadTimeout < 0 || c.WriteTimeout < 0 || c.StreamHeartbeat < 0 {
 		return errors.New("API read timeout, write timeout and stream heartbeat must not be negative")

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,7 @@ import (
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/invoice"
@@ -442,6 +444,29 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	mux.Handle(openapi.DocumentPath, apiDocs)
 	mux.Handle(openapi.DocsPath, apiDocs)
+	// Connect and gRPC-Web for browsers, at /payhook.v1.<Service>/<Method>:
+	// forwarded through the gRPC client connection like REST, so every
+	// interceptor runs once. The devnet is served only when registered.
+	var services []string
+	for name := range s.grpc.GetServiceInfo() {
+		if strings.HasPrefix(name, "payhook.v1.") {
+			services = append(services, name)
+		}
+	}
+	slices.Sort(services)
+	browser, err := browserrpc.New(browserrpc.Config{
+		Conn:               s.selfConn,
+		Services:           services,
+		AllowedOrigins:     cfg.CORSOrigins,
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		StreamWriteTimeout: cfg.WriteTimeout,
+	}, s.logger)
+	if err != nil {
+		return err
+	}
+	for _, p := range browser.Paths() {
+		mux.Handle(p, browser)
+	}
 	// The hosted pages (/payment/, /deposit/{dep_...}/,
 	// /subscription/{sub_...}/) first; every other path is the API's.
 	mux.Handle("/", pages.Wrap(gw))

@@ -219,6 +219,8 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.StringVar(&cfg.API.PublicURL, "public-url", "", "base URL customers and dashboard users reach this server at, e.g. https://pay.example.com (payment_url starts with it; https makes dashboard cookies Secure behind a TLS proxy; default: the HTTP listen address)")
 	var proxies listFlag
 	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the dashboard's sign-in limit); repeatable")
+	var corsOrigins listFlag
+	fs.Var(&corsOrigins, "cors-origin", "browser origin (scheme://host[:port], or * for any) whose pages may call the Connect and gRPC-Web API across origins; repeatable (default: none)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
 	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
@@ -280,6 +282,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	cfg.Delivery.RetryDelays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	cfg.API.TrustedProxies = proxies
+	cfg.API.CORSOrigins = corsOrigins
 	return cfg, nil
 }
 
