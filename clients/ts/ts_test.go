@@ -93,6 +93,10 @@ func TestClient(t *testing.T) {
 		"PAYHOOK_GRPC_ADDR="+in.Server.GRPCAddr(),
 		"PAYHOOK_API_KEY="+in.KeyA,
 		"PAYHOOK_CALLBACK_URL="+hook.URL+"/hook",
+		// Connect and gRPC-Web on the HTTP listener: the same tests run over
+		// connect-node's transports and over connect-web's (fetch, as in a
+		// browser).
+		"PAYHOOK_CONNECT_URL="+in.BaseURL,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -105,15 +109,22 @@ func TestClient(t *testing.T) {
 		}
 	}
 	// The vectors (15 + 21) and the server tests at least.
-	if totals["pass"] < 36+3 {
+	if totals["pass"] < 36+3*len(protocols) {
 		t.Errorf("node tests: only %d passed", totals["pass"])
 	}
 	// A skipped suite is not counted in "# skipped": look for its mark.
 	if m := skipped.Find(out); m != nil {
 		t.Errorf("node tests: %s", m)
 	}
-	if !serverTestPassed.Match(out) {
-		t.Errorf("the server test did not pass")
+	// Once per protocol: gRPC, Connect and gRPC-Web over connect-node, and
+	// Connect and gRPC-Web over connect-web.
+	if n := len(serverTestPassed.FindAll(out, -1)); n != len(protocols) {
+		t.Errorf("the server test passed over %d protocols, want %d", n, len(protocols))
+	}
+	for _, p := range protocols {
+		if !bytes.Contains(out, []byte("payhook API over "+p)) {
+			t.Errorf("no suite ran over %s", p)
+		}
 	}
 	if hits.Load() == 0 {
 		t.Errorf("the server delivered no callback to the receiver")
@@ -122,6 +133,9 @@ func TestClient(t *testing.T) {
 		t.Logf("npm test output:\n%s", out)
 	}
 }
+
+// protocols are the suites client.test.ts runs against the server.
+var protocols = []string{"gRPC", "Connect", "gRPC-Web", "Connect (connect-web, fetch)", "gRPC-Web (connect-web, fetch)"}
 
 // serverTestPassed matches the TAP line of the client test's main case.
 var serverTestPassed = regexp.MustCompile(`(?m)^\s*ok \d+ - create an address, pay it, follow its delivery, read its logs$`)

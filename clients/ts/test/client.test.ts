@@ -62,6 +62,8 @@ if (connectUrl !== "") {
 }
 
 function suite(protocol: string, skip: string | false, transport: MakeTransport): void {
+  // The order parameter names the protocol in URL-safe characters.
+  const tag = protocol.replace(/[^A-Za-z0-9]+/g, "-").replace(/-+$/, "");
   describe(`payhook API over ${protocol}`, { skip }, () => {
     const payhook = createPayhookClient(transport([withApiKey(apiKey)]));
 
@@ -90,12 +92,12 @@ function suite(protocol: string, skip: string | false, transport: MakeTransport)
 
       const callback = receiverUrl !== "" ? receiverUrl : "https://merchant.example/payhook/ipn";
       const created = await payhook.address.createAddress(
-        { ticker: "btc", callback, cbParams: `order=ts-${process.pid}-${protocol}` },
+        { ticker: "btc", callback, cbParams: `order=ts-${process.pid}-${tag}` },
         { signal: deadline },
       );
       assert.notEqual(created.addressIn, "");
       assert.ok(created.callbackUrl.startsWith(callback + "?"), created.callbackUrl);
-      assert.ok(created.callbackUrl.endsWith(`order=ts-${process.pid}-${protocol}`), created.callbackUrl);
+      assert.ok(created.callbackUrl.endsWith(`order=ts-${process.pid}-${tag}`), created.callbackUrl);
       assert.ok(created.requiredConfirmations >= 1);
 
       // Watch first, then pay: the stream replays stored events after
