@@ -22,11 +22,14 @@ type APIKeyInfo struct {
 	Operator  bool       `json:"operator"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute (nil: never, or before payhook recorded it).
+	LastUsedAt *time.Time `json:"last_used_at"`
 }
 
 func apiKeyInfo(k *entdb.APIKey) APIKeyInfo {
 	return APIKeyInfo{ID: k.ID, Name: k.Name, Prefix: k.Prefix, ProjectID: k.ProjectID, Operator: k.Operator,
-		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt}
+		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
 }
 
 // ListAPIKeys opens the database named by dsn, migrates it when needed and

@@ -339,7 +339,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:    apikey.Resolver{DB: s.db.Client},
+		Keys:    apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
 		Tickers: addresses,
 		Public: []string{
 			payhookv1.AddressService_GetPublicKey_FullMethodName,

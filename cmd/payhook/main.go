@@ -47,7 +47,7 @@ Usage:
   payhook apikey create --name NAME [--operator]
                                      issue an API key (an operator's key with --operator); it is printed once
   payhook apikey list [--project ID] [--json]
-                                     list API keys (id, name, prefix, project, kind, created, revoked)
+                                     list API keys (id, name, prefix, project, kind, created, last used, revoked)
   payhook apikey revoke ID|NAME [--project ID]
                                      revoke a key: every instance answers it 401 from its next request on
   payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]

@@ -31,6 +31,8 @@ type APIKey struct {
 	ProjectID int64 `json:"project_id,omitempty"`
 	// An operator's key: it alone may call the operator API (held funds, and later projects).
 	Operator bool `json:"operator,omitempty"`
+	// When the key last authenticated a request, to the minute (written at most once a minute per key).
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the APIKeyQuery when eager-loading is set.
 	Edges        APIKeyEdges `json:"edges"`
@@ -77,7 +79,7 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case apikey.FieldName, apikey.FieldPrefix, apikey.FieldHash:
 			values[i] = new(sql.NullString)
-		case apikey.FieldCreatedAt, apikey.FieldRevokedAt:
+		case apikey.FieldCreatedAt, apikey.FieldRevokedAt, apikey.FieldLastUsedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -142,6 +144,13 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field operator", values[i])
 			} else if value.Valid {
 				_m.Operator = value.Bool
+			}
+		case apikey.FieldLastUsedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_used_at", values[i])
+			} else if value.Valid {
+				_m.LastUsedAt = new(time.Time)
+				*_m.LastUsedAt = value.Time
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -211,6 +220,11 @@ func (_m *APIKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("operator=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Operator))
+	builder.WriteString(", ")
+	if v := _m.LastUsedAt; v != nil {
+		builder.WriteString("last_used_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -114,6 +114,26 @@ func (_u *APIKeyUpdate) AddProjectID(v int64) *APIKeyUpdate {
 	return _u
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *APIKeyUpdate) SetLastUsedAt(v time.Time) *APIKeyUpdate {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *APIKeyUpdate) SetNillableLastUsedAt(v *time.Time) *APIKeyUpdate {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *APIKeyUpdate) ClearLastUsedAt() *APIKeyUpdate {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
 // AddAddressIDs adds the "addresses" edge to the Address entity by IDs.
 func (_u *APIKeyUpdate) AddAddressIDs(ids ...int64) *APIKeyUpdate {
 	_u.mutation.AddAddressIDs(ids...)
@@ -276,6 +296,12 @@ func (_u *APIKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedProjectID(); ok {
 		_spec.AddField(apikey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(apikey.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(apikey.FieldLastUsedAt, field.TypeTime)
 	}
 	if _u.mutation.AddressesCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -472,6 +498,26 @@ func (_u *APIKeyUpdateOne) AddProjectID(v int64) *APIKeyUpdateOne {
 	return _u
 }
 
+// SetLastUsedAt sets the "last_used_at" field.
+func (_u *APIKeyUpdateOne) SetLastUsedAt(v time.Time) *APIKeyUpdateOne {
+	_u.mutation.SetLastUsedAt(v)
+	return _u
+}
+
+// SetNillableLastUsedAt sets the "last_used_at" field if the given value is not nil.
+func (_u *APIKeyUpdateOne) SetNillableLastUsedAt(v *time.Time) *APIKeyUpdateOne {
+	if v != nil {
+		_u.SetLastUsedAt(*v)
+	}
+	return _u
+}
+
+// ClearLastUsedAt clears the value of the "last_used_at" field.
+func (_u *APIKeyUpdateOne) ClearLastUsedAt() *APIKeyUpdateOne {
+	_u.mutation.ClearLastUsedAt()
+	return _u
+}
+
 // AddAddressIDs adds the "addresses" edge to the Address entity by IDs.
 func (_u *APIKeyUpdateOne) AddAddressIDs(ids ...int64) *APIKeyUpdateOne {
 	_u.mutation.AddAddressIDs(ids...)
@@ -664,6 +710,12 @@ func (_u *APIKeyUpdateOne) sqlSave(ctx context.Context) (_node *APIKey, err erro
 	}
 	if value, ok := _u.mutation.AddedProjectID(); ok {
 		_spec.AddField(apikey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.LastUsedAt(); ok {
+		_spec.SetField(apikey.FieldLastUsedAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastUsedAtCleared() {
+		_spec.ClearField(apikey.FieldLastUsedAt, field.TypeTime)
 	}
 	if _u.mutation.AddressesCleared() {
 		edge := &sqlgraph.EdgeSpec{

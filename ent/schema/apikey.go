@@ -30,6 +30,8 @@ func (APIKey) Fields() []ent.Field {
 			Comment("The project the key acts for (the column default only serves the migration that added it)."),
 		field.Bool("operator").Default(false).Immutable().
 			Comment("An operator's key: it alone may call the operator API (held funds, and later projects)."),
+		field.Time("last_used_at").Optional().Nillable().
+			Comment("When the key last authenticated a request, to the minute (written at most once a minute per key)."),
 	}
 }
 

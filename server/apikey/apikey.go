@@ -10,6 +10,7 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -84,12 +85,23 @@ func Count(ctx context.Context, db *entdb.Client) (int, error) {
 	return db.APIKey.Query().Where(apikey.RevokedAtIsNil()).Count(ctx)
 }
 
+// LastUsedResolution is how precisely a key's last use is kept: a key is
+// written at most once per this period, so authentication stays a read.
+const LastUsedResolution = time.Minute
+
 // Resolver resolves keys against the database.
 type Resolver struct {
 	DB *entdb.Client
+	// Now is the clock of last_used_at (time.Now when nil).
+	Now func() time.Time
+	// Logger reports a last-use write that failed (discarded when nil).
+	Logger *slog.Logger
 }
 
-// ResolveAPIKey implements interceptor.KeyResolver.
+// ResolveAPIKey implements interceptor.KeyResolver. It records the key's
+// last use when the stored one is older than LastUsedResolution; that
+// write is conditional (two instances do not both write) and its failure
+// never fails the request (a read-only database still authenticates).
 func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Key, error) {
 	row, err := r.DB.APIKey.Query().
 		Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).
@@ -99,6 +111,18 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 	}
 	if err != nil {
 		return interceptor.Key{}, fmt.Errorf("look up api key: %w", err)
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	at := now().UTC().Truncate(LastUsedResolution)
+	if row.LastUsedAt == nil || row.LastUsedAt.Before(at) {
+		if _, err := r.DB.APIKey.Update().
+			Where(apikey.ID(row.ID), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
+			SetLastUsedAt(at).Save(ctx); err != nil && r.Logger != nil {
+			r.Logger.Warn("record api key use", "key_id", row.ID, "error", err)
+		}
 	}
 	return interceptor.Key{ID: row.ID, ProjectID: row.ProjectID, Operator: row.Operator}, nil
 }

@@ -14,7 +14,7 @@ import (
 // which no listing needs and none should carry around.
 var listed = []string{
 	apikey.FieldID, apikey.FieldName, apikey.FieldPrefix, apikey.FieldCreatedAt,
-	apikey.FieldRevokedAt, apikey.FieldProjectID, apikey.FieldOperator,
+	apikey.FieldRevokedAt, apikey.FieldProjectID, apikey.FieldOperator, apikey.FieldLastUsedAt,
 }
 
 // List returns the keys of project projectID (of every project when it is

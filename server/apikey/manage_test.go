@@ -117,3 +117,68 @@ func TestListAndRevoke(t *testing.T) {
 		}
 	})
 }
+
+// TestLastUsed: a key's use is recorded to the minute, written again only
+// once that minute has passed, listed, and never recorded for a revoked
+// key (which authenticates nothing).
+func TestLastUsed(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		c := db.Client
+		start := time.Date(2026, 11, 24, 12, 0, 30, 0, time.UTC)
+		p, err := project.Create(ctx, c, project.Params{Name: "a"}, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, row, err := apikey.CreateInProject(ctx, c, "shop", p.ID, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastUsed := func() *time.Time {
+			t.Helper()
+			ks, err := apikey.List(ctx, c, p.ID)
+			if err != nil || len(ks) != 1 {
+				t.Fatalf("list: %v %v", ks, err)
+			}
+			return ks[0].LastUsedAt
+		}
+		if lastUsed() != nil {
+			t.Fatal("a new key is listed as used")
+		}
+		now := start
+		res := apikey.Resolver{DB: c, Now: func() time.Time { return now }}
+		use := func() {
+			t.Helper()
+			if _, err := res.ResolveAPIKey(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		use()
+		minute := start.Truncate(time.Minute)
+		if got := lastUsed(); got == nil || !got.Equal(minute) {
+			t.Fatalf("after a use: %v, want %v", got, minute)
+		}
+		now = start.Add(20 * time.Second) // the same minute: nothing to write
+		use()
+		if got := lastUsed(); !got.Equal(minute) {
+			t.Fatalf("within the minute: %v", got)
+		}
+		now = start.Add(3 * time.Minute)
+		use()
+		if got := lastUsed(); !got.Equal(now.Truncate(time.Minute)) {
+			t.Fatalf("three minutes later: %v", got)
+		}
+		if _, err := apikey.Revoke(ctx, c, p.ID, row.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Hour)
+		if _, err := res.ResolveAPIKey(ctx, key); !errors.Is(err, interceptor.ErrUnknownKey) {
+			t.Fatalf("a revoked key: %v", err)
+		}
+		if got := lastUsed(); !got.Equal(start.Add(3 * time.Minute).Truncate(time.Minute)) {
+			t.Fatalf("a revoked key's use was recorded: %v", got)
+		}
+	})
+}

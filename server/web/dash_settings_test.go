@@ -160,6 +160,11 @@ func TestDashboardAPIKeys(t *testing.T) {
 	again := a.do(http.MethodGet, "/dashboard/settings/", nil)
 	again.want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…")
 	again.wantNot(t, key)
+	// Its use on the API above is shown, to the minute.
+	used := regexp.MustCompile(`(?s)id="key-` + fmt.Sprint(row.ID) + `".*?</tr>`).FindString(again.body)
+	if !strings.Contains(used, d.clock.Now().Truncate(time.Minute).Format("2006-01-02 15:04 UTC")) {
+		t.Fatalf("the new key's row does not show its last use:\n%s", used)
+	}
 
 	revoke := func(u *user, tok string, id any) page {
 		return u.do(http.MethodPost, fmt.Sprintf("/dashboard/settings/keys/%v/revoke", id), url.Values{"csrf": {tok}})

@@ -28,6 +28,8 @@ const (
 	FieldProjectID = "project_id"
 	// FieldOperator holds the string denoting the operator field in the database.
 	FieldOperator = "operator"
+	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
+	FieldLastUsedAt = "last_used_at"
 	// EdgeAddresses holds the string denoting the addresses edge name in mutations.
 	EdgeAddresses = "addresses"
 	// EdgePayments holds the string denoting the payments edge name in mutations.
@@ -60,6 +62,7 @@ var Columns = []string{
 	FieldRevokedAt,
 	FieldProjectID,
 	FieldOperator,
+	FieldLastUsedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -126,6 +129,11 @@ func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
 // ByOperator orders the results by the operator field.
 func ByOperator(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldOperator, opts...).ToFunc()
+}
+
+// ByLastUsedAt orders the results by the last_used_at field.
+func ByLastUsedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastUsedAt, opts...).ToFunc()
 }
 
 // ByAddressesCount orders the results by addresses count.
