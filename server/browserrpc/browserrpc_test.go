@@ -3,6 +3,7 @@ package browserrpc_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -562,4 +563,45 @@ func TestCORS(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestManyCompressedFramesRefused: a small gRPC-Web body of many gzip
+// frames, each decompressing to a large message, is refused after its
+// first message with invalid_argument (no method takes a client stream),
+// without a key and without the server holding every message.
+func TestManyCompressedFramesRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	if _, err := zw.Write(make([]byte, 512<<10)); err != nil { // zeros: an invalid message, but read first
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	for range 200 {
+		body = append(binary.BigEndian.AppendUint32(append(body, 1), uint32(zipped.Len())), zipped.Bytes()...)
+	}
+	req, err := http.NewRequest(http.MethodPost, e.url("AddressService", "GetPublicKey"), bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/grpc-web+proto")
+	req.Header.Set("Grpc-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	_, trailer := grpcWebFrames(t, raw)
+	if trailer == "" {
+		trailer = fmt.Sprintf("grpc-status: %s\r\ngrpc-message: %s\r\n", resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message"))
+	}
+	trailer = strings.ToLower(trailer)
+	if !strings.Contains(trailer, "grpc-status: 3\r\n") || !strings.Contains(trailer, "more than one message") {
+		t.Fatalf("HTTP %d, trailer %q", resp.StatusCode, trailer)
+	}
 }

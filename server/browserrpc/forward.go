@@ -191,7 +191,11 @@ func (c *call) end(trailer metadata.MD, st *status.Status) {
 	}
 }
 
-// readMessages reads the gRPC-framed messages of body until its end.
+// readMessages reads the gRPC-framed messages of body until its end. No
+// payhook method takes a client stream, so a request is one message: a
+// second one is refused at its first byte, before anything more is read
+// (the transcoder decompresses each message it hands over, so a small
+// body of many compressed frames must not be read to its end).
 func (f *forwarder) readMessages(body io.Reader) ([]frame, error) {
 	var (
 		msgs   []frame
@@ -202,6 +206,9 @@ func (f *forwarder) readMessages(body io.Reader) ([]frame, error) {
 			return msgs, nil
 		} else if err != nil {
 			return nil, err
+		}
+		if len(msgs) == 1 {
+			return nil, errManyMessages
 		}
 		if prefix[0] != 0 {
 			return nil, errCompressed
@@ -226,6 +233,8 @@ func (f *forwarder) requestError(err error) *status.Status {
 		return status.Newf(codes.ResourceExhausted, "request body: larger than the limit of %d bytes", f.maxBody)
 	case errors.Is(err, context.Canceled):
 		return status.New(codes.Canceled, "request canceled")
+	case errors.Is(err, errManyMessages):
+		return status.New(codes.InvalidArgument, "request body: more than one message; every payhook method takes exactly one")
 	case errors.Is(err, errCompressed):
 		f.logger.Error("browser RPC refused", "error", err)
 		return status.New(codes.Internal, "internal error")
