@@ -94,7 +94,9 @@ type Resolver struct {
 	DB *entdb.Client
 	// Now is the clock of last_used_at (time.Now when nil).
 	Now func() time.Time
-	// Logger reports a last-use write that failed (discarded when nil).
+	// Logger reports, at debug level, a last-use write that failed
+	// (discarded when nil): on a read-only database every request would
+	// fail it, and the database's state is reported elsewhere.
 	Logger *slog.Logger
 }
 
@@ -121,7 +123,7 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 		if _, err := r.DB.APIKey.Update().
 			Where(apikey.ID(row.ID), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
 			SetLastUsedAt(at).Save(ctx); err != nil && r.Logger != nil {
-			r.Logger.Warn("record api key use", "key_id", row.ID, "error", err)
+			r.Logger.Debug("record api key use", "key_id", row.ID, "error", err)
 		}
 	}
 	return interceptor.Key{ID: row.ID, ProjectID: row.ProjectID, Operator: row.Operator}, nil

@@ -19,6 +19,12 @@ import (
 // streaming than this would leave none for loading pages.
 const MaxLiveStreamsPerSession = 4
 
+// MaxLiveStreamsPerProject bounds one project's open live streams, all its
+// users and sessions together: one project cannot take every slot of the
+// server (sign-ins are not limited when they succeed, and each opens a
+// session).
+const MaxLiveStreamsPerProject = 16
+
 // liveWriteTimeout is how long a client may take to accept one write of a
 // live stream; the server's WriteTimeout does not apply to a stream, but a
 // client that stops reading must not hold it for ever.
@@ -88,7 +94,7 @@ func (h *Handler) liveEvents(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		cursor = c
 	}
-	release, ok := h.liveStreams.acquire(s.row.ID)
+	release, ok := h.liveStreams.acquire(s.row.ID, s.user.ProjectID)
 	if !ok {
 		// EventSource does not retry after an error status: the page stays
 		// as it is, like a page without script.
@@ -226,29 +232,31 @@ func (s *sseWriter) flush() error {
 	return s.err
 }
 
-// streamSlots counts open live streams, in all and per session.
+// streamSlots counts open live streams, in all, per session and per
+// project.
 type streamSlots struct {
-	mu         sync.Mutex
-	max, per   int
-	open       int
-	perSession map[int64]int
+	mu                sync.Mutex
+	max, per, project int
+	open              int
+	perSession        map[int64]int
+	perProject        map[int64]int
 }
 
-func newStreamSlots(max, per int) *streamSlots {
-	return &streamSlots{max: max, per: per, perSession: map[int64]int{}}
+func newStreamSlots(max, per, project int) *streamSlots {
+	return &streamSlots{max: max, per: per, project: project, perSession: map[int64]int{}, perProject: map[int64]int{}}
 }
 
-// acquire takes a slot for a stream of session, and reports false when
-// the bound (all sessions, or this one's) is reached; release gives it
-// back.
-func (s *streamSlots) acquire(session int64) (release func(), ok bool) {
+// acquire takes a slot for a stream of session of project; release gives
+// it back (once, however often it is called).
+func (s *streamSlots) acquire(session, project int64) (release func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.open >= s.max || s.perSession[session] >= s.per {
+	if s.open >= s.max || s.perSession[session] >= s.per || s.perProject[project] >= s.project {
 		return nil, false
 	}
 	s.open++
 	s.perSession[session]++
+	s.perProject[project]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -257,6 +265,9 @@ func (s *streamSlots) acquire(session int64) (release func(), ok bool) {
 			s.open--
 			if s.perSession[session]--; s.perSession[session] <= 0 {
 				delete(s.perSession, session)
+			}
+			if s.perProject[project]--; s.perProject[project] <= 0 {
+				delete(s.perProject, project)
 			}
 		})
 	}, true

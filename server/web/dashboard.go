@@ -206,9 +206,16 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		h.forbidden(w)
 		return
 	}
-	client, known := clientAddr(r, h.cfg.TrustedProxies)
-	if known {
-		if wait := h.ips.wait(client, h.cfg.Now()); wait > 0 {
+	if len(h.cfg.TrustedProxies) == 0 && r.Header.Get("X-Forwarded-For") != "" {
+		h.proxyWarning.Do(func() {
+			h.cfg.Logger.Warn("dashboard sign-in: a request carries X-Forwarded-For but no --trusted-proxy is set; " +
+				"if payhook is behind a reverse proxy, every client shares its address for the per-network sign-in limit")
+		})
+	}
+	settle := func(bool) {}
+	if client, known := clientAddr(r, h.cfg.TrustedProxies); known {
+		wait, s := h.ips.claim(client, h.cfg.Now())
+		if wait > 0 {
 			minutes := int(wait.Round(time.Minute) / time.Minute)
 			if minutes < 1 {
 				minutes = 1
@@ -217,8 +224,12 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 			h.signinPage(w, r, fmt.Sprintf("Too many failed sign-ins from your network; try again in %d minute(s).", minutes), http.StatusTooManyRequests)
 			return
 		}
+		settle = s
 	}
 	token, ok, err := h.signIn(r.Context(), r.PostFormValue("email"), r.PostFormValue("password"))
+	// Only a wrong password spends the network's token; a busy server or
+	// a failure of ours gives it back, as a success does.
+	settle(err == nil && !ok)
 	if errors.Is(err, ErrBusy) {
 		w.Header().Set("Retry-After", "1")
 		h.signinPage(w, r, "Too many sign-ins at once; try again in a moment.", http.StatusServiceUnavailable)
@@ -229,9 +240,6 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		if known {
-			h.ips.fail(client, h.cfg.Now())
-		}
 		h.signinPage(w, r, signinFailed, http.StatusUnauthorized)
 		return
 	}

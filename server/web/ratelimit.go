@@ -49,26 +49,13 @@ func network(addr netip.Addr) netip.Prefix {
 	return p
 }
 
-// wait returns how long the network of addr must wait before its next
-// sign-in attempt; 0 when it may try now.
-func (l *ipLimiter) wait(addr netip.Addr, now time.Time) time.Duration {
+// claim takes one failed-sign-in token of addr's network before its
+// password is checked, so concurrent guesses cannot all pass a bucket that
+// holds one token. It returns how long the network must wait (0: go on)
+// and, when it may go on, settle, to be called with the outcome: a sign-in
+// that did not fail gives its token back.
+func (l *ipLimiter) claim(addr netip.Addr, now time.Time) (time.Duration, func(failed bool)) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.nets[network(addr)]
-	if !ok {
-		return 0
-	}
-	tokens := b.TokensAt(now)
-	if tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - tokens) * float64(SigninFailureRefill))
-}
-
-// fail counts a failed sign-in from addr's network.
-func (l *ipLimiter) fail(addr netip.Addr, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	n := network(addr)
 	b, ok := l.nets[n]
 	if !ok {
@@ -78,7 +65,17 @@ func (l *ipLimiter) fail(addr netip.Addr, now time.Time) {
 		b = rate.NewLimiter(rate.Every(SigninFailureRefill), SigninFailuresPerIP)
 		l.nets[n] = b
 	}
-	b.AllowN(now, 1)
+	l.mu.Unlock()
+	r := b.ReserveN(now, 1)
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now)
+		return wait, nil
+	}
+	return 0, func(failed bool) {
+		if !failed {
+			r.CancelAt(now)
+		}
+	}
 }
 
 // prune forgets networks whose bucket has refilled (they are as if never

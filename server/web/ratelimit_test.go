@@ -52,31 +52,49 @@ func TestIPLimiter(t *testing.T) {
 	sameNet := netip.MustParseAddr("2001:db8:1:2::1")
 	sameNet2 := netip.MustParseAddr("2001:db8:1:2:ffff::9")
 	otherNet := netip.MustParseAddr("2001:db8:1:3::1")
-	for i := range SigninFailuresPerIP {
-		if w := l.wait(a, now); w != 0 {
-			t.Fatalf("failure %d: must wait %s already", i, w)
+	fail := func(addr netip.Addr, at time.Time) {
+		t.Helper()
+		wait, settle := l.claim(addr, at)
+		if wait != 0 {
+			t.Fatalf("%s must wait %s", addr, wait)
 		}
-		l.fail(a, now)
-		l.fail(sameNet, now)
+		settle(true)
 	}
-	if w := l.wait(a, now); w != SigninFailureRefill {
+	// Successes give their token back: any number of them.
+	for range 3 * SigninFailuresPerIP {
+		wait, settle := l.claim(a, now)
+		if wait != 0 {
+			t.Fatalf("successful sign-ins are limited: wait %s", wait)
+		}
+		settle(false)
+	}
+	for range SigninFailuresPerIP {
+		fail(a, now)
+		fail(sameNet, now)
+	}
+	if w, _ := l.claim(a, now); w != SigninFailureRefill {
 		t.Fatalf("after the burst: wait %s, want %s", w, SigninFailureRefill)
 	}
-	if w := l.wait(sameNet2, now); w == 0 {
+	if w, _ := l.claim(sameNet2, now); w == 0 {
 		t.Fatal("another address of the same IPv6 /64 is not limited")
 	}
-	if w := l.wait(otherNet, now); w != 0 {
+	if w, settle := l.claim(otherNet, now); w != 0 {
 		t.Fatalf("another /64 must wait %s", w)
+	} else {
+		settle(false)
 	}
-	if w := l.wait(a, now.Add(SigninFailureRefill/2)); w != SigninFailureRefill/2 {
+	if w, _ := l.claim(a, now.Add(SigninFailureRefill/2)); w != SigninFailureRefill/2 {
 		t.Fatalf("half a refill later: wait %s", w)
 	}
 	now = now.Add(SigninFailureRefill)
-	if w := l.wait(a, now); w != 0 {
-		t.Fatalf("a refill later: wait %s", w)
+	// One token is back: two concurrent guesses cannot both take it.
+	w1, settle1 := l.claim(a, now)
+	w2, _ := l.claim(a, now)
+	if w1 != 0 || w2 == 0 {
+		t.Fatalf("two claims of one token: waits %s and %s", w1, w2)
 	}
-	l.fail(a, now)
-	if w := l.wait(a, now); w == 0 {
+	settle1(true)
+	if w, _ := l.claim(a, now); w == 0 {
 		t.Fatal("the refilled attempt did not count")
 	}
 }
@@ -86,7 +104,9 @@ func TestIPLimiterBoundedMemory(t *testing.T) {
 	l := newIPLimiter()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for i := range maxTrackedNetworks + 500 {
-		l.fail(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), now)
+		if _, settle := l.claim(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), now); settle != nil {
+			settle(true)
+		}
 	}
 	if n := len(l.nets); n > maxTrackedNetworks {
 		t.Fatalf("%d networks tracked, bound %d", n, maxTrackedNetworks)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,6 +41,9 @@ type Handler struct {
 	hashSlots chan struct{}
 	// ips counts failed sign-ins per client network.
 	ips *ipLimiter
+	// proxyWarning logs once that requests come through an untrusted
+	// proxy.
+	proxyWarning sync.Once
 	// liveStreams counts the dashboard's open live streams.
 	liveStreams *streamSlots
 }
@@ -86,7 +90,7 @@ func New(cfg Config) (*Handler, error) {
 	h.dummyHash = dummy
 	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
 	h.ips = newIPLimiter()
-	h.liveStreams = newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession)
+	h.liveStreams = newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession, MaxLiveStreamsPerProject)
 	sub, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		return nil, err

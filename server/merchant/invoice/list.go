@@ -110,6 +110,10 @@ func (s *Service) List(ctx context.Context, kind Kind, projectID int64, f ListFi
 		}
 	}
 	var out []Row
+	// A status filter is confirmed in Go: bound the rows one page may
+	// examine, and hand the rest to the next page (which may then be
+	// short, or empty with a next link).
+	scanned, scanLimit := 0, 20*(limit+1)
 	for {
 		q := s.cfg.DB.Invoice.Query().Where(where...)
 		if before > 0 {
@@ -133,6 +137,10 @@ func (s *Service) List(ctx context.Context, kind Kind, projectID int64, f ListFi
 			break
 		}
 		before = invs[len(invs)-1].ID
+		if scanned += len(invs); scanned >= scanLimit {
+			// More may match below before: the next page goes on from there.
+			return out, strconv.FormatInt(before, 10), nil
+		}
 	}
 	next := ""
 	if len(out) > limit {

@@ -196,3 +196,41 @@ func TestList(t *testing.T) {
 		}
 	})
 }
+
+// TestListScanIsBounded: a status filter confirmed in Go examines a
+// bounded number of rows per page; when many rows the database selects are
+// not of the status, a page ends early (even empty) with a next cursor,
+// and following the cursors still finds every match.
+func TestListScanIsBounded(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		f := newListFixture(t, db)
+		start := f.now.Add(-time.Hour)
+		target := f.invoice(t, "target", entinvoice.KindCheckout, f.project, "10", 2*24*time.Hour, entinvoice.StatusPending, start)
+		f.pay(t, target, "0.0001", "6", entpayment.StatusPending)
+		for i := range 45 { // newer, stored waiting: the pending predicate selects them too
+			f.invoice(t, fmt.Sprintf("w%02d", i), entinvoice.KindCheckout, f.project, "10", 2*24*time.Hour, entinvoice.StatusWaiting, start.Add(time.Duration(i+1)*time.Second))
+		}
+		var pages []int
+		found := false
+		cursor := ""
+		for range 10 {
+			rows, next, err := f.svc.List(ctx, invoice.Checkout, f.project, invoice.ListFilter{Status: invoice.Pending, Limit: 1, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages = append(pages, len(rows))
+			for _, r := range rows {
+				found = found || (r.Invoice.ID == target.ID && r.Status == invoice.Pending)
+			}
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+		if !found || len(pages) < 2 || pages[0] != 0 {
+			t.Fatalf("pages %v, found %v: want an early empty page, then the pending invoice", pages, found)
+		}
+	})
+}
