@@ -177,17 +177,9 @@ func (s *Service) rows(ctx context.Context, invs []*entdb.Invoice, now time.Time
 	for i, inv := range invs {
 		ids[i] = inv.ID
 	}
-	pays, err := s.cfg.DB.Payment.Query().
-		Where(entpayment.HasAddressWith(entaddress.InvoiceIDIn(ids...))).
-		WithAddress().Order(entdb.Asc(entpayment.FieldID)).All(ctx)
+	byInvoice, err := PaymentsByInvoice(ctx, s.cfg.DB, ids, false)
 	if err != nil {
 		return nil, err
-	}
-	byInvoice := map[int64][]*entdb.Payment{}
-	for _, p := range pays {
-		if a := p.Edges.Address; a != nil && a.InvoiceID != nil {
-			byInvoice[*a.InvoiceID] = append(byInvoice[*a.InvoiceID], p)
-		}
 	}
 	out := make([]Row, len(invs))
 	for i, inv := range invs {
@@ -225,4 +217,25 @@ func addCoin(list []CoinAmount, coin string, v decimal.Decimal) []CoinAmount {
 		}
 	}
 	return append(list, CoinAmount{Coin: coin, Value: v})
+}
+
+// PaymentsByInvoice returns the payments to the addresses of invoices ids,
+// each with its address, oldest first, by invoice id; counting leaves out
+// dropped and reverted ones.
+func PaymentsByInvoice(ctx context.Context, db *entdb.Client, ids []int64, counting bool) (map[int64][]*entdb.Payment, error) {
+	q := db.Payment.Query().Where(entpayment.HasAddressWith(entaddress.InvoiceIDIn(ids...)))
+	if counting {
+		q.Where(entpayment.StatusNotIn(entpayment.StatusDropped, entpayment.StatusReverted))
+	}
+	pays, err := q.WithAddress().Order(entdb.Asc(entpayment.FieldID)).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byInvoice := map[int64][]*entdb.Payment{}
+	for _, p := range pays {
+		if a := p.Edges.Address; a != nil && a.InvoiceID != nil {
+			byInvoice[*a.InvoiceID] = append(byInvoice[*a.InvoiceID], p)
+		}
+	}
+	return byInvoice, nil
 }

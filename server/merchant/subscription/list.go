@@ -2,7 +2,6 @@ package subscription
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
@@ -35,13 +34,6 @@ type Filter struct {
 // of the next page ("" at the end). A bad status, limit or cursor is an
 // InvalidError naming the parameter.
 func (s *Service) Filtered(ctx context.Context, projectID int64, f Filter) ([]View, string, error) {
-	limit := f.Limit
-	if limit < 0 || limit > MaxLimit {
-		return nil, "", invalid("limit", "must be between 1 and %d", MaxLimit)
-	}
-	if limit == 0 {
-		limit = DefaultLimit
-	}
 	now := s.cfg.Now()
 	where := []predicate.Subscription{entsub.ProjectID(projectID)}
 	switch f.Status {
@@ -61,24 +53,7 @@ func (s *Service) Filtered(ctx context.Context, projectID int64, f Filter) ([]Vi
 	if !f.Until.IsZero() {
 		where = append(where, entsub.CreatedAtLT(f.Until))
 	}
-	if f.Cursor != "" {
-		before, err := strconv.ParseInt(f.Cursor, 10, 64)
-		if err != nil || before <= 0 {
-			return nil, "", invalid("cursor", "%s is not a cursor of this listing (the next link of the previous page)", quote(f.Cursor))
-		}
-		where = append(where, entsub.IDLT(before))
-	}
-	subs, err := s.cfg.DB.Subscription.Query().Where(where...).Order(entdb.Desc(entsub.FieldID)).Limit(limit + 1).All(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(subs) > limit {
-		subs = subs[:limit]
-		next = strconv.FormatInt(subs[limit-1].ID, 10)
-	}
-	vs, err := s.views(ctx, subs)
-	return vs, next, err
+	return s.page(ctx, where, f.Limit, f.Cursor, "the next link of the previous page")
 }
 
 // Detail is a subscription with everything its owner may look for.

@@ -18,7 +18,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
-	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/predicate"
 	entsub "github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
@@ -320,17 +320,24 @@ func (s *Service) Fetch(ctx context.Context, projectID int64, tok string) (*View
 // List returns a page of the project's subscriptions, newest first, and
 // the cursor of the next page ("" at the end). limit 0 is DefaultLimit.
 func (s *Service) List(ctx context.Context, projectID int64, limit int, cursor string) ([]View, string, error) {
+	return s.page(ctx, []predicate.Subscription{entsub.ProjectID(projectID)}, limit, cursor, "next_cursor of the previous page")
+}
+
+// page returns the subscriptions that match where, newest first, after
+// cursor (an id; where a caller's next cursor comes from is cursorHint, for
+// the error), limit of them (DefaultLimit when 0), and the next cursor.
+func (s *Service) page(ctx context.Context, where []predicate.Subscription, limit int, cursor, cursorHint string) ([]View, string, error) {
 	if limit < 0 || limit > MaxLimit {
 		return nil, "", invalid("limit", "must be between 1 and %d", MaxLimit)
 	}
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	q := s.cfg.DB.Subscription.Query().Where(entsub.ProjectID(projectID))
+	q := s.cfg.DB.Subscription.Query().Where(where...)
 	if cursor != "" {
 		before, err := strconv.ParseInt(cursor, 10, 64)
 		if err != nil || before <= 0 {
-			return nil, "", invalid("cursor", "%s is not a cursor of this listing (next_cursor of the previous page)", quote(cursor))
+			return nil, "", invalid("cursor", "%s is not a cursor of this listing (%s)", quote(cursor), cursorHint)
 		}
 		q.Where(entsub.IDLT(before))
 	}
@@ -371,18 +378,9 @@ func (s *Service) views(ctx context.Context, subs []*entdb.Subscription) ([]View
 	for i, inv := range invs {
 		invIDs[i] = inv.ID
 	}
-	pays, err := s.cfg.DB.Payment.Query().
-		Where(entpayment.HasAddressWith(entaddress.InvoiceIDIn(invIDs...)),
-			entpayment.StatusNotIn(entpayment.StatusDropped, entpayment.StatusReverted)).
-		WithAddress().Order(entdb.Asc(entpayment.FieldID)).All(ctx)
+	byInvoice, err := invoice.PaymentsByInvoice(ctx, s.cfg.DB, invIDs, true)
 	if err != nil {
 		return nil, err
-	}
-	byInvoice := map[int64][]*entdb.Payment{}
-	for _, p := range pays {
-		if a := p.Edges.Address; a != nil && a.InvoiceID != nil {
-			byInvoice[*a.InvoiceID] = append(byInvoice[*a.InvoiceID], p)
-		}
 	}
 	for _, inv := range invs {
 		ps := byInvoice[inv.ID]
