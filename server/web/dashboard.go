@@ -268,20 +268,7 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 	}
 	f := notifier.ListFilter{Status: q.Get("status"), Service: q.Get("service"), Event: q.Get("event"), Cursor: q.Get("cursor")}
 	var bad []string
-	for _, b := range []struct {
-		name string
-		dst  *time.Time
-		add  time.Duration
-	}{{"from", &f.From, 0}, {"to", &f.Until, 24 * time.Hour}} {
-		if v := q.Get(b.name); v != "" {
-			t, err := time.Parse("2006-01-02", v)
-			if err != nil {
-				bad = append(bad, b.name+" is not a date (YYYY-MM-DD)")
-				continue
-			}
-			*b.dst = t.Add(b.add)
-		}
-	}
+	f.From, f.Until, bad = dateFilter(q)
 	if len(bad) > 0 {
 		d.Error = strings.Join(bad, "; ")
 		h.renderDash(w, http.StatusBadRequest, "notifications", d)
@@ -299,14 +286,7 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 		return
 	}
 	d.Rows = rows
-	if next != "" {
-		nq := url.Values{}
-		for k, v := range q {
-			nq[k] = v
-		}
-		nq.Set("cursor", next)
-		d.Next = "?" + nq.Encode()
-	}
+	d.Next = nextPage(q, next)
 	// Failed first: without a status filter, the newest failed
 	// notifications (same filter) come above the listing.
 	if f.Status == "" && f.Cursor == "" {
