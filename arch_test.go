@@ -180,16 +180,23 @@ func TestImportDirections(t *testing.T) {
 	deps := []struct {
 		pkgs      string
 		forbidden []string
+		// allowed are exceptions inside forbidden.
+		allowed []string
 	}{
-		{mod + "/gen", []string{mod + "/server", mod + "/notifier", mod + "/chains", mod + "/ent"}},
-		{mod + "/ent/schema", []string{mod + "/ent/db", mod + "/notifier", mod + "/chains", mod + "/server", mod + "/gen"}},
-		{mod + "/chains", []string{mod + "/ent", mod + "/notifier", mod + "/server", mod + "/gen"}},
-		{mod + "/notifier", []string{mod + "/server", mod + "/gen", mod + "/chains"}},
+		{mod + "/gen", []string{mod + "/server", mod + "/notifier", mod + "/chains", mod + "/ent"}, nil},
+		{mod + "/ent/schema", []string{mod + "/ent/db", mod + "/notifier", mod + "/chains", mod + "/server", mod + "/gen"}, nil},
+		{mod + "/chains", []string{mod + "/ent", mod + "/notifier", mod + "/server", mod + "/gen"}, nil},
+		{mod + "/notifier", []string{mod + "/server", mod + "/gen", mod + "/chains"}, nil},
 		// Reactors do the enqueueing and depend on payment, not the
-		// reverse: payment knows no notifier, wire or other server part.
-		{mod + "/server/payment", []string{mod + "/notifier", mod + "/gen", mod + "/server"}},
+		// reverse: payment knows no notifier, wire or other server part
+		// but the journal and the engine that sends its forwards.
+		{mod + "/server/payment", []string{mod + "/notifier", mod + "/gen", mod + "/server"}, []string{mod + "/server/ledger", mod + "/server/outbound"}},
+		// The journal and the outbound engine serve every money flow and
+		// know none of them.
+		{mod + "/server/ledger", []string{mod + "/notifier", mod + "/gen", mod + "/server"}, nil},
+		{mod + "/server/outbound", []string{mod + "/notifier", mod + "/gen", mod + "/server"}, nil},
 		// The production binary carries no benchmark code.
-		{mod + "/cmd/payhook", []string{mod + "/server/bench"}},
+		{mod + "/cmd/payhook", []string{mod + "/server/bench"}, nil},
 	}
 	for _, p := range ourPackages(t) {
 		for _, r := range deps {
@@ -197,8 +204,8 @@ func TestImportDirections(t *testing.T) {
 				continue
 			}
 			for _, dep := range p.Deps {
-				if under(dep, r.pkgs) {
-					continue // its own subpackages
+				if under(dep, r.pkgs) || slices.ContainsFunc(r.allowed, func(a string) bool { return under(dep, a) }) {
+					continue // its own subpackages, or an exception
 				}
 				for _, f := range r.forbidden {
 					if under(dep, f) {
@@ -294,4 +301,140 @@ func testMain(t *testing.T, path string) (has, leakChecked bool) {
 		})
 	}
 	return has, leakChecked
+}
+
+// TestNoDecisionOnNoteText keeps payment state typed: Payment.note is only
+// displayed, never decided on. In every non-test file of the module (but
+// the data migration that derived the typed columns from the notes once),
+// a note may be copied, displayed or extended, and may not be compared,
+// searched, switched on or filtered by: no ent note predicate
+// (payment.NoteContains, NoteHasPrefix, Note(...), ...), no note in a
+// condition, a comparison, a switch, a regexp or a strings or bytes test
+// (Contains, HasPrefix, Index, Cut, EqualFold, ...).
+func TestNoDecisionOnNoteText(t *testing.T) {
+	const migration = mod + "/ent/migrations"
+	for _, p := range ourPackages(t) {
+		if under(p.ImportPath, mod+"/ent/db") || under(p.ImportPath, mod+"/gen") || p.ImportPath == migration {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatalf("parse %s: %v", path, err)
+			}
+			for _, where := range noteDecisions(f) {
+				t.Errorf("%s: %s decides on a note's text (payment state is typed: decide on hold_reason, reorged, ...; the note is only displayed)", path, where)
+			}
+		}
+	}
+}
+
+// noteDecisions returns where f decides on a note's text.
+func noteDecisions(f *ast.File) []string {
+	payments := map[string]bool{} // local names of ent/db/payment
+	for _, s := range f.Imports {
+		if s.Path.Value == `"`+mod+`/ent/db/payment"` {
+			name := "payment"
+			if s.Name != nil {
+				name = s.Name.Name
+			}
+			payments[name] = true
+		}
+	}
+	isNote := func(e ast.Expr) bool {
+		found := false
+		ast.Inspect(e, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Note" || sel.Sel.Name == "note") {
+				found = true
+			}
+			if id, ok := n.(*ast.Ident); ok && (id.Name == "note" || id.Name == "Note") {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && payments[id.Name] && strings.HasPrefix(n.Sel.Name, "Note") {
+				out = append(out, id.Name+"."+n.Sel.Name)
+			}
+		case *ast.IfStmt:
+			if isNote(n.Cond) {
+				out = append(out, "an if on a note")
+			}
+		case *ast.SwitchStmt:
+			if n.Tag != nil && isNote(n.Tag) {
+				out = append(out, "a switch on a note")
+			}
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				if isNote(e) {
+					out = append(out, "a case on a note")
+				}
+			}
+		case *ast.BinaryExpr:
+			if (n.Op == token.EQL || n.Op == token.NEQ) && (isNote(n.X) || isNote(n.Y)) {
+				out = append(out, "a comparison of a note")
+			}
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "regexp" || (id.Name == "strings" || id.Name == "bytes") && textTest(sel.Sel.Name)) {
+					for _, a := range n.Args {
+						if isNote(a) {
+							out = append(out, id.Name+"."+sel.Sel.Name+" of a note")
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// textTest reports whether the strings (or bytes) function name tests a
+// text rather than builds one.
+func textTest(name string) bool {
+	for _, p := range []string{"Contains", "HasPrefix", "HasSuffix", "Index", "LastIndex", "EqualFold", "Compare", "Count", "Cut", "Equal", "Fields", "Split"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestNoteDecisionsFound: the check above finds each way of deciding on a
+// note, and lets copying, displaying and extending one pass.
+func TestNoteDecisionsFound(t *testing.T) {
+	const header = "package x\nimport (\n\"strings\"\nentpayment \"" + mod + "/ent/db/payment\"\n)\nvar _ = strings.Contains\nvar _ = entpayment.Label\n"
+	tests := []struct {
+		name, body string
+		decides    bool
+	}{
+		{"ent predicate", "func f() { q.Where(entpayment.NoteContains(\"held\")) }", true},
+		{"ent equality predicate", "func f() { q.Where(entpayment.Note(\"held\")) }", true},
+		{"strings test in an if", "func f() { if strings.HasPrefix(p.Note, \"not\") { g() } }", true},
+		{"strings test in a return", "func f() bool { return strings.Contains(p.Note, \"held\") }", true},
+		{"comparison", "func f() bool { return p.Note == held }", true},
+		{"switch", "func f() { switch p.Note { case \"x\": } }", true},
+		{"a note variable", "func f() { if note != p.Other { g() } }", true},
+		{"displayed", "func f() { _ = Row{Note: p.Note} }", false},
+		{"extended", "func f() { u.SetNote(withNote(p.Note, heldNote)) }", false},
+		{"appended", "func f() string { return strings.TrimPrefix(p.Note+\"; \"+add, \"; \") }", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := parser.ParseFile(token.NewFileSet(), "x.go", header+tt.body, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := noteDecisions(f); (len(got) > 0) != tt.decides {
+				t.Errorf("found %v, want a decision: %v", got, tt.decides)
+			}
+		})
+	}
 }

@@ -15,8 +15,14 @@ import (
 
 // Migrate opens the database named by dsn ("sqlite:PATH" or a "postgres://"
 // URL, as --db takes it), applies its pending migrations and closes it. It returns the versions
-// applied, none when the database was up to date.
-func Migrate(ctx context.Context, dsn string) (applied []string, err error) {
+// applied, none when the database was up to date. The ticker registry (the
+// embedded one, or registryFile's) gives the data migrations each coin's
+// decimals.
+func Migrate(ctx context.Context, dsn, registryFile string) (applied []string, err error) {
+	registry, err := loadRegistry(registryFile)
+	if err != nil {
+		return nil, err
+	}
 	db, err := openDB(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -26,11 +32,20 @@ func Migrate(ctx context.Context, dsn string) (applied []string, err error) {
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	applied, err = store.Migrate(ctx, db)
+	applied, err = store.Migrate(ctx, db, withDecimals(registry))
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	return applied, nil
+}
+
+// withDecimals gives the data migrations the decimals of registry's
+// tickers.
+func withDecimals(registry *chains.Registry) store.MigrateOption {
+	return store.WithDecimals(func(ticker string) (int32, bool) {
+		t, ok := registry.Lookup(ticker)
+		return t.Decimals, ok
+	})
 }
 
 // CreateAPIKey opens the database named by dsn, migrates it when needed and
@@ -98,8 +113,10 @@ func PayoutRequests(ctx context.Context, dsn string) (resp *payhookv1.ListPayout
 	return resp, err
 }
 
-// withMigratedDB opens the database named by dsn, migrates it when needed,
-// runs fn on it and closes it.
+// withMigratedDB opens the database named by dsn, migrates it when needed
+// (with the embedded ticker registry's decimals: `payhook migrate
+// --registry-file` migrates a database that has payments of other
+// tickers), runs fn on it and closes it.
 func withMigratedDB(ctx context.Context, dsn string, fn func(*store.DB) error) (err error) {
 	db, err := openDB(ctx, dsn)
 	if err != nil {
@@ -110,7 +127,7 @@ func withMigratedDB(ctx context.Context, dsn string, fn func(*store.DB) error) (
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	if _, err := store.Migrate(ctx, db); err != nil {
+	if _, err := store.Migrate(ctx, db, withDecimals(chains.DefaultRegistry())); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return fn(db)

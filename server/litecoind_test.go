@@ -14,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/nodetest"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
@@ -164,8 +165,8 @@ func TestLitecoindEndToEnd(t *testing.T) {
 		t.Errorf("the forward %s is not mined: %v", txidOut, st["confirmations"])
 	}
 	e.step(t, 1) // the watcher sees the forward executed in a block
-	if fw, err := e.in.Server.DB().Client.Forward.Query().Only(context.Background()); err != nil || fw.LandedAt == nil || fw.TxidOut != txidOut {
-		t.Errorf("forward %+v (%v): want it recorded landed", fw, err)
+	if o, err := e.in.Server.DB().Client.Outbound.Query().Only(context.Background()); err != nil || o.State != entoutbound.StateLanded || o.LandedAt == nil || o.Txid != txidOut {
+		t.Errorf("outgoing transaction %+v (%v): want it recorded landed", o, err)
 	}
 	if errs := e.sink.errs; len(errs) > 0 {
 		t.Errorf("signature failures: %v", errs)

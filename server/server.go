@@ -51,6 +51,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/openapi"
+	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
@@ -71,6 +72,7 @@ type Server struct {
 	notifier *notifier.Notifier
 	devnet   *devnet.Devnet
 	payments *payment.Service
+	outbound *outbound.Engine
 	watchers map[string]*payment.Watcher
 	nodes    []node
 	// livePrices is the live price feed (--prices live); nil with the table.
@@ -148,7 +150,11 @@ func (s *Server) buildStore(ctx context.Context) error {
 				ErrMigrationsBehind, len(pending), strings.Join(pending, ", "))
 		}
 	} else {
-		applied, err := store.Migrate(ctx, s.db)
+		registry, err := loadRegistry(s.cfg.Chains.RegistryFile)
+		if err != nil {
+			return err
+		}
+		applied, err := store.Migrate(ctx, s.db, withDecimals(registry))
 		if err != nil {
 			return fmt.Errorf("migrate database: %w", err)
 		}
@@ -306,9 +312,13 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		// and creating an address of it is answered 404.
 		registry = registry.Only(func(t chains.Ticker) bool { _, ok := backends[t.Ticker]; return ok })
 	}
+	// One engine sends every outgoing transaction; forwarding is its first
+	// caller.
+	s.outbound = outbound.New(s.db, outbound.Config{Backends: backends, Now: s.cfg.Now}, s.logger)
 	s.payments = payment.New(s.db, payment.Config{
 		Registry: registry,
 		Backends: backends,
+		Outbound: s.outbound,
 		Reactors: []payment.Reactor{
 			address.NewCallbackReactor(s.notifier.Queue, prices),
 			invoice.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),

@@ -479,7 +479,7 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
 		}
 	}
-	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Outputs: f.Outputs})
+	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: f.NetworkFee})
 	if err != nil {
 		return chains.Signed{}, fmt.Errorf("%w: forward %q: %w", ErrInvalidForward, f.ID, err)
 	}
@@ -488,9 +488,11 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 
 // signedForward is the devnet's "serialised transaction".
 type signedForward struct {
-	ID      string          `json:"id"`
-	From    string          `json:"from"`
-	Outputs []chains.Output `json:"outputs"`
+	ID         string            `json:"id"`
+	From       string            `json:"from"`
+	Inputs     []chains.Transfer `json:"inputs,omitempty"`
+	Outputs    []chains.Output   `json:"outputs"`
+	NetworkFee decimal.Decimal   `json:"network_fee"`
 }
 
 // Send implements chains.Backend: it records the forward of s (see
@@ -511,7 +513,7 @@ func (c *Chain) Send(ctx context.Context, s chains.Signed) error {
 		return nil
 	}
 	c.fwdByID[sf.ID] = len(c.forwards)
-	c.forwards = append(c.forwards, forward{f: chains.Forward{ID: sf.ID, From: sf.From, Outputs: sf.Outputs}, txid: s.TxID})
+	c.forwards = append(c.forwards, forward{f: chains.Forward{ID: sf.ID, From: sf.From, Inputs: sf.Inputs, Outputs: sf.Outputs, NetworkFee: sf.NetworkFee}, txid: s.TxID})
 	return nil
 }
 
@@ -526,6 +528,46 @@ func (c *Chain) Forwards() []chains.Forward {
 		out[i].Outputs = slices.Clone(r.f.Outputs)
 	}
 	return out
+}
+
+// Balance returns what address holds on the chain now: the transfers to it
+// in the chain's blocks (not in the mempool, not failed, not reorganised
+// out), less what the forwards sent from it spend, as the family spends:
+// a UTXO forward spends its inputs whole (the service fee goes to the
+// operator's change address); an account chain's forward of the native
+// coin moves its outputs and pays its network fee from the address; a
+// token's forward moves its outputs (the network fee is paid in the native
+// coin).
+func (c *Chain) Balance(address string) decimal.Decimal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum := decimal.Zero
+	for _, b := range c.blocks {
+		for _, t := range b.txs {
+			if t.to == address && !t.failed {
+				sum = sum.Add(t.value)
+			}
+		}
+	}
+	for _, r := range c.forwards {
+		if r.f.From != address {
+			continue
+		}
+		switch {
+		case c.ticker.Family == chains.FamilyUTXO:
+			for _, in := range r.f.Inputs {
+				sum = sum.Sub(in.Value)
+			}
+		default:
+			for _, o := range r.f.Outputs {
+				sum = sum.Sub(o.Amount)
+			}
+			if !c.ticker.Token {
+				sum = sum.Sub(r.f.NetworkFee)
+			}
+		}
+	}
+	return sum
 }
 
 // newHash returns a fresh transaction hash in the family's style: 64 hex

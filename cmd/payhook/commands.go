@@ -48,7 +48,7 @@ func commands() *command {
 		{name: "serve", synopsis: "[flags]", run: func(ctx context.Context, e *env, args []string) error {
 			return serve(ctx, args, e.stdout, e.stderr, e.logger)
 		}},
-		{name: "migrate", synopsis: "[--db DSN]", run: func(ctx context.Context, e *env, args []string) error {
+		{name: "migrate", synopsis: "[--db DSN] [--registry-file FILE]", run: func(ctx context.Context, e *env, args []string) error {
 			return migrate(ctx, args, e.stdout, e.stderr)
 		}},
 		{name: "apikey", subs: []*command{

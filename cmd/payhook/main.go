@@ -289,10 +289,11 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("payhook migrate", stderr)
 	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it): its decimals convert the amounts the ledger journals")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	applied, err := server.Migrate(ctx, *dsn)
+	applied, err := server.Migrate(ctx, *dsn, *registryFile)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,9 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
@@ -61,8 +63,12 @@ type Client struct {
 	Forward *ForwardClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
+	// LedgerEntry is the client for interacting with the LedgerEntry builders.
+	LedgerEntry *LedgerEntryClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
+	// Outbound is the client for interacting with the Outbound builders.
+	Outbound *OutboundClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
@@ -96,7 +102,9 @@ func (c *Client) init() {
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
 	c.Forward = NewForwardClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
+	c.LedgerEntry = NewLedgerEntryClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
+	c.Outbound = NewOutboundClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PayoutRequest = NewPayoutRequestClient(c.config)
 	c.Project = NewProjectClient(c.config)
@@ -205,7 +213,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
+		LedgerEntry:      NewLedgerEntryClient(cfg),
 		Notification:     NewNotificationClient(cfg),
+		Outbound:         NewOutboundClient(cfg),
 		Payment:          NewPaymentClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
@@ -241,7 +251,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
+		LedgerEntry:      NewLedgerEntryClient(cfg),
 		Notification:     NewNotificationClient(cfg),
+		Outbound:         NewOutboundClient(cfg),
 		Payment:          NewPaymentClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
@@ -279,8 +291,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.Notification, c.Payment, c.PayoutRequest, c.Project, c.SigningKey,
-		c.Subscription, c.WatchedTransfer,
+		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.PayoutRequest,
+		c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -292,8 +304,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.Notification, c.Payment, c.PayoutRequest, c.Project, c.SigningKey,
-		c.Subscription, c.WatchedTransfer,
+		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.PayoutRequest,
+		c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -322,8 +334,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Forward.mutate(ctx, m)
 	case *InvoiceMutation:
 		return c.Invoice.mutate(ctx, m)
+	case *LedgerEntryMutation:
+		return c.LedgerEntry.mutate(ctx, m)
 	case *NotificationMutation:
 		return c.Notification.mutate(ctx, m)
+	case *OutboundMutation:
+		return c.Outbound.mutate(ctx, m)
 	case *PaymentMutation:
 		return c.Payment.mutate(ctx, m)
 	case *PayoutRequestMutation:
@@ -1625,6 +1641,22 @@ func (c *ForwardClient) QueryPayment(_m *Forward) *PaymentQuery {
 	return query
 }
 
+// QueryOutbound queries the outbound edge of a Forward.
+func (c *ForwardClient) QueryOutbound(_m *Forward) *OutboundQuery {
+	query := (&OutboundClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(forward.Table, forward.FieldID, id),
+			sqlgraph.To(outbound.Table, outbound.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, forward.OutboundTable, forward.OutboundColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *ForwardClient) Hooks() []Hook {
 	return c.hooks.Forward
@@ -1780,6 +1812,139 @@ func (c *InvoiceClient) mutate(ctx context.Context, m *InvoiceMutation) (Value, 
 		return (&InvoiceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown Invoice mutation op: %q", m.Op())
+	}
+}
+
+// LedgerEntryClient is a client for the LedgerEntry schema.
+type LedgerEntryClient struct {
+	config
+}
+
+// NewLedgerEntryClient returns a client for the LedgerEntry from the given config.
+func NewLedgerEntryClient(c config) *LedgerEntryClient {
+	return &LedgerEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ledgerentry.Hooks(f(g(h())))`.
+func (c *LedgerEntryClient) Use(hooks ...Hook) {
+	c.hooks.LedgerEntry = append(c.hooks.LedgerEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ledgerentry.Intercept(f(g(h())))`.
+func (c *LedgerEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.LedgerEntry = append(c.inters.LedgerEntry, interceptors...)
+}
+
+// Create returns a builder for creating a LedgerEntry entity.
+func (c *LedgerEntryClient) Create() *LedgerEntryCreate {
+	mutation := newLedgerEntryMutation(c.config, OpCreate)
+	return &LedgerEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of LedgerEntry entities.
+func (c *LedgerEntryClient) CreateBulk(builders ...*LedgerEntryCreate) *LedgerEntryCreateBulk {
+	return &LedgerEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *LedgerEntryClient) MapCreateBulk(slice any, setFunc func(*LedgerEntryCreate, int)) *LedgerEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &LedgerEntryCreateBulk{err: fmt.Errorf("calling to LedgerEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*LedgerEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &LedgerEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for LedgerEntry.
+func (c *LedgerEntryClient) Update() *LedgerEntryUpdate {
+	mutation := newLedgerEntryMutation(c.config, OpUpdate)
+	return &LedgerEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *LedgerEntryClient) UpdateOne(_m *LedgerEntry) *LedgerEntryUpdateOne {
+	mutation := newLedgerEntryMutation(c.config, OpUpdateOne, withLedgerEntry(_m))
+	return &LedgerEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *LedgerEntryClient) UpdateOneID(id int64) *LedgerEntryUpdateOne {
+	mutation := newLedgerEntryMutation(c.config, OpUpdateOne, withLedgerEntryID(id))
+	return &LedgerEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for LedgerEntry.
+func (c *LedgerEntryClient) Delete() *LedgerEntryDelete {
+	mutation := newLedgerEntryMutation(c.config, OpDelete)
+	return &LedgerEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *LedgerEntryClient) DeleteOne(_m *LedgerEntry) *LedgerEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *LedgerEntryClient) DeleteOneID(id int64) *LedgerEntryDeleteOne {
+	builder := c.Delete().Where(ledgerentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &LedgerEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for LedgerEntry.
+func (c *LedgerEntryClient) Query() *LedgerEntryQuery {
+	return &LedgerEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeLedgerEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a LedgerEntry entity by its id.
+func (c *LedgerEntryClient) Get(ctx context.Context, id int64) (*LedgerEntry, error) {
+	return c.Query().Where(ledgerentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *LedgerEntryClient) GetX(ctx context.Context, id int64) *LedgerEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *LedgerEntryClient) Hooks() []Hook {
+	return c.hooks.LedgerEntry
+}
+
+// Interceptors returns the client interceptors.
+func (c *LedgerEntryClient) Interceptors() []Interceptor {
+	return c.inters.LedgerEntry
+}
+
+func (c *LedgerEntryClient) mutate(ctx context.Context, m *LedgerEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&LedgerEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&LedgerEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&LedgerEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&LedgerEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown LedgerEntry mutation op: %q", m.Op())
 	}
 }
 
@@ -1945,6 +2110,155 @@ func (c *NotificationClient) mutate(ctx context.Context, m *NotificationMutation
 		return (&NotificationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown Notification mutation op: %q", m.Op())
+	}
+}
+
+// OutboundClient is a client for the Outbound schema.
+type OutboundClient struct {
+	config
+}
+
+// NewOutboundClient returns a client for the Outbound from the given config.
+func NewOutboundClient(c config) *OutboundClient {
+	return &OutboundClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `outbound.Hooks(f(g(h())))`.
+func (c *OutboundClient) Use(hooks ...Hook) {
+	c.hooks.Outbound = append(c.hooks.Outbound, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `outbound.Intercept(f(g(h())))`.
+func (c *OutboundClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Outbound = append(c.inters.Outbound, interceptors...)
+}
+
+// Create returns a builder for creating a Outbound entity.
+func (c *OutboundClient) Create() *OutboundCreate {
+	mutation := newOutboundMutation(c.config, OpCreate)
+	return &OutboundCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Outbound entities.
+func (c *OutboundClient) CreateBulk(builders ...*OutboundCreate) *OutboundCreateBulk {
+	return &OutboundCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OutboundClient) MapCreateBulk(slice any, setFunc func(*OutboundCreate, int)) *OutboundCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OutboundCreateBulk{err: fmt.Errorf("calling to OutboundClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OutboundCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OutboundCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Outbound.
+func (c *OutboundClient) Update() *OutboundUpdate {
+	mutation := newOutboundMutation(c.config, OpUpdate)
+	return &OutboundUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OutboundClient) UpdateOne(_m *Outbound) *OutboundUpdateOne {
+	mutation := newOutboundMutation(c.config, OpUpdateOne, withOutbound(_m))
+	return &OutboundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OutboundClient) UpdateOneID(id int64) *OutboundUpdateOne {
+	mutation := newOutboundMutation(c.config, OpUpdateOne, withOutboundID(id))
+	return &OutboundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Outbound.
+func (c *OutboundClient) Delete() *OutboundDelete {
+	mutation := newOutboundMutation(c.config, OpDelete)
+	return &OutboundDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OutboundClient) DeleteOne(_m *Outbound) *OutboundDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OutboundClient) DeleteOneID(id int64) *OutboundDeleteOne {
+	builder := c.Delete().Where(outbound.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OutboundDeleteOne{builder}
+}
+
+// Query returns a query builder for Outbound.
+func (c *OutboundClient) Query() *OutboundQuery {
+	return &OutboundQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOutbound},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Outbound entity by its id.
+func (c *OutboundClient) Get(ctx context.Context, id int64) (*Outbound, error) {
+	return c.Query().Where(outbound.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OutboundClient) GetX(ctx context.Context, id int64) *Outbound {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryForwards queries the forwards edge of a Outbound.
+func (c *OutboundClient) QueryForwards(_m *Outbound) *ForwardQuery {
+	query := (&ForwardClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(outbound.Table, outbound.FieldID, id),
+			sqlgraph.To(forward.Table, forward.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, outbound.ForwardsTable, outbound.ForwardsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OutboundClient) Hooks() []Hook {
+	return c.hooks.Outbound
+}
+
+// Interceptors returns the client interceptors.
+func (c *OutboundClient) Interceptors() []Interceptor {
+	return c.inters.Outbound
+}
+
+func (c *OutboundClient) mutate(ctx context.Context, m *OutboundMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OutboundCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OutboundUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OutboundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OutboundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Outbound mutation op: %q", m.Op())
 	}
 }
 
@@ -2814,13 +3128,14 @@ func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMu
 type (
 	hooks struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, Invoice, Notification, Payment,
-		PayoutRequest, Project, SigningKey, Subscription, WatchedTransfer []ent.Hook
+		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
+		Outbound, Payment, PayoutRequest, Project, SigningKey, Subscription,
+		WatchedTransfer []ent.Hook
 	}
 	inters struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, Invoice, Notification, Payment,
-		PayoutRequest, Project, SigningKey, Subscription,
+		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
+		Outbound, Payment, PayoutRequest, Project, SigningKey, Subscription,
 		WatchedTransfer []ent.Interceptor
 	}
 )

@@ -22,7 +22,9 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
@@ -99,7 +101,9 @@ func checkColumn(t, c string) error {
 			deliveryevent.Table:    deliveryevent.ValidColumn,
 			forward.Table:          forward.ValidColumn,
 			invoice.Table:          invoice.ValidColumn,
+			ledgerentry.Table:      ledgerentry.ValidColumn,
 			notification.Table:     notification.ValidColumn,
+			outbound.Table:         outbound.ValidColumn,
 			payment.Table:          payment.ValidColumn,
 			payoutrequest.Table:    payoutrequest.ValidColumn,
 			project.Table:          project.ValidColumn,

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
@@ -39,12 +40,10 @@ type Forward struct {
 	NetworkFee decimal.Decimal `json:"network_fee,omitempty"`
 	// ValueForwardedCoin holds the value of the "value_forwarded_coin" field.
 	ValueForwardedCoin decimal.Decimal `json:"value_forwarded_coin,omitempty"`
-	// TxidOut holds the value of the "txid_out" field.
+	// Hash of its Outbound's transaction, once sent.
 	TxidOut string `json:"txid_out,omitempty"`
-	// When the watcher saw the sent transaction executed in a block; until then it is sent again at each poll (a node may drop what it accepted).
-	LandedAt *time.Time `json:"landed_at,omitempty"`
-	// The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes.
-	SignedTx *[]byte `json:"signed_tx,omitempty"`
+	// The outgoing transaction that carries it; NULL when held.
+	OutboundID *int64 `json:"outbound_id,omitempty"`
 	// No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs.
 	Held bool `json:"held,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -57,9 +56,11 @@ type Forward struct {
 type ForwardEdges struct {
 	// Payment holds the value of the payment edge.
 	Payment *Payment `json:"payment,omitempty"`
+	// Outbound holds the value of the outbound edge.
+	Outbound *Outbound `json:"outbound,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [1]bool
+	loadedTypes [2]bool
 }
 
 // PaymentOrErr returns the Payment value or an error if the edge
@@ -73,22 +74,33 @@ func (e ForwardEdges) PaymentOrErr() (*Payment, error) {
 	return nil, &NotLoadedError{edge: "payment"}
 }
 
+// OutboundOrErr returns the Outbound value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e ForwardEdges) OutboundOrErr() (*Outbound, error) {
+	if e.Outbound != nil {
+		return e.Outbound, nil
+	} else if e.loadedTypes[1] {
+		return nil, &NotFoundError{label: outbound.Label}
+	}
+	return nil, &NotLoadedError{edge: "outbound"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Forward) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case forward.FieldOutputs, forward.FieldSignedTx:
+		case forward.FieldOutputs:
 			values[i] = new([]byte)
 		case forward.FieldFeeCoin, forward.FieldNetworkFee, forward.FieldValueForwardedCoin:
 			values[i] = new(decimal.Decimal)
 		case forward.FieldHeld:
 			values[i] = new(sql.NullBool)
-		case forward.FieldID, forward.FieldPaymentID:
+		case forward.FieldID, forward.FieldPaymentID, forward.FieldOutboundID:
 			values[i] = new(sql.NullInt64)
 		case forward.FieldIntentID, forward.FieldStatus, forward.FieldTxidOut:
 			values[i] = new(sql.NullString)
-		case forward.FieldCreatedAt, forward.FieldUpdatedAt, forward.FieldLandedAt:
+		case forward.FieldCreatedAt, forward.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -173,18 +185,12 @@ func (_m *Forward) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TxidOut = value.String
 			}
-		case forward.FieldLandedAt:
-			if value, ok := values[i].(*sql.NullTime); !ok {
-				return fmt.Errorf("unexpected type %T for field landed_at", values[i])
+		case forward.FieldOutboundID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field outbound_id", values[i])
 			} else if value.Valid {
-				_m.LandedAt = new(time.Time)
-				*_m.LandedAt = value.Time
-			}
-		case forward.FieldSignedTx:
-			if value, ok := values[i].(*[]byte); !ok {
-				return fmt.Errorf("unexpected type %T for field signed_tx", values[i])
-			} else if value != nil {
-				_m.SignedTx = value
+				_m.OutboundID = new(int64)
+				*_m.OutboundID = value.Int64
 			}
 		case forward.FieldHeld:
 			if value, ok := values[i].(*sql.NullBool); !ok {
@@ -208,6 +214,11 @@ func (_m *Forward) Value(name string) (ent.Value, error) {
 // QueryPayment queries the "payment" edge of the Forward entity.
 func (_m *Forward) QueryPayment() *PaymentQuery {
 	return NewForwardClient(_m.config).QueryPayment(_m)
+}
+
+// QueryOutbound queries the "outbound" edge of the Forward entity.
+func (_m *Forward) QueryOutbound() *OutboundQuery {
+	return NewForwardClient(_m.config).QueryOutbound(_m)
 }
 
 // Update returns a builder for updating this Forward.
@@ -263,13 +274,8 @@ func (_m *Forward) String() string {
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)
 	builder.WriteString(", ")
-	if v := _m.LandedAt; v != nil {
-		builder.WriteString("landed_at=")
-		builder.WriteString(v.Format(time.ANSIC))
-	}
-	builder.WriteString(", ")
-	if v := _m.SignedTx; v != nil {
-		builder.WriteString("signed_tx=")
+	if v := _m.OutboundID; v != nil {
+		builder.WriteString("outbound_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteString(", ")

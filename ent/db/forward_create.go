@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
@@ -117,23 +118,17 @@ func (_c *ForwardCreate) SetNillableTxidOut(v *string) *ForwardCreate {
 	return _c
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (_c *ForwardCreate) SetLandedAt(v time.Time) *ForwardCreate {
-	_c.mutation.SetLandedAt(v)
+// SetOutboundID sets the "outbound_id" field.
+func (_c *ForwardCreate) SetOutboundID(v int64) *ForwardCreate {
+	_c.mutation.SetOutboundID(v)
 	return _c
 }
 
-// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
-func (_c *ForwardCreate) SetNillableLandedAt(v *time.Time) *ForwardCreate {
+// SetNillableOutboundID sets the "outbound_id" field if the given value is not nil.
+func (_c *ForwardCreate) SetNillableOutboundID(v *int64) *ForwardCreate {
 	if v != nil {
-		_c.SetLandedAt(*v)
+		_c.SetOutboundID(*v)
 	}
-	return _c
-}
-
-// SetSignedTx sets the "signed_tx" field.
-func (_c *ForwardCreate) SetSignedTx(v []byte) *ForwardCreate {
-	_c.mutation.SetSignedTx(v)
 	return _c
 }
 
@@ -160,6 +155,11 @@ func (_c *ForwardCreate) SetID(v int64) *ForwardCreate {
 // SetPayment sets the "payment" edge to the Payment entity.
 func (_c *ForwardCreate) SetPayment(v *Payment) *ForwardCreate {
 	return _c.SetPaymentID(v.ID)
+}
+
+// SetOutbound sets the "outbound" edge to the Outbound entity.
+func (_c *ForwardCreate) SetOutbound(v *Outbound) *ForwardCreate {
+	return _c.SetOutboundID(v.ID)
 }
 
 // Mutation returns the ForwardMutation object of the builder.
@@ -336,14 +336,6 @@ func (_c *ForwardCreate) createSpec() (*Forward, *sqlgraph.CreateSpec) {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 		_node.TxidOut = value
 	}
-	if value, ok := _c.mutation.LandedAt(); ok {
-		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
-		_node.LandedAt = &value
-	}
-	if value, ok := _c.mutation.SignedTx(); ok {
-		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
-		_node.SignedTx = &value
-	}
 	if value, ok := _c.mutation.Held(); ok {
 		_spec.SetField(forward.FieldHeld, field.TypeBool, value)
 		_node.Held = value
@@ -363,6 +355,23 @@ func (_c *ForwardCreate) createSpec() (*Forward, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.PaymentID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.OutboundIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   forward.OutboundTable,
+			Columns: []string{forward.OutboundColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(outbound.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.OutboundID = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
@@ -453,39 +462,21 @@ func (u *ForwardUpsert) UpdateTxidOut() *ForwardUpsert {
 	return u
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (u *ForwardUpsert) SetLandedAt(v time.Time) *ForwardUpsert {
-	u.Set(forward.FieldLandedAt, v)
+// SetOutboundID sets the "outbound_id" field.
+func (u *ForwardUpsert) SetOutboundID(v int64) *ForwardUpsert {
+	u.Set(forward.FieldOutboundID, v)
 	return u
 }
 
-// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
-func (u *ForwardUpsert) UpdateLandedAt() *ForwardUpsert {
-	u.SetExcluded(forward.FieldLandedAt)
+// UpdateOutboundID sets the "outbound_id" field to the value that was provided on create.
+func (u *ForwardUpsert) UpdateOutboundID() *ForwardUpsert {
+	u.SetExcluded(forward.FieldOutboundID)
 	return u
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (u *ForwardUpsert) ClearLandedAt() *ForwardUpsert {
-	u.SetNull(forward.FieldLandedAt)
-	return u
-}
-
-// SetSignedTx sets the "signed_tx" field.
-func (u *ForwardUpsert) SetSignedTx(v []byte) *ForwardUpsert {
-	u.Set(forward.FieldSignedTx, v)
-	return u
-}
-
-// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
-func (u *ForwardUpsert) UpdateSignedTx() *ForwardUpsert {
-	u.SetExcluded(forward.FieldSignedTx)
-	return u
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (u *ForwardUpsert) ClearSignedTx() *ForwardUpsert {
-	u.SetNull(forward.FieldSignedTx)
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (u *ForwardUpsert) ClearOutboundID() *ForwardUpsert {
+	u.SetNull(forward.FieldOutboundID)
 	return u
 }
 
@@ -603,45 +594,24 @@ func (u *ForwardUpsertOne) UpdateTxidOut() *ForwardUpsertOne {
 	})
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (u *ForwardUpsertOne) SetLandedAt(v time.Time) *ForwardUpsertOne {
+// SetOutboundID sets the "outbound_id" field.
+func (u *ForwardUpsertOne) SetOutboundID(v int64) *ForwardUpsertOne {
 	return u.Update(func(s *ForwardUpsert) {
-		s.SetLandedAt(v)
+		s.SetOutboundID(v)
 	})
 }
 
-// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
-func (u *ForwardUpsertOne) UpdateLandedAt() *ForwardUpsertOne {
+// UpdateOutboundID sets the "outbound_id" field to the value that was provided on create.
+func (u *ForwardUpsertOne) UpdateOutboundID() *ForwardUpsertOne {
 	return u.Update(func(s *ForwardUpsert) {
-		s.UpdateLandedAt()
+		s.UpdateOutboundID()
 	})
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (u *ForwardUpsertOne) ClearLandedAt() *ForwardUpsertOne {
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (u *ForwardUpsertOne) ClearOutboundID() *ForwardUpsertOne {
 	return u.Update(func(s *ForwardUpsert) {
-		s.ClearLandedAt()
-	})
-}
-
-// SetSignedTx sets the "signed_tx" field.
-func (u *ForwardUpsertOne) SetSignedTx(v []byte) *ForwardUpsertOne {
-	return u.Update(func(s *ForwardUpsert) {
-		s.SetSignedTx(v)
-	})
-}
-
-// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
-func (u *ForwardUpsertOne) UpdateSignedTx() *ForwardUpsertOne {
-	return u.Update(func(s *ForwardUpsert) {
-		s.UpdateSignedTx()
-	})
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (u *ForwardUpsertOne) ClearSignedTx() *ForwardUpsertOne {
-	return u.Update(func(s *ForwardUpsert) {
-		s.ClearSignedTx()
+		s.ClearOutboundID()
 	})
 }
 
@@ -925,45 +895,24 @@ func (u *ForwardUpsertBulk) UpdateTxidOut() *ForwardUpsertBulk {
 	})
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (u *ForwardUpsertBulk) SetLandedAt(v time.Time) *ForwardUpsertBulk {
+// SetOutboundID sets the "outbound_id" field.
+func (u *ForwardUpsertBulk) SetOutboundID(v int64) *ForwardUpsertBulk {
 	return u.Update(func(s *ForwardUpsert) {
-		s.SetLandedAt(v)
+		s.SetOutboundID(v)
 	})
 }
 
-// UpdateLandedAt sets the "landed_at" field to the value that was provided on create.
-func (u *ForwardUpsertBulk) UpdateLandedAt() *ForwardUpsertBulk {
+// UpdateOutboundID sets the "outbound_id" field to the value that was provided on create.
+func (u *ForwardUpsertBulk) UpdateOutboundID() *ForwardUpsertBulk {
 	return u.Update(func(s *ForwardUpsert) {
-		s.UpdateLandedAt()
+		s.UpdateOutboundID()
 	})
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (u *ForwardUpsertBulk) ClearLandedAt() *ForwardUpsertBulk {
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (u *ForwardUpsertBulk) ClearOutboundID() *ForwardUpsertBulk {
 	return u.Update(func(s *ForwardUpsert) {
-		s.ClearLandedAt()
-	})
-}
-
-// SetSignedTx sets the "signed_tx" field.
-func (u *ForwardUpsertBulk) SetSignedTx(v []byte) *ForwardUpsertBulk {
-	return u.Update(func(s *ForwardUpsert) {
-		s.SetSignedTx(v)
-	})
-}
-
-// UpdateSignedTx sets the "signed_tx" field to the value that was provided on create.
-func (u *ForwardUpsertBulk) UpdateSignedTx() *ForwardUpsertBulk {
-	return u.Update(func(s *ForwardUpsert) {
-		s.UpdateSignedTx()
-	})
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (u *ForwardUpsertBulk) ClearSignedTx() *ForwardUpsertBulk {
-	return u.Update(func(s *ForwardUpsert) {
-		s.ClearSignedTx()
+		s.ClearOutboundID()
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
@@ -20,12 +21,13 @@ import (
 // ForwardQuery is the builder for querying Forward entities.
 type ForwardQuery struct {
 	config
-	ctx         *QueryContext
-	order       []forward.OrderOption
-	inters      []Interceptor
-	predicates  []predicate.Forward
-	withPayment *PaymentQuery
-	modifiers   []func(*sql.Selector)
+	ctx          *QueryContext
+	order        []forward.OrderOption
+	inters       []Interceptor
+	predicates   []predicate.Forward
+	withPayment  *PaymentQuery
+	withOutbound *OutboundQuery
+	modifiers    []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -77,6 +79,28 @@ func (_q *ForwardQuery) QueryPayment() *PaymentQuery {
 			sqlgraph.From(forward.Table, forward.FieldID, selector),
 			sqlgraph.To(payment.Table, payment.FieldID),
 			sqlgraph.Edge(sqlgraph.O2O, true, forward.PaymentTable, forward.PaymentColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryOutbound chains the current query on the "outbound" edge.
+func (_q *ForwardQuery) QueryOutbound() *OutboundQuery {
+	query := (&OutboundClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(forward.Table, forward.FieldID, selector),
+			sqlgraph.To(outbound.Table, outbound.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, forward.OutboundTable, forward.OutboundColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -271,12 +295,13 @@ func (_q *ForwardQuery) Clone() *ForwardQuery {
 		return nil
 	}
 	return &ForwardQuery{
-		config:      _q.config,
-		ctx:         _q.ctx.Clone(),
-		order:       append([]forward.OrderOption{}, _q.order...),
-		inters:      append([]Interceptor{}, _q.inters...),
-		predicates:  append([]predicate.Forward{}, _q.predicates...),
-		withPayment: _q.withPayment.Clone(),
+		config:       _q.config,
+		ctx:          _q.ctx.Clone(),
+		order:        append([]forward.OrderOption{}, _q.order...),
+		inters:       append([]Interceptor{}, _q.inters...),
+		predicates:   append([]predicate.Forward{}, _q.predicates...),
+		withPayment:  _q.withPayment.Clone(),
+		withOutbound: _q.withOutbound.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -292,6 +317,17 @@ func (_q *ForwardQuery) WithPayment(opts ...func(*PaymentQuery)) *ForwardQuery {
 		opt(query)
 	}
 	_q.withPayment = query
+	return _q
+}
+
+// WithOutbound tells the query-builder to eager-load the nodes that are connected to
+// the "outbound" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ForwardQuery) WithOutbound(opts ...func(*OutboundQuery)) *ForwardQuery {
+	query := (&OutboundClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withOutbound = query
 	return _q
 }
 
@@ -373,8 +409,9 @@ func (_q *ForwardQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Forw
 	var (
 		nodes       = []*Forward{}
 		_spec       = _q.querySpec()
-		loadedTypes = [1]bool{
+		loadedTypes = [2]bool{
 			_q.withPayment != nil,
+			_q.withOutbound != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -404,6 +441,12 @@ func (_q *ForwardQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Forw
 			return nil, err
 		}
 	}
+	if query := _q.withOutbound; query != nil {
+		if err := _q.loadOutbound(ctx, query, nodes, nil,
+			func(n *Forward, e *Outbound) { n.Edges.Outbound = e }); err != nil {
+			return nil, err
+		}
+	}
 	return nodes, nil
 }
 
@@ -429,6 +472,38 @@ func (_q *ForwardQuery) loadPayment(ctx context.Context, query *PaymentQuery, no
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "payment_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *ForwardQuery) loadOutbound(ctx context.Context, query *OutboundQuery, nodes []*Forward, init func(*Forward), assign func(*Forward, *Outbound)) error {
+	ids := make([]int64, 0, len(nodes))
+	nodeids := make(map[int64][]*Forward)
+	for i := range nodes {
+		if nodes[i].OutboundID == nil {
+			continue
+		}
+		fk := *nodes[i].OutboundID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(outbound.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "outbound_id" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)
@@ -467,6 +542,9 @@ func (_q *ForwardQuery) querySpec() *sqlgraph.QuerySpec {
 		}
 		if _q.withPayment != nil {
 			_spec.Node.AddColumnOnce(forward.FieldPaymentID)
+		}
+		if _q.withOutbound != nil {
+			_spec.Node.AddColumnOnce(forward.FieldOutboundID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
 
@@ -63,41 +64,40 @@ func (_u *ForwardUpdate) SetNillableTxidOut(v *string) *ForwardUpdate {
 	return _u
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (_u *ForwardUpdate) SetLandedAt(v time.Time) *ForwardUpdate {
-	_u.mutation.SetLandedAt(v)
+// SetOutboundID sets the "outbound_id" field.
+func (_u *ForwardUpdate) SetOutboundID(v int64) *ForwardUpdate {
+	_u.mutation.SetOutboundID(v)
 	return _u
 }
 
-// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
-func (_u *ForwardUpdate) SetNillableLandedAt(v *time.Time) *ForwardUpdate {
+// SetNillableOutboundID sets the "outbound_id" field if the given value is not nil.
+func (_u *ForwardUpdate) SetNillableOutboundID(v *int64) *ForwardUpdate {
 	if v != nil {
-		_u.SetLandedAt(*v)
+		_u.SetOutboundID(*v)
 	}
 	return _u
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (_u *ForwardUpdate) ClearLandedAt() *ForwardUpdate {
-	_u.mutation.ClearLandedAt()
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (_u *ForwardUpdate) ClearOutboundID() *ForwardUpdate {
+	_u.mutation.ClearOutboundID()
 	return _u
 }
 
-// SetSignedTx sets the "signed_tx" field.
-func (_u *ForwardUpdate) SetSignedTx(v []byte) *ForwardUpdate {
-	_u.mutation.SetSignedTx(v)
-	return _u
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (_u *ForwardUpdate) ClearSignedTx() *ForwardUpdate {
-	_u.mutation.ClearSignedTx()
-	return _u
+// SetOutbound sets the "outbound" edge to the Outbound entity.
+func (_u *ForwardUpdate) SetOutbound(v *Outbound) *ForwardUpdate {
+	return _u.SetOutboundID(v.ID)
 }
 
 // Mutation returns the ForwardMutation object of the builder.
 func (_u *ForwardUpdate) Mutation() *ForwardMutation {
 	return _u.mutation
+}
+
+// ClearOutbound clears the "outbound" edge to the Outbound entity.
+func (_u *ForwardUpdate) ClearOutbound() *ForwardUpdate {
+	_u.mutation.ClearOutbound()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -176,17 +176,34 @@ func (_u *ForwardUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.LandedAt(); ok {
-		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
+	if _u.mutation.OutboundCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   forward.OutboundTable,
+			Columns: []string{forward.OutboundColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(outbound.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if _u.mutation.LandedAtCleared() {
-		_spec.ClearField(forward.FieldLandedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SignedTx(); ok {
-		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
-	}
-	if _u.mutation.SignedTxCleared() {
-		_spec.ClearField(forward.FieldSignedTx, field.TypeBytes)
+	if nodes := _u.mutation.OutboundIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   forward.OutboundTable,
+			Columns: []string{forward.OutboundColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(outbound.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -244,41 +261,40 @@ func (_u *ForwardUpdateOne) SetNillableTxidOut(v *string) *ForwardUpdateOne {
 	return _u
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (_u *ForwardUpdateOne) SetLandedAt(v time.Time) *ForwardUpdateOne {
-	_u.mutation.SetLandedAt(v)
+// SetOutboundID sets the "outbound_id" field.
+func (_u *ForwardUpdateOne) SetOutboundID(v int64) *ForwardUpdateOne {
+	_u.mutation.SetOutboundID(v)
 	return _u
 }
 
-// SetNillableLandedAt sets the "landed_at" field if the given value is not nil.
-func (_u *ForwardUpdateOne) SetNillableLandedAt(v *time.Time) *ForwardUpdateOne {
+// SetNillableOutboundID sets the "outbound_id" field if the given value is not nil.
+func (_u *ForwardUpdateOne) SetNillableOutboundID(v *int64) *ForwardUpdateOne {
 	if v != nil {
-		_u.SetLandedAt(*v)
+		_u.SetOutboundID(*v)
 	}
 	return _u
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (_u *ForwardUpdateOne) ClearLandedAt() *ForwardUpdateOne {
-	_u.mutation.ClearLandedAt()
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (_u *ForwardUpdateOne) ClearOutboundID() *ForwardUpdateOne {
+	_u.mutation.ClearOutboundID()
 	return _u
 }
 
-// SetSignedTx sets the "signed_tx" field.
-func (_u *ForwardUpdateOne) SetSignedTx(v []byte) *ForwardUpdateOne {
-	_u.mutation.SetSignedTx(v)
-	return _u
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (_u *ForwardUpdateOne) ClearSignedTx() *ForwardUpdateOne {
-	_u.mutation.ClearSignedTx()
-	return _u
+// SetOutbound sets the "outbound" edge to the Outbound entity.
+func (_u *ForwardUpdateOne) SetOutbound(v *Outbound) *ForwardUpdateOne {
+	return _u.SetOutboundID(v.ID)
 }
 
 // Mutation returns the ForwardMutation object of the builder.
 func (_u *ForwardUpdateOne) Mutation() *ForwardMutation {
 	return _u.mutation
+}
+
+// ClearOutbound clears the "outbound" edge to the Outbound entity.
+func (_u *ForwardUpdateOne) ClearOutbound() *ForwardUpdateOne {
+	_u.mutation.ClearOutbound()
+	return _u
 }
 
 // Where appends a list predicates to the ForwardUpdate builder.
@@ -387,17 +403,34 @@ func (_u *ForwardUpdateOne) sqlSave(ctx context.Context) (_node *Forward, err er
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(forward.FieldTxidOut, field.TypeString, value)
 	}
-	if value, ok := _u.mutation.LandedAt(); ok {
-		_spec.SetField(forward.FieldLandedAt, field.TypeTime, value)
+	if _u.mutation.OutboundCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   forward.OutboundTable,
+			Columns: []string{forward.OutboundColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(outbound.FieldID, field.TypeInt64),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if _u.mutation.LandedAtCleared() {
-		_spec.ClearField(forward.FieldLandedAt, field.TypeTime)
-	}
-	if value, ok := _u.mutation.SignedTx(); ok {
-		_spec.SetField(forward.FieldSignedTx, field.TypeBytes, value)
-	}
-	if _u.mutation.SignedTxCleared() {
-		_spec.ClearField(forward.FieldSignedTx, field.TypeBytes)
+	if nodes := _u.mutation.OutboundIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   forward.OutboundTable,
+			Columns: []string{forward.OutboundColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(outbound.FieldID, field.TypeInt64),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Forward{config: _u.config}

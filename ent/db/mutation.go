@@ -21,7 +21,9 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/predicate"
@@ -52,7 +54,9 @@ const (
 	TypeDeliveryEvent    = "DeliveryEvent"
 	TypeForward          = "Forward"
 	TypeInvoice          = "Invoice"
+	TypeLedgerEntry      = "LedgerEntry"
 	TypeNotification     = "Notification"
+	TypeOutbound         = "Outbound"
 	TypePayment          = "Payment"
 	TypePayoutRequest    = "PayoutRequest"
 	TypeProject          = "Project"
@@ -7658,12 +7662,12 @@ type ForwardMutation struct {
 	network_fee          *decimal.Decimal
 	value_forwarded_coin *decimal.Decimal
 	txid_out             *string
-	landed_at            *time.Time
-	signed_tx            *[]byte
 	held                 *bool
 	clearedFields        map[string]struct{}
 	payment              *int64
 	clearedpayment       bool
+	outbound             *int64
+	clearedoutbound      bool
 	done                 bool
 	oldValue             func(context.Context) (*Forward, error)
 	predicates           []predicate.Forward
@@ -8148,102 +8152,53 @@ func (m *ForwardMutation) ResetTxidOut() {
 	m.txid_out = nil
 }
 
-// SetLandedAt sets the "landed_at" field.
-func (m *ForwardMutation) SetLandedAt(t time.Time) {
-	m.landed_at = &t
+// SetOutboundID sets the "outbound_id" field.
+func (m *ForwardMutation) SetOutboundID(i int64) {
+	m.outbound = &i
 }
 
-// LandedAt returns the value of the "landed_at" field in the mutation.
-func (m *ForwardMutation) LandedAt() (r time.Time, exists bool) {
-	v := m.landed_at
+// OutboundID returns the value of the "outbound_id" field in the mutation.
+func (m *ForwardMutation) OutboundID() (r int64, exists bool) {
+	v := m.outbound
 	if v == nil {
 		return
 	}
 	return *v, true
 }
 
-// OldLandedAt returns the old "landed_at" field's value of the Forward entity.
+// OldOutboundID returns the old "outbound_id" field's value of the Forward entity.
 // If the Forward object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ForwardMutation) OldLandedAt(ctx context.Context) (v *time.Time, err error) {
+func (m *ForwardMutation) OldOutboundID(ctx context.Context) (v *int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldLandedAt is only allowed on UpdateOne operations")
+		return v, errors.New("OldOutboundID is only allowed on UpdateOne operations")
 	}
 	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldLandedAt requires an ID field in the mutation")
+		return v, errors.New("OldOutboundID requires an ID field in the mutation")
 	}
 	oldValue, err := m.oldValue(ctx)
 	if err != nil {
-		return v, fmt.Errorf("querying old value for OldLandedAt: %w", err)
+		return v, fmt.Errorf("querying old value for OldOutboundID: %w", err)
 	}
-	return oldValue.LandedAt, nil
+	return oldValue.OutboundID, nil
 }
 
-// ClearLandedAt clears the value of the "landed_at" field.
-func (m *ForwardMutation) ClearLandedAt() {
-	m.landed_at = nil
-	m.clearedFields[forward.FieldLandedAt] = struct{}{}
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (m *ForwardMutation) ClearOutboundID() {
+	m.outbound = nil
+	m.clearedFields[forward.FieldOutboundID] = struct{}{}
 }
 
-// LandedAtCleared returns if the "landed_at" field was cleared in this mutation.
-func (m *ForwardMutation) LandedAtCleared() bool {
-	_, ok := m.clearedFields[forward.FieldLandedAt]
+// OutboundIDCleared returns if the "outbound_id" field was cleared in this mutation.
+func (m *ForwardMutation) OutboundIDCleared() bool {
+	_, ok := m.clearedFields[forward.FieldOutboundID]
 	return ok
 }
 
-// ResetLandedAt resets all changes to the "landed_at" field.
-func (m *ForwardMutation) ResetLandedAt() {
-	m.landed_at = nil
-	delete(m.clearedFields, forward.FieldLandedAt)
-}
-
-// SetSignedTx sets the "signed_tx" field.
-func (m *ForwardMutation) SetSignedTx(b []byte) {
-	m.signed_tx = &b
-}
-
-// SignedTx returns the value of the "signed_tx" field in the mutation.
-func (m *ForwardMutation) SignedTx() (r []byte, exists bool) {
-	v := m.signed_tx
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldSignedTx returns the old "signed_tx" field's value of the Forward entity.
-// If the Forward object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ForwardMutation) OldSignedTx(ctx context.Context) (v *[]byte, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldSignedTx is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldSignedTx requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldSignedTx: %w", err)
-	}
-	return oldValue.SignedTx, nil
-}
-
-// ClearSignedTx clears the value of the "signed_tx" field.
-func (m *ForwardMutation) ClearSignedTx() {
-	m.signed_tx = nil
-	m.clearedFields[forward.FieldSignedTx] = struct{}{}
-}
-
-// SignedTxCleared returns if the "signed_tx" field was cleared in this mutation.
-func (m *ForwardMutation) SignedTxCleared() bool {
-	_, ok := m.clearedFields[forward.FieldSignedTx]
-	return ok
-}
-
-// ResetSignedTx resets all changes to the "signed_tx" field.
-func (m *ForwardMutation) ResetSignedTx() {
-	m.signed_tx = nil
-	delete(m.clearedFields, forward.FieldSignedTx)
+// ResetOutboundID resets all changes to the "outbound_id" field.
+func (m *ForwardMutation) ResetOutboundID() {
+	m.outbound = nil
+	delete(m.clearedFields, forward.FieldOutboundID)
 }
 
 // SetHeld sets the "held" field.
@@ -8309,6 +8264,33 @@ func (m *ForwardMutation) ResetPayment() {
 	m.clearedpayment = false
 }
 
+// ClearOutbound clears the "outbound" edge to the Outbound entity.
+func (m *ForwardMutation) ClearOutbound() {
+	m.clearedoutbound = true
+	m.clearedFields[forward.FieldOutboundID] = struct{}{}
+}
+
+// OutboundCleared reports if the "outbound" edge to the Outbound entity was cleared.
+func (m *ForwardMutation) OutboundCleared() bool {
+	return m.OutboundIDCleared() || m.clearedoutbound
+}
+
+// OutboundIDs returns the "outbound" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OutboundID instead. It exists only for internal usage by the builders.
+func (m *ForwardMutation) OutboundIDs() (ids []int64) {
+	if id := m.outbound; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOutbound resets all changes to the "outbound" edge.
+func (m *ForwardMutation) ResetOutbound() {
+	m.outbound = nil
+	m.clearedoutbound = false
+}
+
 // Where appends a list predicates to the ForwardMutation builder.
 func (m *ForwardMutation) Where(ps ...predicate.Forward) {
 	m.predicates = append(m.predicates, ps...)
@@ -8343,7 +8325,7 @@ func (m *ForwardMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ForwardMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, forward.FieldCreatedAt)
 	}
@@ -8374,11 +8356,8 @@ func (m *ForwardMutation) Fields() []string {
 	if m.txid_out != nil {
 		fields = append(fields, forward.FieldTxidOut)
 	}
-	if m.landed_at != nil {
-		fields = append(fields, forward.FieldLandedAt)
-	}
-	if m.signed_tx != nil {
-		fields = append(fields, forward.FieldSignedTx)
+	if m.outbound != nil {
+		fields = append(fields, forward.FieldOutboundID)
 	}
 	if m.held != nil {
 		fields = append(fields, forward.FieldHeld)
@@ -8411,10 +8390,8 @@ func (m *ForwardMutation) Field(name string) (ent.Value, bool) {
 		return m.ValueForwardedCoin()
 	case forward.FieldTxidOut:
 		return m.TxidOut()
-	case forward.FieldLandedAt:
-		return m.LandedAt()
-	case forward.FieldSignedTx:
-		return m.SignedTx()
+	case forward.FieldOutboundID:
+		return m.OutboundID()
 	case forward.FieldHeld:
 		return m.Held()
 	}
@@ -8446,10 +8423,8 @@ func (m *ForwardMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldValueForwardedCoin(ctx)
 	case forward.FieldTxidOut:
 		return m.OldTxidOut(ctx)
-	case forward.FieldLandedAt:
-		return m.OldLandedAt(ctx)
-	case forward.FieldSignedTx:
-		return m.OldSignedTx(ctx)
+	case forward.FieldOutboundID:
+		return m.OldOutboundID(ctx)
 	case forward.FieldHeld:
 		return m.OldHeld(ctx)
 	}
@@ -8531,19 +8506,12 @@ func (m *ForwardMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTxidOut(v)
 		return nil
-	case forward.FieldLandedAt:
-		v, ok := value.(time.Time)
+	case forward.FieldOutboundID:
+		v, ok := value.(int64)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
-		m.SetLandedAt(v)
-		return nil
-	case forward.FieldSignedTx:
-		v, ok := value.([]byte)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetSignedTx(v)
+		m.SetOutboundID(v)
 		return nil
 	case forward.FieldHeld:
 		v, ok := value.(bool)
@@ -8585,11 +8553,8 @@ func (m *ForwardMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *ForwardMutation) ClearedFields() []string {
 	var fields []string
-	if m.FieldCleared(forward.FieldLandedAt) {
-		fields = append(fields, forward.FieldLandedAt)
-	}
-	if m.FieldCleared(forward.FieldSignedTx) {
-		fields = append(fields, forward.FieldSignedTx)
+	if m.FieldCleared(forward.FieldOutboundID) {
+		fields = append(fields, forward.FieldOutboundID)
 	}
 	return fields
 }
@@ -8605,11 +8570,8 @@ func (m *ForwardMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *ForwardMutation) ClearField(name string) error {
 	switch name {
-	case forward.FieldLandedAt:
-		m.ClearLandedAt()
-		return nil
-	case forward.FieldSignedTx:
-		m.ClearSignedTx()
+	case forward.FieldOutboundID:
+		m.ClearOutboundID()
 		return nil
 	}
 	return fmt.Errorf("unknown Forward nullable field %s", name)
@@ -8649,11 +8611,8 @@ func (m *ForwardMutation) ResetField(name string) error {
 	case forward.FieldTxidOut:
 		m.ResetTxidOut()
 		return nil
-	case forward.FieldLandedAt:
-		m.ResetLandedAt()
-		return nil
-	case forward.FieldSignedTx:
-		m.ResetSignedTx()
+	case forward.FieldOutboundID:
+		m.ResetOutboundID()
 		return nil
 	case forward.FieldHeld:
 		m.ResetHeld()
@@ -8664,9 +8623,12 @@ func (m *ForwardMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ForwardMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.payment != nil {
 		edges = append(edges, forward.EdgePayment)
+	}
+	if m.outbound != nil {
+		edges = append(edges, forward.EdgeOutbound)
 	}
 	return edges
 }
@@ -8679,13 +8641,17 @@ func (m *ForwardMutation) AddedIDs(name string) []ent.Value {
 		if id := m.payment; id != nil {
 			return []ent.Value{*id}
 		}
+	case forward.EdgeOutbound:
+		if id := m.outbound; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ForwardMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	return edges
 }
 
@@ -8697,9 +8663,12 @@ func (m *ForwardMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ForwardMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
+	edges := make([]string, 0, 2)
 	if m.clearedpayment {
 		edges = append(edges, forward.EdgePayment)
+	}
+	if m.clearedoutbound {
+		edges = append(edges, forward.EdgeOutbound)
 	}
 	return edges
 }
@@ -8710,6 +8679,8 @@ func (m *ForwardMutation) EdgeCleared(name string) bool {
 	switch name {
 	case forward.EdgePayment:
 		return m.clearedpayment
+	case forward.EdgeOutbound:
+		return m.clearedoutbound
 	}
 	return false
 }
@@ -8721,6 +8692,9 @@ func (m *ForwardMutation) ClearEdge(name string) error {
 	case forward.EdgePayment:
 		m.ClearPayment()
 		return nil
+	case forward.EdgeOutbound:
+		m.ClearOutbound()
+		return nil
 	}
 	return fmt.Errorf("unknown Forward unique edge %s", name)
 }
@@ -8731,6 +8705,9 @@ func (m *ForwardMutation) ResetEdge(name string) error {
 	switch name {
 	case forward.EdgePayment:
 		m.ResetPayment()
+		return nil
+	case forward.EdgeOutbound:
+		m.ResetOutbound()
 		return nil
 	}
 	return fmt.Errorf("unknown Forward edge %s", name)
@@ -10187,6 +10164,1095 @@ func (m *InvoiceMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *InvoiceMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Invoice edge %s", name)
+}
+
+// LedgerEntryMutation represents an operation that mutates the LedgerEntry nodes in the graph.
+type LedgerEntryMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int64
+	created_at     *time.Time
+	project_id     *int64
+	addproject_id  *int64
+	ticker         *string
+	event          *ledgerentry.Event
+	account        *ledgerentry.Account
+	amount         *decimal.Decimal
+	key            *string
+	payment_id     *int64
+	addpayment_id  *int64
+	address_id     *int64
+	addaddress_id  *int64
+	outbound_id    *int64
+	addoutbound_id *int64
+	hold_reason    *ledgerentry.HoldReason
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*LedgerEntry, error)
+	predicates     []predicate.LedgerEntry
+}
+
+var _ ent.Mutation = (*LedgerEntryMutation)(nil)
+
+// ledgerentryOption allows management of the mutation configuration using functional options.
+type ledgerentryOption func(*LedgerEntryMutation)
+
+// newLedgerEntryMutation creates new mutation for the LedgerEntry entity.
+func newLedgerEntryMutation(c config, op Op, opts ...ledgerentryOption) *LedgerEntryMutation {
+	m := &LedgerEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeLedgerEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withLedgerEntryID sets the ID field of the mutation.
+func withLedgerEntryID(id int64) ledgerentryOption {
+	return func(m *LedgerEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *LedgerEntry
+		)
+		m.oldValue = func(ctx context.Context) (*LedgerEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().LedgerEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withLedgerEntry sets the old LedgerEntry of the mutation.
+func withLedgerEntry(node *LedgerEntry) ledgerentryOption {
+	return func(m *LedgerEntryMutation) {
+		m.oldValue = func(context.Context) (*LedgerEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m LedgerEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m LedgerEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of LedgerEntry entities.
+func (m *LedgerEntryMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *LedgerEntryMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *LedgerEntryMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().LedgerEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *LedgerEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *LedgerEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *LedgerEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *LedgerEntryMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *LedgerEntryMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *LedgerEntryMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *LedgerEntryMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *LedgerEntryMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *LedgerEntryMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *LedgerEntryMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *LedgerEntryMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetEvent sets the "event" field.
+func (m *LedgerEntryMutation) SetEvent(l ledgerentry.Event) {
+	m.event = &l
+}
+
+// Event returns the value of the "event" field in the mutation.
+func (m *LedgerEntryMutation) Event() (r ledgerentry.Event, exists bool) {
+	v := m.event
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEvent returns the old "event" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldEvent(ctx context.Context) (v ledgerentry.Event, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEvent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEvent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEvent: %w", err)
+	}
+	return oldValue.Event, nil
+}
+
+// ResetEvent resets all changes to the "event" field.
+func (m *LedgerEntryMutation) ResetEvent() {
+	m.event = nil
+}
+
+// SetAccount sets the "account" field.
+func (m *LedgerEntryMutation) SetAccount(l ledgerentry.Account) {
+	m.account = &l
+}
+
+// Account returns the value of the "account" field in the mutation.
+func (m *LedgerEntryMutation) Account() (r ledgerentry.Account, exists bool) {
+	v := m.account
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAccount returns the old "account" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldAccount(ctx context.Context) (v ledgerentry.Account, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAccount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAccount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAccount: %w", err)
+	}
+	return oldValue.Account, nil
+}
+
+// ResetAccount resets all changes to the "account" field.
+func (m *LedgerEntryMutation) ResetAccount() {
+	m.account = nil
+}
+
+// SetAmount sets the "amount" field.
+func (m *LedgerEntryMutation) SetAmount(d decimal.Decimal) {
+	m.amount = &d
+}
+
+// Amount returns the value of the "amount" field in the mutation.
+func (m *LedgerEntryMutation) Amount() (r decimal.Decimal, exists bool) {
+	v := m.amount
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmount returns the old "amount" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldAmount(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmount: %w", err)
+	}
+	return oldValue.Amount, nil
+}
+
+// ResetAmount resets all changes to the "amount" field.
+func (m *LedgerEntryMutation) ResetAmount() {
+	m.amount = nil
+}
+
+// SetKey sets the "key" field.
+func (m *LedgerEntryMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *LedgerEntryMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *LedgerEntryMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetPaymentID sets the "payment_id" field.
+func (m *LedgerEntryMutation) SetPaymentID(i int64) {
+	m.payment_id = &i
+	m.addpayment_id = nil
+}
+
+// PaymentID returns the value of the "payment_id" field in the mutation.
+func (m *LedgerEntryMutation) PaymentID() (r int64, exists bool) {
+	v := m.payment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPaymentID returns the old "payment_id" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldPaymentID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPaymentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPaymentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPaymentID: %w", err)
+	}
+	return oldValue.PaymentID, nil
+}
+
+// AddPaymentID adds i to the "payment_id" field.
+func (m *LedgerEntryMutation) AddPaymentID(i int64) {
+	if m.addpayment_id != nil {
+		*m.addpayment_id += i
+	} else {
+		m.addpayment_id = &i
+	}
+}
+
+// AddedPaymentID returns the value that was added to the "payment_id" field in this mutation.
+func (m *LedgerEntryMutation) AddedPaymentID() (r int64, exists bool) {
+	v := m.addpayment_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPaymentID clears the value of the "payment_id" field.
+func (m *LedgerEntryMutation) ClearPaymentID() {
+	m.payment_id = nil
+	m.addpayment_id = nil
+	m.clearedFields[ledgerentry.FieldPaymentID] = struct{}{}
+}
+
+// PaymentIDCleared returns if the "payment_id" field was cleared in this mutation.
+func (m *LedgerEntryMutation) PaymentIDCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldPaymentID]
+	return ok
+}
+
+// ResetPaymentID resets all changes to the "payment_id" field.
+func (m *LedgerEntryMutation) ResetPaymentID() {
+	m.payment_id = nil
+	m.addpayment_id = nil
+	delete(m.clearedFields, ledgerentry.FieldPaymentID)
+}
+
+// SetAddressID sets the "address_id" field.
+func (m *LedgerEntryMutation) SetAddressID(i int64) {
+	m.address_id = &i
+	m.addaddress_id = nil
+}
+
+// AddressID returns the value of the "address_id" field in the mutation.
+func (m *LedgerEntryMutation) AddressID() (r int64, exists bool) {
+	v := m.address_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddressID returns the old "address_id" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldAddressID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddressID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddressID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddressID: %w", err)
+	}
+	return oldValue.AddressID, nil
+}
+
+// AddAddressID adds i to the "address_id" field.
+func (m *LedgerEntryMutation) AddAddressID(i int64) {
+	if m.addaddress_id != nil {
+		*m.addaddress_id += i
+	} else {
+		m.addaddress_id = &i
+	}
+}
+
+// AddedAddressID returns the value that was added to the "address_id" field in this mutation.
+func (m *LedgerEntryMutation) AddedAddressID() (r int64, exists bool) {
+	v := m.addaddress_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAddressID clears the value of the "address_id" field.
+func (m *LedgerEntryMutation) ClearAddressID() {
+	m.address_id = nil
+	m.addaddress_id = nil
+	m.clearedFields[ledgerentry.FieldAddressID] = struct{}{}
+}
+
+// AddressIDCleared returns if the "address_id" field was cleared in this mutation.
+func (m *LedgerEntryMutation) AddressIDCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldAddressID]
+	return ok
+}
+
+// ResetAddressID resets all changes to the "address_id" field.
+func (m *LedgerEntryMutation) ResetAddressID() {
+	m.address_id = nil
+	m.addaddress_id = nil
+	delete(m.clearedFields, ledgerentry.FieldAddressID)
+}
+
+// SetOutboundID sets the "outbound_id" field.
+func (m *LedgerEntryMutation) SetOutboundID(i int64) {
+	m.outbound_id = &i
+	m.addoutbound_id = nil
+}
+
+// OutboundID returns the value of the "outbound_id" field in the mutation.
+func (m *LedgerEntryMutation) OutboundID() (r int64, exists bool) {
+	v := m.outbound_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutboundID returns the old "outbound_id" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldOutboundID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutboundID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutboundID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutboundID: %w", err)
+	}
+	return oldValue.OutboundID, nil
+}
+
+// AddOutboundID adds i to the "outbound_id" field.
+func (m *LedgerEntryMutation) AddOutboundID(i int64) {
+	if m.addoutbound_id != nil {
+		*m.addoutbound_id += i
+	} else {
+		m.addoutbound_id = &i
+	}
+}
+
+// AddedOutboundID returns the value that was added to the "outbound_id" field in this mutation.
+func (m *LedgerEntryMutation) AddedOutboundID() (r int64, exists bool) {
+	v := m.addoutbound_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (m *LedgerEntryMutation) ClearOutboundID() {
+	m.outbound_id = nil
+	m.addoutbound_id = nil
+	m.clearedFields[ledgerentry.FieldOutboundID] = struct{}{}
+}
+
+// OutboundIDCleared returns if the "outbound_id" field was cleared in this mutation.
+func (m *LedgerEntryMutation) OutboundIDCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldOutboundID]
+	return ok
+}
+
+// ResetOutboundID resets all changes to the "outbound_id" field.
+func (m *LedgerEntryMutation) ResetOutboundID() {
+	m.outbound_id = nil
+	m.addoutbound_id = nil
+	delete(m.clearedFields, ledgerentry.FieldOutboundID)
+}
+
+// SetHoldReason sets the "hold_reason" field.
+func (m *LedgerEntryMutation) SetHoldReason(lr ledgerentry.HoldReason) {
+	m.hold_reason = &lr
+}
+
+// HoldReason returns the value of the "hold_reason" field in the mutation.
+func (m *LedgerEntryMutation) HoldReason() (r ledgerentry.HoldReason, exists bool) {
+	v := m.hold_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHoldReason returns the old "hold_reason" field's value of the LedgerEntry entity.
+// If the LedgerEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *LedgerEntryMutation) OldHoldReason(ctx context.Context) (v *ledgerentry.HoldReason, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHoldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHoldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHoldReason: %w", err)
+	}
+	return oldValue.HoldReason, nil
+}
+
+// ClearHoldReason clears the value of the "hold_reason" field.
+func (m *LedgerEntryMutation) ClearHoldReason() {
+	m.hold_reason = nil
+	m.clearedFields[ledgerentry.FieldHoldReason] = struct{}{}
+}
+
+// HoldReasonCleared returns if the "hold_reason" field was cleared in this mutation.
+func (m *LedgerEntryMutation) HoldReasonCleared() bool {
+	_, ok := m.clearedFields[ledgerentry.FieldHoldReason]
+	return ok
+}
+
+// ResetHoldReason resets all changes to the "hold_reason" field.
+func (m *LedgerEntryMutation) ResetHoldReason() {
+	m.hold_reason = nil
+	delete(m.clearedFields, ledgerentry.FieldHoldReason)
+}
+
+// Where appends a list predicates to the LedgerEntryMutation builder.
+func (m *LedgerEntryMutation) Where(ps ...predicate.LedgerEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the LedgerEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *LedgerEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.LedgerEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *LedgerEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *LedgerEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (LedgerEntry).
+func (m *LedgerEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *LedgerEntryMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.created_at != nil {
+		fields = append(fields, ledgerentry.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, ledgerentry.FieldProjectID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, ledgerentry.FieldTicker)
+	}
+	if m.event != nil {
+		fields = append(fields, ledgerentry.FieldEvent)
+	}
+	if m.account != nil {
+		fields = append(fields, ledgerentry.FieldAccount)
+	}
+	if m.amount != nil {
+		fields = append(fields, ledgerentry.FieldAmount)
+	}
+	if m.key != nil {
+		fields = append(fields, ledgerentry.FieldKey)
+	}
+	if m.payment_id != nil {
+		fields = append(fields, ledgerentry.FieldPaymentID)
+	}
+	if m.address_id != nil {
+		fields = append(fields, ledgerentry.FieldAddressID)
+	}
+	if m.outbound_id != nil {
+		fields = append(fields, ledgerentry.FieldOutboundID)
+	}
+	if m.hold_reason != nil {
+		fields = append(fields, ledgerentry.FieldHoldReason)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *LedgerEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ledgerentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case ledgerentry.FieldProjectID:
+		return m.ProjectID()
+	case ledgerentry.FieldTicker:
+		return m.Ticker()
+	case ledgerentry.FieldEvent:
+		return m.Event()
+	case ledgerentry.FieldAccount:
+		return m.Account()
+	case ledgerentry.FieldAmount:
+		return m.Amount()
+	case ledgerentry.FieldKey:
+		return m.Key()
+	case ledgerentry.FieldPaymentID:
+		return m.PaymentID()
+	case ledgerentry.FieldAddressID:
+		return m.AddressID()
+	case ledgerentry.FieldOutboundID:
+		return m.OutboundID()
+	case ledgerentry.FieldHoldReason:
+		return m.HoldReason()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *LedgerEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ledgerentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case ledgerentry.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case ledgerentry.FieldTicker:
+		return m.OldTicker(ctx)
+	case ledgerentry.FieldEvent:
+		return m.OldEvent(ctx)
+	case ledgerentry.FieldAccount:
+		return m.OldAccount(ctx)
+	case ledgerentry.FieldAmount:
+		return m.OldAmount(ctx)
+	case ledgerentry.FieldKey:
+		return m.OldKey(ctx)
+	case ledgerentry.FieldPaymentID:
+		return m.OldPaymentID(ctx)
+	case ledgerentry.FieldAddressID:
+		return m.OldAddressID(ctx)
+	case ledgerentry.FieldOutboundID:
+		return m.OldOutboundID(ctx)
+	case ledgerentry.FieldHoldReason:
+		return m.OldHoldReason(ctx)
+	}
+	return nil, fmt.Errorf("unknown LedgerEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *LedgerEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ledgerentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case ledgerentry.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case ledgerentry.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case ledgerentry.FieldEvent:
+		v, ok := value.(ledgerentry.Event)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEvent(v)
+		return nil
+	case ledgerentry.FieldAccount:
+		v, ok := value.(ledgerentry.Account)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAccount(v)
+		return nil
+	case ledgerentry.FieldAmount:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmount(v)
+		return nil
+	case ledgerentry.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case ledgerentry.FieldPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPaymentID(v)
+		return nil
+	case ledgerentry.FieldAddressID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddressID(v)
+		return nil
+	case ledgerentry.FieldOutboundID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutboundID(v)
+		return nil
+	case ledgerentry.FieldHoldReason:
+		v, ok := value.(ledgerentry.HoldReason)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHoldReason(v)
+		return nil
+	}
+	return fmt.Errorf("unknown LedgerEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *LedgerEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, ledgerentry.FieldProjectID)
+	}
+	if m.addpayment_id != nil {
+		fields = append(fields, ledgerentry.FieldPaymentID)
+	}
+	if m.addaddress_id != nil {
+		fields = append(fields, ledgerentry.FieldAddressID)
+	}
+	if m.addoutbound_id != nil {
+		fields = append(fields, ledgerentry.FieldOutboundID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *LedgerEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case ledgerentry.FieldProjectID:
+		return m.AddedProjectID()
+	case ledgerentry.FieldPaymentID:
+		return m.AddedPaymentID()
+	case ledgerentry.FieldAddressID:
+		return m.AddedAddressID()
+	case ledgerentry.FieldOutboundID:
+		return m.AddedOutboundID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *LedgerEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case ledgerentry.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case ledgerentry.FieldPaymentID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPaymentID(v)
+		return nil
+	case ledgerentry.FieldAddressID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAddressID(v)
+		return nil
+	case ledgerentry.FieldOutboundID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOutboundID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown LedgerEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *LedgerEntryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(ledgerentry.FieldPaymentID) {
+		fields = append(fields, ledgerentry.FieldPaymentID)
+	}
+	if m.FieldCleared(ledgerentry.FieldAddressID) {
+		fields = append(fields, ledgerentry.FieldAddressID)
+	}
+	if m.FieldCleared(ledgerentry.FieldOutboundID) {
+		fields = append(fields, ledgerentry.FieldOutboundID)
+	}
+	if m.FieldCleared(ledgerentry.FieldHoldReason) {
+		fields = append(fields, ledgerentry.FieldHoldReason)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *LedgerEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *LedgerEntryMutation) ClearField(name string) error {
+	switch name {
+	case ledgerentry.FieldPaymentID:
+		m.ClearPaymentID()
+		return nil
+	case ledgerentry.FieldAddressID:
+		m.ClearAddressID()
+		return nil
+	case ledgerentry.FieldOutboundID:
+		m.ClearOutboundID()
+		return nil
+	case ledgerentry.FieldHoldReason:
+		m.ClearHoldReason()
+		return nil
+	}
+	return fmt.Errorf("unknown LedgerEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *LedgerEntryMutation) ResetField(name string) error {
+	switch name {
+	case ledgerentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case ledgerentry.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case ledgerentry.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case ledgerentry.FieldEvent:
+		m.ResetEvent()
+		return nil
+	case ledgerentry.FieldAccount:
+		m.ResetAccount()
+		return nil
+	case ledgerentry.FieldAmount:
+		m.ResetAmount()
+		return nil
+	case ledgerentry.FieldKey:
+		m.ResetKey()
+		return nil
+	case ledgerentry.FieldPaymentID:
+		m.ResetPaymentID()
+		return nil
+	case ledgerentry.FieldAddressID:
+		m.ResetAddressID()
+		return nil
+	case ledgerentry.FieldOutboundID:
+		m.ResetOutboundID()
+		return nil
+	case ledgerentry.FieldHoldReason:
+		m.ResetHoldReason()
+		return nil
+	}
+	return fmt.Errorf("unknown LedgerEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *LedgerEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *LedgerEntryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *LedgerEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *LedgerEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *LedgerEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *LedgerEntryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *LedgerEntryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown LedgerEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *LedgerEntryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown LedgerEntry edge %s", name)
 }
 
 // NotificationMutation represents an operation that mutates the Notification nodes in the graph.
@@ -12087,6 +13153,1650 @@ func (m *NotificationMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Notification edge %s", name)
 }
 
+// OutboundMutation represents an operation that mutates the Outbound nodes in the graph.
+type OutboundMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int64
+	created_at      *time.Time
+	updated_at      *time.Time
+	key             *string
+	ticker          *string
+	purpose         *outbound.Purpose
+	project_id      *int64
+	addproject_id   *int64
+	from_address    *string
+	from_index      *int64
+	addfrom_index   *int64
+	inputs          *[]schema.Transfer
+	appendinputs    []schema.Transfer
+	outputs         *[]schema.Output
+	appendoutputs   []schema.Output
+	network_fee     *decimal.Decimal
+	state           *outbound.State
+	signed_tx       *[]byte
+	txid            *string
+	sends           *int32
+	addsends        *int32
+	last_error      *string
+	replaces_id     *int64
+	addreplaces_id  *int64
+	sent_at         *time.Time
+	landed_at       *time.Time
+	clearedFields   map[string]struct{}
+	forwards        map[int64]struct{}
+	removedforwards map[int64]struct{}
+	clearedforwards bool
+	done            bool
+	oldValue        func(context.Context) (*Outbound, error)
+	predicates      []predicate.Outbound
+}
+
+var _ ent.Mutation = (*OutboundMutation)(nil)
+
+// outboundOption allows management of the mutation configuration using functional options.
+type outboundOption func(*OutboundMutation)
+
+// newOutboundMutation creates new mutation for the Outbound entity.
+func newOutboundMutation(c config, op Op, opts ...outboundOption) *OutboundMutation {
+	m := &OutboundMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOutbound,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOutboundID sets the ID field of the mutation.
+func withOutboundID(id int64) outboundOption {
+	return func(m *OutboundMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Outbound
+		)
+		m.oldValue = func(ctx context.Context) (*Outbound, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Outbound.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOutbound sets the old Outbound of the mutation.
+func withOutbound(node *Outbound) outboundOption {
+	return func(m *OutboundMutation) {
+		m.oldValue = func(context.Context) (*Outbound, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OutboundMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OutboundMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Outbound entities.
+func (m *OutboundMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OutboundMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OutboundMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Outbound.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OutboundMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OutboundMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OutboundMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *OutboundMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *OutboundMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *OutboundMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetKey sets the "key" field.
+func (m *OutboundMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *OutboundMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *OutboundMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *OutboundMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *OutboundMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *OutboundMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetPurpose sets the "purpose" field.
+func (m *OutboundMutation) SetPurpose(o outbound.Purpose) {
+	m.purpose = &o
+}
+
+// Purpose returns the value of the "purpose" field in the mutation.
+func (m *OutboundMutation) Purpose() (r outbound.Purpose, exists bool) {
+	v := m.purpose
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurpose returns the old "purpose" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldPurpose(ctx context.Context) (v outbound.Purpose, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurpose is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurpose requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurpose: %w", err)
+	}
+	return oldValue.Purpose, nil
+}
+
+// ResetPurpose resets all changes to the "purpose" field.
+func (m *OutboundMutation) ResetPurpose() {
+	m.purpose = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *OutboundMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *OutboundMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *OutboundMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *OutboundMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *OutboundMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetFromAddress sets the "from_address" field.
+func (m *OutboundMutation) SetFromAddress(s string) {
+	m.from_address = &s
+}
+
+// FromAddress returns the value of the "from_address" field in the mutation.
+func (m *OutboundMutation) FromAddress() (r string, exists bool) {
+	v := m.from_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromAddress returns the old "from_address" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldFromAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromAddress: %w", err)
+	}
+	return oldValue.FromAddress, nil
+}
+
+// ResetFromAddress resets all changes to the "from_address" field.
+func (m *OutboundMutation) ResetFromAddress() {
+	m.from_address = nil
+}
+
+// SetFromIndex sets the "from_index" field.
+func (m *OutboundMutation) SetFromIndex(i int64) {
+	m.from_index = &i
+	m.addfrom_index = nil
+}
+
+// FromIndex returns the value of the "from_index" field in the mutation.
+func (m *OutboundMutation) FromIndex() (r int64, exists bool) {
+	v := m.from_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromIndex returns the old "from_index" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldFromIndex(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromIndex: %w", err)
+	}
+	return oldValue.FromIndex, nil
+}
+
+// AddFromIndex adds i to the "from_index" field.
+func (m *OutboundMutation) AddFromIndex(i int64) {
+	if m.addfrom_index != nil {
+		*m.addfrom_index += i
+	} else {
+		m.addfrom_index = &i
+	}
+}
+
+// AddedFromIndex returns the value that was added to the "from_index" field in this mutation.
+func (m *OutboundMutation) AddedFromIndex() (r int64, exists bool) {
+	v := m.addfrom_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFromIndex resets all changes to the "from_index" field.
+func (m *OutboundMutation) ResetFromIndex() {
+	m.from_index = nil
+	m.addfrom_index = nil
+}
+
+// SetInputs sets the "inputs" field.
+func (m *OutboundMutation) SetInputs(s []schema.Transfer) {
+	m.inputs = &s
+	m.appendinputs = nil
+}
+
+// Inputs returns the value of the "inputs" field in the mutation.
+func (m *OutboundMutation) Inputs() (r []schema.Transfer, exists bool) {
+	v := m.inputs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInputs returns the old "inputs" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldInputs(ctx context.Context) (v []schema.Transfer, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInputs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInputs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInputs: %w", err)
+	}
+	return oldValue.Inputs, nil
+}
+
+// AppendInputs adds s to the "inputs" field.
+func (m *OutboundMutation) AppendInputs(s []schema.Transfer) {
+	m.appendinputs = append(m.appendinputs, s...)
+}
+
+// AppendedInputs returns the list of values that were appended to the "inputs" field in this mutation.
+func (m *OutboundMutation) AppendedInputs() ([]schema.Transfer, bool) {
+	if len(m.appendinputs) == 0 {
+		return nil, false
+	}
+	return m.appendinputs, true
+}
+
+// ResetInputs resets all changes to the "inputs" field.
+func (m *OutboundMutation) ResetInputs() {
+	m.inputs = nil
+	m.appendinputs = nil
+}
+
+// SetOutputs sets the "outputs" field.
+func (m *OutboundMutation) SetOutputs(s []schema.Output) {
+	m.outputs = &s
+	m.appendoutputs = nil
+}
+
+// Outputs returns the value of the "outputs" field in the mutation.
+func (m *OutboundMutation) Outputs() (r []schema.Output, exists bool) {
+	v := m.outputs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutputs returns the old "outputs" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldOutputs(ctx context.Context) (v []schema.Output, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutputs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutputs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutputs: %w", err)
+	}
+	return oldValue.Outputs, nil
+}
+
+// AppendOutputs adds s to the "outputs" field.
+func (m *OutboundMutation) AppendOutputs(s []schema.Output) {
+	m.appendoutputs = append(m.appendoutputs, s...)
+}
+
+// AppendedOutputs returns the list of values that were appended to the "outputs" field in this mutation.
+func (m *OutboundMutation) AppendedOutputs() ([]schema.Output, bool) {
+	if len(m.appendoutputs) == 0 {
+		return nil, false
+	}
+	return m.appendoutputs, true
+}
+
+// ResetOutputs resets all changes to the "outputs" field.
+func (m *OutboundMutation) ResetOutputs() {
+	m.outputs = nil
+	m.appendoutputs = nil
+}
+
+// SetNetworkFee sets the "network_fee" field.
+func (m *OutboundMutation) SetNetworkFee(d decimal.Decimal) {
+	m.network_fee = &d
+}
+
+// NetworkFee returns the value of the "network_fee" field in the mutation.
+func (m *OutboundMutation) NetworkFee() (r decimal.Decimal, exists bool) {
+	v := m.network_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNetworkFee returns the old "network_fee" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldNetworkFee(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNetworkFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNetworkFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNetworkFee: %w", err)
+	}
+	return oldValue.NetworkFee, nil
+}
+
+// ResetNetworkFee resets all changes to the "network_fee" field.
+func (m *OutboundMutation) ResetNetworkFee() {
+	m.network_fee = nil
+}
+
+// SetState sets the "state" field.
+func (m *OutboundMutation) SetState(o outbound.State) {
+	m.state = &o
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *OutboundMutation) State() (r outbound.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldState(ctx context.Context) (v outbound.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *OutboundMutation) ResetState() {
+	m.state = nil
+}
+
+// SetSignedTx sets the "signed_tx" field.
+func (m *OutboundMutation) SetSignedTx(b []byte) {
+	m.signed_tx = &b
+}
+
+// SignedTx returns the value of the "signed_tx" field in the mutation.
+func (m *OutboundMutation) SignedTx() (r []byte, exists bool) {
+	v := m.signed_tx
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSignedTx returns the old "signed_tx" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldSignedTx(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSignedTx is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSignedTx requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSignedTx: %w", err)
+	}
+	return oldValue.SignedTx, nil
+}
+
+// ClearSignedTx clears the value of the "signed_tx" field.
+func (m *OutboundMutation) ClearSignedTx() {
+	m.signed_tx = nil
+	m.clearedFields[outbound.FieldSignedTx] = struct{}{}
+}
+
+// SignedTxCleared returns if the "signed_tx" field was cleared in this mutation.
+func (m *OutboundMutation) SignedTxCleared() bool {
+	_, ok := m.clearedFields[outbound.FieldSignedTx]
+	return ok
+}
+
+// ResetSignedTx resets all changes to the "signed_tx" field.
+func (m *OutboundMutation) ResetSignedTx() {
+	m.signed_tx = nil
+	delete(m.clearedFields, outbound.FieldSignedTx)
+}
+
+// SetTxid sets the "txid" field.
+func (m *OutboundMutation) SetTxid(s string) {
+	m.txid = &s
+}
+
+// Txid returns the value of the "txid" field in the mutation.
+func (m *OutboundMutation) Txid() (r string, exists bool) {
+	v := m.txid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTxid returns the old "txid" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldTxid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTxid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTxid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTxid: %w", err)
+	}
+	return oldValue.Txid, nil
+}
+
+// ResetTxid resets all changes to the "txid" field.
+func (m *OutboundMutation) ResetTxid() {
+	m.txid = nil
+}
+
+// SetSends sets the "sends" field.
+func (m *OutboundMutation) SetSends(i int32) {
+	m.sends = &i
+	m.addsends = nil
+}
+
+// Sends returns the value of the "sends" field in the mutation.
+func (m *OutboundMutation) Sends() (r int32, exists bool) {
+	v := m.sends
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSends returns the old "sends" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldSends(ctx context.Context) (v int32, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSends is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSends requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSends: %w", err)
+	}
+	return oldValue.Sends, nil
+}
+
+// AddSends adds i to the "sends" field.
+func (m *OutboundMutation) AddSends(i int32) {
+	if m.addsends != nil {
+		*m.addsends += i
+	} else {
+		m.addsends = &i
+	}
+}
+
+// AddedSends returns the value that was added to the "sends" field in this mutation.
+func (m *OutboundMutation) AddedSends() (r int32, exists bool) {
+	v := m.addsends
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSends resets all changes to the "sends" field.
+func (m *OutboundMutation) ResetSends() {
+	m.sends = nil
+	m.addsends = nil
+}
+
+// SetLastError sets the "last_error" field.
+func (m *OutboundMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *OutboundMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *OutboundMutation) ResetLastError() {
+	m.last_error = nil
+}
+
+// SetReplacesID sets the "replaces_id" field.
+func (m *OutboundMutation) SetReplacesID(i int64) {
+	m.replaces_id = &i
+	m.addreplaces_id = nil
+}
+
+// ReplacesID returns the value of the "replaces_id" field in the mutation.
+func (m *OutboundMutation) ReplacesID() (r int64, exists bool) {
+	v := m.replaces_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReplacesID returns the old "replaces_id" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldReplacesID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReplacesID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReplacesID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReplacesID: %w", err)
+	}
+	return oldValue.ReplacesID, nil
+}
+
+// AddReplacesID adds i to the "replaces_id" field.
+func (m *OutboundMutation) AddReplacesID(i int64) {
+	if m.addreplaces_id != nil {
+		*m.addreplaces_id += i
+	} else {
+		m.addreplaces_id = &i
+	}
+}
+
+// AddedReplacesID returns the value that was added to the "replaces_id" field in this mutation.
+func (m *OutboundMutation) AddedReplacesID() (r int64, exists bool) {
+	v := m.addreplaces_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearReplacesID clears the value of the "replaces_id" field.
+func (m *OutboundMutation) ClearReplacesID() {
+	m.replaces_id = nil
+	m.addreplaces_id = nil
+	m.clearedFields[outbound.FieldReplacesID] = struct{}{}
+}
+
+// ReplacesIDCleared returns if the "replaces_id" field was cleared in this mutation.
+func (m *OutboundMutation) ReplacesIDCleared() bool {
+	_, ok := m.clearedFields[outbound.FieldReplacesID]
+	return ok
+}
+
+// ResetReplacesID resets all changes to the "replaces_id" field.
+func (m *OutboundMutation) ResetReplacesID() {
+	m.replaces_id = nil
+	m.addreplaces_id = nil
+	delete(m.clearedFields, outbound.FieldReplacesID)
+}
+
+// SetSentAt sets the "sent_at" field.
+func (m *OutboundMutation) SetSentAt(t time.Time) {
+	m.sent_at = &t
+}
+
+// SentAt returns the value of the "sent_at" field in the mutation.
+func (m *OutboundMutation) SentAt() (r time.Time, exists bool) {
+	v := m.sent_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSentAt returns the old "sent_at" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldSentAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSentAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSentAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSentAt: %w", err)
+	}
+	return oldValue.SentAt, nil
+}
+
+// ClearSentAt clears the value of the "sent_at" field.
+func (m *OutboundMutation) ClearSentAt() {
+	m.sent_at = nil
+	m.clearedFields[outbound.FieldSentAt] = struct{}{}
+}
+
+// SentAtCleared returns if the "sent_at" field was cleared in this mutation.
+func (m *OutboundMutation) SentAtCleared() bool {
+	_, ok := m.clearedFields[outbound.FieldSentAt]
+	return ok
+}
+
+// ResetSentAt resets all changes to the "sent_at" field.
+func (m *OutboundMutation) ResetSentAt() {
+	m.sent_at = nil
+	delete(m.clearedFields, outbound.FieldSentAt)
+}
+
+// SetLandedAt sets the "landed_at" field.
+func (m *OutboundMutation) SetLandedAt(t time.Time) {
+	m.landed_at = &t
+}
+
+// LandedAt returns the value of the "landed_at" field in the mutation.
+func (m *OutboundMutation) LandedAt() (r time.Time, exists bool) {
+	v := m.landed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLandedAt returns the old "landed_at" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldLandedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLandedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLandedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLandedAt: %w", err)
+	}
+	return oldValue.LandedAt, nil
+}
+
+// ClearLandedAt clears the value of the "landed_at" field.
+func (m *OutboundMutation) ClearLandedAt() {
+	m.landed_at = nil
+	m.clearedFields[outbound.FieldLandedAt] = struct{}{}
+}
+
+// LandedAtCleared returns if the "landed_at" field was cleared in this mutation.
+func (m *OutboundMutation) LandedAtCleared() bool {
+	_, ok := m.clearedFields[outbound.FieldLandedAt]
+	return ok
+}
+
+// ResetLandedAt resets all changes to the "landed_at" field.
+func (m *OutboundMutation) ResetLandedAt() {
+	m.landed_at = nil
+	delete(m.clearedFields, outbound.FieldLandedAt)
+}
+
+// AddForwardIDs adds the "forwards" edge to the Forward entity by ids.
+func (m *OutboundMutation) AddForwardIDs(ids ...int64) {
+	if m.forwards == nil {
+		m.forwards = make(map[int64]struct{})
+	}
+	for i := range ids {
+		m.forwards[ids[i]] = struct{}{}
+	}
+}
+
+// ClearForwards clears the "forwards" edge to the Forward entity.
+func (m *OutboundMutation) ClearForwards() {
+	m.clearedforwards = true
+}
+
+// ForwardsCleared reports if the "forwards" edge to the Forward entity was cleared.
+func (m *OutboundMutation) ForwardsCleared() bool {
+	return m.clearedforwards
+}
+
+// RemoveForwardIDs removes the "forwards" edge to the Forward entity by IDs.
+func (m *OutboundMutation) RemoveForwardIDs(ids ...int64) {
+	if m.removedforwards == nil {
+		m.removedforwards = make(map[int64]struct{})
+	}
+	for i := range ids {
+		delete(m.forwards, ids[i])
+		m.removedforwards[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedForwards returns the removed IDs of the "forwards" edge to the Forward entity.
+func (m *OutboundMutation) RemovedForwardsIDs() (ids []int64) {
+	for id := range m.removedforwards {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ForwardsIDs returns the "forwards" edge IDs in the mutation.
+func (m *OutboundMutation) ForwardsIDs() (ids []int64) {
+	for id := range m.forwards {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetForwards resets all changes to the "forwards" edge.
+func (m *OutboundMutation) ResetForwards() {
+	m.forwards = nil
+	m.clearedforwards = false
+	m.removedforwards = nil
+}
+
+// Where appends a list predicates to the OutboundMutation builder.
+func (m *OutboundMutation) Where(ps ...predicate.Outbound) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OutboundMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OutboundMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Outbound, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OutboundMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OutboundMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Outbound).
+func (m *OutboundMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OutboundMutation) Fields() []string {
+	fields := make([]string, 0, 19)
+	if m.created_at != nil {
+		fields = append(fields, outbound.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, outbound.FieldUpdatedAt)
+	}
+	if m.key != nil {
+		fields = append(fields, outbound.FieldKey)
+	}
+	if m.ticker != nil {
+		fields = append(fields, outbound.FieldTicker)
+	}
+	if m.purpose != nil {
+		fields = append(fields, outbound.FieldPurpose)
+	}
+	if m.project_id != nil {
+		fields = append(fields, outbound.FieldProjectID)
+	}
+	if m.from_address != nil {
+		fields = append(fields, outbound.FieldFromAddress)
+	}
+	if m.from_index != nil {
+		fields = append(fields, outbound.FieldFromIndex)
+	}
+	if m.inputs != nil {
+		fields = append(fields, outbound.FieldInputs)
+	}
+	if m.outputs != nil {
+		fields = append(fields, outbound.FieldOutputs)
+	}
+	if m.network_fee != nil {
+		fields = append(fields, outbound.FieldNetworkFee)
+	}
+	if m.state != nil {
+		fields = append(fields, outbound.FieldState)
+	}
+	if m.signed_tx != nil {
+		fields = append(fields, outbound.FieldSignedTx)
+	}
+	if m.txid != nil {
+		fields = append(fields, outbound.FieldTxid)
+	}
+	if m.sends != nil {
+		fields = append(fields, outbound.FieldSends)
+	}
+	if m.last_error != nil {
+		fields = append(fields, outbound.FieldLastError)
+	}
+	if m.replaces_id != nil {
+		fields = append(fields, outbound.FieldReplacesID)
+	}
+	if m.sent_at != nil {
+		fields = append(fields, outbound.FieldSentAt)
+	}
+	if m.landed_at != nil {
+		fields = append(fields, outbound.FieldLandedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OutboundMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case outbound.FieldCreatedAt:
+		return m.CreatedAt()
+	case outbound.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case outbound.FieldKey:
+		return m.Key()
+	case outbound.FieldTicker:
+		return m.Ticker()
+	case outbound.FieldPurpose:
+		return m.Purpose()
+	case outbound.FieldProjectID:
+		return m.ProjectID()
+	case outbound.FieldFromAddress:
+		return m.FromAddress()
+	case outbound.FieldFromIndex:
+		return m.FromIndex()
+	case outbound.FieldInputs:
+		return m.Inputs()
+	case outbound.FieldOutputs:
+		return m.Outputs()
+	case outbound.FieldNetworkFee:
+		return m.NetworkFee()
+	case outbound.FieldState:
+		return m.State()
+	case outbound.FieldSignedTx:
+		return m.SignedTx()
+	case outbound.FieldTxid:
+		return m.Txid()
+	case outbound.FieldSends:
+		return m.Sends()
+	case outbound.FieldLastError:
+		return m.LastError()
+	case outbound.FieldReplacesID:
+		return m.ReplacesID()
+	case outbound.FieldSentAt:
+		return m.SentAt()
+	case outbound.FieldLandedAt:
+		return m.LandedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OutboundMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case outbound.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case outbound.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case outbound.FieldKey:
+		return m.OldKey(ctx)
+	case outbound.FieldTicker:
+		return m.OldTicker(ctx)
+	case outbound.FieldPurpose:
+		return m.OldPurpose(ctx)
+	case outbound.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case outbound.FieldFromAddress:
+		return m.OldFromAddress(ctx)
+	case outbound.FieldFromIndex:
+		return m.OldFromIndex(ctx)
+	case outbound.FieldInputs:
+		return m.OldInputs(ctx)
+	case outbound.FieldOutputs:
+		return m.OldOutputs(ctx)
+	case outbound.FieldNetworkFee:
+		return m.OldNetworkFee(ctx)
+	case outbound.FieldState:
+		return m.OldState(ctx)
+	case outbound.FieldSignedTx:
+		return m.OldSignedTx(ctx)
+	case outbound.FieldTxid:
+		return m.OldTxid(ctx)
+	case outbound.FieldSends:
+		return m.OldSends(ctx)
+	case outbound.FieldLastError:
+		return m.OldLastError(ctx)
+	case outbound.FieldReplacesID:
+		return m.OldReplacesID(ctx)
+	case outbound.FieldSentAt:
+		return m.OldSentAt(ctx)
+	case outbound.FieldLandedAt:
+		return m.OldLandedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Outbound field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OutboundMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case outbound.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case outbound.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case outbound.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case outbound.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case outbound.FieldPurpose:
+		v, ok := value.(outbound.Purpose)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurpose(v)
+		return nil
+	case outbound.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case outbound.FieldFromAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromAddress(v)
+		return nil
+	case outbound.FieldFromIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromIndex(v)
+		return nil
+	case outbound.FieldInputs:
+		v, ok := value.([]schema.Transfer)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInputs(v)
+		return nil
+	case outbound.FieldOutputs:
+		v, ok := value.([]schema.Output)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutputs(v)
+		return nil
+	case outbound.FieldNetworkFee:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNetworkFee(v)
+		return nil
+	case outbound.FieldState:
+		v, ok := value.(outbound.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case outbound.FieldSignedTx:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSignedTx(v)
+		return nil
+	case outbound.FieldTxid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTxid(v)
+		return nil
+	case outbound.FieldSends:
+		v, ok := value.(int32)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSends(v)
+		return nil
+	case outbound.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	case outbound.FieldReplacesID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReplacesID(v)
+		return nil
+	case outbound.FieldSentAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSentAt(v)
+		return nil
+	case outbound.FieldLandedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLandedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Outbound field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OutboundMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, outbound.FieldProjectID)
+	}
+	if m.addfrom_index != nil {
+		fields = append(fields, outbound.FieldFromIndex)
+	}
+	if m.addsends != nil {
+		fields = append(fields, outbound.FieldSends)
+	}
+	if m.addreplaces_id != nil {
+		fields = append(fields, outbound.FieldReplacesID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OutboundMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case outbound.FieldProjectID:
+		return m.AddedProjectID()
+	case outbound.FieldFromIndex:
+		return m.AddedFromIndex()
+	case outbound.FieldSends:
+		return m.AddedSends()
+	case outbound.FieldReplacesID:
+		return m.AddedReplacesID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OutboundMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case outbound.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case outbound.FieldFromIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFromIndex(v)
+		return nil
+	case outbound.FieldSends:
+		v, ok := value.(int32)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSends(v)
+		return nil
+	case outbound.FieldReplacesID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReplacesID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Outbound numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OutboundMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(outbound.FieldSignedTx) {
+		fields = append(fields, outbound.FieldSignedTx)
+	}
+	if m.FieldCleared(outbound.FieldReplacesID) {
+		fields = append(fields, outbound.FieldReplacesID)
+	}
+	if m.FieldCleared(outbound.FieldSentAt) {
+		fields = append(fields, outbound.FieldSentAt)
+	}
+	if m.FieldCleared(outbound.FieldLandedAt) {
+		fields = append(fields, outbound.FieldLandedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OutboundMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OutboundMutation) ClearField(name string) error {
+	switch name {
+	case outbound.FieldSignedTx:
+		m.ClearSignedTx()
+		return nil
+	case outbound.FieldReplacesID:
+		m.ClearReplacesID()
+		return nil
+	case outbound.FieldSentAt:
+		m.ClearSentAt()
+		return nil
+	case outbound.FieldLandedAt:
+		m.ClearLandedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Outbound nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OutboundMutation) ResetField(name string) error {
+	switch name {
+	case outbound.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case outbound.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case outbound.FieldKey:
+		m.ResetKey()
+		return nil
+	case outbound.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case outbound.FieldPurpose:
+		m.ResetPurpose()
+		return nil
+	case outbound.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case outbound.FieldFromAddress:
+		m.ResetFromAddress()
+		return nil
+	case outbound.FieldFromIndex:
+		m.ResetFromIndex()
+		return nil
+	case outbound.FieldInputs:
+		m.ResetInputs()
+		return nil
+	case outbound.FieldOutputs:
+		m.ResetOutputs()
+		return nil
+	case outbound.FieldNetworkFee:
+		m.ResetNetworkFee()
+		return nil
+	case outbound.FieldState:
+		m.ResetState()
+		return nil
+	case outbound.FieldSignedTx:
+		m.ResetSignedTx()
+		return nil
+	case outbound.FieldTxid:
+		m.ResetTxid()
+		return nil
+	case outbound.FieldSends:
+		m.ResetSends()
+		return nil
+	case outbound.FieldLastError:
+		m.ResetLastError()
+		return nil
+	case outbound.FieldReplacesID:
+		m.ResetReplacesID()
+		return nil
+	case outbound.FieldSentAt:
+		m.ResetSentAt()
+		return nil
+	case outbound.FieldLandedAt:
+		m.ResetLandedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Outbound field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OutboundMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.forwards != nil {
+		edges = append(edges, outbound.EdgeForwards)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OutboundMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case outbound.EdgeForwards:
+		ids := make([]ent.Value, 0, len(m.forwards))
+		for id := range m.forwards {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OutboundMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedforwards != nil {
+		edges = append(edges, outbound.EdgeForwards)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OutboundMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case outbound.EdgeForwards:
+		ids := make([]ent.Value, 0, len(m.removedforwards))
+		for id := range m.removedforwards {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OutboundMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedforwards {
+		edges = append(edges, outbound.EdgeForwards)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OutboundMutation) EdgeCleared(name string) bool {
+	switch name {
+	case outbound.EdgeForwards:
+		return m.clearedforwards
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OutboundMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Outbound unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OutboundMutation) ResetEdge(name string) error {
+	switch name {
+	case outbound.EdgeForwards:
+		m.ResetForwards()
+		return nil
+	}
+	return fmt.Errorf("unknown Outbound edge %s", name)
+}
+
 // PaymentMutation represents an operation that mutates the Payment nodes in the graph.
 type PaymentMutation struct {
 	config
@@ -12104,6 +14814,10 @@ type PaymentMutation struct {
 	addconfirmations     *int64
 	status               *payment.Status
 	note                 *string
+	hold_reason          *payment.HoldReason
+	reorged              *bool
+	reorg_count          *int64
+	addreorg_count       *int64
 	txid_out             *string
 	value_forwarded_coin *decimal.Decimal
 	fee_coin             *decimal.Decimal
@@ -12663,6 +15377,134 @@ func (m *PaymentMutation) ResetNote() {
 	m.note = nil
 }
 
+// SetHoldReason sets the "hold_reason" field.
+func (m *PaymentMutation) SetHoldReason(pr payment.HoldReason) {
+	m.hold_reason = &pr
+}
+
+// HoldReason returns the value of the "hold_reason" field in the mutation.
+func (m *PaymentMutation) HoldReason() (r payment.HoldReason, exists bool) {
+	v := m.hold_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHoldReason returns the old "hold_reason" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldHoldReason(ctx context.Context) (v payment.HoldReason, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHoldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHoldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHoldReason: %w", err)
+	}
+	return oldValue.HoldReason, nil
+}
+
+// ResetHoldReason resets all changes to the "hold_reason" field.
+func (m *PaymentMutation) ResetHoldReason() {
+	m.hold_reason = nil
+}
+
+// SetReorged sets the "reorged" field.
+func (m *PaymentMutation) SetReorged(b bool) {
+	m.reorged = &b
+}
+
+// Reorged returns the value of the "reorged" field in the mutation.
+func (m *PaymentMutation) Reorged() (r bool, exists bool) {
+	v := m.reorged
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReorged returns the old "reorged" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReorged(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReorged is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReorged requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReorged: %w", err)
+	}
+	return oldValue.Reorged, nil
+}
+
+// ResetReorged resets all changes to the "reorged" field.
+func (m *PaymentMutation) ResetReorged() {
+	m.reorged = nil
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (m *PaymentMutation) SetReorgCount(i int64) {
+	m.reorg_count = &i
+	m.addreorg_count = nil
+}
+
+// ReorgCount returns the value of the "reorg_count" field in the mutation.
+func (m *PaymentMutation) ReorgCount() (r int64, exists bool) {
+	v := m.reorg_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReorgCount returns the old "reorg_count" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReorgCount(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReorgCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReorgCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReorgCount: %w", err)
+	}
+	return oldValue.ReorgCount, nil
+}
+
+// AddReorgCount adds i to the "reorg_count" field.
+func (m *PaymentMutation) AddReorgCount(i int64) {
+	if m.addreorg_count != nil {
+		*m.addreorg_count += i
+	} else {
+		m.addreorg_count = &i
+	}
+}
+
+// AddedReorgCount returns the value that was added to the "reorg_count" field in this mutation.
+func (m *PaymentMutation) AddedReorgCount() (r int64, exists bool) {
+	v := m.addreorg_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReorgCount resets all changes to the "reorg_count" field.
+func (m *PaymentMutation) ResetReorgCount() {
+	m.reorg_count = nil
+	m.addreorg_count = nil
+}
+
 // SetTxidOut sets the "txid_out" field.
 func (m *PaymentMutation) SetTxidOut(s string) {
 	m.txid_out = &s
@@ -13133,7 +15975,7 @@ func (m *PaymentMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PaymentMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 21)
 	if m.created_at != nil {
 		fields = append(fields, payment.FieldCreatedAt)
 	}
@@ -13166,6 +16008,15 @@ func (m *PaymentMutation) Fields() []string {
 	}
 	if m.note != nil {
 		fields = append(fields, payment.FieldNote)
+	}
+	if m.hold_reason != nil {
+		fields = append(fields, payment.FieldHoldReason)
+	}
+	if m.reorged != nil {
+		fields = append(fields, payment.FieldReorged)
+	}
+	if m.reorg_count != nil {
+		fields = append(fields, payment.FieldReorgCount)
 	}
 	if m.txid_out != nil {
 		fields = append(fields, payment.FieldTxidOut)
@@ -13218,6 +16069,12 @@ func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case payment.FieldNote:
 		return m.Note()
+	case payment.FieldHoldReason:
+		return m.HoldReason()
+	case payment.FieldReorged:
+		return m.Reorged()
+	case payment.FieldReorgCount:
+		return m.ReorgCount()
 	case payment.FieldTxidOut:
 		return m.TxidOut()
 	case payment.FieldValueForwardedCoin:
@@ -13263,6 +16120,12 @@ func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldStatus(ctx)
 	case payment.FieldNote:
 		return m.OldNote(ctx)
+	case payment.FieldHoldReason:
+		return m.OldHoldReason(ctx)
+	case payment.FieldReorged:
+		return m.OldReorged(ctx)
+	case payment.FieldReorgCount:
+		return m.OldReorgCount(ctx)
 	case payment.FieldTxidOut:
 		return m.OldTxidOut(ctx)
 	case payment.FieldValueForwardedCoin:
@@ -13363,6 +16226,27 @@ func (m *PaymentMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNote(v)
 		return nil
+	case payment.FieldHoldReason:
+		v, ok := value.(payment.HoldReason)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHoldReason(v)
+		return nil
+	case payment.FieldReorged:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReorged(v)
+		return nil
+	case payment.FieldReorgCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReorgCount(v)
+		return nil
 	case payment.FieldTxidOut:
 		v, ok := value.(string)
 		if !ok {
@@ -13426,6 +16310,9 @@ func (m *PaymentMutation) AddedFields() []string {
 	if m.addconfirmations != nil {
 		fields = append(fields, payment.FieldConfirmations)
 	}
+	if m.addreorg_count != nil {
+		fields = append(fields, payment.FieldReorgCount)
+	}
 	return fields
 }
 
@@ -13438,6 +16325,8 @@ func (m *PaymentMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedOutputIndex()
 	case payment.FieldConfirmations:
 		return m.AddedConfirmations()
+	case payment.FieldReorgCount:
+		return m.AddedReorgCount()
 	}
 	return nil, false
 }
@@ -13460,6 +16349,13 @@ func (m *PaymentMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddConfirmations(v)
+		return nil
+	case payment.FieldReorgCount:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReorgCount(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Payment numeric field %s", name)
@@ -13565,6 +16461,15 @@ func (m *PaymentMutation) ResetField(name string) error {
 		return nil
 	case payment.FieldNote:
 		m.ResetNote()
+		return nil
+	case payment.FieldHoldReason:
+		m.ResetHoldReason()
+		return nil
+	case payment.FieldReorged:
+		m.ResetReorged()
+		return nil
+	case payment.FieldReorgCount:
+		m.ResetReorgCount()
 		return nil
 	case payment.FieldTxidOut:
 		m.ResetTxidOut()

@@ -41,8 +41,14 @@ type Payment struct {
 	Confirmations int64 `json:"confirmations,omitempty"`
 	// Callback statuses pending, confirmed, completed; dropped (left the chain before credit) and reverted (execution failed) send no callback.
 	Status payment.Status `json:"status,omitempty"`
-	// What the logs should say beyond the status: not forwarded (below the minimum), reorganised after credit, ...
+	// What the logs say beyond the status, for people only: no code decides anything on it (the typed columns below do).
 	Note string `json:"note,omitempty"`
+	// Why the funds are held instead of forwarded: none; no_wallet (the address has no forwarding destination); below_minimum (below the coin's minimum, or the fees would consume it); below_dust (an output of its split is below what the network carries); wrong_asset; operator_hold. The ledger's held balance holds the payments with a reason.
+	HoldReason payment.HoldReason `json:"hold_reason,omitempty"`
+	// The payment left the chain after it was credited and has not come back (a reorganisation); credit is not reversed, the ledger records the loss.
+	Reorged bool `json:"reorged,omitempty"`
+	// How many times the payment left the chain after it was credited; numbers the ledger's reversal entries.
+	ReorgCount int64 `json:"reorg_count,omitempty"`
 	// Forwarding transaction id, once sent.
 	TxidOut string `json:"txid_out,omitempty"`
 	// ValueForwardedCoin holds the value of the "value_forwarded_coin" field.
@@ -118,9 +124,11 @@ func (*Payment) scanValues(columns []string) ([]any, error) {
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case payment.FieldValueCoin:
 			values[i] = new(decimal.Decimal)
-		case payment.FieldID, payment.FieldAddressID, payment.FieldAPIKeyID, payment.FieldOutputIndex, payment.FieldConfirmations:
+		case payment.FieldReorged:
+			values[i] = new(sql.NullBool)
+		case payment.FieldID, payment.FieldAddressID, payment.FieldAPIKeyID, payment.FieldOutputIndex, payment.FieldConfirmations, payment.FieldReorgCount:
 			values[i] = new(sql.NullInt64)
-		case payment.FieldTicker, payment.FieldTxidIn, payment.FieldStatus, payment.FieldNote, payment.FieldTxidOut:
+		case payment.FieldTicker, payment.FieldTxidIn, payment.FieldStatus, payment.FieldNote, payment.FieldHoldReason, payment.FieldTxidOut:
 			values[i] = new(sql.NullString)
 		case payment.FieldCreatedAt, payment.FieldUpdatedAt, payment.FieldCreditedAt, payment.FieldForwardedAt:
 			values[i] = new(sql.NullTime)
@@ -210,6 +218,24 @@ func (_m *Payment) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field note", values[i])
 			} else if value.Valid {
 				_m.Note = value.String
+			}
+		case payment.FieldHoldReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field hold_reason", values[i])
+			} else if value.Valid {
+				_m.HoldReason = payment.HoldReason(value.String)
+			}
+		case payment.FieldReorged:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field reorged", values[i])
+			} else if value.Valid {
+				_m.Reorged = value.Bool
+			}
+		case payment.FieldReorgCount:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field reorg_count", values[i])
+			} else if value.Valid {
+				_m.ReorgCount = value.Int64
 			}
 		case payment.FieldTxidOut:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -342,6 +368,15 @@ func (_m *Payment) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("note=")
 	builder.WriteString(_m.Note)
+	builder.WriteString(", ")
+	builder.WriteString("hold_reason=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HoldReason))
+	builder.WriteString(", ")
+	builder.WriteString("reorged=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Reorged))
+	builder.WriteString(", ")
+	builder.WriteString("reorg_count=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReorgCount))
 	builder.WriteString(", ")
 	builder.WriteString("txid_out=")
 	builder.WriteString(_m.TxidOut)

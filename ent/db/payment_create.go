@@ -148,6 +148,48 @@ func (_c *PaymentCreate) SetNillableNote(v *string) *PaymentCreate {
 	return _c
 }
 
+// SetHoldReason sets the "hold_reason" field.
+func (_c *PaymentCreate) SetHoldReason(v payment.HoldReason) *PaymentCreate {
+	_c.mutation.SetHoldReason(v)
+	return _c
+}
+
+// SetNillableHoldReason sets the "hold_reason" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableHoldReason(v *payment.HoldReason) *PaymentCreate {
+	if v != nil {
+		_c.SetHoldReason(*v)
+	}
+	return _c
+}
+
+// SetReorged sets the "reorged" field.
+func (_c *PaymentCreate) SetReorged(v bool) *PaymentCreate {
+	_c.mutation.SetReorged(v)
+	return _c
+}
+
+// SetNillableReorged sets the "reorged" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReorged(v *bool) *PaymentCreate {
+	if v != nil {
+		_c.SetReorged(*v)
+	}
+	return _c
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (_c *PaymentCreate) SetReorgCount(v int64) *PaymentCreate {
+	_c.mutation.SetReorgCount(v)
+	return _c
+}
+
+// SetNillableReorgCount sets the "reorg_count" field if the given value is not nil.
+func (_c *PaymentCreate) SetNillableReorgCount(v *int64) *PaymentCreate {
+	if v != nil {
+		_c.SetReorgCount(*v)
+	}
+	return _c
+}
+
 // SetTxidOut sets the "txid_out" field.
 func (_c *PaymentCreate) SetTxidOut(v string) *PaymentCreate {
 	_c.mutation.SetTxidOut(v)
@@ -344,6 +386,18 @@ func (_c *PaymentCreate) defaults() {
 		v := payment.DefaultNote
 		_c.mutation.SetNote(v)
 	}
+	if _, ok := _c.mutation.HoldReason(); !ok {
+		v := payment.DefaultHoldReason
+		_c.mutation.SetHoldReason(v)
+	}
+	if _, ok := _c.mutation.Reorged(); !ok {
+		v := payment.DefaultReorged
+		_c.mutation.SetReorged(v)
+	}
+	if _, ok := _c.mutation.ReorgCount(); !ok {
+		v := payment.DefaultReorgCount
+		_c.mutation.SetReorgCount(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -400,6 +454,25 @@ func (_c *PaymentCreate) check() error {
 	}
 	if _, ok := _c.mutation.Note(); !ok {
 		return &ValidationError{Name: "note", err: errors.New(`db: missing required field "Payment.note"`)}
+	}
+	if _, ok := _c.mutation.HoldReason(); !ok {
+		return &ValidationError{Name: "hold_reason", err: errors.New(`db: missing required field "Payment.hold_reason"`)}
+	}
+	if v, ok := _c.mutation.HoldReason(); ok {
+		if err := payment.HoldReasonValidator(v); err != nil {
+			return &ValidationError{Name: "hold_reason", err: fmt.Errorf(`db: validator failed for field "Payment.hold_reason": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Reorged(); !ok {
+		return &ValidationError{Name: "reorged", err: errors.New(`db: missing required field "Payment.reorged"`)}
+	}
+	if _, ok := _c.mutation.ReorgCount(); !ok {
+		return &ValidationError{Name: "reorg_count", err: errors.New(`db: missing required field "Payment.reorg_count"`)}
+	}
+	if v, ok := _c.mutation.ReorgCount(); ok {
+		if err := payment.ReorgCountValidator(v); err != nil {
+			return &ValidationError{Name: "reorg_count", err: fmt.Errorf(`db: validator failed for field "Payment.reorg_count": %w`, err)}
+		}
 	}
 	if len(_c.mutation.AddressIDs()) == 0 {
 		return &ValidationError{Name: "address", err: errors.New(`db: missing required edge "Payment.address"`)}
@@ -475,6 +548,18 @@ func (_c *PaymentCreate) createSpec() (*Payment, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Note(); ok {
 		_spec.SetField(payment.FieldNote, field.TypeString, value)
 		_node.Note = value
+	}
+	if value, ok := _c.mutation.HoldReason(); ok {
+		_spec.SetField(payment.FieldHoldReason, field.TypeEnum, value)
+		_node.HoldReason = value
+	}
+	if value, ok := _c.mutation.Reorged(); ok {
+		_spec.SetField(payment.FieldReorged, field.TypeBool, value)
+		_node.Reorged = value
+	}
+	if value, ok := _c.mutation.ReorgCount(); ok {
+		_spec.SetField(payment.FieldReorgCount, field.TypeInt64, value)
+		_node.ReorgCount = value
 	}
 	if value, ok := _c.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)
@@ -669,6 +754,48 @@ func (u *PaymentUpsert) SetNote(v string) *PaymentUpsert {
 // UpdateNote sets the "note" field to the value that was provided on create.
 func (u *PaymentUpsert) UpdateNote() *PaymentUpsert {
 	u.SetExcluded(payment.FieldNote)
+	return u
+}
+
+// SetHoldReason sets the "hold_reason" field.
+func (u *PaymentUpsert) SetHoldReason(v payment.HoldReason) *PaymentUpsert {
+	u.Set(payment.FieldHoldReason, v)
+	return u
+}
+
+// UpdateHoldReason sets the "hold_reason" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdateHoldReason() *PaymentUpsert {
+	u.SetExcluded(payment.FieldHoldReason)
+	return u
+}
+
+// SetReorged sets the "reorged" field.
+func (u *PaymentUpsert) SetReorged(v bool) *PaymentUpsert {
+	u.Set(payment.FieldReorged, v)
+	return u
+}
+
+// UpdateReorged sets the "reorged" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdateReorged() *PaymentUpsert {
+	u.SetExcluded(payment.FieldReorged)
+	return u
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (u *PaymentUpsert) SetReorgCount(v int64) *PaymentUpsert {
+	u.Set(payment.FieldReorgCount, v)
+	return u
+}
+
+// UpdateReorgCount sets the "reorg_count" field to the value that was provided on create.
+func (u *PaymentUpsert) UpdateReorgCount() *PaymentUpsert {
+	u.SetExcluded(payment.FieldReorgCount)
+	return u
+}
+
+// AddReorgCount adds v to the "reorg_count" field.
+func (u *PaymentUpsert) AddReorgCount(v int64) *PaymentUpsert {
+	u.Add(payment.FieldReorgCount, v)
 	return u
 }
 
@@ -938,6 +1065,55 @@ func (u *PaymentUpsertOne) SetNote(v string) *PaymentUpsertOne {
 func (u *PaymentUpsertOne) UpdateNote() *PaymentUpsertOne {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateNote()
+	})
+}
+
+// SetHoldReason sets the "hold_reason" field.
+func (u *PaymentUpsertOne) SetHoldReason(v payment.HoldReason) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetHoldReason(v)
+	})
+}
+
+// UpdateHoldReason sets the "hold_reason" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdateHoldReason() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateHoldReason()
+	})
+}
+
+// SetReorged sets the "reorged" field.
+func (u *PaymentUpsertOne) SetReorged(v bool) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetReorged(v)
+	})
+}
+
+// UpdateReorged sets the "reorged" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdateReorged() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateReorged()
+	})
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (u *PaymentUpsertOne) SetReorgCount(v int64) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetReorgCount(v)
+	})
+}
+
+// AddReorgCount adds v to the "reorg_count" field.
+func (u *PaymentUpsertOne) AddReorgCount(v int64) *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.AddReorgCount(v)
+	})
+}
+
+// UpdateReorgCount sets the "reorg_count" field to the value that was provided on create.
+func (u *PaymentUpsertOne) UpdateReorgCount() *PaymentUpsertOne {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateReorgCount()
 	})
 }
 
@@ -1394,6 +1570,55 @@ func (u *PaymentUpsertBulk) SetNote(v string) *PaymentUpsertBulk {
 func (u *PaymentUpsertBulk) UpdateNote() *PaymentUpsertBulk {
 	return u.Update(func(s *PaymentUpsert) {
 		s.UpdateNote()
+	})
+}
+
+// SetHoldReason sets the "hold_reason" field.
+func (u *PaymentUpsertBulk) SetHoldReason(v payment.HoldReason) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetHoldReason(v)
+	})
+}
+
+// UpdateHoldReason sets the "hold_reason" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdateHoldReason() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateHoldReason()
+	})
+}
+
+// SetReorged sets the "reorged" field.
+func (u *PaymentUpsertBulk) SetReorged(v bool) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetReorged(v)
+	})
+}
+
+// UpdateReorged sets the "reorged" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdateReorged() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateReorged()
+	})
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (u *PaymentUpsertBulk) SetReorgCount(v int64) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.SetReorgCount(v)
+	})
+}
+
+// AddReorgCount adds v to the "reorg_count" field.
+func (u *PaymentUpsertBulk) AddReorgCount(v int64) *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.AddReorgCount(v)
+	})
+}
+
+// UpdateReorgCount sets the "reorg_count" field to the value that was provided on create.
+func (u *PaymentUpsertBulk) UpdateReorgCount() *PaymentUpsertBulk {
+	return u.Update(func(s *PaymentUpsert) {
+		s.UpdateReorgCount()
 	})
 }
 

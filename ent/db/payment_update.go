@@ -100,6 +100,55 @@ func (_u *PaymentUpdate) SetNillableNote(v *string) *PaymentUpdate {
 	return _u
 }
 
+// SetHoldReason sets the "hold_reason" field.
+func (_u *PaymentUpdate) SetHoldReason(v payment.HoldReason) *PaymentUpdate {
+	_u.mutation.SetHoldReason(v)
+	return _u
+}
+
+// SetNillableHoldReason sets the "hold_reason" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableHoldReason(v *payment.HoldReason) *PaymentUpdate {
+	if v != nil {
+		_u.SetHoldReason(*v)
+	}
+	return _u
+}
+
+// SetReorged sets the "reorged" field.
+func (_u *PaymentUpdate) SetReorged(v bool) *PaymentUpdate {
+	_u.mutation.SetReorged(v)
+	return _u
+}
+
+// SetNillableReorged sets the "reorged" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReorged(v *bool) *PaymentUpdate {
+	if v != nil {
+		_u.SetReorged(*v)
+	}
+	return _u
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (_u *PaymentUpdate) SetReorgCount(v int64) *PaymentUpdate {
+	_u.mutation.ResetReorgCount()
+	_u.mutation.SetReorgCount(v)
+	return _u
+}
+
+// SetNillableReorgCount sets the "reorg_count" field if the given value is not nil.
+func (_u *PaymentUpdate) SetNillableReorgCount(v *int64) *PaymentUpdate {
+	if v != nil {
+		_u.SetReorgCount(*v)
+	}
+	return _u
+}
+
+// AddReorgCount adds value to the "reorg_count" field.
+func (_u *PaymentUpdate) AddReorgCount(v int64) *PaymentUpdate {
+	_u.mutation.AddReorgCount(v)
+	return _u
+}
+
 // SetTxidOut sets the "txid_out" field.
 func (_u *PaymentUpdate) SetTxidOut(v string) *PaymentUpdate {
 	_u.mutation.SetTxidOut(v)
@@ -318,6 +367,16 @@ func (_u *PaymentUpdate) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`db: validator failed for field "Payment.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.HoldReason(); ok {
+		if err := payment.HoldReasonValidator(v); err != nil {
+			return &ValidationError{Name: "hold_reason", err: fmt.Errorf(`db: validator failed for field "Payment.hold_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReorgCount(); ok {
+		if err := payment.ReorgCountValidator(v); err != nil {
+			return &ValidationError{Name: "reorg_count", err: fmt.Errorf(`db: validator failed for field "Payment.reorg_count": %w`, err)}
+		}
+	}
 	if _u.mutation.AddressCleared() && len(_u.mutation.AddressIDs()) > 0 {
 		return errors.New(`db: clearing a required unique edge "Payment.address"`)
 	}
@@ -362,6 +421,18 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Note(); ok {
 		_spec.SetField(payment.FieldNote, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HoldReason(); ok {
+		_spec.SetField(payment.FieldHoldReason, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Reorged(); ok {
+		_spec.SetField(payment.FieldReorged, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ReorgCount(); ok {
+		_spec.SetField(payment.FieldReorgCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedReorgCount(); ok {
+		_spec.AddField(payment.FieldReorgCount, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)
@@ -522,6 +593,55 @@ func (_u *PaymentUpdateOne) SetNillableNote(v *string) *PaymentUpdateOne {
 	if v != nil {
 		_u.SetNote(*v)
 	}
+	return _u
+}
+
+// SetHoldReason sets the "hold_reason" field.
+func (_u *PaymentUpdateOne) SetHoldReason(v payment.HoldReason) *PaymentUpdateOne {
+	_u.mutation.SetHoldReason(v)
+	return _u
+}
+
+// SetNillableHoldReason sets the "hold_reason" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableHoldReason(v *payment.HoldReason) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetHoldReason(*v)
+	}
+	return _u
+}
+
+// SetReorged sets the "reorged" field.
+func (_u *PaymentUpdateOne) SetReorged(v bool) *PaymentUpdateOne {
+	_u.mutation.SetReorged(v)
+	return _u
+}
+
+// SetNillableReorged sets the "reorged" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReorged(v *bool) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReorged(*v)
+	}
+	return _u
+}
+
+// SetReorgCount sets the "reorg_count" field.
+func (_u *PaymentUpdateOne) SetReorgCount(v int64) *PaymentUpdateOne {
+	_u.mutation.ResetReorgCount()
+	_u.mutation.SetReorgCount(v)
+	return _u
+}
+
+// SetNillableReorgCount sets the "reorg_count" field if the given value is not nil.
+func (_u *PaymentUpdateOne) SetNillableReorgCount(v *int64) *PaymentUpdateOne {
+	if v != nil {
+		_u.SetReorgCount(*v)
+	}
+	return _u
+}
+
+// AddReorgCount adds value to the "reorg_count" field.
+func (_u *PaymentUpdateOne) AddReorgCount(v int64) *PaymentUpdateOne {
+	_u.mutation.AddReorgCount(v)
 	return _u
 }
 
@@ -756,6 +876,16 @@ func (_u *PaymentUpdateOne) check() error {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`db: validator failed for field "Payment.status": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.HoldReason(); ok {
+		if err := payment.HoldReasonValidator(v); err != nil {
+			return &ValidationError{Name: "hold_reason", err: fmt.Errorf(`db: validator failed for field "Payment.hold_reason": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.ReorgCount(); ok {
+		if err := payment.ReorgCountValidator(v); err != nil {
+			return &ValidationError{Name: "reorg_count", err: fmt.Errorf(`db: validator failed for field "Payment.reorg_count": %w`, err)}
+		}
+	}
 	if _u.mutation.AddressCleared() && len(_u.mutation.AddressIDs()) > 0 {
 		return errors.New(`db: clearing a required unique edge "Payment.address"`)
 	}
@@ -817,6 +947,18 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 	}
 	if value, ok := _u.mutation.Note(); ok {
 		_spec.SetField(payment.FieldNote, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.HoldReason(); ok {
+		_spec.SetField(payment.FieldHoldReason, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Reorged(); ok {
+		_spec.SetField(payment.FieldReorged, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ReorgCount(); ok {
+		_spec.SetField(payment.FieldReorgCount, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedReorgCount(); ok {
+		_spec.AddField(payment.FieldReorgCount, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.TxidOut(); ok {
 		_spec.SetField(payment.FieldTxidOut, field.TypeString, value)

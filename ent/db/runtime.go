@@ -15,7 +15,9 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
@@ -313,7 +315,7 @@ func init() {
 	// forward.DefaultTxidOut holds the default value on creation for the txid_out field.
 	forward.DefaultTxidOut = forwardDescTxidOut.Default.(string)
 	// forwardDescHeld is the schema descriptor for held field.
-	forwardDescHeld := forwardFields[11].Descriptor()
+	forwardDescHeld := forwardFields[10].Descriptor()
 	// forward.DefaultHeld holds the default value on creation for the held field.
 	forward.DefaultHeld = forwardDescHeld.Default.(bool)
 	invoiceMixin := schema.Invoice{}.Mixin()
@@ -367,6 +369,23 @@ func init() {
 	invoiceDescOption := invoiceFields[15].Descriptor()
 	// invoice.DefaultOption holds the default value on creation for the option field.
 	invoice.DefaultOption = invoiceDescOption.Default.(string)
+	ledgerentryMixin := schema.LedgerEntry{}.Mixin()
+	ledgerentryMixinFields0 := ledgerentryMixin[0].Fields()
+	_ = ledgerentryMixinFields0
+	ledgerentryFields := schema.LedgerEntry{}.Fields()
+	_ = ledgerentryFields
+	// ledgerentryDescCreatedAt is the schema descriptor for created_at field.
+	ledgerentryDescCreatedAt := ledgerentryMixinFields0[0].Descriptor()
+	// ledgerentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	ledgerentry.DefaultCreatedAt = ledgerentryDescCreatedAt.Default.(func() time.Time)
+	// ledgerentryDescTicker is the schema descriptor for ticker field.
+	ledgerentryDescTicker := ledgerentryFields[2].Descriptor()
+	// ledgerentry.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	ledgerentry.TickerValidator = ledgerentryDescTicker.Validators[0].(func(string) error)
+	// ledgerentryDescKey is the schema descriptor for key field.
+	ledgerentryDescKey := ledgerentryFields[6].Descriptor()
+	// ledgerentry.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	ledgerentry.KeyValidator = ledgerentryDescKey.Validators[0].(func(string) error)
 	notificationMixin := schema.Notification{}.Mixin()
 	notificationMixinFields0 := notificationMixin[0].Fields()
 	_ = notificationMixinFields0
@@ -440,6 +459,55 @@ func init() {
 	notificationDescResend := notificationFields[20].Descriptor()
 	// notification.DefaultResend holds the default value on creation for the resend field.
 	notification.DefaultResend = notificationDescResend.Default.(bool)
+	outboundMixin := schema.Outbound{}.Mixin()
+	outboundMixinFields0 := outboundMixin[0].Fields()
+	_ = outboundMixinFields0
+	outboundFields := schema.Outbound{}.Fields()
+	_ = outboundFields
+	// outboundDescCreatedAt is the schema descriptor for created_at field.
+	outboundDescCreatedAt := outboundMixinFields0[0].Descriptor()
+	// outbound.DefaultCreatedAt holds the default value on creation for the created_at field.
+	outbound.DefaultCreatedAt = outboundDescCreatedAt.Default.(func() time.Time)
+	// outboundDescUpdatedAt is the schema descriptor for updated_at field.
+	outboundDescUpdatedAt := outboundMixinFields0[1].Descriptor()
+	// outbound.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	outbound.DefaultUpdatedAt = outboundDescUpdatedAt.Default.(func() time.Time)
+	// outbound.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	outbound.UpdateDefaultUpdatedAt = outboundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// outboundDescKey is the schema descriptor for key field.
+	outboundDescKey := outboundFields[1].Descriptor()
+	// outbound.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	outbound.KeyValidator = outboundDescKey.Validators[0].(func(string) error)
+	// outboundDescTicker is the schema descriptor for ticker field.
+	outboundDescTicker := outboundFields[2].Descriptor()
+	// outbound.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	outbound.TickerValidator = outboundDescTicker.Validators[0].(func(string) error)
+	// outboundDescProjectID is the schema descriptor for project_id field.
+	outboundDescProjectID := outboundFields[4].Descriptor()
+	// outbound.DefaultProjectID holds the default value on creation for the project_id field.
+	outbound.DefaultProjectID = outboundDescProjectID.Default.(int64)
+	// outboundDescFromAddress is the schema descriptor for from_address field.
+	outboundDescFromAddress := outboundFields[5].Descriptor()
+	// outbound.FromAddressValidator is a validator for the "from_address" field. It is called by the builders before save.
+	outbound.FromAddressValidator = outboundDescFromAddress.Validators[0].(func(string) error)
+	// outboundDescFromIndex is the schema descriptor for from_index field.
+	outboundDescFromIndex := outboundFields[6].Descriptor()
+	// outbound.FromIndexValidator is a validator for the "from_index" field. It is called by the builders before save.
+	outbound.FromIndexValidator = outboundDescFromIndex.Validators[0].(func(int64) error)
+	// outboundDescTxid is the schema descriptor for txid field.
+	outboundDescTxid := outboundFields[12].Descriptor()
+	// outbound.DefaultTxid holds the default value on creation for the txid field.
+	outbound.DefaultTxid = outboundDescTxid.Default.(string)
+	// outboundDescSends is the schema descriptor for sends field.
+	outboundDescSends := outboundFields[13].Descriptor()
+	// outbound.DefaultSends holds the default value on creation for the sends field.
+	outbound.DefaultSends = outboundDescSends.Default.(int32)
+	// outbound.SendsValidator is a validator for the "sends" field. It is called by the builders before save.
+	outbound.SendsValidator = outboundDescSends.Validators[0].(func(int32) error)
+	// outboundDescLastError is the schema descriptor for last_error field.
+	outboundDescLastError := outboundFields[14].Descriptor()
+	// outbound.DefaultLastError holds the default value on creation for the last_error field.
+	outbound.DefaultLastError = outboundDescLastError.Default.(string)
 	paymentMixin := schema.Payment{}.Mixin()
 	paymentMixinFields0 := paymentMixin[0].Fields()
 	_ = paymentMixinFields0
@@ -479,6 +547,16 @@ func init() {
 	paymentDescNote := paymentFields[9].Descriptor()
 	// payment.DefaultNote holds the default value on creation for the note field.
 	payment.DefaultNote = paymentDescNote.Default.(string)
+	// paymentDescReorged is the schema descriptor for reorged field.
+	paymentDescReorged := paymentFields[11].Descriptor()
+	// payment.DefaultReorged holds the default value on creation for the reorged field.
+	payment.DefaultReorged = paymentDescReorged.Default.(bool)
+	// paymentDescReorgCount is the schema descriptor for reorg_count field.
+	paymentDescReorgCount := paymentFields[12].Descriptor()
+	// payment.DefaultReorgCount holds the default value on creation for the reorg_count field.
+	payment.DefaultReorgCount = paymentDescReorgCount.Default.(int64)
+	// payment.ReorgCountValidator is a validator for the "reorg_count" field. It is called by the builders before save.
+	payment.ReorgCountValidator = paymentDescReorgCount.Validators[0].(func(int64) error)
 	payoutrequestMixin := schema.PayoutRequest{}.Mixin()
 	payoutrequestMixinFields0 := payoutrequestMixin[0].Fields()
 	_ = payoutrequestMixinFields0

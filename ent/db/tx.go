@@ -34,8 +34,12 @@ type Tx struct {
 	Forward *ForwardClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
+	// LedgerEntry is the client for interacting with the LedgerEntry builders.
+	LedgerEntry *LedgerEntryClient
 	// Notification is the client for interacting with the Notification builders.
 	Notification *NotificationClient
+	// Outbound is the client for interacting with the Outbound builders.
+	Outbound *OutboundClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
@@ -189,7 +193,9 @@ func (tx *Tx) init() {
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
+	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
+	tx.Outbound = NewOutboundClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)

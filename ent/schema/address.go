@@ -74,14 +74,12 @@ func (Address) Edges() []ent.Edge {
 // Indexes of the Address.
 func (Address) Indexes() []ent.Index {
 	return []ent.Index{
-		// One address per (key, coin, callback; an invoice's addresses use
-		// the invoice as their callback key). A create finds an existing
-		// address of its project by (project_id, ticker, callback_key), whose
-		// prefix also serves the project's per-coin listings; uniqueness stays
-		// per key, so keys that shared a callback before projects existed
-		// migrate into one project without a conflict.
-		index.Fields("api_key_id", "ticker", "callback_key").Unique(),
-		index.Fields("project_id", "ticker", "callback_key"),
+		// One address per (project, coin, callback; an invoice's addresses
+		// use the invoice as their callback key): the unique index is the
+		// one a create looks up by, so concurrent creates through any of a
+		// project's keys, or its hosted pages, settle on one address. Its
+		// prefix also serves the project's per-coin listings.
+		index.Fields("project_id", "ticker", "callback_key").Unique(),
 		index.Fields("invoice_id"),
 	}
 }

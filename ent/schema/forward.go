@@ -4,16 +4,17 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
 	"github.com/shopspring/decimal"
 )
 
 // Forward is the distribution of one payment to the merchant's wallets (or,
-// Held, the record that its funds stay on the payment address). It is
-// recorded as an intent, then its signed transaction is recorded
-// (signed_tx, txid_out) before it is sent, and it is marked done after, so a
-// crash at any point is reconciled by sending the same bytes again (or, if
-// nothing was recorded, signing anew: nothing was sent) instead of paying
-// twice. At most one Forward exists per payment.
+// Held, the record that its funds stay on the payment address): its share
+// of an outgoing transaction (Outbound), which carries one payment's forward
+// or a merchant address's group. It is recorded with its Outbound, in the
+// transaction that plans them; the outbound engine signs, records, sends and
+// follows the transaction, and the forward is done once it is sent. At most
+// one Forward exists per payment.
 type Forward struct{ ent.Schema }
 
 // Mixin of the Forward.
@@ -31,11 +32,10 @@ func (Forward) Fields() []ent.Field {
 		field.Other("fee_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
 		field.Other("value_forwarded_coin", decimal.Decimal{}).SchemaType(moneyType).Immutable(),
-		field.String("txid_out").Default(""),
-		field.Time("landed_at").Optional().Nillable().
-			Comment("When the watcher saw the sent transaction executed in a block; until then it is sent again at each poll (a node may drop what it accepted)."),
-		field.Bytes("signed_tx").Optional().Nillable().
-			Comment("The signed forwarding transaction(s), recorded before the first send; every forward of one transaction holds the same bytes."),
+		field.String("txid_out").Default("").
+			Comment("Hash of its Outbound's transaction, once sent."),
+		field.Int64("outbound_id").Optional().Nillable().
+			Comment("The outgoing transaction that carries it; NULL when held."),
 		field.Bool("held").Default(false).Immutable().
 			Comment("No forwarding address: the funds stay on the payment address, in the operator's wallet, until swept (payhook funds lists them); no transaction, no outputs."),
 	}
@@ -46,5 +46,16 @@ func (Forward) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("payment", Payment.Type).Ref("forward").
 			Field("payment_id").Unique().Required().Immutable(),
+		edge.From("outbound", Outbound.Type).Ref("forwards").
+			Field("outbound_id").Unique(),
+	}
+}
+
+// Indexes of the Forward.
+func (Forward) Indexes() []ent.Index {
+	return []ent.Index{
+		// The outbound engine's forwarding handler finds the forwards of a
+		// transaction it sent or replaced.
+		index.Fields("outbound_id"),
 	}
 }

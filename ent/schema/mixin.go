@@ -27,6 +27,14 @@ var moneyType = map[string]string{
 	dialect.SQLite:   "text",
 }
 
+// unitsType is the column type of amounts in a coin's base units (whole
+// numbers up to 10^60). SQLite stores them as TEXT for the reason moneyType
+// gives.
+var unitsType = map[string]string{
+	dialect.Postgres: "numeric(60,0)",
+	dialect.SQLite:   "text",
+}
+
 // CreateTimeMixin adds created_at, set once when the row is created.
 type CreateTimeMixin struct{ mixin.Schema }
 

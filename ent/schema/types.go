@@ -29,3 +29,35 @@ type Output struct {
 	// Amount is in coin units.
 	Amount decimal.Decimal `json:"amount"`
 }
+
+// Hold reasons of a payment (Payment.hold_reason): why its funds stay on the
+// payment address instead of being forwarded.
+const (
+	// HoldNone: nothing holds the payment; it is forwarded once credited.
+	HoldNone = "none"
+	// HoldNoWallet: its address has no forwarding destination.
+	HoldNoWallet = "no_wallet"
+	// HoldBelowMinimum: below the coin's minimum transaction, or the fees
+	// would consume it.
+	HoldBelowMinimum = "below_minimum"
+	// HoldBelowDust: an output of its split would be below the smallest
+	// amount the network carries to that destination.
+	HoldBelowDust = "below_dust"
+	// HoldWrongAsset: it paid another asset than the address expects.
+	HoldWrongAsset = "wrong_asset"
+	// HoldOperator: the operator holds it.
+	HoldOperator = "operator_hold"
+)
+
+// Transfer is one incoming transfer an outgoing transaction spends (the
+// UTXO it spends, or the payment whose balance it moves on account chains).
+type Transfer struct {
+	// TxID is the incoming transaction.
+	TxID string `json:"txid"`
+	// Index is the output index (vout, log index) within TxID.
+	Index int64 `json:"index"`
+	// To is the address that received it.
+	To string `json:"to"`
+	// Value is its amount, in coin units.
+	Value decimal.Decimal `json:"value"`
+}

@@ -188,8 +188,12 @@ func TestUniqueConstraints(t *testing.T) {
 				_, err := addressCreate(c, other.ID, "bc1qtwo", 1, "https://other.example/cb").Save(ctx)
 				return err
 			}},
-			{"api_key_id, ticker, callback_key", func() error {
+			{"project_id, ticker, callback_key", func() error {
 				_, err := addressCreate(c, key.ID, "bc1qthree", 3, "https://merchant.example/cb").Save(ctx)
+				return err
+			}},
+			{"project_id, ticker, callback_key through another key of the project", func() error {
+				_, err := addressCreate(c, other.ID, "bc1qsix", 6, "https://merchant.example/cb").Save(ctx)
 				return err
 			}},
 			{"payment output", func() error {
@@ -212,8 +216,8 @@ func TestUniqueConstraints(t *testing.T) {
 		if _, err := addressCreate(c, key.ID, "bc1qfour", 4, "https://merchant.example/cb").SetTicker("ltc").Save(ctx); err != nil {
 			t.Errorf("same callback, other ticker: %v", err)
 		}
-		if _, err := addressCreate(c, other.ID, "bc1qfive", 5, "https://merchant.example/cb").Save(ctx); err != nil {
-			t.Errorf("same callback, other owner: %v", err)
+		if _, err := addressCreate(c, other.ID, "bc1qfive", 5, "https://merchant.example/cb").SetProjectID(2).Save(ctx); err != nil {
+			t.Errorf("same callback, other project: %v", err)
 		}
 		// Another output of the same transaction is another payment.
 		if _, err := c.Payment.Create().SetAddressID(addr.ID).SetAPIKeyID(key.ID).

@@ -8,5 +8,5 @@ import (
 // MigrateFS applies the migrations in fsys (tests: a prefix of the
 // embedded ones, to write data as an older schema held it).
 func MigrateFS(ctx context.Context, db *DB, fsys fs.FS) ([]string, error) {
-	return migrate(ctx, db, fsys)
+	return migrate(ctx, db, fsys, migrateOptions{})
 }

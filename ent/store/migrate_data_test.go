@@ -85,7 +85,7 @@ func TestMigrationKeepsNotifications(t *testing.T) {
 					t.Fatalf("%s: %v", stmt.q, err)
 				}
 			}
-			if _, err := store.Migrate(ctx, db); err != nil {
+			if _, err := store.Migrate(ctx, db, store.WithDecimals(func(string) (int32, bool) { return 8, true })); err != nil {
 				t.Fatal(err)
 			}
 

@@ -70,7 +70,7 @@ func TestSQLiteTableRebuild(t *testing.T) {
 			}
 			defer db.Close()
 			fsys := sqliteInit(t)
-			if _, err := migrate(ctx, db, fsys); err != nil {
+			if _, err := migrate(ctx, db, fsys, migrateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			seed(t, db)
@@ -84,7 +84,7 @@ ALTER TABLE new_payments RENAME TO payments;
 PRAGMA foreign_keys = on;
 -- +goose Down
 `)}
-			applied, err := migrate(ctx, db, fsys)
+			applied, err := migrate(ctx, db, fsys, migrateOptions{})
 			if err != nil || len(applied) != 1 || applied[0] != "99990101000000" {
 				t.Fatalf("migrate = %v, %v; want [99990101000000], nil", applied, err)
 			}
@@ -114,12 +114,12 @@ func TestSQLiteForeignKeyCheck(t *testing.T) {
 	}
 	defer db.Close()
 	fsys := sqliteInit(t)
-	if _, err := migrate(ctx, db, fsys); err != nil {
+	if _, err := migrate(ctx, db, fsys, migrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	seed(t, db)
 	fsys["99990101000000_break.sql"] = &fstest.MapFile{Data: []byte("-- +goose Up\nDELETE FROM payments;\n-- +goose Down\n")}
-	_, err = migrate(ctx, db, fsys)
+	_, err = migrate(ctx, db, fsys, migrateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "foreign key violation") {
 		t.Errorf("migrate = %v; want a foreign key violation", err)
 	}

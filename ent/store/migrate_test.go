@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,10 @@ func embeddedVersions(t *testing.T, d store.Dialect) []string {
 	if len(versions) == 0 {
 		t.Fatalf("no embedded migrations for %s", d)
 	}
+	for _, m := range migrations.Go(d == store.Postgres, nil) {
+		versions = append(versions, strconv.FormatInt(m.Version, 10))
+	}
+	slices.Sort(versions)
 	return versions
 }
 

@@ -10,14 +10,12 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
-	entforward "github.com/payhook/payhook/ent/db/forward"
-	entpayment "github.com/payhook/payhook/ent/db/payment"
-	"github.com/payhook/payhook/server/payment"
+	entaddress "github.com/payhook/payhook/ent/db/address"
+	"github.com/payhook/payhook/server/ledger"
 )
 
-// HeldTicker is what payhook holds in one ticker: the completed payments to
-// addresses created without a forwarding address, whose funds stay on the
-// payment address in the operator's wallet.
+// HeldTicker is what payhook holds in one ticker: the payments whose funds
+// stay on their payment address, in the operator's wallet, until swept.
 type HeldTicker struct {
 	// Ticker is the ticker.
 	Ticker chains.Ticker
@@ -37,67 +35,63 @@ type HeldAddress struct {
 	Balance decimal.Decimal
 	// Payments is how many payments make up Balance.
 	Payments int
+	// Reasons are why those payments are held (schema.Hold*), sorted.
+	Reasons []string
 	// DerivationIndex is the address's index; DerivationPath its key's path
 	// under the operator's seed, which sweeping the funds needs.
 	DerivationIndex int64
 	DerivationPath  string
 }
 
-// HeldFunds lists the funds payhook holds, per ticker (sorted by ticker).
-// A held payment is one whose forward is recorded as held (its address has
-// no forwarding destination), or a merchant payment waiting for the
-// minimum (payment.HeldForMinimumNote).
+// HeldFunds lists the funds payhook holds, per ticker (sorted by ticker):
+// the journal's held balance (server/ledger) of every address, whatever the
+// reason (no forwarding address, below the minimum, below dust, held for
+// the operator).
 func (s *Service) HeldFunds(ctx context.Context) ([]HeldTicker, error) {
-	fs, err := s.db.Forward.Query().
-		Where(entforward.Held(true), entforward.HasPaymentWith(entpayment.StatusEQ(entpayment.StatusCompleted))).
-		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
-		All(ctx)
+	var held []ledger.HeldAddress
+	for after := int64(0); ; {
+		page, more, err := ledger.HeldPage(ctx, s.db, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, page...)
+		if !more || len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].AddressID
+	}
+	ids := make([]int64, len(held))
+	for i, h := range held {
+		ids[i] = h.AddressID
+	}
+	addrs, err := s.db.Address.Query().Where(entaddress.IDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("held funds: %w", err)
 	}
-	// Merchant payments too small to forward alone wait on their address
-	// until its next payments make the sum forwardable; until then they are
-	// held funds too (an underpaid checkout's address may never get more).
-	waiting, err := s.db.Payment.Query().
-		Where(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.Note(payment.HeldForMinimumNote), entpayment.Not(entpayment.HasForward())).
-		WithAddress().
-		All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("payments held for the minimum: %w", err)
-	}
-	for _, p := range waiting {
-		fs = append(fs, &entdb.Forward{ValueForwardedCoin: p.ValueCoin, Edges: entdb.ForwardEdges{Payment: p}})
+	byID := make(map[int64]*entdb.Address, len(addrs))
+	for _, a := range addrs {
+		byID[a.ID] = a
 	}
 	byTicker := map[string]*HeldTicker{}
-	byAddress := map[int64]*HeldAddress{}
-	owner := map[int64]string{} // address id -> ticker
-	for _, f := range fs {
-		p := f.Edges.Payment
-		a := p.Edges.Address
-		ht := byTicker[a.Ticker]
+	for _, h := range held {
+		a := byID[h.AddressID]
+		if a == nil {
+			return nil, fmt.Errorf("held funds: address %d is missing", h.AddressID)
+		}
+		ht := byTicker[h.Ticker]
 		if ht == nil {
-			t, err := s.Lookup(a.Ticker)
+			t, err := s.Lookup(h.Ticker)
 			if err != nil {
-				t = chains.Ticker{Ticker: a.Ticker} // a ticker the registry no longer has: still listed
+				return nil, fmt.Errorf("held funds of %s: the ticker registry lacks it (its decimals convert the journal's base units): %w", h.Ticker, err)
 			}
 			ht = &HeldTicker{Ticker: t}
-			byTicker[a.Ticker] = ht
+			byTicker[h.Ticker] = ht
 		}
-		ht.Total = ht.Total.Add(f.ValueForwardedCoin)
-		ht.Payments++
-		ha := byAddress[a.ID]
-		if ha == nil {
-			ha = &HeldAddress{AddressIn: a.AddressIn, DerivationIndex: a.DerivationIndex,
-				DerivationPath: chains.DerivationPath(ht.Ticker, uint32(a.DerivationIndex))}
-			byAddress[a.ID] = ha
-			owner[a.ID] = a.Ticker
-		}
-		ha.Balance = ha.Balance.Add(f.ValueForwardedCoin)
-		ha.Payments++
-	}
-	for id, ha := range byAddress {
-		ht := byTicker[owner[id]]
-		ht.Addresses = append(ht.Addresses, *ha)
+		balance := ledger.Coins(ht.Ticker, h.Units)
+		ht.Total = ht.Total.Add(balance)
+		ht.Payments += h.Payments
+		ht.Addresses = append(ht.Addresses, HeldAddress{AddressIn: a.AddressIn, Balance: balance, Payments: h.Payments,
+			Reasons: h.Reasons, DerivationIndex: a.DerivationIndex, DerivationPath: chains.DerivationPath(ht.Ticker, uint32(a.DerivationIndex))})
 	}
 	out := make([]HeldTicker, 0, len(byTicker))
 	for _, ht := range byTicker {

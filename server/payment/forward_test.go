@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,10 +16,12 @@ import (
 	"github.com/payhook/payhook/chains/devnet"
 	entdb "github.com/payhook/payhook/ent/db"
 	entforward "github.com/payhook/payhook/ent/db/forward"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 // TestCrashBetweenBroadcastAndRecord: the process dies after the forwarding
@@ -66,14 +67,14 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			// The process dies right after the broadcast: Forward stops
 			// there, as the process would (nothing after it runs).
 			crash := errors.New("killed after broadcast")
-			svc.afterBroadcast = func() error { return crash }
+			crashing(svc, outbound.Faults{AfterSend: func() error { return crash }})
 			trs, err := chain.Transfers(ctx, 0, 1, func(string) bool { return true })
 			if err != nil || len(trs) != 1 {
 				t.Fatalf("transfers %v %v", trs, err)
 			}
 			st, _ := chain.State(ctx, trs[0])
 			crashed := false
-			svc.afterBroadcast = func() error { crashed = true; return crash }
+			crashing(svc, outbound.Faults{AfterSend: func() error { crashed = true; return crash }})
 			// Apply credits the payment and forwards it, up to the crash.
 			if err := svc.Apply(ctx, tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
 				t.Fatal(err)
@@ -161,7 +162,7 @@ func TestCrashBetweenSigningAndSending(t *testing.T) {
 				t.Fatalf("transfers %v %v", trs, err)
 			}
 			st, _ := chain.State(ctx, trs[0])
-			svc.afterSign = func() error { return errCrash }
+			crashing(svc, outbound.Faults{AfterRecord: func() error { return errCrash }})
 			if err := svc.Apply(ctx, f.tk, chains.Observation{Transfer: trs[0], State: st}); err != nil {
 				t.Fatal(err)
 			}
@@ -169,9 +170,13 @@ func TestCrashBetweenSigningAndSending(t *testing.T) {
 				t.Fatal("sent before the crash")
 			}
 			fw, err := db.Client.Forward.Query().Only(ctx)
-			if err != nil || fw.SignedTx == nil || fw.TxidOut == "" {
-				t.Fatalf("recorded forward %+v, %v; want its signed transaction recorded", fw, err)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if o := outboundOf(t, db, fw); o.SignedTx == nil || o.Txid == "" || o.State != entoutbound.StateSigned {
+				t.Fatalf("recorded transaction %+v; want its signed bytes recorded", o)
+			}
+			fw.TxidOut = outboundOf(t, db, fw).Txid
 
 			counting := &countingBackend{Backend: chain}
 			restarted := f.service(db, counting, rec)
@@ -206,10 +211,11 @@ func (b *neverLandsBackend) Send(ctx context.Context, s chains.Signed) error {
 	return b.countingBackend.Send(ctx, s)
 }
 
-// TestForwardThatNeverLandsIsSignedAnew: when the node proves the recorded
-// forward can never move funds, the intent forgets it and the next attempt
-// signs and sends a new one, once.
-func TestForwardThatNeverLandsIsSignedAnew(t *testing.T) {
+// TestForwardThatNeverLandsIsReplaced: when the node proves the recorded
+// forward can never move funds, its transaction is replaced by a new one
+// with the same content (never signed twice itself), which is signed and
+// sent once; the forward moves to it.
+func TestForwardThatNeverLandsIsReplaced(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
@@ -224,7 +230,7 @@ func TestForwardThatNeverLandsIsSignedAnew(t *testing.T) {
 			addrIn, _ := merchantAddress(t, f, 1, false)
 			payEach(t, chain, []string{addrIn}, "0.5")
 			poll(t, w) // credits; the send is refused; the poll's reconciliation signs anew
-			if err := svc.Reconcile(ctx, f.tk); err != nil {
+			if _, err := svc.out.Resume(ctx, f.tk); err != nil {
 				t.Fatal(err)
 			}
 			fw, err := db.Client.Forward.Query().Only(ctx)
@@ -234,6 +240,12 @@ func TestForwardThatNeverLandsIsSignedAnew(t *testing.T) {
 			p, err := db.Client.Payment.Query().Only(ctx)
 			if err != nil || p.Status != entpayment.StatusCompleted || b.signs != 2 || len(chain.Forwards()) != 1 {
 				t.Fatalf("payment %+v (%v), %d signatures, %d forwards on chain", p, err, b.signs, len(chain.Forwards()))
+			}
+			os, err := db.Client.Outbound.Query().Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+			if err != nil || len(os) != 2 || os[0].State != entoutbound.StateReplaced || os[1].State != entoutbound.StateSent ||
+				os[1].ReplacesID == nil || *os[1].ReplacesID != os[0].ID || os[1].Key != os[0].Key+"#2" ||
+				*fw.OutboundID != os[1].ID || p.TxidOut != os[1].Txid {
+				t.Fatalf("transactions %+v (%v); want the first replaced by a second that was sent, carrying the forward", os, err)
 			}
 		})
 	}
@@ -280,7 +292,7 @@ func TestDroppedForwardIsSentAgain(t *testing.T) {
 			payEach(t, chain, []string{addrIn}, "0.5")
 			poll(t, w) // credits, forwards (sent once; the node drops it)
 			fw, err := db.Client.Forward.Query().Only(ctx)
-			if err != nil || fw.Status != entforward.StatusDone || fw.LandedAt != nil || b.sends[fw.TxidOut] != 1 {
+			if err != nil || fw.Status != entforward.StatusDone || outboundOf(t, db, fw).State != entoutbound.StateSent || b.sends[fw.TxidOut] != 1 {
 				t.Fatalf("after the forward: %+v %v, %d sends", fw, err, b.sends[fw.TxidOut])
 			}
 			chain.Mine(1)
@@ -290,52 +302,13 @@ func TestDroppedForwardIsSentAgain(t *testing.T) {
 			}
 			chain.Mine(1)
 			poll(t, w) // in a block now: landed
-			fw, _ = db.Client.Forward.Query().Only(ctx)
-			if fw.LandedAt == nil {
-				t.Fatal("the forward in a block was not recorded landed")
+			if o := outboundOf(t, db, fw); o.State != entoutbound.StateLanded || o.LandedAt == nil {
+				t.Fatalf("the forward in a block was not recorded landed: %+v", o)
 			}
 			chain.Mine(1)
 			poll(t, w)
 			if b.sends[fw.TxidOut] != 2 || len(chain.Forwards()) != 1 {
 				t.Errorf("%d sends, %d forwards after it landed", b.sends[fw.TxidOut], len(chain.Forwards()))
-			}
-		})
-	}
-}
-
-// TestRecordSignedFirstWins: of two instances that signed one forward at
-// once, the first to record wins; the second gets the first's bytes (and
-// sends those), and clearSigned forgets only the exact bytes recorded.
-func TestRecordSignedFirstWins(t *testing.T) {
-	t.Parallel()
-	for _, d := range storetest.Dialects() {
-		t.Run(string(d), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db := storetest.Open(t, d)
-			f := newFixture(t, db, "btc")
-			chain := devnet.NewChain(f.tk, devnet.Options{})
-			failing := &failingBackend{Backend: chain, fail: true}
-			svc := f.service(db, failing, &recorder{})
-			w, _ := svc.NewWatcher(f.tk, time.Second)
-			addrIn, _ := merchantAddress(t, f, 1, false)
-			payEach(t, chain, []string{addrIn}, "0.5")
-			poll(t, w) // an intent, its bytes recorded, the send failed
-			fw, err := db.Client.Forward.Query().Only(ctx)
-			if err != nil || fw.SignedTx == nil || len(*fw.SignedTx) == 0 {
-				t.Fatalf("forward %+v %v", fw, err)
-			}
-			first := chains.Signed{TxID: fw.TxidOut, Raw: *fw.SignedTx}
-			other := chains.Signed{TxID: "another", Raw: []byte("another signature")}
-			got, err := svc.recordSigned(ctx, "k", []*entdb.Forward{fw}, other)
-			if err != nil || got.TxID != first.TxID || !bytes.Equal(got.Raw, first.Raw) {
-				t.Fatalf("recordSigned after another instance recorded: %q, %v; want the first's bytes", got.TxID, err)
-			}
-			if err := svc.clearSigned(ctx, []*entdb.Forward{fw}, other); err != nil {
-				t.Fatal(err)
-			}
-			if again, _ := db.Client.Forward.Query().Only(ctx); again.SignedTx == nil || again.TxidOut != first.TxID {
-				t.Fatalf("clearSigned of other bytes forgot the recorded ones: %+v", again)
 			}
 		})
 	}

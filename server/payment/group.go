@@ -1,7 +1,6 @@
 package payment
 
 import (
-	"cmp"
 	"fmt"
 	"math/big"
 	"slices"
@@ -11,18 +10,8 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/distribute"
-	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
 )
-
-// HeldForMinimumNote is the logs' note of a merchant payment that is
-// credited (and notified) but cannot be forwarded alone: below the coin's
-// minimum transaction, or consumed by the fees. It waits on its address
-// until the address's waiting payments together can be forwarded, then
-// they are forwarded in one transaction. Distinct from NotForwardedPrefix,
-// which marks the low-level payments that are never forwarded. It contains
-// no "; ", the separator of a note's entries.
-const HeldForMinimumNote = "held for the minimum: credited, too small to forward alone, forwarded with the address's next payments once their sum can be"
 
 // groupedNote is the logs' note of a payment forwarded in one transaction
 // with others of its address (n payments in all).
@@ -30,70 +19,17 @@ func groupedNote(n int) string {
 	return fmt.Sprintf("forwarded in one transaction with %d other payment(s) of this address, its amounts its share of that transaction in proportion to its value", n-1)
 }
 
-// waiting reports whether p is a merchant payment held for the minimum.
-func waiting(p *entdb.Payment) bool { return strings.Contains(p.Note, HeldForMinimumNote) }
-
-// withNote returns note with add appended (once), as the logs' "; " list.
+// withNote returns note with add appended, as the logs' "; " list. A
+// note is the payment's history for people, appended to at each typed
+// transition; nothing reads it back.
 func withNote(note, add string) string {
-	if strings.Contains(note, add) {
-		return note
-	}
 	return strings.TrimPrefix(note+"; "+add, "; ")
-}
-
-// withoutNote returns note without the entry drop of its "; " list.
-func withoutNote(note, drop string) string {
-	parts := strings.Split(note, "; ")
-	parts = slices.DeleteFunc(parts, func(p string) bool { return p == drop || p == "" })
-	return strings.Join(parts, "; ")
 }
 
 // groupSep separates a broadcast key from the payment id in the intent id
 // of a forward that shares its transaction with others. It occurs in no
 // transaction hash (hex, 0x hex, base58), so a key never contains it.
 const groupSep = "/"
-
-// broadcastKey returns the idempotency key of the transaction that carries
-// the forward whose intent id is intentID: the intent id itself for a
-// payment forwarded alone ("fwd-<payment>-<txid_in>"), and for one of a
-// group ("fwd-<last payment>-<its txid_in>/<payment>") the part before the
-// separator, which every forward of the group shares. The key names the
-// group's last payment, whose only Forward is in that group, so no other
-// transaction ever has the same key.
-func broadcastKey(intentID string) string {
-	k, _, _ := strings.Cut(intentID, groupSep)
-	return k
-}
-
-// groupIntent returns the one transaction that carries forwards fs (all of
-// one key, from one address; their Payment edges, with the Address, loaded):
-// their outputs summed per destination, in the order the destinations first
-// appear (forwards in id order), their payments as its inputs, and their
-// network fees summed as its fee budget.
-func groupIntent(key string, fs []*entdb.Forward) chains.Forward {
-	fs = slices.Clone(fs)
-	slices.SortFunc(fs, func(a, b *entdb.Forward) int { return cmp.Compare(a.ID, b.ID) })
-	var outs []chains.Output
-	at := map[string]int{}
-	netFee := decimal.Zero
-	var inputs []chains.Transfer
-	for _, f := range fs {
-		for _, o := range f.Outputs {
-			i, ok := at[o.Address]
-			if !ok {
-				i = len(outs)
-				at[o.Address] = i
-				outs = append(outs, chains.Output{Address: o.Address, Amount: decimal.Zero})
-			}
-			outs[i].Amount = outs[i].Amount.Add(o.Amount)
-		}
-		netFee = netFee.Add(f.NetworkFee)
-		p := f.Edges.Payment
-		inputs = append(inputs, chains.Transfer{TxID: p.TxidIn, Index: p.OutputIndex, To: p.Edges.Address.AddressIn, Value: p.ValueCoin})
-	}
-	a := fs[0].Edges.Payment.Edges.Address
-	return chains.Forward{ID: key, From: a.AddressIn, FromIndex: uint32(a.DerivationIndex), Inputs: inputs, Outputs: outs, NetworkFee: netFee}
-}
 
 // part is one payment's share of a forwarding plan.
 type part struct {

@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 func ints(vs ...int64) []*big.Int {
@@ -227,12 +228,8 @@ func TestMerchantPaymentsBelowMinimum(t *testing.T) {
 				if p.Edges.Forward != nil || p.Status != entpayment.StatusConfirmed {
 					t.Fatalf("payment %d: %s, forward %v", p.ID, p.Status, p.Edges.Forward)
 				}
-				if p.Edges.Address.AddressIn == lowLevel {
-					if !strings.HasPrefix(p.Note, NotForwardedPrefix) {
-						t.Fatalf("low-level payment below the minimum noted %q", p.Note)
-					}
-				} else if !waiting(p) || strings.HasPrefix(p.Note, NotForwardedPrefix) {
-					t.Fatalf("merchant payment below the minimum noted %q", p.Note)
+				if p.HoldReason != entpayment.HoldReasonBelowMinimum {
+					t.Fatalf("payment below the minimum (%s) held for %q", p.Edges.Address.AddressIn, p.HoldReason)
 				}
 			}
 			if got := strings.Join(rec.statuses(), ","); got != "confirmed:confirmed,confirmed:confirmed" {
@@ -284,7 +281,7 @@ func TestMerchantPaymentsBelowMinimum(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := svc.Reconcile(ctx, f.tk); err != nil {
+			if _, err := svc.out.Resume(ctx, f.tk); err != nil {
 				t.Fatal(err)
 			}
 			if len(chain.Forwards()) != 1 || len(rec.statuses()) != before {
@@ -313,8 +310,8 @@ func checkGroup(t *testing.T, db *store.DB, addrIn string, n int, plan distribut
 		if f == nil || f.Status != entforward.StatusDone || f.TxidOut == "" || f.TxidOut != ps[0].Edges.Forward.TxidOut || f.Held {
 			t.Fatalf("payment %d: forward %+v", p.ID, f)
 		}
-		if f.IntentID != fmt.Sprintf("%s/%d", key, p.ID) || broadcastKey(f.IntentID) != key {
-			t.Fatalf("payment %d: intent %s, want of key %s", p.ID, f.IntentID, key)
+		if o := outboundOf(t, db, f); f.IntentID != fmt.Sprintf("%s/%d", key, p.ID) || o.Key != key || o.Txid != f.TxidOut {
+			t.Fatalf("payment %d: intent %s of transaction %s (%s), want of key %s", p.ID, f.IntentID, o.Key, o.Txid, key)
 		}
 		if !f.FeeCoin.Add(f.NetworkFee).Add(f.ValueForwardedCoin).Equal(p.ValueCoin) {
 			t.Fatalf("payment %d of %s: fee %s + network %s + forwarded %s", p.ID, p.ValueCoin, f.FeeCoin, f.NetworkFee, f.ValueForwardedCoin)
@@ -323,7 +320,7 @@ func checkGroup(t *testing.T, db *store.DB, addrIn string, n int, plan distribut
 			p.FeeCoin == nil || !p.FeeCoin.Equal(f.FeeCoin) || p.NetworkFee == nil || !p.NetworkFee.Equal(f.NetworkFee) {
 			t.Fatalf("payment %d: %+v, forward %+v", p.ID, p, f)
 		}
-		if waiting(p) || !strings.Contains(p.Note, groupedNote(n)) {
+		if p.HoldReason != entpayment.HoldReasonNone || !strings.Contains(p.Note, groupedNote(n)) {
 			t.Fatalf("payment %d noted %q", p.ID, p.Note)
 		}
 		fee, net, fwd = fee.Add(f.FeeCoin), net.Add(f.NetworkFee), fwd.Add(f.ValueForwardedCoin)
@@ -368,7 +365,7 @@ func TestCrashBetweenGroupBroadcastAndRecord(t *testing.T) {
 			apply("0.00003")
 			apply("0.00003")
 			crashed := 0
-			svc.afterBroadcast = func() error { crashed++; return errCrash }
+			crashing(svc, outbound.Faults{AfterSend: func() error { crashed++; return errCrash }})
 			apply("0.00006") // credits the third, forwards the three up to the crash
 			if crashed != 1 || len(chain.Forwards()) != 1 {
 				t.Fatalf("%d crashes, %d broadcasts", crashed, len(chain.Forwards()))
@@ -399,9 +396,9 @@ func TestCrashBetweenGroupBroadcastAndRecord(t *testing.T) {
 }
 
 // TestGroupIntentNeverBroadcastIsBroadcastOnce: the node is unreachable
-// when the group's transaction is sent. Reconcile sends the recorded
+// when the group's transaction is sent. Resume sends the recorded
 // transaction once the node is back, as one transaction whose outputs are
-// the sum of the intents'; a second Reconcile does nothing.
+// the sum of the forwards'; a second Resume does nothing.
 func TestGroupIntentNeverBroadcastIsBroadcastOnce(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -425,7 +422,7 @@ func TestGroupIntentNeverBroadcastIsBroadcastOnce(t *testing.T) {
 			}
 			failing.fail = false
 			for range 2 {
-				if err := svc.Reconcile(ctx, f.tk); err != nil {
+				if _, err := svc.out.Resume(ctx, f.tk); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -437,7 +434,7 @@ func TestGroupIntentNeverBroadcastIsBroadcastOnce(t *testing.T) {
 			if err != nil || len(fs) != 2 {
 				t.Fatalf("forwards %v %v", fs, err)
 			}
-			if sum := fs[0].ValueForwardedCoin.Add(fs[1].ValueForwardedCoin); !sum.Equal(fw[0].Outputs[0].Amount) || fw[0].ID != broadcastKey(fs[0].IntentID) {
+			if sum := fs[0].ValueForwardedCoin.Add(fs[1].ValueForwardedCoin); !sum.Equal(fw[0].Outputs[0].Amount) || fw[0].ID != outboundOf(t, db, fs[0]).Key {
 				t.Fatalf("broadcast %+v, forwards %+v", fw[0], fs)
 			}
 			if got := strings.Join(rec.statuses(), ","); got != "confirmed:confirmed,confirmed:confirmed,distributed:completed,distributed:completed" {

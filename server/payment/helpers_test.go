@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 // statements counts the SQL statements and commits that go through a
@@ -230,4 +231,24 @@ func (r *recorder) byPayment() map[string][]string {
 		out[c.Payment.TxidIn] = append(out[c.Payment.TxidIn], string(c.Kind)+":"+string(c.Status)+":"+decimal.NewFromInt(c.Confirmations).String())
 	}
 	return out
+}
+
+// crashing gives svc an outbound engine that runs faults: a hook that
+// returns an error stops the engine there, as the process dying would.
+func crashing(svc *Service, faults outbound.Faults) {
+	svc.out = outbound.New(svc.db, outbound.Config{Backends: svc.backends, Now: svc.now, Faults: faults}, svc.logger)
+	svc.out.Handle(outbound.PurposeForward, forwarding{svc})
+}
+
+// outboundOf returns the outgoing transaction that carries forward f.
+func outboundOf(t *testing.T, db *store.DB, f *entdb.Forward) *entdb.Outbound {
+	t.Helper()
+	if f.OutboundID == nil {
+		t.Fatalf("forward %d has no outgoing transaction", f.ID)
+	}
+	o, err := db.Client.Outbound.Get(context.Background(), *f.OutboundID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -171,12 +171,12 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 	}
 	w.known = &head
 	if w.reconcile {
-		// Intents left by a crash, a failed broadcast or another instance.
-		if err := w.svc.Reconcile(ctx, w.ticker); err != nil {
-			w.logger.Error("finish open forwards; retried at the next poll", "error", err)
-		} else {
-			w.reconcile = false
+		// Transactions left by a crash, a failed send or another instance.
+		open, err := w.svc.out.Resume(ctx, w.ticker)
+		if err != nil {
+			w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
 		}
+		w.reconcile = open || err != nil
 	}
 	w.progress(seq, head.Height)
 	return nil
@@ -274,7 +274,7 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 		// Before this poll's forwards: a forward is followed from the
 		// poll after the one that sent it. A stuck forward is the
 		// operator's to look at; it does not make the watching fail.
-		if err := w.svc.followSent(ctx, w.ticker, w.backend); err != nil {
+		if err := w.svc.out.Follow(ctx, w.ticker); err != nil {
 			w.logger.Error("sent forwards not yet in a block", "ticker", tk, "error", err)
 		}
 	}
@@ -499,8 +499,8 @@ func (w *Watcher) apply(ctx context.Context, head chains.Head, obs []chains.Obse
 		return nil
 	}
 	// A forwarding failure (fee estimate, broadcast) must not stop the
-	// watcher: it is logged, and the next poll tries again (an intent
-	// already recorded is finished by Reconcile).
+	// watcher: it is logged, and the next poll tries again (a transaction
+	// already planned is finished by the engine's Resume).
 	open, err := w.svc.forward(ctx, w.ticker, fwd)
 	if err != nil {
 		w.logger.Error("forward payments; retried at the next poll", "payments", len(fwd), "error", err)
@@ -518,8 +518,7 @@ func (w *Watcher) adopt(ctx context.Context) error {
 		Where(
 			entpayment.Ticker(tk),
 			entpayment.StatusIn(entpayment.StatusPending, entpayment.StatusConfirmed),
-			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteHasPrefix(NotForwardedPrefix))),
-			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.NoteContains(HeldForMinimumNote))),
+			entpayment.Not(entpayment.And(entpayment.StatusEQ(entpayment.StatusConfirmed), entpayment.HoldReasonNEQ(entpayment.HoldReasonNone))),
 		).
 		WithAddress().All(ctx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 // TestReorganisationUnderOpenPayments reorganises the devnet under a
@@ -258,7 +259,7 @@ func TestLeaseOnePollerPerTicker(t *testing.T) {
 		t.Fatalf("the instance without the lease recorded %d payments", n)
 	}
 	// a dies after broadcasting the forward, before recording it.
-	a.afterBroadcast = func() error { return errors.New("killed") }
+	crashing(a, outbound.Faults{AfterSend: func() error { return errors.New("killed") }})
 	poll(t, wa)
 	if n := count(); n != 1 || len(chain.Forwards()) != 1 {
 		t.Fatalf("%d payments, %d forwards after the lease holder's poll", n, len(chain.Forwards()))

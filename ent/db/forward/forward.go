@@ -35,14 +35,14 @@ const (
 	FieldValueForwardedCoin = "value_forwarded_coin"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
-	// FieldLandedAt holds the string denoting the landed_at field in the database.
-	FieldLandedAt = "landed_at"
-	// FieldSignedTx holds the string denoting the signed_tx field in the database.
-	FieldSignedTx = "signed_tx"
+	// FieldOutboundID holds the string denoting the outbound_id field in the database.
+	FieldOutboundID = "outbound_id"
 	// FieldHeld holds the string denoting the held field in the database.
 	FieldHeld = "held"
 	// EdgePayment holds the string denoting the payment edge name in mutations.
 	EdgePayment = "payment"
+	// EdgeOutbound holds the string denoting the outbound edge name in mutations.
+	EdgeOutbound = "outbound"
 	// Table holds the table name of the forward in the database.
 	Table = "forwards"
 	// PaymentTable is the table that holds the payment relation/edge.
@@ -52,6 +52,13 @@ const (
 	PaymentInverseTable = "payments"
 	// PaymentColumn is the table column denoting the payment relation/edge.
 	PaymentColumn = "payment_id"
+	// OutboundTable is the table that holds the outbound relation/edge.
+	OutboundTable = "forwards"
+	// OutboundInverseTable is the table name for the Outbound entity.
+	// It exists in this package in order to avoid circular dependency with the "outbound" package.
+	OutboundInverseTable = "outbounds"
+	// OutboundColumn is the table column denoting the outbound relation/edge.
+	OutboundColumn = "outbound_id"
 )
 
 // Columns holds all SQL columns for forward fields.
@@ -67,8 +74,7 @@ var Columns = []string{
 	FieldNetworkFee,
 	FieldValueForwardedCoin,
 	FieldTxidOut,
-	FieldLandedAt,
-	FieldSignedTx,
+	FieldOutboundID,
 	FieldHeld,
 }
 
@@ -176,9 +182,9 @@ func ByTxidOut(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTxidOut, opts...).ToFunc()
 }
 
-// ByLandedAt orders the results by the landed_at field.
-func ByLandedAt(opts ...sql.OrderTermOption) OrderOption {
-	return sql.OrderByField(FieldLandedAt, opts...).ToFunc()
+// ByOutboundID orders the results by the outbound_id field.
+func ByOutboundID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldOutboundID, opts...).ToFunc()
 }
 
 // ByHeld orders the results by the held field.
@@ -192,10 +198,24 @@ func ByPaymentField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newPaymentStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByOutboundField orders the results by outbound field.
+func ByOutboundField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newOutboundStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newPaymentStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(PaymentInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2O, true, PaymentTable, PaymentColumn),
+	)
+}
+func newOutboundStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(OutboundInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, OutboundTable, OutboundColumn),
 	)
 }

@@ -96,14 +96,9 @@ func TxidOut(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldEQ(FieldTxidOut, v))
 }
 
-// LandedAt applies equality check predicate on the "landed_at" field. It's identical to LandedAtEQ.
-func LandedAt(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldEQ(FieldLandedAt, v))
-}
-
-// SignedTx applies equality check predicate on the "signed_tx" field. It's identical to SignedTxEQ.
-func SignedTx(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldEQ(FieldSignedTx, v))
+// OutboundID applies equality check predicate on the "outbound_id" field. It's identical to OutboundIDEQ.
+func OutboundID(v int64) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldOutboundID, v))
 }
 
 // Held applies equality check predicate on the "held" field. It's identical to HeldEQ.
@@ -481,104 +476,34 @@ func TxidOutContainsFold(v string) predicate.Forward {
 	return predicate.Forward(sql.FieldContainsFold(FieldTxidOut, v))
 }
 
-// LandedAtEQ applies the EQ predicate on the "landed_at" field.
-func LandedAtEQ(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldEQ(FieldLandedAt, v))
+// OutboundIDEQ applies the EQ predicate on the "outbound_id" field.
+func OutboundIDEQ(v int64) predicate.Forward {
+	return predicate.Forward(sql.FieldEQ(FieldOutboundID, v))
 }
 
-// LandedAtNEQ applies the NEQ predicate on the "landed_at" field.
-func LandedAtNEQ(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldNEQ(FieldLandedAt, v))
+// OutboundIDNEQ applies the NEQ predicate on the "outbound_id" field.
+func OutboundIDNEQ(v int64) predicate.Forward {
+	return predicate.Forward(sql.FieldNEQ(FieldOutboundID, v))
 }
 
-// LandedAtIn applies the In predicate on the "landed_at" field.
-func LandedAtIn(vs ...time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldIn(FieldLandedAt, vs...))
+// OutboundIDIn applies the In predicate on the "outbound_id" field.
+func OutboundIDIn(vs ...int64) predicate.Forward {
+	return predicate.Forward(sql.FieldIn(FieldOutboundID, vs...))
 }
 
-// LandedAtNotIn applies the NotIn predicate on the "landed_at" field.
-func LandedAtNotIn(vs ...time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldNotIn(FieldLandedAt, vs...))
+// OutboundIDNotIn applies the NotIn predicate on the "outbound_id" field.
+func OutboundIDNotIn(vs ...int64) predicate.Forward {
+	return predicate.Forward(sql.FieldNotIn(FieldOutboundID, vs...))
 }
 
-// LandedAtGT applies the GT predicate on the "landed_at" field.
-func LandedAtGT(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldGT(FieldLandedAt, v))
+// OutboundIDIsNil applies the IsNil predicate on the "outbound_id" field.
+func OutboundIDIsNil() predicate.Forward {
+	return predicate.Forward(sql.FieldIsNull(FieldOutboundID))
 }
 
-// LandedAtGTE applies the GTE predicate on the "landed_at" field.
-func LandedAtGTE(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldGTE(FieldLandedAt, v))
-}
-
-// LandedAtLT applies the LT predicate on the "landed_at" field.
-func LandedAtLT(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldLT(FieldLandedAt, v))
-}
-
-// LandedAtLTE applies the LTE predicate on the "landed_at" field.
-func LandedAtLTE(v time.Time) predicate.Forward {
-	return predicate.Forward(sql.FieldLTE(FieldLandedAt, v))
-}
-
-// LandedAtIsNil applies the IsNil predicate on the "landed_at" field.
-func LandedAtIsNil() predicate.Forward {
-	return predicate.Forward(sql.FieldIsNull(FieldLandedAt))
-}
-
-// LandedAtNotNil applies the NotNil predicate on the "landed_at" field.
-func LandedAtNotNil() predicate.Forward {
-	return predicate.Forward(sql.FieldNotNull(FieldLandedAt))
-}
-
-// SignedTxEQ applies the EQ predicate on the "signed_tx" field.
-func SignedTxEQ(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldEQ(FieldSignedTx, v))
-}
-
-// SignedTxNEQ applies the NEQ predicate on the "signed_tx" field.
-func SignedTxNEQ(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldNEQ(FieldSignedTx, v))
-}
-
-// SignedTxIn applies the In predicate on the "signed_tx" field.
-func SignedTxIn(vs ...[]byte) predicate.Forward {
-	return predicate.Forward(sql.FieldIn(FieldSignedTx, vs...))
-}
-
-// SignedTxNotIn applies the NotIn predicate on the "signed_tx" field.
-func SignedTxNotIn(vs ...[]byte) predicate.Forward {
-	return predicate.Forward(sql.FieldNotIn(FieldSignedTx, vs...))
-}
-
-// SignedTxGT applies the GT predicate on the "signed_tx" field.
-func SignedTxGT(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldGT(FieldSignedTx, v))
-}
-
-// SignedTxGTE applies the GTE predicate on the "signed_tx" field.
-func SignedTxGTE(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldGTE(FieldSignedTx, v))
-}
-
-// SignedTxLT applies the LT predicate on the "signed_tx" field.
-func SignedTxLT(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldLT(FieldSignedTx, v))
-}
-
-// SignedTxLTE applies the LTE predicate on the "signed_tx" field.
-func SignedTxLTE(v []byte) predicate.Forward {
-	return predicate.Forward(sql.FieldLTE(FieldSignedTx, v))
-}
-
-// SignedTxIsNil applies the IsNil predicate on the "signed_tx" field.
-func SignedTxIsNil() predicate.Forward {
-	return predicate.Forward(sql.FieldIsNull(FieldSignedTx))
-}
-
-// SignedTxNotNil applies the NotNil predicate on the "signed_tx" field.
-func SignedTxNotNil() predicate.Forward {
-	return predicate.Forward(sql.FieldNotNull(FieldSignedTx))
+// OutboundIDNotNil applies the NotNil predicate on the "outbound_id" field.
+func OutboundIDNotNil() predicate.Forward {
+	return predicate.Forward(sql.FieldNotNull(FieldOutboundID))
 }
 
 // HeldEQ applies the EQ predicate on the "held" field.
@@ -606,6 +531,29 @@ func HasPayment() predicate.Forward {
 func HasPaymentWith(preds ...predicate.Payment) predicate.Forward {
 	return predicate.Forward(func(s *sql.Selector) {
 		step := newPaymentStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasOutbound applies the HasEdge predicate on the "outbound" edge.
+func HasOutbound() predicate.Forward {
+	return predicate.Forward(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, OutboundTable, OutboundColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasOutboundWith applies the HasEdge predicate on the "outbound" edge with a given conditions (other predicates).
+func HasOutboundWith(preds ...predicate.Outbound) predicate.Forward {
+	return predicate.Forward(func(s *sql.Selector) {
+		step := newOutboundStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -129,6 +129,18 @@ func (f InvoiceFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.InvoiceMutation", m)
 }
 
+// The LedgerEntryFunc type is an adapter to allow the use of ordinary
+// function as LedgerEntry mutator.
+type LedgerEntryFunc func(context.Context, *db.LedgerEntryMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f LedgerEntryFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.LedgerEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.LedgerEntryMutation", m)
+}
+
 // The NotificationFunc type is an adapter to allow the use of ordinary
 // function as Notification mutator.
 type NotificationFunc func(context.Context, *db.NotificationMutation) (db.Value, error)
@@ -139,6 +151,18 @@ func (f NotificationFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, 
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.NotificationMutation", m)
+}
+
+// The OutboundFunc type is an adapter to allow the use of ordinary
+// function as Outbound mutator.
+type OutboundFunc func(context.Context, *db.OutboundMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OutboundFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.OutboundMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.OutboundMutation", m)
 }
 
 // The PaymentFunc type is an adapter to allow the use of ordinary

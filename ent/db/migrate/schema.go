@@ -68,13 +68,8 @@ var (
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "address_api_key_id_ticker_callback_key",
-				Unique:  true,
-				Columns: []*schema.Column{AddressesColumns[22], AddressesColumns[9], AddressesColumns[14]},
-			},
-			{
 				Name:    "address_project_id_ticker_callback_key",
-				Unique:  false,
+				Unique:  true,
 				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[9], AddressesColumns[14]},
 			},
 			{
@@ -258,9 +253,8 @@ var (
 		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "value_forwarded_coin", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "txid_out", Type: field.TypeString, Default: ""},
-		{Name: "landed_at", Type: field.TypeTime, Nullable: true},
-		{Name: "signed_tx", Type: field.TypeBytes, Nullable: true},
 		{Name: "held", Type: field.TypeBool, Default: false},
+		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "payment_id", Type: field.TypeInt64, Unique: true},
 	}
 	// ForwardsTable holds the schema information for the "forwards" table.
@@ -270,10 +264,23 @@ var (
 		PrimaryKey: []*schema.Column{ForwardsColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
+				Symbol:     "forwards_outbounds_forwards",
+				Columns:    []*schema.Column{ForwardsColumns[11]},
+				RefColumns: []*schema.Column{OutboundsColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
 				Symbol:     "forwards_payments_forward",
-				Columns:    []*schema.Column{ForwardsColumns[13]},
+				Columns:    []*schema.Column{ForwardsColumns[12]},
 				RefColumns: []*schema.Column{PaymentsColumns[0]},
 				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "forward_outbound_id",
+				Unique:  false,
+				Columns: []*schema.Column{ForwardsColumns[11]},
 			},
 		},
 	}
@@ -315,6 +322,49 @@ var (
 				Name:    "invoice_subscription_id",
 				Unique:  false,
 				Columns: []*schema.Column{InvoicesColumns[16]},
+			},
+		},
+	}
+	// LedgerEntriesColumns holds the columns for the "ledger_entries" table.
+	LedgerEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "event", Type: field.TypeEnum, Enums: []string{"credit", "hold", "release", "plan", "send", "unplan", "reversal", "restore", "sweep", "payout", "refund"}},
+		{Name: "account", Type: field.TypeEnum, Enums: []string{"received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund"}},
+		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(60,0)", "sqlite3": "text"}},
+		{Name: "key", Type: field.TypeString},
+		{Name: "payment_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "address_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "hold_reason", Type: field.TypeEnum, Nullable: true, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold"}},
+	}
+	// LedgerEntriesTable holds the schema information for the "ledger_entries" table.
+	LedgerEntriesTable = &schema.Table{
+		Name:       "ledger_entries",
+		Columns:    LedgerEntriesColumns,
+		PrimaryKey: []*schema.Column{LedgerEntriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "ledgerentry_key_account",
+				Unique:  true,
+				Columns: []*schema.Column{LedgerEntriesColumns[7], LedgerEntriesColumns[5]},
+			},
+			{
+				Name:    "ledgerentry_account_project_id_ticker",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerEntriesColumns[5], LedgerEntriesColumns[2], LedgerEntriesColumns[3]},
+			},
+			{
+				Name:    "ledgerentry_address_id_account",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[5]},
+			},
+			{
+				Name:    "ledgerentry_payment_id",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerEntriesColumns[8]},
 			},
 		},
 	}
@@ -383,6 +433,42 @@ var (
 			},
 		},
 	}
+	// OutboundsColumns holds the columns for the "outbounds" table.
+	OutboundsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "key", Type: field.TypeString, Unique: true},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"forward", "sweep", "payout", "refund"}},
+		{Name: "project_id", Type: field.TypeInt64, Default: 0},
+		{Name: "from_address", Type: field.TypeString},
+		{Name: "from_index", Type: field.TypeInt64},
+		{Name: "inputs", Type: field.TypeJSON},
+		{Name: "outputs", Type: field.TypeJSON},
+		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"planned", "signed", "sent", "landed", "failed", "replaced"}, Default: "planned"},
+		{Name: "signed_tx", Type: field.TypeBytes, Nullable: true},
+		{Name: "txid", Type: field.TypeString, Default: ""},
+		{Name: "sends", Type: field.TypeInt32, Default: 0},
+		{Name: "last_error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "replaces_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "sent_at", Type: field.TypeTime, Nullable: true},
+		{Name: "landed_at", Type: field.TypeTime, Nullable: true},
+	}
+	// OutboundsTable holds the schema information for the "outbounds" table.
+	OutboundsTable = &schema.Table{
+		Name:       "outbounds",
+		Columns:    OutboundsColumns,
+		PrimaryKey: []*schema.Column{OutboundsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "outbound_ticker_state",
+				Unique:  false,
+				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[12]},
+			},
+		},
+	}
 	// PaymentsColumns holds the columns for the "payments" table.
 	PaymentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -395,6 +481,9 @@ var (
 		{Name: "confirmations", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "confirmed", "completed", "dropped", "reverted"}, Default: "pending"},
 		{Name: "note", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "hold_reason", Type: field.TypeEnum, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold"}, Default: "none"},
+		{Name: "reorged", Type: field.TypeBool, Default: false},
+		{Name: "reorg_count", Type: field.TypeInt64, Default: 0},
 		{Name: "txid_out", Type: field.TypeString, Nullable: true},
 		{Name: "value_forwarded_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "fee_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
@@ -413,13 +502,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "payments_api_keys_payments",
-				Columns:    []*schema.Column{PaymentsColumns[17]},
+				Columns:    []*schema.Column{PaymentsColumns[20]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "payments_addresses_payments",
-				Columns:    []*schema.Column{PaymentsColumns[18]},
+				Columns:    []*schema.Column{PaymentsColumns[21]},
 				RefColumns: []*schema.Column{AddressesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -428,12 +517,12 @@ var (
 			{
 				Name:    "payment_address_id_txid_in_output_index",
 				Unique:  true,
-				Columns: []*schema.Column{PaymentsColumns[18], PaymentsColumns[4], PaymentsColumns[5]},
+				Columns: []*schema.Column{PaymentsColumns[21], PaymentsColumns[4], PaymentsColumns[5]},
 			},
 			{
 				Name:    "payment_api_key_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PaymentsColumns[17], PaymentsColumns[1]},
+				Columns: []*schema.Column{PaymentsColumns[20], PaymentsColumns[1]},
 			},
 			{
 				Name:    "payment_ticker_status",
@@ -590,7 +679,9 @@ var (
 		DeliveryEventsTable,
 		ForwardsTable,
 		InvoicesTable,
+		LedgerEntriesTable,
 		NotificationsTable,
+		OutboundsTable,
 		PaymentsTable,
 		PayoutRequestsTable,
 		ProjectsTable,
@@ -604,7 +695,8 @@ func init() {
 	AddressesTable.ForeignKeys[0].RefTable = APIKeysTable
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = NotificationsTable
 	DeliveryEventsTable.ForeignKeys[0].RefTable = NotificationsTable
-	ForwardsTable.ForeignKeys[0].RefTable = PaymentsTable
+	ForwardsTable.ForeignKeys[0].RefTable = OutboundsTable
+	ForwardsTable.ForeignKeys[1].RefTable = PaymentsTable
 	PaymentsTable.ForeignKeys[0].RefTable = APIKeysTable
 	PaymentsTable.ForeignKeys[1].RefTable = AddressesTable
 	PayoutRequestsTable.ForeignKeys[0].RefTable = APIKeysTable

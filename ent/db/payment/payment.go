@@ -37,6 +37,12 @@ const (
 	FieldStatus = "status"
 	// FieldNote holds the string denoting the note field in the database.
 	FieldNote = "note"
+	// FieldHoldReason holds the string denoting the hold_reason field in the database.
+	FieldHoldReason = "hold_reason"
+	// FieldReorged holds the string denoting the reorged field in the database.
+	FieldReorged = "reorged"
+	// FieldReorgCount holds the string denoting the reorg_count field in the database.
+	FieldReorgCount = "reorg_count"
 	// FieldTxidOut holds the string denoting the txid_out field in the database.
 	FieldTxidOut = "txid_out"
 	// FieldValueForwardedCoin holds the string denoting the value_forwarded_coin field in the database.
@@ -96,6 +102,9 @@ var Columns = []string{
 	FieldConfirmations,
 	FieldStatus,
 	FieldNote,
+	FieldHoldReason,
+	FieldReorged,
+	FieldReorgCount,
 	FieldTxidOut,
 	FieldValueForwardedCoin,
 	FieldFeeCoin,
@@ -136,6 +145,12 @@ var (
 	ConfirmationsValidator func(int64) error
 	// DefaultNote holds the default value on creation for the "note" field.
 	DefaultNote string
+	// DefaultReorged holds the default value on creation for the "reorged" field.
+	DefaultReorged bool
+	// DefaultReorgCount holds the default value on creation for the "reorg_count" field.
+	DefaultReorgCount int64
+	// ReorgCountValidator is a validator for the "reorg_count" field. It is called by the builders before save.
+	ReorgCountValidator func(int64) error
 )
 
 // Status defines the type for the "status" enum field.
@@ -164,6 +179,36 @@ func StatusValidator(s Status) error {
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for status field: %q", s)
+	}
+}
+
+// HoldReason defines the type for the "hold_reason" enum field.
+type HoldReason string
+
+// HoldReasonNone is the default value of the HoldReason enum.
+const DefaultHoldReason = HoldReasonNone
+
+// HoldReason values.
+const (
+	HoldReasonNone         HoldReason = "none"
+	HoldReasonNoWallet     HoldReason = "no_wallet"
+	HoldReasonBelowMinimum HoldReason = "below_minimum"
+	HoldReasonBelowDust    HoldReason = "below_dust"
+	HoldReasonWrongAsset   HoldReason = "wrong_asset"
+	HoldReasonOperatorHold HoldReason = "operator_hold"
+)
+
+func (hr HoldReason) String() string {
+	return string(hr)
+}
+
+// HoldReasonValidator is a validator for the "hold_reason" field enum values. It is called by the builders before save.
+func HoldReasonValidator(hr HoldReason) error {
+	switch hr {
+	case HoldReasonNone, HoldReasonNoWallet, HoldReasonBelowMinimum, HoldReasonBelowDust, HoldReasonWrongAsset, HoldReasonOperatorHold:
+		return nil
+	default:
+		return fmt.Errorf("payment: invalid enum value for hold_reason field: %q", hr)
 	}
 }
 
@@ -228,6 +273,21 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByNote orders the results by the note field.
 func ByNote(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNote, opts...).ToFunc()
+}
+
+// ByHoldReason orders the results by the hold_reason field.
+func ByHoldReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHoldReason, opts...).ToFunc()
+}
+
+// ByReorged orders the results by the reorged field.
+func ByReorged(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReorged, opts...).ToFunc()
+}
+
+// ByReorgCount orders the results by the reorg_count field.
+func ByReorgCount(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReorgCount, opts...).ToFunc()
 }
 
 // ByTxidOut orders the results by the txid_out field.

@@ -106,6 +106,16 @@ func Note(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldNote, v))
 }
 
+// Reorged applies equality check predicate on the "reorged" field. It's identical to ReorgedEQ.
+func Reorged(v bool) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReorged, v))
+}
+
+// ReorgCount applies equality check predicate on the "reorg_count" field. It's identical to ReorgCountEQ.
+func ReorgCount(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReorgCount, v))
+}
+
 // TxidOut applies equality check predicate on the "txid_out" field. It's identical to TxidOutEQ.
 func TxidOut(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldEQ(FieldTxidOut, v))
@@ -594,6 +604,76 @@ func NoteEqualFold(v string) predicate.Payment {
 // NoteContainsFold applies the ContainsFold predicate on the "note" field.
 func NoteContainsFold(v string) predicate.Payment {
 	return predicate.Payment(sql.FieldContainsFold(FieldNote, v))
+}
+
+// HoldReasonEQ applies the EQ predicate on the "hold_reason" field.
+func HoldReasonEQ(v HoldReason) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldHoldReason, v))
+}
+
+// HoldReasonNEQ applies the NEQ predicate on the "hold_reason" field.
+func HoldReasonNEQ(v HoldReason) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldHoldReason, v))
+}
+
+// HoldReasonIn applies the In predicate on the "hold_reason" field.
+func HoldReasonIn(vs ...HoldReason) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldHoldReason, vs...))
+}
+
+// HoldReasonNotIn applies the NotIn predicate on the "hold_reason" field.
+func HoldReasonNotIn(vs ...HoldReason) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldHoldReason, vs...))
+}
+
+// ReorgedEQ applies the EQ predicate on the "reorged" field.
+func ReorgedEQ(v bool) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReorged, v))
+}
+
+// ReorgedNEQ applies the NEQ predicate on the "reorged" field.
+func ReorgedNEQ(v bool) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReorged, v))
+}
+
+// ReorgCountEQ applies the EQ predicate on the "reorg_count" field.
+func ReorgCountEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldEQ(FieldReorgCount, v))
+}
+
+// ReorgCountNEQ applies the NEQ predicate on the "reorg_count" field.
+func ReorgCountNEQ(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNEQ(FieldReorgCount, v))
+}
+
+// ReorgCountIn applies the In predicate on the "reorg_count" field.
+func ReorgCountIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldIn(FieldReorgCount, vs...))
+}
+
+// ReorgCountNotIn applies the NotIn predicate on the "reorg_count" field.
+func ReorgCountNotIn(vs ...int64) predicate.Payment {
+	return predicate.Payment(sql.FieldNotIn(FieldReorgCount, vs...))
+}
+
+// ReorgCountGT applies the GT predicate on the "reorg_count" field.
+func ReorgCountGT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGT(FieldReorgCount, v))
+}
+
+// ReorgCountGTE applies the GTE predicate on the "reorg_count" field.
+func ReorgCountGTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldGTE(FieldReorgCount, v))
+}
+
+// ReorgCountLT applies the LT predicate on the "reorg_count" field.
+func ReorgCountLT(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLT(FieldReorgCount, v))
+}
+
+// ReorgCountLTE applies the LTE predicate on the "reorg_count" field.
+func ReorgCountLTE(v int64) predicate.Payment {
+	return predicate.Payment(sql.FieldLTE(FieldReorgCount, v))
 }
 
 // TxidOutEQ applies the EQ predicate on the "txid_out" field.

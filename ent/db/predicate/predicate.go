@@ -36,8 +36,14 @@ type Forward func(*sql.Selector)
 // Invoice is the predicate function for invoice builders.
 type Invoice func(*sql.Selector)
 
+// LedgerEntry is the predicate function for ledgerentry builders.
+type LedgerEntry func(*sql.Selector)
+
 // Notification is the predicate function for notification builders.
 type Notification func(*sql.Selector)
+
+// Outbound is the predicate function for outbound builders.
+type Outbound func(*sql.Selector)
 
 // Payment is the predicate function for payment builders.
 type Payment func(*sql.Selector)

@@ -1,0 +1,53 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+)
+
+// LedgerEntry is one line of the append-only journal (server/ledger): a
+// signed amount, in the coin's base units, on one account of one project
+// and ticker. Every event writes a set of lines that sum to zero, in the
+// database transaction of the change it records; a balance is the sum of
+// an account's lines. Nothing updates or deletes a line.
+type LedgerEntry struct{ ent.Schema }
+
+// Mixin of the LedgerEntry.
+func (LedgerEntry) Mixin() []ent.Mixin { return []ent.Mixin{CreateTimeMixin{}} }
+
+// Fields of the LedgerEntry.
+func (LedgerEntry) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("project_id").Immutable(),
+		field.String("ticker").NotEmpty().Immutable(),
+		field.Enum("event").Values("credit", "hold", "release", "plan", "send", "unplan", "reversal", "restore", "sweep", "payout", "refund").Immutable().
+			Comment("What happened: see server/ledger for the lines each event writes."),
+		field.Enum("account").Values("received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund").Immutable().
+			Comment("Which balance the line moves."),
+		field.Other("amount", decimal.Decimal{}).SchemaType(unitsType).Immutable().
+			Comment("Signed amount in the coin's base units (satoshi, wei, ...)."),
+		field.String("key").NotEmpty().Immutable().
+			Comment("The event's idempotency key (credit:<payment>, ...): an event is journaled once."),
+		field.Int64("payment_id").Optional().Nillable().Immutable(),
+		field.Int64("address_id").Optional().Nillable().Immutable().
+			Comment("The payhook address that holds the funds the line is about."),
+		field.Int64("outbound_id").Optional().Nillable().Immutable(),
+		field.Enum("hold_reason").Values(HoldNone, HoldNoWallet, HoldBelowMinimum, HoldBelowDust, HoldWrongAsset, HoldOperator).Optional().Nillable().Immutable().
+			Comment("On hold lines: why the funds are held."),
+	}
+}
+
+// Indexes of the LedgerEntry.
+func (LedgerEntry) Indexes() []ent.Index {
+	return []ent.Index{
+		// An event writes each account once: a second write of the same
+		// event fails instead of counting twice.
+		index.Fields("key", "account").Unique(),
+		index.Fields("account", "project_id", "ticker"),
+		index.Fields("address_id", "account"),
+		index.Fields("payment_id"),
+	}
+}

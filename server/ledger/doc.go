@@ -1,0 +1,49 @@
+// Package ledger is payhook's journal of value: an append-only table of
+// lines (ledger_entries), each a signed amount in a coin's base units on one
+// account of one project and ticker. Every movement of value is an event
+// whose lines sum to zero, written by the code that causes it, in the
+// database transaction that records the change. A balance is the sum of an
+// account's lines; nothing else is a balance.
+//
+// # Accounts
+//
+//	received     what payhook's addresses received (credited payments), negative: the source of all value
+//	pending      credited, neither held nor planned out yet
+//	held         kept on payhook's addresses for the merchant (a hold reason says why), until swept, paid out or refunded
+//	outgoing     planned into an outgoing transaction (server/outbound) that is not sent yet
+//	forwarded    sent to the merchant's wallets
+//	fee          the service fee taken when forwarding
+//	network_fee  the deduction for the network's fee when forwarding
+//	loss         credited payments that left the chain after their credit (negative)
+//	swept, payout, refund   the next money flows'
+//
+// # Events and their lines
+//
+//	credit    received -v, pending +v          a payment reaches its required confirmations
+//	hold      pending -v, held +v              it is held (no wallet, below the minimum or dust, ...)
+//	release   held -v, pending +v              a held payment is forwarded after all (with its address's next ones)
+//	plan      pending -v, outgoing +v          it is planned into an outgoing transaction
+//	send      outgoing -v, forwarded +f, fee +s, network_fee +n (f+s+n = v)   that transaction is sent
+//	unplan    outgoing -v, pending +v          the transaction can never be sent as planned
+//	reversal  received +v, loss -v             the payment left the chain after its credit
+//	restore   received -v, loss +v             and came back
+//
+// Every event has a key (credit:<payment>, plan:<payment>:<outbound>,
+// reversal:<payment>:<n>, ...);
+// (key, account) is unique, so an event cannot be journaled twice: a second
+// write fails with a constraint error, and the transaction that tried rolls
+// back.
+//
+// # What the balances prove
+//
+// The lines of every event sum to zero, so the accounts always sum to zero.
+// What payhook's addresses hold on chain is pending + held + outgoing + loss,
+// plus what a forward leaves on the payment address: nothing on UTXO chains
+// (the transaction spends its inputs whole, the service fee going to the
+// operator's change address); the service fee of a native coin on account
+// chains (EVM, TRON, Solana), whose forward pays the network from the
+// address; the service fee and the network-fee deduction of a token, whose
+// network fee is paid in the native coin. server/payment's property test
+// checks this against the devnet's balances after random payments,
+// reorganisations, forwards and failures.
+package ledger

@@ -1,0 +1,197 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
+)
+
+// Account is a balance of the journal (see the package doc).
+type Account = entledger.Account
+
+// Event is what a set of lines records (see the package doc).
+type Event = entledger.Event
+
+// The accounts.
+const (
+	Received   = entledger.AccountReceived
+	Pending    = entledger.AccountPending
+	Held       = entledger.AccountHeld
+	Outgoing   = entledger.AccountOutgoing
+	Forwarded  = entledger.AccountForwarded
+	Fee        = entledger.AccountFee
+	NetworkFee = entledger.AccountNetworkFee
+	Loss       = entledger.AccountLoss
+)
+
+// Line is one account's part of an entry, in coin units.
+type Line struct {
+	// Account is the balance the line moves.
+	Account Account
+	// Amount is signed, in coin units, a whole number of base units.
+	Amount decimal.Decimal
+}
+
+// Ref says what an entry is about.
+type Ref struct {
+	// ProjectID owns the funds.
+	ProjectID int64
+	// PaymentID is the payment the entry is about; 0 for none.
+	PaymentID int64
+	// AddressID is the payhook address that holds the funds; 0 for none.
+	AddressID int64
+	// OutboundID is the outgoing transaction; 0 for none.
+	OutboundID int64
+}
+
+// Entry is one event to journal: its lines sum to zero.
+type Entry struct {
+	// Event is what happened.
+	Event Event
+	// Key identifies the event: an event is journaled once.
+	Key string
+	// Ticker is the coin; its decimals convert the lines to base units.
+	Ticker chains.Ticker
+	// Ref says what the entry is about.
+	Ref Ref
+	// HoldReason is set on hold entries: why the funds are held.
+	HoldReason string
+	// Lines are the amounts, in coin units.
+	Lines []Line
+}
+
+func paymentKey(event Event, r Ref, suffix ...int64) string {
+	k := string(event) + ":" + strconv.FormatInt(r.PaymentID, 10)
+	for _, s := range suffix {
+		k += ":" + strconv.FormatInt(s, 10)
+	}
+	return k
+}
+
+func entry(event Event, t chains.Ticker, r Ref, key string, lines ...Line) Entry {
+	return Entry{Event: event, Key: key, Ticker: t, Ref: r, Lines: lines}
+}
+
+// Credit journals payment r.PaymentID, of value v, reaching its required
+// confirmations: received -v, pending +v.
+func Credit(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	return entry(entledger.EventCredit, t, r, paymentKey(entledger.EventCredit, r), Line{Received, v.Neg()}, Line{Pending, v})
+}
+
+// Hold journals the payment's value v held for reason: pending -v, held +v.
+// A payment is held once, or once more when the outgoing transaction
+// r.OutboundID that carried it after a release can never be sent.
+func Hold(t chains.Ticker, r Ref, v decimal.Decimal, reason string) Entry {
+	key := paymentKey(entledger.EventHold, r)
+	if r.OutboundID != 0 {
+		key = paymentKey(entledger.EventHold, r, r.OutboundID)
+	}
+	e := entry(entledger.EventHold, t, r, key, Line{Pending, v.Neg()}, Line{Held, v})
+	e.HoldReason = reason
+	return e
+}
+
+// Release journals a held payment of value v going to be forwarded after
+// all: held -v, pending +v.
+func Release(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	return entry(entledger.EventRelease, t, r, paymentKey(entledger.EventRelease, r), Line{Held, v.Neg()}, Line{Pending, v})
+}
+
+// Plan journals the payment's value v planned into the outgoing transaction
+// r.OutboundID: pending -v, outgoing +v.
+func Plan(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	return entry(entledger.EventPlan, t, r, paymentKey(entledger.EventPlan, r, r.OutboundID), Line{Pending, v.Neg()}, Line{Outgoing, v})
+}
+
+// Unplan journals the payment's value v back out of an outgoing
+// transaction that can never be sent as planned: outgoing -v, pending +v.
+func Unplan(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	return entry(entledger.EventUnplan, t, r, paymentKey(entledger.EventUnplan, r, r.OutboundID), Line{Outgoing, v.Neg()}, Line{Pending, v})
+}
+
+// Send journals the payment's part of a sent outgoing transaction:
+// forwarded to the merchant, the service fee and the network-fee deduction,
+// out of outgoing.
+func Send(t chains.Ticker, r Ref, forwarded, fee, networkFee decimal.Decimal) Entry {
+	v := forwarded.Add(fee).Add(networkFee)
+	return entry(entledger.EventSend, t, r, paymentKey(entledger.EventSend, r, r.OutboundID),
+		Line{Outgoing, v.Neg()}, Line{Forwarded, forwarded}, Line{Fee, fee}, Line{NetworkFee, networkFee})
+}
+
+// Reversal journals the n-th time a credited payment of value v left the
+// chain: received +v, loss -v.
+func Reversal(t chains.Ticker, r Ref, v decimal.Decimal, n int64) Entry {
+	return entry(entledger.EventReversal, t, r, paymentKey(entledger.EventReversal, r, n), Line{Received, v}, Line{Loss, v.Neg()})
+}
+
+// Restore journals the payment coming back after its n-th reversal:
+// received -v, loss +v.
+func Restore(t chains.Ticker, r Ref, v decimal.Decimal, n int64) Entry {
+	return entry(entledger.EventRestore, t, r, paymentKey(entledger.EventRestore, r, n), Line{Received, v.Neg()}, Line{Loss, v})
+}
+
+// Units converts an amount of t's coin to base units; ok is false when it is
+// not a whole number of them.
+func Units(t chains.Ticker, coins decimal.Decimal) (decimal.Decimal, bool) {
+	u := coins.Shift(t.Decimals)
+	return u, u.Equal(u.Truncate(0))
+}
+
+// Coins converts base units of t's coin to coin units.
+func Coins(t chains.Ticker, units decimal.Decimal) decimal.Decimal {
+	return units.Shift(-t.Decimals)
+}
+
+// Write journals entries within tx, dated at, all their lines in one statement. An
+// entry whose lines do not sum to zero or are not whole base units is a
+// bug: nothing is written and the error says which. An event journaled
+// before fails the statement with a constraint error.
+func Write(ctx context.Context, tx *entdb.Tx, at time.Time, entries ...Entry) error {
+	var rows []*entdb.LedgerEntryCreate
+	for _, e := range entries {
+		sum := decimal.Zero
+		for _, l := range e.Lines {
+			u, ok := Units(e.Ticker, l.Amount)
+			if !ok {
+				return fmt.Errorf("ledger %s: %s %s is not a whole number of %s base units", e.Key, l.Account, l.Amount, e.Ticker.Ticker)
+			}
+			sum = sum.Add(u)
+			if u.IsZero() {
+				continue // a zero line moves nothing (a fee of 0)
+			}
+			c := tx.LedgerEntry.Create().
+				SetProjectID(e.Ref.ProjectID).SetTicker(e.Ticker.Ticker).SetEvent(e.Event).SetAccount(l.Account).
+				SetAmount(u).SetKey(e.Key).SetCreatedAt(at).
+				SetNillablePaymentID(nonZero(e.Ref.PaymentID)).SetNillableAddressID(nonZero(e.Ref.AddressID)).
+				SetNillableOutboundID(nonZero(e.Ref.OutboundID))
+			if e.HoldReason != "" && l.Account == Held {
+				c.SetHoldReason(entledger.HoldReason(e.HoldReason))
+			}
+			rows = append(rows, c)
+		}
+		if !sum.IsZero() {
+			return fmt.Errorf("ledger %s: lines sum to %s base units, not zero", e.Key, sum)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := tx.LedgerEntry.CreateBulk(rows...).Exec(ctx); err != nil {
+		return fmt.Errorf("journal %d lines: %w", len(rows), err)
+	}
+	return nil
+}
+
+func nonZero(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}

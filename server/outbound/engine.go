@@ -1,0 +1,631 @@
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+)
+
+// Purpose says which caller planned a transaction.
+type Purpose = entoutbound.Purpose
+
+// The purposes.
+const (
+	PurposeForward = entoutbound.PurposeForward
+	PurposeSweep   = entoutbound.PurposeSweep
+	PurposePayout  = entoutbound.PurposePayout
+	PurposeRefund  = entoutbound.PurposeRefund
+)
+
+// BatchSize is the most transactions Resume and Follow take at once.
+const BatchSize = 500
+
+// Minimums tells the smallest amount one output to an address may carry
+// on a ticker's network (chains.Family.MinOutput): dust, a rent-exempt
+// minimum, or zero.
+type Minimums interface {
+	MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error)
+}
+
+// Handler is what a caller does when its transactions change state. Each
+// method runs inside the engine's database transaction that records the
+// change, and must use tx for everything it stores; an error rolls the
+// change back (the engine tries again later).
+type Handler interface {
+	// Sent: the network accepted sent (all of t, of the handler's
+	// purpose); complete what they carry.
+	Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, sent []*entdb.Outbound) error
+	// Replaced: old can never land; next, with the same content, takes its
+	// place.
+	Replaced(ctx context.Context, tx *entdb.Tx, old, next *entdb.Outbound) error
+	// Failed: o can never move funds as planned (cause says why); take back
+	// what it carried.
+	Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, cause error) error
+}
+
+// Faults inject crashes, for tests: a hook that returns an error stops the
+// engine there, as a crash would.
+type Faults struct {
+	// AfterRecord runs after signed bytes are recorded, before the first
+	// send.
+	AfterRecord func() error
+	// AfterSend runs after a send the network accepted, before it is
+	// recorded.
+	AfterSend func() error
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Backends maps tickers to the chains that sign and send.
+	Backends map[string]chains.Backend
+	// Minimums checks every planned output; nil checks none (a test's
+	// engine).
+	Minimums Minimums
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Faults are for tests.
+	Faults Faults
+}
+
+// Engine sends outgoing transactions (see the package doc). It is safe for
+// concurrent use.
+type Engine struct {
+	db       *store.DB
+	backends map[string]chains.Backend
+	minimums Minimums
+	now      func() time.Time
+	faults   Faults
+	logger   *slog.Logger
+
+	mu       sync.RWMutex
+	handlers map[Purpose]Handler
+}
+
+// New returns an Engine.
+func New(db *store.DB, cfg Config, logger *slog.Logger) *Engine {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Engine{db: db, backends: cfg.Backends, minimums: cfg.Minimums, now: cfg.Now, faults: cfg.Faults,
+		logger: logger, handlers: map[Purpose]Handler{}}
+}
+
+// Handle registers the handler of purpose p's transactions. Register before
+// the first Plan of p.
+func (e *Engine) Handle(p Purpose, h Handler) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.handlers[p] = h
+}
+
+func (e *Engine) handler(p Purpose) (Handler, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	h, ok := e.handlers[p]
+	if !ok {
+		return nil, fmt.Errorf("outbound: no handler for %s transactions", p)
+	}
+	return h, nil
+}
+
+// Intent is a transaction a caller plans.
+type Intent struct {
+	// Key identifies the transaction; planning a key twice fails with a
+	// constraint error.
+	Key string
+	// Ticker is the coin and network.
+	Ticker chains.Ticker
+	// Purpose is the caller's.
+	Purpose Purpose
+	// ProjectID owns the funds; 0 for the operator's.
+	ProjectID int64
+	// From is the payhook address the funds leave; FromIndex its
+	// derivation index.
+	From      string
+	FromIndex uint32
+	// Inputs are what it spends.
+	Inputs []chains.Transfer
+	// Outputs are the destinations and amounts.
+	Outputs []chains.Output
+	// NetworkFee is what the plan sets aside for the network.
+	NetworkFee decimal.Decimal
+}
+
+// Check reports the first of outputs (of t) the network cannot carry, as a
+// *BelowMinimumError, after summing the outputs to one destination; a
+// failure to tell is returned as it is.
+func (e *Engine) Check(t chains.Ticker, outputs []chains.Output) error {
+	if e.minimums == nil {
+		return nil
+	}
+	for _, o := range merge(outputs) {
+		min, err := e.minimums.MinOutput(t, o.Address)
+		if err != nil {
+			return fmt.Errorf("minimum output to %s: %w", o.Address, err)
+		}
+		if o.Amount.LessThan(min) {
+			return &BelowMinimumError{Ticker: t.Ticker, Address: o.Address, Amount: o.Amount, Minimum: min}
+		}
+	}
+	return nil
+}
+
+// merge sums the outputs to one address (in the order addresses first
+// appear) and drops zero amounts: a transaction pays each destination once.
+func merge(outputs []chains.Output) []chains.Output {
+	out := make([]chains.Output, 0, len(outputs))
+	at := map[string]int{}
+	for _, o := range outputs {
+		i, ok := at[o.Address]
+		if !ok {
+			i = len(out)
+			at[o.Address] = i
+			out = append(out, chains.Output{Address: o.Address, Amount: decimal.Zero})
+		}
+		out[i].Amount = out[i].Amount.Add(o.Amount)
+	}
+	n := 0
+	for _, o := range out {
+		if o.Amount.Sign() > 0 {
+			out[n] = o
+			n++
+		}
+	}
+	return out[:n]
+}
+
+// Plan records the transaction in, within tx, after Check. Nothing is
+// signed or sent until Send.
+func (e *Engine) Plan(ctx context.Context, tx *entdb.Tx, in Intent) (*entdb.Outbound, error) {
+	outs := merge(in.Outputs)
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("outbound %s: no outputs", in.Key)
+	}
+	if err := e.Check(in.Ticker, outs); err != nil {
+		return nil, err
+	}
+	o, err := e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record outbound %s: %w", in.Key, err)
+	}
+	return o, nil
+}
+
+// PlanAll is Plan for several transactions, recorded with one statement.
+func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*entdb.Outbound, error) {
+	creates := make([]*entdb.OutboundCreate, len(ins))
+	for i, in := range ins {
+		outs := merge(in.Outputs)
+		if len(outs) == 0 {
+			return nil, fmt.Errorf("outbound %s: no outputs", in.Key)
+		}
+		if err := e.Check(in.Ticker, outs); err != nil {
+			return nil, err
+		}
+		creates[i] = e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil)
+	}
+	if len(creates) == 0 {
+		return nil, nil
+	}
+	os, err := tx.Outbound.CreateBulk(creates...).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record %d outbounds: %w", len(creates), err)
+	}
+	return os, nil
+}
+
+func (e *Engine) create(tx *entdb.Tx, key, ticker string, p Purpose, project int64, from string, index int64, in []schema.Transfer, out []schema.Output, fee decimal.Decimal, replaces *int64) *entdb.OutboundCreate {
+	now := e.now()
+	return tx.Outbound.Create().
+		SetKey(key).SetTicker(ticker).SetPurpose(p).SetProjectID(project).
+		SetFromAddress(from).SetFromIndex(index).SetInputs(in).SetOutputs(out).SetNetworkFee(fee).
+		SetNillableReplacesID(replaces).SetCreatedAt(now).SetUpdatedAt(now)
+}
+
+func transfers(ts []chains.Transfer) []schema.Transfer {
+	out := make([]schema.Transfer, len(ts))
+	for i, t := range ts {
+		out[i] = schema.Transfer{TxID: t.TxID, Index: t.Index, To: t.To, Value: t.Value}
+	}
+	return out
+}
+
+func outputs(os []chains.Output) []schema.Output {
+	out := make([]schema.Output, len(os))
+	for i, o := range os {
+		out[i] = schema.Output{Address: o.Address, Amount: o.Amount}
+	}
+	return out
+}
+
+// forward is the backend's view of o.
+func forward(o *entdb.Outbound) chains.Forward {
+	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee}
+	for _, in := range o.Inputs {
+		f.Inputs = append(f.Inputs, chains.Transfer{TxID: in.TxID, Index: in.Index, To: in.To, Value: in.Value})
+	}
+	for _, out := range o.Outputs {
+		f.Outputs = append(f.Outputs, chains.Output{Address: out.Address, Amount: out.Amount})
+	}
+	f.Outputs = merge(f.Outputs)
+	return f
+}
+
+// Send signs, records and sends the transactions ids of t that are planned
+// or signed (others are skipped), and marks those the network accepted
+// sent, calling their handlers. open reports that some are left for Resume
+// (a failed sign or send). Errors are joined; each transaction is tried.
+func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open bool, err error) {
+	if len(ids) == 0 {
+		return false, nil
+	}
+	backend, ok := e.backends[t.Ticker]
+	if !ok {
+		return true, fmt.Errorf("send %d %s transactions: no backend", len(ids), t.Ticker)
+	}
+	os, err := e.db.Client.Outbound.Query().
+		Where(entoutbound.IDIn(ids...), entoutbound.StateIn(entoutbound.StatePlanned, entoutbound.StateSigned)).
+		Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+	if err != nil {
+		return true, fmt.Errorf("load %d outbounds: %w", len(ids), err)
+	}
+	var errs []error
+	// Sign what has no bytes yet, then record every signature in one
+	// database transaction before anything is sent.
+	var signed []*entdb.Outbound
+	var refused []refusal
+	sigs := map[int64]chains.Signed{}
+	for _, o := range os {
+		if hasBytes(o) {
+			signed = append(signed, o)
+			continue
+		}
+		sg, err := backend.Sign(ctx, forward(o))
+		switch {
+		case errors.Is(err, chains.ErrInvalidForward):
+			refused = append(refused, refusal{o, err})
+		case err != nil:
+			open = true
+			errs = append(errs, fmt.Errorf("sign %s: %w", o.Key, err))
+			e.noteError(ctx, o, err)
+		default:
+			sigs[o.ID] = sg
+		}
+	}
+	if len(sigs) > 0 {
+		recorded, err := e.record(ctx, os, sigs)
+		if err != nil {
+			return true, errors.Join(append(errs, err)...)
+		}
+		signed = append(signed, recorded...)
+		if e.faults.AfterRecord != nil {
+			if err := e.faults.AfterRecord(); err != nil {
+				return true, err
+			}
+		}
+	}
+	if len(refused) > 0 {
+		if err := e.fail(ctx, t, refused); err != nil {
+			open = true
+			errs = append(errs, err)
+		}
+	}
+	var accepted []int64
+	var lost []*entdb.Outbound
+	for _, o := range signed {
+		err := backend.Send(ctx, chains.Signed{TxID: o.Txid, Raw: *o.SignedTx})
+		switch {
+		case errors.Is(err, chains.ErrNeverLands):
+			e.logger.Warn("a signed transaction can never move funds; a new one replaces it", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid, "reason", err.Error())
+			lost = append(lost, o)
+		case err != nil:
+			open = true
+			errs = append(errs, fmt.Errorf("send %s (%s): %w", o.Key, o.Txid, err))
+			e.noteError(ctx, o, err)
+		default:
+			if e.faults.AfterSend != nil {
+				if err := e.faults.AfterSend(); err != nil {
+					return true, err
+				}
+			}
+			accepted = append(accepted, o.ID)
+		}
+	}
+	if len(accepted) > 0 {
+		if err := e.markSent(ctx, t, accepted); err != nil {
+			open = true
+			errs = append(errs, err)
+		}
+	}
+	if len(lost) > 0 {
+		open = true // the replacements are sent by Resume
+		if err := e.replace(ctx, lost); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return open, errors.Join(errs...)
+}
+
+// hasBytes reports whether o's signed transaction is recorded. (ent reads
+// a NULL bytes column as a pointer to an empty slice.)
+func hasBytes(o *entdb.Outbound) bool { return o.SignedTx != nil && len(*o.SignedTx) > 0 }
+
+// record records the signatures sigs (by outbound id) on the rows of os
+// that have none yet, in one database transaction, and returns those rows
+// with the bytes recorded: theirs, or another instance's that recorded
+// first.
+func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int64]chains.Signed) ([]*entdb.Outbound, error) {
+	ids := make([]int64, 0, len(sigs))
+	for id := range sigs {
+		ids = append(ids, id)
+	}
+	var out []*entdb.Outbound
+	err := store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		now := e.now()
+		for _, o := range os {
+			sg, ok := sigs[o.ID]
+			if !ok {
+				continue
+			}
+			if err := tx.Outbound.Update().
+				Where(entoutbound.ID(o.ID), entoutbound.SignedTxIsNil(), entoutbound.StateEQ(entoutbound.StatePlanned)).
+				SetSignedTx(sg.Raw).SetTxid(sg.TxID).SetState(entoutbound.StateSigned).SetUpdatedAt(now).
+				Exec(ctx); err != nil {
+				return fmt.Errorf("record signed %s: %w", o.Key, err)
+			}
+		}
+		rows, err := tx.Outbound.Query().
+			Where(entoutbound.IDIn(ids...), entoutbound.SignedTxNotNil(), entoutbound.StateEQ(entoutbound.StateSigned)).
+			Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+		out = rows
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// markSent marks the transactions ids of t sent (only those still planned
+// or signed: of two instances, one marks) and hands them to their handlers,
+// in one database transaction.
+func (e *Engine) markSent(ctx context.Context, t chains.Ticker, ids []int64) error {
+	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		now := e.now()
+		list := make([]string, len(ids))
+		for i, id := range ids {
+			list[i] = strconv.FormatInt(id, 10)
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE outbounds SET state = 'sent', sent_at = $1, updated_at = $1, sends = sends + 1, last_error = ''
+			WHERE id IN (`+strings.Join(list, ",")+`) AND state IN ('planned', 'signed') RETURNING id`, now)
+		if err != nil {
+			return fmt.Errorf("mark %d outbounds sent: %w", len(ids), err)
+		}
+		var marked []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			marked = append(marked, id)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(marked) == 0 {
+			return nil
+		}
+		os, err := tx.Outbound.Query().Where(entoutbound.IDIn(marked...)).Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+		if err != nil {
+			return fmt.Errorf("load sent outbounds: %w", err)
+		}
+		return e.byPurpose(os, func(h Handler, g []*entdb.Outbound) error { return h.Sent(ctx, tx, t, g) })
+	})
+}
+
+// byPurpose calls fn with each purpose's handler and its rows of os.
+func (e *Engine) byPurpose(os []*entdb.Outbound, fn func(Handler, []*entdb.Outbound) error) error {
+	var order []Purpose
+	groups := map[Purpose][]*entdb.Outbound{}
+	for _, o := range os {
+		if groups[o.Purpose] == nil {
+			order = append(order, o.Purpose)
+		}
+		groups[o.Purpose] = append(groups[o.Purpose], o)
+	}
+	for _, p := range order {
+		h, err := e.handler(p)
+		if err != nil {
+			return err
+		}
+		if err := fn(h, groups[p]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refusal is a transaction its backend refuses to sign as planned.
+type refusal struct {
+	o     *entdb.Outbound
+	cause error
+}
+
+// fail marks the refused transactions failed and hands each to its handler,
+// in one database transaction.
+func (e *Engine) fail(ctx context.Context, t chains.Ticker, rs []refusal) error {
+	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		for _, r := range rs {
+			n, err := tx.Outbound.Update().
+				Where(entoutbound.ID(r.o.ID), entoutbound.StateEQ(entoutbound.StatePlanned)).
+				SetState(entoutbound.StateFailed).SetLastError(r.cause.Error()).SetUpdatedAt(e.now()).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("mark %s failed: %w", r.o.Key, err)
+			}
+			if n == 0 {
+				continue // another instance got further
+			}
+			h, err := e.handler(r.o.Purpose)
+			if err != nil {
+				return err
+			}
+			if err := h.Failed(ctx, tx, t, r.o, r.cause); err != nil {
+				return err
+			}
+			e.logger.Error("an outgoing transaction cannot be signed as planned: its funds are held for the operator",
+				"ticker", t.Ticker, "key", r.o.Key, "reason", r.cause.Error())
+		}
+		return nil
+	})
+}
+
+// replace marks each of os (signed, never to land) replaced and plans a
+// new transaction with its content, whose allocations its handler moves
+// over, in one database transaction.
+func (e *Engine) replace(ctx context.Context, os []*entdb.Outbound) error {
+	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		for _, o := range os {
+			n, err := tx.Outbound.Update().
+				Where(entoutbound.ID(o.ID), entoutbound.StateEQ(entoutbound.StateSigned)).
+				SetState(entoutbound.StateReplaced).SetUpdatedAt(e.now()).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("mark %s replaced: %w", o.Key, err)
+			}
+			if n == 0 {
+				continue
+			}
+			next, err := e.create(tx, nextKey(o.Key), o.Ticker, o.Purpose, o.ProjectID, o.FromAddress, o.FromIndex,
+				o.Inputs, o.Outputs, o.NetworkFee, &o.ID).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("plan the replacement of %s: %w", o.Key, err)
+			}
+			h, err := e.handler(o.Purpose)
+			if err != nil {
+				return err
+			}
+			if err := h.Replaced(ctx, tx, o, next); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// nextKey is the key of the transaction that replaces the one of key k:
+// k#2, then k#3, ...
+func nextKey(k string) string {
+	base, n, ok := strings.Cut(k, "#")
+	if i, err := strconv.Atoi(n); ok && err == nil {
+		return base + "#" + strconv.Itoa(i+1)
+	}
+	return k + "#2"
+}
+
+// noteError keeps err as o's last error, for the operator (best effort: a
+// failure to record it is logged).
+func (e *Engine) noteError(ctx context.Context, o *entdb.Outbound, err error) {
+	if uerr := e.db.Client.Outbound.UpdateOneID(o.ID).SetLastError(err.Error()).SetUpdatedAt(e.now()).Exec(ctx); uerr != nil {
+		e.logger.Warn("record an outgoing transaction's error", "key", o.Key, "error", uerr)
+	}
+}
+
+// Resume sends t's transactions left planned or signed (by a crash, a
+// failed sign or send, another instance, a replacement), BatchSize at a
+// time. It reports whether some are still open.
+func (e *Engine) Resume(ctx context.Context, t chains.Ticker) (open bool, err error) {
+	var after int64
+	for {
+		ids, err := e.db.Client.Outbound.Query().
+			Where(entoutbound.Ticker(t.Ticker), entoutbound.StateIn(entoutbound.StatePlanned, entoutbound.StateSigned), entoutbound.IDGT(after)).
+			Order(entdb.Asc(entoutbound.FieldID)).Limit(BatchSize).IDs(ctx)
+		if err != nil {
+			return true, fmt.Errorf("open %s outbounds: %w", t.Ticker, err)
+		}
+		if len(ids) == 0 {
+			return open, nil
+		}
+		o, err := e.Send(ctx, t, ids)
+		if err != nil {
+			return true, err
+		}
+		open = open || o
+		if len(ids) < BatchSize {
+			return open, nil
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+// Follow asks t's backend about the transactions sent and not yet seen
+// executed in a block (BatchSize at a time, oldest first): one a block
+// executed lands; one a block included and failed is marked failed for the
+// operator (its funds did not move); one the chain does not show is sent
+// again (the node may have dropped it).
+func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
+	backend, ok := e.backends[t.Ticker]
+	if !ok {
+		return nil
+	}
+	os, err := e.db.Client.Outbound.Query().
+		Where(entoutbound.Ticker(t.Ticker), entoutbound.StateEQ(entoutbound.StateSent), entoutbound.SignedTxNotNil()).
+		Order(entdb.Asc(entoutbound.FieldID)).Limit(BatchSize).All(ctx)
+	if err != nil {
+		return fmt.Errorf("%s sent outbounds: %w", t.Ticker, err)
+	}
+	var landed, failed []int64
+	var errs []error
+	for _, o := range os {
+		if !hasBytes(o) || o.Txid == "" {
+			continue
+		}
+		to := ""
+		if len(o.Outputs) > 0 {
+			to = o.Outputs[0].Address
+		}
+		st, err := backend.State(ctx, chains.Transfer{TxID: o.Txid, To: to})
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("state of %s (%s): %w", o.Key, o.Txid, err))
+		case st.Present && st.Executed:
+			landed = append(landed, o.ID)
+		case st.Present:
+			e.logger.Error("an outgoing transaction failed in its block: its funds did not move; an operator must look", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid)
+			failed = append(failed, o.ID)
+		default:
+			if err := backend.Send(ctx, chains.Signed{TxID: o.Txid, Raw: *o.SignedTx}); err != nil {
+				errs = append(errs, fmt.Errorf("send %s (%s) again: %w", o.Key, o.Txid, err))
+			}
+		}
+	}
+	now := e.now()
+	if len(landed) > 0 {
+		if err := e.db.Client.Outbound.Update().Where(entoutbound.IDIn(landed...), entoutbound.StateEQ(entoutbound.StateSent)).
+			SetState(entoutbound.StateLanded).SetLandedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("record landed outbounds: %w", err))
+		}
+	}
+	if len(failed) > 0 {
+		if err := e.db.Client.Outbound.Update().Where(entoutbound.IDIn(failed...), entoutbound.StateEQ(entoutbound.StateSent)).
+			SetState(entoutbound.StateFailed).SetLastError("executed in a block and failed: the funds did not move").SetUpdatedAt(now).Exec(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("record failed outbounds: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

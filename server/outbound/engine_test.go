@@ -1,0 +1,289 @@
+package outbound
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.uber.org/goleak"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/devnet"
+	entdb "github.com/payhook/payhook/ent/db"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+)
+
+// TestMain fails the run when a goroutine started by a test outlives it.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// handler records what the engine hands it.
+type handler struct {
+	sent, replaced, failed []string
+}
+
+func (h *handler) Sent(_ context.Context, _ *entdb.Tx, _ chains.Ticker, os []*entdb.Outbound) error {
+	for _, o := range os {
+		h.sent = append(h.sent, o.Key)
+	}
+	return nil
+}
+
+func (h *handler) Replaced(_ context.Context, _ *entdb.Tx, old, next *entdb.Outbound) error {
+	h.replaced = append(h.replaced, old.Key+">"+next.Key)
+	return nil
+}
+
+func (h *handler) Failed(_ context.Context, _ *entdb.Tx, _ chains.Ticker, o *entdb.Outbound, cause error) error {
+	if !errors.Is(cause, chains.ErrInvalidForward) {
+		return fmt.Errorf("failed for %v, not a refusal", cause)
+	}
+	h.failed = append(h.failed, o.Key)
+	return nil
+}
+
+// minimums is a network whose every output must carry at least min.
+type minimums struct{ min decimal.Decimal }
+
+func (m minimums) MinOutput(chains.Ticker, string) (decimal.Decimal, error) { return m.min, nil }
+
+// backend counts signatures and sends, and can refuse either.
+type backend struct {
+	chains.Backend
+	signs, sends int
+	signErr      error
+	sendErrs     []error // returned by the next sends, in order
+}
+
+func (b *backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
+	b.signs++
+	if b.signErr != nil {
+		return chains.Signed{}, b.signErr
+	}
+	return b.Backend.Sign(ctx, f)
+}
+
+func (b *backend) Send(ctx context.Context, s chains.Signed) error {
+	b.sends++
+	if len(b.sendErrs) > 0 {
+		err := b.sendErrs[0]
+		b.sendErrs = b.sendErrs[1:]
+		return err
+	}
+	return b.Backend.Send(ctx, s)
+}
+
+type bench struct {
+	db    *store.DB
+	tk    chains.Ticker
+	chain *devnet.Chain
+	b     *backend
+	h     *handler
+	e     *Engine
+	from  string
+	to    string
+}
+
+func newBench(t *testing.T, db *store.DB, faults Faults) *bench {
+	t.Helper()
+	reg := chains.DefaultRegistry()
+	tk, _ := reg.Lookup("btc")
+	chain := devnet.NewChain(tk, devnet.Options{})
+	der, _ := chains.NewDeriver(make([]byte, 32))
+	from, _ := der.Address(tk, 1)
+	to, _ := der.Address(tk, 2)
+	b := &backend{Backend: chain}
+	h := &handler{}
+	now := func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
+	e := New(db, Config{Backends: map[string]chains.Backend{"btc": b}, Minimums: minimums{decimal.RequireFromString("0.00000294")}, Now: now, Faults: faults},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e.Handle(PurposeForward, h)
+	return &bench{db: db, tk: tk, chain: chain, b: b, h: h, e: e, from: from, to: to}
+}
+
+// plan records one transaction of key paying amount.
+func (bn *bench) plan(t *testing.T, key, amount string) (*entdb.Outbound, error) {
+	t.Helper()
+	var o *entdb.Outbound
+	err := store.WithTx(context.Background(), bn.db.Client, func(tx *entdb.Tx) error {
+		var err error
+		o, err = bn.e.Plan(context.Background(), tx, Intent{Key: key, Ticker: bn.tk, Purpose: PurposeForward, ProjectID: 1, From: bn.from, FromIndex: 1,
+			Inputs:  []chains.Transfer{{TxID: "in-" + key, To: bn.from, Value: decimal.RequireFromString("1")}},
+			Outputs: []chains.Output{{Address: bn.to, Amount: decimal.RequireFromString(amount)}}, NetworkFee: decimal.RequireFromString("0.00001")})
+		return err
+	})
+	return o, err
+}
+
+func (bn *bench) state(t *testing.T, key string) *entdb.Outbound {
+	t.Helper()
+	o, err := bn.db.Client.Outbound.Query().Where(entoutbound.Key(key)).Only(context.Background())
+	if err != nil {
+		t.Fatalf("outbound %s: %v", key, err)
+	}
+	return o
+}
+
+// TestPlanRefusesWhatTheNetworkCannotCarry: an output below the network's
+// minimum is refused at planning, naming it; nothing is recorded. Outputs to
+// one destination are summed before the check and in the transaction.
+func TestPlanRefusesWhatTheNetworkCannotCarry(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		bn := newBench(t, db, Faults{})
+		_, err := bn.plan(t, "dust", "0.00000293")
+		var below *BelowMinimumError
+		if !errors.As(err, &below) || !below.Minimum.Equal(decimal.RequireFromString("0.00000294")) || below.Address != bn.to {
+			t.Fatalf("planning dust: %v; want a BelowMinimumError naming the limit", err)
+		}
+		if n, _ := db.Client.Outbound.Query().Count(context.Background()); n != 0 {
+			t.Fatalf("%d transactions recorded", n)
+		}
+		outs := merge([]chains.Output{{Address: "a", Amount: decimal.RequireFromString("0.000002")}, {Address: "b", Amount: decimal.RequireFromString("0.1")},
+			{Address: "a", Amount: decimal.RequireFromString("0.000002")}, {Address: "c", Amount: decimal.Zero}})
+		if len(outs) != 2 || outs[0].Address != "a" || !outs[0].Amount.Equal(decimal.RequireFromString("0.000004")) || outs[1].Address != "b" {
+			t.Fatalf("merged outputs %+v", outs)
+		}
+		if err := bn.e.Check(bn.tk, []chains.Output{{Address: bn.to, Amount: decimal.RequireFromString("0.000002")}, {Address: bn.to, Amount: decimal.RequireFromString("0.000002")}}); err != nil {
+			t.Fatalf("two outputs to one destination that together clear the minimum: %v", err)
+		}
+	})
+}
+
+// TestSendSignsOnceAndResumesRecordedBytes: a crash after the bytes are
+// recorded leaves the transaction signed; Resume sends those bytes, never
+// a second signature, then marks it sent and hands it to the handler once.
+func TestSendSignsOnceAndResumesRecordedBytes(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		crash := errors.New("killed")
+		bn := newBench(t, db, Faults{AfterRecord: func() error { return crash }})
+		o, err := bn.plan(t, "k1", "0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); !errors.Is(err, crash) {
+			t.Fatalf("send: %v", err)
+		}
+		signed := bn.state(t, "k1")
+		if signed.State != entoutbound.StateSigned || !hasBytes(signed) || signed.Txid == "" || bn.b.sends != 0 {
+			t.Fatalf("after the crash: %+v, %d sends", signed, bn.b.sends)
+		}
+		restarted := newBench(t, db, Faults{})
+		restarted.b.Backend, restarted.chain = bn.chain, bn.chain
+		open, err := restarted.e.Resume(ctx, bn.tk)
+		if err != nil || open {
+			t.Fatalf("resume: %v (open %v)", err, open)
+		}
+		sent := restarted.state(t, "k1")
+		if restarted.b.signs != 0 || restarted.b.sends != 1 || sent.State != entoutbound.StateSent || sent.Txid != signed.Txid ||
+			!bytes.Equal(*sent.SignedTx, *signed.SignedTx) || sent.Sends != 1 || sent.SentAt == nil || len(restarted.h.sent) != 1 {
+			t.Fatalf("after resuming: %+v; %d signatures, %d sends, handler %v", sent, restarted.b.signs, restarted.b.sends, restarted.h.sent)
+		}
+		if open, err := restarted.e.Resume(ctx, bn.tk); err != nil || open || restarted.b.sends != 1 || len(restarted.h.sent) != 1 {
+			t.Fatalf("a second resume: %v (open %v), %d sends, handler %v", err, open, restarted.b.sends, restarted.h.sent)
+		}
+	})
+}
+
+// TestRecordFirstWins: of two instances that signed one transaction at
+// once, the first to record its bytes wins; the second is handed the
+// first's bytes (and sends those).
+func TestRecordFirstWins(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		o, err := bn.plan(t, "k", "0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := chains.Signed{TxID: "first", Raw: []byte("first bytes")}
+		if _, err := bn.e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: first}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := bn.e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: {TxID: "second", Raw: []byte("second bytes")}})
+		if err != nil || len(got) != 1 || got[0].Txid != "first" || !bytes.Equal(*got[0].SignedTx, first.Raw) {
+			t.Fatalf("second record: %+v, %v; want the first's bytes", got, err)
+		}
+	})
+}
+
+// TestNeverLandsIsReplaced: bytes the network can never accept are not
+// signed again: the transaction is replaced by a new one (key#2) with the
+// same content, the handler is told, and Resume signs and sends that one.
+func TestNeverLandsIsReplaced(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		bn.b.sendErrs = []error{fmt.Errorf("blockhash expired: %w", chains.ErrNeverLands)}
+		o, err := bn.plan(t, "k", "0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := bn.e.Send(ctx, bn.tk, []int64{o.ID})
+		if err != nil || !open {
+			t.Fatalf("send: %v (open %v); want the replacement left open", err, open)
+		}
+		if old := bn.state(t, "k"); old.State != entoutbound.StateReplaced || len(bn.h.replaced) != 1 || bn.h.replaced[0] != "k>k#2" {
+			t.Fatalf("replaced: %+v, handler %v", old, bn.h.replaced)
+		}
+		if _, err := bn.e.Resume(ctx, bn.tk); err != nil {
+			t.Fatal(err)
+		}
+		next := bn.state(t, "k#2")
+		if next.State != entoutbound.StateSent || next.ReplacesID == nil || *next.ReplacesID != o.ID || len(next.Outputs) != 1 ||
+			!next.Outputs[0].Amount.Equal(decimal.RequireFromString("0.5")) || bn.b.signs != 2 || len(bn.h.sent) != 1 || bn.h.sent[0] != "k#2" {
+			t.Fatalf("the replacement: %+v; %d signatures, handler %v", next, bn.b.signs, bn.h.sent)
+		}
+		if got := nextKey("k#2"); got != "k#3" {
+			t.Fatalf("nextKey(k#2) = %s", got)
+		}
+	})
+}
+
+// TestRefusedAtSigningFails: a transaction the backend refuses to sign as
+// planned fails, once, and its handler takes its funds back; a transient
+// signing error leaves it planned, its error kept for the operator.
+func TestRefusedAtSigningFails(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		o, err := bn.plan(t, "k", "0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bn.b.signErr = errors.New("node unreachable")
+		if open, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err == nil || !open {
+			t.Fatalf("send with the node down: %v (open %v)", err, open)
+		}
+		if got := bn.state(t, "k"); got.State != entoutbound.StatePlanned || got.LastError == "" {
+			t.Fatalf("after a transient error: %+v", got)
+		}
+		bn.b.signErr = fmt.Errorf("%w: watch-only", chains.ErrInvalidForward)
+		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if got := bn.state(t, "k"); got.State != entoutbound.StateFailed || len(bn.h.failed) != 1 {
+			t.Fatalf("after a refusal: %+v, handler %v", got, bn.h.failed)
+		}
+		if open, err := bn.e.Resume(ctx, bn.tk); err != nil || open || len(bn.h.failed) != 1 || bn.b.sends != 0 {
+			t.Fatalf("resume after the failure: %v (open %v), handler %v, %d sends", err, open, bn.h.failed, bn.b.sends)
+		}
+	})
+}
