@@ -112,7 +112,7 @@ type activityData struct {
 func (h *Handler) activityPage(w http.ResponseWriter, r *http.Request, s *session) {
 	a, err := notifier.ReadActivity(r.Context(), h.cfg.DB, s.user.ProjectID, h.cfg.Now(), ActivityHours)
 	if err != nil {
-		h.fail(w, "delivery activity", err)
+		h.pages.Fail(w, "delivery activity", err)
 		return
 	}
 	d := activityData{

@@ -67,9 +67,9 @@ func (h *Handler) invoiceRoutes(w http.ResponseWriter, r *http.Request, s *sessi
 	id, extra, idSlash := strings.Cut(tail, "/")
 	switch {
 	case extra != "" || (id != "" && !sec.wellFormed(id)):
-		h.notFound(w)
+		h.pages.NotFound(w)
 	case !get:
-		methodNotAllowed(w, "GET, HEAD")
+		MethodNotAllowed(w, "GET, HEAD")
 	case !slash || (id != "" && !idSlash):
 		// /dashboard/checkouts -> /dashboard/checkouts/, likewise an id.
 		target := DashboardPrefix + rest + "/"
@@ -202,7 +202,7 @@ func (h *Handler) invoicesPage(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	if err != nil {
-		h.fail(w, "list "+sec.Path, err)
+		h.pages.Fail(w, "list "+sec.Path, err)
 		return
 	}
 	for _, row := range rows {
@@ -307,11 +307,11 @@ func paymentOf(p *entdb.Payment, places int32) paymentView {
 func (h *Handler) invoiceDetail(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection, id string) {
 	l, err := h.cfg.Invoices.Logs(r.Context(), sec.Kind, s.user.ProjectID, id)
 	if errors.Is(err, invoice.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "get "+string(sec.Kind), err)
+		h.pages.Fail(w, "get "+string(sec.Kind), err)
 		return
 	}
 	inv := l.Invoice
@@ -374,7 +374,7 @@ func planOf(period, value string, places int32, currency string) string {
 	if v, err := decimal.NewFromString(value); err == nil {
 		value = v.StringFixed(places)
 	}
-	return periodLabel(period) + ": " + value + " " + currency
+	return PeriodLabel(period) + ": " + value + " " + currency
 }
 
 func (h *Handler) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection) {
@@ -398,7 +398,7 @@ func (h *Handler) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *s
 		return
 	}
 	if err != nil {
-		h.fail(w, "list subscriptions", err)
+		h.pages.Fail(w, "list subscriptions", err)
 		return
 	}
 	for _, v := range vs {
@@ -456,11 +456,11 @@ type renewalView struct {
 func (h *Handler) subscriptionDetail(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection, tok string) {
 	dt, err := h.cfg.Subscriptions.Detail(r.Context(), s.user.ProjectID, tok)
 	if errors.Is(err, subscription.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "get subscription", err)
+		h.pages.Fail(w, "get subscription", err)
 		return
 	}
 	sub := dt.Subscription
@@ -476,7 +476,7 @@ func (h *Handler) subscriptionDetail(w http.ResponseWriter, r *http.Request, s *
 	view := func(rn subscription.Renewal) renewalView {
 		inv := rn.Invoice
 		v := renewalView{
-			ID: inv.PublicID, Option: periodLabel(inv.Option), Status: string(rn.Status),
+			ID: inv.PublicID, Option: PeriodLabel(inv.Option), Status: string(rn.Status),
 			Created: inv.CreatedAt, ExpiresAt: timeText(inv.ExpiresAt),
 		}
 		if inv.Value != nil {

@@ -110,7 +110,7 @@ func (h *Handler) liveEvents(w http.ResponseWriter, r *http.Request, s *session)
 	if r.Header.Get("Last-Event-ID") == "" {
 		c, err := h.cfg.Events.LastCursor(ctx, s.user.ProjectID)
 		if err != nil {
-			h.fail(w, "live events", err)
+			h.pages.Fail(w, "live events", err)
 			return
 		}
 		cursor = c

@@ -116,7 +116,7 @@ func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *sess
 		return false
 	}
 	if !post {
-		methodNotAllowed(w, "POST")
+		MethodNotAllowed(w, "POST")
 		return true
 	}
 	do()
@@ -138,7 +138,7 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 	ctx := r.Context()
 	p, err := project.Get(ctx, h.cfg.DB, s.user.ProjectID)
 	if err != nil {
-		h.fail(w, "get project", err)
+		h.pages.Fail(w, "get project", err)
 		return
 	}
 	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: hours(h.cfg.SecretGrace)}
@@ -146,7 +146,7 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 		d.Previous = p.PreviousSecretUntil
 	}
 	if err := h.fillSettings(ctx, p, &d); err != nil {
-		h.fail(w, "settings page", err)
+		h.pages.Fail(w, "settings page", err)
 		return
 	}
 	set(&d)
@@ -162,12 +162,12 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 // fillSettings loads the wallets, keys and test webhooks of project p.
 func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *settingsData) error {
 	for _, t := range h.cfg.Addresses.Registry().All() {
-		d.Tickers = append(d.Tickers, tickerChoice{Value: t.Ticker, Label: label(t) + " · " + t.Ticker})
+		d.Tickers = append(d.Tickers, tickerChoice{Value: t.Ticker, Label: CoinLabel(t) + " · " + t.Ticker})
 	}
 	for _, name := range project.WalletTickers(p) {
 		row := walletRow{Ticker: name, Label: strings.ToUpper(name), Destinations: p.Wallets[name]}
 		if t, err := h.cfg.Addresses.Lookup(name); err == nil {
-			row.Label, row.Offered = label(t), true
+			row.Label, row.Offered = CoinLabel(t), true
 		}
 		d.Wallets = append(d.Wallets, row)
 	}
@@ -225,7 +225,7 @@ func webhookURL(n *entdb.Notification) string {
 func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, s *session) {
 	secret, err := project.RotateSecret(r.Context(), h.cfg.DB, s.user.ProjectID, h.cfg.SecretGrace, h.cfg.Now())
 	if err != nil {
-		h.fail(w, "rotate secret", err)
+		h.pages.Fail(w, "rotate secret", err)
 		return
 	}
 	h.settingsPage(w, r, s, secret)
@@ -282,7 +282,7 @@ func (h *Handler) setWallet(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	if err != nil {
-		h.fail(w, "set wallet", err)
+		h.pages.Fail(w, "set wallet", err)
 		return
 	}
 	settingsRedirect(w, r, "wallet-saved", "wallets")
@@ -293,7 +293,7 @@ func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *sessio
 	ticker := strings.ToLower(strings.TrimSpace(r.PostFormValue("ticker")))
 	p, err := project.Get(ctx, h.cfg.DB, s.user.ProjectID)
 	if err != nil {
-		h.fail(w, "get project", err)
+		h.pages.Fail(w, "get project", err)
 		return
 	}
 	if _, ok := p.Wallets[ticker]; !ok {
@@ -303,7 +303,7 @@ func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	if err := project.RemoveWallet(ctx, h.cfg.DB, s.user.ProjectID, ticker, h.cfg.Now()); err != nil {
-		h.fail(w, "remove wallet", err)
+		h.pages.Fail(w, "remove wallet", err)
 		return
 	}
 	settingsRedirect(w, r, "wallet-removed", "wallets")
@@ -330,7 +330,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	key, _, err := apikey.CreateInProject(r.Context(), h.cfg.DB, name, s.user.ProjectID, h.cfg.Now())
 	if err != nil {
-		h.fail(w, "create api key", err)
+		h.pages.Fail(w, "create api key", err)
 		return
 	}
 	h.showSettings(w, r, s, http.StatusOK, func(d *settingsData) {
@@ -341,16 +341,16 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, s *session, raw string) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id <= 0 {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	_, err = apikey.RevokeMerchant(r.Context(), h.cfg.DB, s.user.ProjectID, id, h.cfg.Now())
 	if errors.Is(err, apikey.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "revoke api key", err)
+		h.pages.Fail(w, "revoke api key", err)
 		return
 	}
 	settingsRedirect(w, r, "key-revoked", "keys")
@@ -377,7 +377,7 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	if err != nil {
-		h.fail(w, "test webhook", err)
+		h.pages.Fail(w, "test webhook", err)
 		return
 	}
 	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/", http.StatusSeeOther)

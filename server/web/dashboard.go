@@ -48,7 +48,7 @@ type dashLayout struct {
 func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 	path := r.URL.Path
 	if path == "/dashboard" {
-		secure(w)
+		Secure(w)
 		http.Redirect(w, r, DashboardPrefix, http.StatusMovedPermanently)
 		return true
 	}
@@ -56,7 +56,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	secure(w)
+	Secure(w)
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
 	if rest == "signin" {
@@ -66,7 +66,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		case post:
 			h.signinPost(w, r)
 		default:
-			methodNotAllowed(w, "GET, HEAD, POST")
+			MethodNotAllowed(w, "GET, HEAD, POST")
 		}
 		return true
 	}
@@ -77,7 +77,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 	}
 	s, err := h.lookup(r.Context(), token)
 	if err != nil {
-		h.fail(w, "dashboard session", err)
+		h.pages.Fail(w, "dashboard session", err)
 		return true
 	}
 	if s == nil {
@@ -97,7 +97,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, DashboardPrefix+"notifications/", http.StatusSeeOther)
 	case rest == "signout" && post:
 		if err := h.signOut(r.Context(), s); err != nil {
-			h.fail(w, "dashboard sign-out", err)
+			h.pages.Fail(w, "dashboard sign-out", err)
 			return true
 		}
 		h.setCookie(w, r, sessionCookie, "", -1)
@@ -112,7 +112,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		case action == "resend" && post:
 			h.resend(w, r, s, id)
 		default:
-			h.notFound(w)
+			h.pages.NotFound(w)
 		}
 	case rest == "settings/" && get:
 		h.settingsPage(w, r, s, "")
@@ -122,14 +122,9 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post):
 	default:
-		h.notFound(w)
+		h.pages.NotFound(w)
 	}
 	return true
-}
-
-func methodNotAllowed(w http.ResponseWriter, allow string) {
-	w.Header().Set("Allow", allow)
-	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 }
 
 // secureCookies reports whether cookies of r must be Secure: it came over
@@ -150,7 +145,7 @@ func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value 
 // renderDash renders a dashboard page (never cached: render sets
 // no-store).
 func (h *Handler) renderDash(w http.ResponseWriter, status int, page string, data any) {
-	h.render(w, status, "dash_"+page, data)
+	h.pages.Render(w, status, "dash_"+page, data)
 }
 
 func (h *Handler) forbidden(w http.ResponseWriter) {
@@ -177,7 +172,7 @@ type signinData struct {
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request, errText string, status int) {
 	token, err := randomToken()
 	if err != nil {
-		h.fail(w, "sign-in token", err)
+		h.pages.Fail(w, "sign-in token", err)
 		return
 	}
 	h.setCookie(w, r, signinCookie, token, 0)
@@ -236,7 +231,7 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.fail(w, "dashboard sign-in", err)
+		h.pages.Fail(w, "dashboard sign-in", err)
 		return
 	}
 	if !ok {
@@ -282,7 +277,7 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 		return
 	}
 	if err != nil {
-		h.fail(w, "list notifications", err)
+		h.pages.Fail(w, "list notifications", err)
 		return
 	}
 	d.Rows = rows
@@ -294,7 +289,7 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 		ff.Status = string(notification.StatusFailed)
 		ff.Limit = 20
 		if d.Failed, _, err = h.cfg.Notifications.List(ctx, s.user.ProjectID, ff); err != nil {
-			h.fail(w, "list failed notifications", err)
+			h.pages.Fail(w, "list failed notifications", err)
 			return
 		}
 	}
@@ -325,11 +320,11 @@ type detailData struct {
 func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *session, id string) {
 	n, err := h.cfg.Notifications.Get(r.Context(), s.user.ProjectID, id)
 	if errors.Is(err, notifier.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "get notification", err)
+		h.pages.Fail(w, "get notification", err)
 		return
 	}
 	now := h.cfg.Now()
@@ -367,11 +362,11 @@ func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *se
 func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id string) {
 	_, err := h.cfg.Notifications.Resend(r.Context(), s.user.ProjectID, id)
 	if errors.Is(err, notifier.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "resend notification", err)
+		h.pages.Fail(w, "resend notification", err)
 		return
 	}
 	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/?resent=1", http.StatusSeeOther)
@@ -379,7 +374,6 @@ func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id 
 
 // dashFuncs are the dashboard templates' functions.
 var dashFuncs = template.FuncMap{
-	"utcs": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"deref": func(p *int) int {
 		if p == nil {
 			return 0

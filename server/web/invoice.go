@@ -8,13 +8,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
 	qrcode "github.com/skip2/go-qrcode"
 
-	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/notifier/payload"
@@ -32,7 +31,7 @@ func kindOf(segment string) invoice.Kind {
 
 // invoicePageData is the checkout and deposit page.
 type invoicePageData struct {
-	layout
+	Layout
 	// Kind is checkout, deposit or subscription (a renewal).
 	Kind string
 	// Path is the page's own path (forms post to it).
@@ -109,14 +108,6 @@ type statusView struct {
 	Final bool `json:"final"`
 }
 
-// label is how a coin is shown: USDT (TRC20), BTC.
-func label(t chains.Ticker) string {
-	if t.Token {
-		return strings.ToUpper(t.Coin) + " (" + strings.ToUpper(t.Network) + ")"
-	}
-	return strings.ToUpper(t.Coin)
-}
-
 // coins returns the coins the project accepts that can be quoted for inv
 // (a fixed amount needs the coin's price in the invoice's currency).
 func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) ([]coinChoice, error) {
@@ -139,7 +130,7 @@ func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) 
 			}
 		}
 		name := invoice.TickerName(t)
-		out = append(out, coinChoice{Coin: name, Label: label(t), Selected: name == chosen})
+		out = append(out, coinChoice{Coin: name, Label: CoinLabel(t), Selected: name == chosen})
 	}
 	return out, nil
 }
@@ -149,11 +140,11 @@ func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) 
 func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
 	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
 	if errors.Is(err, invoice.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "find invoice", err)
+		h.pages.Fail(w, "find invoice", err)
 		return
 	}
 	h.showInvoice(w, r, inv, r.URL.Path, r.URL.Query().Get("coin"), "", http.StatusOK, nil)
@@ -165,11 +156,11 @@ func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, inv *entdb
 	ctx := r.Context()
 	d, err := h.invoiceData(ctx, inv, path, coin)
 	if err != nil {
-		h.fail(w, "invoice page", err)
+		h.pages.Fail(w, "invoice page", err)
 		return
 	}
 	d.Error, d.Hidden = errMsg, hidden
-	h.render(w, status, "invoice", d)
+	h.pages.Render(w, status, "invoice", d)
 }
 
 func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coin string) (*invoicePageData, error) {
@@ -230,7 +221,7 @@ func (h *Handler) quote(l *invoice.Logs, coin string) (*quoteView, error) {
 		if a.Ticker != t.Ticker {
 			continue
 		}
-		q := &quoteView{Coin: invoice.TickerName(t), Label: label(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
+		q := &quoteView{Coin: invoice.TickerName(t), Label: CoinLabel(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
 		if a.QuoteValueCoin != nil {
 			q.Amount = payload.FormatAmount(*a.QuoteValueCoin, t.Decimals)
 		}
@@ -282,7 +273,7 @@ func (h *Handler) status(l *invoice.Logs, q *quoteView) statusView {
 			}
 			if p.Confirmations > 0 {
 				st.Code = "confirming"
-				st.Text = "Payment detected: " + itoa(p.Confirmations) + " of " + itoa(st.Required) + " confirmations."
+				st.Text = "Payment detected: " + strconv.FormatInt(p.Confirmations, 10) + " of " + strconv.FormatInt(st.Required, 10) + " confirmations."
 			}
 		}
 	default:
@@ -293,8 +284,6 @@ func (h *Handler) status(l *invoice.Logs, q *quoteView) statusView {
 	}
 	return st
 }
-
-func itoa(n int64) string { return decimal.NewFromInt(n).String() }
 
 // newest is the newest payment that counts (neither dropped nor reverted).
 func newest(ps []*entdb.Payment) *entdb.Payment {
@@ -337,11 +326,11 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 	ctx := r.Context()
 	inv, err := h.cfg.Invoices.Find(ctx, kind, id)
 	if errors.Is(err, invoice.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return
 	}
 	if err != nil {
-		h.fail(w, "find invoice", err)
+		h.pages.Fail(w, "find invoice", err)
 		return
 	}
 	coin := r.PostForm.Get("coin")
@@ -354,7 +343,7 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 		return
 	}
 	if err != nil {
-		h.fail(w, "hand out address", err)
+		h.pages.Fail(w, "hand out address", err)
 		return
 	}
 	http.Redirect(w, r, r.URL.Path+"?coin="+url.QueryEscape(coin), http.StatusSeeOther)

@@ -17,7 +17,7 @@ import (
 // subscriptionPageData is the subscription page: its status, its plan
 // options, and a renewal being paid.
 type subscriptionPageData struct {
-	layout
+	Layout
 	// Path is the page's path.
 	Path string
 	// Customer is the merchant's customer reference.
@@ -47,19 +47,6 @@ type optionView struct {
 	Value string
 }
 
-// periodLabel says a period in words: 1m is "1 month", 12m "12 months".
-func periodLabel(raw string) string {
-	p, err := subscription.ParsePeriod(raw)
-	if err != nil {
-		return raw
-	}
-	unit := map[subscription.Unit]string{subscription.Day: "day", subscription.Week: "week", subscription.Month: "month", subscription.Year: "year"}[p.Unit]
-	if p.Count != 1 {
-		unit += "s"
-	}
-	return itoa(int64(p.Count)) + " " + unit
-}
-
 // renewal returns the renewal with payment id of sub, nil when id is not
 // one of sub's renewals.
 func (h *Handler) renewal(r *http.Request, sub *entdb.Subscription, id string) *entdb.Invoice {
@@ -76,11 +63,11 @@ func (h *Handler) renewal(r *http.Request, sub *entdb.Subscription, id string) *
 func (h *Handler) findSubscription(w http.ResponseWriter, r *http.Request, tok string) *entdb.Subscription {
 	sub, err := h.cfg.Subscriptions.Find(r.Context(), tok)
 	if errors.Is(err, subscription.ErrNotFound) {
-		h.notFound(w)
+		h.pages.NotFound(w)
 		return nil
 	}
 	if err != nil {
-		h.fail(w, "find subscription", err)
+		h.pages.Fail(w, "find subscription", err)
 		return nil
 	}
 	return sub
@@ -112,19 +99,19 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 		if dv, err := decimal.NewFromString(o.Value); err == nil {
 			v = dv.StringFixed(places)
 		}
-		d.Options = append(d.Options, optionView{Period: o.Period, Label: periodLabel(o.Period), Value: v})
+		d.Options = append(d.Options, optionView{Period: o.Period, Label: PeriodLabel(o.Period), Value: v})
 	}
 	// The coins of a plan: quoted like a checkout of a fixed amount.
 	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
 	var err error
 	if d.Coins, err = h.coins(ctx, probe, ""); err != nil {
-		h.fail(w, "subscription page", err)
+		h.pages.Fail(w, "subscription page", err)
 		return
 	}
 	if inv := h.renewal(r, sub, r.URL.Query().Get("payment_id")); inv != nil {
 		rd, err := h.invoiceData(ctx, inv, r.URL.Path, r.URL.Query().Get("coin"))
 		if err != nil {
-			h.fail(w, "subscription page", err)
+			h.pages.Fail(w, "subscription page", err)
 			return
 		}
 		if rd.Status.Code == "paid" {
@@ -132,10 +119,10 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 			rd.Status.Text = "Paid. Thank you!"
 		}
 		rd.Hidden = map[string]string{"option": inv.Option}
-		d.Renewal, d.OptionLabel = rd, periodLabel(inv.Option)
+		d.Renewal, d.OptionLabel = rd, PeriodLabel(inv.Option)
 		d.Refresh = rd.Refresh
 	}
-	h.render(w, status, "subscription", d)
+	h.pages.Render(w, status, "subscription", d)
 }
 
 // subscriptionChoose opens (or reuses) the renewal of the chosen option
@@ -163,7 +150,7 @@ func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok
 		return
 	}
 	if err != nil {
-		h.fail(w, "hand out address", err)
+		h.pages.Fail(w, "hand out address", err)
 		return
 	}
 	v := url.Values{"payment_id": {q.Invoice.PublicID}, "coin": {coin}}

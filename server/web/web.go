@@ -1,37 +1,16 @@
 package web
 
 import (
-	"bytes"
-	"embed"
-	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
-
-//go:embed templates/*.html
-var templateFS embed.FS
-
-//go:embed assets
-var assetFS embed.FS
-
-// AssetPrefix is where the embedded assets are served: under the checkout
-// path, whose first segment is reserved (no ticker starts with it) and
-// where no payment_id is named "assets".
-const AssetPrefix = "/payment/assets/"
-
-// csp allows scripts, styles and fetches from the same origin only (so no
-// inline script or style), images from the same origin and data: URIs (the
-// QR code), forms posting back to the page, and no framing.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // Handler serves the hosted pages.
 type Handler struct {
 	cfg    Config
-	pages  map[string]*template.Template
+	pages  *Pages
 	assets http.Handler
 	// dummyHash is checked when no dashboard user has the email given, so
 	// an unknown email costs what a wrong password costs.
@@ -54,19 +33,15 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, pages: map[string]*template.Template{}}
-	funcs := template.FuncMap{
-		"utc": utc,
+	pages, err := NewPages(cfg.Logger, dashFuncs)
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range []string{"invoice", "subscription", "notfound", "error"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
-		if err != nil {
+	h := &Handler{cfg: cfg, pages: pages}
+	for _, name := range []string{"invoice", "subscription"} {
+		if err := pages.Framed(name, templateFS, "templates/parts.html", "templates/"+name+".html"); err != nil {
 			return nil, err
 		}
-		h.pages[name] = t
-	}
-	for name, f := range dashFuncs {
-		funcs[name] = f
 	}
 	names, err := fs.Glob(templateFS, "templates/dash_*.html")
 	if err != nil {
@@ -77,11 +52,9 @@ func New(cfg Config) (*Handler, error) {
 		if name == "dash_layout" {
 			continue
 		}
-		t, err := template.New("dash_layout.html").Funcs(funcs).ParseFS(templateFS, "templates/dash_layout.html", file)
-		if err != nil {
+		if err := pages.Parse(name, templateFS, "templates/dash_layout.html", file); err != nil {
 			return nil, err
 		}
-		h.pages[name] = t
 	}
 	dummy, err := hashPassword("payhook dashboard: no such user")
 	if err != nil {
@@ -91,11 +64,9 @@ func New(cfg Config) (*Handler, error) {
 	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
 	h.ips = newIPLimiter()
 	h.liveStreams = newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession, MaxLiveStreamsPerProject)
-	sub, err := fs.Sub(assetFS, "assets")
-	if err != nil {
+	if h.assets, err = NewAssets(); err != nil {
 		return nil, err
 	}
-	h.assets = http.StripPrefix(AssetPrefix, http.FileServer(http.FS(sub)))
 	return h, nil
 }
 
@@ -113,8 +84,8 @@ func (h *Handler) Wrap(next http.Handler) http.Handler {
 // ServeHTTP serves the hosted pages; anything else is a 404 page.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.route(w, r) {
-		secure(w)
-		h.notFound(w)
+		Secure(w)
+		h.pages.NotFound(w)
 	}
 }
 
@@ -129,8 +100,6 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	}
 	path := r.URL.Path
 	if strings.HasPrefix(path, AssetPrefix) {
-		secure(w)
-		w.Header().Set("Cache-Control", "public, max-age=3600")
 		h.assets.ServeHTTP(w, r)
 		return true
 	}
@@ -142,7 +111,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	if !ok || !strings.HasPrefix(parts[1], prefix) {
 		return false
 	}
-	secure(w)
+	Secure(w)
 	id, rest := parts[1], ""
 	if len(parts) == 3 {
 		rest = parts[2]
@@ -175,68 +144,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 			h.invoiceStatus(w, r, kindOf(parts[0]), id)
 		}
 	case rest == "" || rest == "status.json":
-		w.Header().Set("Allow", "GET, HEAD, POST")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		MethodNotAllowed(w, "GET, HEAD, POST")
 	default:
-		h.notFound(w)
+		h.pages.NotFound(w)
 	}
 	return true
-}
-
-// secure sets the headers every hosted response carries.
-func secure(w http.ResponseWriter) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", csp)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Frame-Options", "DENY")
-}
-
-// render executes page into a buffer first, so that a template failure is
-// a clean 500 rather than half a page.
-func (h *Handler) render(w http.ResponseWriter, status int, page string, data any) {
-	var buf bytes.Buffer
-	if err := h.pages[page].Execute(&buf, data); err != nil {
-		h.cfg.Logger.Error("hosted page: render", "page", page, "error", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
-
-func (h *Handler) notFound(w http.ResponseWriter) {
-	h.render(w, http.StatusNotFound, "notfound", layout{Title: "Not found"})
-}
-
-// fail shows a generic error page for a failure the customer cannot fix,
-// and logs it.
-func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
-	h.cfg.Logger.Error("hosted page: "+what, "error", err)
-	h.render(w, http.StatusInternalServerError, "error", layout{Title: "Something went wrong"})
-}
-
-// utc shows a time (or *time.Time) to the minute, in UTC.
-func utc(v any) string {
-	switch t := v.(type) {
-	case time.Time:
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	case *time.Time:
-		if t != nil {
-			return t.UTC().Format("2006-01-02 15:04 UTC")
-		}
-	}
-	return ""
-}
-
-// layout is what every page's frame needs.
-type layout struct {
-	// Title is the page's title.
-	Title string
-	// Refresh is the <noscript> refresh interval in seconds, 0 for none.
-	Refresh int
-	// RefreshURL is where the <noscript> refresh goes ("" reloads).
-	RefreshURL string
 }
