@@ -3,34 +3,19 @@ package web
 import (
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"time"
 
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
-	"github.com/payhook/payhook/server/merchant/notification"
-	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
 )
 
 // DefaultPollInterval is how often a page's script asks for the status.
 const DefaultPollInterval = 3 * time.Second
 
-// DefaultSessionTTL is how long a dashboard session lasts.
-const DefaultSessionTTL = 12 * time.Hour
-
-// DefaultStreamHeartbeat is how often an idle live stream of the dashboard
-// writes a comment (and re-checks its session).
-const DefaultStreamHeartbeat = 15 * time.Second
-
-// DefaultMaxLiveStreams bounds the dashboard's open live streams, all
-// sessions together.
-const DefaultMaxLiveStreams = 256
-
-// Config configures the hosted pages and the dashboard.
+// Config configures the hosted pages.
 type Config struct {
 	// DB is the database (projects, for the coins they accept).
 	DB *entdb.Client
@@ -43,39 +28,11 @@ type Config struct {
 	Addresses *address.Service
 	// Prices tell which coins can be quoted in an invoice's currency.
 	Prices price.Source
-	// Notifications lists and resends a project's notifications (the
-	// dashboard's; the same service as the API's).
-	Notifications *notification.Service
-	// Events is the delivery-event stream (the same as WatchDeliveries'):
-	// the dashboard's live updates read it.
-	Events *notifier.Events
-	// PublicURL is the server's configured public base URL; when it is
-	// https, dashboard cookies are Secure even if TLS ends in a proxy.
-	PublicURL string
-	// TrustedProxies are the networks of reverse proxies in front of
-	// payhook: a request from one is attributed to the address its
-	// X-Forwarded-For names (for the per-network sign-in limit). Without
-	// them the connection's peer is the client.
-	TrustedProxies []netip.Prefix
-	// SessionTTL is how long a dashboard session lasts (DefaultSessionTTL
-	// when 0).
-	SessionTTL time.Duration
-	// SecretGrace is how long a secret rotated on the dashboard keeps
-	// signing (project.DefaultGrace when 0).
-	SecretGrace time.Duration
 	// Now is the clock (time.Now in UTC when nil).
 	Now func() time.Time
 	// PollInterval is how often the page's script polls status.json
 	// (DefaultPollInterval when 0).
 	PollInterval time.Duration
-	// StreamHeartbeat is how often an idle live stream (/dashboard/events)
-	// writes a comment, so proxies keep it, and re-checks that its session
-	// is still open (DefaultStreamHeartbeat when 0).
-	StreamHeartbeat time.Duration
-	// MaxLiveStreams bounds the open live streams of all sessions together
-	// (DefaultMaxLiveStreams when 0); one session may hold at most
-	// MaxLiveStreamsPerSession.
-	MaxLiveStreams int
 	// Logger logs failures that the customer sees only as "try again".
 	Logger *slog.Logger
 }
@@ -88,20 +45,8 @@ func (c Config) WithDefaults() Config {
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
 	}
-	if c.SessionTTL <= 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.SecretGrace <= 0 {
-		c.SecretGrace = project.DefaultGrace
-	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.StreamHeartbeat == 0 {
-		c.StreamHeartbeat = DefaultStreamHeartbeat
-	}
-	if c.MaxLiveStreams == 0 {
-		c.MaxLiveStreams = DefaultMaxLiveStreams
 	}
 	return c
 }
@@ -117,16 +62,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: Subscriptions is required", ErrConfig)
 	case c.Addresses == nil:
 		return fmt.Errorf("%w: Addresses is required", ErrConfig)
-	case c.Notifications == nil:
-		return fmt.Errorf("%w: Notifications is required", ErrConfig)
-	case c.Events == nil:
-		return fmt.Errorf("%w: Events is required", ErrConfig)
 	case c.PollInterval < 100*time.Millisecond:
 		return fmt.Errorf("%w: PollInterval %s is below 100ms", ErrConfig, c.PollInterval)
-	case c.StreamHeartbeat < 10*time.Millisecond:
-		return fmt.Errorf("%w: StreamHeartbeat %s is below 10ms", ErrConfig, c.StreamHeartbeat)
-	case c.MaxLiveStreams < 1:
-		return fmt.Errorf("%w: MaxLiveStreams %d is below 1", ErrConfig, c.MaxLiveStreams)
 	}
 	return nil
 }

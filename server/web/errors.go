@@ -5,15 +5,3 @@ import "errors"
 // ErrConfig reports a Config that cannot serve pages; the message names
 // the field.
 var ErrConfig = errors.New("web config")
-
-// Errors of dashboard users.
-var (
-	// ErrInvalidUser reports a user that cannot be created; the message
-	// names the field.
-	ErrInvalidUser = errors.New("invalid dashboard user")
-	// ErrUserExists reports an email that already has a dashboard user.
-	ErrUserExists = errors.New("dashboard user exists")
-	// ErrBusy reports a sign-in refused because the password checks
-	// running at once are at their bound (MaxConcurrentPasswordChecks).
-	ErrBusy = errors.New("too many sign-ins at once; try again in a moment")
-)

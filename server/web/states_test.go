@@ -10,6 +10,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // TestCheckoutPageStates walks one checkout's page through every state a
@@ -19,7 +20,7 @@ import (
 // status.json (what the script shows).
 func TestCheckoutPageStates(t *testing.T) {
 	t.Parallel()
-	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	clk := webtest.NewClock(time.Now().UTC().Truncate(time.Second))
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
@@ -41,7 +42,7 @@ func TestCheckoutPageStates(t *testing.T) {
 		if st["status"] != wantCode || st["final"] != final {
 			t.Fatalf("status.json: %v, want %s (final %v)", st, wantCode, final)
 		}
-		fetch(t, http.MethodGet, pageURL+"?coin=ltc", nil).want(t, 200, wantText)
+		webtest.Fetch(t, http.MethodGet, pageURL+"?coin=ltc", nil).Want(t, 200, wantText)
 		return st
 	}
 	state("waiting", "Waiting for your payment.", false)
@@ -61,7 +62,7 @@ func TestCheckoutPageStates(t *testing.T) {
 	if due == "" || due == "40.00 USD" {
 		t.Fatalf("partial: due %q", due)
 	}
-	fetch(t, http.MethodGet, pageURL+"?coin=ltc", nil).want(t, 200, "Partly paid: "+due+" still due.")
+	webtest.Fetch(t, http.MethodGet, pageURL+"?coin=ltc", nil).Want(t, 200, "Partly paid: "+due+" still due.")
 
 	e.post(t, "/devnet/ltc/pay/", map[string]any{"address_in": addr, "value_coin": amount.Sub(half).String()})
 	e.post(t, "/devnet/ltc/mine/", map[string]any{"blocks": 3})
@@ -79,7 +80,7 @@ func TestCheckoutPageStates(t *testing.T) {
 	if st := status(t, other+"status.json?coin=btc"); st["status"] != "expired" || st["final"] != true {
 		t.Fatalf("after expiry: %v", st)
 	}
-	fetch(t, http.MethodGet, other+"?coin=btc", nil).want(t, 200, "This payment request has expired.")
+	webtest.Fetch(t, http.MethodGet, other+"?coin=btc", nil).Want(t, 200, "This payment request has expired.")
 }
 
 func itoa(n int64) string { return decimal.NewFromInt(n).String() }

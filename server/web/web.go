@@ -1,73 +1,32 @@
 package web
 
 import (
-	"io/fs"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // Handler serves the hosted pages.
 type Handler struct {
-	cfg    Config
-	pages  *Pages
-	assets http.Handler
-	// dummyHash is checked when no dashboard user has the email given, so
-	// an unknown email costs what a wrong password costs.
-	dummyHash string
-	// hashSlots bounds concurrent password checks (64 MiB each): a flood
-	// of sign-ins is answered 503 instead of exhausting memory.
-	hashSlots chan struct{}
-	// ips counts failed sign-ins per client network.
-	ips *ipLimiter
-	// proxyWarning logs once that requests come through an untrusted
-	// proxy.
-	proxyWarning sync.Once
-	// liveStreams counts the dashboard's open live streams.
-	liveStreams *streamSlots
+	cfg   Config
+	pages *Pages
 }
 
-// New returns the handler of the hosted pages and the dashboard.
+// New returns the handler of the hosted pages.
 func New(cfg Config) (*Handler, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pages, err := NewPages(cfg.Logger, dashFuncs)
+	pages, err := NewPages(cfg.Logger, nil)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, pages: pages}
 	for _, name := range []string{"invoice", "subscription"} {
 		if err := pages.Framed(name, templateFS, "templates/parts.html", "templates/"+name+".html"); err != nil {
 			return nil, err
 		}
 	}
-	names, err := fs.Glob(templateFS, "templates/dash_*.html")
-	if err != nil {
-		return nil, err
-	}
-	for _, file := range names {
-		name := strings.TrimSuffix(strings.TrimPrefix(file, "templates/"), ".html")
-		if name == "dash_layout" {
-			continue
-		}
-		if err := pages.Parse(name, templateFS, "templates/dash_layout.html", file); err != nil {
-			return nil, err
-		}
-	}
-	dummy, err := hashPassword("payhook dashboard: no such user")
-	if err != nil {
-		return nil, err
-	}
-	h.dummyHash = dummy
-	h.hashSlots = make(chan struct{}, MaxConcurrentPasswordChecks)
-	h.ips = newIPLimiter()
-	h.liveStreams = newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession, MaxLiveStreamsPerProject)
-	if h.assets, err = NewAssets(); err != nil {
-		return nil, err
-	}
-	return h, nil
+	return &Handler{cfg: cfg, pages: pages}, nil
 }
 
 // Wrap returns a handler that serves the hosted pages and passes every
@@ -95,15 +54,7 @@ var idPrefix = map[string]string{"payment": "chk_", "deposit": "dep_", "subscrip
 // route serves r when its path is a hosted page's and reports whether it
 // did.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
-	if h.dashboard(w, r) {
-		return true
-	}
-	path := r.URL.Path
-	if strings.HasPrefix(path, AssetPrefix) {
-		h.assets.ServeHTTP(w, r)
-		return true
-	}
-	parts := strings.SplitN(strings.TrimPrefix(path, "/"), "/", 3)
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
 	if len(parts) < 2 {
 		return false
 	}

@@ -1,9 +1,7 @@
 package web_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // notifyURL is the webhook URL of the test checkouts: an operator's
@@ -38,93 +37,22 @@ func newEnv(t *testing.T) *env {
 // request calls the merchant API with project A's key and returns the JSON.
 func (e *env) request(t *testing.T, path string, kv ...string) map[string]any {
 	t.Helper()
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Add(kv[i], kv[i+1])
-	}
-	r := e.in.Get(t, path, q, e.in.KeyA)
-	if r.Code != 200 {
-		t.Fatalf("%s: %d %s", path, r.Code, r.Body)
-	}
-	return r.JSON
+	return webtest.API(t, e.in, path, kv...)
 }
 
 // post makes a devnet request (pay, mine).
 func (e *env) post(t *testing.T, path string, body any) {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	resp, err := http.Post(e.in.BaseURL+path, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %s", path, resp.StatusCode, raw)
-	}
-}
-
-// page is a fetched page.
-type page struct {
-	code   int
-	header http.Header
-	body   string
-	url    string
-}
-
-// noRedirect is a client that shows redirects instead of following them.
-var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-func fetch(t *testing.T, method, u string, form url.Values) page {
-	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, u, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{code: resp.StatusCode, header: resp.Header, body: string(raw), url: u}
-}
-
-func (p page) want(t *testing.T, code int, contains ...string) {
-	t.Helper()
-	if p.code != code {
-		t.Fatalf("%s: status %d, want %d\n%s", p.url, p.code, code, p.body)
-	}
-	for _, c := range contains {
-		if !strings.Contains(p.body, c) {
-			t.Errorf("%s: body lacks %q\n%s", p.url, c, p.body)
-		}
-	}
-}
-
-func (p page) wantNot(t *testing.T, absent ...string) {
-	t.Helper()
-	for _, c := range absent {
-		if strings.Contains(p.body, c) {
-			t.Errorf("%s: body has %q", p.url, c)
-		}
-	}
+	webtest.Devnet(t, e.in, path, body)
 }
 
 // status fetches a status.json.
 func status(t *testing.T, u string) map[string]any {
 	t.Helper()
-	p := fetch(t, http.MethodGet, u, nil)
+	p := webtest.Fetch(t, http.MethodGet, u, nil)
 	var s map[string]any
-	if err := json.Unmarshal([]byte(p.body), &s); err != nil || p.code != 200 {
-		t.Fatalf("%s: %d %s", u, p.code, p.body)
+	if err := json.Unmarshal([]byte(p.Body), &s); err != nil || p.Code != 200 {
+		t.Fatalf("%s: %d %s", u, p.Code, p.Body)
 	}
 	return s
 }
@@ -143,24 +71,24 @@ func TestCheckoutPageWithoutJavaScript(t *testing.T) {
 	if pageURL != e.in.BaseURL+"/payment/"+id+"/" {
 		t.Fatalf("payment_url %s", pageURL)
 	}
-	p := fetch(t, http.MethodGet, pageURL, nil)
-	p.want(t, 200, "25.00 USD", "A &lt;b&gt;book&lt;/b&gt; &amp; a pen", `name="coin" value="btc"`, "Choose a coin", "<noscript>")
-	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || p.header.Get("X-Content-Type-Options") != "nosniff" {
-		t.Errorf("headers: %v", p.header)
+	p := webtest.Fetch(t, http.MethodGet, pageURL, nil)
+	p.Want(t, 200, "25.00 USD", "A &lt;b&gt;book&lt;/b&gt; &amp; a pen", `name="coin" value="btc"`, "Choose a coin", "<noscript>")
+	if csp := p.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || p.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers: %v", p.Header)
 	}
 	// Without the trailing slash: redirected to it.
-	if p := fetch(t, http.MethodGet, strings.TrimSuffix(pageURL, "/"), nil); p.code != http.StatusMovedPermanently || p.header.Get("Location") != "/payment/"+id+"/" {
-		t.Errorf("no slash: %d %v", p.code, p.header)
+	if p := webtest.Fetch(t, http.MethodGet, strings.TrimSuffix(pageURL, "/"), nil); p.Code != http.StatusMovedPermanently || p.Header.Get("Location") != "/payment/"+id+"/" {
+		t.Errorf("no slash: %d %v", p.Code, p.Header)
 	}
 
-	p = fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}})
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/payment/"+id+"/?coin=btc" {
-		t.Fatalf("choose: %d %v %s", p.code, p.header, p.body)
+	p = webtest.Fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}})
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/payment/"+id+"/?coin=btc" {
+		t.Fatalf("choose: %d %v %s", p.Code, p.Header, p.Body)
 	}
 	a := e.request(t, "/checkout/address/", "payment_id", id, "coin", "btc")
 	addr, amount := a["address_in"].(string), a["value_coin"].(string)
-	p = fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, `<code id="address">`+addr+`</code>`, `<span id="amount">`+amount+`</span>`, `src="data:image/png;base64,`, "Waiting for your payment")
+	p = webtest.Fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
+	p.Want(t, 200, `<code id="address">`+addr+`</code>`, `<span id="amount">`+amount+`</span>`, `src="data:image/png;base64,`, "Waiting for your payment")
 
 	st := status(t, pageURL+"status.json?coin=btc")
 	if st["status"] != "waiting" || st["final"] != false {
@@ -175,8 +103,8 @@ func TestCheckoutPageWithoutJavaScript(t *testing.T) {
 	if st["status"] != "paid" || st["final"] != true || st["redirect"] != want {
 		t.Fatalf("status after mining: %v", st)
 	}
-	p = fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, "Paid", `href="`+strings.ReplaceAll(want, "&", "&amp;")+`"`)
+	p = webtest.Fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
+	p.Want(t, 200, "Paid", `href="`+strings.ReplaceAll(want, "&", "&amp;")+`"`)
 }
 
 // TestPageEscapes: an item_description of <script> renders as text, and a
@@ -186,11 +114,11 @@ func TestPageEscapes(t *testing.T) {
 	e := newEnv(t)
 	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5",
 		"item_description", `<script>alert(1)</script>"><img src=x onerror=alert(2)>`)
-	p := fetch(t, http.MethodGet, r["payment_url"].(string), nil)
-	p.want(t, 200, "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(2)&gt;")
-	p.wantNot(t, "<script>alert", "<img src=x")
-	if n := strings.Count(p.body, "<script"); n != 1 || !strings.Contains(p.body, `<script src="/payment/assets/page.js" defer></script>`) {
-		t.Errorf("scripts: %d\n%s", n, p.body)
+	p := webtest.Fetch(t, http.MethodGet, r["payment_url"].(string), nil)
+	p.Want(t, 200, "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(2)&gt;")
+	p.WantNot(t, "<script>alert", "<img src=x")
+	if n := strings.Count(p.Body, "<script"); n != 1 || !strings.Contains(p.Body, `<script src="/payment/assets/page.js" defer></script>`) {
+		t.Errorf("scripts: %d\n%s", n, p.Body)
 	}
 }
 
@@ -214,23 +142,23 @@ func TestUnknownAndFallthrough(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/payment/chk_nothere/", "/deposit/dep_nothere/", "/subscription/sub_nothere/", "/payment/chk_x/nope"} {
-		p := fetch(t, http.MethodGet, e.in.BaseURL+path, nil)
-		p.want(t, 404, "Not found")
-		if p.header.Get("Content-Security-Policy") == "" {
+		p := webtest.Fetch(t, http.MethodGet, e.in.BaseURL+path, nil)
+		p.Want(t, 404, "Not found")
+		if p.Header.Get("Content-Security-Policy") == "" {
 			t.Errorf("%s: no CSP", path)
 		}
 	}
-	if p := fetch(t, http.MethodGet, e.in.BaseURL+"/payment/chk_nothere/status.json", nil); p.code != 404 {
-		t.Errorf("status of unknown: %d", p.code)
+	if p := webtest.Fetch(t, http.MethodGet, e.in.BaseURL+"/payment/chk_nothere/status.json", nil); p.Code != 404 {
+		t.Errorf("status of unknown: %d", p.Code)
 	}
 	// An API path: answered by the gateway (401 without a key), not a page.
-	if p := fetch(t, http.MethodGet, e.in.BaseURL+"/deposit/request/", nil); p.code == 404 || strings.Contains(p.body, "<html") {
-		t.Errorf("/deposit/request/: %d %s", p.code, p.body)
+	if p := webtest.Fetch(t, http.MethodGet, e.in.BaseURL+"/deposit/request/", nil); p.Code == 404 || strings.Contains(p.Body, "<html") {
+		t.Errorf("/deposit/request/: %d %s", p.Code, p.Body)
 	}
 	for _, a := range []string{"style.css", "page.js"} {
-		p := fetch(t, http.MethodGet, e.in.BaseURL+"/payment/assets/"+a, nil)
-		if p.code != 200 || p.header.Get("X-Content-Type-Options") != "nosniff" || len(p.body) < 100 {
-			t.Errorf("%s: %d %v", a, p.code, p.header)
+		p := webtest.Fetch(t, http.MethodGet, e.in.BaseURL+"/payment/assets/"+a, nil)
+		if p.Code != 200 || p.Header.Get("X-Content-Type-Options") != "nosniff" || len(p.Body) < 100 {
+			t.Errorf("%s: %d %v", a, p.Code, p.Header)
 		}
 	}
 }
@@ -245,13 +173,13 @@ func TestDepositPage(t *testing.T) {
 	if pageURL != e.in.BaseURL+"/deposit/"+id+"/" {
 		t.Fatalf("payment_url %s", pageURL)
 	}
-	fetch(t, http.MethodGet, pageURL, nil).want(t, 200, "Deposit", "Top up", `value="btc"`)
-	if p := fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}}); p.code != http.StatusSeeOther {
-		t.Fatalf("choose: %d %s", p.code, p.body)
+	webtest.Fetch(t, http.MethodGet, pageURL, nil).Want(t, 200, "Deposit", "Top up", `value="btc"`)
+	if p := webtest.Fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}}); p.Code != http.StatusSeeOther {
+		t.Fatalf("choose: %d %s", p.Code, p.Body)
 	}
 	a := e.request(t, "/deposit/address/", "payment_id", id, "coin", "btc")
-	p := fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, a["address_in"].(string), "Send any amount of BTC")
+	p := webtest.Fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
+	p.Want(t, 200, a["address_in"].(string), "Send any amount of BTC")
 	e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": a["address_in"], "value_coin": "0.01"})
 	e.post(t, "/devnet/btc/mine/", map[string]any{"blocks": 1})
 	if st := status(t, pageURL+"status.json?coin=btc"); st["status"] != "paid" || st["final"] != false {
@@ -265,6 +193,6 @@ func TestChooseRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5")
-	p := fetch(t, http.MethodPost, r["payment_url"].(string), url.Values{"coin": {"nocoin"}})
-	p.want(t, 400, `id="error"`, "not a coin payhook supports", `name="coin"`)
+	p := webtest.Fetch(t, http.MethodPost, r["payment_url"].(string), url.Values{"coin": {"nocoin"}})
+	p.Want(t, 400, `id="error"`, "not a coin payhook supports", `name="coin"`)
 }

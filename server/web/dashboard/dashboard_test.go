@@ -1,4 +1,4 @@
-package web_test
+package dashboard_test
 
 import (
 	"context"
@@ -21,30 +21,18 @@ import (
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
-	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/dashboard"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // password is every test user's password.
 const password = "correct horse battery staple"
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // dash is a server with a merchant endpoint that answers 500, a dashboard
 // user per project and a settable clock.
 type dash struct {
 	in     *servertest.Instance
-	clock  *clock
+	clock  *webtest.Clock
 	hook   string
 	emailA string
 	emailB string
@@ -52,7 +40,7 @@ type dash struct {
 
 func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
 	t.Helper()
-	d := &dash{clock: &clock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}, emailA: "alice@shop.example", emailB: "bob@other.example"}
+	d := &dash{clock: webtest.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)), emailA: "alice@shop.example", emailB: "bob@other.example"}
 	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database is down", http.StatusInternalServerError)
 	}))
@@ -65,10 +53,10 @@ func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
 		c.Delivery.Window = time.Hour
 	}}, mutate...)...)
 	ctx := context.Background()
-	if _, err := web.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectA, d.emailA, password, d.clock.Now()); err != nil {
+	if _, err := dashboard.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectA, d.emailA, password, d.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := web.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectB, d.emailB, password, d.clock.Now()); err != nil {
+	if _, err := dashboard.CreateUser(ctx, d.in.Server.DB().Client, d.in.ProjectB, d.emailB, password, d.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -112,48 +100,36 @@ func (d *dash) user(t *testing.T) *user {
 	return &user{t: t, base: d.in.BaseURL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
-func (u *user) do(method, path string, form url.Values) page {
+func (u *user) do(method, path string, form url.Values) webtest.Page {
 	u.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, _ := http.NewRequest(method, u.base+path, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	resp, err := u.c.Do(req)
-	if err != nil {
-		u.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{code: resp.StatusCode, header: resp.Header, body: string(raw), url: path}
+	p := webtest.Do(u.t, u.c, method, u.base+path, form)
+	p.URL = path
+	return p
 }
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // csrf is the token of the first form of p.
-func csrf(t *testing.T, p page) string {
+func csrf(t *testing.T, p webtest.Page) string {
 	t.Helper()
-	m := csrfField.FindStringSubmatch(p.body)
+	m := csrfField.FindStringSubmatch(p.Body)
 	if m == nil {
-		t.Fatalf("%s: no csrf field\n%s", p.url, p.body)
+		t.Fatalf("%s: no csrf field\n%s", p.URL, p.Body)
 	}
 	return m[1]
 }
 
 // signIn signs in and returns the notifications page's CSRF token.
-func (u *user) signIn(email, pw string) (page, string) {
+func (u *user) signIn(email, pw string) (webtest.Page, string) {
 	u.t.Helper()
 	p := u.do(http.MethodGet, "/dashboard/signin", nil)
-	p.want(u.t, 200, "Sign in")
+	p.Want(u.t, 200, "Sign in")
 	p = u.do(http.MethodPost, "/dashboard/signin", url.Values{"csrf": {csrf(u.t, p)}, "email": {email}, "password": {pw}})
-	if p.code != http.StatusSeeOther {
+	if p.Code != http.StatusSeeOther {
 		return p, ""
 	}
 	q := u.do(http.MethodGet, "/dashboard/notifications/", nil)
-	q.want(u.t, 200, email)
+	q.Want(u.t, 200, email)
 	return p, csrf(u.t, q)
 }
 
@@ -165,17 +141,17 @@ func TestDashboardSignInOut(t *testing.T) {
 	t.Parallel()
 	d := newDash(t)
 	u := d.user(t)
-	if p := u.do(http.MethodGet, "/dashboard/", nil); p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/signin" {
-		t.Fatalf("signed out: %d %v", p.code, p.header)
+	if p := u.do(http.MethodGet, "/dashboard/", nil); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/signin" {
+		t.Fatalf("signed out: %d %v", p.Code, p.Header)
 	}
-	if p := u.do(http.MethodGet, "/dashboard", nil); p.code != http.StatusMovedPermanently {
-		t.Fatalf("/dashboard: %d", p.code)
+	if p := u.do(http.MethodGet, "/dashboard", nil); p.Code != http.StatusMovedPermanently {
+		t.Fatalf("/dashboard: %d", p.Code)
 	}
 	p, _ := u.signIn(d.emailA, "wrong password!")
-	p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+	p.Want(t, http.StatusUnauthorized, "The email or password is wrong")
 	p, token := u.signIn(d.emailA, password)
 	var session string
-	for _, c := range p.header.Values("Set-Cookie") {
+	for _, c := range p.Header.Values("Set-Cookie") {
 		if strings.HasPrefix(c, "payhook_session=") {
 			session = c
 		}
@@ -183,7 +159,7 @@ func TestDashboardSignInOut(t *testing.T) {
 	if !strings.Contains(session, "HttpOnly") || !strings.Contains(session, "SameSite=Lax") || strings.Contains(session, "Secure") || !strings.Contains(session, "Path=/dashboard/") {
 		t.Fatalf("session cookie %q", session)
 	}
-	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+	if csp := p.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("CSP %q", csp)
 	}
 	// The database holds the token's hash, never the token.
@@ -192,17 +168,17 @@ func TestDashboardSignInOut(t *testing.T) {
 	if err != nil || len(rows) != 1 || rows[0].TokenHash == raw || len(rows[0].TokenHash) != 64 {
 		t.Fatalf("sessions %v %v", rows, err)
 	}
-	u.do(http.MethodGet, "/dashboard/notifications/", nil).want(t, 200, "Notifications", "project A")
+	u.do(http.MethodGet, "/dashboard/notifications/", nil).Want(t, 200, "Notifications", "project A")
 
-	u.do(http.MethodPost, "/dashboard/signout", url.Values{}).want(t, http.StatusForbidden, "Refused")
-	if p := u.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.code != http.StatusSeeOther {
-		t.Fatalf("sign out: %d", p.code)
+	u.do(http.MethodPost, "/dashboard/signout", url.Values{}).Want(t, http.StatusForbidden, "Refused")
+	if p := u.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.Code != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", p.Code)
 	}
 	if n, _ := d.in.Server.DB().Client.DashboardSession.Query().Where(dashboardsession.UserID(rows[0].UserID)).Count(context.Background()); n != 0 {
 		t.Fatalf("%d sessions after sign-out", n)
 	}
-	if p := u.do(http.MethodGet, "/dashboard/notifications/", nil); p.code != http.StatusSeeOther {
-		t.Fatalf("after sign-out: %d", p.code)
+	if p := u.do(http.MethodGet, "/dashboard/notifications/", nil); p.Code != http.StatusSeeOther {
+		t.Fatalf("after sign-out: %d", p.Code)
 	}
 }
 
@@ -213,24 +189,24 @@ func TestDashboardLockout(t *testing.T) {
 	t.Parallel()
 	d := newDash(t)
 	u := d.user(t)
-	for i := range web.MaxFailedSignins {
+	for i := range dashboard.MaxFailedSignins {
 		p, _ := u.signIn(d.emailA, fmt.Sprintf("wrong password %d", i))
-		p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+		p.Want(t, http.StatusUnauthorized, "The email or password is wrong")
 	}
 	locked, _ := u.signIn(d.emailA, password)
 	unknown, _ := u.signIn("nobody@shop.example", password)
-	locked.want(t, http.StatusUnauthorized)
-	unknown.want(t, http.StatusUnauthorized)
-	if strip(locked.body) != strip(unknown.body) {
-		t.Fatalf("a locked user's page differs from an unknown email's:\n%s\n%s", locked.body, unknown.body)
+	locked.Want(t, http.StatusUnauthorized)
+	unknown.Want(t, http.StatusUnauthorized)
+	if strip(locked.Body) != strip(unknown.Body) {
+		t.Fatalf("a locked user's page differs from an unknown email's:\n%s\n%s", locked.Body, unknown.Body)
 	}
-	d.clock.Add(web.LockoutDuration - time.Second)
-	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusUnauthorized {
-		t.Fatalf("still locked: %d", p.code)
+	d.clock.Add(dashboard.LockoutDuration - time.Second)
+	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusUnauthorized {
+		t.Fatalf("still locked: %d", p.Code)
 	}
 	d.clock.Add(2 * time.Second)
-	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusSeeOther {
-		t.Fatalf("after the lock: %d %s", p.code, p.body)
+	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusSeeOther {
+		t.Fatalf("after the lock: %d %s", p.Code, p.Body)
 	}
 }
 
@@ -248,8 +224,8 @@ func TestDashboardCSRF(t *testing.T) {
 	d := newDash(t)
 	id := d.failedNotification(t)
 	anon := d.user(t)
-	anon.do(http.MethodPost, "/dashboard/signin", url.Values{"email": {d.emailA}, "password": {password}}).want(t, http.StatusForbidden)
-	anon.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{}).want(t, http.StatusForbidden)
+	anon.do(http.MethodPost, "/dashboard/signin", url.Values{"email": {d.emailA}, "password": {password}}).Want(t, http.StatusForbidden)
+	anon.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{}).Want(t, http.StatusForbidden)
 
 	a := d.user(t)
 	_, tokenA := a.signIn(d.emailA, password)
@@ -260,8 +236,8 @@ func TestDashboardCSRF(t *testing.T) {
 	}
 	p0, _ := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectA)
 	for _, form := range []url.Values{{}, {"csrf": {""}}, {"csrf": {tokenA2}}} {
-		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", form).want(t, http.StatusForbidden)
-		a.do(http.MethodPost, "/dashboard/settings/rotate-secret", form).want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", form).Want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/settings/rotate-secret", form).Want(t, http.StatusForbidden)
 	}
 	n, _ := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id)
 	p1, _ := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectA)
@@ -281,30 +257,30 @@ func TestDashboardNotifications(t *testing.T) {
 	a := d.user(t)
 	_, token := a.signIn(d.emailA, password)
 	list := a.do(http.MethodGet, "/dashboard/notifications/", nil)
-	list.want(t, 200, `<section id="failed">`, id, "test.webhook")
-	a.do(http.MethodGet, "/dashboard/notifications/?status=failed&event=test.webhook&from=2026-11-24&to=2026-11-24", nil).want(t, 200, id)
-	a.do(http.MethodGet, "/dashboard/notifications/?status=acknowledged", nil).want(t, 200, "No notification matches.")
-	a.do(http.MethodGet, "/dashboard/notifications/?from=yesterday", nil).want(t, 400, "from is not a date")
+	list.Want(t, 200, `<section id="failed">`, id, "test.webhook")
+	a.do(http.MethodGet, "/dashboard/notifications/?status=failed&event=test.webhook&from=2026-11-24&to=2026-11-24", nil).Want(t, 200, id)
+	a.do(http.MethodGet, "/dashboard/notifications/?status=acknowledged", nil).Want(t, 200, "No notification matches.")
+	a.do(http.MethodGet, "/dashboard/notifications/?from=yesterday", nil).Want(t, 400, "from is not a date")
 
 	detail := a.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil)
-	detail.want(t, 200, `id="attempt-1"`, "database is down", "500", "Idempotency-Key", id, "After the deadline", "exactly one extra attempt")
-	if !strings.Contains(html.UnescapeString(detail.body), `"event_type":"test.webhook"`) {
-		t.Errorf("payload not shown:\n%s", detail.body)
+	detail.Want(t, 200, `id="attempt-1"`, "database is down", "500", "Idempotency-Key", id, "After the deadline", "exactly one extra attempt")
+	if !strings.Contains(html.UnescapeString(detail.Body), `"event_type":"test.webhook"`) {
+		t.Errorf("payload not shown:\n%s", detail.Body)
 	}
 
 	b := d.user(t)
 	_, tokenB := b.signIn(d.emailB, password)
-	b.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil).want(t, 404)
-	b.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {tokenB}}).want(t, 404)
-	b.do(http.MethodGet, "/dashboard/notifications/", nil).wantNot(t, id)
-	a.do(http.MethodGet, "/dashboard/notifications/no-such-uuid/", nil).want(t, 404)
+	b.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil).Want(t, 404)
+	b.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {tokenB}}).Want(t, 404)
+	b.do(http.MethodGet, "/dashboard/notifications/", nil).WantNot(t, id)
+	a.do(http.MethodGet, "/dashboard/notifications/no-such-uuid/", nil).Want(t, 404)
 
 	p := a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}})
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/notifications/"+id+"/?resent=1" {
-		t.Fatalf("resend: %d %v", p.code, p.header)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/notifications/"+id+"/?resent=1" {
+		t.Fatalf("resend: %d %v", p.Code, p.Header)
 	}
 	d.runDue(t)
-	a.do(http.MethodGet, "/dashboard/notifications/"+id+"/?resent=1", nil).want(t, 200, "Resend requested", `id="attempt-2"`)
+	a.do(http.MethodGet, "/dashboard/notifications/"+id+"/?resent=1", nil).Want(t, 200, "Resend requested", `id="attempt-2"`)
 	d.runDue(t) // one attempt only: after the deadline nothing follows
 	if n, _ := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id); n.Attempts != 2 || n.Status != "failed" {
 		t.Fatalf("after the resend: %d attempts, %s", n.Attempts, n.Status)
@@ -322,24 +298,24 @@ func TestDashboardRotateSecret(t *testing.T) {
 	ctx := context.Background()
 	before, _ := project.Get(ctx, d.in.Server.DB().Client, d.in.ProjectA)
 	sp := a.do(http.MethodGet, "/dashboard/settings/", nil)
-	sp.want(t, 200, "Rotate the IPN secret")
-	sp.wantNot(t, "whsec_")
+	sp.Want(t, 200, "Rotate the IPN secret")
+	sp.WantNot(t, "whsec_")
 	p := a.do(http.MethodPost, "/dashboard/settings/rotate-secret", url.Values{"csrf": {token}})
 	after, _ := project.Get(ctx, d.in.Server.DB().Client, d.in.ProjectA)
 	until := d.clock.Now().Add(project.DefaultGrace)
-	p.want(t, 200, "shown only this once", until.Format("2006-01-02 15:04:05 UTC"))
-	if shown := html.UnescapeString(p.body); !strings.Contains(shown, `<code id="new-secret">`+after.IpnSecret+`</code>`) || strings.Contains(shown, before.IpnSecret) {
-		t.Fatalf("rotation page:\n%s", p.body)
+	p.Want(t, 200, "shown only this once", until.Format("2006-01-02 15:04:05 UTC"))
+	if shown := html.UnescapeString(p.Body); !strings.Contains(shown, `<code id="new-secret">`+after.IpnSecret+`</code>`) || strings.Contains(shown, before.IpnSecret) {
+		t.Fatalf("rotation page:\n%s", p.Body)
 	}
-	if after.IpnSecret == before.IpnSecret || p.header.Get("Cache-Control") != "no-store" {
-		t.Fatalf("not rotated, or cached: %v", p.header)
+	if after.IpnSecret == before.IpnSecret || p.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("not rotated, or cached: %v", p.Header)
 	}
 	if s := project.Secrets(after, d.clock.Now()); len(s) != 2 || s[1] != before.IpnSecret {
 		t.Fatalf("secrets in the grace: %d", len(s))
 	}
 	sp = a.do(http.MethodGet, "/dashboard/settings/", nil)
-	sp.want(t, 200, "A previous secret still signs until")
-	if strings.Contains(html.UnescapeString(sp.body), after.IpnSecret) {
+	sp.Want(t, 200, "A previous secret still signs until")
+	if strings.Contains(html.UnescapeString(sp.Body), after.IpnSecret) {
 		t.Fatal("the secret is shown again")
 	}
 }
@@ -351,14 +327,14 @@ func TestDashboardSecureCookie(t *testing.T) {
 	d := newDash(t, func(c *server.Config) { c.API.PublicURL = "https://pay.shop.example" })
 	u := d.user(t)
 	p := u.do(http.MethodGet, "/dashboard/signin", nil)
-	for _, c := range p.header.Values("Set-Cookie") {
+	for _, c := range p.Header.Values("Set-Cookie") {
 		if !strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Lax") {
 			t.Fatalf("cookie %q", c)
 		}
 	}
 	// The jar keeps a Secure cookie away from http://, so post by hand.
 	var signin string
-	for _, c := range p.header.Values("Set-Cookie") {
+	for _, c := range p.Header.Values("Set-Cookie") {
 		if v, ok := strings.CutPrefix(strings.SplitN(c, ";", 2)[0], "payhook_signin="); ok {
 			signin = v
 		}
@@ -366,7 +342,7 @@ func TestDashboardSecureCookie(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, d.in.BaseURL+"/dashboard/signin", strings.NewReader(url.Values{"csrf": {signin}, "email": {d.emailA}, "password": {password}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(&http.Cookie{Name: "payhook_signin", Value: signin})
-	resp, err := noRedirect.Do(req)
+	resp, err := webtest.NoRedirect.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +375,7 @@ func TestDashboardSignInFlood(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			p, _ := u.signIn(d.emailA, fmt.Sprintf("wrong guess %d", i))
-			codes <- p.code
+			codes <- p.Code
 		})
 	}
 	close(start) // all at once
@@ -424,13 +400,13 @@ func TestDashboardSignInFlood(t *testing.T) {
 	// ones were checked, and no more than five are counted before a lock.
 	u := d.user(t)
 	p, _ := u.signIn(d.emailA, password)
-	if wrong >= web.MaxFailedSignins && p.code != http.StatusUnauthorized {
-		t.Errorf("after %d wrong guesses the right password: HTTP %d, want the lockout", wrong, p.code)
+	if wrong >= dashboard.MaxFailedSignins && p.Code != http.StatusUnauthorized {
+		t.Errorf("after %d wrong guesses the right password: HTTP %d, want the lockout", wrong, p.Code)
 	}
 	big := d.user(t)
 	page := big.do(http.MethodGet, "/dashboard/signin", nil)
 	r := big.do(http.MethodPost, "/dashboard/signin", url.Values{"csrf": {csrf(t, page)}, "email": {d.emailA}, "password": {strings.Repeat("x", 10<<10)}})
-	r.want(t, http.StatusRequestEntityTooLarge)
+	r.Want(t, http.StatusRequestEntityTooLarge)
 }
 
 // TestDashboardSignInLimitPerNetwork: one client network trying many
@@ -441,18 +417,18 @@ func TestDashboardSignInLimitPerNetwork(t *testing.T) {
 	t.Parallel()
 	d := newDash(t)
 	u := d.user(t)
-	for i := range web.SigninFailuresPerIP {
+	for i := range dashboard.SigninFailuresPerIP {
 		p, _ := u.signIn(fmt.Sprintf("guess%d@shop.example", i), "not the password at all")
-		p.want(t, http.StatusUnauthorized, "The email or password is wrong")
+		p.Want(t, http.StatusUnauthorized, "The email or password is wrong")
 	}
 	p, _ := u.signIn(d.emailA, password)
-	p.want(t, http.StatusTooManyRequests, "Too many failed sign-ins from your network")
-	if p.header.Get("Retry-After") == "" {
+	p.Want(t, http.StatusTooManyRequests, "Too many failed sign-ins from your network")
+	if p.Header.Get("Retry-After") == "" {
 		t.Fatal("429 without Retry-After")
 	}
-	d.clock.Add(web.SigninFailureRefill)
-	if p, _ := u.signIn(d.emailA, password); p.code != http.StatusSeeOther {
-		t.Fatalf("after a refill, the right password: %d %s", p.code, p.body)
+	d.clock.Add(dashboard.SigninFailureRefill)
+	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusSeeOther {
+		t.Fatalf("after a refill, the right password: %d %s", p.Code, p.Body)
 	}
 }
 
@@ -492,9 +468,9 @@ func TestDashboardHeadersAsRecorded(t *testing.T) {
 	a := d.user(t)
 	a.signIn(d.emailA, password)
 	page := a.do(http.MethodGet, "/dashboard/notifications/"+id+"/", nil)
-	page.want(t, 200, "The headers attempt 1 sent at", "as recorded")
-	if !strings.Contains(html.UnescapeString(page.body), sent) {
-		t.Fatalf("the page does not show the signature sent (%s):\n%s", sent, page.body)
+	page.Want(t, 200, "The headers attempt 1 sent at", "as recorded")
+	if !strings.Contains(html.UnescapeString(page.Body), sent) {
+		t.Fatalf("the page does not show the signature sent (%s):\n%s", sent, page.Body)
 	}
 	now, err := d.in.Server.Notifier().Queue.AttemptHeaders(context.Background(), mustGet(t, d, id), d.clock.Now())
 	if err != nil {

@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/subscription"
+	"github.com/payhook/payhook/server/web"
 )
 
 // invoiceSection is one of the dashboard's listings of invoices or
@@ -69,10 +70,10 @@ func (h *Handler) invoiceRoutes(w http.ResponseWriter, r *http.Request, s *sessi
 	case extra != "" || (id != "" && !sec.wellFormed(id)):
 		h.pages.NotFound(w)
 	case !get:
-		MethodNotAllowed(w, "GET, HEAD")
+		web.MethodNotAllowed(w, "GET, HEAD")
 	case !slash || (id != "" && !idSlash):
 		// /dashboard/checkouts -> /dashboard/checkouts/, likewise an id.
-		target := DashboardPrefix + rest + "/"
+		target := Prefix + rest + "/"
 		if r.URL.RawQuery != "" {
 			target += "?" + r.URL.RawQuery
 		}
@@ -192,13 +193,13 @@ func (h *Handler) invoicesPage(w http.ResponseWriter, r *http.Request, s *sessio
 	f.From, f.Until, bad = dateFilter(q)
 	if len(bad) > 0 {
 		d.Error = strings.Join(bad, "; ")
-		h.renderDash(w, http.StatusBadRequest, "checkouts", d)
+		h.pages.Render(w, http.StatusBadRequest, "checkouts", d)
 		return
 	}
 	rows, next, err := h.cfg.Invoices.List(r.Context(), sec.Kind, s.user.ProjectID, f)
 	if msg, ok := filterError(err); ok {
 		d.Error = msg
-		h.renderDash(w, http.StatusBadRequest, "checkouts", d)
+		h.pages.Render(w, http.StatusBadRequest, "checkouts", d)
 		return
 	}
 	if err != nil {
@@ -221,7 +222,7 @@ func (h *Handler) invoicesPage(w http.ResponseWriter, r *http.Request, s *sessio
 		d.Rows = append(d.Rows, v)
 	}
 	d.Next = nextPage(q, next)
-	h.renderDash(w, http.StatusOK, "checkouts", d)
+	h.pages.Render(w, http.StatusOK, "checkouts", d)
 }
 
 // invoiceData is one checkout's or deposit's page.
@@ -338,7 +339,7 @@ func (h *Handler) invoiceDetail(w http.ResponseWriter, r *http.Request, s *sessi
 	for _, p := range l.Payments {
 		d.Payments = append(d.Payments, paymentOf(p, l.FiatPlaces))
 	}
-	h.renderDash(w, http.StatusOK, "checkout", d)
+	h.pages.Render(w, http.StatusOK, "checkout", d)
 }
 
 // subscriptionsData is the listing of subscriptions.
@@ -374,7 +375,7 @@ func planOf(period, value string, places int32, currency string) string {
 	if v, err := decimal.NewFromString(value); err == nil {
 		value = v.StringFixed(places)
 	}
-	return PeriodLabel(period) + ": " + value + " " + currency
+	return web.PeriodLabel(period) + ": " + value + " " + currency
 }
 
 func (h *Handler) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection) {
@@ -388,13 +389,13 @@ func (h *Handler) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *s
 	f.From, f.Until, bad = dateFilter(q)
 	if len(bad) > 0 {
 		d.Error = strings.Join(bad, "; ")
-		h.renderDash(w, http.StatusBadRequest, "subscriptions", d)
+		h.pages.Render(w, http.StatusBadRequest, "subscriptions", d)
 		return
 	}
 	vs, next, err := h.cfg.Subscriptions.Filtered(r.Context(), s.user.ProjectID, f)
 	if msg, ok := filterError(err); ok {
 		d.Error = msg
-		h.renderDash(w, http.StatusBadRequest, "subscriptions", d)
+		h.pages.Render(w, http.StatusBadRequest, "subscriptions", d)
 		return
 	}
 	if err != nil {
@@ -414,7 +415,7 @@ func (h *Handler) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *s
 		d.Rows = append(d.Rows, row)
 	}
 	d.Next = nextPage(q, next)
-	h.renderDash(w, http.StatusOK, "subscriptions", d)
+	h.pages.Render(w, http.StatusOK, "subscriptions", d)
 }
 
 // subscriptionData is one subscription's page.
@@ -476,7 +477,7 @@ func (h *Handler) subscriptionDetail(w http.ResponseWriter, r *http.Request, s *
 	view := func(rn subscription.Renewal) renewalView {
 		inv := rn.Invoice
 		v := renewalView{
-			ID: inv.PublicID, Option: PeriodLabel(inv.Option), Status: string(rn.Status),
+			ID: inv.PublicID, Option: web.PeriodLabel(inv.Option), Status: string(rn.Status),
 			Created: inv.CreatedAt, ExpiresAt: timeText(inv.ExpiresAt),
 		}
 		if inv.Value != nil {
@@ -496,5 +497,5 @@ func (h *Handler) subscriptionDetail(w http.ResponseWriter, r *http.Request, s *
 	for _, rn := range dt.Open {
 		d.Open = append(d.Open, view(rn))
 	}
-	h.renderDash(w, http.StatusOK, "subscription", d)
+	h.pages.Render(w, http.StatusOK, "subscription", d)
 }

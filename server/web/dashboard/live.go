@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func (h *Handler) liveRoutes(w http.ResponseWriter, r *http.Request, s *session,
 	case rest == "activity/" && get:
 		h.activityPage(w, r, s)
 	case rest == "activity" && get:
-		http.Redirect(w, r, DashboardPrefix+"activity/", http.StatusMovedPermanently)
+		http.Redirect(w, r, Prefix+"activity/", http.StatusMovedPermanently)
 	default:
 		return false
 	}

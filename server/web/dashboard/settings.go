@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"context"
@@ -18,10 +18,11 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web"
 )
 
 // settingsPath is the settings page; its forms post below it.
-const settingsPath = DashboardPrefix + "settings/"
+const settingsPath = Prefix + "settings/"
 
 // MaxKeyName is the longest API key name (in characters) the dashboard
 // accepts.
@@ -116,7 +117,7 @@ func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *sess
 		return false
 	}
 	if !post {
-		MethodNotAllowed(w, "POST")
+		web.MethodNotAllowed(w, "POST")
 		return true
 	}
 	do()
@@ -156,18 +157,18 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 	for i := range d.Tickers {
 		d.Tickers[i].Selected = d.Tickers[i].Value == d.WalletTicker
 	}
-	h.renderDash(w, status, "settings", d)
+	h.pages.Render(w, status, "settings", d)
 }
 
 // fillSettings loads the wallets, keys and test webhooks of project p.
 func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *settingsData) error {
 	for _, t := range h.cfg.Addresses.Registry().All() {
-		d.Tickers = append(d.Tickers, tickerChoice{Value: t.Ticker, Label: CoinLabel(t) + " · " + t.Ticker})
+		d.Tickers = append(d.Tickers, tickerChoice{Value: t.Ticker, Label: web.CoinLabel(t) + " · " + t.Ticker})
 	}
 	for _, name := range project.WalletTickers(p) {
 		row := walletRow{Ticker: name, Label: strings.ToUpper(name), Destinations: p.Wallets[name]}
 		if t, err := h.cfg.Addresses.Lookup(name); err == nil {
-			row.Label, row.Offered = CoinLabel(t), true
+			row.Label, row.Offered = web.CoinLabel(t), true
 		}
 		d.Wallets = append(d.Wallets, row)
 	}
@@ -380,5 +381,5 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, s *session
 		h.pages.Fail(w, "test webhook", err)
 		return
 	}
-	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"notifications/"+url.PathEscape(id)+"/", http.StatusSeeOther)
 }

@@ -1,10 +1,12 @@
-package web_test
+package dashboard_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // TestBrowserDashboardCheckouts signs in to the dashboard in a real
@@ -14,7 +16,7 @@ import (
 // opens a paid subscription.
 func TestBrowserDashboardCheckouts(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	ctx := webtest.Browser(t)
 	d := devDash(t)
 	evil := `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
 	d.api(t, "/checkout/request/", "notify_url", d.hook, "value", "9.50", "item_description", "A fountain pen")
@@ -33,13 +35,13 @@ func TestBrowserDashboardCheckouts(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#all`)),
 		chromedp.Click(chromedp.CSS(`a[href="/dashboard/checkouts/"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#invoices a[href="/dashboard/checkouts/`+paid+`/"]`)),
-		shot("dashboard-checkouts.png"),
-		into(&clean, chromedp.Evaluate[bool](`window.__xss === undefined && document.querySelectorAll("#invoices td.desc *").length === 0`)),
+		webtest.Shot("dashboard-checkouts.png"),
+		webtest.Into(&clean, chromedp.Evaluate[bool](`window.__xss === undefined && document.querySelectorAll("#invoices td.desc *").length === 0`)),
 		chromedp.Click(chromedp.CSS(`#invoices a[href="/dashboard/checkouts/`+paid+`/"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#invoice-status`)),
-		into(&status, chromedp.Text(chromedp.CSS(`#invoice-status`))),
-		into(&payments, chromedp.Text(chromedp.CSS(`#payments`))),
-		shot("dashboard-checkout.png"),
+		webtest.Into(&status, chromedp.Text(chromedp.CSS(`#invoice-status`))),
+		webtest.Into(&payments, chromedp.Text(chromedp.CSS(`#payments`))),
+		webtest.Shot("dashboard-checkout.png"),
 	); err != nil {
 		t.Fatalf("sign in, list, open: %v", err)
 	}
@@ -52,8 +54,8 @@ func TestBrowserDashboardCheckouts(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/checkouts/"+x+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#description`)),
-		into(&shown, chromedp.Text(chromedp.CSS(`#description`))),
-		into(&clean, chromedp.Evaluate[bool](`window.__xss === undefined && document.querySelectorAll("#description *").length === 0`)),
+		webtest.Into(&shown, chromedp.Text(chromedp.CSS(`#description`))),
+		webtest.Into(&clean, chromedp.Evaluate[bool](`window.__xss === undefined && document.querySelectorAll("#description *").length === 0`)),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +75,8 @@ func TestBrowserDashboardCheckouts(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#subscriptions a[href="/dashboard/subscriptions/`+tok+`/"]`)),
 		chromedp.Click(chromedp.CSS(`#subscriptions a[href="/dashboard/subscriptions/`+tok+`/"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#sub-status`)),
-		into(&subStatus, chromedp.Text(chromedp.CSS(`#sub-status`))),
-		shot("dashboard-subscription.png"),
+		webtest.Into(&subStatus, chromedp.Text(chromedp.CSS(`#sub-status`))),
+		webtest.Shot("dashboard-subscription.png"),
 	); err != nil {
 		t.Fatalf("subscription: %v", err)
 	}

@@ -1,4 +1,4 @@
-package web_test
+package dashboard_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/server"
 	phkey "github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // Valid mainnet addresses for the wallet forms.
@@ -43,9 +44,9 @@ func TestDashboardWallets(t *testing.T) {
 	db := d.in.Server.DB().Client
 	a := d.user(t)
 	_, token := a.signIn(d.emailA, password)
-	a.do(http.MethodGet, "/dashboard/settings/", nil).want(t, 200, `id="no-wallets"`, `<option value="btc">`, `<option value="trc20/usdt">`)
+	a.do(http.MethodGet, "/dashboard/settings/", nil).Want(t, 200, `id="no-wallets"`, `<option value="btc">`, `<option value="trc20/usdt">`)
 
-	set := func(u *user, tok, ticker, addrs string) page {
+	set := func(u *user, tok, ticker, addrs string) webtest.Page {
 		return u.do(http.MethodPost, "/dashboard/settings/wallets", url.Values{"csrf": {tok}, "ticker": {ticker}, "addresses": {addrs}})
 	}
 	for _, c := range []struct{ ticker, addrs, want string }{
@@ -59,11 +60,11 @@ func TestDashboardWallets(t *testing.T) {
 		{"btc", " ", "enter at least one address"},
 	} {
 		p := set(a, token, c.ticker, c.addrs)
-		p.want(t, http.StatusBadRequest, `id="wallet-error"`, "The wallet was not saved")
-		if !strings.Contains(html.UnescapeString(p.body), c.want) {
-			t.Errorf("%s=%s: the page does not say %q\n%s", c.ticker, c.addrs, c.want, p.body)
+		p.Want(t, http.StatusBadRequest, `id="wallet-error"`, "The wallet was not saved")
+		if !strings.Contains(html.UnescapeString(p.Body), c.want) {
+			t.Errorf("%s=%s: the page does not say %q\n%s", c.ticker, c.addrs, c.want, p.Body)
 		}
-		if strings.TrimSpace(c.addrs) != "" && !strings.Contains(p.body, `value="`+html.EscapeString(c.addrs)+`"`) {
+		if strings.TrimSpace(c.addrs) != "" && !strings.Contains(p.Body, `value="`+html.EscapeString(c.addrs)+`"`) {
 			t.Errorf("%s=%s: what was typed is not kept", c.ticker, c.addrs)
 		}
 	}
@@ -72,13 +73,13 @@ func TestDashboardWallets(t *testing.T) {
 	}
 
 	p := set(a, token, "btc", btcWallet)
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/settings/?done=wallet-saved#wallets" {
-		t.Fatalf("set btc: %d %v\n%s", p.code, p.header, p.body)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=wallet-saved#wallets" {
+		t.Fatalf("set btc: %d %v\n%s", p.Code, p.Header, p.Body)
 	}
-	set(a, token, "eth", ethWallet+","+ethWallet2+"@0.3").want(t, http.StatusSeeOther)
+	set(a, token, "eth", ethWallet+","+ethWallet2+"@0.3").Want(t, http.StatusSeeOther)
 	page := a.do(http.MethodGet, "/dashboard/settings/?done=wallet-saved", nil)
-	page.want(t, 200, "The payout wallet is saved", `id="wallet-btc"`, btcWallet, `id="wallet-eth"`, ethWallet2, "<td>0.7</td>", "<td>0.3</td>")
-	page.wantNot(t, `id="no-wallets"`)
+	page.Want(t, 200, "The payout wallet is saved", `id="wallet-btc"`, btcWallet, `id="wallet-eth"`, ethWallet2, "<td>0.7</td>", "<td>0.3</td>")
+	page.WantNot(t, `id="no-wallets"`)
 	pa, _ := project.Get(ctx, db, d.in.ProjectA)
 	if ds := pa.Wallets["eth"]; len(ds) != 2 || ds[0].Address != ethWallet || ds[0].Share.String() != "0.7" || len(pa.Wallets["btc"]) != 1 {
 		t.Fatalf("stored wallets %v", pa.Wallets)
@@ -87,25 +88,25 @@ func TestDashboardWallets(t *testing.T) {
 	// Project B sees none of it and cannot remove it.
 	b := d.user(t)
 	_, tokenB := b.signIn(d.emailB, password)
-	b.do(http.MethodGet, "/dashboard/settings/", nil).wantNot(t, btcWallet, ethWallet)
-	b.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {tokenB}, "ticker": {"eth"}}).want(t, http.StatusBadRequest, "no payout wallet")
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, btcWallet, ethWallet)
+	b.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {tokenB}, "ticker": {"eth"}}).Want(t, http.StatusBadRequest, "no payout wallet")
 
 	// Without the token: refused, nothing changes.
 	for _, form := range []url.Values{{"ticker": {"btc"}, "addresses": {ethWallet}}, {"csrf": {tokenB}, "ticker": {"btc"}}} {
-		a.do(http.MethodPost, "/dashboard/settings/wallets", form).want(t, http.StatusForbidden)
-		a.do(http.MethodPost, "/dashboard/settings/wallets/remove", form).want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/settings/wallets", form).Want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/settings/wallets/remove", form).Want(t, http.StatusForbidden)
 	}
-	a.do(http.MethodGet, "/dashboard/settings/wallets", nil).want(t, http.StatusMethodNotAllowed)
+	a.do(http.MethodGet, "/dashboard/settings/wallets", nil).Want(t, http.StatusMethodNotAllowed)
 	if p, _ := project.Get(ctx, db, d.in.ProjectA); len(p.Wallets) != 2 || p.Wallets["btc"][0].Address != btcWallet {
 		t.Fatalf("a refused request changed the wallets: %v", p.Wallets)
 	}
 
 	p = a.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {token}, "ticker": {"btc"}})
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/settings/?done=wallet-removed#wallets" {
-		t.Fatalf("remove btc: %d %v", p.code, p.header)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=wallet-removed#wallets" {
+		t.Fatalf("remove btc: %d %v", p.Code, p.Header)
 	}
-	a.do(http.MethodGet, "/dashboard/settings/?done=wallet-removed", nil).want(t, 200, "The payout wallet is removed", ethWallet)
-	a.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {token}, "ticker": {"btc"}}).want(t, http.StatusBadRequest, "no payout wallet")
+	a.do(http.MethodGet, "/dashboard/settings/?done=wallet-removed", nil).Want(t, 200, "The payout wallet is removed", ethWallet)
+	a.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {token}, "ticker": {"btc"}}).Want(t, http.StatusBadRequest, "no payout wallet")
 	if p, _ := project.Get(ctx, db, d.in.ProjectA); len(p.Wallets) != 1 || len(p.Wallets["eth"]) != 2 {
 		t.Fatalf("after the removal: %v", p.Wallets)
 	}
@@ -132,22 +133,22 @@ func TestDashboardAPIKeys(t *testing.T) {
 	a := d.user(t)
 	_, token := a.signIn(d.emailA, password)
 	list := a.do(http.MethodGet, "/dashboard/settings/", nil)
-	list.want(t, 200, "test A", "test A2", d.in.KeyA[:8]+"…", `class="badge st-acknowledged">active`)
-	list.wantNot(t, d.in.KeyA, d.in.KeyA2, "operator's", "ph_opera", phkey.Hash(d.in.KeyA), "test B", `id="new-key"`)
+	list.Want(t, 200, "test A", "test A2", d.in.KeyA[:8]+"…", `class="badge st-acknowledged">active`)
+	list.WantNot(t, d.in.KeyA, d.in.KeyA2, "operator's", "ph_opera", phkey.Hash(d.in.KeyA), "test B", `id="new-key"`)
 
 	for _, c := range []struct{ name, want string }{
 		{"  ", "The key needs a name"},
 		{strings.Repeat("n", 101), "longer than 100 characters"},
 		{"tab\there", "without control characters"},
 	} {
-		a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {c.name}}).want(t, http.StatusBadRequest, `id="key-error"`, c.want)
+		a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {c.name}}).Want(t, http.StatusBadRequest, `id="key-error"`, c.want)
 	}
 
 	p := a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {"shop <backend>"}})
-	p.want(t, 200, "shown only this once", "shop &lt;backend&gt;")
-	m := newKey.FindStringSubmatch(p.body)
-	if m == nil || p.header.Get("Cache-Control") != "no-store" || p.header.Get("Location") != "" {
-		t.Fatalf("created key page: %v\n%s", p.header, p.body)
+	p.Want(t, 200, "shown only this once", "shop &lt;backend&gt;")
+	m := newKey.FindStringSubmatch(p.Body)
+	if m == nil || p.Header.Get("Cache-Control") != "no-store" || p.Header.Get("Location") != "" {
+		t.Fatalf("created key page: %v\n%s", p.Header, p.Body)
 	}
 	key := m[1]
 	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != 200 {
@@ -158,27 +159,27 @@ func TestDashboardAPIKeys(t *testing.T) {
 		t.Fatalf("stored key %+v %v", row, err)
 	}
 	again := a.do(http.MethodGet, "/dashboard/settings/", nil)
-	again.want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…")
-	again.wantNot(t, key)
+	again.Want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…")
+	again.WantNot(t, key)
 	// Its use on the API above is shown, to the minute.
-	used := regexp.MustCompile(`(?s)id="key-` + fmt.Sprint(row.ID) + `".*?</tr>`).FindString(again.body)
+	used := regexp.MustCompile(`(?s)id="key-` + fmt.Sprint(row.ID) + `".*?</tr>`).FindString(again.Body)
 	if !strings.Contains(used, d.clock.Now().Truncate(time.Minute).Format("2006-01-02 15:04 UTC")) {
 		t.Fatalf("the new key's row does not show its last use:\n%s", used)
 	}
 
-	revoke := func(u *user, tok string, id any) page {
+	revoke := func(u *user, tok string, id any) webtest.Page {
 		return u.do(http.MethodPost, fmt.Sprintf("/dashboard/settings/keys/%v/revoke", id), url.Values{"csrf": {tok}})
 	}
 	b := d.user(t)
 	_, tokenB := b.signIn(d.emailB, password)
-	b.do(http.MethodGet, "/dashboard/settings/", nil).wantNot(t, "shop &lt;backend&gt;", "test A")
-	revoke(b, tokenB, row.ID).want(t, http.StatusNotFound)
-	revoke(a, token, op.ID).want(t, http.StatusNotFound)
-	revoke(a, token, int64(1)<<40).want(t, http.StatusNotFound)
-	revoke(a, token, "abc").want(t, http.StatusNotFound)
-	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{}).want(t, http.StatusForbidden)
-	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{"csrf": {tokenB}}).want(t, http.StatusForbidden)
-	a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"name": {"sneaky"}}).want(t, http.StatusForbidden)
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, "shop &lt;backend&gt;", "test A")
+	revoke(b, tokenB, row.ID).Want(t, http.StatusNotFound)
+	revoke(a, token, op.ID).Want(t, http.StatusNotFound)
+	revoke(a, token, int64(1)<<40).Want(t, http.StatusNotFound)
+	revoke(a, token, "abc").Want(t, http.StatusNotFound)
+	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{}).Want(t, http.StatusForbidden)
+	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{"csrf": {tokenB}}).Want(t, http.StatusForbidden)
+	a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"name": {"sneaky"}}).Want(t, http.StatusForbidden)
 	if n, _ := db.APIKey.Query().Where(apikey.RevokedAtNotNil()).Count(ctx); n != 0 {
 		t.Fatalf("%d keys revoked by refused requests", n)
 	}
@@ -188,8 +189,8 @@ func TestDashboardAPIKeys(t *testing.T) {
 
 	d.clock.Add(time.Minute)
 	p = revoke(a, token, row.ID)
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/settings/?done=key-revoked#keys" {
-		t.Fatalf("revoke: %d %v", p.code, p.header)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=key-revoked#keys" {
+		t.Fatalf("revoke: %d %v", p.Code, p.Header)
 	}
 	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != http.StatusUnauthorized {
 		t.Fatalf("the revoked key on the API: %d %s", r.Code, r.Body)
@@ -198,9 +199,9 @@ func TestDashboardAPIKeys(t *testing.T) {
 		t.Fatalf("the project's other key: %d", r.Code)
 	}
 	after := a.do(http.MethodGet, "/dashboard/settings/?done=key-revoked", nil)
-	after.want(t, 200, "The API key is revoked", "revoked "+d.clock.Now().Format("2006-01-02 15:04:05 UTC"))
-	after.wantNot(t, `id="revoke-`+fmt.Sprint(row.ID)+`"`)
-	revoke(a, token, row.ID).want(t, http.StatusSeeOther) // revoking again changes nothing
+	after.Want(t, 200, "The API key is revoked", "revoked "+d.clock.Now().Format("2006-01-02 15:04:05 UTC"))
+	after.WantNot(t, `id="revoke-`+fmt.Sprint(row.ID)+`"`)
+	revoke(a, token, row.ID).Want(t, http.StatusSeeOther) // revoking again changes nothing
 }
 
 // hookReceiver is a merchant endpoint that verifies webhooks with the
@@ -274,7 +275,7 @@ func TestDashboardWebhookTest(t *testing.T) {
 	d, rc := newDashReceiving(t)
 	a := d.user(t)
 	_, token := a.signIn(d.emailA, password)
-	a.do(http.MethodGet, "/dashboard/settings/", nil).want(t, 200, `id="test-url" value=""`)
+	a.do(http.MethodGet, "/dashboard/settings/", nil).Want(t, 200, `id="test-url" value=""`)
 
 	for _, c := range []struct{ url, want string }{
 		{"", "enter the URL of your webhook endpoint"},
@@ -283,27 +284,27 @@ func TestDashboardWebhookTest(t *testing.T) {
 		{"https://user:pw@shop.example/hook", "No test was sent"},
 	} {
 		p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {token}, "url": {c.url}})
-		p.want(t, http.StatusBadRequest, `id="test-error"`)
-		if !strings.Contains(html.UnescapeString(p.body), c.want) {
-			t.Errorf("%q: the page does not say %q\n%s", c.url, c.want, p.body)
+		p.Want(t, http.StatusBadRequest, `id="test-error"`)
+		if !strings.Contains(html.UnescapeString(p.Body), c.want) {
+			t.Errorf("%q: the page does not say %q\n%s", c.url, c.want, p.Body)
 		}
 	}
-	a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"url": {rc.url}}).want(t, http.StatusForbidden)
-	a.do(http.MethodGet, "/dashboard/settings/test-webhook", nil).want(t, http.StatusMethodNotAllowed)
+	a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"url": {rc.url}}).Want(t, http.StatusForbidden)
+	a.do(http.MethodGet, "/dashboard/settings/test-webhook", nil).Want(t, http.StatusMethodNotAllowed)
 	if rows, _, _ := d.in.Server.Notifier().Queue.List(context.Background(), d.in.ProjectA, notifier.ListFilter{}); len(rows) != 0 {
 		t.Fatalf("refused tests stored %d notifications", len(rows))
 	}
 
 	p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {token}, "url": {rc.url}})
-	loc := p.header.Get("Location")
+	loc := p.Header.Get("Location")
 	id, ok := strings.CutPrefix(loc, "/dashboard/notifications/")
 	id = strings.TrimSuffix(id, "/")
-	if p.code != http.StatusSeeOther || !ok || id == "" {
-		t.Fatalf("send a test: %d %q", p.code, loc)
+	if p.Code != http.StatusSeeOther || !ok || id == "" {
+		t.Fatalf("send a test: %d %q", p.Code, loc)
 	}
-	a.do(http.MethodGet, loc, nil).want(t, 200, "test.webhook", rc.url)
+	a.do(http.MethodGet, loc, nil).Want(t, 200, "test.webhook", rc.url)
 	d.runDue(t)
-	a.do(http.MethodGet, loc, nil).want(t, 200, `id="attempt-1"`, "acknowledged", `{&#34;status&#34;:&#34;ok&#34;}`)
+	a.do(http.MethodGet, loc, nil).Want(t, 200, `id="attempt-1"`, "acknowledged", `{&#34;status&#34;:&#34;ok&#34;}`)
 
 	got := rc.requests()
 	if len(got) != 1 {
@@ -318,9 +319,9 @@ func TestDashboardWebhookTest(t *testing.T) {
 	}
 
 	settings := a.do(http.MethodGet, "/dashboard/settings/", nil)
-	settings.want(t, 200, `id="test-url" value="`+rc.url+`"`, `<a href="/dashboard/notifications/`+id+`/">`, `class="badge st-acknowledged">acknowledged`)
+	settings.Want(t, 200, `id="test-url" value="`+rc.url+`"`, `<a href="/dashboard/notifications/`+id+`/">`, `class="badge st-acknowledged">acknowledged`)
 	b := d.user(t)
 	b.signIn(d.emailB, password)
-	b.do(http.MethodGet, "/dashboard/settings/", nil).wantNot(t, id, rc.url)
-	b.do(http.MethodGet, loc, nil).want(t, http.StatusNotFound)
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, id, rc.url)
+	b.do(http.MethodGet, loc, nil).Want(t, http.StatusNotFound)
 }

@@ -1,4 +1,4 @@
-package web_test
+package dashboard_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // TestBrowserDashboardLive signs in to the dashboard in a real browser,
@@ -18,7 +19,7 @@ import (
 // new notification; the activity page shows its two plots.
 func TestBrowserDashboardLive(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	ctx := webtest.Browser(t)
 	d := newDash(t)
 	id := d.failedNotification(t)
 	link := `#failed a[href="/dashboard/notifications/` + id + `/"]`
@@ -35,8 +36,8 @@ func TestBrowserDashboardLive(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#resent`)),
 		// The resent page's stream is open: what happens now arrives
 		// as an event.
-		until(`document.documentElement.dataset.live === "open"`, 20*time.Second),
-		into(new(bool), chromedp.Evaluate[bool](`window.__sameDocument = true`)),
+		webtest.Until(`document.documentElement.dataset.live === "open"`, 20*time.Second),
+		webtest.Into(new(bool), chromedp.Evaluate[bool](`window.__sameDocument = true`)),
 	); err != nil {
 		t.Fatalf("sign in, open, resend: %v", err)
 	}
@@ -48,10 +49,10 @@ func TestBrowserDashboardLive(t *testing.T) {
 	var same bool
 	if err := chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(`#attempt-2`)),
-		into(&second, chromedp.Text(chromedp.CSS(`#attempt-2`))),
-		into(&status, chromedp.Text(chromedp.CSS(`#n-status`))),
-		into(&same, chromedp.Evaluate[bool](`window.__sameDocument === true`)),
-		shot("dashboard-live.png"),
+		webtest.Into(&second, chromedp.Text(chromedp.CSS(`#attempt-2`))),
+		webtest.Into(&status, chromedp.Text(chromedp.CSS(`#n-status`))),
+		webtest.Into(&same, chromedp.Evaluate[bool](`window.__sameDocument === true`)),
+		webtest.Shot("dashboard-live.png"),
 	); err != nil {
 		t.Fatalf("the resent attempt, live: %v", err)
 	}
@@ -66,7 +67,7 @@ func TestBrowserDashboardLive(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/notifications/"),
 		chromedp.WaitVisible(chromedp.CSS(link)),
-		until(`document.documentElement.dataset.live === "open"`, 20*time.Second),
+		webtest.Until(`document.documentElement.dataset.live === "open"`, 20*time.Second),
 	); err != nil {
 		t.Fatalf("notifications list: %v", err)
 	}
@@ -78,8 +79,8 @@ func TestBrowserDashboardLive(t *testing.T) {
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/activity/"),
 		chromedp.WaitVisible(chromedp.CSS(`#deliveries-plot rect.out-failed`)),
 		chromedp.WaitVisible(chromedp.CSS(`#latency-plot circle.lat-p50`)),
-		into(&plots, chromedp.Evaluate[int](`document.querySelectorAll("svg.plot").length`)),
-		shot("dashboard-activity.png"),
+		webtest.Into(&plots, chromedp.Evaluate[int](`document.querySelectorAll("svg.plot").length`)),
+		webtest.Shot("dashboard-activity.png"),
 	); err != nil {
 		t.Fatalf("activity page: %v", err)
 	}

@@ -1,4 +1,4 @@
-package web
+package dashboard
 
 import (
 	"fmt"
@@ -140,7 +140,7 @@ func (h *Handler) activityPage(w http.ResponseWriter, r *http.Request, s *sessio
 			})
 		}
 	}
-	h.renderDash(w, http.StatusOK, "activity", d)
+	h.pages.Render(w, http.StatusOK, "activity", d)
 }
 
 // frame returns an empty plot of a's hours with a y tick at each of ticks,

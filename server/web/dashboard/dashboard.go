@@ -1,25 +1,30 @@
-package web
+package dashboard
 
 import (
 	"crypto/subtle"
+	"embed"
 	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web"
 )
 
-// DashboardPrefix is where the dashboard is served.
-const DashboardPrefix = "/dashboard/"
+// Prefix is where the dashboard is served.
+const Prefix = "/dashboard/"
 
 // Cookie names. Both are scoped to the dashboard's path.
 const (
@@ -29,7 +34,8 @@ const (
 	signinCookie = "payhook_signin"
 )
 
-// dashLayout is what every dashboard page's frame needs.
+// dashLayout is what every dashboard page's frame (templates/layout.html)
+// needs.
 type dashLayout struct {
 	// Title is the page's title.
 	Title string
@@ -43,20 +49,97 @@ type dashLayout struct {
 	Nav string
 }
 
-// dashboard serves r when its path is the dashboard's and reports whether
-// it did.
-func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
+// Handler serves the dashboard.
+type Handler struct {
+	cfg   Config
+	pages *web.Pages
+	// dummyHash is checked when no dashboard user has the email given, so
+	// an unknown email costs what a wrong password costs.
+	dummyHash string
+	// hashSlots bounds concurrent password checks (64 MiB each): a flood
+	// of sign-ins is answered 503 instead of exhausting memory.
+	hashSlots chan struct{}
+	// ips counts failed sign-ins per client network.
+	ips *ipLimiter
+	// proxyWarning logs once that requests come through an untrusted
+	// proxy.
+	proxyWarning sync.Once
+	// liveStreams counts the dashboard's open live streams.
+	liveStreams *streamSlots
+}
+
+// templateFS holds the dashboard's frame (layout.html) and its pages.
+//
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// assetFS holds the dashboard's script and stylesheet.
+//
+//go:embed assets
+var assetFS embed.FS
+
+// Assets returns the dashboard's assets, in assets/, for web.NewAssets.
+func Assets() fs.FS { return assetFS }
+
+// New returns the dashboard's handler.
+func New(cfg Config) (*Handler, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pages, err := web.NewPages(cfg.Logger, funcs)
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range names {
+		name := strings.TrimSuffix(path.Base(file), ".html")
+		if name == "layout" {
+			continue
+		}
+		if err := pages.Parse(name, templateFS, "templates/layout.html", file); err != nil {
+			return nil, err
+		}
+	}
+	dummy, err := hashPassword("payhook dashboard: no such user")
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		cfg: cfg, pages: pages, dummyHash: dummy,
+		hashSlots:   make(chan struct{}, MaxConcurrentPasswordChecks),
+		ips:         newIPLimiter(),
+		liveStreams: newStreamSlots(cfg.MaxLiveStreams, MaxLiveStreamsPerSession, MaxLiveStreamsPerProject),
+	}, nil
+}
+
+// ServeHTTP serves the dashboard: /dashboard is sent to Prefix, and every
+// path below Prefix is the dashboard's (a page, a form's target, or its
+// 404). Any other path is the 404 page.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.route(w, r) {
+		web.Secure(w)
+		h.pages.NotFound(w)
+	}
+}
+
+// route serves r when its path is the dashboard's and reports whether it
+// did.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	path := r.URL.Path
 	if path == "/dashboard" {
-		Secure(w)
-		http.Redirect(w, r, DashboardPrefix, http.StatusMovedPermanently)
+		web.Secure(w)
+		http.Redirect(w, r, Prefix, http.StatusMovedPermanently)
 		return true
 	}
-	rest, ok := strings.CutPrefix(path, DashboardPrefix)
+	rest, ok := strings.CutPrefix(path, Prefix)
 	if !ok {
 		return false
 	}
-	Secure(w)
+	web.Secure(w)
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
 	if rest == "signin" {
@@ -66,7 +149,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 		case post:
 			h.signinPost(w, r)
 		default:
-			MethodNotAllowed(w, "GET, HEAD, POST")
+			web.MethodNotAllowed(w, "GET, HEAD, POST")
 		}
 		return true
 	}
@@ -85,7 +168,7 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 			h.forbidden(w)
 			return true
 		}
-		http.Redirect(w, r, DashboardPrefix+"signin", http.StatusSeeOther)
+		http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 		return true
 	}
 	if post && subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.row.CsrfToken)) != 1 {
@@ -94,14 +177,14 @@ func (h *Handler) dashboard(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch {
 	case rest == "" && get:
-		http.Redirect(w, r, DashboardPrefix+"notifications/", http.StatusSeeOther)
+		http.Redirect(w, r, Prefix+"notifications/", http.StatusSeeOther)
 	case rest == "signout" && post:
 		if err := h.signOut(r.Context(), s); err != nil {
 			h.pages.Fail(w, "dashboard sign-out", err)
 			return true
 		}
 		h.setCookie(w, r, sessionCookie, "", -1)
-		http.Redirect(w, r, DashboardPrefix+"signin", http.StatusSeeOther)
+		http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 	case rest == "notifications/" && get:
 		h.notificationsPage(w, r, s)
 	case strings.HasPrefix(rest, "notifications/"):
@@ -137,19 +220,13 @@ func (h *Handler) secureCookies(r *http.Request) bool {
 // (maxAge < 0) a dashboard cookie: HttpOnly, SameSite=Lax, Secure over TLS.
 func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: DashboardPrefix, MaxAge: maxAge,
+		Name: name, Value: value, Path: Prefix, MaxAge: maxAge,
 		HttpOnly: true, Secure: h.secureCookies(r), SameSite: http.SameSiteLaxMode,
 	})
 }
 
-// renderDash renders a dashboard page (never cached: render sets
-// no-store).
-func (h *Handler) renderDash(w http.ResponseWriter, status int, page string, data any) {
-	h.pages.Render(w, status, "dash_"+page, data)
-}
-
 func (h *Handler) forbidden(w http.ResponseWriter) {
-	h.renderDash(w, http.StatusForbidden, "forbidden", dashLayout{Title: "Refused"})
+	h.pages.Render(w, http.StatusForbidden, "forbidden", dashLayout{Title: "Refused"})
 }
 
 // layoutOf returns the frame of a signed-in page.
@@ -176,7 +253,7 @@ func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request, errText str
 		return
 	}
 	h.setCookie(w, r, signinCookie, token, 0)
-	h.renderDash(w, status, "signin", signinData{
+	h.pages.Render(w, status, "signin", signinData{
 		dashLayout: dashLayout{Title: "Sign in", CSRF: token},
 		Entered:    r.PostFormValue("email"),
 		Error:      errText,
@@ -240,7 +317,7 @@ func (h *Handler) signinPost(w http.ResponseWriter, r *http.Request) {
 	}
 	h.setCookie(w, r, signinCookie, "", -1)
 	h.setCookie(w, r, sessionCookie, token, int(h.cfg.SessionTTL/time.Second))
-	http.Redirect(w, r, DashboardPrefix+"notifications/", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"notifications/", http.StatusSeeOther)
 }
 
 // listData is the notifications page.
@@ -266,14 +343,14 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 	f.From, f.Until, bad = dateFilter(q)
 	if len(bad) > 0 {
 		d.Error = strings.Join(bad, "; ")
-		h.renderDash(w, http.StatusBadRequest, "notifications", d)
+		h.pages.Render(w, http.StatusBadRequest, "notifications", d)
 		return
 	}
 	ctx := r.Context()
 	rows, next, err := h.cfg.Notifications.List(ctx, s.user.ProjectID, f)
 	if errors.Is(err, notifier.ErrInvalidFilter) {
 		d.Error = "This filter cannot be used: " + err.Error()
-		h.renderDash(w, http.StatusBadRequest, "notifications", d)
+		h.pages.Render(w, http.StatusBadRequest, "notifications", d)
 		return
 	}
 	if err != nil {
@@ -293,7 +370,7 @@ func (h *Handler) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 			return
 		}
 	}
-	h.renderDash(w, http.StatusOK, "notifications", d)
+	h.pages.Render(w, http.StatusOK, "notifications", d)
 }
 
 // header is one request header as sent.
@@ -356,7 +433,7 @@ func (h *Handler) notificationPage(w http.ResponseWriter, r *http.Request, s *se
 		}
 	}
 	sort.Slice(d.Headers, func(i, j int) bool { return d.Headers[i].Name < d.Headers[j].Name })
-	h.renderDash(w, http.StatusOK, "notification", d)
+	h.pages.Render(w, http.StatusOK, "notification", d)
 }
 
 func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id string) {
@@ -369,11 +446,11 @@ func (h *Handler) resend(w http.ResponseWriter, r *http.Request, s *session, id 
 		h.pages.Fail(w, "resend notification", err)
 		return
 	}
-	http.Redirect(w, r, DashboardPrefix+"notifications/"+url.PathEscape(id)+"/?resent=1", http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"notifications/"+url.PathEscape(id)+"/?resent=1", http.StatusSeeOther)
 }
 
-// dashFuncs are the dashboard templates' functions.
-var dashFuncs = template.FuncMap{
+// funcs are the dashboard templates' functions besides web.Funcs.
+var funcs = template.FuncMap{
 	"deref": func(p *int) int {
 		if p == nil {
 			return 0

@@ -1,4 +1,4 @@
-package web_test
+package dashboard_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/payhook/payhook/ent/db/apikey"
 	phkey "github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // TestBrowserDashboardSettings signs in to the dashboard in a real browser
@@ -20,7 +21,7 @@ import (
 // attempt appears on the notification's page and in the latest tests.
 func TestBrowserDashboardSettings(t *testing.T) {
 	t.Parallel()
-	ctx := browser(t)
+	ctx := webtest.Browser(t)
 	d, rc := newDashReceiving(t)
 	settings := d.in.BaseURL + "/dashboard/settings/"
 	var saved string
@@ -41,7 +42,7 @@ func TestBrowserDashboardSettings(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#wallet-addresses`), ethWallet+"@0.7,"+ethWallet2+"@0.3"),
 		chromedp.Click(chromedp.CSS(`#set-wallet`)),
 		chromedp.WaitVisible(chromedp.CSS(`#wallet-eth`)),
-		into(&saved, chromedp.Text(chromedp.CSS(`#wallet-list`))),
+		webtest.Into(&saved, chromedp.Text(chromedp.CSS(`#wallet-list`))),
 	); err != nil {
 		t.Fatalf("set wallets: %v", err)
 	}
@@ -54,8 +55,8 @@ func TestBrowserDashboardSettings(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#key-name`), "shop backend"),
 		chromedp.Click(chromedp.CSS(`#create-key`)),
 		chromedp.WaitVisible(chromedp.CSS(`#new-key`)),
-		into(&key, chromedp.Text(chromedp.CSS(`#new-key`))),
-		shot("dashboard-apikey.png"),
+		webtest.Into(&key, chromedp.Text(chromedp.CSS(`#new-key`))),
+		webtest.Shot("dashboard-apikey.png"),
 	); err != nil {
 		t.Fatalf("create a key: %v", err)
 	}
@@ -70,7 +71,7 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(settings),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#key-%d`, row.ID))),
-		into(&shownAgain, chromedp.Evaluate[bool](fmt.Sprintf(`document.body.textContent.includes(%q)`, key))),
+		webtest.Into(&shownAgain, chromedp.Evaluate[bool](fmt.Sprintf(`document.body.textContent.includes(%q)`, key))),
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#revoke-%d`, row.ID))),
 		chromedp.WaitVisible(chromedp.CSS(`#done`)),
 		chromedp.WaitNotPresent(chromedp.CSS(fmt.Sprintf(`#revoke-%d`, row.ID))),
@@ -96,11 +97,11 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS(`#attempt-1`)),
-		into(&attempt, chromedp.Text(chromedp.CSS(`#attempt-1`))),
+		webtest.Into(&attempt, chromedp.Text(chromedp.CSS(`#attempt-1`))),
 		chromedp.Navigate(settings),
 		chromedp.WaitVisible(chromedp.CSS(`#tests`)),
-		into(&tests, chromedp.Text(chromedp.CSS(`#tests`))),
-		shot("dashboard-settings.png"),
+		webtest.Into(&tests, chromedp.Text(chromedp.CSS(`#tests`))),
+		webtest.Shot("dashboard-settings.png"),
 	); err != nil {
 		t.Fatalf("the test's outcome: %v", err)
 	}

@@ -1,10 +1,7 @@
-package web_test
+package dashboard_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +12,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // devDash is newDash with the devnet on: payments are stored when a pay or
@@ -33,33 +31,13 @@ func devDash(t *testing.T, dialect ...store.Dialect) *dash {
 // api calls the merchant API with project A's key and returns the JSON.
 func (d *dash) api(t *testing.T, path string, kv ...string) map[string]any {
 	t.Helper()
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Add(kv[i], kv[i+1])
-	}
-	r := d.in.Get(t, path, q, d.in.KeyA)
-	if r.Code != 200 {
-		t.Fatalf("%s: %d %s", path, r.Code, r.Body)
-	}
-	return r.JSON
+	return webtest.API(t, d.in, path, kv...)
 }
 
 // devnet makes a devnet request (pay, mine) and returns its JSON.
 func (d *dash) devnet(t *testing.T, path string, body any) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	resp, err := http.Post(d.in.BaseURL+path, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %s", path, resp.StatusCode, raw)
-	}
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return out
+	return webtest.Devnet(t, d.in, path, body)
 }
 
 // payBTC pays value to addr on the devnet and mines a block: btc is
@@ -117,11 +95,11 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 	a := d.user(t)
 	a.signIn(d.emailA, password)
 	list := a.do(http.MethodGet, "/dashboard/checkouts/", nil)
-	list.want(t, 200, `href="/dashboard/checkouts/`+paid+`/"`, `href="/dashboard/checkouts/`+waiting+`/"`,
+	list.Want(t, 200, `href="/dashboard/checkouts/`+paid+`/"`, `href="/dashboard/checkouts/`+waiting+`/"`,
 		xssShown, "25.00 USD", "9.50 USD", `<span class="badge st-paid">paid</span>`, `<span class="badge st-waiting">waiting</span>`,
 		"25.00 USD<br>", " BTC</span>", `aria-current="page">Checkouts`)
-	list.wantNot(t, xss)
-	if strings.Index(list.body, waiting) > strings.Index(list.body, paid) {
+	list.WantNot(t, xss)
+	if strings.Index(list.Body, waiting) > strings.Index(list.Body, paid) {
 		t.Error("not newest first")
 	}
 
@@ -137,8 +115,8 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 		{"?to=2026-11-01", "No checkouts match.", paid},
 	} {
 		p := a.do(http.MethodGet, "/dashboard/checkouts/"+tc.query, nil)
-		p.want(t, 200, tc.has)
-		p.wantNot(t, tc.hasnt)
+		p.Want(t, 200, tc.has)
+		p.WantNot(t, tc.hasnt)
 	}
 	for _, tc := range []struct{ query, names string }{
 		{"?status=shipped", "status: &#34;shipped&#34; is not an invoice_status"},
@@ -146,16 +124,16 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 		{"?to=2026-13-01", "to is not a date"},
 		{"?cursor=abc", "cursor: "},
 	} {
-		a.do(http.MethodGet, "/dashboard/checkouts/"+tc.query, nil).want(t, 400, `id="filter-error"`, tc.names)
+		a.do(http.MethodGet, "/dashboard/checkouts/"+tc.query, nil).Want(t, 400, `id="filter-error"`, tc.names)
 	}
 
 	detail := a.do(http.MethodGet, "/dashboard/checkouts/"+paid+"/", nil)
-	detail.want(t, 200, `<span id="invoice-status" class="badge st-paid">paid</span>`, "25.00 USD", xssShown,
+	detail.Want(t, 200, `<span id="invoice-status" class="badge st-paid">paid</span>`, "25.00 USD", xssShown,
 		addr, txid, `<span class="badge st-completed">completed</span>`, "held on the payment address",
 		`<a id="payment-url" href="`+d.in.BaseURL+"/payment/"+paid+`/">`,
 		`<code id="redirect-url">https://shop.example/done?order=7&amp;x=1</code>`,
 		`<code id="notify-url">`+d.hook+`</code>`, "checkout.payment.confirmed", "Expires")
-	detail.wantNot(t, xss, `href="https://shop.example`)
+	detail.WantNot(t, xss, `href="https://shop.example`)
 	// Every webhook of the checkout is linked to its page.
 	ns, _ := logs["notifications"].([]any)
 	if len(ns) == 0 {
@@ -163,17 +141,17 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 	}
 	for _, n := range ns {
 		uuid := n.(map[string]any)["uuid"].(string)
-		detail.want(t, 200, `href="/dashboard/notifications/`+uuid+`/"`)
+		detail.Want(t, 200, `href="/dashboard/notifications/`+uuid+`/"`)
 	}
-	a.do(http.MethodGet, "/dashboard/checkouts/"+waiting+"/", nil).want(t, 200,
+	a.do(http.MethodGet, "/dashboard/checkouts/"+waiting+"/", nil).Want(t, 200,
 		`<span id="invoice-status" class="badge st-waiting">waiting</span>`, "9.50 USD", "No coin chosen yet.", "No payment yet.", "No webhook sent")
 
 	// The invoice_status follows the clock as the API's does: past its
 	// expiry the unpaid checkout is expired, the paid one stays paid.
 	d.clock.Add(2 * time.Hour)
-	a.do(http.MethodGet, "/dashboard/checkouts/"+waiting+"/", nil).want(t, 200, `<span id="invoice-status" class="badge st-expired">expired</span>`)
-	a.do(http.MethodGet, "/dashboard/checkouts/?status=expired", nil).want(t, 200, waiting)
-	a.do(http.MethodGet, "/dashboard/checkouts/?status=paid", nil).want(t, 200, paid)
+	a.do(http.MethodGet, "/dashboard/checkouts/"+waiting+"/", nil).Want(t, 200, `<span id="invoice-status" class="badge st-expired">expired</span>`)
+	a.do(http.MethodGet, "/dashboard/checkouts/?status=expired", nil).Want(t, 200, waiting)
+	a.do(http.MethodGet, "/dashboard/checkouts/?status=paid", nil).Want(t, 200, paid)
 	if st := d.api(t, "/checkout/logs/", "payment_id", waiting)["invoice_status"]; st != "expired" {
 		t.Fatalf("the API says %v", st)
 	}
@@ -183,15 +161,15 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 		"/dashboard/checkouts/chk_nothere/", "/dashboard/checkouts/CHK_X/", "/dashboard/checkouts/chk_a%3Cb/",
 		"/dashboard/checkouts/" + paid + "/more", "/dashboard/deposits/" + paid + "/", "/dashboard/checkouts/" + strings.Repeat("a", 80) + "/",
 	} {
-		a.do(http.MethodGet, path, nil).want(t, 404)
+		a.do(http.MethodGet, path, nil).Want(t, 404)
 	}
-	if p := a.do(http.MethodGet, "/dashboard/checkouts/"+paid, nil); p.code != http.StatusMovedPermanently || p.header.Get("Location") != "/dashboard/checkouts/"+paid+"/" {
-		t.Errorf("without the slash: %d %v", p.code, p.header)
+	if p := a.do(http.MethodGet, "/dashboard/checkouts/"+paid, nil); p.Code != http.StatusMovedPermanently || p.Header.Get("Location") != "/dashboard/checkouts/"+paid+"/" {
+		t.Errorf("without the slash: %d %v", p.Code, p.Header)
 	}
-	if p := a.do(http.MethodGet, "/dashboard/checkouts?status=paid", nil); p.code != http.StatusMovedPermanently || p.header.Get("Location") != "/dashboard/checkouts/?status=paid" {
-		t.Errorf("listing without the slash: %d %v", p.code, p.header)
+	if p := a.do(http.MethodGet, "/dashboard/checkouts?status=paid", nil); p.Code != http.StatusMovedPermanently || p.Header.Get("Location") != "/dashboard/checkouts/?status=paid" {
+		t.Errorf("listing without the slash: %d %v", p.Code, p.Header)
 	}
-	a.do(http.MethodPost, "/dashboard/checkouts/", url.Values{"csrf": {csrf(t, list)}}).want(t, http.StatusMethodNotAllowed)
+	a.do(http.MethodPost, "/dashboard/checkouts/", url.Values{"csrf": {csrf(t, list)}}).Want(t, http.StatusMethodNotAllowed)
 }
 
 // TestDashboardDeposits: a deposit has no amount, collects payments, and
@@ -206,16 +184,16 @@ func TestDashboardDeposits(t *testing.T) {
 	a := d.user(t)
 	a.signIn(d.emailA, password)
 	list := a.do(http.MethodGet, "/dashboard/deposits/", nil)
-	list.want(t, 200, `href="/dashboard/deposits/`+id+`/"`, "any amount (USD)", "Top up "+xssShown, `<td class="num">2</td>`, "0.03 BTC", `aria-current="page">Deposits`)
-	list.wantNot(t, xss)
-	a.do(http.MethodGet, "/dashboard/deposits/?status=paid", nil).want(t, 200, id)
-	a.do(http.MethodGet, "/dashboard/deposits/?status=nope", nil).want(t, 400, "status:")
-	a.do(http.MethodGet, "/dashboard/checkouts/", nil).want(t, 200, "No checkouts match.")
+	list.Want(t, 200, `href="/dashboard/deposits/`+id+`/"`, "any amount (USD)", "Top up "+xssShown, `<td class="num">2</td>`, "0.03 BTC", `aria-current="page">Deposits`)
+	list.WantNot(t, xss)
+	a.do(http.MethodGet, "/dashboard/deposits/?status=paid", nil).Want(t, 200, id)
+	a.do(http.MethodGet, "/dashboard/deposits/?status=nope", nil).Want(t, 400, "status:")
+	a.do(http.MethodGet, "/dashboard/checkouts/", nil).Want(t, 200, "No checkouts match.")
 	detail := a.do(http.MethodGet, "/dashboard/deposits/"+id+"/", nil)
-	detail.want(t, 200, `<span id="invoice-status" class="badge st-paid">paid</span>`, "any amount (USD)", tx1, tx2,
+	detail.Want(t, 200, `<span id="invoice-status" class="badge st-paid">paid</span>`, "any amount (USD)", tx1, tx2,
 		`href="`+d.in.BaseURL+"/deposit/"+id+`/"`, "deposit.payment.confirmed")
-	detail.wantNot(t, xss, `id="expires"`)
-	a.do(http.MethodGet, "/dashboard/checkouts/"+id+"/", nil).want(t, 404)
+	detail.WantNot(t, xss, `id="expires"`)
+	a.do(http.MethodGet, "/dashboard/checkouts/"+id+"/", nil).Want(t, 404)
 }
 
 // TestDashboardSubscriptions: a subscription paid on the devnet is active
@@ -240,34 +218,34 @@ func TestDashboardSubscriptions(t *testing.T) {
 	a := d.user(t)
 	a.signIn(d.emailA, password)
 	list := a.do(http.MethodGet, "/dashboard/subscriptions/", nil)
-	list.want(t, 200, `href="/dashboard/subscriptions/`+tok+`/"`, `href="/dashboard/subscriptions/`+pending+`/"`,
+	list.Want(t, 200, `href="/dashboard/subscriptions/`+tok+`/"`, `href="/dashboard/subscriptions/`+pending+`/"`,
 		`<span class="badge st-active">active</span>`, `<span class="badge st-pending">pending</span>`,
 		"1 month: 50.00 USD", "12 months: 500.00 USD", "cust "+xssShown)
-	list.wantNot(t, xss)
-	a.do(http.MethodGet, "/dashboard/subscriptions/?status=active", nil).want(t, 200, tok)
-	a.do(http.MethodGet, "/dashboard/subscriptions/?status=pending", nil).wantNot(t, tok)
-	a.do(http.MethodGet, "/dashboard/subscriptions/?status=paid", nil).want(t, 400, "status:")
-	a.do(http.MethodGet, "/dashboard/subscriptions/?from=11/24/2026", nil).want(t, 400, "from is not a date")
+	list.WantNot(t, xss)
+	a.do(http.MethodGet, "/dashboard/subscriptions/?status=active", nil).Want(t, 200, tok)
+	a.do(http.MethodGet, "/dashboard/subscriptions/?status=pending", nil).WantNot(t, tok)
+	a.do(http.MethodGet, "/dashboard/subscriptions/?status=paid", nil).Want(t, 400, "status:")
+	a.do(http.MethodGet, "/dashboard/subscriptions/?from=11/24/2026", nil).Want(t, 400, "from is not a date")
 
 	detail := a.do(http.MethodGet, "/dashboard/subscriptions/"+tok+"/", nil)
-	detail.want(t, 200, `<span id="sub-status" class="badge st-active">active</span>`, `id="renewal-`+renewal+`"`, txid,
+	detail.Want(t, 200, `<span id="sub-status" class="badge st-active">active</span>`, `id="renewal-`+renewal+`"`, txid,
 		`<a id="subscription-url" href="`+d.in.BaseURL+"/subscription/"+tok+`/">`, "cust "+xssShown,
 		`id="open-renewals"`, open, "subscription.payment.confirmed", `href="/dashboard/notifications/`)
-	detail.wantNot(t, xss)
+	detail.WantNot(t, xss)
 	// The paid period ends when the API says it does.
 	exp, err := strconv.ParseInt(fmt.Sprint(fetched["expires_at"]), 10, 64)
 	if err != nil || exp == 0 {
 		t.Fatalf("expires_at %v", fetched["expires_at"])
 	}
-	detail.want(t, 200, `<dd id="expires">`+time.Unix(exp, 0).UTC().Format("2006-01-02 15:04:05 UTC")+`</dd>`)
-	a.do(http.MethodGet, "/dashboard/subscriptions/"+pending+"/", nil).want(t, 200, "never paid", "No renewal has been paid into yet.")
+	detail.Want(t, 200, `<dd id="expires">`+time.Unix(exp, 0).UTC().Format("2006-01-02 15:04:05 UTC")+`</dd>`)
+	a.do(http.MethodGet, "/dashboard/subscriptions/"+pending+"/", nil).Want(t, 200, "never paid", "No renewal has been paid into yet.")
 
 	// Past the paid period: expired.
 	d.clock.Add(40 * 24 * time.Hour)
 	a.signIn(d.emailA, password) // the session ended meanwhile
-	a.do(http.MethodGet, "/dashboard/subscriptions/"+tok+"/", nil).want(t, 200, `<span id="sub-status" class="badge st-expired">expired</span>`)
+	a.do(http.MethodGet, "/dashboard/subscriptions/"+tok+"/", nil).Want(t, 200, `<span id="sub-status" class="badge st-expired">expired</span>`)
 	for _, path := range []string{"/dashboard/subscriptions/sub_nothere/", "/dashboard/subscriptions/" + renewal + "/", "/dashboard/subscriptions/sub_A/"} {
-		a.do(http.MethodGet, path, nil).want(t, 404)
+		a.do(http.MethodGet, path, nil).Want(t, 404)
 	}
 }
 
@@ -283,20 +261,20 @@ func TestDashboardInvoicesOtherProject(t *testing.T) {
 	b := d.user(t)
 	b.signIn(d.emailB, password)
 	unknown := b.do(http.MethodGet, "/dashboard/checkouts/chk_nothere/", nil)
-	unknown.want(t, 404)
+	unknown.Want(t, 404)
 	for _, path := range []string{"/dashboard/checkouts/" + chk + "/", "/dashboard/deposits/" + dep + "/", "/dashboard/subscriptions/" + sub + "/"} {
 		p := b.do(http.MethodGet, path, nil)
-		p.want(t, 404)
-		if p.body != unknown.body {
+		p.Want(t, 404)
+		if p.Body != unknown.Body {
 			t.Errorf("%s: another project's 404 differs from an unknown id's", path)
 		}
 	}
-	b.do(http.MethodGet, "/dashboard/checkouts/", nil).want(t, 200, "No checkouts match.")
-	b.do(http.MethodGet, "/dashboard/deposits/", nil).want(t, 200, "No deposits match.")
-	b.do(http.MethodGet, "/dashboard/subscriptions/", nil).want(t, 200, "No subscriptions match.")
+	b.do(http.MethodGet, "/dashboard/checkouts/", nil).Want(t, 200, "No checkouts match.")
+	b.do(http.MethodGet, "/dashboard/deposits/", nil).Want(t, 200, "No deposits match.")
+	b.do(http.MethodGet, "/dashboard/subscriptions/", nil).Want(t, 200, "No subscriptions match.")
 	// Signed out: sent to sign in, nothing shown.
 	anon := d.user(t)
-	if p := anon.do(http.MethodGet, "/dashboard/checkouts/"+chk+"/", nil); p.code != http.StatusSeeOther || strings.Contains(p.body, chk) {
-		t.Errorf("signed out: %d", p.code)
+	if p := anon.do(http.MethodGet, "/dashboard/checkouts/"+chk+"/", nil); p.Code != http.StatusSeeOther || strings.Contains(p.Body, chk) {
+		t.Errorf("signed out: %d", p.Code)
 	}
 }

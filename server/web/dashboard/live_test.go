@@ -1,4 +1,4 @@
-package web_test
+package dashboard_test
 
 import (
 	"bufio"
@@ -14,7 +14,8 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
-	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/dashboard"
+	"github.com/payhook/payhook/server/web/webtest"
 )
 
 // eachLiveDialect runs fn as a parallel subtest per database dialect; fn
@@ -67,7 +68,7 @@ const streamWait = 15 * time.Second
 // stream opens path as u, with the Last-Event-ID lastID when it is not
 // empty. A response that is not an event stream is returned as a page
 // (with a nil stream).
-func (u *user) stream(path, lastID string) (*sseStream, page) {
+func (u *user) stream(path, lastID string) (*sseStream, webtest.Page) {
 	u.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.base+path, nil)
@@ -80,13 +81,13 @@ func (u *user) stream(path, lastID string) (*sseStream, page) {
 		cancel()
 		u.t.Fatal(err)
 	}
-	p := page{code: resp.StatusCode, header: resp.Header, url: path}
+	p := webtest.Page{Code: resp.StatusCode, Header: resp.Header, URL: path}
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var b strings.Builder
 		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
 		resp.Body.Close()
 		cancel()
-		p.body = b.String()
+		p.Body = b.String()
 		return nil, p
 	}
 	s := &sseStream{events: make(chan sseEvent, 64), done: make(chan struct{}), cancel: cancel}
@@ -208,16 +209,16 @@ func TestDashboardLiveEvents(t *testing.T) {
 
 		s, p := a.stream("/dashboard/events?uuid="+url.QueryEscape(id), "")
 		if s == nil {
-			t.Fatalf("no stream: %d %s", p.code, p.body)
+			t.Fatalf("no stream: %d %s", p.Code, p.Body)
 		}
-		if cc := p.header.Get("Cache-Control"); cc != "no-store" {
+		if cc := p.Header.Get("Cache-Control"); cc != "no-store" {
 			t.Errorf("Cache-Control %q", cc)
 		}
 		sb, _ := b.stream("/dashboard/events", "")
 		if sb == nil {
 			t.Fatal("project B: no stream")
 		}
-		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).Want(t, http.StatusSeeOther)
 		d.runDue(t)
 		cursor, ev := s.delivery(t)
 		if ev.UUID != id || ev.Kind != "attempt" || ev.Attempt != 2 || ev.Outcome != "failed" ||
@@ -262,11 +263,11 @@ func TestDashboardLiveEvents(t *testing.T) {
 
 		// No session, no stream; a bad cursor is a 400.
 		anon := d.user(t)
-		if s, p := anon.stream("/dashboard/events", ""); s != nil || p.code != http.StatusSeeOther || p.header.Get("Location") != "/dashboard/signin" {
-			t.Fatalf("signed out: %d %v", p.code, p.header)
+		if s, p := anon.stream("/dashboard/events", ""); s != nil || p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/signin" {
+			t.Fatalf("signed out: %d %v", p.Code, p.Header)
 		}
-		if s, p := a.stream("/dashboard/events", "yesterday"); s != nil || p.code != http.StatusBadRequest || !strings.Contains(p.body, "Last-Event-ID") {
-			t.Fatalf("bad Last-Event-ID: %d %s", p.code, p.body)
+		if s, p := a.stream("/dashboard/events", "yesterday"); s != nil || p.Code != http.StatusBadRequest || !strings.Contains(p.Body, "Last-Event-ID") {
+			t.Fatalf("bad Last-Event-ID: %d %s", p.Code, p.Body)
 		}
 	})
 }
@@ -283,7 +284,7 @@ func TestDashboardLiveOutlivesTimeouts(t *testing.T) {
 	a.signIn(d.emailA, password)
 	s, p := a.stream("/dashboard/events", "")
 	if s == nil {
-		t.Fatalf("no stream: %d", p.code)
+		t.Fatalf("no stream: %d", p.Code)
 	}
 	// Waiting is the point here: nothing may arrive, and the stream must
 	// not end, until both deadlines have passed.
@@ -313,8 +314,8 @@ func TestDashboardLiveSessionEnds(t *testing.T) {
 		if s1 == nil || s2 == nil {
 			t.Fatal("no stream")
 		}
-		if p := a1.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.code != http.StatusSeeOther {
-			t.Fatalf("sign out: %d", p.code)
+		if p := a1.do(http.MethodPost, "/dashboard/signout", url.Values{"csrf": {token}}); p.Code != http.StatusSeeOther {
+			t.Fatalf("sign out: %d", p.Code)
 		}
 		id := d.testWebhook(t, d.in.KeyA) // wakes both streams
 		if seen := s1.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
@@ -323,7 +324,7 @@ func TestDashboardLiveSessionEnds(t *testing.T) {
 		if _, ev := s2.delivery(t); ev.UUID != id {
 			t.Fatalf("the other session's stream sent %+v", ev)
 		}
-		d.clock.Add(web.DefaultSessionTTL + time.Minute)
+		d.clock.Add(dashboard.DefaultSessionTTL + time.Minute)
 		d.testWebhook(t, d.in.KeyA)
 		if seen := s2.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
 			t.Fatalf("expired session's stream sent %+v, want an end event last", seen)
@@ -340,21 +341,21 @@ func TestDashboardLiveBound(t *testing.T) {
 	a := d.user(t)
 	a.signIn(d.emailA, password)
 	var open []*sseStream
-	for range web.MaxLiveStreamsPerSession {
+	for range dashboard.MaxLiveStreamsPerSession {
 		s, p := a.stream("/dashboard/events", "")
 		if s == nil {
-			t.Fatalf("stream %d refused: %d", len(open)+1, p.code)
+			t.Fatalf("stream %d refused: %d", len(open)+1, p.Code)
 		}
 		open = append(open, s)
 	}
-	if s, p := a.stream("/dashboard/events", ""); s != nil || p.code != http.StatusTooManyRequests {
-		t.Fatalf("one stream too many: %d", p.code)
+	if s, p := a.stream("/dashboard/events", ""); s != nil || p.Code != http.StatusTooManyRequests {
+		t.Fatalf("one stream too many: %d", p.Code)
 	}
 	// Another session has its own share.
 	other := d.user(t)
 	other.signIn(d.emailA, password)
 	if s, p := other.stream("/dashboard/events", ""); s == nil {
-		t.Fatalf("another session refused: %d", p.code)
+		t.Fatalf("another session refused: %d", p.Code)
 	}
 	// Closing one frees its slot once the server notices.
 	open[0].close()
@@ -364,8 +365,8 @@ func TestDashboardLiveBound(t *testing.T) {
 		if s != nil {
 			break
 		}
-		if p.code != http.StatusTooManyRequests || time.Now().After(deadline) {
-			t.Fatalf("after closing one: %d", p.code)
+		if p.Code != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("after closing one: %d", p.Code)
 		}
 	}
 }
@@ -408,34 +409,34 @@ func TestDashboardActivity(t *testing.T) {
 		id := d.failedNotification(t) // one failed attempt at 12:00, now 14:00
 		a := d.user(t)
 		_, token := a.signIn(d.emailA, password)
-		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).want(t, http.StatusSeeOther)
+		a.do(http.MethodPost, "/dashboard/notifications/"+id+"/resend", url.Values{"csrf": {token}}).Want(t, http.StatusSeeOther)
 		d.runDue(t) // a second failed attempt, at 14:00
 
 		p := a.do(http.MethodGet, "/dashboard/activity/", nil)
-		p.want(t, 200, `aria-current="page">Activity`, `id="deliveries-plot"`, `id="latency-plot"`, `role="img"`,
+		p.Want(t, 200, `aria-current="page">Activity`, `id="deliveries-plot"`, `id="latency-plot"`, `role="img"`,
 			`<rect class="out-failed"`, "Nov 24 12:00–13:00 UTC: 1 failed", "Nov 24 14:00–15:00 UTC: 1 failed",
 			`<span class="swatch out-acknowledged">`, `id="activity-totals"`, "0 acknowledged, 2 failed, 0 blocked, 0 interrupted in all",
 			"2026-11-22 15:00:00 UTC to 2026-11-24 15:00:00 UTC")
-		p.wantNot(t, "style=", "activity-empty")
-		totals := p.body[strings.Index(p.body, `id="activity-totals"`):]
+		p.WantNot(t, "style=", "activity-empty")
+		totals := p.Body[strings.Index(p.Body, `id="activity-totals"`):]
 		totals = totals[:strings.Index(totals, "</table>")]
 		if !strings.Contains(totals, "<tbody><tr><td>0</td><td>2</td><td>0</td><td>0</td><td>0</td>") {
 			t.Fatalf("totals table:\n%s", totals)
 		}
-		if a.do(http.MethodGet, "/dashboard/activity", nil).code != http.StatusMovedPermanently {
+		if a.do(http.MethodGet, "/dashboard/activity", nil).Code != http.StatusMovedPermanently {
 			t.Fatal("/dashboard/activity does not redirect")
 		}
 
 		b := d.user(t)
 		b.signIn(d.emailB, password)
 		q := b.do(http.MethodGet, "/dashboard/activity/", nil)
-		q.want(t, 200, `id="activity-empty"`, "No delivery attempts in the last 48 hours")
-		q.wantNot(t, "<svg", id)
+		q.Want(t, 200, `id="activity-empty"`, "No delivery attempts in the last 48 hours")
+		q.WantNot(t, "<svg", id)
 
 		// 49 hours later the attempts are out of the window.
 		d.clock.Add(49 * time.Hour)
 		later := d.user(t)
 		later.signIn(d.emailA, password)
-		later.do(http.MethodGet, "/dashboard/activity/", nil).want(t, 200, `id="activity-empty"`)
+		later.do(http.MethodGet, "/dashboard/activity/", nil).Want(t, 200, `id="activity-empty"`)
 	})
 }
