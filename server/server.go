@@ -55,6 +55,7 @@ import (
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
 	"github.com/payhook/payhook/server/web/dashboard"
+	"github.com/payhook/payhook/server/web/pay"
 )
 
 // Server is a running payhook instance.
@@ -413,7 +414,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if err != nil {
 		return err
 	}
-	pages, err := web.New(web.Config{
+	pages, err := pay.New(pay.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
@@ -428,7 +429,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	assets, err := web.NewAssets(dashboard.Assets())
+	assets, err := web.NewAssets(pay.Assets(), dashboard.Assets())
 	if err != nil {
 		return err
 	}

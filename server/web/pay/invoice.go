@@ -1,4 +1,4 @@
-package web
+package pay
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web"
 )
 
 func kindOf(segment string) invoice.Kind {
@@ -31,7 +32,7 @@ func kindOf(segment string) invoice.Kind {
 
 // invoicePageData is the checkout and deposit page.
 type invoicePageData struct {
-	Layout
+	web.Layout
 	// Kind is checkout, deposit or subscription (a renewal).
 	Kind string
 	// Path is the page's own path (forms post to it).
@@ -130,7 +131,7 @@ func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) 
 			}
 		}
 		name := invoice.TickerName(t)
-		out = append(out, coinChoice{Coin: name, Label: CoinLabel(t), Selected: name == chosen})
+		out = append(out, coinChoice{Coin: name, Label: web.CoinLabel(t), Selected: name == chosen})
 	}
 	return out, nil
 }
@@ -221,7 +222,7 @@ func (h *Handler) quote(l *invoice.Logs, coin string) (*quoteView, error) {
 		if a.Ticker != t.Ticker {
 			continue
 		}
-		q := &quoteView{Coin: invoice.TickerName(t), Label: CoinLabel(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
+		q := &quoteView{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
 		if a.QuoteValueCoin != nil {
 			q.Amount = payload.FormatAmount(*a.QuoteValueCoin, t.Decimals)
 		}

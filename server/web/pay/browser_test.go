@@ -1,4 +1,4 @@
-package web_test
+package pay_test
 
 import (
 	"fmt"

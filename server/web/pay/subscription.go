@@ -1,4 +1,4 @@
-package web
+package pay
 
 import (
 	"errors"
@@ -12,12 +12,13 @@ import (
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/subscription"
+	"github.com/payhook/payhook/server/web"
 )
 
 // subscriptionPageData is the subscription page: its status, its plan
 // options, and a renewal being paid.
 type subscriptionPageData struct {
-	Layout
+	web.Layout
 	// Path is the page's path.
 	Path string
 	// Customer is the merchant's customer reference.
@@ -99,7 +100,7 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 		if dv, err := decimal.NewFromString(o.Value); err == nil {
 			v = dv.StringFixed(places)
 		}
-		d.Options = append(d.Options, optionView{Period: o.Period, Label: PeriodLabel(o.Period), Value: v})
+		d.Options = append(d.Options, optionView{Period: o.Period, Label: web.PeriodLabel(o.Period), Value: v})
 	}
 	// The coins of a plan: quoted like a checkout of a fixed amount.
 	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
@@ -119,7 +120,7 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 			rd.Status.Text = "Paid. Thank you!"
 		}
 		rd.Hidden = map[string]string{"option": inv.Option}
-		d.Renewal, d.OptionLabel = rd, PeriodLabel(inv.Option)
+		d.Renewal, d.OptionLabel = rd, web.PeriodLabel(inv.Option)
 		d.Refresh = rd.Refresh
 	}
 	h.pages.Render(w, status, "subscription", d)

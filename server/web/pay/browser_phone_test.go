@@ -1,4 +1,4 @@
-package web_test
+package pay_test
 
 import (
 	"testing"
@@ -8,9 +8,9 @@ import (
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
-// TestBrowserPhoneWidth opens every hosted page and dashboard page on an
-// emulated 360px phone and checks that none scrolls sideways (tables
-// scroll inside their own box).
+// TestBrowserPhoneWidth opens every hosted page on an emulated 360px phone
+// and checks that none scrolls sideways (tables scroll inside their own
+// box). The dashboard's pages have theirs in package dashboard.
 func TestBrowserPhoneWidth(t *testing.T) {
 	t.Parallel()
 	ctx := webtest.Browser(t)
@@ -36,5 +36,4 @@ func TestBrowserPhoneWidth(t *testing.T) {
 	if a["address_in"] == "" {
 		t.Fatal("no address")
 	}
-
 }

@@ -1,15 +1,32 @@
-package web
+package pay
 
 import (
+	"embed"
+	"io/fs"
 	"net/http"
 	"strings"
+
+	"github.com/payhook/payhook/server/web"
 )
 
 // Handler serves the hosted pages.
 type Handler struct {
 	cfg   Config
-	pages *Pages
+	pages *web.Pages
 }
+
+// templateFS holds the pages (their frame is web's).
+//
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// assetFS holds the pages' script.
+//
+//go:embed assets
+var assetFS embed.FS
+
+// Assets returns the pages' assets, in assets/, for web.NewAssets.
+func Assets() fs.FS { return assetFS }
 
 // New returns the handler of the hosted pages.
 func New(cfg Config) (*Handler, error) {
@@ -17,7 +34,7 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pages, err := NewPages(cfg.Logger, nil)
+	pages, err := web.NewPages(cfg.Logger, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +60,7 @@ func (h *Handler) Wrap(next http.Handler) http.Handler {
 // ServeHTTP serves the hosted pages; anything else is a 404 page.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.route(w, r) {
-		Secure(w)
+		web.Secure(w)
 		h.pages.NotFound(w)
 	}
 }
@@ -62,7 +79,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	if !ok || !strings.HasPrefix(parts[1], prefix) {
 		return false
 	}
-	Secure(w)
+	web.Secure(w)
 	id, rest := parts[1], ""
 	if len(parts) == 3 {
 		rest = parts[2]
@@ -95,7 +112,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 			h.invoiceStatus(w, r, kindOf(parts[0]), id)
 		}
 	case rest == "" || rest == "status.json":
-		MethodNotAllowed(w, "GET, HEAD, POST")
+		web.MethodNotAllowed(w, "GET, HEAD, POST")
 	default:
 		h.pages.NotFound(w)
 	}
