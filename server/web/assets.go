@@ -24,7 +24,7 @@ const assetDir = "assets"
 // Assets serves the embedded assets, the shared ones and every part's, at
 // AssetPrefix: same origin, so the CSP's 'self' admits them, with the
 // headers of Secure, cached for an hour. Only files are served: a
-// directory or an unknown name is a 404.
+// directory or an unknown name is a 404 (not cached).
 type Assets struct {
 	// files maps an asset's name to the file system holding it.
 	files map[string]fs.FS
@@ -60,12 +60,12 @@ func NewAssets(parts ...fs.FS) (*Assets, error) {
 // ServeHTTP serves the asset the path below AssetPrefix names.
 func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	Secure(w)
-	w.Header().Set("Cache-Control", "public, max-age=3600")
 	name, ok := strings.CutPrefix(r.URL.Path, AssetPrefix)
 	dir, known := a.files[name]
 	if !ok || !known {
 		http.NotFound(w, r)
 		return
 	}
+	w.Header().Set("Cache-Control", "public, max-age=3600")
 	http.ServeFileFS(w, r, dir, name)
 }

@@ -61,6 +61,9 @@ func TestAssets(t *testing.T) {
 			}
 			wantSecure(t, w.Header())
 			if r.code != 200 {
+				if cc := w.Header().Get("Cache-Control"); cc != "" {
+					t.Errorf("a %d is cached: %s", r.code, cc)
+				}
 				return
 			}
 			if !strings.Contains(w.Header().Get("Content-Type"), r.ct) || w.Header().Get("Cache-Control") != "public, max-age=3600" {
