@@ -13,11 +13,7 @@ import (
 // own box).
 func TestBrowserPhoneWidth(t *testing.T) {
 	t.Parallel()
-	ctx := webtest.Browser(t)
-	if err := chromedp.Do(ctx, webtest.AtPhoneWidth()); err != nil {
-		t.Fatal(err)
-	}
-
+	ctx := webtest.PhoneBrowser(t)
 	dd := newDash(t)
 	id := dd.failedNotification(t)
 	webtest.FitsWidth(t, ctx, dd.in.BaseURL+"/dashboard/signin", "#signin-form")

@@ -3,8 +3,6 @@ package pay_test
 import (
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -13,10 +11,7 @@ import (
 // box). The dashboard's pages have theirs in package dashboard.
 func TestBrowserPhoneWidth(t *testing.T) {
 	t.Parallel()
-	ctx := webtest.Browser(t)
-	if err := chromedp.Do(ctx, webtest.AtPhoneWidth()); err != nil {
-		t.Fatal(err)
-	}
+	ctx := webtest.PhoneBrowser(t)
 	e := newEnv(t)
 	c := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "25.00", "currency", "USD",
 		"item_description", "Order #7: The Go Programming Language (paperback), with a rather long description")

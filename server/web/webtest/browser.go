@@ -101,6 +101,16 @@ func AtPhoneWidth() chromedp.Action[chromedp.Void] {
 	return chromedp.EmulateViewport(PhoneWidth, 740, chromedp.EmulateScale(2), chromedp.EmulateMobile)
 }
 
+// PhoneBrowser is Browser emulating a 360px-wide phone (AtPhoneWidth).
+func PhoneBrowser(t *testing.T) context.Context {
+	t.Helper()
+	ctx := Browser(t)
+	if err := chromedp.Do(ctx, AtPhoneWidth()); err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
 // FitsWidth fails when the page at url scrolls sideways at phone width:
 // only a table's own .scroll box may be wider than the screen. ready is
 // the CSS selector of an element the page shows once loaded.
