@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,7 +95,7 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	for _, file := range names {
-		name := strings.TrimSuffix(path.Base(file), ".html")
+		name := strings.TrimSuffix(strings.TrimPrefix(file, "templates/"), ".html")
 		if name == "layout" {
 			continue
 		}
