@@ -15,7 +15,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/rpc"
-	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/dashboard"
 )
 
 // projects is the operator's project administration, shared by the
@@ -197,7 +197,7 @@ func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64
 // user's id.
 func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, password string) (uid int64, err error) {
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		u, err := web.CreateUser(ctx, db.Client, id, email, password, time.Now().UTC())
+		u, err := dashboard.CreateUser(ctx, db.Client, id, email, password, time.Now().UTC())
 		if err != nil {
 			return err
 		}

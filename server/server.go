@@ -55,6 +55,8 @@ import (
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/dashboard"
+	"github.com/payhook/payhook/server/web/pay"
 )
 
 // Server is a running payhook instance.
@@ -422,14 +424,24 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if err != nil {
 		return err
 	}
-	pages, err := web.New(web.Config{
+	pages, err := pay.New(pay.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
-		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger, TrustedProxies: proxies,
-		StreamHeartbeat: cfg.StreamHeartbeat,
+		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("hosted pages: %w", err)
+	}
+	dash, err := dashboard.New(dashboard.Config{
+		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
+		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
+		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
+	})
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	assets, err := web.NewAssets(pay.Assets(), dashboard.Assets())
+	if err != nil {
+		return err
 	}
 	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -477,8 +489,12 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	for _, p := range browser.Paths() {
 		mux.Handle(p, browser)
 	}
-	// The hosted pages (/payment/, /deposit/{dep_...}/,
-	// /subscription/{sub_...}/) first; every other path is the API's.
+	// The dashboard, the pages' assets, then the hosted pages (/payment/,
+	// /deposit/{dep_...}/, /subscription/{sub_...}/) in front of the API,
+	// which shares their first segments: every other path is the API's.
+	mux.Handle(dashboard.Prefix, dash)
+	mux.Handle("/dashboard", dash) // sent to Prefix, with the dashboard's headers
+	mux.Handle(web.AssetPrefix, assets)
 	mux.Handle("/", pages.Wrap(gw))
 	s.http = &http.Server{
 		// The key leaves the query before any handler sees the request;

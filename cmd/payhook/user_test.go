@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/dashboard"
 )
 
 // TestUserCreate: user create reads the password from standard input and
@@ -40,7 +40,7 @@ func TestUserCreate(t *testing.T) {
 	if err != nil || !strings.HasPrefix(got, "user_id  ") || strings.Contains(got+errOut.String(), "correct horse") {
 		t.Fatalf("user create: %q %q %v", got, errOut.String(), err)
 	}
-	if _, err := user("correct horse battery staple\n", id, "alice@shop.example"); !errors.Is(err, web.ErrUserExists) {
+	if _, err := user("correct horse battery staple\n", id, "alice@shop.example"); !errors.Is(err, dashboard.ErrUserExists) {
 		t.Fatalf("same email again: %v", err)
 	}
 	for name, c := range map[string]struct{ stdin, project, email string }{

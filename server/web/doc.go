@@ -1,49 +1,32 @@
-// Package web serves the dashboard (/dashboard/) and the hosted pages a
-// customer opens.
+// Package web is what the hosted pages (package pay, below) and the
+// dashboard (package dashboard, below) share, and nothing else: the
+// security headers, rendering, the frame and the not-found and error
+// pages, the template functions, the coin and period labels, and the
+// server of the embedded assets. server.New builds one handler of each
+// part and mounts them: the dashboard at /dashboard/, the assets at
+// AssetPrefix, the hosted pages in front of the REST gateway.
 //
-// The dashboard: a user created by the operator (CreateUser) signs in with
-// an email and password (argon2id hash) and sees one project. Sessions are
-// rows holding the SHA-256 of the cookie's random token; every POST carries
-// the session's CSRF token (the sign-in form a double-submit one) and is
-// refused with 403 without it; five wrong passwords lock a user for
-// LockoutDuration, a client network that fails SigninFailuresPerIP
-// sign-ins waits SigninFailureRefill per further attempt (429), and every
-// failed sign-in gets the same answer. Every
-// query is scoped by the session's project: another project's
-// notification, checkout, deposit, subscription or API key is a 404, as an
-// unknown one. Resends, test webhooks, wallets and keys go through the same
-// services as the API and the CLI. Pages: activity (deliveries per hour by
-// outcome and attempt latency over 48 hours, server-rendered SVG),
-// notifications (one with its payload, the headers each attempt sent as
-// recorded, and its attempts), checkouts, deposits and subscriptions with
-// their payments and invoice_status, and settings. /dashboard/events is a
-// server-sent-event stream of the project's delivery events (the same
-// database-backed stream as WatchDeliveries; Last-Event-ID resumes it);
-// it ends when the session does and when the server stops.
-//
-// The hosted pages: the checkout page
-// /payment/{payment_id}/, the deposit page /deposit/{payment_id}/ and the
-// subscription page /subscription/{token}/, each with a small JSON status
-// endpoint (status.json) that the page's script polls.
-//
-// Guarantees:
-//   - The id in the path is the capability: it is 160 random bits, and the
-//     pages show only what the customer needs to pay (no API key, no
-//     project data beyond the item and its price). An unknown id is a 404.
-//   - The pages work without JavaScript: choosing a coin is an HTML form,
-//     the address and the exact amount are in the HTML, and a <noscript>
-//     refresh keeps the status current. Scripts (embedded, same origin,
-//     never inline) only add the live status, the countdown, the copy
-//     buttons and the redirect on paid.
-//   - Every merchant or customer value is rendered by html/template, which
-//     escapes it for its context; a redirect_url is followed only when it is
-//     an absolute http or https URL.
-//   - Every response carries a Content-Security-Policy that allows scripts,
-//     styles and fetches from the same origin only, and nosniff.
+// Guarantees, for every part that uses it:
+//   - Secure sets a Content-Security-Policy that allows scripts, styles and
+//     fetches from the same origin only (no inline script or style), images
+//     from the same origin and data: URIs, forms posting back, and no
+//     framing; with nosniff, no referrer and X-Frame-Options DENY. Every
+//     response of the pages, the dashboard and the assets carries them,
+//     redirects and errors included.
+//   - Pages are html/template, which escapes every value for its context.
+//     A page is executed into a buffer first: a template failure is a clean
+//     500 and a log line, never half a page. Pages are never cached
+//     (no-store); a failure the visitor cannot fix shows the generic error
+//     page and is logged with what was being done, and its error never
+//     reaches the page.
 //   - Assets are embedded in the binary (embed.FS): no CDN, no build step.
+//     They are served from the same origin below AssetPrefix, only by exact
+//     file name (no directory listing), cached for an hour. Each name has
+//     one owner: NewAssets refuses a part that carries a file another part,
+//     or this package, already has.
 //
-// Addresses are handed out by the same service function as the merchant
-// API's /checkout/address/ (invoice.Service.Address), so a coin chosen on
-// the page and one asked for through the API give the same address and the
-// same held quote.
+// The frame (templates/layout.html) is the hosted pages': it loads the
+// shared style.css and the pages' script (page.js, package pay's), and the
+// dashboard shows its not-found and error pages in it too, as it always
+// has. The dashboard's own pages have their own frame.
 package web

@@ -2,269 +2,230 @@ package web_test
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
 	"net/http"
-	"net/url"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
-	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/server"
-	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/server/web"
 )
 
-// notifyURL is the webhook URL of the test checkouts: an operator's
-// exception, never called (delivery is manual and never run).
-const notifyURL = "http://127.0.0.1:9/hook"
-
-// env is a --dev server whose devnet the tests pay on.
-type env struct {
-	in *servertest.Instance
-}
-
-func newEnv(t *testing.T) *env {
+// wantSecure fails t unless h carries the headers of web.Secure.
+func wantSecure(t *testing.T, h http.Header) {
 	t.Helper()
-	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
-		c.Dev = true
-		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{notifyURL}
-		c.API.PagePollInterval = 200 * time.Millisecond
-	})
-	return &env{in: in}
-}
-
-// request calls the merchant API with project A's key and returns the JSON.
-func (e *env) request(t *testing.T, path string, kv ...string) map[string]any {
-	t.Helper()
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Add(kv[i], kv[i+1])
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy %q", csp)
 	}
-	r := e.in.Get(t, path, q, e.in.KeyA)
-	if r.Code != 200 {
-		t.Fatalf("%s: %d %s", path, r.Code, r.Body)
+	if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("headers %v", h)
 	}
-	return r.JSON
 }
 
-// post makes a devnet request (pay, mine).
-func (e *env) post(t *testing.T, path string, body any) {
-	t.Helper()
-	b, _ := json.Marshal(body)
-	resp, err := http.Post(e.in.BaseURL+path, "application/json", bytes.NewReader(b))
+// TestAssets: the shared stylesheet and each part's files are served below
+// AssetPrefix with the security headers and an hour's caching; a
+// directory, an unknown name and a path outside the prefix are 404.
+func TestAssets(t *testing.T) {
+	t.Parallel()
+	partA := fstest.MapFS{"assets/a.js": {Data: []byte("// a")}}
+	partB := fstest.MapFS{"assets/b.css": {Data: []byte("/* b */")}}
+	a, err := web.NewAssets(partA, partB)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s: %d %s", path, resp.StatusCode, raw)
+	rows := []struct {
+		name, path string
+		code       int
+		body, ct   string
+	}{
+		{"shared stylesheet", web.AssetPrefix + "style.css", 200, "", "text/css"},
+		{"a part's script", web.AssetPrefix + "a.js", 200, "// a", "javascript"},
+		{"another part's stylesheet", web.AssetPrefix + "b.css", 200, "/* b */", "text/css"},
+		{"the directory", web.AssetPrefix, 404, "", ""},
+		{"unknown name", web.AssetPrefix + "c.js", 404, "", ""},
+		{"a part's folder name", web.AssetPrefix + "assets/a.js", 404, "", ""},
+		{"outside the prefix", "/payment/a.js", 404, "", ""},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			a.ServeHTTP(w, httptest.NewRequest(http.MethodGet, r.path, nil))
+			if w.Code != r.code {
+				t.Fatalf("status %d, want %d: %s", w.Code, r.code, w.Body)
+			}
+			wantSecure(t, w.Header())
+			if r.code != 200 {
+				if cc := w.Header().Get("Cache-Control"); cc != "" {
+					t.Errorf("a %d is cached: %s", r.code, cc)
+				}
+				return
+			}
+			if !strings.Contains(w.Header().Get("Content-Type"), r.ct) || w.Header().Get("Cache-Control") != "public, max-age=3600" {
+				t.Errorf("headers %v", w.Header())
+			}
+			if r.body != "" && w.Body.String() != r.body {
+				t.Errorf("body %q", w.Body)
+			}
+			if w.Body.Len() == 0 {
+				t.Error("empty body")
+			}
+		})
 	}
 }
 
-// page is a fetched page.
-type page struct {
-	code   int
-	header http.Header
-	body   string
-	url    string
+// TestAssetsOneOwner: a part cannot replace another's file, or the shared
+// one, by carrying one of the same name; a part without assets/ is a
+// mistake, not an empty part.
+func TestAssetsOneOwner(t *testing.T) {
+	t.Parallel()
+	rows := []struct {
+		name  string
+		parts []fs.FS
+	}{
+		{"the shared stylesheet", []fs.FS{fstest.MapFS{"assets/style.css": {Data: []byte("x")}}}},
+		{"two parts' file", []fs.FS{fstest.MapFS{"assets/x.js": {}}, fstest.MapFS{"assets/x.js": {}}}},
+		{"no assets folder", []fs.FS{fstest.MapFS{"other/x.js": {}}}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			if _, err := web.NewAssets(r.parts...); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
 }
 
-// noRedirect is a client that shows redirects instead of following them.
-var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
-func fetch(t *testing.T, method, u string, form url.Values) page {
-	t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, err := http.NewRequest(method, u, body)
+// TestPages: a page renders in full with no-store; one whose execution
+// fails, or that was never added, is a clean 500 with nothing of the page
+// and a log line; the not-found and error pages are the shared ones.
+func TestPages(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	p, err := web.NewPages(slog.New(slog.NewTextHandler(&log, nil)), template.FuncMap{"shout": strings.ToUpper})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	files := fstest.MapFS{
+		"t/body.html":   {Data: []byte(`{{define "body"}}<p id="x">{{shout .Title}} {{utc .When}}</p>{{end}}`)},
+		"t/frame.html":  {Data: []byte(`<main>{{template "content" .}}</main>`)},
+		"t/broken.html": {Data: []byte(`{{define "content"}}before{{.Missing.Field}}{{end}}`)},
 	}
-	resp, err := noRedirect.Do(req)
-	if err != nil {
+	if err := p.Framed("framed", files, "t/body.html"); err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return page{code: resp.StatusCode, header: resp.Header, body: string(raw), url: u}
+	if err := p.Parse("broken", files, "t/frame.html", "t/broken.html"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Parse("empty", files); err == nil {
+		t.Fatal("a page without files was added")
+	}
+	type data struct {
+		web.Layout
+		When time.Time
+	}
+	rows := []struct {
+		name   string
+		render func(w http.ResponseWriter)
+		code   int
+		want   []string
+		absent []string
+		logged string
+	}{
+		{"framed page", func(w http.ResponseWriter) {
+			p.Render(w, http.StatusOK, "framed", data{Layout: web.Layout{Title: "hello <b>"}, When: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+		}, 200, []string{"<title>hello &lt;b&gt;</title>", `<p id="x">HELLO &lt;B&gt; 2026-01-02 03:04 UTC</p>`, `src="/payment/assets/page.js"`}, nil, ""},
+		{"failing page", func(w http.ResponseWriter) { p.Render(w, http.StatusOK, "broken", struct{}{}) },
+			500, []string{"internal error"}, []string{"before", "<main>"}, "page=broken"},
+		{"unknown page", func(w http.ResponseWriter) { p.Render(w, http.StatusOK, "nothere", nil) },
+			500, []string{"internal error"}, nil, "page=nothere"},
+		{"not found", p.NotFound, 404, []string{"<title>Not found</title>", "There is no payment here"}, nil, ""},
+		{"failure", func(w http.ResponseWriter) { p.Fail(w, "doing it", errors.New("disk on fire")) },
+			500, []string{"Something went wrong"}, []string{"disk on fire"}, "disk on fire"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			log.Reset()
+			w := httptest.NewRecorder()
+			r.render(w)
+			body := w.Body.String()
+			if w.Code != r.code {
+				t.Fatalf("status %d, want %d: %s", w.Code, r.code, body)
+			}
+			for _, s := range r.want {
+				if !strings.Contains(body, s) {
+					t.Errorf("body lacks %q:\n%s", s, body)
+				}
+			}
+			for _, s := range r.absent {
+				if strings.Contains(body, s) {
+					t.Errorf("body has %q:\n%s", s, body)
+				}
+			}
+			if r.code != 500 || r.name == "failure" {
+				if w.Header().Get("Cache-Control") != "no-store" || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
+					t.Errorf("headers %v", w.Header())
+				}
+			}
+			if !strings.Contains(log.String(), r.logged) || (r.logged == "") != (log.Len() == 0) {
+				t.Errorf("log %q, want %q", log.String(), r.logged)
+			}
+		})
+	}
 }
 
-func (p page) want(t *testing.T, code int, contains ...string) {
-	t.Helper()
-	if p.code != code {
-		t.Fatalf("%s: status %d, want %d\n%s", p.url, p.code, code, p.body)
-	}
-	for _, c := range contains {
-		if !strings.Contains(p.body, c) {
-			t.Errorf("%s: body lacks %q\n%s", p.url, c, p.body)
-		}
-	}
-}
-
-func (p page) wantNot(t *testing.T, absent ...string) {
-	t.Helper()
-	for _, c := range absent {
-		if strings.Contains(p.body, c) {
-			t.Errorf("%s: body has %q", p.url, c)
-		}
-	}
-}
-
-// status fetches a status.json.
-func status(t *testing.T, u string) map[string]any {
-	t.Helper()
-	p := fetch(t, http.MethodGet, u, nil)
-	var s map[string]any
-	if err := json.Unmarshal([]byte(p.body), &s); err != nil || p.code != 200 {
-		t.Fatalf("%s: %d %s", u, p.code, p.body)
-	}
-	return s
-}
-
-// TestCheckoutPageWithoutJavaScript walks a checkout through the plain
-// HTML: the page names the amount and the coins, the form hands out the
-// address the API hands out, the address and exact amount are in the
-// HTML, and once paid on the devnet the page and status.json say paid and
-// link to redirect_url with the success token.
-func TestCheckoutPageWithoutJavaScript(t *testing.T) {
+// TestSecure: the headers every response carries.
+func TestSecure(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "25", "currency", "USD",
-		"item_description", "A <b>book</b> & a pen", "redirect_url", "https://shop.example/done?order=7")
-	id, token, pageURL := r["payment_id"].(string), r["success_token"].(string), r["payment_url"].(string)
-	if pageURL != e.in.BaseURL+"/payment/"+id+"/" {
-		t.Fatalf("payment_url %s", pageURL)
-	}
-	p := fetch(t, http.MethodGet, pageURL, nil)
-	p.want(t, 200, "25.00 USD", "A &lt;b&gt;book&lt;/b&gt; &amp; a pen", `name="coin" value="btc"`, "Choose a coin", "<noscript>")
-	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || p.header.Get("X-Content-Type-Options") != "nosniff" {
-		t.Errorf("headers: %v", p.header)
-	}
-	// Without the trailing slash: redirected to it.
-	if p := fetch(t, http.MethodGet, strings.TrimSuffix(pageURL, "/"), nil); p.code != http.StatusMovedPermanently || p.header.Get("Location") != "/payment/"+id+"/" {
-		t.Errorf("no slash: %d %v", p.code, p.header)
-	}
-
-	p = fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}})
-	if p.code != http.StatusSeeOther || p.header.Get("Location") != "/payment/"+id+"/?coin=btc" {
-		t.Fatalf("choose: %d %v %s", p.code, p.header, p.body)
-	}
-	a := e.request(t, "/checkout/address/", "payment_id", id, "coin", "btc")
-	addr, amount := a["address_in"].(string), a["value_coin"].(string)
-	p = fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, `<code id="address">`+addr+`</code>`, `<span id="amount">`+amount+`</span>`, `src="data:image/png;base64,`, "Waiting for your payment")
-
-	st := status(t, pageURL+"status.json?coin=btc")
-	if st["status"] != "waiting" || st["final"] != false {
-		t.Fatalf("status before paying: %v", st)
-	}
-	// The devnet reports a payment from its first block on; btc is
-	// confirmed at depth 1.
-	e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addr, "value_coin": amount})
-	e.post(t, "/devnet/btc/mine/", map[string]any{"blocks": 1})
-	st = status(t, pageURL+"status.json?coin=btc")
-	want := "https://shop.example/done?order=7&success_token=" + token
-	if st["status"] != "paid" || st["final"] != true || st["redirect"] != want {
-		t.Fatalf("status after mining: %v", st)
-	}
-	p = fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, "Paid", `href="`+strings.ReplaceAll(want, "&", "&amp;")+`"`)
-}
-
-// TestPageEscapes: an item_description of <script> renders as text, and a
-// page never carries an inline script.
-func TestPageEscapes(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5",
-		"item_description", `<script>alert(1)</script>"><img src=x onerror=alert(2)>`)
-	p := fetch(t, http.MethodGet, r["payment_url"].(string), nil)
-	p.want(t, 200, "&lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(2)&gt;")
-	p.wantNot(t, "<script>alert", "<img src=x")
-	if n := strings.Count(p.body, "<script"); n != 1 || !strings.Contains(p.body, `<script src="/payment/assets/page.js" defer></script>`) {
-		t.Errorf("scripts: %d\n%s", n, p.body)
+	w := httptest.NewRecorder()
+	web.Secure(w)
+	wantSecure(t, w.Header())
+	w = httptest.NewRecorder()
+	web.MethodNotAllowed(w, "GET, HEAD")
+	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" {
+		t.Fatalf("405: %d %v", w.Code, w.Header())
 	}
 }
 
-// TestRedirectURLOnlyHTTP: a stored redirect_url the page would follow is
-// http(s) only; the API refuses others, so nothing else is ever linked.
-func TestRedirectURLOnlyHTTP(t *testing.T) {
+func TestCoinLabel(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	for _, bad := range []string{"javascript:alert(1)", "data:text/html,x", "//shop.example/x", "https://user:pw@shop.example/"} {
-		q := url.Values{"notify_url": {notifyURL}, "value": {"5"}, "redirect_url": {bad}}
-		if r := e.in.Get(t, "/checkout/request/", q, e.in.KeyA); r.Code != 400 {
-			t.Errorf("redirect_url %q: %d %s", bad, r.Code, r.Body)
-		}
+	rows := []struct {
+		name string
+		t    chains.Ticker
+		want string
+	}{
+		{"native coin", chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc"}, "BTC"},
+		{"token", chains.Ticker{Ticker: "trc20/usdt", Network: "trc20", Coin: "usdt", Token: true}, "USDT (TRC20)"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			if got := web.CoinLabel(r.t); got != r.want {
+				t.Fatalf("%q, want %q", got, r.want)
+			}
+		})
 	}
 }
 
-// TestUnknownAndFallthrough: an unknown id is the 404 page; the API's own
-// paths under /deposit/ and /subscription/ still reach the API; assets
-// are served with the same headers.
-func TestUnknownAndFallthrough(t *testing.T) {
+func TestPeriodLabel(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	for _, path := range []string{"/payment/chk_nothere/", "/deposit/dep_nothere/", "/subscription/sub_nothere/", "/payment/chk_x/nope"} {
-		p := fetch(t, http.MethodGet, e.in.BaseURL+path, nil)
-		p.want(t, 404, "Not found")
-		if p.header.Get("Content-Security-Policy") == "" {
-			t.Errorf("%s: no CSP", path)
-		}
+	rows := []struct{ name, raw, want string }{
+		{"one month", "1m", "1 month"},
+		{"twelve months", "12m", "12 months"},
+		{"one day", "1d", "1 day"},
+		{"two weeks", "2w", "2 weeks"},
+		{"one year", "1y", "1 year"},
+		{"not a period", "monthly", "monthly"},
 	}
-	if p := fetch(t, http.MethodGet, e.in.BaseURL+"/payment/chk_nothere/status.json", nil); p.code != 404 {
-		t.Errorf("status of unknown: %d", p.code)
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			if got := web.PeriodLabel(r.raw); got != r.want {
+				t.Fatalf("%q, want %q", got, r.want)
+			}
+		})
 	}
-	// An API path: answered by the gateway (401 without a key), not a page.
-	if p := fetch(t, http.MethodGet, e.in.BaseURL+"/deposit/request/", nil); p.code == 404 || strings.Contains(p.body, "<html") {
-		t.Errorf("/deposit/request/: %d %s", p.code, p.body)
-	}
-	for _, a := range []string{"style.css", "page.js"} {
-		p := fetch(t, http.MethodGet, e.in.BaseURL+"/payment/assets/"+a, nil)
-		if p.code != 200 || p.header.Get("X-Content-Type-Options") != "nosniff" || len(p.body) < 100 {
-			t.Errorf("%s: %d %v", a, p.code, p.header)
-		}
-	}
-}
-
-// TestDepositPage: a deposit's page hands out an address for any amount
-// and reports what was received.
-func TestDepositPage(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.request(t, "/deposit/request/", "notify_url", notifyURL, "item_description", "Top up")
-	id, pageURL := r["payment_id"].(string), r["payment_url"].(string)
-	if pageURL != e.in.BaseURL+"/deposit/"+id+"/" {
-		t.Fatalf("payment_url %s", pageURL)
-	}
-	fetch(t, http.MethodGet, pageURL, nil).want(t, 200, "Deposit", "Top up", `value="btc"`)
-	if p := fetch(t, http.MethodPost, pageURL, url.Values{"coin": {"btc"}}); p.code != http.StatusSeeOther {
-		t.Fatalf("choose: %d %s", p.code, p.body)
-	}
-	a := e.request(t, "/deposit/address/", "payment_id", id, "coin", "btc")
-	p := fetch(t, http.MethodGet, pageURL+"?coin=btc", nil)
-	p.want(t, 200, a["address_in"].(string), "Send any amount of BTC")
-	e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": a["address_in"], "value_coin": "0.01"})
-	e.post(t, "/devnet/btc/mine/", map[string]any{"blocks": 1})
-	if st := status(t, pageURL+"status.json?coin=btc"); st["status"] != "paid" || st["final"] != false {
-		t.Fatalf("status: %v", st)
-	}
-}
-
-// TestChooseRefused: a coin the checkout cannot take is shown as a
-// message on the page, with the coins to choose from again.
-func TestChooseRefused(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5")
-	p := fetch(t, http.MethodPost, r["payment_url"].(string), url.Values{"coin": {"nocoin"}})
-	p.want(t, 400, `id="error"`, "not a coin payhook supports", `name="coin"`)
 }

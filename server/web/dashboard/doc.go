@@ -1,0 +1,38 @@
+// Package dashboard serves the merchant's dashboard at /dashboard/.
+//
+// A user created by the operator (CreateUser, which `payhook user create`
+// calls through the server package) signs in with an email and password
+// (argon2id hash) and sees one project. Sessions are rows holding the
+// SHA-256 of the cookie's random token; every POST carries the session's
+// CSRF token (the sign-in form a double-submit one) and is refused with
+// 403 without it; five wrong passwords lock a user for LockoutDuration, a
+// client network that fails SigninFailuresPerIP sign-ins waits
+// SigninFailureRefill per further attempt (429), and every failed sign-in
+// gets the same answer. Every query is scoped by the session's project:
+// another project's notification, checkout, deposit, subscription or API
+// key is a 404, as an unknown one. Resends, test webhooks, wallets and keys
+// go through the same services as the API and the CLI. Pages: activity
+// (deliveries per hour by outcome and attempt latency over 48 hours,
+// server-rendered SVG), notifications (one with its payload, the headers
+// each attempt sent as recorded, and its attempts), checkouts, deposits and
+// subscriptions with their payments and invoice_status, and settings.
+// /dashboard/events is a server-sent-event stream of the project's delivery
+// events (the same database-backed stream as WatchDeliveries; Last-Event-ID
+// resumes it); it ends when the session does and when the server stops.
+//
+// Guarantees:
+//   - Cookies are HttpOnly, SameSite=Lax, scoped to /dashboard/, and Secure
+//     over TLS or when the configured public URL is https (TLS ending in a
+//     proxy). The database never holds a session token, only its hash.
+//   - A sign-in costs one password check whether the email exists or not;
+//     at most MaxConcurrentPasswordChecks run at once (a sign-in beyond
+//     them is a 503), so a flood cannot exhaust memory.
+//   - Live streams are bounded in all (Config.MaxLiveStreams), per session
+//     and per project; a client that stops reading is cut after a write
+//     timeout.
+//   - Every response carries the headers of web.Secure; every value is
+//     rendered by html/template; a secret or API key just made is shown on
+//     that response only (no-store, never in a URL or a log).
+//   - The pages are complete HTML and forms; the script (embedded with the
+//     stylesheet, Assets, served by web.Assets) only adds the live updates.
+package dashboard

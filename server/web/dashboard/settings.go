@@ -1,0 +1,385 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/notification"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web"
+)
+
+// settingsPath is the settings page; its forms post below it.
+const settingsPath = Prefix + "settings/"
+
+// MaxKeyName is the longest API key name (in characters) the dashboard
+// accepts.
+const MaxKeyName = 100
+
+// recentTests is how many of the project's latest test webhooks the
+// settings page lists with their outcome.
+const recentTests = 5
+
+// settingsDone are the notes a redirect after a change shows (?done=): fixed
+// texts, so nothing a URL carries is echoed.
+var settingsDone = map[string]string{
+	"wallet-saved":   "The payout wallet is saved: payments of that coin are forwarded to it from now on.",
+	"wallet-removed": "The payout wallet is removed: payments of that coin are now held (the operator's payhook funds lists them).",
+	"key-revoked":    "The API key is revoked: it authenticates nothing from now on.",
+}
+
+// settingsData is the project settings page: the IPN secret, the webhook
+// test, the payout wallets and the API keys, each section with its own
+// error (a refused form) and echo of what was typed.
+type settingsData struct {
+	dashLayout
+	// Grace is how long a rotated-out secret keeps signing, for people
+	// ("24 hours").
+	Grace      string
+	Secret     string
+	GraceUntil time.Time
+	Previous   *time.Time
+	// Done is the note of a change just made (settingsDone).
+	Done string
+
+	// TestURL prefills the webhook test's URL; Tests are the latest test
+	// webhooks with their delivery status.
+	TestURL   string
+	TestError string
+	Tests     []*entdb.Notification
+
+	// Tickers are the offered coins a wallet can be set for.
+	Tickers []tickerChoice
+	Wallets []walletRow
+	// WalletTicker and WalletAddresses echo a refused wallet form.
+	WalletTicker    string
+	WalletAddresses string
+	WalletError     string
+
+	// Keys are the project's merchant keys (never an operator's).
+	Keys []*entdb.APIKey
+	// NewKey is a key just created, shown on this response only; NewKeyName
+	// is its name.
+	NewKey     string
+	NewKeyName string
+	KeyName    string
+	KeyError   string
+}
+
+// tickerChoice is one coin of the wallet form's select.
+type tickerChoice struct {
+	Value, Label string
+	Selected     bool
+}
+
+// walletRow is one ticker's payout wallet.
+type walletRow struct {
+	Ticker, Label string
+	// Offered is false for a ticker this server no longer offers.
+	Offered      bool
+	Destinations []schema.Destination
+}
+
+// settingsRoutes serves the dashboard's pages of payout wallets, API keys and the webhook test when rest (the path below
+// /dashboard/) is one of theirs, and reports whether it did. The settings page itself (GET settings/) and the
+// secret's rotation are routed by dashboard; they live here too.
+func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *session, rest string, get, post bool) bool {
+	sub, ok := strings.CutPrefix(rest, "settings/")
+	if !ok {
+		return false
+	}
+	var do func()
+	switch {
+	case sub == "wallets":
+		do = func() { h.setWallet(w, r, s) }
+	case sub == "wallets/remove":
+		do = func() { h.removeWallet(w, r, s) }
+	case sub == "keys":
+		do = func() { h.createKey(w, r, s) }
+	case strings.HasPrefix(sub, "keys/") && strings.HasSuffix(sub, "/revoke"):
+		id := strings.TrimSuffix(strings.TrimPrefix(sub, "keys/"), "/revoke")
+		do = func() { h.revokeKey(w, r, s, id) }
+	case sub == "test-webhook":
+		do = func() { h.testWebhook(w, r, s) }
+	default:
+		return false
+	}
+	if !post {
+		web.MethodNotAllowed(w, "POST")
+		return true
+	}
+	do()
+	return true
+}
+
+// settingsPage shows the settings; secret, when not empty, is a secret
+// just rotated, shown this once.
+func (h *Handler) settingsPage(w http.ResponseWriter, r *http.Request, s *session, secret string) {
+	h.showSettings(w, r, s, http.StatusOK, func(d *settingsData) {
+		d.Secret = secret
+		d.Done = settingsDone[r.URL.Query().Get("done")]
+	})
+}
+
+// showSettings renders the settings page with status after set has filled
+// in what the request adds (a new secret or key, an error, an echo).
+func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *session, status int, set func(*settingsData)) {
+	ctx := r.Context()
+	p, err := project.Get(ctx, h.cfg.DB, s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "get project", err)
+		return
+	}
+	d := settingsData{dashLayout: h.layoutOf(r, s, "Project settings", "settings"), Grace: hours(h.cfg.SecretGrace)}
+	if p.PreviousSecretUntil != nil && h.cfg.Now().Before(*p.PreviousSecretUntil) {
+		d.Previous = p.PreviousSecretUntil
+	}
+	if err := h.fillSettings(ctx, p, &d); err != nil {
+		h.pages.Fail(w, "settings page", err)
+		return
+	}
+	set(&d)
+	if d.Secret != "" && p.PreviousSecretUntil != nil {
+		d.GraceUntil = *p.PreviousSecretUntil
+	}
+	for i := range d.Tickers {
+		d.Tickers[i].Selected = d.Tickers[i].Value == d.WalletTicker
+	}
+	h.pages.Render(w, status, "settings", d)
+}
+
+// fillSettings loads the wallets, keys and test webhooks of project p.
+func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *settingsData) error {
+	for _, t := range h.cfg.Addresses.Registry().All() {
+		d.Tickers = append(d.Tickers, tickerChoice{Value: t.Ticker, Label: web.CoinLabel(t) + " · " + t.Ticker})
+	}
+	for _, name := range project.WalletTickers(p) {
+		row := walletRow{Ticker: name, Label: strings.ToUpper(name), Destinations: p.Wallets[name]}
+		if t, err := h.cfg.Addresses.Lookup(name); err == nil {
+			row.Label, row.Offered = web.CoinLabel(t), true
+		}
+		d.Wallets = append(d.Wallets, row)
+	}
+	keys, err := apikey.List(ctx, h.cfg.DB, p.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !k.Operator {
+			d.Keys = append(d.Keys, k)
+		}
+	}
+	d.Tests, _, err = h.cfg.Notifications.List(ctx, p.ID, notifier.ListFilter{Event: notification.TestEvent, Limit: recentTests})
+	if err != nil {
+		return err
+	}
+	latest, _, err := h.cfg.Notifications.List(ctx, p.ID, notifier.ListFilter{Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(latest) == 1 {
+		d.TestURL = webhookURL(latest[0])
+	}
+	return nil
+}
+
+// hours shows a duration of whole hours as "N hours", any other as Go
+// writes it.
+func hours(d time.Duration) string {
+	switch {
+	case d == time.Hour:
+		return "1 hour"
+	case d > 0 && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + " hours"
+	}
+	return d.String()
+}
+
+// webhookURL is the URL a notification was sent to, without the payload a
+// GET request carries in its query.
+func webhookURL(n *entdb.Notification) string {
+	if n.Method != http.MethodGet {
+		return n.URL
+	}
+	u, err := url.Parse(n.URL)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery = ""
+	return u.String()
+}
+
+// rotateSecret rotates the project's IPN secret and shows the new one on
+// this response only (no-store; never in a URL or a log).
+func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, s *session) {
+	secret, err := project.RotateSecret(r.Context(), h.cfg.DB, s.user.ProjectID, h.cfg.SecretGrace, h.cfg.Now())
+	if err != nil {
+		h.pages.Fail(w, "rotate secret", err)
+		return
+	}
+	h.settingsPage(w, r, s, secret)
+}
+
+// settingsRedirect sends the browser back to the settings page's section
+// with a note (post/redirect/get: a reload does not post again).
+func settingsRedirect(w http.ResponseWriter, r *http.Request, done, section string) {
+	http.Redirect(w, r, settingsPath+"?done="+done+"#"+section, http.StatusSeeOther)
+}
+
+// wallet parses and checks the wallet form as `payhook project wallet set`
+// does (project.ParseWallet, then each address against the ticker's
+// network), for tickers this server offers only. A refusal's message names
+// what is wrong.
+func (h *Handler) wallet(ticker, addresses string) (string, []schema.Destination, error) {
+	ticker = strings.ToLower(strings.TrimSpace(ticker))
+	if ticker == "" {
+		return "", nil, errors.New("choose a coin")
+	}
+	if strings.TrimSpace(addresses) == "" {
+		return "", nil, errors.New("enter at least one address")
+	}
+	t, err := h.cfg.Addresses.Lookup(strings.Replace(ticker, "_", "/", 1))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s is not a coin this server offers", ticker)
+	}
+	_, ds, err := project.ParseWallet(t.Ticker + "=" + addresses)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := project.CheckAddresses(t, ds); err != nil {
+		return "", nil, err
+	}
+	return t.Ticker, ds, nil
+}
+
+func (h *Handler) setWallet(w http.ResponseWriter, r *http.Request, s *session) {
+	tickerIn, addrs := r.PostFormValue("ticker"), r.PostFormValue("addresses")
+	refuse := func(err error) {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.WalletTicker, d.WalletAddresses = tickerIn, addrs
+			d.WalletError = "The wallet was not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
+		})
+	}
+	ticker, ds, err := h.wallet(tickerIn, addrs)
+	if err != nil {
+		refuse(err)
+		return
+	}
+	err = project.SetWallet(r.Context(), h.cfg.DB, s.user.ProjectID, ticker, ds, h.cfg.Now())
+	if errors.Is(err, project.ErrInvalid) {
+		refuse(err)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "set wallet", err)
+		return
+	}
+	settingsRedirect(w, r, "wallet-saved", "wallets")
+}
+
+func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	ticker := strings.ToLower(strings.TrimSpace(r.PostFormValue("ticker")))
+	p, err := project.Get(ctx, h.cfg.DB, s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "get project", err)
+		return
+	}
+	if _, ok := p.Wallets[ticker]; !ok {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.WalletError = fmt.Sprintf("The project has no payout wallet for %q to remove.", ticker)
+		})
+		return
+	}
+	if err := project.RemoveWallet(ctx, h.cfg.DB, s.user.ProjectID, ticker, h.cfg.Now()); err != nil {
+		h.pages.Fail(w, "remove wallet", err)
+		return
+	}
+	settingsRedirect(w, r, "wallet-removed", "wallets")
+}
+
+// createKey issues a key of the project and shows it on this response only
+// (no-store; never in a URL or a log).
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) {
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	var problem string
+	switch {
+	case name == "":
+		problem = "The key needs a name (what uses it, e.g. \"shop backend\")."
+	case utf8.RuneCountInString(name) > MaxKeyName:
+		problem = fmt.Sprintf("The name is longer than %d characters.", MaxKeyName)
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, func(c rune) bool { return c < ' ' || c == 0x7f }):
+		problem = "The name must be text without control characters."
+	}
+	if problem != "" {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.KeyName, d.KeyError = name, problem
+		})
+		return
+	}
+	key, _, err := apikey.CreateInProject(r.Context(), h.cfg.DB, name, s.user.ProjectID, h.cfg.Now())
+	if err != nil {
+		h.pages.Fail(w, "create api key", err)
+		return
+	}
+	h.showSettings(w, r, s, http.StatusOK, func(d *settingsData) {
+		d.NewKey, d.NewKeyName = key, name
+	})
+}
+
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, s *session, raw string) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		h.pages.NotFound(w)
+		return
+	}
+	_, err = apikey.RevokeMerchant(r.Context(), h.cfg.DB, s.user.ProjectID, id, h.cfg.Now())
+	if errors.Is(err, apikey.ErrNotFound) {
+		h.pages.NotFound(w)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "revoke api key", err)
+		return
+	}
+	settingsRedirect(w, r, "key-revoked", "keys")
+}
+
+// testWebhook stores a test.webhook for the URL given (the service applies
+// the webhook URL rules) and sends the browser to its page, where its
+// attempts appear.
+func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, s *session) {
+	raw := strings.TrimSpace(r.PostFormValue("url"))
+	refuse := func(reason string) {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.TestURL, d.TestError = raw, "No test was sent: "+reason+"."
+		})
+	}
+	if raw == "" {
+		refuse("enter the URL of your webhook endpoint")
+		return
+	}
+	id, err := h.cfg.Notifications.Test(r.Context(), s.user.ProjectID, raw)
+	var bad *address.InvalidError
+	if errors.As(err, &bad) {
+		refuse(bad.Reason)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "test webhook", err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"notifications/"+url.PathEscape(id)+"/", http.StatusSeeOther)
+}

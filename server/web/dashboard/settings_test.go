@@ -1,0 +1,327 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/receiver"
+	"github.com/payhook/payhook/server"
+	phkey "github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web/webtest"
+)
+
+// Valid mainnet addresses for the wallet forms.
+const (
+	btcWallet  = "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"
+	ethWallet  = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+	ethWallet2 = "0x52908400098527886E0F7030069857D2E4169EE7"
+)
+
+// TestDashboardWallets: a project's user sets a ticker's payout wallet
+// with the CLI's syntax and checks (one address, or shares), sees it
+// listed, removes it; an invalid address, shares not adding up to 1, a coin
+// not offered and a missing coin are 400 pages naming the problem, with
+// what was typed kept; another project sees and removes nothing of it; a
+// form without the CSRF token changes nothing.
+func TestDashboardWallets(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	ctx := context.Background()
+	db := d.in.Server.DB().Client
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	a.do(http.MethodGet, "/dashboard/settings/", nil).Want(t, 200, `id="no-wallets"`, `<option value="btc">`, `<option value="trc20/usdt">`)
+
+	set := func(u *user, tok, ticker, addrs string) webtest.Page {
+		return u.do(http.MethodPost, "/dashboard/settings/wallets", url.Values{"csrf": {tok}, "ticker": {ticker}, "addresses": {addrs}})
+	}
+	for _, c := range []struct{ ticker, addrs, want string }{
+		{"btc", "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyv", "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyv is not a valid btc address"},
+		{"btc", ethWallet, "is not a valid btc address"},
+		{"eth", ethWallet + "@0.5", "shares add up to 0.5, want 1"},
+		{"eth", ethWallet + "@0.7," + ethWallet2 + "@0.7", "shares add up to 1.4, want 1"},
+		{"eth", ethWallet + "@0.123456789", "at most 8 decimals"},
+		{"xyz", btcWallet, "xyz is not a coin this server offers"},
+		{"", btcWallet, "choose a coin"},
+		{"btc", " ", "enter at least one address"},
+	} {
+		p := set(a, token, c.ticker, c.addrs)
+		p.Want(t, http.StatusBadRequest, `id="wallet-error"`, "The wallet was not saved")
+		if !strings.Contains(html.UnescapeString(p.Body), c.want) {
+			t.Errorf("%s=%s: the page does not say %q\n%s", c.ticker, c.addrs, c.want, p.Body)
+		}
+		if strings.TrimSpace(c.addrs) != "" && !strings.Contains(p.Body, `value="`+html.EscapeString(c.addrs)+`"`) {
+			t.Errorf("%s=%s: what was typed is not kept", c.ticker, c.addrs)
+		}
+	}
+	if p, _ := project.Get(ctx, db, d.in.ProjectA); len(p.Wallets) != 0 {
+		t.Fatalf("a refused form stored wallets %v", p.Wallets)
+	}
+
+	p := set(a, token, "btc", btcWallet)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=wallet-saved#wallets" {
+		t.Fatalf("set btc: %d %v\n%s", p.Code, p.Header, p.Body)
+	}
+	set(a, token, "eth", ethWallet+","+ethWallet2+"@0.3").Want(t, http.StatusSeeOther)
+	page := a.do(http.MethodGet, "/dashboard/settings/?done=wallet-saved", nil)
+	page.Want(t, 200, "The payout wallet is saved", `id="wallet-btc"`, btcWallet, `id="wallet-eth"`, ethWallet2, "<td>0.7</td>", "<td>0.3</td>")
+	page.WantNot(t, `id="no-wallets"`)
+	pa, _ := project.Get(ctx, db, d.in.ProjectA)
+	if ds := pa.Wallets["eth"]; len(ds) != 2 || ds[0].Address != ethWallet || ds[0].Share.String() != "0.7" || len(pa.Wallets["btc"]) != 1 {
+		t.Fatalf("stored wallets %v", pa.Wallets)
+	}
+
+	// Project B sees none of it and cannot remove it.
+	b := d.user(t)
+	_, tokenB := b.signIn(d.emailB, password)
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, btcWallet, ethWallet)
+	b.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {tokenB}, "ticker": {"eth"}}).Want(t, http.StatusBadRequest, "no payout wallet")
+
+	// Without the token: refused, nothing changes.
+	for _, form := range []url.Values{{"ticker": {"btc"}, "addresses": {ethWallet}}, {"csrf": {tokenB}, "ticker": {"btc"}}} {
+		a.do(http.MethodPost, "/dashboard/settings/wallets", form).Want(t, http.StatusForbidden)
+		a.do(http.MethodPost, "/dashboard/settings/wallets/remove", form).Want(t, http.StatusForbidden)
+	}
+	a.do(http.MethodGet, "/dashboard/settings/wallets", nil).Want(t, http.StatusMethodNotAllowed)
+	if p, _ := project.Get(ctx, db, d.in.ProjectA); len(p.Wallets) != 2 || p.Wallets["btc"][0].Address != btcWallet {
+		t.Fatalf("a refused request changed the wallets: %v", p.Wallets)
+	}
+
+	p = a.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {token}, "ticker": {"btc"}})
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=wallet-removed#wallets" {
+		t.Fatalf("remove btc: %d %v", p.Code, p.Header)
+	}
+	a.do(http.MethodGet, "/dashboard/settings/?done=wallet-removed", nil).Want(t, 200, "The payout wallet is removed", ethWallet)
+	a.do(http.MethodPost, "/dashboard/settings/wallets/remove", url.Values{"csrf": {token}, "ticker": {"btc"}}).Want(t, http.StatusBadRequest, "no payout wallet")
+	if p, _ := project.Get(ctx, db, d.in.ProjectA); len(p.Wallets) != 1 || len(p.Wallets["eth"]) != 2 {
+		t.Fatalf("after the removal: %v", p.Wallets)
+	}
+}
+
+var newKey = regexp.MustCompile(`<code id="new-key">(ph_[a-z0-9]+)</code>`)
+
+// TestDashboardAPIKeys: the settings page lists the project's keys (name,
+// prefix, created, status; never a key, a hash or an operator key),
+// creates one and shows it once (no-store, not in a URL), and revokes it:
+// the API answers 401 to it at once. Another project's key, an operator
+// key and an unknown id are 404; a bad name is a 400; forms without the
+// CSRF token change nothing.
+func TestDashboardAPIKeys(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	ctx := context.Background()
+	db := d.in.Server.DB().Client
+	op, err := db.APIKey.Create().SetName("operator's").SetPrefix("ph_opera").SetHash(phkey.Hash("ph_operator-key")).
+		SetOperator(true).SetProjectID(d.in.ProjectA).SetCreatedAt(d.clock.Now()).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	list := a.do(http.MethodGet, "/dashboard/settings/", nil)
+	list.Want(t, 200, "test A", "test A2", d.in.KeyA[:8]+"…", `class="badge st-acknowledged">active`)
+	list.WantNot(t, d.in.KeyA, d.in.KeyA2, "operator's", "ph_opera", phkey.Hash(d.in.KeyA), "test B", `id="new-key"`)
+
+	for _, c := range []struct{ name, want string }{
+		{"  ", "The key needs a name"},
+		{strings.Repeat("n", 101), "longer than 100 characters"},
+		{"tab\there", "without control characters"},
+	} {
+		a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {c.name}}).Want(t, http.StatusBadRequest, `id="key-error"`, c.want)
+	}
+
+	p := a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {"shop <backend>"}})
+	p.Want(t, 200, "shown only this once", "shop &lt;backend&gt;")
+	m := newKey.FindStringSubmatch(p.Body)
+	if m == nil || p.Header.Get("Cache-Control") != "no-store" || p.Header.Get("Location") != "" {
+		t.Fatalf("created key page: %v\n%s", p.Header, p.Body)
+	}
+	key := m[1]
+	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != 200 {
+		t.Fatalf("the new key on the API: %d %s", r.Code, r.Body)
+	}
+	row, err := db.APIKey.Query().Where(apikey.Hash(phkey.Hash(key))).Only(ctx)
+	if err != nil || row.ProjectID != d.in.ProjectA || row.Operator || row.Name != "shop <backend>" {
+		t.Fatalf("stored key %+v %v", row, err)
+	}
+	again := a.do(http.MethodGet, "/dashboard/settings/", nil)
+	again.Want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…")
+	again.WantNot(t, key)
+	// Its use on the API above is shown, to the minute.
+	used := regexp.MustCompile(`(?s)id="key-` + fmt.Sprint(row.ID) + `".*?</tr>`).FindString(again.Body)
+	if !strings.Contains(used, d.clock.Now().Truncate(time.Minute).Format("2006-01-02 15:04 UTC")) {
+		t.Fatalf("the new key's row does not show its last use:\n%s", used)
+	}
+
+	revoke := func(u *user, tok string, id any) webtest.Page {
+		return u.do(http.MethodPost, fmt.Sprintf("/dashboard/settings/keys/%v/revoke", id), url.Values{"csrf": {tok}})
+	}
+	b := d.user(t)
+	_, tokenB := b.signIn(d.emailB, password)
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, "shop &lt;backend&gt;", "test A")
+	revoke(b, tokenB, row.ID).Want(t, http.StatusNotFound)
+	revoke(a, token, op.ID).Want(t, http.StatusNotFound)
+	revoke(a, token, int64(1)<<40).Want(t, http.StatusNotFound)
+	revoke(a, token, "abc").Want(t, http.StatusNotFound)
+	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{}).Want(t, http.StatusForbidden)
+	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{"csrf": {tokenB}}).Want(t, http.StatusForbidden)
+	a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"name": {"sneaky"}}).Want(t, http.StatusForbidden)
+	if n, _ := db.APIKey.Query().Where(apikey.RevokedAtNotNil()).Count(ctx); n != 0 {
+		t.Fatalf("%d keys revoked by refused requests", n)
+	}
+	if n, _ := db.APIKey.Query().Where(apikey.Name("sneaky")).Count(ctx); n != 0 {
+		t.Fatal("a key created without the token")
+	}
+
+	d.clock.Add(time.Minute)
+	p = revoke(a, token, row.ID)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=key-revoked#keys" {
+		t.Fatalf("revoke: %d %v", p.Code, p.Header)
+	}
+	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != http.StatusUnauthorized {
+		t.Fatalf("the revoked key on the API: %d %s", r.Code, r.Body)
+	}
+	if r := d.in.Get(t, "/notification/list/", nil, d.in.KeyA); r.Code != 200 {
+		t.Fatalf("the project's other key: %d", r.Code)
+	}
+	after := a.do(http.MethodGet, "/dashboard/settings/?done=key-revoked", nil)
+	after.Want(t, 200, "The API key is revoked", "revoked "+d.clock.Now().Format("2006-01-02 15:04:05 UTC"))
+	after.WantNot(t, `id="revoke-`+fmt.Sprint(row.ID)+`"`)
+	revoke(a, token, row.ID).Want(t, http.StatusSeeOther) // revoking again changes nothing
+}
+
+// hookReceiver is a merchant endpoint that verifies webhooks with the
+// receiver package and acknowledges them.
+type hookReceiver struct {
+	url string
+	mu  sync.Mutex
+	got []received
+}
+
+// received is one request the receiver got.
+type received struct {
+	method, contentType, event string
+	body                       []byte
+	verifyErr                  error
+}
+
+func newReceiver(t *testing.T, secret func() string, now func() time.Time) *hookReceiver {
+	t.Helper()
+	rc := &hookReceiver{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := receiver.NewWebhookVerifier([]string{secret()}, receiver.WithClock(now))
+		body, err := v.Verify(r)
+		if err == nil {
+			body, err = io.ReadAll(r.Body)
+		}
+		rc.mu.Lock()
+		rc.got = append(rc.got, received{method: r.Method, contentType: r.Header.Get("Content-Type"), event: r.Header.Get(receiver.WebhookEventHeader), body: body, verifyErr: err})
+		rc.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	}))
+	t.Cleanup(srv.Close)
+	rc.url = srv.URL + "/payhook"
+	return rc
+}
+
+func (rc *hookReceiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// newDashReceiving is newDash with a receiver of project A's webhooks that
+// acknowledges, allowed as a private endpoint.
+func newDashReceiving(t *testing.T) (*dash, *hookReceiver) {
+	t.Helper()
+	var d *dash
+	rc := newReceiver(t, func() string {
+		p, err := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectA)
+		if err != nil {
+			return ""
+		}
+		return p.IpnSecret
+	}, func() time.Time { return d.clock.Now() })
+	d = newDash(t, func(c *server.Config) {
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, rc.url)
+	})
+	return d, rc
+}
+
+// TestDashboardWebhookTest: the settings page sends a test.webhook to the
+// URL given (prefilled with the latest notification's), opens its page,
+// and once the dispatcher has run shows the acknowledged attempt there and
+// in the settings page's latest tests; the receiver got a JSON POST whose
+// x-service-signature verifies with the project's secret. URLs the webhook
+// rules refuse are 400 pages giving the reason; a form without the CSRF
+// token sends nothing.
+func TestDashboardWebhookTest(t *testing.T) {
+	t.Parallel()
+	d, rc := newDashReceiving(t)
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	a.do(http.MethodGet, "/dashboard/settings/", nil).Want(t, 200, `id="test-url" value=""`)
+
+	for _, c := range []struct{ url, want string }{
+		{"", "enter the URL of your webhook endpoint"},
+		{"ftp://shop.example/hook", "No test was sent"},
+		{"http://127.0.0.1:9/hook", "public HTTP(S) address"},
+		{"https://user:pw@shop.example/hook", "No test was sent"},
+	} {
+		p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {token}, "url": {c.url}})
+		p.Want(t, http.StatusBadRequest, `id="test-error"`)
+		if !strings.Contains(html.UnescapeString(p.Body), c.want) {
+			t.Errorf("%q: the page does not say %q\n%s", c.url, c.want, p.Body)
+		}
+	}
+	a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"url": {rc.url}}).Want(t, http.StatusForbidden)
+	a.do(http.MethodGet, "/dashboard/settings/test-webhook", nil).Want(t, http.StatusMethodNotAllowed)
+	if rows, _, _ := d.in.Server.Notifier().Queue.List(context.Background(), d.in.ProjectA, notifier.ListFilter{}); len(rows) != 0 {
+		t.Fatalf("refused tests stored %d notifications", len(rows))
+	}
+
+	p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {token}, "url": {rc.url}})
+	loc := p.Header.Get("Location")
+	id, ok := strings.CutPrefix(loc, "/dashboard/notifications/")
+	id = strings.TrimSuffix(id, "/")
+	if p.Code != http.StatusSeeOther || !ok || id == "" {
+		t.Fatalf("send a test: %d %q", p.Code, loc)
+	}
+	a.do(http.MethodGet, loc, nil).Want(t, 200, "test.webhook", rc.url)
+	d.runDue(t)
+	a.do(http.MethodGet, loc, nil).Want(t, 200, `id="attempt-1"`, "acknowledged", `{&#34;status&#34;:&#34;ok&#34;}`)
+
+	got := rc.requests()
+	if len(got) != 1 {
+		t.Fatalf("the receiver got %d requests", len(got))
+	}
+	g := got[0]
+	var body map[string]any
+	_ = json.Unmarshal(g.body, &body)
+	if g.verifyErr != nil || g.method != http.MethodPost || !strings.HasPrefix(g.contentType, "application/json") ||
+		body["event_type"] != "test.webhook" || body["uuid"] != id || g.event != "test.webhook" {
+		t.Fatalf("received %s %s %s %v (signature: %v)", g.method, g.contentType, g.event, body, g.verifyErr)
+	}
+
+	settings := a.do(http.MethodGet, "/dashboard/settings/", nil)
+	settings.Want(t, 200, `id="test-url" value="`+rc.url+`"`, `<a href="/dashboard/notifications/`+id+`/">`, `class="badge st-acknowledged">acknowledged`)
+	b := d.user(t)
+	b.signIn(d.emailB, password)
+	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, id, rc.url)
+	b.do(http.MethodGet, loc, nil).Want(t, http.StatusNotFound)
+}

@@ -1,0 +1,178 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// Sign-in limits.
+const (
+	// MaxFailedSignins is how many wrong passwords in a row lock a user.
+	MaxFailedSignins = 5
+	// LockoutDuration is how long a locked user cannot sign in.
+	LockoutDuration = 15 * time.Minute
+	// MaxPasswordBytes is the longest password checked (the CLI's limit);
+	// a longer one fails without costing a hash.
+	MaxPasswordBytes = 1024
+	// MaxConcurrentPasswordChecks bounds the argon2id checks (64 MiB
+	// each) running at once; a sign-in beyond them is answered 503.
+	MaxConcurrentPasswordChecks = 2
+)
+
+// CreateUser stores a dashboard user of project projectID who signs in with
+// email and password. The email is kept in lower case; the password is
+// stored as an argon2id hash only.
+func CreateUser(ctx context.Context, db *entdb.Client, projectID int64, email, password string, now time.Time) (*entdb.DashboardUser, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		return nil, fmt.Errorf("%w: email %q is not an address", ErrInvalidUser, email)
+	}
+	if len([]rune(password)) < MinPasswordLength {
+		return nil, fmt.Errorf("%w: the password must have at least %d characters", ErrInvalidUser, MinPasswordLength)
+	}
+	if _, err := project.Get(ctx, db, projectID); err != nil {
+		return nil, fmt.Errorf("%w: project %d: %w", ErrInvalidUser, projectID, err)
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return nil, err
+	}
+	u, err := db.DashboardUser.Create().SetProjectID(projectID).SetEmail(email).SetPasswordHash(hash).SetCreatedAt(now).Save(ctx)
+	if entdb.IsConstraintError(err) {
+		return nil, fmt.Errorf("%w: %s", ErrUserExists, email)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create dashboard user: %w", err)
+	}
+	return u, nil
+}
+
+// randomToken returns 32 random bytes in URL-safe Base64.
+func randomToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// tokenHash is what the database keeps of a session token.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// session is a signed-in request's user and session.
+type session struct {
+	user *entdb.DashboardUser
+	row  *entdb.DashboardSession
+}
+
+// signIn checks email and password and opens a session, returning its
+// token. Every failure is the same false, whether the email is unknown,
+// the password wrong or the user locked, and costs one password check.
+func (h *Handler) signIn(ctx context.Context, email, password string) (string, bool, error) {
+	select {
+	case h.hashSlots <- struct{}{}:
+		defer func() { <-h.hashSlots }()
+	default:
+		return "", false, ErrBusy
+	}
+	now := h.cfg.Now()
+	if len(password) > MaxPasswordBytes {
+		checkPassword(h.dummyHash, "")
+		return "", false, nil
+	}
+	u, err := h.cfg.DB.DashboardUser.Query().Where(dashboarduser.Email(strings.ToLower(strings.TrimSpace(email)))).Only(ctx)
+	if entdb.IsNotFound(err) {
+		checkPassword(h.dummyHash, password)
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("find dashboard user: %w", err)
+	}
+	// Claim the attempt before the slow check, atomically: concurrent
+	// guesses cannot all pass a count read before any of them was added.
+	claimed, err := h.cfg.DB.DashboardUser.Update().
+		Where(dashboarduser.ID(u.ID), dashboarduser.FailedSigninsLT(MaxFailedSignins),
+			dashboarduser.Or(dashboarduser.LockedUntilIsNil(), dashboarduser.LockedUntilLTE(now))).
+		AddFailedSignins(1).Save(ctx)
+	if err != nil {
+		return "", false, fmt.Errorf("count sign-in attempt: %w", err)
+	}
+	if claimed == 0 { // locked, or its attempts are all in flight
+		checkPassword(h.dummyHash, password)
+		return "", false, nil
+	}
+	if !checkPassword(u.PasswordHash, password) {
+		if _, err := h.cfg.DB.DashboardUser.Update().
+			Where(dashboarduser.ID(u.ID), dashboarduser.FailedSigninsGTE(MaxFailedSignins)).
+			SetFailedSignins(0).SetLockedUntil(now.Add(LockoutDuration)).Save(ctx); err != nil {
+			return "", false, fmt.Errorf("lock dashboard user: %w", err)
+		}
+		return "", false, nil
+	}
+	if err := h.cfg.DB.DashboardUser.UpdateOneID(u.ID).SetFailedSignins(0).ClearLockedUntil().Exec(ctx); err != nil {
+		return "", false, fmt.Errorf("reset failed sign-ins: %w", err)
+	}
+	token, err := randomToken()
+	if err != nil {
+		return "", false, err
+	}
+	csrf, err := randomToken()
+	if err != nil {
+		return "", false, err
+	}
+	// Expired sessions of the user go when a new one opens.
+	if _, err := h.cfg.DB.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+		return "", false, fmt.Errorf("delete expired sessions: %w", err)
+	}
+	if err := h.cfg.DB.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
+		SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetCreatedAt(now).Exec(ctx); err != nil {
+		return "", false, fmt.Errorf("open session: %w", err)
+	}
+	return token, true, nil
+}
+
+// lookup returns the open session of token, or nil.
+func (h *Handler) lookup(ctx context.Context, token string) (*session, error) {
+	if token == "" {
+		return nil, nil
+	}
+	s, err := h.cfg.DB.DashboardSession.Query().
+		Where(dashboardsession.TokenHash(tokenHash(token)), dashboardsession.ExpiresAtGT(h.cfg.Now())).Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find session: %w", err)
+	}
+	u, err := h.cfg.DB.DashboardUser.Get(ctx, s.UserID)
+	if entdb.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find session user: %w", err)
+	}
+	return &session{user: u, row: s}, nil
+}
+
+// signOut deletes the session.
+func (h *Handler) signOut(ctx context.Context, s *session) error {
+	if _, err := h.cfg.DB.DashboardSession.Delete().Where(dashboardsession.ID(s.row.ID)).Exec(ctx); err != nil {
+		return fmt.Errorf("sign out: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,400 @@
+package pay
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	qrcode "github.com/skip2/go-qrcode"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/web"
+)
+
+func kindOf(segment string) invoice.Kind {
+	if segment == "deposit" {
+		return invoice.Deposit
+	}
+	return invoice.Checkout
+}
+
+// invoicePageData is the checkout and deposit page.
+type invoicePageData struct {
+	web.Layout
+	// Kind is checkout, deposit or subscription (a renewal).
+	Kind string
+	// Path is the page's own path (forms post to it).
+	Path string
+	// StatusPath is its status.json, with the query that selects it.
+	StatusPath string
+	// PaymentID is the invoice's payment_id.
+	PaymentID string
+	// Description is item_description.
+	Description string
+	// Value and Currency are the amount in fiat ("" for an open amount).
+	Value, Currency string
+	// ExpiresAt is the invoice's expiry (nil: none).
+	ExpiresAt *time.Time
+	// Now is the server's clock, for the countdown.
+	Now time.Time
+	// Coins are the coins to choose from.
+	Coins []coinChoice
+	// Quote is the chosen coin's address, nil before a coin is chosen.
+	Quote *quoteView
+	// Status is the live status.
+	Status statusView
+	// Error is what went wrong with the customer's choice.
+	Error string
+	// PollMS is the script's poll interval.
+	PollMS int64
+	// Hidden are extra form fields (a renewal's option).
+	Hidden map[string]string
+}
+
+// coinChoice is one coin the customer may pay with.
+type coinChoice struct {
+	// Coin is its API name (btc, trc20_usdt); Label is shown.
+	Coin, Label string
+	// Selected marks the chosen coin.
+	Selected bool
+}
+
+// quoteView is an address handed out with its quote.
+type quoteView struct {
+	// Coin and Label name the coin.
+	Coin, Label string
+	// Address is address_in.
+	Address string
+	// Amount is the exact amount in the coin ("" for an open amount).
+	Amount string
+	// Rate is the held rate, in the invoice's currency per coin.
+	Rate string
+	// URI is the payment URI the QR code carries ("" when the coin has
+	// none: the QR carries the address).
+	URI template.URL
+	// QR is the QR code, a data: URI of a PNG.
+	QR template.URL
+	// QuoteExpiresAt is when the held rate ends.
+	QuoteExpiresAt *time.Time
+}
+
+// statusView is the live status, as the page and status.json show it.
+type statusView struct {
+	// Code is waiting, detected, confirming, paid, partial or expired.
+	Code string `json:"status"`
+	// Text says it to the customer.
+	Text string `json:"text"`
+	// Confirmations and Required are the newest payment's depth and the
+	// depth that confirms it.
+	Confirmations int64 `json:"confirmations"`
+	Required      int64 `json:"required"`
+	// Due is what is still due in fiat, for partial ("" otherwise).
+	Due string `json:"due,omitempty"`
+	// Redirect is where to send the customer once paid: redirect_url
+	// with success_token ("" when there is none, or it is not http(s)).
+	Redirect string `json:"redirect,omitempty"`
+	// Final is true once nothing more is expected (paid, expired).
+	Final bool `json:"final"`
+}
+
+// coins returns the coins the project accepts that can be quoted for inv
+// (a fixed amount needs the coin's price in the invoice's currency).
+func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) ([]coinChoice, error) {
+	p, err := project.Get(ctx, h.cfg.DB, inv.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	accepted := map[string]bool{}
+	for _, t := range p.Tickers {
+		accepted[t] = true
+	}
+	var out []coinChoice
+	for _, t := range h.cfg.Addresses.Registry().All() {
+		if len(accepted) > 0 && !accepted[t.Ticker] {
+			continue
+		}
+		if inv.Value != nil {
+			if _, ok := invoice.Rate(h.cfg.Prices, t, inv.Currency); !ok {
+				continue
+			}
+		}
+		name := invoice.TickerName(t)
+		out = append(out, coinChoice{Coin: name, Label: web.CoinLabel(t), Selected: name == chosen})
+	}
+	return out, nil
+}
+
+// invoicePage shows a checkout or deposit: the coins to choose from, and
+// once one is chosen (?coin=), its address, amount and status.
+func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
+	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		h.pages.NotFound(w)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "find invoice", err)
+		return
+	}
+	h.showInvoice(w, r, inv, r.URL.Path, r.URL.Query().Get("coin"), "", http.StatusOK, nil)
+}
+
+// showInvoice renders inv's page at path with coin chosen (when its
+// address was handed out) and errMsg; hidden are extra form fields.
+func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, inv *entdb.Invoice, path, coin, errMsg string, status int, hidden map[string]string) {
+	ctx := r.Context()
+	d, err := h.invoiceData(ctx, inv, path, coin)
+	if err != nil {
+		h.pages.Fail(w, "invoice page", err)
+		return
+	}
+	d.Error, d.Hidden = errMsg, hidden
+	h.pages.Render(w, status, "invoice", d)
+}
+
+func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coin string) (*invoicePageData, error) {
+	l, err := h.cfg.Invoices.Logs(ctx, invoice.Kind(inv.Kind), inv.ProjectID, inv.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	now := h.cfg.Now()
+	d := &invoicePageData{
+		Kind: string(inv.Kind), Path: path, PaymentID: inv.PublicID, Description: inv.ItemDescription,
+		Currency: inv.Currency, ExpiresAt: inv.ExpiresAt, Now: now, PollMS: h.cfg.PollInterval.Milliseconds(),
+	}
+	d.Title = "Payment"
+	if inv.Kind == "deposit" {
+		d.Title = "Deposit"
+	}
+	if inv.Value != nil {
+		d.Value = inv.Value.StringFixed(l.FiatPlaces)
+	}
+	if coin != "" {
+		if q, err := h.quote(l, coin); err == nil {
+			d.Quote = q
+		}
+	}
+	if d.Quote == nil {
+		coin = ""
+	}
+	if d.Coins, err = h.coins(ctx, inv, coin); err != nil {
+		return nil, err
+	}
+	d.Status = h.status(l, d.Quote)
+	st := url.Values{}
+	if d.Quote != nil {
+		st.Set("coin", d.Quote.Coin)
+	}
+	if inv.Kind == "subscription" {
+		st.Set("payment_id", inv.PublicID)
+	}
+	d.StatusPath = path + "status.json"
+	if len(st) > 0 {
+		d.StatusPath += "?" + st.Encode()
+	}
+	if !d.Status.Final {
+		d.Refresh = 15
+	} else if d.Status.Redirect != "" {
+		d.Refresh, d.RefreshURL = 3, d.Status.Redirect
+	}
+	return d, nil
+}
+
+// quote returns the address handed out for coin among l's addresses.
+func (h *Handler) quote(l *invoice.Logs, coin string) (*quoteView, error) {
+	t, err := h.cfg.Addresses.Lookup(strings.Replace(strings.TrimSpace(coin), "_", "/", 1))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range l.Addresses {
+		if a.Ticker != t.Ticker {
+			continue
+		}
+		q := &quoteView{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
+		if a.QuoteValueCoin != nil {
+			q.Amount = payload.FormatAmount(*a.QuoteValueCoin, t.Decimals)
+		}
+		if a.QuoteRate != nil {
+			q.Rate = a.QuoteRate.Round(l.FiatPlaces).String()
+		}
+		content := a.AddressIn
+		if uri, err := address.PaymentURI(t, a.AddressIn, a.QuoteValueCoin); err == nil {
+			q.URI, content = template.URL(uri), uri
+		}
+		png, err := qrcode.Encode(content, qrcode.Medium, 256)
+		if err != nil {
+			return nil, err
+		}
+		q.QR = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+		return q, nil
+	}
+	return nil, invoice.ErrNotFound
+}
+
+// status is the live status of l, for the chosen quote q (nil: none).
+func (h *Handler) status(l *invoice.Logs, q *quoteView) statusView {
+	inv := l.Invoice
+	var st statusView
+	switch l.Status {
+	case invoice.Paid:
+		st = statusView{Code: "paid", Text: "Paid. Thank you!", Final: inv.Kind != "deposit"}
+		if inv.Kind == "deposit" {
+			st.Text = "Received. Thank you! You may send more to the same address."
+		}
+		st.Redirect = redirect(inv)
+	case invoice.Expired:
+		st = statusView{Code: "expired", Text: "This payment request has expired.", Final: true}
+	case invoice.Partial:
+		st = statusView{Code: "partial", Text: "Partly paid."}
+		if inv.Value != nil {
+			due := inv.Value.Sub(l.PaidFiat)
+			if due.IsPositive() {
+				st.Due = due.RoundUp(l.FiatPlaces).StringFixed(l.FiatPlaces) + " " + inv.Currency
+				st.Text = "Partly paid: " + st.Due + " still due."
+			}
+		}
+	case invoice.Pending:
+		st = statusView{Code: "detected", Text: "Payment detected, waiting for confirmations."}
+		if p := newest(l.Payments); p != nil {
+			st.Confirmations = p.Confirmations
+			if a := p.Edges.Address; a != nil {
+				st.Required = int64(a.RequiredConfirmations)
+			}
+			if p.Confirmations > 0 {
+				st.Code = "confirming"
+				st.Text = "Payment detected: " + strconv.FormatInt(p.Confirmations, 10) + " of " + strconv.FormatInt(st.Required, 10) + " confirmations."
+			}
+		}
+	default:
+		st = statusView{Code: "waiting", Text: "Waiting for your payment."}
+		if q == nil {
+			st.Text = "Choose a coin to pay with."
+		}
+	}
+	return st
+}
+
+// newest is the newest payment that counts (neither dropped nor reverted).
+func newest(ps []*entdb.Payment) *entdb.Payment {
+	for i := len(ps) - 1; i >= 0; i-- {
+		if s := ps[i].Status; s != entpayment.StatusDropped && s != entpayment.StatusReverted {
+			return ps[i]
+		}
+	}
+	return nil
+}
+
+// redirect is inv's redirect_url with success_token added, "" when there
+// is none or it is not an absolute http(s) URL (checked again here: the
+// page never sends a customer to javascript: or data:).
+func redirect(inv *entdb.Invoice) string {
+	if inv.RedirectURL == "" {
+		return ""
+	}
+	u, err := url.Parse(inv.RedirectURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	if inv.SuccessToken != "" {
+		q := u.Query()
+		q.Set("success_token", inv.SuccessToken)
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// invoiceChoose hands out the address of the coin the customer chose, as
+// the merchant API's address request does, then shows it (POST, redirect,
+// GET: reloading never posts again).
+func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	inv, err := h.cfg.Invoices.Find(ctx, kind, id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		h.pages.NotFound(w)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "find invoice", err)
+		return
+	}
+	coin := r.PostForm.Get("coin")
+	caller, err := h.cfg.Invoices.HostedCaller(ctx, inv.ProjectID)
+	if err == nil {
+		_, err = h.cfg.Invoices.Address(ctx, kind, caller, id, coin)
+	}
+	if msg, ok := customerError(err); ok {
+		h.showInvoice(w, r, inv, r.URL.Path, "", msg, http.StatusBadRequest, nil)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "hand out address", err)
+		return
+	}
+	http.Redirect(w, r, r.URL.Path+"?coin="+url.QueryEscape(coin), http.StatusSeeOther)
+}
+
+// customerError returns what the customer may read of err: the reason of
+// a refused choice (a coin without a price, below the minimum, expired).
+func customerError(err error) (string, bool) {
+	var ie *invoice.InvalidError
+	if errors.As(err, &ie) {
+		return ie.Reason, true
+	}
+	if errors.Is(err, invoice.ErrNoKey) {
+		return "This shop cannot take payments right now.", true
+	}
+	return "", false
+}
+
+// invoiceStatus answers the live status of a checkout or deposit as JSON.
+func (h *Handler) invoiceStatus(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
+	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"status": "not_found"})
+		return
+	}
+	if err != nil {
+		h.cfg.Logger.Error("hosted page: status", "error", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error"})
+		return
+	}
+	h.writeStatus(w, r, inv)
+}
+
+func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, inv *entdb.Invoice) {
+	l, err := h.cfg.Invoices.Logs(r.Context(), invoice.Kind(inv.Kind), inv.ProjectID, inv.PublicID)
+	if err != nil {
+		h.cfg.Logger.Error("hosted page: status", "error", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"status": "error"})
+		return
+	}
+	var q *quoteView
+	if coin := r.URL.Query().Get("coin"); coin != "" {
+		q = &quoteView{Coin: coin}
+	}
+	writeJSON(w, http.StatusOK, h.status(l, q))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

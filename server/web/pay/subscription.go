@@ -1,0 +1,174 @@
+package pay
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	entinvoice "github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/subscription"
+	"github.com/payhook/payhook/server/web"
+)
+
+// subscriptionPageData is the subscription page: its status, its plan
+// options, and a renewal being paid.
+type subscriptionPageData struct {
+	web.Layout
+	// Path is the page's path.
+	Path string
+	// Customer is the merchant's customer reference.
+	Customer string
+	// Status is pending, active or expired; ExpiresAt is when it ends.
+	Status    string
+	ExpiresAt time.Time
+	// Currency is the plans' currency.
+	Currency string
+	// Options are the plan options.
+	Options []optionView
+	// Coins are the coins to choose from.
+	Coins []coinChoice
+	// Renewal is the renewal being paid (?payment_id=), nil otherwise.
+	Renewal *invoicePageData
+	// OptionLabel is the renewal's option.
+	OptionLabel string
+	// Error is what went wrong with the customer's choice.
+	Error string
+}
+
+// optionView is one plan option.
+type optionView struct {
+	// Period is its period (1m); Label says it (1 month).
+	Period, Label string
+	// Value is its price.
+	Value string
+}
+
+// renewal returns the renewal with payment id of sub, nil when id is not
+// one of sub's renewals.
+func (h *Handler) renewal(r *http.Request, sub *entdb.Subscription, id string) *entdb.Invoice {
+	if id == "" {
+		return nil
+	}
+	inv, err := h.cfg.Invoices.Find(r.Context(), invoice.Subscription, id)
+	if err != nil || inv.SubscriptionID == nil || *inv.SubscriptionID != sub.ID {
+		return nil
+	}
+	return inv
+}
+
+func (h *Handler) findSubscription(w http.ResponseWriter, r *http.Request, tok string) *entdb.Subscription {
+	sub, err := h.cfg.Subscriptions.Find(r.Context(), tok)
+	if errors.Is(err, subscription.ErrNotFound) {
+		h.pages.NotFound(w)
+		return nil
+	}
+	if err != nil {
+		h.pages.Fail(w, "find subscription", err)
+		return nil
+	}
+	return sub
+}
+
+// subscriptionPage shows a subscription: its status and plans to choose
+// from, or, with ?payment_id=, the renewal being paid.
+func (h *Handler) subscriptionPage(w http.ResponseWriter, r *http.Request, tok string) {
+	sub := h.findSubscription(w, r, tok)
+	if sub == nil {
+		return
+	}
+	h.showSubscription(w, r, sub, "", http.StatusOK)
+}
+
+func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *entdb.Subscription, errMsg string, status int) {
+	ctx := r.Context()
+	d := &subscriptionPageData{
+		Path: r.URL.Path, Customer: sub.Customer, Currency: sub.Currency, Error: errMsg,
+		Status: string(subscription.StatusAt(sub.ExpiresAt, h.cfg.Now())),
+	}
+	d.Title = "Subscription"
+	if sub.ExpiresAt != nil {
+		d.ExpiresAt = *sub.ExpiresAt
+	}
+	places := h.cfg.Subscriptions.FiatPlaces(sub.Currency)
+	for _, o := range sub.Options {
+		v := o.Value
+		if dv, err := decimal.NewFromString(o.Value); err == nil {
+			v = dv.StringFixed(places)
+		}
+		d.Options = append(d.Options, optionView{Period: o.Period, Label: web.PeriodLabel(o.Period), Value: v})
+	}
+	// The coins of a plan: quoted like a checkout of a fixed amount.
+	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
+	var err error
+	if d.Coins, err = h.coins(ctx, probe, ""); err != nil {
+		h.pages.Fail(w, "subscription page", err)
+		return
+	}
+	if inv := h.renewal(r, sub, r.URL.Query().Get("payment_id")); inv != nil {
+		rd, err := h.invoiceData(ctx, inv, r.URL.Path, r.URL.Query().Get("coin"))
+		if err != nil {
+			h.pages.Fail(w, "subscription page", err)
+			return
+		}
+		if rd.Status.Code == "paid" {
+			// A paid renewal has extended the subscription just now.
+			rd.Status.Text = "Paid. Thank you!"
+		}
+		rd.Hidden = map[string]string{"option": inv.Option}
+		d.Renewal, d.OptionLabel = rd, web.PeriodLabel(inv.Option)
+		d.Refresh = rd.Refresh
+	}
+	h.pages.Render(w, status, "subscription", d)
+}
+
+// subscriptionChoose opens (or reuses) the renewal of the chosen option
+// and hands out its address for the chosen coin, as the merchant API's
+// /subscription/address/ does, then shows it.
+func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok string) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	sub := h.findSubscription(w, r, tok)
+	if sub == nil {
+		return
+	}
+	ctx := r.Context()
+	coin := r.PostForm.Get("coin")
+	caller, err := h.cfg.Invoices.HostedCaller(ctx, sub.ProjectID)
+	var q *invoice.Quote
+	if err == nil {
+		q, err = h.cfg.Subscriptions.Address(ctx, caller, tok, r.PostForm.Get("option"), coin)
+	}
+	if msg, ok := customerError(err); ok {
+		h.showSubscription(w, r, sub, msg, http.StatusBadRequest)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "hand out address", err)
+		return
+	}
+	v := url.Values{"payment_id": {q.Invoice.PublicID}, "coin": {coin}}
+	http.Redirect(w, r, r.URL.Path+"?"+v.Encode(), http.StatusSeeOther)
+}
+
+// subscriptionStatus answers the live status of one of the subscription's
+// renewals (?payment_id=) as JSON.
+func (h *Handler) subscriptionStatus(w http.ResponseWriter, r *http.Request, tok string) {
+	sub, err := h.cfg.Subscriptions.Find(r.Context(), tok)
+	var inv *entdb.Invoice
+	if err == nil {
+		inv = h.renewal(r, sub, r.URL.Query().Get("payment_id"))
+	}
+	if inv == nil || inv.Kind != entinvoice.KindSubscription {
+		writeJSON(w, http.StatusNotFound, map[string]string{"status": "not_found"})
+		return
+	}
+	h.writeStatus(w, r, inv)
+}
