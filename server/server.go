@@ -341,26 +341,6 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	unary, stream, err := interceptor.Chain(interceptor.Config{
 		Keys:    apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
 		Tickers: addresses,
-		Public: []string{
-			payhookv1.AddressService_GetPublicKey_FullMethodName,
-			payhookv1.AddressService_GetInfo_FullMethodName,
-			payhookv1.AddressService_EstimateFee_FullMethodName,
-			payhookv1.AddressService_Convert_FullMethodName,
-			// The devnet exists only with --dev, where it simulates chains
-			// for whoever develops against the server.
-			payhookv1.DevnetService_Pay_FullMethodName,
-			payhookv1.DevnetService_Mine_FullMethodName,
-			payhookv1.DevnetService_Reorg_FullMethodName,
-		},
-		Operator: []string{
-			payhookv1.OperatorService_ListHeldFunds_FullMethodName,
-			payhookv1.OperatorService_ListPayoutRequests_FullMethodName,
-			payhookv1.ProjectService_CreateProject_FullMethodName,
-			payhookv1.ProjectService_ListProjects_FullMethodName,
-			payhookv1.ProjectService_RotateSecret_FullMethodName,
-			payhookv1.ProjectService_SetWallet_FullMethodName,
-			payhookv1.ProjectService_RemoveWallet_FullMethodName,
-		},
 	}, s.logger)
 	if err != nil {
 		return err
