@@ -233,7 +233,9 @@ func authzMethods(t *testing.T) []protoreflect.MethodDescriptor {
 		}
 		return true
 	})
-	slices.SortFunc(out, func(a, b protoreflect.MethodDescriptor) int { return strings.Compare(string(a.FullName()), string(b.FullName())) })
+	slices.SortFunc(out, func(a, b protoreflect.MethodDescriptor) int {
+		return strings.Compare(string(a.FullName()), string(b.FullName()))
+	})
 	if len(out) < 30 {
 		t.Fatalf("%d methods in payhook.v1: the generated package is not registered", len(out))
 	}
