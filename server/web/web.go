@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/payhook/payhook/server/route"
 )
 
 //go:embed templates/*.html
@@ -17,10 +19,10 @@ var templateFS embed.FS
 //go:embed assets
 var assetFS embed.FS
 
-// AssetPrefix is where the embedded assets are served: under the checkout
-// path, whose first segment is reserved (no ticker starts with it) and
-// where no payment_id is named "assets".
-const AssetPrefix = "/payment/assets/"
+// AssetPrefix is where the embedded assets are served (route.Assets): under
+// the checkout path, whose first segment is reserved (no ticker starts with
+// it) and where no payment_id is named "assets".
+const AssetPrefix = route.Assets
 
 // csp allows scripts, styles and fetches from the same origin only (so no
 // inline script or style), images from the same origin and data: URIs (the
@@ -118,8 +120,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// idPrefix is the prefix of the ids each page's path carries.
-var idPrefix = map[string]string{"payment": "chk_", "deposit": "dep_", "subscription": "sub_"}
+// idPrefix returns the prefix of the ids the hosted page at segment
+// carries (route.HostedPages), and whether segment is a hosted page's.
+func idPrefix(segment string) (string, bool) {
+	for _, p := range route.HostedPages() {
+		if p.Segment == segment {
+			return p.IDPrefix, true
+		}
+	}
+	return "", false
+}
 
 // route serves r when its path is a hosted page's and reports whether it
 // did.
@@ -138,7 +148,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	if len(parts) < 2 {
 		return false
 	}
-	prefix, ok := idPrefix[parts[0]]
+	prefix, ok := idPrefix(parts[0])
 	if !ok || !strings.HasPrefix(parts[1], prefix) {
 		return false
 	}
