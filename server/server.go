@@ -340,8 +340,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:    apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
-		Tickers: addresses,
+		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Tickers:  addresses,
+		Classify: store.Classify,
 	}, s.logger)
 	if err != nil {
 		return err

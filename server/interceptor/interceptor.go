@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/payhook/payhook/internal/kind"
 )
 
 // APIKeyMetadata is the metadata key (and REST header) carrying the API key.
@@ -110,6 +112,10 @@ type Config struct {
 	// (payhook.v1.access) option, read from its descriptor, decides who
 	// may call it; see Chain.
 	Descriptors DescriptorResolver
+	// Classify, when set, gives a kind to a handler's error that has none
+	// (the server passes store.Classify: the database's refusals become
+	// Unavailable), before Translate reads it.
+	Classify func(error) error
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -134,7 +140,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		logger.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
 	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
-	e := &errs{logger: logger}
+	e := &errs{logger: logger, classify: cfg.Classify}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
@@ -279,11 +285,12 @@ func (s *validatingStream) RecvMsg(m any) error {
 	return validate(s.v, m)
 }
 
-// errs translates handler errors: statuses pass through, known domain errors
-// become their status, and anything else is logged and becomes Internal
-// with a message that reveals nothing of the cause.
+// errs translates handler errors: statuses pass through, errors with a kind
+// (internal/kind) become their status, and anything else is logged and
+// becomes Internal with a message that reveals nothing of the cause.
 type errs struct {
-	logger *slog.Logger
+	logger   *slog.Logger
+	classify func(error) error
 }
 
 func (e *errs) convert(ctx context.Context, method string, err error) error {
@@ -297,6 +304,9 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 			e.logger.ErrorContext(ctx, "request failed", "method", method, "code", st.Code().String(), "error", err)
 		}
 		return err
+	}
+	if e.classify != nil && kind.Of(err) == kind.Unknown {
+		err = e.classify(err)
 	}
 	if st := Translate(err); st != nil {
 		if status.Code(st) == codes.Unavailable {
