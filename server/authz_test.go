@@ -601,22 +601,25 @@ func callGRPC(ctx context.Context, t *testing.T, in *servertest.Instance, md pro
 		err = in.Conn.Invoke(ctx, method, req, out)
 	}
 	st := status.Convert(err)
-	res := authzResult{message: st.Message(), raw: fmt.Sprintf("%s -> %v", method, err)}
-	switch st.Code() {
+	return authzResult{outcome: outcomeOf(st.Code()), message: st.Message(), raw: fmt.Sprintf("%s -> %v", method, err)}
+}
+
+// outcomeOf reduces a gRPC code (Connect's codes are the same numbers) to
+// the matrix's outcomes.
+func outcomeOf(code codes.Code) authzOutcome {
+	switch code {
 	case codes.OK:
-		res.outcome = allowed
+		return allowed
 	case codes.Unauthenticated:
-		res.outcome = unauthenticated
+		return unauthenticated
 	case codes.PermissionDenied:
-		res.outcome = denied
+		return denied
 	case codes.NotFound:
-		res.outcome = notFound
+		return notFound
 	case codes.Unimplemented:
-		res.outcome = unserved
-	default:
-		res.outcome = authzOutcome(st.Code().String())
+		return unserved
 	}
-	return res
+	return authzOutcome(code.String())
 }
 
 // dynamicInit makes the Connect client's dynamic response messages of the
@@ -670,26 +673,14 @@ func callConnect(ctx context.Context, t *testing.T, in *servertest.Instance, md 
 	} else {
 		_, err = client.CallUnary(ctx, r)
 	}
-	res := authzResult{raw: fmt.Sprintf("POST %s -> %v", u, err)}
+	res := authzResult{outcome: allowed, raw: fmt.Sprintf("POST %s -> %v", u, err)}
 	if err == nil {
-		res.outcome = allowed
 		return res
 	}
 	var ce *connect.Error
 	if errors.As(err, &ce) {
 		res.message = ce.Message()
 	}
-	switch connect.CodeOf(err) {
-	case connect.CodeUnauthenticated:
-		res.outcome = unauthenticated
-	case connect.CodePermissionDenied:
-		res.outcome = denied
-	case connect.CodeNotFound:
-		res.outcome = notFound
-	case connect.CodeUnimplemented:
-		res.outcome = unserved
-	default:
-		res.outcome = authzOutcome(connect.CodeOf(err).String())
-	}
+	res.outcome = outcomeOf(codes.Code(connect.CodeOf(err)))
 	return res
 }
