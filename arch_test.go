@@ -225,15 +225,31 @@ func TestImportDirections(t *testing.T) {
 		}
 	}
 
-	// receiver is what merchants import: the standard library only (whose
-	// packages import only the standard library, so direct imports tell).
+	// The interceptor maps error kinds to codes and access options to
+	// answers: of this module it depends on gen (the options) and internal
+	// (the kinds) only, never on a domain package whose errors it would
+	// otherwise be tempted to match.
 	for _, p := range ourPackages(t) {
-		if !under(p.ImportPath, mod+"/receiver") {
+		if !under(p.ImportPath, mod+"/server/interceptor") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if under(dep, mod) && !under(dep, mod+"/gen") && !under(dep, mod+"/internal") && !under(dep, p.ImportPath) {
+				t.Errorf("%s depends on %s (design.md: the interceptor maps error kinds to codes and imports no domain package)", p.ImportPath, dep)
+			}
+		}
+	}
+
+	// receiver is what merchants import, and internal/kind what every layer
+	// may: the standard library only (whose packages import only the
+	// standard library, so direct imports tell).
+	for _, p := range ourPackages(t) {
+		if !under(p.ImportPath, mod+"/receiver") && !under(p.ImportPath, mod+"/internal/kind") {
 			continue
 		}
 		for _, imp := range p.Imports {
 			if d, ok := all[imp]; ok && !d.Standard {
-				t.Errorf("%s imports %s (design.md: receiver imports the standard library only)", p.ImportPath, imp)
+				t.Errorf("%s imports %s (design.md: receiver and internal/kind import the standard library only)", p.ImportPath, imp)
 			}
 		}
 	}

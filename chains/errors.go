@@ -3,6 +3,8 @@ package chains
 import (
 	"errors"
 	"fmt"
+
+	"github.com/payhook/payhook/internal/kind"
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one of
@@ -10,12 +12,14 @@ import (
 // never by message.
 var (
 	// ErrUnknownTicker reports a ticker that is not in the registry.
-	ErrUnknownTicker = errors.New("unknown ticker")
+	// Its kind is NotFound.
+	ErrUnknownTicker = kind.New(kind.NotFound, "unknown ticker")
 
 	// ErrInvalidAddress reports a destination address that is not a valid
 	// mainnet address of the ticker's network. The concrete error is an
-	// *AddressError that says what is wrong.
-	ErrInvalidAddress = errors.New("invalid address")
+	// *AddressError that says what is wrong. Its kind is Invalid; an answer
+	// names the parameter: "address: " and the whole error.
+	ErrInvalidAddress = kind.New(kind.Invalid, "invalid address", kind.Prefix("address: "))
 
 	// ErrInvalidRegistry reports a registry file that cannot be used. The
 	// concrete error is a *RegistryError naming the entry and field, or a
@@ -39,8 +43,9 @@ var (
 
 	// ErrInvalidForward reports a Forward a backend refuses to sign: bad
 	// addresses, amounts finer than the base unit, no outputs, inputs that
-	// do not cover the outputs and fee. Retrying it unchanged fails again.
-	ErrInvalidForward = errors.New("invalid forward")
+	// do not cover the outputs and fee. Retrying it unchanged fails again:
+	// its kind is Invalid.
+	ErrInvalidForward = kind.New(kind.Invalid, "invalid forward")
 
 	// ErrNode reports a node that is unreachable, slow, or answers with an
 	// error or garbage: transient, retried with backoff.

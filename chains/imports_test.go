@@ -10,13 +10,15 @@ import (
 )
 
 // TestImports enforces the layout rule for chains: the standard library,
-// decimal and chain libraries only; never ent, notifier, server or gen.
+// decimal, chain libraries and internal/kind (the error kinds every layer
+// declares) only; never ent, notifier, server or gen.
 func TestImports(t *testing.T) {
 	t.Parallel()
 	allowed := []string{
 		"github.com/shopspring/decimal",
 		"github.com/btcsuite/btcd/",
 		"golang.org/x/crypto/",
+		"github.com/payhook/payhook/internal/kind",
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

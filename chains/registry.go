@@ -225,14 +225,26 @@ type registryEntry struct {
 	NetworkFeeEstimate   *decimal.Decimal `json:"network_fee_estimate"`
 }
 
-// ReservedNames are the first path segments of payhook's own REST paths
-// (the merchant interface, the operator API, the hosted pages): no ticker
-// may start with one, so `/checkout/logs/` is never read as the logs of a
-// ticker named checkout.
-var ReservedNames = map[string]bool{
-	"checkout": true, "deposit": true, "subscription": true, "notification": true, "project": true,
-	"operator": true, "devnet": true, "deliveries": true, "info": true, "pubkey": true,
-	"pay": true, "payment": true, "dashboard": true, "healthz": true, "metrics": true, "docs": true,
+// LoadOption adjusts what LoadRegistry accepts.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	reserved map[string]bool
+}
+
+// Reserved refuses a ticker whose first segment is one of names. The server
+// passes the first path segments of its own routes (server/route), so that
+// `/checkout/logs/` is never read as the logs of a ticker named checkout;
+// chains knows no routes of its own.
+func Reserved(names ...string) LoadOption {
+	return func(o *loadOptions) {
+		if o.reserved == nil {
+			o.reserved = map[string]bool{}
+		}
+		for _, n := range names {
+			o.reserved[n] = true
+		}
+	}
 }
 
 // tickerPattern is one or two lower-case alphanumeric segments.
@@ -271,9 +283,14 @@ func knownNetworkFamily(network string) (Family, bool) {
 // networks limited to btc, ltc, bch and doge, decimals 0..18, confirmations
 // 1..100 with min <= default, fee rate in [0, 1), non-negative amounts with no
 // more decimal places than the ticker has, and a contract, valid for the
-// family, exactly when token is true. Errors wrap ErrInvalidRegistry and name
-// the entry and field (*RegistryError).
-func LoadRegistry(r io.Reader) (*Registry, error) {
+// family, exactly when token is true, and no ticker whose first segment an
+// option reserves (Reserved). Errors wrap ErrInvalidRegistry and name the
+// entry and field (*RegistryError).
+func LoadRegistry(r io.Reader, opts ...LoadOption) (*Registry, error) {
+	var o loadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	var f registryFile
@@ -288,7 +305,7 @@ func LoadRegistry(r io.Reader) (*Registry, error) {
 	}
 	reg := &Registry{byTicker: make(map[string]Ticker, len(f.Tickers))}
 	for i, raw := range f.Tickers {
-		t, err := parseEntry(i+1, raw)
+		t, err := parseEntry(i+1, raw, o)
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +319,7 @@ func LoadRegistry(r io.Reader) (*Registry, error) {
 	return reg, nil
 }
 
-func parseEntry(n int, raw json.RawMessage) (Ticker, error) {
+func parseEntry(n int, raw json.RawMessage, o loadOptions) (Ticker, error) {
 	fail := func(ticker, field, format string, args ...any) (Ticker, error) {
 		return Ticker{}, &RegistryError{Entry: n, Ticker: ticker, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -328,7 +345,7 @@ func parseEntry(n int, raw json.RawMessage) (Ticker, error) {
 	if !tickerPattern.MatchString(name) {
 		return fail(name, "ticker", "must be one or two lower-case alphanumeric segments separated by \"/\", like \"btc\" or \"trc20/usdt\"")
 	}
-	if first, _, _ := strings.Cut(name, "/"); ReservedNames[first] {
+	if first, _, _ := strings.Cut(name, "/"); o.reserved[first] {
 		return fail(name, "ticker", "%q is reserved for payhook's own paths", first)
 	}
 	network, coin, twoSegments := strings.Cut(name, "/")

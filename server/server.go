@@ -53,6 +53,7 @@ import (
 	"github.com/payhook/payhook/server/openapi"
 	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/payment"
+	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
 	"github.com/payhook/payhook/server/web/dashboard"
@@ -351,28 +352,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:    apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
-		Tickers: addresses,
-		Public: []string{
-			payhookv1.AddressService_GetPublicKey_FullMethodName,
-			payhookv1.AddressService_GetInfo_FullMethodName,
-			payhookv1.AddressService_EstimateFee_FullMethodName,
-			payhookv1.AddressService_Convert_FullMethodName,
-			// The devnet exists only with --dev, where it simulates chains
-			// for whoever develops against the server.
-			payhookv1.DevnetService_Pay_FullMethodName,
-			payhookv1.DevnetService_Mine_FullMethodName,
-			payhookv1.DevnetService_Reorg_FullMethodName,
-		},
-		Operator: []string{
-			payhookv1.OperatorService_ListHeldFunds_FullMethodName,
-			payhookv1.OperatorService_ListPayoutRequests_FullMethodName,
-			payhookv1.ProjectService_CreateProject_FullMethodName,
-			payhookv1.ProjectService_ListProjects_FullMethodName,
-			payhookv1.ProjectService_RotateSecret_FullMethodName,
-			payhookv1.ProjectService_SetWallet_FullMethodName,
-			payhookv1.ProjectService_RemoveWallet_FullMethodName,
-		},
+		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Tickers:  addresses,
+		Classify: store.Classify,
 	}, s.logger)
 	if err != nil {
 		return err
@@ -457,15 +439,24 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
+	// Every path mounted beside the gateway is one of the route table's,
+	// which derives reserved ticker names and metric labels from it.
+	var unlisted []string
+	mount := func(pattern string, h http.Handler) {
+		if !route.Default().Mounted(pattern) {
+			unlisted = append(unlisted, pattern)
+		}
+		mux.Handle(pattern, h)
+	}
+	mount(route.Healthz, healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
 	met.ObserveChains(s.chainStats)
-	mux.Handle("/metrics", met.Handler())
+	mount(route.Metrics, met.Handler())
 	apiDocs, err := openapi.Handler()
 	if err != nil {
 		return err
 	}
-	mux.Handle(openapi.DocumentPath, apiDocs)
-	mux.Handle(openapi.DocsPath, apiDocs)
+	mount(openapi.DocumentPath, apiDocs)
+	mount(openapi.DocsPath, apiDocs)
 	// Connect and gRPC-Web for browsers, at /payhook.v1.<Service>/<Method>:
 	// forwarded through the gRPC client connection like REST, so every
 	// interceptor runs once. The devnet is served only when registered.
@@ -487,7 +478,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	for _, p := range browser.Paths() {
-		mux.Handle(p, browser)
+		mount(p, browser)
+	}
+	if len(unlisted) > 0 {
+		return fmt.Errorf("paths %v are mounted but not in the route table (server/route)", unlisted)
 	}
 	// The dashboard, the pages' assets, then the hosted pages (/payment/,
 	// /deposit/{dep_...}/, /subscription/{sub_...}/) in front of the API,
@@ -510,12 +504,17 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 }
 
 // loadRegistry returns the embedded ticker registry, or the one in path
-// (--registry-file) when it is set.
+// (--registry-file) when it is set, which may not name a ticker after one
+// of the route table's reserved first segments (the embedded one is checked
+// by server/route's tests).
 func loadRegistry(path string) (*chains.Registry, error) {
 	if path == "" {
 		return chains.DefaultRegistry(), nil
 	}
-	return loadFile("--registry-file", path, chains.LoadRegistry)
+	reserved := chains.Reserved(route.Default().ReservedNames()...)
+	return loadFile("--registry-file", path, func(r io.Reader) (*chains.Registry, error) {
+		return chains.LoadRegistry(r, reserved)
+	})
 }
 
 // loadFile opens path and parses it with parse, naming flag in errors.

@@ -4,10 +4,13 @@ import (
 	"errors"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/internal/kind"
 )
 
 // Sentinel errors. Every error the devnet returns, other than a cancelled
-// context, wraps exactly one of them; classify with errors.Is.
+// context, wraps exactly one of them; classify with errors.Is. Those a
+// caller of the devnet API causes (payment, count, range, forward) are of
+// kind Invalid.
 var (
 	// ErrInvalidOptions reports Options that fail Validate.
 	ErrInvalidOptions = errors.New("invalid devnet options")
@@ -16,7 +19,7 @@ var (
 	// invalid destination (the error also wraps chains.ErrInvalidAddress), a
 	// value that is not positive or has more decimal places than the ticker,
 	// or a failed execution asked of a family whose transfers cannot fail.
-	ErrInvalidPayment = errors.New("invalid payment")
+	ErrInvalidPayment = kind.New(kind.Invalid, "invalid payment")
 
 	// ErrInvalidForward (chains.ErrInvalidForward) reports a Sign of a
 	// forward that is malformed: no ID, an invalid From or output address
@@ -27,11 +30,11 @@ var (
 
 	// ErrInvalidCount reports a Mine or Reorg block count out of bounds:
 	// Mine takes 1..MaxMine, Reorg 1..the current height.
-	ErrInvalidCount = errors.New("invalid block count")
+	ErrInvalidCount = kind.New(kind.Invalid, "invalid block count")
 
 	// ErrInvalidRange reports a Transfers range that is inverted, negative
 	// or beyond the tip.
-	ErrInvalidRange = errors.New("invalid block range")
+	ErrInvalidRange = kind.New(kind.Invalid, "invalid block range")
 
 	// ErrAlreadyStarted reports a second Start of a Devnet (or a Start after
 	// Stop): a Devnet mines from at most one goroutine, once.

@@ -1,19 +1,23 @@
 package address
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/payhook/payhook/internal/kind"
 )
 
 // ErrNotFound reports an address that does not exist or belongs to another
-// API key; the two are indistinguishable to the caller on purpose.
-var ErrNotFound = errors.New("address not found")
+// API key; the two are indistinguishable to the caller on purpose. Its kind
+// is NotFound, answered with one fixed message.
+var ErrNotFound = kind.New(kind.NotFound, "address not found",
+	kind.Public("no address was created with this callback URL for this ticker"))
 
 // ErrChainNotReady reports a ticker whose node payhook has not yet read:
 // its first poll records where watching starts, and an address handed out
-// before that could be paid in a block the watcher never reads.
-var ErrChainNotReady = errors.New("the chain node of this ticker has not been reached yet; try again shortly")
+// before that could be paid in a block the watcher never reads. Its kind is
+// Unavailable.
+var ErrChainNotReady = kind.New(kind.Unavailable, "the chain node of this ticker has not been reached yet; try again shortly")
 
 // InvalidError reports a request parameter that breaks a rule of the address
 // API. Its message names the parameter and what is wrong with it.
@@ -25,6 +29,13 @@ type InvalidError struct {
 }
 
 func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Param, e.Reason) }
+
+// Kind is kind.Invalid.
+func (e *InvalidError) Kind() kind.Kind { return kind.Invalid }
+
+// Message is the error's own text, whatever wraps it: it names the
+// parameter.
+func (e *InvalidError) Message(error) string { return e.Error() }
 
 // Invalid returns an *InvalidError naming param. The merchant interface's
 // packages report their parameter errors with it too, so one type is
@@ -49,3 +60,9 @@ func (e *ConflictError) Error() string {
 		"repeat the original settings, or use another callback URL (for example with a query parameter of your own) for an address with these",
 		strings.Join(e.Fields, ", "))
 }
+
+// Kind is kind.Conflict.
+func (e *ConflictError) Kind() kind.Kind { return kind.Conflict }
+
+// Message is the error's own text, whatever wraps it.
+func (e *ConflictError) Message(error) string { return e.Error() }

@@ -42,7 +42,7 @@ func CreateInProject(ctx context.Context, db *entdb.Client, name string, project
 }
 
 // CreateOperator issues a new operator's key: it may call the operator API
-// (interceptor.Config.Operator). It belongs to the default project.
+// (methods declaring ACCESS_OPERATOR). It belongs to the default project.
 func CreateOperator(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
 	return create(ctx, db, name, 0, true, now)
 }

@@ -37,14 +37,18 @@ func (k *keyLog) ResolveAPIKey(_ context.Context, key string) (interceptor.Key, 
 	return interceptor.Key{ID: 1, ProjectID: 1}, nil
 }
 
-// panicky answers GetPublicKey and panics in GetInfo.
+// panicky answers GetQrCode (a method needing a project's key) and panics
+// in GetInfo (a public one).
 type panicky struct {
 	payhookv1.UnimplementedAddressServiceServer
 }
 
-func (panicky) GetPublicKey(context.Context, *payhookv1.GetPublicKeyRequest) (*payhookv1.GetPublicKeyResponse, error) {
-	return &payhookv1.GetPublicKeyResponse{Pubkey: "PEM"}, nil
+func (panicky) GetQrCode(context.Context, *payhookv1.GetQrCodeRequest) (*payhookv1.GetQrCodeResponse, error) {
+	return &payhookv1.GetQrCodeResponse{}, nil
 }
+
+// qrBody is a GetQrCode request that passes validation.
+const qrBody = `{"ticker":"btc","address":"bc1q"}`
 
 func (panicky) GetInfo(context.Context, *payhookv1.GetInfoRequest) (*payhookv1.GetInfoResponse, error) {
 	panic("handler bug")
@@ -58,8 +62,7 @@ func unitServer(t *testing.T) (string, *keyLog) {
 	keys := &keyLog{}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:   keys,
-		Public: []string{payhookv1.AddressService_GetInfo_FullMethodName},
+		Keys: keys,
 	}, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -144,13 +147,13 @@ func TestForwarderUnit(t *testing.T) {
 	}{
 		{name: "panic recovered", method: "GetInfo", wantCode: 500,
 			wantErr: connectError{Code: "internal", Message: "internal error"}},
-		{name: "served after the panic", method: "GetPublicKey", header: http.Header{"Apikey": {"good-key"}}, wantCode: 200,
+		{name: "served after the panic", method: "GetQrCode", body: qrBody, header: http.Header{"Apikey": {"good-key"}}, wantCode: 200,
 			wantKeys: []string{"good-key"}},
-		{name: "unknown key", method: "GetPublicKey", header: http.Header{"Apikey": {"other"}}, wantCode: 401,
+		{name: "unknown key", method: "GetQrCode", body: qrBody, header: http.Header{"Apikey": {"other"}}, wantCode: 401,
 			wantErr: connectError{Code: "unauthenticated", Message: "unknown api key"}, wantKeys: []string{"other"}},
-		{name: "no key", method: "GetPublicKey", wantCode: 401,
+		{name: "no key", method: "GetQrCode", body: qrBody, wantCode: 401,
 			wantErr: connectError{Code: "unauthenticated", Message: "missing api key: send it in the apikey header or query parameter"}},
-		{name: "key not ASCII", method: "GetPublicKey", header: http.Header{"Apikey": {"cl\xc3\xa9"}}, wantCode: 400,
+		{name: "key not ASCII", method: "GetQrCode", body: qrBody, header: http.Header{"Apikey": {"cl\xc3\xa9"}}, wantCode: 400,
 			wantErr: connectError{Code: "invalid_argument", Message: "header apikey: must be printable ASCII"}},
 		{name: "unknown method", method: "Nope", wantCode: 404},
 		{name: "body over the limit", method: "GetInfo", body: `{"ticker":"` + strings.Repeat("a", unitMaxBody) + `"}`, wantCode: 429,

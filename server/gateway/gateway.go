@@ -39,9 +39,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/payhook/payhook/chains"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/route"
 )
 
 // Config configures the REST gateway.
@@ -394,37 +394,11 @@ func infoBody(info *payhookv1.GetInfoResponse, single bool) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// tickerOps are the last path segments of the routes that take a ticker
-// before them (`/{ticker}/create`, `/{ticker=*/*}/create`).
-var tickerOps = map[string]bool{
-	"create": true, "logs": true, "info": true, "qrcode": true, "estimate": true, "convert": true, "payout": true,
-}
-
-// devnetOps are the devnet routes' last segments (`/devnet/{ticker}/pay`).
-var devnetOps = map[string]bool{"pay": true, "mine": true, "reorg": true}
-
-// PathTicker returns the ticker a REST path names (after the trailing slash
-// is stripped), or "" when the path takes none.
-func PathTicker(path string) string {
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	n := len(segs)
-	if segs[0] != "devnet" && chains.ReservedNames[segs[0]] {
-		return "" // payhook's own paths; no ticker has these names
-	}
-	switch {
-	case n >= 3 && n <= 4 && segs[0] == "devnet" && devnetOps[segs[n-1]]:
-		return strings.Join(segs[1:n-1], "/")
-	case n >= 2 && n <= 3 && tickerOps[segs[n-1]]:
-		return strings.Join(segs[:n-1], "/")
-	}
-	return ""
-}
-
 // checkTicker answers 404 for a path naming an unknown ticker, in the same
 // words as the gRPC interceptor, before the gateway parses the query.
 func checkTicker(tickers interceptor.TickerChecker, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if t := PathTicker(r.URL.Path); t != "" {
+		if t := route.Default().PathTicker(r.URL.Path); t != "" {
 			if err := interceptor.UnknownTicker(tickers, t); err != nil {
 				st := status.Convert(interceptor.Translate(err))
 				writeError(w, runtime.HTTPStatusFromCode(st.Code()), st.Message())

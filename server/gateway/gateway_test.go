@@ -102,28 +102,6 @@ func TestAPIKeyFromQuery(t *testing.T) {
 	}
 }
 
-func TestPathTicker(t *testing.T) {
-	rows := []struct{ path, want string }{
-		{"/btc/create", "btc"},
-		{"/trc20/usdt/qrcode", "trc20/usdt"},
-		{"/xyz/estimate", "xyz"},
-		{"/sol/sol/convert", "sol/sol"},
-		{"/devnet/btc/pay", "btc"},
-		{"/devnet/trc20/usdt/reorg", "trc20/usdt"},
-		{"/info", ""},
-		{"/pubkey", ""},
-		{"/deliveries/watch", ""},
-		{"/a/b/c/create", ""},
-		{"/btc/nothing", ""},
-		{"/metrics", ""},
-	}
-	for _, r := range rows {
-		if got := PathTicker(r.path); got != r.want {
-			t.Errorf("%s: %q, want %q", r.path, got, r.want)
-		}
-	}
-}
-
 // FuzzAPIKeyFromQuery checks that, whatever the query, the request that goes
 // on carries no apikey parameter, keeps every other parameter byte for
 // byte, and that a refused request never goes on.

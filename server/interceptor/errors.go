@@ -1,56 +1,34 @@
 package interceptor
 
 import (
-	"errors"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/payhook/payhook/chains"
-	"github.com/payhook/payhook/chains/devnet"
-	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/server/address"
-	"github.com/payhook/payhook/server/merchant/invoice"
-	"github.com/payhook/payhook/server/merchant/project"
-	"github.com/payhook/payhook/server/merchant/subscription"
+	"github.com/payhook/payhook/internal/kind"
 )
 
-// Translate maps payhook's domain errors to gRPC status errors; it returns
-// nil for errors it does not know. The messages are written for merchants:
-// they name what was wrong and reveal nothing internal.
+// codeOf is the gRPC code of each error kind (the gateway maps codes to
+// HTTP statuses).
+var codeOf = map[kind.Kind]codes.Code{
+	kind.Invalid:            codes.InvalidArgument,
+	kind.NotFound:           codes.NotFound,
+	kind.Conflict:           codes.AlreadyExists,
+	kind.Forbidden:          codes.PermissionDenied,
+	kind.Unauthenticated:    codes.Unauthenticated,
+	kind.FailedPrecondition: codes.FailedPrecondition,
+	kind.Aborted:            codes.Aborted,
+	kind.Unavailable:        codes.Unavailable,
+}
+
+// Translate maps an error that carries a kind (internal/kind; the domain
+// packages declare theirs in their errors.go) to a gRPC status error with
+// the kind's code and the message the error gives callers (kind.Message);
+// it returns nil for an error without a kind. The messages are written for
+// merchants: they name what was wrong and reveal nothing internal.
 func Translate(err error) error {
-	var inv *address.InvalidError
-	var conflict *address.ConflictError
-	switch {
-	case errors.As(err, &inv):
-		return status.Error(codes.InvalidArgument, inv.Error())
-	case errors.Is(err, invoice.ErrNotFound), errors.Is(err, project.ErrNotFound), errors.Is(err, subscription.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, notifier.ErrNotFound):
-		return status.Error(codes.NotFound, "uuid: no notification of this project has this uuid")
-	case errors.Is(err, notifier.ErrInvalidFilter):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, project.ErrConcurrent):
-		return status.Error(codes.Aborted, err.Error())
-	case errors.Is(err, project.ErrInvalid):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.As(err, &conflict):
-		return status.Error(codes.AlreadyExists, conflict.Error())
-	case errors.Is(err, chains.ErrUnknownTicker):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, chains.ErrInvalidAddress):
-		return status.Error(codes.InvalidArgument, "address: "+err.Error())
-	case errors.Is(err, devnet.ErrInvalidPayment), errors.Is(err, devnet.ErrInvalidCount),
-		errors.Is(err, devnet.ErrInvalidRange), errors.Is(err, devnet.ErrInvalidForward):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, address.ErrChainNotReady):
-		return status.Error(codes.Unavailable, err.Error())
-	case errors.Is(err, address.ErrNotFound):
-		return status.Error(codes.NotFound, "no address was created with this callback URL for this ticker")
+	code, ok := codeOf[kind.Of(err)]
+	if !ok {
+		return nil
 	}
-	if why := store.Unavailable(err); why != "" {
-		return status.Error(codes.Unavailable, why)
-	}
-	return nil
+	return status.Error(code, kind.Message(err))
 }

@@ -1,6 +1,7 @@
 // Package interceptor holds the gRPC interceptors every request passes
 // through, for gRPC clients and REST clients (through the gateway) alike:
-// recovery, request logging, API key authentication, protovalidate input
+// recovery, request logging, API key authentication by each method's
+// declared (payhook.v1.access) option, protovalidate input
 // validation, and the one translation of domain errors into gRPC statuses.
 package interceptor
 
@@ -21,6 +22,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/payhook/payhook/internal/kind"
 )
 
 // APIKeyMetadata is the metadata key (and REST header) carrying the API key.
@@ -104,23 +107,29 @@ type Config struct {
 	// unknown ticker fail with NotFound before authentication and
 	// validation.
 	Tickers TickerChecker
-	// Public lists the full method names that need no API key
-	// (for example "/payhook.v1.AddressService/GetInfo").
-	Public []string
-	// Operator lists the full method names only an operator's key may
-	// call; any other key gets PermissionDenied.
-	Operator []string
+	// Descriptors, when set, resolves method descriptors instead of
+	// protoregistry.GlobalFiles (a test's own services). Each method's
+	// (payhook.v1.access) option, read from its descriptor, decides who
+	// may call it; see Chain.
+	Descriptors DescriptorResolver
+	// Classify, when set, gives a kind to a handler's error that has none
+	// (the server passes store.Classify: the database's refusals become
+	// Unavailable), before Translate reads it.
+	Classify func(error) error
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
+//
+// Authentication follows each method's (payhook.v1.access) option, read
+// once per method from its descriptor: PUBLIC and DEVNET need no key,
+// PROJECT a valid key, OPERATOR a valid operator's key (PermissionDenied
+// otherwise). A method with no option, ACCESS_UNSPECIFIED, or no descriptor
+// is refused with PermissionDenied for everyone (deny by default); only the
+// services named in ExemptServices are served without one.
 func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []grpc.StreamServerInterceptor, error) {
 	v, err := protovalidate.New()
 	if err != nil {
 		return nil, nil, fmt.Errorf("protovalidate: %w", err)
-	}
-	public := map[string]bool{}
-	for _, m := range cfg.Public {
-		public[m] = true
 	}
 	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		logger.ErrorContext(ctx, "panic in handler", "panic", p, "stack", string(debug.Stack()))
@@ -130,12 +139,8 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	lg := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		logger.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	operator := map[string]bool{}
-	for _, m := range cfg.Operator {
-		operator[m] = true
-	}
-	a := &auth{keys: cfg.Keys, public: public, operator: operator}
-	e := &errs{logger: logger}
+	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
+	e := &errs{logger: logger, classify: cfg.Classify}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
@@ -155,13 +160,23 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 }
 
 type auth struct {
-	keys     KeyResolver
-	public   map[string]bool
-	operator map[string]bool
+	keys   KeyResolver
+	access *accessTable
 }
 
+// NoAccessMessage is the message of the PermissionDenied status that
+// refuses every call of a method declaring no (payhook.v1.access) option.
+const NoAccessMessage = "this method declares no access and is refused"
+
 func (a *auth) authenticate(ctx context.Context, method string) (context.Context, error) {
-	if a.public[method] || strings.HasPrefix(method, "/grpc.health.v1.") || strings.HasPrefix(method, "/grpc.reflection.") {
+	r := a.access.rule(method)
+	switch r {
+	case deny:
+		// PermissionDenied rather than Unimplemented: the method exists and
+		// is registered, but nobody was granted it; and a 4xx is not logged
+		// as a server fault on every call (the table logged it once).
+		return nil, status.Error(codes.PermissionDenied, NoAccessMessage)
+	case open:
 		return ctx, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -176,7 +191,7 @@ func (a *auth) authenticate(ctx context.Context, method string) (context.Context
 	if err != nil {
 		return nil, fmt.Errorf("resolve api key: %w", err)
 	}
-	if a.operator[method] && !key.Operator {
+	if r == operatorKey && !key.Operator {
 		return nil, status.Error(codes.PermissionDenied, "this method needs an operator's key (payhook apikey create --operator)")
 	}
 	return WithKey(ctx, key), nil
@@ -270,11 +285,12 @@ func (s *validatingStream) RecvMsg(m any) error {
 	return validate(s.v, m)
 }
 
-// errs translates handler errors: statuses pass through, known domain errors
-// become their status, and anything else is logged and becomes Internal
-// with a message that reveals nothing of the cause.
+// errs translates handler errors: statuses pass through, errors with a kind
+// (internal/kind) become their status, and anything else is logged and
+// becomes Internal with a message that reveals nothing of the cause.
 type errs struct {
-	logger *slog.Logger
+	logger   *slog.Logger
+	classify func(error) error
 }
 
 func (e *errs) convert(ctx context.Context, method string, err error) error {
@@ -288,6 +304,9 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 			e.logger.ErrorContext(ctx, "request failed", "method", method, "code", st.Code().String(), "error", err)
 		}
 		return err
+	}
+	if e.classify != nil && kind.Of(err) == kind.Unknown {
+		err = e.classify(err)
 	}
 	if st := Translate(err); st != nil {
 		if status.Code(st) == codes.Unavailable {

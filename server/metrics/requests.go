@@ -3,15 +3,14 @@ package metrics
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/payhook/payhook/server/route"
 )
 
 // RequestBuckets are the upper bounds, in seconds, of the HTTP and gRPC
@@ -21,62 +20,14 @@ var RequestBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 
 // OtherRoute is the route label of a path outside the known routes
 // (scanners, typos), so no request can add a series of its own.
-const OtherRoute = "other"
+const OtherRoute = route.OtherLabel
 
-// sections are the first path segments payhook serves whose further
-// segments are not part of the label: they hold ids (/subscription/sub_…,
-// /payment/…) or a small fixed set of actions that the section sums up.
-var sections = map[string]bool{
-	"checkout": true, "deposit": true, "deliveries": true, "devnet": true, "info": true,
-	"notification": true, "operator": true, "pubkey": true, "subscription": true,
-	"healthz": true, "metrics": true, "payment": true, "dashboard": true,
-	"openapi.json": true, "docs": true,
-}
-
-// tickerActions are the last segments of the per-ticker routes
-// (/{ticker}/create, /trc20/usdt/logs); the ticker itself is left out of
-// the label.
-var tickerActions = map[string]bool{
-	"convert": true, "create": true, "estimate": true, "info": true,
-	"logs": true, "payout": true, "qrcode": true,
-}
-
-// HTTPRoute returns the bounded route label of a request path: "/" for the
-// root, "/SECTION" for a known first segment, "/{ticker}/ACTION" for the
-// per-ticker API, "/SERVICE" for a Connect or gRPC-Web call to a
-// registered protobuf service, and OtherRoute for anything else. Ids, keys
-// and tickers never reach a label.
-func HTTPRoute(path string) string {
-	p := strings.Trim(path, "/")
-	if p == "" {
-		return "/"
-	}
-	segs := strings.Split(p, "/")
-	if sections[segs[0]] {
-		return "/" + segs[0]
-	}
-	if n := len(segs); (n == 2 || n == 3) && tickerActions[segs[n-1]] {
-		return "/{ticker}/" + segs[n-1]
-	}
-	if len(segs) == 2 && knownService(segs[0]) {
-		return "/" + segs[0]
-	}
-	return OtherRoute
-}
-
-// knownService reports whether name is a protobuf service linked into the
-// binary (the set is fixed at build time, so it bounds the label).
-func knownService(name string) bool {
-	if !protoreflect.FullName(name).IsValid() {
-		return false
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		return false
-	}
-	_, ok := d.(protoreflect.ServiceDescriptor)
-	return ok
-}
+// HTTPRoute returns the bounded route label of a request path, as the route
+// table (server/route) derives it: "/" for the root, "/SECTION" for a
+// reserved first segment, "/{ticker}/ACTION" for the per-ticker API,
+// "/SERVICE" for a Connect or gRPC-Web call to a payhook service, and
+// OtherRoute for anything else. Ids, keys and tickers never reach a label.
+func HTTPRoute(path string) string { return route.Default().Label(path) }
 
 type routeKey struct{}
 

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	_ "google.golang.org/grpc/health/grpc_health_v1" // registers grpc.health.v1.Health
+	_ "google.golang.org/grpc/health/grpc_health_v1" // links grpc.health.v1.Health: still not a route
 )
 
 func TestHTTPRoute(t *testing.T) {
@@ -35,9 +35,11 @@ func TestHTTPRoute(t *testing.T) {
 		{"key in path is not a label", "/ph_abcdefghijklmnopqrstuvwxyz234567", OtherRoute},
 		{"scanner", "/wp-admin/setup.php", OtherRoute},
 		{"deep unknown", "/a/b/c/d/create", OtherRoute},
-		{"registered service", "/grpc.health.v1.Health/Check", "/grpc.health.v1.Health"},
+		{"payhook service (Connect)", "/payhook.v1.AddressService/GetInfo", "/payhook.v1.AddressService"},
+		// Linked into the binary but not served on the HTTP listener.
+		{"health service is not served over HTTP", "/grpc.health.v1.Health/Check", OtherRoute},
 		{"unknown service", "/evil.v1.Service/Do", OtherRoute},
-		{"method name is not a service", "/grpc.health.v1.Health.Check/x", OtherRoute},
+		{"method name is not a service", "/payhook.v1.AddressService.GetInfo/x", OtherRoute},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

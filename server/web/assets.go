@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+
+	"github.com/payhook/payhook/server/route"
 )
 
 // assetFS holds the assets every part uses (style.css).
@@ -13,10 +15,10 @@ import (
 //go:embed assets
 var assetFS embed.FS
 
-// AssetPrefix is where the embedded assets are served: under the checkout
-// path, whose first segment is reserved (no ticker starts with it) and
-// where no payment_id is named "assets".
-const AssetPrefix = "/payment/assets/"
+// AssetPrefix is where the embedded assets are served (route.Assets): under
+// the checkout path, whose first segment is reserved (no ticker starts with
+// it) and where no payment_id is named "assets".
+const AssetPrefix = route.Assets
 
 // assetDir is the directory of a part's file system that holds its assets.
 const assetDir = "assets"

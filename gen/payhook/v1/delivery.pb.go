@@ -413,7 +413,7 @@ var File_payhook_v1_delivery_proto protoreflect.FileDescriptor
 const file_payhook_v1_delivery_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/delivery.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x02\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xf0\x02\n" +
 	"\x16WatchDeliveriesRequest\x12'\n" +
 	"\n" +
 	"address_in\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\taddressIn\x12\x9d\x01\n" +
@@ -451,9 +451,9 @@ const file_payhook_v1_delivery_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x8a\x01\n" +
-	"\x0fDeliveryService\x12w\n" +
-	"\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x8e\x01\n" +
+	"\x0fDeliveryService\x12{\n" +
+	"\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_delivery_proto_rawDescOnce sync.Once
@@ -496,6 +496,7 @@ func file_payhook_v1_delivery_proto_init() {
 	if File_payhook_v1_delivery_proto != nil {
 		return
 	}
+	file_payhook_v1_access_proto_init()
 	file_payhook_v1_delivery_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -350,7 +350,7 @@ var File_payhook_v1_devnet_proto protoreflect.FileDescriptor
 const file_payhook_v1_devnet_proto_rawDesc = "" +
 	"\n" +
 	"\x17payhook/v1/devnet.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\"\xb2\x02\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\"\xb2\x02\n" +
 	"\n" +
 	"PayRequest\x12\x90\x01\n" +
 	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
@@ -375,11 +375,11 @@ const file_payhook_v1_devnet_proto_rawDesc = "" +
 	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12\x1f\n" +
 	"\x05depth\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01R\x05depth\"'\n" +
 	"\rReorgResponse\x12\x16\n" +
-	"\x06height\x18\x01 \x01(\x05R\x06height2\x87\x03\n" +
-	"\rDevnetService\x12v\n" +
-	"\x03Pay\x12\x16.payhook.v1.PayRequest\x1a\x17.payhook.v1.PayResponse\">\x82\xd3\xe4\x93\x028:\x01*Z\x1d:\x01*\"\x18/devnet/{ticker=*/*}/pay\"\x14/devnet/{ticker}/pay\x12{\n" +
-	"\x04Mine\x12\x17.payhook.v1.MineRequest\x1a\x18.payhook.v1.MineResponse\"@\x82\xd3\xe4\x93\x02::\x01*Z\x1e:\x01*\"\x19/devnet/{ticker=*/*}/mine\"\x15/devnet/{ticker}/mine\x12\x80\x01\n" +
-	"\x05Reorg\x12\x18.payhook.v1.ReorgRequest\x1a\x19.payhook.v1.ReorgResponse\"B\x82\xd3\xe4\x93\x02<:\x01*Z\x1f:\x01*\"\x1a/devnet/{ticker=*/*}/reorg\"\x16/devnet/{ticker}/reorgB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x06height\x18\x01 \x01(\x05R\x06height2\x93\x03\n" +
+	"\rDevnetService\x12z\n" +
+	"\x03Pay\x12\x16.payhook.v1.PayRequest\x1a\x17.payhook.v1.PayResponse\"B\x90\xfb\x18\x04\x82\xd3\xe4\x93\x028:\x01*Z\x1d:\x01*\"\x18/devnet/{ticker=*/*}/pay\"\x14/devnet/{ticker}/pay\x12\x7f\n" +
+	"\x04Mine\x12\x17.payhook.v1.MineRequest\x1a\x18.payhook.v1.MineResponse\"D\x90\xfb\x18\x04\x82\xd3\xe4\x93\x02::\x01*Z\x1e:\x01*\"\x19/devnet/{ticker=*/*}/mine\"\x15/devnet/{ticker}/mine\x12\x84\x01\n" +
+	"\x05Reorg\x12\x18.payhook.v1.ReorgRequest\x1a\x19.payhook.v1.ReorgResponse\"F\x90\xfb\x18\x04\x82\xd3\xe4\x93\x02<:\x01*Z\x1f:\x01*\"\x1a/devnet/{ticker=*/*}/reorg\"\x16/devnet/{ticker}/reorgB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_devnet_proto_rawDescOnce sync.Once
@@ -421,6 +421,7 @@ func file_payhook_v1_devnet_proto_init() {
 	if File_payhook_v1_devnet_proto != nil {
 		return
 	}
+	file_payhook_v1_access_proto_init()
 	file_payhook_v1_devnet_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -461,7 +461,7 @@ var File_payhook_v1_operator_proto protoreflect.FileDescriptor
 const file_payhook_v1_operator_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/operator.proto\x12\n" +
-	"payhook.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x16\n" +
+	"payhook.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\x16\n" +
 	"\x14ListHeldFundsRequest\"I\n" +
 	"\x15ListHeldFundsResponse\x120\n" +
 	"\atickers\x18\x01 \x03(\v2\x16.payhook.v1.HeldTickerR\atickers\"\xa1\x01\n" +
@@ -490,10 +490,10 @@ const file_payhook_v1_operator_proto_rawDesc = "" +
 	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x14\n" +
 	"\x05value\x18\x05 \x01(\tR\x05value\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12=\n" +
-	"\frequested_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt2\x80\x02\n" +
-	"\x0fOperatorService\x12m\n" +
-	"\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12~\n" +
-	"\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\frequested_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt2\x89\x02\n" +
+	"\x0fOperatorService\x12q\n" +
+	"\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x1b\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12\x82\x01\n" +
+	"\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"\x1d\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_operator_proto_rawDescOnce sync.Once
@@ -539,6 +539,7 @@ func file_payhook_v1_operator_proto_init() {
 	if File_payhook_v1_operator_proto != nil {
 		return
 	}
+	file_payhook_v1_access_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

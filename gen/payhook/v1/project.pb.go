@@ -719,7 +719,7 @@ var File_payhook_v1_project_proto protoreflect.FileDescriptor
 const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/project.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x01\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xd5\x01\n" +
 	"\x14CreateProjectRequest\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x04name\x12#\n" +
@@ -772,13 +772,13 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x12!\n" +
 	"\x06ticker\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x06ticker\"\x16\n" +
-	"\x14RemoveWalletResponse2\xef\x04\n" +
-	"\x0eProjectService\x12y\n" +
-	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12q\n" +
-	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\x1e\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12}\n" +
-	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12q\n" +
-	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12}\n" +
-	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\"*\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x14RemoveWalletResponse2\x85\x05\n" +
+	"\x0eProjectService\x12}\n" +
+	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
+	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
+	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12u\n" +
+	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x81\x01\n" +
+	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_project_proto_rawDescOnce sync.Once
@@ -836,6 +836,7 @@ func file_payhook_v1_project_proto_init() {
 	if File_payhook_v1_project_proto != nil {
 		return
 	}
+	file_payhook_v1_access_proto_init()
 	file_payhook_v1_project_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -3,12 +3,14 @@ package invoice
 import (
 	"errors"
 
+	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/server/address"
 )
 
 // ErrNotFound reports an invoice (payment_id) that does not exist or
 // belongs to another project; the two are indistinguishable on purpose.
-var ErrNotFound = errors.New("invoice not found")
+// Its kind is NotFound.
+var ErrNotFound = kind.New(kind.NotFound, "invoice not found")
 
 // ErrNoKey reports a project without any API key, for which a hosted page
 // cannot hand out an address (an address records the key that created it).

@@ -41,20 +41,6 @@ const ShareDecimals = 8
 // SecretPrefix starts every IPN secret (the Standard Webhooks convention).
 const SecretPrefix = "whsec_"
 
-// Errors of the package.
-var (
-	// ErrNotFound reports a project that does not exist.
-	ErrNotFound = errors.New("project not found")
-	// ErrInvalid reports a bad argument; the message names it.
-	ErrInvalid = errors.New("invalid project setting")
-	// ErrConcurrent reports a change that raced another one; try again.
-	ErrConcurrent = errors.New("changed concurrently")
-)
-
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
-}
-
 // NewSecret returns a fresh IPN secret: whsec_ and 32 random bytes in
 // standard Base64.
 func NewSecret() (string, error) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/web"
 )
 
@@ -65,8 +66,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// idPrefix is the prefix of the ids each page's path carries.
-var idPrefix = map[string]string{"payment": "chk_", "deposit": "dep_", "subscription": "sub_"}
+// idPrefix returns the prefix of the ids the hosted page at segment
+// carries (route.HostedPages), and whether segment is a hosted page's.
+func idPrefix(segment string) (string, bool) {
+	for _, p := range route.HostedPages() {
+		if p.Segment == segment {
+			return p.IDPrefix, true
+		}
+	}
+	return "", false
+}
 
 // route serves r when its path is a hosted page's and reports whether it
 // did.
@@ -75,7 +84,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	if len(parts) < 2 {
 		return false
 	}
-	prefix, ok := idPrefix[parts[0]]
+	prefix, ok := idPrefix(parts[0])
 	if !ok || !strings.HasPrefix(parts[1], prefix) {
 		return false
 	}

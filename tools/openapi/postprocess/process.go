@@ -14,7 +14,8 @@ import (
 // rule is what the gateway does for one operation (by its operationId
 // without the plugin's numeric suffix) that the protos do not say.
 type rule struct {
-	// public: no API key needed (server.go's interceptor.Config.Public).
+	// public: no API key needed (the method declares ACCESS_PUBLIC; a test
+	// checks this against the descriptors).
 	public bool
 	// notFound: besides an unknown ticker, the operation answers 404 for
 	// something the request names (an address, invoice, subscription or

@@ -14,9 +14,10 @@ _sym_db = _symbol_database.Default()
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/delivery.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb2\x02\n\x16WatchDeliveriesRequest\x12\x1c\n\naddress_in\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x97\x01\n\x06ticker\x18\x02 \x01(\tB\x86\x01\xbaH\x04r\x02\x18 \xbaH|\xba\x01y\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a<this == \'\' || this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x15\n\x04uuid\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1d\n\x0c\x61\x66ter_cursor\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00\x12\x17\n\x0finclude_request\x18\x05 \x01(\x08\x12\x11\n\tlive_only\x18\x06 \x01(\x08\"C\n\x17WatchDeliveriesResponse\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x19.payhook.v1.DeliveryEvent\"\xf8\x02\n\rDeliveryEvent\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\x03\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12\x12\n\naddress_in\x18\x03 \x01(\t\x12\x0e\n\x06ticker\x18\x04 \x01(\t\x12\x16\n\x0epayment_status\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x07 \x01(\x05\x12\x0f\n\x07outcome\x18\x08 \x01(\t\x12\x18\n\x0bhttp_status\x18\t \x01(\x05H\x00\x88\x01\x01\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x17\n\x0f\x64\x65livery_status\x18\x0b \x01(\t\x12\x33\n\x0fnext_attempt_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12(\n\x04time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x07request\x18\x0e \x01(\x0b\x32\x1b.payhook.v1.DeliveryRequestB\x0e\n\x0c_http_status\"\xa7\x01\n\x0f\x44\x65liveryRequest\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x39\n\x07headers\x18\x03 \x03(\x0b\x32(.payhook.v1.DeliveryRequest.HeadersEntry\x12\x0c\n\x04\x62ody\x18\x04 \x01(\x0c\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\x8a\x01\n\x0f\x44\x65liveryService\x12w\n\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"\x19\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01\x42\x35Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/delivery.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xb2\x02\n\x16WatchDeliveriesRequest\x12\x1c\n\naddress_in\x18\x01 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01\x12\x97\x01\n\x06ticker\x18\x02 \x01(\tB\x86\x01\xbaH\x04r\x02\x18 \xbaH|\xba\x01y\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a<this == \'\' || this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x15\n\x04uuid\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x1d\n\x0c\x61\x66ter_cursor\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00\x12\x17\n\x0finclude_request\x18\x05 \x01(\x08\x12\x11\n\tlive_only\x18\x06 \x01(\x08\"C\n\x17WatchDeliveriesResponse\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x19.payhook.v1.DeliveryEvent\"\xf8\x02\n\rDeliveryEvent\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\x03\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12\x12\n\naddress_in\x18\x03 \x01(\t\x12\x0e\n\x06ticker\x18\x04 \x01(\t\x12\x16\n\x0epayment_status\x18\x05 \x01(\t\x12\x0c\n\x04kind\x18\x06 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x07 \x01(\x05\x12\x0f\n\x07outcome\x18\x08 \x01(\t\x12\x18\n\x0bhttp_status\x18\t \x01(\x05H\x00\x88\x01\x01\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x17\n\x0f\x64\x65livery_status\x18\x0b \x01(\t\x12\x33\n\x0fnext_attempt_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12(\n\x04time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x07request\x18\x0e \x01(\x0b\x32\x1b.payhook.v1.DeliveryRequestB\x0e\n\x0c_http_status\"\xa7\x01\n\x0f\x44\x65liveryRequest\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x39\n\x07headers\x18\x03 \x03(\x0b\x32(.payhook.v1.DeliveryRequest.HeadersEntry\x12\x0c\n\x04\x62ody\x18\x04 \x01(\x0c\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\x8e\x01\n\x0f\x44\x65liveryService\x12{\n\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01\x42\x35Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.delivery_pb2', globals())
@@ -35,17 +36,17 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _DELIVERYREQUEST_HEADERSENTRY._options = None
   _DELIVERYREQUEST_HEADERSENTRY._serialized_options = b'8\001'
   _DELIVERYSERVICE.methods_by_name['WatchDeliveries']._options = None
-  _DELIVERYSERVICE.methods_by_name['WatchDeliveries']._serialized_options = b'\202\323\344\223\002\023\022\021/deliveries/watch'
-  _WATCHDELIVERIESREQUEST._serialized_start=134
-  _WATCHDELIVERIESREQUEST._serialized_end=440
-  _WATCHDELIVERIESRESPONSE._serialized_start=442
-  _WATCHDELIVERIESRESPONSE._serialized_end=509
-  _DELIVERYEVENT._serialized_start=512
-  _DELIVERYEVENT._serialized_end=888
-  _DELIVERYREQUEST._serialized_start=891
-  _DELIVERYREQUEST._serialized_end=1058
-  _DELIVERYREQUEST_HEADERSENTRY._serialized_start=1012
-  _DELIVERYREQUEST_HEADERSENTRY._serialized_end=1058
-  _DELIVERYSERVICE._serialized_start=1061
-  _DELIVERYSERVICE._serialized_end=1199
+  _DELIVERYSERVICE.methods_by_name['WatchDeliveries']._serialized_options = b'\220\373\030\002\202\323\344\223\002\023\022\021/deliveries/watch'
+  _WATCHDELIVERIESREQUEST._serialized_start=159
+  _WATCHDELIVERIESREQUEST._serialized_end=465
+  _WATCHDELIVERIESRESPONSE._serialized_start=467
+  _WATCHDELIVERIESRESPONSE._serialized_end=534
+  _DELIVERYEVENT._serialized_start=537
+  _DELIVERYEVENT._serialized_end=913
+  _DELIVERYREQUEST._serialized_start=916
+  _DELIVERYREQUEST._serialized_end=1083
+  _DELIVERYREQUEST_HEADERSENTRY._serialized_start=1037
+  _DELIVERYREQUEST_HEADERSENTRY._serialized_end=1083
+  _DELIVERYSERVICE._serialized_start=1086
+  _DELIVERYSERVICE._serialized_end=1228
 # @@protoc_insertion_point(module_scope)

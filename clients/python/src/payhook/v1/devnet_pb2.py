@@ -13,9 +13,10 @@ _sym_db = _symbol_database.Default()
 
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
+from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/devnet.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\"\x91\x02\n\nPayRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\"\n\naddress_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x36\n\nvalue_coin\x18\x03 \x01(\tB\"\xbaH\x03\xc8\x01\x01\xbaH\x19r\x17\x18@2\x13^[0-9]+(\\.[0-9]+)?$\x12\x16\n\x0e\x66\x61il_execution\x18\x04 \x01(\x08\"\x1e\n\x0bPayResponse\x12\x0f\n\x07txid_in\x18\x01 \x01(\t\"\xca\x01\n\x0bMineRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x1f\n\x06\x62locks\x18\x02 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x01H\x00\x88\x01\x01\x42\t\n\x07_blocks\"\x1e\n\x0cMineResponse\x12\x0e\n\x06height\x18\x01 \x01(\x05\"\xb9\x01\n\x0cReorgRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x18\n\x05\x64\x65pth\x18\x02 \x01(\x05\x42\t\xbaH\x06\x1a\x04\x18\x64(\x01\"\x1f\n\rReorgResponse\x12\x0e\n\x06height\x18\x01 \x01(\x05\x32\x87\x03\n\rDevnetService\x12v\n\x03Pay\x12\x16.payhook.v1.PayRequest\x1a\x17.payhook.v1.PayResponse\">\x82\xd3\xe4\x93\x02\x38\"\x14/devnet/{ticker}/pay:\x01*Z\x1d\"\x18/devnet/{ticker=*/*}/pay:\x01*\x12{\n\x04Mine\x12\x17.payhook.v1.MineRequest\x1a\x18.payhook.v1.MineResponse\"@\x82\xd3\xe4\x93\x02:\"\x15/devnet/{ticker}/mine:\x01*Z\x1e\"\x19/devnet/{ticker=*/*}/mine:\x01*\x12\x80\x01\n\x05Reorg\x12\x18.payhook.v1.ReorgRequest\x1a\x19.payhook.v1.ReorgResponse\"B\x82\xd3\xe4\x93\x02<\"\x16/devnet/{ticker}/reorg:\x01*Z\x1f\"\x1a/devnet/{ticker=*/*}/reorg:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/devnet.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\"\x91\x02\n\nPayRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\"\n\naddress_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x36\n\nvalue_coin\x18\x03 \x01(\tB\"\xbaH\x03\xc8\x01\x01\xbaH\x19r\x17\x18@2\x13^[0-9]+(\\.[0-9]+)?$\x12\x16\n\x0e\x66\x61il_execution\x18\x04 \x01(\x08\"\x1e\n\x0bPayResponse\x12\x0f\n\x07txid_in\x18\x01 \x01(\t\"\xca\x01\n\x0bMineRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x1f\n\x06\x62locks\x18\x02 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x01H\x00\x88\x01\x01\x42\t\n\x07_blocks\"\x1e\n\x0cMineResponse\x12\x0e\n\x06height\x18\x01 \x01(\x05\"\xb9\x01\n\x0cReorgRequest\x12\x8e\x01\n\x06ticker\x18\x01 \x01(\tB~\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \xbaHn\xba\x01k\n\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches(\'^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$\')\x12\x18\n\x05\x64\x65pth\x18\x02 \x01(\x05\x42\t\xbaH\x06\x1a\x04\x18\x64(\x01\"\x1f\n\rReorgResponse\x12\x0e\n\x06height\x18\x01 \x01(\x05\x32\x93\x03\n\rDevnetService\x12z\n\x03Pay\x12\x16.payhook.v1.PayRequest\x1a\x17.payhook.v1.PayResponse\"B\x90\xfb\x18\x04\x82\xd3\xe4\x93\x02\x38\"\x14/devnet/{ticker}/pay:\x01*Z\x1d\"\x18/devnet/{ticker=*/*}/pay:\x01*\x12\x7f\n\x04Mine\x12\x17.payhook.v1.MineRequest\x1a\x18.payhook.v1.MineResponse\"D\x90\xfb\x18\x04\x82\xd3\xe4\x93\x02:\"\x15/devnet/{ticker}/mine:\x01*Z\x1e\"\x19/devnet/{ticker=*/*}/mine:\x01*\x12\x84\x01\n\x05Reorg\x12\x18.payhook.v1.ReorgRequest\x1a\x19.payhook.v1.ReorgResponse\"F\x90\xfb\x18\x04\x82\xd3\xe4\x93\x02<\"\x16/devnet/{ticker}/reorg:\x01*Z\x1f\"\x1a/devnet/{ticker=*/*}/reorg:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.devnet_pb2', globals())
@@ -38,23 +39,23 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REORGREQUEST.fields_by_name['depth']._options = None
   _REORGREQUEST.fields_by_name['depth']._serialized_options = b'\272H\006\032\004\030d(\001'
   _DEVNETSERVICE.methods_by_name['Pay']._options = None
-  _DEVNETSERVICE.methods_by_name['Pay']._serialized_options = b'\202\323\344\223\0028\"\024/devnet/{ticker}/pay:\001*Z\035\"\030/devnet/{ticker=*/*}/pay:\001*'
+  _DEVNETSERVICE.methods_by_name['Pay']._serialized_options = b'\220\373\030\004\202\323\344\223\0028\"\024/devnet/{ticker}/pay:\001*Z\035\"\030/devnet/{ticker=*/*}/pay:\001*'
   _DEVNETSERVICE.methods_by_name['Mine']._options = None
-  _DEVNETSERVICE.methods_by_name['Mine']._serialized_options = b'\202\323\344\223\002:\"\025/devnet/{ticker}/mine:\001*Z\036\"\031/devnet/{ticker=*/*}/mine:\001*'
+  _DEVNETSERVICE.methods_by_name['Mine']._serialized_options = b'\220\373\030\004\202\323\344\223\002:\"\025/devnet/{ticker}/mine:\001*Z\036\"\031/devnet/{ticker=*/*}/mine:\001*'
   _DEVNETSERVICE.methods_by_name['Reorg']._options = None
-  _DEVNETSERVICE.methods_by_name['Reorg']._serialized_options = b'\202\323\344\223\002<\"\026/devnet/{ticker}/reorg:\001*Z\037\"\032/devnet/{ticker=*/*}/reorg:\001*'
-  _PAYREQUEST._serialized_start=99
-  _PAYREQUEST._serialized_end=372
-  _PAYRESPONSE._serialized_start=374
-  _PAYRESPONSE._serialized_end=404
-  _MINEREQUEST._serialized_start=407
-  _MINEREQUEST._serialized_end=609
-  _MINERESPONSE._serialized_start=611
-  _MINERESPONSE._serialized_end=641
-  _REORGREQUEST._serialized_start=644
-  _REORGREQUEST._serialized_end=829
-  _REORGRESPONSE._serialized_start=831
-  _REORGRESPONSE._serialized_end=862
-  _DEVNETSERVICE._serialized_start=865
-  _DEVNETSERVICE._serialized_end=1256
+  _DEVNETSERVICE.methods_by_name['Reorg']._serialized_options = b'\220\373\030\004\202\323\344\223\002<\"\026/devnet/{ticker}/reorg:\001*Z\037\"\032/devnet/{ticker=*/*}/reorg:\001*'
+  _PAYREQUEST._serialized_start=124
+  _PAYREQUEST._serialized_end=397
+  _PAYRESPONSE._serialized_start=399
+  _PAYRESPONSE._serialized_end=429
+  _MINEREQUEST._serialized_start=432
+  _MINEREQUEST._serialized_end=634
+  _MINERESPONSE._serialized_start=636
+  _MINERESPONSE._serialized_end=666
+  _REORGREQUEST._serialized_start=669
+  _REORGREQUEST._serialized_end=854
+  _REORGRESPONSE._serialized_start=856
+  _REORGRESPONSE._serialized_end=887
+  _DEVNETSERVICE._serialized_start=890
+  _DEVNETSERVICE._serialized_end=1293
 # @@protoc_insertion_point(module_scope)

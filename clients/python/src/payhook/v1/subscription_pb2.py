@@ -14,9 +14,10 @@ _sym_db = _symbol_database.Default()
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
+from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dpayhook/v1/subscription.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xad\x01\n\x19\x43reateSubscriptionRequest\x12#\n\nnotify_url\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80\x10\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x18\n\x06option\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x14\x12\x1a\n\x08\x63ustomer\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x0c\n\x04post\x18\x05 \x01(\x08\x12\x0c\n\x04json\x18\x06 \x01(\x08\"E\n\x1a\x43reateSubscriptionResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x18\n\x10subscription_url\x18\x02 \x01(\t\"|\n\x1dGetSubscriptionAddressRequest\x12\x1d\n\x05token\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\x1c\n\x04\x63oin\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18\x41\x12\x1e\n\x06option\x18\x03 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18\x10\"\xfd\x01\n\x1eGetSubscriptionAddressResponse\x12\x12\n\naddress_in\x18\x01 \x01(\t\x12\x0c\n\x04\x63oin\x18\x02 \x01(\t\x12\x12\n\nvalue_coin\x18\x03 \x01(\t\x12\x15\n\rexchange_rate\x18\x04 \x01(\t\x12\x10\n\x08\x63urrency\x18\x05 \x01(\t\x12\x12\n\nexpires_at\x18\x06 \x01(\x03\x12\x13\n\x0bpayment_uri\x18\x07 \x01(\t\x12 \n\x18minimum_transaction_coin\x18\x08 \x01(\t\x12\x12\n\npayment_id\x18\t \x01(\t\x12\x0e\n\x06option\x18\n \x01(\t\x12\r\n\x05value\x18\x0b \x01(\t\"9\n\x18\x46\x65tchSubscriptionRequest\x12\x1d\n\x05token\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"K\n\x19\x46\x65tchSubscriptionResponse\x12.\n\x0csubscription\x18\x01 \x01(\x0b\x32\x18.payhook.v1.Subscription\"N\n\x18ListSubscriptionsRequest\x12\x19\n\x05limit\x18\x01 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xf4\x03(\x00\x12\x17\n\x06\x63ursor\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\"a\n\x19ListSubscriptionsResponse\x12/\n\rsubscriptions\x18\x01 \x03(\x0b\x32\x18.payhook.v1.Subscription\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\xf5\x01\n\x0cSubscription\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\nexpires_at\x18\x03 \x01(\x03\x12\x10\n\x08\x63urrency\x18\x04 \x01(\t\x12\x10\n\x08\x63ustomer\x18\x05 \x01(\t\x12\x12\n\nnotify_url\x18\x06 \x01(\t\x12/\n\x07options\x18\x07 \x03(\x0b\x32\x1e.payhook.v1.SubscriptionOption\x12\x12\n\ncreated_at\x18\x08 \x01(\x03\x12\x35\n\x0cpayment_list\x18\t \x03(\x0b\x32\x1f.payhook.v1.SubscriptionPayment\"3\n\x12SubscriptionOption\x12\x0e\n\x06period\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xc9\x01\n\x13SubscriptionPayment\x12\x12\n\npayment_id\x18\x01 \x01(\t\x12\x0e\n\x06option\x18\x02 \x01(\t\x12%\n\x05value\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12-\n\rreceived_fiat\x18\x04 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x0c\n\x04\x63oin\x18\x05 \x01(\t\x12\x0c\n\x04txid\x18\x06 \x01(\t\x12\x0e\n\x06status\x18\x07 \x01(\t\x12\x0c\n\x04time\x18\x08 \x01(\x03\x32\xa7\x04\n\x13SubscriptionService\x12\x81\x01\n\x12\x43reateSubscription\x12%.payhook.v1.CreateSubscriptionRequest\x1a&.payhook.v1.CreateSubscriptionResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/subscription/create\x12\x8e\x01\n\x16GetSubscriptionAddress\x12).payhook.v1.GetSubscriptionAddressRequest\x1a*.payhook.v1.GetSubscriptionAddressResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/subscription/address\x12}\n\x11\x46\x65tchSubscription\x12$.payhook.v1.FetchSubscriptionRequest\x1a%.payhook.v1.FetchSubscriptionResponse\"\x1b\x82\xd3\xe4\x93\x02\x15\x12\x13/subscription/fetch\x12|\n\x11ListSubscriptions\x12$.payhook.v1.ListSubscriptionsRequest\x1a%.payhook.v1.ListSubscriptionsResponse\"\x1a\x82\xd3\xe4\x93\x02\x14\x12\x12/subscription/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dpayhook/v1/subscription.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17payhook/v1/access.proto\"\xad\x01\n\x19\x43reateSubscriptionRequest\x12#\n\nnotify_url\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80\x10\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x18\n\x06option\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x14\x12\x1a\n\x08\x63ustomer\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x02\x12\x0c\n\x04post\x18\x05 \x01(\x08\x12\x0c\n\x04json\x18\x06 \x01(\x08\"E\n\x1a\x43reateSubscriptionResponse\x12\r\n\x05token\x18\x01 \x01(\t\x12\x18\n\x10subscription_url\x18\x02 \x01(\t\"|\n\x1dGetSubscriptionAddressRequest\x12\x1d\n\x05token\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\x1c\n\x04\x63oin\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18\x41\x12\x1e\n\x06option\x18\x03 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18\x10\"\xfd\x01\n\x1eGetSubscriptionAddressResponse\x12\x12\n\naddress_in\x18\x01 \x01(\t\x12\x0c\n\x04\x63oin\x18\x02 \x01(\t\x12\x12\n\nvalue_coin\x18\x03 \x01(\t\x12\x15\n\rexchange_rate\x18\x04 \x01(\t\x12\x10\n\x08\x63urrency\x18\x05 \x01(\t\x12\x12\n\nexpires_at\x18\x06 \x01(\x03\x12\x13\n\x0bpayment_uri\x18\x07 \x01(\t\x12 \n\x18minimum_transaction_coin\x18\x08 \x01(\t\x12\x12\n\npayment_id\x18\t \x01(\t\x12\x0e\n\x06option\x18\n \x01(\t\x12\r\n\x05value\x18\x0b \x01(\t\"9\n\x18\x46\x65tchSubscriptionRequest\x12\x1d\n\x05token\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"K\n\x19\x46\x65tchSubscriptionResponse\x12.\n\x0csubscription\x18\x01 \x01(\x0b\x32\x18.payhook.v1.Subscription\"N\n\x18ListSubscriptionsRequest\x12\x19\n\x05limit\x18\x01 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xf4\x03(\x00\x12\x17\n\x06\x63ursor\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\"a\n\x19ListSubscriptionsResponse\x12/\n\rsubscriptions\x18\x01 \x03(\x0b\x32\x18.payhook.v1.Subscription\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"\xf5\x01\n\x0cSubscription\x12\r\n\x05token\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\nexpires_at\x18\x03 \x01(\x03\x12\x10\n\x08\x63urrency\x18\x04 \x01(\t\x12\x10\n\x08\x63ustomer\x18\x05 \x01(\t\x12\x12\n\nnotify_url\x18\x06 \x01(\t\x12/\n\x07options\x18\x07 \x03(\x0b\x32\x1e.payhook.v1.SubscriptionOption\x12\x12\n\ncreated_at\x18\x08 \x01(\x03\x12\x35\n\x0cpayment_list\x18\t \x03(\x0b\x32\x1f.payhook.v1.SubscriptionPayment\"3\n\x12SubscriptionOption\x12\x0e\n\x06period\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xc9\x01\n\x13SubscriptionPayment\x12\x12\n\npayment_id\x18\x01 \x01(\t\x12\x0e\n\x06option\x18\x02 \x01(\t\x12%\n\x05value\x18\x03 \x01(\x0b\x32\x16.google.protobuf.Value\x12-\n\rreceived_fiat\x18\x04 \x01(\x0b\x32\x16.google.protobuf.Value\x12\x0c\n\x04\x63oin\x18\x05 \x01(\t\x12\x0c\n\x04txid\x18\x06 \x01(\t\x12\x0e\n\x06status\x18\x07 \x01(\t\x12\x0c\n\x04time\x18\x08 \x01(\x03\x32\xb9\x04\n\x13SubscriptionService\x12\x85\x01\n\x12\x43reateSubscription\x12%.payhook.v1.CreateSubscriptionRequest\x1a&.payhook.v1.CreateSubscriptionResponse\" \x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x16\x12\x14/subscription/create\x12\x92\x01\n\x16GetSubscriptionAddress\x12).payhook.v1.GetSubscriptionAddressRequest\x1a*.payhook.v1.GetSubscriptionAddressResponse\"!\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x17\x12\x15/subscription/address\x12\x81\x01\n\x11\x46\x65tchSubscription\x12$.payhook.v1.FetchSubscriptionRequest\x1a%.payhook.v1.FetchSubscriptionResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\x12\x13/subscription/fetch\x12\x80\x01\n\x11ListSubscriptions\x12$.payhook.v1.ListSubscriptionsRequest\x1a%.payhook.v1.ListSubscriptionsResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\x12\x12/subscription/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.subscription_pb2', globals())
@@ -45,35 +46,35 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTSUBSCRIPTIONSREQUEST.fields_by_name['cursor']._options = None
   _LISTSUBSCRIPTIONSREQUEST.fields_by_name['cursor']._serialized_options = b'\272H\004r\002\030@'
   _SUBSCRIPTIONSERVICE.methods_by_name['CreateSubscription']._options = None
-  _SUBSCRIPTIONSERVICE.methods_by_name['CreateSubscription']._serialized_options = b'\202\323\344\223\002\026\022\024/subscription/create'
+  _SUBSCRIPTIONSERVICE.methods_by_name['CreateSubscription']._serialized_options = b'\220\373\030\002\202\323\344\223\002\026\022\024/subscription/create'
   _SUBSCRIPTIONSERVICE.methods_by_name['GetSubscriptionAddress']._options = None
-  _SUBSCRIPTIONSERVICE.methods_by_name['GetSubscriptionAddress']._serialized_options = b'\202\323\344\223\002\027\022\025/subscription/address'
+  _SUBSCRIPTIONSERVICE.methods_by_name['GetSubscriptionAddress']._serialized_options = b'\220\373\030\002\202\323\344\223\002\027\022\025/subscription/address'
   _SUBSCRIPTIONSERVICE.methods_by_name['FetchSubscription']._options = None
-  _SUBSCRIPTIONSERVICE.methods_by_name['FetchSubscription']._serialized_options = b'\202\323\344\223\002\025\022\023/subscription/fetch'
+  _SUBSCRIPTIONSERVICE.methods_by_name['FetchSubscription']._serialized_options = b'\220\373\030\002\202\323\344\223\002\025\022\023/subscription/fetch'
   _SUBSCRIPTIONSERVICE.methods_by_name['ListSubscriptions']._options = None
-  _SUBSCRIPTIONSERVICE.methods_by_name['ListSubscriptions']._serialized_options = b'\202\323\344\223\002\024\022\022/subscription/list'
-  _CREATESUBSCRIPTIONREQUEST._serialized_start=135
-  _CREATESUBSCRIPTIONREQUEST._serialized_end=308
-  _CREATESUBSCRIPTIONRESPONSE._serialized_start=310
-  _CREATESUBSCRIPTIONRESPONSE._serialized_end=379
-  _GETSUBSCRIPTIONADDRESSREQUEST._serialized_start=381
-  _GETSUBSCRIPTIONADDRESSREQUEST._serialized_end=505
-  _GETSUBSCRIPTIONADDRESSRESPONSE._serialized_start=508
-  _GETSUBSCRIPTIONADDRESSRESPONSE._serialized_end=761
-  _FETCHSUBSCRIPTIONREQUEST._serialized_start=763
-  _FETCHSUBSCRIPTIONREQUEST._serialized_end=820
-  _FETCHSUBSCRIPTIONRESPONSE._serialized_start=822
-  _FETCHSUBSCRIPTIONRESPONSE._serialized_end=897
-  _LISTSUBSCRIPTIONSREQUEST._serialized_start=899
-  _LISTSUBSCRIPTIONSREQUEST._serialized_end=977
-  _LISTSUBSCRIPTIONSRESPONSE._serialized_start=979
-  _LISTSUBSCRIPTIONSRESPONSE._serialized_end=1076
-  _SUBSCRIPTION._serialized_start=1079
-  _SUBSCRIPTION._serialized_end=1324
-  _SUBSCRIPTIONOPTION._serialized_start=1326
-  _SUBSCRIPTIONOPTION._serialized_end=1377
-  _SUBSCRIPTIONPAYMENT._serialized_start=1380
-  _SUBSCRIPTIONPAYMENT._serialized_end=1581
-  _SUBSCRIPTIONSERVICE._serialized_start=1584
-  _SUBSCRIPTIONSERVICE._serialized_end=2135
+  _SUBSCRIPTIONSERVICE.methods_by_name['ListSubscriptions']._serialized_options = b'\220\373\030\002\202\323\344\223\002\024\022\022/subscription/list'
+  _CREATESUBSCRIPTIONREQUEST._serialized_start=160
+  _CREATESUBSCRIPTIONREQUEST._serialized_end=333
+  _CREATESUBSCRIPTIONRESPONSE._serialized_start=335
+  _CREATESUBSCRIPTIONRESPONSE._serialized_end=404
+  _GETSUBSCRIPTIONADDRESSREQUEST._serialized_start=406
+  _GETSUBSCRIPTIONADDRESSREQUEST._serialized_end=530
+  _GETSUBSCRIPTIONADDRESSRESPONSE._serialized_start=533
+  _GETSUBSCRIPTIONADDRESSRESPONSE._serialized_end=786
+  _FETCHSUBSCRIPTIONREQUEST._serialized_start=788
+  _FETCHSUBSCRIPTIONREQUEST._serialized_end=845
+  _FETCHSUBSCRIPTIONRESPONSE._serialized_start=847
+  _FETCHSUBSCRIPTIONRESPONSE._serialized_end=922
+  _LISTSUBSCRIPTIONSREQUEST._serialized_start=924
+  _LISTSUBSCRIPTIONSREQUEST._serialized_end=1002
+  _LISTSUBSCRIPTIONSRESPONSE._serialized_start=1004
+  _LISTSUBSCRIPTIONSRESPONSE._serialized_end=1101
+  _SUBSCRIPTION._serialized_start=1104
+  _SUBSCRIPTION._serialized_end=1349
+  _SUBSCRIPTIONOPTION._serialized_start=1351
+  _SUBSCRIPTIONOPTION._serialized_end=1402
+  _SUBSCRIPTIONPAYMENT._serialized_start=1405
+  _SUBSCRIPTIONPAYMENT._serialized_end=1606
+  _SUBSCRIPTIONSERVICE._serialized_start=1609
+  _SUBSCRIPTIONSERVICE._serialized_end=2178
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,686 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web/dashboard"
+)
+
+// authzFixture is what the matrix's requests name: resources of project A
+// (KeyA), created before the matrix runs.
+type authzFixture struct {
+	// hook is a notify and callback URL the server accepts.
+	hook string
+	// addressIn is A's btc address, created with callback hook.
+	addressIn string
+	// checkout, deposit are A's invoices; subscription is A's token;
+	// notification is A's notification uuid.
+	checkout, deposit, subscription, notification string
+	// spareProject is a project the operator methods change.
+	spareProject int64
+}
+
+// authzRow says how to call one method for the matrix.
+type authzRow struct {
+	// req is a valid request: with a key that may call the method, the
+	// call succeeds, which proves authorization passed.
+	req func(f *authzFixture) proto.Message
+	// ownedByA: the request names a resource of project A, so any other
+	// project's key (the operator's is one) gets NotFound.
+	ownedByA bool
+}
+
+// authzRows has one row per method of every payhook.v1 service. A method
+// without a row fails TestAuthorizationMatrix, as does a row for a method
+// that no longer exists.
+var authzRows = map[protoreflect.FullName]authzRow{
+	"payhook.v1.AddressService.CreateAddress": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.CreateAddressRequest{Ticker: "btc", Callback: f.hook, Address: btcDest}
+	}},
+	"payhook.v1.AddressService.GetLogs": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetLogsRequest{Ticker: "btc", Callback: f.hook + "?owner=a"}
+	}},
+	"payhook.v1.AddressService.GetPublicKey": {req: func(*authzFixture) proto.Message { return &payhookv1.GetPublicKeyRequest{} }},
+	"payhook.v1.AddressService.GetInfo":      {req: func(*authzFixture) proto.Message { return &payhookv1.GetInfoRequest{Ticker: "btc"} }},
+	"payhook.v1.AddressService.GetQrCode": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.GetQrCodeRequest{Ticker: "btc", Address: btcDest, Value: "0.001"}
+	}},
+	"payhook.v1.AddressService.EstimateFee": {req: func(*authzFixture) proto.Message { return &payhookv1.EstimateFeeRequest{Ticker: "btc"} }},
+	"payhook.v1.AddressService.CreatePayout": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.CreatePayoutRequest{Ticker: "btc", Address: btcDest, Value: "0.001"}
+	}},
+	"payhook.v1.AddressService.Convert": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ConvertRequest{Ticker: "btc", Value: "10", From: "USD"}
+	}},
+
+	"payhook.v1.CheckoutService.RequestCheckout": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RequestCheckoutRequest{NotifyUrl: f.hook, Value: "10", Currency: "USD"}
+	}},
+	"payhook.v1.CheckoutService.GetCheckoutAddress": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetCheckoutAddressRequest{PaymentId: f.checkout, Coin: "btc"}
+	}},
+	"payhook.v1.CheckoutService.GetCheckoutLogs": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetCheckoutLogsRequest{PaymentId: f.checkout}
+	}},
+	"payhook.v1.DepositService.RequestDeposit": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RequestDepositRequest{NotifyUrl: f.hook}
+	}},
+	"payhook.v1.DepositService.GetDepositAddress": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetDepositAddressRequest{PaymentId: f.deposit, Coin: "btc"}
+	}},
+	"payhook.v1.DepositService.GetDepositLogs": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetDepositLogsRequest{PaymentId: f.deposit}
+	}},
+
+	"payhook.v1.SubscriptionService.CreateSubscription": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.CreateSubscriptionRequest{NotifyUrl: f.hook, Currency: "USD", Option: []string{"1m:50"}}
+	}},
+	"payhook.v1.SubscriptionService.GetSubscriptionAddress": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetSubscriptionAddressRequest{Token: f.subscription, Coin: "btc", Option: "1m"}
+	}},
+	"payhook.v1.SubscriptionService.FetchSubscription": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.FetchSubscriptionRequest{Token: f.subscription}
+	}},
+	"payhook.v1.SubscriptionService.ListSubscriptions": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ListSubscriptionsRequest{Limit: 5}
+	}},
+
+	"payhook.v1.NotificationService.ResendNotification": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ResendNotificationRequest{Uuid: f.notification}
+	}},
+	"payhook.v1.NotificationService.TestNotification": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.TestNotificationRequest{Url: f.hook}
+	}},
+	"payhook.v1.NotificationService.ListNotifications": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ListNotificationsRequest{Limit: 5}
+	}},
+
+	// Every key that may watch has at least one event (see the fixture),
+	// so a stream that passed authorization delivers a first message.
+	"payhook.v1.DeliveryService.WatchDeliveries": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.WatchDeliveriesRequest{}
+	}},
+
+	"payhook.v1.DevnetService.Pay": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.PayRequest{Ticker: "btc", AddressIn: f.addressIn, ValueCoin: "0.001"}
+	}},
+	// Mine runs before Reorg (methods run in name order), so every reorg
+	// undoes a block mined for it.
+	"payhook.v1.DevnetService.Mine": {req: func(*authzFixture) proto.Message {
+		one := int32(1)
+		return &payhookv1.MineRequest{Ticker: "btc", Blocks: &one}
+	}},
+	"payhook.v1.DevnetService.Reorg": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ReorgRequest{Ticker: "btc", Depth: 1}
+	}},
+
+	"payhook.v1.OperatorService.ListHeldFunds":      {req: func(*authzFixture) proto.Message { return &payhookv1.ListHeldFundsRequest{} }},
+	"payhook.v1.OperatorService.ListPayoutRequests": {req: func(*authzFixture) proto.Message { return &payhookv1.ListPayoutRequestsRequest{} }},
+
+	"payhook.v1.ProjectService.CreateProject": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.CreateProjectRequest{Name: "made by the matrix"}
+	}},
+	"payhook.v1.ProjectService.ListProjects": {req: func(*authzFixture) proto.Message { return &payhookv1.ListProjectsRequest{} }},
+	"payhook.v1.ProjectService.RotateSecret": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RotateSecretRequest{ProjectId: f.spareProject}
+	}},
+	"payhook.v1.ProjectService.SetWallet": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.SetWalletRequest{ProjectId: f.spareProject, Wallet: "btc=" + btcDest}
+	}},
+	"payhook.v1.ProjectService.RemoveWallet": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RemoveWalletRequest{ProjectId: f.spareProject, Ticker: "btc"}
+	}},
+}
+
+// authzOutcome is what one call was answered, reduced to what the matrix
+// decides.
+type authzOutcome string
+
+const (
+	allowed         authzOutcome = "allowed"
+	unauthenticated authzOutcome = "unauthenticated"
+	denied          authzOutcome = "permission denied"
+	notFound        authzOutcome = "not found"
+	unserved        authzOutcome = "not served"
+)
+
+// authzIdentity is who calls: an apikey header, a cookie, or neither.
+type authzIdentity struct {
+	name   string
+	key    string
+	cookie string // a Cookie header value
+	// kind decides the expected outcome.
+	kind string // "none", "bad key", "project A", "project B", "operator"
+}
+
+// expectedOutcome is the contract: what identity id may do with a method
+// declaring access.
+func expectedOutcome(access payhookv1.Access, id authzIdentity, ownedByA bool) (authzOutcome, string) {
+	switch access {
+	case payhookv1.Access_ACCESS_PUBLIC, payhookv1.Access_ACCESS_DEVNET:
+		return allowed, ""
+	}
+	switch id.kind {
+	case "none":
+		return unauthenticated, "missing api key"
+	case "bad key":
+		return unauthenticated, "unknown api key"
+	}
+	if access == payhookv1.Access_ACCESS_OPERATOR {
+		if id.kind == "operator" {
+			return allowed, ""
+		}
+		return denied, "operator's key"
+	}
+	if ownedByA && id.kind != "project A" {
+		return notFound, ""
+	}
+	return allowed, ""
+}
+
+// authzResult is one answer: its outcome, its message, and the raw answer
+// for failure messages.
+type authzResult struct {
+	outcome authzOutcome
+	message string
+	raw     string
+}
+
+// authzMethods returns every method of every payhook.v1 service, in name
+// order.
+func authzMethods(t *testing.T) []protoreflect.MethodDescriptor {
+	t.Helper()
+	var out []protoreflect.MethodDescriptor
+	protoregistry.GlobalFiles.RangeFilesByPackage("payhook.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				out = append(out, sd.Methods().Get(j))
+			}
+		}
+		return true
+	})
+	slices.SortFunc(out, func(a, b protoreflect.MethodDescriptor) int {
+		return strings.Compare(string(a.FullName()), string(b.FullName()))
+	})
+	if len(out) < 30 {
+		t.Fatalf("%d methods in payhook.v1: the generated package is not registered", len(out))
+	}
+	return out
+}
+
+// TestAuthorizationMatrix drives every method of every payhook.v1 service
+// (read from the descriptors: a method without a row fails) over REST (its
+// google.api.http route), gRPC and Connect, with every identity: no key,
+// an unknown key, a revoked key, another project's key, the project's key,
+// an operator's key, and a dashboard session cookie (which is no API
+// credential). Each answer must be what the method's (payhook.v1.access)
+// option promises: 401/Unauthenticated, 403/PermissionDenied, 404/NotFound
+// for project A's resources read with another project's key, or success.
+func TestAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
+	methods := authzMethods(t)
+	seen := map[protoreflect.FullName]bool{}
+	for _, md := range methods {
+		seen[md.FullName()] = true
+		if _, ok := authzRows[md.FullName()]; !ok {
+			t.Errorf("%s has no row in authzRows: add one (a valid request, and whether it names project A's resource)", md.FullName())
+		}
+	}
+	for name := range authzRows {
+		if !seen[name] {
+			t.Errorf("authzRows has a row for %s, which is not a method any more", name)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			runAuthzMatrix(t, d, methods)
+		})
+	}
+}
+
+func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.MethodDescriptor) {
+	const hook = "https://shop.example/hook"
+	in := servertest.Start(t, d, func(c *server.Config) {
+		c.Dev = true
+		c.ManualDelivery = true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db := in.Server.DB().Client
+	now := time.Now()
+
+	revoked, revokedRow, err := apikey.CreateInProject(ctx, db, "revoked", in.ProjectA, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apikey.Revoke(ctx, db, in.ProjectA, revokedRow.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	operator, _, err := apikey.CreateOperator(ctx, db, "operator", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identities := []authzIdentity{
+		{name: "no key", kind: "none"},
+		{name: "unknown key", key: "ph_thiskeywasneverissued", kind: "bad key"},
+		{name: "revoked key", key: revoked, kind: "bad key"},
+		{name: "other project's key", key: in.KeyB, kind: "project B"},
+		{name: "project key", key: in.KeyA, kind: "project A"},
+		{name: "operator key", key: operator, kind: "operator"},
+		{name: "dashboard session", cookie: dashboardSession(t, in, now), kind: "none"},
+	}
+
+	// Project A's resources, made with A's key.
+	f := &authzFixture{hook: hook}
+	a := servertest.WithKey(ctx, in.KeyA)
+	addr, err := payhookv1.NewAddressServiceClient(in.Conn).CreateAddress(a,
+		&payhookv1.CreateAddressRequest{Ticker: "btc", Callback: hook + "?owner=a", Address: btcDest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addressIn = addr.GetAddressIn()
+	chk, err := payhookv1.NewCheckoutServiceClient(in.Conn).RequestCheckout(a, &payhookv1.RequestCheckoutRequest{NotifyUrl: hook, Value: "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkout = chk.GetPaymentId()
+	dep, err := payhookv1.NewDepositServiceClient(in.Conn).RequestDeposit(a, &payhookv1.RequestDepositRequest{NotifyUrl: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.deposit = dep.GetPaymentId()
+	sub, err := payhookv1.NewSubscriptionServiceClient(in.Conn).CreateSubscription(a,
+		&payhookv1.CreateSubscriptionRequest{NotifyUrl: hook, Option: []string{"1m:50"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.subscription = sub.GetToken()
+	// A test webhook per key that may watch deliveries: each then has an
+	// event for its stream to deliver first.
+	notifications := payhookv1.NewNotificationServiceClient(in.Conn)
+	for _, key := range []string{in.KeyA, in.KeyB, operator} {
+		n, err := notifications.TestNotification(servertest.WithKey(ctx, key), &payhookv1.TestNotificationRequest{Url: hook})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key == in.KeyA {
+			f.notification = n.GetUuid()
+		}
+	}
+	spare, err := payhookv1.NewProjectServiceClient(in.Conn).CreateProject(servertest.WithKey(ctx, operator),
+		&payhookv1.CreateProjectRequest{Name: "spare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.spareProject = spare.GetProjectId()
+	// A block below the devnet's head, so the first reorg has one to undo.
+	one := int32(1)
+	if _, err := payhookv1.NewDevnetServiceClient(in.Conn).Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &one}); err != nil {
+		t.Fatal(err)
+	}
+
+	transports := []struct {
+		name string
+		call func(ctx context.Context, t *testing.T, in *servertest.Instance, md protoreflect.MethodDescriptor, req proto.Message, id authzIdentity) authzResult
+	}{
+		{"REST", callREST},
+		{"gRPC", callGRPC},
+		{"Connect", callConnect},
+	}
+	for _, md := range methods {
+		row := authzRows[md.FullName()]
+		access := interceptor.MethodAccess(md)
+		t.Run(string(md.Parent().Name())+"/"+string(md.Name()), func(t *testing.T) {
+			for _, tr := range transports {
+				for _, id := range identities {
+					want, wantMsg := expectedOutcome(access, id, row.ownedByA)
+					got := tr.call(ctx, t, in, md, row.req(f), id)
+					if got.outcome != want || !strings.Contains(got.message, wantMsg) {
+						t.Errorf("%s, %s (%s): %s %q, want %s with %q\n%s", tr.name, id.name, access, got.outcome, got.message, want, wantMsg, got.raw)
+					}
+				}
+			}
+		})
+	}
+
+	// The devnet is served only by a --dev server: on another, its methods
+	// are not routed, whoever calls.
+	t.Run("devnet absent without --dev", func(t *testing.T) {
+		plain := servertest.Start(t, d)
+		for _, md := range methods {
+			if interceptor.MethodAccess(md) != payhookv1.Access_ACCESS_DEVNET {
+				continue
+			}
+			for _, tr := range transports {
+				got := tr.call(ctx, t, plain, md, authzRows[md.FullName()].req(f), identities[0])
+				if got.outcome != unserved {
+					t.Errorf("%s %s on a server without --dev: %s %q, want it not served\n%s", tr.name, md.FullName(), got.outcome, got.message, got.raw)
+				}
+			}
+		}
+	})
+}
+
+// dashboardSession signs in a dashboard user of project A through the
+// sign-in form and returns the Cookie header of the session, checked to
+// open the dashboard.
+func dashboardSession(t *testing.T, in *servertest.Instance, now time.Time) string {
+	t.Helper()
+	const email, password = "alice@shop.example", "correct horse battery staple"
+	if _, err := dashboard.CreateUser(context.Background(), in.Server.DB().Client, in.ProjectA, email, password, now); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string) (int, string) {
+		resp, err := c.Get(in.BaseURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	_, form := get("/dashboard/signin")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(form)
+	if m == nil {
+		t.Fatalf("sign-in page without a csrf field:\n%s", form)
+	}
+	resp, err := c.PostForm(in.BaseURL+"/dashboard/signin", url.Values{"csrf": {m[1]}, "email": {email}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in answered %d", resp.StatusCode)
+	}
+	if code, body := get("/dashboard/notifications/"); code != 200 || !strings.Contains(body, email) {
+		t.Fatalf("the session does not open the dashboard: %d", code)
+	}
+	u, _ := url.Parse(in.BaseURL + "/dashboard/")
+	var parts []string
+	for _, ck := range jar.Cookies(u) {
+		parts = append(parts, ck.Name+"="+ck.Value)
+	}
+	if !strings.Contains(strings.Join(parts, "; "), "payhook_session=") {
+		t.Fatalf("no session cookie after sign-in: %v", parts)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// restRequest builds the REST request of req from md's google.api.http
+// rule: path parameters filled in, the body (body: "*") or the query made
+// of the remaining fields by their proto names.
+func restRequest(ctx context.Context, t *testing.T, base string, md protoreflect.MethodDescriptor, req proto.Message) *http.Request {
+	t.Helper()
+	rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule)
+	if !ok || rule == nil {
+		t.Fatalf("%s has no google.api.http rule", md.FullName())
+	}
+	var verb, pattern string
+	switch p := rule.GetPattern().(type) {
+	case *annotations.HttpRule_Get:
+		verb, pattern = http.MethodGet, p.Get
+	case *annotations.HttpRule_Post:
+		verb, pattern = http.MethodPost, p.Post
+	default:
+		t.Fatalf("%s: HTTP rule %v not handled by the matrix", md.FullName(), rule)
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]any{}
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	path := regexp.MustCompile(`\{([a-z_]+)(=[^}]*)?\}`).ReplaceAllStringFunc(pattern, func(m string) string {
+		name := strings.TrimPrefix(strings.SplitN(m, "=", 2)[0], "{")
+		name = strings.TrimSuffix(name, "}")
+		v := fmt.Sprint(fields[name])
+		delete(fields, name)
+		return v
+	})
+	var body io.Reader
+	target := base + path + "/"
+	if rule.GetBody() == "*" {
+		b, _ := json.Marshal(fields)
+		body = bytes.NewReader(b)
+	} else {
+		q := url.Values{}
+		for k, v := range fields {
+			switch v := v.(type) {
+			case []any:
+				for _, e := range v {
+					q.Add(k, fmt.Sprint(e))
+				}
+			default:
+				q.Add(k, fmt.Sprint(v))
+			}
+		}
+		if len(q) > 0 {
+			target += "?" + q.Encode()
+		}
+	}
+	r, err := http.NewRequestWithContext(ctx, verb, target, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r
+}
+
+func callREST(ctx context.Context, t *testing.T, in *servertest.Instance, md protoreflect.MethodDescriptor, req proto.Message, id authzIdentity) authzResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r := restRequest(ctx, t, in.BaseURL, md, req)
+	if id.key != "" {
+		r.Header.Set("apikey", id.key)
+	}
+	if id.cookie != "" {
+		r.Header.Set("Cookie", id.cookie)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Method, r.URL, err)
+	}
+	defer resp.Body.Close()
+	var raw []byte
+	if resp.StatusCode == http.StatusOK && md.IsStreamingServer() {
+		// The stream's first message, past heartbeats (empty lines).
+		br := bufio.NewReader(resp.Body)
+		for len(bytes.TrimSpace(raw)) == 0 {
+			if raw, err = br.ReadBytes('\n'); err != nil {
+				return authzResult{outcome: "stream ended", message: err.Error()}
+			}
+		}
+		if !bytes.Contains(raw, []byte(`"result"`)) {
+			return authzResult{outcome: "bad stream message", raw: string(raw)}
+		}
+	} else if raw, err = io.ReadAll(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	// The family's error body, {"status":"error","error":"..."}, or the
+	// gateway's own for a stream that failed before its first message,
+	// {"error":{"code":16,"message":"..."}}.
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	var msg string
+	if json.Unmarshal(e.Error, &msg) != nil {
+		var st struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(e.Error, &st)
+		msg = st.Message
+	}
+	res := authzResult{message: msg, raw: fmt.Sprintf("%s %s -> %d %s", r.Method, r.URL, resp.StatusCode, raw)}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		res.outcome = allowed
+	case http.StatusUnauthorized:
+		res.outcome = unauthenticated
+	case http.StatusForbidden:
+		res.outcome = denied
+	case http.StatusNotFound:
+		res.outcome = notFound
+		if strings.HasPrefix(msg, "no such endpoint") {
+			res.outcome = unserved
+		}
+	default:
+		res.outcome = authzOutcome(fmt.Sprintf("HTTP %d", resp.StatusCode))
+	}
+	return res
+}
+
+func callGRPC(ctx context.Context, t *testing.T, in *servertest.Instance, md protoreflect.MethodDescriptor, req proto.Message, id authzIdentity) authzResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if id.key != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "apikey", id.key)
+	}
+	if id.cookie != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "cookie", id.cookie)
+	}
+	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+	out := dynamicpb.NewMessage(md.Output())
+	var err error
+	if md.IsStreamingServer() {
+		var cs grpc.ClientStream
+		if cs, err = in.Conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, method); err == nil {
+			if err = cs.SendMsg(req); err == nil {
+				if err = cs.CloseSend(); err == nil {
+					err = cs.RecvMsg(out)
+				}
+			}
+		}
+	} else {
+		err = in.Conn.Invoke(ctx, method, req, out)
+	}
+	st := status.Convert(err)
+	return authzResult{outcome: outcomeOf(st.Code()), message: st.Message(), raw: fmt.Sprintf("%s -> %v", method, err)}
+}
+
+// outcomeOf reduces a gRPC code (Connect's codes are the same numbers) to
+// the matrix's outcomes.
+func outcomeOf(code codes.Code) authzOutcome {
+	switch code {
+	case codes.OK:
+		return allowed
+	case codes.Unauthenticated:
+		return unauthenticated
+	case codes.PermissionDenied:
+		return denied
+	case codes.NotFound:
+		return notFound
+	case codes.Unimplemented:
+		return unserved
+	}
+	return authzOutcome(code.String())
+}
+
+// dynamicInit makes the Connect client's dynamic response messages of the
+// method's output type.
+func dynamicInit(spec connect.Spec, msg any) error {
+	m, ok := msg.(*dynamicpb.Message)
+	if !ok {
+		return nil
+	}
+	md, ok := spec.Schema.(protoreflect.MethodDescriptor)
+	if !ok {
+		return fmt.Errorf("schema %T is not a method", spec.Schema)
+	}
+	*m = *dynamicpb.NewMessage(md.Output())
+	return nil
+}
+
+func callConnect(ctx context.Context, t *testing.T, in *servertest.Instance, md protoreflect.MethodDescriptor, req proto.Message, id authzIdentity) authzResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	u := in.BaseURL + "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+	client := connect.NewClient[dynamicpb.Message, dynamicpb.Message](http.DefaultClient, u,
+		connect.WithSchema(md), connect.WithResponseInitializer(dynamicInit), connect.WithProtoJSON())
+	dyn := dynamicpb.NewMessage(md.Input())
+	b, err := proto.Marshal(req)
+	if err == nil {
+		err = proto.Unmarshal(b, dyn)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := connect.NewRequest(dyn)
+	if id.key != "" {
+		r.Header().Set("apikey", id.key)
+	}
+	if id.cookie != "" {
+		r.Header().Set("Cookie", id.cookie)
+	}
+	if md.IsStreamingServer() {
+		var s *connect.ServerStreamForClient[dynamicpb.Message]
+		if s, err = client.CallServerStream(ctx, r); err == nil {
+			if !s.Receive() {
+				err = s.Err()
+				if err == nil {
+					err = errors.New("stream ended without a message")
+				}
+			}
+			_ = s.Close()
+		}
+	} else {
+		_, err = client.CallUnary(ctx, r)
+	}
+	res := authzResult{outcome: allowed, raw: fmt.Sprintf("POST %s -> %v", u, err)}
+	if err == nil {
+		return res
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		res.message = ce.Message()
+	}
+	res.outcome = outcomeOf(codes.Code(connect.CodeOf(err)))
+	return res
+}

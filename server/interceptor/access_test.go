@@ -1,0 +1,248 @@
+package interceptor_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/interceptor"
+)
+
+// TestEveryMethodDeclaresAccess walks every service of payhook.v1 as
+// generated into gen/payhook/v1 and fails for a method without a
+// (payhook.v1.access) option: the interceptor would refuse it for everyone.
+// It also pins the access of the methods whose answer is not "a project's
+// key", so a change of who may call them is deliberate.
+func TestEveryMethodDeclaresAccess(t *testing.T) {
+	notProject := map[protoreflect.FullName]payhookv1.Access{
+		"payhook.v1.AddressService.GetPublicKey":        payhookv1.Access_ACCESS_PUBLIC,
+		"payhook.v1.AddressService.GetInfo":             payhookv1.Access_ACCESS_PUBLIC,
+		"payhook.v1.AddressService.EstimateFee":         payhookv1.Access_ACCESS_PUBLIC,
+		"payhook.v1.AddressService.Convert":             payhookv1.Access_ACCESS_PUBLIC,
+		"payhook.v1.DevnetService.Pay":                  payhookv1.Access_ACCESS_DEVNET,
+		"payhook.v1.DevnetService.Mine":                 payhookv1.Access_ACCESS_DEVNET,
+		"payhook.v1.DevnetService.Reorg":                payhookv1.Access_ACCESS_DEVNET,
+		"payhook.v1.OperatorService.ListHeldFunds":      payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.OperatorService.ListPayoutRequests": payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.CreateProject":       payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.ListProjects":        payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.RotateSecret":        payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.SetWallet":           payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.RemoveWallet":        payhookv1.Access_ACCESS_OPERATOR,
+	}
+	methods := 0
+	protoregistry.GlobalFiles.RangeFilesByPackage("payhook.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				md := sd.Methods().Get(j)
+				methods++
+				got := interceptor.MethodAccess(md)
+				if got == payhookv1.Access_ACCESS_UNSPECIFIED {
+					t.Errorf("%s (%s) declares no access: add option (payhook.v1.access)", md.FullName(), fd.Path())
+					continue
+				}
+				want, ok := notProject[md.FullName()]
+				if !ok {
+					want = payhookv1.Access_ACCESS_PROJECT
+				}
+				if got != want {
+					t.Errorf("%s declares %s, want %s", md.FullName(), got, want)
+				}
+				delete(notProject, md.FullName())
+			}
+		}
+		return true
+	})
+	if methods < 30 {
+		t.Fatalf("walked %d methods of payhook.v1: the generated package is not registered", methods)
+	}
+	for name := range notProject {
+		t.Errorf("%s is pinned here but no longer exists", name)
+	}
+}
+
+// probeFile is a test-only service, payhook.test.v1.Probe, with one method
+// per access and two that declare none (no option; ACCESS_UNSPECIFIED).
+func probeFile(t *testing.T) *protoregistry.Files {
+	t.Helper()
+	method := func(name string, access *payhookv1.Access) *descriptorpb.MethodDescriptorProto {
+		m := &descriptorpb.MethodDescriptorProto{
+			Name:       proto.String(name),
+			InputType:  proto.String(".google.protobuf.Empty"),
+			OutputType: proto.String(".google.protobuf.Empty"),
+		}
+		if access != nil {
+			m.Options = &descriptorpb.MethodOptions{}
+			proto.SetExtension(m.Options, payhookv1.E_Access, *access)
+		}
+		return m
+	}
+	fdp := &descriptorpb.FileDescriptorProto{
+		Name:       proto.String("payhook/test/v1/probe.proto"),
+		Package:    proto.String("payhook.test.v1"),
+		Syntax:     proto.String("proto3"),
+		Dependency: []string{"google/protobuf/empty.proto"},
+		Service: []*descriptorpb.ServiceDescriptorProto{{
+			Name: proto.String("Probe"),
+			Method: []*descriptorpb.MethodDescriptorProto{
+				method("Bare", nil),
+				method("Unspecified", payhookv1.Access_ACCESS_UNSPECIFIED.Enum()),
+				method("Public", payhookv1.Access_ACCESS_PUBLIC.Enum()),
+				method("Devnet", payhookv1.Access_ACCESS_DEVNET.Enum()),
+				method("Project", payhookv1.Access_ACCESS_PROJECT.Enum()),
+				method("Operator", payhookv1.Access_ACCESS_OPERATOR.Enum()),
+			},
+		}},
+	}
+	fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := &protoregistry.Files{}
+	if err := files.RegisterFile(fd); err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// keys knows a project's key and an operator's key.
+type keys struct{}
+
+func (keys) ResolveAPIKey(_ context.Context, key string) (interceptor.Key, error) {
+	switch key {
+	case "project":
+		return interceptor.Key{ID: 1, ProjectID: 1}, nil
+	case "operator":
+		return interceptor.Key{ID: 2, ProjectID: 1, Operator: true}, nil
+	}
+	return interceptor.Key{}, interceptor.ErrUnknownKey
+}
+
+// probeServer serves payhook.test.v1.Probe (every method answers Empty)
+// and one service absent from the descriptors, payhook.test.v1.Ghost, plus
+// the standard health service, behind payhook's interceptor chain.
+func probeServer(t *testing.T) *grpc.ClientConn {
+	t.Helper()
+	unary, stream, err := interceptor.Chain(interceptor.Config{Keys: keys{}, Descriptors: probeFile(t)},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
+	answer := func(name string) grpc.MethodDesc {
+		return grpc.MethodDesc{MethodName: name, Handler: func(_ any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+			req := &emptypb.Empty{}
+			if err := dec(req); err != nil {
+				return nil, err
+			}
+			h := func(context.Context, any) (any, error) { return &emptypb.Empty{}, nil }
+			if in == nil {
+				return h(ctx, req)
+			}
+			return in(ctx, req, &grpc.UnaryServerInfo{FullMethod: "/" + name}, h)
+		}}
+	}
+	probe := grpc.ServiceDesc{ServiceName: "payhook.test.v1.Probe", HandlerType: (*any)(nil)}
+	for _, m := range []string{"Bare", "Unspecified", "Public", "Devnet", "Project", "Operator"} {
+		d := answer("payhook.test.v1.Probe/" + m)
+		d.MethodName = m
+		probe.Methods = append(probe.Methods, d)
+	}
+	ghost := grpc.ServiceDesc{ServiceName: "payhook.test.v1.Ghost", HandlerType: (*any)(nil)}
+	d := answer("payhook.test.v1.Ghost/Call")
+	d.MethodName = "Call"
+	ghost.Methods = append(ghost.Methods, d)
+	gs.RegisterService(&probe, struct{}{})
+	gs.RegisterService(&ghost, struct{}{})
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = gs.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Close()
+		gs.Stop()
+		<-done
+	})
+	return conn
+}
+
+// TestAccessFromDescriptor: the interceptor grants each method what its
+// descriptor declares, and refuses with PermissionDenied, whatever the key,
+// a method that declares no access or has no descriptor at all; the
+// standard health service stays reachable without a key.
+func TestAccessFromDescriptor(t *testing.T) {
+	t.Parallel()
+	conn := probeServer(t)
+	denied := codes.PermissionDenied
+	rows := []struct {
+		name   string
+		method string
+		want   map[string]codes.Code // key ("" for none) -> code
+	}{
+		{"no option", "/payhook.test.v1.Probe/Bare",
+			map[string]codes.Code{"": denied, "unknown": denied, "project": denied, "operator": denied}},
+		{"unspecified", "/payhook.test.v1.Probe/Unspecified",
+			map[string]codes.Code{"": denied, "unknown": denied, "project": denied, "operator": denied}},
+		{"no descriptor", "/payhook.test.v1.Ghost/Call",
+			map[string]codes.Code{"": denied, "project": denied, "operator": denied}},
+		{"public", "/payhook.test.v1.Probe/Public",
+			map[string]codes.Code{"": codes.OK, "unknown": codes.OK, "project": codes.OK}},
+		{"devnet", "/payhook.test.v1.Probe/Devnet",
+			map[string]codes.Code{"": codes.OK, "unknown": codes.OK, "operator": codes.OK}},
+		{"project", "/payhook.test.v1.Probe/Project",
+			map[string]codes.Code{"": codes.Unauthenticated, "unknown": codes.Unauthenticated, "project": codes.OK, "operator": codes.OK}},
+		{"operator", "/payhook.test.v1.Probe/Operator",
+			map[string]codes.Code{"": codes.Unauthenticated, "unknown": codes.Unauthenticated, "project": denied, "operator": codes.OK}},
+	}
+	for _, r := range rows {
+		for key, want := range r.want {
+			t.Run(r.name+"/key="+key, func(t *testing.T) {
+				ctx := t.Context()
+				if key != "" {
+					ctx = metadata.AppendToOutgoingContext(ctx, interceptor.APIKeyMetadata, key)
+				}
+				// Twice: the second answer comes from the cached rule.
+				for range 2 {
+					err := conn.Invoke(ctx, r.method, &emptypb.Empty{}, &emptypb.Empty{})
+					if got := status.Code(err); got != want {
+						t.Fatalf("%s with key %q: %v, want %v", r.method, key, err, want)
+					}
+					noAccess := r.name == "no option" || r.name == "unspecified" || r.name == "no descriptor"
+					if noAccess && status.Convert(err).Message() != interceptor.NoAccessMessage {
+						t.Fatalf("message %q, want %q", status.Convert(err).Message(), interceptor.NoAccessMessage)
+					}
+				}
+			})
+		}
+	}
+	t.Run("health needs no key", func(t *testing.T) {
+		if _, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
