@@ -907,14 +907,11 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, all []result, pla
 // delivery of an attempt that was in flight, which receivers handle by
 // uuid). No notification is lost: notifications themselves are stored by
 // the caller's transaction, which stays synchronous.
+//
+// Its statements read rows by index (store.PlanByIndex): a claim follows
+// the due index, a record updates the rows it claimed by id.
 func (d *Dispatcher) asyncCommit(ctx context.Context, tx *entdb.Tx) error {
-	if d.db.Dialect != store.Postgres {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-		return fmt.Errorf("set commit mode: %w", err)
-	}
-	return nil
+	return store.PlanByIndex(ctx, tx, d.db.Dialect, true)
 }
 
 // nextDue returns the earliest time at which more work becomes due.

@@ -193,6 +193,22 @@ func readStats(t *testing.T, dsn string) (rows tableReads, scans int64) {
 	return rows, scans
 }
 
+// explain has every later session of database name log each statement's
+// plan with its actual rows (auto_explain).
+func explain(t *testing.T, dsn, name string) {
+	t.Helper()
+	db, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, set := range []string{"session_preload_libraries = 'auto_explain'", "auto_explain.log_min_duration = 0", "auto_explain.log_analyze = on"} {
+		if _, err := db.SQL.Exec("ALTER DATABASE " + name + " SET " + set); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // waitABit yields for a short while between two looks at pg_stat_activity.
 func waitABit() {
 	t := time.NewTimer(20 * time.Millisecond)
@@ -346,6 +362,11 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("PAYHOOK_COST_EXPLAIN") != "" {
+		// Every plan of the measured run, with its actual rows, goes to
+		// the PostgreSQL server's log (diagnosis only).
+		explain(t, dsn, strings.TrimPrefix(u.Path, "/"))
 	}
 	proxy := newPGCounter(t, u.Host)
 	u.Host = proxy.ln.Addr().String()

@@ -319,14 +319,10 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	// caller.
 	s.outbound = outbound.New(s.db, outbound.Config{Backends: backends, Now: s.cfg.Now}, s.logger)
 	s.payments = payment.New(s.db, payment.Config{
-		Registry: registry,
-		Backends: backends,
-		Outbound: s.outbound,
-		Reactors: []payment.Reactor{
-			address.NewCallbackReactor(s.notifier.Queue, prices),
-			invoice.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
-			subscription.NewReactor(s.notifier.Queue, prices, signer.SchemeWebhook, s.cfg.Now),
-		},
+		Registry:      registry,
+		Backends:      backends,
+		Outbound:      s.outbound,
+		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect == store.Postgres),
 		Now:           s.cfg.Now,
 		StartNearHead: nearHead,
 	}, s.logger)
@@ -342,6 +338,23 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		s.watchers[t.Ticker] = w
 	}
 	return registry, prices, nil
+}
+
+// reactors routes each address service's payment changes to its reactor:
+// low-level (custom) payments to the callback reactor, every invoice's
+// (checkouts, deposits, subscription renewals) to the invoice reactor with
+// the renewals' hooks.
+func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, postgres bool) payment.Reactors {
+	callbacks := address.NewCallbackReactor(q, prices)
+	invoices := invoice.NewReactor(q, prices, signer.SchemeWebhook, now, postgres, map[invoice.Kind]invoice.Hooks{
+		invoice.Subscription: subscription.NewHooks(prices, signer.SchemeWebhook),
+	})
+	return payment.Reactors{
+		address.ServiceLabel:         callbacks,
+		string(invoice.Checkout):     invoices,
+		string(invoice.Deposit):      invoices,
+		string(invoice.Subscription): invoices,
+	}
 }
 
 // buildAPI builds the gRPC server with its interceptors and services, binds

@@ -58,17 +58,19 @@ func NewCallbackReactor(q Enqueuer, prices price.Source) *CallbackReactor {
 	return &CallbackReactor{queue: q, prices: prices}
 }
 
-// React implements payment.Reactor.
-func (r *CallbackReactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) error {
-	if c.Address.InvoiceID != nil {
-		return nil // an invoice's address: its service's reactor notifies
+// React implements payment.Reactor: it owns the low-level (address) and
+// custom payment addresses.
+func (r *CallbackReactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) error {
+	for _, c := range cs {
+		m, err := r.Message(c)
+		if err != nil {
+			return err
+		}
+		if _, err := r.queue.Enqueue(ctx, tx, m); err != nil {
+			return err
+		}
 	}
-	m, err := r.Message(c)
-	if err != nil {
-		return err
-	}
-	_, err = r.queue.Enqueue(ctx, tx, m)
-	return err
+	return nil
 }
 
 // Sequence is the notifier sequence of a payment's callbacks: they make

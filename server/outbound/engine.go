@@ -374,6 +374,9 @@ func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int6
 	}
 	var out []*entdb.Outbound
 	err := store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		if err := store.PlanByIndex(ctx, tx, e.db.Dialect, false); err != nil {
+			return err
+		}
 		now := e.now()
 		for _, o := range os {
 			sg, ok := sigs[o.ID]
@@ -404,6 +407,9 @@ func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int6
 // in one database transaction.
 func (e *Engine) markSent(ctx context.Context, t chains.Ticker, ids []int64) error {
 	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		if err := store.PlanByIndex(ctx, tx, e.db.Dialect, false); err != nil {
+			return err
+		}
 		now := e.now()
 		list := make([]string, len(ids))
 		for i, id := range ids {

@@ -50,7 +50,7 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 			rec := &recorder{}
 			svc := func() *Service {
-				return New(open(), Config{Registry: reg, Backends: map[string]chains.Backend{"eth": chain}, Reactors: []Reactor{rec}, Now: now}, logger)
+				return New(open(), Config{Registry: reg, Backends: map[string]chains.Backend{"eth": chain}, Reactors: everyService(rec), Now: now}, logger)
 			}
 			a, b := svc(), svc()
 

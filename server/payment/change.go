@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/shopspring/decimal"
 
@@ -29,9 +30,10 @@ const (
 	Distributed ChangeKind = "distributed"
 )
 
-// Change is what happened to one payment, published to the reactors inside
-// the transaction that records it: whatever a reactor stores (its
-// notifications) commits or rolls back with the payment's new state.
+// Change is what happened to one payment, published to the reactor that
+// owns its address inside the transaction that records it: whatever a
+// reactor stores (its notifications) commits or rolls back with the
+// payment's new state.
 //
 // Only changes a merchant is told of are published: a low-level payment
 // below the minimum, or one the fees would consume, publishes none; neither
@@ -60,25 +62,59 @@ type Change struct {
 }
 
 // Reactor turns payment changes into what one service owes its merchants:
-// the low-level callback of an address, and later the webhooks of checkouts,
+// the low-level callback of an address, the webhooks of checkouts,
 // deposits and subscriptions. React runs inside the transaction that
-// records the change and must use tx for everything it stores; an error
-// rolls the change back (the watcher applies it again at its next poll).
-// React must not send anything itself: what it stores is sent after commit.
+// records the changes, once per transaction and service with the changes
+// of the addresses of that service, in the order they happened, and must use tx for
+// everything it stores; an error rolls the changes back (the watcher
+// applies them again at its next poll). React must not send anything
+// itself: what it stores is sent after commit.
 type Reactor interface {
-	React(ctx context.Context, tx *entdb.Tx, c Change) error
+	React(ctx context.Context, tx *entdb.Tx, changes []Change) error
 }
 
 // ReactorFunc adapts a function to a Reactor.
-type ReactorFunc func(ctx context.Context, tx *entdb.Tx, c Change) error
+type ReactorFunc func(ctx context.Context, tx *entdb.Tx, changes []Change) error
 
 // React implements Reactor.
-func (f ReactorFunc) React(ctx context.Context, tx *entdb.Tx, c Change) error { return f(ctx, tx, c) }
+func (f ReactorFunc) React(ctx context.Context, tx *entdb.Tx, changes []Change) error {
+	return f(ctx, tx, changes)
+}
 
-// publish tells every reactor of c, in registration order, within tx.
-func (s *Service) publish(ctx context.Context, tx *entdb.Tx, c Change) error {
-	for _, r := range s.reactors {
-		if err := r.React(ctx, tx, c); err != nil {
+// Reactors routes a change to the reactor that owns its address: the key is
+// the address's service (Address.service: address, custom, checkout,
+// deposit, subscription). A change of a service no reactor owns fails its
+// transaction: nothing is recorded that nobody would notify.
+type Reactors map[string]Reactor
+
+// changes collects what one transaction publishes; react hands them over
+// before the transaction commits.
+type changes []Change
+
+// publish adds c to what the transaction publishes.
+func (cs *changes) publish(c Change) { *cs = append(*cs, c) }
+
+// react hands the transaction's changes to the reactors that own their
+// addresses: once per service, with that service's changes in order, the
+// services in the order of their first change.
+func (s *Service) react(ctx context.Context, tx *entdb.Tx, cs changes) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var order []string
+	byService := map[string][]Change{}
+	for _, c := range cs {
+		svc := c.Address.Service
+		if _, ok := s.reactors[svc]; !ok {
+			return fmt.Errorf("no reactor owns the %s address %s", svc, c.Address.AddressIn)
+		}
+		if byService[svc] == nil {
+			order = append(order, svc)
+		}
+		byService[svc] = append(byService[svc], c)
+	}
+	for _, svc := range order {
+		if err := s.reactors[svc].React(ctx, tx, byService[svc]); err != nil {
 			return err
 		}
 	}

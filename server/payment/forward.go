@@ -68,6 +68,9 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 	var planned []int64
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		planned, open = planned[:0], false
+		if err := store.PlanByIndex(ctx, tx, s.db.Dialect, false); err != nil {
+			return err
+		}
 		q := tx.Payment.Query().Where(entpayment.IDIn(ids...)).WithAddress().WithForward().Order(entdb.Asc(entpayment.FieldID))
 		if s.db.Dialect == store.Postgres {
 			q.ForUpdate() // a second instance waits, then sees the forwards
@@ -103,11 +106,15 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 				}
 			}
 		}
-		if err := s.holdNoWallet(ctx, tx, t, noWallet, pl.now, &pl.journal); err != nil {
+		if err := s.holdNoWallet(ctx, tx, t, noWallet, pl.now, &pl.journal, &pl.pub); err != nil {
+			return err
+		}
+		held, err := pl.held(ctx, merchant)
+		if err != nil {
 			return err
 		}
 		for _, a := range merchant {
-			if err := pl.address(ctx, a, byAddress[a.ID]); err != nil {
+			if err := pl.address(ctx, a, byAddress[a.ID], held[a.ID]); err != nil {
 				return err
 			}
 		}
@@ -134,6 +141,7 @@ type planner struct {
 	intents []outbound.Intent
 	members [][]member // per intent
 	journal []ledger.Entry
+	pub     changes
 	stop    []int64 // payments no longer watched (held)
 }
 
@@ -176,18 +184,7 @@ func (pl *planner) alone(ctx context.Context, a *entdb.Address, p *entdb.Payment
 // gets its own Forward, its share of the plan in proportion to its value
 // (splitPlan), with an intent id naming the transaction's key (see
 // broadcastKey); a payment alone keeps the low-level form.
-func (pl *planner) address(ctx context.Context, a *entdb.Address, ps []*entdb.Payment) error {
-	q := pl.tx.Payment.Query().
-		Where(entpayment.AddressID(a.ID), entpayment.StatusEQ(entpayment.StatusConfirmed),
-			entpayment.HoldReasonIn(entpayment.HoldReasonBelowMinimum, entpayment.HoldReasonBelowDust), entpayment.Not(entpayment.HasForward())).
-		Order(entdb.Asc(entpayment.FieldID))
-	if pl.s.db.Dialect == store.Postgres {
-		q.ForUpdate() // another instance's group waits, then sees these forwarded
-	}
-	held, err := q.All(ctx)
-	if err != nil {
-		return fmt.Errorf("load payments held on address %d: %w", a.ID, err)
-	}
+func (pl *planner) address(ctx context.Context, a *entdb.Address, ps, held []*entdb.Payment) error {
 	members := slices.Clone(ps)
 	for _, p := range held {
 		if !slices.ContainsFunc(members, func(m *entdb.Payment) bool { return m.ID == p.ID }) {
@@ -250,6 +247,36 @@ func (pl *planner) address(ctx context.Context, a *entdb.Address, ps []*entdb.Pa
 	pl.s.logger.Info("payments forwarded together: their sum reached the minimum",
 		"ticker", pl.t.Ticker, "address_in", a.AddressIn, "payments", len(members), "sum_coin", sum.String(), "intent", key)
 	return nil
+}
+
+// held returns, by address, the payments of the merchant addresses as that
+// are held for the minimum or below dust (and not forwarded since), locked
+// on PostgreSQL so that another instance's group waits, then sees them
+// forwarded.
+func (pl *planner) held(ctx context.Context, as []*entdb.Address) (map[int64][]*entdb.Payment, error) {
+	if len(as) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(as))
+	for i, a := range as {
+		ids[i] = a.ID
+	}
+	q := pl.tx.Payment.Query().
+		Where(entpayment.AddressIDIn(ids...), entpayment.StatusEQ(entpayment.StatusConfirmed),
+			entpayment.HoldReasonIn(entpayment.HoldReasonBelowMinimum, entpayment.HoldReasonBelowDust), entpayment.Not(entpayment.HasForward())).
+		Order(entdb.Asc(entpayment.FieldID))
+	if pl.s.db.Dialect == store.Postgres {
+		q.ForUpdate()
+	}
+	ps, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load the payments held on %d addresses: %w", len(as), err)
+	}
+	out := map[int64][]*entdb.Payment{}
+	for _, p := range ps {
+		out[p.AddressID] = append(out[p.AddressID], p)
+	}
+	return out, nil
 }
 
 // belowDust holds ps (of address a) when an output of plan is below what
@@ -323,6 +350,9 @@ func (pl *planner) commit(ctx context.Context) ([]int64, error) {
 			return nil, fmt.Errorf("record %d forwards: %w", len(creates), err)
 		}
 	}
+	if err := pl.s.react(ctx, pl.tx, pl.pub); err != nil {
+		return nil, err
+	}
 	if err := ledger.Write(ctx, pl.tx, pl.now, pl.journal...); err != nil {
 		return nil, err
 	}
@@ -354,7 +384,7 @@ func toSchema(os []chains.Output) []schema.Output {
 // held), the payment is held (no_wallet) and completed, its Distributed
 // change published and journaled, and it is no longer watched. The
 // operator API lists what is held (the journal's held balance).
-func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticker, ps []*entdb.Payment, now time.Time, journal *[]ledger.Entry) error {
+func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticker, ps []*entdb.Payment, now time.Time, journal *[]ledger.Entry, pub *changes) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -385,12 +415,10 @@ func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticke
 		a := p.Edges.Address
 		q.Edges.Address = a
 		*journal = append(*journal, ledger.Hold(t, ref(a, q), q.ValueCoin, string(entpayment.HoldReasonNoWallet)))
-		if err := s.publish(ctx, tx, Change{
+		pub.publish(Change{
 			Kind: Distributed, Ticker: t, Address: a, Payment: q,
 			Status: chains.StatusCompleted, Confirmations: q.Confirmations, ValueCoin: q.ValueCoin, Forward: f,
-		}); err != nil {
-			return err
-		}
+		})
 		ids[i] = p.ID
 		s.logger.Info("funds held: no forwarding address; they stay on the payment address until swept (payhook funds)",
 			"ticker", t.Ticker, "address_in", a.AddressIn, "value_coin", q.ValueCoin.String(), "txid_in", p.TxidIn)

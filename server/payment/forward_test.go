@@ -43,7 +43,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 			rec := &recorder{}
-			svc := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": chain}, Reactors: []Reactor{rec}, Now: now}, logger)
+			svc := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": chain}, Reactors: everyService(rec), Now: now}, logger)
 
 			key, err := db.Client.APIKey.Create().SetName("t").SetPrefix("ph_x").SetHash(strings.Repeat("c", 64)).SetProjectID(1).Save(ctx)
 			if err != nil {
@@ -97,7 +97,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			// backend counts signatures and sends: reconciling must send the
 			// recorded bytes again, never sign a second transaction.
 			counting := &countingBackend{Backend: chain}
-			restarted := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": counting}, Reactors: []Reactor{rec}, Now: now}, logger)
+			restarted := New(db, Config{Registry: reg, Backends: map[string]chains.Backend{"btc": counting}, Reactors: everyService(rec), Now: now}, logger)
 			w2, _ := restarted.NewWatcher(tk, time.Second)
 			for range 3 {
 				if err := w2.PollOnce(ctx); err != nil {

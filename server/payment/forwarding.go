@@ -49,6 +49,7 @@ func (h forwarding) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, os 
 	}
 	var paid []int64
 	var journal []ledger.Entry
+	var pub changes
 	for _, f := range fs {
 		if !completed[f.ID] {
 			continue // another instance completed it
@@ -60,13 +61,14 @@ func (h forwarding) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, os 
 		r := ref(p.Edges.Address, &p)
 		r.OutboundID = *f.OutboundID
 		journal = append(journal, ledger.Send(t, r, fwd, fee, net))
-		if err := s.publish(ctx, tx, Change{
+		pub.publish(Change{
 			Kind: Distributed, Ticker: t, Address: p.Edges.Address, Payment: &p,
 			Status: chains.StatusCompleted, Confirmations: p.Confirmations, ValueCoin: p.ValueCoin, Forward: f,
-		}); err != nil {
-			return err
-		}
+		})
 		paid = append(paid, p.ID)
+	}
+	if err := s.react(ctx, tx, pub); err != nil {
+		return err
 	}
 	if err := ledger.Write(ctx, tx, now, journal...); err != nil {
 		return err

@@ -165,7 +165,7 @@ func newFixture(t *testing.T, db *store.DB, ticker string) *fixture {
 func (f *fixture) service(db *store.DB, chain chains.Backend, rec Reactor) *Service {
 	now := func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return New(db, Config{Registry: f.reg, Backends: map[string]chains.Backend{f.tk.Ticker: chain}, Reactors: []Reactor{rec}, Now: now}, logger)
+	return New(db, Config{Registry: f.reg, Backends: map[string]chains.Backend{f.tk.Ticker: chain}, Reactors: everyService(rec), Now: now}, logger)
 }
 
 // addresses creates n payment addresses requiring confirmations and

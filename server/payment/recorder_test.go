@@ -14,7 +14,7 @@ type recorder struct {
 	changes []Change
 }
 
-func (r *recorder) React(_ context.Context, tx *entdb.Tx, c Change) error {
+func (r *recorder) React(_ context.Context, tx *entdb.Tx, cs []Change) error {
 	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
 			if err := next.Commit(ctx, tx); err != nil {
@@ -22,7 +22,7 @@ func (r *recorder) React(_ context.Context, tx *entdb.Tx, c Change) error {
 			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.changes = append(r.changes, c)
+			r.changes = append(r.changes, cs...)
 			return nil
 		})
 	})
@@ -38,4 +38,9 @@ func (r *recorder) statuses() []string {
 		out[i] = string(c.Kind) + ":" + string(c.Status)
 	}
 	return out
+}
+
+// everyService routes the changes of every service's addresses to rec.
+func everyService(rec Reactor) Reactors {
+	return Reactors{"address": rec, "custom": rec, "checkout": rec, "deposit": rec, "subscription": rec}
 }

@@ -27,7 +27,7 @@ type Service struct {
 	db       *store.DB
 	registry *chains.Registry
 	backends map[string]chains.Backend
-	reactors []Reactor
+	reactors Reactors
 	out      *outbound.Engine
 	now      func() time.Time
 	logger   *slog.Logger
@@ -43,9 +43,10 @@ type Config struct {
 	// Backends maps tickers to their chains; a ticker without one is not
 	// watched.
 	Backends map[string]chains.Backend
-	// Reactors are told of every change, in this order, inside the
-	// transaction that records it.
-	Reactors []Reactor
+	// Reactors are the reactors of the addresses' services: each is told,
+	// inside the transaction that records them, of the changes of its
+	// addresses.
+	Reactors Reactors
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// StartNearHead lists the tickers (node backends) whose first poll,
@@ -136,8 +137,13 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 	var forwards []int64
 	err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		forwards = forwards[:0]
-		// What the batch journals, written with one statement at its end.
+		if err := store.PlanByIndex(ctx, tx, s.db.Dialect, false); err != nil {
+			return err
+		}
+		// What the batch journals, written with one statement at its end,
+		// and the changes it publishes, handed to their reactors there.
 		var journal []ledger.Entry
+		var pub changes
 		if len(obs) > 0 {
 			tos := make([]string, 0, len(obs))
 			txids := make([]string, 0, len(obs))
@@ -205,10 +211,7 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 					if n.step.Credit {
 						journal = credited(journal, t, n.a, p)
 					}
-					fwd, err := s.published(ctx, tx, t, n.a, p, chains.PaymentState{}, n.obs, n.step)
-					if err != nil {
-						return err
-					}
+					fwd := s.published(&pub, t, n.a, p, chains.PaymentState{}, n.step)
 					after(n.a, p, n.obs, n.step, fwd)
 				}
 				news = news[:0]
@@ -243,7 +246,7 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 					queued[k] = true
 					continue
 				}
-				p, step, fwd, err := s.applyOne(ctx, tx, t, a, p, o, &journal)
+				p, step, fwd, err := s.applyOne(ctx, tx, t, a, p, o, &journal, &pub)
 				if err != nil {
 					return err
 				}
@@ -251,6 +254,9 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 				after(a, p, o, step, fwd)
 			}
 			if err := flush(); err != nil {
+				return err
+			}
+			if err := s.react(ctx, tx, pub); err != nil {
 				return err
 			}
 			if err := ledger.Write(ctx, tx, s.now(), journal...); err != nil {
@@ -339,7 +345,7 @@ func ref(a *entdb.Address, p *entdb.Payment) ledger.Ref {
 // within tx: it records the payment's new state, adds what it journals to
 // journal, and publishes the change. It returns the payment, the rules'
 // step, and whether it may be forwarded now.
-func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a *entdb.Address, p *entdb.Payment, o chains.Observation, journal *[]ledger.Entry) (*entdb.Payment, chains.Step, bool, error) {
+func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a *entdb.Address, p *entdb.Payment, o chains.Observation, journal *[]ledger.Entry, pub *changes) (*entdb.Payment, chains.Step, bool, error) {
 	prev := chains.PaymentState{Status: chains.Status(p.Status), Confirmations: p.Confirmations}
 	step, err := lifecycle.Evaluate(t, int64(a.RequiredConfirmations), prev, o.State)
 	if err != nil {
@@ -379,8 +385,7 @@ func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a
 	if step.Credit {
 		*journal = credited(*journal, t, a, p)
 	}
-	fwd, err := s.published(ctx, tx, t, a, p, prev, o, step)
-	return p, step, fwd, err
+	return p, step, s.published(pub, t, a, p, prev, step), nil
 }
 
 // forwardable reports whether p, after step, may be forwarded now: credited
@@ -389,13 +394,13 @@ func (s *Service) forwardable(p *entdb.Payment, step chains.Step) bool {
 	return step.Forwardable && p.Status == entpayment.StatusConfirmed && p.HoldReason == entpayment.HoldReasonNone && !p.Reorged
 }
 
-// published publishes the change a step made to payment p (recorded with
-// its new state; prev is its state before), when the merchant is told of
-// it, and reports whether p may be forwarded now. A low-level payment that
+// published adds to pub the change a step made to payment p (recorded
+// with its new state; prev is its state before), when the merchant is told
+// of it, and reports whether p may be forwarded now. A low-level payment that
 // will never be forwarded (below the minimum, consumed by fees) publishes
 // nothing; a merchant payment held for the minimum is not forwarded alone
 // (its address's next payment takes it along).
-func (s *Service) published(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a *entdb.Address, p *entdb.Payment, prev chains.PaymentState, o chains.Observation, step chains.Step) (bool, error) {
+func (s *Service) published(pub *changes, t chains.Ticker, a *entdb.Address, p *entdb.Payment, prev chains.PaymentState, step chains.Step) bool {
 	// A low-level payment held below the minimum is silent: the merchant is
 	// never told of funds it will not receive.
 	silent := a.InvoiceID == nil && p.HoldReason == entpayment.HoldReasonBelowMinimum
@@ -407,11 +412,9 @@ func (s *Service) published(ctx context.Context, tx *entdb.Tx, t chains.Ticker, 
 		case prev.Status != chains.StatusPending:
 			kind = Detected
 		}
-		if err := s.publish(ctx, tx, Change{Kind: kind, Ticker: t, Address: a, Payment: p, Status: step.Status, Confirmations: p.Confirmations, ValueCoin: p.ValueCoin}); err != nil {
-			return false, err
-		}
+		pub.publish(Change{Kind: kind, Ticker: t, Address: a, Payment: p, Status: step.Status, Confirmations: p.Confirmations, ValueCoin: p.ValueCoin})
 	}
-	return s.forwardable(p, step), nil
+	return s.forwardable(p, step)
 }
 
 // nextDue returns the chain height at which a transfer observed as o, with

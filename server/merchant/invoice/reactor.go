@@ -16,6 +16,7 @@ import (
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
@@ -23,107 +24,228 @@ import (
 	"github.com/payhook/payhook/server/payment"
 )
 
-// Reactor is the reactor of checkouts and deposits: for every change of a
-// payment to an invoice's address it values the payment in the invoice's
-// currency (once, when detected), updates the invoice_status and stores
-// the webhook <kind>.payment.<status>, signed per attempt with the
-// project's IPN secret.
+// Reactor is the one reactor of every invoice's addresses — checkouts,
+// deposits and subscription renewals — with a kind's own part in Hooks. For
+// the changes of one transaction it locks their invoices (in id order, so
+// two watchers' transactions take turns on an invoice paid in two coins),
+// values each new payment in its invoice's currency (once, when detected),
+// computes each invoice_status from every payment of the invoice, records
+// the statuses (and, the first time an invoice is paid, its kind's Paid),
+// and stores each change's webhook as its kind builds it. The statements it
+// runs do not grow with the number of changes.
 type Reactor struct {
+	db     dialect
 	queue  address.Enqueuer
 	prices price.Source
 	scheme string
 	now    func() time.Time
+	hooks  map[Kind]Hooks
 }
 
-// NewReactor returns the reactor; scheme names the notifier's per-attempt
-// signer of merchant webhooks.
-func NewReactor(q address.Enqueuer, prices price.Source, scheme string, now func() time.Time) *Reactor {
-	return &Reactor{queue: q, prices: prices, scheme: scheme, now: now}
+// dialect says which database the reactor writes (bulk statements differ).
+type dialect struct{ postgres bool }
+
+// Hooks are what one kind of invoice adds to the reactor.
+type Hooks interface {
+	// Load reads, within tx, what the kind needs of invs (its invoices
+	// among a transaction's changes) and returns it as a Batch.
+	Load(ctx context.Context, tx *entdb.Tx, invs []*entdb.Invoice) (Batch, error)
+}
+
+// Batch is a kind's view of one transaction's invoices.
+type Batch interface {
+	// Paid runs, within tx, once when inv is paid for the first time.
+	Paid(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, now time.Time) error
+	// Message builds the webhook of change c of inv, whose invoice_status
+	// is now status; ok is false when none is sent (no notify URL).
+	Message(c payment.Change, inv *entdb.Invoice, status Status) (m notifier.Message, ok bool, err error)
+}
+
+// NewReactor returns the reactor of checkouts and deposits, and of the
+// other kinds hooks gives (subscription renewals); scheme names the
+// notifier's per-attempt signer of merchant webhooks. postgres selects the
+// PostgreSQL form of its bulk statements.
+func NewReactor(q address.Enqueuer, prices price.Source, scheme string, now func() time.Time, postgres bool, hooks map[Kind]Hooks) *Reactor {
+	r := &Reactor{db: dialect{postgres}, queue: q, prices: prices, scheme: scheme, now: now, hooks: map[Kind]Hooks{}}
+	r.hooks[Checkout] = own{r}
+	r.hooks[Deposit] = own{r}
+	for k, h := range hooks {
+		r.hooks[k] = h
+	}
+	return r
+}
+
+// own is the hooks of checkouts and deposits: no Paid, and the webhook of
+// the Callback notification's merchant counterpart (message).
+type own struct{ r *Reactor }
+
+func (o own) Load(context.Context, *entdb.Tx, []*entdb.Invoice) (Batch, error) { return o, nil }
+
+func (o own) Paid(context.Context, *entdb.Tx, *entdb.Invoice, time.Time) error { return nil }
+
+func (o own) Message(c payment.Change, inv *entdb.Invoice, status Status) (notifier.Message, bool, error) {
+	if inv.NotifyURL == "" {
+		return notifier.Message{}, false, nil
+	}
+	m, err := o.r.message(c, inv, status)
+	return m, err == nil, err
 }
 
 // React implements payment.Reactor.
-func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) error {
-	a := c.Address
-	if a.InvoiceID == nil {
-		return nil
+func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) error {
+	now := r.now()
+	ids := make([]int64, 0, len(cs))
+	for _, c := range cs {
+		if c.Address.InvoiceID == nil {
+			return fmt.Errorf("the %s address %s has no invoice", c.Address.Service, c.Address.AddressIn)
+		}
+		ids = append(ids, *c.Address.InvoiceID)
 	}
-	inv, err := Lock(ctx, tx, *a.InvoiceID, r.now())
+	invs, err := lock(ctx, tx, ids, r.db.postgres)
 	if err != nil {
-		return fmt.Errorf("invoice of %s: %w", a.AddressIn, err)
+		return err
 	}
-	if inv.Kind == entinvoice.KindSubscription {
-		return nil // renewals have their own reactor
+	batches := map[Kind]Batch{}
+	byKind := map[Kind][]*entdb.Invoice{}
+	for _, inv := range invs {
+		byKind[Kind(inv.Kind)] = append(byKind[Kind(inv.Kind)], inv)
 	}
-	p := c.Payment
-	if p.ValueFiat == nil {
-		if f := r.valueFiat(c.Ticker, a, inv, p, c.ValueCoin); f != nil {
-			if err := tx.Payment.UpdateOneID(p.ID).SetValueFiat(*f).Exec(ctx); err != nil {
-				return fmt.Errorf("value payment %d: %w", p.ID, err)
+	for k, kinvs := range byKind {
+		h, ok := r.hooks[k]
+		if !ok {
+			return fmt.Errorf("no hooks for %s invoices", k)
+		}
+		if batches[k], err = h.Load(ctx, tx, kinvs); err != nil {
+			return err
+		}
+	}
+	byID := make(map[int64]*entdb.Invoice, len(invs))
+	for _, inv := range invs {
+		byID[inv.ID] = inv
+	}
+	// Value the new payments, once, in one statement.
+	var valued []valuation
+	for _, c := range cs {
+		inv, p := byID[*c.Address.InvoiceID], c.Payment
+		if p.ValueFiat == nil {
+			if f := ValueFiat(r.prices, c.Ticker, c.Address, inv, p, c.ValueCoin); f != nil {
+				p.ValueFiat = f
+				valued = append(valued, valuation{p.ID, *f})
 			}
-			p.ValueFiat = f
 		}
 	}
-	status, err := r.status(ctx, tx, inv, p, c.Status)
+	if err := r.db.setValueFiat(ctx, tx, valued); err != nil {
+		return err
+	}
+	stored, err := paymentsOf(ctx, tx, ids)
 	if err != nil {
 		return err
 	}
-	if status != Status(inv.Status) {
-		u := tx.Invoice.UpdateOneID(inv.ID).SetStatus(entinvoice.Status(status)).SetUpdatedAt(r.now())
+	// Each change's invoice_status: every payment of its invoice as stored,
+	// the changed one as the change reports it.
+	was := make(map[int64]Status, len(invs))
+	for _, inv := range invs {
+		was[inv.ID] = Status(inv.Status)
+	}
+	var msgs []notifier.Message
+	for _, c := range cs {
+		inv := byID[*c.Address.InvoiceID]
+		status := statusAfter(inv, stored[inv.ID], c.Payment, c.Status, now)
 		if status == Paid && inv.PaidAt == nil {
-			u.SetPaidAt(r.now())
+			paidAt := now
+			inv.PaidAt = &paidAt
+			if err := batches[Kind(inv.Kind)].Paid(ctx, tx, inv, now); err != nil {
+				return err
+			}
 		}
-		if err := u.Exec(ctx); err != nil {
-			return fmt.Errorf("update invoice %s: %w", inv.PublicID, err)
+		inv.Status = entinvoice.Status(status)
+		m, ok, err := batches[Kind(inv.Kind)].Message(c, inv, status)
+		if err != nil {
+			return err
+		}
+		if ok {
+			msgs = append(msgs, m)
 		}
 	}
-	if inv.NotifyURL == "" {
-		return nil
+	var changed []*entdb.Invoice
+	for _, inv := range invs {
+		if Status(inv.Status) != was[inv.ID] {
+			changed = append(changed, inv)
+		}
 	}
-	m, err := r.message(c, inv, status)
-	if err != nil {
+	if err := r.db.setStatuses(ctx, tx, changed, now); err != nil {
 		return err
 	}
-	_, err = r.queue.Enqueue(ctx, tx, m)
-	return err
+	for _, m := range msgs {
+		if _, err := r.queue.Enqueue(ctx, tx, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Lock reads an invoice after writing its row, so that the transactions of
-// two watchers (two coins paying one invoice at once) take turns on it: the
-// second waits for the first to commit, then reads its payments and its
-// status. Without it each could count only its own payment, and an invoice
-// paid by the two together would stay partial (and a subscription
-// unextended). SQLite transactions are serial already.
-func Lock(ctx context.Context, tx *entdb.Tx, id int64, now time.Time) (*entdb.Invoice, error) {
-	if err := tx.Invoice.UpdateOneID(id).SetUpdatedAt(now).Exec(ctx); err != nil {
-		return nil, err
+// lock locks the invoices ids within tx, in id order, and reads them, so
+// that the transactions of two watchers (two coins paying one invoice at
+// once) take turns on an invoice: the second waits for the first to commit,
+// then reads its payments and its status. Without it each could count only
+// its own payment, and an invoice paid by the two together would stay
+// partial (and a subscription unextended). SQLite transactions are serial
+// already.
+func lock(ctx context.Context, tx *entdb.Tx, ids []int64, postgres bool) ([]*entdb.Invoice, error) {
+	q := tx.Invoice.Query().Where(entinvoice.IDIn(uniqueIDs(ids)...)).Order(entdb.Asc(entinvoice.FieldID))
+	if postgres {
+		q.ForUpdate()
 	}
-	return tx.Invoice.Get(ctx, id)
-}
-
-// valueFiat values a payment in the invoice's currency: at the address's
-// held rate when detected before the quote expired, otherwise at the
-// current rate; nil when no rate is known.
-func (r *Reactor) valueFiat(t chains.Ticker, a *entdb.Address, inv *entdb.Invoice, p *entdb.Payment, value decimal.Decimal) *decimal.Decimal {
-	rate, ok := decimal.Zero, false
-	if a.QuoteRate != nil && a.QuoteExpiresAt != nil && !p.CreatedAt.After(*a.QuoteExpiresAt) {
-		rate, ok = *a.QuoteRate, true
-	} else {
-		rate, ok = Rate(r.prices, t, inv.Currency)
-	}
-	if !ok {
-		return nil
-	}
-	v := value.Mul(rate)
-	return &v
-}
-
-// status computes the invoice_status after c, from every payment of the
-// invoice (the changed one as c reports it).
-func (r *Reactor) status(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, changed *entdb.Payment, st chains.Status) (Status, error) {
-	pays, err := tx.Payment.Query().Where(entpayment.HasAddressWith(entaddress.InvoiceID(inv.ID))).All(ctx)
+	invs, err := q.All(ctx)
 	if err != nil {
-		return "", fmt.Errorf("payments of invoice %s: %w", inv.PublicID, err)
+		return nil, fmt.Errorf("lock %d invoices: %w", len(ids), err)
 	}
+	return invs, nil
+}
+
+func uniqueIDs(ids []int64) []int64 {
+	seen := make(map[int64]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// paymentsOf returns the stored payments of each invoice of ids (by
+// invoice id): their addresses first, then the addresses' payments, each
+// by its index.
+func paymentsOf(ctx context.Context, tx *entdb.Tx, ids []int64) (map[int64][]*entdb.Payment, error) {
+	addrs, err := tx.Address.Query().Where(entaddress.InvoiceIDIn(uniqueIDs(ids)...)).
+		Select(entaddress.FieldID, entaddress.FieldInvoiceID).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("addresses of %d invoices: %w", len(ids), err)
+	}
+	owner := make(map[int64]int64, len(addrs))
+	aids := make([]int64, len(addrs))
+	for i, a := range addrs {
+		owner[a.ID], aids[i] = *a.InvoiceID, a.ID
+	}
+	out := map[int64][]*entdb.Payment{}
+	if len(aids) == 0 {
+		return out, nil
+	}
+	pays, err := tx.Payment.Query().Where(entpayment.AddressIDIn(aids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payments of %d invoices: %w", len(ids), err)
+	}
+	for _, p := range pays {
+		out[owner[p.AddressID]] = append(out[owner[p.AddressID]], p)
+	}
+	return out, nil
+}
+
+// statusAfter computes inv's invoice_status at now from its stored
+// payments, the changed one as it is after a change to status st.
+func statusAfter(inv *entdb.Invoice, pays []*entdb.Payment, changed *entdb.Payment, st chains.Status, now time.Time) Status {
 	states := make([]PaymentState, 0, len(pays)+1)
 	seen := false
 	for _, p := range pays {
@@ -139,7 +261,84 @@ func (r *Reactor) status(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, 
 	if !seen {
 		states = append(states, PaymentState{Confirmed: st != chains.StatusPending, Fiat: changed.ValueFiat})
 	}
-	return Compute(inv.Value, pastExpiry(inv, r.now()), states), nil
+	return Compute(inv.Value, pastExpiry(inv, now), states)
+}
+
+// ValueFiat values payment p of inv's address a in inv's currency: at the
+// address's held rate when detected before the quote expired, otherwise at
+// the current rate; nil when no rate is known.
+func ValueFiat(prices price.Source, t chains.Ticker, a *entdb.Address, inv *entdb.Invoice, p *entdb.Payment, value decimal.Decimal) *decimal.Decimal {
+	rate, ok := decimal.Zero, false
+	if a.QuoteRate != nil && a.QuoteExpiresAt != nil && !p.CreatedAt.After(*a.QuoteExpiresAt) {
+		rate, ok = *a.QuoteRate, true
+	} else {
+		rate, ok = Rate(prices, t, inv.Currency)
+	}
+	if !ok {
+		return nil
+	}
+	v := value.Mul(rate)
+	return &v
+}
+
+// valuation is a payment's fiat value to record.
+type valuation struct {
+	payment int64
+	fiat    decimal.Decimal
+}
+
+// setValueFiat records the valuations vs within tx, in one statement on
+// PostgreSQL.
+func (d dialect) setValueFiat(ctx context.Context, tx *entdb.Tx, vs []valuation) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	if !d.postgres {
+		for _, v := range vs {
+			if err := tx.Payment.UpdateOneID(v.payment).SetValueFiat(v.fiat).Exec(ctx); err != nil {
+				return fmt.Errorf("value payment %d: %w", v.payment, err)
+			}
+		}
+		return nil
+	}
+	ids, fiats := make([]any, len(vs)), make([]any, len(vs))
+	for i, v := range vs {
+		ids[i], fiats[i] = v.payment, v.fiat.String()
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payments AS p SET value_fiat = v.fiat
+		FROM unnest($1::bigint[], $2::numeric[]) AS v(id, fiat) WHERE p.id = v.id`, store.Array(ids), store.Array(fiats)); err != nil {
+		return fmt.Errorf("value %d payments: %w", len(vs), err)
+	}
+	return nil
+}
+
+// setStatuses records the statuses (and first paid_at) of invs within tx,
+// in one statement on PostgreSQL.
+func (d dialect) setStatuses(ctx context.Context, tx *entdb.Tx, invs []*entdb.Invoice, now time.Time) error {
+	if len(invs) == 0 {
+		return nil
+	}
+	if !d.postgres {
+		for _, inv := range invs {
+			if err := tx.Invoice.UpdateOneID(inv.ID).SetStatus(inv.Status).SetNillablePaidAt(inv.PaidAt).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return fmt.Errorf("update invoice %s: %w", inv.PublicID, err)
+			}
+		}
+		return nil
+	}
+	ids, statuses, paid := make([]any, len(invs)), make([]any, len(invs)), make([]any, len(invs))
+	for i, inv := range invs {
+		ids[i], statuses[i] = inv.ID, string(inv.Status)
+		if inv.PaidAt != nil {
+			paid[i] = *inv.PaidAt
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE invoices AS i SET status = v.status, paid_at = coalesce(i.paid_at, v.paid_at), updated_at = $4
+		FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, status, paid_at) WHERE i.id = v.id`,
+		store.Array(ids), store.Array(statuses), store.Array(paid), now); err != nil {
+		return fmt.Errorf("update %d invoices: %w", len(invs), err)
+	}
+	return nil
 }
 
 // Webhook field names of checkout and deposit webhooks.
@@ -174,7 +373,7 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 	kind := Kind(inv.Kind)
 	id := uuid.NewString()
 	event := EventType(kind, string(c.Status))
-	places := r.fiatPlaces(inv.Currency)
+	places := FiatPlaces(r.prices, inv.Currency)
 	fiat := func(name string, d *decimal.Decimal) payload.Field {
 		if d == nil {
 			return payload.Field{Name: name, Kind: payload.KindNull}
@@ -236,10 +435,10 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 	}, nil
 }
 
-// fiatPlaces is the minor unit of currency (2 when unknown).
-func (r *Reactor) fiatPlaces(currency string) int32 {
-	if r.prices != nil {
-		for _, c := range price.Currencies(r.prices) {
+// FiatPlaces is the minor unit of currency (2 when unknown).
+func FiatPlaces(prices price.Source, currency string) int32 {
+	if prices != nil {
+		for _, c := range price.Currencies(prices) {
 			if c.Code == currency {
 				return c.Decimals
 			}

@@ -9,11 +9,9 @@ import (
 
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
-	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	entsub "github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
-	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
@@ -22,98 +20,80 @@ import (
 // ServiceLabel is the notifier label (Subject.Service) of renewal webhooks.
 const ServiceLabel = "subscription"
 
-// Reactor is the reactor of renewals: for every change of a payment to a
-// renewal's address it values the payment in the subscription's currency
-// (once, when detected), updates the renewal's invoice_status, extends the
-// subscription when the renewal becomes paid (once) and stores the webhook
-// subscription.payment.<status>, signed per attempt with the project's IPN
-// secret.
-type Reactor struct {
-	queue  address.Enqueuer
+// Hooks are the renewals' part of the invoice reactor (invoice.Reactor),
+// which values, settles and locks renewals as it does checkouts: when a
+// renewal is paid the first time its subscription is extended (once), and
+// its webhooks are subscription.payment.<status>, signed per attempt with
+// the project's IPN secret.
+type Hooks struct {
 	prices price.Source
 	scheme string
-	now    func() time.Time
 }
 
-// NewReactor returns the reactor; scheme names the notifier's per-attempt
-// signer of merchant webhooks.
-func NewReactor(q address.Enqueuer, prices price.Source, scheme string, now func() time.Time) *Reactor {
-	return &Reactor{queue: q, prices: prices, scheme: scheme, now: now}
+// NewHooks returns the renewals' hooks; scheme names the notifier's
+// per-attempt signer of merchant webhooks.
+func NewHooks(prices price.Source, scheme string) Hooks {
+	return Hooks{prices: prices, scheme: scheme}
 }
 
-// React implements payment.Reactor.
-func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, c payment.Change) error {
-	a := c.Address
-	if a.InvoiceID == nil {
-		return nil
-	}
-	inv, err := tx.Invoice.Get(ctx, *a.InvoiceID)
-	if err != nil {
-		return fmt.Errorf("invoice of %s: %w", a.AddressIn, err)
-	}
-	if inv.Kind != entinvoice.KindSubscription || inv.SubscriptionID == nil {
-		return nil // checkouts and deposits have their own reactor
-	}
-	// Take turns with other watchers' transactions on this renewal (see
-	// invoice.Lock), so it is paid, and the subscription extended, once.
-	if inv, err = invoice.Lock(ctx, tx, inv.ID, r.now()); err != nil {
-		return fmt.Errorf("renewal of %s: %w", a.AddressIn, err)
-	}
-	if inv.SubscriptionID == nil {
-		return nil // checkouts and deposits have their own reactor
-	}
-	sub, err := tx.Subscription.Get(ctx, *inv.SubscriptionID)
-	if err != nil {
-		return fmt.Errorf("subscription of renewal %s: %w", inv.PublicID, err)
-	}
-	p := c.Payment
-	if p.ValueFiat == nil {
-		if f := invoice.ValueFiat(r.prices, c.Ticker, a, inv, p, c.ValueCoin); f != nil {
-			if err := tx.Payment.UpdateOneID(p.ID).SetValueFiat(*f).Exec(ctx); err != nil {
-				return fmt.Errorf("value payment %d: %w", p.ID, err)
-			}
-			p.ValueFiat = f
+// Load implements invoice.Hooks: the subscriptions of renewals invs, in one
+// query.
+func (h Hooks) Load(ctx context.Context, tx *entdb.Tx, invs []*entdb.Invoice) (invoice.Batch, error) {
+	ids := make([]int64, 0, len(invs))
+	for _, inv := range invs {
+		if inv.SubscriptionID == nil {
+			return nil, fmt.Errorf("renewal %s has no subscription", inv.PublicID)
 		}
+		ids = append(ids, *inv.SubscriptionID)
 	}
-	now := r.now()
-	status, err := invoice.StatusAfter(ctx, tx, inv, p, c.Status, now)
+	subs, err := tx.Subscription.Query().Where(entsub.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions of %d renewals: %w", len(invs), err)
+	}
+	b := batch{h: h, subs: make(map[int64]*entdb.Subscription, len(subs))}
+	for _, s := range subs {
+		b.subs[s.ID] = s
+	}
+	return b, nil
+}
+
+// batch is the renewals of one transaction with their subscriptions.
+type batch struct {
+	h    Hooks
+	subs map[int64]*entdb.Subscription
+}
+
+// Paid implements invoice.Batch: the subscription is extended by the
+// renewal's period.
+func (b batch) Paid(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, now time.Time) error {
+	sub := b.subs[*inv.SubscriptionID]
+	ext, err := extend(ctx, tx, sub, inv, now)
 	if err != nil {
 		return err
 	}
-	if status != invoice.Status(inv.Status) {
-		u := tx.Invoice.UpdateOneID(inv.ID).SetStatus(entinvoice.Status(status)).SetUpdatedAt(now)
-		first := status == invoice.Paid && inv.PaidAt == nil
-		if first {
-			u.SetPaidAt(now)
-		}
-		if err := u.Exec(ctx); err != nil {
-			return fmt.Errorf("update renewal %s: %w", inv.PublicID, err)
-		}
-		if first {
-			if err := r.extend(ctx, tx, sub, inv, now); err != nil {
-				return err
-			}
-		}
-	}
+	b.subs[sub.ID] = ext
+	return nil
+}
+
+// Message implements invoice.Batch.
+func (b batch) Message(c payment.Change, inv *entdb.Invoice, status invoice.Status) (notifier.Message, bool, error) {
+	sub := b.subs[*inv.SubscriptionID]
 	if sub.NotifyURL == "" {
-		return nil
+		return notifier.Message{}, false, nil
 	}
-	m, err := r.message(c, sub, inv, status)
-	if err != nil {
-		return err
-	}
-	_, err = r.queue.Enqueue(ctx, tx, m)
-	return err
+	m, err := b.h.message(c, sub, inv, status)
+	return m, err == nil, err
 }
 
 // extend moves the subscription's end by the renewal's period from the
-// later of now and its current end. The update is conditional on the end
-// it read, so a concurrent extension (another coin's watcher) is never
-// lost: the loser reads again and extends from the new end.
-func (r *Reactor) extend(ctx context.Context, tx *entdb.Tx, sub *entdb.Subscription, inv *entdb.Invoice, now time.Time) error {
+// later of now and its current end, and returns it as extended. The update
+// is conditional on the end it read, so a concurrent extension (another
+// coin's watcher) is never lost: the loser reads again and extends from the
+// new end.
+func extend(ctx context.Context, tx *entdb.Tx, sub *entdb.Subscription, inv *entdb.Invoice, now time.Time) (*entdb.Subscription, error) {
 	per, err := ParsePeriod(inv.Option)
 	if err != nil {
-		return fmt.Errorf("renewal %s: %w", inv.PublicID, err)
+		return nil, fmt.Errorf("renewal %s: %w", inv.PublicID, err)
 	}
 	for range 8 {
 		from := now
@@ -124,29 +104,32 @@ func (r *Reactor) extend(ctx context.Context, tx *entdb.Tx, sub *entdb.Subscript
 				from = *sub.ExpiresAt
 			}
 		}
+		until := AddPeriod(from, per)
 		n, err := tx.Subscription.Update().Where(entsub.ID(sub.ID), cond).
-			SetExpiresAt(AddPeriod(from, per)).SetUpdatedAt(now).Save(ctx)
+			SetExpiresAt(until).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
-			return fmt.Errorf("extend subscription %s: %w", sub.Token, err)
+			return nil, fmt.Errorf("extend subscription %s: %w", sub.Token, err)
 		}
 		if n == 1 {
-			return nil
+			ext := *sub
+			ext.ExpiresAt, ext.UpdatedAt = &until, now
+			return &ext, nil
 		}
 		if sub, err = tx.Subscription.Get(ctx, sub.ID); err != nil {
-			return fmt.Errorf("extend subscription: %w", err)
+			return nil, fmt.Errorf("extend subscription: %w", err)
 		}
 	}
-	return fmt.Errorf("extend subscription %s: concurrent extensions did not settle", sub.Token)
+	return nil, fmt.Errorf("extend subscription %s: concurrent extensions did not settle", sub.Token)
 }
 
 // message builds the webhook of c.
-func (r *Reactor) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Invoice, status invoice.Status) (notifier.Message, error) {
+func (h Hooks) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Invoice, status invoice.Status) (notifier.Message, error) {
 	t, p := c.Ticker, c.Payment
 	id := uuid.NewString()
 	st := Stage{
 		UUID: id, Token: sub.Token, PaymentID: inv.PublicID, Option: inv.Option,
 		PaymentStatus: c.Status, InvoiceStatus: status, OptionValue: inv.Value,
-		Currency: inv.Currency, FiatPlaces: invoice.FiatPlaces(r.prices, inv.Currency),
+		Currency: inv.Currency, FiatPlaces: invoice.FiatPlaces(h.prices, inv.Currency),
 		Ticker: t, PaidCoin: c.ValueCoin, PaidFiat: p.ValueFiat, TxidIn: p.TxidIn, Confirmations: c.Confirmations,
 	}
 	if c.Forward != nil {
@@ -168,6 +151,6 @@ func (r *Reactor) message(c payment.Change, sub *entdb.Subscription, inv *entdb.
 			Sequence: invoice.Sequence(p.ID),
 		},
 		Request: req,
-		Signing: notifier.Signing{Scheme: r.scheme, Key: project.KeyRef(sub.ProjectID)},
+		Signing: notifier.Signing{Scheme: h.scheme, Key: project.KeyRef(sub.ProjectID)},
 	}, nil
 }
