@@ -404,8 +404,9 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 }
 
 // TestMeasureCost prints what a block of PAYHOOK_COST payments costs per
-// payment, low-level and checkout. It is skipped unless the variable is
-// set.
+// payment, low-level and checkout (or PAYHOOK_COST_KIND's only). It is
+// skipped unless the variable is set; PAYHOOK_COST_EXPLAIN=1 logs every
+// plan to the PostgreSQL server's log.
 func TestMeasureCost(t *testing.T) {
 	v := os.Getenv("PAYHOOK_COST")
 	if v == "" {
@@ -415,7 +416,11 @@ func TestMeasureCost(t *testing.T) {
 	if _, err := fmt.Sscan(v, &n); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"address", "checkout"} {
+	kinds := []string{"address", "checkout"}
+	if k := os.Getenv("PAYHOOK_COST_KIND"); k != "" {
+		kinds = []string{k}
+	}
+	for _, kind := range kinds {
 		t.Logf("%s: %v", kind, measureBlock(t, kind, n))
 	}
 }

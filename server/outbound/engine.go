@@ -276,12 +276,12 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 	if !ok {
 		return true, fmt.Errorf("send %d %s transactions: no backend", len(ids), t.Ticker)
 	}
-	os, err := e.db.Client.Outbound.Query().
-		Where(entoutbound.IDIn(ids...), entoutbound.StateIn(entoutbound.StatePlanned, entoutbound.StateSigned)).
-		Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+	// By id alone (see unsent).
+	all, err := e.db.Client.Outbound.Query().Where(entoutbound.IDIn(ids...)).Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
 	if err != nil {
 		return true, fmt.Errorf("load %d outbounds: %w", len(ids), err)
 	}
+	os := unsent(all)
 	var errs []error
 	// Sign what has no bytes yet, then record every signature in one
 	// database transaction before anything is sent.
@@ -359,6 +359,21 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 	return open, errors.Join(errs...)
 }
 
+// unsent returns the rows of os still to send (planned or signed). The
+// engine reads its rows by id alone and checks their state here: with a
+// state condition in the statement, a planner without statistics takes the
+// (ticker, state) index for the more selective and reads every open row of
+// the ticker, once per batch.
+func unsent(os []*entdb.Outbound) []*entdb.Outbound {
+	out := os[:0:0]
+	for _, o := range os {
+		if o.State == entoutbound.StatePlanned || o.State == entoutbound.StateSigned {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // hasBytes reports whether o's signed transaction is recorded. (ent reads
 // a NULL bytes column as a pointer to an empty slice.)
 func hasBytes(o *entdb.Outbound) bool { return o.SignedTx != nil && len(*o.SignedTx) > 0 }
@@ -390,10 +405,12 @@ func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int6
 				return fmt.Errorf("record signed %s: %w", o.Key, err)
 			}
 		}
-		rows, err := tx.Outbound.Query().
-			Where(entoutbound.IDIn(ids...), entoutbound.SignedTxNotNil(), entoutbound.StateEQ(entoutbound.StateSigned)).
-			Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
-		out = rows
+		rows, err := tx.Outbound.Query().Where(entoutbound.IDIn(ids...)).Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
+		for _, o := range rows {
+			if o.State == entoutbound.StateSigned && hasBytes(o) {
+				out = append(out, o)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -411,36 +428,29 @@ func (e *Engine) markSent(ctx context.Context, t chains.Ticker, ids []int64) err
 			return err
 		}
 		now := e.now()
-		list := make([]string, len(ids))
-		for i, id := range ids {
-			list[i] = strconv.FormatInt(id, 10)
+		// Lock the rows by id and mark those still open: of two instances,
+		// the second waits, then sees them sent and marks none.
+		q := tx.Outbound.Query().Where(entoutbound.IDIn(ids...)).Order(entdb.Asc(entoutbound.FieldID))
+		if e.db.Dialect == store.Postgres {
+			q.ForUpdate()
 		}
-		rows, err := tx.QueryContext(ctx, `UPDATE outbounds SET state = 'sent', sent_at = $1, updated_at = $1, sends = sends + 1, last_error = ''
-			WHERE id IN (`+strings.Join(list, ",")+`) AND state IN ('planned', 'signed') RETURNING id`, now)
+		all, err := q.All(ctx)
 		if err != nil {
-			return fmt.Errorf("mark %d outbounds sent: %w", len(ids), err)
+			return fmt.Errorf("lock %d outbounds: %w", len(ids), err)
 		}
-		var marked []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			marked = append(marked, id)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(marked) == 0 {
+		os := unsent(all)
+		if len(os) == 0 {
 			return nil
 		}
-		os, err := tx.Outbound.Query().Where(entoutbound.IDIn(marked...)).Order(entdb.Asc(entoutbound.FieldID)).All(ctx)
-		if err != nil {
-			return fmt.Errorf("load sent outbounds: %w", err)
+		marked := make([]int64, len(os))
+		for i, o := range os {
+			marked[i] = o.ID
+			o.State, o.SentAt, o.UpdatedAt, o.Sends, o.LastError = entoutbound.StateSent, &now, now, o.Sends+1, ""
+		}
+		if err := tx.Outbound.Update().Where(entoutbound.IDIn(marked...)).
+			SetState(entoutbound.StateSent).SetSentAt(now).SetUpdatedAt(now).AddSends(1).SetLastError("").
+			Exec(ctx); err != nil {
+			return fmt.Errorf("mark %d outbounds sent: %w", len(marked), err)
 		}
 		return e.byPurpose(os, func(h Handler, g []*entdb.Outbound) error { return h.Sent(ctx, tx, t, g) })
 	})

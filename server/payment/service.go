@@ -151,15 +151,22 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 				tos = append(tos, o.To)
 				txids = append(txids, o.TxID)
 			}
-			addrs, err := tx.Address.Query().Where(entaddress.Ticker(t.Ticker), entaddress.AddressInIn(uniq(tos)...)).All(ctx)
+			// By address_in alone: it is unique, so its index is the one
+			// the statement can use (a second indexed condition, such as
+			// the ticker, lets a planner without statistics scan that
+			// index instead). The ticker is checked here.
+			addrs, err := tx.Address.Query().Where(entaddress.AddressInIn(uniq(tos)...)).All(ctx)
 			if err != nil {
 				return fmt.Errorf("find addresses: %w", err)
 			}
 			byAddr := make(map[string]*entdb.Address, len(addrs))
-			ids := make([]int64, len(addrs))
-			for i, a := range addrs {
+			ids := make([]int64, 0, len(addrs))
+			for _, a := range addrs {
+				if a.Ticker != t.Ticker {
+					continue
+				}
 				byAddr[a.AddressIn] = a
-				ids[i] = a.ID
+				ids = append(ids, a.ID)
 			}
 			pays := map[paymentKey]*entdb.Payment{}
 			if len(addrs) > 0 {
