@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -164,8 +165,8 @@ func TestCreateAddress(t *testing.T) {
 	t.Parallel()
 	forEachServer(t, func(t *testing.T, in *servertest.Instance) {
 		ctx := context.Background()
-		reg := chains.DefaultRegistry()
-		der, err := chains.NewDeriver(servertest.Seed)
+		reg := family.DefaultRegistry()
+		der, err := chains.NewDeriver(servertest.Seed, family.All())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +259,7 @@ func TestCreateAddress(t *testing.T) {
 		})
 
 		t.Run("every native ticker derives valid, distinct addresses", func(t *testing.T) {
-			dests := map[chains.Family]string{chains.FamilyEVM: ethDest, chains.FamilyTron: trxDest, chains.FamilySolana: solDest}
+			dests := map[chains.FamilyName]string{chains.FamilyEVM: ethDest, chains.FamilyTron: trxDest, chains.FamilySolana: solDest}
 			seen := map[string]bool{}
 			for _, tk := range reg.All() {
 				dest := dests[tk.Family]
@@ -600,7 +601,7 @@ func TestPublicEndpoints(t *testing.T) {
 			if string(info["btc"]["ticker"]) != `"btc"` || string(info["btc"]["decimals"]) != "8" || string(info["btc"]["family"]) != `"utxo"` {
 				t.Fatalf("btc: %s", r.Body)
 			}
-			for _, tk := range chains.DefaultRegistry().All() {
+			for _, tk := range family.DefaultRegistry().All() {
 				if !strings.Contains(tk.Ticker, "/") && tk.Network != "sol" {
 					if _, ok := info[tk.Ticker]["ticker"]; !ok {
 						t.Fatalf("%s is not a coin object at top level", tk.Ticker)

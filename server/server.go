@@ -33,6 +33,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -194,7 +195,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 			s.logger.Warn("generated a new address seed: back this file up, it is the only way to recover funds sent to payment addresses", "seed_file", cfg.SeedFile)
 		}
 	}
-	deriver, err := chains.NewDeriver(seed)
+	deriver, err := chains.NewDeriver(seed, family.All())
 	if err != nil {
 		return keys{}, fmt.Errorf("address seed: %w", err)
 	}
@@ -487,9 +488,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 // (--registry-file) when it is set.
 func loadRegistry(path string) (*chains.Registry, error) {
 	if path == "" {
-		return chains.DefaultRegistry(), nil
+		return family.DefaultRegistry(), nil
 	}
-	return loadFile("--registry-file", path, chains.LoadRegistry)
+	return loadFile("--registry-file", path, family.LoadRegistry)
 }
 
 // loadFile opens path and parses it with parse, naming flag in errors.

@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/utxo"
 )
 
 // Relay limits per network, in base units: the smallest fee rate nodes
@@ -93,7 +94,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != f.From {
 		return chains.Signed{}, invalid(f, "the key of index %d does not control %s", f.FromIndex, f.From)
 	}
-	fromAddr, err := chains.DecodeUTXOAddress(t, f.From)
+	fromAddr, err := utxo.DecodeAddress(t, f.From)
 	if err != nil {
 		return chains.Signed{}, invalid(f, "from: %v", err)
 	}
@@ -126,7 +127,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	}
 	var out int64
 	for i, o := range f.Outputs {
-		a, err := chains.DecodeUTXOAddress(t, o.Address)
+		a, err := utxo.DecodeAddress(t, o.Address)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
 		}
@@ -164,7 +165,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 				return chains.Signed{}, invalid(f, "change address: %v", err)
 			}
 		}
-		a, err := chains.DecodeUTXOAddress(t, changeAddr)
+		a, err := utxo.DecodeAddress(t, changeAddr)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "change address: %v", err)
 		}
