@@ -59,6 +59,14 @@ type Family interface {
 	// (on t.Net) that funds can be sent to: nil, or an *AddressError saying
 	// what is wrong.
 	ValidateAddress(t Ticker, addr string) error
+	// DestinationKey returns a canonical key of what addr, a valid address
+	// of t, pays to: the output script (UTXO: whatever the encoding, base58
+	// version alias, CashAddr prefix or bech32 case), the 20-byte account
+	// (EVM, any case), the 21-byte account (TRON), the public key
+	// (Solana). Two spellings of one destination have equal keys, two
+	// destinations different ones; keys are compared within one ticker
+	// only. Errors are those of ValidateAddress.
+	DestinationKey(t Ticker, addr string) (string, error)
 
 	// KeyPaths are the key paths of every network the family serves, on
 	// any Net, so that a Deriver can prepare them once.
@@ -177,6 +185,9 @@ func (unbound) Networks() []string           { return nil }
 func (u unbound) CheckTicker(t Ticker) error { return u.fail(t) }
 func (u unbound) ValidateAddress(t Ticker, _ string) error {
 	return u.fail(t)
+}
+func (u unbound) DestinationKey(t Ticker, _ string) (string, error) {
+	return "", u.fail(t)
 }
 func (unbound) KeyPaths() []KeyPath                 { return nil }
 func (u unbound) KeyPath(t Ticker) (KeyPath, error) { return KeyPath{}, u.fail(t) }

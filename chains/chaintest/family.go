@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
@@ -25,6 +26,12 @@ import (
 //     call; the ticker's KeyPath is among its family's KeyPaths; the key
 //     chains.NewKeys(Seed) gives for an index controls the derived address;
 //     the operator's address validates and is no payment address.
+//   - Destinations: DestinationKey differs between the derived addresses,
+//     and, for the embedded registry's tickers on mainnet, is the same for
+//     every spelling of one destination (bech32 in either case, ltc's 0x05
+//     and 0x32 P2SH, CashAddr with and without prefix, in either case and
+//     in legacy form, EIP-55 and either case) and differs between
+//     destinations.
 //   - Confirmations: an observation that satisfies every family (in a
 //     block at the required depth, executed, solidified, finalized)
 //     credits, and reports FixedConfirmations' n when the family fixes it,
@@ -61,6 +68,7 @@ func Families(t *testing.T, reg *chains.Registry) {
 				f := familyCase{t: t, tk: tk, f: tk.Rules(), d: d, keys: keys}
 				f.binding()
 				addrs := f.addresses()
+				f.destinationKeys(addrs)
 				f.confirmations()
 				f.fees(addrs[0])
 			})
@@ -210,5 +218,74 @@ func (c familyCase) fees(addr string) {
 	}
 	if !uriScheme.MatchString(plain) || !strings.Contains(plain, addr) || priced == plain || !strings.HasPrefix(priced, plain[:strings.IndexByte(plain, ':')+1]) {
 		t.Errorf("PaymentURI = %q, with 1.5 %q: want a scheme, the address, and an amount that changes it", plain, priced)
+	}
+}
+
+// spellings are, per ticker of the embedded registry, groups of mainnet
+// spellings of one destination; different groups are different
+// destinations.
+func spellings(ticker string) [][]string {
+	p2sh := "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"
+	hash, _, _ := base58.CheckDecode(p2sh)
+	const eth = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+	evm := [][]string{{eth, strings.ToLower(eth), "0x" + strings.ToUpper(eth[2:])}, {"0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"}}
+	switch ticker {
+	case "btc":
+		return [][]string{
+			{"bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", "BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4"},
+			{"1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"}, {p2sh},
+		}
+	case "ltc":
+		return [][]string{
+			{p2sh, base58.CheckEncode(hash, 0x32)},
+			{"ltc1qjmxnz78nmc8nq77wuxh25n2es7rzm5c2rkk4wh", "LTC1QJMXNZ78NMC8NQ77WUXH25N2ES7RZM5C2RKK4WH"},
+			{base58.CheckEncode(hash, 0x30)},
+		}
+	case "bch":
+		const cash = "bitcoincash:qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a"
+		return [][]string{
+			{cash, strings.TrimPrefix(cash, "bitcoincash:"), strings.ToUpper(cash), "1BpEi6DfDAUFd7GtittLSdBeYJvcoaVggu"},
+			{"bitcoincash:ppm2qsznhks23z7629mms6s4cwef74vcwvn0h829pq", "3CWFddi6m4ndiGyKqzYvsFYagqDLPVMTzC"},
+		}
+	case "eth", "erc20/usdt", "erc20/usdc", "bep20/usdt", "polygon/pol":
+		return evm
+	}
+	return nil
+}
+
+func (c familyCase) destinationKeys(addrs []string) {
+	t, tk, f := c.t, c.tk, c.f
+	// Case is not a spelling in general: a base58 address with its case
+	// changed may be another valid destination.
+	groups := [][]string{}
+	for _, a := range addrs {
+		groups = append(groups, []string{a})
+	}
+	if tk.Net == "" {
+		groups = append(groups, spellings(tk.Ticker)...)
+	}
+	owner := map[string]int{}
+	for i, group := range groups {
+		var first string
+		for j, a := range group {
+			k, err := f.DestinationKey(tk, a)
+			if err != nil || k == "" {
+				t.Errorf("DestinationKey(%q) = %q, %v", a, k, err)
+				continue
+			}
+			if j == 0 {
+				first = k
+				if other, dup := owner[k]; dup {
+					t.Errorf("DestinationKey(%q) = %q, also the key of %q", a, k, groups[other][0])
+				}
+				owner[k] = i
+			} else if k != first {
+				t.Errorf("DestinationKey(%q) = %q, but %q, the same destination, has %q", a, k, group[0], first)
+			}
+		}
+	}
+	var ae *chains.AddressError
+	if _, err := f.DestinationKey(tk, addrs[0]+"x"); !errors.As(err, &ae) {
+		t.Errorf("DestinationKey(%q) error = %v, want an *AddressError", addrs[0]+"x", err)
 	}
 }

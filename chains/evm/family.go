@@ -188,3 +188,12 @@ func (Family) PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) 
 	}
 	return uri, nil
 }
+
+// DestinationKey implements chains.Family: the account in lower-case hex,
+// so that the EIP-55, lower- and upper-case spellings have one key.
+func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
+	if err := (Family{}).ValidateAddress(t, addr); err != nil {
+		return "", err
+	}
+	return strings.ToLower(addr), nil
+}

@@ -2,6 +2,7 @@ package solana
 
 import (
 	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -96,4 +97,12 @@ func (Family) DistributionDepth(chains.Ticker, int64) int64 { return 0 }
 // plus `&spl-token=MINT` for a token.
 func (Family) PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, error) {
 	return codec.AmountURI("solana", addr, amount, "spl-token", t.Contract), nil
+}
+
+// DestinationKey implements chains.Family: the 32-byte public key in hex.
+func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
+	if err := (Family{}).ValidateAddress(t, addr); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(base58.Decode(addr)), nil
 }

@@ -1,6 +1,7 @@
 package tron
 
 import (
+	"encoding/hex"
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -105,4 +106,14 @@ func (Family) DistributionDepth(t chains.Ticker, required int64) int64 {
 // `&token=CONTRACT` for TRC-20.
 func (Family) PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, error) {
 	return codec.AmountURI("tron", addr, amount, "token", t.Contract), nil
+}
+
+// DestinationKey implements chains.Family: the decoded 21-byte account in
+// hex (41...), TRON's hex address form.
+func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
+	if err := (Family{}).ValidateAddress(t, addr); err != nil {
+		return "", err
+	}
+	payload, v, _ := base58.CheckDecode(addr)
+	return hex.EncodeToString(append([]byte{v}, payload...)), nil
 }

@@ -1,10 +1,12 @@
 package utxo
 
 import (
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/btcsuite/btcd/txscript"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
@@ -143,4 +145,29 @@ func (Family) PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) 
 		uri += "?amount=" + amount.String()
 	}
 	return uri, nil
+}
+
+// DestinationKey implements chains.Family: the hex of the output script
+// addr pays to, so that ltc's 0x05 and 0x32 P2SH forms, a CashAddr with or
+// without its prefix and its legacy form, and a bech32 address in either
+// case have one key.
+func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
+	script, err := outputScript(t, addr)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(script), nil
+}
+
+// outputScript returns the script a transaction output to addr carries.
+func outputScript(t chains.Ticker, addr string) ([]byte, error) {
+	a, err := DecodeAddress(t, addr)
+	if err != nil {
+		return nil, err
+	}
+	script, err := txscript.PayToAddrScript(a)
+	if err != nil {
+		return nil, &chains.AddressError{Ticker: t.Ticker, Address: addr, Reason: "no output script for this address type"}
+	}
+	return script, nil
 }

@@ -165,19 +165,17 @@ func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error
 			return nil, invalid("address", "share %s of destination %d has more than %d decimal places", truncate(share.String()), i+1, shareScale)
 		}
 		addr = strings.TrimSpace(addr)
-		if err := chains.ValidateAddress(t, addr); err != nil {
+		// DestinationKey validates addr. One destination may be spelled
+		// several ways (EIP-55 or lower case, a CashAddr with or without
+		// its prefix, ltc's two P2SH versions): compare what it pays to.
+		key, err := t.Rules().DestinationKey(t, addr)
+		if err != nil {
 			return nil, &InvalidError{Param: "address", Reason: err.Error()}
 		}
-		// EVM (EIP-55) and bech32 addresses are case-insensitive: compare
-		// the canonical lower-case form so one wallet cannot appear twice.
-		canon := addr
-		if t.Family == chains.FamilyEVM || (t.Family == chains.FamilyUTXO && caseInsensitiveUTXO(t.Network, addr)) {
-			canon = strings.ToLower(addr)
-		}
-		if seen[canon] {
+		if seen[key] {
 			return nil, invalid("address", "destination %s is listed twice", addr)
 		}
-		seen[canon] = true
+		seen[key] = true
 		sum = sum.Add(share)
 		out = append(out, schema.Destination{Address: addr, Share: share.Truncate(shareScale)})
 	}
@@ -192,18 +190,4 @@ func truncate(s string) string {
 		return s[:64] + "..."
 	}
 	return s
-}
-
-// caseInsensitiveUTXO reports UTXO addresses in a case-insensitive
-// encoding: bech32 segwit (bc1, ltc1) and BCH CashAddr (with or without its
-// prefix). Base58 addresses are case-sensitive.
-func caseInsensitiveUTXO(network, addr string) bool {
-	l := strings.ToLower(addr)
-	switch {
-	case strings.HasPrefix(l, "bc1"), strings.HasPrefix(l, "ltc1"), strings.HasPrefix(l, "bitcoincash:"):
-		return true
-	case network == "bch":
-		return strings.HasPrefix(l, "q") || strings.HasPrefix(l, "p")
-	}
-	return false
 }
