@@ -11,7 +11,9 @@
 // chains/tron, chains/solana); chains/family lists them, the one place they
 // are registered. A Registry is loaded with that list and binds every
 // Ticker to its family: callers ask t.Rules() and never compare family
-// names (FamilyName is only a name, for files and the database).
+// names (FamilyName is only a name, for files and the database). The node
+// backends (utxo/bitcoind, evm/jsonrpc, tron/httpapi, solana/rpc) import
+// their family, so chains/backend, not the Family, lists them.
 //
 // # Ticker registry
 //

@@ -67,6 +67,14 @@ type Family interface {
 	// destinations different ones; keys are compared within one ticker
 	// only. Errors are those of ValidateAddress.
 	DestinationKey(t Ticker, addr string) (string, error)
+	// MinOutput returns the smallest amount, in coin units, that one
+	// transaction output to addr (a valid address of t) may carry on t's
+	// network: UTXO dust by the output's script type, Solana's rent-exempt
+	// minimum of a new account; zero where the network sets none. An output
+	// below it is refused by the network (or its nodes' relay policy), so a
+	// forward carrying one can never land. Errors are those of
+	// ValidateAddress.
+	MinOutput(t Ticker, addr string) (decimal.Decimal, error)
 
 	// KeyPaths are the key paths of every network the family serves, on
 	// any Net, so that a Deriver can prepare them once.
@@ -188,6 +196,9 @@ func (u unbound) ValidateAddress(t Ticker, _ string) error {
 }
 func (u unbound) DestinationKey(t Ticker, _ string) (string, error) {
 	return "", u.fail(t)
+}
+func (u unbound) MinOutput(t Ticker, _ string) (decimal.Decimal, error) {
+	return decimal.Zero, u.fail(t)
 }
 func (unbound) KeyPaths() []KeyPath                 { return nil }
 func (u unbound) KeyPath(t Ticker) (KeyPath, error) { return KeyPath{}, u.fail(t) }

@@ -32,6 +32,10 @@ import (
 //     and 0x32 P2SH, CashAddr with and without prefix, in either case and
 //     in legacy form, EIP-55 and either case) and differs between
 //     destinations.
+//   - Minimum outputs: MinOutput is a whole number of base units, the same
+//     for every spelling of a destination, positive where the network has
+//     dust or a rent minimum (the UTXO coins and native SOL of the embedded
+//     registry) and zero elsewhere.
 //   - Confirmations: an observation that satisfies every family (in a
 //     block at the required depth, executed, solidified, finalized)
 //     credits, and reports FixedConfirmations' n when the family fixes it,
@@ -266,6 +270,7 @@ func (c familyCase) destinationKeys(addrs []string) {
 	}
 	owner := map[string]int{}
 	for i, group := range groups {
+		c.minOutput(group)
 		var first string
 		for j, a := range group {
 			k, err := f.DestinationKey(tk, a)
@@ -287,5 +292,35 @@ func (c familyCase) destinationKeys(addrs []string) {
 	var ae *chains.AddressError
 	if _, err := f.DestinationKey(tk, addrs[0]+"x"); !errors.As(err, &ae) {
 		t.Errorf("DestinationKey(%q) error = %v, want an *AddressError", addrs[0]+"x", err)
+	}
+}
+
+// hasMinimum reports the embedded registry's tickers whose networks refuse
+// small outputs.
+func hasMinimum(ticker string) bool {
+	return slices.Contains([]string{"btc", "ltc", "bch", "doge", "sol"}, ticker)
+}
+
+// minOutput checks MinOutput over the spellings of one destination.
+func (c familyCase) minOutput(group []string) {
+	t, tk, f := c.t, c.tk, c.f
+	var first decimal.Decimal
+	for j, a := range group {
+		m, err := f.MinOutput(tk, a)
+		switch {
+		case err != nil:
+			t.Errorf("MinOutput(%q): %v", a, err)
+			continue
+		case m.Sign() < 0 || !m.Shift(tk.Decimals).IsInteger():
+			t.Errorf("MinOutput(%q) = %s: not a whole number of base units", a, m)
+		case j > 0 && !m.Equal(first):
+			t.Errorf("MinOutput(%q) = %s, but %q, the same destination, has %s", a, m, group[0], first)
+		}
+		if j == 0 {
+			first = m
+		}
+	}
+	if tk.Net == "" && len(group) > 0 && hasMinimum(tk.Ticker) != first.IsPositive() {
+		t.Errorf("MinOutput(%q) = %s, want it positive exactly where the network has a minimum", group[0], first)
 	}
 }

@@ -21,7 +21,11 @@ import (
 // per index across every EVM ticker; the address is EIP-55. Payment URIs
 // are EIP-681. Confirmations are block depths; a credited payment is
 // distributable once in a block.
-type Family struct{ chains.EstimatedFee }
+type Family struct {
+	// Rules is the family's lifecycle (Evaluate).
+	Rules
+	chains.EstimatedFee
+}
 
 var _ chains.Family = Family{}
 
@@ -118,11 +122,6 @@ func Account(pub []byte) ([]byte, error) {
 	return codec.Keccak256(k.SerializeUncompressed()[1:])[12:], nil
 }
 
-// Evaluate implements chains.Rules with the family's lifecycle; see Rules.
-func (Family) Evaluate(t chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	return Rules{}.Evaluate(t, required, prev, s)
-}
-
 // KeyPaths implements chains.Family.
 func (Family) KeyPaths() []chains.KeyPath { return []chains.KeyPath{keyPath()} }
 
@@ -148,8 +147,9 @@ func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 0, false 
 // DistributionDepth implements chains.Family: no gate beyond credit.
 func (Family) DistributionDepth(chains.Ticker, int64) int64 { return 0 }
 
-// chainID returns the EIP-155 chain id of a network EIP-681 URIs name.
-func chainID(network string) (int, bool) {
+// ChainID returns the EIP-155 chain id of the mainnet of a registry network
+// this package knows (eth and erc20: 1, bep20: 56, polygon: 137).
+func ChainID(network string) (uint64, bool) {
 	switch network {
 	case "eth", "erc20":
 		return 1, true
@@ -167,7 +167,7 @@ func chainID(network string) (int, bool) {
 // chain is named unless it is Ethereum mainnet. A network whose chain id
 // this package does not know has no URI.
 func (Family) PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, error) {
-	id, ok := chainID(t.Network)
+	id, ok := ChainID(t.Network)
 	if !ok {
 		return "", fmt.Errorf("%w: no EIP-155 chain id known for network %q", chains.ErrUnsupportedNetwork, t.Network)
 	}
@@ -196,4 +196,11 @@ func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
 		return "", err
 	}
 	return strings.ToLower(addr), nil
+}
+
+// MinOutput implements chains.Family: zero. An EVM transfer of any value,
+// to any account, new or not, is valid (native value and token amounts
+// alike); the gas is paid by the sender, not out of the amount.
+func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
+	return decimal.Zero, (Family{}).ValidateAddress(t, addr)
 }

@@ -20,7 +20,7 @@ func TestImports(t *testing.T) {
 	const chains = "github.com/payhook/payhook/chains"
 	base := []string{"github.com/shopspring/decimal", chains, chains + "/internal/codec"}
 	btcd := []string{"github.com/btcsuite/btcd/btcutil", "github.com/btcsuite/btcd/btcutil/bech32",
-		"github.com/btcsuite/btcd/btcutil/base58", "github.com/btcsuite/btcd/chaincfg", "github.com/btcsuite/btcd/btcec/v2", "github.com/btcsuite/btcd/txscript"}
+		"github.com/btcsuite/btcd/btcutil/base58", "github.com/btcsuite/btcd/chaincfg", "github.com/btcsuite/btcd/btcec/v2", "github.com/btcsuite/btcd/txscript", "github.com/btcsuite/btcd/wire"}
 	families := []string{chains + "/utxo", chains + "/evm", chains + "/tron", chains + "/solana"}
 	allowed := map[string][]string{
 		".":         {chains, chains + "/tron"},

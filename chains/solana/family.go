@@ -21,7 +21,11 @@ import (
 // `solana:ADDR?amount=1.5`, plus `&spl-token=MINT`. Confirmations are not
 // counted: a transfer is accepted at a commitment level (Commitment), so
 // every address requires, and every callback reports, 1.
-type Family struct{ chains.EstimatedFee }
+type Family struct {
+	// Rules is the family's lifecycle (Evaluate).
+	Rules
+	chains.EstimatedFee
+}
 
 var _ chains.Family = Family{}
 
@@ -63,11 +67,6 @@ func addressProblem(addr string) string {
 	return ""
 }
 
-// Evaluate implements chains.Rules with the family's lifecycle; see Rules.
-func (Family) Evaluate(t chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	return Rules{}.Evaluate(t, required, prev, s)
-}
-
 // KeyPaths implements chains.Family.
 func (Family) KeyPaths() []chains.KeyPath { return []chains.KeyPath{keyPath()} }
 
@@ -105,4 +104,26 @@ func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(base58.Decode(addr)), nil
+}
+
+// RentExemptLamports is the rent-exempt minimum balance of a system
+// account with no data: (128 bytes of account overhead) x 3,480 lamports
+// per byte-year x 2 years = 890,880 lamports (0.00089088 SOL), what
+// getMinimumBalanceForRentExemption(0) answers on mainnet. A transfer that
+// leaves a new account with less fails (InsufficientFundsForRent).
+const RentExemptLamports = 890_880
+
+// MinOutput implements chains.Family: for native SOL, the rent-exempt
+// minimum (RentExemptLamports), since a forward cannot tell whether the
+// destination account exists yet and one that does not would be refused;
+// for an SPL token, zero: tokens go to the owner's associated token
+// account, whose rent the sender pays in SOL, not out of the amount.
+func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
+	if err := (Family{}).ValidateAddress(t, addr); err != nil {
+		return decimal.Zero, err
+	}
+	if t.Token {
+		return decimal.Zero, nil
+	}
+	return decimal.New(RentExemptLamports, -9), nil // a lamport is 10^-9 SOL
 }

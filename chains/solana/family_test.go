@@ -35,3 +35,21 @@ func TestValidateAddressSolana(t *testing.T) {
 		})
 	}
 }
+
+func TestMinOutput(t *testing.T) {
+	t.Parallel()
+	const addr = "HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk"
+	for _, tt := range []struct {
+		name string
+		tk   chains.Ticker
+		want string
+	}{
+		{"SOL: rent-exempt minimum", sol, "0.00089088"},
+		{"SPL token: none", usdc, "0"},
+	} {
+		got, err := solana.Family{}.MinOutput(tt.tk.WithFamily(solana.Family{}), addr)
+		if err != nil || got.String() != tt.want {
+			t.Errorf("%s: MinOutput = %s, %v; want %s", tt.name, got, err, tt.want)
+		}
+	}
+}

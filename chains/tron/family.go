@@ -21,7 +21,11 @@ import (
 // `tron:ADDR?amount=1.5`, plus `&token=CONTRACT` for TRC-20. Confirmations
 // are block depths; a credited payment is distributed only from
 // DistributionDepth, in a solidified block.
-type Family struct{ chains.EstimatedFee }
+type Family struct {
+	// Rules is the family's lifecycle (Evaluate).
+	Rules
+	chains.EstimatedFee
+}
 
 var _ chains.Family = Family{}
 
@@ -68,11 +72,6 @@ func addressProblem(addr string) string {
 	return ""
 }
 
-// Evaluate implements chains.Rules with the family's lifecycle; see Rules.
-func (Family) Evaluate(t chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	return Rules{}.Evaluate(t, required, prev, s)
-}
-
 // KeyPaths implements chains.Family.
 func (Family) KeyPaths() []chains.KeyPath { return []chains.KeyPath{keyPath()} }
 
@@ -116,4 +115,12 @@ func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
 	}
 	payload, v, _ := base58.CheckDecode(addr)
 	return hex.EncodeToString(append([]byte{v}, payload...)), nil
+}
+
+// MinOutput implements chains.Family: zero. TRON has no dust rule: a TRX
+// or TRC-20 transfer of one base unit is valid. Activating a new account
+// costs the sender a fee (and TRC-20 transfers cost energy), which the
+// network fee estimate covers; neither is taken from the amount.
+func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
+	return decimal.Zero, (Family{}).ValidateAddress(t, addr)
 }

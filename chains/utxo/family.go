@@ -38,7 +38,11 @@ import (
 // bch (m/44'/145', as CashAddr) and doge (m/44'/3'). Payment URIs are
 // BIP21. Confirmations are block depths; a credited payment is
 // distributable once in a block.
-type Family struct{ chains.EstimatedFee }
+type Family struct {
+	// Rules is the family's lifecycle (Evaluate).
+	Rules
+	chains.EstimatedFee
+}
 
 var _ chains.Family = Family{}
 
@@ -76,11 +80,6 @@ func (Family) ValidateAddress(t chains.Ticker, addr string) error {
 		return &chains.AddressError{Ticker: t.Ticker, Address: addr, Reason: reason}
 	}
 	return nil
-}
-
-// Evaluate implements chains.Rules with the family's lifecycle; see Rules.
-func (Family) Evaluate(t chains.Ticker, required int64, prev chains.PaymentState, s chains.TxState) chains.Step {
-	return Rules{}.Evaluate(t, required, prev, s)
 }
 
 // KeyPaths implements chains.Family.

@@ -40,6 +40,13 @@ type network struct {
 	purpose, coinType uint32
 	// uriScheme is the BIP21 URI scheme of payment URIs.
 	uriScheme string
+	// dustRelayPerKvB is the fee rate (base units per 1000 virtual bytes)
+	// the network's nodes define dust with (see dust.go); 0 when dust is
+	// the flat dustFlat instead.
+	dustRelayPerKvB int64
+	// dustFlat is the network's dust limit in base units, whatever the
+	// output's script, where it is flat (Dogecoin).
+	dustFlat int64
 }
 
 // networkNames are the UTXO networks this package knows.
@@ -112,6 +119,7 @@ func mainnetNetwork(name string) (network, bool) {
 			segwitHRP:  "bc", testHRPs: []string{"tb", "bcrt", "sb"},
 			params:  &chaincfg.MainNetParams,
 			purpose: 84, coinType: 0, uriScheme: "bitcoin",
+			dustRelayPerKvB: 3_000,
 		}, true
 	case "ltc":
 		return network{
@@ -120,6 +128,7 @@ func mainnetNetwork(name string) (network, bool) {
 			segwitHRP:  "ltc", testHRPs: []string{"tltc", "rltc"},
 			params:  litecoinMainNetParams(),
 			purpose: 84, coinType: 2, uriScheme: "litecoin",
+			dustRelayPerKvB: 30_000,
 		}, true
 	case "bch":
 		return network{
@@ -129,6 +138,7 @@ func mainnetNetwork(name string) (network, bool) {
 			cashAddr:   true, cashPrefix: cashAddrMainPrefix,
 			params:  &chaincfg.MainNetParams,
 			purpose: 44, coinType: 145, uriScheme: "bitcoincash",
+			dustRelayPerKvB: 3_000,
 		}, true
 	case "doge":
 		return network{
@@ -136,6 +146,7 @@ func mainnetNetwork(name string) (network, bool) {
 			testBase58: []byte{0x71, 0xc4, 0x6f},
 			params:     dogecoinMainNetParams(),
 			purpose:    44, coinType: 3, uriScheme: "dogecoin",
+			dustFlat: 1_000_000,
 		}, true
 	}
 	return network{}, false

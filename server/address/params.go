@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/distribute"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/notifier/egress"
 )
@@ -128,14 +129,32 @@ func splitQuery(param, raw string) ([]schema.Param, error) {
 
 // ParseDestinations parses the address parameter: one wallet, or several as
 // `SHARE@ADDR|SHARE@ADDR` with positive shares that sum to exactly 1. Each
-// address is validated for the ticker's network. An empty parameter means
-// no forwarding (no destinations): the funds are held on the payment
-// address.
+// address is validated for the ticker's network, and one destination may
+// appear once, however it is spelled. A split the network cannot carry is
+// refused: one that gives a destination less of the ticker's minimum
+// payment than its network's smallest output to that address
+// (distribute.CheckOutputs). An empty parameter means no forwarding (no
+// destinations): the funds are held on the payment address.
 func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return []schema.Destination{}, nil
 	}
+	out, err := parseDestinations(t, raw)
+	if err != nil {
+		return nil, err
+	}
+	shares := make([]distribute.Share, len(out))
+	for i, d := range out {
+		shares[i] = distribute.Share{Address: d.Address, Share: d.Share}
+	}
+	if err := distribute.CheckOutputs(t, shares); err != nil {
+		return nil, &InvalidError{Param: "address", Reason: err.Error()}
+	}
+	return out, nil
+}
+
+func parseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
 	if !strings.ContainsAny(raw, "@|") {
 		if err := chains.ValidateAddress(t, raw); err != nil {
 			return nil, &InvalidError{Param: "address", Reason: err.Error()}
