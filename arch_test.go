@@ -3,6 +3,7 @@ package payhook_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -462,4 +463,98 @@ func TestNoteDecisionsFound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServerNamesNoFamily keeps design.md's "server/ never compares family
+// names": no non-test file under server/ or cmd/ may name a chain family
+// (the chains.FamilyName constants, or a conversion to FamilyName), compare
+// a Family field or switch on one. What differs between families is asked
+// of the ticker's chains.Family (t.Rules()). Passing a family name through
+// (string(t.Family) into storage or the wire) stays allowed.
+func TestServerNamesNoFamily(t *testing.T) {
+	names := familyNameConstants(t)
+	for _, p := range ourPackages(t) {
+		if !under(p.ImportPath, mod+"/server") && !under(p.ImportPath, mod+"/cmd") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			for _, problem := range familyReferences(t, path, names) {
+				t.Errorf("%s: %s (design.md: server/ never compares family names; ask t.Rules())", short(p.ImportPath)+"/"+name, problem)
+			}
+		}
+	}
+}
+
+// familyNameConstants returns the names of the constants chains declares
+// with type FamilyName, read from its source so that a new family is
+// covered without editing this test.
+func familyNameConstants(t *testing.T) map[string]bool {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "chains/family.go", nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "FamilyName" {
+				for _, n := range vs.Names {
+					names[n.Name] = true
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("chains/family.go declares no FamilyName constants: update this test")
+	}
+	return names
+}
+
+// familyReferences returns what in the Go file at path names or compares a
+// chain family.
+func familyReferences(t *testing.T, path string, names map[string]bool) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	chainsName := ""
+	for _, s := range f.Imports {
+		if s.Path.Value == `"`+mod+`/chains"` {
+			chainsName = "chains"
+			if s.Name != nil {
+				chainsName = s.Name.Name
+			}
+		}
+	}
+	isFamilyField := func(e ast.Expr) bool {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Family"
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && chainsName != "" && id.Name == chainsName && (names[n.Sel.Name] || n.Sel.Name == "FamilyName") {
+				out = append(out, fmt.Sprintf("line %d names %s.%s", fset.Position(n.Pos()).Line, chainsName, n.Sel.Name))
+			}
+		case *ast.BinaryExpr:
+			if (n.Op == token.EQL || n.Op == token.NEQ) && (isFamilyField(n.X) || isFamilyField(n.Y)) {
+				out = append(out, fmt.Sprintf("line %d compares a Family field", fset.Position(n.Pos()).Line))
+			}
+		case *ast.SwitchStmt:
+			if n.Tag != nil && isFamilyField(n.Tag) {
+				out = append(out, fmt.Sprintf("line %d switches on a Family field", fset.Position(n.Pos()).Line))
+			}
+		}
+		return true
+	})
+	return out
 }

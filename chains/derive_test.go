@@ -1,8 +1,11 @@
-package chains
+package chains_test
 
 import (
 	"errors"
 	"fmt"
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/internal/addrtest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,9 +16,9 @@ import (
 // passphrase, the de-facto standard test wallet.
 const abandonSeed = "5eb00bbddcf069084889a8ab9155568165f5c453ccb85e70811aaed6f6da5fc19a5ac40b389cd370d086206dec8aa6c43daea6690f20ad3d8d48b2d2ce9e38e4"
 
-func abandonDeriver(t *testing.T) *Deriver {
+func abandonDeriver(t *testing.T) *chains.Deriver {
 	t.Helper()
-	d, err := NewDeriver(mustHex(t, abandonSeed))
+	d, err := chains.NewDeriver(addrtest.Hex(t, abandonSeed), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +31,7 @@ func abandonDeriver(t *testing.T) *Deriver {
 func TestDeriverKnownVectors(t *testing.T) {
 	t.Parallel()
 	d := abandonDeriver(t)
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	tests := []struct {
 		ticker string
 		index  uint32
@@ -79,18 +82,18 @@ func TestDeriverKnownVectors(t *testing.T) {
 func TestDerivedAddressesValidate(t *testing.T) {
 	t.Parallel()
 	seeds := map[string][]byte{
-		"abandon":  mustHex(t, abandonSeed),
-		"16 bytes": mustHex(t, "000102030405060708090a0b0c0d0e0f"),
+		"abandon":  addrtest.Hex(t, abandonSeed),
+		"16 bytes": addrtest.Hex(t, "000102030405060708090a0b0c0d0e0f"),
 		"64 bytes": []byte(strings.Repeat("\xfe", 64)),
 	}
 	indices := []uint32{0, 1, 2, 7, 19, 1000, 1<<31 - 1}
 	for name, seed := range seeds {
-		d, err := NewDeriver(seed)
+		d, err := chains.NewDeriver(seed, family.All())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		again, _ := NewDeriver(seed)
-		for _, tk := range DefaultRegistry().All() {
+		again, _ := chains.NewDeriver(seed, family.All())
+		for _, tk := range family.DefaultRegistry().All() {
 			t.Run(name+"/"+tk.Ticker, func(t *testing.T) {
 				t.Parallel()
 				seen := map[string]uint32{}
@@ -99,7 +102,7 @@ func TestDerivedAddressesValidate(t *testing.T) {
 					if err != nil {
 						t.Fatalf("Address(%d): %v", i, err)
 					}
-					if err := ValidateAddress(tk, addr); err != nil {
+					if err := chains.ValidateAddress(tk, addr); err != nil {
 						t.Errorf("index %d: derived address fails validation: %v", i, err)
 					}
 					if prev, dup := seen[addr]; dup {
@@ -118,7 +121,7 @@ func TestDerivedAddressesValidate(t *testing.T) {
 func TestDeriverPaths(t *testing.T) {
 	t.Parallel()
 	d := abandonDeriver(t)
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	tests := []struct {
 		ticker string
 		index  uint32
@@ -143,7 +146,7 @@ func TestDeriverPaths(t *testing.T) {
 			t.Errorf("Path(%s, %d) = %q, want %q", tt.ticker, tt.index, got, tt.want)
 		}
 	}
-	if got := d.Path(Ticker{Ticker: "dash", Network: "dash", Family: FamilyUTXO}, 1); got != "" {
+	if got := d.Path(chains.Ticker{Ticker: "dash", Network: "dash", Family: chains.FamilyUTXO}, 1); got != "" {
 		t.Errorf("Path for an unsupported network = %q, want \"\"", got)
 	}
 }
@@ -169,8 +172,8 @@ func TestNewDeriverSeedLength(t *testing.T) {
 			if tt.n > 0 {
 				seed = []byte(strings.Repeat("\x42", tt.n))
 			}
-			d, err := NewDeriver(seed)
-			if tt.ok != (err == nil) || (!tt.ok && !errors.Is(err, ErrInvalidSeed)) || tt.ok != (d != nil) {
+			d, err := chains.NewDeriver(seed, family.All())
+			if tt.ok != (err == nil) || (!tt.ok && !errors.Is(err, chains.ErrInvalidSeed)) || tt.ok != (d != nil) {
 				t.Errorf("NewDeriver(%d bytes) = %v, %v; want ok %v or ErrInvalidSeed", tt.n, d, err, tt.ok)
 			}
 		})
@@ -179,8 +182,8 @@ func TestNewDeriverSeedLength(t *testing.T) {
 
 func TestNewDeriverDoesNotModifySeed(t *testing.T) {
 	t.Parallel()
-	seed := mustHex(t, abandonSeed)
-	if _, err := NewDeriver(seed); err != nil {
+	seed := addrtest.Hex(t, abandonSeed)
+	if _, err := chains.NewDeriver(seed, family.All()); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprintf("%x", seed); got != abandonSeed {
@@ -191,18 +194,18 @@ func TestNewDeriverDoesNotModifySeed(t *testing.T) {
 func TestDeriverAddressErrors(t *testing.T) {
 	t.Parallel()
 	d := abandonDeriver(t)
-	btc, _ := DefaultRegistry().Lookup("btc")
-	sol, _ := DefaultRegistry().Lookup("sol")
+	btc, _ := family.DefaultRegistry().Lookup("btc")
+	sol, _ := family.DefaultRegistry().Lookup("sol")
 	tests := []struct {
 		name  string
-		t     Ticker
+		t     chains.Ticker
 		index uint32
 		want  error
 	}{
-		{"hardened index utxo", btc, 1 << 31, ErrInvalidIndex},
-		{"max index solana", sol, 1<<32 - 1, ErrInvalidIndex},
-		{"unknown family", Ticker{Ticker: "xmr", Family: "cryptonote"}, 0, ErrUnsupportedNetwork},
-		{"unknown utxo network", Ticker{Ticker: "dash", Network: "dash", Family: FamilyUTXO}, 0, ErrUnsupportedNetwork},
+		{"hardened index utxo", btc, 1 << 31, chains.ErrInvalidIndex},
+		{"max index solana", sol, 1<<32 - 1, chains.ErrInvalidIndex},
+		{"unknown family", chains.Ticker{Ticker: "xmr", Family: "cryptonote"}, 0, chains.ErrUnsupportedNetwork},
+		{"unknown utxo network", chains.Ticker{Ticker: "dash", Network: "dash", Family: chains.FamilyUTXO}, 0, chains.ErrUnsupportedNetwork},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +234,7 @@ func TestDeriverRedacted(t *testing.T) {
 func TestDeriverConcurrent(t *testing.T) {
 	t.Parallel()
 	d := abandonDeriver(t)
-	tickers := DefaultRegistry().All()
+	tickers := family.DefaultRegistry().All()
 	want := map[string]string{}
 	for _, tk := range tickers {
 		want[tk.Ticker], _ = d.Address(tk, 3)

@@ -6,15 +6,14 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/btcec/v2"
-	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 )
 
 // Keys derives the private keys of payment addresses from the operator's
-// master seed: what a backend needs to sign forwards. It uses the paths of
-// Deriver (see DerivationPath), so the key at index i controls the address
-// Deriver.Address gives for i.
+// master seed: what a backend needs to sign forwards. It uses the key paths
+// of each ticker's family, as Deriver does (see DerivationPath), so the key
+// at index i controls the address Deriver.Address gives for i.
 //
 // Keys also derives the operator's own address of each family, on the
 // BIP44 internal (change) chain, index 0: m/purpose'/coin'/0'/1/0
@@ -34,10 +33,27 @@ const operatorIndex = 0
 // NewKeys returns Keys for a BIP32 master seed of 16 to 64 bytes (copied).
 // Errors wrap ErrInvalidSeed.
 func NewKeys(seed []byte) (*Keys, error) {
-	if _, err := NewDeriver(seed); err != nil {
+	master, err := newMaster(seed)
+	if err != nil {
 		return nil, err
 	}
+	master.Zero()
 	return &Keys{seed: slices.Clone(seed)}, nil
+}
+
+// newMaster returns the BIP32 master key of a seed of 16 to 64 bytes;
+// errors wrap ErrInvalidSeed.
+func newMaster(seed []byte) (*hdkeychain.ExtendedKey, error) {
+	if len(seed) < hdkeychain.MinSeedBytes || len(seed) > hdkeychain.MaxSeedBytes {
+		return nil, fmt.Errorf("%w: %d bytes, want %d to %d", ErrInvalidSeed, len(seed), hdkeychain.MinSeedBytes, hdkeychain.MaxSeedBytes)
+	}
+	// The params only choose the xprv/xpub serialization version, which is
+	// never serialized here.
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSeed, err)
+	}
+	return master, nil
 }
 
 // Secp256k1 returns the private key of t's payment address at index (UTXO,
@@ -55,45 +71,40 @@ func (k *Keys) OperatorSecp256k1(t Ticker) (*btcec.PrivateKey, error) {
 
 // OperatorAddress returns the operator's address of t (on t.Net).
 func (k *Keys) OperatorAddress(t Ticker) (string, error) {
-	if t.Family == FamilySolana {
-		priv, err := k.solana(operatorIndex, 1)
+	p, err := t.Rules().KeyPath(t)
+	if err != nil {
+		return "", err
+	}
+	if p.Curve == Ed25519 {
+		priv, err := k.ed25519(p, operatorIndex, 1)
 		if err != nil {
 			return "", err
 		}
-		return base58.Encode(priv.Public().(ed25519.PublicKey)), nil
+		return t.Rules().Address(t, ed25519Public(priv))
 	}
 	priv, err := k.OperatorSecp256k1(t)
 	if err != nil {
 		return "", err
 	}
-	return PubKeyAddress(t, priv.PubKey())
+	return t.Rules().Address(t, priv.PubKey().SerializeCompressed())
 }
 
 func (k *Keys) secp(t Ticker, branch, index uint32) (*btcec.PrivateKey, error) {
 	if index >= hardened {
 		return nil, fmt.Errorf("%w: must be below 2^31", ErrInvalidIndex)
 	}
-	var purpose, coin uint32
-	switch t.Family {
-	case FamilyUTXO:
-		net, ok := utxoNetworkByName(t.Network)
-		if !ok {
-			return nil, fmt.Errorf("%w: utxo network %q", ErrUnsupportedNetwork, t.Network)
-		}
-		purpose, coin = net.purpose, net.coinType
-	case FamilyEVM:
-		purpose, coin = 44, coinTypeEVM
-	case FamilyTron:
-		purpose, coin = 44, coinTypeTron
-	default:
+	p, err := t.Rules().KeyPath(t)
+	if err != nil {
+		return nil, err
+	}
+	if p.Curve != Secp256k1 {
 		return nil, fmt.Errorf("%w: family %q has no secp256k1 keys", ErrUnsupportedNetwork, t.Family)
 	}
-	master, err := hdkeychain.NewMaster(k.seed, &chaincfg.MainNetParams)
+	key, err := newMaster(k.seed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidSeed, err)
+		return nil, err
 	}
-	key := master
-	for _, i := range []uint32{hardened + purpose, hardened + coin, hardened + 0, branch, index} {
+	for _, i := range []uint32{hardened + p.Purpose, hardened + p.CoinType, hardened + 0, branch, index} {
 		child, err := key.Derive(i)
 		key.Zero()
 		if err != nil {
@@ -105,24 +116,45 @@ func (k *Keys) secp(t Ticker, branch, index uint32) (*btcec.PrivateKey, error) {
 	return key.ECPrivKey()
 }
 
-// Ed25519 returns the private key of the Solana payment address at index
-// (m/44'/501'/index'/0').
-func (k *Keys) Ed25519(index uint32) (ed25519.PrivateKey, error) {
-	return k.solana(index, 0)
+// Ed25519 returns the private key of t's payment address at index
+// (Solana: m/44'/501'/index'/0'). Errors wrap ErrInvalidIndex, or
+// ErrUnsupportedNetwork for a ticker whose keys are not ed25519.
+func (k *Keys) Ed25519(t Ticker, index uint32) (ed25519.PrivateKey, error) {
+	p, err := k.ed25519Path(t)
+	if err != nil {
+		return nil, err
+	}
+	return k.ed25519(p, index, 0)
 }
 
-// OperatorEd25519 returns the private key of the operator's Solana address.
-func (k *Keys) OperatorEd25519() (ed25519.PrivateKey, error) {
-	return k.solana(operatorIndex, 1)
+// OperatorEd25519 returns the private key of the operator's address of t
+// (Solana: m/44'/501'/0'/1').
+func (k *Keys) OperatorEd25519(t Ticker) (ed25519.PrivateKey, error) {
+	p, err := k.ed25519Path(t)
+	if err != nil {
+		return nil, err
+	}
+	return k.ed25519(p, operatorIndex, 1)
 }
 
-func (k *Keys) solana(index, branch uint32) (ed25519.PrivateKey, error) {
+func (k *Keys) ed25519Path(t Ticker) (KeyPath, error) {
+	p, err := t.Rules().KeyPath(t)
+	if err != nil {
+		return KeyPath{}, err
+	}
+	if p.Curve != Ed25519 {
+		return KeyPath{}, fmt.Errorf("%w: family %q has no ed25519 keys", ErrUnsupportedNetwork, t.Family)
+	}
+	return p, nil
+}
+
+func (k *Keys) ed25519(p KeyPath, index, branch uint32) (ed25519.PrivateKey, error) {
 	if index >= hardened {
 		return nil, fmt.Errorf("%w: must be below 2^31", ErrInvalidIndex)
 	}
 	n := slip10Master(k.seed)
 	var err error
-	for _, i := range []uint32{hardened + 44, hardened + coinTypeSolana, hardened + index, hardened + branch} {
+	for _, i := range []uint32{hardened + p.Purpose, hardened + p.CoinType, hardened + index, hardened + branch} {
 		if n, err = n.child(i); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidIndex, err)
 		}

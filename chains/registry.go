@@ -14,23 +14,6 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Family groups networks that share address formats, key derivation and
-// transaction rules.
-type Family string
-
-// The supported families.
-const (
-	// FamilyUTXO is Bitcoin and its descendants: btc, ltc, bch, doge.
-	FamilyUTXO Family = "utxo"
-	// FamilyEVM is Ethereum and EVM-compatible networks: eth, erc20, bep20,
-	// polygon.
-	FamilyEVM Family = "evm"
-	// FamilyTron is TRON: trx and trc20 tokens.
-	FamilyTron Family = "tron"
-	// FamilySolana is Solana: sol and SPL tokens.
-	FamilySolana Family = "solana"
-)
-
 // Limits enforced on every registry entry.
 const (
 	// MaxDecimals is the largest number of decimals a ticker may declare.
@@ -55,8 +38,8 @@ type Ticker struct {
 	Network string
 	// Coin is the asset symbol, the last segment: "btc", "usdt".
 	Coin string
-	// Family selects address formats and derivation.
-	Family Family
+	// Family names the chain family; Rules returns its implementation.
+	Family FamilyName
 	// Token is true for assets issued by a contract (ERC-20, BEP-20, TRC-20)
 	// or an SPL mint, false for a network's native coin.
 	Token bool
@@ -85,6 +68,9 @@ type Ticker struct {
 	// payment, in units of Coin (for tokens, the fee paid in the network's
 	// native coin expressed in the token, as the operator estimates it).
 	NetworkFeeEstimate decimal.Decimal
+
+	// family is the implementation of Family, bound by the Registry.
+	family Family
 }
 
 // Registry is an immutable set of tickers. It is safe for concurrent use.
@@ -99,11 +85,12 @@ type Registry struct {
 var defaultRegistryJSON []byte
 
 // DefaultRegistry returns the registry embedded in the binary (registry.json
-// in this package). Each call parses the embedded file afresh, so callers own
-// the result. It panics only if the embedded file is invalid, which the
-// package tests rule out.
-func DefaultRegistry() *Registry {
-	r, err := LoadRegistry(bytes.NewReader(defaultRegistryJSON))
+// in this package), its tickers bound to families (chains/family.All lists
+// payhook's). Each call parses the embedded file afresh, so callers own the
+// result. It panics only if the embedded file is invalid for families,
+// which the package tests rule out for chains/family.All.
+func DefaultRegistry(families []Family) *Registry {
+	r, err := LoadRegistry(bytes.NewReader(defaultRegistryJSON), families)
 	if err != nil {
 		panic("chains: embedded registry.json is invalid: " + err.Error())
 	}
@@ -250,25 +237,6 @@ func Reserved(names ...string) LoadOption {
 // tickerPattern is one or two lower-case alphanumeric segments.
 var tickerPattern = regexp.MustCompile(`^[a-z0-9]{1,32}(/[a-z0-9]{1,32})?$`)
 
-// knownNetworkFamily pins the family of the networks this package ships
-// with, so an override cannot, say, declare "btc" to be an EVM network.
-// Networks not listed may be added by an override for the evm, tron and
-// solana families, whose address formats do not depend on the network; utxo
-// networks are limited to those utxoNetwork knows.
-func knownNetworkFamily(network string) (Family, bool) {
-	switch network {
-	case "btc", "ltc", "bch", "doge":
-		return FamilyUTXO, true
-	case "eth", "erc20", "bep20", "polygon":
-		return FamilyEVM, true
-	case "trx", "trc20":
-		return FamilyTron, true
-	case "sol":
-		return FamilySolana, true
-	}
-	return "", false
-}
-
 // LoadRegistry reads a registry in the JSON format of the embedded
 // registry.json:
 //
@@ -279,17 +247,24 @@ func knownNetworkFamily(network string) (Family, bool) {
 //
 // Amounts are decimal strings and are never converted through float64.
 // Unknown fields are rejected. Every entry is validated: ticker syntax and
-// uniqueness, a known family (and the right one for a known network), UTXO
-// networks limited to btc, ltc, bch and doge, decimals 0..18, confirmations
-// 1..100 with min <= default, fee rate in [0, 1), non-negative amounts with no
-// more decimal places than the ticker has, and a contract, valid for the
-// family, exactly when token is true, and no ticker whose first segment an
-// option reserves (Reserved). Errors wrap ErrInvalidRegistry and name the
-// entry and field (*RegistryError).
-func LoadRegistry(r io.Reader, opts ...LoadOption) (*Registry, error) {
+// uniqueness, a family among families (an entry whose family has no
+// implementation is refused), the right one for a network a family ships
+// with (Family.Networks), what the family accepts (Family.CheckTicker: UTXO
+// networks limited to btc, ltc, bch and doge, no UTXO tokens), decimals
+// 0..18, confirmations 1..100 with min <= default, fee rate in [0, 1),
+// non-negative amounts with no more decimal places than the ticker has, and
+// a contract, valid for the family, exactly when token is true, and no
+// ticker whose first segment an option reserves (Reserved). Every ticker is
+// bound to its family (Ticker.Rules). Errors wrap ErrInvalidRegistry and
+// name the entry and field (*RegistryError).
+func LoadRegistry(r io.Reader, families []Family, opts ...LoadOption) (*Registry, error) {
 	var o loadOptions
 	for _, opt := range opts {
 		opt(&o)
+	}
+	fams, err := newFamilySet(families)
+	if err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -305,7 +280,7 @@ func LoadRegistry(r io.Reader, opts ...LoadOption) (*Registry, error) {
 	}
 	reg := &Registry{byTicker: make(map[string]Ticker, len(f.Tickers))}
 	for i, raw := range f.Tickers {
-		t, err := parseEntry(i+1, raw, o)
+		t, err := fams.parseEntry(i+1, raw, o)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +294,45 @@ func LoadRegistry(r io.Reader, opts ...LoadOption) (*Registry, error) {
 	return reg, nil
 }
 
-func parseEntry(n int, raw json.RawMessage, o loadOptions) (Ticker, error) {
+// familySet is the families a registry is loaded with, by name, and the
+// family each of their shipped networks belongs to.
+type familySet struct {
+	byName    map[FamilyName]Family
+	names     []string
+	byNetwork map[string]FamilyName
+}
+
+func newFamilySet(families []Family) (familySet, error) {
+	s := familySet{byName: map[FamilyName]Family{}, byNetwork: map[string]FamilyName{}}
+	for _, f := range families {
+		name := f.Name()
+		if _, dup := s.byName[name]; dup || name == "" {
+			return familySet{}, fmt.Errorf("%w: family %q given twice or unnamed", ErrInvalidRegistry, name)
+		}
+		s.byName[name] = f
+		s.names = append(s.names, string(name))
+		for _, n := range f.Networks() {
+			if other, dup := s.byNetwork[n]; dup {
+				return familySet{}, fmt.Errorf("%w: network %q claimed by families %q and %q", ErrInvalidRegistry, n, other, name)
+			}
+			s.byNetwork[n] = name
+		}
+	}
+	return s, nil
+}
+
+// want lists the family names for a message: "utxo, evm, tron or solana".
+func (s familySet) want() string {
+	switch len(s.names) {
+	case 0:
+		return "none is implemented"
+	case 1:
+		return s.names[0]
+	}
+	return strings.Join(s.names[:len(s.names)-1], ", ") + " or " + s.names[len(s.names)-1]
+}
+
+func (s familySet) parseEntry(n int, raw json.RawMessage, o loadOptions) (Ticker, error) {
 	fail := func(ticker, field, format string, args ...any) (Ticker, error) {
 		return Ticker{}, &RegistryError{Entry: n, Ticker: ticker, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -354,18 +367,16 @@ func parseEntry(n int, raw json.RawMessage, o loadOptions) (Ticker, error) {
 	}
 	t := Ticker{Ticker: name, Network: network, Coin: coin, Contract: e.Contract}
 
-	switch {
-	case e.Family == nil:
+	if e.Family == nil {
 		return fail(name, "family", "missing")
-	case !slices.Contains([]Family{FamilyUTXO, FamilyEVM, FamilyTron, FamilySolana}, Family(*e.Family)):
-		return fail(name, "family", "unknown family %q (want utxo, evm, tron or solana)", *e.Family)
 	}
-	t.Family = Family(*e.Family)
-	if want, ok := knownNetworkFamily(network); ok && want != t.Family {
+	family, ok := s.byName[FamilyName(*e.Family)]
+	if !ok {
+		return fail(name, "family", "unknown family %q (want %s)", *e.Family, s.want())
+	}
+	t = t.WithFamily(family)
+	if want, ok := s.byNetwork[network]; ok && want != t.Family {
 		return fail(name, "family", "network %q belongs to family %q, not %q", network, want, t.Family)
-	}
-	if _, ok := utxoNetworkByName(network); t.Family == FamilyUTXO && !ok {
-		return fail(name, "ticker", "utxo network %q is not supported (want btc, ltc, bch or doge)", network)
 	}
 
 	if e.Token == nil {
@@ -375,15 +386,20 @@ func parseEntry(n int, raw json.RawMessage, o loadOptions) (Ticker, error) {
 	switch {
 	case t.Token && !twoSegments:
 		return fail(name, "token", "a token needs a two-segment ticker \"network/coin\"")
-	case t.Token && t.Family == FamilyUTXO:
-		return fail(name, "token", "the utxo family has no tokens")
 	case t.Token && t.Contract == "":
 		return fail(name, "contract", "missing: a token needs its contract address or mint")
 	case !t.Token && t.Contract != "":
 		return fail(name, "contract", "must be empty for a native coin")
 	}
+	if err := family.CheckTicker(t); err != nil {
+		var re *RegistryError
+		if errors.As(err, &re) {
+			return fail(name, re.Field, "%s", re.Reason)
+		}
+		return fail(name, "", "%v", err)
+	}
 	if t.Token {
-		if err := ValidateAddress(t, t.Contract); err != nil {
+		if err := family.ValidateAddress(t, t.Contract); err != nil {
 			return fail(name, "contract", "%v", err)
 		}
 	}

@@ -1,8 +1,10 @@
-package chains
+package chains_test
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"os"
 	"slices"
 	"strings"
@@ -13,30 +15,30 @@ import (
 
 func TestDefaultRegistryEntries(t *testing.T) {
 	t.Parallel()
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	tests := []struct {
 		ticker   string
 		network  string
 		coin     string
-		family   Family
+		family   chains.FamilyName
 		token    bool
 		contract string
 		decimals int32
 	}{
-		{"btc", "btc", "btc", FamilyUTXO, false, "", 8},
-		{"ltc", "ltc", "ltc", FamilyUTXO, false, "", 8},
-		{"bch", "bch", "bch", FamilyUTXO, false, "", 8},
-		{"doge", "doge", "doge", FamilyUTXO, false, "", 8},
-		{"eth", "eth", "eth", FamilyEVM, false, "", 18},
-		{"erc20/usdt", "erc20", "usdt", FamilyEVM, true, "0xdAC17F958D2ee523a2206206994597C13D831ec7", 6},
-		{"erc20/usdc", "erc20", "usdc", FamilyEVM, true, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", 6},
-		{"bep20/usdt", "bep20", "usdt", FamilyEVM, true, "0x55d398326f99059fF775485246999027B3197955", 18},
+		{"btc", "btc", "btc", chains.FamilyUTXO, false, "", 8},
+		{"ltc", "ltc", "ltc", chains.FamilyUTXO, false, "", 8},
+		{"bch", "bch", "bch", chains.FamilyUTXO, false, "", 8},
+		{"doge", "doge", "doge", chains.FamilyUTXO, false, "", 8},
+		{"eth", "eth", "eth", chains.FamilyEVM, false, "", 18},
+		{"erc20/usdt", "erc20", "usdt", chains.FamilyEVM, true, "0xdAC17F958D2ee523a2206206994597C13D831ec7", 6},
+		{"erc20/usdc", "erc20", "usdc", chains.FamilyEVM, true, "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", 6},
+		{"bep20/usdt", "bep20", "usdt", chains.FamilyEVM, true, "0x55d398326f99059fF775485246999027B3197955", 18},
 		// Two segments, yet the native coin of the Polygon network.
-		{"polygon/pol", "polygon", "pol", FamilyEVM, false, "", 18},
-		{"trx", "trx", "trx", FamilyTron, false, "", 6},
-		{"trc20/usdt", "trc20", "usdt", FamilyTron, true, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", 6},
-		{"sol", "sol", "sol", FamilySolana, false, "", 9},
-		{"sol/usdc", "sol", "usdc", FamilySolana, true, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", 6},
+		{"polygon/pol", "polygon", "pol", chains.FamilyEVM, false, "", 18},
+		{"trx", "trx", "trx", chains.FamilyTron, false, "", 6},
+		{"trc20/usdt", "trc20", "usdt", chains.FamilyTron, true, "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t", 6},
+		{"sol", "sol", "sol", chains.FamilySolana, false, "", 9},
+		{"sol/usdc", "sol", "usdc", chains.FamilySolana, true, "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v", 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ticker, func(t *testing.T) {
@@ -65,7 +67,7 @@ func TestDefaultRegistryEntries(t *testing.T) {
 
 func TestDefaultRegistrySolanaConfirmations(t *testing.T) {
 	t.Parallel()
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	for _, name := range []string{"sol", "sol/usdc"} {
 		tk, _ := r.Lookup(name)
 		if tk.DefaultConfirmations != 1 || tk.MinConfirmations != 1 {
@@ -76,7 +78,7 @@ func TestDefaultRegistrySolanaConfirmations(t *testing.T) {
 
 func TestRegistryAmountsAreExactDecimals(t *testing.T) {
 	t.Parallel()
-	btc, _ := DefaultRegistry().Lookup("btc")
+	btc, _ := family.DefaultRegistry().Lookup("btc")
 	tests := []struct {
 		name string
 		got  decimal.Decimal
@@ -95,7 +97,7 @@ func TestRegistryAmountsAreExactDecimals(t *testing.T) {
 
 func TestRegistryLookup(t *testing.T) {
 	t.Parallel()
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	tests := []struct {
 		name  string
 		in    string
@@ -118,7 +120,7 @@ func TestRegistryLookup(t *testing.T) {
 				t.Errorf("Lookup(%q) = %q, %v; want %q, %v", tt.in, got.Ticker, ok, tt.want, tt.found)
 			}
 			_, err := r.Get(tt.in)
-			if tt.found != (err == nil) || (!tt.found && !errors.Is(err, ErrUnknownTicker)) {
+			if tt.found != (err == nil) || (!tt.found && !errors.Is(err, chains.ErrUnknownTicker)) {
 				t.Errorf("Get(%q) error = %v, want ErrUnknownTicker: %v", tt.in, err, !tt.found)
 			}
 		})
@@ -127,9 +129,9 @@ func TestRegistryLookup(t *testing.T) {
 
 func TestRegistryAllIsSortedCopy(t *testing.T) {
 	t.Parallel()
-	r := DefaultRegistry()
+	r := family.DefaultRegistry()
 	all := r.All()
-	if !slices.IsSortedFunc(all, func(a, b Ticker) int { return strings.Compare(a.Ticker, b.Ticker) }) {
+	if !slices.IsSortedFunc(all, func(a, b chains.Ticker) int { return strings.Compare(a.Ticker, b.Ticker) }) {
 		t.Errorf("All() not sorted: %v", tickerNames(all))
 	}
 	all[0].Ticker = "mutated"
@@ -145,7 +147,7 @@ func TestLoadRegistryOverrideFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := LoadRegistry(f)
+	r, err := chains.LoadRegistry(f, family.All())
 	if err != nil {
 		t.Fatalf("LoadRegistry: %v", err)
 	}
@@ -202,8 +204,8 @@ func TestLoadRegistryRejects(t *testing.T) {
 	tests := []struct {
 		name    string
 		entries []map[string]any
-		entry   int    // expected RegistryError.Entry
-		field   string // expected RegistryError.Field
+		entry   int    // expected chains.RegistryError.Entry
+		field   string // expected chains.RegistryError.Field
 		reason  string // substring of the reason
 	}{
 		{"missing ticker", []map[string]any{with(nil, "ticker")}, 1, "ticker", "missing"},
@@ -243,11 +245,11 @@ func TestLoadRegistryRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := LoadRegistry(strings.NewReader(registryJSON(t, tt.entries...)))
-			if !errors.Is(err, ErrInvalidRegistry) {
+			_, err := chains.LoadRegistry(strings.NewReader(registryJSON(t, tt.entries...)), family.All())
+			if !errors.Is(err, chains.ErrInvalidRegistry) {
 				t.Fatalf("LoadRegistry error = %v, want ErrInvalidRegistry", err)
 			}
-			var re *RegistryError
+			var re *chains.RegistryError
 			if !errors.As(err, &re) {
 				t.Fatalf("error %v is not a *RegistryError", err)
 			}
@@ -279,7 +281,7 @@ func TestLoadRegistryRejectsFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := LoadRegistry(strings.NewReader(tt.in)); !errors.Is(err, ErrInvalidRegistry) {
+			if _, err := chains.LoadRegistry(strings.NewReader(tt.in), family.All()); !errors.Is(err, chains.ErrInvalidRegistry) {
 				t.Errorf("LoadRegistry(%q) error = %v, want ErrInvalidRegistry", tt.in, err)
 			}
 		})
@@ -290,14 +292,14 @@ func TestLoadRegistryErrorMessage(t *testing.T) {
 	t.Parallel()
 	e := validEntry()
 	e["decimals"] = 19
-	_, err := LoadRegistry(strings.NewReader(registryJSON(t, e)))
+	_, err := chains.LoadRegistry(strings.NewReader(registryJSON(t, e)), family.All())
 	want := `ticker registry entry 1 ("erc20/usdt"): field decimals: must be between 0 and 18, got 19`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}
 }
 
-func tickerNames(ts []Ticker) []string {
+func tickerNames(ts []chains.Ticker) []string {
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.Ticker

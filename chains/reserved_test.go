@@ -1,9 +1,12 @@
-package chains
+package chains_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 )
 
 // TestLoadRegistryReserved: a ticker whose first segment the caller
@@ -39,12 +42,12 @@ func TestLoadRegistryReserved(t *testing.T) {
 				delete(e, "contract")
 				in = registryJSON(t, e)
 			}
-			var opts []LoadOption
+			var opts []chains.LoadOption
 			if r.reserved != nil {
-				opts = append(opts, Reserved(r.reserved...))
+				opts = append(opts, chains.Reserved(r.reserved...))
 			}
-			_, err := LoadRegistry(strings.NewReader(in), opts...)
-			var re *RegistryError
+			_, err := chains.LoadRegistry(strings.NewReader(in), family.All(), opts...)
+			var re *chains.RegistryError
 			switch {
 			case r.refused && (!errors.As(err, &re) || re.Field != "ticker" || !strings.Contains(re.Reason, "reserved")):
 				t.Fatalf("LoadRegistry = %v, want the ticker refused as reserved", err)

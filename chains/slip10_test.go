@@ -75,3 +75,12 @@ func TestSLIP10RejectsNormalDerivation(t *testing.T) {
 		}
 	}
 }
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/address"
@@ -106,7 +107,7 @@ func HeldFunds(ctx context.Context, dsn, registryFile string) (resp *payhookv1.L
 // as the operator API answers them.
 func PayoutRequests(ctx context.Context, dsn string) (resp *payhookv1.ListPayoutRequestsResponse, err error) {
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		ps, err := address.New(db.Client, db.Dialect == store.Postgres, chains.DefaultRegistry(), nil, nil, time.Now).PayoutRequests(ctx)
+		ps, err := address.New(db.Client, db.Dialect == store.Postgres, family.DefaultRegistry(), nil, nil, time.Now).PayoutRequests(ctx)
 		resp = rpc.PayoutRequests(ps)
 		return err
 	})
@@ -127,7 +128,7 @@ func withMigratedDB(ctx context.Context, dsn string, fn func(*store.DB) error) (
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	if _, err := store.Migrate(ctx, db, withDecimals(chains.DefaultRegistry())); err != nil {
+	if _, err := store.Migrate(ctx, db, withDecimals(family.DefaultRegistry())); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return fn(db)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
@@ -49,7 +49,7 @@ func TestDevnetMineWakesTheWatcher(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			e := newLiveDevEnv(t, d)
-			tk, _ := chains.DefaultRegistry().Lookup("btc")
+			tk, _ := family.DefaultRegistry().Lookup("btc")
 			dest, _ := destinations(t, tk)
 			var callbacks []string
 			for i := range 3 {
@@ -90,7 +90,7 @@ func TestMeasureMineRPC(t *testing.T) {
 	}
 	ctx := context.Background()
 	e := newLiveDevEnv(t, store.Postgres)
-	tk, _ := chains.DefaultRegistry().Lookup("btc")
+	tk, _ := family.DefaultRegistry().Lookup("btc")
 	dest, _ := destinations(t, tk)
 	for i := range n {
 		cb := fmt.Sprintf("%s/hook?n=%d", e.sink.URL, i)

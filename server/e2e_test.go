@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -146,7 +147,7 @@ func (e *devEnv) mine(t *testing.T, ticker string, blocks int) {
 
 func destinations(t *testing.T, tk chains.Ticker) (string, string) {
 	t.Helper()
-	d, err := chains.NewDeriver(bytes.Repeat([]byte{0x42}, 32))
+	d, err := chains.NewDeriver(bytes.Repeat([]byte{0x42}, 32), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func destinations(t *testing.T, tk chains.Ticker) (string, string) {
 // server and checks the callbacks the merchant's receiver gets.
 func TestEndToEndPerFamily(t *testing.T) {
 	t.Parallel()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	cases := []struct {
 		ticker    string
 		confs     string // requested confirmations ("" = default)
@@ -358,7 +359,7 @@ func checkForwardOutputs(t *testing.T, e *devEnv, tk chains.Ticker, forwarded de
 // payments to one address, below-minimum payments.
 func TestDevnetEdgeCases(t *testing.T) {
 	t.Parallel()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	e := newDevEnv(t, store.SQLite)
 	create := func(ticker, cb, confs string) string {
 		tk, _ := reg.Lookup(ticker)
@@ -470,7 +471,7 @@ func TestEndToEndOverGRPC(t *testing.T) {
 	t.Parallel()
 	e := newDevEnv(t, store.SQLite)
 	ctx := servertest.WithKey(context.Background(), e.in.KeyA)
-	tk, _ := chains.DefaultRegistry().Lookup("trc20/usdt")
+	tk, _ := family.DefaultRegistry().Lookup("trc20/usdt")
 	dest, _ := destinations(t, tk)
 	created, err := payhookv1.NewAddressServiceClient(e.in.Conn).CreateAddress(ctx, &payhookv1.CreateAddressRequest{
 		Ticker: "trc20/usdt", Callback: e.sink.URL + "/hook", Address: dest, Json: true,

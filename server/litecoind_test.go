@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/nodetest"
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/store"
@@ -46,7 +47,7 @@ func newLTCEnv(t *testing.T, d store.Dialect) *ltcEnv {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	reg, _ := chains.DefaultRegistry().WithNet("ltc", chains.Regtest)
+	reg, _ := family.DefaultRegistry().WithNet("ltc", chains.Regtest)
 	tk, _ := reg.Lookup("ltc")
 	// The first poll records where watching starts; addresses are handed
 	// out only after it.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
@@ -428,7 +428,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 func TestPayoutWalletsReceiveUnaddressedFunds(t *testing.T) {
 	t.Parallel()
 	e := newMerchantEnv(t, store.SQLite)
-	btc, _ := chains.DefaultRegistry().Lookup("btc")
+	btc, _ := family.DefaultRegistry().Lookup("btc")
 	wallet, _ := destinations(t, btc)
 	if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
 		t.Fatal(err)
@@ -469,7 +469,7 @@ func TestDepositPaymentsBelowMinimumAreForwardedTogether(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			e := newMerchantEnv(t, d)
-			btc, _ := chains.DefaultRegistry().Lookup("btc")
+			btc, _ := family.DefaultRegistry().Lookup("btc")
 			wallet, _ := destinations(t, btc)
 			if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
 				t.Fatal(err)

@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains"
-	"github.com/payhook/payhook/chains/evm/jsonrpc"
-	solrpc "github.com/payhook/payhook/chains/solana/rpc"
-	"github.com/payhook/payhook/chains/tron/httpapi"
-	"github.com/payhook/payhook/chains/utxo/bitcoind"
+	"github.com/payhook/payhook/chains/backend"
 )
 
 // splitNodeURL reads payhook's network option off a node URL and returns
@@ -93,20 +90,8 @@ func buildNodes(registry *chains.Registry, cfg ChainsConfig, keys *chains.Keys, 
 		if err != nil {
 			return nil, fmt.Errorf("--node %s: %w", name, err)
 		}
-		var b chains.Backend
-		switch t.Family {
-		case chains.FamilyUTXO:
-			b, err = bitcoind.New(bitcoind.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout,
-				FallbackFee: cfg.FallbackFees[t.Ticker], Client: client(t.Ticker)})
-		case chains.FamilyTron:
-			b, err = httpapi.New(httpapi.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
-		case chains.FamilyEVM:
-			b, err = jsonrpc.New(jsonrpc.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
-		case chains.FamilySolana:
-			b, err = solrpc.New(solrpc.Config{Ticker: t, URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout, Client: client(t.Ticker)})
-		default:
-			err = fmt.Errorf("no node backend for the %s family yet", t.Family)
-		}
+		b, err := backend.New(t, backend.Config{URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout,
+			FallbackFee: cfg.FallbackFees[t.Ticker], Client: client(t.Ticker)})
 		if err != nil {
 			return nil, fmt.Errorf("--node %s: %w", name, err)
 		}

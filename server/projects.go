@@ -90,8 +90,8 @@ func (p *projects) Create(ctx context.Context, req rpc.NewProject) (*entdb.Proje
 		if !ok || err != nil || n < int64(t.MinConfirmations) || n > 100 {
 			return nil, "", fmt.Errorf("%w: confirmations %q: want %s=N with N from %d to 100", project.ErrInvalid, spec, t.Ticker, t.MinConfirmations)
 		}
-		if t.Family == chains.FamilySolana {
-			n = 1 // Solana has no numeric depth
+		if fixed, ok := t.Rules().FixedConfirmations(t); ok {
+			n = fixed // Solana has no numeric depth
 		}
 		confs[t.Ticker] = int32(n)
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -203,7 +204,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 			s.logger.Warn("generated a new address seed: back this file up, it is the only way to recover funds sent to payment addresses", "seed_file", cfg.SeedFile)
 		}
 	}
-	deriver, err := chains.NewDeriver(seed)
+	deriver, err := chains.NewDeriver(seed, family.All())
 	if err != nil {
 		return keys{}, fmt.Errorf("address seed: %w", err)
 	}
@@ -522,11 +523,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 // by server/route's tests).
 func loadRegistry(path string) (*chains.Registry, error) {
 	if path == "" {
-		return chains.DefaultRegistry(), nil
+		return family.DefaultRegistry(), nil
 	}
 	reserved := chains.Reserved(route.Default().ReservedNames()...)
 	return loadFile("--registry-file", path, func(r io.Reader) (*chains.Registry, error) {
-		return chains.LoadRegistry(r, reserved)
+		return chains.LoadRegistry(r, family.All(), reserved)
 	})
 }
 

@@ -3,6 +3,13 @@
 // (on regtest or a local validator) as they arrive. Import it only from
 // _test.go files.
 //
+// Families is the suite of chains.Family, run by chains/family over the
+// embedded registry on every network: binding, derivation and validation
+// round trips (and the keys that control the derived addresses),
+// DestinationKey over the known spellings of a destination, MinOutput,
+// what confirmations mean, the distribution gate, the fee model and
+// payment URIs. Its doc comment lists each check.
+//
 // Run drives a Driver (a Backend that can also pay, mine and reorganise)
 // through the scenarios of the spec's "States and transitions" for every
 // ticker of the default registry, folds what the backend shows through

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/lifecycle"
 	"github.com/payhook/payhook/chains/solana"
 )
@@ -50,7 +51,7 @@ const maxWait = 200
 // and forwards: Sign validates, Send is idempotent, and on a node the
 // forward pays its outputs exactly.
 func Run(t *testing.T, newDriver func(t *testing.T, tk chains.Ticker) Driver) {
-	RunRegistry(t, chains.DefaultRegistry(), newDriver)
+	RunRegistry(t, family.DefaultRegistry(), newDriver)
 }
 
 // RunRegistry is Run over the tickers of reg: a node backend on a test
@@ -117,7 +118,7 @@ var Seed = func() []byte { s := sha256.Sum256([]byte("payhook chaintest")); retu
 // addr returns the suite's i-th valid address of the ticker.
 func (h *harness) addr(i uint32) string {
 	h.t.Helper()
-	d, err := chains.NewDeriver(Seed)
+	d, err := chains.NewDeriver(Seed, family.All())
 	if err != nil {
 		h.t.Fatal(err)
 	}

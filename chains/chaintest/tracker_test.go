@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/utxo"
 )
 
 // fakeBackend returns canned answers, to check that a Tracker catches
@@ -34,7 +35,7 @@ func (f *fakeBackend) Sign(context.Context, chains.Forward) (chains.Signed, erro
 }
 func (f *fakeBackend) Send(context.Context, chains.Signed) error { return nil }
 
-var btc = chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc", Family: chains.FamilyUTXO}
+var btc = chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc"}.WithFamily(utxo.Family{})
 
 func TestTrackerCatchesContractViolations(t *testing.T) {
 	t.Parallel()

@@ -252,7 +252,7 @@ func (c *Chain) Pay(to string, value decimal.Decimal, failExecution bool) (strin
 	return t.id, nil
 }
 
-func canFail(f chains.Family) bool { return f == chains.FamilyEVM || f == chains.FamilyTron }
+func canFail(f chains.FamilyName) bool { return f == chains.FamilyEVM || f == chains.FamilyTron }
 
 // checkAmount reports an amount that is not positive or not a whole number
 // of the ticker's smallest unit.

@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 )
 
 // TestMain fails the run if a goroutine (the devnet's mining loop or any
@@ -45,7 +46,7 @@ func TestConformanceOtherDepths(t *testing.T) {
 
 func ticker(t *testing.T, name string) chains.Ticker {
 	t.Helper()
-	tk, err := chains.DefaultRegistry().Get(name)
+	tk, err := family.DefaultRegistry().Get(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func ticker(t *testing.T, name string) chains.Ticker {
 
 func address(t *testing.T, tk chains.Ticker, i uint32) string {
 	t.Helper()
-	d, err := chains.NewDeriver([]byte("0123456789abcdef0123456789abcdef"))
+	d, err := chains.NewDeriver([]byte("0123456789abcdef0123456789abcdef"), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,13 +298,13 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestHashes(t *testing.T) {
 	t.Parallel()
-	formats := map[chains.Family]*regexp.Regexp{
+	formats := map[chains.FamilyName]*regexp.Regexp{
 		chains.FamilyUTXO:   regexp.MustCompile(`^[0-9a-f]{64}$`),
 		chains.FamilyTron:   regexp.MustCompile(`^[0-9a-f]{64}$`),
 		chains.FamilyEVM:    regexp.MustCompile(`^0x[0-9a-f]{64}$`),
 		chains.FamilySolana: regexp.MustCompile(`^[1-9A-HJ-NP-Za-km-z]{86,88}$`),
 	}
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	a := devnet.New(reg, devnet.Options{Seed: seed})
 	b := devnet.New(reg, devnet.Options{Seed: seed})
 	r := devnet.New(reg, devnet.Options{})
@@ -400,7 +401,7 @@ func TestBlockTimeUsesClock(t *testing.T) {
 
 func TestStartStop(t *testing.T) {
 	t.Parallel()
-	d := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	d := devnet.New(family.DefaultRegistry(), devnet.Options{})
 	if err := d.Start(t.Context(), 0); !errors.Is(err, devnet.ErrInvalidBlockTime) {
 		t.Errorf("Start with no block time: %v", err)
 	}
@@ -431,7 +432,7 @@ func TestStartStop(t *testing.T) {
 
 func TestStartEndsWithContext(t *testing.T) {
 	t.Parallel()
-	d := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	d := devnet.New(family.DefaultRegistry(), devnet.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	if err := d.Start(ctx, time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -444,7 +445,7 @@ func TestStartEndsWithContext(t *testing.T) {
 	}
 	cancel()
 	d.Stop() // returns once the goroutine, already ending, has exited
-	d2 := devnet.New(chains.DefaultRegistry(), devnet.Options{})
+	d2 := devnet.New(family.DefaultRegistry(), devnet.Options{})
 	d2.Stop() // never started: returns at once
 	if err := d2.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
 		t.Errorf("Start after Stop: %v", err)

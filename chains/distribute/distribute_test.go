@@ -12,13 +12,14 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/distribute"
+	"github.com/payhook/payhook/chains/family"
 )
 
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 func ticker(t *testing.T, name string) chains.Ticker {
 	t.Helper()
-	tk, err := chains.DefaultRegistry().Get(name)
+	tk, err := family.DefaultRegistry().Get(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,4 +38,16 @@
 // outcomes of small payments, not faults; the first three are bugs or bad
 // data upstream. Messages name the values involved and may be shown to
 // merchants.
+//
+// # Splits the network cannot carry
+//
+// CheckOutputs is for the moment a split is made (a payment address's
+// destinations, a project's wallet): it plans the ticker's minimum payment
+// and refuses (ErrBelowNetworkMinimum, *BelowNetworkMinimumError) a split
+// that gives a destination less than its network carries (the family's
+// MinOutput: UTXO dust, Solana's rent-exempt minimum), since every payment
+// of that split would then plan an output that can never be sent. It
+// plans with the registry's fee estimate; a forward whose real fee is
+// higher can still leave an output short, which the forwarding code must
+// hold rather than send.
 package distribute

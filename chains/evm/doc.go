@@ -1,8 +1,8 @@
-// Package evm holds the payment lifecycle rules of the EVM family (eth,
-// erc20, bep20, polygon): when an incoming native or token transfer is
-// pending, confirmed (credited), reverted and forwardable. It is pure: no
-// I/O, no clock, no state; Rules is the zero-size implementation of
-// chains.Rules.
+// Package evm is the EVM family (eth, erc20, bep20, polygon): Family is its
+// chains.Family (EIP-55 addresses, keys, EIP-681 URIs), and Rules its
+// payment lifecycle: when an incoming native or token transfer is pending,
+// confirmed (credited), reverted and forwardable. It is pure: no I/O, no
+// clock, no state; Family and Rules are zero-size.
 //
 // # Guarantees
 //
@@ -24,7 +24,7 @@
 // Evaluate cannot fail. A required depth below 1 counts as 1, a negative
 // depth as 0, and an unknown recorded status is returned unchanged with no
 // callback, credit or forwarding. The ticker's family is not checked;
-// chains/lifecycle dispatches on it.
+// a chains.Registry binds each ticker to its family.
 //
 // Executed is read only for a transaction in a block: a backend must report
 // a block-included transfer with Executed false only when its receipt shows

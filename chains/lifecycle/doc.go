@@ -1,9 +1,8 @@
-// Package lifecycle chooses a family's payment lifecycle rules for a ticker
-// and applies them. It is the one place the server's payment code asks "what
-// does this observation mean for this payment": For returns the chains.Rules
-// of a family, Evaluate dispatches on the ticker's family, and
-// DistributionDepth says how deep a transfer must be before its funds are
-// distributed.
+// Package lifecycle applies a ticker's payment lifecycle rules. It is the
+// one place the server's payment code asks "what does this observation mean
+// for this payment": Evaluate applies the rules of the ticker's family
+// (chains.Ticker.Rules), and DistributionDepth says how deep a transfer
+// must be before its funds are distributed.
 //
 // The rules themselves live in chains/utxo, chains/evm, chains/tron and
 // chains/solana, whose Rules doc comments state each family's semantics.
@@ -29,7 +28,7 @@
 //
 // # Failure modes
 //
-// For and Evaluate fail only for a family without rules; the error wraps
+// Evaluate fails only for a ticker without a family; the error wraps
 // chains.ErrUnsupportedNetwork. Tickers from a chains.Registry never cause
 // it.
 package lifecycle

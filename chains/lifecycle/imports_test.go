@@ -10,21 +10,25 @@ import (
 	"testing"
 )
 
-// TestImports enforces the layout rule for the lifecycle packages: the
-// standard library, decimal and chains only (and, for lifecycle, the family
-// packages it dispatches to); never ent, notifier, server or gen, and no
-// family package depending on another.
+// TestImports enforces the layout rule for the lifecycle and family
+// packages: the standard library, decimal, chains and the chain libraries
+// the families' address formats need; never ent, notifier, server or gen,
+// and no family package depending on another (except TRON on EVM for its
+// accounts, which are EVM accounts).
 func TestImports(t *testing.T) {
 	t.Parallel()
 	const chains = "github.com/payhook/payhook/chains"
-	base := []string{"github.com/shopspring/decimal", chains}
+	base := []string{"github.com/shopspring/decimal", chains, chains + "/internal/codec"}
+	btcd := []string{"github.com/btcsuite/btcd/btcutil", "github.com/btcsuite/btcd/btcutil/bech32",
+		"github.com/btcsuite/btcd/btcutil/base58", "github.com/btcsuite/btcd/chaincfg", "github.com/btcsuite/btcd/btcec/v2", "github.com/btcsuite/btcd/txscript", "github.com/btcsuite/btcd/wire"}
 	families := []string{chains + "/utxo", chains + "/evm", chains + "/tron", chains + "/solana"}
 	allowed := map[string][]string{
-		".":         append(slices.Clone(base), families...),
-		"../utxo":   base,
-		"../evm":    base,
-		"../tron":   base,
-		"../solana": base,
+		".":         {chains, chains + "/tron"},
+		"../utxo":   append(slices.Clone(base), btcd...),
+		"../evm":    append(slices.Clone(base), btcd...),
+		"../tron":   append(slices.Clone(base), append(btcd, chains+"/evm")...),
+		"../solana": append(slices.Clone(base), btcd...),
+		"../family": append([]string{chains}, families...),
 	}
 	fset := token.NewFileSet()
 	for dir, ok := range allowed {

@@ -2,7 +2,6 @@ package lifecycle_test
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/payhook/payhook/chains"
@@ -14,45 +13,14 @@ import (
 )
 
 var (
-	btc   = chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc", Family: chains.FamilyUTXO}
-	eth   = chains.Ticker{Ticker: "eth", Network: "eth", Coin: "eth", Family: chains.FamilyEVM}
-	erc20 = chains.Ticker{Ticker: "erc20/usdt", Network: "erc20", Coin: "usdt", Family: chains.FamilyEVM, Token: true, Contract: "0xdAC17F958D2ee523a2206206994597C13D831ec7"}
-	trx   = chains.Ticker{Ticker: "trx", Network: "trx", Coin: "trx", Family: chains.FamilyTron}
-	trc20 = chains.Ticker{Ticker: "trc20/usdt", Network: "trc20", Coin: "usdt", Family: chains.FamilyTron, Token: true, Contract: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"}
-	sol   = chains.Ticker{Ticker: "sol", Network: "sol", Coin: "sol", Family: chains.FamilySolana}
-	spl   = chains.Ticker{Ticker: "sol/usdc", Network: "sol", Coin: "usdc", Family: chains.FamilySolana, Token: true, Contract: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}
+	btc   = chains.Ticker{Ticker: "btc", Network: "btc", Coin: "btc"}.WithFamily(utxo.Family{})
+	eth   = chains.Ticker{Ticker: "eth", Network: "eth", Coin: "eth"}.WithFamily(evm.Family{})
+	erc20 = chains.Ticker{Ticker: "erc20/usdt", Network: "erc20", Coin: "usdt", Token: true, Contract: "0xdAC17F958D2ee523a2206206994597C13D831ec7"}.WithFamily(evm.Family{})
+	trx   = chains.Ticker{Ticker: "trx", Network: "trx", Coin: "trx"}.WithFamily(tron.Family{})
+	trc20 = chains.Ticker{Ticker: "trc20/usdt", Network: "trc20", Coin: "usdt", Token: true, Contract: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t"}.WithFamily(tron.Family{})
+	sol   = chains.Ticker{Ticker: "sol", Network: "sol", Coin: "sol"}.WithFamily(solana.Family{})
+	spl   = chains.Ticker{Ticker: "sol/usdc", Network: "sol", Coin: "usdc", Token: true, Contract: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"}.WithFamily(solana.Family{})
 )
-
-func TestFor(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		family chains.Family
-		want   chains.Rules
-	}{
-		{"utxo", chains.FamilyUTXO, utxo.Rules{}},
-		{"evm", chains.FamilyEVM, evm.Rules{}},
-		{"tron", chains.FamilyTron, tron.Rules{}},
-		{"solana", chains.FamilySolana, solana.Rules{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := lifecycle.For(tt.family)
-			if err != nil {
-				t.Fatalf("For(%q): %v", tt.family, err)
-			}
-			if reflect.TypeOf(got) != reflect.TypeOf(tt.want) {
-				t.Errorf("For(%q) = %T, want %T", tt.family, got, tt.want)
-			}
-		})
-	}
-	for _, f := range []chains.Family{"", "cosmos", "UTXO"} {
-		if r, err := lifecycle.For(f); !errors.Is(err, chains.ErrUnsupportedNetwork) || r != nil {
-			t.Errorf("For(%q) = %v, %v; want nil and an error wrapping ErrUnsupportedNetwork", f, r, err)
-		}
-	}
-}
 
 func TestEvaluate(t *testing.T) {
 	t.Parallel()

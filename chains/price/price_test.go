@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 )
 
@@ -307,7 +307,7 @@ func TestDefault(t *testing.T) {
 	if tab.AsOf() == "" {
 		t.Error("the embedded table has no as_of date")
 	}
-	for _, tk := range chains.DefaultRegistry().All() {
+	for _, tk := range family.DefaultRegistry().All() {
 		for _, key := range []string{tk.Ticker, tk.Coin} {
 			if p, ok := tab.USD(key); !ok || p.Sign() <= 0 {
 				t.Errorf("no USD price for %q (ticker %s)", key, tk.Ticker)

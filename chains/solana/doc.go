@@ -1,7 +1,8 @@
-// Package solana holds the payment lifecycle rules of Solana (sol and SPL
-// tokens): when an incoming transfer is accepted (confirmed, credited and
-// forwardable). It is pure: no I/O, no clock, no state; Rules is the
-// zero-size implementation of chains.Rules.
+// Package solana is the Solana family (sol and SPL tokens): Family is its
+// chains.Family (base58 public keys, SLIP-0010 keys, Solana Pay URIs, a
+// fixed confirmation count), and Rules its payment lifecycle: when an
+// incoming transfer is accepted (confirmed, credited and forwardable). It
+// is pure: no I/O, no clock, no state; Family and Rules are zero-size.
 //
 // Solana has no pending stage. A transfer is accepted at a commitment level,
 // not at a depth: native SOL at finalized, SPL tokens at confirmed. The
@@ -25,5 +26,5 @@
 //
 // Evaluate cannot fail. An unknown recorded status is returned unchanged with
 // no callback, credit or forwarding. The ticker's family is not checked;
-// chains/lifecycle dispatches on it.
+// a chains.Registry binds each ticker to its family.
 package solana

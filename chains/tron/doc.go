@@ -1,7 +1,9 @@
-// Package tron holds the payment lifecycle rules of TRON (trx and trc20
-// tokens): when an incoming transfer is pending, confirmed (credited),
-// reverted, and when its funds may be distributed. It is pure: no I/O, no
-// clock, no state; Rules is the zero-size implementation of chains.Rules.
+// Package tron is the TRON family (trx and trc20 tokens): Family is its
+// chains.Family (base58 T... addresses, keys, tron: URIs, the distribution
+// gate), and Rules its payment lifecycle: when an incoming transfer is
+// pending, confirmed (credited), reverted, and when its funds may be
+// distributed. It is pure: no I/O, no clock, no state; Family and Rules are
+// zero-size.
 //
 // TRON separates credit from distribution. Credit happens at the merchant's
 // configured depth once execution checks pass; distribution waits for the
@@ -30,8 +32,9 @@
 //
 // Evaluate cannot fail. A required depth below 1 counts as 1, a negative
 // depth as 0, and an unknown recorded status is returned unchanged with no
-// callback, credit or forwarding. The ticker's family is not checked;
-// chains/lifecycle dispatches on it. Executed false on a transaction in a
-// block is read as a failed receipt, which is final: a backend must not
-// report a block-included transfer before its receipt is available.
+// callback, credit or forwarding. The ticker's family is not checked; a
+// chains.Registry binds each ticker to its family. Executed false on a
+// transaction in a block is read as a failed receipt, which is final: a
+// backend must not report a block-included transfer before its receipt is
+// available.
 package tron

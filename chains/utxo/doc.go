@@ -1,7 +1,10 @@
-// Package utxo holds the payment lifecycle rules of the UTXO family (btc,
-// ltc, bch, doge): when an incoming output is pending, confirmed (credited)
-// and forwardable. It is pure: no I/O, no clock, no state; Rules is the
-// zero-size implementation of chains.Rules.
+// Package utxo is the UTXO family (btc, ltc, bch, doge): Family is its
+// chains.Family (address formats on every network, CashAddr, keys, BIP21
+// URIs), and Rules its payment lifecycle: when an incoming output is
+// pending, confirmed (credited) and forwardable. EncodeAddress,
+// DecodeAddress and Params give the node backend (utxo/bitcoind) the
+// family's address forms for txscript. It is pure: no I/O, no clock, no
+// state; Family and Rules are zero-size.
 //
 // # Guarantees
 //

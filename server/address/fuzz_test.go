@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/notifier/egress"
 )
 
@@ -157,7 +158,7 @@ func FuzzParseDestinations(f *testing.F) {
 	} {
 		f.Add(s.ticker, s.raw)
 	}
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	var tickers [len(fuzzTickers)]chains.Ticker
 	for i, name := range fuzzTickers {
 		t, err := reg.Get(name)

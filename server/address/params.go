@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/distribute"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/notifier/egress"
 )
@@ -128,14 +129,32 @@ func splitQuery(param, raw string) ([]schema.Param, error) {
 
 // ParseDestinations parses the address parameter: one wallet, or several as
 // `SHARE@ADDR|SHARE@ADDR` with positive shares that sum to exactly 1. Each
-// address is validated for the ticker's network. An empty parameter means
-// no forwarding (no destinations): the funds are held on the payment
-// address.
+// address is validated for the ticker's network, and one destination may
+// appear once, however it is spelled. A split the network cannot carry is
+// refused: one that gives a destination less of the ticker's minimum
+// payment than its network's smallest output to that address
+// (distribute.CheckOutputs). An empty parameter means no forwarding (no
+// destinations): the funds are held on the payment address.
 func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return []schema.Destination{}, nil
 	}
+	out, err := parseDestinations(t, raw)
+	if err != nil {
+		return nil, err
+	}
+	shares := make([]distribute.Share, len(out))
+	for i, d := range out {
+		shares[i] = distribute.Share{Address: d.Address, Share: d.Share}
+	}
+	if err := distribute.CheckOutputs(t, shares); err != nil {
+		return nil, &InvalidError{Param: "address", Reason: err.Error()}
+	}
+	return out, nil
+}
+
+func parseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error) {
 	if !strings.ContainsAny(raw, "@|") {
 		if err := chains.ValidateAddress(t, raw); err != nil {
 			return nil, &InvalidError{Param: "address", Reason: err.Error()}
@@ -165,19 +184,17 @@ func ParseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error
 			return nil, invalid("address", "share %s of destination %d has more than %d decimal places", truncate(share.String()), i+1, shareScale)
 		}
 		addr = strings.TrimSpace(addr)
-		if err := chains.ValidateAddress(t, addr); err != nil {
+		// DestinationKey validates addr. One destination may be spelled
+		// several ways (EIP-55 or lower case, a CashAddr with or without
+		// its prefix, ltc's two P2SH versions): compare what it pays to.
+		key, err := t.Rules().DestinationKey(t, addr)
+		if err != nil {
 			return nil, &InvalidError{Param: "address", Reason: err.Error()}
 		}
-		// EVM (EIP-55) and bech32 addresses are case-insensitive: compare
-		// the canonical lower-case form so one wallet cannot appear twice.
-		canon := addr
-		if t.Family == chains.FamilyEVM || (t.Family == chains.FamilyUTXO && caseInsensitiveUTXO(t.Network, addr)) {
-			canon = strings.ToLower(addr)
-		}
-		if seen[canon] {
+		if seen[key] {
 			return nil, invalid("address", "destination %s is listed twice", addr)
 		}
-		seen[canon] = true
+		seen[key] = true
 		sum = sum.Add(share)
 		out = append(out, schema.Destination{Address: addr, Share: share.Truncate(shareScale)})
 	}
@@ -192,18 +209,4 @@ func truncate(s string) string {
 		return s[:64] + "..."
 	}
 	return s
-}
-
-// caseInsensitiveUTXO reports UTXO addresses in a case-insensitive
-// encoding: bech32 segwit (bc1, ltc1) and BCH CashAddr (with or without its
-// prefix). Base58 addresses are case-sensitive.
-func caseInsensitiveUTXO(network, addr string) bool {
-	l := strings.ToLower(addr)
-	switch {
-	case strings.HasPrefix(l, "bc1"), strings.HasPrefix(l, "ltc1"), strings.HasPrefix(l, "bitcoincash:"):
-		return true
-	case network == "bch":
-		return strings.HasPrefix(l, "q") || strings.HasPrefix(l, "p")
-	}
-	return false
 }

@@ -128,87 +128,16 @@ func DrawQRCode(r QRRequest) ([]byte, error) {
 	return png, nil
 }
 
-// utxoSchemes are the BIP21 URI schemes of the UTXO networks.
-var utxoSchemes = map[string]string{
-	"btc":  "bitcoin",
-	"ltc":  "litecoin",
-	"bch":  "bitcoincash",
-	"doge": "dogecoin",
-}
-
-// evmChainIDs are the EIP-155 chain ids of the EVM networks (EIP-681 URIs
-// name the chain unless it is Ethereum mainnet).
-var evmChainIDs = map[string]int{
-	"eth":     1,
-	"erc20":   1,
-	"bep20":   56,
-	"polygon": 137,
-}
-
 // PaymentURI returns the URI a wallet opens to pay amount (nil: no amount)
-// of t to addr:
-//
-//   - UTXO: BIP21, `bitcoin:ADDR?amount=0.01` (litecoin:, bitcoincash:,
-//     dogecoin:), amount in coin units; CashAddr keeps its own prefix.
-//   - EVM: EIP-681, native `ethereum:ADDR[@CHAIN]?value=WEI`, tokens
-//     `ethereum:CONTRACT[@CHAIN]/transfer?address=ADDR&uint256=BASEUNITS`.
-//   - TRON: `tron:ADDR?amount=1.5`, plus `&token=CONTRACT` for TRC-20.
-//   - Solana: Solana Pay, `solana:ADDR?amount=1.5`, plus `&spl-token=MINT`.
+// of t to addr, in the scheme of t's family (Family.PaymentURI: BIP21 for
+// UTXO, EIP-681 for EVM, tron: for TRON, Solana Pay). A network without a
+// known scheme is an *InvalidError on the ticker.
 func PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, error) {
-	switch t.Family {
-	case chains.FamilyUTXO:
-		scheme, ok := utxoSchemes[t.Network]
-		if !ok {
-			break
-		}
-		uri := addr
-		if !strings.HasPrefix(strings.ToLower(addr), scheme+":") {
-			uri = scheme + ":" + addr
-		}
-		if amount != nil {
-			uri += "?amount=" + amount.String()
-		}
-		return uri, nil
-	case chains.FamilyEVM:
-		id, ok := evmChainIDs[t.Network]
-		if !ok {
-			break
-		}
-		chain := ""
-		if id != 1 {
-			chain = fmt.Sprintf("@%d", id)
-		}
-		if t.Token {
-			uri := "ethereum:" + t.Contract + chain + "/transfer?address=" + addr
-			if amount != nil {
-				uri += "&uint256=" + amount.Shift(t.Decimals).String()
-			}
-			return uri, nil
-		}
-		uri := "ethereum:" + addr + chain
-		if amount != nil {
-			uri += "?value=" + amount.Shift(t.Decimals).String()
-		}
-		return uri, nil
-	case chains.FamilyTron, chains.FamilySolana:
-		scheme, tokenParam := "tron", "token"
-		if t.Family == chains.FamilySolana {
-			scheme, tokenParam = "solana", "spl-token"
-		}
-		var q []string
-		if amount != nil {
-			q = append(q, "amount="+amount.String())
-		}
-		if t.Token {
-			q = append(q, tokenParam+"="+t.Contract)
-		}
-		uri := scheme + ":" + addr
-		if len(q) > 0 {
-			uri += "?" + strings.Join(q, "&")
-		}
-		return uri, nil
+	uri, err := t.Rules().PaymentURI(t, addr, amount)
+	if err != nil {
+		return "", invalid("ticker", "no payment URI scheme is known for network %s", t.Network)
 	}
-	return "", invalid("ticker", "no payment URI scheme is known for network %s", t.Network)
+	return uri, nil
 }
 
 // Priorities are the forwarding priorities this API family names; payhook
@@ -225,8 +154,9 @@ type Estimate struct {
 }
 
 // EstimateFee returns what payhook deducts for the network when it forwards
-// a payment of t: the ticker's network fee estimate rounded up to the
-// coin's precision, as forwarding rounds it. addresses (1 to
+// a payment of t: its family's fee model (Family.NetworkFee, the ticker's
+// network fee estimate rounded up to the coin's precision, as forwarding
+// rounds it). addresses (1 to
 // MaxDestinations, default 1) and priority (one of Priorities, or empty)
 // are checked; neither changes the result, since one payment is forwarded
 // with one deduction at payhook's single priority.
@@ -237,7 +167,7 @@ func EstimateFee(t chains.Ticker, prices price.Source, addresses *int32, priorit
 	if err := checkPriority(priority); err != nil {
 		return Estimate{}, err
 	}
-	cost := t.NetworkFeeEstimate.RoundCeil(t.Decimals)
+	cost := t.Rules().NetworkFee(t)
 	est := Estimate{Cost: cost, Fiat: map[string]string{}}
 	if usd, ok := price.USDValue(prices, t.Ticker, cost); ok {
 		for _, c := range prices.Fiat() {

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 )
 
@@ -24,7 +25,7 @@ const (
 	dogeAddr = "DH5yaieqoZN36fDVciNyRueRGvGLR3mr7L"
 )
 
-var reg = chains.DefaultRegistry()
+var reg = family.DefaultRegistry()
 
 func tk(t testing.TB, ticker string) chains.Ticker {
 	t.Helper()

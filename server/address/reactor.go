@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/notifier"
@@ -115,8 +114,8 @@ func (r *CallbackReactor) callback(c payment.Change) Callback {
 		params[i] = payload.Param{Key: cp.Key, Value: cp.Value}
 	}
 	confs, required := c.Confirmations, int64(a.RequiredConfirmations)
-	if t.Family == chains.FamilySolana {
-		confs, required = 1, 1
+	if n, fixed := t.Rules().FixedConfirmations(t); fixed {
+		confs, required = n, n // Solana: accepted by commitment, not depth
 	}
 	cb := Callback{
 		AddressIn:             a.AddressIn,

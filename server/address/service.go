@@ -320,8 +320,8 @@ func sameDestinations(a, b []schema.Destination) bool {
 }
 
 func requiredConfirmations(t chains.Ticker, req *int32) (int32, error) {
-	if t.Family == chains.FamilySolana {
-		return 1, nil // Solana has no numeric depth: accepted means 1.
+	if n, fixed := t.Rules().FixedConfirmations(t); fixed {
+		return int32(n), nil // Solana has no numeric depth: accepted means 1.
 	}
 	if req == nil {
 		return t.DefaultConfirmations, nil

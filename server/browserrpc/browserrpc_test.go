@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server"
@@ -65,11 +66,11 @@ func newEnv(t *testing.T, mutate ...func(*server.Config)) *env {
 // btcDest is a bitcoin address outside the server's seed.
 func btcDest(t *testing.T) string {
 	t.Helper()
-	d, err := chains.NewDeriver(bytes.Repeat([]byte{0x42}, 32))
+	d, err := chains.NewDeriver(bytes.Repeat([]byte{0x42}, 32), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, _ := chains.DefaultRegistry().Lookup("btc")
+	tk, _ := family.DefaultRegistry().Lookup("btc")
 	a, err := d.Address(tk, 1000)
 	if err != nil {
 		t.Fatal(err)

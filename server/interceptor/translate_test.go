@@ -14,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
@@ -29,7 +30,7 @@ import (
 // Errors are built as their packages build them.
 func TestDomainErrorsKeepTheirAnswers(t *testing.T) {
 	t.Parallel()
-	btc, _ := chains.DefaultRegistry().Lookup("btc")
+	btc, _ := family.DefaultRegistry().Lookup("btc")
 	addrErr := chains.ValidateAddress(btc, "not-an-address")
 	if !errors.Is(addrErr, chains.ErrInvalidAddress) {
 		t.Fatalf("ValidateAddress = %v", addrErr)

@@ -71,8 +71,8 @@ type Faults struct {
 type Config struct {
 	// Backends maps tickers to the chains that sign and send.
 	Backends map[string]chains.Backend
-	// Minimums checks every planned output; nil checks none (a test's
-	// engine).
+	// Minimums checks every planned output; nil asks each ticker's family
+	// (chains.Ticker.Rules().MinOutput).
 	Minimums Minimums
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -148,11 +148,12 @@ type Intent struct {
 // *BelowMinimumError, after summing the outputs to one destination; a
 // failure to tell is returned as it is.
 func (e *Engine) Check(t chains.Ticker, outputs []chains.Output) error {
-	if e.minimums == nil {
-		return nil
+	minimums := e.minimums
+	if minimums == nil {
+		minimums = t.Rules() // an unbound ticker's rules answer errors
 	}
 	for _, o := range merge(outputs) {
-		min, err := e.minimums.MinOutput(t, o.Address)
+		min, err := minimums.MinOutput(t, o.Address)
 		if err != nil {
 			return fmt.Errorf("minimum output to %s: %w", o.Address, err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/store"
@@ -93,10 +94,10 @@ type bench struct {
 
 func newBench(t *testing.T, db *store.DB, faults Faults) *bench {
 	t.Helper()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	tk, _ := reg.Lookup("btc")
 	chain := devnet.NewChain(tk, devnet.Options{})
-	der, _ := chains.NewDeriver(make([]byte, 32))
+	der, _ := chains.NewDeriver(make([]byte, 32), family.All())
 	from, _ := der.Address(tk, 1)
 	to, _ := der.Address(tk, 2)
 	b := &backend{Backend: chain}

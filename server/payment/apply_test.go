@@ -13,6 +13,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
@@ -43,7 +44,7 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			if _, err := store.Migrate(ctx, db); err != nil {
 				t.Fatal(err)
 			}
-			reg := chains.DefaultRegistry()
+			reg := family.DefaultRegistry()
 			tk, _ := reg.Lookup("eth")
 			chain := devnet.NewChain(tk, devnet.Options{})
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -58,7 +59,7 @@ func TestConcurrentApplyIsIdempotent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			der, _ := chains.NewDeriver(make([]byte, 32))
+			der, _ := chains.NewDeriver(make([]byte, 32), family.All())
 			addrIn, _ := der.Address(tk, 0)
 			dest, _ := der.Address(tk, 1)
 			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetProjectID(1).SetTicker("eth").SetFamily("evm").SetAddressIn(addrIn).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	entforward "github.com/payhook/payhook/ent/db/forward"
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
@@ -36,7 +37,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			db := storetest.Open(t, d)
-			reg := chains.DefaultRegistry()
+			reg := family.DefaultRegistry()
 			tk, _ := reg.Lookup("btc")
 			dn := devnet.New(reg, devnet.Options{})
 			chain, _ := dn.Chain("btc")
@@ -49,7 +50,7 @@ func TestCrashBetweenBroadcastAndRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			der, _ := chains.NewDeriver(make([]byte, 32))
+			der, _ := chains.NewDeriver(make([]byte, 32), family.All())
 			addrIn, _ := der.Address(tk, 0)
 			dest, _ := der.Address(tk, 1)
 			if _, err := db.Client.Address.Create().SetAPIKeyID(key.ID).SetProjectID(1).SetTicker("btc").SetFamily("utxo").SetAddressIn(addrIn).

@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/chains/distribute"
+	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	entforward "github.com/payhook/payhook/ent/db/forward"
@@ -106,11 +107,11 @@ func TestApportion(t *testing.T) {
 // up to its value, and the parts add up to the plan, per destination too.
 func TestSplitPlan(t *testing.T) {
 	t.Parallel()
-	tk, err := chains.DefaultRegistry().Get("btc")
+	tk, err := family.DefaultRegistry().Get("btc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, _ := chains.NewDeriver(make([]byte, 32))
+	der, _ := chains.NewDeriver(make([]byte, 32), family.All())
 	a, _ := der.Address(tk, 1)
 	b, _ := der.Address(tk, 2)
 	d := decimal.RequireFromString

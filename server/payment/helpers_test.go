@@ -17,6 +17,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
+	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
@@ -144,7 +145,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, db *store.DB, ticker string) *fixture {
 	t.Helper()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	tk, err := reg.Get(ticker)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func newFixture(t *testing.T, db *store.DB, ticker string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := chains.NewDeriver(make([]byte, 32))
+	der, err := chains.NewDeriver(make([]byte, 32), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}

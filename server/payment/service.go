@@ -445,7 +445,7 @@ func nextDue(t chains.Ticker, required int64, head chains.Head, o chains.Observa
 	case chains.StatusNone, chains.StatusPending:
 		return &next
 	case chains.StatusConfirmed:
-		if step.Forwardable || o.Height == 0 || t.Family != chains.FamilyTron {
+		if step.Forwardable || o.Height == 0 || t.Rules().DistributionDepth(t, required) == 0 {
 			return &next
 		}
 		// TRON: distributed at its distribution depth, once the block is

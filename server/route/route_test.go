@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/server/openapi"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/web"
@@ -110,7 +110,7 @@ func TestMountedPathsAreTheTables(t *testing.T) {
 	if tb.Mounted("/nothing/") || tb.Mounted("/") {
 		t.Error("Mounted accepts a path outside the table")
 	}
-	for _, tk := range chains.DefaultRegistry().All() {
+	for _, tk := range family.DefaultRegistry().All() {
 		if first, _, _ := strings.Cut(tk.Ticker, "/"); tb.Reserved(first) {
 			t.Errorf("embedded ticker %s starts with the reserved %q", tk.Ticker, first)
 		}

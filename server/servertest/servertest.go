@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
@@ -196,7 +197,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // figures), and returns its row.
 func (in *Instance) EnqueueCallback(t testing.TB, a *entdb.Address, p *entdb.Payment, status chains.Status) *entdb.Notification {
 	t.Helper()
-	tk, ok := chains.DefaultRegistry().Lookup(a.Ticker)
+	tk, ok := family.DefaultRegistry().Lookup(a.Ticker)
 	if !ok {
 		t.Fatalf("servertest: unknown ticker %s", a.Ticker)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/evm/jsonrpc"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/nodetest"
 )
 
@@ -176,7 +177,7 @@ type chain struct {
 // regtest returns the registry with every EVM ticker on regtest.
 func regtest(t testing.TB) *chains.Registry {
 	t.Helper()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	for _, tk := range reg.All() {
 		if tk.Family != chains.FamilyEVM {
 			continue

@@ -13,13 +13,14 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/evm/jsonrpc"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/nodetest"
 )
 
 // address returns the suite seed's payment address i of tk.
 func (c *chain) address(i uint32) string {
 	c.t.Helper()
-	d, err := chains.NewDeriver(chaintestSeed())
+	d, err := chains.NewDeriver(chaintestSeed(), family.All())
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/evm"
 )
 
 // Defaults of Config.
@@ -119,19 +120,6 @@ func (r chainRule) check(id uint64) error {
 	return nil
 }
 
-// mainnetChainID returns the mainnet chain id of a registry network.
-func mainnetChainID(network string) (uint64, bool) {
-	switch network {
-	case "eth", "erc20":
-		return 1, true
-	case "bep20":
-		return 56, true
-	case "polygon":
-		return 137, true
-	}
-	return 0, false
-}
-
 func isKnownMainnet(id uint64) bool { return id == 1 || id == 56 || id == 137 }
 
 func invalid(field, format string, args ...any) error {
@@ -197,7 +185,7 @@ func (c Config) resolve() (resolved, error) {
 	r.endpoint = u.String()
 
 	mainnet := tk.Net == "" || tk.Net == chains.Mainnet
-	known, isKnown := mainnetChainID(tk.Network)
+	known, isKnown := evm.ChainID(tk.Network)
 	switch {
 	case mainnet && chainID == 0 && !isKnown:
 		return r, invalid("ChainID", "network %q has no known chain id: set it", tk.Network)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/solana/solanatest"
 )
@@ -16,7 +17,7 @@ func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	sol := ticker(t, "sol")
 	usdc := ticker(t, "sol/usdc")
-	btc, err := chains.DefaultRegistry().Get("btc")
+	btc, err := family.DefaultRegistry().Get("btc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestProbe(t *testing.T) {
 		t.Errorf("Probe = %+v, %v", info, err)
 	}
 	for _, net := range []chains.Net{chains.Mainnet, chains.Testnet} {
-		reg, err := chains.DefaultRegistry().WithNet("sol", net)
+		reg, err := family.DefaultRegistry().WithNet("sol", net)
 		if err != nil {
 			t.Fatal(err)
 		}

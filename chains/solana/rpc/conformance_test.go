@@ -5,6 +5,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/solana/solanatest"
 )
@@ -36,7 +37,7 @@ func newFake(t *testing.T, tk chains.Ticker, opts solanatest.Options) (*solanate
 // regtest (the fake's genesis is no public cluster's).
 func solanaRegistry(t *testing.T) *chains.Registry {
 	t.Helper()
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	for _, tk := range reg.All() {
 		if tk.Family != chains.FamilySolana {
 			continue

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 )
 
 // documented returns the result of testdata/name.json (see its README).
@@ -31,7 +32,7 @@ func documented(t *testing.T, name string, into any) {
 
 func testBackend(t *testing.T, ticker, mint string) *Backend {
 	t.Helper()
-	tk, err := chains.DefaultRegistry().Get(ticker)
+	tk, err := family.DefaultRegistry().Get(ticker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func cannedNode(t *testing.T, files map[string]string) string {
 // through its JSON-RPC client.
 func TestDocumentedOverHTTP(t *testing.T) {
 	t.Parallel()
-	tk, err := chains.DefaultRegistry().WithNet("sol", chains.Regtest)
+	tk, err := family.DefaultRegistry().WithNet("sol", chains.Regtest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/solana/solanatest"
 )
@@ -28,7 +29,7 @@ func ticker(t *testing.T, name string) chains.Ticker {
 // addr returns the suite's i-th address of tk.
 func addr(t *testing.T, tk chains.Ticker, i uint32) string {
 	t.Helper()
-	d, err := chains.NewDeriver(seed())
+	d, err := chains.NewDeriver(seed(), family.All())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if b.keys == nil {
 		return chains.Signed{}, fmt.Errorf("%w: %s forward %q", ErrWatchOnly, b.ticker.Ticker, f.ID)
 	}
-	priv, err := b.keys.Ed25519(f.FromIndex)
+	priv, err := b.keys.Ed25519(b.ticker, f.FromIndex)
 	if err != nil {
 		return chains.Signed{}, invalid(f, "key %d: %v", f.FromIndex, err)
 	}
@@ -257,7 +257,7 @@ func (b *Backend) signToken(ctx context.Context, f chains.Forward, c checked, ke
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	opPriv, err := b.keys.OperatorEd25519()
+	opPriv, err := b.keys.OperatorEd25519(b.ticker)
 	if err != nil {
 		return chains.Signed{}, err
 	}

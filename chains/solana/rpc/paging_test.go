@@ -8,6 +8,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/solanatest"
 )
 
@@ -16,7 +17,7 @@ import (
 // the range's transfers, oldest first.
 func TestTransfersPaging(t *testing.T) {
 	t.Parallel()
-	reg, err := chains.DefaultRegistry().WithNet("sol", chains.Regtest)
+	reg, err := family.DefaultRegistry().WithNet("sol", chains.Regtest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestTransfersPaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.page = 2
-	d, err := chains.NewDeriver(chaintest.Seed)
+	d, err := chains.NewDeriver(chaintest.Seed, family.All())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/tron/trontest"
 )
@@ -41,7 +42,7 @@ type env struct {
 // ticker returns a TRON ticker of the default registry on Regtest.
 func ticker(t *testing.T, name string) chains.Ticker {
 	t.Helper()
-	reg, err := chains.DefaultRegistry().WithNet(name, chains.Regtest)
+	reg, err := family.DefaultRegistry().WithNet(name, chains.Regtest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func start(t *testing.T, name string, opts trontest.Options, cfg func(*httpapi.C
 
 func (e *env) addr(i uint32) string {
 	e.t.Helper()
-	d, err := chains.NewDeriver(chaintest.Seed)
+	d, err := chains.NewDeriver(chaintest.Seed, family.All())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestNodeDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		from, _ := chains.NewDeriver(chaintest.Seed)
+		from, _ := chains.NewDeriver(chaintest.Seed, family.All())
 		a0, _ := from.Address(tk, 0)
 		a1, _ := from.Address(tk, 1)
 		f := chains.Forward{ID: "x", From: a0, Inputs: []chains.Transfer{{Value: decimal.NewFromInt(5)}}, Outputs: []chains.Output{{Address: a1, Amount: decimal.NewFromInt(1)}}}

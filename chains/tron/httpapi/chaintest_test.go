@@ -5,6 +5,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/tron/trontest"
 )
@@ -39,7 +40,7 @@ func newDriver(t *testing.T, tk chains.Ticker) chaintest.Driver {
 // TestChaintest runs the conformance suite for trx and trc20/usdt on the
 // fake node, which runs a private network (Regtest).
 func TestChaintest(t *testing.T) {
-	reg := chains.DefaultRegistry()
+	reg := family.DefaultRegistry()
 	var err error
 	for _, tk := range []string{"trx", "trc20/usdt"} {
 		if reg, err = reg.WithNet(tk, chains.Regtest); err != nil {

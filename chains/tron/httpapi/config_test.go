@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 )
 
 // TestConfig: Validate names the bad field and never repeats credentials.
 func TestConfig(t *testing.T) {
 	trx, usdt := ticker(t, "trx"), ticker(t, "trc20/usdt")
-	btc, _ := chains.DefaultRegistry().Lookup("btc")
+	btc, _ := family.DefaultRegistry().Lookup("btc")
 	for _, c := range []struct {
 		name string
 		cfg  httpapi.Config

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/utxo"
 )
 
 // Defaults of Config.
@@ -85,7 +86,7 @@ func (c Config) Validate() error {
 	if c.Ticker.Family != chains.FamilyUTXO {
 		return fmt.Errorf("bitcoind: ticker %q is not of the utxo family", c.Ticker.Ticker)
 	}
-	if _, ok := chains.UTXOParams(c.Ticker); !ok {
+	if _, ok := utxo.Params(c.Ticker); !ok {
 		return fmt.Errorf("bitcoind: ticker %q: unsupported network", c.Ticker.Ticker)
 	}
 	if _, err := NewClient(c.URL, nil); err != nil {
@@ -134,7 +135,7 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	params, _ := chains.UTXOParams(cfg.Ticker)
+	params, _ := utxo.Params(cfg.Ticker)
 	return &Backend{cfg: cfg, rpc: rpc, params: params}, nil
 }
 
@@ -362,7 +363,7 @@ func (b *Backend) scriptAddress(scriptHex string) (string, bool) {
 	default:
 		return "", false
 	}
-	return chains.EncodeUTXOAddress(b.cfg.Ticker, addrs[0])
+	return utxo.EncodeAddress(b.cfg.Ticker, addrs[0])
 }
 
 // Blocks implements chains.Backend (getblockhash, getblockheader; batched).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/nodetest"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
 )
@@ -17,7 +18,7 @@ import (
 // regtestLTC returns the registry with ltc on regtest, and its ticker.
 func regtestLTC(t testing.TB) (*chains.Registry, chains.Ticker) {
 	t.Helper()
-	reg, err := chains.DefaultRegistry().WithNet("ltc", chains.Regtest)
+	reg, err := family.DefaultRegistry().WithNet("ltc", chains.Regtest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
+	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/nodetest"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
 )
@@ -89,7 +90,7 @@ func TestBadNodes(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	_, tk := regtestLTC(t)
-	eth, _ := chains.DefaultRegistry().Lookup("eth")
+	eth, _ := family.DefaultRegistry().Lookup("eth")
 	for name, c := range map[string]bitcoind.Config{
 		"not utxo":     {Ticker: eth, URL: "http://127.0.0.1:1/"},
 		"bad scheme":   {Ticker: tk, URL: "ftp://127.0.0.1/"},
@@ -115,7 +116,7 @@ func TestProbeLitecoind(t *testing.T) {
 	if err != nil || info.Network != "regtest" || !strings.Contains(info.Version, "LitecoinCore") {
 		t.Errorf("Probe: %+v, %v", info, err)
 	}
-	main, _ := chains.DefaultRegistry().Lookup("ltc")
+	main, _ := family.DefaultRegistry().Lookup("ltc")
 	b, _ = bitcoind.New(bitcoind.Config{Ticker: main, URL: n.URL})
 	if _, err := b.Probe(t.Context()); !errors.Is(err, chains.ErrWrongNetwork) {
 		t.Errorf("Probe of a regtest node for mainnet ltc: %v", err)
@@ -123,7 +124,7 @@ func TestProbeLitecoind(t *testing.T) {
 	// A forward the node would reject is refused before it is recorded.
 	keys, _ := chains.NewKeys(chaintest.Seed)
 	b, _ = bitcoind.New(bitcoind.Config{Ticker: tk, URL: n.URL, Keys: keys})
-	d, _ := chains.NewDeriver(chaintest.Seed)
+	d, _ := chains.NewDeriver(chaintest.Seed, family.All())
 	from, _ := d.Address(tk, 0)
 	to, _ := d.Address(tk, 1)
 	_, err = b.Sign(t.Context(), chains.Forward{ID: "x", From: from, FromIndex: 1, Inputs: []chains.Transfer{{TxID: strings.Repeat("a", 64), Value: decimal.NewFromInt(1)}},

@@ -14,6 +14,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/utxo"
 )
 
 // TestForkIDSigHash checks the Bitcoin Cash digest against a published
@@ -45,11 +47,11 @@ func TestForkIDSigHash(t *testing.T) {
 // 0x41, compressed key) that verify against the digest of each input, and
 // pays the outputs and the change exactly.
 func TestSignBCH(t *testing.T) {
-	reg, _ := chains.DefaultRegistry().WithNet("bch", chains.Regtest)
+	reg, _ := family.DefaultRegistry().WithNet("bch", chains.Regtest)
 	tk, _ := reg.Lookup("bch")
 	seed := bytes.Repeat([]byte{7}, 32)
 	keys, _ := chains.NewKeys(seed)
-	d, _ := chains.NewDeriver(seed)
+	d, _ := chains.NewDeriver(seed, family.All())
 	from, _ := d.Address(tk, 3)
 	to, _ := d.Address(tk, 4)
 	b, err := New(Config{Ticker: tk, URL: "http://127.0.0.1:1/", Keys: keys})
@@ -70,7 +72,7 @@ func TestSignBCH(t *testing.T) {
 		t.Errorf("outputs %+v", tx.TxOut)
 	}
 	priv, _ := keys.Secp256k1(tk, 3)
-	fromAddr, _ := chains.DecodeUTXOAddress(tk, from)
+	fromAddr, _ := utxo.DecodeAddress(tk, from)
 	script, _ := txscript.PayToAddrScript(fromAddr)
 	fetcher := txscript.NewMultiPrevOutFetcher(map[wire.OutPoint]*wire.TxOut{
 		tx.TxIn[0].PreviousOutPoint: wire.NewTxOut(30000000, script), tx.TxIn[1].PreviousOutPoint: wire.NewTxOut(20000000, script)})
@@ -101,10 +103,10 @@ func TestSignBCH(t *testing.T) {
 func TestSignEveryUTXOTicker(t *testing.T) {
 	seed := bytes.Repeat([]byte{9}, 32)
 	keys, _ := chains.NewKeys(seed)
-	d, _ := chains.NewDeriver(seed)
+	d, _ := chains.NewDeriver(seed, family.All())
 	for _, name := range []string{"btc", "ltc", "doge"} {
 		for _, net := range []chains.Net{chains.Mainnet, chains.Regtest} {
-			reg, _ := chains.DefaultRegistry().WithNet(name, net)
+			reg, _ := family.DefaultRegistry().WithNet(name, net)
 			tk, _ := reg.Lookup(name)
 			from, _ := d.Address(tk, 1)
 			to, _ := d.Address(tk, 2)

@@ -16,15 +16,13 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/utxo"
 )
 
-// Relay limits per network, in base units: the smallest fee rate nodes
-// relay (per 1000 vbytes) and the smallest output they accept (dust).
-var (
-	minRelayPerKvB = map[string]int64{"btc": 1000, "ltc": 1000, "bch": 1000, "doge": 1_000_000}
-	dustSegwit     = int64(294)
-	dustLegacy     = map[string]int64{"btc": 546, "ltc": 546, "bch": 546, "doge": 1_000_000}
-)
+// minRelayPerKvB is, per network, the smallest fee rate nodes relay, in
+// base units per 1000 vbytes. The smallest output they accept (dust) is the
+// family's rule: utxo.Family.MinOutput.
+var minRelayPerKvB = map[string]int64{"btc": 1000, "ltc": 1000, "bch": 1000, "doge": 1_000_000}
 
 // segwit reports whether the ticker's payment addresses are P2WPKH.
 func (b *Backend) segwit() bool {
@@ -40,11 +38,14 @@ func (b *Backend) vsize(nIn, nOut int) int64 {
 	return 10 + 148*int64(nIn) + 34*int64(nOut)
 }
 
-func (b *Backend) dust() int64 {
-	if b.segwit() {
-		return dustSegwit
+// dust returns the smallest output to addr the network relays, in base
+// units (utxo.Family.MinOutput).
+func (b *Backend) dust(addr string) (int64, error) {
+	m, err := utxo.Family{}.MinOutput(b.cfg.Ticker, addr)
+	if err != nil {
+		return 0, err
 	}
-	return dustLegacy[b.cfg.Ticker.Network]
+	return m.Shift(b.cfg.Ticker.Decimals).IntPart(), nil
 }
 
 // units converts a coin amount to base units; ok is false when it is not
@@ -66,7 +67,8 @@ func invalid(f chains.Forward, format string, args ...any) error {
 // f.Outputs exactly, pays f.NetworkFee as its fee (raised to the relay
 // minimum for its size if the budget is below it, from the change), and
 // returns the rest (the service fee) to the change address, unless it is
-// dust, which then goes to the fee. Every input's signature is verified
+// dust, which then goes to the fee. An output below the network's dust
+// limit for its address (utxo.Family.MinOutput) is refused. Every input's signature is verified
 // before the transaction is returned: by txscript's engine, or for bch,
 // whose SIGHASH_FORKID digest the engine does not know, against the digest.
 func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
@@ -93,7 +95,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != f.From {
 		return chains.Signed{}, invalid(f, "the key of index %d does not control %s", f.FromIndex, f.From)
 	}
-	fromAddr, err := chains.DecodeUTXOAddress(t, f.From)
+	fromAddr, err := utxo.DecodeAddress(t, f.From)
 	if err != nil {
 		return chains.Signed{}, invalid(f, "from: %v", err)
 	}
@@ -126,7 +128,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	}
 	var out int64
 	for i, o := range f.Outputs {
-		a, err := chains.DecodeUTXOAddress(t, o.Address)
+		a, err := utxo.DecodeAddress(t, o.Address)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
 		}
@@ -134,8 +136,12 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		if !ok {
 			return chains.Signed{}, invalid(f, "output %d: amount %s is not a positive whole number of base units", i, o.Amount)
 		}
-		if v < b.dust() {
-			return chains.Signed{}, invalid(f, "output %d: %s is below the network's dust limit", i, o.Amount)
+		dust, err := b.dust(o.Address)
+		if err != nil {
+			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
+		}
+		if v < dust {
+			return chains.Signed{}, invalid(f, "output %d: %s is below the network's dust limit (%s for that address)", i, o.Amount, decimal.New(dust, -t.Decimals))
 		}
 		script, err := txscript.PayToAddrScript(a)
 		if err != nil {
@@ -157,14 +163,18 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if change < 0 {
 		return chains.Signed{}, invalid(f, "inputs of %d base units do not cover outputs of %d and a fee of %d", in, out, fee)
 	}
-	if change >= b.dust() {
-		changeAddr := b.cfg.ChangeAddress
-		if changeAddr == "" {
-			if changeAddr, err = b.cfg.Keys.OperatorAddress(t); err != nil {
-				return chains.Signed{}, invalid(f, "change address: %v", err)
-			}
+	changeAddr := b.cfg.ChangeAddress
+	if changeAddr == "" {
+		if changeAddr, err = b.cfg.Keys.OperatorAddress(t); err != nil {
+			return chains.Signed{}, invalid(f, "change address: %v", err)
 		}
-		a, err := chains.DecodeUTXOAddress(t, changeAddr)
+	}
+	changeDust, err := b.dust(changeAddr)
+	if err != nil {
+		return chains.Signed{}, invalid(f, "change address: %v", err)
+	}
+	if change >= changeDust {
+		a, err := utxo.DecodeAddress(t, changeAddr)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "change address: %v", err)
 		}

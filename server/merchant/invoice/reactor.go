@@ -391,8 +391,8 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 		fields = append(fields, fiat(fValue, inv.Value))
 	}
 	confs := c.Confirmations
-	if t.Family == chains.FamilySolana {
-		confs = 1
+	if n, fixed := t.Rules().FixedConfirmations(t); fixed {
+		confs = n
 	}
 	var netFiat *decimal.Decimal
 	if c.Forward != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/distribute"
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
@@ -351,10 +352,15 @@ func ParseWallet(s string) (string, []schema.Destination, error) {
 	return ticker, ds, nil
 }
 
-// CheckAddresses checks that every destination of a wallet for t is an
-// address of t's chain and network.
+// CheckAddresses checks a wallet for t: every destination is an address
+// of t's chain and network, appears once however it is spelled
+// (Family.DestinationKey), and receives at least what its network carries
+// of the ticker's minimum payment (distribute.CheckOutputs), so that no
+// payment to the wallet plans an output that can never be sent.
 func CheckAddresses(t chains.Ticker, ds []schema.Destination) error {
-	for _, d := range ds {
+	seen := make(map[string]bool, len(ds))
+	shares := make([]distribute.Share, len(ds))
+	for i, d := range ds {
 		if err := chains.ValidateAddress(t, d.Address); err != nil {
 			var ae *chains.AddressError
 			if errors.As(err, &ae) {
@@ -362,6 +368,18 @@ func CheckAddresses(t chains.Ticker, ds []schema.Destination) error {
 			}
 			return invalid("%s addresses cannot be checked by this server: %v", t.Ticker, err)
 		}
+		key, err := t.Rules().DestinationKey(t, d.Address)
+		if err != nil {
+			return invalid("%s addresses cannot be checked by this server: %v", t.Ticker, err)
+		}
+		if seen[key] {
+			return invalid("wallet %s: destination %s is listed twice", t.Ticker, d.Address)
+		}
+		seen[key] = true
+		shares[i] = distribute.Share{Address: d.Address, Share: d.Share}
+	}
+	if err := distribute.CheckOutputs(t, shares); err != nil {
+		return invalid("wallet %s: %v", t.Ticker, err)
 	}
 	return nil
 }

@@ -109,7 +109,6 @@ const (
 	fConfirmations      = "confirmations"
 	optionValuePlaces   = 2
 	eventTypePrefix     = "subscription.payment."
-	solanaConfirmations = 1
 )
 
 // EventType is the event type of a renewal payment's stage.
@@ -168,8 +167,8 @@ func Fields(s Stage) []payload.Field {
 		fields = append(fields, payload.String(fTxidOut, s.TxidOut))
 	}
 	confs := s.Confirmations
-	if s.Ticker.Family == chains.FamilySolana {
-		confs = solanaConfirmations
+	if n, fixed := s.Ticker.Rules().FixedConfirmations(s.Ticker); fixed {
+		confs = n
 	}
 	return append(fields, payload.Int(fConfirmations, confs))
 }

@@ -1,7 +1,8 @@
-package chains
+package utxo
 
 import (
 	"bytes"
+	"github.com/payhook/payhook/chains/internal/addrtest"
 	"strings"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestCashAddrLegacyTranslation(t *testing.T) {
 		{"3LDsS579y7sruadqu11beEJoTjdFiFCdX4", "bitcoincash:pr95sy3j9xwd2ap32xkykttr4cvcu7as4yc93ky28e"},
 		{"31nwvkZwyPdgzjBJZXfDmSWsC4ZLKpYyUw", "bitcoincash:pqq3728yw0y47sqn6l2na30mcw6zm78dzq5ucqzc37"},
 	}
-	bch, _ := DefaultRegistry().Lookup("bch")
+	bch := ticker("bch")
 	for _, tt := range tests {
 		t.Run(tt.legacy, func(t *testing.T) {
 			t.Parallel()
@@ -70,7 +71,7 @@ func TestCashAddrLegacyTranslation(t *testing.T) {
 				t.Errorf("decode = %q, %x, %q; want %q, %02x%x", prefix, data, reason, cashAddrMainPrefix, cashVersion, hash)
 			}
 			for _, a := range []string{tt.legacy, tt.cash} {
-				if err := ValidateAddress(bch, a); err != nil {
+				if err := (Family{}).ValidateAddress(bch, a); err != nil {
 					t.Errorf("ValidateAddress(%q) = %v", a, err)
 				}
 			}
@@ -114,7 +115,7 @@ func TestCashAddrLargerVectors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
 			t.Parallel()
-			hash := mustHex(t, strings.ToLower(tt.data))
+			hash := addrtest.Hex(t, strings.ToLower(tt.data))
 			version := tt.typ<<3 | sizeBits[len(hash)]
 			prefix, _, _ := strings.Cut(tt.addr, ":")
 

@@ -1,4 +1,4 @@
-package chains
+package utxo
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/btcutil/bech32"
+
+	"github.com/payhook/payhook/chains/internal/codec"
 )
 
 // CashAddr (Bitcoin Cash address format, spec version 1.1,
@@ -141,7 +143,7 @@ func cashAddrHashBits(size byte) int {
 
 // cashAddrProblem validates addr as a CashAddr for net if it looks like one.
 // isCashAddr is false when addr should instead be tried as legacy base58.
-func cashAddrProblem(net utxoNetwork, addr string) (reason string, isCashAddr bool) {
+func cashAddrProblem(net network, addr string) (reason string, isCashAddr bool) {
 	if !strings.Contains(addr, ":") {
 		// Mainnet legacy addresses start with 1 or 3, and any valid
 		// base58check string (a testnet one, say) is better explained as
@@ -150,7 +152,7 @@ func cashAddrProblem(net utxoNetwork, addr string) (reason string, isCashAddr bo
 		if addr[0] == '1' || addr[0] == '3' {
 			return "", false
 		}
-		if _, _, reason := decodeBase58Check(addr); reason == "" {
+		if _, _, reason := codec.DecodeBase58Check(addr); reason == "" {
 			return "", false
 		}
 		for _, c := range []byte(strings.ToLower(addr)) {
