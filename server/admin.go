@@ -87,17 +87,30 @@ func openPool(ctx context.Context, dsn string, p store.Pool) (*store.DB, error) 
 
 // HeldFunds opens the database named by dsn, migrates it when needed and
 // lists the funds payhook holds (see address.Service.HeldFunds) as the
-// operator API answers them, with the embedded ticker registry or the one
-// in registryFile.
+// operator API answers them, every page in one answer (no next page), with
+// the embedded ticker registry or the one in registryFile.
 func HeldFunds(ctx context.Context, dsn, registryFile string) (resp *payhookv1.ListHeldFundsResponse, err error) {
 	registry, err := loadRegistry(registryFile)
 	if err != nil {
 		return nil, err
 	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		held, err := address.New(db.Client, db.Dialect == store.Postgres, registry, nil, nil, time.Now).HeldFunds(ctx)
-		resp = rpc.HeldFunds(held)
-		return err
+		svc := address.New(db.Client, db.Dialect == store.Postgres, registry, nil, nil, time.Now)
+		var all address.HeldFunds
+		for after := int64(0); ; {
+			page, err := svc.HeldFunds(ctx, address.MaxHeldPage, after)
+			if err != nil {
+				return err
+			}
+			all.Tickers = page.Tickers
+			all.Addresses = append(all.Addresses, page.Addresses...)
+			if page.Next == 0 {
+				break
+			}
+			after = page.Next
+		}
+		resp = rpc.HeldFunds(all)
+		return nil
 	})
 	return resp, err
 }

@@ -103,24 +103,45 @@ func TestHeldFundsEndToEnd(t *testing.T) {
 				Tickers []struct {
 					Ticker, Coin, Total string
 					Payments            int
-					Addresses           []struct {
-						AddressIn       string `json:"address_in"`
-						Balance         string
-						Payments        int
-						DerivationPath  string `json:"derivation_path"`
-						DerivationIndex string `json:"derivation_index"`
-					}
+					AddressCount        int `json:"address_count"`
+					ByReason            []struct {
+						Reason, Total string
+						Payments      int
+					} `json:"by_reason"`
 				}
+				Addresses []struct {
+					Ticker          string
+					AddressIn       string `json:"address_in"`
+					Balance         string
+					Payments        int
+					Reasons         []string
+					DerivationPath  string `json:"derivation_path"`
+					DerivationIndex string `json:"derivation_index"`
+				}
+				NextPageToken string `json:"next_page_token"`
 			}
 			if err := json.Unmarshal(f.Body, &funds); err != nil {
 				t.Fatal(err)
 			}
 			if len(funds.Tickers) != 1 || funds.Tickers[0].Ticker != "btc" || funds.Tickers[0].Total != "0.05" || funds.Tickers[0].Payments != 3 ||
-				len(funds.Tickers[0].Addresses) != 2 || funds.Tickers[0].Addresses[0].AddressIn != addrIn ||
-				funds.Tickers[0].Addresses[0].Balance != "0.03" || funds.Tickers[0].Addresses[1].AddressIn != minimalIn ||
-				funds.Tickers[0].Addresses[1].Balance != "0.02" || !strings.HasPrefix(funds.Tickers[0].Addresses[0].DerivationPath, "m/84'/0'/0'/0/") {
+				funds.Tickers[0].AddressCount != 2 || len(funds.Tickers[0].ByReason) != 1 || funds.Tickers[0].ByReason[0].Reason != "no_wallet" ||
+				funds.Tickers[0].ByReason[0].Total != "0.05" || funds.NextPageToken != "" ||
+				len(funds.Addresses) != 2 || funds.Addresses[0].AddressIn != addrIn || funds.Addresses[0].Ticker != "btc" ||
+				funds.Addresses[0].Balance != "0.03" || funds.Addresses[1].AddressIn != minimalIn || len(funds.Addresses[0].Reasons) != 1 ||
+				funds.Addresses[1].Balance != "0.02" || !strings.HasPrefix(funds.Addresses[0].DerivationPath, "m/84'/0'/0'/0/") {
 				t.Fatalf("held funds %s", f.Body)
 			}
+			// Page by page: one address a page, the token leads to the next.
+			p1 := e.in.Get(t, "/operator/funds", q("page_size", "1"), opKey)
+			tok, _ := p1.JSON["next_page_token"].(string)
+			p2 := e.in.Get(t, "/operator/funds", q("page_size", "1", "page_token", tok), opKey)
+			a1, _ := p1.JSON["addresses"].([]any)
+			a2, _ := p2.JSON["addresses"].([]any)
+			if tok == "" || len(a1) != 1 || len(a2) != 1 || a1[0].(map[string]any)["address_in"] != addrIn || a2[0].(map[string]any)["address_in"] != minimalIn || p2.JSON["next_page_token"] != "" {
+				t.Fatalf("pages: %s then %s", p1.Body, p2.Body)
+			}
+			wantStatus(t, e.in.Get(t, "/operator/funds", q("page_token", "not-a-token"), opKey), 400)
+			wantStatus(t, e.in.Get(t, "/operator/funds", q("page_size", "1001"), opKey), 400)
 			// The logs tell the merchant what happened to each payment.
 			logs := e.in.Get(t, "/btc/logs/", q("callback", e.sink.URL+"/hook"), e.in.KeyA)
 			wantStatus(t, logs, 200)

@@ -329,8 +329,9 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-// funds lists the funds payhook holds (payments to addresses created
-// without a forwarding address), per ticker, with what sweeping them needs.
+// funds lists the funds payhook holds (the journal's held balance: no
+// forwarding address, below the minimum or dust, held for the operator),
+// per ticker and reason, then per address with what sweeping them needs.
 func funds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("payhook funds", stderr)
 	dsn := dbFlag(fs)
@@ -357,9 +358,17 @@ func funds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	for _, t := range resp.GetTickers() {
-		fmt.Fprintf(tw, "%s\t%s %s held in %d payments\n", t.GetTicker(), t.GetTotal(), t.GetCoin(), t.GetPayments())
-		for _, a := range t.GetAddresses() {
-			fmt.Fprintf(tw, "  %s\t%s\t%d payments\tkey %s (index %d)\n", a.GetAddressIn(), a.GetBalance(), a.GetPayments(), a.GetDerivationPath(), a.GetDerivationIndex())
+		var why []string
+		for _, r := range t.GetByReason() {
+			why = append(why, fmt.Sprintf("%s %s", r.GetReason(), r.GetTotal()))
+		}
+		fmt.Fprintf(tw, "%s\t%s %s held in %d payments (%s)\n", t.GetTicker(), t.GetTotal(), t.GetCoin(), t.GetPayments(), strings.Join(why, ", "))
+		for _, a := range resp.GetAddresses() {
+			if a.GetTicker() != t.GetTicker() {
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d payments\t%s\tproject %d\tkey %s (index %d)\n", a.GetAddressIn(), a.GetBalance(), a.GetPayments(),
+				strings.Join(a.GetReasons(), ","), a.GetProjectId(), a.GetDerivationPath(), a.GetDerivationIndex())
 		}
 	}
 	if err := tw.Flush(); err != nil {

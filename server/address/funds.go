@@ -21,14 +21,30 @@ type HeldTicker struct {
 	Ticker chains.Ticker
 	// Total is the sum held, in coin units.
 	Total decimal.Decimal
-	// Payments is how many payments make up Total.
+	// Payments is how many payments make up Total; Addresses how many
+	// addresses hold it.
+	Payments, Addresses int
+	// ByReason splits Total by why the payments are held (schema.Hold*),
+	// sorted by reason.
+	ByReason []HeldReason
+}
+
+// HeldReason is the part of a ticker's held funds held for one reason.
+type HeldReason struct {
+	// Reason is the hold reason.
+	Reason string
+	// Total is in coin units; Payments counts the payments.
+	Total    decimal.Decimal
 	Payments int
-	// Addresses are the addresses holding funds, largest balance first.
-	Addresses []HeldAddress
 }
 
 // HeldAddress is one payment address holding funds.
 type HeldAddress struct {
+	// ID is the address's id (the listing's order).
+	ID int64
+	// Ticker is its coin; ProjectID owns the funds.
+	Ticker    chains.Ticker
+	ProjectID int64
 	// AddressIn is the payment address.
 	AddressIn string
 	// Balance is what is held on it, in coin units.
@@ -43,66 +59,93 @@ type HeldAddress struct {
 	DerivationPath  string
 }
 
-// HeldFunds lists the funds payhook holds, per ticker (sorted by ticker):
-// the journal's held balance (server/ledger) of every address, whatever the
-// reason (no forwarding address, below the minimum, below dust, held for
-// the operator).
-func (s *Service) HeldFunds(ctx context.Context) ([]HeldTicker, error) {
-	var held []ledger.HeldAddress
-	for after := int64(0); ; {
-		page, more, err := ledger.HeldPage(ctx, s.db, after, 1000)
-		if err != nil {
-			return nil, err
-		}
-		held = append(held, page...)
-		if !more || len(page) == 0 {
-			break
-		}
-		after = page[len(page)-1].AddressID
+// HeldFunds is one page of the funds payhook holds.
+type HeldFunds struct {
+	// Tickers totals every ticker with held funds (all pages), sorted by
+	// ticker.
+	Tickers []HeldTicker
+	// Addresses are this page's addresses, in the order they were created.
+	Addresses []HeldAddress
+	// Next is the id the next page starts after; 0 on the last page.
+	Next int64
+}
+
+// DefaultHeldPage and MaxHeldPage bound a page of HeldFunds.
+const (
+	DefaultHeldPage = 100
+	MaxHeldPage     = 1000
+)
+
+// HeldFunds lists the funds payhook holds — the journal's held balance
+// (server/ledger), whatever the reason: no forwarding address, below the
+// minimum, below dust, held for the operator — as ticker totals and a page
+// of at most size addresses (DefaultHeldPage when 0) whose id is above
+// after.
+func (s *Service) HeldFunds(ctx context.Context, size int, after int64) (HeldFunds, error) {
+	if size <= 0 {
+		size = DefaultHeldPage
 	}
-	ids := make([]int64, len(held))
-	for i, h := range held {
+	size = min(size, MaxHeldPage)
+	var out HeldFunds
+	sums, err := ledger.HeldSummary(ctx, s.db)
+	if err != nil {
+		return out, err
+	}
+	tickers := map[string]chains.Ticker{}
+	lookup := func(name string) (chains.Ticker, error) {
+		if t, ok := tickers[name]; ok {
+			return t, nil
+		}
+		t, err := s.Lookup(name)
+		if err != nil {
+			return t, fmt.Errorf("held funds of %s: the ticker registry lacks it (its decimals convert the journal's base units): %w", name, err)
+		}
+		tickers[name] = t
+		return t, nil
+	}
+	for _, h := range sums {
+		t, err := lookup(h.Ticker)
+		if err != nil {
+			return out, err
+		}
+		ht := HeldTicker{Ticker: t, Total: ledger.Coins(t, h.Units), Payments: h.Payments, Addresses: h.Addresses}
+		for r, part := range h.ByReason {
+			ht.ByReason = append(ht.ByReason, HeldReason{Reason: r, Total: ledger.Coins(t, part.Units), Payments: part.Payments})
+		}
+		slices.SortFunc(ht.ByReason, func(x, y HeldReason) int { return cmp.Compare(x.Reason, y.Reason) })
+		out.Tickers = append(out.Tickers, ht)
+	}
+	page, more, err := ledger.HeldPage(ctx, s.db, after, size)
+	if err != nil {
+		return out, err
+	}
+	ids := make([]int64, len(page))
+	for i, h := range page {
 		ids[i] = h.AddressID
 	}
 	addrs, err := s.db.Address.Query().Where(entaddress.IDIn(ids...)).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("held funds: %w", err)
+		return out, fmt.Errorf("held funds: %w", err)
 	}
 	byID := make(map[int64]*entdb.Address, len(addrs))
 	for _, a := range addrs {
 		byID[a.ID] = a
 	}
-	byTicker := map[string]*HeldTicker{}
-	for _, h := range held {
+	for _, h := range page {
 		a := byID[h.AddressID]
 		if a == nil {
-			return nil, fmt.Errorf("held funds: address %d is missing", h.AddressID)
+			return out, fmt.Errorf("held funds: address %d is missing", h.AddressID)
 		}
-		ht := byTicker[h.Ticker]
-		if ht == nil {
-			t, err := s.Lookup(h.Ticker)
-			if err != nil {
-				return nil, fmt.Errorf("held funds of %s: the ticker registry lacks it (its decimals convert the journal's base units): %w", h.Ticker, err)
-			}
-			ht = &HeldTicker{Ticker: t}
-			byTicker[h.Ticker] = ht
+		t, err := lookup(h.Ticker)
+		if err != nil {
+			return out, err
 		}
-		balance := ledger.Coins(ht.Ticker, h.Units)
-		ht.Total = ht.Total.Add(balance)
-		ht.Payments += h.Payments
-		ht.Addresses = append(ht.Addresses, HeldAddress{AddressIn: a.AddressIn, Balance: balance, Payments: h.Payments,
-			Reasons: h.Reasons, DerivationIndex: a.DerivationIndex, DerivationPath: chains.DerivationPath(ht.Ticker, uint32(a.DerivationIndex))})
+		out.Addresses = append(out.Addresses, HeldAddress{ID: a.ID, Ticker: t, ProjectID: h.ProjectID, AddressIn: a.AddressIn,
+			Balance: ledger.Coins(t, h.Units), Payments: h.Payments, Reasons: h.Reasons,
+			DerivationIndex: a.DerivationIndex, DerivationPath: chains.DerivationPath(t, uint32(a.DerivationIndex))})
 	}
-	out := make([]HeldTicker, 0, len(byTicker))
-	for _, ht := range byTicker {
-		slices.SortFunc(ht.Addresses, func(x, y HeldAddress) int {
-			if c := y.Balance.Cmp(x.Balance); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.AddressIn, y.AddressIn)
-		})
-		out = append(out, *ht)
+	if more && len(page) > 0 {
+		out.Next = page[len(page)-1].AddressID
 	}
-	slices.SortFunc(out, func(x, y HeldTicker) int { return cmp.Compare(x.Ticker.Ticker, y.Ticker.Ticker) })
 	return out, nil
 }

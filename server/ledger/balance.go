@@ -144,3 +144,96 @@ func HeldPage(ctx context.Context, c *entdb.Client, after int64, limit int) ([]H
 		}
 	}
 }
+
+// HeldTicker is what the journal holds in one ticker, all addresses
+// together.
+type HeldTicker struct {
+	// Ticker is the coin.
+	Ticker string
+	// Units is the held balance, in base units.
+	Units decimal.Decimal
+	// Payments and Addresses count the payments and addresses with funds
+	// held.
+	Payments, Addresses int
+	// ByReason splits Units and Payments by hold reason.
+	ByReason map[string]HeldPart
+}
+
+// HeldPart is the held balance of one hold reason.
+type HeldPart struct {
+	// Units is in base units.
+	Units decimal.Decimal
+	// Payments counts the payments.
+	Payments int
+}
+
+// HeldSummary sums the held balance per ticker (sorted by ticker), split
+// by hold reason; a payment counts under the reason of its last hold.
+func HeldSummary(ctx context.Context, c *entdb.Client) ([]HeldTicker, error) {
+	var lines []struct {
+		Ticker     string          `json:"ticker"`
+		Amount     decimal.Decimal `json:"amount"`
+		PaymentID  *int64          `json:"payment_id"`
+		AddressID  *int64          `json:"address_id"`
+		HoldReason *string         `json:"hold_reason"`
+	}
+	if err := c.LedgerEntry.Query().Where(entledger.AccountEQ(Held)).Order(entdb.Asc(entledger.FieldID)).
+		Select(entledger.FieldTicker, entledger.FieldAmount, entledger.FieldPaymentID, entledger.FieldAddressID, entledger.FieldHoldReason).
+		Scan(ctx, &lines); err != nil {
+		return nil, fmt.Errorf("held funds: %w", err)
+	}
+	type key struct {
+		ticker string
+		id     int64
+	}
+	perPayment := map[key]decimal.Decimal{}
+	reason := map[key]string{}
+	perAddress := map[key]decimal.Decimal{}
+	for _, l := range lines {
+		var pid, aid int64
+		if l.PaymentID != nil {
+			pid = *l.PaymentID
+		}
+		if l.AddressID != nil {
+			aid = *l.AddressID
+		}
+		pk := key{l.Ticker, pid}
+		perPayment[pk] = perPayment[pk].Add(l.Amount)
+		if l.HoldReason != nil {
+			reason[pk] = *l.HoldReason
+		}
+		ak := key{l.Ticker, aid}
+		perAddress[ak] = perAddress[ak].Add(l.Amount)
+	}
+	byTicker := map[string]*HeldTicker{}
+	get := func(ticker string) *HeldTicker {
+		h := byTicker[ticker]
+		if h == nil {
+			h = &HeldTicker{Ticker: ticker, ByReason: map[string]HeldPart{}}
+			byTicker[ticker] = h
+		}
+		return h
+	}
+	for k, v := range perPayment {
+		if v.IsZero() {
+			continue
+		}
+		h := get(k.ticker)
+		h.Units = h.Units.Add(v)
+		h.Payments++
+		part := h.ByReason[reason[k]]
+		part.Units, part.Payments = part.Units.Add(v), part.Payments+1
+		h.ByReason[reason[k]] = part
+	}
+	for k, v := range perAddress {
+		if !v.IsZero() {
+			get(k.ticker).Addresses++
+		}
+	}
+	out := make([]HeldTicker, 0, len(byTicker))
+	for _, h := range byTicker {
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b HeldTicker) int { return cmp.Compare(a.Ticker, b.Ticker) })
+	return out, nil
+}

@@ -7,6 +7,7 @@
 package payhookv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -23,9 +24,15 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ListHeldFundsRequest has no parameters: every ticker is listed.
+// ListHeldFundsRequest asks for one page of the addresses holding funds.
 type ListHeldFundsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is how many addresses the page lists: 1 to 1000, 100 when
+	// unset.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is the next_page_token of the previous page; empty for the
+	// first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -60,11 +67,32 @@ func (*ListHeldFundsRequest) Descriptor() ([]byte, []int) {
 	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{0}
 }
 
-// ListHeldFundsResponse lists held funds per ticker.
+func (x *ListHeldFundsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListHeldFundsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListHeldFundsResponse lists the totals per ticker and one page of the
+// addresses holding funds.
 type ListHeldFundsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// tickers holds one entry per ticker with held funds, sorted by ticker.
-	Tickers       []*HeldTicker `protobuf:"bytes,1,rep,name=tickers,proto3" json:"tickers,omitempty"`
+	// tickers holds one entry per ticker with held funds (whatever the page),
+	// sorted by ticker.
+	Tickers []*HeldTicker `protobuf:"bytes,1,rep,name=tickers,proto3" json:"tickers,omitempty"`
+	// addresses are this page's addresses holding funds, in the order they
+	// were created.
+	Addresses []*HeldAddress `protobuf:"bytes,2,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// next_page_token asks for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -106,6 +134,20 @@ func (x *ListHeldFundsResponse) GetTickers() []*HeldTicker {
 	return nil
 }
 
+func (x *ListHeldFundsResponse) GetAddresses() []*HeldAddress {
+	if x != nil {
+		return x.Addresses
+	}
+	return nil
+}
+
+func (x *ListHeldFundsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // HeldTicker is what is held in one ticker.
 type HeldTicker struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -117,8 +159,11 @@ type HeldTicker struct {
 	Total string `protobuf:"bytes,3,opt,name=total,proto3" json:"total,omitempty"`
 	// payments is how many payments make up the total.
 	Payments int32 `protobuf:"varint,4,opt,name=payments,proto3" json:"payments,omitempty"`
-	// addresses are the payment addresses holding funds, largest first.
-	Addresses     []*HeldAddress `protobuf:"bytes,5,rep,name=addresses,proto3" json:"addresses,omitempty"`
+	// address_count is how many addresses hold the total (the addresses
+	// themselves are ListHeldFundsResponse.addresses, page by page).
+	AddressCount int32 `protobuf:"varint,6,opt,name=address_count,json=addressCount,proto3" json:"address_count,omitempty"`
+	// by_reason splits the total by why the funds are held, sorted by reason.
+	ByReason      []*HeldReason `protobuf:"bytes,7,rep,name=by_reason,json=byReason,proto3" json:"by_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -181,11 +226,85 @@ func (x *HeldTicker) GetPayments() int32 {
 	return 0
 }
 
-func (x *HeldTicker) GetAddresses() []*HeldAddress {
+func (x *HeldTicker) GetAddressCount() int32 {
 	if x != nil {
-		return x.Addresses
+		return x.AddressCount
+	}
+	return 0
+}
+
+func (x *HeldTicker) GetByReason() []*HeldReason {
+	if x != nil {
+		return x.ByReason
 	}
 	return nil
+}
+
+// HeldReason is the part of a ticker's held funds held for one reason.
+type HeldReason struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// reason is why: no_wallet (the address has no forwarding address),
+	// below_minimum (below the coin's minimum, or the fees would consume it),
+	// below_dust (a destination's output would be below what the network
+	// carries), wrong_asset, operator_hold.
+	Reason string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// total is the sum held for the reason, in coin units (a decimal string).
+	Total string `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	// payments is how many payments make up the total.
+	Payments      int32 `protobuf:"varint,3,opt,name=payments,proto3" json:"payments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldReason) Reset() {
+	*x = HeldReason{}
+	mi := &file_payhook_v1_operator_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldReason) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldReason) ProtoMessage() {}
+
+func (x *HeldReason) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_operator_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldReason.ProtoReflect.Descriptor instead.
+func (*HeldReason) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HeldReason) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HeldReason) GetTotal() string {
+	if x != nil {
+		return x.Total
+	}
+	return ""
+}
+
+func (x *HeldReason) GetPayments() int32 {
+	if x != nil {
+		return x.Payments
+	}
+	return 0
 }
 
 // HeldAddress is one payment address holding funds.
@@ -193,8 +312,7 @@ type HeldAddress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// address_in is the payment address.
 	AddressIn string `protobuf:"bytes,1,opt,name=address_in,json=addressIn,proto3" json:"address_in,omitempty"`
-	// balance is what payhook holds on it, in coin units (a decimal string):
-	// the completed payments it received.
+	// balance is what payhook holds on it, in coin units (a decimal string).
 	Balance string `protobuf:"bytes,2,opt,name=balance,proto3" json:"balance,omitempty"`
 	// payments is how many payments make up the balance.
 	Payments int32 `protobuf:"varint,3,opt,name=payments,proto3" json:"payments,omitempty"`
@@ -203,13 +321,19 @@ type HeldAddress struct {
 	DerivationPath string `protobuf:"bytes,4,opt,name=derivation_path,json=derivationPath,proto3" json:"derivation_path,omitempty"`
 	// derivation_index is the address's index on that path.
 	DerivationIndex int64 `protobuf:"varint,5,opt,name=derivation_index,json=derivationIndex,proto3" json:"derivation_index,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// ticker is the address's ticker.
+	Ticker string `protobuf:"bytes,6,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// project_id is the project the funds belong to.
+	ProjectId int64 `protobuf:"varint,7,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// reasons are why its payments are held (see HeldReason.reason), sorted.
+	Reasons       []string `protobuf:"bytes,8,rep,name=reasons,proto3" json:"reasons,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeldAddress) Reset() {
 	*x = HeldAddress{}
-	mi := &file_payhook_v1_operator_proto_msgTypes[3]
+	mi := &file_payhook_v1_operator_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -221,7 +345,7 @@ func (x *HeldAddress) String() string {
 func (*HeldAddress) ProtoMessage() {}
 
 func (x *HeldAddress) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_operator_proto_msgTypes[3]
+	mi := &file_payhook_v1_operator_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -234,7 +358,7 @@ func (x *HeldAddress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldAddress.ProtoReflect.Descriptor instead.
 func (*HeldAddress) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{3}
+	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HeldAddress) GetAddressIn() string {
@@ -272,6 +396,27 @@ func (x *HeldAddress) GetDerivationIndex() int64 {
 	return 0
 }
 
+func (x *HeldAddress) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *HeldAddress) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *HeldAddress) GetReasons() []string {
+	if x != nil {
+		return x.Reasons
+	}
+	return nil
+}
+
 // ListPayoutRequestsRequest has no parameters: every open request is listed.
 type ListPayoutRequestsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -281,7 +426,7 @@ type ListPayoutRequestsRequest struct {
 
 func (x *ListPayoutRequestsRequest) Reset() {
 	*x = ListPayoutRequestsRequest{}
-	mi := &file_payhook_v1_operator_proto_msgTypes[4]
+	mi := &file_payhook_v1_operator_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +438,7 @@ func (x *ListPayoutRequestsRequest) String() string {
 func (*ListPayoutRequestsRequest) ProtoMessage() {}
 
 func (x *ListPayoutRequestsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_operator_proto_msgTypes[4]
+	mi := &file_payhook_v1_operator_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +451,7 @@ func (x *ListPayoutRequestsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPayoutRequestsRequest.ProtoReflect.Descriptor instead.
 func (*ListPayoutRequestsRequest) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{4}
+	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{5}
 }
 
 // ListPayoutRequestsResponse lists merchants' payout requests.
@@ -320,7 +465,7 @@ type ListPayoutRequestsResponse struct {
 
 func (x *ListPayoutRequestsResponse) Reset() {
 	*x = ListPayoutRequestsResponse{}
-	mi := &file_payhook_v1_operator_proto_msgTypes[5]
+	mi := &file_payhook_v1_operator_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +477,7 @@ func (x *ListPayoutRequestsResponse) String() string {
 func (*ListPayoutRequestsResponse) ProtoMessage() {}
 
 func (x *ListPayoutRequestsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_operator_proto_msgTypes[5]
+	mi := &file_payhook_v1_operator_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +490,7 @@ func (x *ListPayoutRequestsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPayoutRequestsResponse.ProtoReflect.Descriptor instead.
 func (*ListPayoutRequestsResponse) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{5}
+	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListPayoutRequestsResponse) GetRequests() []*PayoutRequest {
@@ -379,7 +524,7 @@ type PayoutRequest struct {
 
 func (x *PayoutRequest) Reset() {
 	*x = PayoutRequest{}
-	mi := &file_payhook_v1_operator_proto_msgTypes[6]
+	mi := &file_payhook_v1_operator_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +536,7 @@ func (x *PayoutRequest) String() string {
 func (*PayoutRequest) ProtoMessage() {}
 
 func (x *PayoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_operator_proto_msgTypes[6]
+	mi := &file_payhook_v1_operator_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +549,7 @@ func (x *PayoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PayoutRequest.ProtoReflect.Descriptor instead.
 func (*PayoutRequest) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{6}
+	return file_payhook_v1_operator_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PayoutRequest) GetUuid() string {
@@ -461,24 +606,40 @@ var File_payhook_v1_operator_proto protoreflect.FileDescriptor
 const file_payhook_v1_operator_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/operator.proto\x12\n" +
-	"payhook.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\x16\n" +
-	"\x14ListHeldFundsRequest\"I\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"g\n" +
+	"\x14ListHeldFundsRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\tpageToken\"\xa8\x01\n" +
 	"\x15ListHeldFundsResponse\x120\n" +
-	"\atickers\x18\x01 \x03(\v2\x16.payhook.v1.HeldTickerR\atickers\"\xa1\x01\n" +
+	"\atickers\x18\x01 \x03(\v2\x16.payhook.v1.HeldTickerR\atickers\x125\n" +
+	"\taddresses\x18\x02 \x03(\v2\x17.payhook.v1.HeldAddressR\taddresses\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xd5\x01\n" +
 	"\n" +
 	"HeldTicker\x12\x16\n" +
 	"\x06ticker\x18\x01 \x01(\tR\x06ticker\x12\x12\n" +
 	"\x04coin\x18\x02 \x01(\tR\x04coin\x12\x14\n" +
 	"\x05total\x18\x03 \x01(\tR\x05total\x12\x1a\n" +
-	"\bpayments\x18\x04 \x01(\x05R\bpayments\x125\n" +
-	"\taddresses\x18\x05 \x03(\v2\x17.payhook.v1.HeldAddressR\taddresses\"\xb6\x01\n" +
+	"\bpayments\x18\x04 \x01(\x05R\bpayments\x12#\n" +
+	"\raddress_count\x18\x06 \x01(\x05R\faddressCount\x123\n" +
+	"\tby_reason\x18\a \x03(\v2\x16.payhook.v1.HeldReasonR\bbyReasonJ\x04\b\x05\x10\x06R\taddresses\"V\n" +
+	"\n" +
+	"HeldReason\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\tR\x05total\x12\x1a\n" +
+	"\bpayments\x18\x03 \x01(\x05R\bpayments\"\x87\x02\n" +
 	"\vHeldAddress\x12\x1d\n" +
 	"\n" +
 	"address_in\x18\x01 \x01(\tR\taddressIn\x12\x18\n" +
 	"\abalance\x18\x02 \x01(\tR\abalance\x12\x1a\n" +
 	"\bpayments\x18\x03 \x01(\x05R\bpayments\x12'\n" +
 	"\x0fderivation_path\x18\x04 \x01(\tR\x0ederivationPath\x12)\n" +
-	"\x10derivation_index\x18\x05 \x01(\x03R\x0fderivationIndex\"\x1b\n" +
+	"\x10derivation_index\x18\x05 \x01(\x03R\x0fderivationIndex\x12\x16\n" +
+	"\x06ticker\x18\x06 \x01(\tR\x06ticker\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\a \x01(\x03R\tprojectId\x12\x18\n" +
+	"\areasons\x18\b \x03(\tR\areasons\"\x1b\n" +
 	"\x19ListPayoutRequestsRequest\"S\n" +
 	"\x1aListPayoutRequestsResponse\x125\n" +
 	"\brequests\x18\x01 \x03(\v2\x19.payhook.v1.PayoutRequestR\brequests\"\xe0\x01\n" +
@@ -507,31 +668,33 @@ func file_payhook_v1_operator_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_operator_proto_rawDescData
 }
 
-var file_payhook_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_payhook_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_payhook_v1_operator_proto_goTypes = []any{
 	(*ListHeldFundsRequest)(nil),       // 0: payhook.v1.ListHeldFundsRequest
 	(*ListHeldFundsResponse)(nil),      // 1: payhook.v1.ListHeldFundsResponse
 	(*HeldTicker)(nil),                 // 2: payhook.v1.HeldTicker
-	(*HeldAddress)(nil),                // 3: payhook.v1.HeldAddress
-	(*ListPayoutRequestsRequest)(nil),  // 4: payhook.v1.ListPayoutRequestsRequest
-	(*ListPayoutRequestsResponse)(nil), // 5: payhook.v1.ListPayoutRequestsResponse
-	(*PayoutRequest)(nil),              // 6: payhook.v1.PayoutRequest
-	(*timestamppb.Timestamp)(nil),      // 7: google.protobuf.Timestamp
+	(*HeldReason)(nil),                 // 3: payhook.v1.HeldReason
+	(*HeldAddress)(nil),                // 4: payhook.v1.HeldAddress
+	(*ListPayoutRequestsRequest)(nil),  // 5: payhook.v1.ListPayoutRequestsRequest
+	(*ListPayoutRequestsResponse)(nil), // 6: payhook.v1.ListPayoutRequestsResponse
+	(*PayoutRequest)(nil),              // 7: payhook.v1.PayoutRequest
+	(*timestamppb.Timestamp)(nil),      // 8: google.protobuf.Timestamp
 }
 var file_payhook_v1_operator_proto_depIdxs = []int32{
 	2, // 0: payhook.v1.ListHeldFundsResponse.tickers:type_name -> payhook.v1.HeldTicker
-	3, // 1: payhook.v1.HeldTicker.addresses:type_name -> payhook.v1.HeldAddress
-	6, // 2: payhook.v1.ListPayoutRequestsResponse.requests:type_name -> payhook.v1.PayoutRequest
-	7, // 3: payhook.v1.PayoutRequest.requested_at:type_name -> google.protobuf.Timestamp
-	0, // 4: payhook.v1.OperatorService.ListHeldFunds:input_type -> payhook.v1.ListHeldFundsRequest
-	4, // 5: payhook.v1.OperatorService.ListPayoutRequests:input_type -> payhook.v1.ListPayoutRequestsRequest
-	1, // 6: payhook.v1.OperatorService.ListHeldFunds:output_type -> payhook.v1.ListHeldFundsResponse
-	5, // 7: payhook.v1.OperatorService.ListPayoutRequests:output_type -> payhook.v1.ListPayoutRequestsResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	4, // 1: payhook.v1.ListHeldFundsResponse.addresses:type_name -> payhook.v1.HeldAddress
+	3, // 2: payhook.v1.HeldTicker.by_reason:type_name -> payhook.v1.HeldReason
+	7, // 3: payhook.v1.ListPayoutRequestsResponse.requests:type_name -> payhook.v1.PayoutRequest
+	8, // 4: payhook.v1.PayoutRequest.requested_at:type_name -> google.protobuf.Timestamp
+	0, // 5: payhook.v1.OperatorService.ListHeldFunds:input_type -> payhook.v1.ListHeldFundsRequest
+	5, // 6: payhook.v1.OperatorService.ListPayoutRequests:input_type -> payhook.v1.ListPayoutRequestsRequest
+	1, // 7: payhook.v1.OperatorService.ListHeldFunds:output_type -> payhook.v1.ListHeldFundsResponse
+	6, // 8: payhook.v1.OperatorService.ListPayoutRequests:output_type -> payhook.v1.ListPayoutRequestsResponse
+	7, // [7:9] is the sub-list for method output_type
+	5, // [5:7] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_operator_proto_init() }
@@ -546,7 +709,7 @@ func file_payhook_v1_operator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_operator_proto_rawDesc), len(file_payhook_v1_operator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,11 +32,14 @@ const (
 // key (`payhook apikey create --operator`); a merchant's key gets
 // PermissionDenied.
 type OperatorServiceClient interface {
-	// ListHeldFunds lists the funds payhook holds: payments to addresses
-	// created without a forwarding address stay on the payment address, in
-	// the operator's wallet (payhook derives its key from the seed). Per
-	// ticker, the total and each address with its balance and the derivation
-	// path of its key, which is what sweeping the funds needs.
+	// ListHeldFunds lists the funds payhook holds on its payment addresses,
+	// in the operator's wallet (payhook derives their keys from the seed),
+	// as the journal counts them: payments to addresses without a forwarding
+	// address, payments below the coin's minimum or whose split would pay a
+	// destination less than the network carries, and payments held for the
+	// operator. Per ticker, the totals (split by why they are held); then,
+	// page by page, each address with its balance, its reasons and the
+	// derivation path of its key, which is what sweeping the funds needs.
 	ListHeldFunds(ctx context.Context, in *ListHeldFundsRequest, opts ...grpc.CallOption) (*ListHeldFundsResponse, error)
 	// ListPayoutRequests lists the payout requests merchants made
 	// (`/{ticker}/payout/`) that the operator has not handled yet, oldest
@@ -81,11 +84,14 @@ func (c *operatorServiceClient) ListPayoutRequests(ctx context.Context, in *List
 // key (`payhook apikey create --operator`); a merchant's key gets
 // PermissionDenied.
 type OperatorServiceServer interface {
-	// ListHeldFunds lists the funds payhook holds: payments to addresses
-	// created without a forwarding address stay on the payment address, in
-	// the operator's wallet (payhook derives its key from the seed). Per
-	// ticker, the total and each address with its balance and the derivation
-	// path of its key, which is what sweeping the funds needs.
+	// ListHeldFunds lists the funds payhook holds on its payment addresses,
+	// in the operator's wallet (payhook derives their keys from the seed),
+	// as the journal counts them: payments to addresses without a forwarding
+	// address, payments below the coin's minimum or whose split would pay a
+	// destination less than the network carries, and payments held for the
+	// operator. Per ticker, the totals (split by why they are held); then,
+	// page by page, each address with its balance, its reasons and the
+	// derivation path of its key, which is what sweeping the funds needs.
 	ListHeldFunds(context.Context, *ListHeldFundsRequest) (*ListHeldFundsResponse, error)
 	// ListPayoutRequests lists the payout requests merchants made
 	// (`/{ticker}/payout/`) that the operator has not handled yet, oldest

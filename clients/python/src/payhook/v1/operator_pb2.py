@@ -11,12 +11,13 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.api import annotations_pb2 as google_dot_api_dot_annotations__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/operator.proto\x12\npayhook.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\x16\n\x14ListHeldFundsRequest\"@\n\x15ListHeldFundsResponse\x12\'\n\x07tickers\x18\x01 \x03(\x0b\x32\x16.payhook.v1.HeldTicker\"w\n\nHeldTicker\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0c\n\x04\x63oin\x18\x02 \x01(\t\x12\r\n\x05total\x18\x03 \x01(\t\x12\x10\n\x08payments\x18\x04 \x01(\x05\x12*\n\taddresses\x18\x05 \x03(\x0b\x32\x17.payhook.v1.HeldAddress\"w\n\x0bHeldAddress\x12\x12\n\naddress_in\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61lance\x18\x02 \x01(\t\x12\x10\n\x08payments\x18\x03 \x01(\x05\x12\x17\n\x0f\x64\x65rivation_path\x18\x04 \x01(\t\x12\x18\n\x10\x64\x65rivation_index\x18\x05 \x01(\x03\"\x1b\n\x19ListPayoutRequestsRequest\"I\n\x1aListPayoutRequestsResponse\x12+\n\x08requests\x18\x01 \x03(\x0b\x32\x19.payhook.v1.PayoutRequest\"\xa3\x01\n\rPayoutRequest\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x12\n\napi_key_id\x18\x02 \x01(\x03\x12\x0e\n\x06ticker\x18\x03 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x04 \x01(\t\x12\r\n\x05value\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x30\n\x0crequested_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2\x89\x02\n\x0fOperatorService\x12q\n\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x1b\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12\x82\x01\n\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"\x1d\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/operator.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"R\n\x14ListHeldFundsRequest\x12\x1d\n\tpage_size\x18\x01 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x00\x12\x1b\n\npage_token\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18@\"\x85\x01\n\x15ListHeldFundsResponse\x12\'\n\x07tickers\x18\x01 \x03(\x0b\x32\x16.payhook.v1.HeldTicker\x12*\n\taddresses\x18\x02 \x03(\x0b\x32\x17.payhook.v1.HeldAddress\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"\x9e\x01\n\nHeldTicker\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0c\n\x04\x63oin\x18\x02 \x01(\t\x12\r\n\x05total\x18\x03 \x01(\t\x12\x10\n\x08payments\x18\x04 \x01(\x05\x12\x15\n\raddress_count\x18\x06 \x01(\x05\x12)\n\tby_reason\x18\x07 \x03(\x0b\x32\x16.payhook.v1.HeldReasonJ\x04\x08\x05\x10\x06R\taddresses\"=\n\nHeldReason\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\r\n\x05total\x18\x02 \x01(\t\x12\x10\n\x08payments\x18\x03 \x01(\x05\"\xac\x01\n\x0bHeldAddress\x12\x12\n\naddress_in\x18\x01 \x01(\t\x12\x0f\n\x07\x62\x61lance\x18\x02 \x01(\t\x12\x10\n\x08payments\x18\x03 \x01(\x05\x12\x17\n\x0f\x64\x65rivation_path\x18\x04 \x01(\t\x12\x18\n\x10\x64\x65rivation_index\x18\x05 \x01(\x03\x12\x0e\n\x06ticker\x18\x06 \x01(\t\x12\x12\n\nproject_id\x18\x07 \x01(\x03\x12\x0f\n\x07reasons\x18\x08 \x03(\t\"\x1b\n\x19ListPayoutRequestsRequest\"I\n\x1aListPayoutRequestsResponse\x12+\n\x08requests\x18\x01 \x03(\x0b\x32\x19.payhook.v1.PayoutRequest\"\xa3\x01\n\rPayoutRequest\x12\x0c\n\x04uuid\x18\x01 \x01(\t\x12\x12\n\napi_key_id\x18\x02 \x01(\x03\x12\x0e\n\x06ticker\x18\x03 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x04 \x01(\t\x12\r\n\x05value\x18\x05 \x01(\t\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x30\n\x0crequested_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2\x89\x02\n\x0fOperatorService\x12q\n\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x1b\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12\x82\x01\n\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"\x1d\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.operator_pb2', globals())
@@ -24,24 +25,30 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1'
+  _LISTHELDFUNDSREQUEST.fields_by_name['page_size']._options = None
+  _LISTHELDFUNDSREQUEST.fields_by_name['page_size']._serialized_options = b'\272H\007\032\005\030\350\007(\000'
+  _LISTHELDFUNDSREQUEST.fields_by_name['page_token']._options = None
+  _LISTHELDFUNDSREQUEST.fields_by_name['page_token']._serialized_options = b'\272H\004r\002\030@'
   _OPERATORSERVICE.methods_by_name['ListHeldFunds']._options = None
   _OPERATORSERVICE.methods_by_name['ListHeldFunds']._serialized_options = b'\220\373\030\003\202\323\344\223\002\021\022\017/operator/funds'
   _OPERATORSERVICE.methods_by_name['ListPayoutRequests']._options = None
   _OPERATORSERVICE.methods_by_name['ListPayoutRequests']._serialized_options = b'\220\373\030\003\202\323\344\223\002\023\022\021/operator/payouts'
-  _LISTHELDFUNDSREQUEST._serialized_start=129
-  _LISTHELDFUNDSREQUEST._serialized_end=151
-  _LISTHELDFUNDSRESPONSE._serialized_start=153
-  _LISTHELDFUNDSRESPONSE._serialized_end=217
-  _HELDTICKER._serialized_start=219
-  _HELDTICKER._serialized_end=338
-  _HELDADDRESS._serialized_start=340
-  _HELDADDRESS._serialized_end=459
-  _LISTPAYOUTREQUESTSREQUEST._serialized_start=461
-  _LISTPAYOUTREQUESTSREQUEST._serialized_end=488
-  _LISTPAYOUTREQUESTSRESPONSE._serialized_start=490
-  _LISTPAYOUTREQUESTSRESPONSE._serialized_end=563
-  _PAYOUTREQUEST._serialized_start=566
-  _PAYOUTREQUEST._serialized_end=729
-  _OPERATORSERVICE._serialized_start=732
-  _OPERATORSERVICE._serialized_end=997
+  _LISTHELDFUNDSREQUEST._serialized_start=158
+  _LISTHELDFUNDSREQUEST._serialized_end=240
+  _LISTHELDFUNDSRESPONSE._serialized_start=243
+  _LISTHELDFUNDSRESPONSE._serialized_end=376
+  _HELDTICKER._serialized_start=379
+  _HELDTICKER._serialized_end=537
+  _HELDREASON._serialized_start=539
+  _HELDREASON._serialized_end=600
+  _HELDADDRESS._serialized_start=603
+  _HELDADDRESS._serialized_end=775
+  _LISTPAYOUTREQUESTSREQUEST._serialized_start=777
+  _LISTPAYOUTREQUESTSREQUEST._serialized_end=804
+  _LISTPAYOUTREQUESTSRESPONSE._serialized_start=806
+  _LISTPAYOUTREQUESTSRESPONSE._serialized_end=879
+  _PAYOUTREQUEST._serialized_start=882
+  _PAYOUTREQUEST._serialized_end=1045
+  _OPERATORSERVICE._serialized_start=1048
+  _OPERATORSERVICE._serialized_end=1313
 # @@protoc_insertion_point(module_scope)

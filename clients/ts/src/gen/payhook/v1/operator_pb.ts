@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -14,14 +15,29 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/operator.proto.
  */
 export const file_payhook_v1_operator: GenFile = /*@__PURE__*/
-  fileDesc("ChlwYXlob29rL3YxL29wZXJhdG9yLnByb3RvEgpwYXlob29rLnYxIhYKFExpc3RIZWxkRnVuZHNSZXF1ZXN0IkAKFUxpc3RIZWxkRnVuZHNSZXNwb25zZRInCgd0aWNrZXJzGAEgAygLMhYucGF5aG9vay52MS5IZWxkVGlja2VyIncKCkhlbGRUaWNrZXISDgoGdGlja2VyGAEgASgJEgwKBGNvaW4YAiABKAkSDQoFdG90YWwYAyABKAkSEAoIcGF5bWVudHMYBCABKAUSKgoJYWRkcmVzc2VzGAUgAygLMhcucGF5aG9vay52MS5IZWxkQWRkcmVzcyJ3CgtIZWxkQWRkcmVzcxISCgphZGRyZXNzX2luGAEgASgJEg8KB2JhbGFuY2UYAiABKAkSEAoIcGF5bWVudHMYAyABKAUSFwoPZGVyaXZhdGlvbl9wYXRoGAQgASgJEhgKEGRlcml2YXRpb25faW5kZXgYBSABKAMiGwoZTGlzdFBheW91dFJlcXVlc3RzUmVxdWVzdCJJChpMaXN0UGF5b3V0UmVxdWVzdHNSZXNwb25zZRIrCghyZXF1ZXN0cxgBIAMoCzIZLnBheWhvb2sudjEuUGF5b3V0UmVxdWVzdCKjAQoNUGF5b3V0UmVxdWVzdBIMCgR1dWlkGAEgASgJEhIKCmFwaV9rZXlfaWQYAiABKAMSDgoGdGlja2VyGAMgASgJEg8KB2FkZHJlc3MYBCABKAkSDQoFdmFsdWUYBSABKAkSDgoGc3RhdHVzGAYgASgJEjAKDHJlcXVlc3RlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAyiQIKD09wZXJhdG9yU2VydmljZRJxCg1MaXN0SGVsZEZ1bmRzEiAucGF5aG9vay52MS5MaXN0SGVsZEZ1bmRzUmVxdWVzdBohLnBheWhvb2sudjEuTGlzdEhlbGRGdW5kc1Jlc3BvbnNlIhuQ+xgDgtPkkwIREg8vb3BlcmF0b3IvZnVuZHMSggEKEkxpc3RQYXlvdXRSZXF1ZXN0cxIlLnBheWhvb2sudjEuTGlzdFBheW91dFJlcXVlc3RzUmVxdWVzdBomLnBheWhvb2sudjEuTGlzdFBheW91dFJlcXVlc3RzUmVzcG9uc2UiHZD7GAOC0+STAhMSES9vcGVyYXRvci9wYXlvdXRzQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChlwYXlob29rL3YxL29wZXJhdG9yLnByb3RvEgpwYXlob29rLnYxIlIKFExpc3RIZWxkRnVuZHNSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUY6AcoABIbCgpwYWdlX3Rva2VuGAIgASgJQge6SARyAhhAIoUBChVMaXN0SGVsZEZ1bmRzUmVzcG9uc2USJwoHdGlja2VycxgBIAMoCzIWLnBheWhvb2sudjEuSGVsZFRpY2tlchIqCglhZGRyZXNzZXMYAiADKAsyFy5wYXlob29rLnYxLkhlbGRBZGRyZXNzEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSKeAQoKSGVsZFRpY2tlchIOCgZ0aWNrZXIYASABKAkSDAoEY29pbhgCIAEoCRINCgV0b3RhbBgDIAEoCRIQCghwYXltZW50cxgEIAEoBRIVCg1hZGRyZXNzX2NvdW50GAYgASgFEikKCWJ5X3JlYXNvbhgHIAMoCzIWLnBheWhvb2sudjEuSGVsZFJlYXNvbkoECAUQBlIJYWRkcmVzc2VzIj0KCkhlbGRSZWFzb24SDgoGcmVhc29uGAEgASgJEg0KBXRvdGFsGAIgASgJEhAKCHBheW1lbnRzGAMgASgFIqwBCgtIZWxkQWRkcmVzcxISCgphZGRyZXNzX2luGAEgASgJEg8KB2JhbGFuY2UYAiABKAkSEAoIcGF5bWVudHMYAyABKAUSFwoPZGVyaXZhdGlvbl9wYXRoGAQgASgJEhgKEGRlcml2YXRpb25faW5kZXgYBSABKAMSDgoGdGlja2VyGAYgASgJEhIKCnByb2plY3RfaWQYByABKAMSDwoHcmVhc29ucxgIIAMoCSIbChlMaXN0UGF5b3V0UmVxdWVzdHNSZXF1ZXN0IkkKGkxpc3RQYXlvdXRSZXF1ZXN0c1Jlc3BvbnNlEisKCHJlcXVlc3RzGAEgAygLMhkucGF5aG9vay52MS5QYXlvdXRSZXF1ZXN0IqMBCg1QYXlvdXRSZXF1ZXN0EgwKBHV1aWQYASABKAkSEgoKYXBpX2tleV9pZBgCIAEoAxIOCgZ0aWNrZXIYAyABKAkSDwoHYWRkcmVzcxgEIAEoCRINCgV2YWx1ZRgFIAEoCRIOCgZzdGF0dXMYBiABKAkSMAoMcmVxdWVzdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKJAgoPT3BlcmF0b3JTZXJ2aWNlEnEKDUxpc3RIZWxkRnVuZHMSIC5wYXlob29rLnYxLkxpc3RIZWxkRnVuZHNSZXF1ZXN0GiEucGF5aG9vay52MS5MaXN0SGVsZEZ1bmRzUmVzcG9uc2UiG5D7GAOC0+STAhESDy9vcGVyYXRvci9mdW5kcxKCAQoSTGlzdFBheW91dFJlcXVlc3RzEiUucGF5aG9vay52MS5MaXN0UGF5b3V0UmVxdWVzdHNSZXF1ZXN0GiYucGF5aG9vay52MS5MaXN0UGF5b3V0UmVxdWVzdHNSZXNwb25zZSIdkPsYA4LT5JMCExIRL29wZXJhdG9yL3BheW91dHNCNVozZ2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svdjE7cGF5aG9va3YxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
- * ListHeldFundsRequest has no parameters: every ticker is listed.
+ * ListHeldFundsRequest asks for one page of the addresses holding funds.
  *
  * @generated from message payhook.v1.ListHeldFundsRequest
  */
 export type ListHeldFundsRequest = Message<"payhook.v1.ListHeldFundsRequest"> & {
+  /**
+   * page_size is how many addresses the page lists: 1 to 1000, 100 when
+   * unset.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * page_token is the next_page_token of the previous page; empty for the
+   * first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
 };
 
 /**
@@ -32,17 +48,34 @@ export const ListHeldFundsRequestSchema: GenMessage<ListHeldFundsRequest> = /*@_
   messageDesc(file_payhook_v1_operator, 0);
 
 /**
- * ListHeldFundsResponse lists held funds per ticker.
+ * ListHeldFundsResponse lists the totals per ticker and one page of the
+ * addresses holding funds.
  *
  * @generated from message payhook.v1.ListHeldFundsResponse
  */
 export type ListHeldFundsResponse = Message<"payhook.v1.ListHeldFundsResponse"> & {
   /**
-   * tickers holds one entry per ticker with held funds, sorted by ticker.
+   * tickers holds one entry per ticker with held funds (whatever the page),
+   * sorted by ticker.
    *
    * @generated from field: repeated payhook.v1.HeldTicker tickers = 1;
    */
   tickers: HeldTicker[];
+
+  /**
+   * addresses are this page's addresses holding funds, in the order they
+   * were created.
+   *
+   * @generated from field: repeated payhook.v1.HeldAddress addresses = 2;
+   */
+  addresses: HeldAddress[];
+
+  /**
+   * next_page_token asks for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -87,11 +120,19 @@ export type HeldTicker = Message<"payhook.v1.HeldTicker"> & {
   payments: number;
 
   /**
-   * addresses are the payment addresses holding funds, largest first.
+   * address_count is how many addresses hold the total (the addresses
+   * themselves are ListHeldFundsResponse.addresses, page by page).
    *
-   * @generated from field: repeated payhook.v1.HeldAddress addresses = 5;
+   * @generated from field: int32 address_count = 6;
    */
-  addresses: HeldAddress[];
+  addressCount: number;
+
+  /**
+   * by_reason splits the total by why the funds are held, sorted by reason.
+   *
+   * @generated from field: repeated payhook.v1.HeldReason by_reason = 7;
+   */
+  byReason: HeldReason[];
 };
 
 /**
@@ -100,6 +141,44 @@ export type HeldTicker = Message<"payhook.v1.HeldTicker"> & {
  */
 export const HeldTickerSchema: GenMessage<HeldTicker> = /*@__PURE__*/
   messageDesc(file_payhook_v1_operator, 2);
+
+/**
+ * HeldReason is the part of a ticker's held funds held for one reason.
+ *
+ * @generated from message payhook.v1.HeldReason
+ */
+export type HeldReason = Message<"payhook.v1.HeldReason"> & {
+  /**
+   * reason is why: no_wallet (the address has no forwarding address),
+   * below_minimum (below the coin's minimum, or the fees would consume it),
+   * below_dust (a destination's output would be below what the network
+   * carries), wrong_asset, operator_hold.
+   *
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+
+  /**
+   * total is the sum held for the reason, in coin units (a decimal string).
+   *
+   * @generated from field: string total = 2;
+   */
+  total: string;
+
+  /**
+   * payments is how many payments make up the total.
+   *
+   * @generated from field: int32 payments = 3;
+   */
+  payments: number;
+};
+
+/**
+ * Describes the message payhook.v1.HeldReason.
+ * Use `create(HeldReasonSchema)` to create a new message.
+ */
+export const HeldReasonSchema: GenMessage<HeldReason> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_operator, 3);
 
 /**
  * HeldAddress is one payment address holding funds.
@@ -115,8 +194,7 @@ export type HeldAddress = Message<"payhook.v1.HeldAddress"> & {
   addressIn: string;
 
   /**
-   * balance is what payhook holds on it, in coin units (a decimal string):
-   * the completed payments it received.
+   * balance is what payhook holds on it, in coin units (a decimal string).
    *
    * @generated from field: string balance = 2;
    */
@@ -143,6 +221,27 @@ export type HeldAddress = Message<"payhook.v1.HeldAddress"> & {
    * @generated from field: int64 derivation_index = 5;
    */
   derivationIndex: bigint;
+
+  /**
+   * ticker is the address's ticker.
+   *
+   * @generated from field: string ticker = 6;
+   */
+  ticker: string;
+
+  /**
+   * project_id is the project the funds belong to.
+   *
+   * @generated from field: int64 project_id = 7;
+   */
+  projectId: bigint;
+
+  /**
+   * reasons are why its payments are held (see HeldReason.reason), sorted.
+   *
+   * @generated from field: repeated string reasons = 8;
+   */
+  reasons: string[];
 };
 
 /**
@@ -150,7 +249,7 @@ export type HeldAddress = Message<"payhook.v1.HeldAddress"> & {
  * Use `create(HeldAddressSchema)` to create a new message.
  */
 export const HeldAddressSchema: GenMessage<HeldAddress> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_operator, 3);
+  messageDesc(file_payhook_v1_operator, 4);
 
 /**
  * ListPayoutRequestsRequest has no parameters: every open request is listed.
@@ -165,7 +264,7 @@ export type ListPayoutRequestsRequest = Message<"payhook.v1.ListPayoutRequestsRe
  * Use `create(ListPayoutRequestsRequestSchema)` to create a new message.
  */
 export const ListPayoutRequestsRequestSchema: GenMessage<ListPayoutRequestsRequest> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_operator, 4);
+  messageDesc(file_payhook_v1_operator, 5);
 
 /**
  * ListPayoutRequestsResponse lists merchants' payout requests.
@@ -186,7 +285,7 @@ export type ListPayoutRequestsResponse = Message<"payhook.v1.ListPayoutRequestsR
  * Use `create(ListPayoutRequestsResponseSchema)` to create a new message.
  */
 export const ListPayoutRequestsResponseSchema: GenMessage<ListPayoutRequestsResponse> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_operator, 5);
+  messageDesc(file_payhook_v1_operator, 6);
 
 /**
  * PayoutRequest is a merchant's request that the operator send an amount
@@ -250,7 +349,7 @@ export type PayoutRequest = Message<"payhook.v1.PayoutRequest"> & {
  * Use `create(PayoutRequestSchema)` to create a new message.
  */
 export const PayoutRequestSchema: GenMessage<PayoutRequest> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_operator, 6);
+  messageDesc(file_payhook_v1_operator, 7);
 
 /**
  * OperatorService is the operator's API: what the people running payhook,
@@ -262,11 +361,14 @@ export const PayoutRequestSchema: GenMessage<PayoutRequest> = /*@__PURE__*/
  */
 export const OperatorService: GenService<{
   /**
-   * ListHeldFunds lists the funds payhook holds: payments to addresses
-   * created without a forwarding address stay on the payment address, in
-   * the operator's wallet (payhook derives its key from the seed). Per
-   * ticker, the total and each address with its balance and the derivation
-   * path of its key, which is what sweeping the funds needs.
+   * ListHeldFunds lists the funds payhook holds on its payment addresses,
+   * in the operator's wallet (payhook derives their keys from the seed),
+   * as the journal counts them: payments to addresses without a forwarding
+   * address, payments below the coin's minimum or whose split would pay a
+   * destination less than the network carries, and payments held for the
+   * operator. Per ticker, the totals (split by why they are held); then,
+   * page by page, each address with its balance, its reasons and the
+   * derivation path of its key, which is what sweeping the funds needs.
    *
    * @generated from rpc payhook.v1.OperatorService.ListHeldFunds
    */
