@@ -12,6 +12,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
@@ -165,6 +166,8 @@ type Notifier struct {
 	Dispatcher *Dispatcher
 	// Events is the delivery event log and its watchers.
 	Events *Events
+
+	startstop.Base
 }
 
 // New returns the three parts wired together. Nothing runs in the
@@ -191,8 +194,12 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb
 }
 
 // Start starts the event listener and the dispatch loop; it returns once
-// both run. Like every long-running part, a Notifier starts once.
+// both run. Like every long-running part, a Notifier starts once
+// (startstop.ErrStarted).
 func (n *Notifier) Start(ctx context.Context) error {
+	if _, err := n.StartInit(ctx); err != nil {
+		return err
+	}
 	if err := n.Events.Start(ctx); err != nil {
 		return err
 	}
@@ -201,8 +208,11 @@ func (n *Notifier) Start(ctx context.Context) error {
 
 // Stop stops the dispatcher (attempts in flight finish or are recorded as
 // interrupted; queued work stays in the database), then ends every watch
-// subscription and the event listener. It is idempotent and waits.
+// subscription and the event listener. It is idempotent and waits, and may
+// be called without Start.
 func (n *Notifier) Stop() {
-	n.Dispatcher.Stop()
-	n.Events.Stop()
+	n.StopOnce(func() {
+		n.Dispatcher.Stop()
+		n.Events.Stop()
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -67,8 +68,8 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 func TestStartOnceStopIdempotent(t *testing.T) {
 	t.Parallel()
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) { c.ManualDelivery = true })
-	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
-		t.Fatalf("second Start: %v, want ErrStarted", err)
+	if err := in.Server.Start(context.Background()); !errors.Is(err, startstop.ErrStarted) {
+		t.Fatalf("second Start: %v, want startstop.ErrStarted", err)
 	}
 	if err := in.Server.Stop(); err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestStartOnceStopIdempotent(t *testing.T) {
 	if err := in.Server.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
-	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
-		t.Fatalf("Start after Stop: %v, want ErrStarted", err)
+	if err := in.Server.Start(context.Background()); !errors.Is(err, startstop.ErrStarted) {
+		t.Fatalf("Start after Stop: %v, want startstop.ErrStarted", err)
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
@@ -80,15 +81,10 @@ type Server struct {
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
 
-	runMu    sync.Mutex // guards started and stopped
-	started  bool
-	stopped  bool
-	stopOnce sync.Once
-	stopErr  error
-	served   sync.WaitGroup
-
-	stopProbe context.CancelFunc
-	probeDone chan struct{}
+	// The base runs the listeners' goroutines and the database probe; its
+	// StopOnce runs the shutdown order once.
+	startstop.Base
+	stopErr error
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
@@ -625,31 +621,23 @@ func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 // the chain watchers (unless ManualDelivery), reports SERVING and returns
 // once all of that is running. ctx bounds starting only: what runs in the
 // background lives until Stop, not until ctx ends. A server starts once: a
-// second Start, or a Start after Stop, returns ErrStarted. After an error,
-// Stop still releases what New and Start took.
+// second Start, or a Start after Stop, returns startstop.ErrStarted. After
+// an error, Stop still releases what New and Start took.
 func (s *Server) Start(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("start: %w", err)
+	run, err := s.StartInit(ctx)
+	if err != nil {
+		return err
 	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	if s.started || s.stopped {
-		return ErrStarted
-	}
-	s.started = true
-	s.served.Add(2)
-	go func() {
-		defer s.served.Done()
+	s.Go(func() {
 		if err := s.grpc.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.logger.Error("grpc server stopped", "error", err)
 		}
-	}()
-	go func() {
-		defer s.served.Done()
+	})
+	s.Go(func() {
 		if err := s.http.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server stopped", "error", err)
 		}
-	}()
+	})
 	if !s.cfg.ManualDelivery {
 		if err := s.notifier.Start(ctx); err != nil {
 			return fmt.Errorf("start delivery: %w", err)
@@ -674,9 +662,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	probeCtx, cancel := context.WithCancel(context.Background())
-	s.stopProbe, s.probeDone = cancel, make(chan struct{})
-	go s.probeDatabase(probeCtx)
+	s.Go(func() { s.probeDatabase(run) })
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
 	return nil
 }
@@ -687,14 +673,9 @@ func (s *Server) Start(ctx context.Context) error {
 // Start, or after a failed one. It returns what closing reported, the same
 // to every caller.
 func (s *Server) Stop() error {
-	s.runMu.Lock()
-	s.stopped = true
-	s.runMu.Unlock()
-	s.stopOnce.Do(func() {
-		if s.stopProbe != nil {
-			s.stopProbe()
-			<-s.probeDone
-		}
+	s.StopOnce(func() {
+		// The base cancelled the database probe's context; a status the
+		// probe sets from now on is ignored by the shut-down health server.
 		s.health.Shutdown()
 		// Watch streams would hold GracefulStop open: end them first; their
 		// clients resume from their cursor elsewhere or after the restart.
@@ -723,7 +704,7 @@ func (s *Server) Stop() error {
 			}
 		}()
 		wg.Wait()
-		s.served.Wait()
+		s.Wait() // the listeners' goroutines, and the probe's
 		// In-flight attempts finish or are recorded as interrupted; queued
 		// work stays in the database.
 		s.notifier.Stop()
@@ -775,7 +756,6 @@ const probeAcquireWait = 30 * time.Second
 // ends. Queued work is not lost meanwhile: it is in the database, which is
 // what is down. A pool busy with requests is not an outage (probeOnce).
 func (s *Server) probeDatabase(ctx context.Context) {
-	defer close(s.probeDone)
 	interval := s.cfg.Store.HealthProbeInterval
 	t := time.NewTicker(interval)
 	defer t.Stop()

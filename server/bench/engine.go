@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
@@ -93,8 +93,8 @@ type Engine struct {
 	metrics *http.Server
 	url     string
 
-	stopOnce sync.Once
-	stopErr  error
+	startstop.Base
+	stopErr error
 }
 
 // Open opens and migrates the database, builds the notifier (not started)
@@ -142,15 +142,19 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		metrics: &http.Server{Handler: met.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		url:     "http://" + l.Addr().String() + "/metrics",
 	}
-	go func() { _ = e.metrics.Serve(l) }()
+	e.Go(func() { _ = e.metrics.Serve(l) })
 	return e, nil
 }
 
 // MetricsURL is where the engine's Prometheus metrics are served.
 func (e *Engine) MetricsURL() string { return e.url }
 
-// Start starts delivering; it returns once the notifier runs.
+// Start starts delivering; it returns once the notifier runs. An engine
+// starts once (startstop.ErrStarted).
 func (e *Engine) Start(ctx context.Context) error {
+	if _, err := e.StartInit(ctx); err != nil {
+		return err
+	}
 	if err := e.n.Start(ctx); err != nil {
 		return fmt.Errorf("start notifier: %w", err)
 	}
@@ -162,9 +166,10 @@ func (e *Engine) Start(ctx context.Context) error {
 // idempotent, may be called without Start, and returns the same error to
 // every caller.
 func (e *Engine) Stop() error {
-	e.stopOnce.Do(func() {
+	e.StopOnce(func() {
 		e.n.Stop()
 		e.stopErr = errors.Join(e.metrics.Close(), e.db.Close())
+		e.Wait() // the metrics server's goroutine
 	})
 	return e.stopErr
 }
