@@ -57,7 +57,7 @@ type Dispatcher struct {
 func (d *Dispatcher) Rules() *egress.Rules { return d.client.Rules() }
 
 func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *slog.Logger) (*Dispatcher, error) {
-	client, err := egress.New(cfg.Egress)
+	client, err := egress.New(cfg.egress())
 	if err != nil {
 		return nil, err
 	}

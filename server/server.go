@@ -38,8 +38,6 @@ import (
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
-	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
@@ -227,18 +225,13 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 // buildNotifier builds the notifier, signing with sg and observed by
 // met.
 func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
-	cfg := s.cfg.Delivery
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
 	webhooks := signer.NewWebhookSigner(project.Ring{DB: s.db.Client})
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
-		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.Window},
-		Egress:   egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
-		Workers:  cfg.Workers,
-		PerHost:  cfg.PerHostConcurrency,
-		Lease:    cfg.Lease,
+		Delivery: s.cfg.Delivery,
 		Now:      s.cfg.Now,
 		Signers:  []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
 		Observer: met,

@@ -22,7 +22,6 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
@@ -41,20 +40,17 @@ type Config struct {
 	// PerHost bounds concurrent attempts to one destination; WaitParked
 	// measures against it.
 	PerHost int
-	// AttemptTimeout bounds one attempt; 30 s (the spec's limit) when 0.
+	// AttemptTimeout bounds one attempt; the notifier's default (the
+	// spec's limit) when 0.
 	AttemptTimeout time.Duration
 	// AllowPrivate are the exact loopback endpoints (the benchmark's
 	// receivers) that deliveries may reach.
 	AllowPrivate []string
 }
 
-// WithDefaults returns c with every unset field that has a default set.
-func (c Config) WithDefaults() Config {
-	if c.AttemptTimeout == 0 {
-		c.AttemptTimeout = 30 * time.Second
-	}
-	return c
-}
+// WithDefaults returns c unchanged: the engine has no defaults of its own,
+// and the notifier's (notifier.Delivery.WithDefaults) fill what is unset.
+func (c Config) WithDefaults() Config { return c }
 
 // Validate reports the first bad field.
 func (c Config) Validate() error {
@@ -119,10 +115,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	}
 	met := metrics.New(nil, nil)
 	n, err := notifier.New(db, notifier.Config{
-		Egress:  egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivate},
-		Workers: cfg.Workers,
-		PerHost: cfg.PerHost,
-		Batch:   claimBatch,
+		Delivery: notifier.Delivery{AttemptTimeout: cfg.AttemptTimeout, AllowPrivateEndpoints: cfg.AllowPrivate, Workers: cfg.Workers, PerHost: cfg.PerHost},
+		Batch:    claimBatch,
 		Signers: []signer.Signer{
 			signer.NewRSASigner(cfg.RSAKey),
 			signer.NewWebhookSigner(signer.StaticSecrets(benchSecret)),
