@@ -14,12 +14,10 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +38,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
@@ -132,7 +131,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 // checks that it needs no migration (off).
 func (s *Server) buildStore(ctx context.Context) error {
 	var err error
-	s.db, err = openPool(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
+	s.db, err = admin.Open(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
 	if err != nil {
 		return err
 	}
@@ -146,11 +145,11 @@ func (s *Server) buildStore(ctx context.Context) error {
 				ErrMigrationsBehind, len(pending), strings.Join(pending, ", "))
 		}
 	} else {
-		registry, err := loadRegistry(s.cfg.Chains.RegistryFile)
+		registry, err := admin.LoadRegistry(s.cfg.Chains.RegistryFile)
 		if err != nil {
 			return err
 		}
-		applied, err := store.Migrate(ctx, s.db, withDecimals(registry))
+		applied, err := store.Migrate(ctx, s.db, admin.WithDecimals(registry))
 		if err != nil {
 			return fmt.Errorf("migrate database: %w", err)
 		}
@@ -249,7 +248,7 @@ func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error
 // table.
 func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, price.Source, error) {
 	cfg := s.cfg.Chains
-	registry, err := loadRegistry(cfg.RegistryFile)
+	registry, err := admin.LoadRegistry(cfg.RegistryFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -258,7 +257,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	table := price.Default()
 	if cfg.PriceFile != "" {
-		if table, err = loadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
+		if table, err = admin.LoadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -378,7 +377,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
-	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(&projects{db: s.db.Client, registry: registry, now: s.cfg.Now}))
+	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -496,30 +495,6 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	return nil
-}
-
-// loadRegistry returns the embedded ticker registry, or the one in path
-// (--registry-file) when it is set.
-func loadRegistry(path string) (*chains.Registry, error) {
-	if path == "" {
-		return chains.DefaultRegistry(), nil
-	}
-	return loadFile("--registry-file", path, chains.LoadRegistry)
-}
-
-// loadFile opens path and parses it with parse, naming flag in errors.
-func loadFile[T any](flag, path string, parse func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	f, err := os.Open(path)
-	if err != nil {
-		return zero, fmt.Errorf("%s: %w", flag, err)
-	}
-	defer f.Close()
-	v, err := parse(f)
-	if err != nil {
-		return zero, fmt.Errorf("%s %s: %w", flag, path, err)
-	}
-	return v, nil
 }
 
 // maxHeaderBytes bounds a REST request's header, query included.

@@ -25,6 +25,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/bench"
 )
 
@@ -113,7 +114,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		return res, err
 	}
 	defer recv.close()
-	apiKey, err := server.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
+	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
 	if err != nil {
 		return res, err
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 )
 
 const usage = `payhook: self-hostable payment-notification gateway
@@ -296,7 +297,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	applied, err := server.Migrate(ctx, *dsn, *registryFile)
+	applied, err := admin.Migrate(ctx, *dsn, *registryFile)
 	if err != nil {
 		return err
 	}
@@ -319,7 +320,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	key, err := server.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
+	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
 	if err != nil {
 		return err
 	}
@@ -342,7 +343,7 @@ func funds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	resp, err := server.HeldFunds(ctx, *dsn, *registryFile)
+	resp, err := admin.HeldFunds(ctx, *dsn, *registryFile)
 	if err != nil {
 		return err
 	}
@@ -416,7 +417,7 @@ func payouts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	resp, err := server.PayoutRequests(ctx, *dsn)
+	resp, err := admin.PayoutRequests(ctx, *dsn)
 	if err != nil {
 		return err
 	}
