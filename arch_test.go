@@ -141,7 +141,8 @@ func TestImportDirections(t *testing.T) {
 		// translate the wire to the domain and are parts that only the
 		// root wires; the domain packages (payment, address, apikey,
 		// metrics, merchant/...) may use one another's exported API but
-		// never reach up into the wire layer or the root.
+		// never reach up into the wire layer or the root. server/admin,
+		// what cmd's admin commands call, sits beside the root, below it.
 		{
 			rule:   "server (the composition root) is imported only by cmd/ and test helpers",
 			target: func(p *pkg) bool { return p.ImportPath == mod+"/server" },
@@ -154,21 +155,39 @@ func TestImportDirections(t *testing.T) {
 			may:    func(p *pkg) bool { return p.ImportPath == mod+"/cmd/payhook-bench" },
 		},
 		{
-			rule: "server/rpc, server/gateway and server/browserrpc (the wire layer) are imported only by server, the root that wires them",
+			rule: "server/gateway and server/browserrpc (the wire layer) are imported only by server, the root that wires them",
 			target: func(p *pkg) bool {
-				return under(p.ImportPath, mod+"/server/rpc") || under(p.ImportPath, mod+"/server/gateway") ||
-					under(p.ImportPath, mod+"/server/browserrpc")
+				return under(p.ImportPath, mod+"/server/gateway") || under(p.ImportPath, mod+"/server/browserrpc")
 			},
 			may: func(p *pkg) bool { return p.ImportPath == mod+"/server" },
+		},
+		// The admin commands answer as the operator API does: server/admin
+		// reuses the wire layer's translations.
+		{
+			rule:   "server/rpc (the wire layer) is imported only by server, the root that wires it, and server/admin, whose commands answer as the API does",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/server/rpc") },
+			may:    func(p *pkg) bool { return p.ImportPath == mod+"/server" || p.ImportPath == mod+"/server/admin" },
 		},
 		// The payer pages and the dashboard are two parts on what
 		// server/web shares; neither reaches into the other.
 		{
-			rule: "server/web/pay and server/web/dashboard are imported only by server, the root that mounts them",
-			target: func(p *pkg) bool {
-				return under(p.ImportPath, mod+"/server/web/pay") || under(p.ImportPath, mod+"/server/web/dashboard")
+			rule:   "server/web/pay is imported only by server, the root that mounts it",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/server/web/pay") },
+			may:    func(p *pkg) bool { return p.ImportPath == mod+"/server" },
+		},
+		{
+			rule:   "server/web/dashboard is imported only by server, the root that mounts it, and server/admin (`payhook user create` makes its users)",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/server/web/dashboard") },
+			may:    func(p *pkg) bool { return p.ImportPath == mod+"/server" || p.ImportPath == mod+"/server/admin" },
+		},
+		// What cmd's admin commands call: commands and the root, which
+		// shares its database opening, registry loading and migration.
+		{
+			rule:   "server/admin (what cmd's admin commands call) is imported only by cmd/, server (the root) and test helpers",
+			target: func(p *pkg) bool { return under(p.ImportPath, mod+"/server/admin") },
+			may: func(p *pkg) bool {
+				return under(p.ImportPath, mod+"/cmd") || p.ImportPath == mod+"/server" || p.helper()
 			},
-			may: func(p *pkg) bool { return p.ImportPath == mod+"/server" },
 		},
 	}
 	all := packages(t)
@@ -207,6 +226,13 @@ func TestImportDirections(t *testing.T) {
 		{mod + "/server/outbound", []string{mod + "/notifier", mod + "/gen", mod + "/server"}, nil},
 		// The production binary carries no benchmark code.
 		{mod + "/cmd/payhook", []string{mod + "/server/bench"}, nil},
+	}
+	// server/admin is below the root: nothing it depends on is the root
+	// (the root imports it, to share opening and migrating the database).
+	for _, p := range ourPackages(t) {
+		if under(p.ImportPath, mod+"/server/admin") && slices.Contains(p.Deps, mod+"/server") {
+			t.Errorf("%s depends on %s (design.md: server/admin must not import the root server)", p.ImportPath, mod+"/server")
+		}
 	}
 	for _, p := range ourPackages(t) {
 		for _, r := range deps {

@@ -16,7 +16,6 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/notifier/egress"
 )
 
 // TestClaimUsesIndex guards the plans of the queue's hot queries: with a
@@ -64,7 +63,7 @@ func TestClaimUsesIndex(t *testing.T) {
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
-	n, err := New(logged, Config{Egress: egress.Config{Timeout: time.Second}, Now: clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(logged, Config{Delivery: Delivery{AttemptTimeout: time.Second}, Now: clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ const parkAfter = 250 * time.Millisecond
 // bound are set aside: a third of the attempt timeout (a slot of a hanging
 // endpoint frees up no sooner), at least 2 seconds.
 func (d *Dispatcher) parkFor() time.Duration {
-	return max(d.cfg.Egress.Timeout/3, 2*time.Second)
+	return max(d.cfg.AttemptTimeout/3, 2*time.Second)
 }
 
 // parkSaturated moves the due rows of destinations at their concurrency

@@ -11,6 +11,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier/egress"
 )
 
@@ -47,7 +48,7 @@ type Dispatcher struct {
 	results      chan result
 	recorderDone chan struct{}
 
-	runner
+	startstop.Base
 }
 
 // Rules are the destination rules every attempt applies (the egress
@@ -56,7 +57,7 @@ type Dispatcher struct {
 func (d *Dispatcher) Rules() *egress.Rules { return d.client.Rules() }
 
 func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *slog.Logger) (*Dispatcher, error) {
-	client, err := egress.New(cfg.Egress)
+	client, err := egress.New(cfg.egress())
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +94,20 @@ func (d *Dispatcher) Wake() {
 }
 
 // Start runs the dispatch loop in the background and returns at once;
-// from then on notifications are also claimed as they are stored.
+// from then on notifications are also claimed as they are stored. A
+// dispatcher starts once (startstop.ErrStarted).
 func (d *Dispatcher) Start(ctx context.Context) error {
-	return d.start(ctx, func(ctx context.Context) {
+	ctx, err := d.StartInit(ctx)
+	if err != nil {
+		return err
+	}
+	d.Go(func() {
 		d.mu.Lock()
 		d.handOff = true
 		d.mu.Unlock()
 		d.loop(ctx)
 	})
+	return nil
 }
 
 // Stop stops claiming work, lets attempts in flight finish for up to
@@ -112,22 +119,22 @@ func (d *Dispatcher) Stop() {
 	d.mu.Lock()
 	d.handOff = false // before waiting for sends: no slot is taken after
 	d.mu.Unlock()
-	if !d.stop() {
-		return
-	}
-	defer func() {
-		close(d.results)
-		<-d.recorderDone
-	}()
-	done := make(chan struct{})
-	go func() { d.sends.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d.cfg.StopTimeout):
+	d.StopOnce(func() {
+		d.Wait() // the loop
+		defer func() {
+			close(d.results)
+			<-d.recorderDone
+		}()
+		done := make(chan struct{})
+		go func() { d.sends.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(d.cfg.StopTimeout):
+			d.sendCancel()
+			<-done
+		}
 		d.sendCancel()
-		<-done
-	}
-	d.sendCancel()
+	})
 }
 
 func (d *Dispatcher) loop(ctx context.Context) {

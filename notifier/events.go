@@ -12,6 +12,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // Events is the delivery event log: every stored notification, finished
@@ -30,7 +31,7 @@ type Events struct {
 	onPeer func()
 
 	listening chan struct{} // closed once other instances' NOTIFYs reach this one
-	runner
+	startstop.Base
 }
 
 func newEvents(db *store.DB, now func() time.Time, logger *slog.Logger) *Events {
@@ -38,16 +39,21 @@ func newEvents(db *store.DB, now func() time.Time, logger *slog.Logger) *Events 
 }
 
 // Start listens for other instances' events (PostgreSQL only) until Stop;
-// it returns at once.
+// it returns at once. The listener starts once (startstop.ErrStarted).
 func (e *Events) Start(ctx context.Context) error {
-	return e.start(ctx, e.listenPeers)
+	ctx, err := e.StartInit(ctx)
+	if err != nil {
+		return err
+	}
+	e.Go(func() { e.listenPeers(ctx) })
+	return nil
 }
 
 // Stop ends every subscription (their channels close) and the listener. It
 // is idempotent and waits.
 func (e *Events) Stop() {
 	e.broker.close()
-	e.stop()
+	e.Base.Stop()
 }
 
 // EventFilter selects the events a watcher sees. Owner is mandatory: a

@@ -14,7 +14,6 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 )
@@ -75,9 +74,8 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	t.Cleanup(func() { close(stopDrain); <-drained })
 	mk := func(db *store.DB, obs Observer) *Notifier {
 		n, err := New(db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)},
-			Egress:   egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
+			Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}, PerHost: 8},
 			Observer: obs,
-			PerHost:  8,
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)

@@ -12,28 +12,91 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
 )
 
+// Delivery is the part of a Config an operator tunes: payhook serve's
+// delivery flags fill it, and server.Config carries it as it is. Its
+// WithDefaults holds the only delivery defaults of the house.
+type Delivery struct {
+	// Policy is the retry schedule (Delays: the waits after failed
+	// attempts, the last repeating; --retry-delays) and the delivery window
+	// (Window: how long after its creation a notification may still be
+	// attempted; --delivery-window).
+	schedule.Policy
+	// AttemptTimeout bounds one attempt: connect, TLS, request and response
+	// (--attempt-timeout).
+	AttemptTimeout time.Duration
+	// AllowPrivateEndpoints are exact endpoints (scheme, host, port, path;
+	// see egress.ParseEndpoint) that may resolve to private or loopback
+	// addresses: the operator's development receivers
+	// (--allow-private-endpoint). Merchants cannot add any.
+	AllowPrivateEndpoints []string
+	// Lease is how long a claimed row stays reserved for this instance
+	// (--delivery-lease); it must exceed AttemptTimeout. Another instance
+	// (or this one after a crash) takes the row over once it expires.
+	Lease time.Duration
+	// Workers bounds concurrent attempts of this instance
+	// (--delivery-workers).
+	Workers int
+	// PerHost bounds concurrent attempts to one destination host:port
+	// (--per-host-concurrency).
+	PerHost int
+}
+
+// Defaults of Delivery. DefaultPerHost is what protects a healthy endpoint
+// from a dead one sharing the workers; docs/benchmarks.md measures it.
+const (
+	DefaultWorkers = 256
+	DefaultPerHost = 64
+	// DefaultLeaseMargin is how much longer than AttemptTimeout a lease
+	// lasts when Lease is unset.
+	DefaultLeaseMargin = 30 * time.Second
+)
+
+// WithDefaults returns d with every unset field set to its default: the
+// spec's schedule and window (schedule.Default), its attempt limit
+// (egress.DefaultTimeout), DefaultWorkers, DefaultPerHost, and a lease of
+// AttemptTimeout plus DefaultLeaseMargin.
+func (d Delivery) WithDefaults() Delivery {
+	if len(d.Delays) == 0 {
+		d.Delays = schedule.Default().Delays
+	}
+	if d.Window == 0 {
+		d.Window = schedule.Default().Window
+	}
+	if d.AttemptTimeout == 0 {
+		d.AttemptTimeout = egress.DefaultTimeout
+	}
+	if d.Workers == 0 {
+		d.Workers = DefaultWorkers
+	}
+	if d.PerHost == 0 {
+		d.PerHost = DefaultPerHost
+	}
+	if d.Lease == 0 {
+		d.Lease = d.AttemptTimeout + DefaultLeaseMargin
+	}
+	return d
+}
+
+// egress is the outbound client's configuration: the attempt limit, the
+// operator's exceptions, and a keep-alive connection for every concurrent
+// attempt to a destination.
+func (d Delivery) egress() egress.Config {
+	return egress.Config{Timeout: d.AttemptTimeout, AllowPrivate: d.AllowPrivateEndpoints, IdlePerHost: d.PerHost}
+}
+
 // Config configures a Notifier.
 type Config struct {
-	// Policy is the retry schedule and delivery window.
-	Policy schedule.Policy
-	// Egress configures the outbound client (attempt timeout, operator
-	// exceptions for private endpoints, response size).
-	Egress egress.Config
-	// Workers bounds concurrent attempts of this instance.
-	Workers int
-	// PerHost bounds concurrent attempts to one destination host:port.
-	PerHost int
+	// Delivery is what the operator tunes: schedule, attempt limit,
+	// private endpoints, lease and concurrency.
+	Delivery
 	// Batch is the most rows claimed per query.
 	Batch int
-	// Lease is how long a claimed row stays reserved for this instance; it
-	// must exceed the attempt timeout. Another instance takes the row over
-	// once it expires.
-	Lease time.Duration
 	// PollInterval is the longest the dispatcher sleeps without a wake-up,
 	// so work committed by other instances is picked up.
 	PollInterval time.Duration
@@ -79,28 +142,12 @@ func TransportOf(method, contentType string) string {
 	}
 }
 
-// WithDefaults returns c with unset fields set to their defaults.
+// WithDefaults returns c with unset fields set to their defaults (the
+// Delivery part's are Delivery.WithDefaults').
 func (c Config) WithDefaults() Config {
-	if len(c.Policy.Delays) == 0 && c.Policy.Window == 0 {
-		c.Policy = schedule.Default()
-	}
-	if c.Egress.Timeout == 0 {
-		c.Egress.Timeout = 30 * time.Second
-	}
-	if c.Workers == 0 {
-		c.Workers = 64
-	}
-	if c.PerHost == 0 {
-		c.PerHost = 16
-	}
+	c.Delivery = c.Delivery.WithDefaults()
 	if c.Batch == 0 {
 		c.Batch = 64
-	}
-	if c.Lease == 0 {
-		c.Lease = c.Egress.Timeout + 30*time.Second
-	}
-	if c.Egress.IdlePerHost == 0 {
-		c.Egress.IdlePerHost = c.PerHost // keep-alive for every concurrent attempt
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second
@@ -128,7 +175,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Egress.Timeout <= 0:
+	case c.AttemptTimeout <= 0:
 		return errors.New("attempt timeout must be positive")
 	case c.Workers < 1:
 		return errors.New("workers must be at least 1")
@@ -136,8 +183,8 @@ func (c Config) Validate() error {
 		return errors.New("per-host concurrency must be at least 1")
 	case c.Batch < 1:
 		return errors.New("batch must be at least 1")
-	case c.Lease <= c.Egress.Timeout:
-		return fmt.Errorf("lease %s must be longer than the attempt timeout %s", c.Lease, c.Egress.Timeout)
+	case c.Lease <= c.AttemptTimeout:
+		return fmt.Errorf("lease %s must be longer than the attempt timeout %s", c.Lease, c.AttemptTimeout)
 	}
 	seen := map[string]bool{}
 	for i, sg := range c.Signers {
@@ -165,6 +212,8 @@ type Notifier struct {
 	Dispatcher *Dispatcher
 	// Events is the delivery event log and its watchers.
 	Events *Events
+
+	startstop.Base
 }
 
 // New returns the three parts wired together. Nothing runs in the
@@ -191,8 +240,12 @@ func (n *Notifier) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb
 }
 
 // Start starts the event listener and the dispatch loop; it returns once
-// both run. Like every long-running part, a Notifier starts once.
+// both run. Like every long-running part, a Notifier starts once
+// (startstop.ErrStarted).
 func (n *Notifier) Start(ctx context.Context) error {
+	if _, err := n.StartInit(ctx); err != nil {
+		return err
+	}
 	if err := n.Events.Start(ctx); err != nil {
 		return err
 	}
@@ -201,8 +254,11 @@ func (n *Notifier) Start(ctx context.Context) error {
 
 // Stop stops the dispatcher (attempts in flight finish or are recorded as
 // interrupted; queued work stays in the database), then ends every watch
-// subscription and the event listener. It is idempotent and waits.
+// subscription and the event listener. It is idempotent and waits, and may
+// be called without Start.
 func (n *Notifier) Stop() {
-	n.Dispatcher.Stop()
-	n.Events.Stop()
+	n.StopOnce(func() {
+		n.Dispatcher.Stop()
+		n.Events.Stop()
+	})
 }

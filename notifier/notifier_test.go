@@ -24,7 +24,6 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
@@ -122,7 +121,7 @@ func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Conf
 	db := storetest.Open(t, d)
 	clock := &fakeClock{now: t0}
 	cfg := Config{
-		Egress:       egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{hook}},
+		Delivery:     Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}},
 		Now:          clock.Now,
 		Signers:      []signer.Signer{signer.NewRSASigner(testKey)},
 		PollInterval: 10 * time.Millisecond,
@@ -510,7 +509,7 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))
 		}
-		second, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		second, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -552,7 +551,7 @@ func TestRestartResumesQueuedWork(t *testing.T) {
 		b := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.n.Stop() // "restart": b is queued, a is retrying
 
-		next, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		next, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -604,7 +603,7 @@ func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
 		dead := newReceiver(t, func(int, *http.Request) (int, string) { <-hang; return 500, "" })
 		healthy := newReceiver(t, ok)
 		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
-			c.Egress.AllowPrivate = append(c.Egress.AllowPrivate, dead.URL+"/hook")
+			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, dead.URL+"/hook")
 			c.Workers, c.PerHost = 4, 2
 		})
 		t.Cleanup(func() { close(hang) })

@@ -18,7 +18,6 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
@@ -382,7 +381,7 @@ func TestConcurrentResends(t *testing.T) {
 // or other instance would.
 func (f *fixture) second(t *testing.T) *Notifier {
 	t.Helper()
-	n, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Egress: egress.Config{Timeout: 5 * time.Second, AllowPrivate: []string{f.hook}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{f.hook}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
-	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
 )
@@ -31,8 +31,9 @@ type Config struct {
 	API APIConfig
 	// Keys are the address seed and the callback signing key.
 	Keys KeysConfig
-	// Delivery is how notifications reach merchants.
-	Delivery DeliveryConfig
+	// Delivery is how notifications reach merchants: the notifier's own
+	// delivery part, whose WithDefaults holds the only delivery defaults.
+	Delivery notifier.Delivery
 	// Chains are the tickers, prices and chain watchers.
 	Chains ChainsConfig
 	// Dev turns on developer conveniences: an API key is created and printed
@@ -150,34 +151,6 @@ type KeysConfig struct {
 	SigningKeyBits int
 }
 
-// DeliveryConfig is how notifications reach merchants.
-type DeliveryConfig struct {
-	// RetryDelays are the waits after failed attempts; the last repeats
-	// (--retry-delays).
-	RetryDelays []time.Duration
-	// Window is how long after its creation a notification may still be
-	// attempted (--delivery-window).
-	Window time.Duration
-	// AttemptTimeout bounds one delivery attempt: connect, TLS, request and
-	// response (--attempt-timeout).
-	AttemptTimeout time.Duration
-	// AllowPrivateEndpoints are exact callback endpoints (scheme, host, port,
-	// path) that may resolve to private or loopback addresses: the operator's
-	// development receivers (--allow-private-endpoint). Nothing else may.
-	AllowPrivateEndpoints []string
-	// Lease is how long a claimed notification stays reserved for this
-	// instance; another instance (or this one after a crash) takes it over
-	// when it lapses (--delivery-lease). It must exceed AttemptTimeout; 0
-	// means AttemptTimeout + 30s.
-	Lease time.Duration
-	// Workers bounds concurrent delivery attempts of this instance
-	// (--delivery-workers).
-	Workers int
-	// PerHostConcurrency bounds concurrent attempts to one destination
-	// (--per-host-concurrency).
-	PerHostConcurrency int
-}
-
 // ChainsConfig is the tickers, prices and chain watchers.
 type ChainsConfig struct {
 	// RegistryFile optionally replaces the embedded ticker registry
@@ -253,11 +226,7 @@ const (
 	DefaultReadTimeout     = 30 * time.Second
 	DefaultWriteTimeout    = 60 * time.Second
 	DefaultStreamHeartbeat = 15 * time.Second
-	// DefaultAttemptTimeout is the spec's limit per delivery attempt.
-	DefaultAttemptTimeout     = 30 * time.Second
-	DefaultDeliveryWorkers    = 256
-	DefaultPerHostConcurrency = 64
-	DefaultWatchInterval      = 2 * time.Second
+	DefaultWatchInterval   = 2 * time.Second
 	// DefaultDBMaxConns is store.DefaultMaxConns: four instances, each with
 	// its LISTEN connection, fit in PostgreSQL's default max_connections.
 	DefaultDBMaxConns = store.DefaultMaxConns
@@ -303,7 +272,7 @@ func (c Config) Validate() error {
 	if err := c.Keys.Validate(); err != nil {
 		return err
 	}
-	if err := c.Delivery.Validate(); err != nil {
+	if err := validateDelivery(c.Delivery); err != nil {
 		return err
 	}
 	if err := c.Chains.Validate(); err != nil {
@@ -481,29 +450,10 @@ func (c KeysConfig) Validate() error {
 	return nil
 }
 
-// WithDefaults returns c with every unset field set to its default.
-func (c DeliveryConfig) WithDefaults() DeliveryConfig {
-	if len(c.RetryDelays) == 0 {
-		c.RetryDelays = schedule.Default().Delays
-	}
-	if c.Window == 0 {
-		c.Window = schedule.Default().Window
-	}
-	if c.AttemptTimeout == 0 {
-		c.AttemptTimeout = DefaultAttemptTimeout
-	}
-	if c.Workers == 0 {
-		c.Workers = DefaultDeliveryWorkers
-	}
-	if c.PerHostConcurrency == 0 {
-		c.PerHostConcurrency = DefaultPerHostConcurrency
-	}
-	return c
-}
-
-// Validate reports the first bad setting, naming it by its flag.
-func (c DeliveryConfig) Validate() error {
-	if err := (schedule.Policy{Delays: c.RetryDelays, Window: c.Window}).Validate(); err != nil {
+// validateDelivery reports the first bad delivery setting, naming it by its
+// flag.
+func validateDelivery(c notifier.Delivery) error {
+	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("--retry-delays/--delivery-window: %w", err)
 	}
 	if c.AttemptTimeout <= 0 {
@@ -520,7 +470,7 @@ func (c DeliveryConfig) Validate() error {
 	if c.Workers < 1 {
 		return fmt.Errorf("--delivery-workers: must be at least 1")
 	}
-	if c.PerHostConcurrency < 1 {
+	if c.PerHost < 1 {
 		return fmt.Errorf("--per-host-concurrency: must be at least 1")
 	}
 	return nil

@@ -3,11 +3,14 @@ package server_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -34,11 +37,11 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"public url userinfo", func(c *server.Config) { c.API.PublicURL = "https://u:p@pay.example" }, "--public-url"},
 		{"keys bits", func(c *server.Config) { c.Keys.SigningKeyBits = 1024 }, "--signing-key-bits"},
 		{"keys seed", func(c *server.Config) { c.Keys.Seed = []byte("short") }, "seed"},
-		{"delivery delays", func(c *server.Config) { c.Delivery.RetryDelays = []time.Duration{-time.Second} }, "--retry-delays"},
+		{"delivery delays", func(c *server.Config) { c.Delivery.Delays = []time.Duration{-time.Second} }, "--retry-delays"},
 		{"delivery endpoint", func(c *server.Config) { c.Delivery.AllowPrivateEndpoints = []string{"ftp://x"} }, "--allow-private-endpoint"},
 		{"delivery lease", func(c *server.Config) { c.Delivery.Lease = time.Second }, "--delivery-lease"},
 		{"delivery workers", func(c *server.Config) { c.Delivery.Workers = -1 }, "--delivery-workers"},
-		{"delivery per host", func(c *server.Config) { c.Delivery.PerHostConcurrency = -1 }, "--per-host-concurrency"},
+		{"delivery per host", func(c *server.Config) { c.Delivery.PerHost = -1 }, "--per-host-concurrency"},
 		{"chains watch", func(c *server.Config) { c.Chains.WatchInterval = -time.Second }, "--watch-interval"},
 		{"chains block time", func(c *server.Config) { c.Chains.DevnetBlockTime = -time.Second }, "--devnet-block-time"},
 		{"block time needs dev", func(c *server.Config) { c.Chains.DevnetBlockTime = time.Second }, "needs --dev"},
@@ -67,8 +70,8 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 func TestStartOnceStopIdempotent(t *testing.T) {
 	t.Parallel()
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) { c.ManualDelivery = true })
-	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
-		t.Fatalf("second Start: %v, want ErrStarted", err)
+	if err := in.Server.Start(context.Background()); !errors.Is(err, startstop.ErrStarted) {
+		t.Fatalf("second Start: %v, want startstop.ErrStarted", err)
 	}
 	if err := in.Server.Stop(); err != nil {
 		t.Fatal(err)
@@ -76,7 +79,17 @@ func TestStartOnceStopIdempotent(t *testing.T) {
 	if err := in.Server.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
-	if err := in.Server.Start(context.Background()); !errors.Is(err, server.ErrStarted) {
-		t.Fatalf("Start after Stop: %v, want ErrStarted", err)
+	if err := in.Server.Start(context.Background()); !errors.Is(err, startstop.ErrStarted) {
+		t.Fatalf("Start after Stop: %v, want startstop.ErrStarted", err)
+	}
+}
+
+// TestDeliveryDefaultsAreTheNotifiers: the server writes no delivery
+// default of its own; an unset delivery part gets the notifier's.
+func TestDeliveryDefaultsAreTheNotifiers(t *testing.T) {
+	t.Parallel()
+	got := server.Config{}.WithDefaults().Delivery
+	if want := (notifier.Delivery{}).WithDefaults(); !reflect.DeepEqual(got, want) {
+		t.Errorf("server delivery defaults %+v, want the notifier's %+v", got, want)
 	}
 }

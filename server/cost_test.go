@@ -22,7 +22,9 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -263,12 +265,12 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 			Store:    server.StoreConfig{DB: dsn},
 			API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second},
 			Keys:     server.KeysConfig{Seed: servertest.Seed},
-			Delivery: server.DeliveryConfig{AllowPrivateEndpoints: []string{recv.endpoint}},
+			Delivery: notifier.Delivery{AllowPrivateEndpoints: []string{recv.endpoint}},
 			Dev:      true,
 			Out:      io.Discard,
 		}
 	}
-	key, err := server.CreateAPIKey(ctx, dsn, "cost", false, time.Now())
+	key, err := admin.CreateAPIKey(ctx, dsn, "cost", false, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store/storetest"
-	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 )
 
@@ -153,9 +153,9 @@ func TestHeldFundsEndToEnd(t *testing.T) {
 			}
 
 			// payhook funds reads the same from the database.
-			held, err := server.HeldFunds(context.Background(), e.in.DSN, "")
+			held, err := admin.HeldFunds(context.Background(), e.in.DSN, "")
 			if err != nil || len(held.GetTickers()) != 1 || held.GetTickers()[0].GetTotal() != "0.05" {
-				t.Fatalf("server.HeldFunds = %v, %v", held, err)
+				t.Fatalf("admin.HeldFunds = %v, %v", held, err)
 			}
 		})
 	}

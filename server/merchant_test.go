@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -380,7 +381,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 
 			// Rotate: the next attempt verifies with the new secret alone,
 			// and with the old one during the grace.
-			secret, err := server.RotateProjectSecret(context.Background(), e.in.DSN, e.in.ProjectA, 24*time.Hour)
+			secret, err := admin.RotateProjectSecret(context.Background(), e.in.DSN, e.in.ProjectA, 24*time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,7 +431,7 @@ func TestPayoutWalletsReceiveUnaddressedFunds(t *testing.T) {
 	e := newMerchantEnv(t, store.SQLite)
 	btc, _ := family.DefaultRegistry().Lookup("btc")
 	wallet, _ := destinations(t, btc)
-	if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
+	if err := admin.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
 		t.Fatal(err)
 	}
 	r := e.in.Get(t, "/btc/create/", q("callback", e.ms.URL+"/merchant?low=1", "json", "1"), e.in.KeyA)
@@ -471,7 +472,7 @@ func TestDepositPaymentsBelowMinimumAreForwardedTogether(t *testing.T) {
 			e := newMerchantEnv(t, d)
 			btc, _ := family.DefaultRegistry().Lookup("btc")
 			wallet, _ := destinations(t, btc)
-			if err := server.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
+			if err := admin.SetProjectWallet(context.Background(), e.in.DSN, "", e.in.ProjectA, "btc="+wallet); err != nil {
 				t.Fatal(err)
 			}
 			r := e.in.Get(t, "/deposit/request/", q("notify_url", e.ms.URL+"/merchant", "json", "1"), e.in.KeyA)
@@ -503,7 +504,7 @@ func TestDepositPaymentsBelowMinimumAreForwardedTogether(t *testing.T) {
 			}
 
 			// While they wait, the operator sees them among the held funds.
-			funds, err := server.HeldFunds(context.Background(), e.in.DSN, "")
+			funds, err := admin.HeldFunds(context.Background(), e.in.DSN, "")
 			if err != nil || len(funds.GetTickers()) != 1 || funds.GetTickers()[0].GetTotal() != "0.00008" || funds.GetTickers()[0].GetPayments() != 2 {
 				t.Fatalf("held funds while payments wait for the minimum: %v, %v", funds, err)
 			}

@@ -14,12 +14,10 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -37,11 +35,11 @@ import (
 	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
-	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
@@ -82,15 +80,10 @@ type Server struct {
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
 
-	runMu    sync.Mutex // guards started and stopped
-	started  bool
-	stopped  bool
-	stopOnce sync.Once
-	stopErr  error
-	served   sync.WaitGroup
-
-	stopProbe context.CancelFunc
-	probeDone chan struct{}
+	// The base runs the listeners' goroutines and the database probe; its
+	// StopOnce runs the shutdown order once.
+	startstop.Base
+	stopErr error
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
@@ -140,7 +133,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 // checks that it needs no migration (off).
 func (s *Server) buildStore(ctx context.Context) error {
 	var err error
-	s.db, err = openPool(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
+	s.db, err = admin.Open(ctx, s.cfg.Store.DB, store.Pool{MaxConns: s.cfg.Store.MaxConns})
 	if err != nil {
 		return err
 	}
@@ -154,11 +147,11 @@ func (s *Server) buildStore(ctx context.Context) error {
 				ErrMigrationsBehind, len(pending), strings.Join(pending, ", "))
 		}
 	} else {
-		registry, err := loadRegistry(s.cfg.Chains.RegistryFile)
+		registry, err := admin.LoadRegistry(s.cfg.Chains.RegistryFile)
 		if err != nil {
 			return err
 		}
-		applied, err := store.Migrate(ctx, s.db, withDecimals(registry))
+		applied, err := store.Migrate(ctx, s.db, admin.WithDecimals(registry))
 		if err != nil {
 			return fmt.Errorf("migrate database: %w", err)
 		}
@@ -233,18 +226,13 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 // buildNotifier builds the notifier, signing with sg and observed by
 // met.
 func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
-	cfg := s.cfg.Delivery
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
 	webhooks := signer.NewWebhookSigner(project.Ring{DB: s.db.Client})
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
-		Policy:   schedule.Policy{Delays: cfg.RetryDelays, Window: cfg.Window},
-		Egress:   egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivateEndpoints},
-		Workers:  cfg.Workers,
-		PerHost:  cfg.PerHostConcurrency,
-		Lease:    cfg.Lease,
+		Delivery: s.cfg.Delivery,
 		Now:      s.cfg.Now,
 		Signers:  []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
 		Observer: met,
@@ -262,7 +250,7 @@ func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error
 // table.
 func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, price.Source, error) {
 	cfg := s.cfg.Chains
-	registry, err := loadRegistry(cfg.RegistryFile)
+	registry, err := admin.LoadRegistry(cfg.RegistryFile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,7 +259,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	table := price.Default()
 	if cfg.PriceFile != "" {
-		if table, err = loadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
+		if table, err = admin.LoadFile("--price-file", cfg.PriceFile, price.Load); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -385,7 +373,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
-	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(&projects{db: s.db.Client, registry: registry, now: s.cfg.Now}))
+	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -517,35 +505,6 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	return nil
 }
 
-// loadRegistry returns the embedded ticker registry, or the one in path
-// (--registry-file) when it is set, which may not name a ticker after one
-// of the route table's reserved first segments (the embedded one is checked
-// by server/route's tests).
-func loadRegistry(path string) (*chains.Registry, error) {
-	if path == "" {
-		return family.DefaultRegistry(), nil
-	}
-	reserved := chains.Reserved(route.Default().ReservedNames()...)
-	return loadFile("--registry-file", path, func(r io.Reader) (*chains.Registry, error) {
-		return chains.LoadRegistry(r, family.All(), reserved)
-	})
-}
-
-// loadFile opens path and parses it with parse, naming flag in errors.
-func loadFile[T any](flag, path string, parse func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	f, err := os.Open(path)
-	if err != nil {
-		return zero, fmt.Errorf("%s: %w", flag, err)
-	}
-	defer f.Close()
-	v, err := parse(f)
-	if err != nil {
-		return zero, fmt.Errorf("%s %s: %w", flag, path, err)
-	}
-	return v, nil
-}
-
 // maxHeaderBytes bounds a REST request's header, query included.
 const maxHeaderBytes = 64 << 10
 
@@ -638,31 +597,23 @@ func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 // the chain watchers (unless ManualDelivery), reports SERVING and returns
 // once all of that is running. ctx bounds starting only: what runs in the
 // background lives until Stop, not until ctx ends. A server starts once: a
-// second Start, or a Start after Stop, returns ErrStarted. After an error,
-// Stop still releases what New and Start took.
+// second Start, or a Start after Stop, returns startstop.ErrStarted. After
+// an error, Stop still releases what New and Start took.
 func (s *Server) Start(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("start: %w", err)
+	run, err := s.StartInit(ctx)
+	if err != nil {
+		return err
 	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	if s.started || s.stopped {
-		return ErrStarted
-	}
-	s.started = true
-	s.served.Add(2)
-	go func() {
-		defer s.served.Done()
+	s.Go(func() {
 		if err := s.grpc.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			s.logger.Error("grpc server stopped", "error", err)
 		}
-	}()
-	go func() {
-		defer s.served.Done()
+	})
+	s.Go(func() {
 		if err := s.http.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("http server stopped", "error", err)
 		}
-	}()
+	})
 	if !s.cfg.ManualDelivery {
 		if err := s.notifier.Start(ctx); err != nil {
 			return fmt.Errorf("start delivery: %w", err)
@@ -687,9 +638,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	probeCtx, cancel := context.WithCancel(context.Background())
-	s.stopProbe, s.probeDone = cancel, make(chan struct{})
-	go s.probeDatabase(probeCtx)
+	s.Go(func() { s.probeDatabase(run) })
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
 	return nil
 }
@@ -700,14 +649,9 @@ func (s *Server) Start(ctx context.Context) error {
 // Start, or after a failed one. It returns what closing reported, the same
 // to every caller.
 func (s *Server) Stop() error {
-	s.runMu.Lock()
-	s.stopped = true
-	s.runMu.Unlock()
-	s.stopOnce.Do(func() {
-		if s.stopProbe != nil {
-			s.stopProbe()
-			<-s.probeDone
-		}
+	s.StopOnce(func() {
+		// The base cancelled the database probe's context; a status the
+		// probe sets from now on is ignored by the shut-down health server.
 		s.health.Shutdown()
 		// Watch streams would hold GracefulStop open: end them first; their
 		// clients resume from their cursor elsewhere or after the restart.
@@ -736,7 +680,7 @@ func (s *Server) Stop() error {
 			}
 		}()
 		wg.Wait()
-		s.served.Wait()
+		s.Wait() // the listeners' goroutines, and the probe's
 		// In-flight attempts finish or are recorded as interrupted; queued
 		// work stays in the database.
 		s.notifier.Stop()
@@ -788,7 +732,6 @@ const probeAcquireWait = 30 * time.Second
 // ends. Queued work is not lost meanwhile: it is in the database, which is
 // what is down. A pool busy with requests is not an outage (probeOnce).
 func (s *Server) probeDatabase(ctx context.Context) {
-	defer close(s.probeDone)
 	interval := s.cfg.Store.HealthProbeInterval
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // Devnet is one simulated Chain per ticker of a registry, optionally mined
@@ -17,18 +17,8 @@ type Devnet struct {
 	chains map[string]*Chain
 	sorted []*Chain
 
-	mu      sync.Mutex
-	state   int           // devnetIdle, devnetRunning or devnetStopped
-	stop    chan struct{} // closed by Stop
-	done    chan struct{} // closed when the mining goroutine exits
-	stopper sync.Once
+	startstop.Base
 }
-
-const (
-	devnetIdle = iota
-	devnetRunning
-	devnetStopped
-)
 
 // New returns a Devnet with one empty Chain per ticker of reg, all built
 // with opts. When opts.Seed is empty one random seed is drawn and shared:
@@ -59,33 +49,31 @@ func (d *Devnet) Chains() []*Chain { return slices.Clone(d.sorted) }
 // Start mines one block on every chain each blockTime, from one goroutine
 // that runs until Stop is called or ctx ends. It returns once that goroutine
 // is running. A Devnet starts at most once: a second Start, or a Start after
-// Stop, wraps ErrAlreadyStarted; a blockTime that is not positive wraps
+// Stop, wraps startstop.ErrStarted; a blockTime that is not positive wraps
 // ErrInvalidBlockTime.
 func (d *Devnet) Start(ctx context.Context, blockTime time.Duration) error {
 	if blockTime <= 0 {
 		return fmt.Errorf("%w: %v, want a positive duration", ErrInvalidBlockTime, blockTime)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.state != devnetIdle {
-		return ErrAlreadyStarted
+	run, err := d.StartInit(ctx)
+	if err != nil {
+		return err
 	}
-	d.state = devnetRunning
-	d.stop, d.done = make(chan struct{}), make(chan struct{})
-	go d.run(ctx, blockTime, d.stop, d.done)
+	// Unlike the house's other parts, the miner also ends with ctx: a
+	// caller that wants it to outlive ctx detaches ctx (the server does).
+	d.Go(func() { d.run(ctx.Done(), run.Done(), blockTime) })
 	return nil
 }
 
-// run is the mining goroutine; it exits when stop is closed or ctx ends.
-func (d *Devnet) run(ctx context.Context, blockTime time.Duration, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
+// run is the mining goroutine; it exits when ended or stopped is closed.
+func (d *Devnet) run(ended, stopped <-chan struct{}, blockTime time.Duration) {
 	tick := time.NewTicker(blockTime)
 	defer tick.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-ended:
 			return
-		case <-stop:
+		case <-stopped:
 			return
 		case <-tick.C:
 			for _, c := range d.sorted {
@@ -97,14 +85,4 @@ func (d *Devnet) run(ctx context.Context, blockTime time.Duration, stop <-chan s
 
 // Stop ends the mining goroutine and waits for it to exit. It is idempotent
 // and safe to call without Start (the Devnet then never starts).
-func (d *Devnet) Stop() {
-	d.mu.Lock()
-	d.state = devnetStopped
-	stop, done := d.stop, d.done
-	d.mu.Unlock()
-	if stop == nil {
-		return
-	}
-	d.stopper.Do(func() { close(stop) })
-	<-done
-}
+func (d *Devnet) Stop() { d.Base.Stop() }

@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // TestMain fails the run if a goroutine (the devnet's mining loop or any
@@ -408,7 +409,7 @@ func TestStartStop(t *testing.T) {
 	if err := d.Start(t.Context(), time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, startstop.ErrStarted) {
 		t.Errorf("second Start: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -425,7 +426,7 @@ func TestStartStop(t *testing.T) {
 	if _, err := btc.Mine(1); err != nil || btc.Height() != h+1 {
 		t.Errorf("manual Mine after Stop: height %d, %v", btc.Height(), err)
 	}
-	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+	if err := d.Start(t.Context(), time.Millisecond); !errors.Is(err, startstop.ErrStarted) {
 		t.Errorf("Start after Stop: %v", err)
 	}
 }
@@ -447,7 +448,7 @@ func TestStartEndsWithContext(t *testing.T) {
 	d.Stop() // returns once the goroutine, already ending, has exited
 	d2 := devnet.New(family.DefaultRegistry(), devnet.Options{})
 	d2.Stop() // never started: returns at once
-	if err := d2.Start(t.Context(), time.Millisecond); !errors.Is(err, devnet.ErrAlreadyStarted) {
+	if err := d2.Start(t.Context(), time.Millisecond); !errors.Is(err, startstop.ErrStarted) {
 		t.Errorf("Start after Stop: %v", err)
 	}
 }

@@ -49,9 +49,10 @@
 // # Failure modes
 //
 // Errors wrap one sentinel of errors.go (ErrInvalidPayment,
-// ErrInvalidForward, ErrInvalidCount, ErrInvalidRange, ErrAlreadyStarted,
-// ErrInvalidBlockTime, ErrInvalidOptions), or are the context's error when a
-// Backend method is called with a context that has ended. NewChain and New
+// ErrInvalidForward, ErrInvalidCount, ErrInvalidRange, ErrInvalidBlockTime,
+// ErrInvalidOptions) or, for a second Start, the house's one
+// startstop.ErrStarted; or they are the context's error when a Backend
+// method (or Start) is called with a context that has ended. NewChain and New
 // panic on Options that fail Validate.
 //
 // The devnet keeps everything in memory, without limit: it is a simulator,

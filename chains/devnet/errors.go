@@ -36,10 +36,6 @@ var (
 	// or beyond the tip.
 	ErrInvalidRange = kind.New(kind.Invalid, "invalid block range")
 
-	// ErrAlreadyStarted reports a second Start of a Devnet (or a Start after
-	// Stop): a Devnet mines from at most one goroutine, once.
-	ErrAlreadyStarted = errors.New("devnet already started")
-
 	// ErrInvalidBlockTime reports a Start with a block time that is not
 	// positive.
 	ErrInvalidBlockTime = errors.New("invalid block time")

@@ -63,8 +63,6 @@ var (
 	// ErrInvalidConfig reports a LiveConfig or provider configuration that
 	// cannot be used; the message names the field.
 	ErrInvalidConfig = errors.New("invalid price configuration")
-	// ErrStarted reports a second Start of a Live that is running.
-	ErrStarted = errors.New("live prices already started")
 )
 
 // ProviderError is a failure of one provider. It names the provider and,

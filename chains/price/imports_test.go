@@ -10,11 +10,12 @@ import (
 	"testing"
 )
 
-// TestImports keeps this package a leaf: the standard library, decimal and
-// the chains package only (design.md, "Which way imports run").
+// TestImports keeps this package a leaf: the standard library, decimal, the
+// chains package and the house's Start/Stop base only (design.md, "Which
+// way imports run").
 func TestImports(t *testing.T) {
 	t.Parallel()
-	allowed := []string{"github.com/shopspring/decimal", "github.com/payhook/payhook/chains"}
+	allowed := []string{"github.com/shopspring/decimal", "github.com/payhook/payhook/chains", "github.com/payhook/payhook/internal/startstop"}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestImports(t *testing.T) {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			first, _, _ := strings.Cut(path, "/")
 			if strings.Contains(first, ".") && !slices.Contains(allowed, path) {
-				t.Errorf("%s imports %q; only the standard library, decimal and chains are allowed", name, path)
+				t.Errorf("%s imports %q; only the standard library, decimal, chains and internal/startstop are allowed", name, path)
 			}
 		}
 	}

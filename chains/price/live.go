@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // Defaults of LiveConfig.
@@ -167,9 +169,7 @@ type Live struct {
 	coins map[string]value // by symbol, only cfg.Coins
 	fiat  map[string]value // by code, only the fallback's codes, never USD
 
-	runMu  sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	startstop.Base
 }
 
 // NewLive returns a Live source with an empty cache: until the first
@@ -438,19 +438,15 @@ func (l *Live) Coins() []string {
 // Start refreshes at once and then every TTL in one background goroutine
 // until Stop; it returns once that goroutine runs. Failed refreshes are
 // logged and retried at the next tick. ctx's values reach the providers,
-// its cancellation does not: Stop ends the loop. Start on a running Live
-// returns ErrStarted.
+// its cancellation does not: Stop ends the loop. A Live starts once: a
+// second Start, or a Start after Stop, returns startstop.ErrStarted.
 func (l *Live) Start(ctx context.Context) error {
-	l.runMu.Lock()
-	defer l.runMu.Unlock()
-	if l.cancel != nil {
-		return ErrStarted
+	ctx, err := l.StartInit(ctx)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l.cancel, l.done = cancel, make(chan struct{})
 	tick, stopTick := l.cfg.Tick(l.cfg.TTL)
-	go func() {
-		defer close(l.done)
+	if !l.Go(func() {
 		defer stopTick()
 		for {
 			_ = l.Refresh(ctx) // logged by Refresh
@@ -460,20 +456,13 @@ func (l *Live) Start(ctx context.Context) error {
 			case <-tick:
 			}
 		}
-	}()
+	}) {
+		stopTick() // stopped while starting
+	}
 	return nil
 }
 
 // Stop ends background refreshing and waits for a Refresh in flight to
-// return (its requests are cancelled). It is idempotent; Start may be
-// called again afterwards.
-func (l *Live) Stop() {
-	l.runMu.Lock()
-	defer l.runMu.Unlock()
-	if l.cancel == nil {
-		return
-	}
-	l.cancel()
-	<-l.done
-	l.cancel, l.done = nil, nil
-}
+// return (its requests are cancelled). It is idempotent; Refresh may still
+// be called afterwards.
+func (l *Live) Stop() { l.Base.Stop() }

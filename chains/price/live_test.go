@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains/price"
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // clock is a settable clock.
@@ -553,7 +554,7 @@ func TestLiveStartStop(t *testing.T) {
 	if err := l.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Start(t.Context()); !errors.Is(err, price.ErrStarted) {
+	if err := l.Start(t.Context()); !errors.Is(err, startstop.ErrStarted) {
 		t.Errorf("second Start: %v, want ErrStarted", err)
 	}
 	if tickEvery != 2*time.Minute {

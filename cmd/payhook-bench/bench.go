@@ -29,7 +29,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/bench"
 )
 
@@ -494,7 +494,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	// default, which is what protects a healthy endpoint from a dead one.
 	perHost := o.workers
 	if rate > 0 {
-		perHost = server.DefaultPerHostConcurrency
+		perHost = notifier.DefaultPerHost
 	}
 	eng, err := bench.Open(ctx, bench.Config{
 		DSN:            scratch.DSN,

@@ -22,8 +22,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/bench"
 )
 
@@ -112,7 +114,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		return res, err
 	}
 	defer recv.close()
-	apiKey, err := server.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
+	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
 	if err != nil {
 		return res, err
 	}
@@ -122,7 +124,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		Store: server.StoreConfig{DB: scratch.DSN},
 		API:   server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},
 		Keys:  server.KeysConfig{Seed: seed},
-		Delivery: server.DeliveryConfig{
+		Delivery: notifier.Delivery{
 			AllowPrivateEndpoints: []string{recv.endpoint},
 		},
 		Dev: true,

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 )
 
 // apikeyList prints the API keys: never a key or its hash, only the
@@ -22,13 +22,13 @@ func apikeyList(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	keys, err := server.ListAPIKeys(ctx, *dsn, *project)
+	keys, err := admin.ListAPIKeys(ctx, *dsn, *project)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		if keys == nil {
-			keys = []server.APIKeyInfo{}
+			keys = []admin.APIKeyInfo{}
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -74,7 +74,7 @@ func apikeyRevoke(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(ref) == "" {
 		return errors.New("usage: payhook apikey revoke ID|NAME [--project ID]: which key?")
 	}
-	k, err := server.RevokeAPIKey(ctx, *dsn, *project, ref, time.Now())
+	k, err := admin.RevokeAPIKey(ctx, *dsn, *project, ref, time.Now())
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -321,7 +322,7 @@ func TestAPIKeyListAndRevoke(t *testing.T) {
 
 	// A name two keys share is refused, naming both.
 	_, err = cli("apikey", "revoke", "twin")
-	if !errors.Is(err, server.ErrAmbiguousAPIKey) || !strings.Contains(err.Error(), "id 3") || !strings.Contains(err.Error(), "id 4") {
+	if !errors.Is(err, admin.ErrAmbiguousAPIKey) || !strings.Contains(err.Error(), "id 3") || !strings.Contains(err.Error(), "id 4") {
 		t.Fatalf("revoke twin: %v", err)
 	}
 	// By id (after the flags), then by name: the one left active.

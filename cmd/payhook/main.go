@@ -33,8 +33,10 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 )
 
 const usage = `payhook: self-hostable payment-notification gateway
@@ -228,15 +230,17 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.StringVar(&cfg.Chains.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
 	fs.DurationVar(&cfg.API.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
 	fs.Int64Var(&cfg.API.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest REST request body accepted; a longer one is answered 413")
-	delays := delaysFlag(schedule.Default().Delays)
+	// The delivery flags' defaults are the notifier's, the only ones.
+	delivery := notifier.Delivery{}.WithDefaults()
+	delays := delaysFlag(delivery.Delays)
 	fs.Var(&delays, "retry-delays", "waits after failed delivery attempts; the last one repeats")
-	fs.DurationVar(&cfg.Delivery.Window, "delivery-window", schedule.Default().Window, "no delivery attempt starts later than this after a notification was stored")
-	fs.DurationVar(&cfg.Delivery.AttemptTimeout, "attempt-timeout", server.DefaultAttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
+	fs.DurationVar(&cfg.Delivery.Window, "delivery-window", delivery.Window, "no delivery attempt starts later than this after a notification was stored")
+	fs.DurationVar(&cfg.Delivery.AttemptTimeout, "attempt-timeout", delivery.AttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
 	var allow listFlag
 	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
 	fs.DurationVar(&cfg.Delivery.Lease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
-	fs.IntVar(&cfg.Delivery.Workers, "delivery-workers", server.DefaultDeliveryWorkers, "concurrent delivery attempts")
-	fs.IntVar(&cfg.Delivery.PerHostConcurrency, "per-host-concurrency", server.DefaultPerHostConcurrency, "concurrent delivery attempts to one destination host")
+	fs.IntVar(&cfg.Delivery.Workers, "delivery-workers", delivery.Workers, "concurrent delivery attempts")
+	fs.IntVar(&cfg.Delivery.PerHost, "per-host-concurrency", delivery.PerHost, "concurrent delivery attempts to one destination host")
 	fs.StringVar(&cfg.Chains.PriceFile, "price-file", "", "JSON table of USD prices and fiat rates replacing the embedded one")
 	fs.DurationVar(&cfg.Chains.WatchInterval, "watch-interval", server.DefaultWatchInterval, "how often chain watchers poll their chains")
 	fs.DurationVar(&cfg.Chains.DevnetBlockTime, "devnet-block-time", 0, "with --dev: mine a block on every simulated chain this often (0: only on request)")
@@ -279,7 +283,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 		cfg.Chains.FallbackFees = fees
 	}
 	cfg.Chains.PriceProviders = providers
-	cfg.Delivery.RetryDelays = delays
+	cfg.Delivery.Delays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	cfg.API.TrustedProxies = proxies
 	cfg.API.CORSOrigins = corsOrigins
@@ -293,7 +297,7 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	applied, err := server.Migrate(ctx, *dsn, *registryFile)
+	applied, err := admin.Migrate(ctx, *dsn, *registryFile)
 	if err != nil {
 		return err
 	}
@@ -316,7 +320,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	key, err := server.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
+	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
 	if err != nil {
 		return err
 	}
@@ -340,7 +344,7 @@ func funds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	resp, err := server.HeldFunds(ctx, *dsn, *registryFile)
+	resp, err := admin.HeldFunds(ctx, *dsn, *registryFile)
 	if err != nil {
 		return err
 	}
@@ -422,7 +426,7 @@ func payouts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	resp, err := server.PayoutRequests(ctx, *dsn)
+	resp, err := admin.PayoutRequests(ctx, *dsn)
 	if err != nil {
 		return err
 	}

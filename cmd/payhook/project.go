@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
-	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 )
 
 // walletsFlag collects repeated --wallet values whole (a value holds
@@ -41,7 +41,7 @@ func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	resp, err := server.CreateProject(ctx, *dsn, *registryFile, &payhookv1.CreateProjectRequest{
+	resp, err := admin.CreateProject(ctx, *dsn, *registryFile, &payhookv1.CreateProjectRequest{
 		Name: *name, Currency: *currency, Wallets: wallets, Tickers: accept, Confirmations: confirmations,
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func projectList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	resp, err := server.ListProjects(ctx, *dsn)
+	resp, err := admin.ListProjects(ctx, *dsn)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func projectRotate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *id <= 0 {
 		return errors.New("--project: required")
 	}
-	secret, err := server.RotateProjectSecret(ctx, *dsn, *id, *grace)
+	secret, err := admin.RotateProjectSecret(ctx, *dsn, *id, *grace)
 	if err != nil {
 		return err
 	}
@@ -131,10 +131,10 @@ func projectWallet(ctx context.Context, op string, args []string, stderr io.Writ
 		if *wallet == "" {
 			return errors.New("--wallet: required")
 		}
-		return server.SetProjectWallet(ctx, *dsn, *registryFile, *id, *wallet)
+		return admin.SetProjectWallet(ctx, *dsn, *registryFile, *id, *wallet)
 	}
 	if *ticker == "" {
 		return errors.New("--ticker: required")
 	}
-	return server.RemoveProjectWallet(ctx, *dsn, *registryFile, *id, *ticker)
+	return admin.RemoveProjectWallet(ctx, *dsn, *registryFile, *id, *ticker)
 }

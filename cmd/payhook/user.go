@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/admin"
 )
 
 const userUsage = `usage:
@@ -40,7 +40,7 @@ func userCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	uid, err := server.CreateDashboardUser(ctx, *dsn, *id, *email, password)
+	uid, err := admin.CreateDashboardUser(ctx, *dsn, *id, *email, password)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,8 +20,8 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
@@ -41,20 +40,17 @@ type Config struct {
 	// PerHost bounds concurrent attempts to one destination; WaitParked
 	// measures against it.
 	PerHost int
-	// AttemptTimeout bounds one attempt; 30 s (the spec's limit) when 0.
+	// AttemptTimeout bounds one attempt; the notifier's default (the
+	// spec's limit) when 0.
 	AttemptTimeout time.Duration
 	// AllowPrivate are the exact loopback endpoints (the benchmark's
 	// receivers) that deliveries may reach.
 	AllowPrivate []string
 }
 
-// WithDefaults returns c with every unset field that has a default set.
-func (c Config) WithDefaults() Config {
-	if c.AttemptTimeout == 0 {
-		c.AttemptTimeout = 30 * time.Second
-	}
-	return c
-}
+// WithDefaults returns c unchanged: the engine has no defaults of its own,
+// and the notifier's (notifier.Delivery.WithDefaults) fill what is unset.
+func (c Config) WithDefaults() Config { return c }
 
 // Validate reports the first bad field.
 func (c Config) Validate() error {
@@ -93,8 +89,8 @@ type Engine struct {
 	metrics *http.Server
 	url     string
 
-	stopOnce sync.Once
-	stopErr  error
+	startstop.Base
+	stopErr error
 }
 
 // Open opens and migrates the database, builds the notifier (not started)
@@ -119,10 +115,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	}
 	met := metrics.New(nil, nil)
 	n, err := notifier.New(db, notifier.Config{
-		Egress:  egress.Config{Timeout: cfg.AttemptTimeout, AllowPrivate: cfg.AllowPrivate},
-		Workers: cfg.Workers,
-		PerHost: cfg.PerHost,
-		Batch:   claimBatch,
+		Delivery: notifier.Delivery{AttemptTimeout: cfg.AttemptTimeout, AllowPrivateEndpoints: cfg.AllowPrivate, Workers: cfg.Workers, PerHost: cfg.PerHost},
+		Batch:    claimBatch,
 		Signers: []signer.Signer{
 			signer.NewRSASigner(cfg.RSAKey),
 			signer.NewWebhookSigner(signer.StaticSecrets(benchSecret)),
@@ -142,15 +136,19 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		metrics: &http.Server{Handler: met.Handler(), ReadHeaderTimeout: 10 * time.Second},
 		url:     "http://" + l.Addr().String() + "/metrics",
 	}
-	go func() { _ = e.metrics.Serve(l) }()
+	e.Go(func() { _ = e.metrics.Serve(l) })
 	return e, nil
 }
 
 // MetricsURL is where the engine's Prometheus metrics are served.
 func (e *Engine) MetricsURL() string { return e.url }
 
-// Start starts delivering; it returns once the notifier runs.
+// Start starts delivering; it returns once the notifier runs. An engine
+// starts once (startstop.ErrStarted).
 func (e *Engine) Start(ctx context.Context) error {
+	if _, err := e.StartInit(ctx); err != nil {
+		return err
+	}
 	if err := e.n.Start(ctx); err != nil {
 		return fmt.Errorf("start notifier: %w", err)
 	}
@@ -162,9 +160,10 @@ func (e *Engine) Start(ctx context.Context) error {
 // idempotent, may be called without Start, and returns the same error to
 // every caller.
 func (e *Engine) Stop() error {
-	e.stopOnce.Do(func() {
+	e.StopOnce(func() {
 		e.n.Stop()
 		e.stopErr = errors.Join(e.metrics.Close(), e.db.Close())
+		e.Wait() // the metrics server's goroutine
 	})
 	return e.stopErr
 }

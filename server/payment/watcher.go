@@ -16,6 +16,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/startstop"
 )
 
 // Watcher tuning.
@@ -53,10 +54,8 @@ type Watcher struct {
 	interval time.Duration
 	logger   *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{} // buffered: a wake while polling polls again after
+	startstop.Base
+	wake chan struct{} // buffered: a wake while polling polls again after
 
 	// pollMu makes polls of one watcher one at a time; it guards known and
 	// reconcile.
@@ -582,17 +581,14 @@ func (w *Watcher) isWatched(address string) bool {
 
 // Start polls in the background until Stop, every interval and at once
 // when woken (Wake, WaitHeight); it returns once the loop runs. ctx's values
-// reach the polls, its cancellation does not: Stop ends the loop.
+// reach the polls, its cancellation does not: Stop ends the loop. A watcher
+// starts once (startstop.ErrStarted).
 func (w *Watcher) Start(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cancel != nil {
-		return fmt.Errorf("watch %s: %w", w.ticker.Ticker, ErrStarted)
+	ctx, err := w.StartInit(ctx)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", w.ticker.Ticker, err)
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w.cancel, w.done = cancel, make(chan struct{})
-	go func() {
-		defer close(w.done)
+	w.Go(func() {
 		t := time.NewTimer(w.interval)
 		defer t.Stop()
 		failures := 0
@@ -614,7 +610,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 			case <-w.wake:
 			}
 		}
-	}()
+	})
 	return nil
 }
 
@@ -680,13 +676,7 @@ func (w *Watcher) recordPoll(err error) {
 // another instance takes over at once (also when only PollOnce was used);
 // it is idempotent.
 func (w *Watcher) Stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cancel != nil {
-		w.cancel()
-		<-w.done
-		w.cancel = nil
-	}
+	w.Base.Stop()
 	w.pollMu.Lock()
 	w.known = nil
 	w.pollMu.Unlock()

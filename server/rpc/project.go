@@ -11,22 +11,10 @@ import (
 	"github.com/payhook/payhook/server/merchant/project"
 )
 
-// NewProject is a project to create, as the request gives it.
-type NewProject struct {
-	// Name and Currency are the project's.
-	Name, Currency string
-	// Wallets are TICKER=ADDRESS[,ADDRESS@SHARE...] specs.
-	Wallets []string
-	// Tickers are the accepted coins; empty accepts all.
-	Tickers []string
-	// Confirmations are TICKER=N specs.
-	Confirmations []string
-}
-
-// ProjectAdmin is what the project service does (server.Projects).
+// ProjectAdmin is what the project service does (project.Service).
 type ProjectAdmin interface {
 	// Create creates a project with its first key.
-	Create(ctx context.Context, p NewProject) (project *entdb.Project, apikey string, err error)
+	Create(ctx context.Context, p project.Request) (project *entdb.Project, apikey string, err error)
 	// List lists the projects.
 	List(ctx context.Context) ([]*entdb.Project, error)
 	// RotateSecret rotates a project's IPN secret.
@@ -39,6 +27,8 @@ type ProjectAdmin interface {
 	Now() time.Time
 }
 
+var _ ProjectAdmin = (*project.Service)(nil)
+
 // ProjectServer implements payhookv1.ProjectServiceServer.
 type ProjectServer struct {
 	payhookv1.UnimplementedProjectServiceServer
@@ -50,7 +40,7 @@ func NewProjectServer(admin ProjectAdmin) *ProjectServer { return &ProjectServer
 
 // CreateProject implements payhookv1.ProjectServiceServer.
 func (s *ProjectServer) CreateProject(ctx context.Context, req *payhookv1.CreateProjectRequest) (*payhookv1.CreateProjectResponse, error) {
-	p, key, err := s.admin.Create(ctx, NewProject{
+	p, key, err := s.admin.Create(ctx, project.Request{
 		Name: req.GetName(), Currency: req.GetCurrency(), Wallets: req.GetWallets(),
 		Tickers: req.GetTickers(), Confirmations: req.GetConfirmations(),
 	})

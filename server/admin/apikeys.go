@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"context"
@@ -30,6 +30,24 @@ type APIKeyInfo struct {
 func apiKeyInfo(k *entdb.APIKey) APIKeyInfo {
 	return APIKeyInfo{ID: k.ID, Name: k.Name, Prefix: k.Prefix, ProjectID: k.ProjectID, Operator: k.Operator,
 		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
+}
+
+// CreateAPIKey opens the database named by dsn, migrates it when needed and
+// issues an API key called name, created at now (an operator's key when
+// operator is set: it alone may call the operator API). The key is returned
+// in clear this once; the database keeps only its hash.
+func CreateAPIKey(ctx context.Context, dsn, name string, operator bool, now time.Time) (key string, err error) {
+	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		create := apikey.Create
+		if operator {
+			create = apikey.CreateOperator
+		}
+		if key, _, err = create(ctx, db.Client, name, now); err != nil {
+			return fmt.Errorf("create api key %q: %w", name, err)
+		}
+		return nil
+	})
+	return key, err
 }
 
 // ListAPIKeys opens the database named by dsn, migrates it when needed and

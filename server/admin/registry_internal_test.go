@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"os"
@@ -30,12 +30,12 @@ func TestRegistryFileReservedNames(t *testing.T) {
 			if err := os.WriteFile(path, []byte(strings.Replace(entry, "%q", `"`+r.ticker+`"`, 1)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadRegistry(path)
+			_, err := LoadRegistry(path)
 			switch {
 			case r.err == "" && err != nil:
-				t.Fatalf("loadRegistry: %v", err)
+				t.Fatalf("LoadRegistry: %v", err)
 			case r.err != "" && (err == nil || !strings.Contains(err.Error(), r.err)):
-				t.Fatalf("loadRegistry = %v, want an error containing %q", err, r.err)
+				t.Fatalf("LoadRegistry = %v, want an error containing %q", err, r.err)
 			}
 		})
 	}

@@ -1,0 +1,92 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/store"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/rpc"
+	"github.com/payhook/payhook/server/web/dashboard"
+)
+
+// Projects is the project administration (the ProjectService's logic) of
+// db, checking wallets against registry, on the clock now: what the server
+// serves and the `payhook project` commands use.
+func Projects(db *entdb.Client, registry *chains.Registry, now func() time.Time) *project.Service {
+	return project.NewService(project.ServiceConfig{DB: db, Registry: registry, Now: now, IssueKey: apikey.CreateInProject})
+}
+
+// withProjects opens the database named by dsn, migrates it and runs fn
+// with the project administration (the embedded registry or registryFile).
+func withProjects(ctx context.Context, dsn, registryFile string, fn func(*project.Service) error) error {
+	registry, err := LoadRegistry(registryFile)
+	if err != nil {
+		return err
+	}
+	return withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		if err := project.EnsureSecrets(ctx, db.Client); err != nil {
+			return err
+		}
+		return fn(Projects(db.Client, registry, func() time.Time { return time.Now().UTC() }))
+	})
+}
+
+// CreateProject creates a project in the database named by dsn, with its
+// first API key and IPN secret (shown this once).
+func CreateProject(ctx context.Context, dsn, registryFile string, req *payhookv1.CreateProjectRequest) (resp *payhookv1.CreateProjectResponse, err error) {
+	err = withProjects(ctx, dsn, registryFile, func(p *project.Service) error {
+		resp, err = rpc.NewProjectServer(p).CreateProject(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+// ListProjects lists the projects of the database named by dsn.
+func ListProjects(ctx context.Context, dsn string) (resp *payhookv1.ListProjectsResponse, err error) {
+	err = withProjects(ctx, dsn, "", func(p *project.Service) error {
+		resp, err = rpc.NewProjectServer(p).ListProjects(ctx, &payhookv1.ListProjectsRequest{})
+		return err
+	})
+	return resp, err
+}
+
+// RotateProjectSecret rotates a project's IPN secret; the old one signs
+// beside the new one for grace.
+func RotateProjectSecret(ctx context.Context, dsn string, id int64, grace time.Duration) (secret string, err error) {
+	err = withProjects(ctx, dsn, "", func(p *project.Service) error {
+		secret, err = p.RotateSecret(ctx, id, grace)
+		return err
+	})
+	return secret, err
+}
+
+// SetProjectWallet sets a project's payout wallets for a ticker from a
+// TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
+func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, spec string) error {
+	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.SetWallet(ctx, id, spec) })
+}
+
+// RemoveProjectWallet removes a project's payout wallets for a ticker.
+func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
+	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })
+}
+
+// CreateDashboardUser creates, in the database named by dsn, a dashboard
+// user of project id who signs in with email and password, and returns the
+// user's id.
+func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, password string) (uid int64, err error) {
+	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		u, err := dashboard.CreateUser(ctx, db.Client, id, email, password, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		uid = u.ID
+		return nil
+	})
+	return uid, err
+}

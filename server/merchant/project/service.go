@@ -1,0 +1,173 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+)
+
+// Request is a project to create, as the operator asks for it: the specs
+// are parsed and checked against the ticker registry by Service.Create.
+type Request struct {
+	// Name and Currency are the project's.
+	Name, Currency string
+	// Wallets are TICKER=ADDRESS[,ADDRESS@SHARE...] specs.
+	Wallets []string
+	// Tickers are the accepted coins; empty accepts all.
+	Tickers []string
+	// Confirmations are TICKER=N specs.
+	Confirmations []string
+}
+
+// KeyIssuer creates a project's API key with db (the creating
+// transaction's client) and returns it in clear: apikey.CreateInProject.
+// It is declared here, where it is consumed, because server/apikey imports
+// this package.
+type KeyIssuer func(ctx context.Context, db *entdb.Client, name string, projectID int64, now time.Time) (string, *entdb.APIKey, error)
+
+// ServiceConfig is what a Service needs.
+type ServiceConfig struct {
+	// DB is the database.
+	DB *entdb.Client
+	// Registry checks wallet addresses and names the tickers.
+	Registry *chains.Registry
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// IssueKey creates a new project's first API key.
+	IssueKey KeyIssuer
+}
+
+// Service is the operator's project administration: the ProjectService's
+// logic, shared by the API (server/rpc) and the `payhook project` commands
+// (server/admin). Specs are parsed and wallet addresses checked against the
+// ticker registry; bad input wraps ErrInvalid and names the field.
+type Service struct {
+	cfg ServiceConfig
+}
+
+// NewService returns the project administration of cfg.DB.
+func NewService(cfg ServiceConfig) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{cfg: cfg}
+}
+
+// Now is the service's clock (whether a rotation's grace still runs).
+func (s *Service) Now() time.Time { return s.cfg.Now() }
+
+// wallet parses and checks a wallet spec.
+func (s *Service) wallet(spec string) (string, []schema.Destination, error) {
+	ticker, ds, err := ParseWallet(spec)
+	if err != nil {
+		return "", nil, err
+	}
+	t, ok := s.cfg.Registry.Lookup(chainsTicker(ticker))
+	if !ok {
+		return "", nil, fmt.Errorf("%w: wallet %q: unknown ticker %s", ErrInvalid, spec, ticker)
+	}
+	if err := CheckAddresses(t, ds); err != nil {
+		return "", nil, fmt.Errorf("wallet %q: %w", spec, err)
+	}
+	return t.Ticker, ds, nil
+}
+
+// chainsTicker turns trc20_usdt into trc20/usdt.
+func chainsTicker(s string) string { return strings.Replace(s, "_", "/", 1) }
+
+// ticker resolves a ticker as the merchant API names it (btc, trc20_usdt,
+// trc20/usdt).
+func (s *Service) ticker(param, name string) (chains.Ticker, error) {
+	t, ok := s.cfg.Registry.Lookup(chainsTicker(strings.ToLower(strings.TrimSpace(name))))
+	if !ok {
+		return chains.Ticker{}, fmt.Errorf("%w: %s: unknown ticker %q", ErrInvalid, param, name)
+	}
+	return t, nil
+}
+
+// Create creates the project req asks for, with its first API key (named
+// as the project), in one transaction; the key is returned in clear this
+// once.
+func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, string, error) {
+	wallets := map[string][]schema.Destination{}
+	for _, spec := range req.Wallets {
+		t, ds, err := s.wallet(spec)
+		if err != nil {
+			return nil, "", err
+		}
+		wallets[t] = ds
+	}
+	var tickers []string
+	for _, name := range req.Tickers {
+		t, err := s.ticker("tickers", name)
+		if err != nil {
+			return nil, "", err
+		}
+		tickers = append(tickers, t.Ticker)
+	}
+	confs := map[string]int32{}
+	for _, spec := range req.Confirmations {
+		name, count, ok := strings.Cut(spec, "=")
+		t, err := s.ticker("confirmations", name)
+		if err != nil {
+			return nil, "", err
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(count), 10, 32)
+		if !ok || err != nil || n < int64(t.MinConfirmations) || n > 100 {
+			return nil, "", fmt.Errorf("%w: confirmations %q: want %s=N with N from %d to 100", ErrInvalid, spec, t.Ticker, t.MinConfirmations)
+		}
+		if fixed, ok := t.Rules().FixedConfirmations(t); ok {
+			n = fixed // Solana has no numeric depth
+		}
+		confs[t.Ticker] = int32(n)
+	}
+	name, currency := req.Name, req.Currency
+	var pr *entdb.Project
+	var key string
+	err := store.WithTx(ctx, s.cfg.DB, func(tx *entdb.Tx) error {
+		var err error
+		if pr, err = Create(ctx, tx.Client(), Params{Name: name, Currency: currency, Wallets: wallets, Tickers: tickers, Confirmations: confs}, s.cfg.Now()); err != nil {
+			return err
+		}
+		key, _, err = s.cfg.IssueKey(ctx, tx.Client(), name, pr.ID, s.cfg.Now())
+		return err
+	})
+	return pr, key, err
+}
+
+// List lists the projects.
+func (s *Service) List(ctx context.Context) ([]*entdb.Project, error) {
+	return List(ctx, s.cfg.DB)
+}
+
+// RotateSecret rotates project id's IPN secret; the old one signs beside
+// the new one for grace.
+func (s *Service) RotateSecret(ctx context.Context, id int64, grace time.Duration) (string, error) {
+	return RotateSecret(ctx, s.cfg.DB, id, grace, s.cfg.Now())
+}
+
+// SetWallet sets project id's payout wallets of a ticker from a
+// TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
+func (s *Service) SetWallet(ctx context.Context, id int64, spec string) error {
+	t, ds, err := s.wallet(spec)
+	if err != nil {
+		return err
+	}
+	return SetWallet(ctx, s.cfg.DB, id, t, ds, s.cfg.Now())
+}
+
+// RemoveWallet removes project id's payout wallets of ticker.
+func (s *Service) RemoveWallet(ctx context.Context, id int64, ticker string) error {
+	t, ok := s.cfg.Registry.Lookup(chainsTicker(ticker))
+	if ok {
+		ticker = t.Ticker
+	}
+	return RemoveWallet(ctx, s.cfg.DB, id, ticker, s.cfg.Now())
+}

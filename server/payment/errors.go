@@ -1,6 +1,0 @@
-package payment
-
-import "errors"
-
-// ErrStarted reports a Start of a watcher that is already running.
-var ErrStarted = errors.New("already started")
