@@ -61,6 +61,14 @@ type benchOptions struct {
 	e2eTicker  string
 	e2eAddress string
 	e2eTimeout time.Duration
+	// e2eKind is address or checkout.
+	e2eKind string
+	// server, serverKey, serverSecret and serverPID name an external
+	// payhook server (empty: one in this process); receiverAddr is the
+	// receiver's listening address (what that server must allow).
+	server, serverKey, serverSecret string
+	serverPID                       int
+	receiverAddr                    string
 }
 
 // benchRun is one measured run.
@@ -148,6 +156,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.e2eTicker, "e2e-ticker", "btc", "e2e: ticker of the payments (one whose payments are confirmed and forwarded with the first block at confirmations=1: UTXO or EVM)")
 	fs.StringVar(&o.e2eAddress, "e2e-address", "", "e2e: the merchant's address payments are forwarded to (default: a BTC address, for --e2e-ticker btc)")
 	fs.DurationVar(&o.e2eTimeout, "e2e-timeout", 10*time.Minute, "e2e: how long after the mine request every callback must be acknowledged")
+	fs.StringVar(&o.e2eKind, "e2e-kind", e2eAddress, "e2e: address (low-level addresses, RSA-signed callbacks) or checkout (a checkout each with --e2e-ticker chosen, HMAC-signed webhooks)")
+	fs.StringVar(&o.server, "server", "", "e2e: base URL of a running payhook serve --dev to drive over REST instead of a server in this process (it must allow --receiver-addr's endpoint: --allow-private-endpoint http://ADDR/hook)")
+	fs.StringVar(&o.serverKey, "server-key", "", "e2e with --server: an API key of the server")
+	fs.StringVar(&o.serverSecret, "server-secret", "", "e2e with --server and --e2e-kind checkout: the key's project IPN secret (payhook project rotate-secret)")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "e2e with --server: the server's process id, to report its CPU time (Linux /proc)")
+	fs.StringVar(&o.receiverAddr, "receiver-addr", "", "e2e: the receiver's listening address (default: a free loopback port; fix it for --server)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -185,6 +199,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if o.e2eAddress == "" {
 			o.e2eAddress = e2eBTCAddress
+		}
+		if o.e2eKind != e2eAddress && o.e2eKind != e2eCheckout {
+			return fmt.Errorf("--e2e-kind: %q is not address or checkout", o.e2eKind)
+		}
+		if o.server != "" && (o.serverKey == "" || o.receiverAddr == "" || o.e2eKind == e2eCheckout && o.serverSecret == "") {
+			return errors.New("--server needs --server-key, --receiver-addr and, for --e2e-kind checkout, --server-secret")
 		}
 	default:
 		return fmt.Errorf("--mode: %q is not engine or e2e", o.mode)

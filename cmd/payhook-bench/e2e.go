@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +35,12 @@ import (
 // payhook server, driven through its REST API, and every callback they
 // cause acknowledged by a receiver that verifies its signature.
 type e2eRun struct {
+	// Kind is address (low-level addresses, RSA-signed callbacks) or
+	// checkout (a checkout each, a coin chosen, HMAC-signed webhooks).
+	Kind string `json:"kind"`
+	// Server is the external server's base URL; empty for the in-process
+	// server.
+	Server    string `json:"server,omitempty"`
 	Ticker    string `json:"ticker"`
 	Addresses int    `json:"addresses"`
 	Producers int    `json:"producers"`
@@ -98,47 +106,32 @@ var e2eStatuses = []string{"confirmed", "completed"}
 // A run whose callbacks were lost or duplicated returns its figures with
 // Problems filled and an error.
 func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (res e2eRun, err error) {
-	res = e2eRun{Ticker: o.e2eTicker, Addresses: o.e2eN, Producers: o.producers, Expected: len(e2eStatuses) * o.e2eN}
+	res = e2eRun{Kind: o.e2eKind, Server: o.server, Ticker: o.e2eTicker, Addresses: o.e2eN, Producers: o.producers, Expected: len(e2eStatuses) * o.e2eN}
 	say := func(format string, a ...any) {
 		if tty {
 			fmt.Fprintf(stderr, format+"\n", a...)
 		}
 	}
-	scratch, err := bench.CreateDB(ctx, o.db)
-	if err != nil {
-		return res, err
-	}
-	defer func() { err = errors.Join(err, scratch.Drop()) }()
-	recv, err := newE2EReceiver(o.e2eN)
+	recv, err := newE2EReceiver(o.e2eN, o.receiverAddr, o.e2eKind)
 	if err != nil {
 		return res, err
 	}
 	defer recv.close()
-	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
-	if err != nil {
-		return res, err
-	}
-	seed := make([]byte, 32)
-	_, _ = rand.Read(seed)
-	srv, err := server.New(ctx, server.Config{
-		Store: server.StoreConfig{DB: scratch.DSN},
-		API:   server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},
-		Keys:  server.KeysConfig{Seed: seed},
-		Delivery: notifier.Delivery{
-			AllowPrivateEndpoints: []string{recv.endpoint},
-		},
-		Dev: true,
-		Out: io.Discard,
-	}, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		return res, fmt.Errorf("new server: %w", err)
-	}
-	defer func() { err = errors.Join(err, srv.Stop()) }()
-	if err := srv.Start(ctx); err != nil {
-		return res, fmt.Errorf("start server: %w", err)
+	// The server: in this process on a scratch database, or one running
+	// elsewhere (payhook serve --dev --allow-private-endpoint <receiver>).
+	base, apiKey, secret := o.server, o.serverKey, o.serverSecret
+	var srv *server.Server
+	cpu := processCPU(o.serverPID)
+	if base == "" {
+		var stop func() error
+		if srv, base, apiKey, secret, stop, err = e2eServer(ctx, o, recv.endpoint, stderr); err != nil {
+			return res, err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+		cpu = processCPU(os.Getpid())
 	}
 	api := &restClient{
-		base: "http://" + srv.HTTPAddr(),
+		base: base,
 		key:  apiKey,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.producers}},
 	}
@@ -153,45 +146,31 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	if err != nil {
 		return res, fmt.Errorf("/pubkey/: %w", err)
 	}
+	verify := receiver.NewVerifier(key).Verify
+	if o.e2eKind == e2eCheckout {
+		verify = receiver.NewWebhookVerifier([]string{secret}).Verify
+	}
 
-	say("e2e: creating %d %s addresses (%d at a time)...", o.e2eN, o.e2eTicker, o.producers)
+	say("e2e: creating %d %s %ss (%d at a time)...", o.e2eN, o.e2eTicker, o.e2eKind, o.producers)
 	start := time.Now()
-	addrs := make([]string, o.e2eN)
-	var minimum decimal.Decimal
-	var minOnce sync.Once
-	if err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
-		q := url.Values{
-			"callback":      {recv.endpoint + "?i=" + strconv.Itoa(i)},
-			"address":       {o.e2eAddress},
-			"json":          {"1"},
-			"confirmations": {"1"},
-		}
-		var created struct {
-			AddressIn string `json:"address_in"`
-			Minimum   string `json:"minimum_transaction_coin"`
-		}
-		if err := api.do(ctx, http.MethodGet, "/"+o.e2eTicker+"/create/?"+q.Encode(), nil, &created); err != nil {
-			return fmt.Errorf("create address %d: %w", i, err)
-		}
-		addrs[i] = created.AddressIn
-		var err error
-		minOnce.Do(func() { minimum, err = decimal.NewFromString(created.Minimum) })
-		return err
-	}); err != nil {
+	payees, err := e2eCreate(ctx, api, o, recv.endpoint)
+	if err != nil {
 		return res, err
 	}
 	res.CreateSeconds = time.Since(start).Seconds()
 	res.AddressesPerSecond = float64(o.e2eN) / res.CreateSeconds
-	if err := recv.expect(addrs, receiver.NewVerifier(key)); err != nil {
+	subjects := make([]string, len(payees))
+	for i, p := range payees {
+		subjects[i] = p.subject
+	}
+	if err := recv.expect(subjects, verify); err != nil {
 		return res, err
 	}
 
-	// A hundred times the smallest forwarded payment: forwarded after fees.
-	value := minimum.Mul(decimal.NewFromInt(100)).String()
-	say("e2e: paying each address %s %s on the devnet...", value, o.e2eTicker)
+	say("e2e: paying each %s on the devnet...", o.e2eKind)
 	start = time.Now()
 	if err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
-		if err := api.do(ctx, http.MethodPost, "/devnet/"+o.e2eTicker+"/pay/", map[string]string{"address_in": addrs[i], "value_coin": value}, nil); err != nil {
+		if err := api.do(ctx, http.MethodPost, "/devnet/"+o.e2eTicker+"/pay/", map[string]string{"address_in": payees[i].address, "value_coin": payees[i].value}, nil); err != nil {
 			return fmt.Errorf("pay address %d: %w", i, err)
 		}
 		return nil
@@ -208,8 +187,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		bar = progressbar.NewOptions(res.Expected, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("e2e "+o.e2eTicker), progressbar.OptionClearOnFinish())
 	}
 	say("e2e: mining one block; waiting for %d callbacks (at most %s)...", res.Expected, o.e2eTimeout)
-	var ru0, ru1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := cpu()
 	mined := time.Now()
 	// The mine call may take long (today it applies every payment before
 	// it answers), never longer than the run may.
@@ -256,7 +234,7 @@ wait:
 			return res, ctx.Err()
 		}
 	}
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu1 := cpu()
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -273,12 +251,14 @@ wait:
 	}
 	// Stopping the server finishes its attempts in flight: a duplicate
 	// sent late is counted before the books are closed.
-	if err := srv.Stop(); err != nil {
-		return res, fmt.Errorf("stop server: %w", err)
+	if srv != nil {
+		if err := srv.Stop(); err != nil {
+			return res, fmt.Errorf("stop server: %w", err)
+		}
 	}
 	recv.tally(&res, mined)
-	res.CPUPer1000 = cpuSeconds(ru0, ru1) / float64(max(res.Callbacks, 1)) * 1000
-	res.PeakRSSMiB = float64(ru1.Maxrss) / 1024
+	res.CPUPer1000 = (cpu1.seconds - cpu0.seconds) / float64(max(res.Callbacks, 1)) * 1000
+	res.PeakRSSMiB = cpu1.peakRSSMiB
 	if !res.AcknowledgedAll {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d of %d callbacks acknowledged within %s of the mine request", recv.count(), res.Expected, o.e2eTimeout))
 	}
@@ -294,8 +274,12 @@ const e2eBTCAddress = "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu"
 
 // printE2E prints the end-to-end run.
 func printE2E(w io.Writer, x e2eRun) {
-	fmt.Fprintf(w, "end to end: %d %s addresses created over REST in %.2f s (%.0f/s, %d at a time), paid on the devnet in %.2f s, mined in one block\n",
-		x.Addresses, x.Ticker, x.CreateSeconds, x.AddressesPerSecond, x.Producers, x.PaySeconds)
+	where := "a server in this process"
+	if x.Server != "" {
+		where = "the server at " + x.Server
+	}
+	fmt.Fprintf(w, "end to end through %s: %d %s %ss created over REST in %.2f s (%.0f/s, %d at a time), paid on the devnet in %.2f s, mined in one block\n",
+		where, x.Addresses, x.Ticker, x.Kind, x.CreateSeconds, x.AddressesPerSecond, x.Producers, x.PaySeconds)
 	fmt.Fprintf(w, "mine call answered in %.2f s (%d callbacks acknowledged by then)\n", x.MineCallSeconds, x.AckedDuringMine)
 	fmt.Fprintf(w, "%9s %9s %9s %9s %8s %8s %8s %8s %8s %10s %8s %7s\n", "callbacks", "expected", "seconds", "cb/s", "first ms", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu s/1k", "rss MiB", "/rsa")
 	fmt.Fprintf(w, "%9d %9d %9.1f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.3f %8.0f %7.2f\n", x.Callbacks, x.Expected, x.Seconds, x.PerSecond,
@@ -397,13 +381,17 @@ type e2eReceiver struct {
 	endpoint string
 	done     chan struct{}
 
+	// subject is the payload field that names what a callback is about:
+	// address_in (low-level callbacks) or payment_id (checkout webhooks).
+	subject string
+
 	mu       sync.Mutex
-	verifier *receiver.Verifier
+	verify   func(*http.Request) ([]byte, error)
 	want     int
-	index    map[string]int                // address_in -> its number
+	index    map[string]int                // subject -> its number
 	byUUID   map[string]int                // deliveries per uuid
-	acked    map[[2]string]time.Time       // (address, status) -> first acknowledgement
-	notes    map[[2]string]map[string]bool // (address, status) -> its uuids
+	acked    map[[2]string]time.Time       // (subject, status) -> first acknowledgement
+	notes    map[[2]string]map[string]bool // (subject, status) -> its uuids
 	attempts int
 	problems []string
 }
@@ -411,17 +399,24 @@ type e2eReceiver struct {
 // maxProblems bounds the problems kept of each run.
 const maxProblems = 20
 
-func newE2EReceiver(n int) (*e2eReceiver, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func newE2EReceiver(n int, addr, kind string) (*e2eReceiver, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("receiver listener: %w", err)
 	}
 	r := &e2eReceiver{
-		done:   make(chan struct{}),
-		want:   len(e2eStatuses) * n,
-		byUUID: make(map[string]int, len(e2eStatuses)*n),
-		acked:  make(map[[2]string]time.Time, len(e2eStatuses)*n),
-		notes:  make(map[[2]string]map[string]bool, len(e2eStatuses)*n),
+		subject: "address_in",
+		done:    make(chan struct{}),
+		want:    len(e2eStatuses) * n,
+		byUUID:  make(map[string]int, len(e2eStatuses)*n),
+		acked:   make(map[[2]string]time.Time, len(e2eStatuses)*n),
+		notes:   make(map[[2]string]map[string]bool, len(e2eStatuses)*n),
+	}
+	if kind == e2eCheckout {
+		r.subject = "payment_id"
 	}
 	r.endpoint = "http://" + l.Addr().String() + "/hook"
 	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
@@ -429,16 +424,16 @@ func newE2EReceiver(n int) (*e2eReceiver, error) {
 	return r, nil
 }
 
-// expect records the created addresses, in order (address i's callbacks
-// must come to ?i=i), and the verifier of their signatures.
-func (r *e2eReceiver) expect(addrs []string, v *receiver.Verifier) error {
+// expect records what the callbacks are about, in order (subject i's
+// callbacks must come to ?i=i), and how to verify their signatures.
+func (r *e2eReceiver) expect(subjects []string, verify func(*http.Request) ([]byte, error)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.verifier = v
-	r.index = make(map[string]int, len(addrs))
-	for i, a := range addrs {
+	r.verify = verify
+	r.index = make(map[string]int, len(subjects))
+	for i, a := range subjects {
 		if _, dup := r.index[a]; dup || a == "" {
-			return fmt.Errorf("address %d: %q was created twice or is empty", i, a)
+			return fmt.Errorf("subject %d: %q was created twice or is empty", i, a)
 		}
 		r.index[a] = i
 	}
@@ -447,23 +442,23 @@ func (r *e2eReceiver) expect(addrs []string, v *receiver.Verifier) error {
 
 func (r *e2eReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
-	v := r.verifier
+	verify := r.verify
 	r.mu.Unlock()
 	var data []byte
 	verr := errors.New("no verifier yet: a callback came before any address was paid")
-	if v != nil {
-		data, verr = v.Verify(req)
+	if verify != nil {
+		data, verr = verify(req)
 	}
 	now := time.Now()
 	// Acknowledged whatever the checks say: a problem fails the run at its
 	// end instead of stalling it on payhook's retry schedule.
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
-	var cb struct {
-		UUID      string `json:"uuid"`
-		AddressIn string `json:"address_in"`
-		Status    string `json:"payment_status"`
-	}
-	jerr := json.Unmarshal(data, &cb)
+	var fields map[string]any
+	jerr := json.Unmarshal(data, &fields)
+	var cb struct{ UUID, AddressIn, Status string }
+	cb.UUID, _ = fields["uuid"].(string)
+	cb.AddressIn, _ = fields[r.subject].(string)
+	cb.Status, _ = fields["payment_status"].(string)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.attempts++
@@ -478,7 +473,7 @@ func (r *e2eReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	i, known := r.index[cb.AddressIn]
 	switch {
 	case !known:
-		r.problem("callback %s for an address not created: %q", cb.UUID, cb.AddressIn)
+		r.problem("callback %s for a %s not created: %q", cb.UUID, r.subject, cb.AddressIn)
 		return
 	case req.URL.Query().Get("i") != strconv.Itoa(i):
 		r.problem("callback %s for address %d reached ?i=%s", cb.UUID, i, req.URL.Query().Get("i"))
@@ -569,3 +564,156 @@ func (r *e2eReceiver) tally(res *e2eRun, mined time.Time) {
 }
 
 func (r *e2eReceiver) close() { _ = r.srv.Close() }
+
+// The kinds of e2e run.
+const (
+	// e2eAddress: low-level addresses, RSA-signed callbacks.
+	e2eAddress = "address"
+	// e2eCheckout: a checkout each, a coin chosen, HMAC-signed webhooks.
+	e2eCheckout = "checkout"
+)
+
+// e2eServer starts a payhook server in this process on a scratch database
+// of o.db, with the devnet, the receiver's endpoint as the one private
+// endpoint allowed and production defaults otherwise, and returns it, its
+// REST base URL, an API key, its project's IPN secret and what stops it and
+// drops the database.
+func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.Writer) (*server.Server, string, string, string, func() error, error) {
+	scratch, err := bench.CreateDB(ctx, o.db)
+	if err != nil {
+		return nil, "", "", "", nil, err
+	}
+	fail := func(err error) (*server.Server, string, string, string, func() error, error) {
+		return nil, "", "", "", nil, errors.Join(err, scratch.Drop())
+	}
+	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
+	if err != nil {
+		return fail(err)
+	}
+	keys, err := admin.ListAPIKeys(ctx, scratch.DSN, 0)
+	if err != nil || len(keys) != 1 {
+		return fail(fmt.Errorf("the benchmark's key: %v", err))
+	}
+	secret, err := admin.RotateProjectSecret(ctx, scratch.DSN, keys[0].ProjectID, 0)
+	if err != nil {
+		return fail(err)
+	}
+	seed := make([]byte, 32)
+	_, _ = rand.Read(seed)
+	srv, err := server.New(ctx, server.Config{
+		Store:    server.StoreConfig{DB: scratch.DSN},
+		API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},
+		Keys:     server.KeysConfig{Seed: seed},
+		Delivery: notifier.Delivery{AllowPrivateEndpoints: []string{endpoint}},
+		Dev:      true,
+		Out:      io.Discard,
+	}, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return fail(fmt.Errorf("new server: %w", err))
+	}
+	stop := func() error { return errors.Join(srv.Stop(), scratch.Drop()) }
+	if err := srv.Start(ctx); err != nil {
+		return nil, "", "", "", nil, errors.Join(fmt.Errorf("start server: %w", err), stop())
+	}
+	return srv, "http://" + srv.HTTPAddr(), apiKey, secret, stop, nil
+}
+
+// payee is what one payment of the run pays and what its callbacks name.
+type payee struct {
+	// subject is what the callbacks name (address_in or payment_id).
+	subject string
+	// address and value are what the devnet pays.
+	address, value string
+}
+
+// e2eCreate creates what the run pays, o.producers at a time: o.e2eN
+// low-level addresses (each paid a hundred times the coin's minimum), or
+// o.e2eN checkouts with the coin chosen (each paid its quoted amount),
+// each with its own callback URL on the receiver.
+func e2eCreate(ctx context.Context, api *restClient, o benchOptions, endpoint string) ([]payee, error) {
+	payees := make([]payee, o.e2eN)
+	err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
+		cb := endpoint + "?i=" + strconv.Itoa(i)
+		if o.e2eKind == e2eCheckout {
+			q := url.Values{"notify_url": {cb}, "value": {"25"}, "currency": {"USD"}, "json": {"1"}}
+			var c struct {
+				PaymentID string `json:"payment_id"`
+			}
+			if err := api.do(ctx, http.MethodGet, "/checkout/request/?"+q.Encode(), nil, &c); err != nil {
+				return fmt.Errorf("checkout %d: %w", i, err)
+			}
+			var a struct {
+				AddressIn string `json:"address_in"`
+				ValueCoin string `json:"value_coin"`
+			}
+			q = url.Values{"payment_id": {c.PaymentID}, "coin": {o.e2eTicker}}
+			if err := api.do(ctx, http.MethodGet, "/checkout/address/?"+q.Encode(), nil, &a); err != nil {
+				return fmt.Errorf("checkout %d address: %w", i, err)
+			}
+			payees[i] = payee{subject: c.PaymentID, address: a.AddressIn, value: a.ValueCoin}
+			return nil
+		}
+		q := url.Values{"callback": {cb}, "address": {o.e2eAddress}, "json": {"1"}, "confirmations": {"1"}}
+		var created struct {
+			AddressIn string `json:"address_in"`
+			Minimum   string `json:"minimum_transaction_coin"`
+		}
+		if err := api.do(ctx, http.MethodGet, "/"+o.e2eTicker+"/create/?"+q.Encode(), nil, &created); err != nil {
+			return fmt.Errorf("create address %d: %w", i, err)
+		}
+		minimum, err := decimal.NewFromString(created.Minimum)
+		if err != nil {
+			return fmt.Errorf("create address %d: minimum %q: %w", i, created.Minimum, err)
+		}
+		// A hundred times the smallest forwarded payment: forwarded after fees.
+		payees[i] = payee{subject: created.AddressIn, address: created.AddressIn, value: minimum.Mul(decimal.NewFromInt(100)).String()}
+		return nil
+	})
+	return payees, err
+}
+
+// cpuReading is a process's CPU time so far and its peak resident set.
+type cpuReading struct {
+	seconds    float64
+	peakRSSMiB float64
+}
+
+// processCPU returns a reader of process pid's CPU time: this process's
+// from getrusage, another's (an external server: --server-pid) from
+// /proc/<pid>/stat and status (Linux); none (zeros) when pid is 0.
+func processCPU(pid int) func() cpuReading {
+	if pid == 0 {
+		return func() cpuReading { return cpuReading{} }
+	}
+	if pid == os.Getpid() {
+		return func() cpuReading {
+			var ru syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			return cpuReading{seconds: tv(ru.Utime) + tv(ru.Stime), peakRSSMiB: float64(ru.Maxrss) / 1024}
+		}
+	}
+	return func() cpuReading {
+		var r cpuReading
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err == nil {
+			// Fields after the command name (which may hold spaces).
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+				f := strings.Fields(string(stat[i+1:]))
+				if len(f) > 12 {
+					ut, _ := strconv.ParseFloat(f[11], 64)
+					st, _ := strconv.ParseFloat(f[12], 64)
+					r.seconds = (ut + st) / 100 // clock ticks (USER_HZ)
+				}
+			}
+		}
+		if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+			for _, line := range strings.Split(string(status), "\n") {
+				if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+					r.peakRSSMiB = kb / 1024
+				}
+			}
+		}
+		return r
+	}
+}
