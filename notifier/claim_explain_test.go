@@ -56,7 +56,7 @@ func TestClaimUsesIndex(t *testing.T) {
 		switch {
 		case strings.Contains(q, "FOR UPDATE SKIP LOCKED"):
 			query, args = q, a.([]any)
-		case strings.Contains(q, `"notifications"."sequence" IN`):
+		case strings.Contains(q, "CROSS JOIN LATERAL"):
 			sequenceQuery, sequenceArgs = q, a.([]any)
 		case strings.Contains(q, "GROUP BY"):
 			statsQuery, statsArgs = q, a.([]any)
@@ -169,6 +169,13 @@ type captureTx struct {
 func (t captureTx) Query(ctx context.Context, query string, args, v any) error {
 	t.f(query, args)
 	return t.Tx.Query(ctx, query, args, v)
+}
+
+func (t captureTx) QueryContext(ctx context.Context, query string, args ...any) (*stdsql.Rows, error) {
+	t.f(query, args)
+	return t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*stdsql.Rows, error)
+	}).QueryContext(ctx, query, args...)
 }
 
 func (t captureTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {

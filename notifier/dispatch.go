@@ -831,7 +831,7 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, all []result, pla
 		}
 		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = CASE WHEN n.resend THEN v.finished ELSE v.next END, lease_until = NULL, lease_owner = '', updated_at = v.finished
 			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS v(id, number, status, next, finished)
-			WHERE n.id = v.id AND (
+			WHERE n.id = v.id AND n.id = ANY($1::bigint[]) AND (
 				(v.status = 'acknowledged' AND n.status <> 'acknowledged') OR
 				(v.status <> 'acknowledged' AND n.status IN ('pending', 'retrying') AND n.attempts = v.number))
 			RETURNING n.id, n.status, n.next_attempt_at`

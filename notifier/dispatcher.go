@@ -236,6 +236,44 @@ func (c *capacity) hold(row *entdb.Notification) {
 	}
 }
 
+// waitingSequences returns those of seqs that have a notification due at
+// now and not yet delivered. On PostgreSQL each sequence is looked up on
+// its own (a lateral join with a limit: one index probe per sequence);
+// the list as one IN condition reads, without statistics, every queued
+// notification instead (the status index looks more selective than a few
+// hundred sequences).
+func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []string, now time.Time) ([]string, error) {
+	if d.db.Dialect != store.Postgres {
+		return tx.Notification.Query().
+			Where(notification.SequenceIn(seqs...),
+				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
+				notification.NextAttemptAtLTE(now)).
+			Select(notification.FieldSequence).
+			Strings(ctx)
+	}
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		args[i] = s
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT s.seq FROM unnest($1::text[]) AS s(seq)
+		CROSS JOIN LATERAL (SELECT 1 FROM notifications n
+			WHERE n.sequence = s.seq AND n.next_attempt_at <= $2 AND n.status IN ('pending', 'retrying') LIMIT 1) AS w`,
+		store.Array(args), now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 // claimStored claims, as they are stored, the notifications this instance
 // has a free slot for (the capacity's rules, with the sequences that have
 // an earlier notification due held back: it goes first, through the
@@ -260,13 +298,7 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 	var waiting []string
 	if len(seqs) > 0 {
 		var err error
-		waiting, err = tx.Notification.Query().
-			Where(notification.SequenceIn(seqs...),
-				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
-				notification.NextAttemptAtLTE(now)).
-			Select(notification.FieldSequence).
-			Strings(ctx)
-		if err != nil {
+		if waiting, err = d.waitingSequences(ctx, tx, seqs, now); err != nil {
 			return nil, fmt.Errorf("check earlier notifications: %w", err)
 		}
 	}

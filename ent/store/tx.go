@@ -45,7 +45,10 @@ func Array(values []any) any {
 // whole, once per batch, so the cost of a payment grows with the table.
 // With sequential scans priced out, it uses the index every such statement
 // has (server's cost test checks the rows read per payment stay flat);
-// a statement without a usable index still scans. asyncCommit, when set,
+// a statement without a usable index still scans. An UPDATE ... FROM
+// unnest(ids, ...) also names its rows with "id = ANY(ids)": joined to the
+// array alone, the planner hashes it and reads the whole primary-key
+// index. asyncCommit, when set,
 // also lets the transaction commit without waiting for its WAL flush (for
 // records a crash may lose without losing a notification or a payment).
 func PlanByIndex(ctx context.Context, tx *entdb.Tx, d Dialect, asyncCommit bool) error {

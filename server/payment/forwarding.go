@@ -149,13 +149,16 @@ func (s *Service) markCompleted(ctx context.Context, tx *entdb.Tx, fs []*entdb.F
 		return marked, nil
 	}
 	// One array per column: the statements do not grow with the batch.
+	// "id = ANY(ids)" besides the join names the rows by primary key, so
+	// the planner reads those (see store.PlanByIndex); joined to unnest
+	// alone, without statistics, it reads the whole key index.
 	fids, txs := make([]any, len(fs)), make([]any, len(fs))
 	for i, f := range fs {
 		fids[i], txs[i] = f.ID, f.TxidOut
 	}
 	rows, err := tx.QueryContext(ctx, `UPDATE forwards AS f SET status = 'done', txid_out = v.txid, updated_at = $3
 		FROM unnest($1::bigint[], $2::text[]) AS v(id, txid)
-		WHERE f.id = v.id AND f.status = 'intent'
+		WHERE f.id = v.id AND f.id = ANY($1::bigint[]) AND f.status = 'intent'
 		RETURNING f.id`, store.Array(fids), store.Array(txs), now)
 	if err != nil {
 		return nil, fmt.Errorf("mark forwards done: %w", err)
@@ -184,7 +187,7 @@ func (s *Service) markCompleted(ctx context.Context, tx *entdb.Tx, fs []*entdb.F
 	if _, err := tx.ExecContext(ctx, `UPDATE payments AS p SET status = 'completed', txid_out = v.txid,
 			value_forwarded_coin = v.fwd, fee_coin = v.fee, network_fee = v.net, forwarded_at = $6, updated_at = $6
 		FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[], $5::numeric[]) AS v(id, txid, fwd, fee, net)
-		WHERE p.id = v.id`, store.Array(pids), store.Array(ptx), store.Array(fwd), store.Array(fee), store.Array(net), now); err != nil {
+		WHERE p.id = v.id AND p.id = ANY($1::bigint[])`, store.Array(pids), store.Array(ptx), store.Array(fwd), store.Array(fee), store.Array(net), now); err != nil {
 		return nil, fmt.Errorf("complete payments: %w", err)
 	}
 	return marked, nil

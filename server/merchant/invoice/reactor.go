@@ -306,7 +306,7 @@ func (d dialect) setValueFiat(ctx context.Context, tx *entdb.Tx, vs []valuation)
 		ids[i], fiats[i] = v.payment, v.fiat.String()
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE payments AS p SET value_fiat = v.fiat
-		FROM unnest($1::bigint[], $2::numeric[]) AS v(id, fiat) WHERE p.id = v.id`, store.Array(ids), store.Array(fiats)); err != nil {
+		FROM unnest($1::bigint[], $2::numeric[]) AS v(id, fiat) WHERE p.id = v.id AND p.id = ANY($1::bigint[])`, store.Array(ids), store.Array(fiats)); err != nil {
 		return fmt.Errorf("value %d payments: %w", len(vs), err)
 	}
 	return nil
@@ -334,7 +334,7 @@ func (d dialect) setStatuses(ctx context.Context, tx *entdb.Tx, invs []*entdb.In
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE invoices AS i SET status = v.status, paid_at = coalesce(i.paid_at, v.paid_at), updated_at = $4
-		FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, status, paid_at) WHERE i.id = v.id`,
+		FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS v(id, status, paid_at) WHERE i.id = v.id AND i.id = ANY($1::bigint[])`,
 		store.Array(ids), store.Array(statuses), store.Array(paid), now); err != nil {
 		return fmt.Errorf("update %d invoices: %w", len(invs), err)
 	}
