@@ -391,6 +391,22 @@ func TestCreateAddress(t *testing.T) {
 			if other.JSON["address_in"] == a.JSON["address_in"] {
 				t.Fatal("another ticker shared the address")
 			}
+			// One destination spelled another way (bech32 in capitals,
+			// CashAddr without its prefix) is the same setting: the same
+			// address, not a conflict.
+			upper := in.Get(t, "/btc/create/", q("callback", cb, "address", strings.ToUpper(btcDest), "confirmations", "3"), in.KeyA)
+			wantStatus(t, upper, 200)
+			if upper.JSON["address_in"] != a.JSON["address_in"] {
+				t.Fatalf("the destination in capitals gave another address: %s", upper.Body)
+			}
+			const cash = "qpm2qsznhks23z7629mms6s4cwef74vcwvy22gdx6a"
+			bch1 := in.Get(t, "/bch/create/", q("callback", cb, "address", "bitcoincash:"+cash), in.KeyA)
+			bch2 := in.Get(t, "/bch/create/", q("callback", cb, "address", cash), in.KeyA)
+			wantStatus(t, bch1, 200)
+			wantStatus(t, bch2, 200)
+			if bch1.JSON["address_in"] != bch2.JSON["address_in"] {
+				t.Fatalf("a CashAddr with and without its prefix gave two addresses: %s, %s", bch1.Body, bch2.Body)
+			}
 		})
 
 		t.Run("same callback with other settings is a conflict naming them", func(t *testing.T) {

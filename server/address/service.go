@@ -261,7 +261,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	}
 	key := CallbackKey(cb.URL)
 	if a, err := s.find(ctx, p.ProjectID, t.Ticker, key); err == nil {
-		return a, t, sameSettings(a, dests, confs, p)
+		return a, t, sameSettings(t, a, dests, confs, p)
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, t, err
 	}
@@ -276,7 +276,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 			return nil, t, err
 		}
 		if a, err := s.find(ctx, p.ProjectID, t.Ticker, key); err == nil {
-			return a, t, sameSettings(a, dests, confs, p)
+			return a, t, sameSettings(t, a, dests, confs, p)
 		}
 	}
 	return nil, t, fmt.Errorf("create address: conflicting concurrent creates for the same callback did not settle")
@@ -284,9 +284,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 
 // sameSettings reports how an existing address's settings differ from a
 // create's, as a *ConflictError, or nil when they are the same.
-func sameSettings(a *entdb.Address, dests []schema.Destination, confs int32, p CreateParams) error {
+func sameSettings(t chains.Ticker, a *entdb.Address, dests []schema.Destination, confs int32, p CreateParams) error {
 	var differ []string
-	if !sameDestinations(a.Destinations, dests) {
+	if !sameDestinations(t, a.Destinations, dests) {
 		differ = append(differ, "address")
 	}
 	if a.RequiredConfirmations != confs {
@@ -307,12 +307,30 @@ func sameSettings(a *entdb.Address, dests []schema.Destination, confs int32, p C
 	return nil
 }
 
-func sameDestinations(a, b []schema.Destination) bool {
+// sameDestinations reports whether a and b pay the same destinations the
+// same shares, in order: destinations compare by what they pay to (the
+// family's DestinationKey: an output script, an account), not by spelling,
+// so two base58 addresses that differ in case are two destinations and one
+// script written two ways is one.
+func sameDestinations(t chains.Ticker, a, b []schema.Destination) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if !strings.EqualFold(a[i].Address, b[i].Address) || !a[i].Share.Equal(b[i].Share) {
+		if !a[i].Share.Equal(b[i].Share) {
+			return false
+		}
+		ka, erra := t.Rules().DestinationKey(t, a[i].Address)
+		kb, errb := t.Rules().DestinationKey(t, b[i].Address)
+		if erra != nil || errb != nil {
+			// A stored destination the rules no longer read (a network
+			// changed): only the same spelling is the same destination.
+			if a[i].Address != b[i].Address {
+				return false
+			}
+			continue
+		}
+		if ka != kb {
 			return false
 		}
 	}
