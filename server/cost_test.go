@@ -426,3 +426,54 @@ func TestMeasureCost(t *testing.T) {
 		t.Logf("%s: %v", kind, measureBlock(t, kind, n))
 	}
 }
+
+// costBudget is what one payment may cost the database, per kind, set from
+// the measurement (docs/benchmarks.md) with room for the batching that
+// timing decides (how many notifications one claim takes, ...).
+var costBudget = map[string]struct {
+	statements, rows float64
+}{
+	// Measured: 3.9 statements and 34-36 rows per payment.
+	"address": {statements: 5, rows: 50},
+	// Measured: 4.9 statements and 33-38 rows per payment.
+	"checkout": {statements: 6.5, rows: 50},
+}
+
+// TestCostPerPayment is the performance guard: a block of 1,000 and one of
+// 5,000 payments, low-level and checkouts, each applied, forwarded and
+// delivered on a fresh PostgreSQL database that is never analysed. The
+// statements and the rows read per payment — in all and of each table — do
+// not grow with the number of payments, and stay within a budget. It counts
+// work, never time.
+func TestCostPerPayment(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"address", "checkout"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			small, large := measureBlock(t, kind, 1000), measureBlock(t, kind, 5000)
+			t.Logf("%v", small)
+			t.Logf("%v", large)
+			per := func(c cost, v int64) float64 { return float64(v) / float64(c.n) }
+			b := costBudget[kind]
+			for _, c := range []cost{small, large} {
+				if s := per(c, c.statements); s > b.statements {
+					t.Errorf("%d payments: %.2f statements per payment, over the budget of %.1f", c.n, s, b.statements)
+				}
+				if r := per(c, c.total()); r > b.rows {
+					t.Errorf("%d payments: %.1f rows read per payment, over the budget of %.0f", c.n, r, b.rows)
+				}
+			}
+			if s1, s5 := per(small, small.statements), per(large, large.statements); s5 > s1*1.1+0.2 {
+				t.Errorf("statements per payment grow with the payments: %.2f for 1,000, %.2f for 5,000", s1, s5)
+			}
+			if r1, r5 := per(small, small.total()), per(large, large.total()); r5 > r1*1.2+1 {
+				t.Errorf("rows read per payment grow with the payments: %.1f for 1,000, %.1f for 5,000", r1, r5)
+			}
+			for table, v := range large.rows {
+				if r1, r5 := per(small, small.rows[table]), per(large, v); r5 > r1*1.25+1.5 {
+					t.Errorf("rows read of %s per payment grow with the payments: %.1f for 1,000, %.1f for 5,000", table, r1, r5)
+				}
+			}
+		})
+	}
+}
