@@ -124,7 +124,7 @@ type APIConfig struct {
 	// shorten it.
 	StreamHeartbeat time.Duration
 	// PagePollInterval is how often a hosted payment page's script asks
-	// for the payment's status (web.DefaultPollInterval when 0). Tests
+	// for the payment's status (pay.DefaultPollInterval when 0). Tests
 	// shorten it.
 	PagePollInterval time.Duration
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*"
