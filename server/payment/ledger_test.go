@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -21,19 +20,6 @@ import (
 	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/outbound"
 )
-
-// flakyBackend fails sends while down is set.
-type flakyBackend struct {
-	chains.Backend
-	down bool
-}
-
-func (b *flakyBackend) Send(ctx context.Context, s chains.Signed) error {
-	if b.down {
-		return errors.New("node unreachable")
-	}
-	return b.Backend.Send(ctx, s)
-}
 
 // TestLedgerMatchesChain is the journal's property test: for random
 // sequences of payments (some below the minimum, to addresses with and
@@ -80,7 +66,7 @@ func ledgerProperty(t *testing.T, db *store.DB, f *fixture, seed uint64) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(seed, 22))
 	chain := devnet.NewChain(f.tk, devnet.Options{Seed: []byte{byte(seed)}})
-	b := &flakyBackend{Backend: chain}
+	b := &failingBackend{Backend: chain}
 	svc := f.service(db, b, &recorder{})
 	w, err := svc.NewWatcher(f.tk, time.Second)
 	if err != nil {
@@ -132,7 +118,7 @@ func ledgerProperty(t *testing.T, db *store.DB, f *fixture, seed uint64) {
 				}
 			}
 		case op < 9:
-			b.down = !b.down
+			b.fail = !b.fail
 		default:
 			// The process dies between a send and its record.
 			crashing(svc, outbound.Faults{AfterSend: func() error { return errCrash }})
@@ -143,7 +129,7 @@ func ledgerProperty(t *testing.T, db *store.DB, f *fixture, seed uint64) {
 		checkLedger(t, db, f.tk, chain, addrs, fmt.Sprintf("seed %d step %d", seed, step))
 	}
 	// Settle: the node back, everything mined and forwarded.
-	b.down = false
+	b.fail = false
 	for range 3 {
 		if _, err := chain.Mine(1); err != nil {
 			t.Fatal(err)
