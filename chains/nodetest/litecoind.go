@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // LitecoindInstall says how to install litecoind.
@@ -67,7 +69,7 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 			<-exited
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := clock.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := n.call(ctx, nil, "getblockchaininfo")
@@ -80,7 +82,7 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 			t.Fatalf("litecoind exited (%v): %s", e, stderr.String())
 		case <-time.After(50 * time.Millisecond): // polling a starting process: no signal to wait on
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("litecoind did not answer within 30s: %v", err)
 		}
 	}

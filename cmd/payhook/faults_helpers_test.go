@@ -38,6 +38,8 @@ import (
 	_ "github.com/lib/pq" // PostgreSQL driver for the tests' own queries
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // SQLite driver for the tests' own queries
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // faultBin is the payhook binary built once by TestMain.
@@ -89,7 +91,7 @@ func TestMain(m *testing.M) {
 // the test fails with what and cond's last description of the state.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := clock.Now().Add(timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -97,7 +99,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		if ok {
 			return
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("%s: not within %s; last state: %s", what, timeout, state)
 		}
 		<-tick.C

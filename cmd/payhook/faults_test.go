@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // deliveryFlags are the delivery settings of every fault test: short
@@ -135,7 +137,7 @@ func kill9MidBurst(t *testing.T, dsn, dir string) {
 	waitMidBurst(t, db, recv, want, 80*time.Millisecond)
 
 	p.kill9(t)
-	killedAt := time.Now()
+	killedAt := clock.Now()
 	<-mined // the mine request ended (answered or cut off) with the process;
 	// what was stored before the kill is checked next
 	seenAtKill := recv.total.Load()
@@ -322,7 +324,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 			}
 		}
 	})
-	began := time.Now()
+	began := clock.Now()
 	if err := pgctl(version, cluster, "restart"); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +408,7 @@ func TestFaultReceiverOutage(t *testing.T) {
 		return stored == want && twice == want, fmt.Sprintf("stored %d, failed twice %d, receiver answered 500 %d times", stored, twice, recv.failures.Load())
 	})
 	recv.fail.Store(false)
-	recovered := time.Now()
+	recovered := clock.Now()
 	waitAllAcknowledged(t, db, recv, want, 30*time.Second)
 	t.Logf("all %d acknowledged %s after the receiver recovered; it answered 500 %d times", want, time.Since(recovered).Round(10*time.Millisecond), recv.failures.Load())
 	assertNothingLost(t, db, recv)

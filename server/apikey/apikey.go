@@ -16,6 +16,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -92,7 +93,7 @@ const LastUsedResolution = time.Minute
 // Resolver resolves keys against the database.
 type Resolver struct {
 	DB *entdb.Client
-	// Now is the clock of last_used_at (time.Now when nil).
+	// Now is the clock of last_used_at (clock.Now when nil).
 	Now func() time.Time
 	// Logger reports, at debug level, a last-use write that failed
 	// (discarded when nil): on a read-only database every request would
@@ -114,7 +115,7 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 	if err != nil {
 		return interceptor.Key{}, fmt.Errorf("look up api key: %w", err)
 	}
-	now := time.Now
+	now := clock.Now
 	if r.Now != nil {
 		now = r.Now
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/solana/solanatest"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // ticker returns the registry's sol or sol/usdc on regtest.
@@ -228,7 +229,7 @@ func TestSlowNodeTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	start := clock.Now()
 	_, err = b.Head(context.Background())
 	if !errors.Is(err, chains.ErrNode) {
 		t.Fatalf("Head on a silent node: %v, want an error wrapping chains.ErrNode", err)

@@ -187,7 +187,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 		t.Fatal("a key created without the token")
 	}
 
-	d.clock.Add(time.Minute)
+	d.clock.Advance(time.Minute)
 	p = revoke(a, token, row.ID)
 	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=key-revoked#keys" {
 		t.Fatalf("revoke: %d %v", p.Code, p.Header)
