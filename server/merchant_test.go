@@ -76,7 +76,7 @@ func newMerchantSink(t *testing.T) *merchantSink {
 		data, err := v.Verify(r)
 		if err != nil {
 			s.errs = append(s.errs, err.Error())
-			http.Error(w, err.Error(), 401)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		got := webhook{method: r.Method, event: r.Header.Get("x-service-event"), id: r.Header.Get("x-service-id"),

@@ -554,8 +554,8 @@ func (c *Chain) Balance(address string) decimal.Decimal {
 		if r.f.From != address {
 			continue
 		}
-		switch {
-		case c.ticker.Family == chains.FamilyUTXO:
+		switch c.ticker.Family {
+		case chains.FamilyUTXO:
 			for _, in := range r.f.Inputs {
 				sum = sum.Sub(in.Value)
 			}

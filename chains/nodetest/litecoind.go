@@ -63,10 +63,13 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 		defer cancel()
 		_ = n.call(ctx, nil, "stop")
 		select {
-		case <-exited:
+		case err := <-exited:
+			if err != nil {
+				t.Logf("litecoind exited after stop: %v", err)
+			}
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // waits for the kill: its exit error says killed
 		}
 	})
 	deadline := clock.Now().Add(30 * time.Second)

@@ -231,11 +231,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close() // the profile's own error is the one to report
 			return err
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(stderr, "--cpuprofile: the profile may be incomplete: %v\n", err)
+			}
+		}()
 	}
 	run := func(name, transport, signer string, n, rate, dead, queued int) error {
 		say("%s: %d %s notifications (%s)...", name, n, transport, signer)
@@ -370,7 +375,6 @@ type benchReceiver struct {
 	url      string
 	failRate float64
 	latency  time.Duration
-	count    atomic.Int64
 	mu       sync.Mutex
 	acked    map[string]time.Time
 	attempts atomic.Int64

@@ -138,7 +138,7 @@ func kill9MidBurst(t *testing.T, dsn, dir string) {
 
 	p.kill9(t)
 	killedAt := clock.Now()
-	<-mined // the mine request ended (answered or cut off) with the process;
+	<-mined //nolint:errcheck // the mine request ended (answered or cut off) with the process;
 	// what was stored before the kill is checked next
 	seenAtKill := recv.total.Load()
 	seenBeforeKill, _ := recv.counts()
@@ -292,7 +292,7 @@ func runWithTimeout(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
 		return []byte(out.String()), err
 	case <-time.After(d):
 		_ = cmd.Process.Kill()
-		<-done
+		<-done //nolint:errcheck // waits for the kill: its exit error says killed
 		return []byte(out.String()), fmt.Errorf("timed out after %s", d)
 	}
 }
@@ -638,7 +638,11 @@ func readOnlySQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -48,12 +49,11 @@ func LoadRegistry(path string) (*chains.Registry, error) {
 // that gave path) in errors.
 func LoadFile[T any](flag, path string, parse func(io.Reader) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", flag, err)
 	}
-	defer f.Close()
-	v, err := parse(f)
+	v, err := parse(bytes.NewReader(b))
 	if err != nil {
 		return zero, fmt.Errorf("%s %s: %w", flag, path, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -83,7 +83,7 @@ func create(ctx context.Context, db *entdb.Client, name string, projectID int64,
 
 // Count returns the number of keys that are not revoked.
 func Count(ctx context.Context, db *entdb.Client) (int, error) {
-	return db.APIKey.Query().Where(apikey.RevokedAtIsNil()).Count(ctx)
+	return db.APIKey.Query().Where(entapikey.RevokedAtIsNil()).Count(ctx)
 }
 
 // LastUsedResolution is how precisely a key's last use is kept: a key is
@@ -107,7 +107,7 @@ type Resolver struct {
 // never fails the request (a read-only database still authenticates).
 func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Key, error) {
 	row, err := r.DB.APIKey.Query().
-		Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).
+		Where(entapikey.Hash(Hash(key)), entapikey.RevokedAtIsNil()).
 		Only(ctx)
 	if entdb.IsNotFound(err) {
 		return interceptor.Key{}, interceptor.ErrUnknownKey
@@ -122,7 +122,7 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 	at := now().UTC().Truncate(LastUsedResolution)
 	if row.LastUsedAt == nil || row.LastUsedAt.Before(at) {
 		if _, err := r.DB.APIKey.Update().
-			Where(apikey.ID(row.ID), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
+			Where(entapikey.ID(row.ID), entapikey.Or(entapikey.LastUsedAtIsNil(), entapikey.LastUsedAtLT(at))).
 			SetLastUsedAt(at).Save(ctx); err != nil && r.Logger != nil {
 			r.Logger.Debug("record api key use", "key_id", row.ID, "error", err)
 		}

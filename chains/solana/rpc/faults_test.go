@@ -76,7 +76,7 @@ func newFixture(t *testing.T, name string, cfg func(*rpc.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Mine(5)
+	mine(t, d, 5)
 	trs, err := b.Transfers(ctx, 0, 5, nil)
 	if err != nil || len(trs) != 1 || trs[0].TxID != txid {
 		t.Fatalf("Transfers = %+v, %v; want the payment %s", trs, err, txid)
@@ -166,7 +166,7 @@ func TestNodeFaults(t *testing.T) {
 				if err := fx.b.Send(ctx, fx.signed); err != nil {
 					t.Fatalf("Send once the node is well: %v", err)
 				}
-				fx.d.Mine(1)
+				mine(t, fx.d, 1)
 				if n := fx.fake.Included(fx.signed.TxID); n != 1 {
 					t.Errorf("the forward is in %d slots, want 1", n)
 				}
