@@ -1,6 +1,7 @@
 package chains_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"github.com/payhook/payhook/chains"
@@ -142,12 +143,11 @@ func TestRegistryAllIsSortedCopy(t *testing.T) {
 
 func TestLoadRegistryOverrideFile(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/override.json")
+	b, err := os.ReadFile("testdata/override.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := chains.LoadRegistry(f, family.All())
+	r, err := chains.LoadRegistry(bytes.NewReader(b), family.All())
 	if err != nil {
 		t.Fatalf("LoadRegistry: %v", err)
 	}

@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 )
@@ -29,7 +29,7 @@ func BenchmarkSign(b *testing.B) {
 		s := signer.NewWebhookSigner(signer.StaticSecrets(testSecret("bench")))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.SignAttempt(context.Background(), "k", signer.Attempt{UUID: "u", Time: time.Now(), Request: r}); err != nil {
+			if _, err := s.SignAttempt(context.Background(), "k", signer.Attempt{UUID: "u", Time: clock.Now(), Request: r}); err != nil {
 				b.Fatal(err)
 			}
 		}

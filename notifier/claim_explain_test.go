@@ -16,6 +16,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // TestClaimUsesIndex guards the plans of the queue's hot queries: with a
@@ -27,7 +28,7 @@ func TestClaimUsesIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := storetest.Open(t, store.Postgres)
-	clock := &fakeClock{now: t0}
+	clk := clock.NewManual(t0)
 	// Bulk rows straight in SQL: this measures the plan, not the API. A
 	// tenth of them belong to a sequence, as a payment's callbacks do.
 	const cols = `created_at, updated_at, uuid, topic, subject, host, event, method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, owner_id, sequence`
@@ -63,13 +64,13 @@ func TestClaimUsesIndex(t *testing.T) {
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
-	n, err := New(logged, Config{Delivery: Delivery{AttemptTimeout: time.Second}, Now: clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(logged, Config{Delivery: Delivery{AttemptTimeout: time.Second}, Now: clk.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
 	d := n.Dispatcher
-	clock.Set(time.Now())
+	clk.Set(clock.Now())
 	d.mu.Lock()
 	capa := d.capacity()
 	d.mu.Unlock()

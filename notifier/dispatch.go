@@ -18,6 +18,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/egress"
 )
 
@@ -350,7 +351,7 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 	for _, until := range order {
 		ids := groups[until]
 		for start := 0; start < len(ids); start += chunk {
-			began := time.Now()
+			began := clock.Now()
 			if _, err := d.db.Client.Notification.Update().
 				Where(notification.IDIn(ids[start:min(start+chunk, len(ids))]...), notification.NextAttemptAtLTE(now),
 					notification.Or(notification.LeaseUntilIsNil(), notification.LeaseUntilLT(now))).

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 )
@@ -85,7 +86,7 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	}
 	var obsA, obsB countingObserver
 	a, b := mk(dbA, &obsA), mk(dbB, &obsB)
-	f := &fixture{db: dbA, clock: &fakeClock{now: time.Now()}, keyID: 7, hook: hook}
+	f := &fixture{db: dbA, clock: clock.NewManual(clock.Now()), keyID: 7, hook: hook}
 
 	// B's watchers learn of A's events through PostgreSQL NOTIFY: once B
 	// listens, its watchers are told of A's next event.

@@ -12,6 +12,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/schedule"
@@ -108,7 +109,7 @@ type Config struct {
 	// InstanceID names this dispatcher in leases; random when empty.
 	InstanceID string
 	// Now is the clock (retry schedules, expiry, leases run on it, so
-	// tests control them); time.Now when nil.
+	// tests control them); clock.Now when nil.
 	Now func() time.Time
 	// Signers sign messages, each named by its scheme (Message.Signing).
 	// Each is a signer.StoredSigner, a signer.AttemptSigner or both
@@ -164,7 +165,7 @@ func (c Config) WithDefaults() Config {
 		c.InstanceID = hex.EncodeToString(b)
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	return c
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/notifier/signer"
@@ -41,26 +42,6 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m)
 }
-
-// fakeClock is a clock the test moves.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
-func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
@@ -109,7 +90,7 @@ func ok(int, *http.Request) (int, string) { return 200, `{"status":"ok"}` }
 
 type fixture struct {
 	db    *store.DB
-	clock *fakeClock
+	clock *clock.Manual
 	n     *Notifier
 	d     *Dispatcher
 	keyID int64
@@ -119,10 +100,10 @@ type fixture struct {
 func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Config)) *fixture {
 	t.Helper()
 	db := storetest.Open(t, d)
-	clock := &fakeClock{now: t0}
+	clk := clock.NewManual(t0)
 	cfg := Config{
 		Delivery:     Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}},
-		Now:          clock.Now,
+		Now:          clk.Now,
 		Signers:      []signer.Signer{signer.NewRSASigner(testKey)},
 		PollInterval: 10 * time.Millisecond,
 		StopTimeout:  5 * time.Second,
@@ -135,7 +116,7 @@ func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Conf
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	return &fixture{db: db, clock: clock, n: n, d: n.Dispatcher, keyID: 7, hook: hook}
+	return &fixture{db: db, clock: clk, n: n, d: n.Dispatcher, keyID: 7, hook: hook}
 }
 
 // testAddressIn is the payment address the test payloads speak of.

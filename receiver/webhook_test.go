@@ -32,7 +32,7 @@ func whSign(t testing.TB, secret, id string, ts int64, data string) string {
 		t.Fatal(err)
 	}
 	m := hmac.New(sha256.New, key)
-	io.WriteString(m, id+"."+strconv.FormatInt(ts, 10)+"."+data)
+	m.Write([]byte(id + "." + strconv.FormatInt(ts, 10) + "." + data))
 	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 

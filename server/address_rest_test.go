@@ -21,7 +21,7 @@ import (
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/db/payment"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
@@ -511,7 +511,7 @@ func TestLogs(t *testing.T) {
 		fwd := decimal.RequireFromString("0.00098")
 		p, err := db.Payment.Create().SetAddressID(a.ID).SetAPIKeyID(a.APIKeyID).SetTxidIn("aa11").
 			SetValueCoin(decimal.RequireFromString("0.00100000")).SetConfirmations(3).
-			SetStatus(payment.StatusCompleted).SetTxidOut("bb22").SetValueForwardedCoin(fwd).
+			SetStatus(entpayment.StatusCompleted).SetTxidOut("bb22").SetValueForwardedCoin(fwd).
 			SetCreatedAt(t0).SetUpdatedAt(t0.Add(time.Hour)).Save(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/interceptor"
@@ -285,7 +286,7 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	db := in.Server.DB().Client
-	now := time.Now()
+	now := clock.Now()
 
 	revoked, revokedRow, err := apikey.CreateInProject(ctx, db, "revoked", in.ProjectA, now)
 	if err != nil {

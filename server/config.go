@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/browserrpc"
@@ -48,7 +49,7 @@ type Config struct {
 	// on the configured clock, and chains are read when the devnet changes
 	// them. Tests.
 	ManualDelivery bool
-	// Now is the clock; time.Now when nil.
+	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// Out receives messages meant for the person running the server (the dev
 	// API key); os.Stdout when nil.
@@ -250,7 +251,7 @@ func (c Config) WithDefaults() Config {
 	c.Delivery = c.Delivery.WithDefaults()
 	c.Chains = c.Chains.WithDefaults()
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	if c.Out == nil {
 		c.Out = os.Stdout

@@ -18,28 +18,11 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
-
-// testClock is a clock the test moves.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 type hookReceiver struct {
 	*httptest.Server
@@ -70,7 +53,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 // receiver it may reach, and an address of key A pointing at it.
 type deliveryEnv struct {
 	in    *servertest.Instance
-	clock *testClock
+	clock *clock.Manual
 	hook  *hookReceiver
 	addr  *entdb.Address
 	pay   *entdb.Payment
@@ -79,10 +62,10 @@ type deliveryEnv struct {
 func newDeliveryEnv(t *testing.T, d string, mutate ...func(*server.Config)) *deliveryEnv {
 	t.Helper()
 	hook := newHookReceiver(t)
-	clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+	clk := clock.NewManual(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
 	in := servertest.Start(t, storetestDialect(d), append([]func(*server.Config){func(c *server.Config) {
 		c.ManualDelivery = true
-		c.Now = clock.Now
+		c.Now = clk.Now
 		c.Delivery.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
 	}}, mutate...)...)
 	r := in.Get(t, "/btc/create/", q("callback", hook.URL+"/hook", "cb_params", "order=7", "address", btcDest, "json", "1"), in.KeyA)
@@ -97,7 +80,7 @@ func newDeliveryEnv(t *testing.T, d string, mutate ...func(*server.Config)) *del
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &deliveryEnv{in: in, clock: clock, hook: hook, addr: a, pay: p}
+	return &deliveryEnv{in: in, clock: clk, hook: hook, addr: a, pay: p}
 }
 
 func (e *deliveryEnv) enqueue(t *testing.T, a *entdb.Address, p *entdb.Payment, status string) *entdb.Notification {

@@ -11,6 +11,7 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 )
 
@@ -98,7 +99,7 @@ func TestMeasureMineRPC(t *testing.T) {
 		wantStatus(t, r, 200)
 		wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": r.JSON["address_in"], "value_coin": "0.01"}), 200)
 	}
-	start := time.Now()
+	start := clock.Now()
 	h := e.minedHeight(t, "btc", 1)
 	answered := time.Since(start)
 	if err := e.in.Server.Watcher("btc").WaitHeight(ctx, h); err != nil {

@@ -68,7 +68,7 @@ func newSink(t *testing.T) *callbackSink {
 		defer s.mu.Unlock()
 		if err != nil {
 			s.errs = append(s.errs, err.Error())
-			http.Error(w, err.Error(), 401)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		got := received{method: r.Method, contentType: r.Header.Get("Content-Type")}

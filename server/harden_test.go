@@ -18,6 +18,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -150,7 +151,7 @@ func TestWatchStreamOverREST(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("apikey", e.in.KeyA)
-	start := time.Now()
+	start := clock.Now()
 	// Nothing has been enqueued: Do returns only because the headers came
 	// without an event.
 	resp, err := http.DefaultClient.Do(req)

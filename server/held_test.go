@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 )
@@ -92,7 +92,7 @@ func TestHeldFundsEndToEnd(t *testing.T) {
 			}
 
 			// The operator API lists the balance; a merchant's key may not.
-			opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", time.Now())
+			opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

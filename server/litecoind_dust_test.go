@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -16,6 +15,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -108,7 +108,7 @@ func TestLitecoindHoldsWhatDustWouldStrand(t *testing.T) {
 			if st := strings.Join(e.sink.statuses(), ","); st != "confirmed" {
 				t.Fatalf("callbacks %s; want confirmed only", st)
 			}
-			opKey, _, err := apikey.CreateOperator(ctx, db, "ops", time.Now())
+			opKey, _, err := apikey.CreateOperator(ctx, db, "ops", clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

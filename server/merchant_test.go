@@ -22,6 +22,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
@@ -56,7 +57,7 @@ type merchantSink struct {
 	*httptest.Server
 	mu      sync.Mutex
 	secrets []string
-	now     func() time.Time // the verifier's clock; time.Now when nil
+	now     func() time.Time // the verifier's clock; clock.Now when nil
 	failing bool
 	got     []webhook
 	errs    []string
@@ -69,13 +70,13 @@ func newMerchantSink(t *testing.T) *merchantSink {
 		defer s.mu.Unlock()
 		now := s.now
 		if now == nil {
-			now = time.Now
+			now = clock.Now
 		}
 		v := receiver.NewWebhookVerifier(s.secrets, receiver.WithClock(now))
 		data, err := v.Verify(r)
 		if err != nil {
 			s.errs = append(s.errs, err.Error())
-			http.Error(w, err.Error(), 401)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		got := webhook{method: r.Method, event: r.Header.Get("x-service-event"), id: r.Header.Get("x-service-id"),
@@ -245,7 +246,7 @@ func TestMerchantBadInput(t *testing.T) {
 	t.Parallel()
 	e := newMerchantEnv(t, store.SQLite)
 	notify := e.ms.URL + "/merchant"
-	past := time.Now().Add(-time.Hour).Unix()
+	past := clock.Now().Add(-time.Hour).Unix()
 	for _, c := range []struct {
 		name, path string
 		params     url.Values
@@ -331,9 +332,9 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
-			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clock.Now })
-			e.ms.now = clock.Now
+			clk := clock.NewManual(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
+			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clk.Now })
+			e.ms.now = clk.Now
 			r := e.in.Get(t, "/deposit/request/", q("notify_url", e.ms.URL+"/merchant", "post", "1", "currency", "EUR"), e.in.KeyA)
 			wantStatus(t, r, 200)
 			id := r.JSON["payment_id"].(string)
@@ -361,7 +362,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 
 			// The retry after a minute: the same uuid and body, a new
 			// timestamp, a valid signature.
-			clock.Advance(time.Minute)
+			clk.Advance(time.Minute)
 			if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -390,7 +391,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 				old := e.ms.secrets
 				e.ms.secrets = secrets
 				e.ms.mu.Unlock()
-				clock.Advance(5 * time.Minute)
+				clk.Advance(5 * time.Minute)
 				if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
 					t.Fatal(err)
 				}
@@ -401,7 +402,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 				e.ms.mu.Lock()
 				e.ms.secrets = old
 				e.ms.mu.Unlock()
-				clock.Advance(10 * time.Minute)
+				clk.Advance(10 * time.Minute)
 			}
 
 			// A second payment to the same deposit: another payment, its own
@@ -582,9 +583,9 @@ func TestResendRules(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			clock := &testClock{now: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
-			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clock.Now })
-			e.ms.now = clock.Now
+			clk := clock.NewManual(time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC))
+			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clk.Now })
+			e.ms.now = clk.Now
 			e.ms.failing = true
 			run := func() {
 				t.Helper()
@@ -634,7 +635,7 @@ func TestResendRules(t *testing.T) {
 			wantStatus(t, resend(e.in.KeyB, id, false), 404)
 
 			// Within the window: one immediate attempt, the schedule goes on.
-			clock.Advance(10 * time.Second)
+			clk.Advance(10 * time.Second)
 			r := resend(e.in.KeyA, id, true)
 			wantStatus(t, r, 200)
 			run()
@@ -645,14 +646,14 @@ func TestResendRules(t *testing.T) {
 			if n.Attempts != 2 || n.Status.String() != "retrying" || n.NextAttemptAt == nil || !n.ExpiresAt.Equal(deadline) {
 				t.Fatalf("after a failed resend within the window: %+v", n)
 			}
-			clock.Advance(time.Minute)
+			clk.Advance(time.Minute)
 			run()
 			if got, _ := e.ms.take(); len(got) == 0 {
 				t.Fatalf("the schedule did not continue after the resend")
 			}
 
 			// After the deadline: failed; each resend is exactly one attempt.
-			clock.Advance(49 * time.Hour)
+			clk.Advance(49 * time.Hour)
 			run()
 			e.ms.take()
 			if n := row(); n.Status.String() != "failed" || n.NextAttemptAt != nil {
@@ -661,7 +662,7 @@ func TestResendRules(t *testing.T) {
 			before := row().Attempts
 			wantStatus(t, resend(e.in.KeyA, id, false), 200)
 			run()
-			clock.Advance(4 * time.Hour)
+			clk.Advance(4 * time.Hour)
 			run()
 			if got, errs := e.ms.take(); len(got) != 1 || len(errs) > 0 {
 				t.Fatalf("resend after the deadline: %d attempts (%v), want exactly 1", len(got), errs)
@@ -790,7 +791,7 @@ func TestCheckoutGETWebhooks(t *testing.T) {
 func TestProjectServiceOverREST(t *testing.T) {
 	t.Parallel()
 	e := newMerchantEnv(t, store.SQLite)
-	opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", time.Now())
+	opKey, _, err := apikey.CreateOperator(context.Background(), e.in.Server.DB().Client, "ops", clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

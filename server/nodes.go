@@ -11,6 +11,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/backend"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // splitNodeURL reads payhook's network option off a node URL and returns
@@ -112,7 +113,7 @@ type timedTransport struct {
 }
 
 func (t timedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	start := time.Now()
+	start := clock.Now()
 	resp, err := t.base.RoundTrip(r)
 	t.observe(time.Since(start), err == nil && resp.StatusCode < 500)
 	return resp, err

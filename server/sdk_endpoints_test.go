@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"google.golang.org/grpc/codes"
@@ -21,6 +20,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -302,7 +302,7 @@ func TestCreatePayout(t *testing.T) {
 			t.Fatal("a second request got the first one's id")
 		}
 		// The operator sees both, oldest first; a merchant may not list them.
-		opKey, _, err := apikey.CreateOperator(context.Background(), in.Server.DB().Client, "ops", time.Now())
+		opKey, _, err := apikey.CreateOperator(context.Background(), in.Server.DB().Client, "ops", clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
 		return nil, false, fmt.Errorf("--seed-file: %w", err)
 	}
 	if _, err := f.WriteString(hex.EncodeToString(seed) + "\n"); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to report
 		return nil, false, fmt.Errorf("--seed-file: %w", err)
 	}
 	if err := f.Close(); err != nil {

@@ -97,7 +97,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	s := &Server{cfg: cfg, logger: logger}
 	defer func() {
 		if err != nil {
-			s.closeAll()
+			err = errors.Join(err, s.closeAll())
 		}
 	}()
 	if err := s.buildStore(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 )
 
@@ -70,9 +71,9 @@ func TestSubscriptionEndToEnd(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			clock := &testClock{now: time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC)}
-			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clock.Now })
-			e.ms.now = clock.Now
+			clk := clock.NewManual(time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC))
+			e := newMerchantEnv(t, d, func(c *server.Config) { c.Now = clk.Now })
+			e.ms.now = clk.Now
 			r := e.in.Get(t, "/subscription/create/", q("notify_url", e.ms.URL+"/merchant?plan=gold", "currency", "USD",
 				"option", "1m:50.00", "option", "12m:500.00", "customer", "cust-42", "json", "1"), e.in.KeyA)
 			wantStatus(t, r, 200)
@@ -114,7 +115,7 @@ func TestSubscriptionEndToEnd(t *testing.T) {
 				t.Errorf("another project's list: %s", l.Body)
 			}
 
-			paidAt := clock.Now()
+			paidAt := clk.Now()
 			wantStatus(t, e.post(t, "/devnet/btc/pay/", map[string]any{"address_in": addrIn, "value_coin": valueCoin}), 200)
 			e.mine(t, "btc", 1)
 			got, errs := e.ms.take()
@@ -172,7 +173,7 @@ func TestSubscriptionEndToEnd(t *testing.T) {
 			}
 
 			// Time passes beyond the paid month: expired.
-			clock.Advance(wantEnd.Sub(clock.Now()))
+			clk.Advance(wantEnd.Sub(clk.Now()))
 			if s := fetchSub(t, e, token); s.Status != "expired" {
 				t.Fatalf("after the paid month: %s", s.Status)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // Defaults applied by Options.WithDefaults.
@@ -51,7 +52,7 @@ type Options struct {
 	// finalized. Zero means DefaultSolanaFinalizedDepth. It must not be
 	// below SolanaConfirmedDepth.
 	SolanaFinalizedDepth int64
-	// Clock stamps new blocks. Nil means time.Now.
+	// Clock stamps new blocks. Nil means clock.Now.
 	Clock func() time.Time
 	// Seed makes transaction hashes deterministic: two chains of one ticker
 	// with the same seed, driven alike, produce the same hashes. Empty means
@@ -73,7 +74,7 @@ func (o Options) WithDefaults() Options {
 		o.SolanaFinalizedDepth = DefaultSolanaFinalizedDepth
 	}
 	if o.Clock == nil {
-		o.Clock = time.Now
+		o.Clock = clock.Now
 	}
 	return o
 }
@@ -553,8 +554,8 @@ func (c *Chain) Balance(address string) decimal.Decimal {
 		if r.f.From != address {
 			continue
 		}
-		switch {
-		case c.ticker.Family == chains.FamilyUTXO:
+		switch c.ticker.Family {
+		case chains.FamilyUTXO:
 			for _, in := range r.f.Inputs {
 				sum = sum.Sub(in.Value)
 			}

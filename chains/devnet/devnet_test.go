@@ -149,7 +149,7 @@ func TestTransfersRange(t *testing.T) {
 	t.Parallel()
 	c := devnet.NewChain(ticker(t, "eth"), devnet.Options{})
 	ctx := t.Context()
-	c.Mine(5)
+	mine(t, c, 5)
 	for _, r := range [][2]int64{{-1, 3}, {3, 2}, {0, 6}} {
 		if _, err := c.Transfers(ctx, r[0], r[1], nil); !errors.Is(err, devnet.ErrInvalidRange) {
 			t.Errorf("Transfers(%d, %d): %v, want ErrInvalidRange", r[0], r[1], err)
@@ -177,7 +177,7 @@ func TestFailedExecutionIsReported(t *testing.T) {
 			ok1, _ := c.Pay(a, decimal.NewFromInt(1), false)
 			bad, _ := c.Pay(a, decimal.NewFromInt(2), true)
 			ok2, _ := c.Pay(a, decimal.NewFromInt(3), false)
-			c.Mine(2)
+			mine(t, c, 2)
 			ts, err := c.Transfers(ctx, 0, 2, nil)
 			if err != nil || len(ts) != 3 {
 				t.Fatalf("Transfers: %+v, %v", ts, err)
@@ -217,7 +217,7 @@ func TestTronSolidLag(t *testing.T) {
 		ctx := t.Context()
 		txid, _ := c.Pay(address(t, tk, 0), decimal.NewFromInt(5), false)
 		for h := int64(1); h <= want+3; h++ {
-			c.Mine(1)
+			mine(t, c, 1)
 			head, _ := c.Head(ctx)
 			if head.Height != h || head.Solidified != max(0, h-want) {
 				t.Errorf("lag %d: head %+v at height %d, want solidified %d", want, head, h, max(0, h-want))
@@ -259,7 +259,7 @@ func TestSolanaCommitmentProgression(t *testing.T) {
 			txid, _ := c.Pay(address(t, tk, 0), decimal.NewFromInt(1), false)
 			for depth, want := range tt.want {
 				if depth > 0 {
-					c.Mine(1)
+					mine(t, c, 1)
 				}
 				s, err := c.State(ctx, chains.Transfer{TxID: txid})
 				if err != nil {
@@ -391,7 +391,7 @@ func TestBlockTimeUsesClock(t *testing.T) {
 	t0 := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	now := t0
 	c := devnet.NewChain(ticker(t, "btc"), devnet.Options{Clock: func() time.Time { now = now.Add(time.Minute); return now }})
-	c.Mine(2)
+	mine(t, c, 2)
 	if got, ok := c.BlockTime(2); !ok || !got.Equal(t0.Add(2*time.Minute)) {
 		t.Errorf("BlockTime(2): %v, %v", got, ok)
 	}
@@ -466,8 +466,17 @@ func TestWaitHeightDeadline(t *testing.T) {
 		_, err := c.WaitHeight(t.Context(), 2)
 		done <- err
 	}()
-	c.Mine(2)
+	mine(t, c, 2)
 	if err := <-done; err != nil {
 		t.Errorf("WaitHeight: %v", err)
+	}
+}
+
+// mine mines n blocks on c, failing the test when c refuses: a refused
+// Mine would leave the test checking the chain as it was.
+func mine(t *testing.T, c *devnet.Chain, n int) {
+	t.Helper()
+	if _, err := c.Mine(n); err != nil {
+		t.Fatalf("mine %d: %v", n, err)
 	}
 }

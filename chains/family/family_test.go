@@ -1,6 +1,7 @@
 package family_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"strings"
@@ -17,12 +18,11 @@ import (
 func TestFamilies(t *testing.T) {
 	t.Run("default", func(t *testing.T) { chaintest.Families(t, family.DefaultRegistry()) })
 	t.Run("override", func(t *testing.T) {
-		f, err := os.Open("../testdata/override.json")
+		b, err := os.ReadFile("../testdata/override.json")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
-		reg, err := family.LoadRegistry(f)
+		reg, err := family.LoadRegistry(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // LitecoindInstall says how to install litecoind.
@@ -61,13 +63,16 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 		defer cancel()
 		_ = n.call(ctx, nil, "stop")
 		select {
-		case <-exited:
+		case err := <-exited:
+			if err != nil {
+				t.Logf("litecoind exited after stop: %v", err)
+			}
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // waits for the kill: its exit error says killed
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := clock.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := n.call(ctx, nil, "getblockchaininfo")
@@ -80,7 +85,7 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 			t.Fatalf("litecoind exited (%v): %s", e, stderr.String())
 		case <-time.After(50 * time.Millisecond): // polling a starting process: no signal to wait on
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("litecoind did not answer within 30s: %v", err)
 		}
 	}

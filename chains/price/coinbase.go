@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // CoinbaseURL is the base URL of Coinbase's public data API.
@@ -32,7 +34,7 @@ type CoinbaseConfig struct {
 	// also lists hundreds of crypto assets under short codes; only these
 	// codes, and the coins asked for, are read and validated.
 	Fiat []string
-	// Now stamps each quote. Default time.Now.
+	// Now stamps each quote. Default clock.Now.
 	Now func() time.Time
 }
 
@@ -50,7 +52,7 @@ func (c CoinbaseConfig) WithDefaults() CoinbaseConfig {
 		}
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	return c
 }

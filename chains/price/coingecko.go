@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // CoinGecko base URLs: the public (keyless or demo key) API and the paid one.
@@ -55,7 +57,7 @@ type CoinGeckoConfig struct {
 	// IDs maps asset symbols to CoinGecko API ids. Default CoinGeckoIDs().
 	// Coins without an id are not asked for.
 	IDs map[string]string
-	// Now stamps each quote. Default time.Now.
+	// Now stamps each quote. Default clock.Now.
 	Now func() time.Time
 }
 
@@ -74,7 +76,7 @@ func (c CoinGeckoConfig) WithDefaults() CoinGeckoConfig {
 		c.IDs = CoinGeckoIDs()
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	return c
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // FrankfurterURL is the base URL of Frankfurter's v1 API.
@@ -23,7 +25,7 @@ type FrankfurterConfig struct {
 	BaseURL string
 	// Client sends the requests. Default: a client with DefaultHTTPTimeout.
 	Client *http.Client
-	// Now stamps each quote. Default time.Now.
+	// Now stamps each quote. Default clock.Now.
 	Now func() time.Time
 }
 
@@ -36,7 +38,7 @@ func (c FrankfurterConfig) WithDefaults() FrankfurterConfig {
 		c.Client = defaultClient()
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/startstop"
 )
 
@@ -51,7 +52,7 @@ type LiveConfig struct {
 	// FetchTimeout bounds each provider's Fetch. Default
 	// DefaultFetchTimeout.
 	FetchTimeout time.Duration
-	// Now is the clock. Default time.Now.
+	// Now is the clock. Default clock.Now.
 	Now func() time.Time
 	// Tick makes the ticker of Start: a channel that receives every d, and
 	// a function that stops it. Default: a time.Ticker. Tests inject a
@@ -82,7 +83,7 @@ func (c LiveConfig) WithDefaults() LiveConfig {
 		c.FetchTimeout = DefaultFetchTimeout
 	}
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	if c.Tick == nil {
 		c.Tick = func(d time.Duration) (<-chan time.Time, func()) {

@@ -17,28 +17,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains/price"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/startstop"
 )
-
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // fake is a scripted Provider.
 type fake struct {
@@ -74,13 +55,13 @@ func (f *fake) count() int {
 
 // quoting returns a fake that quotes the given prices and rates, as of the
 // clock's time.
-func quoting(name string, c *clock, usd, fiat map[string]string) *fake {
+func quoting(name string, c *clock.Manual, usd, fiat map[string]string) *fake {
 	f := &fake{name: name}
 	f.set(answer(c, usd, fiat))
 	return f
 }
 
-func answer(c *clock, usd, fiat map[string]string) func(context.Context) (price.Quote, error) {
+func answer(c *clock.Manual, usd, fiat map[string]string) func(context.Context) (price.Quote, error) {
 	return func(context.Context) (price.Quote, error) {
 		q := price.Quote{USD: map[string]decimal.Decimal{}, Time: c.Now()}
 		for k, v := range usd {
@@ -157,7 +138,7 @@ func fiatOf(src price.Source) string {
 
 func TestLivePriorityAndMerge(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(48 * time.Hour))
+	c := clock.NewManual(tableDate.Add(48 * time.Hour))
 	first := quoting("first", c, map[string]string{"btc": "110000"}, map[string]string{"EUR": "0.8"})
 	second := quoting("second", c, map[string]string{"btc": "1", "eth": "2500", "doge": "0.2"}, map[string]string{"EUR": "0.1", "JPY": "155", "XAU": "0.0003"})
 	l := newLive(t, price.LiveConfig{Providers: []price.Provider{first, second}, Now: c.Now})
@@ -179,7 +160,7 @@ func TestLivePriorityAndMerge(t *testing.T) {
 
 func TestLiveStopsAskingWhenAllIsQuoted(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate)
+	c := clock.NewManual(tableDate)
 	all := quoting("all", c, map[string]string{"btc": "1", "eth": "1", "usdt": "1"}, map[string]string{"EUR": "1", "JPY": "1", "BHD": "1"})
 	coinsOnly := quoting("coins", c, map[string]string{"btc": "1", "eth": "1", "usdt": "1"}, nil)
 	spare := quoting("spare", c, nil, map[string]string{"EUR": "2", "JPY": "2", "BHD": "2"})
@@ -206,7 +187,7 @@ func TestLiveStopsAskingWhenAllIsQuoted(t *testing.T) {
 
 func TestLiveFailingProvider(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(24 * time.Hour))
+	c := clock.NewManual(tableDate.Add(24 * time.Hour))
 	down := failing("down")
 	garbage := &fake{name: "garbage"}
 	garbage.set(func(context.Context) (price.Quote, error) {
@@ -235,14 +216,14 @@ func TestLiveFailingProvider(t *testing.T) {
 
 func TestLiveTotalFailureKeepsTheCache(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(24 * time.Hour))
+	c := clock.NewManual(tableDate.Add(24 * time.Hour))
 	p := quoting("p", c, map[string]string{"btc": "120000"}, map[string]string{"EUR": "0.85"})
 	q := failing("q")
 	l := newLive(t, price.LiveConfig{Providers: []price.Provider{p, q}, Now: c.Now})
 	if err := l.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c.Add(30 * time.Minute)
+	c.Advance(30 * time.Minute)
 	p.set(failing("p").quote)
 	err := l.Refresh(t.Context())
 	if !errors.Is(err, price.ErrNoQuote) || !errors.Is(err, price.ErrUnavailable) {
@@ -259,7 +240,7 @@ func TestLiveTotalFailureKeepsTheCache(t *testing.T) {
 
 func TestLiveStaleness(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(72 * time.Hour))
+	c := clock.NewManual(tableDate.Add(72 * time.Hour))
 	p := quoting("p", c, map[string]string{"btc": "120000", "eth": "3000", "usdt": "1"}, map[string]string{"EUR": "0.85", "JPY": "140", "BHD": "0.377"})
 	l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now, MaxAge: time.Hour})
 	if err := l.Refresh(t.Context()); err != nil {
@@ -270,10 +251,10 @@ func TestLiveStaleness(t *testing.T) {
 		t.Errorf("fresh Convert = %s, want %s", got, want)
 	}
 
-	c.Add(time.Hour) // exactly MaxAge old: still served
+	c.Advance(time.Hour) // exactly MaxAge old: still served
 	wantUSD(t, l, "btc", "120000")
 
-	c.Add(time.Second) // older than MaxAge: omitted
+	c.Advance(time.Second) // older than MaxAge: omitted
 	wantUSD(t, l, "btc", "")
 	wantUSD(t, l, "trc20/usdt", "")
 	usd, ok = price.USDValue(l, "btc", d("0.001"))
@@ -315,7 +296,7 @@ func TestLiveFallbackTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := newClock(tt.now)
+			c := clock.NewManual(tt.now)
 			l := newLive(t, price.LiveConfig{Providers: []price.Provider{failing("down")}, Now: c.Now, MaxAge: tt.maxAge})
 			if err := l.Refresh(t.Context()); !errors.Is(err, price.ErrNoQuote) {
 				t.Fatalf("refresh error %v", err)
@@ -332,7 +313,7 @@ func TestLiveFallbackTable(t *testing.T) {
 
 	t.Run("table without a date", func(t *testing.T) {
 		t.Parallel()
-		c := newClock(tableDate)
+		c := clock.NewManual(tableDate)
 		undated := price.Fixed(map[string]string{"btc": "1"}, nil)
 		l := newLive(t, price.LiveConfig{Providers: []price.Provider{failing("down")}, Fallback: undated, Now: c.Now})
 		wantUSD(t, l, "btc", "") // unknown age is never fresh
@@ -351,13 +332,13 @@ func TestLiveFreshestWins(t *testing.T) {
 	t.Parallel()
 	t.Run("a table dated after the live fetch wins", func(t *testing.T) {
 		t.Parallel()
-		c := newClock(tableDate.Add(-2 * time.Hour))
+		c := clock.NewManual(tableDate.Add(-2 * time.Hour))
 		p := quoting("p", c, map[string]string{"btc": "90000"}, map[string]string{"EUR": "0.95"})
 		l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now})
 		if err := l.Refresh(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		c.Add(3 * time.Hour)
+		c.Advance(3 * time.Hour)
 		wantUSD(t, l, "btc", "100000")
 		if got, want := fiatOf(l), "BHD=0.376/3 EUR=0.9/2 JPY=150/0 USD=1/2"; got != want {
 			t.Errorf("Fiat = %s, want %s", got, want)
@@ -368,13 +349,13 @@ func TestLiveFreshestWins(t *testing.T) {
 	})
 	t.Run("an older quote never replaces a newer value", func(t *testing.T) {
 		t.Parallel()
-		c := newClock(tableDate.Add(24 * time.Hour))
+		c := clock.NewManual(tableDate.Add(24 * time.Hour))
 		p := quoting("p", c, map[string]string{"btc": "120000"}, map[string]string{"EUR": "0.85"})
 		l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now})
 		if err := l.Refresh(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		c.Add(time.Minute)
+		c.Advance(time.Minute)
 		p.set(func(context.Context) (price.Quote, error) {
 			return price.Quote{USD: map[string]decimal.Decimal{"btc": d("1")}, Fiat: map[string]decimal.Decimal{"EUR": d("1")},
 				Time: c.Now().Add(-time.Hour)}, nil
@@ -391,7 +372,7 @@ func TestLiveFreshestWins(t *testing.T) {
 
 func TestLiveTickerPaths(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(24 * time.Hour))
+	c := clock.NewManual(tableDate.Add(24 * time.Hour))
 	p := quoting("p", c, map[string]string{"usdt": "1.001"}, nil)
 	l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now, MaxAge: price.NoMaxAge})
 	if err := l.Refresh(t.Context()); err != nil {
@@ -404,7 +385,7 @@ func TestLiveTickerPaths(t *testing.T) {
 
 func TestLiveQuoteTimes(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate.Add(24 * time.Hour))
+	c := clock.NewManual(tableDate.Add(24 * time.Hour))
 	p := &fake{name: "p"}
 	p.set(func(context.Context) (price.Quote, error) {
 		// No time, then one from a clock running ahead: both count as now.
@@ -417,7 +398,7 @@ func TestLiveQuoteTimes(t *testing.T) {
 	if got := l.Ages()["btc"]; got != 0 {
 		t.Errorf("age %v, want 0", got)
 	}
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	p.set(func(context.Context) (price.Quote, error) {
 		return price.Quote{USD: map[string]decimal.Decimal{"btc": d("2")}, Time: c.Now().Add(time.Hour)}, nil
 	})
@@ -448,7 +429,7 @@ func TestLiveRejectsInvalidQuotes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := newClock(tableDate)
+			c := clock.NewManual(tableDate)
 			p := &fake{name: "p"}
 			p.set(func(context.Context) (price.Quote, error) { return tt.quote, nil })
 			l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now, MaxAge: price.NoMaxAge})
@@ -464,7 +445,7 @@ func TestLiveRejectsInvalidQuotes(t *testing.T) {
 
 func TestLiveFetchTimeout(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate)
+	c := clock.NewManual(tableDate)
 	slow := &fake{name: "slow"}
 	slow.set(func(ctx context.Context) (price.Quote, error) {
 		<-ctx.Done() // answers only when given up on
@@ -527,7 +508,7 @@ func TestLiveConfig(t *testing.T) {
 // TestLiveStartStop drives the background loop with an injected ticker.
 func TestLiveStartStop(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate)
+	c := clock.NewManual(tableDate)
 	fetched := make(chan struct{}, 10)
 	p := &fake{name: "p"}
 	p.set(func(context.Context) (price.Quote, error) {
@@ -599,14 +580,14 @@ func TestLiveStopCancelsARefresh(t *testing.T) {
 // TestLiveConcurrent runs readers beside refreshes (meant for -race).
 func TestLiveConcurrent(t *testing.T) {
 	t.Parallel()
-	c := newClock(tableDate)
+	c := clock.NewManual(tableDate)
 	p := quoting("p", c, map[string]string{"btc": "1", "eth": "2"}, map[string]string{"EUR": "0.9"})
 	l := newLive(t, price.LiveConfig{Providers: []price.Provider{p}, Now: c.Now})
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 50 {
-				c.Add(time.Second)
+				c.Advance(time.Second)
 				_ = l.Refresh(t.Context())
 			}
 		})
@@ -639,7 +620,7 @@ func TestLiveWithProviders(t *testing.T) {
 	}
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	c := newClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	c := clock.NewManual(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	cg, _ := price.NewCoinGecko(price.CoinGeckoConfig{BaseURL: srv.URL + "/api/v3", Client: srv.Client(), Now: c.Now})
 	cb, _ := price.NewCoinbase(price.CoinbaseConfig{BaseURL: srv.URL, Client: srv.Client(), Now: c.Now})
 	ff, _ := price.NewFrankfurter(price.FrankfurterConfig{BaseURL: srv.URL + "/v1", Client: srv.Client(), Now: c.Now})

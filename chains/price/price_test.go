@@ -1,6 +1,7 @@
 package price_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -406,12 +407,11 @@ func TestFixed(t *testing.T) {
 // would be, so the published format and the embedded copy cannot drift.
 func TestDataFileIsLoadable(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("data.json")
+	b, err := os.ReadFile("data.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	tab, err := price.Load(f)
+	tab, err := price.Load(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

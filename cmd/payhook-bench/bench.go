@@ -29,6 +29,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/bench"
 )
@@ -224,7 +225,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		GoVersion: runtime.Version(),
 		CPUs:      runtime.NumCPU(),
 		Database:  redactDSN(o.db),
-		StartedAt: time.Now().UTC(),
+		StartedAt: clock.UTC(),
 		Description: "deliveries_per_second: notifications acknowledged per second from the first commit to the last acknowledgement; " +
 			"latency: from the commit of the notification's transaction to the receiver's acknowledgement; " +
 			"cpu_seconds_per_1000: CPU time of the payhook process (receiver included) per 1000 deliveries; peak_rss_mib: the process's peak resident set.",
@@ -250,11 +251,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close() // the profile's own error is the one to report
 			return err
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				fmt.Fprintf(stderr, "--cpuprofile: the profile may be incomplete: %v\n", err)
+			}
+		}()
 	}
 	run := func(name, transport, signer string, n, rate, dead, queued int) error {
 		say("%s: %d %s notifications (%s)...", name, n, transport, signer)
@@ -316,7 +322,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // writeReport finishes rep, prints it to stdout and writes it as JSON to
 // the file out.
 func writeReport(stdout io.Writer, out string, rep benchReport) error {
-	rep.FinishedAt = time.Now().UTC()
+	rep.FinishedAt = clock.UTC()
 	printReport(stdout, rep)
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
@@ -389,7 +395,6 @@ type benchReceiver struct {
 	url      string
 	failRate float64
 	latency  time.Duration
-	count    atomic.Int64
 	mu       sync.Mutex
 	acked    map[string]time.Time
 	attempts atomic.Int64
@@ -421,7 +426,7 @@ func (r *benchReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	id := uuidOf(req, body)
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
-	now := time.Now()
+	now := clock.Now()
 	r.mu.Lock()
 	if _, seen := r.acked[id]; !seen && id != "" {
 		r.acked[id] = now
@@ -578,7 +583,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		go func() {
 			defer wg.Done()
 			var tick *time.Ticker
-			began := time.Now()
+			began := clock.Now()
 			share := float64(rate) / float64(o.producers)
 			if rate > 0 {
 				// Each producer offers its share of the rate: every 5ms it
@@ -706,15 +711,15 @@ func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6
 // rsaLimit measures RSA-2048 PKCS#1 v1.5 signatures per second on all cores.
 func rsaLimit(key *rsa.PrivateKey, d time.Duration) float64 {
 	var total atomic.Int64
-	deadline := time.Now().Add(d)
+	deadline := clock.Now().Add(d)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start := clock.Now()
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var i uint64
-			for time.Now().Before(deadline) {
+			for clock.Now().Before(deadline) {
 				i++
 				sum := sha256.Sum256([]byte(fmt.Sprint(i)))
 				if _, err := rsa.SignPKCS1v15(nil, key, crypto.SHA256, sum[:]); err == nil {
@@ -738,14 +743,14 @@ func httpLimit(ctx context.Context, d time.Duration) (float64, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	body := []byte(`{"uuid":"00000000-0000-4000-8000-000000000000","payment_status":"confirmed"}`)
 	var total atomic.Int64
-	deadline := time.Now().Add(d)
-	start := time.Now()
+	deadline := clock.Now().Add(d)
+	start := clock.Now()
 	var wg sync.WaitGroup
 	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) && ctx.Err() == nil {
+			for clock.Now().Before(deadline) && ctx.Err() == nil {
 				resp, err := client.Post(recv.url, "application/json", bytes.NewReader(body))
 				if err != nil {
 					continue

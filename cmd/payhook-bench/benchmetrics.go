@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // benchMetrics is what a run's /metrics said: the benchmark reads payhook's
@@ -97,10 +99,10 @@ func (s *metricsScraper) finish(ctx context.Context) (benchMetrics, error) {
 func (s *metricsScraper) settle(ctx context.Context, acked float64) (benchMetrics, error) {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	limit := time.Now().Add(10 * time.Second)
+	limit := clock.Now().Add(10 * time.Second)
 	for {
 		m, err := s.finish(ctx)
-		if err != nil || m.Finished["acknowledged"] >= acked || time.Now().After(limit) {
+		if err != nil || m.Finished["acknowledged"] >= acked || clock.Now().After(limit) {
 			return m, err
 		}
 		select {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/admin"
 )
 
@@ -74,7 +75,7 @@ func apikeyRevoke(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(ref) == "" {
 		return errors.New("usage: payhook apikey revoke ID|NAME [--project ID]: which key?")
 	}
-	k, err := admin.RevokeAPIKey(ctx, *dsn, *project, ref, time.Now())
+	k, err := admin.RevokeAPIKey(ctx, *dsn, *project, ref, clock.Now())
 	if err != nil {
 		return err
 	}

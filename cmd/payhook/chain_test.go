@@ -55,7 +55,9 @@ func TestSeedInit(t *testing.T) {
 func TestNodeFlags(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "nodes")
-	os.WriteFile(file, []byte("# nodes\nltc=http://u:p@127.0.0.1:19443/?network=regtest\n\neth=http://127.0.0.1:8545/\n"), 0o600)
+	if err := os.WriteFile(file, []byte("# nodes\nltc=http://u:p@127.0.0.1:19443/?network=regtest\n\neth=http://127.0.0.1:8545/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PAYHOOK_NODE_ERC20_USDT", "http://127.0.0.1:8545/?contract=0xabc")
 	t.Setenv("PAYHOOK_NODE_LTC", "http://ignored/")
 	cfg, err := serveConfig([]string{"--node-file", file, "--node", "doge=http://127.0.0.1:22555/", "--fallback-fee", "ltc=0.0002"}, &bytes.Buffer{}, &bytes.Buffer{})

@@ -136,7 +136,9 @@ func TestGlobalLogFlags(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			for _, k := range []string{"PAYHOOK_LOG_FORMAT", "PAYHOOK_LOG_LEVEL"} {
 				t.Setenv(k, "")
-				os.Unsetenv(k)
+				if err := os.Unsetenv(k); err != nil {
+					t.Fatal(err)
+				}
 				if v, ok := r.env[k]; ok {
 					t.Setenv(k, v)
 				}

@@ -15,7 +15,7 @@ import (
 // devnetCmd drives a --dev server's simulated chains over gRPC.
 func devnetCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: payhook devnet pay|mine|reorg --ticker T ...")
+		return errors.New("usage: payhook devnet pay|mine|reorg --ticker T [flags]")
 	}
 	fs := newFlagSet("payhook devnet "+args[0], stderr)
 	addr := fs.String("server", "localhost:9090", "payhook gRPC address")

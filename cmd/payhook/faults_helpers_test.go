@@ -38,6 +38,8 @@ import (
 	_ "github.com/lib/pq" // PostgreSQL driver for the tests' own queries
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // SQLite driver for the tests' own queries
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // faultBin is the payhook binary built once by TestMain.
@@ -65,7 +67,7 @@ func TestMain(m *testing.M) {
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
+		removeBinDir(dir)
 		os.Exit(1)
 	}
 	help, _ := exec.Command(faultBin, "serve", "-h").CombinedOutput()
@@ -79,8 +81,16 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	os.RemoveAll(dir)
+	removeBinDir(dir)
 	os.Exit(code)
+}
+
+// removeBinDir removes the fault binary's directory, saying so when it
+// cannot (a temporary directory is left behind; the run's verdict stands).
+func removeBinDir(dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "remove the fault binary:", err)
+	}
 }
 
 // ---------------------------------------------------------------- waiting
@@ -89,7 +99,7 @@ func TestMain(m *testing.M) {
 // the test fails with what and cond's last description of the state.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := clock.Now().Add(timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -97,7 +107,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		if ok {
 			return
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("%s: not within %s; last state: %s", what, timeout, state)
 		}
 		<-tick.C
@@ -614,21 +624,6 @@ func newPGDatabase(t *testing.T) (dsn, name string) {
 	}
 	u.Path = "/" + name
 	return u.String(), name
-}
-
-// pgExec runs one statement on the admin database.
-func pgExec(t *testing.T, query string) {
-	t.Helper()
-	db, err := sql.Open("postgres", pgAdminURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := db.ExecContext(ctx, query); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
 }
 
 // queryInt runs a query returning one integer; errors are returned, so

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains/nodetest"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // TestFaultTwoInstancesLitecoind: two payhook processes on one PostgreSQL
@@ -66,7 +67,7 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 		t.Fatal("not exactly one instance watches ltc")
 	}
 	leader.kill9(t)
-	killed := time.Now()
+	killed := clock.Now()
 	mine(2) // depth 3: confirmed, credited, forwarded — by the survivor
 	waitFor(t, 30*time.Second, "the survivor forwards the payment", func() (bool, string) {
 		c := count(db, `SELECT count(*) FROM forwards WHERE status = 'done'`)

@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // deliveryFlags are the delivery settings of every fault test: short
@@ -135,8 +137,8 @@ func kill9MidBurst(t *testing.T, dsn, dir string) {
 	waitMidBurst(t, db, recv, want, 80*time.Millisecond)
 
 	p.kill9(t)
-	killedAt := time.Now()
-	<-mined // the mine request ended (answered or cut off) with the process;
+	killedAt := clock.Now()
+	<-mined //nolint:errcheck // the mine request ended (answered or cut off) with the process;
 	// what was stored before the kill is checked next
 	seenAtKill := recv.total.Load()
 	seenBeforeKill, _ := recv.counts()
@@ -290,7 +292,7 @@ func runWithTimeout(cmd *exec.Cmd, d time.Duration) ([]byte, error) {
 		return []byte(out.String()), err
 	case <-time.After(d):
 		_ = cmd.Process.Kill()
-		<-done
+		<-done //nolint:errcheck // waits for the kill: its exit error says killed
 		return []byte(out.String()), fmt.Errorf("timed out after %s", d)
 	}
 }
@@ -322,7 +324,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 			}
 		}
 	})
-	began := time.Now()
+	began := clock.Now()
 	if err := pgctl(version, cluster, "restart"); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +408,7 @@ func TestFaultReceiverOutage(t *testing.T) {
 		return stored == want && twice == want, fmt.Sprintf("stored %d, failed twice %d, receiver answered 500 %d times", stored, twice, recv.failures.Load())
 	})
 	recv.fail.Store(false)
-	recovered := time.Now()
+	recovered := clock.Now()
 	waitAllAcknowledged(t, db, recv, want, 30*time.Second)
 	t.Logf("all %d acknowledged %s after the receiver recovered; it answered 500 %d times", want, time.Since(recovered).Round(10*time.Millisecond), recv.failures.Load())
 	assertNothingLost(t, db, recv)
@@ -636,7 +638,11 @@ func readOnlySQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}

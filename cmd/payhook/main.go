@@ -33,6 +33,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
@@ -320,7 +321,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, time.Now())
+	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, clock.Now())
 	if err != nil {
 		return err
 	}

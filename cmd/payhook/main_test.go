@@ -160,7 +160,9 @@ func TestDevListensOnLoopbackByDefault(t *testing.T) {
 			for _, k := range []string{"PAYHOOK_DEV", "PAYHOOK_HTTP_ADDR", "PAYHOOK_GRPC_ADDR"} {
 				t.Setenv(k, r.env[k])
 				if _, ok := r.env[k]; !ok {
-					os.Unsetenv(k)
+					if err := os.Unsetenv(k); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			var out, errOut bytes.Buffer
@@ -183,7 +185,9 @@ func TestDevListensOnLoopbackByDefault(t *testing.T) {
 // PAYHOOK_DB_MAX_CONNS, the flag winning, with a documented default.
 func TestDBMaxConnsFlag(t *testing.T) {
 	var out, errOut bytes.Buffer
-	os.Unsetenv("PAYHOOK_DB_MAX_CONNS")
+	if err := os.Unsetenv("PAYHOOK_DB_MAX_CONNS"); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := serveConfig(nil, &out, &errOut)
 	if err != nil || cfg.Store.MaxConns != 20 {
 		t.Fatalf("default: %d %v, want 20", cfg.Store.MaxConns, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -62,10 +63,10 @@ func TestProjectCommands(t *testing.T) {
 		t.Fatalf("rotate-secret printed %q", out.String())
 	}
 	p, _ = project.Get(ctx, db.Client, created.ProjectID)
-	if s := project.Secrets(p, time.Now()); len(s) != 2 || s[0] != rotated.Secret || s[1] != created.Secret {
+	if s := project.Secrets(p, clock.Now()); len(s) != 2 || s[0] != rotated.Secret || s[1] != created.Secret {
 		t.Fatalf("secrets during the grace: %d", len(s))
 	}
-	if s := project.Secrets(p, time.Now().Add(2*time.Hour)); len(s) != 1 {
+	if s := project.Secrets(p, clock.Now().Add(2*time.Hour)); len(s) != 1 {
 		t.Fatalf("secrets after the grace: %d", len(s))
 	}
 

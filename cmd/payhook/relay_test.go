@@ -62,7 +62,7 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := receiver.NewVerifier(pub).Verify(r)
 		if err != nil {
-			http.Error(w, err.Error(), 401)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		verified <- relayed{body: body, key: r.Header.Get("Idempotency-Key"), contentType: r.Header.Get("Content-Type")}

@@ -12,7 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/payment"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
@@ -238,7 +238,7 @@ func TestNotificationRows(t *testing.T) {
 		key := newAPIKey(t, c, "pk_live_notify")
 		addr := newAddress(t, c, key.ID, "bc1qnotify", 1, "https://merchant.example/cb")
 		p, err := c.Payment.Create().SetAddressID(addr.ID).SetAPIKeyID(key.ID).
-			SetTxidIn("tx").SetValueCoin(decimal.NewFromInt(1)).SetStatus(payment.StatusConfirmed).Save(ctx)
+			SetTxidIn("tx").SetValueCoin(decimal.NewFromInt(1)).SetStatus(entpayment.StatusConfirmed).Save(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

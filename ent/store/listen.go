@@ -41,7 +41,7 @@ func Listen(ctx context.Context, db *DB, channel string, problem func(error)) (<
 		}
 	case <-ctx.Done():
 		_ = l.Close()
-		<-listened
+		<-listened //nolint:errcheck // waits for the Listen that Close ended: its error is Close's doing
 		return nil, fmt.Errorf("listen %s: %w", channel, ctx.Err())
 	}
 	out := make(chan Notification, 64)

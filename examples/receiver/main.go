@@ -70,7 +70,7 @@ func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL, secret string) 
 	h := &handler{log: log, done: map[string]bool{}}
 	// Low-level callbacks carry x-ca-signature (and a project HMAC beside
 	// it); merchant webhooks carry only the HMAC, verified with the secret.
-	var handler http.Handler = receiver.NewVerifier(pub, opts...).Middleware(h)
+	handler := receiver.NewVerifier(pub, opts...).Middleware(h)
 	if secret != "" {
 		callbacks, webhooks := handler, receiver.NewWebhookVerifier([]string{secret}, opts...).Middleware(h)
 		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // Defaults of Config.
@@ -191,7 +193,7 @@ func (c *Client) Rules() *Rules { return c.rules }
 // ctx's error. Any HTTP status is a Response with a nil error: judge it with
 // Acknowledged. Errors never contain the URL.
 func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
-	start := time.Now()
+	start := clock.Now()
 	_, _, allowed, err := c.rules.check(r.URL)
 	if err != nil {
 		return Response{}, &BlockedError{Reason: err.Error()}

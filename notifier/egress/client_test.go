@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/egress"
 )
 
@@ -202,7 +203,7 @@ func TestDoTimeout(t *testing.T) {
 	})
 	t.Cleanup(func() { close(release) }) // runs before srv.Close
 	c := newClient(t, egress.Config{Timeout: 200 * time.Millisecond, AllowPrivate: []string{srv.URL + "/slow"}})
-	start := time.Now()
+	start := clock.Now()
 	resp, err := c.Do(t.Context(), egress.Request{Method: http.MethodGet, URL: srv.URL + "/slow"})
 	if !errors.Is(err, egress.ErrTimeout) {
 		t.Fatalf("err = %v; want ErrTimeout", err)

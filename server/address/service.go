@@ -22,7 +22,7 @@ import (
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
-	"github.com/payhook/payhook/ent/db/payment"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
@@ -466,7 +466,7 @@ func (s *Service) Logs(ctx context.Context, projectID int64, ticker, callback st
 		return nil, err
 	}
 	pays, err := a.QueryPayments().
-		Order(entdb.Asc(payment.FieldCreatedAt), entdb.Asc(payment.FieldID)).
+		Order(entdb.Asc(entpayment.FieldCreatedAt), entdb.Asc(entpayment.FieldID)).
 		All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load payments: %w", err)

@@ -1,16 +1,17 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/rpc"
@@ -48,12 +49,11 @@ func LoadRegistry(path string) (*chains.Registry, error) {
 // that gave path) in errors.
 func LoadFile[T any](flag, path string, parse func(io.Reader) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", flag, err)
 	}
-	defer f.Close()
-	v, err := parse(f)
+	v, err := parse(bytes.NewReader(b))
 	if err != nil {
 		return zero, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
@@ -99,7 +99,7 @@ func HeldFunds(ctx context.Context, dsn, registryFile string) (resp *payhookv1.L
 		return nil, err
 	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		svc := address.New(db.Client, db.Dialect == store.Postgres, registry, nil, nil, time.Now)
+		svc := address.New(db.Client, db.Dialect == store.Postgres, registry, nil, nil, clock.Now)
 		var all address.HeldFunds
 		for after := int64(0); ; {
 			page, err := svc.HeldFunds(ctx, address.MaxHeldPage, after)
@@ -124,7 +124,7 @@ func HeldFunds(ctx context.Context, dsn, registryFile string) (resp *payhookv1.L
 // as the operator API answers them.
 func PayoutRequests(ctx context.Context, dsn string) (resp *payhookv1.ListPayoutRequestsResponse, err error) {
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		ps, err := address.New(db.Client, db.Dialect == store.Postgres, family.DefaultRegistry(), nil, nil, time.Now).PayoutRequests(ctx)
+		ps, err := address.New(db.Client, db.Dialect == store.Postgres, family.DefaultRegistry(), nil, nil, clock.Now).PayoutRequests(ctx)
 		resp = rpc.PayoutRequests(ps)
 		return err
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/admin"
 )
 
@@ -41,7 +42,7 @@ func TestErrorsNameTheFlag(t *testing.T) {
 			return err
 		}, "--registry-file " + garbage},
 		{"key command on an unknown database scheme", func(ctx context.Context) error {
-			_, err := admin.CreateAPIKey(ctx, "mysql://x", "k", false, time.Now())
+			_, err := admin.CreateAPIKey(ctx, "mysql://x", "k", false, clock.Now())
 			return err
 		}, "--db"},
 	}

@@ -8,6 +8,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/rpc"
@@ -32,7 +33,7 @@ func withProjects(ctx context.Context, dsn, registryFile string, fn func(*projec
 		if err := project.EnsureSecrets(ctx, db.Client); err != nil {
 			return err
 		}
-		return fn(Projects(db.Client, registry, func() time.Time { return time.Now().UTC() }))
+		return fn(Projects(db.Client, registry, clock.UTC))
 	})
 }
 
@@ -81,7 +82,7 @@ func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64
 // user's id.
 func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, password string) (uid int64, err error) {
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		u, err := dashboard.CreateUser(ctx, db.Client, id, email, password, time.Now().UTC())
+		u, err := dashboard.CreateUser(ctx, db.Client, id, email, password, clock.UTC())
 		if err != nil {
 			return err
 		}

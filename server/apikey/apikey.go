@@ -15,7 +15,8 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -82,7 +83,7 @@ func create(ctx context.Context, db *entdb.Client, name string, projectID int64,
 
 // Count returns the number of keys that are not revoked.
 func Count(ctx context.Context, db *entdb.Client) (int, error) {
-	return db.APIKey.Query().Where(apikey.RevokedAtIsNil()).Count(ctx)
+	return db.APIKey.Query().Where(entapikey.RevokedAtIsNil()).Count(ctx)
 }
 
 // LastUsedResolution is how precisely a key's last use is kept: a key is
@@ -92,7 +93,7 @@ const LastUsedResolution = time.Minute
 // Resolver resolves keys against the database.
 type Resolver struct {
 	DB *entdb.Client
-	// Now is the clock of last_used_at (time.Now when nil).
+	// Now is the clock of last_used_at (clock.Now when nil).
 	Now func() time.Time
 	// Logger reports, at debug level, a last-use write that failed
 	// (discarded when nil): on a read-only database every request would
@@ -106,7 +107,7 @@ type Resolver struct {
 // never fails the request (a read-only database still authenticates).
 func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Key, error) {
 	row, err := r.DB.APIKey.Query().
-		Where(apikey.Hash(Hash(key)), apikey.RevokedAtIsNil()).
+		Where(entapikey.Hash(Hash(key)), entapikey.RevokedAtIsNil()).
 		Only(ctx)
 	if entdb.IsNotFound(err) {
 		return interceptor.Key{}, interceptor.ErrUnknownKey
@@ -114,14 +115,14 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 	if err != nil {
 		return interceptor.Key{}, fmt.Errorf("look up api key: %w", err)
 	}
-	now := time.Now
+	now := clock.Now
 	if r.Now != nil {
 		now = r.Now
 	}
 	at := now().UTC().Truncate(LastUsedResolution)
 	if row.LastUsedAt == nil || row.LastUsedAt.Before(at) {
 		if _, err := r.DB.APIKey.Update().
-			Where(apikey.ID(row.ID), apikey.Or(apikey.LastUsedAtIsNil(), apikey.LastUsedAtLT(at))).
+			Where(entapikey.ID(row.ID), entapikey.Or(entapikey.LastUsedAtIsNil(), entapikey.LastUsedAtLT(at))).
 			SetLastUsedAt(at).Save(ctx); err != nil && r.Logger != nil {
 			r.Logger.Debug("record api key use", "key_id", row.ID, "error", err)
 		}

@@ -6,15 +6,15 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/ent/db/predicate"
 )
 
 // listed are the columns List and Revoke load: everything but the hash,
 // which no listing needs and none should carry around.
 var listed = []string{
-	apikey.FieldID, apikey.FieldName, apikey.FieldPrefix, apikey.FieldCreatedAt,
-	apikey.FieldRevokedAt, apikey.FieldProjectID, apikey.FieldOperator, apikey.FieldLastUsedAt,
+	entapikey.FieldID, entapikey.FieldName, entapikey.FieldPrefix, entapikey.FieldCreatedAt,
+	entapikey.FieldRevokedAt, entapikey.FieldProjectID, entapikey.FieldOperator, entapikey.FieldLastUsedAt,
 }
 
 // List returns the keys of project projectID (of every project when it is
@@ -23,9 +23,9 @@ var listed = []string{
 func List(ctx context.Context, db *entdb.Client, projectID int64) ([]*entdb.APIKey, error) {
 	q := db.APIKey.Query()
 	if projectID != 0 {
-		q = q.Where(apikey.ProjectID(projectID))
+		q = q.Where(entapikey.ProjectID(projectID))
 	}
-	rows, err := q.Order(entdb.Asc(apikey.FieldID)).Select(listed...).All(ctx)
+	rows, err := q.Order(entdb.Asc(entapikey.FieldID)).Select(listed...).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -48,16 +48,16 @@ func RevokeMerchant(ctx context.Context, db *entdb.Client, projectID, id int64, 
 }
 
 func revoke(ctx context.Context, db *entdb.Client, projectID, id int64, merchantOnly bool, now time.Time) (*entdb.APIKey, error) {
-	where := []predicate.APIKey{apikey.ID(id)}
+	where := []predicate.APIKey{entapikey.ID(id)}
 	if projectID != 0 {
-		where = append(where, apikey.ProjectID(projectID))
+		where = append(where, entapikey.ProjectID(projectID))
 	}
 	if merchantOnly {
-		where = append(where, apikey.Operator(false))
+		where = append(where, entapikey.Operator(false))
 	}
 	// One conditional UPDATE: of two concurrent revocations both succeed,
 	// and the first one's time stays.
-	if _, err := db.APIKey.Update().Where(append(where, apikey.RevokedAtIsNil())...).SetRevokedAt(now).Save(ctx); err != nil {
+	if _, err := db.APIKey.Update().Where(append(where, entapikey.RevokedAtIsNil())...).SetRevokedAt(now).Save(ctx); err != nil {
 		return nil, fmt.Errorf("revoke api key %d: %w", id, err)
 	}
 	row, err := db.APIKey.Query().Where(where...).Select(listed...).Only(ctx)

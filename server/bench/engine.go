@@ -20,6 +20,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
@@ -237,7 +238,7 @@ func (e *Engine) Enqueue(ctx context.Context, b Batch) (ids []string, committed 
 		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
 				err := next.Commit(ctx, tx)
-				committed = time.Now()
+				committed = clock.Now()
 				return err
 			})
 		})
@@ -254,7 +255,7 @@ func (e *Engine) Enqueue(ctx context.Context, b Batch) (ids []string, committed 
 // on PostgreSQL (a million rows in seconds), in bulk inserts of 2,000 on
 // SQLite.
 func (e *Engine) Prefill(ctx context.Context, count int) error {
-	future := time.Now().Add(24 * time.Hour)
+	future := clock.Now().Add(24 * time.Hour)
 	if e.db.Dialect == store.Postgres {
 		for done := 0; done < count; {
 			k := min(100000, count-done)
@@ -293,7 +294,7 @@ func (e *Engine) Prefill(ctx context.Context, count int) error {
 // destination due and parks the rest), polling the database; it returns
 // how long that took, or an error after limit.
 func (e *Engine) WaitParked(ctx context.Context, endpoint string, limit time.Duration) (time.Duration, error) {
-	start := time.Now()
+	start := clock.Now()
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return 0, fmt.Errorf("wait parked: %w", err)
@@ -303,7 +304,7 @@ func (e *Engine) WaitParked(ctx context.Context, endpoint string, limit time.Dur
 	defer t.Stop()
 	for {
 		due, err := e.db.Client.Notification.Query().
-			Where(notification.Host(host), notification.NextAttemptAtLTE(time.Now()), notification.LeaseUntilIsNil()).
+			Where(notification.Host(host), notification.NextAttemptAtLTE(clock.Now()), notification.LeaseUntilIsNil()).
 			Count(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("wait parked: count due: %w", err)

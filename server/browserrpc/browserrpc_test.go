@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -489,7 +490,7 @@ func TestStreamEndsOnStop(t *testing.T) {
 		e.watch(ctx, t, e.in.KeyA, connect.WithGRPCWeb()),
 	}
 	e.waitWatchers(t, len(streams))
-	start := time.Now()
+	start := clock.Now()
 	if err := e.in.Server.Stop(); err != nil {
 		t.Fatal(err)
 	}

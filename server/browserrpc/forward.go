@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/interceptor"
 )
 
@@ -166,7 +167,7 @@ func (c *call) fail(st *status.Status) {
 // write timeout bounds a whole response, which a stream has not.
 func (c *call) deadline() {
 	if c.streaming {
-		_ = c.rc.SetWriteDeadline(time.Now().Add(c.f.writeTimeout))
+		_ = c.rc.SetWriteDeadline(clock.Now().Add(c.f.writeTimeout))
 	}
 }
 

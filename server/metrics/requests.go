@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/route"
 )
 
@@ -55,7 +56,7 @@ func (m *Metrics) InstrumentHTTP(next http.Handler) http.Handler {
 // only for registered methods, which bounds the method label.
 func (m *Metrics) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		start := time.Now()
+		start := clock.Now()
 		resp, err := handler(ctx, req)
 		m.grpcDone(info.FullMethod, err, time.Since(start))
 		return resp, err
@@ -66,7 +67,7 @@ func (m *Metrics) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 // counts once, when it ends, with its whole duration.
 func (m *Metrics) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		start := time.Now()
+		start := clock.Now()
 		err := handler(srv, ss)
 		m.grpcDone(info.FullMethod, err, time.Since(start))
 		return err

@@ -17,6 +17,7 @@ import (
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // Purpose says which caller planned a transaction.
@@ -74,7 +75,7 @@ type Config struct {
 	// Minimums checks every planned output; nil asks each ticker's family
 	// (chains.Ticker.Rules().MinOutput).
 	Minimums Minimums
-	// Now is the clock; time.Now when nil.
+	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// Faults are for tests.
 	Faults Faults
@@ -97,7 +98,7 @@ type Engine struct {
 // New returns an Engine.
 func New(db *store.DB, cfg Config, logger *slog.Logger) *Engine {
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	return &Engine{db: db, backends: cfg.Backends, minimums: cfg.Minimums, now: cfg.Now, faults: cfg.Faults,
 		logger: logger, handlers: map[Purpose]Handler{}}

@@ -17,6 +17,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/outbound"
 )
@@ -47,7 +48,7 @@ type Config struct {
 	// inside the transaction that records them, of the changes of its
 	// addresses.
 	Reactors Reactors
-	// Now is the clock; time.Now when nil.
+	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// StartNearHead lists the tickers (node backends) whose first poll,
 	// with no cursor stored, starts StartRescan blocks below the tip
@@ -66,7 +67,7 @@ type Config struct {
 // engine's forward transactions.
 func New(db *store.DB, cfg Config, logger *slog.Logger) *Service {
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Outbound == nil {
 		cfg.Outbound = outbound.New(db, outbound.Config{Backends: cfg.Backends, Minimums: cfg.Minimums, Now: cfg.Now}, logger)

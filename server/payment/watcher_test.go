@@ -17,6 +17,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/outbound"
 )
 
@@ -150,7 +151,7 @@ func TestIdlePollTouchesNoPayment(t *testing.T) {
 			t.Cleanup(w.Stop)
 			payEach(t, chain, f.addresses(n, 1), "10")
 			stmts.reset()
-			start := time.Now()
+			start := clock.Now()
 			poll(t, w)
 			all, pays, commits, _ := stmts.reset()
 			t.Logf("%s: a block of %d payments applied in %v: %d statements, %d commits", d, n, time.Since(start).Round(time.Millisecond), all, commits)
@@ -352,13 +353,13 @@ func TestMeasureBlock(t *testing.T) {
 			poll(t, w)
 			payEach(t, chain, f.addresses(n, 1), "0.01")
 			stmts.reset()
-			start := time.Now()
+			start := clock.Now()
 			poll(t, w)
 			el := time.Since(start)
 			all, pays, commits, _ := stmts.reset()
 			t.Logf("%s: %d payments (confirmed and forwarded) in one block: %v, %.0f changes/s, %d statements (%d on payments), %d commits",
 				d, n, el.Round(time.Millisecond), float64(len(rec.statuses()))/el.Seconds(), all, pays, commits)
-			start = time.Now()
+			start = clock.Now()
 			poll(t, w)
 			all, _, _, _ = stmts.reset()
 			t.Logf("%s: idle poll: %v, %d statements", d, time.Since(start), all)

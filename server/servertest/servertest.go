@@ -27,6 +27,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/apikey"
@@ -109,18 +110,18 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		project *int64
 		name    string
 	}{{&inst.KeyA, &inst.ProjectA, "A"}, {&inst.KeyB, &inst.ProjectB, "B"}} {
-		p, err := project.Create(ctx, s.DB().Client, project.Params{Name: "project " + k.name}, time.Now())
+		p, err := project.Create(ctx, s.DB().Client, project.Params{Name: "project " + k.name}, clock.Now())
 		if err != nil {
 			t.Fatalf("servertest: %v", err)
 		}
 		*k.project = p.ID
-		key, _, err := apikey.CreateInProject(ctx, s.DB().Client, "test "+k.name, p.ID, time.Now())
+		key, _, err := apikey.CreateInProject(ctx, s.DB().Client, "test "+k.name, p.ID, clock.Now())
 		if err != nil {
 			t.Fatalf("servertest: %v", err)
 		}
 		*k.key = key
 	}
-	if inst.KeyA2, _, err = apikey.CreateInProject(ctx, s.DB().Client, "test A2", inst.ProjectA, time.Now()); err != nil {
+	if inst.KeyA2, _, err = apikey.CreateInProject(ctx, s.DB().Client, "test A2", inst.ProjectA, clock.Now()); err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
 	inst.Conn, err = grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))

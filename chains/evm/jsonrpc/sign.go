@@ -218,12 +218,6 @@ type signer struct {
 	fee     feeParams
 }
 
-// account is an address's balance and pending nonce.
-type account struct {
-	balance *big.Int
-	nonce   uint64
-}
-
 // accountElems returns the batch elements that read addr's balance and
 // pending nonce into a.
 func accountElems(addr common.Address, bal *hexutil.Big, nonce *hexutil.Uint64) []rpc.BatchElem {

@@ -141,7 +141,7 @@ func TestCommitments(t *testing.T) {
 		{chains.CommitmentFinalized, 4, 4, true},
 	} {
 		if i > 0 {
-			d.Mine(1)
+			mine(t, d, 1)
 		}
 		st, err := b.State(ctx, chains.Transfer{TxID: txid})
 		if err != nil {
@@ -356,5 +356,14 @@ func TestAnswerTooLarge(t *testing.T) {
 	}
 	if _, err := b.Blocks(t.Context(), 0, 5); !errors.Is(err, chains.ErrNode) || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("Blocks with a 100-byte limit: %v", err)
+	}
+}
+
+// mine mines n slots on the devnet behind d, failing the test when it
+// refuses: a refused Mine would leave the test checking the chain as it was.
+func mine(t *testing.T, d *solanatest.Driver, n int) {
+	t.Helper()
+	if _, err := d.Mine(n); err != nil {
+		t.Fatalf("mine %d: %v", n, err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/solana/solanatest"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // ticker returns the registry's sol or sol/usdc on regtest.
@@ -75,7 +76,7 @@ func newFixture(t *testing.T, name string, cfg func(*rpc.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Mine(5)
+	mine(t, d, 5)
 	trs, err := b.Transfers(ctx, 0, 5, nil)
 	if err != nil || len(trs) != 1 || trs[0].TxID != txid {
 		t.Fatalf("Transfers = %+v, %v; want the payment %s", trs, err, txid)
@@ -165,7 +166,7 @@ func TestNodeFaults(t *testing.T) {
 				if err := fx.b.Send(ctx, fx.signed); err != nil {
 					t.Fatalf("Send once the node is well: %v", err)
 				}
-				fx.d.Mine(1)
+				mine(t, fx.d, 1)
 				if n := fx.fake.Included(fx.signed.TxID); n != 1 {
 					t.Errorf("the forward is in %d slots, want 1", n)
 				}
@@ -228,7 +229,7 @@ func TestSlowNodeTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	start := clock.Now()
 	_, err = b.Head(context.Background())
 	if !errors.Is(err, chains.ErrNode) {
 		t.Fatalf("Head on a silent node: %v, want an error wrapping chains.ErrNode", err)

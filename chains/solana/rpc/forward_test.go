@@ -32,11 +32,11 @@ func TestSendTwiceOneTransaction(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fx.d.Mine(1)
+			mine(t, fx.d, 1)
 			if err := fx.b.Send(ctx, fx.signed); err != nil {
 				t.Fatalf("Send after inclusion: %v", err)
 			}
-			fx.d.Mine(1)
+			mine(t, fx.d, 1)
 			if n := fx.fake.Included(fx.signed.TxID); n != 1 {
 				t.Fatalf("forward in %d slots, want 1", n)
 			}
@@ -82,7 +82,7 @@ func TestNativeForwardEmptiesThePaymentAddress(t *testing.T) {
 				if _, err := fx.fake.PaySOL(from, tt.extra); err != nil {
 					t.Fatal(err)
 				}
-				fx.d.Mine(1)
+				mine(t, fx.d, 1)
 			}
 			op := operator(t, fx.tk)
 			opBefore := fx.fake.Balance(op)
@@ -93,7 +93,7 @@ func TestNativeForwardEmptiesThePaymentAddress(t *testing.T) {
 			if err := fx.b.Send(ctx, s); err != nil {
 				t.Fatal(err)
 			}
-			fx.d.Mine(1)
+			mine(t, fx.d, 1)
 			in, out := units(fx.tk, fx.payment.Value), units(fx.tk, fx.forward.Outputs[0].Amount)
 			const fee = solanatest.DefaultLamportsPerSignature
 			sweep := in - out - fee
@@ -125,7 +125,7 @@ func TestTokenForwardOperatorPays(t *testing.T) {
 	if err := fx.b.Send(ctx, fx.signed); err != nil {
 		t.Fatal(err)
 	}
-	fx.d.Mine(1)
+	mine(t, fx.d, 1)
 	const fee = 2 * solanatest.DefaultLamportsPerSignature // the operator's and the owner's signatures
 	rent := uint64(165+128) * 3480 * 2
 	if got := before - fx.fake.Balance(op); got != fee+rent {
@@ -150,7 +150,7 @@ func TestSendExpired(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, "sol", nil)
 	ctx := t.Context()
-	fx.d.Mine(solanatest.DefaultMaxAge + solanatest.DefaultFinalizedDepth + 1)
+	mine(t, fx.d, solanatest.DefaultMaxAge+solanatest.DefaultFinalizedDepth+1)
 	err := fx.b.Send(ctx, fx.signed)
 	if !errors.Is(err, rpc.ErrExpired) {
 		t.Fatalf("Send of an expired forward: %v, want ErrExpired", err)
@@ -171,7 +171,7 @@ func TestSendExpired(t *testing.T) {
 	if err := fx.b.Send(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	fx.d.Mine(1)
+	mine(t, fx.d, 1)
 	if fx.fake.Included(again.TxID) != 1 || fx.fake.Included(fx.signed.TxID) != 0 {
 		t.Error("want the new forward on the chain and the expired one not")
 	}
@@ -213,7 +213,7 @@ func TestSendFailed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fx.d.Mine(1)
+	mine(t, fx.d, 1)
 	if err := fx.b.Send(ctx, fx.signed); err != nil {
 		t.Errorf("first forward: %v", err)
 	}
@@ -223,7 +223,7 @@ func TestSendFailed(t *testing.T) {
 	if errors.Is(err, rpc.ErrFailed) || errors.Is(err, chains.ErrNeverLands) || !errors.Is(err, chains.ErrNode) {
 		t.Fatalf("second forward, failed but not finalized: %v, want a node error, not ErrFailed", err)
 	}
-	fx.d.Mine(3)
+	mine(t, fx.d, 3)
 	err = fx.b.Send(ctx, second)
 	if !errors.Is(err, rpc.ErrFailed) || !errors.Is(err, chains.ErrNeverLands) || errors.Is(err, chains.ErrNode) {
 		t.Fatalf("second forward, failed and finalized: %v, want ErrFailed", err)
@@ -333,7 +333,7 @@ func TestSignOperatorUnfunded(t *testing.T) {
 			if _, err := d.Pay(from, value, false); err != nil {
 				t.Fatal(err)
 			}
-			d.Mine(1)
+			mine(t, d, 1)
 			trs, err := b.Transfers(t.Context(), 0, 1, nil)
 			if err != nil || len(trs) != 1 {
 				t.Fatal(trs, err)

@@ -82,7 +82,7 @@ func TestFakeShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Mine(3)
+	mine(t, d, 3)
 	owner := solana.MustPublicKeyFromBase58(to)
 	ata, _, _ := solana.FindAssociatedTokenAddress(owner, solana.MustPublicKeyFromBase58(fake.Mint()))
 	bh := rawCall(t, fake.URL(), "getLatestBlockhash")["result"].(map[string]any)["value"].(map[string]any)["blockhash"].(string)

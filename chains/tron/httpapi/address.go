@@ -38,14 +38,6 @@ func parseHexAccount(s string) (account, error) {
 	return account(b), nil
 }
 
-// accountFromBytes checks protobuf address bytes.
-func accountFromBytes(b []byte) (account, bool) {
-	if len(b) != 21 || b[0] != tronPrefix {
-		return account{}, false
-	}
-	return account(b), true
-}
-
 // fromWord reads an address from an ABI word (a log topic or a call
 // argument): 12 zero bytes and the 20-byte account.
 func fromWord(w []byte) (account, bool) {

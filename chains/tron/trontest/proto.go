@@ -200,7 +200,7 @@ func decodeTransaction(b []byte) (raw []byte, r rawTx, sigs [][]byte, err error)
 }
 
 // errNoContract is java-tron's "No contract!" validation error.
-var errNoContract = errors.New("No contract!")
+var errNoContract = errors.New("No contract!") //nolint:staticcheck // java-tron's own words
 
 func decodeRaw(raw []byte) (rawTx, error) {
 	var r rawTx
@@ -245,7 +245,7 @@ func decodeRaw(raw []byte) (rawTx, error) {
 	}
 	addr := func(b []byte) (account, error) {
 		if len(b) != 21 || b[0] != 0x41 {
-			return account{}, errors.New("Invalid address")
+			return account{}, errors.New("Invalid address") //nolint:staticcheck // java-tron's own words
 		}
 		return account(b), nil
 	}

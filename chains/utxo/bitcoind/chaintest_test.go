@@ -51,12 +51,11 @@ func TestConformanceLitecoind(t *testing.T) {
 // and coinbase outputs.
 type driver struct {
 	*bitcoind.Backend
-	n        *nodetest.Litecoind
-	base     int64
-	gone     map[string]bool
-	paid     map[string]bool
-	ctx      context.Context
-	minedFor int
+	n    *nodetest.Litecoind
+	base int64
+	gone map[string]bool
+	paid map[string]bool
+	ctx  context.Context
 }
 
 var (

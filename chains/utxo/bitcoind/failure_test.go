@@ -41,7 +41,7 @@ func TestBadNodes(t *testing.T) {
 		"unauthorized": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
 		"server error": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
 		"slow": func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body) // the server notices the client leave only once the body is read
+			_, _ = io.Copy(io.Discard, r.Body) // the server notices the client leave only once the body is read
 			select {
 			case <-hang:
 			case <-r.Context().Done():

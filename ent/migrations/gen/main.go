@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	atlasmigrate "ariga.io/atlas/sql/migrate"
 	"ariga.io/atlas/sql/sqltool"
@@ -39,6 +38,7 @@ import (
 	"github.com/payhook/payhook/ent/db/migrate"
 	"github.com/payhook/payhook/ent/migrations"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // validName keeps migration names usable in file names and goose versions.
@@ -76,7 +76,7 @@ func main() {
 		log.Fatalf("gen: -name must match %s", validName)
 	}
 	if *version == "" {
-		*version = time.Now().UTC().Format("20060102150405")
+		*version = clock.UTC().Format("20060102150405")
 	}
 	if !regexp.MustCompile(`^\d{14}$`).MatchString(*version) {
 		log.Fatalf("gen: -version must be 14 digits (YYYYMMDDhhmmss)")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/chains/price"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // TestStaleRatesKeepCurrenciesKnown: when the live rates are older than
@@ -15,7 +16,7 @@ func TestStaleRatesKeepCurrenciesKnown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	later := time.Now().Add(10 * 365 * 24 * time.Hour) // the table is years old by then
+	later := clock.Now().Add(10 * 365 * 24 * time.Hour) // the table is years old by then
 	live, err := price.NewLive(price.LiveConfig{Providers: []price.Provider{fr}, Fallback: price.Default(), Now: func() time.Time { return later }}, nil)
 	if err != nil {
 		t.Fatal(err)

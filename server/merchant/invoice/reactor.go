@@ -268,7 +268,8 @@ func statusAfter(inv *entdb.Invoice, pays []*entdb.Payment, changed *entdb.Payme
 // address's held rate when detected before the quote expired, otherwise at
 // the current rate; nil when no rate is known.
 func ValueFiat(prices price.Source, t chains.Ticker, a *entdb.Address, inv *entdb.Invoice, p *entdb.Payment, value decimal.Decimal) *decimal.Decimal {
-	rate, ok := decimal.Zero, false
+	var rate decimal.Decimal
+	var ok bool
 	if a.QuoteRate != nil && a.QuoteExpiresAt != nil && !p.CreatedAt.After(*a.QuoteExpiresAt) {
 		rate, ok = *a.QuoteRate, true
 	} else {

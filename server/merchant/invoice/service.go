@@ -26,6 +26,7 @@ import (
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/notification"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -83,7 +84,7 @@ func New(cfg Config) *Service {
 		cfg.QuoteTTL = DefaultQuoteTTL
 	}
 	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return time.Now().UTC() }
+		cfg.Now = clock.UTC
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	return &Service{cfg: cfg}

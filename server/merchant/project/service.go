@@ -11,6 +11,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 // Request is a project to create, as the operator asks for it: the specs
@@ -38,7 +39,7 @@ type ServiceConfig struct {
 	DB *entdb.Client
 	// Registry checks wallet addresses and names the tickers.
 	Registry *chains.Registry
-	// Now is the clock; time.Now when nil.
+	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// IssueKey creates a new project's first API key.
 	IssueKey KeyIssuer
@@ -55,7 +56,7 @@ type Service struct {
 // NewService returns the project administration of cfg.DB.
 func NewService(cfg ServiceConfig) *Service {
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	return &Service{cfg: cfg}
 }

@@ -22,6 +22,7 @@ import (
 	entsub "github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
@@ -73,7 +74,7 @@ func New(cfg Config) *Service {
 		cfg.RenewalExpiry = DefaultRenewalExpiry
 	}
 	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return time.Now().UTC() }
+		cfg.Now = clock.UTC
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	return &Service{cfg: cfg}

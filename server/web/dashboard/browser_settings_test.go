@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	phkey "github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/web/webtest"
 )
@@ -63,7 +63,7 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != http.StatusOK {
 		t.Fatalf("the new key %q on the API: %d", key, r.Code)
 	}
-	row, err := d.in.Server.DB().Client.APIKey.Query().Where(apikey.Hash(phkey.Hash(key))).Only(context.Background())
+	row, err := d.in.Server.DB().Client.APIKey.Query().Where(entapikey.Hash(phkey.Hash(key))).Only(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

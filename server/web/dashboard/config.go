@@ -8,6 +8,7 @@ import (
 
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
@@ -61,7 +62,7 @@ type Config struct {
 	// SecretGrace is how long a secret rotated on the dashboard keeps
 	// signing (project.DefaultGrace when 0).
 	SecretGrace time.Duration
-	// Now is the clock (time.Now in UTC when nil).
+	// Now is the clock (clock.UTC when nil).
 	Now func() time.Time
 	// StreamHeartbeat is how often an idle live stream (/dashboard/events)
 	// writes a comment, so proxies keep it, and re-checks that its session
@@ -78,7 +79,7 @@ type Config struct {
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Now == nil {
-		c.Now = func() time.Time { return time.Now().UTC() }
+		c.Now = clock.UTC
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL

@@ -18,6 +18,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
@@ -32,7 +33,7 @@ const password = "correct horse battery staple"
 // user per project and a settable clock.
 type dash struct {
 	in     *servertest.Instance
-	clock  *webtest.Clock
+	clock  *clock.Manual
 	hook   string
 	emailA string
 	emailB string
@@ -40,7 +41,7 @@ type dash struct {
 
 func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
 	t.Helper()
-	d := &dash{clock: webtest.NewClock(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)), emailA: "alice@shop.example", emailB: "bob@other.example"}
+	d := &dash{clock: clock.NewManual(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)), emailA: "alice@shop.example", emailB: "bob@other.example"}
 	merchant := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database is down", http.StatusInternalServerError)
 	}))
@@ -72,7 +73,7 @@ func (d *dash) failedNotification(t *testing.T) string {
 	}
 	id, _ := r.JSON["uuid"].(string)
 	d.runDue(t)
-	d.clock.Add(2 * time.Hour)
+	d.clock.Advance(2 * time.Hour)
 	d.runDue(t)
 	n, err := d.in.Server.Notifier().Queue.Get(context.Background(), d.in.ProjectA, id)
 	if err != nil || n.Status != "failed" || n.Attempts != 1 {
@@ -200,11 +201,11 @@ func TestDashboardLockout(t *testing.T) {
 	if strip(locked.Body) != strip(unknown.Body) {
 		t.Fatalf("a locked user's page differs from an unknown email's:\n%s\n%s", locked.Body, unknown.Body)
 	}
-	d.clock.Add(dashboard.LockoutDuration - time.Second)
+	d.clock.Advance(dashboard.LockoutDuration - time.Second)
 	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusUnauthorized {
 		t.Fatalf("still locked: %d", p.Code)
 	}
-	d.clock.Add(2 * time.Second)
+	d.clock.Advance(2 * time.Second)
 	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusSeeOther {
 		t.Fatalf("after the lock: %d %s", p.Code, p.Body)
 	}
@@ -426,7 +427,7 @@ func TestDashboardSignInLimitPerNetwork(t *testing.T) {
 	if p.Header.Get("Retry-After") == "" {
 		t.Fatal("429 without Retry-After")
 	}
-	d.clock.Add(dashboard.SigninFailureRefill)
+	d.clock.Advance(dashboard.SigninFailureRefill)
 	if p, _ := u.signIn(d.emailA, password); p.Code != http.StatusSeeOther {
 		t.Fatalf("after a refill, the right password: %d %s", p.Code, p.Body)
 	}
@@ -461,7 +462,7 @@ func TestDashboardHeadersAsRecorded(t *testing.T) {
 	if sent == "" {
 		t.Fatal("the receiver got no x-service-signature")
 	}
-	d.clock.Add(time.Minute)
+	d.clock.Advance(time.Minute)
 	if _, err := project.RotateSecret(context.Background(), d.in.Server.DB().Client, d.in.ProjectA, time.Hour, d.clock.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,7 @@ func testDashboardCheckouts(t *testing.T, d *dash) {
 
 	// The invoice_status follows the clock as the API's does: past its
 	// expiry the unpaid checkout is expired, the paid one stays paid.
-	d.clock.Add(2 * time.Hour)
+	d.clock.Advance(2 * time.Hour)
 	a.do(http.MethodGet, "/dashboard/checkouts/"+waiting+"/", nil).Want(t, 200, `<span id="invoice-status" class="badge st-expired">expired</span>`)
 	a.do(http.MethodGet, "/dashboard/checkouts/?status=expired", nil).Want(t, 200, waiting)
 	a.do(http.MethodGet, "/dashboard/checkouts/?status=paid", nil).Want(t, 200, paid)
@@ -241,7 +241,7 @@ func TestDashboardSubscriptions(t *testing.T) {
 	a.do(http.MethodGet, "/dashboard/subscriptions/"+pending+"/", nil).Want(t, 200, "never paid", "No renewal has been paid into yet.")
 
 	// Past the paid period: expired.
-	d.clock.Add(40 * 24 * time.Hour)
+	d.clock.Advance(40 * 24 * time.Hour)
 	a.signIn(d.emailA, password) // the session ended meanwhile
 	a.do(http.MethodGet, "/dashboard/subscriptions/"+tok+"/", nil).Want(t, 200, `<span id="sub-status" class="badge st-expired">expired</span>`)
 	for _, path := range []string{"/dashboard/subscriptions/sub_nothere/", "/dashboard/subscriptions/" + renewal + "/", "/dashboard/subscriptions/sub_A/"} {

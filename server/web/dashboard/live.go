@@ -11,6 +11,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 )
 
@@ -206,7 +207,7 @@ func (s *sseWriter) printf(format string, args ...any) {
 	if s.err != nil {
 		return
 	}
-	_ = s.rc.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
+	_ = s.rc.SetWriteDeadline(clock.Now().Add(liveWriteTimeout))
 	_, s.err = fmt.Fprintf(s.w, format, args...)
 }
 
@@ -226,7 +227,7 @@ func (s *sseWriter) event(e *entdb.DeliveryEvent) {
 
 func (s *sseWriter) flush() error {
 	if s.err == nil {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(liveWriteTimeout))
+		_ = s.rc.SetWriteDeadline(clock.Now().Add(liveWriteTimeout))
 		s.err = s.rc.Flush()
 	}
 	return s.err

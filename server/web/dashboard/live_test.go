@@ -13,6 +13,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/web/dashboard"
 	"github.com/payhook/payhook/server/web/webtest"
@@ -324,7 +325,7 @@ func TestDashboardLiveSessionEnds(t *testing.T) {
 		if _, ev := s2.delivery(t); ev.UUID != id {
 			t.Fatalf("the other session's stream sent %+v", ev)
 		}
-		d.clock.Add(dashboard.DefaultSessionTTL + time.Minute)
+		d.clock.Advance(dashboard.DefaultSessionTTL + time.Minute)
 		d.testWebhook(t, d.in.KeyA)
 		if seen := s2.ended(t); len(seen) == 0 || seen[len(seen)-1].Event != "end" {
 			t.Fatalf("expired session's stream sent %+v, want an end event last", seen)
@@ -359,13 +360,13 @@ func TestDashboardLiveBound(t *testing.T) {
 	}
 	// Closing one frees its slot once the server notices.
 	open[0].close()
-	deadline := time.Now().Add(streamWait)
+	deadline := clock.Now().Add(streamWait)
 	for {
 		s, p := a.stream("/dashboard/events", "")
 		if s != nil {
 			break
 		}
-		if p.Code != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if p.Code != http.StatusTooManyRequests || clock.Now().After(deadline) {
 			t.Fatalf("after closing one: %d", p.Code)
 		}
 	}
@@ -384,7 +385,7 @@ func TestDashboardLiveShutdown(t *testing.T) {
 		if s == nil {
 			t.Fatal("no stream")
 		}
-		start := time.Now()
+		start := clock.Now()
 		if err := d.in.Server.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +435,7 @@ func TestDashboardActivity(t *testing.T) {
 		q.WantNot(t, "<svg", id)
 
 		// 49 hours later the attempts are out of the window.
-		d.clock.Add(49 * time.Hour)
+		d.clock.Advance(49 * time.Hour)
 		later := d.user(t)
 		later.signIn(d.emailA, password)
 		later.do(http.MethodGet, "/dashboard/activity/", nil).Want(t, 200, `id="activity-empty"`)

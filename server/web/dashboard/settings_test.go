@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
@@ -154,7 +154,7 @@ func TestDashboardAPIKeys(t *testing.T) {
 	if r := d.in.Get(t, "/notification/list/", nil, key); r.Code != 200 {
 		t.Fatalf("the new key on the API: %d %s", r.Code, r.Body)
 	}
-	row, err := db.APIKey.Query().Where(apikey.Hash(phkey.Hash(key))).Only(ctx)
+	row, err := db.APIKey.Query().Where(entapikey.Hash(phkey.Hash(key))).Only(ctx)
 	if err != nil || row.ProjectID != d.in.ProjectA || row.Operator || row.Name != "shop <backend>" {
 		t.Fatalf("stored key %+v %v", row, err)
 	}
@@ -180,14 +180,14 @@ func TestDashboardAPIKeys(t *testing.T) {
 	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{}).Want(t, http.StatusForbidden)
 	a.do(http.MethodPost, "/dashboard/settings/keys/"+fmt.Sprint(row.ID)+"/revoke", url.Values{"csrf": {tokenB}}).Want(t, http.StatusForbidden)
 	a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"name": {"sneaky"}}).Want(t, http.StatusForbidden)
-	if n, _ := db.APIKey.Query().Where(apikey.RevokedAtNotNil()).Count(ctx); n != 0 {
+	if n, _ := db.APIKey.Query().Where(entapikey.RevokedAtNotNil()).Count(ctx); n != 0 {
 		t.Fatalf("%d keys revoked by refused requests", n)
 	}
-	if n, _ := db.APIKey.Query().Where(apikey.Name("sneaky")).Count(ctx); n != 0 {
+	if n, _ := db.APIKey.Query().Where(entapikey.Name("sneaky")).Count(ctx); n != 0 {
 		t.Fatal("a key created without the token")
 	}
 
-	d.clock.Add(time.Minute)
+	d.clock.Advance(time.Minute)
 	p = revoke(a, token, row.ID)
 	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=key-revoked#keys" {
 		t.Fatalf("revoke: %d %v", p.Code, p.Header)

@@ -15,7 +15,8 @@ func TestStreamSlots(t *testing.T) {
 		}
 		return ok
 	}
-	if !take(1, 100) || !take(1, 100) {
+	first, second := take(1, 100), take(1, 100)
+	if !first || !second {
 		t.Fatal("a session's first two streams refused")
 	}
 	if take(1, 100) {

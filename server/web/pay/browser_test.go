@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -67,14 +68,14 @@ func TestBrowserCheckout(t *testing.T) {
 	}
 	// The redirect replaces the page a poll runs in: poll again on the
 	// new page until the shop's page is there.
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := clock.Now().Add(15 * time.Second)
 	for {
 		arrived, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.pathname === "/done" && document.getElementById("thanks") !== null`,
 			chromedp.WithPollingTimeout(5*time.Second)))
 		if err == nil && arrived {
 			break
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("not redirected to the shop: %v", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/subscription"
@@ -28,7 +29,7 @@ type Config struct {
 	Addresses *address.Service
 	// Prices tell which coins can be quoted in an invoice's currency.
 	Prices price.Source
-	// Now is the clock (time.Now in UTC when nil).
+	// Now is the clock (clock.UTC when nil).
 	Now func() time.Time
 	// PollInterval is how often the page's script polls status.json
 	// (DefaultPollInterval when 0).
@@ -40,7 +41,7 @@ type Config struct {
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.Now == nil {
-		c.Now = func() time.Time { return time.Now().UTC() }
+		c.Now = clock.UTC
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 	"github.com/payhook/payhook/server/web/webtest"
@@ -20,7 +21,7 @@ import (
 // status.json (what the script shows).
 func TestCheckoutPageStates(t *testing.T) {
 	t.Parallel()
-	clk := webtest.NewClock(time.Now().UTC().Truncate(time.Second))
+	clk := clock.NewManual(clock.UTC().Truncate(time.Second))
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
@@ -76,7 +77,7 @@ func TestCheckoutPageStates(t *testing.T) {
 	if st := status(t, other+"status.json?coin=btc"); st["status"] != "waiting" {
 		t.Fatalf("before expiry: %v", st)
 	}
-	clk.Add(31 * time.Minute)
+	clk.Advance(31 * time.Minute)
 	if st := status(t, other+"status.json?coin=btc"); st["status"] != "expired" || st["final"] != true {
 		t.Fatalf("after expiry: %v", st)
 	}
