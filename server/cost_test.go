@@ -22,6 +22,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
@@ -153,7 +154,7 @@ func readStats(t *testing.T, dsn string) (rows tableReads, scans int64) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	deadline := time.Now().Add(time.Minute)
+	deadline := clock.Now().Add(time.Minute)
 	for {
 		var others int
 		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil {
@@ -162,7 +163,7 @@ func readStats(t *testing.T, dsn string) (rows tableReads, scans int64) {
 		if others == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			t.Fatalf("%d other backends still connected", others)
 		}
 		// A backend's exit is not something PostgreSQL signals to another
@@ -270,7 +271,7 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 			Out:      io.Discard,
 		}
 	}
-	key, err := admin.CreateAPIKey(ctx, dsn, "cost", false, time.Now())
+	key, err := admin.CreateAPIKey(ctx, dsn, "cost", false, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
@@ -152,7 +153,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	}
 
 	say("e2e: creating %d %s %ss (%d at a time)...", o.e2eN, o.e2eTicker, o.e2eKind, o.producers)
-	start := time.Now()
+	start := clock.Now()
 	payees, err := e2eCreate(ctx, api, o, recv.endpoint)
 	if err != nil {
 		return res, err
@@ -168,7 +169,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	}
 
 	say("e2e: paying each %s on the devnet...", o.e2eKind)
-	start = time.Now()
+	start = clock.Now()
 	if err := forEach(ctx, o.e2eN, o.producers, func(i int) error {
 		if err := api.do(ctx, http.MethodPost, "/devnet/"+o.e2eTicker+"/pay/", map[string]string{"address_in": payees[i].address, "value_coin": payees[i].value}, nil); err != nil {
 			return fmt.Errorf("pay address %d: %w", i, err)
@@ -188,7 +189,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	}
 	say("e2e: mining one block; waiting for %d callbacks (at most %s)...", res.Expected, o.e2eTimeout)
 	cpu0 := cpu()
-	mined := time.Now()
+	mined := clock.Now()
 	// The mine call may take long (today it applies every payment before
 	// it answers), never longer than the run may.
 	mineCtx, cancelMine := context.WithDeadline(ctx, mined.Add(o.e2eTimeout))
@@ -449,7 +450,7 @@ func (r *e2eReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if verify != nil {
 		data, verr = verify(req)
 	}
-	now := time.Now()
+	now := clock.Now()
 	// Acknowledged whatever the checks say: a problem fails the run at its
 	// end instead of stalling it on payhook's retry schedule.
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
@@ -586,7 +587,7 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 	fail := func(err error) (*server.Server, string, string, string, func() error, error) {
 		return nil, "", "", "", nil, errors.Join(err, scratch.Drop())
 	}
-	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, time.Now())
+	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, clock.Now())
 	if err != nil {
 		return fail(err)
 	}

@@ -296,17 +296,23 @@ func TestDroppedForwardIsSentAgain(t *testing.T) {
 			if err != nil || fw.Status != entforward.StatusDone || outboundOf(t, db, fw).State != entoutbound.StateSent || b.sends[fw.TxidOut] != 1 {
 				t.Fatalf("after the forward: %+v %v, %d sends", fw, err, b.sends[fw.TxidOut])
 			}
-			chain.Mine(1)
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
 			poll(t, w) // not in a block: sent again
 			if b.sends[fw.TxidOut] != 2 {
 				t.Fatalf("%d sends after the node dropped it, want 2", b.sends[fw.TxidOut])
 			}
-			chain.Mine(1)
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
 			poll(t, w) // in a block now: landed
 			if o := outboundOf(t, db, fw); o.State != entoutbound.StateLanded || o.LandedAt == nil {
 				t.Fatalf("the forward in a block was not recorded landed: %+v", o)
 			}
-			chain.Mine(1)
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
 			poll(t, w)
 			if b.sends[fw.TxidOut] != 2 || len(chain.Forwards()) != 1 {
 				t.Errorf("%d sends, %d forwards after it landed", b.sends[fw.TxidOut], len(chain.Forwards()))
