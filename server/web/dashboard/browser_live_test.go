@@ -48,9 +48,11 @@ func TestBrowserDashboardLive(t *testing.T) {
 	var second, status string
 	var same bool
 	if err := chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS(`#attempt-2`)),
-		webtest.Into(&second, chromedp.Text(chromedp.CSS(`#attempt-2`))),
-		webtest.Into(&status, chromedp.Text(chromedp.CSS(`#n-status`))),
+		// Looked up afresh at each try: an event may replace the row.
+		webtest.Until(`(document.getElementById("attempt-2") || {textContent: ""}).textContent.includes("database is down") &&
+			document.getElementById("n-status").textContent.trim() === "failed"`, 20*time.Second),
+		webtest.Into(&second, chromedp.Evaluate[string](`document.getElementById("attempt-2").textContent`)),
+		webtest.Into(&status, chromedp.Evaluate[string](`document.getElementById("n-status").textContent.trim()`)),
 		webtest.Into(&same, chromedp.Evaluate[bool](`window.__sameDocument === true`)),
 		webtest.Shot("dashboard-live.png"),
 	); err != nil {

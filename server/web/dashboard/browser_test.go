@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -43,8 +44,11 @@ func TestBrowserDashboard(t *testing.T) {
 	var second string
 	if err := chromedp.Do(ctx,
 		chromedp.Reload(),
-		chromedp.WaitVisible(chromedp.CSS(`#attempt-2`)),
-		webtest.Into(&second, chromedp.Text(chromedp.CSS(`#attempt-2`))),
+		// The live stream may swap the row in again after the page loads:
+		// the row is looked up afresh at each try, never held across the
+		// swap (a held node can be gone by the time it is read).
+		webtest.Until(`(document.getElementById("attempt-2") || {textContent: ""}).textContent.includes("database is down")`, 10*time.Second),
+		webtest.Into(&second, chromedp.Evaluate[string](`document.getElementById("attempt-2").textContent`)),
 		webtest.Shot("dashboard-notification.png"),
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/settings/"),
 		chromedp.Click(chromedp.CSS(`#rotate`)),
