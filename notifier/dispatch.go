@@ -540,12 +540,16 @@ type result struct {
 	duration time.Duration
 	// signed are the headers signed for this attempt alone, as stored.
 	signed string
+	// signature is the signature made once that this attempt made (the
+	// row had none yet), for its record to store; "" otherwise.
+	signature string
 }
 
 // send makes one attempt and hands its outcome to the recorder.
 func (d *Dispatcher) send(c claim) {
 	start := c.started
 	var resp egress.Response
+	unsigned := c.n.Signature == ""
 	header, err := d.queue.storedHeaders(c.n)
 	var signed http.Header
 	if err == nil {
@@ -563,6 +567,9 @@ func (d *Dispatcher) send(c claim) {
 		})
 	}
 	r := result{c: c, finished: d.cfg.Now(), signed: FormatHeaders(signed)}
+	if unsigned {
+		r.signature = c.n.Signature
+	}
 	r.duration = r.finished.Sub(start)
 	if resp.Duration > 0 {
 		r.duration = resp.Duration
@@ -731,6 +738,9 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
+		if err := d.storeSignatures(ctx, tx, batch); err != nil {
+			return err
+		}
 		moved, err := d.moveOn(ctx, tx, batch, func(i int) (notification.Status, *time.Time) { return plans[i].status, plans[i].at })
 		if err != nil {
 			return err
@@ -796,6 +806,30 @@ func (d *Dispatcher) observeFinished(statuses ...notification.Status) {
 	}
 }
 
+// storeSignatures stores the signatures made once that the attempts of
+// batch made, on the rows that have none yet: every later attempt, and the
+// dashboard, reads them. On PostgreSQL moveOn stores them with each row's
+// new state; a resend's attempt (moved on alone) leaves its signature to be
+// made again, the same bytes.
+func (d *Dispatcher) storeSignatures(ctx context.Context, tx *entdb.Tx, batch []result) error {
+	if d.db.Dialect == store.Postgres {
+		return nil
+	}
+	var ids, sigs []any
+	for _, r := range batch {
+		if r.signature != "" {
+			ids, sigs = append(ids, r.c.n.ID), append(sigs, r.signature)
+		}
+	}
+	for i, id := range ids {
+		if err := tx.Notification.Update().Where(notification.ID(id.(int64)), notification.Signature("")).
+			SetSignature(sigs[i].(string)).Exec(ctx); err != nil {
+			return fmt.Errorf("store signature: %w", err)
+		}
+	}
+	return nil
+}
+
 // moveOn sets each notification's next state, only where this instance
 // still holds it, and reports the rows it moved with the state written. A
 // resend asked while the attempt was in flight makes the row due at once
@@ -825,18 +859,21 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, all []result, pla
 	if d.db.Dialect == store.Postgres {
 		// One array per column (see bulk.go): the statement does not grow
 		// with the batch.
-		ids, numbers, statuses, nexts, finished := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
+		// The signature made once that an attempt made is stored with its
+		// row's new state (one row version, not two).
+		ids, numbers, statuses, nexts, finished, sigs := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
 		for k, r := range batch {
 			status, at := plan(index[k])
-			ids[k], numbers[k], statuses[k], nexts[k], finished[k] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished
+			ids[k], numbers[k], statuses[k], nexts[k], finished[k], sigs[k] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished, r.signature
 		}
-		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = CASE WHEN n.resend THEN v.finished ELSE v.next END, lease_until = NULL, lease_owner = '', updated_at = v.finished
-			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS v(id, number, status, next, finished)
+		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = CASE WHEN n.resend THEN v.finished ELSE v.next END, lease_until = NULL, lease_owner = '', updated_at = v.finished,
+				signature = CASE WHEN n.signature = '' THEN v.sig ELSE n.signature END
+			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[]) AS v(id, number, status, next, finished, sig)
 			WHERE n.id = v.id AND n.id = ANY($1::bigint[]) AND (
 				(v.status = 'acknowledged' AND n.status <> 'acknowledged') OR
 				(v.status <> 'acknowledged' AND n.status IN ('pending', 'retrying') AND n.attempts = v.number))
 			RETURNING n.id, n.status, n.next_attempt_at`
-		args := []any{store.Array(ids), store.Array(numbers), store.Array(statuses), store.Array(nexts), store.Array(finished)}
+		args := []any{store.Array(ids), store.Array(numbers), store.Array(statuses), store.Array(nexts), store.Array(finished), store.Array(sigs)}
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("update notifications: %w", err)

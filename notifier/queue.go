@@ -2,15 +2,12 @@ package notifier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,24 +64,17 @@ func newQueue(db *store.DB, cfg Config, events *Events, logger *slog.Logger) *Qu
 }
 
 // pendingTx holds the notifications one transaction enqueued, written
-// together when it commits, and the signatures still to make.
+// together when it commits.
 type pendingTx struct {
-	rows  []*entdb.Notification
-	signs []pendingSign
-}
-
-// pendingSign is a signature made once, when its row is stored.
-type pendingSign struct {
-	row    *entdb.Notification
-	signer signer.StoredSigner
-	key    string
-	req    payload.Request
+	rows []*entdb.Notification
 }
 
 // Enqueue stores m inside the caller's transaction: the frozen request
-// (method, URL, body, content type), its signature when its signer signs
-// once (made as the transaction commits), and its schedule (due at once; failed when the delivery window
-// closes). The rows are written when the transaction commits (the returned
+// (method, URL, body, content type), its signing scheme and key, and its
+// schedule (due at once; failed when the delivery window closes). A
+// signature made once (RSA) is made by the first attempt, on the
+// dispatcher's workers, and stored with its record (storedHeaders): the
+// producer's transaction does not wait for signatures. The rows are written when the transaction commits (the returned
 // row's ID is set then; a duplicate uuid fails the commit) and the
 // dispatcher is woken; if it rolls back, nothing was stored and nothing is
 // sent. Errors wrap ErrInvalidMessage or ErrUnknownSigner.
@@ -96,13 +86,10 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 	if err != nil {
 		return nil, err
 	}
-	var once signer.StoredSigner
 	if m.Signing.Scheme != "" {
-		s, ok := q.signers[m.Signing.Scheme]
-		if !ok {
+		if _, ok := q.signers[m.Signing.Scheme]; !ok {
 			return nil, fmt.Errorf("%w %q", ErrUnknownSigner, m.Signing.Scheme)
 		}
-		once, _ = s.(signer.StoredSigner)
 	}
 	body := m.Request.Body
 	if body == nil {
@@ -124,12 +111,6 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
 	pt := p.(*pendingTx)
 	pt.rows = append(pt.rows, row)
-	if once != nil {
-		// Signed when the transaction commits, all of its rows at once on
-		// every core: a producer storing a block's callbacks does not sign
-		// them one by one on its own goroutine.
-		pt.signs = append(pt.signs, pendingSign{row: row, signer: once, key: m.Signing.Key, req: m.Request})
-	}
 	if !loaded {
 		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
 			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
@@ -140,11 +121,7 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
 				p, _ := q.pendingTxs.LoadAndDelete(tx)
-				pt := p.(*pendingTx)
-				if err := sign(pt.signs); err != nil {
-					return err
-				}
-				return q.commit(ctx, tx, pt.rows, next)
+				return q.commit(ctx, tx, p.(*pendingTx).rows, next)
 			})
 		})
 	}
@@ -182,47 +159,6 @@ func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 		}
 	}
 	return nil
-}
-
-// sign makes the signatures of a transaction's rows, in parallel on every
-// core when there are several.
-func sign(signs []pendingSign) error {
-	one := func(p pendingSign) error {
-		sig, err := p.signer.Sign(p.key, p.req)
-		if err != nil {
-			return fmt.Errorf("sign notification %s: %w", p.row.UUID, err)
-		}
-		p.row.Signature = sig
-		return nil
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(signs))
-	if workers <= 1 {
-		for _, p := range signs {
-			if err := one(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-		errs = make([]error, workers)
-	)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(signs)); i = next.Add(1) - 1 {
-				if err := one(signs[i]); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // EnqueueNow stores one message in its own transaction.
@@ -297,8 +233,17 @@ func (q *Queue) storedHeaders(n *entdb.Notification) (http.Header, error) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownSigner, n.SignatureScheme)
 	}
 	// A signer may sign both ways (signer.Both): the stored signature, then
-	// the attempt's headers.
+	// the attempt's headers. A signature made once is made by the first
+	// attempt (n.Signature is empty until its record stores it) and is
+	// the same bytes every time (RSA PKCS#1 v1.5 is deterministic).
 	if st, ok := s.(signer.StoredSigner); ok {
+		if n.Signature == "" {
+			sig, err := st.Sign(n.SigningKey, requestOf(n))
+			if err != nil {
+				return nil, fmt.Errorf("sign notification %s: %w", n.UUID, err)
+			}
+			n.Signature = sig
+		}
 		h.Set(st.Header(), n.Signature)
 	}
 	return h, nil

@@ -195,8 +195,9 @@ func TestAttemptSigningFailureIsRetried(t *testing.T) {
 }
 
 // TestBothSigning: the custom payment flow's signer (signer.Both) sends the
-// RSA x-ca-signature made once, when the message was stored, and, at every
-// attempt, the merchant webhook headers with that attempt's timestamp. The
+// RSA x-ca-signature made once, by the first attempt and stored with its
+// record, and, at every attempt, the merchant webhook headers with that
+// attempt's timestamp. The
 // receiver verifies both at each attempt, with its clock at the attempt's
 // time.
 func TestBothSigning(t *testing.T) {
@@ -226,10 +227,13 @@ func TestBothSigning(t *testing.T) {
 				e := f.envelope("confirmed", tr)
 				e.Signing = Signing{Scheme: signer.SchemeRSAWebhook, Key: "project:3"}
 				row := f.enqueue(t, e)
-				if row.Signature == "" || row.SignatureScheme != signer.SchemeRSAWebhook || row.SigningKey != "project:3" {
-					t.Fatalf("stored signature %q, scheme %q, key %q: want the RSA signature stored", row.Signature, row.SignatureScheme, row.SigningKey)
+				if row.Signature != "" || row.SignatureScheme != signer.SchemeRSAWebhook || row.SigningKey != "project:3" {
+					t.Fatalf("stored signature %q, scheme %q, key %q: want the scheme and key stored, the signature left to the first attempt", row.Signature, row.SignatureScheme, row.SigningKey)
 				}
 				f.run(t) // attempt 1 at t0 fails
+				if row = f.reload(t, row); row.Signature == "" {
+					t.Fatal("the first attempt did not store the RSA signature it made")
+				}
 				f.clock.Advance(time.Minute)
 				f.run(t) // attempt 2 at t0+1m
 				reqs := rs.requests()

@@ -39,6 +39,11 @@ type pgCounter struct {
 	target     string
 	statements atomic.Int64
 	wg         sync.WaitGroup
+
+	// texts counts the statements by their text's start, when set
+	// (PAYHOOK_COST_STATEMENTS: diagnosis only).
+	mu    sync.Mutex
+	texts map[string]int
 }
 
 func newPGCounter(t *testing.T, target string) *pgCounter {
@@ -102,6 +107,18 @@ func (p *pgCounter) serve(c net.Conn) {
 		body := make([]byte, binary.BigEndian.Uint32(th[1:])-4)
 		if _, err := io.ReadFull(c, body); err != nil {
 			return
+		}
+		if p.texts != nil && (th[0] == 'P' || th[0] == 'Q') {
+			text := string(body)
+			if th[0] == 'P' { // statement name, then the query
+				if i := strings.IndexByte(text, 0); i >= 0 {
+					text = text[i+1:]
+				}
+			}
+			text = strings.Join(strings.Fields(text), " ")
+			p.mu.Lock()
+			p.texts[text[:min(len(text), 90)]]++
+			p.mu.Unlock()
 		}
 		if _, err := s.Write(append(th[:], body...)); err != nil {
 			return
@@ -372,6 +389,23 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 		explain(t, dsn, strings.TrimPrefix(u.Path, "/"))
 	}
 	proxy := newPGCounter(t, u.Host)
+	if os.Getenv("PAYHOOK_COST_STATEMENTS") != "" {
+		proxy.texts = map[string]int{}
+		defer func() {
+			type kv struct {
+				text string
+				n    int
+			}
+			var all []kv
+			for k, v := range proxy.texts {
+				all = append(all, kv{k, v})
+			}
+			sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n })
+			for _, e := range all[:min(len(all), 25)] {
+				t.Logf("%6d %s", e.n, e.text)
+			}
+		}()
+	}
 	u.Host = proxy.ln.Addr().String()
 	s2, err := server.New(ctx, cfg(u.String()), logger)
 	if err != nil {

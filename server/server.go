@@ -223,13 +223,18 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 	return keys{deriver: deriver, wallet: wallet, signer: rsaSigner, pub: pub}, nil
 }
 
+// secretTTL is how long the webhook signer keeps a project's secrets before
+// it reads them again: one read a second per busy project instead of one
+// per attempt; a rotation signs the attempts that start after it.
+const secretTTL = time.Second
+
 // buildNotifier builds the notifier, signing with sg and observed by
 // met.
 func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
-	webhooks := signer.NewWebhookSigner(project.Ring{DB: s.db.Client})
+	webhooks := signer.NewWebhookSigner(project.NewRing(s.db.Client, secretTTL, s.cfg.Now))
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
 		Delivery: s.cfg.Delivery,

@@ -151,7 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.out, "out", "bench.json", "JSON results file")
 	fs.DurationVar(&o.limitsFor, "limits-for", 3*time.Second, "how long each machine-limit measurement runs")
 	fs.IntVar(&o.repeat, "repeat", 1, "run the latency run, and the one with a dead endpoint, this many times each, alternately (the summary compares medians)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process during the runs (not the limit measurements) to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process during the runs (not the limit measurements; e2e: from the mine request to the last acknowledgement) to this file")
 	fs.StringVar(&o.mode, "mode", "engine", `engine: the delivery engine's runs against a loopback receiver; e2e: payments end to end through a real payhook server on the devnet ("payhook-bench e2e" is the same)`)
 	fs.IntVar(&o.e2eN, "e2e-n", 2000, "e2e: payment addresses created, paid and mined in one block (each owes a confirmed and a completed callback)")
 	fs.StringVar(&o.e2eTicker, "e2e-ticker", "btc", "e2e: ticker of the payments (one whose payments are confirmed and forwarded with the first block at confirmations=1: UTXO or EVM)")
@@ -246,7 +246,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if rep.HTTPLimit, err = httpLimit(ctx, o.limitsFor); err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
+	if o.cpuProfile != "" && o.mode != "e2e" { // e2e profiles the mine phase only (e2eOnce)
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,6 +189,10 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		bar = progressbar.NewOptions(res.Expected, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("e2e "+o.e2eTicker), progressbar.OptionClearOnFinish())
 	}
 	say("e2e: mining one block; waiting for %d callbacks (at most %s)...", res.Expected, o.e2eTimeout)
+	stopProfile, err := startProfile(o.cpuProfile)
+	if err != nil {
+		return res, err
+	}
 	cpu0 := cpu()
 	mined := clock.Now()
 	// The mine call may take long (today it applies every payment before
@@ -236,6 +241,9 @@ wait:
 		}
 	}
 	cpu1 := cpu()
+	if err := stopProfile(); err != nil {
+		fmt.Fprintf(stderr, "--cpuprofile: the profile may be incomplete: %v\n", err)
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -717,4 +725,24 @@ func processCPU(pid int) func() cpuReading {
 		}
 		return r
 	}
+}
+
+// startProfile starts a CPU profile of the process into path (nothing when
+// path is empty) and returns what stops it.
+func startProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close() // the profile's own error is the one to report
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

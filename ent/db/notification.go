@@ -49,7 +49,7 @@ type Notification struct {
 	SignatureScheme string `json:"signature_scheme,omitempty"`
 	// Which key of its signer signs it (the signer resolves it; a per-attempt signer reads its current value).
 	SigningKey string `json:"signing_key,omitempty"`
-	// Signature made once when stored; empty for unsigned and per-attempt signers.
+	// Signature made once, by the first attempt, and stored with its record (set once, never changed); empty until then, and for unsigned and per-attempt signers.
 	Signature string `json:"signature,omitempty"`
 	// Status holds the value of the "status" field.
 	Status notification.Status `json:"status,omitempty"`

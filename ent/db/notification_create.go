@@ -753,6 +753,18 @@ func (u *NotificationUpsert) UpdateUpdatedAt() *NotificationUpsert {
 	return u
 }
 
+// SetSignature sets the "signature" field.
+func (u *NotificationUpsert) SetSignature(v string) *NotificationUpsert {
+	u.Set(notification.FieldSignature, v)
+	return u
+}
+
+// UpdateSignature sets the "signature" field to the value that was provided on create.
+func (u *NotificationUpsert) UpdateSignature() *NotificationUpsert {
+	u.SetExcluded(notification.FieldSignature)
+	return u
+}
+
 // SetStatus sets the "status" field.
 func (u *NotificationUpsert) SetStatus(v notification.Status) *NotificationUpsert {
 	u.Set(notification.FieldStatus, v)
@@ -923,9 +935,6 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		if _, exists := u.create.mutation.SigningKey(); exists {
 			s.SetIgnore(notification.FieldSigningKey)
 		}
-		if _, exists := u.create.mutation.Signature(); exists {
-			s.SetIgnore(notification.FieldSignature)
-		}
 	}))
 	return u
 }
@@ -968,6 +977,20 @@ func (u *NotificationUpsertOne) SetUpdatedAt(v time.Time) *NotificationUpsertOne
 func (u *NotificationUpsertOne) UpdateUpdatedAt() *NotificationUpsertOne {
 	return u.Update(func(s *NotificationUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetSignature sets the "signature" field.
+func (u *NotificationUpsertOne) SetSignature(v string) *NotificationUpsertOne {
+	return u.Update(func(s *NotificationUpsert) {
+		s.SetSignature(v)
+	})
+}
+
+// UpdateSignature sets the "signature" field to the value that was provided on create.
+func (u *NotificationUpsertOne) UpdateSignature() *NotificationUpsertOne {
+	return u.Update(func(s *NotificationUpsert) {
+		s.UpdateSignature()
 	})
 }
 
@@ -1324,9 +1347,6 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			if _, exists := b.mutation.SigningKey(); exists {
 				s.SetIgnore(notification.FieldSigningKey)
 			}
-			if _, exists := b.mutation.Signature(); exists {
-				s.SetIgnore(notification.FieldSignature)
-			}
 		}
 	}))
 	return u
@@ -1370,6 +1390,20 @@ func (u *NotificationUpsertBulk) SetUpdatedAt(v time.Time) *NotificationUpsertBu
 func (u *NotificationUpsertBulk) UpdateUpdatedAt() *NotificationUpsertBulk {
 	return u.Update(func(s *NotificationUpsert) {
 		s.UpdateUpdatedAt()
+	})
+}
+
+// SetSignature sets the "signature" field.
+func (u *NotificationUpsertBulk) SetSignature(v string) *NotificationUpsertBulk {
+	return u.Update(func(s *NotificationUpsert) {
+		s.SetSignature(v)
+	})
+}
+
+// UpdateSignature sets the "signature" field to the value that was provided on create.
+func (u *NotificationUpsertBulk) UpdateSignature() *NotificationUpsertBulk {
+	return u.Update(func(s *NotificationUpsert) {
+		s.UpdateSignature()
 	})
 }
 

@@ -37,6 +37,20 @@ func (_u *NotificationUpdate) SetUpdatedAt(v time.Time) *NotificationUpdate {
 	return _u
 }
 
+// SetSignature sets the "signature" field.
+func (_u *NotificationUpdate) SetSignature(v string) *NotificationUpdate {
+	_u.mutation.SetSignature(v)
+	return _u
+}
+
+// SetNillableSignature sets the "signature" field if the given value is not nil.
+func (_u *NotificationUpdate) SetNillableSignature(v *string) *NotificationUpdate {
+	if v != nil {
+		_u.SetSignature(*v)
+	}
+	return _u
+}
+
 // SetStatus sets the "status" field.
 func (_u *NotificationUpdate) SetStatus(v notification.Status) *NotificationUpdate {
 	_u.mutation.SetStatus(v)
@@ -312,6 +326,9 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if _u.mutation.SequenceCleared() {
 		_spec.ClearField(notification.FieldSequence, field.TypeString)
 	}
+	if value, ok := _u.mutation.Signature(); ok {
+		_spec.SetField(notification.FieldSignature, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(notification.FieldStatus, field.TypeEnum, value)
 	}
@@ -460,6 +477,20 @@ type NotificationUpdateOne struct {
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *NotificationUpdateOne) SetUpdatedAt(v time.Time) *NotificationUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
+	return _u
+}
+
+// SetSignature sets the "signature" field.
+func (_u *NotificationUpdateOne) SetSignature(v string) *NotificationUpdateOne {
+	_u.mutation.SetSignature(v)
+	return _u
+}
+
+// SetNillableSignature sets the "signature" field if the given value is not nil.
+func (_u *NotificationUpdateOne) SetNillableSignature(v *string) *NotificationUpdateOne {
+	if v != nil {
+		_u.SetSignature(*v)
+	}
 	return _u
 }
 
@@ -767,6 +798,9 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 	}
 	if _u.mutation.SequenceCleared() {
 		_spec.ClearField(notification.FieldSequence, field.TypeString)
+	}
+	if value, ok := _u.mutation.Signature(); ok {
+		_spec.SetField(notification.FieldSignature, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(notification.FieldStatus, field.TypeEnum, value)

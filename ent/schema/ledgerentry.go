@@ -46,8 +46,9 @@ func (LedgerEntry) Indexes() []ent.Index {
 		// An event writes each account once: a second write of the same
 		// event fails instead of counting twice.
 		index.Fields("key", "account").Unique(),
-		index.Fields("account", "project_id", "ticker"),
-		index.Fields("address_id", "account"),
-		index.Fields("payment_id"),
+		// The held funds, address by address (the operator's listing);
+		// every line is written once and read seldom, so no other index
+		// taxes the writes of the hot path.
+		index.Fields("account", "address_id", "id"),
 	}
 }

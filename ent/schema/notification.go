@@ -47,8 +47,8 @@ func (Notification) Fields() []ent.Field {
 			Comment("Signer of the notification; empty for unsigned."),
 		field.String("signing_key").Default("").Immutable().
 			Comment("Which key of its signer signs it (the signer resolves it; a per-attempt signer reads its current value)."),
-		field.Text("signature").Default("").Immutable().
-			Comment("Signature made once when stored; empty for unsigned and per-attempt signers."),
+		field.Text("signature").Default("").
+			Comment("Signature made once, by the first attempt, and stored with its record (set once, never changed); empty until then, and for unsigned and per-attempt signers."),
 		field.Enum("status").Values("pending", "retrying", "acknowledged", "failed").Default("pending"),
 		field.Int("attempts").NonNegative().Default(0),
 		field.Time("next_attempt_at").Optional().Nillable().

@@ -35,6 +35,12 @@ func Array(values []any) any {
 	return pq.GenericArray{A: values}
 }
 
+// ByteaArray wraps byte strings as a PostgreSQL bytea[] parameter (see
+// Array).
+func ByteaArray(values [][]byte) any {
+	return pq.ByteaArray(values)
+}
+
 // PlanByIndex has the statements of tx that follow read rows by index
 // wherever an index serves them (PostgreSQL: enable_seqscan off for the
 // transaction; SQLite plans by index already). The hot paths (applying a

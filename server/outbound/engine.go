@@ -395,16 +395,33 @@ func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int6
 			return err
 		}
 		now := e.now()
-		for _, o := range os {
-			sg, ok := sigs[o.ID]
-			if !ok {
-				continue
+		if e.db.Dialect == store.Postgres {
+			// One statement for the batch (one array per column).
+			var rids, txids []any
+			var raws [][]byte
+			for _, o := range os {
+				if sg, ok := sigs[o.ID]; ok {
+					rids, raws, txids = append(rids, o.ID), append(raws, sg.Raw), append(txids, sg.TxID)
+				}
 			}
-			if err := tx.Outbound.Update().
-				Where(entoutbound.ID(o.ID), entoutbound.SignedTxIsNil(), entoutbound.StateEQ(entoutbound.StatePlanned)).
-				SetSignedTx(sg.Raw).SetTxid(sg.TxID).SetState(entoutbound.StateSigned).SetUpdatedAt(now).
-				Exec(ctx); err != nil {
-				return fmt.Errorf("record signed %s: %w", o.Key, err)
+			if _, err := tx.ExecContext(ctx, `UPDATE outbounds AS o SET signed_tx = v.raw, txid = v.txid, state = 'signed', updated_at = $4
+				FROM unnest($1::bigint[], $2::bytea[], $3::text[]) AS v(id, raw, txid)
+				WHERE o.id = v.id AND o.id = ANY($1::bigint[]) AND o.signed_tx IS NULL AND o.state = 'planned'`,
+				store.Array(rids), store.ByteaArray(raws), store.Array(txids), now); err != nil {
+				return fmt.Errorf("record %d signed transactions: %w", len(rids), err)
+			}
+		} else {
+			for _, o := range os {
+				sg, ok := sigs[o.ID]
+				if !ok {
+					continue
+				}
+				if err := tx.Outbound.Update().
+					Where(entoutbound.ID(o.ID), entoutbound.SignedTxIsNil(), entoutbound.StateEQ(entoutbound.StatePlanned)).
+					SetSignedTx(sg.Raw).SetTxid(sg.TxID).SetState(entoutbound.StateSigned).SetUpdatedAt(now).
+					Exec(ctx); err != nil {
+					return fmt.Errorf("record signed %s: %w", o.Key, err)
+				}
 			}
 		}
 		rows, err := tx.Outbound.Query().Where(entoutbound.IDIn(ids...)).Order(entdb.Asc(entoutbound.FieldID)).All(ctx)

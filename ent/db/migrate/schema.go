@@ -352,19 +352,9 @@ var (
 				Columns: []*schema.Column{LedgerEntriesColumns[7], LedgerEntriesColumns[5]},
 			},
 			{
-				Name:    "ledgerentry_account_project_id_ticker",
+				Name:    "ledgerentry_account_address_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[5], LedgerEntriesColumns[2], LedgerEntriesColumns[3]},
-			},
-			{
-				Name:    "ledgerentry_address_id_account",
-				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[5]},
-			},
-			{
-				Name:    "ledgerentry_payment_id",
-				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[8]},
+				Columns: []*schema.Column{LedgerEntriesColumns[5], LedgerEntriesColumns[9], LedgerEntriesColumns[0]},
 			},
 		},
 	}

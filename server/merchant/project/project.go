@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -238,10 +239,36 @@ func ParseKeyRef(ref string) (int64, error) {
 }
 
 // Ring gives the notifier a project's secrets at the moment of each attempt,
-// read from the database, so a rotation signs the next attempt.
+// read from the database, so a rotation signs the next attempt. A Ring made
+// by NewRing keeps what it read for a short while (its TTL), so a busy
+// project's attempts do not each read its row: a rotation then signs the
+// attempts that start after the TTL (the previous secret stays valid for
+// the rotation's grace).
 type Ring struct {
 	// DB is the database.
 	DB *entdb.Client
+
+	cache *ringCache
+}
+
+// ringCache is what a Ring read, per project, and until when it serves.
+type ringCache struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[int64]ringEntry
+}
+
+type ringEntry struct {
+	p     *entdb.Project
+	until time.Time
+}
+
+// NewRing returns a Ring over db that keeps a project's secrets for ttl
+// (by now's clock) before it reads them again.
+func NewRing(db *entdb.Client, ttl time.Duration, now func() time.Time) Ring {
+	return Ring{DB: db, cache: &ringCache{ttl: ttl, now: now, entries: map[int64]ringEntry{}}}
 }
 
 // Secrets returns the secrets valid at at for the project a KeyRef names.
@@ -250,7 +277,7 @@ func (r Ring) Secrets(ctx context.Context, key string, at time.Time) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := Get(ctx, r.DB, id)
+	p, err := r.project(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +285,29 @@ func (r Ring) Secrets(ctx context.Context, key string, at time.Time) ([]string, 
 		return nil, fmt.Errorf("project %d has no ipn secret yet", id)
 	}
 	return Secrets(p, at), nil
+}
+
+// project reads project id, or takes it from the cache while it serves.
+func (r Ring) project(ctx context.Context, id int64) (*entdb.Project, error) {
+	c := r.cache
+	if c == nil {
+		return Get(ctx, r.DB, id)
+	}
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	c.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.p, nil
+	}
+	p, err := Get(ctx, r.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.entries[id] = ringEntry{p: p, until: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return p, nil
 }
 
 // SetWallet replaces a project's payout wallets for ticker.

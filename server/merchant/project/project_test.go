@@ -1,12 +1,16 @@
 package project
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 )
 
 func TestParseWallet(t *testing.T) {
@@ -69,4 +73,41 @@ func TestSecretsDuringAndAfterTheGrace(t *testing.T) {
 	if err != nil || !strings.HasPrefix(s, SecretPrefix) || len(s) != len(SecretPrefix)+44 {
 		t.Errorf("new secret %d chars, %v", len(s), err)
 	}
+}
+
+// TestRingKeepsSecretsForItsTTL: a Ring made by NewRing reads a project's
+// secrets once per TTL: within it a rotation is not seen yet (the previous
+// secret, still valid for the grace, keeps signing), after it the new
+// secret signs. A zero Ring reads them at every call.
+func TestRingKeepsSecretsForItsTTL(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		clk := clock.NewManual(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+		p, err := Create(ctx, db.Client, Params{Name: "ring"}, clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring := NewRing(db.Client, time.Second, clk.Now)
+		key := KeyRef(p.ID)
+		first, err := ring.Secrets(ctx, key, clk.Now())
+		if err != nil || len(first) != 1 {
+			t.Fatalf("secrets %v, %v", first, err)
+		}
+		rotated, err := RotateSecret(ctx, db.Client, p.ID, time.Hour, clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := ring.Secrets(ctx, key, clk.Now()); len(got) != 1 || got[0] != first[0] {
+			t.Fatalf("within the TTL: %v, want the secrets read before the rotation", got)
+		}
+		if got, _ := (Ring{DB: db.Client}).Secrets(ctx, key, clk.Now()); len(got) != 2 || got[0] != rotated || got[1] != first[0] {
+			t.Fatalf("a Ring without a cache: %v, want the new secret then the previous", got)
+		}
+		clk.Advance(time.Second)
+		if got, _ := ring.Secrets(ctx, key, clk.Now()); len(got) != 2 || got[0] != rotated || got[1] != first[0] {
+			t.Fatalf("after the TTL: %v, want the new secret then the previous", got)
+		}
+	})
 }
