@@ -88,7 +88,7 @@ func TestClaimUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	seqKey := "address-payment:7"
-	claims, err := d.claimStored(ctx, tx, []*entdb.Notification{{Sequence: &seqKey, Host: "h:80"}})
+	claims, err := d.claimStored(ctx, tx, []*entdb.Notification{{Sequence: &seqKey, Host: "h:80"}}, nil)
 	_ = tx.Rollback()
 	if err != nil {
 		t.Fatal(err)

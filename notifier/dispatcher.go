@@ -281,7 +281,7 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 // attempt counted, and sent as soon as the transaction commits, which saves
 // the claim's query and update and their round trips. Nothing is claimed
 // while the dispatch loop is not running.
-func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]claim, error) {
+func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) ([]claim, error) {
 	d.mu.Lock()
 	on := d.handOff && d.active < d.cfg.Workers
 	d.mu.Unlock()
@@ -291,7 +291,7 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 	now := d.cfg.Now()
 	var seqs []string
 	for _, r := range rows {
-		if r.Sequence != nil {
+		if r.Sequence != nil && !first[r] {
 			seqs = append(seqs, *r.Sequence)
 		}
 	}

@@ -181,6 +181,53 @@ func TestSequenceOrderKeptWhenEarlierIsDue(t *testing.T) {
 	})
 }
 
+// TestFirstOfSequenceSkipsTheCheck: a row stored while an earlier one of
+// its sequence is due is not claimed as stored, unless its producer marked
+// it the first of its sequence: then nothing is looked up for it (a true
+// first has no earlier row; here the mark is a lie, to show the check is
+// skipped).
+func TestFirstOfSequenceSkipsTheCheck(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		ctx := context.Background()
+		f := newFixture(t, d, "http://127.0.0.1:9/hook", func(c *Config) { c.PollInterval = time.Hour })
+		earlier := f.envelope("pending", payload.TransportGET)
+		earlier.Sequence = "address-payment:1"
+		f.enqueue(t, earlier) // due at once, never attempted: the loop is off
+		f.d.mu.Lock()
+		f.d.handOff = true
+		f.d.mu.Unlock()
+		seq := "address-payment:1"
+		for _, tc := range []struct {
+			name  string
+			first bool
+			want  int
+		}{
+			{"checked: an earlier one is due", false, 0},
+			{"marked first: not checked", true, 1},
+		} {
+			tx, err := f.n.Queue.db.Client.Tx(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := &entdb.Notification{Sequence: &seq, Host: "127.0.0.1:9"}
+			var first map[*entdb.Notification]bool
+			if tc.first {
+				first = map[*entdb.Notification]bool{row: true}
+			}
+			claims, err := f.d.claimStored(ctx, tx, []*entdb.Notification{row}, first)
+			_ = tx.Rollback()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.d.abandon(claims)
+			if len(claims) != tc.want {
+				t.Errorf("%s: %d claimed as stored, want %d", tc.name, len(claims), tc.want)
+			}
+		}
+	})
+}
+
 // TestParkKeepsOldestDueAndStaggersTheRest: parking a saturated
 // destination keeps its oldest 2 x PerHost due rows due, moves the others
 // to when its slots could take them (at its recent attempt duration), never

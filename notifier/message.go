@@ -52,6 +52,11 @@ type Subject struct {
 	// Sequence make their first attempts in the order they were stored, one
 	// at a time (a payment's pending, confirmed and completed callbacks).
 	Sequence string
+	// FirstOfSequence says the producer knows no earlier message of
+	// Sequence was ever stored (a payment's first notification, stored by
+	// the transaction that records the payment): the check for an earlier
+	// one still due is skipped when it is stored.
+	FirstOfSequence bool
 }
 
 // Signing says how a message is signed.

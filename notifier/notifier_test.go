@@ -128,6 +128,8 @@ type testMessage struct {
 	UUID, CallbackURL, Status, TxidIn, Sequence string
 	Transport                                   payload.Transport
 	Signing                                     Signing
+	// FirstOfSequence is Subject.FirstOfSequence.
+	FirstOfSequence bool
 }
 
 // envelope is a callback-like message to the fixture's hook (with its own
@@ -158,7 +160,7 @@ func (f *fixture) message(t testing.TB, e testMessage) Message {
 	return Message{
 		UUID:    e.UUID,
 		Owner:   f.keyID,
-		Subject: Subject{Service: "address", Event: e.Status, Ref: testAddressIn, Topic: "btc", Sequence: e.Sequence},
+		Subject: Subject{Service: "address", Event: e.Status, Ref: testAddressIn, Topic: "btc", Sequence: e.Sequence, FirstOfSequence: e.FirstOfSequence},
 		Request: req,
 		Signing: e.Signing,
 	}

@@ -46,7 +46,8 @@ type handOff interface {
 	// claimStored reserves, among rows about to be stored, those the
 	// dispatcher can attempt at once: it leases them (their fields are set
 	// for the insert) and takes their slots.
-	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification) ([]claim, error)
+	// first holds the rows whose sequence has no earlier message.
+	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) ([]claim, error)
 	// sendStored starts the claimed attempts once their rows committed.
 	sendStored(claims []claim)
 	// abandon gives back the slots of claims whose rows were not stored.
@@ -67,6 +68,9 @@ func newQueue(db *store.DB, cfg Config, events *Events, logger *slog.Logger) *Qu
 // together when it commits.
 type pendingTx struct {
 	rows []*entdb.Notification
+	// first holds the rows whose sequence has no earlier message
+	// (Subject.FirstOfSequence).
+	first map[*entdb.Notification]bool
 }
 
 // Enqueue stores m inside the caller's transaction: the frozen request
@@ -111,6 +115,12 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
 	pt := p.(*pendingTx)
 	pt.rows = append(pt.rows, row)
+	if m.Subject.FirstOfSequence && row.Sequence != nil {
+		if pt.first == nil {
+			pt.first = map[*entdb.Notification]bool{}
+		}
+		pt.first[row] = true
+	}
 	if !loaded {
 		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
 			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
@@ -121,7 +131,8 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
 			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
 				p, _ := q.pendingTxs.LoadAndDelete(tx)
-				return q.commit(ctx, tx, p.(*pendingTx).rows, next)
+				pt := p.(*pendingTx)
+				return q.commit(ctx, tx, pt.rows, pt.first, next)
 			})
 		})
 	}
@@ -131,11 +142,11 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 // commit writes a transaction's notifications and their created events,
 // commits, then hands the rows claimed as stored to the dispatcher and
 // wakes it for the rest.
-func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, next entdb.Committer) error {
+func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool, next entdb.Committer) error {
 	var claims []claim
 	if q.handOff != nil {
 		var err error
-		if claims, err = q.handOff.claimStored(ctx, tx, rows); err != nil {
+		if claims, err = q.handOff.claimStored(ctx, tx, rows, first); err != nil {
 			return err
 		}
 	}

@@ -96,6 +96,8 @@ func (r *CallbackReactor) Message(c payment.Change) (notifier.Message, error) {
 			Ref:      a.AddressIn,
 			Topic:    c.Ticker.Ticker,
 			Sequence: Sequence(c.Payment.ID),
+			// A payment recorded by this transaction has had no callback.
+			FirstOfSequence: c.First,
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: signer.SchemeRSAWebhook, Key: project.KeyRef(a.ProjectID)},

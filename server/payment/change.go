@@ -59,6 +59,9 @@ type Change struct {
 	// Forward is the distribution, set only for Distributed: the amounts
 	// forwarded, the fees and the forwarding transaction's hash.
 	Forward *entdb.Forward
+	// First is set when the transaction that publishes the change recorded
+	// the payment: nothing was ever published of it before.
+	First bool
 }
 
 // Reactor turns payment changes into what one service owes its merchants:

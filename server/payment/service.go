@@ -219,7 +219,11 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 					if n.step.Credit {
 						journal = credited(journal, t, n.a, p)
 					}
+					before := len(pub)
 					fwd := s.published(&pub, t, n.a, p, chains.PaymentState{}, n.step)
+					for i := before; i < len(pub); i++ {
+						pub[i].First = true // recorded by this transaction
+					}
 					after(n.a, p, n.obs, n.step, fwd)
 				}
 				news = news[:0]

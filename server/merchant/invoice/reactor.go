@@ -430,6 +430,8 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 			Ref:      inv.PublicID,
 			Topic:    t.Ticker,
 			Sequence: Sequence(p.ID),
+			// A payment recorded by this transaction has had no webhook.
+			FirstOfSequence: c.First,
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: r.scheme, Key: project.KeyRef(inv.ProjectID)},

@@ -149,6 +149,8 @@ func (h Hooks) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Inv
 			Ref:      sub.Token,
 			Topic:    t.Ticker,
 			Sequence: invoice.Sequence(p.ID),
+			// A payment recorded by this transaction has had no webhook.
+			FirstOfSequence: c.First,
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: h.scheme, Key: project.KeyRef(sub.ProjectID)},
