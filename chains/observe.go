@@ -178,6 +178,23 @@ type AddressWatcher interface {
 	Watch(addresses ...string)
 }
 
+// OfflineSigner is implemented by backends whose Sign needs nothing but
+// the keys they hold: no node, no network, no wait (the devnet; a UTXO
+// node backend, which builds and signs with its own keys). The outbound
+// engine signs their transactions as it plans them, and records the bytes
+// in the planning transaction instead of a database transaction of its
+// own. A backend that asks a node or a remote signer does not implement
+// it, or answers false.
+type OfflineSigner interface {
+	SignsOffline() bool
+}
+
+// SignsOffline reports whether b is an OfflineSigner that answers true.
+func SignsOffline(b Backend) bool {
+	o, ok := b.(OfflineSigner)
+	return ok && o.SignsOffline()
+}
+
 // NodeInfo is what a node says of itself.
 type NodeInfo struct {
 	// Network is the node's network as the node names it ("regtest",

@@ -487,6 +487,9 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 	return chains.Signed{TxID: c.hash("forward:"+f.ID, 0, ""), Raw: raw}, nil
 }
 
+// SignsOffline implements chains.OfflineSigner: the devnet signs in memory.
+func (c *Chain) SignsOffline() bool { return true }
+
 // signedForward is the devnet's "serialised transaction".
 type signedForward struct {
 	ID         string            `json:"id"`

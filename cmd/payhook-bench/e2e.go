@@ -79,6 +79,21 @@ type e2eRun struct {
 	// acknowledgement.
 	CPUPer1000 float64 `json:"cpu_seconds_per_1000"`
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	// BenchCPUPer1000 is this process's CPU time per 1000 callbacks when
+	// the server runs elsewhere (the receiver and the driver); zero
+	// otherwise (it is CPUPer1000's).
+	BenchCPUPer1000 float64 `json:"bench_cpu_seconds_per_1000,omitempty"`
+	// DatabaseCPUPer1000 is the CPU time of the PostgreSQL server processes
+	// on this machine per 1000 callbacks (Linux /proc; zero for SQLite or
+	// a database elsewhere).
+	DatabaseCPUPer1000 float64 `json:"database_cpu_seconds_per_1000,omitempty"`
+	// MachineBusy is the share of the machine's CPU time (all cores) that
+	// was not idle from the mine request to the last acknowledgement
+	// (Linux /proc/stat).
+	MachineBusy float64 `json:"machine_busy,omitempty"`
+	// MachineStolen is the share the hypervisor gave other machines
+	// (steal time): a noisy neighbour, not payhook.
+	MachineStolen float64 `json:"machine_stolen,omitempty"`
 	// Attempts counts the requests the receiver answered.
 	Attempts int `json:"attempts"`
 	// Lost counts (address, status) pairs without a callback, Duplicated
@@ -193,7 +208,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	if err != nil {
 		return res, err
 	}
-	cpu0 := cpu()
+	cpu0, bench0, db0, mach0 := cpu(), benchCPU(), postgresCPU(), machineTimes()
 	mined := clock.Now()
 	// The mine call may take long (today it applies every payment before
 	// it answers), never longer than the run may.
@@ -240,7 +255,7 @@ wait:
 			return res, ctx.Err()
 		}
 	}
-	cpu1 := cpu()
+	cpu1, bench1, db1, mach1 := cpu(), benchCPU(), postgresCPU(), machineTimes()
 	if err := stopProfile(); err != nil {
 		fmt.Fprintf(stderr, "--cpuprofile: the profile may be incomplete: %v\n", err)
 	}
@@ -268,6 +283,15 @@ wait:
 	recv.tally(&res, mined)
 	res.CPUPer1000 = (cpu1.seconds - cpu0.seconds) / float64(max(res.Callbacks, 1)) * 1000
 	res.PeakRSSMiB = cpu1.peakRSSMiB
+	per1000 := func(seconds float64) float64 { return seconds / float64(max(res.Callbacks, 1)) * 1000 }
+	if srv == nil {
+		res.BenchCPUPer1000 = per1000(bench1.seconds - bench0.seconds)
+	}
+	res.DatabaseCPUPer1000 = per1000(db1 - db0)
+	if total := mach1.total - mach0.total; total > 0 {
+		res.MachineBusy = 1 - (mach1.idle-mach0.idle)/total
+		res.MachineStolen = (mach1.steal - mach0.steal) / total
+	}
 	if !res.AcknowledgedAll {
 		res.Problems = append(res.Problems, fmt.Sprintf("%d of %d callbacks acknowledged within %s of the mine request", recv.count(), res.Expected, o.e2eTimeout))
 	}
@@ -293,6 +317,11 @@ func printE2E(w io.Writer, x e2eRun) {
 	fmt.Fprintf(w, "%9s %9s %9s %9s %8s %8s %8s %8s %8s %10s %8s %7s\n", "callbacks", "expected", "seconds", "cb/s", "first ms", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu s/1k", "rss MiB", "/rsa")
 	fmt.Fprintf(w, "%9d %9d %9.1f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %10.3f %8.0f %7.2f\n", x.Callbacks, x.Expected, x.Seconds, x.PerSecond,
 		x.FirstMs, x.P50ms, x.P95ms, x.P99ms, x.Maxms, x.CPUPer1000, x.PeakRSSMiB, x.RatioRSALimit)
+	fmt.Fprintf(w, "CPU s per 1k callbacks: database (local PostgreSQL) %.3f", x.DatabaseCPUPer1000)
+	if x.Server != "" {
+		fmt.Fprintf(w, ", this process (receiver, driver) %.3f", x.BenchCPUPer1000)
+	}
+	fmt.Fprintf(w, "; machine busy %.0f%% (stolen by the hypervisor %.0f%%)\n", x.MachineBusy*100, x.MachineStolen*100)
 	fmt.Fprintf(w, "by status: %v; receiver requests %d; lost %d, duplicated %d, redelivered %d\n", x.ByStatus, x.Attempts, x.Lost, x.Duplicated, x.Redelivered)
 	fmt.Fprintf(w, "server /metrics: %.0f attempts acknowledged, %.0f notifications acknowledged, attempt p99 <= %.0f ms, max queued %.0f, max oldest due %.2f s\n",
 		x.Metrics.Attempts["acknowledged"], x.Metrics.Finished["acknowledged"], x.Metrics.AttemptP99ms, x.Metrics.MaxQueued, x.Metrics.MaxOldestDueSecs)
@@ -725,6 +754,72 @@ func processCPU(pid int) func() cpuReading {
 		}
 		return r
 	}
+}
+
+// benchCPU reads this process's CPU time.
+var benchCPU = processCPU(os.Getpid())
+
+// postgresCPU returns the CPU seconds used so far by the processes of this
+// machine named postgres (the server and its backends; a backend that
+// exits between two readings takes its share with it), or 0 where /proc
+// cannot tell.
+func postgresCPU() float64 {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks float64
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || end < open || string(stat[open+1:end]) != "postgres" {
+			continue
+		}
+		if f := strings.Fields(string(stat[end+1:])); len(f) > 12 {
+			ut, _ := strconv.ParseFloat(f[11], 64)
+			st, _ := strconv.ParseFloat(f[12], 64)
+			ticks += ut + st
+		}
+	}
+	return ticks / 100 // USER_HZ
+}
+
+// cpuTimes is the machine's CPU time so far, all cores: in total and idle
+// (idle and iowait) and stolen by the hypervisor, in clock ticks.
+type cpuTimes struct{ total, idle, steal float64 }
+
+// machineTimes reads /proc/stat's cpu line (zeros where there is none).
+func machineTimes() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return cpuTimes{}
+	}
+	var t cpuTimes
+	for i, v := range f[1:] {
+		x, _ := strconv.ParseFloat(v, 64)
+		if i > 7 { // guest time is already counted in user
+			break
+		}
+		t.total += x
+		switch i {
+		case 3, 4:
+			t.idle += x
+		case 7:
+			t.steal += x
+		}
+	}
+	return t
 }
 
 // startProfile starts a CPU profile of the process into path (nothing when

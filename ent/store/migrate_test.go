@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	atlasmigrate "ariga.io/atlas/sql/migrate"
@@ -73,10 +74,16 @@ func TestMigrateFromEmpty(t *testing.T) {
 	}
 }
 
+var driftMu sync.Mutex
+
 // schemaDrift returns the SQL ent would run to bring db in line with
 // ent/schema, or "" when they agree. Drops count as drift too.
 func schemaDrift(t *testing.T, db *store.DB) string {
 	t.Helper()
+	// ent sets up its global table descriptions (migrate.Tables) for each
+	// diff, writing their maps: one diff at a time.
+	driftMu.Lock()
+	defer driftMu.Unlock()
 	entDialect := dialect.Postgres
 	if db.Dialect == store.SQLite {
 		entDialect = dialect.SQLite
@@ -88,7 +95,7 @@ func schemaDrift(t *testing.T, db *store.DB) string {
 		schema.WithDropColumn(true),
 		schema.WithDropIndex(true),
 		schema.WithErrNoPlan(true),
-		schema.WithDiffHook(migrations.WithoutLogForeignKeys),
+		schema.WithDiffHook(migrations.WithoutLogForeignKeys, migrations.WithPrintedPredicates),
 	)
 	if errors.Is(err, atlasmigrate.ErrNoPlan) {
 		return ""

@@ -199,7 +199,9 @@ func (e *Engine) Plan(ctx context.Context, tx *entdb.Tx, in Intent) (*entdb.Outb
 	if err := e.Check(in.Ticker, outs); err != nil {
 		return nil, err
 	}
-	o, err := e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil).Save(ctx)
+	c := e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil)
+	e.signOffline(ctx, c, in, outs)
+	o, err := c.Save(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("record outbound %s: %w", in.Key, err)
 	}
@@ -218,6 +220,7 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 			return nil, err
 		}
 		creates[i] = e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil)
+		e.signOffline(ctx, creates[i], in, outs)
 	}
 	if len(creates) == 0 {
 		return nil, nil
@@ -227,6 +230,23 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 		return nil, fmt.Errorf("record %d outbounds: %w", len(creates), err)
 	}
 	return os, nil
+}
+
+// signOffline signs the transaction c plans when its ticker's backend
+// signs offline (chains.OfflineSigner), so that its bytes are recorded by
+// the planning transaction itself. Any failure leaves it planned: Send
+// signs it again and deals with the error (a refusal fails it).
+func (e *Engine) signOffline(ctx context.Context, c *entdb.OutboundCreate, in Intent, outs []chains.Output) {
+	b, ok := e.backends[in.Ticker.Ticker]
+	if !ok || !chains.SignsOffline(b) {
+		return
+	}
+	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee}
+	sg, err := b.Sign(ctx, f)
+	if err != nil {
+		return
+	}
+	c.SetSignedTx(sg.Raw).SetTxid(sg.TxID).SetState(entoutbound.StateSigned)
 }
 
 func (e *Engine) create(tx *entdb.Tx, key, ticker string, p Purpose, project int64, from string, index int64, in []schema.Transfer, out []schema.Output, fee decimal.Decimal, replaces *int64) *entdb.OutboundCreate {
@@ -274,8 +294,7 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 	if len(ids) == 0 {
 		return false, nil
 	}
-	backend, ok := e.backends[t.Ticker]
-	if !ok {
+	if _, ok := e.backends[t.Ticker]; !ok {
 		return true, fmt.Errorf("send %d %s transactions: no backend", len(ids), t.Ticker)
 	}
 	// By id alone (see unsent).
@@ -283,7 +302,26 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 	if err != nil {
 		return true, fmt.Errorf("load %d outbounds: %w", len(ids), err)
 	}
-	os := unsent(all)
+	return e.send(ctx, t, unsent(all))
+}
+
+// SendPlanned is Send for the rows Plan or PlanAll just returned, once the
+// transaction that planned them committed: they are not read again. (A
+// second instance that sends them too is harmless: the bytes are the same
+// and markSent marks each once.)
+func (e *Engine) SendPlanned(ctx context.Context, t chains.Ticker, os []*entdb.Outbound) (open bool, err error) {
+	if len(os) == 0 {
+		return false, nil
+	}
+	if _, ok := e.backends[t.Ticker]; !ok {
+		return true, fmt.Errorf("send %d %s transactions: no backend", len(os), t.Ticker)
+	}
+	return e.send(ctx, t, unsent(os))
+}
+
+// send is Send for the rows os, planned or signed.
+func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound) (open bool, err error) {
+	backend := e.backends[t.Ticker]
 	var errs []error
 	// Sign what has no bytes yet, then record every signature in one
 	// database transaction before anything is sent.
@@ -313,10 +351,10 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 			return true, errors.Join(append(errs, err)...)
 		}
 		signed = append(signed, recorded...)
-		if e.faults.AfterRecord != nil {
-			if err := e.faults.AfterRecord(); err != nil {
-				return true, err
-			}
+	}
+	if len(signed) > 0 && e.faults.AfterRecord != nil {
+		if err := e.faults.AfterRecord(); err != nil {
+			return true, err
 		}
 	}
 	if len(refused) > 0 {
@@ -347,7 +385,7 @@ func (e *Engine) Send(ctx context.Context, t chains.Ticker, ids []int64) (open b
 		}
 	}
 	if len(accepted) > 0 {
-		if err := e.markSent(ctx, t, accepted); err != nil {
+		if err := e.markSent(ctx, t, accepted, signed); err != nil {
 			open = true
 			errs = append(errs, err)
 		}
@@ -440,39 +478,80 @@ func (e *Engine) record(ctx context.Context, os []*entdb.Outbound, sigs map[int6
 
 // markSent marks the transactions ids of t sent (only those still planned
 // or signed: of two instances, one marks) and hands them to their handlers,
-// in one database transaction.
-func (e *Engine) markSent(ctx context.Context, t chains.Ticker, ids []int64) error {
+// in one database transaction. rows holds them as the engine read or
+// planned them (their content never changes once planned).
+func (e *Engine) markSent(ctx context.Context, t chains.Ticker, ids []int64, rows []*entdb.Outbound) error {
 	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
 		if err := store.PlanByIndex(ctx, tx, e.db.Dialect, false); err != nil {
 			return err
 		}
 		now := e.now()
-		// Lock the rows by id and mark those still open: of two instances,
-		// the second waits, then sees them sent and marks none.
-		q := tx.Outbound.Query().Where(entoutbound.IDIn(ids...)).Order(entdb.Asc(entoutbound.FieldID))
+		var marked map[int64]bool
 		if e.db.Dialect == store.Postgres {
-			q.ForUpdate()
+			// One statement locks the rows in id order and marks those
+			// still open: of two instances, the second waits, then finds
+			// them sent and marks none.
+			var err error
+			if marked, err = markSentReturning(ctx, tx, ids, now); err != nil {
+				return err
+			}
+		} else {
+			// SQLite has one writer: read, then mark.
+			open, err := tx.Outbound.Query().Where(entoutbound.IDIn(ids...),
+				entoutbound.StateIn(entoutbound.StatePlanned, entoutbound.StateSigned)).IDs(ctx)
+			if err != nil {
+				return fmt.Errorf("read %d outbounds: %w", len(ids), err)
+			}
+			if len(open) == 0 {
+				return nil
+			}
+			if err := tx.Outbound.Update().Where(entoutbound.IDIn(open...)).
+				SetState(entoutbound.StateSent).SetSentAt(now).SetUpdatedAt(now).AddSends(1).SetLastError("").
+				Exec(ctx); err != nil {
+				return fmt.Errorf("mark %d outbounds sent: %w", len(open), err)
+			}
+			marked = make(map[int64]bool, len(open))
+			for _, id := range open {
+				marked[id] = true
+			}
 		}
-		all, err := q.All(ctx)
-		if err != nil {
-			return fmt.Errorf("lock %d outbounds: %w", len(ids), err)
+		var os []*entdb.Outbound
+		for _, o := range rows {
+			if marked[o.ID] {
+				o.State, o.SentAt, o.UpdatedAt, o.Sends, o.LastError = entoutbound.StateSent, &now, now, o.Sends+1, ""
+				os = append(os, o)
+			}
 		}
-		os := unsent(all)
 		if len(os) == 0 {
 			return nil
 		}
-		marked := make([]int64, len(os))
-		for i, o := range os {
-			marked[i] = o.ID
-			o.State, o.SentAt, o.UpdatedAt, o.Sends, o.LastError = entoutbound.StateSent, &now, now, o.Sends+1, ""
-		}
-		if err := tx.Outbound.Update().Where(entoutbound.IDIn(marked...)).
-			SetState(entoutbound.StateSent).SetSentAt(now).SetUpdatedAt(now).AddSends(1).SetLastError("").
-			Exec(ctx); err != nil {
-			return fmt.Errorf("mark %d outbounds sent: %w", len(marked), err)
-		}
 		return e.byPurpose(os, func(h Handler, g []*entdb.Outbound) error { return h.Sent(ctx, tx, t, g) })
 	})
+}
+
+// markSentReturning marks the outbounds ids still planned or signed sent,
+// locking them in id order, and returns those it marked (PostgreSQL).
+func markSentReturning(ctx context.Context, tx *entdb.Tx, ids []int64, now time.Time) (map[int64]bool, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := tx.QueryContext(ctx, `UPDATE outbounds AS o SET state = 'sent', sent_at = $2, updated_at = $2, sends = o.sends + 1, last_error = ''
+		FROM (SELECT id FROM outbounds WHERE id = ANY($1::bigint[]) AND state IN ('planned', 'signed') ORDER BY id FOR UPDATE) AS l
+		WHERE o.id = l.id RETURNING o.id`, store.Array(args), now)
+	if err != nil {
+		return nil, fmt.Errorf("mark %d outbounds sent: %w", len(ids), err)
+	}
+	defer rows.Close()
+	marked := make(map[int64]bool, len(ids))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		marked[id] = true
+	}
+	return marked, rows.Err()
 }
 
 // byPurpose calls fn with each purpose's handler and its rows of os.

@@ -55,13 +55,17 @@ type minimums struct{ min decimal.Decimal }
 
 func (m minimums) MinOutput(chains.Ticker, string) (decimal.Decimal, error) { return m.min, nil }
 
-// backend counts signatures and sends, and can refuse either.
+// backend counts signatures and sends, and can refuse either. It signs
+// offline (chains.OfflineSigner) when offline is set.
 type backend struct {
 	chains.Backend
 	signs, sends int
 	signErr      error
 	sendErrs     []error // returned by the next sends, in order
+	offline      bool
 }
+
+func (b *backend) SignsOffline() bool { return b.offline }
 
 func (b *backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
 	b.signs++
@@ -285,6 +289,129 @@ func TestRefusedAtSigningFails(t *testing.T) {
 		}
 		if open, err := bn.e.Resume(ctx, bn.tk); err != nil || open || len(bn.h.failed) != 1 || bn.b.sends != 0 {
 			t.Fatalf("resume after the failure: %v (open %v), handler %v, %d sends", err, open, bn.h.failed, bn.b.sends)
+		}
+	})
+}
+
+// planAll records, in one database transaction, a transaction per key,
+// each paying amount.
+func (bn *bench) planAll(t *testing.T, amount string, keys ...string) []*entdb.Outbound {
+	t.Helper()
+	var os []*entdb.Outbound
+	err := store.WithTx(context.Background(), bn.db.Client, func(tx *entdb.Tx) error {
+		ins := make([]Intent, len(keys))
+		for i, key := range keys {
+			ins[i] = Intent{Key: key, Ticker: bn.tk, Purpose: PurposeForward, ProjectID: 1, From: bn.from, FromIndex: 1,
+				Inputs:  []chains.Transfer{{TxID: "in-" + key, To: bn.from, Value: decimal.RequireFromString("1")}},
+				Outputs: []chains.Output{{Address: bn.to, Amount: decimal.RequireFromString(amount)}}, NetworkFee: decimal.RequireFromString("0.00001")}
+		}
+		var err error
+		os, err = bn.e.PlanAll(context.Background(), tx, ins)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os
+}
+
+// TestOfflineSignerRecordsBytesAtPlanning: a backend that signs offline
+// has its transactions signed as they are planned, their bytes recorded by
+// the planning transaction; SendPlanned sends those bytes without signing
+// again, marks each sent once and hands it to the handler once. A
+// signature that fails at planning leaves the transaction planned, and
+// Send signs it.
+func TestOfflineSignerRecordsBytesAtPlanning(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		bn.b.offline = true
+		os := bn.planAll(t, "0.5", "a", "b")
+		for _, key := range []string{"a", "b"} {
+			if got := bn.state(t, key); got.State != entoutbound.StateSigned || !hasBytes(got) || got.Txid == "" {
+				t.Fatalf("%s after planning: %+v; want its signed bytes recorded", key, got)
+			}
+		}
+		if bn.b.signs != 2 || bn.b.sends != 0 {
+			t.Fatalf("planning signed %d and sent %d; want 2 and 0", bn.b.signs, bn.b.sends)
+		}
+		if open, err := bn.e.SendPlanned(ctx, bn.tk, os); err != nil || open {
+			t.Fatalf("send: %v (open %v)", err, open)
+		}
+		for _, key := range []string{"a", "b"} {
+			if got := bn.state(t, key); got.State != entoutbound.StateSent || got.Sends != 1 || got.SentAt == nil {
+				t.Fatalf("%s after sending: %+v", key, got)
+			}
+		}
+		if bn.b.signs != 2 || bn.b.sends != 2 || len(bn.h.sent) != 2 || len(bn.chain.Forwards()) != 2 {
+			t.Fatalf("%d signatures, %d sends, handler %v, %d on chain; want 2, 2, [a b], 2", bn.b.signs, bn.b.sends, bn.h.sent, len(bn.chain.Forwards()))
+		}
+		// Sending the same rows again (a second caller, a retry) marks
+		// nothing twice.
+		if open, err := bn.e.SendPlanned(ctx, bn.tk, os); err != nil || open || len(bn.h.sent) != 2 || bn.b.sends != 2 {
+			t.Fatalf("second send: %v (open %v), handler %v, %d sends", err, open, bn.h.sent, bn.b.sends)
+		}
+
+		bn.b.signErr = errors.New("keystore locked")
+		c := bn.planAll(t, "0.5", "c")
+		if got := bn.state(t, "c"); got.State != entoutbound.StatePlanned || hasBytes(got) {
+			t.Fatalf("after a failed signature at planning: %+v; want planned, no bytes", got)
+		}
+		bn.b.signErr = nil
+		if open, err := bn.e.SendPlanned(ctx, bn.tk, c); err != nil || open {
+			t.Fatalf("send c: %v (open %v)", err, open)
+		}
+		if got := bn.state(t, "c"); got.State != entoutbound.StateSent || !hasBytes(got) || bn.b.signs != 4 || len(bn.h.sent) != 3 {
+			t.Fatalf("c after sending: %+v; %d signatures, handler %v", got, bn.b.signs, bn.h.sent)
+		}
+	})
+}
+
+// TestTwoInstancesMarkSentOnce: two instances sending the same signed
+// transactions at once both broadcast them (the same bytes, harmless), but
+// each is marked sent, and handed to a handler, once.
+func TestTwoInstancesMarkSentOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		one := newBench(t, db, Faults{})
+		one.b.offline = true
+		keys := make([]string, 50)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("k%02d", i)
+		}
+		os := one.planAll(t, "0.5", keys...)
+		two := newBench(t, db, Faults{})
+		two.b.Backend, two.chain = one.chain, one.chain
+		// Each instance holds its own copies of the rows, as two
+		// processes would.
+		copies := make([]*entdb.Outbound, len(os))
+		for i, o := range os {
+			c := *o
+			copies[i] = &c
+		}
+		errs := make(chan error, 2)
+		go func() { _, err := one.e.SendPlanned(ctx, one.tk, os); errs <- err }()
+		go func() { _, err := two.e.SendPlanned(ctx, two.tk, copies); errs <- err }()
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		seen := map[string]int{}
+		for _, k := range append(one.h.sent, two.h.sent...) {
+			seen[k]++
+		}
+		for _, k := range keys {
+			if seen[k] != 1 {
+				t.Errorf("%s handed to a handler %d times; want once", k, seen[k])
+			}
+			if got := one.state(t, k); got.State != entoutbound.StateSent || got.Sends != 1 {
+				t.Errorf("%s: %+v; want sent, marked once", k, got)
+			}
 		}
 	})
 }

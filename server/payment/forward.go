@@ -65,7 +65,7 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 	if err != nil {
 		return false, fmt.Errorf("estimate network fee: %w", err)
 	}
-	var planned []int64
+	var planned []*entdb.Outbound
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		planned, open = planned[:0], false
 		if err := store.PlanByIndex(ctx, tx, s.db.Dialect, false); err != nil {
@@ -124,7 +124,7 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 	if err != nil {
 		return open, err
 	}
-	sendOpen, err := s.out.Send(ctx, t, planned)
+	sendOpen, err := s.out.SendPlanned(ctx, t, planned)
 	return open || sendOpen, err
 }
 
@@ -325,16 +325,14 @@ func (pl *planner) add(a *entdb.Address, key string, members []member, plan dist
 }
 
 // commit records the planned transactions, their forwards and the journal,
-// stops watching the held payments, and returns the transactions' ids.
-func (pl *planner) commit(ctx context.Context) ([]int64, error) {
+// stops watching the held payments, and returns the transactions.
+func (pl *planner) commit(ctx context.Context) ([]*entdb.Outbound, error) {
 	os, err := pl.s.out.PlanAll(ctx, pl.tx, pl.intents)
 	if err != nil {
 		return nil, err
 	}
 	var creates []*entdb.ForwardCreate
-	ids := make([]int64, len(os))
 	for i, o := range os {
-		ids[i] = o.ID
 		for _, m := range pl.members[i] {
 			creates = append(creates, pl.tx.Forward.Create().
 				SetPaymentID(m.p.ID).SetIntentID(m.intentID).SetOutboundID(o.ID).
@@ -356,7 +354,7 @@ func (pl *planner) commit(ctx context.Context) ([]int64, error) {
 	if err := ledger.Write(ctx, pl.tx, pl.now, pl.journal...); err != nil {
 		return nil, err
 	}
-	return ids, stopWatching(ctx, pl.tx, pl.stop...)
+	return os, stopWatching(ctx, pl.tx, pl.stop...)
 }
 
 // shares returns the forwarding destinations of a.
@@ -400,18 +398,13 @@ func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticke
 	if err != nil {
 		return fmt.Errorf("record %d held payments: %w", len(ps), err)
 	}
+	held, err := s.completeHeld(ctx, tx, ps, fwds, now)
+	if err != nil {
+		return err
+	}
 	ids := make([]int64, len(ps))
 	for i, p := range ps {
-		f := fwds[i]
-		q, err := tx.Payment.UpdateOne(p).
-			SetStatus(entpayment.StatusCompleted).SetHoldReason(entpayment.HoldReasonNoWallet).
-			SetValueForwardedCoin(f.ValueForwardedCoin).SetFeeCoin(f.FeeCoin).SetNetworkFee(f.NetworkFee).
-			SetNote(withNote(p.Note, heldNote)).
-			SetForwardedAt(now).SetUpdatedAt(now).
-			Save(ctx)
-		if err != nil {
-			return fmt.Errorf("complete held payment %d: %w", p.ID, err)
-		}
+		f, q := fwds[i], held[i]
 		a := p.Edges.Address
 		q.Edges.Address = a
 		*journal = append(*journal, ledger.Hold(t, ref(a, q), q.ValueCoin, string(entpayment.HoldReasonNoWallet)))
@@ -424,6 +417,52 @@ func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticke
 			"ticker", t.Ticker, "address_in", a.AddressIn, "value_coin", q.ValueCoin.String(), "txid_in", p.TxidIn)
 	}
 	return stopWatching(ctx, tx, ids...)
+}
+
+// completeHeld completes the payments ps held for want of a wallet, each
+// with its forward of fwds (nothing sent: the value stays), and returns
+// them as stored. On PostgreSQL one statement writes them all.
+func (s *Service) completeHeld(ctx context.Context, tx *entdb.Tx, ps []*entdb.Payment, fwds []*entdb.Forward, now time.Time) ([]*entdb.Payment, error) {
+	out := make([]*entdb.Payment, len(ps))
+	if s.db.Dialect != store.Postgres {
+		for i, p := range ps {
+			f := fwds[i]
+			q, err := tx.Payment.UpdateOne(p).
+				SetStatus(entpayment.StatusCompleted).SetHoldReason(entpayment.HoldReasonNoWallet).
+				SetValueForwardedCoin(f.ValueForwardedCoin).SetFeeCoin(f.FeeCoin).SetNetworkFee(f.NetworkFee).
+				SetNote(withNote(p.Note, heldNote)).
+				SetForwardedAt(now).SetUpdatedAt(now).
+				Save(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("complete held payment %d: %w", p.ID, err)
+			}
+			out[i] = q
+		}
+		return out, nil
+	}
+	// One array per column, and "id = ANY(ids)" beside the join (see
+	// markCompleted).
+	ids, notes, fwd, fee, net := make([]any, len(ps)), make([]any, len(ps)), make([]any, len(ps)), make([]any, len(ps)), make([]any, len(ps))
+	for i, p := range ps {
+		f := fwds[i]
+		ids[i], notes[i] = p.ID, withNote(p.Note, heldNote)
+		fwd[i], fee[i], net[i] = f.ValueForwardedCoin.String(), f.FeeCoin.String(), f.NetworkFee.String()
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payments AS p SET status = 'completed', hold_reason = 'no_wallet', note = v.note,
+			value_forwarded_coin = v.fwd, fee_coin = v.fee, network_fee = v.net, forwarded_at = $6, updated_at = $6
+		FROM unnest($1::bigint[], $2::text[], $3::numeric[], $4::numeric[], $5::numeric[]) AS v(id, note, fwd, fee, net)
+		WHERE p.id = v.id AND p.id = ANY($1::bigint[])`, store.Array(ids), store.Array(notes), store.Array(fwd), store.Array(fee), store.Array(net), now); err != nil {
+		return nil, fmt.Errorf("complete %d held payments: %w", len(ps), err)
+	}
+	for i, p := range ps {
+		f, q := fwds[i], *p
+		fv, fe, ne, at := f.ValueForwardedCoin, f.FeeCoin, f.NetworkFee, now
+		q.Status, q.HoldReason, q.Note = entpayment.StatusCompleted, entpayment.HoldReasonNoWallet, notes[i].(string)
+		q.ValueForwardedCoin, q.FeeCoin, q.NetworkFee, q.ForwardedAt, q.UpdatedAt = &fv, &fe, &ne, &at, now
+		q.Edges = entdb.PaymentEdges{}
+		out[i] = &q
+	}
+	return out, nil
 }
 
 // stopWatching clears the due height of the payments ids (0 is skipped):

@@ -62,6 +62,11 @@ func invalid(f chains.Forward, format string, args ...any) error {
 	return fmt.Errorf("%w: forward %q: %s", chains.ErrInvalidForward, f.ID, fmt.Sprintf(format, args...))
 }
 
+// SignsOffline implements chains.OfflineSigner: Sign builds and signs
+// with the backend's own keys and asks the node nothing (a watch-only
+// backend, which cannot sign, answers false).
+func (b *Backend) SignsOffline() bool { return b.cfg.Keys != nil }
+
 // Sign implements chains.Backend. The transaction spends exactly f.Inputs
 // (outputs of f.From, signed with the key of f.FromIndex), pays each of
 // f.Outputs exactly, pays f.NetworkFee as its fee (raised to the relay

@@ -352,9 +352,12 @@ var (
 				Columns: []*schema.Column{LedgerEntriesColumns[7], LedgerEntriesColumns[5]},
 			},
 			{
-				Name:    "ledgerentry_account_address_id_id",
+				Name:    "ledgerentry_held_address_id_id",
 				Unique:  false,
-				Columns: []*schema.Column{LedgerEntriesColumns[5], LedgerEntriesColumns[9], LedgerEntriesColumns[0]},
+				Columns: []*schema.Column{LedgerEntriesColumns[9], LedgerEntriesColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "account = 'held'",
+				},
 			},
 		},
 	}

@@ -135,7 +135,7 @@ func generate(ctx context.Context, d store.Dialect, path, name, version, devURL 
 		schema.WithDropColumn(true),
 		schema.WithDropIndex(true),
 		schema.WithErrNoPlan(true),
-		schema.WithDiffHook(migrations.WithoutLogForeignKeys),
+		schema.WithDiffHook(migrations.WithoutLogForeignKeys, migrations.WithPrintedPredicates),
 	)
 	switch {
 	case errors.Is(err, atlasmigrate.ErrNoPlan):
