@@ -69,7 +69,8 @@ func BenchmarkEnqueueClaim(b *testing.B) {
 				capa := f.d.capacity()
 				f.d.mu.Unlock()
 				capa.free = 64
-				c, _, err := f.d.claim(ctx, capa, nil, nil)
+				res, err := f.d.claim(ctx, capa, nil, nil)
+				c := res.claims
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -75,7 +75,7 @@ func TestClaimUsesIndex(t *testing.T) {
 	capa := d.capacity()
 	d.mu.Unlock()
 	capa.free = 64
-	if _, _, err := d.claim(ctx, capa, []string{"x:1"}, []string{"address-payment:1"}); err != nil {
+	if _, err := d.claim(ctx, capa, []string{"x:1"}, []string{"address-payment:1"}); err != nil {
 		t.Fatal(err)
 	}
 	// The check a notification of a sequence makes when it is stored (is
@@ -88,12 +88,12 @@ func TestClaimUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	seqKey := "address-payment:7"
-	claims, err := d.claimStored(ctx, tx, []*entdb.Notification{{Sequence: &seqKey, Host: "h:80"}}, nil)
+	held, err := d.claimStored(ctx, tx, []*entdb.Notification{{Sequence: &seqKey, Host: "h:80"}}, nil)
 	_ = tx.Rollback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.abandon(claims)
+	d.abandon(held)
 
 	// The metrics' queue depth counts the queue alone, not the 200,000
 	// finished rows.

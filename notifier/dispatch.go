@@ -37,8 +37,13 @@ type claim struct {
 }
 
 // dispatch claims as many due notifications as free capacity allows and
-// starts their attempts in the background. It returns how many it claimed.
-func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
+// starts their attempts in the background. It returns how many it claimed
+// (or pulled forward from a park), and when to look again (again): at
+// once (more may be due: the claim stopped at its limit, or parked rows
+// were made due), soon (the claim stopped at its limit but left rows of a
+// destination at its bound: rows of others may be behind them), or not
+// before a wake-up (zero: everything due was seen).
+func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Duration, err error) {
 	d.mu.Lock()
 	capa := d.capacity()
 	free := min(capa.free, d.cfg.Batch)
@@ -52,16 +57,33 @@ func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
 	for seq := range capa.sequences {
 		busy = append(busy, seq)
 	}
-	d.mu.Unlock()
 	if free <= 0 {
-		return 0, nil
+		d.mu.Unlock()
+		return 0, 0, nil
 	}
+	// The scan is skipped when it could only pass over rows it cannot
+	// claim: every destination with a backlog is still at its bound,
+	// nothing asked for a scan since the last one (Wake: rows stored for
+	// another destination or resent, an attempt interrupted, another
+	// instance's commit), and that one was less than rescanAfter ago (rows
+	// of other destinations that came due by time meanwhile wait that long
+	// at most). Without it, the backlog of a destination at its bound would
+	// be scanned past at every slot freed. (A pace of work, not a schedule:
+	// it runs on the wall clock.)
+	if since := clock.Now().Sub(d.scannedAt); !d.rescan && since < rescanAfter && d.backlogFull() {
+		d.mu.Unlock()
+		return 0, rescanAfter - since, nil
+	}
+	d.rescan = false
+	d.scannedAt = clock.Now()
+	d.mu.Unlock()
 	capa.free = free
 	d.parkSaturated(full)
-	claims, events, err := d.claim(ctx, capa, full, busy)
+	res, err := d.claim(ctx, capa, full, busy)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	claims, events := res.claims, res.events
 	d.events.publish(events)
 	d.mu.Lock()
 	now := d.cfg.Now()
@@ -80,7 +102,24 @@ func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
 			d.logger.Warn("pull parked rows forward", "error", err)
 		}
 	}
-	return len(claims) + pulled, nil
+	switch {
+	case pulled > 0 || (res.truncated && !res.bound):
+		again = time.Nanosecond
+	case res.truncated:
+		again = rescanAfter
+	}
+	return len(claims) + pulled, again, nil
+}
+
+// backlogFull reports whether every destination with a backlog is at its
+// bound (and there is one). d.mu must be held.
+func (d *Dispatcher) backlogFull() bool {
+	for h := range d.backlog {
+		if d.perHost[h] < d.cfg.PerHost {
+			return false
+		}
+	}
+	return len(d.backlog) > 0
 }
 
 // pullParked makes due now, for each parked destination with free slots
@@ -376,13 +415,17 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 // as interrupted; rows past their window are failed instead of attempted,
 // unless a resend is asked (Queue.Resend): those are attempted whatever
 // their status and window.
-func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string) ([]claim, []*entdb.DeliveryEvent, error) {
+// The destinations whose due rows the scan saw to the end are cleared
+// from the backlog.
+func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string) (claimed, error) {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
 	var claims []claim
 	var events []*entdb.DeliveryEvent
+	var left map[string]bool // destinations with rows left for want of a slot
+	var whole bool           // the scan read every due row it could claim
 	err := store.WithTx(ctx, d.db.Client, func(tx *entdb.Tx) error {
-		claims, events = nil, nil
+		claims, events, left = nil, nil, map[string]bool{}
 		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
@@ -414,11 +457,15 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		if err != nil {
 			return fmt.Errorf("select due: %w", err)
 		}
+		whole = len(rows) < capa.free
 		lock := d.events.lock(ctx, tx)
 		ids := make([]int64, 0, len(rows))
 		capa := capa.clone() // this transaction may be retried
 		for _, row := range rows {
 			if !capa.allows(row) {
+				if !capa.sequenceWaits(row) {
+					left[row.Host] = true
+				}
 				// Its row lock ends with this transaction; a later row of
 				// its sequence waits for it.
 				capa.hold(row)
@@ -473,14 +520,36 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return claimed{}, err
 	}
 	for _, ev := range events {
 		if ev.Kind == deliveryevent.KindExpired {
 			d.observeFinished(notification.StatusFailed)
 		}
 	}
-	return claims, events, nil
+	d.mu.Lock()
+	for h := range left {
+		d.backlog[h] = true
+	}
+	if whole {
+		for h := range d.backlog {
+			if !left[h] && !slices.Contains(fullHosts, h) {
+				delete(d.backlog, h)
+			}
+		}
+	}
+	d.mu.Unlock()
+	return claimed{claims: claims, events: events, bound: len(left) > 0, truncated: !whole}, nil
+}
+
+// claimed is what a claim took and what it saw.
+type claimed struct {
+	claims []claim
+	events []*entdb.DeliveryEvent
+	// bound: rows were left for want of a worker or a slot of their
+	// destination. truncated: the scan stopped at its limit (more rows
+	// may be due).
+	bound, truncated bool
 }
 
 // interruptPrevious records the attempt that was in flight when the lease
@@ -609,7 +678,7 @@ func (d *Dispatcher) send(c claim) {
 	wasFull := d.releaseWorker(c.n.Host)
 	d.mu.Unlock()
 	if wasFull {
-		d.Wake()
+		d.signal()
 	}
 	d.results <- r
 }
@@ -674,9 +743,15 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	} else if err != nil {
 		d.logger.Error("record attempt failed; the row is retried when its lease lapses", "uuid", batch[0].c.n.UUID, "error", err)
 	}
+	// A freed sequence's turn wakes the loop when the next notification of
+	// the sequence may be claimable: its destination (taken to be this
+	// one's, as a sequence's notifications go to one receiver) has a free
+	// slot. If it has none, the attempt that frees one wakes the loop.
+	turn := false
 	d.mu.Lock()
 	for _, r := range batch {
 		d.releaseSequence(r.c.n.Sequence)
+		turn = turn || (r.c.n.Sequence != nil && d.active < d.cfg.Workers && d.perHost[r.c.n.Host] < d.cfg.PerHost)
 	}
 	d.mu.Unlock()
 	for _, e := range events {
@@ -684,14 +759,13 @@ func (d *Dispatcher) recordBatch(batch []result) {
 			"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
 	}
 	d.events.publish(events)
-	// A recorded attempt makes work claimable when it frees its sequence's
-	// turn (a later notification of the sequence waits for it) or leaves its
-	// row due at once (interrupted, or not recorded: due when the lease
-	// lapses, which the loop's timer finds). Other outcomes are scheduled
-	// in the future, which the loop's timer finds too.
+	// A recorded attempt also makes work claimable when it leaves its row
+	// due at once (interrupted, or not recorded: due when the lease lapses,
+	// which the loop's timer finds). Other outcomes are scheduled in the
+	// future, which the loop's timer finds too.
 	wake := err != nil
 	for _, r := range batch {
-		wake = wake || r.c.n.Sequence != nil || r.outcome == deliveryattempt.OutcomeInterrupted
+		wake = wake || r.outcome == deliveryattempt.OutcomeInterrupted
 	}
 	now := d.cfg.Now()
 	for _, e := range events {
@@ -703,6 +777,8 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	}
 	if wake {
 		d.Wake()
+	} else if turn {
+		d.signal()
 	}
 }
 

@@ -38,9 +38,19 @@ type Dispatcher struct {
 	parkScanAt   time.Time                // last look for parked rows in the database
 	hostDuration map[string]time.Duration // recent attempt duration per destination
 	fullSince    map[string]time.Time     // destinations at their bound, since when
-	handOff      bool                     // the loop runs: rows are claimed as stored
-	parking      sync.Mutex               // held while a park runs
-	sends        sync.WaitGroup
+	// backlog holds the destinations this instance has left due rows of
+	// for the dispatch loop (for want of a slot): rows stored for them
+	// meanwhile join the queue behind those instead of taking the next
+	// free slot, so a busy destination gets its notifications in the order
+	// they became due. A claim whose scan sees every due row clears it.
+	backlog map[string]bool
+	// scannedAt is when the last claim scanned the due rows; rescan asks
+	// the next dispatch to scan whatever it knows (Wake). See dispatch.
+	scannedAt time.Time
+	rescan    bool
+	handOff   bool       // the loop runs: rows are claimed as stored
+	parking   sync.Mutex // held while a park runs
+	sends     sync.WaitGroup
 
 	sendCtx    context.Context
 	sendCancel context.CancelFunc
@@ -75,6 +85,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		parkedAt:     map[string]time.Time{},
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
+		backlog:      map[string]bool{},
 		sendCtx:      sendCtx,
 		sendCancel:   cancel,
 		results:      make(chan result, 1024),
@@ -85,8 +96,19 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 	return d, nil
 }
 
-// Wake tells the dispatcher that work may be due; it never blocks.
+// Wake tells the dispatcher that work may be due; it never blocks. The
+// next dispatch scans for due rows whatever it knows of them.
 func (d *Dispatcher) Wake() {
+	d.mu.Lock()
+	d.rescan = true
+	d.mu.Unlock()
+	d.signal()
+}
+
+// signal wakes the loop for a slot or a sequence's turn that freed up:
+// the dispatch scans only if a destination with a backlog can take more
+// (see dispatch).
+func (d *Dispatcher) signal() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
@@ -141,16 +163,23 @@ func (d *Dispatcher) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		claimed, err := d.dispatch(ctx)
+		_, again, err := d.dispatch(ctx)
 		if err != nil && ctx.Err() == nil {
 			d.logger.Error("claim notifications", "error", err)
 		}
 		wait := d.cfg.PollInterval
-		if err == nil && claimed > 0 && d.hasCapacity() {
-			wait = 0 // more may be due right away
-		} else if due, ok, err := d.nextDue(ctx); err == nil && ok {
-			if w := due.Sub(d.cfg.Now()); w < wait {
-				wait = max(w, 0)
+		if err == nil && again > 0 && d.hasCapacity() {
+			// More may be due (see dispatch). A destination at its bound
+			// with a large backlog costs a scan past it a few times a
+			// second, not once per slot freed; its own rows are claimed as
+			// its slots free (which wakes the loop).
+			wait = min(wait, again)
+		}
+		if wait > time.Nanosecond {
+			if due, ok, err := d.nextDue(ctx); err == nil && ok {
+				if w := due.Sub(d.cfg.Now()); w < wait {
+					wait = max(w, 0)
+				}
 			}
 		}
 		timer.Reset(wait)
@@ -166,6 +195,11 @@ func (d *Dispatcher) loop(ctx context.Context) {
 	}
 }
 
+// rescanAfter is how soon the loop looks again for other destinations' due
+// rows after a claim stopped at its limit among rows of a destination at
+// its bound.
+const rescanAfter = 250 * time.Millisecond
+
 func (d *Dispatcher) hasCapacity() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -178,7 +212,7 @@ func (d *Dispatcher) hasCapacity() bool {
 // background loop uses the same claim and send path.
 func (d *Dispatcher) RunDue(ctx context.Context) error {
 	for {
-		claimed, err := d.dispatch(ctx)
+		claimed, _, err := d.dispatch(ctx)
 		if err != nil {
 			return err
 		}
@@ -219,7 +253,13 @@ func (c *capacity) clone() *capacity {
 // worker), and no notification of its sequence is in flight or waiting
 // before it (so first attempts keep the order in which they were stored).
 func (c *capacity) allows(row *entdb.Notification) bool {
-	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && (row.Sequence == nil || !c.sequences[*row.Sequence])
+	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && !c.sequenceWaits(row)
+}
+
+// sequenceWaits reports whether row waits for an earlier notification of
+// its sequence.
+func (c *capacity) sequenceWaits(row *entdb.Notification) bool {
+	return row.Sequence != nil && c.sequences[*row.Sequence]
 }
 
 // take counts row's attempt as started.
@@ -236,42 +276,76 @@ func (c *capacity) hold(row *entdb.Notification) {
 	}
 }
 
-// waitingSequences returns those of seqs that have a notification due at
-// now and not yet delivered. On PostgreSQL each sequence is looked up on
-// its own (a lateral join with a limit: one index probe per sequence);
-// the list as one IN condition reads, without statistics, every queued
-// notification instead (the status index looks more selective than a few
-// hundred sequences).
-func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []string, now time.Time) ([]string, error) {
+// waiter is the latest undelivered notification of a sequence that a new
+// one must follow: when it is due and where it goes.
+type waiter struct {
+	at   time.Time
+	host string
+}
+
+// waitingSequences returns, for those of seqs that have an undelivered
+// notification never attempted (due, or parked for later) or due at now,
+// the latest such: a new notification of the sequence is due no earlier,
+// so the first attempts keep their order even when the earlier one was
+// parked. On PostgreSQL each sequence is looked up on its own (a lateral
+// join with a limit: one probe of the sequence index each); the list as
+// one IN condition reads, without statistics, every queued notification
+// instead (the status index looks more selective than a few hundred
+// sequences).
+func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []string, now time.Time) (map[string]waiter, error) {
+	out := map[string]waiter{}
 	if d.db.Dialect != store.Postgres {
-		return tx.Notification.Query().
+		rows, err := tx.Notification.Query().
 			Where(notification.SequenceIn(seqs...),
 				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
-				notification.NextAttemptAtLTE(now)).
-			Select(notification.FieldSequence).
-			Strings(ctx)
+				notification.NextAttemptAtNotNil(),
+				notification.Or(notification.Attempts(0), notification.NextAttemptAtLTE(now))).
+			Select(notification.FieldSequence, notification.FieldNextAttemptAt, notification.FieldHost).
+			All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if w, ok := out[*r.Sequence]; !ok || r.NextAttemptAt.After(w.at) {
+				out[*r.Sequence] = waiter{at: *r.NextAttemptAt, host: r.Host}
+			}
+		}
+		return out, nil
 	}
 	args := make([]any, len(seqs))
 	for i, s := range seqs {
 		args[i] = s
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT s.seq FROM unnest($1::text[]) AS s(seq)
-		CROSS JOIN LATERAL (SELECT 1 FROM notifications n
-			WHERE n.sequence = s.seq AND n.next_attempt_at <= $2 AND n.status IN ('pending', 'retrying') LIMIT 1) AS w`,
+	rows, err := tx.QueryContext(ctx, `SELECT s.seq, w.next_attempt_at, w.host FROM unnest($1::text[]) AS s(seq)
+		CROSS JOIN LATERAL (SELECT n.next_attempt_at, n.host FROM notifications n
+			WHERE n.sequence = s.seq AND n.next_attempt_at IS NOT NULL AND n.status IN ('pending', 'retrying')
+				AND (n.attempts = 0 OR n.next_attempt_at <= $2)
+			ORDER BY n.next_attempt_at DESC LIMIT 1) AS w`,
 		store.Array(args), now)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
 	for rows.Next() {
 		var s string
-		if err := rows.Scan(&s); err != nil {
+		var w waiter
+		if err := rows.Scan(&s, &w.at, &w.host); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out[s] = w
 	}
 	return out, rows.Err()
+}
+
+// stored is what claimStored decided for a transaction's rows.
+type stored struct {
+	claims []claim
+	// wakeFor holds the destinations of the rows left due for the
+	// dispatch loop (or, for a row waiting for an earlier one of its
+	// sequence, the earlier one's): once the rows are committed, the loop
+	// is woken if one of them has a free slot. Otherwise the attempt that
+	// frees one wakes it.
+	wakeFor map[string]bool
 }
 
 // claimStored claims, as they are stored, the notifications this instance
@@ -280,14 +354,11 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 // dispatch loop): they are inserted already leased, with their first
 // attempt counted, and sent as soon as the transaction commits, which saves
 // the claim's query and update and their round trips. Nothing is claimed
-// while the dispatch loop is not running.
-func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) ([]claim, error) {
-	d.mu.Lock()
-	on := d.handOff && d.active < d.cfg.Workers
-	d.mu.Unlock()
-	if !on {
-		return nil, nil
-	}
+// while the dispatch loop is not running, nor for a destination with due
+// rows left for the loop (the backlog: they go first). A notification
+// whose sequence has an earlier one parked for later is stored due when
+// that one is.
+func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) (stored, error) {
 	now := d.cfg.Now()
 	var seqs []string
 	for _, r := range rows {
@@ -295,53 +366,94 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 			seqs = append(seqs, *r.Sequence)
 		}
 	}
-	var waiting []string
+	waiting := map[string]waiter{}
 	if len(seqs) > 0 {
 		var err error
 		if waiting, err = d.waitingSequences(ctx, tx, seqs, now); err != nil {
-			return nil, fmt.Errorf("check earlier notifications: %w", err)
+			return stored{}, fmt.Errorf("check earlier notifications: %w", err)
 		}
 	}
 	until := now.Add(d.cfg.Lease)
-	var claims []claim
+	out := stored{wakeFor: map[string]bool{}}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.handOff {
-		return nil, nil
-	}
+	on := d.handOff && d.active < d.cfg.Workers
 	capa := d.capacity()
-	for _, seq := range waiting {
-		capa.sequences[seq] = true
-	}
+	later := map[string]time.Time{} // sequences of this batch stored due later
 	for _, r := range rows {
-		if !capa.allows(r) {
+		if r.Sequence != nil {
+			seq := *r.Sequence
+			at := later[seq]
+			if w, ok := waiting[seq]; ok && w.at.After(at) {
+				at = w.at
+			}
+			if at.After(now) {
+				// An earlier notification of its sequence is parked: this
+				// one is due with it (after it: its id is greater).
+				r.NextAttemptAt = &at
+				later[seq] = at
+				capa.hold(r)
+				continue
+			}
+			if w, ok := waiting[seq]; ok {
+				capa.hold(r) // the earlier one is due: it goes first
+				out.wakeFor[w.host] = true
+				continue
+			}
+		}
+		if !on || d.backlog[r.Host] || !capa.allows(r) {
+			if !capa.sequenceWaits(r) {
+				d.backlog[r.Host] = true
+			}
 			capa.hold(r)
+			out.wakeFor[r.Host] = true
 			continue
 		}
 		capa.take(r)
 		d.takeSlot(r, now)
 		r.Attempts = 1
 		r.LeaseUntil, r.LeaseOwner, r.NextAttemptAt = &until, d.cfg.InstanceID, &until
-		claims = append(claims, claim{n: r, number: 1, started: now})
+		out.claims = append(out.claims, claim{n: r, number: 1, started: now})
 	}
-	return claims, nil
+	return out, nil
 }
 
-// sendStored starts the attempts of rows claimed as stored, once stored.
-func (d *Dispatcher) sendStored(claims []claim) {
-	for _, c := range claims {
+// sendStored starts the attempts of rows claimed as stored, once stored,
+// and wakes the dispatch loop if a row it left due can be claimed now.
+func (d *Dispatcher) sendStored(st stored) {
+	for _, c := range st.claims {
 		cp := *c.n // the sender's copy (its id is set now); the producer keeps its row
 		c.n = &cp
 		go d.send(c)
+	}
+	if len(st.wakeFor) == 0 {
+		return
+	}
+	// Checked after the commit: a slot freed before it was seen free here,
+	// one freed after it wakes the loop itself, which then sees the rows.
+	// Rows of destinations with a backlog are found by the dispatch when one
+	// of them has a free slot; others need a scan.
+	d.mu.Lock()
+	wake, known := !d.handOff, true
+	for h := range st.wakeFor {
+		wake = wake || (d.active < d.cfg.Workers && d.perHost[h] < d.cfg.PerHost)
+		known = known && d.backlog[h]
+	}
+	if wake && !known {
+		d.rescan = true
+	}
+	d.mu.Unlock()
+	if wake {
+		d.signal()
 	}
 }
 
 // abandon gives back the slots of rows claimed as stored whose transaction
 // did not commit.
-func (d *Dispatcher) abandon(claims []claim) {
+func (d *Dispatcher) abandon(st stored) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, c := range claims {
+	for _, c := range st.claims {
 		d.freeSlot(c.n)
 	}
 }

@@ -29,6 +29,9 @@ type Events struct {
 	// onPeer is called when another instance committed events (the
 	// dispatcher's Wake).
 	onPeer func()
+	// instance names this instance in its NOTIFYs, so its listener skips
+	// its own (it published them already).
+	instance string
 
 	listening chan struct{} // closed once other instances' NOTIFYs reach this one
 	startstop.Base
@@ -295,9 +298,14 @@ func (e *Events) lock(ctx context.Context, tx *entdb.Tx) func() error {
 const eventLockKey = 0x70617968 // "payh"
 
 // PeerChannel is the PostgreSQL NOTIFY channel on which instances sharing a
-// database tell each other that events were committed; the payload lists
-// the owners concerned. It is only a wake-up: the event table is the truth.
+// database tell each other that events were committed; the payload is the
+// sending instance's id, a semicolon and the owners concerned (a payload
+// without the semicolon lists owners only). It is only a wake-up: the
+// event table is the truth.
 const PeerChannel = "payhook_events"
+
+// peerPayload is a NOTIFY's payload from this instance about owners.
+func (e *Events) peerPayload(owners string) string { return e.instance + ";" + owners }
 
 // notifyPeers queues a NOTIFY, delivered when tx commits, so other
 // instances wake their dispatchers and watch streams.
@@ -313,7 +321,7 @@ func (e *Events) notifyPeers(ctx context.Context, tx *entdb.Tx, evs []*entdb.Del
 			owners = append(owners, strconv.FormatInt(ev.OwnerID, 10))
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, strings.Join(owners, ",")); err != nil {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, e.peerPayload(strings.Join(owners, ","))); err != nil {
 		return fmt.Errorf("notify peers: %w", err)
 	}
 	return nil
@@ -340,13 +348,23 @@ func (e *Events) listenPeers(ctx context.Context) {
 	e.broker.publishAll()
 	close(e.listening)
 	for m := range msgs {
+		payload := m.Payload
+		if from, owners, ok := strings.Cut(payload, ";"); ok {
+			if from == e.instance {
+				// This instance's own commit: its dispatcher and watchers
+				// were told when it committed. Waking the dispatcher again
+				// here would make it scan the due rows at every commit.
+				continue
+			}
+			payload = owners
+		}
 		e.onPeer()
-		if m.Payload == "" {
+		if payload == "" {
 			e.broker.publishAll()
 			continue
 		}
 		var owners []int64
-		for f := range strings.SplitSeq(m.Payload, ",") {
+		for f := range strings.SplitSeq(payload, ",") {
 			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
 				owners = append(owners, id)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 )
 
@@ -196,6 +197,9 @@ func TestFirstOfSequenceSkipsTheCheck(t *testing.T) {
 		f.enqueue(t, earlier) // due at once, never attempted: the loop is off
 		f.d.mu.Lock()
 		f.d.handOff = true
+		// The earlier row, stored while the loop was off, made its
+		// destination's backlog: forget it, to see the sequence check alone.
+		clear(f.d.backlog)
 		f.d.mu.Unlock()
 		seq := "address-payment:1"
 		for _, tc := range []struct {
@@ -215,14 +219,14 @@ func TestFirstOfSequenceSkipsTheCheck(t *testing.T) {
 			if tc.first {
 				first = map[*entdb.Notification]bool{row: true}
 			}
-			claims, err := f.d.claimStored(ctx, tx, []*entdb.Notification{row}, first)
+			st, err := f.d.claimStored(ctx, tx, []*entdb.Notification{row}, first)
 			_ = tx.Rollback()
 			if err != nil {
 				t.Fatal(err)
 			}
-			f.d.abandon(claims)
-			if len(claims) != tc.want {
-				t.Errorf("%s: %d claimed as stored, want %d", tc.name, len(claims), tc.want)
+			f.d.abandon(st)
+			if len(st.claims) != tc.want {
+				t.Errorf("%s: %d claimed as stored, want %d", tc.name, len(st.claims), tc.want)
 			}
 		}
 	})
@@ -354,6 +358,164 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		f.d.mu.Unlock()
 		if still {
 			t.Fatal("a destination with nothing parked is still remembered as parked")
+		}
+	})
+}
+
+// TestLaterNotificationFollowsAParkedEarlierOne: a notification stored
+// while an earlier one of its sequence is parked (set aside for a
+// destination at its bound) is not claimed as stored nor due before it: it
+// is stored due when the earlier one is, and the two go in order. (Before,
+// it was sent as stored, ahead of the parked one.)
+func TestLaterNotificationFollowsAParkedEarlierOne(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		ctx := context.Background()
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour })
+		first := f.envelope("pending", payload.TransportGET)
+		first.Sequence = "address-payment:1"
+		earlier := f.enqueue(t, first) // the loop is off: stored due
+		parkedUntil := t0.Add(10 * time.Second)
+		if err := f.db.Client.Notification.UpdateOneID(earlier.ID).SetNextAttemptAt(parkedUntil).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.d.mu.Lock()
+		f.d.handOff = true // rows are claimed as stored from now on
+		clear(f.d.backlog)
+		f.d.mu.Unlock()
+
+		second := f.envelope("confirmed", payload.TransportGET)
+		second.Sequence = "address-payment:1"
+		later := f.reload(t, f.enqueue(t, second))
+		if later.Attempts != 0 || later.LeaseUntil != nil || later.NextAttemptAt == nil || !later.NextAttemptAt.Equal(parkedUntil) {
+			t.Fatalf("later row: %d attempts, lease %v, due %v; want unclaimed, due with the parked one at %v", later.Attempts, later.LeaseUntil, later.NextAttemptAt, parkedUntil)
+		}
+		created, err := f.db.Client.DeliveryEvent.Query().
+			Where(deliveryevent.NotificationID(later.ID), deliveryevent.KindEQ(deliveryevent.KindCreated)).Only(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created.NextAttemptAt == nil || !created.NextAttemptAt.Equal(parkedUntil) {
+			t.Fatalf("created event says due %v, want %v", created.NextAttemptAt, parkedUntil)
+		}
+
+		// The destination has free slots: its parked rows are pulled
+		// forward, earliest first, and attempted in that order.
+		f.run(t)
+		var order []string
+		for _, r := range rs.requests() {
+			order = append(order, r.url[strings.Index(r.url, "payment_status=")+len("payment_status="):][:len("pending")])
+		}
+		if strings.Join(order, ",") != "pending,confirm" {
+			t.Fatalf("requests in order %v, want pending before confirmed", order)
+		}
+	})
+}
+
+// TestStoredRowsQueueBehindADestinationsBacklog: while a destination has
+// due rows left for the dispatch loop (none of its slots was free when
+// they were stored), a row stored for it is not claimed as stored even if
+// a slot has freed meanwhile: it queues behind them, and the loop is woken
+// to claim them, oldest first. A row left for want of a slot does not
+// wake the loop (the attempt that frees one does).
+func TestStoredRowsQueueBehindADestinationsBacklog(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour; c.PerHost = 1 })
+		host := strings.TrimPrefix(rs.URL, "http://")
+		busy := &entdb.Notification{Host: host}
+		drain := func() bool {
+			select {
+			case <-f.d.wake:
+				return true
+			default:
+				return false
+			}
+		}
+		f.d.mu.Lock()
+		f.d.handOff = true
+		f.d.takeSlot(busy, t0) // an attempt in flight fills the destination
+		f.d.mu.Unlock()
+		drain()
+
+		a := f.reload(t, f.enqueue(t, f.envelope("pending", payload.TransportGET)))
+		if a.Attempts != 0 || a.LeaseUntil != nil {
+			t.Fatalf("row stored while its destination is full was claimed: %d attempts", a.Attempts)
+		}
+		if drain() {
+			t.Fatal("a row left for want of a slot woke the loop")
+		}
+		f.d.mu.Lock()
+		f.d.freeSlot(busy) // the attempt ends
+		f.d.mu.Unlock()
+
+		b := f.reload(t, f.enqueue(t, f.envelope("confirmed", payload.TransportGET)))
+		if b.Attempts != 0 || b.LeaseUntil != nil {
+			t.Fatal("a row stored behind its destination's backlog was claimed as stored, ahead of it")
+		}
+		if !drain() {
+			t.Fatal("the loop was not woken for a backlog its destination has a slot for")
+		}
+		f.run(t)
+		var order []string
+		for _, r := range rs.requests() {
+			order = append(order, r.url[strings.Index(r.url, "payment_status=")+len("payment_status="):][:len("pending")])
+		}
+		if strings.Join(order, ",") != "pending,confirm" {
+			t.Fatalf("requests in order %v, want the backlog's row first", order)
+		}
+		f.d.mu.Lock()
+		left := len(f.d.backlog)
+		f.d.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("backlog %v after the loop claimed every due row, want none", f.d.backlog)
+		}
+	})
+}
+
+// TestBacklogAtItsBoundIsNotScannedPastAtEveryWake: while every
+// destination with a backlog is at its bound, a dispatch woken for a freed
+// slot or turn does not scan the due rows again (it could only pass over
+// them) until rescanAfter has passed; a Wake (rows stored for another
+// destination, a resend, another instance's commit) makes it scan at once.
+func TestBacklogAtItsBoundIsNotScannedPastAtEveryWake(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		ctx := context.Background()
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour; c.PerHost = 1 })
+		row := f.enqueue(t, f.envelope("pending", payload.TransportGET)) // due, for another destination
+		busy := &entdb.Notification{Host: "busy.example:443"}
+		f.d.mu.Lock()
+		clear(f.d.backlog)
+		f.d.backlog[busy.Host] = true
+		f.d.takeSlot(busy, t0) // its one slot is taken
+		f.d.scannedAt = clock.Now()
+		f.d.rescan = false
+		f.d.mu.Unlock()
+
+		n, again, err := f.d.dispatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 || again <= 0 || again > rescanAfter {
+			t.Fatalf("dispatch claimed %d, looks again in %v; want nothing claimed, again within %v", n, again, rescanAfter)
+		}
+		if got := f.reload(t, row); got.Attempts != 0 {
+			t.Fatal("the skipped dispatch claimed the row")
+		}
+		f.d.Wake()
+		if n, _, err = f.d.dispatch(ctx); err != nil || n != 1 {
+			t.Fatalf("dispatch after Wake claimed %d (%v), want the due row", n, err)
+		}
+		f.d.mu.Lock()
+		f.d.freeSlot(busy)
+		f.d.mu.Unlock()
+		f.d.sends.Wait()
+		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged {
+			t.Fatalf("row %s after the dispatch, want acknowledged", got.Status)
 		}
 	})
 }

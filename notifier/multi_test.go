@@ -191,3 +191,81 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 		t.Fatalf("instances counted %d notifications acknowledged, want %d", got, total)
 	}
 }
+
+// TestOwnNotifyDoesNotWakeItself: an instance's NOTIFY after its own
+// commit wakes the other instances, never itself (it told its dispatcher
+// and watchers when it committed; waking its dispatcher again made it scan
+// the due rows at every commit).
+func TestOwnNotifyDoesNotWakeItself(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := storetest.DSN(t, store.Postgres)
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := store.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	const hook = "http://192.0.2.1:9/hook" // never dialled: nothing is due to it
+	mk := func() (*Notifier, chan struct{}) {
+		n, err := New(db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)},
+			Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}},
+		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Stop)
+		woken := make(chan struct{}, 16)
+		n.Events.onPeer = func() { woken <- struct{}{} }
+		if err := n.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-n.Events.listening:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the instance does not listen")
+		}
+		<-woken // the wake-up on listening
+		return n, woken
+	}
+	a, wokenA := mk()
+	b, wokenB := mk()
+	f := &fixture{db: db, clock: clock.NewManual(clock.Now()), keyID: 7, hook: hook}
+	enqueue := func(n *Notifier) {
+		e := f.envelope("pending", payload.TransportGET)
+		e.CallbackURL = hook
+		e.Signing = Signing{}
+		if _, err := n.Queue.EnqueueNow(ctx, f.message(t, e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := func(c chan struct{}, who string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s was not woken by the other instance's commit", who)
+		}
+	}
+	enqueue(a)
+	wait(wokenB, "B")
+	// A's listener gets B's NOTIFY after its own (commit order): once it
+	// has B's, its own was skipped or is in the channel.
+	enqueue(b)
+	wait(wokenA, "A")
+	select {
+	case <-wokenA:
+		t.Fatal("A was woken by its own commit")
+	default:
+	}
+	// Likewise B, with A's next commit after its own.
+	enqueue(a)
+	wait(wokenB, "B")
+	select {
+	case <-wokenB:
+		t.Fatal("B was woken by its own commit")
+	default:
+	}
+}

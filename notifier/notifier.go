@@ -226,6 +226,7 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) (*Notifier, error) {
 		return nil, fmt.Errorf("notifier: %w", err)
 	}
 	events := newEvents(db, cfg.Now, logger)
+	events.instance = cfg.InstanceID
 	queue := newQueue(db, cfg, events, logger)
 	d, err := newDispatcher(db, cfg, queue, events, logger)
 	if err != nil {

@@ -47,11 +47,14 @@ type handOff interface {
 	// dispatcher can attempt at once: it leases them (their fields are set
 	// for the insert) and takes their slots.
 	// first holds the rows whose sequence has no earlier message.
-	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) ([]claim, error)
-	// sendStored starts the claimed attempts once their rows committed.
-	sendStored(claims []claim)
+	// Rows left for the dispatch loop may get a later due time (after an
+	// earlier notification of their sequence).
+	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) (stored, error)
+	// sendStored starts the claimed attempts once their rows committed,
+	// and wakes the dispatcher if the rest can be claimed.
+	sendStored(st stored)
 	// abandon gives back the slots of claims whose rows were not stored.
-	abandon(claims []claim)
+	abandon(st stored)
 	// Wake tells the dispatcher that work may be due.
 	Wake()
 }
@@ -143,10 +146,10 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 // commits, then hands the rows claimed as stored to the dispatcher and
 // wakes it for the rest.
 func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool, next entdb.Committer) error {
-	var claims []claim
+	var st stored
 	if q.handOff != nil {
 		var err error
-		if claims, err = q.handOff.claimStored(ctx, tx, rows, first); err != nil {
+		if st, err = q.handOff.claimStored(ctx, tx, rows, first); err != nil {
 			return err
 		}
 	}
@@ -158,16 +161,13 @@ func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 		// Nothing was stored (or, if only the commit's answer was lost,
 		// the lease lapses and the rows are taken over).
 		if q.handOff != nil {
-			q.handOff.abandon(claims)
+			q.handOff.abandon(st)
 		}
 		return err
 	}
 	q.events.publish(evs)
 	if q.handOff != nil {
-		q.handOff.sendStored(claims)
-		if len(claims) < len(rows) {
-			q.handOff.Wake() // the rest is for the dispatch loop
-		}
+		q.handOff.sendStored(st)
 	}
 	return nil
 }
@@ -190,9 +190,14 @@ func (q *Queue) insert(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 	}
 	evs := make([]*entdb.DeliveryEvent, len(rows))
 	for i, r := range rows {
-		// Due at once when created (a row claimed as it is stored carries
-		// its lease's end instead).
-		evs[i] = q.events.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), &r.CreatedAt)
+		// Due at once when created, or when the earlier notification of its
+		// sequence is (claimStored); a row claimed as it is stored was
+		// due at once too.
+		due := &r.CreatedAt
+		if r.Attempts == 0 && r.NextAttemptAt != nil {
+			due = r.NextAttemptAt
+		}
+		evs[i] = q.events.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), due)
 	}
 	if err := q.events.insert(ctx, tx, q.events.lock(ctx, tx), evs); err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (e *Events) wakePeers(ctx context.Context, tx *entdb.Tx, owner int64) error
 	if e.db.Dialect != store.Postgres {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, strconv.FormatInt(owner, 10)); err != nil {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, e.peerPayload(strconv.FormatInt(owner, 10))); err != nil {
 		return fmt.Errorf("notify peers: %w", err)
 	}
 	return nil
