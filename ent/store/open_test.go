@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/payhook/payhook/ent/store"
@@ -133,5 +134,32 @@ func TestOpenBoundsThePostgresPool(t *testing.T) {
 	_ = c2.Close()
 	if st := db.SQL.Stats(); st.OpenConnections > 2 || st.Idle != st.OpenConnections {
 		t.Fatalf("pool stats %+v: want at most 2 open, all idle", st)
+	}
+}
+
+// TestPostgresSessionsRunWithoutJIT: payhook's PostgreSQL sessions run
+// with jit off (compiling the plan of a short lookup cost 100-200 ms of
+// CPU on a database without statistics), unless the URL sets jit itself.
+func TestPostgresSessionsRunWithoutJIT(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.DSN(t, store.Postgres)
+	ctx := context.Background()
+	for _, c := range []struct{ dsn, want string }{
+		{dsn, "off"},
+		{dsn + map[bool]string{true: "&", false: "?"}[strings.Contains(dsn, "?")] + "jit=on", "on"},
+	} {
+		db, err := store.Open(ctx, c.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = db.SQL.QueryRowContext(ctx, "SHOW jit").Scan(&got)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("jit %q, want %q", got, c.want)
+		}
 	}
 }
