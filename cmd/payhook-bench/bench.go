@@ -102,19 +102,19 @@ type benchRun struct {
 
 // benchReport is what payhook-bench writes as JSON.
 type benchReport struct {
-	Command   string     `json:"command"`
-	Machine   string     `json:"machine"`
-	GoVersion string     `json:"go_version"`
-	CPUs      int        `json:"cpus"`
-	Database  string     `json:"database"`
-	RSALimit  float64    `json:"rsa2048_signatures_per_second_all_cores"`
+	Command   string  `json:"command"`
+	Machine   string  `json:"machine"`
+	GoVersion string  `json:"go_version"`
+	CPUs      int     `json:"cpus"`
+	Database  string  `json:"database"`
+	RSALimit  float64 `json:"rsa2048_signatures_per_second_all_cores"`
 	// RSALimitBefore and RSALimitAfter are the two measurements of an e2e
 	// run, before it and after it (a shared VM's speed drifts within a
 	// minute); RSALimit is the higher, the harder to reach.
-	RSALimitBefore float64 `json:"rsa2048_signatures_per_second_before,omitempty"`
-	RSALimitAfter  float64 `json:"rsa2048_signatures_per_second_after,omitempty"`
-	HTTPLimit float64    `json:"loopback_http_requests_per_second"`
-	Runs      []benchRun `json:"runs"`
+	RSALimitBefore float64    `json:"rsa2048_signatures_per_second_before,omitempty"`
+	RSALimitAfter  float64    `json:"rsa2048_signatures_per_second_after,omitempty"`
+	HTTPLimit      float64    `json:"loopback_http_requests_per_second"`
+	Runs           []benchRun `json:"runs"`
 	// E2E is the end-to-end run (--mode e2e).
 	E2E *e2eRun `json:"e2e,omitempty"`
 	// DeadP99Ratio is the median p99 of the runs with a dead endpoint's
