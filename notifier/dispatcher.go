@@ -212,6 +212,9 @@ func (d *Dispatcher) hasCapacity() bool {
 // background loop uses the same claim and send path.
 func (d *Dispatcher) RunDue(ctx context.Context) error {
 	for {
+		d.mu.Lock()
+		d.rescan = true // every due row, whatever the pace of scans
+		d.mu.Unlock()
 		claimed, _, err := d.dispatch(ctx)
 		if err != nil {
 			return err
