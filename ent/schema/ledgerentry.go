@@ -24,7 +24,7 @@ func (LedgerEntry) Fields() []ent.Field {
 		field.Int64("id"),
 		field.Int64("project_id").Immutable(),
 		field.String("ticker").NotEmpty().Immutable(),
-		field.Enum("event").Values("credit", "hold", "release", "plan", "send", "unplan", "reversal", "restore", "sweep", "payout", "refund").Immutable().
+		field.Enum("event").Values("credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund").Immutable().
 			Comment("What happened: see server/ledger for the lines each event writes."),
 		field.Enum("account").Values("received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund").Immutable().
 			Comment("Which balance the line moves."),

@@ -25,10 +25,14 @@
 //	plan      pending -v, outgoing +v          it is planned into an outgoing transaction
 //	send      outgoing -v, forwarded +f, fee +s, network_fee +n (f+s+n = v)   that transaction is sent
 //	unplan    outgoing -v, pending +v          the transaction can never be sent as planned
+//	bounce    forwarded -f, held +f            the sent transaction failed in its block (EVM, TRON): the
+//	                                           forwarded part never left; the fee and the network fee stay
+//	                                           as journaled (the fee is on the address, the network was paid)
 //	reversal  received +v, loss -v             the payment left the chain after its credit
 //	restore   received -v, loss +v             and came back
 //
 // Every event has a key (credit:<payment>, plan:<payment>:<outbound>,
+// bounce:<payment>:<outbound>,
 // reversal:<payment>:<n>, ...);
 // (key, account) is unique, so an event cannot be journaled twice: a second
 // write fails with a constraint error, and the transaction that tried rolls

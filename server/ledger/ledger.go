@@ -125,6 +125,18 @@ func Send(t chains.Ticker, r Ref, forwarded, fee, networkFee decimal.Decimal) En
 		Line{Outgoing, v.Neg()}, Line{Forwarded, forwarded}, Line{Fee, fee}, Line{NetworkFee, networkFee})
 }
 
+// Bounce journals the payment's part of a sent outgoing transaction
+// r.OutboundID that a block included and failed (EVM, TRON): the forwarded
+// value f never left the payment address and is held for reason:
+// forwarded -f, held +f. The service fee and the network fee journaled by
+// Send stay: the fee is on the address as after any forward of an account
+// chain, and the network was paid for the failed execution.
+func Bounce(t chains.Ticker, r Ref, forwarded decimal.Decimal, reason string) Entry {
+	e := entry(entledger.EventBounce, t, r, paymentKey(entledger.EventBounce, r, r.OutboundID), Line{Forwarded, forwarded.Neg()}, Line{Held, forwarded})
+	e.HoldReason = reason
+	return e
+}
+
 // Reversal journals the n-th time a credited payment of value v left the
 // chain: received +v, loss -v.
 func Reversal(t chains.Ticker, r Ref, v decimal.Decimal, n int64) Entry {

@@ -55,6 +55,10 @@ type Handler interface {
 	// Failed: o can never move funds as planned (cause says why); take back
 	// what it carried.
 	Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, cause error) error
+	// Bounced: o was sent (Sent ran) and a block included it and failed its
+	// execution (EVM, TRON): nothing it carried moved, its network fee was
+	// paid. Take back what Sent completed.
+	Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound) error
 }
 
 // Faults inject crashes, for tests: a hook that returns an error stops the
@@ -689,9 +693,10 @@ func (e *Engine) Resume(ctx context.Context, t chains.Ticker) (open bool, err er
 
 // Follow asks t's backend about the transactions sent and not yet seen
 // executed in a block (BatchSize at a time, oldest first): one a block
-// executed lands; one a block included and failed is marked failed for the
-// operator (its funds did not move); one the chain does not show is sent
-// again (the node may have dropped it).
+// executed lands; one a block included and failed is marked failed and
+// handed to its handler's Bounced in the same database transaction (its
+// funds did not move: they are held for the operator); one the chain does
+// not show is sent again (the node may have dropped it).
 func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
 	backend, ok := e.backends[t.Ticker]
 	if !ok {
@@ -703,7 +708,8 @@ func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
 	if err != nil {
 		return fmt.Errorf("%s sent outbounds: %w", t.Ticker, err)
 	}
-	var landed, failed []int64
+	var landed []int64
+	var failed []*entdb.Outbound
 	var errs []error
 	for _, o := range os {
 		if !hasBytes(o) || o.Txid == "" {
@@ -720,8 +726,8 @@ func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
 		case st.Present && st.Executed:
 			landed = append(landed, o.ID)
 		case st.Present:
-			e.logger.Error("an outgoing transaction failed in its block: its funds did not move; an operator must look", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid)
-			failed = append(failed, o.ID)
+			e.logger.Error("an outgoing transaction failed in its block: its funds did not move and are held for the operator", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid)
+			failed = append(failed, o)
 		default:
 			if err := backend.Send(ctx, chains.Signed{TxID: o.Txid, Raw: *o.SignedTx}); err != nil {
 				errs = append(errs, fmt.Errorf("send %s (%s) again: %w", o.Key, o.Txid, err))
@@ -735,11 +741,31 @@ func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
 			errs = append(errs, fmt.Errorf("record landed outbounds: %w", err))
 		}
 	}
-	if len(failed) > 0 {
-		if err := e.db.Client.Outbound.Update().Where(entoutbound.IDIn(failed...), entoutbound.StateEQ(entoutbound.StateSent)).
-			SetState(entoutbound.StateFailed).SetLastError("executed in a block and failed: the funds did not move").SetUpdatedAt(now).Exec(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("record failed outbounds: %w", err))
+	for _, o := range failed {
+		if err := e.bounce(ctx, t, o, now); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// bounce records that a block included o and failed it, and has its
+// handler take back what it carried, in one database transaction: once
+// (another instance that got there first leaves nothing to do).
+func (e *Engine) bounce(ctx context.Context, t chains.Ticker, o *entdb.Outbound, now time.Time) error {
+	h, err := e.handler(o.Purpose)
+	if err != nil {
+		return err
+	}
+	return store.WithTx(ctx, e.db.Client, func(tx *entdb.Tx) error {
+		n, err := tx.Outbound.Update().Where(entoutbound.ID(o.ID), entoutbound.StateEQ(entoutbound.StateSent)).
+			SetState(entoutbound.StateFailed).SetLastError("executed in a block and failed: the funds did not move").SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("record %s failed in its block: %w", o.Key, err)
+		}
+		if n == 0 {
+			return nil
+		}
+		return h.Bounced(ctx, tx, t, o)
+	})
 }

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // handler records what the engine hands it.
 type handler struct {
-	sent, replaced, failed []string
+	sent, replaced, failed, bounced []string
 }
 
 func (h *handler) Sent(_ context.Context, _ *entdb.Tx, _ chains.Ticker, os []*entdb.Outbound) error {
@@ -50,6 +50,11 @@ func (h *handler) Failed(_ context.Context, _ *entdb.Tx, _ chains.Ticker, o *ent
 	return nil
 }
 
+func (h *handler) Bounced(_ context.Context, _ *entdb.Tx, _ chains.Ticker, o *entdb.Outbound) error {
+	h.bounced = append(h.bounced, o.Key)
+	return nil
+}
+
 // minimums is a network whose every output must carry at least min.
 type minimums struct{ min decimal.Decimal }
 
@@ -63,6 +68,16 @@ type backend struct {
 	signErr      error
 	sendErrs     []error // returned by the next sends, in order
 	offline      bool
+	// failedInBlock: State reports these txids included and failed, as an
+	// EVM or TRON node does for a reverted execution.
+	failedInBlock map[string]bool
+}
+
+func (b *backend) State(ctx context.Context, tr chains.Transfer) (chains.TxState, error) {
+	if b.failedInBlock[tr.TxID] {
+		return chains.TxState{Present: true, Executed: false}, nil
+	}
+	return b.Backend.State(ctx, tr)
 }
 
 func (b *backend) SignsOffline() bool { return b.offline }
@@ -197,6 +212,45 @@ func TestSendSignsOnceAndResumesRecordedBytes(t *testing.T) {
 		}
 		if open, err := restarted.e.Resume(ctx, bn.tk); err != nil || open || restarted.b.sends != 1 || len(restarted.h.sent) != 1 {
 			t.Fatalf("a second resume: %v (open %v), %d sends, handler %v", err, open, restarted.b.sends, restarted.h.sent)
+		}
+	})
+}
+
+// TestFailedInBlockIsBouncedOnce: a sent transaction that a block
+// includes and fails is marked failed and handed to its handler's Bounced
+// in the same database transaction, once: a later Follow, or another
+// instance's, finds nothing to do, and nothing is sent again.
+func TestFailedInBlockIsBouncedOnce(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		o, err := bn.plan(t, "k", "0.5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err != nil {
+			t.Fatal(err)
+		}
+		sent := bn.state(t, "k")
+		bn.b.failedInBlock = map[string]bool{sent.Txid: true}
+		other := newBench(t, db, Faults{})
+		other.b.Backend, other.b.failedInBlock = bn.chain, bn.b.failedInBlock
+		for _, e := range []*bench{bn, other, bn} {
+			if err := e.e.Follow(ctx, bn.tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := bn.state(t, "k")
+		if got.State != entoutbound.StateFailed || got.LastError == "" || got.LandedAt != nil {
+			t.Fatalf("after the failed execution: %+v", got)
+		}
+		if len(bn.h.bounced)+len(other.h.bounced) != 1 || len(bn.h.bounced) != 1 {
+			t.Fatalf("bounced: this instance %v, the other %v; want once, by the first to follow", bn.h.bounced, other.h.bounced)
+		}
+		if bn.b.sends != 1 || other.b.sends != 0 {
+			t.Fatalf("%d and %d sends after the failure, want the one send", bn.b.sends, other.b.sends)
 		}
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/outbound"
 )
 
@@ -316,6 +317,94 @@ func TestDroppedForwardIsSentAgain(t *testing.T) {
 			poll(t, w)
 			if b.sends[fw.TxidOut] != 2 || len(chain.Forwards()) != 1 {
 				t.Errorf("%d sends, %d forwards after it landed", b.sends[fw.TxidOut], len(chain.Forwards()))
+			}
+		})
+	}
+}
+
+// revertingBackend is an EVM node on which every forward sent is included
+// in the next block and fails its execution (a reverted transaction).
+type revertingBackend struct {
+	chains.Backend
+	sent map[string]bool
+}
+
+func (b *revertingBackend) Send(ctx context.Context, s chains.Signed) error {
+	b.sent[s.TxID] = true
+	return b.Backend.Send(ctx, s)
+}
+
+func (b *revertingBackend) State(ctx context.Context, t chains.Transfer) (chains.TxState, error) {
+	if b.sent[t.TxID] {
+		return chains.TxState{Present: true, Confirmations: 1, Executed: false}, nil
+	}
+	return b.Backend.State(ctx, t)
+}
+
+// TestForwardFailedInBlockIsHeld: a forward that a block includes and
+// fails (its funds never left the payment address) is taken back once the
+// chain is followed: its transaction is recorded failed, the payment is
+// held for the operator, and the journal moves its forwarded value from
+// forwarded to held (the fee stays), so the operator's held funds list it
+// and nothing claims it reached the merchant. It is never sent again.
+func TestForwardFailedInBlockIsHeld(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "eth")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			b := &revertingBackend{Backend: chain, sent: map[string]bool{}}
+			svc := f.service(db, b, &recorder{})
+			svc.startNearHead = map[string]bool{"eth": true} // a node: sent forwards are followed
+			w, _ := svc.NewWatcher(f.tk, time.Second)
+			poll(t, w) // records the cursor
+			addrIn, _ := merchantAddress(t, f, 1, false)
+			payEach(t, chain, []string{addrIn}, "0.5")
+			poll(t, w) // credits and forwards
+			fw, err := db.Client.Forward.Query().Only(ctx)
+			if err != nil || fw.Status != entforward.StatusDone || outboundOf(t, db, fw).State != entoutbound.StateSent {
+				t.Fatalf("after the forward: %+v %v", fw, err)
+			}
+			balances := func() map[ledger.Account]decimal.Decimal {
+				bs, err := ledger.Balances(ctx, db.Client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[ledger.Account]decimal.Decimal{}
+				for _, b := range bs {
+					out[b.Account] = ledger.Coins(f.tk, b.Units)
+				}
+				return out
+			}
+			before := balances()
+			if !before[ledger.Forwarded].Equal(fw.ValueForwardedCoin) || !before[ledger.Held].IsZero() {
+				t.Fatalf("journal after the send: %v", before)
+			}
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, w) // followed: included and failed
+			poll(t, w) // again: nothing more
+			if o := outboundOf(t, db, fw); o.State != entoutbound.StateFailed || o.LandedAt != nil {
+				t.Fatalf("the failed forward's transaction: %+v", o)
+			}
+			p, err := db.Client.Payment.Query().Only(ctx)
+			if err != nil || p.HoldReason != entpayment.HoldReasonOperatorHold || !strings.Contains(p.Note, "failed in its block") {
+				t.Fatalf("payment after the failed forward: %+v, %v", p, err)
+			}
+			after := balances()
+			if !after[ledger.Forwarded].IsZero() || !after[ledger.Held].Equal(fw.ValueForwardedCoin) || !after[ledger.Fee].Equal(before[ledger.Fee]) {
+				t.Fatalf("journal after the failed forward: %v; want the forwarded value held, the fee as it was", after)
+			}
+			held, err := ledger.HeldSummary(ctx, db.Client)
+			if err != nil || len(held) != 1 {
+				t.Fatalf("held funds %+v, %v; want the bounced payment listed", held, err)
+			}
+			if len(chain.Forwards()) != 1 || len(b.sent) != 1 {
+				t.Fatalf("%d forwards on chain, %d transactions sent; want the one", len(chain.Forwards()), len(b.sent))
 			}
 		})
 	}

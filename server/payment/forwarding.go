@@ -120,6 +120,39 @@ func (h forwarding) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o
 	return stopWatching(ctx, tx, ids...)
 }
 
+// Bounced takes back the forwards of o, which a block included and failed
+// after Sent had completed them (EVM, TRON: a reverted execution): the
+// forwarded value never left the payment address. Each payment is held for
+// the operator (operator_hold, swept or sent again by hand from `payhook
+// funds`), its note says why, and the journal moves its forwarded value to
+// held (ledger.Bounce); the service fee and the network fee stay journaled
+// as they were. The payment keeps the completed status the merchant was
+// told (no webhook status says "taken back"; docs/decisions.md).
+func (h forwarding) Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound) error {
+	s := h.s
+	fs, err := tx.Forward.Query().Where(entforward.OutboundID(o.ID), entforward.StatusEQ(entforward.StatusDone)).
+		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
+		Order(entdb.Asc(entforward.FieldID)).All(ctx)
+	if err != nil {
+		return fmt.Errorf("load forwards of %s: %w", o.Key, err)
+	}
+	now := s.now()
+	journal := make([]ledger.Entry, 0, len(fs))
+	for _, f := range fs {
+		p := f.Edges.Payment
+		note := withNote(p.Note, "forwarding transaction "+o.Txid+" failed in its block: the funds stayed on the payment address; held for the operator")
+		if err := tx.Payment.UpdateOne(p).SetHoldReason(entpayment.HoldReasonOperatorHold).SetNote(note).SetUpdatedAt(now).Exec(ctx); err != nil {
+			return fmt.Errorf("hold payment %d: %w", p.ID, err)
+		}
+		r := ref(p.Edges.Address, p)
+		r.OutboundID = o.ID
+		journal = append(journal, ledger.Bounce(t, r, f.ValueForwardedCoin, string(entpayment.HoldReasonOperatorHold)))
+		s.logger.Error("a forward failed in its block: its funds stay on the payment address, held for the operator (payhook funds)",
+			"ticker", t.Ticker, "address_in", p.Edges.Address.AddressIn, "txid_out", o.Txid, "value_coin", f.ValueForwardedCoin.String())
+	}
+	return ledger.Write(ctx, tx, now, journal...)
+}
+
 // markCompleted marks forwards fs done with their TxidOut, only those still
 // intents, and completes their payments; it reports which forwards it
 // marked.

@@ -86,6 +86,7 @@ const (
 	EventPlan     Event = "plan"
 	EventSend     Event = "send"
 	EventUnplan   Event = "unplan"
+	EventBounce   Event = "bounce"
 	EventReversal Event = "reversal"
 	EventRestore  Event = "restore"
 	EventSweep    Event = "sweep"
@@ -100,7 +101,7 @@ func (e Event) String() string {
 // EventValidator is a validator for the "event" field enum values. It is called by the builders before save.
 func EventValidator(e Event) error {
 	switch e {
-	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund:
+	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventBounce, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for event field: %q", e)

@@ -331,7 +331,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "project_id", Type: field.TypeInt64},
 		{Name: "ticker", Type: field.TypeString},
-		{Name: "event", Type: field.TypeEnum, Enums: []string{"credit", "hold", "release", "plan", "send", "unplan", "reversal", "restore", "sweep", "payout", "refund"}},
+		{Name: "event", Type: field.TypeEnum, Enums: []string{"credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund"}},
 		{Name: "account", Type: field.TypeEnum, Enums: []string{"received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund"}},
 		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(60,0)", "sqlite3": "text"}},
 		{Name: "key", Type: field.TypeString},
