@@ -469,12 +469,12 @@ var costBudget = map[string]struct {
 	statements, rows float64
 }{
 	// Measured (2026-11-28, both kinds at once as here, blocks of 1,000
-	// and 5,000): 0.75-0.98 statements and 26-29 rows per payment (of which
-	// notifications 9-13).
+	// and 5,000): 0.67-0.87 statements and 27-30 rows per payment (of which
+	// notifications 10-14).
 	"address": {statements: 1.5, rows: 50},
 	// Measured likewise (the project has no wallet: each payment is held
-	// and completed): 0.61-0.93 statements and 33-39 rows per payment (of
-	// which notifications 14-19).
+	// and completed): 0.60-0.78 statements and 32-37 rows per payment (of
+	// which notifications 12-17).
 	"checkout": {statements: 1.5, rows: 50},
 }
 
