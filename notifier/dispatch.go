@@ -70,12 +70,13 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 	// at most). Without it, the backlog of a destination at its bound would
 	// be scanned past at every slot freed. (A pace of work, not a schedule:
 	// it runs on the wall clock.)
-	if since := clock.Now().Sub(d.scannedAt); !d.rescan && since < rescanAfter && d.backlogFull() {
+	wall := clock.Now()
+	if since := wall.Sub(d.scannedAt); !d.rescan && since < rescanAfter && d.backlogFull() {
 		d.mu.Unlock()
 		return 0, rescanAfter - since, nil
 	}
 	d.rescan = false
-	d.scannedAt = clock.Now()
+	d.scannedAt = wall
 	d.mu.Unlock()
 	capa.free = free
 	d.parkSaturated(full)
@@ -104,7 +105,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 	}
 	switch {
 	case pulled > 0 || (res.truncated && !res.bound):
-		again = time.Nanosecond
+		again = atOnce
 	case res.truncated:
 		again = rescanAfter
 	}
@@ -120,6 +121,12 @@ func (d *Dispatcher) backlogFull() bool {
 		}
 	}
 	return len(d.backlog) > 0
+}
+
+// hasSlot reports whether an attempt to host could start now: a worker and
+// a slot of host are free. d.mu must be held.
+func (d *Dispatcher) hasSlot(host string) bool {
+	return d.active < d.cfg.Workers && d.perHost[host] < d.cfg.PerHost
 }
 
 // pullParked makes due now, for each parked destination with free slots
@@ -703,27 +710,25 @@ func (d *Dispatcher) recordLoop() {
 		}
 	drain:
 		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-d.results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-				continue
-			default:
-			}
+			var r result
+			var ok bool
 			if linger == nil {
-				break
-			}
-			select {
-			case r, ok := <-d.results:
-				if !ok {
+				select {
+				case r, ok = <-d.results:
+				default:
 					break drain
 				}
-				batch = append(batch, r)
-			case <-linger.C:
+			} else {
+				select {
+				case r, ok = <-d.results:
+				case <-linger.C:
+					break drain
+				}
+			}
+			if !ok {
 				break drain
 			}
+			batch = append(batch, r)
 		}
 		if linger != nil {
 			linger.Stop()
@@ -785,7 +790,7 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	d.mu.Lock()
 	for _, r := range batch {
 		d.releaseSequence(r.c.n.Sequence)
-		turn = turn || (r.c.n.Sequence != nil && d.active < d.cfg.Workers && d.perHost[r.c.n.Host] < d.cfg.PerHost)
+		turn = turn || (r.c.n.Sequence != nil && d.hasSlot(r.c.n.Host))
 	}
 	d.mu.Unlock()
 	for _, e := range events {
@@ -925,15 +930,12 @@ func (d *Dispatcher) storeSignatures(ctx context.Context, tx *entdb.Tx, batch []
 	if d.db.Dialect == store.Postgres {
 		return nil
 	}
-	var ids, sigs []any
 	for _, r := range batch {
-		if r.signature != "" {
-			ids, sigs = append(ids, r.c.n.ID), append(sigs, r.signature)
+		if r.signature == "" {
+			continue
 		}
-	}
-	for i, id := range ids {
-		if err := tx.Notification.Update().Where(notification.ID(id.(int64)), notification.Signature("")).
-			SetSignature(sigs[i].(string)).Exec(ctx); err != nil {
+		if err := tx.Notification.Update().Where(notification.ID(r.c.n.ID), notification.Signature("")).
+			SetSignature(r.signature).Exec(ctx); err != nil {
 			return fmt.Errorf("store signature: %w", err)
 		}
 	}

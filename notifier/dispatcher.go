@@ -175,7 +175,7 @@ func (d *Dispatcher) loop(ctx context.Context) {
 			// its slots free (which wakes the loop).
 			wait = min(wait, again)
 		}
-		if wait > time.Nanosecond {
+		if wait > atOnce {
 			if due, ok, err := d.nextDue(ctx); err == nil && ok {
 				if w := due.Sub(d.cfg.Now()); w < wait {
 					wait = max(w, 0)
@@ -194,6 +194,10 @@ func (d *Dispatcher) loop(ctx context.Context) {
 		}
 	}
 }
+
+// atOnce is dispatch's answer "look again at once" (0 is "not before a
+// wake-up").
+const atOnce = time.Nanosecond
 
 // rescanAfter is how soon the loop looks again for other destinations' due
 // rows after a claim stopped at its limit among rows of a destination at
@@ -439,7 +443,7 @@ func (d *Dispatcher) sendStored(st stored) {
 	d.mu.Lock()
 	wake, known := !d.handOff, true
 	for h := range st.wakeFor {
-		wake = wake || (d.active < d.cfg.Workers && d.perHost[h] < d.cfg.PerHost)
+		wake = wake || d.hasSlot(h)
 		known = known && d.backlog[h]
 	}
 	if wake && !known {

@@ -37,8 +37,8 @@ type Events struct {
 	startstop.Base
 }
 
-func newEvents(db *store.DB, now func() time.Time, logger *slog.Logger) *Events {
-	return &Events{db: db, now: now, logger: logger, broker: newBroker(), onPeer: func() {}, listening: make(chan struct{})}
+func newEvents(db *store.DB, now func() time.Time, instance string, logger *slog.Logger) *Events {
+	return &Events{db: db, now: now, instance: instance, logger: logger, broker: newBroker(), onPeer: func() {}, listening: make(chan struct{})}
 }
 
 // Start listens for other instances' events (PostgreSQL only) until Stop;

@@ -225,8 +225,7 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) (*Notifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("notifier: %w", err)
 	}
-	events := newEvents(db, cfg.Now, logger)
-	events.instance = cfg.InstanceID
+	events := newEvents(db, cfg.Now, cfg.InstanceID, logger)
 	queue := newQueue(db, cfg, events, logger)
 	d, err := newDispatcher(db, cfg, queue, events, logger)
 	if err != nil {

@@ -46,8 +46,8 @@ type handOff interface {
 	// claimStored reserves, among rows about to be stored, those the
 	// dispatcher can attempt at once: it leases them (their fields are set
 	// for the insert) and takes their slots.
-	// first holds the rows whose sequence has no earlier message.
-	// Rows left for the dispatch loop may get a later due time (after an
+	// first holds the rows whose sequence has no earlier message. Rows
+	// left for the dispatch loop may get a later due time (after an
 	// earlier notification of their sequence).
 	claimStored(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool) (stored, error)
 	// sendStored starts the claimed attempts once their rows committed,
@@ -81,10 +81,11 @@ type pendingTx struct {
 // schedule (due at once; failed when the delivery window closes). A
 // signature made once (RSA) is made by the first attempt, on the
 // dispatcher's workers, and stored with its record (storedHeaders): the
-// producer's transaction does not wait for signatures. The rows are written when the transaction commits (the returned
-// row's ID is set then; a duplicate uuid fails the commit) and the
-// dispatcher is woken; if it rolls back, nothing was stored and nothing is
-// sent. Errors wrap ErrInvalidMessage or ErrUnknownSigner.
+// producer's transaction does not wait for signatures. The rows are
+// written when the transaction commits (the returned row's ID is set then;
+// a duplicate uuid fails the commit) and the dispatcher is woken; if it
+// rolls back, nothing was stored and nothing is sent. Errors wrap
+// ErrInvalidMessage or ErrUnknownSigner.
 func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.Notification, error) {
 	if m.UUID == "" {
 		m.UUID = uuid.NewString()

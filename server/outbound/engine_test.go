@@ -142,6 +142,16 @@ func (bn *bench) plan(t *testing.T, key, amount string) (*entdb.Outbound, error)
 	return o, err
 }
 
+// mustPlan is plan, failing the test on an error.
+func (bn *bench) mustPlan(t *testing.T, key, amount string) *entdb.Outbound {
+	t.Helper()
+	o, err := bn.plan(t, key, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 func (bn *bench) state(t *testing.T, key string) *entdb.Outbound {
 	t.Helper()
 	o, err := bn.db.Client.Outbound.Query().Where(entoutbound.Key(key)).Only(context.Background())
@@ -188,10 +198,7 @@ func TestSendSignsOnceAndResumesRecordedBytes(t *testing.T) {
 		ctx := context.Background()
 		crash := errors.New("killed")
 		bn := newBench(t, db, Faults{AfterRecord: func() error { return crash }})
-		o, err := bn.plan(t, "k1", "0.5")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := bn.mustPlan(t, "k1", "0.5")
 		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); !errors.Is(err, crash) {
 			t.Fatalf("send: %v", err)
 		}
@@ -226,10 +233,7 @@ func TestFailedInBlockIsBouncedOnce(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		bn := newBench(t, db, Faults{})
-		o, err := bn.plan(t, "k", "0.5")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := bn.mustPlan(t, "k", "0.5")
 		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err != nil {
 			t.Fatal(err)
 		}
@@ -264,10 +268,7 @@ func TestRecordFirstWins(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		bn := newBench(t, db, Faults{})
-		o, err := bn.plan(t, "k", "0.5")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := bn.mustPlan(t, "k", "0.5")
 		first := chains.Signed{TxID: "first", Raw: []byte("first bytes")}
 		if _, err := bn.e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: first}); err != nil {
 			t.Fatal(err)
@@ -289,10 +290,7 @@ func TestNeverLandsIsReplaced(t *testing.T) {
 		ctx := context.Background()
 		bn := newBench(t, db, Faults{})
 		bn.b.sendErrs = []error{fmt.Errorf("blockhash expired: %w", chains.ErrNeverLands)}
-		o, err := bn.plan(t, "k", "0.5")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := bn.mustPlan(t, "k", "0.5")
 		open, err := bn.e.Send(ctx, bn.tk, []int64{o.ID})
 		if err != nil || !open {
 			t.Fatalf("send: %v (open %v); want the replacement left open", err, open)
@@ -323,10 +321,7 @@ func TestRefusedAtSigningFails(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		bn := newBench(t, db, Faults{})
-		o, err := bn.plan(t, "k", "0.5")
-		if err != nil {
-			t.Fatal(err)
-		}
+		o := bn.mustPlan(t, "k", "0.5")
 		bn.b.signErr = errors.New("node unreachable")
 		if open, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err == nil || !open {
 			t.Fatalf("send with the node down: %v (open %v)", err, open)

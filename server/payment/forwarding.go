@@ -89,24 +89,19 @@ func (h forwarding) Replaced(ctx context.Context, tx *entdb.Tx, old, next *entdb
 // removed (nothing was sent), its plan reversed in the journal, and it is
 // no longer watched.
 func (h forwarding) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, cause error) error {
-	s := h.s
-	fs, err := tx.Forward.Query().Where(entforward.OutboundID(o.ID), entforward.StatusEQ(entforward.StatusIntent)).
-		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
-		Order(entdb.Asc(entforward.FieldID)).All(ctx)
+	fs, err := forwardsOf(ctx, tx, o, entforward.StatusIntent)
 	if err != nil {
-		return fmt.Errorf("load forwards of %s: %w", o.Key, err)
+		return err
 	}
-	now := s.now()
+	now := h.s.now()
 	var journal []ledger.Entry
 	var ids []int64
 	for _, f := range fs {
 		p := f.Edges.Payment
-		a := p.Edges.Address
-		note := withNote(p.Note, "not forwarded: the network refused the forwarding transaction as planned; held for the operator ("+cause.Error()+")")
-		if err := tx.Payment.UpdateOne(p).SetHoldReason(entpayment.HoldReasonOperatorHold).SetNote(note).SetUpdatedAt(now).Exec(ctx); err != nil {
-			return fmt.Errorf("hold payment %d: %w", p.ID, err)
+		if err := holdForOperator(ctx, tx, p, "not forwarded: the network refused the forwarding transaction as planned; held for the operator ("+cause.Error()+")", now); err != nil {
+			return err
 		}
-		r := ref(a, p)
+		r := ref(p.Edges.Address, p)
 		r.OutboundID = o.ID
 		journal = append(journal, ledger.Unplan(t, r, p.ValueCoin), ledger.Hold(t, r, p.ValueCoin, string(entpayment.HoldReasonOperatorHold)))
 		ids = append(ids, p.ID)
@@ -130,19 +125,16 @@ func (h forwarding) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o
 // told (no webhook status says "taken back"; docs/decisions.md).
 func (h forwarding) Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound) error {
 	s := h.s
-	fs, err := tx.Forward.Query().Where(entforward.OutboundID(o.ID), entforward.StatusEQ(entforward.StatusDone)).
-		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
-		Order(entdb.Asc(entforward.FieldID)).All(ctx)
+	fs, err := forwardsOf(ctx, tx, o, entforward.StatusDone)
 	if err != nil {
-		return fmt.Errorf("load forwards of %s: %w", o.Key, err)
+		return err
 	}
 	now := s.now()
 	journal := make([]ledger.Entry, 0, len(fs))
 	for _, f := range fs {
 		p := f.Edges.Payment
-		note := withNote(p.Note, "forwarding transaction "+o.Txid+" failed in its block: the funds stayed on the payment address; held for the operator")
-		if err := tx.Payment.UpdateOne(p).SetHoldReason(entpayment.HoldReasonOperatorHold).SetNote(note).SetUpdatedAt(now).Exec(ctx); err != nil {
-			return fmt.Errorf("hold payment %d: %w", p.ID, err)
+		if err := holdForOperator(ctx, tx, p, "forwarding transaction "+o.Txid+" failed in its block: the funds stayed on the payment address; held for the operator", now); err != nil {
+			return err
 		}
 		r := ref(p.Edges.Address, p)
 		r.OutboundID = o.ID
@@ -151,6 +143,27 @@ func (h forwarding) Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, 
 			"ticker", t.Ticker, "address_in", p.Edges.Address.AddressIn, "txid_out", o.Txid, "value_coin", f.ValueForwardedCoin.String())
 	}
 	return ledger.Write(ctx, tx, now, journal...)
+}
+
+// forwardsOf loads the forwards of o in status st, oldest first, with
+// their payments and the payments' addresses.
+func forwardsOf(ctx context.Context, tx *entdb.Tx, o *entdb.Outbound, st entforward.Status) ([]*entdb.Forward, error) {
+	fs, err := tx.Forward.Query().Where(entforward.OutboundID(o.ID), entforward.StatusEQ(st)).
+		WithPayment(func(q *entdb.PaymentQuery) { q.WithAddress() }).
+		Order(entdb.Asc(entforward.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load forwards of %s: %w", o.Key, err)
+	}
+	return fs, nil
+}
+
+// holdForOperator holds payment p for the operator (operator_hold), its
+// note saying why.
+func holdForOperator(ctx context.Context, tx *entdb.Tx, p *entdb.Payment, why string, now time.Time) error {
+	if err := tx.Payment.UpdateOne(p).SetHoldReason(entpayment.HoldReasonOperatorHold).SetNote(withNote(p.Note, why)).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return fmt.Errorf("hold payment %d: %w", p.ID, err)
+	}
+	return nil
 }
 
 // markCompleted marks forwards fs done with their TxidOut, only those still
