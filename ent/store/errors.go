@@ -3,6 +3,9 @@ package store
 import (
 	"errors"
 
+	"entgo.io/ent/dialect/sql/sqlgraph"
+
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/internal/kind"
 )
 
@@ -43,4 +46,10 @@ func Classify(err error) error {
 		return &UnavailableError{Why: why, Err: err}
 	}
 	return err
+}
+
+// IsConstraintError reports whether err is a constraint violation, from an
+// ent builder or from a hand-written statement (InsertRows).
+func IsConstraintError(err error) bool {
+	return entdb.IsConstraintError(err) || sqlgraph.IsConstraintError(err)
 }

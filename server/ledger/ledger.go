@@ -11,6 +11,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
+	"github.com/payhook/payhook/ent/store"
 )
 
 // Account is a balance of the journal (see the package doc).
@@ -161,12 +162,13 @@ func Coins(t chains.Ticker, units decimal.Decimal) decimal.Decimal {
 	return units.Shift(-t.Decimals)
 }
 
-// Write journals entries within tx, dated at, all their lines in one statement. An
-// entry whose lines do not sum to zero or are not whole base units is a
-// bug: nothing is written and the error says which. An event journaled
-// before fails the statement with a constraint error.
-func Write(ctx context.Context, tx *entdb.Tx, at time.Time, entries ...Entry) error {
-	var rows []*entdb.LedgerEntryCreate
+// Write journals entries within tx, dated at, all their lines in one
+// statement (store.InsertRows: nothing is read back). An entry whose lines
+// do not sum to zero or are not whole base units is a bug: nothing is
+// written and the error says which. An event journaled before fails the
+// statement with a unique-constraint error (store.IsConstraintError).
+func Write(ctx context.Context, tx *entdb.Tx, d store.Dialect, at time.Time, entries ...Entry) error {
+	var rows [][]any
 	for _, e := range entries {
 		sum := decimal.Zero
 		for _, l := range e.Lines {
@@ -178,15 +180,14 @@ func Write(ctx context.Context, tx *entdb.Tx, at time.Time, entries ...Entry) er
 			if u.IsZero() {
 				continue // a zero line moves nothing (a fee of 0)
 			}
-			c := tx.LedgerEntry.Create().
-				SetProjectID(e.Ref.ProjectID).SetTicker(e.Ticker.Ticker).SetEvent(e.Event).SetAccount(l.Account).
-				SetAmount(u).SetKey(e.Key).SetCreatedAt(at).
-				SetNillablePaymentID(nonZero(e.Ref.PaymentID)).SetNillableAddressID(nonZero(e.Ref.AddressID)).
-				SetNillableOutboundID(nonZero(e.Ref.OutboundID))
+			var reason any
 			if e.HoldReason != "" && l.Account == Held {
-				c.SetHoldReason(entledger.HoldReason(e.HoldReason))
+				reason = e.HoldReason
 			}
-			rows = append(rows, c)
+			rows = append(rows, []any{
+				at, e.Ref.ProjectID, e.Ticker.Ticker, string(e.Event), string(l.Account), u.String(), e.Key,
+				nonZero(e.Ref.PaymentID), nonZero(e.Ref.AddressID), nonZero(e.Ref.OutboundID), reason,
+			})
 		}
 		if !sum.IsZero() {
 			return fmt.Errorf("ledger %s: lines sum to %s base units, not zero", e.Key, sum)
@@ -195,15 +196,26 @@ func Write(ctx context.Context, tx *entdb.Tx, at time.Time, entries ...Entry) er
 	if len(rows) == 0 {
 		return nil
 	}
-	if err := tx.LedgerEntry.CreateBulk(rows...).Exec(ctx); err != nil {
+	if _, err := store.InsertRows(ctx, tx, d, entledger.Table, lineColumns, rows, "", false); err != nil {
 		return fmt.Errorf("journal %d lines: %w", len(rows), err)
 	}
 	return nil
 }
 
-func nonZero(id int64) *int64 {
+// lineColumns are the columns Write inserts, in the order of its rows.
+var lineColumns = []store.Column{
+	{Name: entledger.FieldCreatedAt, PGType: "timestamptz"}, {Name: entledger.FieldProjectID, PGType: "bigint"},
+	{Name: entledger.FieldTicker, PGType: "text"}, {Name: entledger.FieldEvent, PGType: "text"},
+	{Name: entledger.FieldAccount, PGType: "text"}, {Name: entledger.FieldAmount, PGType: "numeric"},
+	{Name: entledger.FieldKey, PGType: "text"}, {Name: entledger.FieldPaymentID, PGType: "bigint"},
+	{Name: entledger.FieldAddressID, PGType: "bigint"}, {Name: entledger.FieldOutboundID, PGType: "bigint"},
+	{Name: entledger.FieldHoldReason, PGType: "text"},
+}
+
+// nonZero is id, or NULL for 0.
+func nonZero(id int64) any {
 	if id == 0 {
 		return nil
 	}
-	return &id
+	return id
 }

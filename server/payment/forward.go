@@ -351,7 +351,7 @@ func (pl *planner) commit(ctx context.Context) ([]*entdb.Outbound, error) {
 	if err := pl.s.react(ctx, pl.tx, pl.pub); err != nil {
 		return nil, err
 	}
-	if err := ledger.Write(ctx, pl.tx, pl.now, pl.journal...); err != nil {
+	if err := ledger.Write(ctx, pl.tx, pl.s.db.Dialect, pl.now, pl.journal...); err != nil {
 		return nil, err
 	}
 	return os, stopWatching(ctx, pl.tx, pl.stop...)

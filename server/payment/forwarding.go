@@ -70,7 +70,7 @@ func (h forwarding) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, os 
 	if err := s.react(ctx, tx, pub); err != nil {
 		return err
 	}
-	if err := ledger.Write(ctx, tx, now, journal...); err != nil {
+	if err := ledger.Write(ctx, tx, s.db.Dialect, now, journal...); err != nil {
 		return err
 	}
 	return stopWatching(ctx, tx, paid...)
@@ -109,7 +109,7 @@ func (h forwarding) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o
 	if _, err := tx.Forward.Delete().Where(entforward.OutboundID(o.ID), entforward.StatusEQ(entforward.StatusIntent)).Exec(ctx); err != nil {
 		return fmt.Errorf("remove the forwards of %s: %w", o.Key, err)
 	}
-	if err := ledger.Write(ctx, tx, now, journal...); err != nil {
+	if err := ledger.Write(ctx, tx, h.s.db.Dialect, now, journal...); err != nil {
 		return err
 	}
 	return stopWatching(ctx, tx, ids...)
@@ -142,7 +142,7 @@ func (h forwarding) Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, 
 		s.logger.Error("a forward failed in its block: its funds stay on the payment address, held for the operator (payhook funds)",
 			"ticker", t.Ticker, "address_in", p.Edges.Address.AddressIn, "txid_out", o.Txid, "value_coin", f.ValueForwardedCoin.String())
 	}
-	return ledger.Write(ctx, tx, now, journal...)
+	return ledger.Write(ctx, tx, s.db.Dialect, now, journal...)
 }
 
 // forwardsOf loads the forwards of o in status st, oldest first, with

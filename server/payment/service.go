@@ -122,7 +122,7 @@ func (s *Service) apply(ctx context.Context, t chains.Ticker, head chains.Head, 
 func (s *Service) applyBatch(ctx context.Context, t chains.Ticker, head chains.Head, obs []chains.Observation, then func(*entdb.Tx) error) ([]int64, error) {
 	for try := 0; ; try++ {
 		fwd, err := s.applyTx(ctx, t, head, obs, then)
-		if err == nil || try == 2 || !entdb.IsConstraintError(err) {
+		if err == nil || try == 2 || !store.IsConstraintError(err) {
 			return fwd, err
 		}
 	}
@@ -271,7 +271,7 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 			if err := s.react(ctx, tx, pub); err != nil {
 				return err
 			}
-			if err := ledger.Write(ctx, tx, s.now(), journal...); err != nil {
+			if err := ledger.Write(ctx, tx, s.db.Dialect, s.now(), journal...); err != nil {
 				return err
 			}
 			if len(watch) > 0 {
