@@ -53,6 +53,7 @@ type benchOptions struct {
 	out         string
 	limitsFor   time.Duration
 	cpuProfile  string
+	memProfile  string
 	repeat      int
 	scrapeEvery time.Duration
 	// mode is engine (the delivery engine's runs) or e2e (payments end to
@@ -156,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.out, "out", "bench.json", "JSON results file")
 	fs.DurationVar(&o.limitsFor, "limits-for", 3*time.Second, "how long each machine-limit measurement runs")
 	fs.IntVar(&o.repeat, "repeat", 1, "run the latency run, and the one with a dead endpoint, this many times each, alternately (the summary compares medians)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "e2e: write the allocations from the mine request to the last acknowledgement to this file (and those before it to FILE.base: go tool pprof -sample_index=alloc_space -base FILE.base)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process during the runs (not the limit measurements; e2e: from the mine request to the last acknowledgement) to this file")
 	fs.StringVar(&o.mode, "mode", "engine", `engine: the delivery engine's runs against a loopback receiver; e2e: payments end to end through a real payhook server on the devnet ("payhook-bench e2e" is the same)`)
 	fs.IntVar(&o.e2eN, "e2e-n", 2000, "e2e: payment addresses created, paid and mined in one block (each owes a confirmed and a completed callback)")

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -204,7 +205,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		bar = progressbar.NewOptions(res.Expected, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("e2e "+o.e2eTicker), progressbar.OptionClearOnFinish())
 	}
 	say("e2e: mining one block; waiting for %d callbacks (at most %s)...", res.Expected, o.e2eTimeout)
-	stopProfile, err := startProfile(o.cpuProfile)
+	stopProfile, err := startProfile(o.cpuProfile, o.memProfile)
 	if err != nil {
 		return res, err
 	}
@@ -823,10 +824,31 @@ func machineTimes() cpuTimes {
 }
 
 // startProfile starts a CPU profile of the process into path (nothing when
-// path is empty) and returns what stops it.
-func startProfile(path string) (func() error, error) {
+// path is empty) and, when memPath is set, writes the allocations so far to
+// memPath.base and, when stopped, to memPath (compare the window's with
+// go tool pprof -sample_index=alloc_space -base memPath.base). It returns
+// what stops them.
+func startProfile(path, memPath string) (func() error, error) {
+	writeAllocs := func(p string) error {
+		if memPath == "" {
+			return nil
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		runtime.GC() // the profile counts allocations up to the last collection
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		return f.Close()
+	}
+	if err := writeAllocs(memPath + ".base"); err != nil {
+		return nil, err
+	}
 	if path == "" {
-		return func() error { return nil }, nil
+		return func() error { return writeAllocs(memPath) }, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -838,6 +860,6 @@ func startProfile(path string) (func() error, error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
-		return f.Close()
+		return errors.Join(f.Close(), writeAllocs(memPath))
 	}, nil
 }

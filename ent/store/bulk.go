@@ -35,7 +35,8 @@ type Column struct{ Name, PGType string }
 // (an ON CONFLICT clause). PostgreSQL gets one statement taking one array
 // per column, so the statement's size (and its parse and plan) does not
 // grow with the rows; SQLite gets multi-row VALUES in chunks of bulkChunk.
-// A nil value is NULL; a []byte for a bytea column is sent as bytes.
+// A nil value is NULL; a []byte is sent as bytes to a bytea column and as
+// text to any other (a JSON document: ent writes JSON fields as bytes).
 func InsertRows(ctx context.Context, tx *entdb.Tx, d Dialect, table string, cols []Column, rows [][]any, suffix string, wantIDs bool) ([]int64, error) {
 	if len(cols) == 0 || len(cols)*bulkChunk > 32766 {
 		return nil, fmt.Errorf("insert into %s: %d columns: want 1 to %d", table, len(cols), 32766/bulkChunk)
@@ -128,9 +129,13 @@ func unnestSource(cols []Column, rows [][]any) (string, []any) {
 		values := make([]any, len(rows))
 		for j, r := range rows {
 			values[j] = r[i]
-			if b, ok := r[i].([]byte); ok && c.PGType == "bytea" {
-				// In an array literal, bytes are text: send bytea's hex form.
-				values[j] = `\x` + hex.EncodeToString(b)
+			if b, ok := r[i].([]byte); ok {
+				if c.PGType == "bytea" {
+					// In an array literal, bytes are text: send bytea's hex form.
+					values[j] = `\x` + hex.EncodeToString(b)
+				} else {
+					values[j] = string(b) // a JSON document, say
+				}
 			}
 		}
 		args[i] = Array(values)

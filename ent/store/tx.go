@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/lib/pq"
-
 	entdb "github.com/payhook/payhook/ent/db"
 )
 
@@ -26,19 +24,6 @@ func WithTx(ctx context.Context, client *entdb.Client, fn func(*entdb.Tx) error)
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
-}
-
-// Array wraps the values of one column as a PostgreSQL array parameter
-// (for INSERT ... SELECT FROM unnest($1::type[], ...), which PostgreSQL
-// parses once for any number of rows). A nil element is NULL.
-func Array(values []any) any {
-	return pq.GenericArray{A: values}
-}
-
-// ByteaArray wraps byte strings as a PostgreSQL bytea[] parameter (see
-// Array).
-func ByteaArray(values [][]byte) any {
-	return pq.ByteaArray(values)
 }
 
 // PlanByIndex has the statements of tx that follow read rows by index

@@ -3,6 +3,7 @@ package payment
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -331,21 +332,23 @@ func (pl *planner) commit(ctx context.Context) ([]*entdb.Outbound, error) {
 	if err != nil {
 		return nil, err
 	}
-	var creates []*entdb.ForwardCreate
+	var rows [][]any
 	for i, o := range os {
 		for _, m := range pl.members[i] {
-			creates = append(creates, pl.tx.Forward.Create().
-				SetPaymentID(m.p.ID).SetIntentID(m.intentID).SetOutboundID(o.ID).
-				SetOutputs(m.part.outputs).SetFeeCoin(m.part.fee).SetNetworkFee(m.part.networkFee).SetValueForwardedCoin(m.part.forwarded).
-				SetCreatedAt(pl.now).SetUpdatedAt(pl.now))
+			outs, err := json.Marshal(m.part.outputs)
+			if err != nil {
+				return nil, fmt.Errorf("forward of payment %d: %w", m.p.ID, err)
+			}
+			rows = append(rows, []any{pl.now, pl.now, m.p.ID, m.intentID, string(entforward.StatusIntent), outs,
+				m.part.fee, m.part.networkFee, m.part.forwarded, "", o.ID, false})
 			r := ref(m.p.Edges.Address, m.p)
 			r.OutboundID = o.ID
 			pl.journal = append(pl.journal, ledger.Plan(pl.t, r, m.p.ValueCoin))
 		}
 	}
-	if len(creates) > 0 {
-		if err := pl.tx.Forward.CreateBulk(creates...).Exec(ctx); err != nil {
-			return nil, fmt.Errorf("record %d forwards: %w", len(creates), err)
+	if len(rows) > 0 {
+		if _, err := store.InsertRows(ctx, pl.tx, pl.s.db.Dialect, entforward.Table, forwardColumns, rows, "", false); err != nil {
+			return nil, fmt.Errorf("record %d forwards: %w", len(rows), err)
 		}
 	}
 	if err := pl.s.react(ctx, pl.tx, pl.pub); err != nil {
@@ -463,6 +466,18 @@ func (s *Service) completeHeld(ctx context.Context, tx *entdb.Tx, ps []*entdb.Pa
 		out[i] = &q
 	}
 	return out, nil
+}
+
+// forwardColumns are the columns of the forwards planner.commit records,
+// in the order of its rows (store.InsertRows: as ent would, outputs as
+// JSON).
+var forwardColumns = []store.Column{
+	{Name: entforward.FieldCreatedAt, PGType: "timestamptz"}, {Name: entforward.FieldUpdatedAt, PGType: "timestamptz"},
+	{Name: entforward.FieldPaymentID, PGType: "bigint"}, {Name: entforward.FieldIntentID, PGType: "text"},
+	{Name: entforward.FieldStatus, PGType: "text"}, {Name: entforward.FieldOutputs, PGType: "jsonb"},
+	{Name: entforward.FieldFeeCoin, PGType: "numeric"}, {Name: entforward.FieldNetworkFee, PGType: "numeric"},
+	{Name: entforward.FieldValueForwardedCoin, PGType: "numeric"}, {Name: entforward.FieldTxidOut, PGType: "text"},
+	{Name: entforward.FieldOutboundID, PGType: "bigint"}, {Name: entforward.FieldHeld, PGType: "boolean"},
 }
 
 // stopWatching clears the due height of the payments ids (0 is skipped):

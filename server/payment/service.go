@@ -183,20 +183,19 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 					pays[paymentKey{p.AddressID, p.TxidIn, p.OutputIndex}] = p
 				}
 			}
-			watch := make([]*entdb.WatchedTransferCreate, 0, len(obs))
+			watch := make([][]any, 0, len(obs))
 			// after records what follows a payment's new state: its change
 			// published (applyOne did), its forward, its watched transfer.
 			after := func(a *entdb.Address, p *entdb.Payment, o chains.Observation, step chains.Step, fwd bool) {
 				if fwd {
 					forwards = append(forwards, p.ID)
 				}
-				c := tx.WatchedTransfer.Create().
-					SetTicker(t.Ticker).SetAddressIn(o.To).SetTxid(o.TxID).SetOutputIndex(o.Index).SetValueCoin(o.Value).
-					SetHeight(o.Height).SetNillableDue(nextDue(t, int64(a.RequiredConfirmations), head, o, step, p))
+				var pid any
 				if p != nil {
-					c.SetPaymentID(p.ID)
+					pid = p.ID
 				}
-				watch = append(watch, c)
+				watch = append(watch, []any{t.Ticker, o.To, o.TxID, o.Index, o.Value, o.Height,
+					store.Nullable(nextDue(t, int64(a.RequiredConfirmations), head, o, step, p)), pid})
 			}
 			// New payments are inserted together, one statement per batch;
 			// their changes are published once they have ids.
@@ -275,11 +274,7 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 				return err
 			}
 			if len(watch) > 0 {
-				err := tx.WatchedTransfer.CreateBulk(watch...).
-					OnConflictColumns(entwatched.FieldTicker, entwatched.FieldAddressIn, entwatched.FieldTxid, entwatched.FieldOutputIndex).
-					Update(func(u *entdb.WatchedTransferUpsert) { u.UpdateHeight().UpdateDue().UpdatePaymentID() }).
-					Exec(ctx)
-				if err != nil {
+				if _, err := store.InsertRows(ctx, tx, s.db.Dialect, entwatched.Table, watchColumns, watch, watchUpsert, false); err != nil {
 					return fmt.Errorf("record watched transfers: %w", err)
 				}
 			}
@@ -291,6 +286,21 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 	})
 	return forwards, err
 }
+
+// watchColumns are the columns of a watched transfer applyTx records, in
+// the order of its rows; watchUpsert updates the row of a transfer watched
+// already.
+var (
+	watchColumns = []store.Column{
+		{Name: entwatched.FieldTicker, PGType: "text"}, {Name: entwatched.FieldAddressIn, PGType: "text"},
+		{Name: entwatched.FieldTxid, PGType: "text"}, {Name: entwatched.FieldOutputIndex, PGType: "bigint"},
+		{Name: entwatched.FieldValueCoin, PGType: "numeric"}, {Name: entwatched.FieldHeight, PGType: "bigint"},
+		{Name: entwatched.FieldDue, PGType: "bigint"}, {Name: entwatched.FieldPaymentID, PGType: "bigint"},
+	}
+	watchUpsert = "ON CONFLICT (" + entwatched.FieldTicker + ", " + entwatched.FieldAddressIn + ", " + entwatched.FieldTxid + ", " + entwatched.FieldOutputIndex +
+		") DO UPDATE SET " + entwatched.FieldHeight + " = excluded." + entwatched.FieldHeight + ", " + entwatched.FieldDue + " = excluded." + entwatched.FieldDue +
+		", " + entwatched.FieldPaymentID + " = excluded." + entwatched.FieldPaymentID
+)
 
 func uniq(vs []string) []string {
 	seen := make(map[string]bool, len(vs))
