@@ -639,6 +639,7 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 	}
 	seed := make([]byte, 32)
 	_, _ = rand.Read(seed)
+	server.TuneGC(server.DefaultGCPercent) // as payhook serve runs
 	srv, err := server.New(ctx, server.Config{
 		Store:    server.StoreConfig{DB: scratch.DSN},
 		API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},

@@ -205,6 +205,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger 
 	if err != nil {
 		return err
 	}
+	server.TuneGC(server.DefaultGCPercent)
 	return server.Run(ctx, cfg, logger)
 }
 

@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -194,27 +195,25 @@ func merge(outputs []chains.Output) []chains.Output {
 }
 
 // Plan records the transaction in, within tx, after Check. Nothing is
-// signed or sent until Send.
+// signed or sent until Send (or signed now, by a backend that signs
+// offline: signOffline).
 func (e *Engine) Plan(ctx context.Context, tx *entdb.Tx, in Intent) (*entdb.Outbound, error) {
-	outs := merge(in.Outputs)
-	if len(outs) == 0 {
-		return nil, fmt.Errorf("outbound %s: no outputs", in.Key)
-	}
-	if err := e.Check(in.Ticker, outs); err != nil {
+	os, err := e.PlanAll(ctx, tx, []Intent{in})
+	if err != nil {
 		return nil, err
 	}
-	c := e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil)
-	e.signOffline(ctx, c, in, outs)
-	o, err := c.Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record outbound %s: %w", in.Key, err)
-	}
-	return o, nil
+	return os[0], nil
 }
 
-// PlanAll is Plan for several transactions, recorded with one statement.
+// PlanAll is Plan for several transactions, recorded with one statement
+// (store.InsertRows) and returned in the order of ins.
 func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*entdb.Outbound, error) {
-	creates := make([]*entdb.OutboundCreate, len(ins))
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	now := e.now()
+	os := make([]*entdb.Outbound, len(ins))
+	rows := make([][]any, len(ins))
 	for i, in := range ins {
 		outs := merge(in.Outputs)
 		if len(outs) == 0 {
@@ -223,24 +222,55 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 		if err := e.Check(in.Ticker, outs); err != nil {
 			return nil, err
 		}
-		creates[i] = e.create(tx, in.Key, in.Ticker.Ticker, in.Purpose, in.ProjectID, in.From, int64(in.FromIndex), transfers(in.Inputs), outputs(outs), in.NetworkFee, nil)
-		e.signOffline(ctx, creates[i], in, outs)
+		o := &entdb.Outbound{
+			CreatedAt: now, UpdatedAt: now, Key: in.Key, Ticker: in.Ticker.Ticker, Purpose: in.Purpose, ProjectID: in.ProjectID,
+			FromAddress: in.From, FromIndex: int64(in.FromIndex), Inputs: transfers(in.Inputs), Outputs: outputs(outs),
+			NetworkFee: in.NetworkFee, State: entoutbound.StatePlanned,
+		}
+		e.signOffline(ctx, o, in, outs)
+		inputs, err := json.Marshal(o.Inputs)
+		if err != nil {
+			return nil, fmt.Errorf("outbound %s: %w", in.Key, err)
+		}
+		outputs, err := json.Marshal(o.Outputs)
+		if err != nil {
+			return nil, fmt.Errorf("outbound %s: %w", in.Key, err)
+		}
+		var signed any
+		if o.SignedTx != nil {
+			signed = *o.SignedTx
+		}
+		os[i], rows[i] = o, []any{o.CreatedAt, o.UpdatedAt, o.Key, o.Ticker, string(o.Purpose), o.ProjectID, o.FromAddress, o.FromIndex,
+			inputs, outputs, o.NetworkFee, string(o.State), signed, o.Txid, o.Sends, o.LastError}
 	}
-	if len(creates) == 0 {
-		return nil, nil
-	}
-	os, err := tx.Outbound.CreateBulk(creates...).Save(ctx)
+	ids, err := store.InsertRows(ctx, tx, e.db.Dialect, entoutbound.Table, outboundColumns, rows, "", true)
 	if err != nil {
-		return nil, fmt.Errorf("record %d outbounds: %w", len(creates), err)
+		return nil, fmt.Errorf("record %d outbounds: %w", len(ins), err)
+	}
+	for i, o := range os {
+		o.ID = ids[i]
 	}
 	return os, nil
 }
 
-// signOffline signs the transaction c plans when its ticker's backend
+// outboundColumns are the columns PlanAll records, in the order of its
+// rows (as ent would: inputs and outputs as JSON).
+var outboundColumns = []store.Column{
+	{Name: entoutbound.FieldCreatedAt, PGType: "timestamptz"}, {Name: entoutbound.FieldUpdatedAt, PGType: "timestamptz"},
+	{Name: entoutbound.FieldKey, PGType: "text"}, {Name: entoutbound.FieldTicker, PGType: "text"},
+	{Name: entoutbound.FieldPurpose, PGType: "text"}, {Name: entoutbound.FieldProjectID, PGType: "bigint"},
+	{Name: entoutbound.FieldFromAddress, PGType: "text"}, {Name: entoutbound.FieldFromIndex, PGType: "bigint"},
+	{Name: entoutbound.FieldInputs, PGType: "jsonb"}, {Name: entoutbound.FieldOutputs, PGType: "jsonb"},
+	{Name: entoutbound.FieldNetworkFee, PGType: "numeric"}, {Name: entoutbound.FieldState, PGType: "text"},
+	{Name: entoutbound.FieldSignedTx, PGType: "bytea"}, {Name: entoutbound.FieldTxid, PGType: "text"},
+	{Name: entoutbound.FieldSends, PGType: "bigint"}, {Name: entoutbound.FieldLastError, PGType: "text"},
+}
+
+// signOffline signs the transaction o plans when its ticker's backend
 // signs offline (chains.OfflineSigner), so that its bytes are recorded by
 // the planning transaction itself. Any failure leaves it planned: Send
 // signs it again and deals with the error (a refusal fails it).
-func (e *Engine) signOffline(ctx context.Context, c *entdb.OutboundCreate, in Intent, outs []chains.Output) {
+func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, outs []chains.Output) {
 	b, ok := e.backends[in.Ticker.Ticker]
 	if !ok || !chains.SignsOffline(b) {
 		return
@@ -250,7 +280,8 @@ func (e *Engine) signOffline(ctx context.Context, c *entdb.OutboundCreate, in In
 	if err != nil {
 		return
 	}
-	c.SetSignedTx(sg.Raw).SetTxid(sg.TxID).SetState(entoutbound.StateSigned)
+	raw := sg.Raw
+	o.SignedTx, o.Txid, o.State = &raw, sg.TxID, entoutbound.StateSigned
 }
 
 func (e *Engine) create(tx *entdb.Tx, key, ticker string, p Purpose, project int64, from string, index int64, in []schema.Transfer, out []schema.Output, fee decimal.Decimal, replaces *int64) *entdb.OutboundCreate {

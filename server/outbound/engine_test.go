@@ -464,3 +464,53 @@ func TestTwoInstancesMarkSentOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestPlannedRowsReadBackAsReturned: PlanAll writes its rows by hand
+// (store.InsertRows), so what it returns must be what ent reads back, field
+// by field, on both dialects, for a transaction signed at planning (bytes,
+// txid, signed) and one left planned.
+func TestPlannedRowsReadBackAsReturned(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		for _, offline := range []bool{true, false} {
+			bn := newBench(t, db, Faults{})
+			bn.b.offline = offline
+			key := fmt.Sprintf("readback-%v", offline)
+			o, err := bn.plan(t, key, "0.5")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.Client.Outbound.Get(context.Background(), o.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if offline != (o.State == entoutbound.StateSigned) || offline != (o.SignedTx != nil) || offline != (o.Txid != "") {
+				t.Fatalf("offline %v: returned state %s, txid %q, signed bytes %v", offline, o.State, o.Txid, o.SignedTx != nil)
+			}
+			same := got.Key == o.Key && got.Ticker == o.Ticker && got.Purpose == o.Purpose && got.ProjectID == o.ProjectID &&
+				got.FromAddress == o.FromAddress && got.FromIndex == o.FromIndex && fmt.Sprint(got.Inputs) == fmt.Sprint(o.Inputs) &&
+				fmt.Sprint(got.Outputs) == fmt.Sprint(o.Outputs) && got.NetworkFee.Equal(o.NetworkFee) && got.State == o.State &&
+				bytes.Equal(deref(got.SignedTx), deref(o.SignedTx)) &&
+				got.Txid == o.Txid && got.Sends == o.Sends && got.LastError == o.LastError && got.ReplacesID == nil &&
+				got.SentAt == nil && got.LandedAt == nil && got.CreatedAt.Equal(o.CreatedAt) && got.UpdatedAt.Equal(o.UpdatedAt)
+			if !same {
+				t.Errorf("offline %v: read back %+v\nreturned %+v", offline, got, o)
+			}
+			// (ent reads a NULL bytes field as a pointer to nil bytes.)
+			var null bool
+			if err := db.SQL.QueryRowContext(context.Background(), "SELECT signed_tx IS NULL FROM outbounds WHERE id = "+fmt.Sprint(o.ID)).Scan(&null); err != nil {
+				t.Fatal(err)
+			}
+			if null == offline {
+				t.Errorf("offline %v: signed_tx IS NULL is %v", offline, null)
+			}
+		}
+	})
+}
+
+func deref(b *[]byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
