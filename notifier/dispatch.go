@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -794,8 +795,17 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	}
 	d.mu.Unlock()
 	for _, e := range events {
-		d.logger.Info("delivery attempt", "uuid", e.UUID, "attempt", e.Attempt, "outcome", e.Outcome,
-			"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
+		// An acknowledged attempt is logged at debug: the attempt log, the
+		// delivery events and the metrics have it, and a busy gateway
+		// acknowledges thousands a second. Every other outcome is news.
+		level := slog.LevelInfo
+		if e.Outcome == string(deliveryattempt.OutcomeAcknowledged) {
+			level = slog.LevelDebug
+		}
+		if d.logger.Enabled(context.Background(), level) {
+			d.logger.Log(context.Background(), level, "delivery attempt", "uuid", e.UUID, "attempt", e.Attempt, "outcome", e.Outcome,
+				"http_status", derefInt(e.HTTPStatus), "status", e.DeliveryStatus, "error", e.Error)
+		}
 	}
 	d.events.publish(events)
 	// A recorded attempt also makes work claimable when it leaves its row

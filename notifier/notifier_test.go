@@ -656,3 +656,52 @@ func (f *fixture) start(t testing.TB) {
 		t.Fatal(err)
 	}
 }
+
+// TestAcknowledgedAttemptsLogAtDebug: at the default level (info) a failed
+// attempt is logged and an acknowledged one is not (the attempt log has
+// it); at debug both are.
+func TestAcknowledgedAttemptsLogAtDebug(t *testing.T) {
+	t.Parallel()
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		rs := newReceiver(t, func(n int, _ *http.Request) (int, string) {
+			if n < 2 { // requests are counted from 1
+				return 500, "down"
+			}
+			return 200, `{"status":"ok"}`
+		})
+		f := newFixture(t, store.SQLite, rs.URL+"/hook")
+		var logs lockedBuffer
+		f.d.logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))
+		row := f.enqueue(t, f.envelope("pending", payload.TransportJSON))
+		f.run(t) // attempt 1 fails
+		f.clock.Advance(time.Minute)
+		f.run(t) // attempt 2 is acknowledged
+		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged {
+			t.Fatalf("level %s: %s", level, got.Status)
+		}
+		out := logs.String()
+		failed := strings.Contains(out, `msg="delivery attempt"`) && strings.Contains(out, "outcome=failed")
+		acked := strings.Contains(out, "outcome=acknowledged")
+		if !failed || acked != (level == slog.LevelDebug) {
+			t.Errorf("level %s: failed attempt logged %v, acknowledged logged %v:\n%s", level, failed, acked, out)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
