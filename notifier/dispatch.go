@@ -697,32 +697,40 @@ func (d *Dispatcher) send(c claim) {
 // drained.
 func (d *Dispatcher) recordLoop() {
 	defer close(d.recorderDone)
-	const maxBatch = 256
+	batchResults(d.results, d.recordBatch, func() (<-chan time.Time, func() bool) {
+		t := time.NewTimer(recordLinger)
+		return t.C, t.Stop
+	})
+}
+
+// batchResults hands the results read from in to write in batches of at
+// most maxRecordBatch, until in is closed. Under load (the last batch held
+// lingerAfter results or more) it waits for more until the channel linger
+// returns fires: fewer, larger transactions while attempts finish faster
+// than one commits. Otherwise it writes what is there at once.
+func batchResults(in <-chan result, write func([]result), linger func() (<-chan time.Time, func() bool)) {
 	last := 0
-	for r := range d.results {
+	for r := range in {
 		batch := []result{r}
-		// Under load (the last batch held lingerAfter results or more) the
-		// recorder waits up to recordLinger for more before it writes:
-		// fewer, larger transactions while attempts finish faster than one
-		// commits. Otherwise it writes what is there at once.
-		var linger *time.Timer
+		var wait <-chan time.Time
+		var stop func() bool
 		if last >= lingerAfter {
-			linger = time.NewTimer(recordLinger)
+			wait, stop = linger()
 		}
 	drain:
-		for len(batch) < maxBatch {
+		for len(batch) < maxRecordBatch {
 			var r result
 			var ok bool
-			if linger == nil {
+			if wait == nil {
 				select {
-				case r, ok = <-d.results:
+				case r, ok = <-in:
 				default:
 					break drain
 				}
 			} else {
 				select {
-				case r, ok = <-d.results:
-				case <-linger.C:
+				case r, ok = <-in:
+				case <-wait:
 					break drain
 				}
 			}
@@ -731,13 +739,16 @@ func (d *Dispatcher) recordLoop() {
 			}
 			batch = append(batch, r)
 		}
-		if linger != nil {
-			linger.Stop()
+		if stop != nil {
+			stop()
 		}
 		last = len(batch)
-		d.recordBatch(batch)
+		write(batch)
 	}
 }
+
+// maxRecordBatch is the most results one record transaction writes.
+const maxRecordBatch = 256
 
 // The recorder's batching under load (recordLoop): measured end to end
 // (docs/benchmarks.md), it takes a tenth off the database's CPU per
