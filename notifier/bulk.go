@@ -21,12 +21,6 @@ type column = store.Column
 
 func col(name, pgType string) column { return column{Name: name, PGType: pgType} }
 
-// nullable turns a nil pointer into a NULL argument.
-func nullable[T any](p *T) any { return store.Nullable(p) }
-
-// bulkChunk is the most rows per statement on SQLite (store.InsertRows).
-const bulkChunk = 500
-
 var notificationColumns = []column{
 	col(notification.FieldCreatedAt, "timestamptz"), col(notification.FieldUpdatedAt, "timestamptz"), col(notification.FieldUUID, "text"),
 	col(notification.FieldOwnerID, "bigint"), col(notification.FieldService, "text"), col(notification.FieldEvent, "text"),
@@ -44,11 +38,11 @@ func insertNotifications(ctx context.Context, tx *entdb.Tx, d store.Dialect, row
 		vals[i] = []any{
 			r.CreatedAt, r.UpdatedAt, r.UUID,
 			r.OwnerID, r.Service, r.Event,
-			r.Subject, r.Topic, nullable(r.Sequence), r.Host,
+			r.Subject, r.Topic, store.Nullable(r.Sequence), r.Host,
 			r.Method, r.URL, r.Body, r.ContentType,
 			r.SignatureScheme, r.SigningKey, r.Signature, string(r.Status),
-			r.Attempts, nullable(r.NextAttemptAt), r.ExpiresAt,
-			nullable(r.LeaseUntil), r.LeaseOwner,
+			r.Attempts, store.Nullable(r.NextAttemptAt), r.ExpiresAt,
+			store.Nullable(r.LeaseUntil), r.LeaseOwner,
 		}
 	}
 	ids, err := store.InsertRows(ctx, tx, d, notification.Table, notificationColumns, vals, "", true)
@@ -78,8 +72,8 @@ func insertEvents(ctx context.Context, tx *entdb.Tx, d store.Dialect, evs []*ent
 			e.CreatedAt, e.NotificationID, e.OwnerID,
 			e.UUID, e.Service, e.Event,
 			e.Subject, e.Topic,
-			string(e.Kind), e.Attempt, e.Outcome, nullable(e.HTTPStatus),
-			e.Error, e.DeliveryStatus, nullable(e.NextAttemptAt),
+			string(e.Kind), e.Attempt, e.Outcome, store.Nullable(e.HTTPStatus),
+			e.Error, e.DeliveryStatus, store.Nullable(e.NextAttemptAt),
 		}
 	}
 	ids, err := store.InsertRows(ctx, tx, d, deliveryevent.Table, eventColumns, vals, "", true)
@@ -123,10 +117,10 @@ func insertAttempts(ctx context.Context, tx *entdb.Tx, d store.Dialect, at []*en
 	for i, a := range at {
 		vals[i] = []any{
 			a.NotificationID, a.Number,
-			a.StartedAt, nullable(a.FinishedAt),
+			a.StartedAt, store.Nullable(a.FinishedAt),
 			a.RequestMethod, a.RequestURL,
-			string(a.Outcome), nullable(a.ResponseStatus), a.ResponseBody,
-			a.Error, a.DurationMs, nullable(a.NextAttemptAt),
+			string(a.Outcome), store.Nullable(a.ResponseStatus), a.ResponseBody,
+			a.Error, a.DurationMs, store.Nullable(a.NextAttemptAt),
 			a.SignatureHeaders,
 		}
 	}

@@ -25,7 +25,7 @@ func TestBulkInsertsMapIDsAndValues(t *testing.T) {
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		f := newFixture(t, d, "http://127.0.0.1:1/hook")
 		ctx := context.Background()
-		const count = bulkChunk*2 + 7 // three statements
+		const count = store.BulkChunk*2 + 7 // three statements
 		var rows []*entdb.Notification
 		err := store.WithTx(ctx, f.db.Client, func(tx *entdb.Tx) error {
 			for i := range count {

@@ -997,7 +997,7 @@ func (d *Dispatcher) moveOn(ctx context.Context, tx *entdb.Tx, all []result, pla
 		ids, numbers, statuses, nexts, finished, sigs := make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch)), make([]any, len(batch))
 		for k, r := range batch {
 			status, at := plan(index[k])
-			ids[k], numbers[k], statuses[k], nexts[k], finished[k], sigs[k] = r.c.n.ID, r.c.number, string(status), nullable(at), r.finished, r.signature
+			ids[k], numbers[k], statuses[k], nexts[k], finished[k], sigs[k] = r.c.n.ID, r.c.number, string(status), store.Nullable(at), r.finished, r.signature
 		}
 		const q = `UPDATE notifications AS n SET status = v.status, next_attempt_at = CASE WHEN n.resend THEN v.finished ELSE v.next END, lease_until = NULL, lease_owner = '', updated_at = v.finished,
 				signature = CASE WHEN n.signature = '' THEN v.sig ELSE n.signature END

@@ -11,19 +11,17 @@ import (
 // payhook's live heap is small and its allocation rate follows the payments
 // and callbacks it handles, so the collector's CPU is proportional to the
 // rate divided by this target: at 200 it costs half as much, for a peak heap
-// about a third larger (docs/decisions.md, "The collector's target";
+// about a third larger (docs/decisions.md, "The collector runs at GOGC=200";
 // docs/benchmarks.md measures both). GOGC, when set, wins, as does a
 // GOMEMLIMIT the operator sets for a small machine.
 const DefaultGCPercent = 200
 
 // TuneGC sets the collector's target to percent unless GOGC is set in the
-// environment, and returns the target in effect.
-func TuneGC(percent int) int {
+// environment (the runtime applied it at start), and reports whether it did.
+func TuneGC(percent int) bool {
 	if _, set := os.LookupEnv("GOGC"); set {
-		p := debug.SetGCPercent(-1) // read the current value...
-		debug.SetGCPercent(p)       // ...and keep it
-		return p
+		return false
 	}
 	debug.SetGCPercent(percent)
-	return percent
+	return true
 }

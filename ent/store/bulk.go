@@ -21,9 +21,12 @@ import (
 // generated field constants, so a renamed field fails to compile, and
 // their tests read every value back through ent.
 
-// bulkChunk is the most rows per statement on SQLite: 23 columns x 500
-// rows stays well below its 32,766 parameters.
-const bulkChunk = 500
+// BulkChunk is the most rows per statement on SQLite (InsertRows): 23
+// columns x 500 rows stays well below its sqliteMaxParams.
+const BulkChunk = 500
+
+// sqliteMaxParams is the most parameters one SQLite statement takes.
+const sqliteMaxParams = 32766
 
 // Column is a column of a hand-written insert: its name and, for
 // PostgreSQL's unnest, the array element type its values are sent as
@@ -34,12 +37,12 @@ type Column struct{ Name, PGType string }
 // when wantIDs, returns their new ids in row order. suffix follows the rows
 // (an ON CONFLICT clause). PostgreSQL gets one statement taking one array
 // per column, so the statement's size (and its parse and plan) does not
-// grow with the rows; SQLite gets multi-row VALUES in chunks of bulkChunk.
+// grow with the rows; SQLite gets multi-row VALUES in chunks of BulkChunk.
 // A nil value is NULL; a []byte is sent as bytes to a bytea column and as
 // text to any other (a JSON document: ent writes JSON fields as bytes).
 func InsertRows(ctx context.Context, tx *entdb.Tx, d Dialect, table string, cols []Column, rows [][]any, suffix string, wantIDs bool) ([]int64, error) {
-	if len(cols) == 0 || len(cols)*bulkChunk > 32766 {
-		return nil, fmt.Errorf("insert into %s: %d columns: want 1 to %d", table, len(cols), 32766/bulkChunk)
+	if len(cols) == 0 || len(cols)*BulkChunk > sqliteMaxParams {
+		return nil, fmt.Errorf("insert into %s: %d columns: want 1 to %d", table, len(cols), sqliteMaxParams/BulkChunk)
 	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
@@ -51,7 +54,7 @@ func InsertRows(ctx context.Context, tx *entdb.Tx, d Dialect, table string, cols
 		}
 	}
 	head := "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") "
-	chunk := bulkChunk
+	chunk := BulkChunk
 	if d == Postgres {
 		chunk = max(len(rows), 1)
 	}

@@ -284,14 +284,6 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	o.SignedTx, o.Txid, o.State = &raw, sg.TxID, entoutbound.StateSigned
 }
 
-func (e *Engine) create(tx *entdb.Tx, key, ticker string, p Purpose, project int64, from string, index int64, in []schema.Transfer, out []schema.Output, fee decimal.Decimal, replaces *int64) *entdb.OutboundCreate {
-	now := e.now()
-	return tx.Outbound.Create().
-		SetKey(key).SetTicker(ticker).SetPurpose(p).SetProjectID(project).
-		SetFromAddress(from).SetFromIndex(index).SetInputs(in).SetOutputs(out).SetNetworkFee(fee).
-		SetNillableReplacesID(replaces).SetCreatedAt(now).SetUpdatedAt(now)
-}
-
 func transfers(ts []chains.Transfer) []schema.Transfer {
 	out := make([]schema.Transfer, len(ts))
 	for i, t := range ts {
@@ -660,8 +652,11 @@ func (e *Engine) replace(ctx context.Context, os []*entdb.Outbound) error {
 			if n == 0 {
 				continue
 			}
-			next, err := e.create(tx, nextKey(o.Key), o.Ticker, o.Purpose, o.ProjectID, o.FromAddress, o.FromIndex,
-				o.Inputs, o.Outputs, o.NetworkFee, &o.ID).Save(ctx)
+			now := e.now()
+			next, err := tx.Outbound.Create().
+				SetKey(nextKey(o.Key)).SetTicker(o.Ticker).SetPurpose(o.Purpose).SetProjectID(o.ProjectID).
+				SetFromAddress(o.FromAddress).SetFromIndex(o.FromIndex).SetInputs(o.Inputs).SetOutputs(o.Outputs).SetNetworkFee(o.NetworkFee).
+				SetReplacesID(o.ID).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 			if err != nil {
 				return fmt.Errorf("plan the replacement of %s: %w", o.Key, err)
 			}
