@@ -685,7 +685,9 @@ func (d *Dispatcher) send(c claim) {
 	}
 	wasFull := d.releaseWorker(c.n.Host)
 	d.mu.Unlock()
-	if wasFull {
+	// Rows held for the destination have the first claim on its slot; the
+	// loop is woken only for a slot still free after them.
+	if d.startHeld(c.n.Host) && wasFull {
 		d.signal()
 	}
 	d.results <- r
@@ -799,12 +801,24 @@ func (d *Dispatcher) recordBatch(batch []result) {
 	// one's, as a sequence's notifications go to one receiver) has a free
 	// slot. If it has none, the attempt that frees one wakes the loop.
 	turn := false
+	var heldTurn map[string]bool // destinations of sequences with rows held behind
 	d.mu.Lock()
 	for _, r := range batch {
 		d.releaseSequence(r.c.n.Sequence)
 		turn = turn || (r.c.n.Sequence != nil && d.hasSlot(r.c.n.Host))
+		if s := r.c.n.Sequence; s != nil && d.held.hasSeq(*s) {
+			if heldTurn == nil {
+				heldTurn = map[string]bool{}
+			}
+			for _, h := range d.held.bySeq[*s][:1] {
+				heldTurn[h.n.Host] = true
+			}
+		}
 	}
 	d.mu.Unlock()
+	for h := range heldTurn {
+		turn = d.startHeld(h) && turn
+	}
 	for _, e := range events {
 		// An acknowledged attempt is logged at debug: the attempt log, the
 		// delivery events and the metrics have it, and a busy gateway

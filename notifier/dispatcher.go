@@ -49,6 +49,8 @@ type Dispatcher struct {
 	scannedAt time.Time
 	rescan    bool
 	handOff   bool       // the loop runs: rows are claimed as stored
+	held      heldQueue  // rows stored leased, waiting in memory (held.go)
+	heldSwept time.Time  // when the loop last looked at every destination's held rows
 	parking   sync.Mutex // held while a park runs
 	sends     sync.WaitGroup
 
@@ -86,6 +88,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
 		backlog:      map[string]bool{},
+		held:         newHeldQueue(),
 		sendCtx:      sendCtx,
 		sendCancel:   cancel,
 		results:      make(chan result, 1024),
@@ -123,12 +126,12 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.Go(func() {
-		d.mu.Lock()
-		d.handOff = true
-		d.mu.Unlock()
-		d.loop(ctx)
-	})
+	// From now on, not once the loop has begun: a row stored right after
+	// Start is claimed or held as it is stored, like every later one.
+	d.mu.Lock()
+	d.handOff = true
+	d.mu.Unlock()
+	d.Go(func() { d.loop(ctx) })
 	return nil
 }
 
@@ -143,6 +146,11 @@ func (d *Dispatcher) Stop() {
 	d.mu.Unlock()
 	d.StopOnce(func() {
 		d.Wait() // the loop
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StopTimeout)
+		if err := d.giveBackAll(ctx); err != nil {
+			d.logger.Warn("give back held notifications; they are taken over when their leases lapse", "error", err)
+		}
+		cancel()
 		defer func() {
 			close(d.results)
 			<-d.recorderDone
@@ -163,6 +171,7 @@ func (d *Dispatcher) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		d.sweepHeld(ctx)
 		_, again, err := d.dispatch(ctx)
 		if err != nil && ctx.Err() == nil {
 			d.logger.Error("claim notifications", "error", err)
@@ -291,10 +300,12 @@ type waiter struct {
 }
 
 // waitingSequences returns, for those of seqs that have an undelivered
-// notification never attempted (due, or parked for later) or due at now,
-// the latest such: a new notification of the sequence is due no earlier,
-// so the first attempts keep their order even when the earlier one was
-// parked. On PostgreSQL each sequence is looked up on its own (a lateral
+// notification never attempted (due, or parked for later), due at now, or
+// whose first attempt another instance holds (in flight or held in its
+// memory: due again at its lease's end), the latest such: a new
+// notification of the sequence is due no earlier, so the first attempts
+// keep their order even when the earlier one was parked or is another
+// instance's. This instance's own are in its memory (capacity, held). On PostgreSQL each sequence is looked up on its own (a lateral
 // join with a limit: one probe of the sequence index each); the list as
 // one IN condition reads, without statistics, every queued notification
 // instead (the status index looks more selective than a few hundred
@@ -306,7 +317,9 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 			Where(notification.SequenceIn(seqs...),
 				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
 				notification.NextAttemptAtNotNil(),
-				notification.Or(notification.Attempts(0), notification.NextAttemptAtLTE(now))).
+				notification.Or(notification.Attempts(0), notification.NextAttemptAtLTE(now),
+					notification.And(notification.Attempts(1), notification.StatusEQ(notification.StatusPending),
+						notification.LeaseOwnerNEQ(d.cfg.InstanceID)))).
 			Select(notification.FieldSequence, notification.FieldNextAttemptAt, notification.FieldHost).
 			All(ctx)
 		if err != nil {
@@ -326,9 +339,9 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 	rows, err := tx.QueryContext(ctx, `SELECT s.seq, w.next_attempt_at, w.host FROM unnest($1::text[]) AS s(seq)
 		CROSS JOIN LATERAL (SELECT n.next_attempt_at, n.host FROM notifications n
 			WHERE n.sequence = s.seq AND n.next_attempt_at IS NOT NULL AND n.status IN ('pending', 'retrying')
-				AND (n.attempts = 0 OR n.next_attempt_at <= $2)
+				AND (n.attempts = 0 OR n.next_attempt_at <= $2 OR (n.attempts = 1 AND n.status = 'pending' AND n.lease_owner <> $3))
 			ORDER BY n.next_attempt_at DESC LIMIT 1) AS w`,
-		store.Array(args), now)
+		store.Array(args), now, d.cfg.InstanceID)
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +360,8 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 // stored is what claimStored decided for a transaction's rows.
 type stored struct {
 	claims []claim
+	// held are the rows stored leased to wait in memory (held.go).
+	held []*heldRow
 	// wakeFor holds the destinations of the rows left due for the
 	// dispatch loop (or, for a row waiting for an earlier one of its
 	// sequence, the earlier one's): once the rows are committed, the loop
@@ -385,6 +400,8 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	on := d.handOff && d.active < d.cfg.Workers
+	// Rows of a sequence with rows held here are held behind them.
+	heldSeq := func(r *entdb.Notification) bool { return r.Sequence != nil && d.held.hasSeq(*r.Sequence) }
 	capa := d.capacity()
 	later := map[string]time.Time{} // sequences of this batch stored due later
 	for _, r := range rows {
@@ -408,7 +425,12 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 				continue
 			}
 		}
-		if !on || d.backlog[r.Host] || !capa.allows(r) {
+		if !on || d.backlog[r.Host] || heldSeq(r) || !capa.allows(r) {
+			if d.handOff && d.canHold(r) {
+				capa.hold(r)
+				out.held = append(out.held, d.hold(r, now))
+				continue
+			}
 			if !capa.sequenceWaits(r) {
 				d.backlog[r.Host] = true
 			}
@@ -432,6 +454,9 @@ func (d *Dispatcher) sendStored(st stored) {
 		cp := *c.n // the sender's copy (its id is set now); the producer keeps its row
 		c.n = &cp
 		go d.send(c)
+	}
+	if len(st.held) > 0 {
+		d.readyHeld(st.held)
 	}
 	if len(st.wakeFor) == 0 {
 		return
@@ -462,5 +487,9 @@ func (d *Dispatcher) abandon(st stored) {
 	defer d.mu.Unlock()
 	for _, c := range st.claims {
 		d.freeSlot(c.n)
+	}
+	for _, h := range st.held {
+		d.held.drop(h)
+		d.held.compact(h.n.Host)
 	}
 }

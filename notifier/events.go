@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/startstop"
 )
 
@@ -34,11 +36,59 @@ type Events struct {
 	instance string
 
 	listening chan struct{} // closed once other instances' NOTIFYs reach this one
+	// lastPeer is when (wall clock, Unix nanoseconds) another instance
+	// was last heard from: its commits' NOTIFYs and its presence.
+	lastPeer atomic.Int64
+	// heard is closed once another instance was first heard from.
+	heard     chan struct{}
+	heardOnce sync.Once
+	// greet asks announce to announce at once: an instance not heard
+	// from for peerTimeout was heard, and may have started after this
+	// one's last announcement.
+	greet chan struct{}
 	startstop.Base
 }
 
+// Presence: an instance listening for its peers also tells them it is
+// there, at start and every presenceEvery, with a NOTIFY whose owners are
+// presenceOwners (which wakes nothing). A dispatcher that has heard from no
+// other instance for peerTimeout delivers alone and may hold more of what
+// it stores in memory (held.go); with peers it leaves most of a burst in
+// the database for every instance to claim. (A pace of work, not a
+// schedule: it runs on the wall clock.)
+const (
+	presenceEvery  = 5 * time.Second
+	peerTimeout    = 3 * presenceEvery
+	presenceOwners = "?"
+)
+
+// alone reports whether no other instance sharing the database was heard
+// from within peerTimeout (always, on SQLite).
+func (e *Events) alone() bool {
+	t := e.lastPeer.Load()
+	return t == 0 || clock.Now().Sub(time.Unix(0, t)) > peerTimeout
+}
+
+// announce tells the other instances that this one is there, at once,
+// every presenceEvery and when greeted, until ctx ends.
+func (e *Events) announce(ctx context.Context) {
+	tick := time.NewTicker(presenceEvery)
+	defer tick.Stop()
+	for {
+		if _, err := e.db.SQL.ExecContext(ctx, "SELECT pg_notify($1, $2)", PeerChannel, e.peerPayload(presenceOwners)); err != nil && ctx.Err() == nil {
+			e.logger.Debug("announce this instance to its peers", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-e.greet:
+		}
+	}
+}
+
 func newEvents(db *store.DB, now func() time.Time, instance string, logger *slog.Logger) *Events {
-	return &Events{db: db, now: now, instance: instance, logger: logger, broker: newBroker(), onPeer: func() {}, listening: make(chan struct{})}
+	return &Events{db: db, now: now, instance: instance, logger: logger, broker: newBroker(), onPeer: func() {}, listening: make(chan struct{}), heard: make(chan struct{}), greet: make(chan struct{}, 1)}
 }
 
 // Start listens for other instances' events (PostgreSQL only) until Stop;
@@ -347,6 +397,7 @@ func (e *Events) listenPeers(ctx context.Context) {
 	e.onPeer()
 	e.broker.publishAll()
 	close(e.listening)
+	e.Go(func() { e.announce(ctx) })
 	for m := range msgs {
 		payload := m.Payload
 		if from, owners, ok := strings.Cut(payload, ";"); ok {
@@ -355,6 +406,19 @@ func (e *Events) listenPeers(ctx context.Context) {
 				// were told when it committed. Waking the dispatcher again
 				// here would make it scan the due rows at every commit.
 				continue
+			}
+			if e.alone() {
+				// A peer new to this instance: it hears of this one now,
+				// not at the next announcement.
+				select {
+				case e.greet <- struct{}{}:
+				default:
+				}
+			}
+			e.lastPeer.Store(clock.Now().UnixNano())
+			e.heardOnce.Do(func() { close(e.heard) })
+			if owners == presenceOwners {
+				continue // only there
 			}
 			payload = owners
 		}

@@ -76,13 +76,14 @@ func TestStoredWhileRunningIsClaimedAsStored(t *testing.T) {
 }
 
 // TestNotClaimedAsStoredWithoutFreeSlot: without a running loop, or with
-// every worker busy, a stored notification is left due for the loop.
+// every worker busy and holding off (TestHeld* for holding), a stored
+// notification is left due for the loop.
 func TestNotClaimedAsStoredWithoutFreeSlot(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		release := make(chan struct{})
 		rs := newReceiver(t, func(int, *http.Request) (int, string) { <-release; return ok(0, nil) })
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Workers = 1 })
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.Workers = 1; c.Hold = -1 })
 		idle := f.enqueue(t, f.envelope("pending", payload.TransportGET))
 		if got := f.reload(t, idle); got.Attempts != 0 || got.LeaseUntil != nil {
 			t.Fatalf("stored with the loop stopped: attempts %d, lease %v; want unclaimed", got.Attempts, got.LeaseUntil)
@@ -418,12 +419,13 @@ func TestLaterNotificationFollowsAParkedEarlierOne(t *testing.T) {
 // they were stored), a row stored for it is not claimed as stored even if
 // a slot has freed meanwhile: it queues behind them, and the loop is woken
 // to claim them, oldest first. A row left for want of a slot does not
-// wake the loop (the attempt that frees one does).
+// wake the loop (the attempt that frees one does). (Holding is off: a row
+// past its bounds makes the backlog; TestHeldRowsPastTheBound.)
 func TestStoredRowsQueueBehindADestinationsBacklog(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		rs := newReceiver(t, ok)
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour; c.PerHost = 1 })
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.PollInterval = time.Hour; c.PerHost = 1; c.Hold = -1 })
 		host := strings.TrimPrefix(rs.URL, "http://")
 		busy := &entdb.Notification{Host: host}
 		drain := func() bool {

@@ -124,6 +124,18 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 		t.Fatal("instance B was not told of instance A's event")
 	}
 
+	// A delivers alone, holding what it stores in memory, until it hears
+	// from B (B's presence, at its start): then it leaves most of a burst
+	// in the database for both.
+	select {
+	case <-a.Events.heard:
+	case <-time.After(5 * time.Second):
+		t.Fatal("instance A never heard of instance B")
+	}
+	if a.Events.alone() {
+		t.Fatal("instance A heard of instance B but counts itself alone")
+	}
+
 	const total = 600
 	for i := 0; i < total-1; i += 50 {
 		tx, err := dbA.Client.Tx(ctx)

@@ -58,6 +58,10 @@ const (
 	DefaultLeaseMargin = 30 * time.Second
 )
 
+// DefaultHold is how many notifications a dispatcher holds in memory at
+// most (Config.Hold): some 15 MB of rows.
+const DefaultHold = 10000
+
 // WithDefaults returns d with every unset field set to its default: the
 // spec's schedule and window (schedule.Default), its attempt limit
 // (egress.DefaultTimeout), DefaultWorkers, DefaultPerHost, and a lease of
@@ -98,6 +102,10 @@ type Config struct {
 	Delivery
 	// Batch is the most rows claimed per query.
 	Batch int
+	// Hold bounds the notifications held in memory for their first attempt
+	// (stored leased while no slot is free, see held.go); DefaultHold when
+	// 0, none when negative.
+	Hold int
 	// PollInterval is the longest the dispatcher sleeps without a wake-up,
 	// so work committed by other instances is picked up.
 	PollInterval time.Duration
@@ -149,6 +157,9 @@ func (c Config) WithDefaults() Config {
 	c.Delivery = c.Delivery.WithDefaults()
 	if c.Batch == 0 {
 		c.Batch = 64
+	}
+	if c.Hold == 0 {
+		c.Hold = DefaultHold
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = time.Second

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +40,13 @@ type Queue struct {
 
 	// pendingTxs maps an open *entdb.Tx to its *pendingTx.
 	pendingTxs sync.Map
+
+	// signing bounds the signatures made once that are computed at the
+	// same time to the processors Go runs on: an RSA signature is a
+	// millisecond of CPU and nothing else, so more at once only lengthen
+	// the run queue, and every goroutine woken by the network (the watcher
+	// between its database round trips, the recorder) waits behind them.
+	signing chan struct{}
 }
 
 // handOff is what the Queue needs of a dispatcher.
@@ -55,12 +63,16 @@ type handOff interface {
 	sendStored(st stored)
 	// abandon gives back the slots of claims whose rows were not stored.
 	abandon(st stored)
+	// oldestHeld is how long the oldest row held in memory for its first
+	// attempt has waited.
+	oldestHeld(now time.Time) time.Duration
 	// Wake tells the dispatcher that work may be due.
 	Wake()
 }
 
 func newQueue(db *store.DB, cfg Config, events *Events, logger *slog.Logger) *Queue {
-	q := &Queue{db: db, policy: cfg.Policy, now: cfg.Now, signers: map[string]signer.Signer{}, events: events, logger: logger}
+	q := &Queue{db: db, policy: cfg.Policy, now: cfg.Now, signers: map[string]signer.Signer{}, events: events, logger: logger,
+		signing: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	for _, s := range cfg.Signers {
 		q.signers[s.Scheme()] = s
 	}
@@ -255,7 +267,9 @@ func (q *Queue) storedHeaders(n *entdb.Notification) (http.Header, error) {
 	// the same bytes every time (RSA PKCS#1 v1.5 is deterministic).
 	if st, ok := s.(signer.StoredSigner); ok {
 		if n.Signature == "" {
+			q.signing <- struct{}{}
 			sig, err := st.Sign(n.SigningKey, requestOf(n))
+			<-q.signing
 			if err != nil {
 				return nil, fmt.Errorf("sign notification %s: %w", n.UUID, err)
 			}
@@ -356,8 +370,9 @@ type QueueStats struct {
 	// Acknowledged and failed notifications have left the queue; an
 	// Observer counts them as they finish.
 	ByStatus map[string]int
-	// OldestDue is how long the oldest due, unleased notification has been
-	// waiting (0 when none is due).
+	// OldestDue is how long the oldest due notification has been waiting
+	// for its attempt (0 when none is due): unleased in the database, or
+	// held in this instance's memory.
 	OldestDue time.Duration
 }
 
@@ -397,6 +412,10 @@ func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
 		return QueueStats{}, fmt.Errorf("oldest due: %w", err)
 	default:
 		st.OldestDue = now.Sub(*due.NextAttemptAt)
+	}
+	if q.handOff != nil {
+		// Held rows are leased: the database counts them, but as not due.
+		st.OldestDue = max(st.OldestDue, q.handOff.oldestHeld(now))
 	}
 	return st, nil
 }
