@@ -66,6 +66,13 @@ type Watcher struct {
 	// reconcile: finish open forwarding intents at the next poll (the lease
 	// was just taken, or a forward failed).
 	reconcile bool
+	// forwarding is the forward of the last batch applied, running while
+	// the next batch applies (apply); nil when none runs. Polls wait for
+	// it before they return (finishForward).
+	forwarding chan bool
+	// forwardingTo are the addresses of that batch's observations: a batch
+	// with a transfer to one of them applies after the forward.
+	forwardingTo map[string]bool
 	// probed: the node answered Probe (chains.Prober) for the ticker.
 	probed bool
 	// follower: another instance held the lease at the last poll; polls
@@ -227,6 +234,7 @@ func (w *Watcher) progress(seq uint64, height int64) {
 // poll processes the chain up to head: reorganisation, new blocks, due
 // transfers.
 func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
+	defer w.finishForward()
 	db := w.svc.db.Client
 	tk := w.ticker.Ticker
 	cur, err := db.ChainCursor.Query().Where(chaincursor.Ticker(tk)).Only(ctx)
@@ -295,6 +303,8 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 		}
 		from = to
 	}
+	// Transfers due again may be payments of the last batch forwarded.
+	w.finishForward()
 	return w.evaluateDue(ctx, head)
 }
 
@@ -490,22 +500,54 @@ func (w *Watcher) evaluateDue(ctx context.Context, head chains.Head) error {
 
 // apply applies one batch, then forwards what it credited.
 func (w *Watcher) apply(ctx context.Context, head chains.Head, obs []chains.Observation, then func(*entdb.Tx) error) error {
+	for _, o := range obs {
+		if w.forwardingTo[o.Transfer.To] {
+			w.finishForward() // an address of the batch being forwarded
+			break
+		}
+	}
 	fwd, err := w.svc.applyBatch(ctx, w.ticker, head, obs, then)
 	if err != nil {
 		return fmt.Errorf("%s apply %d observations: %w", w.ticker.Ticker, len(obs), err)
 	}
+	// Forwards go one batch at a time, in the order applied; each runs
+	// while the next batch applies, unless that batch has a transfer to an
+	// address of this one (then it waits: payments of one address, an
+	// invoice's held ones, are forwarded from what their batches left), so
+	// a block of many payments keeps both the database and the notifier
+	// busy instead of taking turns.
+	w.finishForward()
 	if len(fwd) == 0 {
 		return nil
 	}
-	// A forwarding failure (fee estimate, broadcast) must not stop the
-	// watcher: it is logged, and the next poll tries again (a transaction
-	// already planned is finished by the engine's Resume).
-	open, err := w.svc.forward(ctx, w.ticker, fwd)
-	if err != nil {
-		w.logger.Error("forward payments; retried at the next poll", "payments", len(fwd), "error", err)
+	w.forwardingTo = make(map[string]bool, len(obs))
+	for _, o := range obs {
+		w.forwardingTo[o.Transfer.To] = true
 	}
-	w.reconcile = w.reconcile || open
+	done := make(chan bool, 1)
+	w.forwarding = done
+	go func() {
+		// A forwarding failure (fee estimate, broadcast) must not stop the
+		// watcher: it is logged, and the next poll tries again (a
+		// transaction already planned is finished by the engine's Resume).
+		open, err := w.svc.forward(ctx, w.ticker, fwd)
+		if err != nil {
+			w.logger.Error("forward payments; retried at the next poll", "payments", len(fwd), "error", err)
+		}
+		done <- open
+	}()
 	return nil
+}
+
+// finishForward waits for the forward running in the background, if any
+// (pollMu is held).
+func (w *Watcher) finishForward() {
+	if w.forwarding == nil {
+		return
+	}
+	open := <-w.forwarding
+	w.forwarding, w.forwardingTo = nil, nil
+	w.reconcile = w.reconcile || open
 }
 
 // adopt starts watching the open payments recorded before the ticker's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,4 +419,108 @@ type headCounter struct {
 func (h *headCounter) Head(ctx context.Context) (chains.Head, error) {
 	h.n++
 	return h.Backend.Head(ctx)
+}
+
+// gatedSends is a devnet chain whose first Send waits for gate.
+type gatedSends struct {
+	*devnet.Chain
+	once sync.Once
+	gate func() error
+}
+
+func (g *gatedSends) Send(ctx context.Context, s chains.Signed) error {
+	var err error
+	g.once.Do(func() { err = g.gate() })
+	if err != nil {
+		return err
+	}
+	return g.Chain.Send(ctx, s)
+}
+
+// countingReactor records changes and closes over when more than limit
+// have committed.
+type countingReactor struct {
+	recorder
+	limit int
+	over  chan struct{}
+	once  sync.Once
+}
+
+func (c *countingReactor) React(ctx context.Context, tx *entdb.Tx, cs []Change) error {
+	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+			if err := next.Commit(ctx, tx); err != nil {
+				return err
+			}
+			c.mu.Lock()
+			c.changes = append(c.changes, cs...)
+			n := len(c.changes)
+			c.mu.Unlock()
+			if n > c.limit {
+				c.once.Do(func() { close(c.over) })
+			}
+			return nil
+		})
+	})
+	return nil
+}
+
+// TestForwardRunsWhileTheNextBatchApplies: a block of three batches of
+// payments. The forward of the first batch is still sending when the
+// second batch is applied (its first broadcast waits for the second
+// batch's changes: a watcher that took turns would never get there), and a
+// batch with a second payment to an address of the batch being forwarded
+// applies after that forward. Every payment is confirmed, forwarded and
+// completed exactly once.
+func TestForwardRunsWhileTheNextBatchApplies(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.Open(t, d)
+			f := newFixture(t, db, "btc")
+			chain := devnet.NewChain(f.tk, devnet.Options{})
+			rec := &countingReactor{limit: BatchSize, over: make(chan struct{})}
+			gated := &gatedSends{Chain: chain, gate: func() error {
+				select {
+				case <-rec.over:
+					return nil
+				case <-time.After(30 * time.Second):
+					t.Error("the second batch was not applied while the first batch's forward was sending")
+					return errors.New("gate timed out")
+				}
+			}}
+			w, err := f.service(db, gated, rec).NewWatcher(f.tk, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			poll(t, w)
+			addrs := f.addresses(3*BatchSize-1, 1)
+			for _, a := range append(addrs, addrs[0]) { // the last: a second payment to the first batch's first address
+				if _, err := chain.Pay(a, decimal.RequireFromString("0.01"), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := chain.Mine(1); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, w)
+			total := len(addrs) + 1
+			done, err := db.Client.Payment.Query().Where(entpayment.StatusEQ(entpayment.StatusCompleted)).Count(ctx)
+			if err != nil || done != total || len(chain.Forwards()) != total {
+				t.Fatalf("%d completed, %d forwards (%v); want %d each", done, len(chain.Forwards()), err, total)
+			}
+			for txid, seen := range rec.byPayment() {
+				var statuses []string
+				for _, s := range seen {
+					statuses = append(statuses, strings.Split(s, ":")[1])
+				}
+				if strings.Join(statuses, ",") != "confirmed,completed" {
+					t.Fatalf("payment %s reported %v, want confirmed then completed, once each", txid, seen)
+				}
+			}
+		})
+	}
 }
