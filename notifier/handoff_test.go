@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,21 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 )
+
+// requestStatuses lists the payment_status of the requests rs received, in
+// order.
+func requestStatuses(t *testing.T, rs *receiverServer) []string {
+	t.Helper()
+	var out []string
+	for _, r := range rs.requests() {
+		u, err := url.Parse(r.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u.Query().Get("payment_status"))
+	}
+	return out
+}
 
 // waitStatus waits, on the owner's event wake-ups, until row has status.
 func (f *fixture) waitStatus(t *testing.T, changed <-chan struct{}, row *entdb.Notification, want notification.Status) {
@@ -168,16 +184,7 @@ func TestSequenceOrderKeptWhenEarlierIsDue(t *testing.T) {
 		later := f.enqueue(t, second)
 		f.waitStatus(t, changed, later, notification.StatusAcknowledged)
 		f.waitStatus(t, changed, earlier, notification.StatusAcknowledged)
-		var order []string
-		for _, r := range rs.requests() {
-			switch {
-			case strings.Contains(r.url, "payment_status=pending"):
-				order = append(order, "pending")
-			case strings.Contains(r.url, "payment_status=confirmed"):
-				order = append(order, "confirmed")
-			}
-		}
-		if strings.Join(order, ",") != "pending,pending,confirmed" {
+		if order := requestStatuses(t, rs); strings.Join(order, ",") != "pending,pending,confirmed" {
 			t.Fatalf("requests in order %v, want the due retry of pending before confirmed", order)
 		}
 	})
@@ -404,11 +411,7 @@ func TestLaterNotificationFollowsAParkedEarlierOne(t *testing.T) {
 		// The destination has free slots: its parked rows are pulled
 		// forward, earliest first, and attempted in that order.
 		f.run(t)
-		var order []string
-		for _, r := range rs.requests() {
-			order = append(order, r.url[strings.Index(r.url, "payment_status=")+len("payment_status="):][:len("pending")])
-		}
-		if strings.Join(order, ",") != "pending,confirm" {
+		if order := requestStatuses(t, rs); strings.Join(order, ",") != "pending,confirmed" {
 			t.Fatalf("requests in order %v, want pending before confirmed", order)
 		}
 	})
@@ -461,11 +464,7 @@ func TestStoredRowsQueueBehindADestinationsBacklog(t *testing.T) {
 			t.Fatal("the loop was not woken for a backlog its destination has a slot for")
 		}
 		f.run(t)
-		var order []string
-		for _, r := range rs.requests() {
-			order = append(order, r.url[strings.Index(r.url, "payment_status=")+len("payment_status="):][:len("pending")])
-		}
-		if strings.Join(order, ",") != "pending,confirm" {
+		if order := requestStatuses(t, rs); strings.Join(order, ",") != "pending,confirmed" {
 			t.Fatalf("requests in order %v, want the backlog's row first", order)
 		}
 		f.d.mu.Lock()

@@ -293,10 +293,16 @@ func (d *Dispatcher) startHeld(host string) (free bool) {
 // giveBackExpired gives back the held rows that passed their deadline.
 func (d *Dispatcher) giveBackExpired(ctx context.Context) error {
 	d.mu.Lock()
-	rows := d.held.back
-	d.held.back = nil
+	rows := d.held.takeBack()
 	d.mu.Unlock()
 	return d.giveBack(ctx, rows)
+}
+
+// takeBack returns the rows to give back and forgets them.
+func (q *heldQueue) takeBack() []*heldRow {
+	rows := q.back
+	q.back = nil
+	return rows
 }
 
 // giveBack makes held rows due at once, unleased and their attempt
@@ -338,8 +344,7 @@ func (d *Dispatcher) giveBack(ctx context.Context, rows []*heldRow) error {
 // giveBackAll gives back every held row (the dispatcher stops).
 func (d *Dispatcher) giveBackAll(ctx context.Context) error {
 	d.mu.Lock()
-	rows := d.held.back
-	d.held.back = nil
+	rows := d.held.takeBack()
 	for _, hh := range d.held.byHost {
 		for _, h := range hh.rows {
 			if !h.gone && h.ready {

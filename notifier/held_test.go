@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,6 +38,50 @@ func (f *fixture) wantHeld(t *testing.T, row *entdb.Notification, storedAt time.
 	}
 }
 
+// busy is a started fixture whose receiver holds its first request until
+// free (or until the attempt is cut short) and acknowledges every request,
+// with that first attempt in flight. The loop polls hourly: tests wake it.
+type busy struct {
+	*fixture
+	rs      *receiverServer
+	changed <-chan struct{}
+	first   *entdb.Notification
+	free    func()
+}
+
+// newBusy makes a busy fixture; the first notification has sequence seq
+// (none when empty).
+func newBusy(t *testing.T, d store.Dialect, seq string, mutate ...func(*Config)) *busy {
+	t.Helper()
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
+		if n == 1 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		return ok(0, nil)
+	})
+	f := newFixture(t, d, rs.URL+"/hook", append([]func(*Config){func(c *Config) {
+		c.AttemptTimeout = time.Minute // the first attempt waits for the test
+		c.PollInterval = time.Hour
+	}}, mutate...)...)
+	changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
+	t.Cleanup(unsubscribe)
+	f.start(t)
+	e := f.envelope("pending", payload.TransportGET)
+	e.Sequence = seq
+	first := f.enqueue(t, e)
+	<-rs.arrived
+	return &busy{fixture: f, rs: rs, changed: changed, first: first, free: free}
+}
+
+func oneWorker(c *Config) { c.Workers = 1 }
+
 // TestHeldRowWaitsInMemoryAndStartsWhenASlotFrees: a notification stored
 // while every worker is busy is stored leased, its first attempt counted,
 // waits in memory (the queue's oldest-due age counts it), and is sent once
@@ -44,22 +89,8 @@ func (f *fixture) wantHeld(t *testing.T, row *entdb.Notification, storedAt time.
 func TestHeldRowWaitsInMemoryAndStartsWhenASlotFrees(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
-		release := make(chan struct{})
-		rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
-			if n == 1 {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-			return ok(0, nil)
-		})
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.AttemptTimeout = time.Minute; c.Workers = 1; c.PollInterval = time.Hour })
-		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
-		defer unsubscribe()
-		f.start(t)
-		first := f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		<-rs.arrived // the only worker is busy
+		b := newBusy(t, d, "", oneWorker) // the only worker is busy
+		f, rs, first := b.fixture, b.rs, b.first
 		second := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.wantHeld(t, second, t0)
 		if n := f.heldCount(); n != 1 {
@@ -74,9 +105,9 @@ func TestHeldRowWaitsInMemoryAndStartsWhenASlotFrees(t *testing.T) {
 			t.Fatalf("oldest due %v, want 3s: the held row has waited that long", st.OldestDue)
 		}
 
-		close(release)
-		f.waitStatus(t, changed, first, notification.StatusAcknowledged)
-		f.waitStatus(t, changed, second, notification.StatusAcknowledged)
+		b.free()
+		f.waitStatus(t, b.changed, first, notification.StatusAcknowledged)
+		f.waitStatus(t, b.changed, second, notification.StatusAcknowledged)
 		at := f.attempts(t, second)
 		if len(at) != 1 || at[0].Number != 1 || at[0].Outcome != deliveryattempt.OutcomeAcknowledged || len(rs.requests()) != 2 {
 			t.Fatalf("held row: %d attempt rows, %d requests; want one acknowledged attempt numbered 1, two requests", len(at), len(rs.requests()))
@@ -96,39 +127,19 @@ func TestHeldRowWaitsInMemoryAndStartsWhenASlotFrees(t *testing.T) {
 func TestSequenceSuccessorIsHeldBehindItsPredecessor(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
-		release := make(chan struct{})
-		rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
-			if n == 1 {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-			return ok(0, nil)
-		})
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.AttemptTimeout = time.Minute; c.PollInterval = time.Hour })
-		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
-		defer unsubscribe()
-		f.start(t)
-		e := f.envelope("pending", payload.TransportGET)
-		e.Sequence = "address-payment:9"
-		earlier := f.enqueue(t, e)
-		<-rs.arrived // in flight
-		e = f.envelope("confirmed", payload.TransportGET)
+		b := newBusy(t, d, "address-payment:9") // the earlier one is in flight
+		f, rs, earlier := b.fixture, b.rs, b.first
+		e := f.envelope("confirmed", payload.TransportGET)
 		e.Sequence = "address-payment:9"
 		later := f.enqueue(t, e)
 		f.wantHeld(t, later, t0)
 		if n := len(rs.requests()); n != 1 {
 			t.Fatalf("%d requests while the earlier one is in flight, want 1", n)
 		}
-		close(release)
-		f.waitStatus(t, changed, later, notification.StatusAcknowledged)
-		f.waitStatus(t, changed, earlier, notification.StatusAcknowledged)
-		var order []string
-		for _, r := range rs.requests() {
-			order = append(order, r.url[strings.Index(r.url, "payment_status=")+len("payment_status="):][:len("pending")])
-		}
-		if strings.Join(order, ",") != "pending,confirm" {
+		b.free()
+		f.waitStatus(t, b.changed, later, notification.StatusAcknowledged)
+		f.waitStatus(t, b.changed, earlier, notification.StatusAcknowledged)
+		if order := requestStatuses(t, rs); strings.Join(order, ",") != "pending,confirmed" {
 			t.Fatalf("requests in order %v, want the earlier notification first", order)
 		}
 	})
@@ -142,22 +153,8 @@ func TestHeldRowPastItsDeadlineIsGivenBack(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
 		ctx := context.Background()
-		release := make(chan struct{})
-		rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
-			if n == 1 {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-			return ok(0, nil)
-		})
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.AttemptTimeout = time.Minute; c.Workers = 1; c.PollInterval = time.Hour })
-		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
-		defer unsubscribe()
-		f.start(t)
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		<-rs.arrived
+		b := newBusy(t, d, "", oneWorker)
+		f, rs := b.fixture, b.rs
 		held := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.wantHeld(t, held, t0)
 
@@ -174,8 +171,8 @@ func TestHeldRowPastItsDeadlineIsGivenBack(t *testing.T) {
 		if n := f.heldCount(); n != 0 {
 			t.Fatalf("%d rows still held", n)
 		}
-		close(release)
-		f.waitStatus(t, changed, held, notification.StatusAcknowledged)
+		b.free()
+		f.waitStatus(t, b.changed, held, notification.StatusAcknowledged)
 		at := f.attempts(t, held)
 		if len(at) != 1 || at[0].Number != 1 || at[0].Outcome != deliveryattempt.OutcomeAcknowledged {
 			t.Fatalf("given-back row: %d attempt rows; want one acknowledged attempt numbered 1", len(at))
@@ -188,32 +185,18 @@ func TestHeldRowPastItsDeadlineIsGivenBack(t *testing.T) {
 func TestHeldRowsPastTheBoundAreLeftDue(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
-		release := make(chan struct{})
-		rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
-			if n == 1 {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-			return ok(0, nil)
-		})
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) { c.AttemptTimeout = time.Minute; c.Workers = 1; c.Hold = 1; c.PollInterval = time.Hour })
-		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
-		defer unsubscribe()
-		f.start(t)
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		<-rs.arrived
+		b := newBusy(t, d, "", oneWorker, func(c *Config) { c.Hold = 1 })
+		f := b.fixture
 		held := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.wantHeld(t, held, t0)
 		left := f.enqueue(t, f.envelope("completed", payload.TransportGET))
 		if got := f.reload(t, left); got.Attempts != 0 || got.LeaseUntil != nil {
 			t.Fatalf("row past the bound: attempts %d, lease %v; want left due", got.Attempts, got.LeaseUntil)
 		}
-		close(release)
-		f.waitStatus(t, changed, held, notification.StatusAcknowledged)
+		b.free()
+		f.waitStatus(t, b.changed, held, notification.StatusAcknowledged)
 		f.d.Wake() // the loop polls hourly here
-		f.waitStatus(t, changed, left, notification.StatusAcknowledged)
+		f.waitStatus(t, b.changed, left, notification.StatusAcknowledged)
 	})
 }
 
@@ -223,25 +206,10 @@ func TestHeldRowsPastTheBoundAreLeftDue(t *testing.T) {
 func TestStopGivesBackHeldRows(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
-		release := make(chan struct{})
-		defer close(release)
-		rs := newReceiver(t, func(n int, r *http.Request) (int, string) {
-			if n == 1 {
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-			return ok(0, nil)
-		})
-		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) {
-			c.Workers = 1
-			c.PollInterval = time.Hour
+		b := newBusy(t, d, "", oneWorker, func(c *Config) {
 			c.StopTimeout = 50 * time.Millisecond // the attempt in flight is cut short
 		})
-		f.start(t)
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		<-rs.arrived
+		f := b.fixture
 		held := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.wantHeld(t, held, t0)
 		f.n.Stop()

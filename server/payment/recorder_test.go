@@ -12,6 +12,9 @@ import (
 type recorder struct {
 	mu      sync.Mutex
 	changes []Change
+	// committed, when set, is told how many changes have committed after
+	// each commit.
+	committed func(total int)
 }
 
 func (r *recorder) React(_ context.Context, tx *entdb.Tx, cs []Change) error {
@@ -21,8 +24,12 @@ func (r *recorder) React(_ context.Context, tx *entdb.Tx, cs []Change) error {
 				return err
 			}
 			r.mu.Lock()
-			defer r.mu.Unlock()
 			r.changes = append(r.changes, cs...)
+			total := len(r.changes)
+			r.mu.Unlock()
+			if r.committed != nil {
+				r.committed(total)
+			}
 			return nil
 		})
 	})

@@ -437,34 +437,6 @@ func (g *gatedSends) Send(ctx context.Context, s chains.Signed) error {
 	return g.Chain.Send(ctx, s)
 }
 
-// countingReactor records changes and closes over when more than limit
-// have committed.
-type countingReactor struct {
-	recorder
-	limit int
-	over  chan struct{}
-	once  sync.Once
-}
-
-func (c *countingReactor) React(ctx context.Context, tx *entdb.Tx, cs []Change) error {
-	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
-		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
-			if err := next.Commit(ctx, tx); err != nil {
-				return err
-			}
-			c.mu.Lock()
-			c.changes = append(c.changes, cs...)
-			n := len(c.changes)
-			c.mu.Unlock()
-			if n > c.limit {
-				c.once.Do(func() { close(c.over) })
-			}
-			return nil
-		})
-	})
-	return nil
-}
-
 // TestForwardRunsWhileTheNextBatchApplies: a block of three batches of
 // payments. The forward of the first batch is still sending when the
 // second batch is applied (its first broadcast waits for the second
@@ -481,10 +453,15 @@ func TestForwardRunsWhileTheNextBatchApplies(t *testing.T) {
 			db := storetest.Open(t, d)
 			f := newFixture(t, db, "btc")
 			chain := devnet.NewChain(f.tk, devnet.Options{})
-			rec := &countingReactor{limit: BatchSize, over: make(chan struct{})}
+			over, once := make(chan struct{}), sync.Once{}
+			rec := &recorder{committed: func(total int) {
+				if total > BatchSize {
+					once.Do(func() { close(over) })
+				}
+			}}
 			gated := &gatedSends{Chain: chain, gate: func() error {
 				select {
-				case <-rec.over:
+				case <-over:
 					return nil
 				case <-time.After(30 * time.Second):
 					t.Error("the second batch was not applied while the first batch's forward was sending")
@@ -498,14 +475,8 @@ func TestForwardRunsWhileTheNextBatchApplies(t *testing.T) {
 			t.Cleanup(w.Stop)
 			poll(t, w)
 			addrs := f.addresses(3*BatchSize-1, 1)
-			for _, a := range append(addrs, addrs[0]) { // the last: a second payment to the first batch's first address
-				if _, err := chain.Pay(a, decimal.RequireFromString("0.01"), false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := chain.Mine(1); err != nil {
-				t.Fatal(err)
-			}
+			// The last payment is a second one to the first batch's first address.
+			payEach(t, chain, append(addrs, addrs[0]), "0.01")
 			poll(t, w)
 			total := len(addrs) + 1
 			done, err := db.Client.Payment.Query().Where(entpayment.StatusEQ(entpayment.StatusCompleted)).Count(ctx)
