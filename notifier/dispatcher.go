@@ -146,11 +146,6 @@ func (d *Dispatcher) Stop() {
 	d.mu.Unlock()
 	d.StopOnce(func() {
 		d.Wait() // the loop
-		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StopTimeout)
-		if err := d.giveBackAll(ctx); err != nil {
-			d.logger.Warn("give back held notifications; they are taken over when their leases lapse", "error", err)
-		}
-		cancel()
 		defer func() {
 			close(d.results)
 			<-d.recorderDone
@@ -164,6 +159,13 @@ func (d *Dispatcher) Stop() {
 			<-done
 		}
 		d.sendCancel()
+		// Once the attempts in flight are recorded: a row held behind one of
+		// its sequence is not due before that attempt ends.
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StopTimeout)
+		if err := d.giveBackAll(ctx); err != nil {
+			d.logger.Warn("give back held notifications; they are taken over when their leases lapse", "error", err)
+		}
+		cancel()
 	})
 }
 
@@ -300,12 +302,13 @@ type waiter struct {
 }
 
 // waitingSequences returns, for those of seqs that have an undelivered
-// notification never attempted (due, or parked for later), due at now, or
-// whose first attempt another instance holds (in flight or held in its
-// memory: due again at its lease's end), the latest such: a new
-// notification of the sequence is due no earlier, so the first attempts
-// keep their order even when the earlier one was parked or is another
-// instance's. This instance's own are in its memory (capacity, held). On PostgreSQL each sequence is looked up on its own (a lateral
+// notification never attempted (due, or parked for later) or due at now,
+// the latest such: a new notification of the sequence is due no earlier,
+// so the first attempts keep their order even when the earlier one was
+// parked. This instance's attempts in flight and held rows are in its
+// memory (capacity, held). (A first attempt another instance has leased is
+// not seen: a payment's notifications are stored by the instance holding
+// its ticker's watcher lease.) On PostgreSQL each sequence is looked up on its own (a lateral
 // join with a limit: one probe of the sequence index each); the list as
 // one IN condition reads, without statistics, every queued notification
 // instead (the status index looks more selective than a few hundred
@@ -317,9 +320,7 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 			Where(notification.SequenceIn(seqs...),
 				notification.StatusIn(notification.StatusPending, notification.StatusRetrying),
 				notification.NextAttemptAtNotNil(),
-				notification.Or(notification.Attempts(0), notification.NextAttemptAtLTE(now),
-					notification.And(notification.Attempts(1), notification.StatusEQ(notification.StatusPending),
-						notification.LeaseOwnerNEQ(d.cfg.InstanceID)))).
+				notification.Or(notification.Attempts(0), notification.NextAttemptAtLTE(now))).
 			Select(notification.FieldSequence, notification.FieldNextAttemptAt, notification.FieldHost).
 			All(ctx)
 		if err != nil {
@@ -339,9 +340,9 @@ func (d *Dispatcher) waitingSequences(ctx context.Context, tx *entdb.Tx, seqs []
 	rows, err := tx.QueryContext(ctx, `SELECT s.seq, w.next_attempt_at, w.host FROM unnest($1::text[]) AS s(seq)
 		CROSS JOIN LATERAL (SELECT n.next_attempt_at, n.host FROM notifications n
 			WHERE n.sequence = s.seq AND n.next_attempt_at IS NOT NULL AND n.status IN ('pending', 'retrying')
-				AND (n.attempts = 0 OR n.next_attempt_at <= $2 OR (n.attempts = 1 AND n.status = 'pending' AND n.lease_owner <> $3))
+				AND (n.attempts = 0 OR n.next_attempt_at <= $2)
 			ORDER BY n.next_attempt_at DESC LIMIT 1) AS w`,
-		store.Array(args), now, d.cfg.InstanceID)
+		store.Array(args), now)
 	if err != nil {
 		return nil, err
 	}
@@ -404,6 +405,7 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 	heldSeq := func(r *entdb.Notification) bool { return r.Sequence != nil && d.held.hasSeq(*r.Sequence) }
 	capa := d.capacity()
 	later := map[string]time.Time{} // sequences of this batch stored due later
+	dueSeq := map[string]bool{}     // sequences with a row of this batch stored due
 	for _, r := range rows {
 		if r.Sequence != nil {
 			seq := *r.Sequence
@@ -424,12 +426,35 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 				out.wakeFor[w.host] = true
 				continue
 			}
+			if d.held.returning[seq] > 0 || dueSeq[seq] {
+				// Rows of its sequence are being given back, or were stored
+				// due in this batch: it is stored due, behind them (their
+				// due time is their creation), never held or sent first.
+				capa.hold(r)
+				dueSeq[seq] = true
+				out.wakeFor[r.Host] = true
+				continue
+			}
 		}
 		if !on || d.backlog[r.Host] || heldSeq(r) || !capa.allows(r) {
 			if d.handOff && d.canHold(r) {
 				capa.hold(r)
 				out.held = append(out.held, d.hold(r, now))
 				continue
+			}
+			if r.Sequence != nil && d.held.hasSeq(*r.Sequence) {
+				// Behind rows held here, past the bounds: due when the last
+				// one's lease ends (it has started and been recorded by then,
+				// or been given back ahead of this one).
+				held := d.held.bySeq[*r.Sequence]
+				at := *held[len(held)-1].n.LeaseUntil
+				r.NextAttemptAt = &at
+				later[*r.Sequence] = at
+				capa.hold(r)
+				continue
+			}
+			if r.Sequence != nil {
+				dueSeq[*r.Sequence] = true
 			}
 			if !capa.sequenceWaits(r) {
 				d.backlog[r.Host] = true

@@ -8,6 +8,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 )
 
@@ -22,9 +23,13 @@ import (
 // what the queue cost the database).
 //
 // A held row must start while its lease leaves room for the attempt and
-// its record (its deadline); one that cannot is given back: due at once,
-// unleased, its attempt uncounted, for the dispatch loop to claim. So is
-// every held row when the dispatcher stops. If the process dies, the
+// its record (its deadline); one that cannot is given back, with the rows
+// of its sequence held after it: due since it was stored, unleased, its
+// attempt uncounted, for the dispatch loop to claim. So is every held row
+// when the dispatcher stops, once its attempts in flight are recorded.
+// Rows of a sequence being given back, or past the bounds behind held
+// ones, are stored due behind them (claimStored), so first attempts keep
+// their order. If the process dies, the
 // leases lapse and the rows are taken over like attempts that were in
 // flight (recorded as interrupted, attempted again).
 //
@@ -55,6 +60,10 @@ type heldQueue struct {
 	count  int // rows held (not gone)
 	// back are rows past their deadline, to give back (giveBackExpired).
 	back []*heldRow
+	// returning counts, per sequence, its rows being given back (in back,
+	// or their update running): a row of the sequence stored meanwhile is
+	// stored due, behind them, never held or claimed as stored.
+	returning map[string]int
 }
 
 // hostHeld is one destination's held rows, oldest first.
@@ -64,7 +73,7 @@ type hostHeld struct {
 }
 
 func newHeldQueue() heldQueue {
-	return heldQueue{byHost: map[string]*hostHeld{}, bySeq: map[string][]*heldRow{}}
+	return heldQueue{byHost: map[string]*hostHeld{}, bySeq: map[string][]*heldRow{}, returning: map[string]int{}}
 }
 
 func (q *heldQueue) add(h *heldRow) {
@@ -103,6 +112,26 @@ func (q *heldQueue) drop(h *heldRow) {
 
 // hasSeq reports whether rows of seq are held.
 func (q *heldQueue) hasSeq(seq string) bool { return len(q.bySeq[seq]) > 0 }
+
+// toReturn moves h to the rows to give back.
+func (q *heldQueue) toReturn(h *heldRow) {
+	q.drop(h)
+	q.back = append(q.back, h)
+	if s := h.n.Sequence; s != nil {
+		q.returning[*s]++
+	}
+}
+
+// returned forgets rows given back (or put back to be given back again).
+func (q *heldQueue) returned(rows []*heldRow) {
+	for _, h := range rows {
+		if s := h.n.Sequence; s != nil {
+			if q.returning[*s]--; q.returning[*s] <= 0 {
+				delete(q.returning, *s)
+			}
+		}
+	}
+}
 
 // compact drops the gone rows at the head of host's queue, all of them
 // when they are most of it, and forgets a destination with none held.
@@ -143,9 +172,6 @@ func (d *Dispatcher) canHold(row *entdb.Notification) bool {
 	if d.cfg.Hold <= 0 {
 		return false
 	}
-	if row.Sequence != nil && d.held.hasSeq(*row.Sequence) {
-		return true // it must follow them; it is at most one per row held
-	}
 	limit := d.cfg.Hold
 	dur, ok := d.hostDuration[row.Host]
 	if !ok {
@@ -158,7 +184,13 @@ func (d *Dispatcher) canHold(row *entdb.Notification) bool {
 		// start at once, and leave the rest of a burst to every instance.
 		limit, bound = min(limit, d.cfg.Workers), min(bound, int64(d.cfg.PerHost))
 	}
-	if d.backlog[row.Host] || d.held.count >= limit {
+	if d.held.count >= limit {
+		return false
+	}
+	if row.Sequence != nil && d.held.hasSeq(*row.Sequence) {
+		return true // it follows them, whatever the destination's backlog
+	}
+	if d.backlog[row.Host] {
 		return false
 	}
 	live := 0
@@ -194,16 +226,7 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 	if hh == nil {
 		return out
 	}
-	// Deadlines follow the order stored: those passed are at the head.
-	for _, h := range hh.rows {
-		if h.gone {
-			continue
-		}
-		if !h.ready || !now.After(h.deadline) {
-			break
-		}
-		d.expireHeld(h)
-	}
+	d.expirePassed(host, now)
 	skips := 0
 	for i := 0; i < len(hh.rows) && skips < maxHeldSkips && d.hasSlot(host); i++ {
 		h := hh.rows[i]
@@ -214,7 +237,7 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 			skips++
 			continue
 		case now.After(h.deadline):
-			d.expireHeld(h)
+			skips++ // behind an attempt of its sequence (expirePassed)
 			continue
 		}
 		if s := h.n.Sequence; s != nil && (d.inflight[*s] > 0 || d.held.bySeq[*s][0] != h) {
@@ -241,9 +264,32 @@ func (d *Dispatcher) expireHeld(h *heldRow) {
 	}
 	for _, r := range rows {
 		if r.ready { // an uncommitted row is abandoned or made ready later
-			d.held.drop(r)
-			d.held.back = append(d.held.back, r)
+			d.held.toReturn(r)
 		}
+	}
+}
+
+// expirePassed moves the rows of host past their deadline to be given
+// back, except behind an attempt of their sequence in flight here (given
+// back, a peer could start them before it ends; it ends before their
+// lease, so they are given back after it). d.mu must be held.
+func (d *Dispatcher) expirePassed(host string, now time.Time) {
+	hh := d.held.byHost[host]
+	if hh == nil {
+		return
+	}
+	// Deadlines follow the order stored: those passed are at the head.
+	for _, h := range hh.rows {
+		if h.gone {
+			continue
+		}
+		if !h.ready || !now.After(h.deadline) {
+			break
+		}
+		if s := h.n.Sequence; s != nil && d.inflight[*s] > 0 {
+			continue
+		}
+		d.expireHeld(h)
 	}
 }
 
@@ -265,7 +311,12 @@ func (d *Dispatcher) startHeld(host string) (free bool) {
 	}
 	now := d.cfg.Now()
 	var claims []claim
-	if host != "" {
+	if host == "" {
+		// Every destination's deadlines, whether a worker is free or not.
+		for h := range d.held.byHost {
+			d.expirePassed(h, now)
+		}
+	} else {
 		claims = d.takeHeld(host, now, claims)
 	}
 	looked := 0
@@ -295,7 +346,15 @@ func (d *Dispatcher) giveBackExpired(ctx context.Context) error {
 	d.mu.Lock()
 	rows := d.held.takeBack()
 	d.mu.Unlock()
-	return d.giveBack(ctx, rows)
+	err := d.giveBack(ctx, rows)
+	d.mu.Lock()
+	if err != nil {
+		d.held.back = append(d.held.back, rows...) // again at the next sweep, or at Stop
+	} else {
+		d.held.returned(rows)
+	}
+	d.mu.Unlock()
+	return err
 }
 
 // takeBack returns the rows to give back and forgets them.
@@ -305,28 +364,40 @@ func (q *heldQueue) takeBack() []*heldRow {
 	return rows
 }
 
-// giveBack makes held rows due at once, unleased and their attempt
-// uncounted, where this instance still holds them (a row whose lease
-// lapsed may have been taken over), and leaves them to the dispatch loop:
-// their destinations have a backlog.
+// giveBack makes held rows due again as they were when stored (their
+// first attempt due at their creation, so a row of their sequence stored
+// since comes after them), unleased and their attempt uncounted, where
+// this instance still holds them (a row whose lease lapsed may have been
+// taken over), and leaves them to the dispatch loop: their destinations
+// have a backlog.
 func (d *Dispatcher) giveBack(ctx context.Context, rows []*heldRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	now := d.cfg.Now()
-	ids := make([]int64, len(rows))
-	for i, h := range rows {
-		ids[i] = h.n.ID
+	// The rows of one transaction share their creation time.
+	byCreation := map[time.Time][]int64{}
+	for _, h := range rows {
+		byCreation[h.n.CreatedAt] = append(byCreation[h.n.CreatedAt], h.n.ID)
 	}
-	_, err := d.db.Client.Notification.Update().
-		Where(notification.IDIn(ids...), notification.LeaseOwner(d.cfg.InstanceID), notification.Attempts(1),
-			notification.StatusEQ(notification.StatusPending), notification.LeaseUntilGT(now)).
-		SetAttempts(0).
-		ClearLeaseUntil().
-		SetLeaseOwner("").
-		SetNextAttemptAt(now).
-		SetUpdatedAt(now).
-		Save(ctx)
+	err := store.WithTx(ctx, d.db.Client, func(tx *entdb.Tx) error {
+		for created, ids := range byCreation {
+			for chunk := range slices.Chunk(ids, store.BulkChunk) {
+				if _, err := tx.Notification.Update().
+					Where(notification.IDIn(chunk...), notification.LeaseOwner(d.cfg.InstanceID), notification.Attempts(1),
+						notification.StatusEQ(notification.StatusPending), notification.LeaseUntilGT(now)).
+					SetAttempts(0).
+					ClearLeaseUntil().
+					SetLeaseOwner("").
+					SetNextAttemptAt(created).
+					SetUpdatedAt(now).
+					Save(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		// Their leases lapse and the rows are taken over.
 		return fmt.Errorf("give back %d held notifications: %w", len(rows), err)
@@ -349,15 +420,20 @@ func (d *Dispatcher) giveBackAll(ctx context.Context) error {
 		for _, h := range hh.rows {
 			if !h.gone && h.ready {
 				rows = append(rows, h)
-				d.held.drop(h)
+				d.held.toReturn(h)
 			}
 		}
 	}
+	d.held.back = nil
 	for h := range d.held.byHost {
 		d.held.compact(h)
 	}
 	d.mu.Unlock()
-	return d.giveBack(ctx, rows)
+	err := d.giveBack(ctx, rows)
+	d.mu.Lock()
+	d.held.returned(rows)
+	d.mu.Unlock()
+	return err
 }
 
 // oldestHeld is how long the oldest held row has waited (0 when none).
