@@ -810,9 +810,7 @@ func (d *Dispatcher) recordBatch(batch []result) {
 			if heldTurn == nil {
 				heldTurn = map[string]bool{}
 			}
-			for _, h := range d.held.bySeq[*s][:1] {
-				heldTurn[h.n.Host] = true
-			}
+			heldTurn[d.held.bySeq[*s][0].n.Host] = true // the next of the sequence
 		}
 	}
 	d.mu.Unlock()

@@ -306,10 +306,11 @@ type waiter struct {
 // the latest such: a new notification of the sequence is due no earlier,
 // so the first attempts keep their order even when the earlier one was
 // parked. This instance's attempts in flight and held rows are in its
-// memory (capacity, held). (A first attempt another instance has leased is
-// not seen: a payment's notifications are stored by the instance holding
-// its ticker's watcher lease.) On PostgreSQL each sequence is looked up on its own (a lateral
-// join with a limit: one probe of the sequence index each); the list as
+// memory (capacity, held). (A first attempt another instance has leased
+// is not seen: a payment's notifications are stored by the instance
+// holding its ticker's watcher lease.) On PostgreSQL each sequence is
+// looked up on its own (a lateral join with a limit: one probe of the
+// sequence index each); the list as
 // one IN condition reads, without statistics, every queued notification
 // instead (the status index looks more selective than a few hundred
 // sequences).
@@ -442,7 +443,7 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 				out.held = append(out.held, d.hold(r, now))
 				continue
 			}
-			if r.Sequence != nil && d.held.hasSeq(*r.Sequence) {
+			if heldSeq(r) {
 				// Behind rows held here, past the bounds: due when the last
 				// one's lease ends (it has started and been recorded by then,
 				// or been given back ahead of this one).

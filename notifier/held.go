@@ -252,15 +252,13 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 	return out
 }
 
-// expireHeld moves h, and the rows of its sequence held after it, to be
-// given back. d.mu must be held.
+// expireHeld moves h, and the rows of its sequence held with it (h is the
+// first of them that is ready: expirePassed goes in the order stored), to
+// be given back. d.mu must be held.
 func (d *Dispatcher) expireHeld(h *heldRow) {
-	var rows []*heldRow
+	rows := []*heldRow{h}
 	if s := h.n.Sequence; s != nil {
-		rows = slices.Clone(d.held.bySeq[*s])
-	}
-	if !slices.Contains(rows, h) {
-		rows = append(rows, h)
+		rows = slices.Clone(d.held.bySeq[*s]) // h among them: it is held
 	}
 	for _, r := range rows {
 		if r.ready { // an uncommitted row is abandoned or made ready later
