@@ -35,6 +35,9 @@ type claim struct {
 	// resend's one attempt outside the automatic schedule (the row is
 	// acknowledged or past its deadline).
 	resend, oneShot bool
+	// presigned: n's signature made once was made while it was held
+	// (signHeld); its record stores it.
+	presigned bool
 }
 
 // dispatch claims as many due notifications as free capacity allows and
@@ -626,7 +629,7 @@ type result struct {
 func (d *Dispatcher) send(c claim) {
 	start := c.started
 	var resp egress.Response
-	unsigned := c.n.Signature == ""
+	unsigned := c.n.Signature == "" || c.presigned
 	header, err := d.queue.storedHeaders(c.n)
 	var signed http.Header
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"sync"
 	"time"
 
@@ -48,10 +49,11 @@ type Dispatcher struct {
 	// the next dispatch to scan whatever it knows (Wake). See dispatch.
 	scannedAt time.Time
 	rescan    bool
-	handOff   bool       // the loop runs: rows are claimed as stored
-	held      heldQueue  // rows stored leased, waiting in memory (held.go)
-	heldSwept time.Time  // when the loop last looked at every destination's held rows
-	parking   sync.Mutex // held while a park runs
+	handOff   bool          // the loop runs: rows are claimed as stored
+	held      heldQueue     // rows stored leased, waiting in memory (held.go)
+	toSign    chan *heldRow // held rows for the signers, in the order they became ready
+	heldSwept time.Time     // when the loop last looked at every destination's held rows
+	parking   sync.Mutex    // held while a park runs
 	sends     sync.WaitGroup
 
 	sendCtx    context.Context
@@ -89,6 +91,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		fullSince:    map[string]time.Time{},
 		backlog:      map[string]bool{},
 		held:         newHeldQueue(),
+		toSign:       make(chan *heldRow, max(cfg.Hold, 1)),
 		sendCtx:      sendCtx,
 		sendCancel:   cancel,
 		results:      make(chan result, 1024),
@@ -132,6 +135,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	d.handOff = true
 	d.mu.Unlock()
 	d.Go(func() { d.loop(ctx) })
+	for range runtime.GOMAXPROCS(0) {
+		d.Go(func() { d.signHeld(ctx) })
+	}
 	return nil
 }
 
@@ -462,6 +468,13 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 			}
 			capa.hold(r)
 			out.wakeFor[r.Host] = true
+			continue
+		}
+		if _, unsigned := d.queue.storedSigner(r); unsigned && d.canHold(r) {
+			// A row to sign once (RSA) is held, to start once signed
+			// (signHeld); otherwise its attempt signs it.
+			capa.hold(r)
+			out.held = append(out.held, d.hold(r, now))
 			continue
 		}
 		capa.take(r)

@@ -50,6 +50,11 @@ type heldRow struct {
 	// its id). gone: started, given back or abandoned; the destination's
 	// queue drops it lazily.
 	ready, gone bool
+	// unsigned: its signature made once (RSA) is still to be made, by the
+	// dispatcher's signers (signHeld), before it starts; sig is the one
+	// they made (empty if signing failed: its attempt signs and fails).
+	unsigned bool
+	sig      string
 }
 
 // heldQueue is the rows held, per destination in the order stored, and per
@@ -207,7 +212,8 @@ func (d *Dispatcher) hold(row *entdb.Notification, now time.Time) *heldRow {
 	until := now.Add(d.cfg.Lease)
 	row.Attempts = 1
 	row.LeaseUntil, row.LeaseOwner, row.NextAttemptAt = &until, d.cfg.InstanceID, &until
-	h := &heldRow{n: row, deadline: now.Add(d.holdRoom())}
+	_, unsigned := d.queue.storedSigner(row)
+	h := &heldRow{n: row, deadline: now.Add(d.holdRoom()), unsigned: unsigned}
 	d.held.add(h)
 	return h
 }
@@ -228,6 +234,7 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 	}
 	d.expirePassed(host, now)
 	skips := 0
+scan:
 	for i := 0; i < len(hh.rows) && skips < maxHeldSkips && d.hasSlot(host); i++ {
 		h := hh.rows[i]
 		switch {
@@ -236,6 +243,10 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 		case !h.ready:
 			skips++
 			continue
+		case h.unsigned:
+			// The signers go in the order rows became ready: the rows
+			// after it are not signed either (or will start when it is).
+			break scan
 		case now.After(h.deadline):
 			skips++ // behind an attempt of its sequence (expirePassed)
 			continue
@@ -246,7 +257,11 @@ func (d *Dispatcher) takeHeld(host string, now time.Time, out []claim) []claim {
 		}
 		d.held.drop(h)
 		d.takeSlot(h.n, now)
-		out = append(out, claim{n: h.n, number: h.n.Attempts, started: now})
+		c := claim{n: h.n, number: h.n.Attempts, started: now}
+		if h.sig != "" {
+			h.n.Signature, c.presigned = h.sig, true
+		}
+		out = append(out, c)
 	}
 	d.held.compact(host)
 	return out
@@ -488,6 +503,14 @@ func (d *Dispatcher) readyHeld(rows []*heldRow) {
 		if !d.handOff && !h.gone {
 			d.held.drop(h)
 			back = append(back, h)
+			continue
+		}
+		if h.unsigned && !h.gone {
+			select {
+			case d.toSign <- h:
+			default:
+				h.unsigned = false // its attempt signs it
+			}
 		}
 	}
 	d.mu.Unlock()
@@ -501,5 +524,43 @@ func (d *Dispatcher) readyHeld(rows []*heldRow) {
 	}
 	for h := range hosts {
 		d.startHeld(h)
+	}
+}
+
+// signHeld is one of the dispatcher's signers (GOMAXPROCS of them, from
+// Start): it makes the signatures made once of held rows, in the order the
+// rows became ready, and starts what can start once each is made. A row
+// takes a worker and a slot of its destination only once signed, so the
+// attempts in flight to a fast destination are the few its network round
+// trip needs, not as many as its slots while they wait for the processors
+// to sign (docs/decisions.md, "Held rows are signed before they start").
+// The signature is stored by the attempt's record, as one made by the
+// attempt itself would be.
+func (d *Dispatcher) signHeld(ctx context.Context) {
+	for {
+		var h *heldRow
+		select {
+		case <-ctx.Done():
+			return
+		case h = <-d.toSign:
+		}
+		d.mu.Lock()
+		skip := h.gone || !h.unsigned
+		d.mu.Unlock()
+		if skip {
+			continue
+		}
+		var sig string
+		if st, ok := d.queue.storedSigner(h.n); ok {
+			var err error
+			if sig, err = d.queue.signOnce(st, h.n); err != nil {
+				sig = "" // the attempt signs again and records the error
+			}
+		}
+		d.mu.Lock()
+		h.unsigned, h.sig = false, sig
+		host := h.n.Host
+		d.mu.Unlock()
+		d.startHeld(host)
 	}
 }

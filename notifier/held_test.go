@@ -271,3 +271,54 @@ func TestSignaturesAtOnceAreBoundedByTheProcessors(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldRowIsSignedBeforeItTakesASlot: a notification whose signature is
+// made once (RSA) is held while the dispatcher's signers make it, taking
+// no worker and no slot of its destination meanwhile; once signed it
+// starts, sends that signature, and its record stores it.
+func TestHeldRowIsSignedBeforeItTakesASlot(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		b := &blockingSigner{entered: make(chan struct{}, 1), release: make(chan struct{})}
+		var once sync.Once
+		release := func() { once.Do(func() { close(b.release) }) }
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) {
+			c.Signers = []signer.Signer{b}
+			c.PollInterval = time.Hour
+		})
+		t.Cleanup(release) // before Stop: a failure leaves no signature waiting
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
+		t.Cleanup(unsubscribe)
+		f.start(t)
+		storedAt := f.clock.Now()
+		row := f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		<-b.entered
+		f.wantHeld(t, row, storedAt)
+		f.d.mu.Lock()
+		active, perHost := f.d.active, f.d.perHost[row.Host]
+		f.d.mu.Unlock()
+		if active != 0 || perHost != 0 || len(rs.requests()) != 0 {
+			t.Fatalf("while its signature is made: %d attempts in flight, %d to its destination, %d requests; want none", active, perHost, len(rs.requests()))
+		}
+		release()
+		if g := <-rs.arrived; g.signature != "c2ln" {
+			t.Fatalf("attempt sent signature %q, want the one the signers made (c2ln)", g.signature)
+		}
+		deadline := time.After(10 * time.Second)
+		for {
+			got := f.reload(t, row)
+			if got.Status == notification.StatusAcknowledged {
+				if got.Signature != "c2ln" {
+					t.Fatalf("recorded signature %q, want c2ln", got.Signature)
+				}
+				break
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("not acknowledged: status %s", got.Status)
+			}
+		}
+	})
+}

@@ -267,17 +267,37 @@ func (q *Queue) storedHeaders(n *entdb.Notification) (http.Header, error) {
 	// the same bytes every time (RSA PKCS#1 v1.5 is deterministic).
 	if st, ok := s.(signer.StoredSigner); ok {
 		if n.Signature == "" {
-			q.signing <- struct{}{}
-			sig, err := st.Sign(n.SigningKey, requestOf(n))
-			<-q.signing
+			sig, err := q.signOnce(st, n)
 			if err != nil {
-				return nil, fmt.Errorf("sign notification %s: %w", n.UUID, err)
+				return nil, err
 			}
 			n.Signature = sig
 		}
 		h.Set(st.Header(), n.Signature)
 	}
 	return h, nil
+}
+
+// signOnce makes n's signature made once, at most GOMAXPROCS at a time.
+func (q *Queue) signOnce(st signer.StoredSigner, n *entdb.Notification) (string, error) {
+	q.signing <- struct{}{}
+	sig, err := st.Sign(n.SigningKey, requestOf(n))
+	<-q.signing
+	if err != nil {
+		return "", fmt.Errorf("sign notification %s: %w", n.UUID, err)
+	}
+	return sig, nil
+}
+
+// storedSigner returns the signer of n when its scheme signs once and n's
+// signature is not made yet (the dispatcher signs such a held row before
+// it starts: Dispatcher.signHeld).
+func (q *Queue) storedSigner(n *entdb.Notification) (signer.StoredSigner, bool) {
+	if n.SignatureScheme == "" || n.Signature != "" {
+		return nil, false
+	}
+	st, ok := q.signers[n.SignatureScheme].(signer.StoredSigner)
+	return st, ok
 }
 
 // attemptSigned returns the headers a per-attempt signer makes for an

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -201,19 +202,50 @@ func dbFlag(fs *flag.FlagSet) *string {
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) error {
-	cfg, err := serveConfig(args, stdout, stderr)
+	cfg, profile, err := serveFlags(args, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	server.TuneGC(server.DefaultGCPercent)
 	return server.Run(ctx, cfg, logger)
 }
 
+// startCPUProfile profiles the whole process into path (go tool pprof
+// reads it) until stop, which serve calls once the server has shut down.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
 // serveConfig parses serve's flags (and their PAYHOOK_* variables) into a
 // server configuration; the server fills in what is left unset.
 func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error) {
+	cfg, _, err := serveFlags(args, stdout, stderr)
+	return cfg, err
+}
+
+// serveFlags is serveConfig and the flags that are the process's, not the
+// server's: --cpuprofile's path.
+func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, profile string, err error) {
 	fs := newFlagSet("payhook serve", stderr)
-	cfg := server.Config{Out: stdout, Build: build()}
+	cfg = server.Config{Out: stdout, Build: build()}
 	fs.StringVar(&cfg.Store.DB, "db", server.DefaultDB, `database: "sqlite:PATH" (embedded) or "postgres://user@host/db?sslmode=disable"`)
 	fs.StringVar(&cfg.Store.Migrate, "migrate", server.MigrateAuto, "database migrations at start: auto applies the missing ones; off applies none and refuses to start while any is missing (run payhook migrate first)")
 	fs.IntVar(&cfg.Store.MaxConns, "db-max-conns", server.DefaultDBMaxConns, "PostgreSQL connections this instance may open (plus one for LISTEN); requests wait for a free one")
@@ -231,6 +263,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
 	fs.StringVar(&cfg.Chains.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
 	fs.DurationVar(&cfg.API.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
+	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to this file when the server stops (go tool pprof reads it; for diagnosing speed)")
 	fs.Int64Var(&cfg.API.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "largest REST request body accepted; a longer one is answered 413")
 	// The delivery flags' defaults are the notifier's, the only ones.
 	delivery := notifier.Delivery{}.WithDefaults()
@@ -258,11 +291,11 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
 	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before payloads omit it and conversions are {} (default 1h; negative: no limit)")
 	if err := parse(fs, args); err != nil {
-		return server.Config{}, err
+		return server.Config{}, "", err
 	}
 	if *nodeFile != "" {
 		if err := readNodeFile(*nodeFile, nodes); err != nil {
-			return server.Config{}, err
+			return server.Config{}, "", err
 		}
 	}
 	envNodes(os.Environ(), nodes)
@@ -270,11 +303,11 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 		// The seed itself, hex, instead of --seed-file (secret stores that
 		// inject environment variables); never printed.
 		if cfg.Keys.SeedFile != server.DefaultSeedFile {
-			return server.Config{}, errors.New("PAYHOOK_SEED and --seed-file (or PAYHOOK_SEED_FILE) are both set: give the seed one way")
+			return server.Config{}, "", errors.New("PAYHOOK_SEED and --seed-file (or PAYHOOK_SEED_FILE) are both set: give the seed one way")
 		}
 		seed, err := hex.DecodeString(v)
 		if err != nil || len(seed) < 16 || len(seed) > 64 {
-			return server.Config{}, errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
+			return server.Config{}, "", errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
 		}
 		cfg.Keys.Seed = seed
 	}
@@ -289,7 +322,7 @@ func serveConfig(args []string, stdout, stderr io.Writer) (server.Config, error)
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	cfg.API.TrustedProxies = proxies
 	cfg.API.CORSOrigins = corsOrigins
-	return cfg, nil
+	return cfg, profile, nil
 }
 
 func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -222,3 +222,27 @@ func TestPublicURLFlag(t *testing.T) {
 		t.Fatalf("a URL without scheme: %v, want an error naming --public-url", err)
 	}
 }
+
+// TestServeCPUProfile: --cpuprofile is the process's flag, not the
+// server's, and the profile it starts is a file go tool pprof reads once
+// stopped.
+func TestServeCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	var out, errOut bytes.Buffer
+	_, profile, err := serveFlags([]string{"--cpuprofile", path}, &out, &errOut)
+	if err != nil || profile != path {
+		t.Fatalf("serveFlags: profile %q, %v; want %q", profile, err, path)
+	}
+	stop, err := startCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // a gzipped profile.proto
+		t.Fatalf("profile file: %d bytes, %v; want a gzipped profile", len(b), err)
+	}
+	if _, err := startCPUProfile(filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.pprof")); err == nil || !strings.Contains(err.Error(), "--cpuprofile") {
+		t.Fatalf("unwritable path: %v; want an error naming --cpuprofile", err)
+	}
+}
