@@ -2,6 +2,7 @@ package notifier
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"runtime"
 	"strings"
@@ -319,6 +320,59 @@ func TestHeldRowIsSignedBeforeItTakesASlot(t *testing.T) {
 			case <-deadline:
 				t.Fatalf("not acknowledged: status %s", got.Status)
 			}
+		}
+	})
+}
+
+// failingSigner is a stored signer whose every signature fails.
+type failingSigner struct{ calls atomic.Int32 }
+
+func (s *failingSigner) Scheme() string { return signer.SchemeRSASHA256 }
+func (s *failingSigner) Header() string { return signer.SignatureHeader }
+func (s *failingSigner) Sign(string, payload.Request) (string, error) {
+	s.calls.Add(1)
+	return "", errors.New("key unavailable")
+}
+
+// TestHeldRowWhoseSigningFailsIsAttempted: a held row the signers cannot
+// sign is not left waiting; it starts, its attempt signs it again, fails
+// without sending, and the failure is recorded with its reason, retried
+// on the schedule like any failed attempt.
+func TestHeldRowWhoseSigningFailsIsAttempted(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		s := &failingSigner{}
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook", func(c *Config) {
+			c.Signers = []signer.Signer{s}
+			c.PollInterval = time.Hour
+		})
+		changed, unsubscribe := f.n.Events.Subscribe(f.keyID)
+		t.Cleanup(unsubscribe)
+		f.start(t)
+		row := f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		deadline := time.After(10 * time.Second)
+		for {
+			if at := f.attempts(t, row); len(at) == 1 && at[0].Outcome == deliveryattempt.OutcomeFailed {
+				if !strings.Contains(at[0].Error, "key unavailable") {
+					t.Fatalf("attempt error %q, want the signer's", at[0].Error)
+				}
+				break
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("no failed attempt recorded: %+v", f.attempts(t, row))
+			}
+		}
+		if n := s.calls.Load(); n != 2 {
+			t.Fatalf("signer called %d times, want 2 (the signers', then the attempt's)", n)
+		}
+		if len(rs.requests()) != 0 {
+			t.Fatalf("%d requests sent unsigned", len(rs.requests()))
+		}
+		if got := f.reload(t, row); got.Status != notification.StatusRetrying || got.Signature != "" {
+			t.Fatalf("row %s with signature %q, want retrying without one", got.Status, got.Signature)
 		}
 	})
 }
