@@ -13,9 +13,10 @@ import (
 )
 
 // Holding. A notification stored while the dispatch loop runs but cannot
-// start at once (every worker or every slot of its destination is busy, or
-// an earlier notification of its sequence is in flight or held here) is
-// stored as one claimed as stored is: leased to this instance, its first
+// start at once (every worker or every slot of its destination is busy, an
+// earlier notification of its sequence is in flight or held here, or its
+// signature made once is still to be made: signHeld) is stored as one
+// claimed as stored is: leased to this instance, its first
 // attempt counted, out of the due range until the lease's end. It then
 // waits in memory, in the order stored, and starts when a slot and its
 // sequence's turn free up, without being claimed back from the database
