@@ -306,20 +306,9 @@ func TestHeldRowIsSignedBeforeItTakesASlot(t *testing.T) {
 		if g := <-rs.arrived; g.signature != "c2ln" {
 			t.Fatalf("attempt sent signature %q, want the one the signers made (c2ln)", g.signature)
 		}
-		deadline := time.After(10 * time.Second)
-		for {
-			got := f.reload(t, row)
-			if got.Status == notification.StatusAcknowledged {
-				if got.Signature != "c2ln" {
-					t.Fatalf("recorded signature %q, want c2ln", got.Signature)
-				}
-				break
-			}
-			select {
-			case <-changed:
-			case <-deadline:
-				t.Fatalf("not acknowledged: status %s", got.Status)
-			}
+		f.waitStatus(t, changed, row, notification.StatusAcknowledged)
+		if got := f.reload(t, row).Signature; got != "c2ln" {
+			t.Fatalf("recorded signature %q, want c2ln", got)
 		}
 	})
 }
@@ -351,19 +340,9 @@ func TestHeldRowWhoseSigningFailsIsAttempted(t *testing.T) {
 		t.Cleanup(unsubscribe)
 		f.start(t)
 		row := f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		deadline := time.After(10 * time.Second)
-		for {
-			if at := f.attempts(t, row); len(at) == 1 && at[0].Outcome == deliveryattempt.OutcomeFailed {
-				if !strings.Contains(at[0].Error, "key unavailable") {
-					t.Fatalf("attempt error %q, want the signer's", at[0].Error)
-				}
-				break
-			}
-			select {
-			case <-changed:
-			case <-deadline:
-				t.Fatalf("no failed attempt recorded: %+v", f.attempts(t, row))
-			}
+		f.waitStatus(t, changed, row, notification.StatusRetrying)
+		if at := f.attempts(t, row); len(at) != 1 || at[0].Outcome != deliveryattempt.OutcomeFailed || !strings.Contains(at[0].Error, "key unavailable") {
+			t.Fatalf("attempts %+v, want one failed with the signer's reason", at)
 		}
 		if n := s.calls.Load(); n != 2 {
 			t.Fatalf("signer called %d times, want 2 (the signers', then the attempt's)", n)
@@ -371,8 +350,8 @@ func TestHeldRowWhoseSigningFailsIsAttempted(t *testing.T) {
 		if len(rs.requests()) != 0 {
 			t.Fatalf("%d requests sent unsigned", len(rs.requests()))
 		}
-		if got := f.reload(t, row); got.Status != notification.StatusRetrying || got.Signature != "" {
-			t.Fatalf("row %s with signature %q, want retrying without one", got.Status, got.Signature)
+		if got := f.reload(t, row).Signature; got != "" {
+			t.Fatalf("row stored with signature %q, want none", got)
 		}
 	})
 }
