@@ -130,6 +130,34 @@ type Forward struct {
 	// the inputs (the service fee) to the operator's address; an EVM or
 	// TRON native forward pays its gas from what stays on From.
 	NetworkFee decimal.Decimal
+	// Keys are the derivation indexes of the payhook addresses, other than
+	// From, whose outputs Inputs spend (by Inputs[i].To): a UTXO payout
+	// spends the held outputs of several addresses in one transaction.
+	// Nil when every input is on From. A UTXO backend signs each input
+	// with its address's key and refuses an input on an address that is
+	// neither From nor in Keys; account-chain backends, whose transactions
+	// leave one account, refuse any input on another address.
+	Keys map[string]uint32
+}
+
+// KeyOf returns the derivation index of the key that controls address
+// addr in f: FromIndex for From, Keys[addr] for another input address.
+func (f Forward) KeyOf(addr string) (uint32, bool) {
+	if addr == f.From {
+		return f.FromIndex, true
+	}
+	i, ok := f.Keys[addr]
+	return i, ok
+}
+
+// FeeQuoter is implemented by backends whose network fee depends on the
+// transaction's size (UTXO): FeeFor quotes, in coin units, the fee of a
+// transaction spending inputs outputs into outputs outputs, at the rate
+// NetworkFee uses, and never below what the network relays. A planner of
+// transactions of other shapes than a forward's (a payout of many outputs)
+// asks it; backends without it charge NetworkFee whatever the size.
+type FeeQuoter interface {
+	FeeFor(ctx context.Context, inputs, outputs int) (decimal.Decimal, error)
 }
 
 // Signed is a forwarding transaction, signed: payhook records it before it

@@ -285,7 +285,7 @@ func TestCreatePayout(t *testing.T) {
 	forEachServer(t, func(t *testing.T, in *servertest.Instance) {
 		r := in.Get(t, "/trc20/usdt/payout/", q("address", trxDest, "value", "12.345678"), in.KeyA)
 		wantStatus(t, r, 200)
-		if r.JSON["payout_status"] != "requested" || r.JSON["value"] != "12.345678" || r.JSON["address"] != trxDest {
+		if r.JSON["payout_status"] != "pending" || r.JSON["value"] != "12.345678" || r.JSON["address"] != trxDest {
 			t.Fatalf("%s", r.Body)
 		}
 		id, _ := r.JSON["payout_id"].(string)

@@ -472,6 +472,17 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 	if len(f.Outputs) == 0 {
 		return chains.Signed{}, fmt.Errorf("%w: forward %q has no outputs", ErrInvalidForward, f.ID)
 	}
+	for i, in := range f.Inputs {
+		if in.To == "" {
+			continue
+		}
+		if _, ok := f.KeyOf(in.To); !ok {
+			return chains.Signed{}, fmt.Errorf("%w: forward %q input %d is on %s, which is neither From nor in Keys", ErrInvalidForward, f.ID, i, in.To)
+		}
+		if in.To != f.From && tk.Family != chains.FamilyUTXO {
+			return chains.Signed{}, fmt.Errorf("%w: forward %q input %d: a %s transaction leaves one account", ErrInvalidForward, f.ID, i, tk.Family)
+		}
+	}
 	for i, o := range f.Outputs {
 		if err := chains.ValidateAddress(tk, o.Address); err != nil {
 			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
@@ -480,7 +491,7 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
 		}
 	}
-	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: f.NetworkFee})
+	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: f.NetworkFee, Keys: f.Keys})
 	if err != nil {
 		return chains.Signed{}, fmt.Errorf("%w: forward %q: %w", ErrInvalidForward, f.ID, err)
 	}
@@ -497,6 +508,16 @@ type signedForward struct {
 	Inputs     []chains.Transfer `json:"inputs,omitempty"`
 	Outputs    []chains.Output   `json:"outputs"`
 	NetworkFee decimal.Decimal   `json:"network_fee"`
+	Keys       map[string]uint32 `json:"keys,omitempty"`
+}
+
+// FeeFor implements chains.FeeQuoter: the devnet's fee does not depend on
+// the size, so it is the ticker's NetworkFeeEstimate.
+func (c *Chain) FeeFor(ctx context.Context, inputs, outputs int) (decimal.Decimal, error) {
+	if inputs < 1 || outputs < 1 {
+		return decimal.Zero, fmt.Errorf("%w: %s fee for %d inputs and %d outputs", ErrInvalidCount, c.ticker.Ticker, inputs, outputs)
+	}
+	return c.NetworkFee(ctx)
 }
 
 // Send implements chains.Backend: it records the forward of s (see
@@ -517,7 +538,20 @@ func (c *Chain) Send(ctx context.Context, s chains.Signed) error {
 		return nil
 	}
 	c.fwdByID[sf.ID] = len(c.forwards)
-	c.forwards = append(c.forwards, forward{f: chains.Forward{ID: sf.ID, From: sf.From, Inputs: sf.Inputs, Outputs: sf.Outputs, NetworkFee: sf.NetworkFee}, txid: s.TxID})
+	f := chains.Forward{ID: sf.ID, From: sf.From, Inputs: sf.Inputs, Outputs: sf.Outputs, NetworkFee: sf.NetworkFee, Keys: sf.Keys}
+	c.forwards = append(c.forwards, forward{f: f, txid: s.TxID})
+	if c.ticker.Family == chains.FamilyUTXO {
+		// An output back to an address the transaction spends from (a
+		// payout's change) is an output to a watched address, as on a
+		// real chain: it is a transfer of the next block.
+		for _, o := range f.Outputs {
+			if _, own := f.KeyOf(o.Address); own {
+				t := &tx{id: c.newHash("change"), to: o.Address, value: o.Amount}
+				c.byID[t.id] = t
+				c.waiting = append(c.waiting, t)
+			}
+		}
+	}
 	return nil
 }
 
@@ -537,8 +571,10 @@ func (c *Chain) Forwards() []chains.Forward {
 // Balance returns what address holds on the chain now: the transfers to it
 // in the chain's blocks (not in the mempool, not failed, not reorganised
 // out), less what the forwards sent from it spend, as the family spends:
-// a UTXO forward spends its inputs whole (the service fee goes to the
-// operator's change address); an account chain's forward of the native
+// a UTXO forward spends its inputs whole, each from the address it was
+// paid to (the service fee goes to the operator's change address; an
+// output back to an address it spends from is a transfer of the next
+// block, as Send says); an account chain's forward of the native
 // coin moves its outputs and pays its network fee from the address; a
 // token's forward moves its outputs (the network fee is paid in the native
 // coin).
@@ -554,14 +590,18 @@ func (c *Chain) Balance(address string) decimal.Decimal {
 		}
 	}
 	for _, r := range c.forwards {
+		if c.ticker.Family == chains.FamilyUTXO {
+			for _, in := range r.f.Inputs {
+				if in.To == address || in.To == "" && r.f.From == address {
+					sum = sum.Sub(in.Value)
+				}
+			}
+			continue
+		}
 		if r.f.From != address {
 			continue
 		}
 		switch c.ticker.Family {
-		case chains.FamilyUTXO:
-			for _, in := range r.f.Inputs {
-				sum = sum.Sub(in.Value)
-			}
 		default:
 			for _, o := range r.f.Outputs {
 				sum = sum.Sub(o.Amount)

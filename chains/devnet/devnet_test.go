@@ -480,3 +480,70 @@ func mine(t *testing.T, c *devnet.Chain, n int) {
 		t.Fatalf("mine %d: %v", n, err)
 	}
 }
+
+// TestSpendFromSeveralAddresses: a UTXO transaction spends outputs of
+// several addresses (From and Keys); each address's balance loses its own
+// inputs; an output back to one of them (a payout's change) is a transfer
+// of the next block; an input on an address neither From nor in Keys, or
+// on another account of an account chain, is refused.
+func TestSpendFromSeveralAddresses(t *testing.T) {
+	t.Parallel()
+	tk := ticker(t, "ltc")
+	c := devnet.NewChain(tk, devnet.Options{})
+	ctx := t.Context()
+	a, b, dest := address(t, tk, 0), address(t, tk, 1), address(t, tk, 2)
+	ta, _ := c.Pay(a, decimal.RequireFromString("1"), false)
+	tb, _ := c.Pay(b, decimal.RequireFromString("2"), false)
+	if _, err := c.Mine(1); err != nil {
+		t.Fatal(err)
+	}
+	f := chains.Forward{ID: "payout", From: a, FromIndex: 0, Keys: map[string]uint32{b: 1},
+		Inputs:     []chains.Transfer{{TxID: ta, To: a, Value: decimal.RequireFromString("1")}, {TxID: tb, To: b, Value: decimal.RequireFromString("2")}},
+		Outputs:    []chains.Output{{Address: dest, Amount: decimal.RequireFromString("2.5")}, {Address: a, Amount: decimal.RequireFromString("0.4")}},
+		NetworkFee: decimal.RequireFromString("0.1")}
+	s, err := c.Sign(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Balance(b); !got.IsZero() {
+		t.Errorf("balance of the second input address: %s, want 0", got)
+	}
+	if got := c.Balance(a); !got.IsZero() {
+		t.Errorf("balance of From before the change is mined: %s, want 0", got)
+	}
+	h, err := c.Mine(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Balance(a); !got.Equal(decimal.RequireFromString("0.4")) {
+		t.Errorf("balance of From with its change: %s, want 0.4", got)
+	}
+	trs, err := c.Transfers(ctx, h-1, h, func(addr string) bool { return addr == a || addr == b })
+	if err != nil || len(trs) != 1 || trs[0].To != a || !trs[0].Value.Equal(decimal.RequireFromString("0.4")) {
+		t.Errorf("transfers of the change block: %+v, %v", trs, err)
+	}
+	if fee, err := c.FeeFor(ctx, 2, 2); err != nil || !fee.Equal(tk.NetworkFeeEstimate) {
+		t.Errorf("FeeFor: %s, %v", fee, err)
+	}
+	if _, err := c.FeeFor(ctx, 0, 1); !errors.Is(err, devnet.ErrInvalidCount) {
+		t.Errorf("FeeFor of no inputs: %v", err)
+	}
+
+	stranger := f
+	stranger.ID, stranger.Keys = "stranger", nil
+	if _, err := c.Sign(ctx, stranger); !errors.Is(err, devnet.ErrInvalidForward) {
+		t.Errorf("an input on an address neither From nor in Keys: %v", err)
+	}
+	eth := ticker(t, "eth")
+	e := devnet.NewChain(eth, devnet.Options{})
+	ea, eb := address(t, eth, 0), address(t, eth, 1)
+	ef := chains.Forward{ID: "e", From: ea, Keys: map[string]uint32{eb: 1},
+		Inputs:  []chains.Transfer{{TxID: "0x01", To: eb, Value: decimal.NewFromInt(1)}},
+		Outputs: []chains.Output{{Address: ea, Amount: decimal.NewFromInt(1)}}}
+	if _, err := e.Sign(ctx, ef); !errors.Is(err, devnet.ErrInvalidForward) {
+		t.Errorf("an account-chain input on another account: %v", err)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -71,6 +72,8 @@ type Client struct {
 	Outbound *OutboundClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
+	// Payout is the client for interacting with the Payout builders.
+	Payout *PayoutClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
 	PayoutRequest *PayoutRequestClient
 	// Project is the client for interacting with the Project builders.
@@ -106,6 +109,7 @@ func (c *Client) init() {
 	c.Notification = NewNotificationClient(c.config)
 	c.Outbound = NewOutboundClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
+	c.Payout = NewPayoutClient(c.config)
 	c.PayoutRequest = NewPayoutRequestClient(c.config)
 	c.Project = NewProjectClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
@@ -217,6 +221,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Notification:     NewNotificationClient(cfg),
 		Outbound:         NewOutboundClient(cfg),
 		Payment:          NewPaymentClient(cfg),
+		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
@@ -255,6 +260,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Notification:     NewNotificationClient(cfg),
 		Outbound:         NewOutboundClient(cfg),
 		Payment:          NewPaymentClient(cfg),
+		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
@@ -291,8 +297,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.PayoutRequest,
-		c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
+		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -304,8 +310,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.PayoutRequest,
-		c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
+		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -342,6 +348,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Outbound.mutate(ctx, m)
 	case *PaymentMutation:
 		return c.Payment.mutate(ctx, m)
+	case *PayoutMutation:
+		return c.Payout.mutate(ctx, m)
 	case *PayoutRequestMutation:
 		return c.PayoutRequest.mutate(ctx, m)
 	case *ProjectMutation:
@@ -2443,6 +2451,139 @@ func (c *PaymentClient) mutate(ctx context.Context, m *PaymentMutation) (Value, 
 	}
 }
 
+// PayoutClient is a client for the Payout schema.
+type PayoutClient struct {
+	config
+}
+
+// NewPayoutClient returns a client for the Payout from the given config.
+func NewPayoutClient(c config) *PayoutClient {
+	return &PayoutClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `payout.Hooks(f(g(h())))`.
+func (c *PayoutClient) Use(hooks ...Hook) {
+	c.hooks.Payout = append(c.hooks.Payout, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `payout.Intercept(f(g(h())))`.
+func (c *PayoutClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Payout = append(c.inters.Payout, interceptors...)
+}
+
+// Create returns a builder for creating a Payout entity.
+func (c *PayoutClient) Create() *PayoutCreate {
+	mutation := newPayoutMutation(c.config, OpCreate)
+	return &PayoutCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Payout entities.
+func (c *PayoutClient) CreateBulk(builders ...*PayoutCreate) *PayoutCreateBulk {
+	return &PayoutCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PayoutClient) MapCreateBulk(slice any, setFunc func(*PayoutCreate, int)) *PayoutCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PayoutCreateBulk{err: fmt.Errorf("calling to PayoutClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PayoutCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PayoutCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Payout.
+func (c *PayoutClient) Update() *PayoutUpdate {
+	mutation := newPayoutMutation(c.config, OpUpdate)
+	return &PayoutUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PayoutClient) UpdateOne(_m *Payout) *PayoutUpdateOne {
+	mutation := newPayoutMutation(c.config, OpUpdateOne, withPayout(_m))
+	return &PayoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PayoutClient) UpdateOneID(id int64) *PayoutUpdateOne {
+	mutation := newPayoutMutation(c.config, OpUpdateOne, withPayoutID(id))
+	return &PayoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Payout.
+func (c *PayoutClient) Delete() *PayoutDelete {
+	mutation := newPayoutMutation(c.config, OpDelete)
+	return &PayoutDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PayoutClient) DeleteOne(_m *Payout) *PayoutDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PayoutClient) DeleteOneID(id int64) *PayoutDeleteOne {
+	builder := c.Delete().Where(payout.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PayoutDeleteOne{builder}
+}
+
+// Query returns a query builder for Payout.
+func (c *PayoutClient) Query() *PayoutQuery {
+	return &PayoutQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePayout},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Payout entity by its id.
+func (c *PayoutClient) Get(ctx context.Context, id int64) (*Payout, error) {
+	return c.Query().Where(payout.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PayoutClient) GetX(ctx context.Context, id int64) *Payout {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PayoutClient) Hooks() []Hook {
+	return c.hooks.Payout
+}
+
+// Interceptors returns the client interceptors.
+func (c *PayoutClient) Interceptors() []Interceptor {
+	return c.inters.Payout
+}
+
+func (c *PayoutClient) mutate(ctx context.Context, m *PayoutMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PayoutCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PayoutUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PayoutUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PayoutDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Payout mutation op: %q", m.Op())
+	}
+}
+
 // PayoutRequestClient is a client for the PayoutRequest schema.
 type PayoutRequestClient struct {
 	config
@@ -3129,13 +3270,13 @@ type (
 	hooks struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
 		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, PayoutRequest, Project, SigningKey, Subscription,
+		Outbound, Payment, Payout, PayoutRequest, Project, SigningKey, Subscription,
 		WatchedTransfer []ent.Hook
 	}
 	inters struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
 		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, PayoutRequest, Project, SigningKey, Subscription,
+		Outbound, Payment, Payout, PayoutRequest, Project, SigningKey, Subscription,
 		WatchedTransfer []ent.Interceptor
 	}
 )

@@ -26,6 +26,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
@@ -105,6 +106,7 @@ func checkColumn(t, c string) error {
 			notification.Table:     notification.ValidColumn,
 			outbound.Table:         outbound.ValidColumn,
 			payment.Table:          payment.ValidColumn,
+			payout.Table:           payout.ValidColumn,
 			payoutrequest.Table:    payoutrequest.ValidColumn,
 			project.Table:          project.ValidColumn,
 			signingkey.Table:       signingkey.ValidColumn,

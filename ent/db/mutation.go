@@ -25,6 +25,7 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/db/project"
@@ -58,6 +59,7 @@ const (
 	TypeNotification     = "Notification"
 	TypeOutbound         = "Outbound"
 	TypePayment          = "Payment"
+	TypePayout           = "Payout"
 	TypePayoutRequest    = "PayoutRequest"
 	TypeProject          = "Project"
 	TypeSigningKey       = "SigningKey"
@@ -16606,6 +16608,1257 @@ func (m *PaymentMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Payment edge %s", name)
 }
 
+// PayoutMutation represents an operation that mutates the Payout nodes in the graph.
+type PayoutMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *int64
+	created_at      *time.Time
+	updated_at      *time.Time
+	project_id      *int64
+	addproject_id   *int64
+	api_key_id      *int64
+	addapi_key_id   *int64
+	ticker          *string
+	status          *payout.Status
+	total_requested *decimal.Decimal
+	fee             *decimal.Decimal
+	blockchain_fee  *decimal.Decimal
+	from_address    *string
+	outbound_id     *int64
+	addoutbound_id  *int64
+	txid            *string
+	error           *string
+	queued_at       *time.Time
+	done_at         *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*Payout, error)
+	predicates      []predicate.Payout
+}
+
+var _ ent.Mutation = (*PayoutMutation)(nil)
+
+// payoutOption allows management of the mutation configuration using functional options.
+type payoutOption func(*PayoutMutation)
+
+// newPayoutMutation creates new mutation for the Payout entity.
+func newPayoutMutation(c config, op Op, opts ...payoutOption) *PayoutMutation {
+	m := &PayoutMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePayout,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPayoutID sets the ID field of the mutation.
+func withPayoutID(id int64) payoutOption {
+	return func(m *PayoutMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Payout
+		)
+		m.oldValue = func(ctx context.Context) (*Payout, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Payout.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPayout sets the old Payout of the mutation.
+func withPayout(node *Payout) payoutOption {
+	return func(m *PayoutMutation) {
+		m.oldValue = func(context.Context) (*Payout, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PayoutMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PayoutMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Payout entities.
+func (m *PayoutMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PayoutMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PayoutMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Payout.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PayoutMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PayoutMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PayoutMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PayoutMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PayoutMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PayoutMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *PayoutMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *PayoutMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *PayoutMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *PayoutMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *PayoutMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetAPIKeyID sets the "api_key_id" field.
+func (m *PayoutMutation) SetAPIKeyID(i int64) {
+	m.api_key_id = &i
+	m.addapi_key_id = nil
+}
+
+// APIKeyID returns the value of the "api_key_id" field in the mutation.
+func (m *PayoutMutation) APIKeyID() (r int64, exists bool) {
+	v := m.api_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAPIKeyID returns the old "api_key_id" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldAPIKeyID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAPIKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAPIKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAPIKeyID: %w", err)
+	}
+	return oldValue.APIKeyID, nil
+}
+
+// AddAPIKeyID adds i to the "api_key_id" field.
+func (m *PayoutMutation) AddAPIKeyID(i int64) {
+	if m.addapi_key_id != nil {
+		*m.addapi_key_id += i
+	} else {
+		m.addapi_key_id = &i
+	}
+}
+
+// AddedAPIKeyID returns the value that was added to the "api_key_id" field in this mutation.
+func (m *PayoutMutation) AddedAPIKeyID() (r int64, exists bool) {
+	v := m.addapi_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAPIKeyID resets all changes to the "api_key_id" field.
+func (m *PayoutMutation) ResetAPIKeyID() {
+	m.api_key_id = nil
+	m.addapi_key_id = nil
+}
+
+// SetTicker sets the "ticker" field.
+func (m *PayoutMutation) SetTicker(s string) {
+	m.ticker = &s
+}
+
+// Ticker returns the value of the "ticker" field in the mutation.
+func (m *PayoutMutation) Ticker() (r string, exists bool) {
+	v := m.ticker
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicker returns the old "ticker" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldTicker(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicker is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicker requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicker: %w", err)
+	}
+	return oldValue.Ticker, nil
+}
+
+// ResetTicker resets all changes to the "ticker" field.
+func (m *PayoutMutation) ResetTicker() {
+	m.ticker = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *PayoutMutation) SetStatus(pa payout.Status) {
+	m.status = &pa
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *PayoutMutation) Status() (r payout.Status, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldStatus(ctx context.Context) (v payout.Status, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *PayoutMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetTotalRequested sets the "total_requested" field.
+func (m *PayoutMutation) SetTotalRequested(d decimal.Decimal) {
+	m.total_requested = &d
+}
+
+// TotalRequested returns the value of the "total_requested" field in the mutation.
+func (m *PayoutMutation) TotalRequested() (r decimal.Decimal, exists bool) {
+	v := m.total_requested
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotalRequested returns the old "total_requested" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldTotalRequested(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotalRequested is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotalRequested requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotalRequested: %w", err)
+	}
+	return oldValue.TotalRequested, nil
+}
+
+// ResetTotalRequested resets all changes to the "total_requested" field.
+func (m *PayoutMutation) ResetTotalRequested() {
+	m.total_requested = nil
+}
+
+// SetFee sets the "fee" field.
+func (m *PayoutMutation) SetFee(d decimal.Decimal) {
+	m.fee = &d
+}
+
+// Fee returns the value of the "fee" field in the mutation.
+func (m *PayoutMutation) Fee() (r decimal.Decimal, exists bool) {
+	v := m.fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFee returns the old "fee" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldFee(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFee: %w", err)
+	}
+	return oldValue.Fee, nil
+}
+
+// ResetFee resets all changes to the "fee" field.
+func (m *PayoutMutation) ResetFee() {
+	m.fee = nil
+}
+
+// SetBlockchainFee sets the "blockchain_fee" field.
+func (m *PayoutMutation) SetBlockchainFee(d decimal.Decimal) {
+	m.blockchain_fee = &d
+}
+
+// BlockchainFee returns the value of the "blockchain_fee" field in the mutation.
+func (m *PayoutMutation) BlockchainFee() (r decimal.Decimal, exists bool) {
+	v := m.blockchain_fee
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBlockchainFee returns the old "blockchain_fee" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldBlockchainFee(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBlockchainFee is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBlockchainFee requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBlockchainFee: %w", err)
+	}
+	return oldValue.BlockchainFee, nil
+}
+
+// ResetBlockchainFee resets all changes to the "blockchain_fee" field.
+func (m *PayoutMutation) ResetBlockchainFee() {
+	m.blockchain_fee = nil
+}
+
+// SetFromAddress sets the "from_address" field.
+func (m *PayoutMutation) SetFromAddress(s string) {
+	m.from_address = &s
+}
+
+// FromAddress returns the value of the "from_address" field in the mutation.
+func (m *PayoutMutation) FromAddress() (r string, exists bool) {
+	v := m.from_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromAddress returns the old "from_address" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldFromAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromAddress: %w", err)
+	}
+	return oldValue.FromAddress, nil
+}
+
+// ResetFromAddress resets all changes to the "from_address" field.
+func (m *PayoutMutation) ResetFromAddress() {
+	m.from_address = nil
+}
+
+// SetOutboundID sets the "outbound_id" field.
+func (m *PayoutMutation) SetOutboundID(i int64) {
+	m.outbound_id = &i
+	m.addoutbound_id = nil
+}
+
+// OutboundID returns the value of the "outbound_id" field in the mutation.
+func (m *PayoutMutation) OutboundID() (r int64, exists bool) {
+	v := m.outbound_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOutboundID returns the old "outbound_id" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldOutboundID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOutboundID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOutboundID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOutboundID: %w", err)
+	}
+	return oldValue.OutboundID, nil
+}
+
+// AddOutboundID adds i to the "outbound_id" field.
+func (m *PayoutMutation) AddOutboundID(i int64) {
+	if m.addoutbound_id != nil {
+		*m.addoutbound_id += i
+	} else {
+		m.addoutbound_id = &i
+	}
+}
+
+// AddedOutboundID returns the value that was added to the "outbound_id" field in this mutation.
+func (m *PayoutMutation) AddedOutboundID() (r int64, exists bool) {
+	v := m.addoutbound_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOutboundID clears the value of the "outbound_id" field.
+func (m *PayoutMutation) ClearOutboundID() {
+	m.outbound_id = nil
+	m.addoutbound_id = nil
+	m.clearedFields[payout.FieldOutboundID] = struct{}{}
+}
+
+// OutboundIDCleared returns if the "outbound_id" field was cleared in this mutation.
+func (m *PayoutMutation) OutboundIDCleared() bool {
+	_, ok := m.clearedFields[payout.FieldOutboundID]
+	return ok
+}
+
+// ResetOutboundID resets all changes to the "outbound_id" field.
+func (m *PayoutMutation) ResetOutboundID() {
+	m.outbound_id = nil
+	m.addoutbound_id = nil
+	delete(m.clearedFields, payout.FieldOutboundID)
+}
+
+// SetTxid sets the "txid" field.
+func (m *PayoutMutation) SetTxid(s string) {
+	m.txid = &s
+}
+
+// Txid returns the value of the "txid" field in the mutation.
+func (m *PayoutMutation) Txid() (r string, exists bool) {
+	v := m.txid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTxid returns the old "txid" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldTxid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTxid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTxid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTxid: %w", err)
+	}
+	return oldValue.Txid, nil
+}
+
+// ResetTxid resets all changes to the "txid" field.
+func (m *PayoutMutation) ResetTxid() {
+	m.txid = nil
+}
+
+// SetError sets the "error" field.
+func (m *PayoutMutation) SetError(s string) {
+	m.error = &s
+}
+
+// Error returns the value of the "error" field in the mutation.
+func (m *PayoutMutation) Error() (r string, exists bool) {
+	v := m.error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldError returns the old "error" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldError: %w", err)
+	}
+	return oldValue.Error, nil
+}
+
+// ResetError resets all changes to the "error" field.
+func (m *PayoutMutation) ResetError() {
+	m.error = nil
+}
+
+// SetQueuedAt sets the "queued_at" field.
+func (m *PayoutMutation) SetQueuedAt(t time.Time) {
+	m.queued_at = &t
+}
+
+// QueuedAt returns the value of the "queued_at" field in the mutation.
+func (m *PayoutMutation) QueuedAt() (r time.Time, exists bool) {
+	v := m.queued_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQueuedAt returns the old "queued_at" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldQueuedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQueuedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQueuedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQueuedAt: %w", err)
+	}
+	return oldValue.QueuedAt, nil
+}
+
+// ClearQueuedAt clears the value of the "queued_at" field.
+func (m *PayoutMutation) ClearQueuedAt() {
+	m.queued_at = nil
+	m.clearedFields[payout.FieldQueuedAt] = struct{}{}
+}
+
+// QueuedAtCleared returns if the "queued_at" field was cleared in this mutation.
+func (m *PayoutMutation) QueuedAtCleared() bool {
+	_, ok := m.clearedFields[payout.FieldQueuedAt]
+	return ok
+}
+
+// ResetQueuedAt resets all changes to the "queued_at" field.
+func (m *PayoutMutation) ResetQueuedAt() {
+	m.queued_at = nil
+	delete(m.clearedFields, payout.FieldQueuedAt)
+}
+
+// SetDoneAt sets the "done_at" field.
+func (m *PayoutMutation) SetDoneAt(t time.Time) {
+	m.done_at = &t
+}
+
+// DoneAt returns the value of the "done_at" field in the mutation.
+func (m *PayoutMutation) DoneAt() (r time.Time, exists bool) {
+	v := m.done_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDoneAt returns the old "done_at" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldDoneAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDoneAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDoneAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDoneAt: %w", err)
+	}
+	return oldValue.DoneAt, nil
+}
+
+// ClearDoneAt clears the value of the "done_at" field.
+func (m *PayoutMutation) ClearDoneAt() {
+	m.done_at = nil
+	m.clearedFields[payout.FieldDoneAt] = struct{}{}
+}
+
+// DoneAtCleared returns if the "done_at" field was cleared in this mutation.
+func (m *PayoutMutation) DoneAtCleared() bool {
+	_, ok := m.clearedFields[payout.FieldDoneAt]
+	return ok
+}
+
+// ResetDoneAt resets all changes to the "done_at" field.
+func (m *PayoutMutation) ResetDoneAt() {
+	m.done_at = nil
+	delete(m.clearedFields, payout.FieldDoneAt)
+}
+
+// Where appends a list predicates to the PayoutMutation builder.
+func (m *PayoutMutation) Where(ps ...predicate.Payout) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PayoutMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PayoutMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Payout, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PayoutMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PayoutMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Payout).
+func (m *PayoutMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PayoutMutation) Fields() []string {
+	fields := make([]string, 0, 15)
+	if m.created_at != nil {
+		fields = append(fields, payout.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, payout.FieldUpdatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, payout.FieldProjectID)
+	}
+	if m.api_key_id != nil {
+		fields = append(fields, payout.FieldAPIKeyID)
+	}
+	if m.ticker != nil {
+		fields = append(fields, payout.FieldTicker)
+	}
+	if m.status != nil {
+		fields = append(fields, payout.FieldStatus)
+	}
+	if m.total_requested != nil {
+		fields = append(fields, payout.FieldTotalRequested)
+	}
+	if m.fee != nil {
+		fields = append(fields, payout.FieldFee)
+	}
+	if m.blockchain_fee != nil {
+		fields = append(fields, payout.FieldBlockchainFee)
+	}
+	if m.from_address != nil {
+		fields = append(fields, payout.FieldFromAddress)
+	}
+	if m.outbound_id != nil {
+		fields = append(fields, payout.FieldOutboundID)
+	}
+	if m.txid != nil {
+		fields = append(fields, payout.FieldTxid)
+	}
+	if m.error != nil {
+		fields = append(fields, payout.FieldError)
+	}
+	if m.queued_at != nil {
+		fields = append(fields, payout.FieldQueuedAt)
+	}
+	if m.done_at != nil {
+		fields = append(fields, payout.FieldDoneAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PayoutMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case payout.FieldCreatedAt:
+		return m.CreatedAt()
+	case payout.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case payout.FieldProjectID:
+		return m.ProjectID()
+	case payout.FieldAPIKeyID:
+		return m.APIKeyID()
+	case payout.FieldTicker:
+		return m.Ticker()
+	case payout.FieldStatus:
+		return m.Status()
+	case payout.FieldTotalRequested:
+		return m.TotalRequested()
+	case payout.FieldFee:
+		return m.Fee()
+	case payout.FieldBlockchainFee:
+		return m.BlockchainFee()
+	case payout.FieldFromAddress:
+		return m.FromAddress()
+	case payout.FieldOutboundID:
+		return m.OutboundID()
+	case payout.FieldTxid:
+		return m.Txid()
+	case payout.FieldError:
+		return m.Error()
+	case payout.FieldQueuedAt:
+		return m.QueuedAt()
+	case payout.FieldDoneAt:
+		return m.DoneAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PayoutMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case payout.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case payout.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case payout.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case payout.FieldAPIKeyID:
+		return m.OldAPIKeyID(ctx)
+	case payout.FieldTicker:
+		return m.OldTicker(ctx)
+	case payout.FieldStatus:
+		return m.OldStatus(ctx)
+	case payout.FieldTotalRequested:
+		return m.OldTotalRequested(ctx)
+	case payout.FieldFee:
+		return m.OldFee(ctx)
+	case payout.FieldBlockchainFee:
+		return m.OldBlockchainFee(ctx)
+	case payout.FieldFromAddress:
+		return m.OldFromAddress(ctx)
+	case payout.FieldOutboundID:
+		return m.OldOutboundID(ctx)
+	case payout.FieldTxid:
+		return m.OldTxid(ctx)
+	case payout.FieldError:
+		return m.OldError(ctx)
+	case payout.FieldQueuedAt:
+		return m.OldQueuedAt(ctx)
+	case payout.FieldDoneAt:
+		return m.OldDoneAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Payout field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PayoutMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case payout.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case payout.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case payout.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case payout.FieldAPIKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAPIKeyID(v)
+		return nil
+	case payout.FieldTicker:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicker(v)
+		return nil
+	case payout.FieldStatus:
+		v, ok := value.(payout.Status)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case payout.FieldTotalRequested:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotalRequested(v)
+		return nil
+	case payout.FieldFee:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFee(v)
+		return nil
+	case payout.FieldBlockchainFee:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBlockchainFee(v)
+		return nil
+	case payout.FieldFromAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromAddress(v)
+		return nil
+	case payout.FieldOutboundID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOutboundID(v)
+		return nil
+	case payout.FieldTxid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTxid(v)
+		return nil
+	case payout.FieldError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetError(v)
+		return nil
+	case payout.FieldQueuedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQueuedAt(v)
+		return nil
+	case payout.FieldDoneAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDoneAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Payout field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PayoutMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, payout.FieldProjectID)
+	}
+	if m.addapi_key_id != nil {
+		fields = append(fields, payout.FieldAPIKeyID)
+	}
+	if m.addoutbound_id != nil {
+		fields = append(fields, payout.FieldOutboundID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PayoutMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case payout.FieldProjectID:
+		return m.AddedProjectID()
+	case payout.FieldAPIKeyID:
+		return m.AddedAPIKeyID()
+	case payout.FieldOutboundID:
+		return m.AddedOutboundID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PayoutMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case payout.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case payout.FieldAPIKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAPIKeyID(v)
+		return nil
+	case payout.FieldOutboundID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOutboundID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Payout numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PayoutMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(payout.FieldOutboundID) {
+		fields = append(fields, payout.FieldOutboundID)
+	}
+	if m.FieldCleared(payout.FieldQueuedAt) {
+		fields = append(fields, payout.FieldQueuedAt)
+	}
+	if m.FieldCleared(payout.FieldDoneAt) {
+		fields = append(fields, payout.FieldDoneAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PayoutMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PayoutMutation) ClearField(name string) error {
+	switch name {
+	case payout.FieldOutboundID:
+		m.ClearOutboundID()
+		return nil
+	case payout.FieldQueuedAt:
+		m.ClearQueuedAt()
+		return nil
+	case payout.FieldDoneAt:
+		m.ClearDoneAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Payout nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PayoutMutation) ResetField(name string) error {
+	switch name {
+	case payout.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case payout.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case payout.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case payout.FieldAPIKeyID:
+		m.ResetAPIKeyID()
+		return nil
+	case payout.FieldTicker:
+		m.ResetTicker()
+		return nil
+	case payout.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case payout.FieldTotalRequested:
+		m.ResetTotalRequested()
+		return nil
+	case payout.FieldFee:
+		m.ResetFee()
+		return nil
+	case payout.FieldBlockchainFee:
+		m.ResetBlockchainFee()
+		return nil
+	case payout.FieldFromAddress:
+		m.ResetFromAddress()
+		return nil
+	case payout.FieldOutboundID:
+		m.ResetOutboundID()
+		return nil
+	case payout.FieldTxid:
+		m.ResetTxid()
+		return nil
+	case payout.FieldError:
+		m.ResetError()
+		return nil
+	case payout.FieldQueuedAt:
+		m.ResetQueuedAt()
+		return nil
+	case payout.FieldDoneAt:
+		m.ResetDoneAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Payout field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PayoutMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PayoutMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PayoutMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PayoutMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PayoutMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PayoutMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PayoutMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Payout unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PayoutMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Payout edge %s", name)
+}
+
 // PayoutRequestMutation represents an operation that mutates the PayoutRequest nodes in the graph.
 type PayoutRequestMutation struct {
 	config
@@ -16618,7 +17871,11 @@ type PayoutRequestMutation struct {
 	ticker         *string
 	address        *string
 	value          *decimal.Decimal
+	project_id     *int64
+	addproject_id  *int64
 	status         *payoutrequest.Status
+	payout_id      *int64
+	addpayout_id   *int64
 	clearedFields  map[string]struct{}
 	api_key        *int64
 	clearedapi_key bool
@@ -16983,6 +18240,62 @@ func (m *PayoutRequestMutation) ResetValue() {
 	m.value = nil
 }
 
+// SetProjectID sets the "project_id" field.
+func (m *PayoutRequestMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *PayoutRequestMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *PayoutRequestMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *PayoutRequestMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *PayoutRequestMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
 // SetStatus sets the "status" field.
 func (m *PayoutRequestMutation) SetStatus(pa payoutrequest.Status) {
 	m.status = &pa
@@ -17017,6 +18330,76 @@ func (m *PayoutRequestMutation) OldStatus(ctx context.Context) (v payoutrequest.
 // ResetStatus resets all changes to the "status" field.
 func (m *PayoutRequestMutation) ResetStatus() {
 	m.status = nil
+}
+
+// SetPayoutID sets the "payout_id" field.
+func (m *PayoutRequestMutation) SetPayoutID(i int64) {
+	m.payout_id = &i
+	m.addpayout_id = nil
+}
+
+// PayoutID returns the value of the "payout_id" field in the mutation.
+func (m *PayoutRequestMutation) PayoutID() (r int64, exists bool) {
+	v := m.payout_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayoutID returns the old "payout_id" field's value of the PayoutRequest entity.
+// If the PayoutRequest object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutRequestMutation) OldPayoutID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayoutID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayoutID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayoutID: %w", err)
+	}
+	return oldValue.PayoutID, nil
+}
+
+// AddPayoutID adds i to the "payout_id" field.
+func (m *PayoutRequestMutation) AddPayoutID(i int64) {
+	if m.addpayout_id != nil {
+		*m.addpayout_id += i
+	} else {
+		m.addpayout_id = &i
+	}
+}
+
+// AddedPayoutID returns the value that was added to the "payout_id" field in this mutation.
+func (m *PayoutRequestMutation) AddedPayoutID() (r int64, exists bool) {
+	v := m.addpayout_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (m *PayoutRequestMutation) ClearPayoutID() {
+	m.payout_id = nil
+	m.addpayout_id = nil
+	m.clearedFields[payoutrequest.FieldPayoutID] = struct{}{}
+}
+
+// PayoutIDCleared returns if the "payout_id" field was cleared in this mutation.
+func (m *PayoutRequestMutation) PayoutIDCleared() bool {
+	_, ok := m.clearedFields[payoutrequest.FieldPayoutID]
+	return ok
+}
+
+// ResetPayoutID resets all changes to the "payout_id" field.
+func (m *PayoutRequestMutation) ResetPayoutID() {
+	m.payout_id = nil
+	m.addpayout_id = nil
+	delete(m.clearedFields, payoutrequest.FieldPayoutID)
 }
 
 // ClearAPIKey clears the "api_key" edge to the APIKey entity.
@@ -17080,7 +18463,7 @@ func (m *PayoutRequestMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PayoutRequestMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 10)
 	if m.created_at != nil {
 		fields = append(fields, payoutrequest.FieldCreatedAt)
 	}
@@ -17102,8 +18485,14 @@ func (m *PayoutRequestMutation) Fields() []string {
 	if m.value != nil {
 		fields = append(fields, payoutrequest.FieldValue)
 	}
+	if m.project_id != nil {
+		fields = append(fields, payoutrequest.FieldProjectID)
+	}
 	if m.status != nil {
 		fields = append(fields, payoutrequest.FieldStatus)
+	}
+	if m.payout_id != nil {
+		fields = append(fields, payoutrequest.FieldPayoutID)
 	}
 	return fields
 }
@@ -17127,8 +18516,12 @@ func (m *PayoutRequestMutation) Field(name string) (ent.Value, bool) {
 		return m.Address()
 	case payoutrequest.FieldValue:
 		return m.Value()
+	case payoutrequest.FieldProjectID:
+		return m.ProjectID()
 	case payoutrequest.FieldStatus:
 		return m.Status()
+	case payoutrequest.FieldPayoutID:
+		return m.PayoutID()
 	}
 	return nil, false
 }
@@ -17152,8 +18545,12 @@ func (m *PayoutRequestMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldAddress(ctx)
 	case payoutrequest.FieldValue:
 		return m.OldValue(ctx)
+	case payoutrequest.FieldProjectID:
+		return m.OldProjectID(ctx)
 	case payoutrequest.FieldStatus:
 		return m.OldStatus(ctx)
+	case payoutrequest.FieldPayoutID:
+		return m.OldPayoutID(ctx)
 	}
 	return nil, fmt.Errorf("unknown PayoutRequest field %s", name)
 }
@@ -17212,12 +18609,26 @@ func (m *PayoutRequestMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetValue(v)
 		return nil
+	case payoutrequest.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
 	case payoutrequest.FieldStatus:
 		v, ok := value.(payoutrequest.Status)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case payoutrequest.FieldPayoutID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayoutID(v)
 		return nil
 	}
 	return fmt.Errorf("unknown PayoutRequest field %s", name)
@@ -17227,6 +18638,12 @@ func (m *PayoutRequestMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *PayoutRequestMutation) AddedFields() []string {
 	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, payoutrequest.FieldProjectID)
+	}
+	if m.addpayout_id != nil {
+		fields = append(fields, payoutrequest.FieldPayoutID)
+	}
 	return fields
 }
 
@@ -17235,6 +18652,10 @@ func (m *PayoutRequestMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *PayoutRequestMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case payoutrequest.FieldProjectID:
+		return m.AddedProjectID()
+	case payoutrequest.FieldPayoutID:
+		return m.AddedPayoutID()
 	}
 	return nil, false
 }
@@ -17244,6 +18665,20 @@ func (m *PayoutRequestMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *PayoutRequestMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case payoutrequest.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case payoutrequest.FieldPayoutID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPayoutID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown PayoutRequest numeric field %s", name)
 }
@@ -17251,7 +18686,11 @@ func (m *PayoutRequestMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *PayoutRequestMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(payoutrequest.FieldPayoutID) {
+		fields = append(fields, payoutrequest.FieldPayoutID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -17264,6 +18703,11 @@ func (m *PayoutRequestMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *PayoutRequestMutation) ClearField(name string) error {
+	switch name {
+	case payoutrequest.FieldPayoutID:
+		m.ClearPayoutID()
+		return nil
+	}
 	return fmt.Errorf("unknown PayoutRequest nullable field %s", name)
 }
 
@@ -17292,8 +18736,14 @@ func (m *PayoutRequestMutation) ResetField(name string) error {
 	case payoutrequest.FieldValue:
 		m.ResetValue()
 		return nil
+	case payoutrequest.FieldProjectID:
+		m.ResetProjectID()
+		return nil
 	case payoutrequest.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case payoutrequest.FieldPayoutID:
+		m.ResetPayoutID()
 		return nil
 	}
 	return fmt.Errorf("unknown PayoutRequest field %s", name)

@@ -33,8 +33,12 @@ type PayoutRequest struct {
 	Address string `json:"address,omitempty"`
 	// Amount in coin units.
 	Value decimal.Decimal `json:"value,omitempty"`
-	// requested: recorded, not yet handled by the operator.
+	// The project whose balance pays it: the key's project.
+	ProjectID int64 `json:"project_id,omitempty"`
+	// pending: waiting for a payout; processing: in a payout not sent yet; done: sent; rejected: its payout failed.
 	Status payoutrequest.Status `json:"status,omitempty"`
+	// The payout that carries it.
+	PayoutID *int64 `json:"payout_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the PayoutRequestQuery when eager-loading is set.
 	Edges        PayoutRequestEdges `json:"edges"`
@@ -68,7 +72,7 @@ func (*PayoutRequest) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case payoutrequest.FieldValue:
 			values[i] = new(decimal.Decimal)
-		case payoutrequest.FieldID, payoutrequest.FieldAPIKeyID:
+		case payoutrequest.FieldID, payoutrequest.FieldAPIKeyID, payoutrequest.FieldProjectID, payoutrequest.FieldPayoutID:
 			values[i] = new(sql.NullInt64)
 		case payoutrequest.FieldUUID, payoutrequest.FieldTicker, payoutrequest.FieldAddress, payoutrequest.FieldStatus:
 			values[i] = new(sql.NullString)
@@ -137,11 +141,24 @@ func (_m *PayoutRequest) assignValues(columns []string, values []any) error {
 			} else if value != nil {
 				_m.Value = *value
 			}
+		case payoutrequest.FieldProjectID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.Int64
+			}
 		case payoutrequest.FieldStatus:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = payoutrequest.Status(value.String)
+			}
+		case payoutrequest.FieldPayoutID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field payout_id", values[i])
+			} else if value.Valid {
+				_m.PayoutID = new(int64)
+				*_m.PayoutID = value.Int64
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -205,8 +222,16 @@ func (_m *PayoutRequest) String() string {
 	builder.WriteString("value=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Value))
 	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ProjectID))
+	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	if v := _m.PayoutID; v != nil {
+		builder.WriteString("payout_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -82,6 +82,12 @@ func (_c *PayoutRequestCreate) SetValue(v decimal.Decimal) *PayoutRequestCreate 
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *PayoutRequestCreate) SetProjectID(v int64) *PayoutRequestCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
 // SetStatus sets the "status" field.
 func (_c *PayoutRequestCreate) SetStatus(v payoutrequest.Status) *PayoutRequestCreate {
 	_c.mutation.SetStatus(v)
@@ -92,6 +98,20 @@ func (_c *PayoutRequestCreate) SetStatus(v payoutrequest.Status) *PayoutRequestC
 func (_c *PayoutRequestCreate) SetNillableStatus(v *payoutrequest.Status) *PayoutRequestCreate {
 	if v != nil {
 		_c.SetStatus(*v)
+	}
+	return _c
+}
+
+// SetPayoutID sets the "payout_id" field.
+func (_c *PayoutRequestCreate) SetPayoutID(v int64) *PayoutRequestCreate {
+	_c.mutation.SetPayoutID(v)
+	return _c
+}
+
+// SetNillablePayoutID sets the "payout_id" field if the given value is not nil.
+func (_c *PayoutRequestCreate) SetNillablePayoutID(v *int64) *PayoutRequestCreate {
+	if v != nil {
+		_c.SetPayoutID(*v)
 	}
 	return _c
 }
@@ -194,6 +214,9 @@ func (_c *PayoutRequestCreate) check() error {
 	if _, ok := _c.mutation.Value(); !ok {
 		return &ValidationError{Name: "value", err: errors.New(`db: missing required field "PayoutRequest.value"`)}
 	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`db: missing required field "PayoutRequest.project_id"`)}
+	}
 	if _, ok := _c.mutation.Status(); !ok {
 		return &ValidationError{Name: "status", err: errors.New(`db: missing required field "PayoutRequest.status"`)}
 	}
@@ -262,9 +285,17 @@ func (_c *PayoutRequestCreate) createSpec() (*PayoutRequest, *sqlgraph.CreateSpe
 		_spec.SetField(payoutrequest.FieldValue, field.TypeOther, value)
 		_node.Value = value
 	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(payoutrequest.FieldProjectID, field.TypeInt64, value)
+		_node.ProjectID = value
+	}
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(payoutrequest.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.PayoutID(); ok {
+		_spec.SetField(payoutrequest.FieldPayoutID, field.TypeInt64, value)
+		_node.PayoutID = &value
 	}
 	if nodes := _c.mutation.APIKeyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -359,6 +390,30 @@ func (u *PayoutRequestUpsert) UpdateStatus() *PayoutRequestUpsert {
 	return u
 }
 
+// SetPayoutID sets the "payout_id" field.
+func (u *PayoutRequestUpsert) SetPayoutID(v int64) *PayoutRequestUpsert {
+	u.Set(payoutrequest.FieldPayoutID, v)
+	return u
+}
+
+// UpdatePayoutID sets the "payout_id" field to the value that was provided on create.
+func (u *PayoutRequestUpsert) UpdatePayoutID() *PayoutRequestUpsert {
+	u.SetExcluded(payoutrequest.FieldPayoutID)
+	return u
+}
+
+// AddPayoutID adds v to the "payout_id" field.
+func (u *PayoutRequestUpsert) AddPayoutID(v int64) *PayoutRequestUpsert {
+	u.Add(payoutrequest.FieldPayoutID, v)
+	return u
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (u *PayoutRequestUpsert) ClearPayoutID() *PayoutRequestUpsert {
+	u.SetNull(payoutrequest.FieldPayoutID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create except the ID field.
 // Using this option is equivalent to using:
 //
@@ -393,6 +448,9 @@ func (u *PayoutRequestUpsertOne) UpdateNewValues() *PayoutRequestUpsertOne {
 		}
 		if _, exists := u.create.mutation.Value(); exists {
 			s.SetIgnore(payoutrequest.FieldValue)
+		}
+		if _, exists := u.create.mutation.ProjectID(); exists {
+			s.SetIgnore(payoutrequest.FieldProjectID)
 		}
 	}))
 	return u
@@ -450,6 +508,34 @@ func (u *PayoutRequestUpsertOne) SetStatus(v payoutrequest.Status) *PayoutReques
 func (u *PayoutRequestUpsertOne) UpdateStatus() *PayoutRequestUpsertOne {
 	return u.Update(func(s *PayoutRequestUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetPayoutID sets the "payout_id" field.
+func (u *PayoutRequestUpsertOne) SetPayoutID(v int64) *PayoutRequestUpsertOne {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.SetPayoutID(v)
+	})
+}
+
+// AddPayoutID adds v to the "payout_id" field.
+func (u *PayoutRequestUpsertOne) AddPayoutID(v int64) *PayoutRequestUpsertOne {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.AddPayoutID(v)
+	})
+}
+
+// UpdatePayoutID sets the "payout_id" field to the value that was provided on create.
+func (u *PayoutRequestUpsertOne) UpdatePayoutID() *PayoutRequestUpsertOne {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.UpdatePayoutID()
+	})
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (u *PayoutRequestUpsertOne) ClearPayoutID() *PayoutRequestUpsertOne {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.ClearPayoutID()
 	})
 }
 
@@ -653,6 +739,9 @@ func (u *PayoutRequestUpsertBulk) UpdateNewValues() *PayoutRequestUpsertBulk {
 			if _, exists := b.mutation.Value(); exists {
 				s.SetIgnore(payoutrequest.FieldValue)
 			}
+			if _, exists := b.mutation.ProjectID(); exists {
+				s.SetIgnore(payoutrequest.FieldProjectID)
+			}
 		}
 	}))
 	return u
@@ -710,6 +799,34 @@ func (u *PayoutRequestUpsertBulk) SetStatus(v payoutrequest.Status) *PayoutReque
 func (u *PayoutRequestUpsertBulk) UpdateStatus() *PayoutRequestUpsertBulk {
 	return u.Update(func(s *PayoutRequestUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetPayoutID sets the "payout_id" field.
+func (u *PayoutRequestUpsertBulk) SetPayoutID(v int64) *PayoutRequestUpsertBulk {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.SetPayoutID(v)
+	})
+}
+
+// AddPayoutID adds v to the "payout_id" field.
+func (u *PayoutRequestUpsertBulk) AddPayoutID(v int64) *PayoutRequestUpsertBulk {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.AddPayoutID(v)
+	})
+}
+
+// UpdatePayoutID sets the "payout_id" field to the value that was provided on create.
+func (u *PayoutRequestUpsertBulk) UpdatePayoutID() *PayoutRequestUpsertBulk {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.UpdatePayoutID()
+	})
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (u *PayoutRequestUpsertBulk) ClearPayoutID() *PayoutRequestUpsertBulk {
+	return u.Update(func(s *PayoutRequestUpsert) {
+		s.ClearPayoutID()
 	})
 }
 

@@ -49,6 +49,33 @@ func (_u *PayoutRequestUpdate) SetNillableStatus(v *payoutrequest.Status) *Payou
 	return _u
 }
 
+// SetPayoutID sets the "payout_id" field.
+func (_u *PayoutRequestUpdate) SetPayoutID(v int64) *PayoutRequestUpdate {
+	_u.mutation.ResetPayoutID()
+	_u.mutation.SetPayoutID(v)
+	return _u
+}
+
+// SetNillablePayoutID sets the "payout_id" field if the given value is not nil.
+func (_u *PayoutRequestUpdate) SetNillablePayoutID(v *int64) *PayoutRequestUpdate {
+	if v != nil {
+		_u.SetPayoutID(*v)
+	}
+	return _u
+}
+
+// AddPayoutID adds value to the "payout_id" field.
+func (_u *PayoutRequestUpdate) AddPayoutID(v int64) *PayoutRequestUpdate {
+	_u.mutation.AddPayoutID(v)
+	return _u
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (_u *PayoutRequestUpdate) ClearPayoutID() *PayoutRequestUpdate {
+	_u.mutation.ClearPayoutID()
+	return _u
+}
+
 // Mutation returns the PayoutRequestMutation object of the builder.
 func (_u *PayoutRequestUpdate) Mutation() *PayoutRequestMutation {
 	return _u.mutation
@@ -127,6 +154,15 @@ func (_u *PayoutRequestUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(payoutrequest.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.PayoutID(); ok {
+		_spec.SetField(payoutrequest.FieldPayoutID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPayoutID(); ok {
+		_spec.AddField(payoutrequest.FieldPayoutID, field.TypeInt64, value)
+	}
+	if _u.mutation.PayoutIDCleared() {
+		_spec.ClearField(payoutrequest.FieldPayoutID, field.TypeInt64)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -166,6 +202,33 @@ func (_u *PayoutRequestUpdateOne) SetNillableStatus(v *payoutrequest.Status) *Pa
 	if v != nil {
 		_u.SetStatus(*v)
 	}
+	return _u
+}
+
+// SetPayoutID sets the "payout_id" field.
+func (_u *PayoutRequestUpdateOne) SetPayoutID(v int64) *PayoutRequestUpdateOne {
+	_u.mutation.ResetPayoutID()
+	_u.mutation.SetPayoutID(v)
+	return _u
+}
+
+// SetNillablePayoutID sets the "payout_id" field if the given value is not nil.
+func (_u *PayoutRequestUpdateOne) SetNillablePayoutID(v *int64) *PayoutRequestUpdateOne {
+	if v != nil {
+		_u.SetPayoutID(*v)
+	}
+	return _u
+}
+
+// AddPayoutID adds value to the "payout_id" field.
+func (_u *PayoutRequestUpdateOne) AddPayoutID(v int64) *PayoutRequestUpdateOne {
+	_u.mutation.AddPayoutID(v)
+	return _u
+}
+
+// ClearPayoutID clears the value of the "payout_id" field.
+func (_u *PayoutRequestUpdateOne) ClearPayoutID() *PayoutRequestUpdateOne {
+	_u.mutation.ClearPayoutID()
 	return _u
 }
 
@@ -276,6 +339,15 @@ func (_u *PayoutRequestUpdateOne) sqlSave(ctx context.Context) (_node *PayoutReq
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(payoutrequest.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.PayoutID(); ok {
+		_spec.SetField(payoutrequest.FieldPayoutID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedPayoutID(); ok {
+		_spec.AddField(payoutrequest.FieldPayoutID, field.TypeInt64, value)
+	}
+	if _u.mutation.PayoutIDCleared() {
+		_spec.ClearField(payoutrequest.FieldPayoutID, field.TypeInt64)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &PayoutRequest{config: _u.config}

@@ -19,12 +19,14 @@ import (
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -557,6 +559,45 @@ func init() {
 	payment.DefaultReorgCount = paymentDescReorgCount.Default.(int64)
 	// payment.ReorgCountValidator is a validator for the "reorg_count" field. It is called by the builders before save.
 	payment.ReorgCountValidator = paymentDescReorgCount.Validators[0].(func(int64) error)
+	payoutMixin := schema.Payout{}.Mixin()
+	payoutMixinFields0 := payoutMixin[0].Fields()
+	_ = payoutMixinFields0
+	payoutFields := schema.Payout{}.Fields()
+	_ = payoutFields
+	// payoutDescCreatedAt is the schema descriptor for created_at field.
+	payoutDescCreatedAt := payoutMixinFields0[0].Descriptor()
+	// payout.DefaultCreatedAt holds the default value on creation for the created_at field.
+	payout.DefaultCreatedAt = payoutDescCreatedAt.Default.(func() time.Time)
+	// payoutDescUpdatedAt is the schema descriptor for updated_at field.
+	payoutDescUpdatedAt := payoutMixinFields0[1].Descriptor()
+	// payout.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	payout.DefaultUpdatedAt = payoutDescUpdatedAt.Default.(func() time.Time)
+	// payout.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	payout.UpdateDefaultUpdatedAt = payoutDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// payoutDescTicker is the schema descriptor for ticker field.
+	payoutDescTicker := payoutFields[3].Descriptor()
+	// payout.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	payout.TickerValidator = payoutDescTicker.Validators[0].(func(string) error)
+	// payoutDescFee is the schema descriptor for fee field.
+	payoutDescFee := payoutFields[6].Descriptor()
+	// payout.DefaultFee holds the default value on creation for the fee field.
+	payout.DefaultFee = payoutDescFee.Default.(decimal.Decimal)
+	// payoutDescBlockchainFee is the schema descriptor for blockchain_fee field.
+	payoutDescBlockchainFee := payoutFields[7].Descriptor()
+	// payout.DefaultBlockchainFee holds the default value on creation for the blockchain_fee field.
+	payout.DefaultBlockchainFee = payoutDescBlockchainFee.Default.(decimal.Decimal)
+	// payoutDescFromAddress is the schema descriptor for from_address field.
+	payoutDescFromAddress := payoutFields[8].Descriptor()
+	// payout.DefaultFromAddress holds the default value on creation for the from_address field.
+	payout.DefaultFromAddress = payoutDescFromAddress.Default.(string)
+	// payoutDescTxid is the schema descriptor for txid field.
+	payoutDescTxid := payoutFields[10].Descriptor()
+	// payout.DefaultTxid holds the default value on creation for the txid field.
+	payout.DefaultTxid = payoutDescTxid.Default.(string)
+	// payoutDescError is the schema descriptor for error field.
+	payoutDescError := payoutFields[11].Descriptor()
+	// payout.DefaultError holds the default value on creation for the error field.
+	payout.DefaultError = payoutDescError.Default.(string)
 	payoutrequestMixin := schema.PayoutRequest{}.Mixin()
 	payoutrequestMixinFields0 := payoutrequestMixin[0].Fields()
 	_ = payoutrequestMixinFields0

@@ -42,6 +42,8 @@ type Tx struct {
 	Outbound *OutboundClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
+	// Payout is the client for interacting with the Payout builders.
+	Payout *PayoutClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
 	PayoutRequest *PayoutRequestClient
 	// Project is the client for interacting with the Project builders.
@@ -197,6 +199,7 @@ func (tx *Tx) init() {
 	tx.Notification = NewNotificationClient(tx.config)
 	tx.Outbound = NewOutboundClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
+	tx.Payout = NewPayoutClient(tx.config)
 	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)

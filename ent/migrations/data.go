@@ -35,7 +35,25 @@ func Go(postgres bool, decimals Decimals) []*goose.Migration {
 		goose.NewGoMigration(LedgerOpeningVersion, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
 			return ledgerOpening(ctx, tx, decimals)
 		}}, nil),
+		goose.NewGoMigration(PayoutRequestsVersion, &goose.GoFunc{RunTx: payoutRequests}, nil),
 	}
+}
+
+// PayoutRequestsVersion is the version of the data migration that moves the
+// payout requests recorded before payouts existed into their model: it runs
+// after 20261128114824 added payouts and the requests' project and status.
+const PayoutRequestsVersion = 20261128114825
+
+// payoutRequests: a request recorded for the operator to pay by hand
+// ("requested") is a pending request, of its key's project.
+func payoutRequests(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE payout_requests SET status = 'pending' WHERE status = 'requested'`); err != nil {
+		return fmt.Errorf("payout requests: status: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE payout_requests SET project_id = (SELECT api_keys.project_id FROM api_keys WHERE api_keys.id = payout_requests.api_key_id)`); err != nil {
+		return fmt.Errorf("payout requests: project: %w", err)
+	}
+	return nil
 }
 
 // The notes the code before TypedStateVersion wrote, and decided on. This is

@@ -2,16 +2,18 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 	"github.com/shopspring/decimal"
 )
 
-// PayoutRequest is a merchant's request that the operator send an amount of
-// a coin to an address (this API family's `/{ticker}/payout/`). It is only
-// recorded: nothing is sent automatically, the operator fulfils it by hand
-// from the funds payhook holds for the merchant.
+// PayoutRequest is a merchant's request to send an amount of a coin to an
+// address from the project's payout balance (this API family's
+// `/{ticker}/payout/request/bulk/` and the older `/{ticker}/payout/`). It
+// waits (pending) until a payout takes it (processing), and is done when
+// that payout's transaction is sent; a payout that fails rejects it.
 type PayoutRequest struct{ ent.Schema }
 
 // Mixin of the PayoutRequest.
@@ -30,8 +32,12 @@ func (PayoutRequest) Fields() []ent.Field {
 			Comment("Destination, valid for the ticker's network."),
 		field.Other("value", decimal.Decimal{}).SchemaType(moneyType).Immutable().
 			Comment("Amount in coin units."),
-		field.Enum("status").Values("requested").Default("requested").
-			Comment("requested: recorded, not yet handled by the operator."),
+		field.Int64("project_id").Immutable().Annotations(entsql.Default("0")).
+			Comment("The project whose balance pays it: the key's project."),
+		field.Enum("status").Values("pending", "rejected", "processing", "done").Default("pending").
+			Comment("pending: waiting for a payout; processing: in a payout not sent yet; done: sent; rejected: its payout failed."),
+		field.Int64("payout_id").Optional().Nillable().
+			Comment("The payout that carries it."),
 	}
 }
 
@@ -44,5 +50,11 @@ func (PayoutRequest) Edges() []ent.Edge {
 
 // Indexes of the PayoutRequest.
 func (PayoutRequest) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("api_key_id", "created_at")}
+	return []ent.Index{
+		index.Fields("api_key_id", "created_at"),
+		// A project's requests of a coin by status, in order (the list
+		// endpoint, payout creation).
+		index.Fields("project_id", "ticker", "status", "id"),
+		index.Fields("payout_id"),
+	}
 }

@@ -60,4 +60,8 @@ type Transfer struct {
 	To string `json:"to"`
 	// Value is its amount, in coin units.
 	Value decimal.Decimal `json:"value"`
+	// Key is the derivation index of To's key when To is not the
+	// outbound's from_address (a payout spending the held outputs of
+	// several addresses); omitted otherwise.
+	Key *int64 `json:"key,omitempty"`
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,25 +147,55 @@ func up(ctx context.Context, d goose.Dialect, pool *sql.DB, fsys fs.FS, o migrat
 }
 
 // goMigrations returns the data migrations written in Go (ent/migrations.Go)
-// that belong among the SQL files of fsys: those older than its newest file,
-// so a directory cut at an earlier version (a test's) runs none that need a
-// schema it does not reach.
+// that belong among the SQL files of fsys: those older than its newest
+// file, so a directory cut at an earlier version (a test's, to write data
+// as that schema held it) runs none that need a schema it does not reach
+// or that would run before its data is written; and, when fsys holds every
+// embedded SQL file of the dialect, those newer than the newest file too.
 func goMigrations(d goose.Dialect, fsys fs.FS, decimals migrations.Decimals) ([]*goose.Migration, error) {
-	names, err := fs.Glob(fsys, "*.sql")
+	have, err := sqlVersions(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
-	var newest int64
-	for _, n := range names {
-		v, _, _ := strings.Cut(n, "_")
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			newest = max(newest, n)
+	dir := string(Postgres)
+	if d != goose.DialectPostgres {
+		dir = string(SQLite)
+	}
+	all, err := sqlVersions(migrations.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	complete := true
+	for _, v := range all {
+		if !slices.Contains(have, v) {
+			complete = false
+			break
 		}
+	}
+	var newest int64
+	for _, v := range have {
+		newest = max(newest, v)
 	}
 	var out []*goose.Migration
 	for _, m := range migrations.Go(d == goose.DialectPostgres, decimals) {
-		if m.Version < newest {
+		if m.Version < newest || complete {
 			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// sqlVersions returns the versions of the SQL migrations in fsys's dir.
+func sqlVersions(fsys fs.FS, dir string) ([]int64, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, n := range names {
+		v, _, _ := strings.Cut(path.Base(n), "_")
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out = append(out, n)
 		}
 	}
 	return out, nil

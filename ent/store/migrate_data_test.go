@@ -134,3 +134,43 @@ func TestMigrationKeepsNotifications(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrationMovesPayoutRequests: a payout request recorded for the
+// operator before payouts existed (status requested) is a pending request
+// of its key's project after the migration.
+func TestMigrationMovesPayoutRequests(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			db := storetest.OpenEmpty(t, d)
+			if _, err := store.MigrateFS(ctx, db, migrationsUpTo(t, d, "20261128020000")); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			for _, stmt := range []struct {
+				q    string
+				args []any
+			}{
+				{`INSERT INTO projects (id, created_at, updated_at, name, ipn_secret, wallets, confirmations, tickers) VALUES (5, $1, $1, 'p', 's', '{}', '{}', '[]')`, []any{at}},
+				{`INSERT INTO api_keys (id, created_at, name, prefix, hash, project_id) VALUES (7, $1, 'k', 'ph_k', $2, 5)`, []any{at, strings.Repeat("a", 64)}},
+				{`INSERT INTO payout_requests (id, created_at, updated_at, api_key_id, uuid, ticker, address, value, status) VALUES (9, $1, $1, 7, 'u', 'btc', 'bc1q', '0.5', 'requested')`, []any{at}},
+			} {
+				if _, err := db.SQL.ExecContext(ctx, stmt.q, stmt.args...); err != nil {
+					t.Fatalf("%s: %v", stmt.q, err)
+				}
+			}
+			if _, err := store.Migrate(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			r, err := db.Client.PayoutRequest.Get(ctx, 9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != "pending" || r.ProjectID != 5 || r.PayoutID != nil {
+				t.Errorf("migrated request: status %s, project %d, payout %v; want pending, 5, none", r.Status, r.ProjectID, r.PayoutID)
+			}
+		})
+	}
+}

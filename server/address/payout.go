@@ -10,11 +10,12 @@ import (
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 )
 
-// RequestPayout records the API key's request that the operator send value
-// (coin units, a positive decimal within the coin's decimals) of ticker to
-// addr (valid for the ticker's network). Nothing is sent: the operator
-// fulfils requests by hand. Every call records a new request.
-func (s *Service) RequestPayout(ctx context.Context, apiKeyID int64, ticker, addr, value string) (*entdb.PayoutRequest, error) {
+// RequestPayout records the API key's request (of project projectID) to
+// send value (coin units, a positive decimal within the coin's decimals) of
+// ticker to addr (valid for the ticker's network): a pending payout
+// request, as `/{ticker}/payout/request/bulk/` records one per output.
+// Every call records a new request.
+func (s *Service) RequestPayout(ctx context.Context, apiKeyID, projectID int64, ticker, addr, value string) (*entdb.PayoutRequest, error) {
 	t, err := s.Lookup(ticker)
 	if err != nil {
 		return nil, err
@@ -29,6 +30,7 @@ func (s *Service) RequestPayout(ctx context.Context, apiKeyID int64, ticker, add
 	now := s.now()
 	p, err := s.db.PayoutRequest.Create().
 		SetAPIKeyID(apiKeyID).
+		SetProjectID(projectID).
 		SetUUID(uuid.NewString()).
 		SetTicker(t.Ticker).
 		SetAddress(addr).
@@ -42,11 +44,11 @@ func (s *Service) RequestPayout(ctx context.Context, apiKeyID int64, ticker, add
 	return p, nil
 }
 
-// PayoutRequests returns the payout requests not handled yet, of every
-// merchant, oldest first (the operator's list).
+// PayoutRequests returns the payout requests no payout has taken yet, of
+// every merchant, oldest first (the operator's list).
 func (s *Service) PayoutRequests(ctx context.Context) ([]*entdb.PayoutRequest, error) {
 	ps, err := s.db.PayoutRequest.Query().
-		Where(payoutrequest.StatusEQ(payoutrequest.StatusRequested)).
+		Where(payoutrequest.StatusEQ(payoutrequest.StatusPending)).
 		Order(entdb.Asc(payoutrequest.FieldCreatedAt), entdb.Asc(payoutrequest.FieldID)).
 		All(ctx)
 	if err != nil {

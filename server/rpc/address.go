@@ -294,7 +294,7 @@ func (s *AddressServer) CreatePayout(ctx context.Context, req *payhookv1.CreateP
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.addresses.RequestPayout(ctx, key.ID, req.GetTicker(), req.GetAddress(), req.GetValue())
+	p, err := s.addresses.RequestPayout(ctx, key.ID, key.ProjectID, req.GetTicker(), req.GetAddress(), req.GetValue())
 	if err != nil {
 		return nil, err
 	}

@@ -177,6 +177,18 @@ func (f PaymentFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PaymentMutation", m)
 }
 
+// The PayoutFunc type is an adapter to allow the use of ordinary
+// function as Payout mutator.
+type PayoutFunc func(context.Context, *db.PayoutMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PayoutFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.PayoutMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PayoutMutation", m)
+}
+
 // The PayoutRequestFunc type is an adapter to allow the use of ordinary
 // function as PayoutRequest mutator.
 type PayoutRequestFunc func(context.Context, *db.PayoutRequestMutation) (db.Value, error)

@@ -524,6 +524,43 @@ var (
 			},
 		},
 	}
+	// PayoutsColumns holds the columns for the "payouts" table.
+	PayoutsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "api_key_id", Type: field.TypeInt64},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"created", "processing", "done", "error"}, Default: "created"},
+		{Name: "total_requested", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "blockchain_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "from_address", Type: field.TypeString, Default: ""},
+		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "txid", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "queued_at", Type: field.TypeTime, Nullable: true},
+		{Name: "done_at", Type: field.TypeTime, Nullable: true},
+	}
+	// PayoutsTable holds the schema information for the "payouts" table.
+	PayoutsTable = &schema.Table{
+		Name:       "payouts",
+		Columns:    PayoutsColumns,
+		PrimaryKey: []*schema.Column{PayoutsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "payout_project_id_ticker_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{PayoutsColumns[3], PayoutsColumns[5], PayoutsColumns[6], PayoutsColumns[0]},
+			},
+			{
+				Name:    "payout_outbound_id",
+				Unique:  false,
+				Columns: []*schema.Column{PayoutsColumns[11]},
+			},
+		},
+	}
 	// PayoutRequestsColumns holds the columns for the "payout_requests" table.
 	PayoutRequestsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -533,7 +570,9 @@ var (
 		{Name: "ticker", Type: field.TypeString},
 		{Name: "address", Type: field.TypeString},
 		{Name: "value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"requested"}, Default: "requested"},
+		{Name: "project_id", Type: field.TypeInt64, Default: "0"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "rejected", "processing", "done"}, Default: "pending"},
+		{Name: "payout_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "api_key_id", Type: field.TypeInt64},
 	}
 	// PayoutRequestsTable holds the schema information for the "payout_requests" table.
@@ -544,7 +583,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "payout_requests_api_keys_api_key",
-				Columns:    []*schema.Column{PayoutRequestsColumns[8]},
+				Columns:    []*schema.Column{PayoutRequestsColumns[10]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -553,7 +592,17 @@ var (
 			{
 				Name:    "payoutrequest_api_key_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{PayoutRequestsColumns[8], PayoutRequestsColumns[1]},
+				Columns: []*schema.Column{PayoutRequestsColumns[10], PayoutRequestsColumns[1]},
+			},
+			{
+				Name:    "payoutrequest_project_id_ticker_status_id",
+				Unique:  false,
+				Columns: []*schema.Column{PayoutRequestsColumns[7], PayoutRequestsColumns[4], PayoutRequestsColumns[8], PayoutRequestsColumns[0]},
+			},
+			{
+				Name:    "payoutrequest_payout_id",
+				Unique:  false,
+				Columns: []*schema.Column{PayoutRequestsColumns[9]},
 			},
 		},
 	}
@@ -676,6 +725,7 @@ var (
 		NotificationsTable,
 		OutboundsTable,
 		PaymentsTable,
+		PayoutsTable,
 		PayoutRequestsTable,
 		ProjectsTable,
 		SigningKeysTable,

@@ -29,8 +29,12 @@ const (
 	FieldAddress = "address"
 	// FieldValue holds the string denoting the value field in the database.
 	FieldValue = "value"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldPayoutID holds the string denoting the payout_id field in the database.
+	FieldPayoutID = "payout_id"
 	// EdgeAPIKey holds the string denoting the api_key edge name in mutations.
 	EdgeAPIKey = "api_key"
 	// Table holds the table name of the payoutrequest in the database.
@@ -54,7 +58,9 @@ var Columns = []string{
 	FieldTicker,
 	FieldAddress,
 	FieldValue,
+	FieldProjectID,
 	FieldStatus,
+	FieldPayoutID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -85,12 +91,15 @@ var (
 // Status defines the type for the "status" enum field.
 type Status string
 
-// StatusRequested is the default value of the Status enum.
-const DefaultStatus = StatusRequested
+// StatusPending is the default value of the Status enum.
+const DefaultStatus = StatusPending
 
 // Status values.
 const (
-	StatusRequested Status = "requested"
+	StatusPending    Status = "pending"
+	StatusRejected   Status = "rejected"
+	StatusProcessing Status = "processing"
+	StatusDone       Status = "done"
 )
 
 func (s Status) String() string {
@@ -100,7 +109,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusRequested:
+	case StatusPending, StatusRejected, StatusProcessing, StatusDone:
 		return nil
 	default:
 		return fmt.Errorf("payoutrequest: invalid enum value for status field: %q", s)
@@ -150,9 +159,19 @@ func ByValue(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldValue, opts...).ToFunc()
 }
 
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByPayoutID orders the results by the payout_id field.
+func ByPayoutID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPayoutID, opts...).ToFunc()
 }
 
 // ByAPIKeyField orders the results by api_key field.

@@ -91,6 +91,16 @@ func Value(v decimal.Decimal) predicate.PayoutRequest {
 	return predicate.PayoutRequest(sql.FieldEQ(FieldValue, v))
 }
 
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldEQ(FieldProjectID, v))
+}
+
+// PayoutID applies equality check predicate on the "payout_id" field. It's identical to PayoutIDEQ.
+func PayoutID(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldEQ(FieldPayoutID, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.PayoutRequest {
 	return predicate.PayoutRequest(sql.FieldEQ(FieldCreatedAt, v))
@@ -426,6 +436,46 @@ func ValueLTE(v decimal.Decimal) predicate.PayoutRequest {
 	return predicate.PayoutRequest(sql.FieldLTE(FieldValue, v))
 }
 
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldLTE(FieldProjectID, v))
+}
+
 // StatusEQ applies the EQ predicate on the "status" field.
 func StatusEQ(v Status) predicate.PayoutRequest {
 	return predicate.PayoutRequest(sql.FieldEQ(FieldStatus, v))
@@ -444,6 +494,56 @@ func StatusIn(vs ...Status) predicate.PayoutRequest {
 // StatusNotIn applies the NotIn predicate on the "status" field.
 func StatusNotIn(vs ...Status) predicate.PayoutRequest {
 	return predicate.PayoutRequest(sql.FieldNotIn(FieldStatus, vs...))
+}
+
+// PayoutIDEQ applies the EQ predicate on the "payout_id" field.
+func PayoutIDEQ(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldEQ(FieldPayoutID, v))
+}
+
+// PayoutIDNEQ applies the NEQ predicate on the "payout_id" field.
+func PayoutIDNEQ(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldNEQ(FieldPayoutID, v))
+}
+
+// PayoutIDIn applies the In predicate on the "payout_id" field.
+func PayoutIDIn(vs ...int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldIn(FieldPayoutID, vs...))
+}
+
+// PayoutIDNotIn applies the NotIn predicate on the "payout_id" field.
+func PayoutIDNotIn(vs ...int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldNotIn(FieldPayoutID, vs...))
+}
+
+// PayoutIDGT applies the GT predicate on the "payout_id" field.
+func PayoutIDGT(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldGT(FieldPayoutID, v))
+}
+
+// PayoutIDGTE applies the GTE predicate on the "payout_id" field.
+func PayoutIDGTE(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldGTE(FieldPayoutID, v))
+}
+
+// PayoutIDLT applies the LT predicate on the "payout_id" field.
+func PayoutIDLT(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldLT(FieldPayoutID, v))
+}
+
+// PayoutIDLTE applies the LTE predicate on the "payout_id" field.
+func PayoutIDLTE(v int64) predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldLTE(FieldPayoutID, v))
+}
+
+// PayoutIDIsNil applies the IsNil predicate on the "payout_id" field.
+func PayoutIDIsNil() predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldIsNull(FieldPayoutID))
+}
+
+// PayoutIDNotNil applies the NotNil predicate on the "payout_id" field.
+func PayoutIDNotNil() predicate.PayoutRequest {
+	return predicate.PayoutRequest(sql.FieldNotNull(FieldPayoutID))
 }
 
 // HasAPIKey applies the HasEdge predicate on the "api_key" edge.

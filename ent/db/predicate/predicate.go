@@ -48,6 +48,9 @@ type Outbound func(*sql.Selector)
 // Payment is the predicate function for payment builders.
 type Payment func(*sql.Selector)
 
+// Payout is the predicate function for payout builders.
+type Payout func(*sql.Selector)
+
 // PayoutRequest is the predicate function for payoutrequest builders.
 type PayoutRequest func(*sql.Selector)
 

@@ -1,0 +1,45 @@
+-- +goose Up
+-- disable the enforcement of foreign-keys constraints
+PRAGMA foreign_keys = off;
+-- create "new_payout_requests" table
+CREATE TABLE `new_payout_requests` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `uuid` text NOT NULL, `ticker` text NOT NULL, `address` text NOT NULL, `value` text NOT NULL, `project_id` integer NOT NULL DEFAULT ('0'), `status` text NOT NULL DEFAULT ('pending'), `payout_id` integer NULL, `api_key_id` integer NOT NULL, CONSTRAINT `payout_requests_api_keys_api_key` FOREIGN KEY (`api_key_id`) REFERENCES `api_keys` (`id`) ON DELETE NO ACTION);
+-- copy rows from old table "payout_requests" to new temporary table "new_payout_requests"
+INSERT INTO `new_payout_requests` (`id`, `created_at`, `updated_at`, `uuid`, `ticker`, `address`, `value`, `status`, `api_key_id`) SELECT `id`, `created_at`, `updated_at`, `uuid`, `ticker`, `address`, `value`, IFNULL(`status`, ('pending')) AS `status`, `api_key_id` FROM `payout_requests`;
+-- drop "payout_requests" table after copying rows
+DROP TABLE `payout_requests`;
+-- rename temporary table "new_payout_requests" to "payout_requests"
+ALTER TABLE `new_payout_requests` RENAME TO `payout_requests`;
+-- create index "payout_requests_uuid_key" to table: "payout_requests"
+CREATE UNIQUE INDEX `payout_requests_uuid_key` ON `payout_requests` (`uuid`);
+-- create index "payoutrequest_api_key_id_created_at" to table: "payout_requests"
+CREATE INDEX `payoutrequest_api_key_id_created_at` ON `payout_requests` (`api_key_id`, `created_at`);
+-- create index "payoutrequest_project_id_ticker_status_id" to table: "payout_requests"
+CREATE INDEX `payoutrequest_project_id_ticker_status_id` ON `payout_requests` (`project_id`, `ticker`, `status`, `id`);
+-- create index "payoutrequest_payout_id" to table: "payout_requests"
+CREATE INDEX `payoutrequest_payout_id` ON `payout_requests` (`payout_id`);
+-- create "payouts" table
+CREATE TABLE `payouts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `api_key_id` integer NOT NULL, `ticker` text NOT NULL, `status` text NOT NULL DEFAULT ('created'), `total_requested` text NOT NULL, `fee` text NOT NULL, `blockchain_fee` text NOT NULL, `from_address` text NOT NULL DEFAULT (''), `outbound_id` integer NULL, `txid` text NOT NULL DEFAULT (''), `error` text NOT NULL DEFAULT (''), `queued_at` datetime NULL, `done_at` datetime NULL);
+-- create index "payout_project_id_ticker_status_id" to table: "payouts"
+CREATE INDEX `payout_project_id_ticker_status_id` ON `payouts` (`project_id`, `ticker`, `status`, `id`);
+-- create index "payout_outbound_id" to table: "payouts"
+CREATE INDEX `payout_outbound_id` ON `payouts` (`outbound_id`);
+-- enable back the enforcement of foreign-keys constraints
+PRAGMA foreign_keys = on;
+
+-- +goose Down
+-- reverse: create index "payout_outbound_id" to table: "payouts"
+DROP INDEX `payout_outbound_id`;
+-- reverse: create index "payout_project_id_ticker_status_id" to table: "payouts"
+DROP INDEX `payout_project_id_ticker_status_id`;
+-- reverse: create "payouts" table
+DROP TABLE `payouts`;
+-- reverse: create index "payoutrequest_payout_id" to table: "payout_requests"
+DROP INDEX `payoutrequest_payout_id`;
+-- reverse: create index "payoutrequest_project_id_ticker_status_id" to table: "payout_requests"
+DROP INDEX `payoutrequest_project_id_ticker_status_id`;
+-- reverse: create index "payoutrequest_api_key_id_created_at" to table: "payout_requests"
+DROP INDEX `payoutrequest_api_key_id_created_at`;
+-- reverse: create index "payout_requests_uuid_key" to table: "payout_requests"
+DROP INDEX `payout_requests_uuid_key`;
+-- reverse: create "new_payout_requests" table
+DROP TABLE `new_payout_requests`;

@@ -1,0 +1,56 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+	"github.com/shopspring/decimal"
+)
+
+// Payout is one payment out of a project's payout balance in one coin, to
+// the outputs of its payout requests, sent by the outbound engine as one
+// transaction (UTXO chains). It is created from pending requests, queued
+// (processing: its transaction is planned, its inputs taken from the
+// balance in the same database transaction), and done once the network
+// accepted the transaction, or error when it can never be sent (its
+// inputs return to the balance).
+type Payout struct{ ent.Schema }
+
+// Mixin of the Payout.
+func (Payout) Mixin() []ent.Mixin { return []ent.Mixin{TimeMixin{}} }
+
+// Fields of the Payout.
+func (Payout) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int64("id"),
+		field.Int64("project_id").Immutable(),
+		field.Int64("api_key_id").Immutable().
+			Comment("The merchant key that created it."),
+		field.String("ticker").NotEmpty().Immutable(),
+		field.Enum("status").Values("created", "processing", "done", "error").Default("created").
+			Comment("created: waiting to be queued; processing: its transaction is planned and being sent; done: the network accepted it; error: it can never be sent (error says why)."),
+		field.Other("total_requested", decimal.Decimal{}).SchemaType(moneyType).Immutable().
+			Comment("The sum of its requests' amounts, in coin units."),
+		field.Other("fee", decimal.Decimal{}).SchemaType(moneyType).Default(decimal.Zero).
+			Comment("The operator's payout fee, set when it is queued."),
+		field.Other("blockchain_fee", decimal.Decimal{}).SchemaType(moneyType).Default(decimal.Zero).
+			Comment("The network's fee, set when it is queued."),
+		field.String("from_address").Default("").
+			Comment("The project's payout wallet, set when it is queued."),
+		field.Int64("outbound_id").Optional().Nillable().
+			Comment("Its transaction (outbounds), once queued."),
+		field.String("txid").Default(""),
+		field.Text("error").Default("").
+			Comment("Why it failed, for the merchant; nothing branches on it."),
+		field.Time("queued_at").Optional().Nillable(),
+		field.Time("done_at").Optional().Nillable(),
+	}
+}
+
+// Indexes of the Payout.
+func (Payout) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("project_id", "ticker", "status", "id"),
+		index.Fields("outbound_id"),
+	}
+}
