@@ -95,6 +95,11 @@ type Family interface {
 	// merchant asked for, and every callback reports n. When fixed is
 	// false, n is 0 and confirmations are block depths.
 	FixedConfirmations(t Ticker) (n int64, fixed bool)
+	// SpendsSeveralAddresses reports whether one transaction of t may
+	// spend funds held on several of payhook's addresses, each input
+	// signed with its own address's key (UTXO: chains.Forward.Keys).
+	// Account chains move one account's balance per transaction: false.
+	SpendsSeveralAddresses(t Ticker) bool
 	// DistributionDepth returns the depth a credited transfer of t must
 	// reach, in a solidified block, before its funds are distributed, when
 	// the family gates distribution beyond credit (TRON); 0 when a credited
@@ -206,6 +211,7 @@ func (u unbound) Address(t Ticker, _ []byte) (string, error) {
 	return "", u.fail(t)
 }
 func (unbound) FixedConfirmations(Ticker) (int64, bool) { return 0, false }
+func (unbound) SpendsSeveralAddresses(Ticker) bool      { return false }
 func (unbound) DistributionDepth(Ticker, int64) int64   { return 0 }
 func (u unbound) PaymentURI(t Ticker, _ string, _ *decimal.Decimal) (string, error) {
 	return "", u.fail(t)

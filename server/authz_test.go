@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,11 @@ type authzFixture struct {
 	checkout, deposit, subscription, notification string
 	// spareProject is a project the operator methods change.
 	spareProject int64
+	// payout is a created payout of A; newRequest records a pending
+	// payout request of A and returns its id, newPayout a created payout
+	// of A (each call of the matrix consumes one).
+	payout                int64
+	newRequest, newPayout func() int64
 }
 
 // authzRow says how to call one method for the matrix.
@@ -150,6 +156,28 @@ var authzRows = map[protoreflect.FullName]authzRow{
 
 	"payhook.v1.OperatorService.ListHeldFunds":      {req: func(*authzFixture) proto.Message { return &payhookv1.ListHeldFundsRequest{} }},
 	"payhook.v1.OperatorService.ListPayoutRequests": {req: func(*authzFixture) proto.Message { return &payhookv1.ListPayoutRequestsRequest{} }},
+
+	"payhook.v1.PayoutService.GetPayoutWallet":  {req: func(*authzFixture) proto.Message { return &payhookv1.GetPayoutWalletRequest{Ticker: "btc"} }},
+	"payhook.v1.PayoutService.GetPayoutBalance": {req: func(*authzFixture) proto.Message { return &payhookv1.GetPayoutBalanceRequest{Ticker: "btc"} }},
+	"payhook.v1.PayoutService.CreatePayoutRequests": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.CreatePayoutRequestsRequest{Ticker: "btc", Outputs: map[string]string{btcDest: "0.001"}}
+	}},
+	"payhook.v1.PayoutService.ProcessPayoutRequests": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ProcessPayoutRequestsRequest{Ticker: "btc", Outputs: map[string]string{btcDest: "0.001"}}
+	}},
+	"payhook.v1.PayoutService.ListPayoutRequestPage": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ListPayoutRequestPageRequest{Ticker: "btc"}
+	}},
+	"payhook.v1.PayoutService.ListPayouts": {req: func(*authzFixture) proto.Message { return &payhookv1.ListPayoutsRequest{Ticker: "btc"} }},
+	"payhook.v1.PayoutService.CreatePayoutFromRequests": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.CreatePayoutFromRequestsRequest{RequestIds: strconv.FormatInt(f.newRequest(), 10)}
+	}},
+	"payhook.v1.PayoutService.ProcessPayout": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ProcessPayoutRequest{PayoutId: f.newPayout()}
+	}},
+	"payhook.v1.PayoutService.GetPayoutStatus": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetPayoutStatusRequest{PayoutId: f.payout}
+	}},
 
 	"payhook.v1.ProjectService.CreateProject": {req: func(*authzFixture) proto.Message {
 		return &payhookv1.CreateProjectRequest{Name: "made by the matrix"}
@@ -352,6 +380,42 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		t.Fatal(err)
 	}
 	f.spareProject = spare.GetProjectId()
+	// Payouts: A's requests and payouts, made with A's key, and btc in the
+	// payout wallets of A, B and the operator's project: eight outputs
+	// each, so that every successful payout of the matrix (each spends one
+	// output; its change confirms after the matrix) finds one.
+	payouts := payhookv1.NewPayoutServiceClient(in.Conn)
+	f.newRequest = func() int64 {
+		r, err := payouts.CreatePayoutRequests(a, &payhookv1.CreatePayoutRequestsRequest{Ticker: "btc", Outputs: map[string]string{btcDest: "0.001"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetRequestIds()[0]
+	}
+	f.newPayout = func() int64 {
+		p, err := payouts.CreatePayoutFromRequests(a, &payhookv1.CreatePayoutFromRequestsRequest{RequestIds: strconv.FormatInt(f.newRequest(), 10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.GetPayoutInfo().GetId()
+	}
+	f.payout = f.newPayout()
+	devnetClient := payhookv1.NewDevnetServiceClient(in.Conn)
+	for _, key := range []string{in.KeyA, in.KeyB, operator} {
+		w, err := payouts.GetPayoutWallet(servertest.WithKey(ctx, key), &payhookv1.GetPayoutWalletRequest{Ticker: "btc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			if _, err := devnetClient.Pay(ctx, &payhookv1.PayRequest{Ticker: "btc", AddressIn: w.GetAddress(), ValueCoin: "0.1"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	three := int32(3)
+	if _, err := devnetClient.Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &three}); err != nil {
+		t.Fatal(err)
+	}
 	// A block below the devnet's head, so the first reorg has one to undo.
 	one := int32(1)
 	if _, err := payhookv1.NewDevnetServiceClient(in.Conn).Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &one}); err != nil {

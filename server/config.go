@@ -177,6 +177,11 @@ type ChainsConfig struct {
 	// vbytes) forwards pay when the node has no estimate
 	// (--fallback-fee TICKER=RATE); bitcoind.DefaultFallbackFee otherwise.
 	FallbackFees map[string]decimal.Decimal
+	// PayoutFeePercent is the operator's payout fee (--payout-fee), a
+	// percentage of each payout's total requested, from 0 (the default,
+	// no fee) to 100; it goes to the operator's address as a forward's
+	// service fee does.
+	PayoutFeePercent decimal.Decimal
 	// Prices is where USD prices and fiat rates come from (--prices):
 	// PricesTable (the embedded table or --price-file) or PricesLive
 	// (PriceProviders over the table, which stays beneath as the last
@@ -515,6 +520,9 @@ func (c ChainsConfig) Validate() error {
 		if rate.Sign() <= 0 || rate.GreaterThan(decimal.NewFromInt(1)) {
 			return fmt.Errorf("--fallback-fee %s=%s: want a rate above 0 and at most 1 coin per 1000 vbytes", ticker, rate)
 		}
+	}
+	if c.PayoutFeePercent.Sign() < 0 || c.PayoutFeePercent.GreaterThan(decimal.NewFromInt(100)) {
+		return fmt.Errorf("--payout-fee %s: want a percentage from 0 to 100", c.PayoutFeePercent)
 	}
 	return nil
 }

@@ -311,7 +311,7 @@ func TestCreatePayout(t *testing.T) {
 		wantStatus(t, list, 200)
 		reqs, _ := list.JSON["requests"].([]any)
 		if len(reqs) != 2 || reqs[0].(map[string]any)["uuid"] != id || reqs[0].(map[string]any)["value"] != "12.345678" ||
-			reqs[0].(map[string]any)["address"] != trxDest || reqs[0].(map[string]any)["status"] != "requested" {
+			reqs[0].(map[string]any)["address"] != trxDest || reqs[0].(map[string]any)["status"] != "pending" {
 			t.Fatalf("operator's payout requests: %s", list.Body)
 		}
 		rows := []struct {

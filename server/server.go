@@ -46,6 +46,7 @@ import (
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
+	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/metrics"
@@ -348,6 +349,9 @@ func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, post
 		string(invoice.Checkout):     invoices,
 		string(invoice.Deposit):      invoices,
 		string(invoice.Subscription): invoices,
+		// A payout wallet's payments are the project's payout balance:
+		// credited and held, notifying no one.
+		address.PayoutWalletService: payout.WalletReactor{},
 	}
 }
 
@@ -378,6 +382,8 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
+	payouts := payout.New(s.db, addresses, s.outbound, payout.Config{FeePercent: s.cfg.Chains.PayoutFeePercent, Now: s.cfg.Now}, s.logger)
+	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))

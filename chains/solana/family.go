@@ -89,6 +89,9 @@ func (Family) Address(t chains.Ticker, pub []byte) (string, error) {
 // commitment, so a payment requires and reports 1 confirmation.
 func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 1, true }
 
+// SpendsSeveralAddresses implements chains.Family: a transaction moves one account's balance.
+func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return false }
+
 // DistributionDepth implements chains.Family: no gate beyond acceptance.
 func (Family) DistributionDepth(chains.Ticker, int64) int64 { return 0 }
 

@@ -95,6 +95,9 @@ func (Family) Address(t chains.Ticker, pub []byte) (string, error) {
 // FixedConfirmations implements chains.Family: confirmations are depths.
 func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 0, false }
 
+// SpendsSeveralAddresses implements chains.Family: a transaction moves one account's balance.
+func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return false }
+
 // DistributionDepth implements chains.Family: required, but at least
 // TRXDistributionDepth for native TRX (TRC20DistributionDepth for a token).
 func (Family) DistributionDepth(t chains.Ticker, required int64) int64 {

@@ -32,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/payhook/payhook/internal/clock"
@@ -284,6 +285,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	nodeFile := fs.String("node-file", "", "file of TICKER=URL lines (# comments), as --node takes them")
 	fees := feesFlag{}
 	fs.Var(fees, "fallback-fee", "UTXO fee rate when the node has no estimate: TICKER=RATE in coin per 1000 vbytes; repeatable")
+	payoutFee := fs.String("payout-fee", "0", "the operator's payout fee, a percentage of each payout's total requested (0 to 100)")
 	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
 	fs.StringVar(&cfg.Chains.Prices, "prices", "", "where prices come from: table (embedded or --price-file) or live (providers over the table); default live with --node, table otherwise")
 	var providers listFlag
@@ -317,6 +319,11 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	if len(fees) > 0 {
 		cfg.Chains.FallbackFees = fees
 	}
+	pf, err := decimal.NewFromString(*payoutFee)
+	if err != nil {
+		return server.Config{}, "", fmt.Errorf("--payout-fee %q: want a percentage such as 0.5", *payoutFee)
+	}
+	cfg.Chains.PayoutFeePercent = pf
 	cfg.Chains.PriceProviders = providers
 	cfg.Delivery.Delays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow

@@ -16626,6 +16626,8 @@ type PayoutMutation struct {
 	fee             *decimal.Decimal
 	blockchain_fee  *decimal.Decimal
 	from_address    *string
+	inputs          *[]schema.PayoutInput
+	appendinputs    []schema.PayoutInput
 	outbound_id     *int64
 	addoutbound_id  *int64
 	txid            *string
@@ -17142,6 +17144,71 @@ func (m *PayoutMutation) ResetFromAddress() {
 	m.from_address = nil
 }
 
+// SetInputs sets the "inputs" field.
+func (m *PayoutMutation) SetInputs(si []schema.PayoutInput) {
+	m.inputs = &si
+	m.appendinputs = nil
+}
+
+// Inputs returns the value of the "inputs" field in the mutation.
+func (m *PayoutMutation) Inputs() (r []schema.PayoutInput, exists bool) {
+	v := m.inputs
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInputs returns the old "inputs" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldInputs(ctx context.Context) (v []schema.PayoutInput, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInputs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInputs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInputs: %w", err)
+	}
+	return oldValue.Inputs, nil
+}
+
+// AppendInputs adds si to the "inputs" field.
+func (m *PayoutMutation) AppendInputs(si []schema.PayoutInput) {
+	m.appendinputs = append(m.appendinputs, si...)
+}
+
+// AppendedInputs returns the list of values that were appended to the "inputs" field in this mutation.
+func (m *PayoutMutation) AppendedInputs() ([]schema.PayoutInput, bool) {
+	if len(m.appendinputs) == 0 {
+		return nil, false
+	}
+	return m.appendinputs, true
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (m *PayoutMutation) ClearInputs() {
+	m.inputs = nil
+	m.appendinputs = nil
+	m.clearedFields[payout.FieldInputs] = struct{}{}
+}
+
+// InputsCleared returns if the "inputs" field was cleared in this mutation.
+func (m *PayoutMutation) InputsCleared() bool {
+	_, ok := m.clearedFields[payout.FieldInputs]
+	return ok
+}
+
+// ResetInputs resets all changes to the "inputs" field.
+func (m *PayoutMutation) ResetInputs() {
+	m.inputs = nil
+	m.appendinputs = nil
+	delete(m.clearedFields, payout.FieldInputs)
+}
+
 // SetOutboundID sets the "outbound_id" field.
 func (m *PayoutMutation) SetOutboundID(i int64) {
 	m.outbound_id = &i
@@ -17416,7 +17483,7 @@ func (m *PayoutMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PayoutMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, payout.FieldCreatedAt)
 	}
@@ -17446,6 +17513,9 @@ func (m *PayoutMutation) Fields() []string {
 	}
 	if m.from_address != nil {
 		fields = append(fields, payout.FieldFromAddress)
+	}
+	if m.inputs != nil {
+		fields = append(fields, payout.FieldInputs)
 	}
 	if m.outbound_id != nil {
 		fields = append(fields, payout.FieldOutboundID)
@@ -17490,6 +17560,8 @@ func (m *PayoutMutation) Field(name string) (ent.Value, bool) {
 		return m.BlockchainFee()
 	case payout.FieldFromAddress:
 		return m.FromAddress()
+	case payout.FieldInputs:
+		return m.Inputs()
 	case payout.FieldOutboundID:
 		return m.OutboundID()
 	case payout.FieldTxid:
@@ -17529,6 +17601,8 @@ func (m *PayoutMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldBlockchainFee(ctx)
 	case payout.FieldFromAddress:
 		return m.OldFromAddress(ctx)
+	case payout.FieldInputs:
+		return m.OldInputs(ctx)
 	case payout.FieldOutboundID:
 		return m.OldOutboundID(ctx)
 	case payout.FieldTxid:
@@ -17617,6 +17691,13 @@ func (m *PayoutMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetFromAddress(v)
+		return nil
+	case payout.FieldInputs:
+		v, ok := value.([]schema.PayoutInput)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInputs(v)
 		return nil
 	case payout.FieldOutboundID:
 		v, ok := value.(int64)
@@ -17722,6 +17803,9 @@ func (m *PayoutMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *PayoutMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(payout.FieldInputs) {
+		fields = append(fields, payout.FieldInputs)
+	}
 	if m.FieldCleared(payout.FieldOutboundID) {
 		fields = append(fields, payout.FieldOutboundID)
 	}
@@ -17745,6 +17829,9 @@ func (m *PayoutMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *PayoutMutation) ClearField(name string) error {
 	switch name {
+	case payout.FieldInputs:
+		m.ClearInputs()
+		return nil
 	case payout.FieldOutboundID:
 		m.ClearOutboundID()
 		return nil
@@ -17791,6 +17878,9 @@ func (m *PayoutMutation) ResetField(name string) error {
 		return nil
 	case payout.FieldFromAddress:
 		m.ResetFromAddress()
+		return nil
+	case payout.FieldInputs:
+		m.ResetInputs()
 		return nil
 	case payout.FieldOutboundID:
 		m.ResetOutboundID()

@@ -3,6 +3,7 @@
 package db
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/payout"
+	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
 
@@ -38,6 +40,8 @@ type Payout struct {
 	BlockchainFee decimal.Decimal `json:"blockchain_fee,omitempty"`
 	// The project's payout wallet, set when it is queued.
 	FromAddress string `json:"from_address,omitempty"`
+	// The held payments its transaction spends, set when it is queued.
+	Inputs []schema.PayoutInput `json:"inputs,omitempty"`
 	// Its transaction (outbounds), once queued.
 	OutboundID *int64 `json:"outbound_id,omitempty"`
 	// Txid holds the value of the "txid" field.
@@ -56,6 +60,8 @@ func (*Payout) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case payout.FieldInputs:
+			values[i] = new([]byte)
 		case payout.FieldTotalRequested, payout.FieldFee, payout.FieldBlockchainFee:
 			values[i] = new(decimal.Decimal)
 		case payout.FieldID, payout.FieldProjectID, payout.FieldAPIKeyID, payout.FieldOutboundID:
@@ -144,6 +150,14 @@ func (_m *Payout) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field from_address", values[i])
 			} else if value.Valid {
 				_m.FromAddress = value.String
+			}
+		case payout.FieldInputs:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field inputs", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Inputs); err != nil {
+					return fmt.Errorf("unmarshal field inputs: %w", err)
+				}
 			}
 		case payout.FieldOutboundID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -243,6 +257,9 @@ func (_m *Payout) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("from_address=")
 	builder.WriteString(_m.FromAddress)
+	builder.WriteString(", ")
+	builder.WriteString("inputs=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Inputs))
 	builder.WriteString(", ")
 	if v := _m.OutboundID; v != nil {
 		builder.WriteString("outbound_id=")

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/payout"
+	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
 
@@ -128,6 +129,12 @@ func (_c *PayoutCreate) SetNillableFromAddress(v *string) *PayoutCreate {
 	if v != nil {
 		_c.SetFromAddress(*v)
 	}
+	return _c
+}
+
+// SetInputs sets the "inputs" field.
+func (_c *PayoutCreate) SetInputs(v []schema.PayoutInput) *PayoutCreate {
+	_c.mutation.SetInputs(v)
 	return _c
 }
 
@@ -397,6 +404,10 @@ func (_c *PayoutCreate) createSpec() (*Payout, *sqlgraph.CreateSpec) {
 		_spec.SetField(payout.FieldFromAddress, field.TypeString, value)
 		_node.FromAddress = value
 	}
+	if value, ok := _c.mutation.Inputs(); ok {
+		_spec.SetField(payout.FieldInputs, field.TypeJSON, value)
+		_node.Inputs = value
+	}
 	if value, ok := _c.mutation.OutboundID(); ok {
 		_spec.SetField(payout.FieldOutboundID, field.TypeInt64, value)
 		_node.OutboundID = &value
@@ -526,6 +537,24 @@ func (u *PayoutUpsert) SetFromAddress(v string) *PayoutUpsert {
 // UpdateFromAddress sets the "from_address" field to the value that was provided on create.
 func (u *PayoutUpsert) UpdateFromAddress() *PayoutUpsert {
 	u.SetExcluded(payout.FieldFromAddress)
+	return u
+}
+
+// SetInputs sets the "inputs" field.
+func (u *PayoutUpsert) SetInputs(v []schema.PayoutInput) *PayoutUpsert {
+	u.Set(payout.FieldInputs, v)
+	return u
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *PayoutUpsert) UpdateInputs() *PayoutUpsert {
+	u.SetExcluded(payout.FieldInputs)
+	return u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *PayoutUpsert) ClearInputs() *PayoutUpsert {
+	u.SetNull(payout.FieldInputs)
 	return u
 }
 
@@ -743,6 +772,27 @@ func (u *PayoutUpsertOne) SetFromAddress(v string) *PayoutUpsertOne {
 func (u *PayoutUpsertOne) UpdateFromAddress() *PayoutUpsertOne {
 	return u.Update(func(s *PayoutUpsert) {
 		s.UpdateFromAddress()
+	})
+}
+
+// SetInputs sets the "inputs" field.
+func (u *PayoutUpsertOne) SetInputs(v []schema.PayoutInput) *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetInputs(v)
+	})
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *PayoutUpsertOne) UpdateInputs() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateInputs()
+	})
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *PayoutUpsertOne) ClearInputs() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.ClearInputs()
 	})
 }
 
@@ -1140,6 +1190,27 @@ func (u *PayoutUpsertBulk) SetFromAddress(v string) *PayoutUpsertBulk {
 func (u *PayoutUpsertBulk) UpdateFromAddress() *PayoutUpsertBulk {
 	return u.Update(func(s *PayoutUpsert) {
 		s.UpdateFromAddress()
+	})
+}
+
+// SetInputs sets the "inputs" field.
+func (u *PayoutUpsertBulk) SetInputs(v []schema.PayoutInput) *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetInputs(v)
+	})
+}
+
+// UpdateInputs sets the "inputs" field to the value that was provided on create.
+func (u *PayoutUpsertBulk) UpdateInputs() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateInputs()
+	})
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (u *PayoutUpsertBulk) ClearInputs() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.ClearInputs()
 	})
 }
 

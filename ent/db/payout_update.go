@@ -10,9 +10,11 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/predicate"
+	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
 
@@ -89,6 +91,24 @@ func (_u *PayoutUpdate) SetNillableFromAddress(v *string) *PayoutUpdate {
 	if v != nil {
 		_u.SetFromAddress(*v)
 	}
+	return _u
+}
+
+// SetInputs sets the "inputs" field.
+func (_u *PayoutUpdate) SetInputs(v []schema.PayoutInput) *PayoutUpdate {
+	_u.mutation.SetInputs(v)
+	return _u
+}
+
+// AppendInputs appends value to the "inputs" field.
+func (_u *PayoutUpdate) AppendInputs(v []schema.PayoutInput) *PayoutUpdate {
+	_u.mutation.AppendInputs(v)
+	return _u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (_u *PayoutUpdate) ClearInputs() *PayoutUpdate {
+	_u.mutation.ClearInputs()
 	return _u
 }
 
@@ -271,6 +291,17 @@ func (_u *PayoutUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.FromAddress(); ok {
 		_spec.SetField(payout.FieldFromAddress, field.TypeString, value)
 	}
+	if value, ok := _u.mutation.Inputs(); ok {
+		_spec.SetField(payout.FieldInputs, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedInputs(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, payout.FieldInputs, value)
+		})
+	}
+	if _u.mutation.InputsCleared() {
+		_spec.ClearField(payout.FieldInputs, field.TypeJSON)
+	}
 	if value, ok := _u.mutation.OutboundID(); ok {
 		_spec.SetField(payout.FieldOutboundID, field.TypeInt64, value)
 	}
@@ -379,6 +410,24 @@ func (_u *PayoutUpdateOne) SetNillableFromAddress(v *string) *PayoutUpdateOne {
 	if v != nil {
 		_u.SetFromAddress(*v)
 	}
+	return _u
+}
+
+// SetInputs sets the "inputs" field.
+func (_u *PayoutUpdateOne) SetInputs(v []schema.PayoutInput) *PayoutUpdateOne {
+	_u.mutation.SetInputs(v)
+	return _u
+}
+
+// AppendInputs appends value to the "inputs" field.
+func (_u *PayoutUpdateOne) AppendInputs(v []schema.PayoutInput) *PayoutUpdateOne {
+	_u.mutation.AppendInputs(v)
+	return _u
+}
+
+// ClearInputs clears the value of the "inputs" field.
+func (_u *PayoutUpdateOne) ClearInputs() *PayoutUpdateOne {
+	_u.mutation.ClearInputs()
 	return _u
 }
 
@@ -590,6 +639,17 @@ func (_u *PayoutUpdateOne) sqlSave(ctx context.Context) (_node *Payout, err erro
 	}
 	if value, ok := _u.mutation.FromAddress(); ok {
 		_spec.SetField(payout.FieldFromAddress, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Inputs(); ok {
+		_spec.SetField(payout.FieldInputs, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedInputs(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, payout.FieldInputs, value)
+		})
+	}
+	if _u.mutation.InputsCleared() {
+		_spec.ClearField(payout.FieldInputs, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.OutboundID(); ok {
 		_spec.SetField(payout.FieldOutboundID, field.TypeInt64, value)

@@ -591,11 +591,11 @@ func init() {
 	// payout.DefaultFromAddress holds the default value on creation for the from_address field.
 	payout.DefaultFromAddress = payoutDescFromAddress.Default.(string)
 	// payoutDescTxid is the schema descriptor for txid field.
-	payoutDescTxid := payoutFields[10].Descriptor()
+	payoutDescTxid := payoutFields[11].Descriptor()
 	// payout.DefaultTxid holds the default value on creation for the txid field.
 	payout.DefaultTxid = payoutDescTxid.Default.(string)
 	// payoutDescError is the schema descriptor for error field.
-	payoutDescError := payoutFields[11].Descriptor()
+	payoutDescError := payoutFields[12].Descriptor()
 	// payout.DefaultError holds the default value on creation for the error field.
 	payout.DefaultError = payoutDescError.Default.(string)
 	payoutrequestMixin := schema.PayoutRequest{}.Mixin()

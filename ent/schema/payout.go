@@ -37,6 +37,8 @@ func (Payout) Fields() []ent.Field {
 			Comment("The network's fee, set when it is queued."),
 		field.String("from_address").Default("").
 			Comment("The project's payout wallet, set when it is queued."),
+		field.JSON("inputs", []PayoutInput{}).Optional().
+			Comment("The held payments its transaction spends, set when it is queued."),
 		field.Int64("outbound_id").Optional().Nillable().
 			Comment("Its transaction (outbounds), once queued."),
 		field.String("txid").Default(""),
@@ -53,4 +55,18 @@ func (Payout) Indexes() []ent.Index {
 		index.Fields("project_id", "ticker", "status", "id"),
 		index.Fields("outbound_id"),
 	}
+}
+
+// PayoutInput is one held payment a payout spends, as the journal held it
+// when the payout was queued.
+type PayoutInput struct {
+	// PaymentID and AddressID are the payment and the payhook address that
+	// holds it.
+	PaymentID int64 `json:"payment_id"`
+	AddressID int64 `json:"address_id"`
+	// Value is what the journal held of it, in coin units.
+	Value decimal.Decimal `json:"value"`
+	// HoldReason is why it was held: it is held again for that reason if
+	// the payout fails.
+	HoldReason string `json:"hold_reason"`
 }

@@ -77,6 +77,9 @@ type CreateParams struct {
 
 	// invoice, set by CreateForInvoice, links the address to an invoice.
 	invoice *InvoiceLink
+	// service, set by PayoutWallet, is the address's service when it is
+	// neither low-level nor an invoice's.
+	service string
 }
 
 // InvoiceLink is what an address handed out for a merchant invoice
@@ -157,6 +160,48 @@ func (s *Service) CreateForInvoice(ctx context.Context, p InvoiceParams) (*entdb
 		}
 	}
 	return nil, fmt.Errorf("create invoice address: conflicting concurrent creates did not settle")
+}
+
+// PayoutWalletService is the service of a project's payout wallet
+// addresses; PayoutWalletURL stands in their callback URL, which nothing
+// calls (a payout wallet's payments notify no one: they are the project's
+// payout balance).
+const (
+	PayoutWalletService = "payout"
+	PayoutWalletURL     = "payout-wallet:"
+)
+
+// PayoutWallet returns the project's payout wallet for ticker t, handing it
+// out on first use: a payhook address with no forwarding destination, so
+// every payment to it is credited and held as the project's payout balance
+// (this API family's `/{ticker}/payout/address/`). A project has one per
+// coin under any concurrency (the (project, ticker, callback key) unique
+// index decides).
+func (s *Service) PayoutWallet(ctx context.Context, apiKeyID, projectID int64, t chains.Ticker) (*entdb.Address, error) {
+	key := CallbackKey(PayoutWalletURL)
+	if a, err := s.find(ctx, projectID, t.Ticker, key); err == nil {
+		return a, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	confs, err := requiredConfirmations(t, nil)
+	if err != nil {
+		return nil, err
+	}
+	cp := CreateParams{APIKeyID: apiKeyID, ProjectID: projectID, service: PayoutWalletService}
+	for range 8 {
+		a, err := s.insert(ctx, cp, t, CallbackURL{URL: PayoutWalletURL, Params: []schema.Param{}}, key, []schema.Destination{}, confs)
+		if err == nil {
+			return a, nil
+		}
+		if !entdb.IsConstraintError(err) {
+			return nil, err
+		}
+		if a, err := s.find(ctx, projectID, t.Ticker, key); err == nil {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("create payout wallet: conflicting concurrent creates did not settle")
 }
 
 // Lookup resolves a ticker of the registry. A native coin whose network
@@ -402,6 +447,9 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 	}
 	now := s.now()
 	c := tx.Address.Create()
+	if p.service != "" {
+		c.SetService(p.service)
+	}
 	if l := p.invoice; l != nil {
 		c.SetInvoiceID(l.ID).SetService(l.Service).SetNillableQuoteRate(l.Rate).
 			SetNillableQuoteValueCoin(l.ValueCoin).SetQuoteExpiresAt(l.QuoteExpiresAt)

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -122,6 +123,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"deposit":      payhookv1.RegisterDepositServiceHandler,
 		"subscription": payhookv1.RegisterSubscriptionServiceHandler,
 		"notification": payhookv1.RegisterNotificationServiceHandler,
+		"payout":       payhookv1.RegisterPayoutServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register %s service: %w", name, err)
@@ -137,20 +139,39 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 
 // queryBodyPaths are the POST methods whose parameters may come in the
 // query instead of a JSON body (`POST /notification/resend/?uuid=...`), as
-// this API family's GET-shaped clients send them.
-var queryBodyPaths = map[string]bool{"/notification/resend": true, "/notification/test": true}
+// this API family's GET-shaped clients send them, or in a form body
+// (`POST /payout/process/` with `payout_id=...`), as its payout clients
+// send them.
+var queryBodyPaths = map[string]bool{
+	"/notification/resend": true, "/notification/test": true,
+	"/payout/create": true, "/payout/process": true, "/payout/status": true,
+}
 
-// queryAsBody turns the query of a body-less POST to a queryBodyPaths path
-// into the JSON body the gateway binds (a body, when there is one, wins).
+// queryAsBody turns the query of a body-less POST, or its URL-encoded form
+// body, to a queryBodyPaths path into the JSON body the gateway binds (a
+// JSON body, when there is one, wins).
 func queryAsBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !queryBodyPaths[r.URL.Path] || r.URL.RawQuery == "" || r.ContentLength > 0 {
+		if r.Method != http.MethodPost || !queryBodyPaths[r.URL.Path] {
 			next.ServeHTTP(w, r)
 			return
 		}
-		q, err := url.ParseQuery(r.URL.RawQuery)
+		raw := r.URL.RawQuery
+		form := false
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "the form body could not be read")
+				return
+			}
+			raw, form = string(b), true
+		} else if raw == "" || r.ContentLength > 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, err := url.ParseQuery(raw)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "the query is not URL-encoded correctly")
+			writeError(w, http.StatusBadRequest, "the parameters are not URL-encoded correctly")
 			return
 		}
 		fields := make(map[string]string, len(q))
@@ -159,11 +180,16 @@ func queryAsBody(next http.Handler) http.Handler {
 				writeError(w, http.StatusBadRequest, k+": given more than once")
 				return
 			}
+			if k == APIKeyParam && form {
+				continue // the key travels in the query or the header
+			}
 			fields[k] = vs[0]
 		}
 		body, _ := json.Marshal(fields)
 		r2 := r.Clone(r.Context())
-		r2.URL.RawQuery = ""
+		if !form {
+			r2.URL.RawQuery = ""
+		}
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
 		r2.Header.Set("Content-Type", "application/json")

@@ -30,6 +30,14 @@
 //	                                           as journaled (the fee is on the address, the network was paid)
 //	reversal  received +v, loss -v             the payment left the chain after its credit
 //	restore   received -v, loss +v             and came back
+//	payout    held -v, outgoing +v             (payout-plan) a held payment is spent by a payout's
+//	                                           transaction, when the payout is queued
+//	payout    outgoing -v, held +v             (payout-unplan) that transaction can never be sent
+//	payout    outgoing -s, payout +p, fee +f, network_fee +n, received +c   (payout-send) it was
+//	                                           sent: s spent, p paid out, f the operator's payout fee,
+//	                                           n the network's, c the change back to the payout
+//	                                           wallet, credited again (received -c) as a payment of
+//	                                           the wallet once confirmed
 //
 // Every event has a key (credit:<payment>, plan:<payment>:<outbound>,
 // bounce:<payment>:<outbound>,

@@ -30,6 +30,7 @@ const (
 	Fee        = entledger.AccountFee
 	NetworkFee = entledger.AccountNetworkFee
 	Loss       = entledger.AccountLoss
+	Payout     = entledger.AccountPayout
 )
 
 // Line is one account's part of an entry, in coin units.
@@ -148,6 +149,38 @@ func Reversal(t chains.Ticker, r Ref, v decimal.Decimal, n int64) Entry {
 // received -v, loss +v.
 func Restore(t chains.Ticker, r Ref, v decimal.Decimal, n int64) Entry {
 	return entry(entledger.EventRestore, t, r, paymentKey(entledger.EventRestore, r, n), Line{Received, v.Neg()}, Line{Loss, v})
+}
+
+// PayoutPlan journals a held payment's value v (on address r.AddressID)
+// taken into payout transaction r.OutboundID: held -v, outgoing +v. A
+// payment is taken once per transaction.
+func PayoutPlan(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	key := "payout-plan:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	return entry(entledger.EventPayout, t, r, key, Line{Held, v.Neg()}, Line{Outgoing, v})
+}
+
+// PayoutUnplan journals a held payment's value v back out of payout
+// transaction r.OutboundID, which can never be sent: outgoing -v, held +v,
+// held again for reason.
+func PayoutUnplan(t chains.Ticker, r Ref, v decimal.Decimal, reason string) Entry {
+	key := "payout-unplan:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	e := entry(entledger.EventPayout, t, r, key, Line{Outgoing, v.Neg()}, Line{Held, v})
+	e.HoldReason = reason
+	return e
+}
+
+// PayoutSend journals payout transaction r.OutboundID sent: what it
+// spent (spent, out of outgoing) went to the payout's destinations (paid),
+// the operator's payout fee (fee), the network (networkFee), and back to
+// the project's payout wallet as change, which leaves the journal here
+// (received +change) and comes back as a payment credited to the wallet
+// once the chain confirms it (received -change). spent = paid + fee +
+// networkFee + change.
+func PayoutSend(t chains.Ticker, r Ref, spent, paid, fee, networkFee decimal.Decimal) Entry {
+	change := spent.Sub(paid).Sub(fee).Sub(networkFee)
+	key := "payout-send:" + strconv.FormatInt(r.OutboundID, 10)
+	return entry(entledger.EventPayout, t, r, key,
+		Line{Outgoing, spent.Neg()}, Line{Payout, paid}, Line{Fee, fee}, Line{NetworkFee, networkFee}, Line{Received, change})
 }
 
 // Units converts an amount of t's coin to base units; ok is false when it is

@@ -144,6 +144,10 @@ type Intent struct {
 	FromIndex uint32
 	// Inputs are what it spends.
 	Inputs []chains.Transfer
+	// Keys are the derivation indexes of the input addresses other than
+	// From (chains.Forward.Keys): a payout spends the held outputs of
+	// several addresses. Nil when every input is on From.
+	Keys map[string]uint32
 	// Outputs are the destinations and amounts.
 	Outputs []chains.Output
 	// NetworkFee is what the plan sets aside for the network.
@@ -168,6 +172,20 @@ func (e *Engine) Check(t chains.Ticker, outputs []chains.Output) error {
 		}
 	}
 	return nil
+}
+
+// FeeFor quotes the network fee of a transaction of t spending inputs
+// outputs into outputs outputs: the backend's chains.FeeQuoter, or its
+// NetworkFee when its fee does not depend on the size.
+func (e *Engine) FeeFor(ctx context.Context, t chains.Ticker, inputs, outputs int) (decimal.Decimal, error) {
+	b, ok := e.backends[t.Ticker]
+	if !ok {
+		return decimal.Zero, fmt.Errorf("%s fee: no backend", t.Ticker)
+	}
+	if q, ok := b.(chains.FeeQuoter); ok {
+		return q.FeeFor(ctx, inputs, outputs)
+	}
+	return b.NetworkFee(ctx)
 }
 
 // merge sums the outputs to one address (in the order addresses first
@@ -224,7 +242,7 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 		}
 		o := &entdb.Outbound{
 			CreatedAt: now, UpdatedAt: now, Key: in.Key, Ticker: in.Ticker.Ticker, Purpose: in.Purpose, ProjectID: in.ProjectID,
-			FromAddress: in.From, FromIndex: int64(in.FromIndex), Inputs: transfers(in.Inputs), Outputs: outputs(outs),
+			FromAddress: in.From, FromIndex: int64(in.FromIndex), Inputs: transfers(in.Inputs, in.From, in.Keys), Outputs: outputs(outs),
 			NetworkFee: in.NetworkFee, State: entoutbound.StatePlanned,
 		}
 		e.signOffline(ctx, o, in, outs)
@@ -275,7 +293,7 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	if !ok || !chains.SignsOffline(b) {
 		return
 	}
-	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee}
+	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys}
 	sg, err := b.Sign(ctx, f)
 	if err != nil {
 		return
@@ -284,10 +302,16 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	o.SignedTx, o.Txid, o.State = &raw, sg.TxID, entoutbound.StateSigned
 }
 
-func transfers(ts []chains.Transfer) []schema.Transfer {
+// transfers records ts, each input on another address than from with its
+// key's index (keys).
+func transfers(ts []chains.Transfer, from string, keys map[string]uint32) []schema.Transfer {
 	out := make([]schema.Transfer, len(ts))
 	for i, t := range ts {
 		out[i] = schema.Transfer{TxID: t.TxID, Index: t.Index, To: t.To, Value: t.Value}
+		if k, ok := keys[t.To]; ok && t.To != from {
+			key := int64(k)
+			out[i].Key = &key
+		}
 	}
 	return out
 }
@@ -305,6 +329,12 @@ func forward(o *entdb.Outbound) chains.Forward {
 	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee}
 	for _, in := range o.Inputs {
 		f.Inputs = append(f.Inputs, chains.Transfer{TxID: in.TxID, Index: in.Index, To: in.To, Value: in.Value})
+		if in.Key != nil {
+			if f.Keys == nil {
+				f.Keys = map[string]uint32{}
+			}
+			f.Keys[in.To] = uint32(*in.Key)
+		}
 	}
 	for _, out := range o.Outputs {
 		f.Outputs = append(f.Outputs, chains.Output{Address: out.Address, Amount: out.Amount})

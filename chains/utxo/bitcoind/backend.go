@@ -121,8 +121,9 @@ type Backend struct {
 }
 
 var (
-	_ chains.Backend = (*Backend)(nil)
-	_ chains.Prober  = (*Backend)(nil)
+	_ chains.Backend   = (*Backend)(nil)
+	_ chains.Prober    = (*Backend)(nil)
+	_ chains.FeeQuoter = (*Backend)(nil)
 )
 
 // New returns a Backend. It does no I/O.
@@ -466,6 +467,29 @@ func (b *Backend) NetworkFee(ctx context.Context) (decimal.Decimal, error) {
 		return decimal.Zero, err
 	}
 	return feeFor(rate, b.vsize(1, 3), b.cfg.Ticker.Decimals), nil
+}
+
+// maxQuoteCount bounds the inputs and outputs FeeFor quotes for: far
+// above what a relayable transaction holds, low enough that its size
+// cannot overflow.
+const maxQuoteCount = 1 << 20
+
+// FeeFor implements chains.FeeQuoter: the fee rate NetworkFee uses
+// (estimatesmartfee, or the fallback) times the virtual size of a
+// transaction spending inputs payment-address outputs into outputs
+// outputs (count the change among them), rounded up to the base unit, and
+// never below the relay minimum for that size (Sign's floor).
+func (b *Backend) FeeFor(ctx context.Context, inputs, outputs int) (decimal.Decimal, error) {
+	if inputs < 1 || outputs < 1 || inputs > maxQuoteCount || outputs > maxQuoteCount {
+		return decimal.Zero, fmt.Errorf("bitcoind %s: fee of a transaction of %d inputs and %d outputs: want 1 to %d of each", b.cfg.Ticker.Ticker, inputs, outputs, maxQuoteCount)
+	}
+	rate, err := b.feeRate(ctx)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	size := b.vsize(inputs, outputs)
+	d := b.cfg.Ticker.Decimals
+	return decimal.Max(feeFor(rate, size, d), decimal.New(b.relayMinimum(size), -d)), nil
 }
 
 // feeFor returns rate (coin per 1000 vbytes) x vsize, rounded up.

@@ -21,12 +21,16 @@
 //     which is always so on regtest.
 //   - Sign: builds a version-2 transaction spending exactly the forward's
 //     inputs with btcd's wire and txscript (P2WPKH witness for btc and ltc,
-//     P2PKH for doge), pays each output exactly, pays the forward's fee
-//     budget (at least the relay minimum), and returns the rest to the
-//     operator's change address (chains.Keys.OperatorAddress) unless it is
-//     dust; each signature is verified by txscript's engine before the
-//     bytes are returned. bch is watch-only: its SIGHASH_FORKID digest is
-//     not in btcd.
+//     P2PKH for doge, P2PKH with SIGHASH_FORKID for bch), each input signed
+//     with the key of its own address (From's, or the one chains.Forward.Keys
+//     names), pays each output exactly, pays the forward's fee budget (at
+//     least the relay minimum), and returns the rest to the operator's
+//     change address (chains.Keys.OperatorAddress) unless it is dust; each
+//     signature is verified (txscript's engine; the FORKID digest for bch)
+//     before the bytes are returned.
+//   - FeeFor (chains.FeeQuoter): NetworkFee's rate times the virtual size
+//     of a transaction of any number of inputs and outputs, at least the
+//     relay minimum for it.
 //   - Send: sendrawtransaction; "already in block chain" or "already in the
 //     mempool" answers are success, so sending recorded bytes again after a
 //     crash is safe.
@@ -39,7 +43,8 @@
 // credentials or answers garbage gives errors wrapping chains.ErrNode; the
 // watcher backs off and resumes from its durable cursor. A forward the
 // backend will not sign (bad addresses, amounts not in whole base units,
-// below dust, inputs not covering outputs and fee, a key index that does
-// not control From) wraps chains.ErrInvalidForward. Errors never quote the
+// below dust, inputs not covering outputs and fee, an input on an address
+// that is neither From nor in Keys, a key index that does not control its
+// address) wraps chains.ErrInvalidForward. Errors never quote the
 // URL's password.
 package bitcoind

@@ -58,6 +58,19 @@ func (b *Backend) units(v decimal.Decimal) (int64, bool) {
 	return u.IntPart(), true
 }
 
+// relayMinimum returns the smallest fee, in base units, nodes relay a
+// transaction of vsize virtual bytes with (minRelayPerKvB, rounded up).
+func (b *Backend) relayMinimum(vsize int64) int64 {
+	return (vsize*minRelayPerKvB[b.cfg.Ticker.Network] + 999) / 1000
+}
+
+// inputSigner is the key of one input address and the script its outputs
+// are locked with.
+type inputSigner struct {
+	priv   *btcec.PrivateKey
+	script []byte
+}
+
 func invalid(f chains.Forward, format string, args ...any) error {
 	return fmt.Errorf("%w: forward %q: %s", chains.ErrInvalidForward, f.ID, fmt.Sprintf(format, args...))
 }
@@ -67,15 +80,18 @@ func invalid(f chains.Forward, format string, args ...any) error {
 // backend, which cannot sign, answers false).
 func (b *Backend) SignsOffline() bool { return b.cfg.Keys != nil }
 
-// Sign implements chains.Backend. The transaction spends exactly f.Inputs
-// (outputs of f.From, signed with the key of f.FromIndex), pays each of
-// f.Outputs exactly, pays f.NetworkFee as its fee (raised to the relay
-// minimum for its size if the budget is below it, from the change), and
-// returns the rest (the service fee) to the change address, unless it is
-// dust, which then goes to the fee. An output below the network's dust
-// limit for its address (utxo.Family.MinOutput) is refused. Every input's signature is verified
-// before the transaction is returned: by txscript's engine, or for bch,
-// whose SIGHASH_FORKID digest the engine does not know, against the digest.
+// Sign implements chains.Backend. The transaction spends exactly f.Inputs,
+// each an output of its address Inputs[i].To (f.From when empty), signed
+// with that address's key: f.FromIndex's for f.From, f.Keys' for another
+// (an input on an address that is neither, or whose key does not control
+// it, is refused). It pays each of f.Outputs exactly, pays f.NetworkFee as
+// its fee (raised to the relay minimum for its size if the budget is below
+// it, from the change), and returns the rest (the service fee) to the
+// change address, unless it is dust, which then goes to the fee. An output
+// below the network's dust limit for its address (utxo.Family.MinOutput)
+// is refused. Every input's signature is verified before the transaction
+// is returned: by txscript's engine, or for bch, whose SIGHASH_FORKID
+// digest the engine does not know, against the digest.
 func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
 	t := b.cfg.Ticker
 	if b.cfg.Keys == nil {
@@ -93,24 +109,41 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if len(f.Inputs) == 0 {
 		return chains.Signed{}, invalid(f, "no inputs")
 	}
-	priv, err := b.cfg.Keys.Secp256k1(t, f.FromIndex)
-	if err != nil {
-		return chains.Signed{}, invalid(f, "key %d: %v", f.FromIndex, err)
+	// Each input spends an output of its address (Inputs[i].To, or From
+	// when empty), signed with the key f.KeyOf names for it; each address's
+	// key is derived, and checked to control it, once.
+	signers := map[string]*inputSigner{}
+	signerOf := func(addr string, index uint32) (*inputSigner, error) {
+		if s, ok := signers[addr]; ok {
+			return s, nil
+		}
+		priv, err := b.cfg.Keys.Secp256k1(t, index)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %v", index, err)
+		}
+		if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != addr {
+			return nil, fmt.Errorf("the key of index %d does not control %s", index, addr)
+		}
+		decoded, err := utxo.DecodeAddress(t, addr)
+		if err != nil {
+			return nil, fmt.Errorf("address %s: %v", addr, err)
+		}
+		script, err := txscript.PayToAddrScript(decoded)
+		if err != nil {
+			return nil, fmt.Errorf("script of %s: %v", addr, err)
+		}
+		s := &inputSigner{priv: priv, script: script}
+		signers[addr] = s
+		return s, nil
 	}
-	if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != f.From {
-		return chains.Signed{}, invalid(f, "the key of index %d does not control %s", f.FromIndex, f.From)
-	}
-	fromAddr, err := utxo.DecodeAddress(t, f.From)
-	if err != nil {
-		return chains.Signed{}, invalid(f, "from: %v", err)
-	}
-	fromScript, err := txscript.PayToAddrScript(fromAddr)
-	if err != nil {
-		return chains.Signed{}, invalid(f, "from script: %v", err)
+	if _, err := signerOf(f.From, f.FromIndex); err != nil {
+		return chains.Signed{}, invalid(f, "%v", err)
 	}
 
 	tx := wire.NewMsgTx(2)
 	prevOuts := txscript.NewMultiPrevOutFetcher(nil)
+	privs := make([]*btcec.PrivateKey, len(f.Inputs))
+	scripts := make([][]byte, len(f.Inputs))
 	var in int64
 	seen := map[wire.OutPoint]bool{}
 	for i, p := range f.Inputs {
@@ -127,8 +160,26 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 			return chains.Signed{}, invalid(f, "input %d: outpoint %s spent twice", i, op)
 		}
 		seen[op] = true
+		addr := p.To
+		if addr == "" {
+			addr = f.From
+		}
+		index, ok := f.KeyOf(addr)
+		if !ok {
+			return chains.Signed{}, invalid(f, "input %d: address %s is neither from nor in keys: no key signs it", i, addr)
+		}
+		if addr != f.From {
+			if err := chains.ValidateAddress(t, addr); err != nil {
+				return chains.Signed{}, invalid(f, "input %d: address: %v", i, err)
+			}
+		}
+		s, err := signerOf(addr, index)
+		if err != nil {
+			return chains.Signed{}, invalid(f, "input %d: %v", i, err)
+		}
+		privs[i], scripts[i] = s.priv, s.script
 		tx.AddTxIn(wire.NewTxIn(&op, nil, nil))
-		prevOuts.AddPrevOut(op, wire.NewTxOut(v, fromScript))
+		prevOuts.AddPrevOut(op, wire.NewTxOut(v, s.script))
 		in += v
 	}
 	var out int64
@@ -162,14 +213,14 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 			return chains.Signed{}, invalid(f, "network fee %s", f.NetworkFee)
 		}
 	}
-	size := b.vsize(len(f.Inputs), len(f.Outputs)+1)
-	fee = max(fee, (size*minRelayPerKvB[t.Network]+999)/1000)
+	fee = max(fee, b.relayMinimum(b.vsize(len(f.Inputs), len(f.Outputs)+1)))
 	change := in - out - fee
 	if change < 0 {
 		return chains.Signed{}, invalid(f, "inputs of %d base units do not cover outputs of %d and a fee of %d", in, out, fee)
 	}
 	changeAddr := b.cfg.ChangeAddress
 	if changeAddr == "" {
+		var err error
 		if changeAddr, err = b.cfg.Keys.OperatorAddress(t); err != nil {
 			return chains.Signed{}, invalid(f, "change address: %v", err)
 		}
@@ -187,7 +238,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		tx.AddTxOut(wire.NewTxOut(change, script))
 	}
 
-	if err := b.signInputs(tx, prevOuts, priv, fromScript); err != nil {
+	if err := b.signInputs(tx, prevOuts, privs, scripts); err != nil {
 		return chains.Signed{}, invalid(f, "%v", err)
 	}
 	var buf bytes.Buffer
@@ -197,23 +248,27 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	return chains.Signed{TxID: tx.TxHash().String(), Raw: buf.Bytes()}, ctx.Err()
 }
 
-// signInputs signs every input of tx (all spend fromScript) with priv and
-// checks each signature with txscript's engine.
-func (b *Backend) signInputs(tx *wire.MsgTx, prevOuts *txscript.MultiPrevOutFetcher, priv *btcec.PrivateKey, fromScript []byte) error {
+// signInputs signs input i of tx, which spends an output locked with
+// scripts[i], with privs[i], and checks each signature with txscript's
+// engine.
+func (b *Backend) signInputs(tx *wire.MsgTx, prevOuts *txscript.MultiPrevOutFetcher, privs []*btcec.PrivateKey, scripts [][]byte) error {
+	if len(privs) != len(tx.TxIn) || len(scripts) != len(tx.TxIn) {
+		return fmt.Errorf("%d inputs, %d keys and %d scripts", len(tx.TxIn), len(privs), len(scripts))
+	}
 	hashes := txscript.NewTxSigHashes(tx, prevOuts)
 	if b.cfg.Ticker.Network == "bch" {
-		return signForkID(tx, hashes, prevOuts, priv, fromScript)
+		return signForkID(tx, hashes, prevOuts, privs, scripts)
 	}
 	for i, in := range tx.TxIn {
 		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
 		if b.segwit() {
-			w, err := txscript.WitnessSignature(tx, hashes, i, prev.Value, fromScript, txscript.SigHashAll, priv, true)
+			w, err := txscript.WitnessSignature(tx, hashes, i, prev.Value, scripts[i], txscript.SigHashAll, privs[i], true)
 			if err != nil {
 				return fmt.Errorf("sign input %d: %w", i, err)
 			}
 			in.Witness = w
 		} else {
-			s, err := txscript.SignatureScript(tx, i, fromScript, txscript.SigHashAll, priv, true)
+			s, err := txscript.SignatureScript(tx, i, scripts[i], txscript.SigHashAll, privs[i], true)
 			if err != nil {
 				return fmt.Errorf("sign input %d: %w", i, err)
 			}
@@ -278,16 +333,21 @@ func forkIDSigHash(tx *wire.MsgTx, hashes *txscript.TxSigHashes, i int, script [
 	return txscript.CalcWitnessSigHash(script, hashes, sigHashAllForkID, tx, i, amount)
 }
 
-// signForkID signs every P2PKH input of tx for Bitcoin Cash and checks each
+// signForkID signs every P2PKH input of tx for Bitcoin Cash, input i (of
+// an output locked with scripts[i]) with privs[i], and checks each
 // signature against its digest.
-func signForkID(tx *wire.MsgTx, hashes *txscript.TxSigHashes, prevOuts *txscript.MultiPrevOutFetcher, priv *btcec.PrivateKey, fromScript []byte) error {
-	pub := priv.PubKey()
+func signForkID(tx *wire.MsgTx, hashes *txscript.TxSigHashes, prevOuts *txscript.MultiPrevOutFetcher, privs []*btcec.PrivateKey, scripts [][]byte) error {
+	if len(privs) != len(tx.TxIn) || len(scripts) != len(tx.TxIn) {
+		return fmt.Errorf("%d inputs, %d keys and %d scripts", len(tx.TxIn), len(privs), len(scripts))
+	}
 	for i, in := range tx.TxIn {
 		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
-		digest, err := forkIDSigHash(tx, hashes, i, fromScript, prev.Value)
+		digest, err := forkIDSigHash(tx, hashes, i, scripts[i], prev.Value)
 		if err != nil {
 			return fmt.Errorf("sign input %d: %w", i, err)
 		}
+		priv := privs[i]
+		pub := priv.PubKey()
 		sig := ecdsa.Sign(priv, digest)
 		if !sig.Verify(digest, pub) {
 			return fmt.Errorf("input %d: the signature does not verify", i)

@@ -537,6 +537,7 @@ var (
 		{Name: "fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "blockchain_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "from_address", Type: field.TypeString, Default: ""},
+		{Name: "inputs", Type: field.TypeJSON, Nullable: true},
 		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "txid", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
@@ -557,7 +558,7 @@ var (
 			{
 				Name:    "payout_outbound_id",
 				Unique:  false,
-				Columns: []*schema.Column{PayoutsColumns[11]},
+				Columns: []*schema.Column{PayoutsColumns[12]},
 			},
 		},
 	}

@@ -35,6 +35,8 @@ const (
 	FieldBlockchainFee = "blockchain_fee"
 	// FieldFromAddress holds the string denoting the from_address field in the database.
 	FieldFromAddress = "from_address"
+	// FieldInputs holds the string denoting the inputs field in the database.
+	FieldInputs = "inputs"
 	// FieldOutboundID holds the string denoting the outbound_id field in the database.
 	FieldOutboundID = "outbound_id"
 	// FieldTxid holds the string denoting the txid field in the database.
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldFee,
 	FieldBlockchainFee,
 	FieldFromAddress,
+	FieldInputs,
 	FieldOutboundID,
 	FieldTxid,
 	FieldError,

@@ -555,6 +555,16 @@ func FromAddressContainsFold(v string) predicate.Payout {
 	return predicate.Payout(sql.FieldContainsFold(FieldFromAddress, v))
 }
 
+// InputsIsNil applies the IsNil predicate on the "inputs" field.
+func InputsIsNil() predicate.Payout {
+	return predicate.Payout(sql.FieldIsNull(FieldInputs))
+}
+
+// InputsNotNil applies the NotNil predicate on the "inputs" field.
+func InputsNotNil() predicate.Payout {
+	return predicate.Payout(sql.FieldNotNull(FieldInputs))
+}
+
 // OutboundIDEQ applies the EQ predicate on the "outbound_id" field.
 func OutboundIDEQ(v int64) predicate.Payout {
 	return predicate.Payout(sql.FieldEQ(FieldOutboundID, v))

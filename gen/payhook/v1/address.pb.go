@@ -1559,7 +1559,7 @@ type CreatePayoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// payout_id identifies the request (a UUID).
 	PayoutId string `protobuf:"bytes,1,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
-	// payout_status is `requested`: recorded, waiting for the operator.
+	// payout_status is `pending`: recorded, waiting for a payout to take it.
 	PayoutStatus string `protobuf:"bytes,2,opt,name=payout_status,json=payoutStatus,proto3" json:"payout_status,omitempty"`
 	// address is the destination.
 	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`

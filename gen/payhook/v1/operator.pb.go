@@ -514,7 +514,7 @@ type PayoutRequest struct {
 	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
 	// value is the amount, in coin units (a decimal string).
 	Value string `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
-	// status is requested: recorded, not yet handled.
+	// status is pending: recorded, not taken by a payout yet.
 	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	// requested_at is when it was asked.
 	RequestedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`

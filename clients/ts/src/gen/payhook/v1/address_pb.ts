@@ -951,7 +951,7 @@ export type CreatePayoutResponse = Message<"payhook.v1.CreatePayoutResponse"> & 
   payoutId: string;
 
   /**
-   * payout_status is `requested`: recorded, waiting for the operator.
+   * payout_status is `pending`: recorded, waiting for a payout to take it.
    *
    * @generated from field: string payout_status = 2;
    */

@@ -330,7 +330,7 @@ export type PayoutRequest = Message<"payhook.v1.PayoutRequest"> & {
   value: string;
 
   /**
-   * status is requested: recorded, not yet handled.
+   * status is pending: recorded, not taken by a payout yet.
    *
    * @generated from field: string status = 6;
    */

@@ -18,7 +18,7 @@ CREATE INDEX `payoutrequest_project_id_ticker_status_id` ON `payout_requests` (`
 -- create index "payoutrequest_payout_id" to table: "payout_requests"
 CREATE INDEX `payoutrequest_payout_id` ON `payout_requests` (`payout_id`);
 -- create "payouts" table
-CREATE TABLE `payouts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `api_key_id` integer NOT NULL, `ticker` text NOT NULL, `status` text NOT NULL DEFAULT ('created'), `total_requested` text NOT NULL, `fee` text NOT NULL, `blockchain_fee` text NOT NULL, `from_address` text NOT NULL DEFAULT (''), `outbound_id` integer NULL, `txid` text NOT NULL DEFAULT (''), `error` text NOT NULL DEFAULT (''), `queued_at` datetime NULL, `done_at` datetime NULL);
+CREATE TABLE `payouts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `api_key_id` integer NOT NULL, `ticker` text NOT NULL, `status` text NOT NULL DEFAULT ('created'), `total_requested` text NOT NULL, `fee` text NOT NULL, `blockchain_fee` text NOT NULL, `from_address` text NOT NULL DEFAULT (''), `inputs` json NULL, `outbound_id` integer NULL, `txid` text NOT NULL DEFAULT (''), `error` text NOT NULL DEFAULT (''), `queued_at` datetime NULL, `done_at` datetime NULL);
 -- create index "payout_project_id_ticker_status_id" to table: "payouts"
 CREATE INDEX `payout_project_id_ticker_status_id` ON `payouts` (`project_id`, `ticker`, `status`, `id`);
 -- create index "payout_outbound_id" to table: "payouts"

@@ -1,0 +1,681 @@
+package payout
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains"
+	entdb "github.com/payhook/payhook/ent/db"
+	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	entpayout "github.com/payhook/payhook/ent/db/payout"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/ledger"
+	"github.com/payhook/payhook/server/outbound"
+	"github.com/payhook/payhook/server/payment"
+)
+
+// PageSize is how many requests or payouts a list answers per page.
+const PageSize = 50
+
+// MaxOutputs is the most outputs one payout's transaction pays: far below
+// what a standard UTXO transaction carries (100,000 virtual bytes, about
+// 3,000 outputs).
+const MaxOutputs = 1000
+
+// Spendable are the hold reasons of the held payments a payout may spend.
+var Spendable = []string{schema.HoldNoWallet, schema.HoldBelowMinimum, schema.HoldBelowDust}
+
+// Config configures a Service.
+type Config struct {
+	// FeePercent is the operator's payout fee, a percentage of a payout's
+	// total requested (0 to 100); zero charges none.
+	FeePercent decimal.Decimal
+	// Now is the clock; clock.Now when nil.
+	Now func() time.Time
+}
+
+// Service runs payouts (see the package doc). It is safe for concurrent
+// use.
+type Service struct {
+	db        *store.DB
+	addresses *address.Service
+	engine    *outbound.Engine
+	cfg       Config
+	logger    *slog.Logger
+}
+
+// New returns a Service sending through engine, and registers its handler
+// of payout transactions with engine.
+func New(db *store.DB, addresses *address.Service, engine *outbound.Engine, cfg Config, logger *slog.Logger) *Service {
+	if cfg.Now == nil {
+		cfg.Now = clock.Now
+	}
+	s := &Service{db: db, addresses: addresses, engine: engine, cfg: cfg, logger: logger}
+	engine.Handle(outbound.PurposePayout, handler{s})
+	return s
+}
+
+// Caller is who asks: an API key and its project.
+type Caller struct {
+	APIKeyID, ProjectID int64
+}
+
+// ticker resolves a ticker a payout may use.
+func (s *Service) ticker(name string) (chains.Ticker, error) {
+	t, err := s.addresses.Lookup(name)
+	if err != nil {
+		return t, err
+	}
+	if !t.Rules().SpendsSeveralAddresses(t) {
+		return t, invalid("ticker", "payouts of %s are not supported yet: payhook sends payouts of UTXO coins (btc, ltc, bch, doge)", t.Ticker)
+	}
+	return t, nil
+}
+
+// Wallet returns the caller's project's payout wallet for ticker, handing it
+// out on first use (`/{ticker}/payout/address/`).
+func (s *Service) Wallet(ctx context.Context, c Caller, ticker string) (*entdb.Address, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	return s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
+}
+
+// heldPayment is a held payment a payout may spend.
+type heldPayment struct {
+	payment *entdb.Payment
+	address *entdb.Address
+	value   decimal.Decimal // what the journal holds of it, in coin units
+}
+
+// Balance returns the caller's project's spendable payout balance in
+// ticker, in coin units (`/{ticker}/payout/balance/`).
+func (s *Service) Balance(ctx context.Context, c Caller, ticker string) (decimal.Decimal, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	held, err := spendable(ctx, s.db.Client, c.ProjectID, t)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	sum := decimal.Zero
+	for _, h := range held {
+		sum = sum.Add(h.value)
+	}
+	return sum, nil
+}
+
+// spendable returns the project's held payments of t that a payout may
+// spend, largest first: the journal's held lines summed per payment (the
+// sums are exact: added as decimals here), of payments held for a
+// Spendable reason.
+func spendable(ctx context.Context, c *entdb.Client, projectID int64, t chains.Ticker) ([]heldPayment, error) {
+	var lines []struct {
+		PaymentID *int64          `json:"payment_id"`
+		Amount    decimal.Decimal `json:"amount"`
+	}
+	err := c.LedgerEntry.Query().
+		Where(entledger.AccountEQ(entledger.AccountHeld), entledger.ProjectID(projectID), entledger.Ticker(t.Ticker)).
+		Select(entledger.FieldPaymentID, entledger.FieldAmount).
+		Scan(ctx, &lines)
+	if err != nil {
+		return nil, fmt.Errorf("held %s of project %d: %w", t.Ticker, projectID, err)
+	}
+	units := map[int64]decimal.Decimal{}
+	for _, l := range lines {
+		if l.PaymentID != nil {
+			units[*l.PaymentID] = units[*l.PaymentID].Add(l.Amount)
+		}
+	}
+	var ids []int64
+	for id, u := range units {
+		if u.Sign() > 0 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	reasons := make([]entpayment.HoldReason, len(Spendable))
+	for i, r := range Spendable {
+		reasons[i] = entpayment.HoldReason(r)
+	}
+	ps, err := c.Payment.Query().
+		Where(entpayment.IDIn(ids...), entpayment.HoldReasonIn(reasons...)).
+		WithAddress().
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("held %s payments of project %d: %w", t.Ticker, projectID, err)
+	}
+	out := make([]heldPayment, 0, len(ps))
+	for _, p := range ps {
+		if p.Edges.Address == nil || p.Edges.Address.ProjectID != projectID {
+			continue
+		}
+		out = append(out, heldPayment{payment: p, address: p.Edges.Address, value: ledger.Coins(t, units[p.ID])})
+	}
+	slices.SortFunc(out, func(a, b heldPayment) int {
+		return cmp.Or(b.value.Cmp(a.value), cmp.Compare(a.payment.ID, b.payment.ID))
+	})
+	return out, nil
+}
+
+// Output is one destination and amount of a payout request, as given.
+type Output struct {
+	Address string
+	Amount  string
+}
+
+// checkOutputs validates outputs of t: each a valid address of t's network,
+// once (by what it pays to, not its spelling), a positive amount within
+// t's decimals that the network carries to it; at least one, at most
+// MaxOutputs. The error names the output.
+func (s *Service) checkOutputs(t chains.Ticker, outputs []Output) ([]chains.Output, error) {
+	if len(outputs) == 0 {
+		return nil, invalid("outputs", "at least one output (an address and an amount) is required")
+	}
+	if len(outputs) > MaxOutputs {
+		return nil, invalid("outputs", "%d outputs are more than one payout carries (at most %d)", len(outputs), MaxOutputs)
+	}
+	seen := map[string]string{}
+	out := make([]chains.Output, 0, len(outputs))
+	for _, o := range outputs {
+		param := "outputs." + truncate(o.Address)
+		if err := chains.ValidateAddress(t, o.Address); err != nil {
+			return nil, invalid(param, "%v", err)
+		}
+		key, err := t.Rules().DestinationKey(t, o.Address)
+		if err != nil {
+			return nil, invalid(param, "%v", err)
+		}
+		if first, ok := seen[key]; ok {
+			return nil, invalid(param, "pays the same destination as %s: a payout pays each destination once", truncate(first))
+		}
+		seen[key] = o.Address
+		v, err := address.ParseAmount(param, o.Amount, t.Decimals)
+		if err != nil {
+			return nil, err
+		}
+		if v.Sign() <= 0 {
+			return nil, invalid(param, "the amount must be positive")
+		}
+		if err := s.engine.Check(t, []chains.Output{{Address: o.Address, Amount: v}}); err != nil {
+			var below *outbound.BelowMinimumError
+			if errors.As(err, &below) {
+				return nil, invalid(param, "%s %s is below the %s %s the network carries to that address", v, t.Ticker, below.Minimum, t.Ticker)
+			}
+			return nil, err
+		}
+		out = append(out, chains.Output{Address: o.Address, Amount: v})
+	}
+	return out, nil
+}
+
+// Request records one pending payout request per output
+// (`/{ticker}/payout/request/bulk/`) and returns their ids, in the order
+// of outputs. Nothing is recorded when an output is invalid.
+func (s *Service) Request(ctx context.Context, c Caller, ticker string, outputs []Output) ([]int64, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := s.checkOutputs(t, outputs)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		ids, err = s.request(ctx, tx, c, t, outs)
+		return err
+	})
+	return ids, err
+}
+
+func (s *Service) request(ctx context.Context, tx *entdb.Tx, c Caller, t chains.Ticker, outs []chains.Output) ([]int64, error) {
+	now := s.cfg.Now()
+	ids := make([]int64, len(outs))
+	for i, o := range outs {
+		r, err := tx.PayoutRequest.Create().
+			SetAPIKeyID(c.APIKeyID).SetProjectID(c.ProjectID).SetUUID(newUUID()).
+			SetTicker(t.Ticker).SetAddress(o.Address).SetValue(o.Amount).
+			SetCreatedAt(now).SetUpdatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("record payout request: %w", err)
+		}
+		ids[i] = r.ID
+	}
+	return ids, nil
+}
+
+// RequestAndProcess records one request per output, a payout of them, and
+// queues it (`/{ticker}/payout/request/bulk/process/`). When the payout
+// cannot be queued (not enough balance), nothing is recorded.
+func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string, outputs []Output) (*Info, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := s.checkOutputs(t, outputs)
+	if err != nil {
+		return nil, err
+	}
+	wallet, err := s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	var planned *entdb.Outbound
+	var id int64
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
+			return err
+		}
+		ids, err := s.request(ctx, tx, c, t, outs)
+		if err != nil {
+			return err
+		}
+		p, err := s.create(ctx, tx, c, ids)
+		if err != nil {
+			return err
+		}
+		id = p.ID
+		planned, err = s.queue(ctx, tx, p, t, wallet)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.send(ctx, t, planned)
+	return s.Status(ctx, c, id)
+}
+
+// CreatePayout makes a payout of the caller's pending requests ids, all of
+// one coin (`/payout/create/`): they become processing, and the payout
+// created.
+func (s *Service) CreatePayout(ctx context.Context, c Caller, ids []int64) (*Info, error) {
+	if len(ids) == 0 {
+		return nil, invalid("request_ids", "at least one payout request id is required")
+	}
+	var id int64
+	err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		p, err := s.create(ctx, tx, c, ids)
+		if err == nil {
+			id = p.ID
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Status(ctx, c, id)
+}
+
+func (s *Service) create(ctx context.Context, tx *entdb.Tx, c Caller, ids []int64) (*entdb.Payout, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	rs, err := tx.PayoutRequest.Query().
+		Where(payoutrequest.IDIn(ids...), payoutrequest.ProjectID(c.ProjectID)).
+		Order(entdb.Asc(payoutrequest.FieldID)).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payout requests: %w", err)
+	}
+	if len(rs) != len(ids) {
+		for _, id := range ids {
+			if !slices.ContainsFunc(rs, func(r *entdb.PayoutRequest) bool { return r.ID == id }) {
+				return nil, fmt.Errorf("payout request %d: %w", id, ErrRequestNotFound)
+			}
+		}
+	}
+	total := decimal.Zero
+	for _, r := range rs {
+		if r.Status != payoutrequest.StatusPending {
+			return nil, invalid("request_ids", "payout request %d is %s, not pending", r.ID, r.Status)
+		}
+		if r.Ticker != rs[0].Ticker {
+			return nil, invalid("request_ids", "payout requests %d (%s) and %d (%s) are of different coins: a payout pays one coin", rs[0].ID, rs[0].Ticker, r.ID, r.Ticker)
+		}
+		total = total.Add(r.Value)
+	}
+	if len(rs) > MaxOutputs {
+		return nil, invalid("request_ids", "%d requests are more than one payout carries (at most %d)", len(rs), MaxOutputs)
+	}
+	now := s.cfg.Now()
+	p, err := tx.Payout.Create().
+		SetProjectID(c.ProjectID).SetAPIKeyID(c.APIKeyID).SetTicker(rs[0].Ticker).
+		SetTotalRequested(total).SetCreatedAt(now).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record payout: %w", err)
+	}
+	n, err := tx.PayoutRequest.Update().
+		Where(payoutrequest.IDIn(ids...), payoutrequest.StatusEQ(payoutrequest.StatusPending)).
+		SetStatus(payoutrequest.StatusProcessing).SetPayoutID(p.ID).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payout requests: %w", err)
+	}
+	if n != len(ids) {
+		return nil, kindAborted("payout requests %v were taken by another payout meanwhile", ids)
+	}
+	return p, nil
+}
+
+// Process queues the caller's created payout id (`/payout/process/`): its
+// transaction is planned, its inputs taken from the balance, and it is
+// sent. Not enough balance is refused (the payout stays created, nothing
+// is taken), naming the balance and the total needed.
+func (s *Service) Process(ctx context.Context, c Caller, id int64) (*Info, error) {
+	p, err := s.get(ctx, s.db.Client, c, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.ticker(p.Ticker)
+	if err != nil {
+		return nil, err
+	}
+	wallet, err := s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	var planned *entdb.Outbound
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
+			return err
+		}
+		p, err := s.get(ctx, tx.Client(), c, id)
+		if err != nil {
+			return err
+		}
+		planned, err = s.queue(ctx, tx, p, t, wallet)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.send(ctx, t, planned)
+	return s.Status(ctx, c, id)
+}
+
+// payoutLock is the namespace of the PostgreSQL advisory locks that queue
+// one project's payouts of a coin one at a time.
+const payoutLock = 0x706f7574
+
+// lock serialises the queueing of the project's payouts of t until tx
+// ends: on PostgreSQL an advisory lock of (project, ticker); SQLite's
+// write lock, which a first write takes for the whole transaction.
+func (s *Service) lock(ctx context.Context, tx *entdb.Tx, projectID int64, t chains.Ticker) error {
+	if s.db.Dialect == store.Postgres {
+		h := fnv.New32a()
+		h.Write([]byte(strconv.FormatInt(projectID, 10) + ":" + t.Ticker))
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1, $2)", payoutLock, int32(h.Sum32())); err != nil {
+			return fmt.Errorf("lock %s payouts: %w", t.Ticker, err)
+		}
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE payouts SET updated_at = updated_at WHERE id = 0"); err != nil {
+		return fmt.Errorf("lock %s payouts: %w", t.Ticker, err)
+	}
+	return nil
+}
+
+// queue plans p's transaction within tx (see Process).
+func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address) (*entdb.Outbound, error) {
+	switch p.Status {
+	case entpayout.StatusCreated:
+	case entpayout.StatusProcessing:
+		return nil, kindPrecondition("payout %d is processing already", p.ID)
+	default:
+		return nil, kindPrecondition("payout %d is %s: only a created payout is processed", p.ID, p.Status)
+	}
+	rs, err := tx.PayoutRequest.Query().Where(payoutrequest.PayoutID(p.ID)).Order(entdb.Asc(payoutrequest.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payout %d requests: %w", p.ID, err)
+	}
+	outs := make([]chains.Output, len(rs))
+	for i, r := range rs {
+		outs[i] = chains.Output{Address: r.Address, Amount: r.Value}
+	}
+	fee := p.TotalRequested.Mul(s.cfg.FeePercent).Div(decimal.NewFromInt(100)).RoundUp(t.Decimals)
+	held, err := spendable(ctx, tx.Client(), p.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	balance := decimal.Zero
+	for _, h := range held {
+		balance = balance.Add(h.value)
+	}
+	// The largest held outputs first, until they cover the outputs, the
+	// operator's fee and the network's fee for the transaction's size
+	// (the outputs and a change output). A fee is linear in the number of
+	// inputs: two quotes give it for any count, and the count chosen is
+	// quoted once more, exactly (a node is asked three times, not once
+	// per input).
+	quote := func(n int) (decimal.Decimal, error) {
+		f, err := s.engine.FeeFor(ctx, t, n, len(outs)+1)
+		if err != nil {
+			return decimal.Zero, fmt.Errorf("quote the %s network fee: %w", t.Ticker, err)
+		}
+		return f, nil
+	}
+	one, err := quote(1)
+	if err != nil {
+		return nil, err
+	}
+	two, err := quote(2)
+	if err != nil {
+		return nil, err
+	}
+	perInput := two.Sub(one)
+	var inputs []heldPayment
+	in := decimal.Zero
+	networkFee := one
+	needed := p.TotalRequested.Add(fee).Add(networkFee)
+	for _, h := range held {
+		if len(inputs) > 0 && in.GreaterThanOrEqual(needed) {
+			exact, err := quote(len(inputs))
+			if err != nil {
+				return nil, err
+			}
+			networkFee, needed = exact, p.TotalRequested.Add(fee).Add(exact)
+			if in.GreaterThanOrEqual(needed) {
+				break
+			}
+		}
+		inputs = append(inputs, h)
+		in = in.Add(h.value)
+		networkFee = one.Add(perInput.Mul(decimal.NewFromInt(int64(len(inputs) - 1))))
+		needed = p.TotalRequested.Add(fee).Add(networkFee)
+	}
+	if len(inputs) > 0 {
+		exact, err := quote(len(inputs))
+		if err != nil {
+			return nil, err
+		}
+		networkFee, needed = exact, p.TotalRequested.Add(fee).Add(exact)
+	}
+	if len(inputs) == 0 || in.LessThan(needed) {
+		return nil, &InsufficientError{Ticker: t.Ticker, Balance: balance, Needed: needed, Requested: p.TotalRequested, Fee: fee, NetworkFee: networkFee}
+	}
+	change := in.Sub(needed)
+	if change.Sign() > 0 {
+		if err := s.engine.Check(t, []chains.Output{{Address: wallet.AddressIn, Amount: change}}); err == nil {
+			outs = append(outs, chains.Output{Address: wallet.AddressIn, Amount: change})
+		} else {
+			var below *outbound.BelowMinimumError
+			if !errors.As(err, &below) {
+				return nil, err
+			}
+			networkFee = networkFee.Add(change) // dust change goes to the network
+		}
+	}
+	transfers := make([]chains.Transfer, len(inputs))
+	keys := map[string]uint32{}
+	recorded := make([]schema.PayoutInput, len(inputs))
+	for i, h := range inputs {
+		transfers[i] = chains.Transfer{TxID: h.payment.TxidIn, Index: h.payment.OutputIndex, To: h.address.AddressIn, Value: h.value}
+		if h.address.AddressIn != wallet.AddressIn {
+			keys[h.address.AddressIn] = uint32(h.address.DerivationIndex)
+		}
+		recorded[i] = schema.PayoutInput{PaymentID: h.payment.ID, AddressID: h.address.ID, Value: h.value, HoldReason: string(h.payment.HoldReason)}
+	}
+	if len(keys) == 0 {
+		keys = nil
+	}
+	o, err := s.engine.Plan(ctx, tx, outbound.Intent{
+		Key: "payout:" + strconv.FormatInt(p.ID, 10), Ticker: t, Purpose: outbound.PurposePayout, ProjectID: p.ProjectID,
+		From: wallet.AddressIn, FromIndex: uint32(wallet.DerivationIndex), Inputs: transfers, Keys: keys, Outputs: outs,
+		NetworkFee: networkFee,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan payout %d: %w", p.ID, err)
+	}
+	now := s.cfg.Now()
+	entries := make([]ledger.Entry, len(inputs))
+	for i, h := range inputs {
+		entries[i] = ledger.PayoutPlan(t, ledger.Ref{ProjectID: p.ProjectID, PaymentID: h.payment.ID, AddressID: h.address.ID, OutboundID: o.ID}, h.value)
+	}
+	if err := ledger.Write(ctx, tx, s.db.Dialect, now, entries...); err != nil {
+		return nil, err
+	}
+	n, err := tx.Payout.Update().
+		Where(entpayout.ID(p.ID), entpayout.StatusEQ(entpayout.StatusCreated)).
+		SetStatus(entpayout.StatusProcessing).SetFee(fee).SetBlockchainFee(networkFee).
+		SetFromAddress(wallet.AddressIn).SetInputs(recorded).SetOutboundID(o.ID).
+		SetQueuedAt(now).SetUpdatedAt(now).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("queue payout %d: %w", p.ID, err)
+	}
+	if n != 1 {
+		return nil, kindAborted("payout %d was queued by another request meanwhile", p.ID)
+	}
+	return o, nil
+}
+
+// send hands a planned payout transaction to the engine once its planning
+// transaction committed. A failure is left to the engine's Resume (the
+// payout stays processing): the bytes are recorded, or will be signed and
+// recorded once.
+func (s *Service) send(ctx context.Context, t chains.Ticker, o *entdb.Outbound) {
+	if o == nil {
+		return
+	}
+	if _, err := s.engine.SendPlanned(ctx, t, []*entdb.Outbound{o}); err != nil {
+		s.logger.Warn("a payout transaction was not sent yet; it is sent again", "ticker", t.Ticker, "key", o.Key, "error", err.Error())
+	}
+}
+
+func (s *Service) get(ctx context.Context, c *entdb.Client, caller Caller, id int64) (*entdb.Payout, error) {
+	p, err := c.Payout.Query().Where(entpayout.ID(id), entpayout.ProjectID(caller.ProjectID)).Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("payout %d: %w", id, ErrPayoutNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payout %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// Info is a payout as the API answers it (payout_info).
+type Info struct {
+	Payout   *entdb.Payout
+	Requests []*entdb.PayoutRequest
+}
+
+// Status returns the caller's payout id with its requests
+// (`/payout/status/`).
+func (s *Service) Status(ctx context.Context, c Caller, id int64) (*Info, error) {
+	p, err := s.get(ctx, s.db.Client, c, id)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := s.db.Client.PayoutRequest.Query().Where(payoutrequest.PayoutID(p.ID)).Order(entdb.Asc(payoutrequest.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payout %d requests: %w", id, err)
+	}
+	return &Info{Payout: p, Requests: rs}, nil
+}
+
+// ListRequests returns page (from 1) of the caller's payout requests of
+// ticker with status (all for every status), newest first, and the number
+// of pages (`/{ticker}/payout/request/list/`).
+func (s *Service) ListRequests(ctx context.Context, c Caller, ticker, status string, page int) ([]*entdb.PayoutRequest, int, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, 0, err
+	}
+	q := s.db.Client.PayoutRequest.Query().Where(payoutrequest.ProjectID(c.ProjectID), payoutrequest.Ticker(t.Ticker))
+	if status != "" && status != "all" {
+		st := payoutrequest.Status(status)
+		if payoutrequest.StatusValidator(st) != nil {
+			return nil, 0, invalid("status", "%q is not all, pending, rejected, processing or done", truncate(status))
+		}
+		q.Where(payoutrequest.StatusEQ(st))
+	}
+	n, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count payout requests: %w", err)
+	}
+	page = max(page, 1)
+	rs, err := q.Order(entdb.Desc(payoutrequest.FieldID)).Offset((page - 1) * PageSize).Limit(PageSize).All(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("payout requests: %w", err)
+	}
+	return rs, pages(n), nil
+}
+
+// ListPayouts returns page (from 1) of the caller's payouts of ticker with
+// status (every status when empty), newest first, and the number of pages
+// (`/{ticker}/payout/list/`).
+func (s *Service) ListPayouts(ctx context.Context, c Caller, ticker, status string, page int) ([]*entdb.Payout, int, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, 0, err
+	}
+	q := s.db.Client.Payout.Query().Where(entpayout.ProjectID(c.ProjectID), entpayout.Ticker(t.Ticker))
+	if status != "" && status != "all" {
+		st := entpayout.Status(status)
+		if entpayout.StatusValidator(st) != nil {
+			return nil, 0, invalid("status", "%q is not created, processing, done or error", truncate(status))
+		}
+		q.Where(entpayout.StatusEQ(st))
+	}
+	n, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("count payouts: %w", err)
+	}
+	page = max(page, 1)
+	ps, err := q.Order(entdb.Desc(entpayout.FieldID)).Offset((page - 1) * PageSize).Limit(PageSize).All(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("payouts: %w", err)
+	}
+	return ps, pages(n), nil
+}
+
+// pages is how many pages n rows fill: at least one.
+func pages(n int) int { return max(1, (n+PageSize-1)/PageSize) }
+
+// WalletReactor is the payment reactor of payout wallets
+// (address.PayoutWalletService): their payments are the project's payout
+// balance, credited and held like any payment of an address without
+// forwarding, and notify no one.
+type WalletReactor struct{}
+
+// React implements payment.Reactor: nothing to send.
+func (WalletReactor) React(context.Context, *entdb.Tx, []payment.Change) error { return nil }

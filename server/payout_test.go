@@ -1,0 +1,222 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains/family"
+	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
+	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/servertest"
+)
+
+// postForm POSTs a URL-encoded form with an API key, as this API family's
+// payout clients send /payout/create/, /payout/process/ and
+// /payout/status/.
+func (e *devEnv) postForm(t *testing.T, path string, form url.Values, key string) servertest.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("apikey", key)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := servertest.Response{Code: resp.StatusCode, Body: raw}
+	_ = json.Unmarshal(raw, &r.JSON)
+	return r
+}
+
+// ledgerSum sums the journal's lines of account for project and ticker, in
+// base units.
+func ledgerSum(t *testing.T, e *devEnv, project int64, ticker string, account entledger.Account) decimal.Decimal {
+	t.Helper()
+	ls, err := e.in.Server.DB().Client.LedgerEntry.Query().
+		Where(entledger.ProjectID(project), entledger.Ticker(ticker), entledger.AccountEQ(account)).All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := decimal.Zero
+	for _, l := range ls {
+		sum = sum.Add(l.Amount)
+	}
+	return sum
+}
+
+// TestPayoutEndToEnd: on the devnet, a project's payout balance is what its
+// payout wallet and its address without forwarding hold; two payout
+// requests become one payout whose one transaction spends both addresses'
+// outputs, pays each output exactly and returns the change to the payout
+// wallet; the journal moves exactly the payout, its network fee and the
+// change; the change is spendable once confirmed. A payout the balance
+// does not cover is refused, naming both amounts, and records nothing; bad
+// input is a 4xx naming the field; another project's payout is not found.
+func TestPayoutEndToEnd(t *testing.T) {
+	t.Parallel()
+	tk, _ := family.DefaultRegistry().Lookup("ltc")
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newDevEnv(t, d)
+			ctx := context.Background()
+			r := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyA)
+			wantStatus(t, r, 200)
+			wallet := r.JSON["address"].(string)
+			if again := e.in.Get(t, "/ltc/payout/address", nil, e.in.KeyA2); again.JSON["address"] != wallet {
+				t.Fatalf("a second key of the project got payout wallet %v, want %s", again.JSON["address"], wallet)
+			}
+			if other := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyB); other.JSON["address"] == wallet {
+				t.Fatal("two projects share a payout wallet")
+			}
+			r = e.in.Get(t, "/ltc/create/", q("callback", e.sink.URL+"/hook"), e.in.KeyA)
+			wantStatus(t, r, 200)
+			held := r.JSON["address_in"].(string)
+			wantStatus(t, e.post(t, "/devnet/ltc/pay/", map[string]any{"address_in": wallet, "value_coin": "0.3"}), 200)
+			wantStatus(t, e.post(t, "/devnet/ltc/pay/", map[string]any{"address_in": held, "value_coin": "0.5"}), 200)
+			e.mine(t, "ltc", 5)
+			if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != "0.8" {
+				t.Fatalf("balance %s, want 0.8", b.Body)
+			}
+			if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyB); b.JSON["balance"] != "0" {
+				t.Fatalf("the other project's balance %s, want 0", b.Body)
+			}
+
+			destA, destB := destinations(t, tk)
+			r = e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: "0.4", %q: "0.2"}}`, destA, destB), e.in.KeyA)
+			wantStatus(t, r, 200)
+			ids, _ := r.JSON["request_ids"].([]any)
+			if len(ids) != 2 {
+				t.Fatalf("request_ids %s", r.Body)
+			}
+			r = e.postForm(t, "/payout/create/", url.Values{"request_ids": {fmt.Sprintf("%v,%v", ids[0], ids[1])}}, e.in.KeyA)
+			wantStatus(t, r, 200)
+			info := r.JSON["payout_info"].(map[string]any)
+			if info["status"] != "created" || info["total_requested"] != "0.6" || info["coin"] != "ltc" {
+				t.Fatalf("created payout %s", r.Body)
+			}
+			id := fmt.Sprint(info["id"])
+			wantStatus(t, e.postForm(t, "/payout/process/", url.Values{"payout_id": {id}}, e.in.KeyB), 404)
+			r = e.postForm(t, "/payout/process/", url.Values{"payout_id": {id}}, e.in.KeyA)
+			wantStatus(t, r, 200)
+			info = r.JSON["payout_info"].(map[string]any)
+			fee := tk.NetworkFeeEstimate
+			if r.JSON["queued"] != true || info["status"] != "done" || info["txid"] == "" || info["from"] != wallet ||
+				info["blockchain_fee"] != fee.String() || info["fee"] != "0" || info["total_with_fee"] != decimal.RequireFromString("0.6").Add(fee).String() {
+				t.Fatalf("processed payout %s", r.Body)
+			}
+			if reqs := info["requests"].(map[string]any); reqs[destA] != "0.4" || reqs[destB] != "0.2" {
+				t.Errorf("payout requests %v", reqs)
+			}
+			wantStatus(t, e.postForm(t, "/payout/process/", url.Values{"payout_id": {id}}, e.in.KeyA), 400)
+
+			c, _ := e.in.Server.Devnet().Chain("ltc")
+			var sent int
+			for _, f := range c.Forwards() {
+				if f.ID != "payout:"+id {
+					continue
+				}
+				sent++
+				if len(f.Inputs) != 2 || f.From != wallet {
+					t.Errorf("payout transaction inputs %+v from %s", f.Inputs, f.From)
+				}
+				change := decimal.RequireFromString("0.2").Sub(fee)
+				want := map[string]decimal.Decimal{destA: decimal.RequireFromString("0.4"), destB: decimal.RequireFromString("0.2"), wallet: change}
+				if len(f.Outputs) != 3 {
+					t.Errorf("payout transaction outputs %+v", f.Outputs)
+				}
+				for _, o := range f.Outputs {
+					if !o.Amount.Equal(want[o.Address]) {
+						t.Errorf("output to %s: %s, want %s", o.Address, o.Amount, want[o.Address])
+					}
+				}
+				if !f.NetworkFee.Equal(fee) {
+					t.Errorf("network fee %s, want %s", f.NetworkFee, fee)
+				}
+			}
+			if sent != 1 {
+				t.Fatalf("%d payout transactions sent, want 1", sent)
+			}
+			if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != "0" {
+				t.Errorf("balance before the change confirms: %s, want 0", b.Body)
+			}
+			e.mine(t, "ltc", 5)
+			wantChange := decimal.RequireFromString("0.2").Sub(fee)
+			if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != wantChange.String() {
+				t.Errorf("balance with the change: %s, want %s", b.Body, wantChange)
+			}
+			units := func(s string) decimal.Decimal { return decimal.RequireFromString(s).Shift(tk.Decimals) }
+			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(units("0.6")) {
+				t.Errorf("journal: paid out %s base units, want 0.6 ltc", got)
+			}
+			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountOutgoing); !got.IsZero() {
+				t.Errorf("journal: %s base units still outgoing", got)
+			}
+			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountHeld); !got.Equal(wantChange.Shift(tk.Decimals)) {
+				t.Errorf("journal: held %s base units, want the change", got)
+			}
+			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountReceived); !got.Equal(units("-0.8")) {
+				t.Errorf("journal: received %s base units, want -0.8 ltc (the change left and came back)", got)
+			}
+
+			st := e.postForm(t, "/payout/status/", url.Values{"payout_id": {id}}, e.in.KeyA)
+			wantStatus(t, st, 200)
+			if st.JSON["payout_info"].(map[string]any)["txid"] != info["txid"] {
+				t.Errorf("status %s", st.Body)
+			}
+			wantStatus(t, e.postForm(t, "/payout/status/", url.Values{"payout_id": {id}}, e.in.KeyB), 404)
+			list := e.in.Get(t, "/ltc/payout/request/list/", q("status", "done"), e.in.KeyA)
+			wantStatus(t, list, 200)
+			if rs, _ := list.JSON["payout_requests"].([]any); len(rs) != 2 || list.JSON["num_pages"] != float64(1) {
+				t.Errorf("done requests %s", list.Body)
+			}
+			pl := e.in.Get(t, "/ltc/payout/list/", nil, e.in.KeyA)
+			if ps, _ := pl.JSON["payouts"].([]any); len(ps) != 1 {
+				t.Errorf("payouts %s", pl.Body)
+			}
+
+			// Not enough balance: a 400 naming both amounts, nothing recorded.
+			before, _ := e.in.Server.DB().Client.PayoutRequest.Query().Count(ctx)
+			r = e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "5"}}`, destA), e.in.KeyA)
+			wantStatus(t, r, 400)
+			if msg := fmt.Sprint(r.JSON["error"]); !strings.Contains(msg, "balance is "+wantChange.String()) || !strings.Contains(msg, "needs 5.") {
+				t.Errorf("insufficient balance: %s", r.Body)
+			}
+			if after, _ := e.in.Server.DB().Client.PayoutRequest.Query().Count(ctx); after != before {
+				t.Errorf("a refused payout recorded %d requests", after-before)
+			}
+
+			// Bad input: each a 4xx naming the field, nothing recorded.
+			for name, body := range map[string]string{
+				"an address of another coin": fmt.Sprintf(`{"outputs": {%q: "0.01"}}`, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"),
+				"a zero amount":              fmt.Sprintf(`{"outputs": {%q: "0"}}`, destA),
+				"an over-precise amount":     fmt.Sprintf(`{"outputs": {%q: "0.123456789"}}`, destA),
+				"a dust amount":              fmt.Sprintf(`{"outputs": {%q: "0.00000001"}}`, destA),
+				"no outputs":                 `{"outputs": {}}`,
+			} {
+				r := e.postKey(t, "/ltc/payout/request/bulk/", body, e.in.KeyA)
+				if r.Code != 400 || !strings.Contains(fmt.Sprint(r.JSON["error"]), "outputs") {
+					t.Errorf("%s: HTTP %d %s, want 400 naming outputs", name, r.Code, r.Body)
+				}
+			}
+			wantStatus(t, e.postForm(t, "/payout/create/", url.Values{"request_ids": {"12,x"}}, e.in.KeyA), 400)
+			wantStatus(t, e.postForm(t, "/payout/create/", url.Values{"request_ids": {"999999"}}, e.in.KeyA), 404)
+			wantStatus(t, e.postForm(t, "/payout/status/", url.Values{"payout_id": {"999999"}}, e.in.KeyA), 404)
+			wantStatus(t, e.in.Get(t, "/ltc/payout/request/list/", q("status", "lost"), e.in.KeyA), 400)
+			wantStatus(t, e.in.Get(t, "/eth/payout/balance/", nil, e.in.KeyA), 400)
+			if n, _ := e.in.Server.DB().Client.PayoutRequest.Query().Where(payoutrequest.ProjectID(e.in.ProjectA)).Count(ctx); n != 2 {
+				t.Errorf("project A has %d payout requests, want the 2 paid", n)
+			}
+		})
+	}
+}
