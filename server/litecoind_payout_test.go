@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/payhook/payhook/ent/db/ledgerentry"
+	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -116,7 +116,7 @@ func TestLitecoindPayout(t *testing.T) {
 	if !before.Sub(after).Equal(withFee) {
 		t.Errorf("the balance fell from %s to %s, by %s; want by total_with_fee %s", before, after, before.Sub(after), withFee)
 	}
-	if got := ledgerSumLTC(t, e, ledgerentry.AccountPayout); !got.Equal(decimal.RequireFromString("1").Shift(e.tk.Decimals)) {
+	if got := ledgerSumLTC(t, e, entledger.AccountPayout); !got.Equal(decimal.RequireFromString("1").Shift(e.tk.Decimals)) {
 		t.Errorf("journal: paid out %s base units, want 1 ltc", got)
 	}
 
@@ -160,10 +160,10 @@ func TestLitecoindPayout(t *testing.T) {
 }
 
 // ledgerSumLTC sums the journal's ltc lines of account for project A.
-func ledgerSumLTC(t *testing.T, e *ltcEnv, account ledgerentry.Account) decimal.Decimal {
+func ledgerSumLTC(t *testing.T, e *ltcEnv, account entledger.Account) decimal.Decimal {
 	t.Helper()
 	ls, err := e.in.Server.DB().Client.LedgerEntry.Query().
-		Where(ledgerentry.ProjectID(e.in.ProjectA), ledgerentry.Ticker("ltc"), ledgerentry.AccountEQ(account)).All(t.Context())
+		Where(entledger.ProjectID(e.in.ProjectA), entledger.Ticker("ltc"), entledger.AccountEQ(account)).All(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -68,8 +70,12 @@ func TestPayoutEndToEnd(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			e := newDevEnv(t, d)
+			me := newMerchantEnv(t, d)
+			e := me.devEnv
 			ctx := context.Background()
+			if err := project.SetPayoutNotify(ctx, e.in.Server.DB().Client, e.in.ProjectA, me.ms.URL+"/merchant", true, clock.Now()); err != nil {
+				t.Fatal(err)
+			}
 			r := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyA)
 			wantStatus(t, r, 200)
 			wallet := r.JSON["address"].(string)
@@ -119,6 +125,20 @@ func TestPayoutEndToEnd(t *testing.T) {
 				t.Errorf("payout requests %v", reqs)
 			}
 			wantStatus(t, e.postForm(t, "/payout/process/", url.Values{"payout_id": {id}}, e.in.KeyA), 400)
+			// The payout webhook: one, signed with the project's secret (the
+			// sink verifies it), a form POST carrying the txid.
+			if err := e.in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			hooks, errs := me.ms.take()
+			if len(errs) > 0 || len(hooks) != 1 {
+				t.Fatalf("payout webhooks %+v, errors %v; want one that verifies", hooks, errs)
+			}
+			if w := hooks[0]; w.method != http.MethodPost || w.event != "payout.done" || w.form.Get("status") != "done" ||
+				w.form.Get("payout_id") != id || w.form.Get("txid") != info["txid"] || w.form.Get("coin") != "ltc" ||
+				w.form.Get("total_with_fee") != info["total_with_fee"] || !strings.Contains(w.form.Get("requests"), `"`+destA+`":"0.4"`) {
+				t.Errorf("payout webhook %s %s %v", w.method, w.event, w.form)
+			}
 
 			c, _ := e.in.Server.Devnet().Chain("ltc")
 			var sent int

@@ -382,7 +382,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
-	payouts := payout.New(s.db, addresses, s.outbound, payout.Config{FeePercent: s.cfg.Chains.PayoutFeePercent, Now: s.cfg.Now}, s.logger)
+	payouts := payout.New(s.db, addresses, s.outbound, payout.Config{FeePercent: s.cfg.Chains.PayoutFeePercent, Queue: s.notifier.Queue, Now: s.cfg.Now}, s.logger)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
 	if s.devnet != nil {

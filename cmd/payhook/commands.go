@@ -71,6 +71,10 @@ func commands() *command {
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectRotate(ctx, args, e.stdout, e.stderr)
 				}},
+			{name: "update", synopsis: "--project ID --payout-notify-url URL [--payout-notify-get]",
+				run: func(ctx context.Context, e *env, args []string) error {
+					return projectUpdate(ctx, args, e.stderr)
+				}},
 			{name: "wallet", subs: []*command{
 				{name: "set", synopsis: "--project ID --wallet TICKER=ADDRESS[,ADDRESS@SHARE...]",
 					run: func(ctx context.Context, e *env, args []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -137,4 +138,28 @@ func projectWallet(ctx context.Context, op string, args []string, stderr io.Writ
 		return errors.New("--ticker: required")
 	}
 	return admin.RemoveProjectWallet(ctx, *dsn, *registryFile, *id, *ticker)
+}
+
+func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("payhook project update", stderr)
+	dsn := dbFlag(fs)
+	id := fs.Int64("project", 0, "the project's id (required)")
+	notify := fs.String("payout-notify-url", "", `where the project's payout webhooks go (a payout done or failed); "" stops them`)
+	get := fs.Bool("payout-notify-get", false, "send payout webhooks as GET requests instead of form POSTs")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "payout-notify-url" || f.Name == "payout-notify-get" })
+	if !set {
+		return errors.New("nothing to update: give --payout-notify-url")
+	}
+	if err := admin.SetProjectPayoutNotify(ctx, *dsn, *id, *notify, !*get); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "project %d updated.\n", *id)
+	return nil
 }

@@ -101,3 +101,47 @@ func TestProjectCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectUpdatePayoutNotify: project update sets the payout webhook's
+// URL and transport, and clears it; a URL that is not http(s) is refused
+// naming the flag's field; nothing to update is an error.
+func TestProjectUpdatePayoutNotify(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(created.ProjectID, 10)
+	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", "https://shop.example/payouts", "--payout-notify-get"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := project.Get(ctx, db.Client, created.ProjectID)
+	if err != nil || p.PayoutNotifyURL != "https://shop.example/payouts" || p.PayoutNotifyPost {
+		t.Fatalf("after update: %q post=%v (%v)", p.PayoutNotifyURL, p.PayoutNotifyPost, err)
+	}
+	err = run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", "ftp://shop.example/"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "payout_notify_url") {
+		t.Errorf("an ftp URL: %v", err)
+	}
+	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id}, &out, &errOut); err == nil {
+		t.Error("update with nothing to update succeeded")
+	}
+	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", ""}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = project.Get(ctx, db.Client, created.ProjectID); p.PayoutNotifyURL != "" || !p.PayoutNotifyPost {
+		t.Errorf("after clearing: %q post=%v", p.PayoutNotifyURL, p.PayoutNotifyPost)
+	}
+}

@@ -18930,6 +18930,8 @@ type ProjectMutation struct {
 	confirmations         *map[string]int32
 	tickers               *[]string
 	appendtickers         []string
+	payout_notify_url     *string
+	payout_notify_post    *bool
 	clearedFields         map[string]struct{}
 	done                  bool
 	oldValue              func(context.Context) (*Project, error)
@@ -19428,6 +19430,78 @@ func (m *ProjectMutation) ResetTickers() {
 	m.appendtickers = nil
 }
 
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (m *ProjectMutation) SetPayoutNotifyURL(s string) {
+	m.payout_notify_url = &s
+}
+
+// PayoutNotifyURL returns the value of the "payout_notify_url" field in the mutation.
+func (m *ProjectMutation) PayoutNotifyURL() (r string, exists bool) {
+	v := m.payout_notify_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayoutNotifyURL returns the old "payout_notify_url" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldPayoutNotifyURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayoutNotifyURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayoutNotifyURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayoutNotifyURL: %w", err)
+	}
+	return oldValue.PayoutNotifyURL, nil
+}
+
+// ResetPayoutNotifyURL resets all changes to the "payout_notify_url" field.
+func (m *ProjectMutation) ResetPayoutNotifyURL() {
+	m.payout_notify_url = nil
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (m *ProjectMutation) SetPayoutNotifyPost(b bool) {
+	m.payout_notify_post = &b
+}
+
+// PayoutNotifyPost returns the value of the "payout_notify_post" field in the mutation.
+func (m *ProjectMutation) PayoutNotifyPost() (r bool, exists bool) {
+	v := m.payout_notify_post
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayoutNotifyPost returns the old "payout_notify_post" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldPayoutNotifyPost(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayoutNotifyPost is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayoutNotifyPost requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayoutNotifyPost: %w", err)
+	}
+	return oldValue.PayoutNotifyPost, nil
+}
+
+// ResetPayoutNotifyPost resets all changes to the "payout_notify_post" field.
+func (m *ProjectMutation) ResetPayoutNotifyPost() {
+	m.payout_notify_post = nil
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -19462,7 +19536,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 12)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -19493,6 +19567,12 @@ func (m *ProjectMutation) Fields() []string {
 	if m.tickers != nil {
 		fields = append(fields, project.FieldTickers)
 	}
+	if m.payout_notify_url != nil {
+		fields = append(fields, project.FieldPayoutNotifyURL)
+	}
+	if m.payout_notify_post != nil {
+		fields = append(fields, project.FieldPayoutNotifyPost)
+	}
 	return fields
 }
 
@@ -19521,6 +19601,10 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.Confirmations()
 	case project.FieldTickers:
 		return m.Tickers()
+	case project.FieldPayoutNotifyURL:
+		return m.PayoutNotifyURL()
+	case project.FieldPayoutNotifyPost:
+		return m.PayoutNotifyPost()
 	}
 	return nil, false
 }
@@ -19550,6 +19634,10 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldConfirmations(ctx)
 	case project.FieldTickers:
 		return m.OldTickers(ctx)
+	case project.FieldPayoutNotifyURL:
+		return m.OldPayoutNotifyURL(ctx)
+	case project.FieldPayoutNotifyPost:
+		return m.OldPayoutNotifyPost(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -19628,6 +19716,20 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTickers(v)
+		return nil
+	case project.FieldPayoutNotifyURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayoutNotifyURL(v)
+		return nil
+	case project.FieldPayoutNotifyPost:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayoutNotifyPost(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
@@ -19716,6 +19818,12 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldTickers:
 		m.ResetTickers()
+		return nil
+	case project.FieldPayoutNotifyURL:
+		m.ResetPayoutNotifyURL()
+		return nil
+	case project.FieldPayoutNotifyPost:
+		m.ResetPayoutNotifyPost()
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)

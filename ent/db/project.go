@@ -38,8 +38,12 @@ type Project struct {
 	// Default required confirmations per ticker; the ticker's default when absent.
 	Confirmations map[string]int32 `json:"confirmations,omitempty"`
 	// Tickers the project accepts; empty accepts every ticker the server supports.
-	Tickers      []string `json:"tickers,omitempty"`
-	selectValues sql.SelectValues
+	Tickers []string `json:"tickers,omitempty"`
+	// Where the project's payout webhooks go (a payout done or failed); empty sends none.
+	PayoutNotifyURL string `json:"payout_notify_url,omitempty"`
+	// Payout webhooks are form POSTs; false sends them as GET requests.
+	PayoutNotifyPost bool `json:"payout_notify_post,omitempty"`
+	selectValues     sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -49,9 +53,11 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers:
 			values[i] = new([]byte)
+		case project.FieldPayoutNotifyPost:
+			values[i] = new(sql.NullBool)
 		case project.FieldID:
 			values[i] = new(sql.NullInt64)
-		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret:
+		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret, project.FieldPayoutNotifyURL:
 			values[i] = new(sql.NullString)
 		case project.FieldCreatedAt, project.FieldUpdatedAt, project.FieldPreviousSecretUntil:
 			values[i] = new(sql.NullTime)
@@ -143,6 +149,18 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 					return fmt.Errorf("unmarshal field tickers: %w", err)
 				}
 			}
+		case project.FieldPayoutNotifyURL:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field payout_notify_url", values[i])
+			} else if value.Valid {
+				_m.PayoutNotifyURL = value.String
+			}
+		case project.FieldPayoutNotifyPost:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field payout_notify_post", values[i])
+			} else if value.Valid {
+				_m.PayoutNotifyPost = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -208,6 +226,12 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("tickers=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Tickers))
+	builder.WriteString(", ")
+	builder.WriteString("payout_notify_url=")
+	builder.WriteString(_m.PayoutNotifyURL)
+	builder.WriteString(", ")
+	builder.WriteString("payout_notify_post=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PayoutNotifyPost))
 	builder.WriteByte(')')
 	return builder.String()
 }

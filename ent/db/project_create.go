@@ -123,6 +123,34 @@ func (_c *ProjectCreate) SetTickers(v []string) *ProjectCreate {
 	return _c
 }
 
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (_c *ProjectCreate) SetPayoutNotifyURL(v string) *ProjectCreate {
+	_c.mutation.SetPayoutNotifyURL(v)
+	return _c
+}
+
+// SetNillablePayoutNotifyURL sets the "payout_notify_url" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillablePayoutNotifyURL(v *string) *ProjectCreate {
+	if v != nil {
+		_c.SetPayoutNotifyURL(*v)
+	}
+	return _c
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (_c *ProjectCreate) SetPayoutNotifyPost(v bool) *ProjectCreate {
+	_c.mutation.SetPayoutNotifyPost(v)
+	return _c
+}
+
+// SetNillablePayoutNotifyPost sets the "payout_notify_post" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillablePayoutNotifyPost(v *bool) *ProjectCreate {
+	if v != nil {
+		_c.SetPayoutNotifyPost(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v int64) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -192,6 +220,14 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultTickers
 		_c.mutation.SetTickers(v)
 	}
+	if _, ok := _c.mutation.PayoutNotifyURL(); !ok {
+		v := project.DefaultPayoutNotifyURL
+		_c.mutation.SetPayoutNotifyURL(v)
+	}
+	if _, ok := _c.mutation.PayoutNotifyPost(); !ok {
+		v := project.DefaultPayoutNotifyPost
+		_c.mutation.SetPayoutNotifyPost(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -237,6 +273,12 @@ func (_c *ProjectCreate) check() error {
 	}
 	if _, ok := _c.mutation.Tickers(); !ok {
 		return &ValidationError{Name: "tickers", err: errors.New(`db: missing required field "Project.tickers"`)}
+	}
+	if _, ok := _c.mutation.PayoutNotifyURL(); !ok {
+		return &ValidationError{Name: "payout_notify_url", err: errors.New(`db: missing required field "Project.payout_notify_url"`)}
+	}
+	if _, ok := _c.mutation.PayoutNotifyPost(); !ok {
+		return &ValidationError{Name: "payout_notify_post", err: errors.New(`db: missing required field "Project.payout_notify_post"`)}
 	}
 	return nil
 }
@@ -310,6 +352,14 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Tickers(); ok {
 		_spec.SetField(project.FieldTickers, field.TypeJSON, value)
 		_node.Tickers = value
+	}
+	if value, ok := _c.mutation.PayoutNotifyURL(); ok {
+		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
+		_node.PayoutNotifyURL = value
+	}
+	if value, ok := _c.mutation.PayoutNotifyPost(); ok {
+		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
+		_node.PayoutNotifyPost = value
 	}
 	return _node, _spec
 }
@@ -474,6 +524,30 @@ func (u *ProjectUpsert) SetTickers(v []string) *ProjectUpsert {
 // UpdateTickers sets the "tickers" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateTickers() *ProjectUpsert {
 	u.SetExcluded(project.FieldTickers)
+	return u
+}
+
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (u *ProjectUpsert) SetPayoutNotifyURL(v string) *ProjectUpsert {
+	u.Set(project.FieldPayoutNotifyURL, v)
+	return u
+}
+
+// UpdatePayoutNotifyURL sets the "payout_notify_url" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdatePayoutNotifyURL() *ProjectUpsert {
+	u.SetExcluded(project.FieldPayoutNotifyURL)
+	return u
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (u *ProjectUpsert) SetPayoutNotifyPost(v bool) *ProjectUpsert {
+	u.Set(project.FieldPayoutNotifyPost, v)
+	return u
+}
+
+// UpdatePayoutNotifyPost sets the "payout_notify_post" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdatePayoutNotifyPost() *ProjectUpsert {
+	u.SetExcluded(project.FieldPayoutNotifyPost)
 	return u
 }
 
@@ -658,6 +732,34 @@ func (u *ProjectUpsertOne) SetTickers(v []string) *ProjectUpsertOne {
 func (u *ProjectUpsertOne) UpdateTickers() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateTickers()
+	})
+}
+
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (u *ProjectUpsertOne) SetPayoutNotifyURL(v string) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutNotifyURL(v)
+	})
+}
+
+// UpdatePayoutNotifyURL sets the "payout_notify_url" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdatePayoutNotifyURL() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutNotifyURL()
+	})
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (u *ProjectUpsertOne) SetPayoutNotifyPost(v bool) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutNotifyPost(v)
+	})
+}
+
+// UpdatePayoutNotifyPost sets the "payout_notify_post" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdatePayoutNotifyPost() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutNotifyPost()
 	})
 }
 
@@ -1008,6 +1110,34 @@ func (u *ProjectUpsertBulk) SetTickers(v []string) *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) UpdateTickers() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateTickers()
+	})
+}
+
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (u *ProjectUpsertBulk) SetPayoutNotifyURL(v string) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutNotifyURL(v)
+	})
+}
+
+// UpdatePayoutNotifyURL sets the "payout_notify_url" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdatePayoutNotifyURL() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutNotifyURL()
+	})
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (u *ProjectUpsertBulk) SetPayoutNotifyPost(v bool) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutNotifyPost(v)
+	})
+}
+
+// UpdatePayoutNotifyPost sets the "payout_notify_post" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdatePayoutNotifyPost() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutNotifyPost()
 	})
 }
 

@@ -137,6 +137,34 @@ func (_u *ProjectUpdate) AppendTickers(v []string) *ProjectUpdate {
 	return _u
 }
 
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (_u *ProjectUpdate) SetPayoutNotifyURL(v string) *ProjectUpdate {
+	_u.mutation.SetPayoutNotifyURL(v)
+	return _u
+}
+
+// SetNillablePayoutNotifyURL sets the "payout_notify_url" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillablePayoutNotifyURL(v *string) *ProjectUpdate {
+	if v != nil {
+		_u.SetPayoutNotifyURL(*v)
+	}
+	return _u
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (_u *ProjectUpdate) SetPayoutNotifyPost(v bool) *ProjectUpdate {
+	_u.mutation.SetPayoutNotifyPost(v)
+	return _u
+}
+
+// SetNillablePayoutNotifyPost sets the "payout_notify_post" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillablePayoutNotifyPost(v *bool) *ProjectUpdate {
+	if v != nil {
+		_u.SetPayoutNotifyPost(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdate) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -250,6 +278,12 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		_spec.AddModifier(func(u *sql.UpdateBuilder) {
 			sqljson.Append(u, project.FieldTickers, value)
 		})
+	}
+	if value, ok := _u.mutation.PayoutNotifyURL(); ok {
+		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
+		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -376,6 +410,34 @@ func (_u *ProjectUpdateOne) SetTickers(v []string) *ProjectUpdateOne {
 // AppendTickers appends value to the "tickers" field.
 func (_u *ProjectUpdateOne) AppendTickers(v []string) *ProjectUpdateOne {
 	_u.mutation.AppendTickers(v)
+	return _u
+}
+
+// SetPayoutNotifyURL sets the "payout_notify_url" field.
+func (_u *ProjectUpdateOne) SetPayoutNotifyURL(v string) *ProjectUpdateOne {
+	_u.mutation.SetPayoutNotifyURL(v)
+	return _u
+}
+
+// SetNillablePayoutNotifyURL sets the "payout_notify_url" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillablePayoutNotifyURL(v *string) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetPayoutNotifyURL(*v)
+	}
+	return _u
+}
+
+// SetPayoutNotifyPost sets the "payout_notify_post" field.
+func (_u *ProjectUpdateOne) SetPayoutNotifyPost(v bool) *ProjectUpdateOne {
+	_u.mutation.SetPayoutNotifyPost(v)
+	return _u
+}
+
+// SetNillablePayoutNotifyPost sets the "payout_notify_post" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillablePayoutNotifyPost(v *bool) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetPayoutNotifyPost(*v)
+	}
 	return _u
 }
 
@@ -522,6 +584,12 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 		_spec.AddModifier(func(u *sql.UpdateBuilder) {
 			sqljson.Append(u, project.FieldTickers, value)
 		})
+	}
+	if value, ok := _u.mutation.PayoutNotifyURL(); ok {
+		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
+		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Project{config: _u.config}

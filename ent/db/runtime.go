@@ -670,6 +670,14 @@ func init() {
 	projectDescTickers := projectFields[8].Descriptor()
 	// project.DefaultTickers holds the default value on creation for the tickers field.
 	project.DefaultTickers = projectDescTickers.Default.([]string)
+	// projectDescPayoutNotifyURL is the schema descriptor for payout_notify_url field.
+	projectDescPayoutNotifyURL := projectFields[9].Descriptor()
+	// project.DefaultPayoutNotifyURL holds the default value on creation for the payout_notify_url field.
+	project.DefaultPayoutNotifyURL = projectDescPayoutNotifyURL.Default.(string)
+	// projectDescPayoutNotifyPost is the schema descriptor for payout_notify_post field.
+	projectDescPayoutNotifyPost := projectFields[10].Descriptor()
+	// project.DefaultPayoutNotifyPost holds the default value on creation for the payout_notify_post field.
+	project.DefaultPayoutNotifyPost = projectDescPayoutNotifyPost.Default.(bool)
 	signingkeyMixin := schema.SigningKey{}.Mixin()
 	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
 	_ = signingkeyMixinFields0

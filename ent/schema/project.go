@@ -33,5 +33,9 @@ func (Project) Fields() []ent.Field {
 			Comment("Default required confirmations per ticker; the ticker's default when absent."),
 		field.JSON("tickers", []string{}).Default([]string{}).
 			Comment("Tickers the project accepts; empty accepts every ticker the server supports."),
+		field.Text("payout_notify_url").Default("").
+			Comment("Where the project's payout webhooks go (a payout done or failed); empty sends none."),
+		field.Bool("payout_notify_post").Default(true).
+			Comment("Payout webhooks are form POSTs; false sends them as GET requests."),
 	}
 }

@@ -72,6 +72,12 @@ func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, s
 	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.SetWallet(ctx, id, spec) })
 }
 
+// SetProjectPayoutNotify sets where a project's payout webhooks go ("" for
+// none), as form POSTs or, when post is false, GET requests.
+func SetProjectPayoutNotify(ctx context.Context, dsn string, id int64, rawURL string, post bool) error {
+	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetPayoutNotify(ctx, id, rawURL, post) })
+}
+
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
 	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })

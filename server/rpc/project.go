@@ -23,6 +23,8 @@ type ProjectAdmin interface {
 	SetWallet(ctx context.Context, id int64, spec string) error
 	// RemoveWallet removes a ticker's payout wallets.
 	RemoveWallet(ctx context.Context, id int64, ticker string) error
+	// SetPayoutNotify sets the payout webhook URL and transport.
+	SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error
 	// Now is the clock (whether a rotation's grace still runs).
 	Now() time.Time
 }
@@ -68,10 +70,11 @@ func (s *ProjectServer) ListProjects(ctx context.Context, _ *payhookv1.ListProje
 func ProjectOf(p *entdb.Project, now time.Time) *payhookv1.Project {
 	pp := &payhookv1.Project{
 		ProjectId: p.ID, Name: p.Name, Currency: p.Currency, CreatedAt: timestamppb.New(p.CreatedAt),
-		Wallets:        []*payhookv1.ProjectWallet{},
-		SecretRotating: len(project.Secrets(p, now)) > 1,
-		Tickers:        p.Tickers,
-		Confirmations:  p.Confirmations,
+		Wallets:         []*payhookv1.ProjectWallet{},
+		SecretRotating:  len(project.Secrets(p, now)) > 1,
+		Tickers:         p.Tickers,
+		Confirmations:   p.Confirmations,
+		PayoutNotifyUrl: p.PayoutNotifyURL, PayoutNotifyPost: p.PayoutNotifyPost,
 	}
 	for _, t := range project.WalletTickers(p) {
 		for _, d := range p.Wallets[t] {
@@ -100,6 +103,14 @@ func (s *ProjectServer) SetWallet(ctx context.Context, req *payhookv1.SetWalletR
 		return nil, err
 	}
 	return &payhookv1.SetWalletResponse{}, nil
+}
+
+// SetPayoutNotify implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) SetPayoutNotify(ctx context.Context, req *payhookv1.SetPayoutNotifyRequest) (*payhookv1.SetPayoutNotifyResponse, error) {
+	if err := s.admin.SetPayoutNotify(ctx, req.GetProjectId(), req.GetPayoutNotifyUrl(), !req.GetGet()); err != nil {
+		return nil, err
+	}
+	return &payhookv1.SetPayoutNotifyResponse{}, nil
 }
 
 // RemoveWallet implements payhookv1.ProjectServiceServer.

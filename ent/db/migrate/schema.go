@@ -620,6 +620,8 @@ var (
 		{Name: "wallets", Type: field.TypeJSON},
 		{Name: "confirmations", Type: field.TypeJSON},
 		{Name: "tickers", Type: field.TypeJSON},
+		{Name: "payout_notify_url", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "payout_notify_post", Type: field.TypeBool, Default: true},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{

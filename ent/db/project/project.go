@@ -34,6 +34,10 @@ const (
 	FieldConfirmations = "confirmations"
 	// FieldTickers holds the string denoting the tickers field in the database.
 	FieldTickers = "tickers"
+	// FieldPayoutNotifyURL holds the string denoting the payout_notify_url field in the database.
+	FieldPayoutNotifyURL = "payout_notify_url"
+	// FieldPayoutNotifyPost holds the string denoting the payout_notify_post field in the database.
+	FieldPayoutNotifyPost = "payout_notify_post"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -51,6 +55,8 @@ var Columns = []string{
 	FieldWallets,
 	FieldConfirmations,
 	FieldTickers,
+	FieldPayoutNotifyURL,
+	FieldPayoutNotifyPost,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -86,6 +92,10 @@ var (
 	DefaultConfirmations map[string]int32
 	// DefaultTickers holds the default value on creation for the "tickers" field.
 	DefaultTickers []string
+	// DefaultPayoutNotifyURL holds the default value on creation for the "payout_notify_url" field.
+	DefaultPayoutNotifyURL string
+	// DefaultPayoutNotifyPost holds the default value on creation for the "payout_notify_post" field.
+	DefaultPayoutNotifyPost bool
 )
 
 // OrderOption defines the ordering options for the Project queries.
@@ -129,4 +139,14 @@ func ByPreviousIpnSecret(opts ...sql.OrderTermOption) OrderOption {
 // ByPreviousSecretUntil orders the results by the previous_secret_until field.
 func ByPreviousSecretUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPreviousSecretUntil, opts...).ToFunc()
+}
+
+// ByPayoutNotifyURL orders the results by the payout_notify_url field.
+func ByPayoutNotifyURL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPayoutNotifyURL, opts...).ToFunc()
+}
+
+// ByPayoutNotifyPost orders the results by the payout_notify_post field.
+func ByPayoutNotifyPost(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPayoutNotifyPost, opts...).ToFunc()
 }

@@ -89,6 +89,16 @@ func PreviousSecretUntil(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldPreviousSecretUntil, v))
 }
 
+// PayoutNotifyURL applies equality check predicate on the "payout_notify_url" field. It's identical to PayoutNotifyURLEQ.
+func PayoutNotifyURL(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyPost applies equality check predicate on the "payout_notify_post" field. It's identical to PayoutNotifyPostEQ.
+func PayoutNotifyPost(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyPost, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedAt, v))
@@ -477,6 +487,81 @@ func PreviousSecretUntilIsNil() predicate.Project {
 // PreviousSecretUntilNotNil applies the NotNil predicate on the "previous_secret_until" field.
 func PreviousSecretUntilNotNil() predicate.Project {
 	return predicate.Project(sql.FieldNotNull(FieldPreviousSecretUntil))
+}
+
+// PayoutNotifyURLEQ applies the EQ predicate on the "payout_notify_url" field.
+func PayoutNotifyURLEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLNEQ applies the NEQ predicate on the "payout_notify_url" field.
+func PayoutNotifyURLNEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLIn applies the In predicate on the "payout_notify_url" field.
+func PayoutNotifyURLIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldPayoutNotifyURL, vs...))
+}
+
+// PayoutNotifyURLNotIn applies the NotIn predicate on the "payout_notify_url" field.
+func PayoutNotifyURLNotIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldPayoutNotifyURL, vs...))
+}
+
+// PayoutNotifyURLGT applies the GT predicate on the "payout_notify_url" field.
+func PayoutNotifyURLGT(v string) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLGTE applies the GTE predicate on the "payout_notify_url" field.
+func PayoutNotifyURLGTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLLT applies the LT predicate on the "payout_notify_url" field.
+func PayoutNotifyURLLT(v string) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLLTE applies the LTE predicate on the "payout_notify_url" field.
+func PayoutNotifyURLLTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLContains applies the Contains predicate on the "payout_notify_url" field.
+func PayoutNotifyURLContains(v string) predicate.Project {
+	return predicate.Project(sql.FieldContains(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLHasPrefix applies the HasPrefix predicate on the "payout_notify_url" field.
+func PayoutNotifyURLHasPrefix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasPrefix(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLHasSuffix applies the HasSuffix predicate on the "payout_notify_url" field.
+func PayoutNotifyURLHasSuffix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasSuffix(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLEqualFold applies the EqualFold predicate on the "payout_notify_url" field.
+func PayoutNotifyURLEqualFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldEqualFold(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyURLContainsFold applies the ContainsFold predicate on the "payout_notify_url" field.
+func PayoutNotifyURLContainsFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldContainsFold(FieldPayoutNotifyURL, v))
+}
+
+// PayoutNotifyPostEQ applies the EQ predicate on the "payout_notify_post" field.
+func PayoutNotifyPostEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyPost, v))
+}
+
+// PayoutNotifyPostNEQ applies the NEQ predicate on the "payout_notify_post" field.
+func PayoutNotifyPostNEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldPayoutNotifyPost, v))
 }
 
 // And groups predicates with the AND operator between them.

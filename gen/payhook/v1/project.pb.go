@@ -274,8 +274,13 @@ type Project struct {
 	Tickers []string `protobuf:"bytes,7,rep,name=tickers,proto3" json:"tickers,omitempty"`
 	// confirmations are the default required confirmations per ticker.
 	Confirmations map[string]int32 `protobuf:"bytes,8,rep,name=confirmations,proto3" json:"confirmations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// payout_notify_url is where payout webhooks go; empty sends none.
+	PayoutNotifyUrl string `protobuf:"bytes,9,opt,name=payout_notify_url,json=payoutNotifyUrl,proto3" json:"payout_notify_url,omitempty"`
+	// payout_notify_post is true when payout webhooks are form POSTs, false
+	// for GET requests.
+	PayoutNotifyPost bool `protobuf:"varint,10,opt,name=payout_notify_post,json=payoutNotifyPost,proto3" json:"payout_notify_post,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Project) Reset() {
@@ -362,6 +367,20 @@ func (x *Project) GetConfirmations() map[string]int32 {
 		return x.Confirmations
 	}
 	return nil
+}
+
+func (x *Project) GetPayoutNotifyUrl() string {
+	if x != nil {
+		return x.PayoutNotifyUrl
+	}
+	return ""
+}
+
+func (x *Project) GetPayoutNotifyPost() bool {
+	if x != nil {
+		return x.PayoutNotifyPost
+	}
+	return false
 }
 
 // ProjectWallet is one payout wallet.
@@ -714,6 +733,107 @@ func (*RemoveWalletResponse) Descriptor() ([]byte, []int) {
 	return file_payhook_v1_project_proto_rawDescGZIP(), []int{11}
 }
 
+// SetPayoutNotifyRequest sets a project's payout webhook.
+type SetPayoutNotifyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// project_id identifies the project.
+	ProjectId int64 `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// payout_notify_url is an http or https URL; empty stops payout webhooks.
+	PayoutNotifyUrl string `protobuf:"bytes,2,opt,name=payout_notify_url,json=payoutNotifyUrl,proto3" json:"payout_notify_url,omitempty"`
+	// get sends payout webhooks as GET requests instead of form POSTs.
+	Get           bool `protobuf:"varint,3,opt,name=get,proto3" json:"get,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPayoutNotifyRequest) Reset() {
+	*x = SetPayoutNotifyRequest{}
+	mi := &file_payhook_v1_project_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPayoutNotifyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPayoutNotifyRequest) ProtoMessage() {}
+
+func (x *SetPayoutNotifyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPayoutNotifyRequest.ProtoReflect.Descriptor instead.
+func (*SetPayoutNotifyRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SetPayoutNotifyRequest) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *SetPayoutNotifyRequest) GetPayoutNotifyUrl() string {
+	if x != nil {
+		return x.PayoutNotifyUrl
+	}
+	return ""
+}
+
+func (x *SetPayoutNotifyRequest) GetGet() bool {
+	if x != nil {
+		return x.Get
+	}
+	return false
+}
+
+// SetPayoutNotifyResponse is empty.
+type SetPayoutNotifyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPayoutNotifyResponse) Reset() {
+	*x = SetPayoutNotifyResponse{}
+	mi := &file_payhook_v1_project_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPayoutNotifyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPayoutNotifyResponse) ProtoMessage() {}
+
+func (x *SetPayoutNotifyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPayoutNotifyResponse.ProtoReflect.Descriptor instead.
+func (*SetPayoutNotifyResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{13}
+}
+
 var File_payhook_v1_project_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_project_proto_rawDesc = "" +
@@ -735,7 +855,7 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\"\x15\n" +
 	"\x13ListProjectsRequest\"G\n" +
 	"\x14ListProjectsResponse\x12/\n" +
-	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\x9b\x03\n" +
+	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\xf5\x03\n" +
 	"\aProject\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x12\n" +
@@ -746,7 +866,10 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12'\n" +
 	"\x0fsecret_rotating\x18\x06 \x01(\bR\x0esecretRotating\x12\x18\n" +
 	"\atickers\x18\a \x03(\tR\atickers\x12L\n" +
-	"\rconfirmations\x18\b \x03(\v2&.payhook.v1.Project.ConfirmationsEntryR\rconfirmations\x1a@\n" +
+	"\rconfirmations\x18\b \x03(\v2&.payhook.v1.Project.ConfirmationsEntryR\rconfirmations\x12*\n" +
+	"\x11payout_notify_url\x18\t \x01(\tR\x0fpayoutNotifyUrl\x12,\n" +
+	"\x12payout_notify_post\x18\n" +
+	" \x01(\bR\x10payoutNotifyPost\x1a@\n" +
 	"\x12ConfirmationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"W\n" +
@@ -772,12 +895,19 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x12!\n" +
 	"\x06ticker\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x06ticker\"\x16\n" +
-	"\x14RemoveWalletResponse2\x85\x05\n" +
+	"\x14RemoveWalletResponse\"\x88\x01\n" +
+	"\x16SetPayoutNotifyRequest\x12&\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x124\n" +
+	"\x11payout_notify_url\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\x0fpayoutNotifyUrl\x12\x10\n" +
+	"\x03get\x18\x03 \x01(\bR\x03get\"\x19\n" +
+	"\x17SetPayoutNotifyResponse2\x92\x06\n" +
 	"\x0eProjectService\x12}\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
 	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12u\n" +
-	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x81\x01\n" +
+	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8a\x01\n" +
+	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x81\x01\n" +
 	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -792,40 +922,44 @@ func file_payhook_v1_project_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_project_proto_rawDescData
 }
 
-var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_payhook_v1_project_proto_goTypes = []any{
-	(*CreateProjectRequest)(nil),  // 0: payhook.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil), // 1: payhook.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),   // 2: payhook.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),  // 3: payhook.v1.ListProjectsResponse
-	(*Project)(nil),               // 4: payhook.v1.Project
-	(*ProjectWallet)(nil),         // 5: payhook.v1.ProjectWallet
-	(*RotateSecretRequest)(nil),   // 6: payhook.v1.RotateSecretRequest
-	(*RotateSecretResponse)(nil),  // 7: payhook.v1.RotateSecretResponse
-	(*SetWalletRequest)(nil),      // 8: payhook.v1.SetWalletRequest
-	(*SetWalletResponse)(nil),     // 9: payhook.v1.SetWalletResponse
-	(*RemoveWalletRequest)(nil),   // 10: payhook.v1.RemoveWalletRequest
-	(*RemoveWalletResponse)(nil),  // 11: payhook.v1.RemoveWalletResponse
-	nil,                           // 12: payhook.v1.Project.ConfirmationsEntry
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*CreateProjectRequest)(nil),    // 0: payhook.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),   // 1: payhook.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),     // 2: payhook.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),    // 3: payhook.v1.ListProjectsResponse
+	(*Project)(nil),                 // 4: payhook.v1.Project
+	(*ProjectWallet)(nil),           // 5: payhook.v1.ProjectWallet
+	(*RotateSecretRequest)(nil),     // 6: payhook.v1.RotateSecretRequest
+	(*RotateSecretResponse)(nil),    // 7: payhook.v1.RotateSecretResponse
+	(*SetWalletRequest)(nil),        // 8: payhook.v1.SetWalletRequest
+	(*SetWalletResponse)(nil),       // 9: payhook.v1.SetWalletResponse
+	(*RemoveWalletRequest)(nil),     // 10: payhook.v1.RemoveWalletRequest
+	(*RemoveWalletResponse)(nil),    // 11: payhook.v1.RemoveWalletResponse
+	(*SetPayoutNotifyRequest)(nil),  // 12: payhook.v1.SetPayoutNotifyRequest
+	(*SetPayoutNotifyResponse)(nil), // 13: payhook.v1.SetPayoutNotifyResponse
+	nil,                             // 14: payhook.v1.Project.ConfirmationsEntry
+	(*timestamppb.Timestamp)(nil),   // 15: google.protobuf.Timestamp
 }
 var file_payhook_v1_project_proto_depIdxs = []int32{
 	4,  // 0: payhook.v1.ListProjectsResponse.projects:type_name -> payhook.v1.Project
 	5,  // 1: payhook.v1.Project.wallets:type_name -> payhook.v1.ProjectWallet
-	13, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	12, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
+	15, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	14, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
 	0,  // 4: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
 	2,  // 5: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
 	6,  // 6: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
 	8,  // 7: payhook.v1.ProjectService.SetWallet:input_type -> payhook.v1.SetWalletRequest
-	10, // 8: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
-	1,  // 9: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
-	3,  // 10: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
-	7,  // 11: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
-	9,  // 12: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
-	11, // 13: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
-	9,  // [9:14] is the sub-list for method output_type
-	4,  // [4:9] is the sub-list for method input_type
+	12, // 8: payhook.v1.ProjectService.SetPayoutNotify:input_type -> payhook.v1.SetPayoutNotifyRequest
+	10, // 9: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
+	1,  // 10: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
+	3,  // 11: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
+	7,  // 12: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
+	9,  // 13: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
+	13, // 14: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
+	11, // 15: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
+	10, // [10:16] is the sub-list for method output_type
+	4,  // [4:10] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -844,7 +978,7 @@ func file_payhook_v1_project_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_project_proto_rawDesc), len(file_payhook_v1_project_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ProjectService_CreateProject_FullMethodName = "/payhook.v1.ProjectService/CreateProject"
-	ProjectService_ListProjects_FullMethodName  = "/payhook.v1.ProjectService/ListProjects"
-	ProjectService_RotateSecret_FullMethodName  = "/payhook.v1.ProjectService/RotateSecret"
-	ProjectService_SetWallet_FullMethodName     = "/payhook.v1.ProjectService/SetWallet"
-	ProjectService_RemoveWallet_FullMethodName  = "/payhook.v1.ProjectService/RemoveWallet"
+	ProjectService_CreateProject_FullMethodName   = "/payhook.v1.ProjectService/CreateProject"
+	ProjectService_ListProjects_FullMethodName    = "/payhook.v1.ProjectService/ListProjects"
+	ProjectService_RotateSecret_FullMethodName    = "/payhook.v1.ProjectService/RotateSecret"
+	ProjectService_SetWallet_FullMethodName       = "/payhook.v1.ProjectService/SetWallet"
+	ProjectService_SetPayoutNotify_FullMethodName = "/payhook.v1.ProjectService/SetPayoutNotify"
+	ProjectService_RemoveWallet_FullMethodName    = "/payhook.v1.ProjectService/RemoveWallet"
 )
 
 // ProjectServiceClient is the client API for ProjectService service.
@@ -47,6 +48,9 @@ type ProjectServiceClient interface {
 	RotateSecret(ctx context.Context, in *RotateSecretRequest, opts ...grpc.CallOption) (*RotateSecretResponse, error)
 	// SetWallet replaces a project's payout wallets for a ticker.
 	SetWallet(ctx context.Context, in *SetWalletRequest, opts ...grpc.CallOption) (*SetWalletResponse, error)
+	// SetPayoutNotify sets where a project's payout webhooks go (a payout
+	// done or failed) and how: a form POST (the default) or a GET.
+	SetPayoutNotify(ctx context.Context, in *SetPayoutNotifyRequest, opts ...grpc.CallOption) (*SetPayoutNotifyResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error)
@@ -100,6 +104,16 @@ func (c *projectServiceClient) SetWallet(ctx context.Context, in *SetWalletReque
 	return out, nil
 }
 
+func (c *projectServiceClient) SetPayoutNotify(ctx context.Context, in *SetPayoutNotifyRequest, opts ...grpc.CallOption) (*SetPayoutNotifyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPayoutNotifyResponse)
+	err := c.cc.Invoke(ctx, ProjectService_SetPayoutNotify_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *projectServiceClient) RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RemoveWalletResponse)
@@ -131,6 +145,9 @@ type ProjectServiceServer interface {
 	RotateSecret(context.Context, *RotateSecretRequest) (*RotateSecretResponse, error)
 	// SetWallet replaces a project's payout wallets for a ticker.
 	SetWallet(context.Context, *SetWalletRequest) (*SetWalletResponse, error)
+	// SetPayoutNotify sets where a project's payout webhooks go (a payout
+	// done or failed) and how: a form POST (the default) or a GET.
+	SetPayoutNotify(context.Context, *SetPayoutNotifyRequest) (*SetPayoutNotifyResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error)
@@ -155,6 +172,9 @@ func (UnimplementedProjectServiceServer) RotateSecret(context.Context, *RotateSe
 }
 func (UnimplementedProjectServiceServer) SetWallet(context.Context, *SetWalletRequest) (*SetWalletResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetWallet not implemented")
+}
+func (UnimplementedProjectServiceServer) SetPayoutNotify(context.Context, *SetPayoutNotifyRequest) (*SetPayoutNotifyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPayoutNotify not implemented")
 }
 func (UnimplementedProjectServiceServer) RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveWallet not implemented")
@@ -252,6 +272,24 @@ func _ProjectService_SetWallet_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProjectService_SetPayoutNotify_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPayoutNotifyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProjectServiceServer).SetPayoutNotify(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProjectService_SetPayoutNotify_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProjectServiceServer).SetPayoutNotify(ctx, req.(*SetPayoutNotifyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProjectService_RemoveWallet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveWalletRequest)
 	if err := dec(in); err != nil {
@@ -292,6 +330,10 @@ var ProjectService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetWallet",
 			Handler:    _ProjectService_SetWallet_Handler,
+		},
+		{
+			MethodName: "SetPayoutNotify",
+			Handler:    _ProjectService_SetPayoutNotify_Handler,
 		},
 		{
 			MethodName: "RemoveWallet",

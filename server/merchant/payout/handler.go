@@ -50,12 +50,16 @@ func (h handler) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, sent [
 		if err := ledger.Write(ctx, tx, h.s.db.Dialect, now, e); err != nil {
 			return err
 		}
-		if err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusDone).SetTxid(o.Txid).SetDoneAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+		p, err = tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusDone).SetTxid(o.Txid).SetDoneAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
 			return fmt.Errorf("payout %d done: %w", p.ID, err)
 		}
 		if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
 			SetStatus(payoutrequest.StatusDone).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return fmt.Errorf("payout %d requests done: %w", p.ID, err)
+		}
+		if err := h.s.notify(ctx, tx, t, p); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -90,14 +94,15 @@ func (h handler) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *e
 	if errors.Is(cause, chains.ErrInvalidForward) {
 		reason = "the network cannot carry this transaction as planned: " + cause.Error()
 	}
-	if err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusError).SetError(reason).SetUpdatedAt(now).Exec(ctx); err != nil {
+	p, err = tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusError).SetError(reason).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
 		return fmt.Errorf("payout %d failed: %w", p.ID, err)
 	}
 	if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
 		SetStatus(payoutrequest.StatusRejected).SetUpdatedAt(now).Exec(ctx); err != nil {
 		return fmt.Errorf("payout %d requests rejected: %w", p.ID, err)
 	}
-	return nil
+	return h.s.notify(ctx, tx, t, p)
 }
 
 // Bounced cannot happen: payouts are UTXO transactions, which a block

@@ -44,6 +44,8 @@ type Config struct {
 	// FeePercent is the operator's payout fee, a percentage of a payout's
 	// total requested (0 to 100); zero charges none.
 	FeePercent decimal.Decimal
+	// Queue stores the payout webhooks; nil sends none.
+	Queue Enqueuer
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 }
@@ -54,6 +56,7 @@ type Service struct {
 	db        *store.DB
 	addresses *address.Service
 	engine    *outbound.Engine
+	webhooks  Enqueuer
 	cfg       Config
 	logger    *slog.Logger
 }
@@ -64,7 +67,7 @@ func New(db *store.DB, addresses *address.Service, engine *outbound.Engine, cfg 
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
-	s := &Service{db: db, addresses: addresses, engine: engine, cfg: cfg, logger: logger}
+	s := &Service{db: db, addresses: addresses, engine: engine, webhooks: cfg.Queue, cfg: cfg, logger: logger}
 	engine.Handle(outbound.PurposePayout, handler{s})
 	return s
 }

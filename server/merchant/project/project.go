@@ -27,6 +27,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // DefaultName is the name of the project that keys created without a
@@ -442,4 +443,27 @@ func WalletTickers(p *entdb.Project) []string {
 	}
 	sort.Strings(ts)
 	return ts
+}
+
+// SetPayoutNotify sets where project id's payout webhooks go (rawURL, ""
+// for none) and how (a form POST, or a GET when post is false). The URL
+// must be http or https, without credentials or a fragment; where it may
+// connect is checked at every attempt, as for every webhook.
+func SetPayoutNotify(ctx context.Context, db *entdb.Client, id int64, rawURL string, post bool, now time.Time) error {
+	u := ""
+	if rawURL != "" {
+		var err error
+		if u, err = egress.CheckURL(rawURL); err != nil {
+			return invalid("payout_notify_url: %v", err)
+		}
+	}
+	n, err := db.Project.Update().Where(entproject.ID(id)).
+		SetPayoutNotifyURL(u).SetPayoutNotifyPost(post).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("set payout webhook of project %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return nil
 }

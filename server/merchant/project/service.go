@@ -164,6 +164,12 @@ func (s *Service) SetWallet(ctx context.Context, id int64, spec string) error {
 	return SetWallet(ctx, s.cfg.DB, id, t, ds, s.cfg.Now())
 }
 
+// SetPayoutNotify sets project id's payout webhook URL ("" for none) and
+// transport (form POST, or GET when post is false).
+func (s *Service) SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error {
+	return SetPayoutNotify(ctx, s.cfg.DB, id, rawURL, post, s.cfg.Now())
+}
+
 // RemoveWallet removes project id's payout wallets of ticker.
 func (s *Service) RemoveWallet(ctx context.Context, id int64, ticker string) error {
 	t, ok := s.cfg.Registry.Lookup(chainsTicker(ticker))

@@ -17,7 +17,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18payhook/v1/project.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xa9\x01\n\x14\x43reateProjectRequest\x12\x1d\n\x04name\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\xc8\x01\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x19\n\x07wallets\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x64\x12\x1a\n\x07tickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\x12 \n\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\"O\n\x15\x43reateProjectResponse\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61pikey\x18\x02 \x01(\t\x12\x12\n\nipn_secret\x18\x03 \x01(\t\"\x15\n\x13ListProjectsRequest\"=\n\x14ListProjectsResponse\x12%\n\x08projects\x18\x01 \x03(\x0b\x32\x13.payhook.v1.Project\"\xb8\x02\n\x07Project\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63urrency\x18\x03 \x01(\t\x12*\n\x07wallets\x18\x04 \x03(\x0b\x32\x19.payhook.v1.ProjectWallet\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fsecret_rotating\x18\x06 \x01(\x08\x12\x0f\n\x07tickers\x18\x07 \x03(\t\x12=\n\rconfirmations\x18\x08 \x03(\x0b\x32&.payhook.v1.Project.ConfirmationsEntry\x1a\x34\n\x12\x43onfirmationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"?\n\rProjectWallet\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\r\n\x05share\x18\x03 \x01(\t\"n\n\x13RotateSecretRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12(\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0c\xbaH\t\"\x07\x18\x80\x9a\x9e\x01(\x00H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"*\n\x14RotateSecretResponse\x12\x12\n\nipn_secret\x18\x01 \x01(\t\"P\n\x10SetWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1f\n\x06wallet\x18\x02 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80 \"\x13\n\x11SetWalletResponse\"R\n\x13RemoveWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \"\x16\n\x14RemoveWalletResponse2\x85\x05\n\x0eProjectService\x12}\n\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"\'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d\"\x18/operator/project/create:\x01*\x12u\n\x0cListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n\x0cRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/rotate-secret:\x01*\x12u\n\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/wallet/set:\x01*\x12\x81\x01\n\x0cRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/wallet/remove:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18payhook/v1/project.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xa9\x01\n\x14\x43reateProjectRequest\x12\x1d\n\x04name\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\xc8\x01\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x19\n\x07wallets\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x64\x12\x1a\n\x07tickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\x12 \n\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\"O\n\x15\x43reateProjectResponse\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61pikey\x18\x02 \x01(\t\x12\x12\n\nipn_secret\x18\x03 \x01(\t\"\x15\n\x13ListProjectsRequest\"=\n\x14ListProjectsResponse\x12%\n\x08projects\x18\x01 \x03(\x0b\x32\x13.payhook.v1.Project\"\xef\x02\n\x07Project\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63urrency\x18\x03 \x01(\t\x12*\n\x07wallets\x18\x04 \x03(\x0b\x32\x19.payhook.v1.ProjectWallet\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fsecret_rotating\x18\x06 \x01(\x08\x12\x0f\n\x07tickers\x18\x07 \x03(\t\x12=\n\rconfirmations\x18\x08 \x03(\x0b\x32&.payhook.v1.Project.ConfirmationsEntry\x12\x19\n\x11payout_notify_url\x18\t \x01(\t\x12\x1a\n\x12payout_notify_post\x18\n \x01(\x08\x1a\x34\n\x12\x43onfirmationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"?\n\rProjectWallet\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\r\n\x05share\x18\x03 \x01(\t\"n\n\x13RotateSecretRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12(\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0c\xbaH\t\"\x07\x18\x80\x9a\x9e\x01(\x00H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"*\n\x14RotateSecretResponse\x12\x12\n\nipn_secret\x18\x01 \x01(\t\"P\n\x10SetWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1f\n\x06wallet\x18\x02 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80 \"\x13\n\x11SetWalletResponse\"R\n\x13RemoveWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \"\x16\n\x14RemoveWalletResponse\"g\n\x16SetPayoutNotifyRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12#\n\x11payout_notify_url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x10\x12\x0b\n\x03get\x18\x03 \x01(\x08\"\x19\n\x17SetPayoutNotifyResponse2\x92\x06\n\x0eProjectService\x12}\n\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"\'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d\"\x18/operator/project/create:\x01*\x12u\n\x0cListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n\x0cRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/rotate-secret:\x01*\x12u\n\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/wallet/set:\x01*\x12\x8a\x01\n\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/payout-notify:\x01*\x12\x81\x01\n\x0cRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/wallet/remove:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.project_pb2', globals())
@@ -49,6 +49,10 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REMOVEWALLETREQUEST.fields_by_name['project_id']._serialized_options = b'\272H\004\"\002 \000'
   _REMOVEWALLETREQUEST.fields_by_name['ticker']._options = None
   _REMOVEWALLETREQUEST.fields_by_name['ticker']._serialized_options = b'\272H\004r\002\020\001\272H\004r\002\030 '
+  _SETPAYOUTNOTIFYREQUEST.fields_by_name['project_id']._options = None
+  _SETPAYOUTNOTIFYREQUEST.fields_by_name['project_id']._serialized_options = b'\272H\004\"\002 \000'
+  _SETPAYOUTNOTIFYREQUEST.fields_by_name['payout_notify_url']._options = None
+  _SETPAYOUTNOTIFYREQUEST.fields_by_name['payout_notify_url']._serialized_options = b'\272H\005r\003\030\200\020'
   _PROJECTSERVICE.methods_by_name['CreateProject']._options = None
   _PROJECTSERVICE.methods_by_name['CreateProject']._serialized_options = b'\220\373\030\003\202\323\344\223\002\035\"\030/operator/project/create:\001*'
   _PROJECTSERVICE.methods_by_name['ListProjects']._options = None
@@ -57,6 +61,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _PROJECTSERVICE.methods_by_name['RotateSecret']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/rotate-secret:\001*'
   _PROJECTSERVICE.methods_by_name['SetWallet']._options = None
   _PROJECTSERVICE.methods_by_name['SetWallet']._serialized_options = b'\220\373\030\003\202\323\344\223\002!\"\034/operator/project/wallet/set:\001*'
+  _PROJECTSERVICE.methods_by_name['SetPayoutNotify']._options = None
+  _PROJECTSERVICE.methods_by_name['SetPayoutNotify']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/payout-notify:\001*'
   _PROJECTSERVICE.methods_by_name['RemoveWallet']._options = None
   _PROJECTSERVICE.methods_by_name['RemoveWallet']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/wallet/remove:\001*'
   _CREATEPROJECTREQUEST._serialized_start=158
@@ -68,23 +74,27 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _LISTPROJECTSRESPONSE._serialized_start=433
   _LISTPROJECTSRESPONSE._serialized_end=494
   _PROJECT._serialized_start=497
-  _PROJECT._serialized_end=809
-  _PROJECT_CONFIRMATIONSENTRY._serialized_start=757
-  _PROJECT_CONFIRMATIONSENTRY._serialized_end=809
-  _PROJECTWALLET._serialized_start=811
-  _PROJECTWALLET._serialized_end=874
-  _ROTATESECRETREQUEST._serialized_start=876
-  _ROTATESECRETREQUEST._serialized_end=986
-  _ROTATESECRETRESPONSE._serialized_start=988
-  _ROTATESECRETRESPONSE._serialized_end=1030
-  _SETWALLETREQUEST._serialized_start=1032
-  _SETWALLETREQUEST._serialized_end=1112
-  _SETWALLETRESPONSE._serialized_start=1114
-  _SETWALLETRESPONSE._serialized_end=1133
-  _REMOVEWALLETREQUEST._serialized_start=1135
-  _REMOVEWALLETREQUEST._serialized_end=1217
-  _REMOVEWALLETRESPONSE._serialized_start=1219
-  _REMOVEWALLETRESPONSE._serialized_end=1241
-  _PROJECTSERVICE._serialized_start=1244
-  _PROJECTSERVICE._serialized_end=1889
+  _PROJECT._serialized_end=864
+  _PROJECT_CONFIRMATIONSENTRY._serialized_start=812
+  _PROJECT_CONFIRMATIONSENTRY._serialized_end=864
+  _PROJECTWALLET._serialized_start=866
+  _PROJECTWALLET._serialized_end=929
+  _ROTATESECRETREQUEST._serialized_start=931
+  _ROTATESECRETREQUEST._serialized_end=1041
+  _ROTATESECRETRESPONSE._serialized_start=1043
+  _ROTATESECRETRESPONSE._serialized_end=1085
+  _SETWALLETREQUEST._serialized_start=1087
+  _SETWALLETREQUEST._serialized_end=1167
+  _SETWALLETRESPONSE._serialized_start=1169
+  _SETWALLETRESPONSE._serialized_end=1188
+  _REMOVEWALLETREQUEST._serialized_start=1190
+  _REMOVEWALLETREQUEST._serialized_end=1272
+  _REMOVEWALLETRESPONSE._serialized_start=1274
+  _REMOVEWALLETRESPONSE._serialized_end=1296
+  _SETPAYOUTNOTIFYREQUEST._serialized_start=1298
+  _SETPAYOUTNOTIFYREQUEST._serialized_end=1401
+  _SETPAYOUTNOTIFYRESPONSE._serialized_start=1403
+  _SETPAYOUTNOTIFYRESPONSE._serialized_end=1428
+  _PROJECTSERVICE._serialized_start=1431
+  _PROJECTSERVICE._serialized_end=2217
 # @@protoc_insertion_point(module_scope)

@@ -44,7 +44,7 @@ class ListProjectsResponse(_message.Message):
     def __init__(self, projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ...) -> None: ...
 
 class Project(_message.Message):
-    __slots__ = ["confirmations", "created_at", "currency", "name", "project_id", "secret_rotating", "tickers", "wallets"]
+    __slots__ = ["confirmations", "created_at", "currency", "name", "payout_notify_post", "payout_notify_url", "project_id", "secret_rotating", "tickers", "wallets"]
     class ConfirmationsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,8 @@ class Project(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CURRENCY_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PAYOUT_NOTIFY_POST_FIELD_NUMBER: _ClassVar[int]
+    PAYOUT_NOTIFY_URL_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     SECRET_ROTATING_FIELD_NUMBER: _ClassVar[int]
     TICKERS_FIELD_NUMBER: _ClassVar[int]
@@ -64,11 +66,13 @@ class Project(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     currency: str
     name: str
+    payout_notify_post: bool
+    payout_notify_url: str
     project_id: int
     secret_rotating: bool
     tickers: _containers.RepeatedScalarFieldContainer[str]
     wallets: _containers.RepeatedCompositeFieldContainer[ProjectWallet]
-    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ...) -> None: ...
+    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ..., payout_notify_url: _Optional[str] = ..., payout_notify_post: bool = ...) -> None: ...
 
 class ProjectWallet(_message.Message):
     __slots__ = ["address", "share", "ticker"]
@@ -105,6 +109,20 @@ class RotateSecretResponse(_message.Message):
     IPN_SECRET_FIELD_NUMBER: _ClassVar[int]
     ipn_secret: str
     def __init__(self, ipn_secret: _Optional[str] = ...) -> None: ...
+
+class SetPayoutNotifyRequest(_message.Message):
+    __slots__ = ["get", "payout_notify_url", "project_id"]
+    GET_FIELD_NUMBER: _ClassVar[int]
+    PAYOUT_NOTIFY_URL_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    get: bool
+    payout_notify_url: str
+    project_id: int
+    def __init__(self, project_id: _Optional[int] = ..., payout_notify_url: _Optional[str] = ..., get: bool = ...) -> None: ...
+
+class SetPayoutNotifyResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
 
 class SetWalletRequest(_message.Message):
     __slots__ = ["project_id", "wallet"]

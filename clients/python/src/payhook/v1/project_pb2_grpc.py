@@ -39,6 +39,11 @@ class ProjectServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_project__pb2.SetWalletRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_project__pb2.SetWalletResponse.FromString,
                 )
+        self.SetPayoutNotify = channel.unary_unary(
+                '/payhook.v1.ProjectService/SetPayoutNotify',
+                request_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.FromString,
+                )
         self.RemoveWallet = channel.unary_unary(
                 '/payhook.v1.ProjectService/RemoveWallet',
                 request_serializer=payhook_dot_v1_dot_project__pb2.RemoveWalletRequest.SerializeToString,
@@ -85,6 +90,14 @@ class ProjectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPayoutNotify(self, request, context):
+        """SetPayoutNotify sets where a project's payout webhooks go (a payout
+        done or failed) and how: a form POST (the default) or a GET.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RemoveWallet(self, request, context):
         """RemoveWallet removes a project's payout wallets for a ticker; its
         payments are then held by payhook (listed by `payhook funds`).
@@ -115,6 +128,11 @@ def add_ProjectServiceServicer_to_server(servicer, server):
                     servicer.SetWallet,
                     request_deserializer=payhook_dot_v1_dot_project__pb2.SetWalletRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_project__pb2.SetWalletResponse.SerializeToString,
+            ),
+            'SetPayoutNotify': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPayoutNotify,
+                    request_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.SerializeToString,
             ),
             'RemoveWallet': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveWallet,
@@ -201,6 +219,23 @@ class ProjectService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetWallet',
             payhook_dot_v1_dot_project__pb2.SetWalletRequest.SerializeToString,
             payhook_dot_v1_dot_project__pb2.SetWalletResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetPayoutNotify(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPayoutNotify',
+            payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.SerializeToString,
+            payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/project.proto.
  */
 export const file_payhook_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0IrgCCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5GjQKEkNvbmZpcm1hdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIj8KDVByb2plY3RXYWxsZXQSDgoGdGlja2VyGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSDQoFc2hhcmUYAyABKAkibgoTUm90YXRlU2VjcmV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEigKDWdyYWNlX3NlY29uZHMYAiABKANCDLpICSIHGICangEoAEgAiAEBQhAKDl9ncmFjZV9zZWNvbmRzIioKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEhIKCmlwbl9zZWNyZXQYASABKAkiSwoQU2V0V2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhoKBndhbGxldBgCIAEoCUIKukgHcgUQARiAICITChFTZXRXYWxsZXRSZXNwb25zZSJNChNSZW1vdmVXYWxsZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGQoGdGlja2VyGAIgASgJQgm6SAZyBBABGCAiFgoUUmVtb3ZlV2FsbGV0UmVzcG9uc2UyhQUKDlByb2plY3RTZXJ2aWNlEn0KDUNyZWF0ZVByb2plY3QSIC5wYXlob29rLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiEucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiJ5D7GAOC0+STAh06ASoiGC9vcGVyYXRvci9wcm9qZWN0L2NyZWF0ZRJ1CgxMaXN0UHJvamVjdHMSHy5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaIC5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIiKQ+xgDgtPkkwIYEhYvb3BlcmF0b3IvcHJvamVjdC9saXN0EoEBCgxSb3RhdGVTZWNyZXQSHy5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaIC5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9yb3RhdGUtc2VjcmV0EnUKCVNldFdhbGxldBIcLnBheWhvb2sudjEuU2V0V2FsbGV0UmVxdWVzdBodLnBheWhvb2sudjEuU2V0V2FsbGV0UmVzcG9uc2UiK5D7GAOC0+STAiE6ASoiHC9vcGVyYXRvci9wcm9qZWN0L3dhbGxldC9zZXQSgQEKDFJlbW92ZVdhbGxldBIfLnBheWhvb2sudjEuUmVtb3ZlV2FsbGV0UmVxdWVzdBogLnBheWhvb2sudjEuUmVtb3ZlV2FsbGV0UmVzcG9uc2UiLpD7GAOC0+STAiQ6ASoiHy9vcGVyYXRvci9wcm9qZWN0L3dhbGxldC9yZW1vdmVCNVozZ2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svdjE7cGF5aG9va3YxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0Iu8CCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBo0ChJDb25maXJtYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASI/Cg1Qcm9qZWN0V2FsbGV0Eg4KBnRpY2tlchgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXNoYXJlGAMgASgJIm4KE1JvdGF0ZVNlY3JldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIoCg1ncmFjZV9zZWNvbmRzGAIgASgDQgy6SAkiBxiAmp4BKABIAIgBAUIQCg5fZ3JhY2Vfc2Vjb25kcyIqChRSb3RhdGVTZWNyZXRSZXNwb25zZRISCgppcG5fc2VjcmV0GAEgASgJIksKEFNldFdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIaCgZ3YWxsZXQYAiABKAlCCrpIB3IFEAEYgCAiEwoRU2V0V2FsbGV0UmVzcG9uc2UiTQoTUmVtb3ZlV2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhkKBnRpY2tlchgCIAEoCUIJukgGcgQQARggIhYKFFJlbW92ZVdhbGxldFJlc3BvbnNlImcKFlNldFBheW91dE5vdGlmeVJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIjChFwYXlvdXRfbm90aWZ5X3VybBgCIAEoCUIIukgFcgMYgBASCwoDZ2V0GAMgASgIIhkKF1NldFBheW91dE5vdGlmeVJlc3BvbnNlMpIGCg5Qcm9qZWN0U2VydmljZRJ9Cg1DcmVhdGVQcm9qZWN0EiAucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBohLnBheWhvb2sudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIieQ+xgDgtPkkwIdOgEqIhgvb3BlcmF0b3IvcHJvamVjdC9jcmVhdGUSdQoMTGlzdFByb2plY3RzEh8ucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GiAucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIikPsYA4LT5JMCGBIWL29wZXJhdG9yL3Byb2plY3QvbGlzdBKBAQoMUm90YXRlU2VjcmV0Eh8ucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GiAucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZSIukPsYA4LT5JMCJDoBKiIfL29wZXJhdG9yL3Byb2plY3Qvcm90YXRlLXNlY3JldBJ1CglTZXRXYWxsZXQSHC5wYXlob29rLnYxLlNldFdhbGxldFJlcXVlc3QaHS5wYXlob29rLnYxLlNldFdhbGxldFJlc3BvbnNlIiuQ+xgDgtPkkwIhOgEqIhwvb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvc2V0EooBCg9TZXRQYXlvdXROb3RpZnkSIi5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlcXVlc3QaIy5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9wYXlvdXQtbm90aWZ5EoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
  * CreateProjectRequest names a new project.
@@ -200,6 +200,21 @@ export type Project = Message<"payhook.v1.Project"> & {
    * @generated from field: map<string, int32> confirmations = 8;
    */
   confirmations: { [key: string]: number };
+
+  /**
+   * payout_notify_url is where payout webhooks go; empty sends none.
+   *
+   * @generated from field: string payout_notify_url = 9;
+   */
+  payoutNotifyUrl: string;
+
+  /**
+   * payout_notify_post is true when payout webhooks are form POSTs, false
+   * for GET requests.
+   *
+   * @generated from field: bool payout_notify_post = 10;
+   */
+  payoutNotifyPost: boolean;
 };
 
 /**
@@ -381,6 +396,56 @@ export const RemoveWalletResponseSchema: GenMessage<RemoveWalletResponse> = /*@_
   messageDesc(file_payhook_v1_project, 11);
 
 /**
+ * SetPayoutNotifyRequest sets a project's payout webhook.
+ *
+ * @generated from message payhook.v1.SetPayoutNotifyRequest
+ */
+export type SetPayoutNotifyRequest = Message<"payhook.v1.SetPayoutNotifyRequest"> & {
+  /**
+   * project_id identifies the project.
+   *
+   * @generated from field: int64 project_id = 1;
+   */
+  projectId: bigint;
+
+  /**
+   * payout_notify_url is an http or https URL; empty stops payout webhooks.
+   *
+   * @generated from field: string payout_notify_url = 2;
+   */
+  payoutNotifyUrl: string;
+
+  /**
+   * get sends payout webhooks as GET requests instead of form POSTs.
+   *
+   * @generated from field: bool get = 3;
+   */
+  get: boolean;
+};
+
+/**
+ * Describes the message payhook.v1.SetPayoutNotifyRequest.
+ * Use `create(SetPayoutNotifyRequestSchema)` to create a new message.
+ */
+export const SetPayoutNotifyRequestSchema: GenMessage<SetPayoutNotifyRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 12);
+
+/**
+ * SetPayoutNotifyResponse is empty.
+ *
+ * @generated from message payhook.v1.SetPayoutNotifyResponse
+ */
+export type SetPayoutNotifyResponse = Message<"payhook.v1.SetPayoutNotifyResponse"> & {
+};
+
+/**
+ * Describes the message payhook.v1.SetPayoutNotifyResponse.
+ * Use `create(SetPayoutNotifyResponseSchema)` to create a new message.
+ */
+export const SetPayoutNotifyResponseSchema: GenMessage<SetPayoutNotifyResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 13);
+
+/**
  * ProjectService manages the projects of the merchant interface. A project
  * owns API keys, addresses, checkouts, deposits and their notifications, and
  * holds the IPN secret that signs its webhooks. Every method requires an
@@ -432,6 +497,17 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof SetWalletRequestSchema;
     output: typeof SetWalletResponseSchema;
+  },
+  /**
+   * SetPayoutNotify sets where a project's payout webhooks go (a payout
+   * done or failed) and how: a form POST (the default) or a GET.
+   *
+   * @generated from rpc payhook.v1.ProjectService.SetPayoutNotify
+   */
+  setPayoutNotify: {
+    methodKind: "unary";
+    input: typeof SetPayoutNotifyRequestSchema;
+    output: typeof SetPayoutNotifyResponseSchema;
   },
   /**
    * RemoveWallet removes a project's payout wallets for a ticker; its
