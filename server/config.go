@@ -16,6 +16,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
@@ -51,6 +52,8 @@ type Config struct {
 	ManualDelivery bool
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
+	// OutboundFaults inject crashes into the outbound engine. Tests.
+	OutboundFaults outbound.Faults
 	// Out receives messages meant for the person running the server (the dev
 	// API key); os.Stdout when nil.
 	Out io.Writer

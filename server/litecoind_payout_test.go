@@ -1,16 +1,20 @@
 package server_test
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shopspring/decimal"
 
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -182,4 +186,67 @@ func (e *ltcEnv) postKey(t *testing.T, path, body, key string) servertest.Respon
 func (e *ltcEnv) postForm(t *testing.T, path string, form map[string][]string, key string) servertest.Response {
 	t.Helper()
 	return (&devEnv{in: e.in}).postForm(t, path, form, key)
+}
+
+// TestLitecoindPayoutCrashAfterRecord: the instance stops (a crash the
+// engine's fault hook stands for) after the payout's signed transaction is
+// recorded and before it reaches the node. Nothing was sent and the payout
+// is processing; the next poll of the chain resumes it and sends exactly
+// the recorded bytes, once: the node holds that one transaction, and the
+// payout is done with its hash.
+func TestLitecoindPayoutCrashAfterRecord(t *testing.T) {
+	t.Parallel()
+	var crashed atomic.Bool
+	e := newLTCEnv(t, store.SQLite, func(c *server.Config) {
+		c.OutboundFaults.AfterRecord = func() error {
+			if crashed.CompareAndSwap(false, true) {
+				return errors.New("crash after the bytes are recorded")
+			}
+			return nil
+		}
+	})
+	key := e.in.KeyA
+	r := e.in.Get(t, "/ltc/payout/address/", nil, key)
+	wantStatus(t, r, 200)
+	e.n.Must(nil, "sendtoaddress", r.JSON["address"].(string), json.Number("1"))
+	for range 3 {
+		e.step(t, 1)
+	}
+	var dest string
+	e.n.Must(&dest, "getnewaddress")
+	r = e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.3"}}`, dest), key)
+	wantStatus(t, r, 200)
+	if st := r.JSON["payout_info"].(map[string]any)["status"]; st != "processing" || !crashed.Load() {
+		t.Fatalf("payout %s after the crash, want processing", r.Body)
+	}
+	ctx := t.Context()
+	o, err := e.in.Server.DB().Client.Outbound.Query().Only(ctx)
+	if err != nil || o.SignedTx == nil || o.Txid == "" || o.Sends != 0 {
+		t.Fatalf("recorded transaction %+v (%v): want its bytes recorded and nothing sent", o, err)
+	}
+	var mempool []string
+	e.n.Must(&mempool, "getrawmempool")
+	if len(mempool) != 0 {
+		t.Fatalf("the node has %v before the resume", mempool)
+	}
+	e.step(t, 0) // the poll resumes what a crash left signed
+	e.n.Must(&mempool, "getrawmempool")
+	if len(mempool) != 1 || mempool[0] != o.Txid {
+		t.Fatalf("the node's mempool %v, want exactly the recorded %s", mempool, o.Txid)
+	}
+	var raw string
+	e.n.Must(&raw, "getrawtransaction", o.Txid)
+	if raw != hex.EncodeToString(*o.SignedTx) {
+		t.Error("the node holds other bytes than those recorded")
+	}
+	id := fmt.Sprint(r.JSON["payout_info"].(map[string]any)["id"])
+	st := e.postForm(t, "/payout/status/", map[string][]string{"payout_id": {id}}, key)
+	if info := st.JSON["payout_info"].(map[string]any); info["status"] != "done" || info["txid"] != o.Txid {
+		t.Errorf("payout after the resume: %s", st.Body)
+	}
+	e.step(t, 1)
+	e.n.Must(&mempool, "getrawmempool")
+	if n, _ := e.in.Server.DB().Client.Outbound.Query().Count(ctx); len(mempool) != 0 || n != 1 {
+		t.Errorf("after a block: mempool %v, %d transactions recorded; want the one payout mined", mempool, n)
+	}
 }

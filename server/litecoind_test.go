@@ -30,17 +30,17 @@ type ltcEnv struct {
 	tk   chains.Ticker
 }
 
-func newLTCEnv(t *testing.T, d store.Dialect) *ltcEnv {
+func newLTCEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *ltcEnv {
 	t.Helper()
 	n := nodetest.StartLitecoind(t, 110)
 	sink := newSink(t)
-	in := servertest.Start(t, d, func(c *server.Config) {
+	in := servertest.Start(t, d, append([]func(*server.Config){func(c *server.Config) {
 		c.ManualDelivery = true
 		c.Chains.OfferWithoutNodes = false
 		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
 		c.Chains.Prices = server.PricesTable // no network beyond the node
 		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
-	})
+	}}, mutate...)...)
 	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
 	if err != nil {

@@ -312,7 +312,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	// One engine sends every outgoing transaction; forwarding is its first
 	// caller.
-	s.outbound = outbound.New(s.db, outbound.Config{Backends: backends, Now: s.cfg.Now}, s.logger)
+	s.outbound = outbound.New(s.db, outbound.Config{Backends: backends, Now: s.cfg.Now, Faults: s.cfg.OutboundFaults}, s.logger)
 	s.payments = payment.New(s.db, payment.Config{
 		Registry:      registry,
 		Backends:      backends,

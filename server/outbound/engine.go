@@ -98,6 +98,10 @@ type Engine struct {
 
 	mu       sync.RWMutex
 	handlers map[Purpose]Handler
+	// left are the tickers with transactions a Send of this instance left
+	// planned or signed (a failed sign or send): their watcher resumes
+	// them at its next poll (Left), whoever planned them.
+	left map[string]bool
 }
 
 // New returns an Engine.
@@ -106,7 +110,7 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) *Engine {
 		cfg.Now = clock.Now
 	}
 	return &Engine{db: db, backends: cfg.Backends, minimums: cfg.Minimums, now: cfg.Now, faults: cfg.Faults,
-		logger: logger, handlers: map[Purpose]Handler{}}
+		logger: logger, handlers: map[Purpose]Handler{}, left: map[string]bool{}}
 }
 
 // Handle registers the handler of purpose p's transactions. Register before
@@ -376,8 +380,32 @@ func (e *Engine) SendPlanned(ctx context.Context, t chains.Ticker, os []*entdb.O
 	return e.send(ctx, t, unsent(os))
 }
 
+// Left reports whether a Send of this instance left transactions of t
+// planned or signed since the last Resume of t that finished them all: the
+// watcher of t then resumes at its next poll, even without a new block.
+func (e *Engine) Left(t chains.Ticker) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.left[t.Ticker]
+}
+
+func (e *Engine) setLeft(t chains.Ticker, left bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if left {
+		e.left[t.Ticker] = true
+	} else {
+		delete(e.left, t.Ticker)
+	}
+}
+
 // send is Send for the rows os, planned or signed.
 func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound) (open bool, err error) {
+	defer func() {
+		if open {
+			e.setLeft(t, true)
+		}
+	}()
 	backend := e.backends[t.Ticker]
 	var errs []error
 	// Sign what has no bytes yet, then record every signature in one
@@ -724,6 +752,11 @@ func (e *Engine) noteError(ctx context.Context, o *entdb.Outbound, err error) {
 // failed sign or send, another instance, a replacement), BatchSize at a
 // time. It reports whether some are still open.
 func (e *Engine) Resume(ctx context.Context, t chains.Ticker) (open bool, err error) {
+	defer func() {
+		if !open && err == nil {
+			e.setLeft(t, false)
+		}
+	}()
 	var after int64
 	for {
 		ids, err := e.db.Client.Outbound.Query().

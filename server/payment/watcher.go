@@ -156,6 +156,10 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 	w.healthMu.Lock()
 	w.health.Head = head.Height
 	w.healthMu.Unlock()
+	if w.svc.out != nil && w.svc.out.Left(w.ticker) {
+		// A send of another caller (a payout) failed: finish it now.
+		w.reconcile = true
+	}
 	if w.known != nil && *w.known == head && !w.reconcile {
 		w.progress(seq, head.Height)
 		return nil
@@ -176,14 +180,15 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		return err
 	}
 	w.known = &head
-	if w.reconcile {
-		// Transactions left by a crash, a failed send or another instance.
-		open, err := w.svc.out.Resume(ctx, w.ticker)
-		if err != nil {
-			w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
-		}
-		w.reconcile = open || err != nil
+	// Transactions left by a crash, a failed send or another instance
+	// (a payout planned by an instance that does not watch the ticker):
+	// at every poll that read a new block, and at the next poll whatever
+	// it reads after a failure (one indexed query when there are none).
+	open, err := w.svc.out.Resume(ctx, w.ticker)
+	if err != nil {
+		w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
 	}
+	w.reconcile = open || err != nil
 	w.progress(seq, head.Height)
 	return nil
 }
