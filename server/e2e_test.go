@@ -126,7 +126,15 @@ func newDevEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *d
 func (e *devEnv) post(t *testing.T, path string, body any) servertest.Response {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(e.in.BaseURL+path, "application/json", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and reads the answer (its JSON when it is JSON).
+func roundTrip(t *testing.T, req *http.Request) servertest.Response {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestLitecoindPayout(t *testing.T) {
 	if !before.Sub(after).Equal(withFee) {
 		t.Errorf("the balance fell from %s to %s, by %s; want by total_with_fee %s", before, after, before.Sub(after), withFee)
 	}
-	if got := ledgerSumLTC(t, e, entledger.AccountPayout); !got.Equal(decimal.RequireFromString("1").Shift(e.tk.Decimals)) {
+	if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(decimal.RequireFromString("1").Shift(e.tk.Decimals)) {
 		t.Errorf("journal: paid out %s base units, want 1 ltc", got)
 	}
 
@@ -161,21 +161,6 @@ func TestLitecoindPayout(t *testing.T) {
 	if len(mempool) != 1 {
 		t.Errorf("the node's mempool holds %d transactions, want the one payout", len(mempool))
 	}
-}
-
-// ledgerSumLTC sums the journal's ltc lines of account for project A.
-func ledgerSumLTC(t *testing.T, e *ltcEnv, account entledger.Account) decimal.Decimal {
-	t.Helper()
-	ls, err := e.in.Server.DB().Client.LedgerEntry.Query().
-		Where(entledger.ProjectID(e.in.ProjectA), entledger.Ticker("ltc"), entledger.AccountEQ(account)).All(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := decimal.Zero
-	for _, l := range ls {
-		sum = sum.Add(l.Amount)
-	}
-	return sum
 }
 
 func (e *ltcEnv) postKey(t *testing.T, path, body, key string) servertest.Response {

@@ -829,15 +829,7 @@ func (e *devEnv) postKey(t *testing.T, path, body, key string) servertest.Respon
 	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(body))
 	req.Header.Set("apikey", key)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := servertest.Response{Code: resp.StatusCode, Body: raw}
-	_ = json.Unmarshal(raw, &r.JSON)
-	return r
+	return roundTrip(t, req)
 }
 
 // TestDepositStagesPerFamily: merchant webhooks follow the states table:

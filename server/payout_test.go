@@ -2,9 +2,7 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,22 +27,14 @@ func (e *devEnv) postForm(t *testing.T, path string, form url.Values, key string
 	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("apikey", key)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := servertest.Response{Code: resp.StatusCode, Body: raw}
-	_ = json.Unmarshal(raw, &r.JSON)
-	return r
+	return roundTrip(t, req)
 }
 
 // ledgerSum sums the journal's lines of account for project and ticker, in
 // base units.
-func ledgerSum(t *testing.T, e *devEnv, project int64, ticker string, account entledger.Account) decimal.Decimal {
+func ledgerSum(t *testing.T, in *servertest.Instance, project int64, ticker string, account entledger.Account) decimal.Decimal {
 	t.Helper()
-	ls, err := e.in.Server.DB().Client.LedgerEntry.Query().
+	ls, err := in.Server.DB().Client.LedgerEntry.Query().
 		Where(entledger.ProjectID(project), entledger.Ticker(ticker), entledger.AccountEQ(account)).All(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -176,16 +166,16 @@ func TestPayoutEndToEnd(t *testing.T) {
 				t.Errorf("balance with the change: %s, want %s", b.Body, wantChange)
 			}
 			units := func(s string) decimal.Decimal { return decimal.RequireFromString(s).Shift(tk.Decimals) }
-			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(units("0.6")) {
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(units("0.6")) {
 				t.Errorf("journal: paid out %s base units, want 0.6 ltc", got)
 			}
-			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountOutgoing); !got.IsZero() {
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountOutgoing); !got.IsZero() {
 				t.Errorf("journal: %s base units still outgoing", got)
 			}
-			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountHeld); !got.Equal(wantChange.Shift(tk.Decimals)) {
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountHeld); !got.Equal(wantChange.Shift(tk.Decimals)) {
 				t.Errorf("journal: held %s base units, want the change", got)
 			}
-			if got := ledgerSum(t, e, e.in.ProjectA, "ltc", entledger.AccountReceived); !got.Equal(units("-0.8")) {
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountReceived); !got.Equal(units("-0.8")) {
 				t.Errorf("journal: received %s base units, want -0.8 ltc (the change left and came back)", got)
 			}
 
