@@ -14,7 +14,9 @@ import (
 
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -36,8 +38,19 @@ func (e *ltcEnv) balance(t *testing.T, key string) decimal.Decimal {
 // other is refused and records nothing.
 func TestLitecoindPayout(t *testing.T) {
 	t.Parallel()
-	e := newLTCEnv(t, store.Postgres)
+	ms := newMerchantSink(t)
+	e := newLTCEnv(t, store.Postgres, func(c *server.Config) {
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, ms.URL+"/merchant")
+	})
 	key := e.in.KeyA
+	pr, err := e.in.Server.DB().Client.Project.Get(t.Context(), e.in.ProjectA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms.secrets = []string{pr.IpnSecret}
+	if err := project.SetPayoutNotify(t.Context(), e.in.Server.DB().Client, e.in.ProjectA, ms.URL+"/merchant", false, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
 	r := e.in.Get(t, "/ltc/payout/address/", nil, key)
 	wantStatus(t, r, 200)
 	wallet := r.JSON["address"].(string)
@@ -110,6 +123,13 @@ func TestLitecoindPayout(t *testing.T) {
 	}
 	for range 3 {
 		e.step(t, 1)
+	}
+	// The payout webhook (a GET, as the project chose), signed, with the
+	// transaction's hash.
+	hooks, errs := ms.take()
+	if len(errs) > 0 || len(hooks) != 1 || hooks[0].method != "GET" || hooks[0].event != "payout.done" ||
+		hooks[0].form.Get("txid") != txid || hooks[0].form.Get("total_with_fee") != withFee.String() {
+		t.Errorf("payout webhooks %+v, errors %v; want one GET payout.done with txid %s", hooks, errs, txid)
 	}
 	var st map[string]any
 	e.n.Must(&st, "getrawtransaction", txid, true)
