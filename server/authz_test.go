@@ -192,6 +192,9 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	"payhook.v1.ProjectService.RemoveWallet": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.RemoveWalletRequest{ProjectId: f.spareProject, Ticker: "btc"}
 	}},
+	"payhook.v1.ProjectService.SetPayoutLimit": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.SetPayoutLimitRequest{ProjectId: f.spareProject, Ticker: "btc", PerPayout: "1", PerDay: "5"}
+	}},
 	"payhook.v1.ProjectService.SetPayoutNotify": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.SetPayoutNotifyRequest{ProjectId: f.spareProject, PayoutNotifyUrl: f.hook}
 	}},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -226,6 +229,118 @@ func TestPayoutEndToEnd(t *testing.T) {
 			wantStatus(t, e.in.Get(t, "/eth/payout/balance/", nil, e.in.KeyA), 400)
 			if n, _ := e.in.Server.DB().Client.PayoutRequest.Query().Where(payoutrequest.ProjectID(e.in.ProjectA)).Count(ctx); n != 2 {
 				t.Errorf("project A has %d payout requests, want the 2 paid", n)
+			}
+		})
+	}
+}
+
+// TestPayoutLimitsAndApproval: with the operator's limits on a project's
+// ltc payouts (set over the operator API), a payout above the maximum per
+// payout, or one that takes the day's payouts above the maximum per day,
+// waits for approval (queued false, nothing taken from the balance, not
+// processed again); a payout within both is sent at once. A dashboard user
+// of the project sees the waiting payout with its outputs and the balance,
+// and approving it sends it, recorded as approved by that user; another
+// project's payout cannot be approved from this dashboard.
+func TestPayoutLimitsAndApproval(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			e := newDevEnv(t, d)
+			ctx := context.Background()
+			now := clock.Now()
+			operator, _, err := apikey.CreateOperator(ctx, e.in.Server.DB().Client, "ops", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := fmt.Sprintf(`{"project_id": %d, "ticker": "ltc", "per_payout": "0.5", "per_day": "1"}`, e.in.ProjectA)
+			wantStatus(t, e.postKey(t, "/operator/project/payout-limit/", limit, e.in.KeyA), 403)
+			wantStatus(t, e.postKey(t, "/operator/project/payout-limit/", limit, operator), 200)
+			bad := fmt.Sprintf(`{"project_id": %d, "ticker": "ltc", "per_payout": "-1"}`, e.in.ProjectA)
+			wantStatus(t, e.postKey(t, "/operator/project/payout-limit/", bad, operator), 400)
+
+			w := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyA).JSON["address"].(string)
+			for range 4 {
+				wantStatus(t, e.post(t, "/devnet/ltc/pay/", map[string]any{"address_in": w, "value_coin": "1"}), 200)
+			}
+			e.mine(t, "ltc", 5)
+			tk, _ := family.DefaultRegistry().Lookup("ltc")
+			destA, destB := destinations(t, tk)
+			process := func(dest, amount string) servertest.Response {
+				return e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: %q}}`, dest, amount), e.in.KeyA)
+			}
+
+			big := process(destA, "0.6")
+			wantStatus(t, big, 200)
+			info := big.JSON["payout_info"].(map[string]any)
+			if big.JSON["queued"] != false || info["status"] != "pending_approval" || !strings.Contains(fmt.Sprint(info["approval_reason"]), "maximum per payout of 0.5") {
+				t.Fatalf("a payout above the maximum per payout: %s", big.Body)
+			}
+			bigID := fmt.Sprint(info["id"])
+			if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != "4" {
+				t.Errorf("a waiting payout took from the balance: %s", b.Body)
+			}
+			wantStatus(t, e.postForm(t, "/payout/process/", url.Values{"payout_id": {bigID}}, e.in.KeyA), 400)
+
+			for _, amount := range []string{"0.4", "0.5"} { // 0.9 today
+				r := process(destB, amount)
+				if r.JSON["payout_info"].(map[string]any)["status"] != "done" {
+					t.Fatalf("a payout of %s within the limits: %s", amount, r.Body)
+				}
+			}
+			over := process(destB, "0.2") // 1.1 today
+			if info := over.JSON["payout_info"].(map[string]any); info["status"] != "pending_approval" || !strings.Contains(fmt.Sprint(info["approval_reason"]), "maximum per day of 1") {
+				t.Fatalf("a payout above the day's maximum: %s", over.Body)
+			}
+
+			// The dashboard.
+			cookie := dashboardSession(t, e.in, now)
+			req, _ := http.NewRequest(http.MethodGet, e.in.BaseURL+"/dashboard/payouts/", nil)
+			req.Header.Set("Cookie", cookie)
+			page := roundTrip(t, req)
+			body := string(page.Body)
+			if page.Code != 200 || !strings.Contains(body, `id="payout-`+bigID+`"`) || !strings.Contains(body, destA) || !strings.Contains(body, "maximum per payout") {
+				t.Fatalf("payouts page %d:\n%s", page.Code, body)
+			}
+			m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+			if m == nil {
+				t.Fatal("no csrf field on the payouts page")
+			}
+			approve := func(id, csrf string) *http.Response {
+				req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+"/dashboard/payouts/"+id+"/approve", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+				req.Header.Set("Cookie", cookie)
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp
+			}
+			if resp := approve(bigID, "forged"); resp.StatusCode != http.StatusForbidden {
+				t.Errorf("an approval without the session's csrf token: HTTP %d", resp.StatusCode)
+			}
+			if resp := approve(bigID, m[1]); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("approve: HTTP %d", resp.StatusCode)
+			}
+			st := e.postForm(t, "/payout/status/", url.Values{"payout_id": {bigID}}, e.in.KeyA)
+			if info := st.JSON["payout_info"].(map[string]any); info["status"] != "done" || info["txid"] == "" {
+				t.Errorf("the approved payout: %s", st.Body)
+			}
+			id, _ := strconv.ParseInt(bigID, 10, 64)
+			if p, err := e.in.Server.DB().Client.Payout.Get(ctx, id); err != nil || p.ApprovedBy != "alice@shop.example" || p.ApprovedAt == nil {
+				t.Errorf("approval record: %+v, %v", p, err)
+			}
+			if resp := approve(bigID, m[1]); resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("approving a payout that is done: HTTP %d", resp.StatusCode)
+			}
+			// Another project's payout is not found from this dashboard.
+			other := e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: "0.1"}}`, destA), e.in.KeyB)
+			created := e.postForm(t, "/payout/create/", url.Values{"request_ids": {fmt.Sprint(other.JSON["request_ids"].([]any)[0])}}, e.in.KeyB)
+			otherID := fmt.Sprint(created.JSON["payout_info"].(map[string]any)["id"])
+			if resp := approve(otherID, m[1]); resp.StatusCode != http.StatusNotFound {
+				t.Errorf("approving another project's payout: HTTP %d", resp.StatusCode)
 			}
 		})
 	}

@@ -428,7 +428,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
+		Notifications: notifications, Payouts: payouts, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
 		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {

@@ -143,22 +143,37 @@ func projectWallet(ctx context.Context, op string, args []string, stderr io.Writ
 func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet("payhook project update", stderr)
 	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
 	id := fs.Int64("project", 0, "the project's id (required)")
 	notify := fs.String("payout-notify-url", "", `where the project's payout webhooks go (a payout done or failed); "" stops them`)
 	get := fs.Bool("payout-notify-get", false, "send payout webhooks as GET requests instead of form POSTs")
+	var limits listFlag
+	fs.Var(&limits, "payout-limit", "TICKER=PER_PAYOUT/PER_DAY: the most a payout, and a UTC day's payouts, may total before a dashboard user must approve (0: no limit); repeatable")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *id <= 0 {
 		return errors.New("--project: required")
 	}
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "payout-notify-url" || f.Name == "payout-notify-get" })
-	if !set {
-		return errors.New("nothing to update: give --payout-notify-url")
+	notifySet := false
+	fs.Visit(func(f *flag.Flag) { notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get" })
+	if !notifySet && len(limits) == 0 {
+		return errors.New("nothing to update: give --payout-notify-url or --payout-limit")
 	}
-	if err := admin.SetProjectPayoutNotify(ctx, *dsn, *id, *notify, !*get); err != nil {
-		return err
+	for _, l := range limits {
+		ticker, amounts, ok := strings.Cut(l, "=")
+		perPayout, perDay, ok2 := strings.Cut(amounts, "/")
+		if !ok || !ok2 || ticker == "" {
+			return fmt.Errorf("--payout-limit %q: want TICKER=PER_PAYOUT/PER_DAY, such as ltc=0.5/2", l)
+		}
+		if err := admin.SetProjectPayoutLimit(ctx, *dsn, *registryFile, *id, ticker, perPayout, perDay); err != nil {
+			return fmt.Errorf("--payout-limit %q: %w", l, err)
+		}
+	}
+	if notifySet {
+		if err := admin.SetProjectPayoutNotify(ctx, *dsn, *id, *notify, !*get); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stderr, "project %d updated.\n", *id)
 	return nil

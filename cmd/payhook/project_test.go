@@ -138,6 +138,17 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id}, &out, &errOut); err == nil {
 		t.Error("update with nothing to update succeeded")
 	}
+	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-limit", "ltc=0.5/2"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = project.Get(ctx, db.Client, created.ProjectID); p.PayoutLimits["ltc"].PerPayout.String() != "0.5" || p.PayoutLimits["ltc"].PerDay.String() != "2" || p.PayoutNotifyURL == "" {
+		t.Errorf("after --payout-limit: %+v (the webhook URL must stay %q)", p.PayoutLimits, p.PayoutNotifyURL)
+	}
+	for _, bad := range []string{"ltc=0.5", "ltc=-1/2", "ltc=0.123456789/1", "nosuchcoin=1/1"} {
+		if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-limit", bad}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--payout-limit") {
+			t.Errorf("--payout-limit %s: %v", bad, err)
+		}
+	}
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", ""}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}

@@ -16632,6 +16632,9 @@ type PayoutMutation struct {
 	addoutbound_id  *int64
 	txid            *string
 	error           *string
+	approval_reason *string
+	approved_by     *string
+	approved_at     *time.Time
 	queued_at       *time.Time
 	done_at         *time.Time
 	clearedFields   map[string]struct{}
@@ -17351,6 +17354,127 @@ func (m *PayoutMutation) ResetError() {
 	m.error = nil
 }
 
+// SetApprovalReason sets the "approval_reason" field.
+func (m *PayoutMutation) SetApprovalReason(s string) {
+	m.approval_reason = &s
+}
+
+// ApprovalReason returns the value of the "approval_reason" field in the mutation.
+func (m *PayoutMutation) ApprovalReason() (r string, exists bool) {
+	v := m.approval_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovalReason returns the old "approval_reason" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldApprovalReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovalReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovalReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovalReason: %w", err)
+	}
+	return oldValue.ApprovalReason, nil
+}
+
+// ResetApprovalReason resets all changes to the "approval_reason" field.
+func (m *PayoutMutation) ResetApprovalReason() {
+	m.approval_reason = nil
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (m *PayoutMutation) SetApprovedBy(s string) {
+	m.approved_by = &s
+}
+
+// ApprovedBy returns the value of the "approved_by" field in the mutation.
+func (m *PayoutMutation) ApprovedBy() (r string, exists bool) {
+	v := m.approved_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovedBy returns the old "approved_by" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldApprovedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovedBy: %w", err)
+	}
+	return oldValue.ApprovedBy, nil
+}
+
+// ResetApprovedBy resets all changes to the "approved_by" field.
+func (m *PayoutMutation) ResetApprovedBy() {
+	m.approved_by = nil
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (m *PayoutMutation) SetApprovedAt(t time.Time) {
+	m.approved_at = &t
+}
+
+// ApprovedAt returns the value of the "approved_at" field in the mutation.
+func (m *PayoutMutation) ApprovedAt() (r time.Time, exists bool) {
+	v := m.approved_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovedAt returns the old "approved_at" field's value of the Payout entity.
+// If the Payout object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PayoutMutation) OldApprovedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovedAt: %w", err)
+	}
+	return oldValue.ApprovedAt, nil
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (m *PayoutMutation) ClearApprovedAt() {
+	m.approved_at = nil
+	m.clearedFields[payout.FieldApprovedAt] = struct{}{}
+}
+
+// ApprovedAtCleared returns if the "approved_at" field was cleared in this mutation.
+func (m *PayoutMutation) ApprovedAtCleared() bool {
+	_, ok := m.clearedFields[payout.FieldApprovedAt]
+	return ok
+}
+
+// ResetApprovedAt resets all changes to the "approved_at" field.
+func (m *PayoutMutation) ResetApprovedAt() {
+	m.approved_at = nil
+	delete(m.clearedFields, payout.FieldApprovedAt)
+}
+
 // SetQueuedAt sets the "queued_at" field.
 func (m *PayoutMutation) SetQueuedAt(t time.Time) {
 	m.queued_at = &t
@@ -17483,7 +17607,7 @@ func (m *PayoutMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PayoutMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 19)
 	if m.created_at != nil {
 		fields = append(fields, payout.FieldCreatedAt)
 	}
@@ -17525,6 +17649,15 @@ func (m *PayoutMutation) Fields() []string {
 	}
 	if m.error != nil {
 		fields = append(fields, payout.FieldError)
+	}
+	if m.approval_reason != nil {
+		fields = append(fields, payout.FieldApprovalReason)
+	}
+	if m.approved_by != nil {
+		fields = append(fields, payout.FieldApprovedBy)
+	}
+	if m.approved_at != nil {
+		fields = append(fields, payout.FieldApprovedAt)
 	}
 	if m.queued_at != nil {
 		fields = append(fields, payout.FieldQueuedAt)
@@ -17568,6 +17701,12 @@ func (m *PayoutMutation) Field(name string) (ent.Value, bool) {
 		return m.Txid()
 	case payout.FieldError:
 		return m.Error()
+	case payout.FieldApprovalReason:
+		return m.ApprovalReason()
+	case payout.FieldApprovedBy:
+		return m.ApprovedBy()
+	case payout.FieldApprovedAt:
+		return m.ApprovedAt()
 	case payout.FieldQueuedAt:
 		return m.QueuedAt()
 	case payout.FieldDoneAt:
@@ -17609,6 +17748,12 @@ func (m *PayoutMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTxid(ctx)
 	case payout.FieldError:
 		return m.OldError(ctx)
+	case payout.FieldApprovalReason:
+		return m.OldApprovalReason(ctx)
+	case payout.FieldApprovedBy:
+		return m.OldApprovedBy(ctx)
+	case payout.FieldApprovedAt:
+		return m.OldApprovedAt(ctx)
 	case payout.FieldQueuedAt:
 		return m.OldQueuedAt(ctx)
 	case payout.FieldDoneAt:
@@ -17720,6 +17865,27 @@ func (m *PayoutMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetError(v)
 		return nil
+	case payout.FieldApprovalReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovalReason(v)
+		return nil
+	case payout.FieldApprovedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovedBy(v)
+		return nil
+	case payout.FieldApprovedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovedAt(v)
+		return nil
 	case payout.FieldQueuedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -17809,6 +17975,9 @@ func (m *PayoutMutation) ClearedFields() []string {
 	if m.FieldCleared(payout.FieldOutboundID) {
 		fields = append(fields, payout.FieldOutboundID)
 	}
+	if m.FieldCleared(payout.FieldApprovedAt) {
+		fields = append(fields, payout.FieldApprovedAt)
+	}
 	if m.FieldCleared(payout.FieldQueuedAt) {
 		fields = append(fields, payout.FieldQueuedAt)
 	}
@@ -17834,6 +18003,9 @@ func (m *PayoutMutation) ClearField(name string) error {
 		return nil
 	case payout.FieldOutboundID:
 		m.ClearOutboundID()
+		return nil
+	case payout.FieldApprovedAt:
+		m.ClearApprovedAt()
 		return nil
 	case payout.FieldQueuedAt:
 		m.ClearQueuedAt()
@@ -17890,6 +18062,15 @@ func (m *PayoutMutation) ResetField(name string) error {
 		return nil
 	case payout.FieldError:
 		m.ResetError()
+		return nil
+	case payout.FieldApprovalReason:
+		m.ResetApprovalReason()
+		return nil
+	case payout.FieldApprovedBy:
+		m.ResetApprovedBy()
+		return nil
+	case payout.FieldApprovedAt:
+		m.ResetApprovedAt()
 		return nil
 	case payout.FieldQueuedAt:
 		m.ResetQueuedAt()
@@ -18931,6 +19112,7 @@ type ProjectMutation struct {
 	tickers               *[]string
 	appendtickers         []string
 	payout_notify_url     *string
+	payout_limits         *map[string]schema.PayoutLimit
 	payout_notify_post    *bool
 	clearedFields         map[string]struct{}
 	done                  bool
@@ -19466,6 +19648,55 @@ func (m *ProjectMutation) ResetPayoutNotifyURL() {
 	m.payout_notify_url = nil
 }
 
+// SetPayoutLimits sets the "payout_limits" field.
+func (m *ProjectMutation) SetPayoutLimits(ml map[string]schema.PayoutLimit) {
+	m.payout_limits = &ml
+}
+
+// PayoutLimits returns the value of the "payout_limits" field in the mutation.
+func (m *ProjectMutation) PayoutLimits() (r map[string]schema.PayoutLimit, exists bool) {
+	v := m.payout_limits
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayoutLimits returns the old "payout_limits" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldPayoutLimits(ctx context.Context) (v map[string]schema.PayoutLimit, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayoutLimits is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayoutLimits requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayoutLimits: %w", err)
+	}
+	return oldValue.PayoutLimits, nil
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (m *ProjectMutation) ClearPayoutLimits() {
+	m.payout_limits = nil
+	m.clearedFields[project.FieldPayoutLimits] = struct{}{}
+}
+
+// PayoutLimitsCleared returns if the "payout_limits" field was cleared in this mutation.
+func (m *ProjectMutation) PayoutLimitsCleared() bool {
+	_, ok := m.clearedFields[project.FieldPayoutLimits]
+	return ok
+}
+
+// ResetPayoutLimits resets all changes to the "payout_limits" field.
+func (m *ProjectMutation) ResetPayoutLimits() {
+	m.payout_limits = nil
+	delete(m.clearedFields, project.FieldPayoutLimits)
+}
+
 // SetPayoutNotifyPost sets the "payout_notify_post" field.
 func (m *ProjectMutation) SetPayoutNotifyPost(b bool) {
 	m.payout_notify_post = &b
@@ -19536,7 +19767,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -19569,6 +19800,9 @@ func (m *ProjectMutation) Fields() []string {
 	}
 	if m.payout_notify_url != nil {
 		fields = append(fields, project.FieldPayoutNotifyURL)
+	}
+	if m.payout_limits != nil {
+		fields = append(fields, project.FieldPayoutLimits)
 	}
 	if m.payout_notify_post != nil {
 		fields = append(fields, project.FieldPayoutNotifyPost)
@@ -19603,6 +19837,8 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.Tickers()
 	case project.FieldPayoutNotifyURL:
 		return m.PayoutNotifyURL()
+	case project.FieldPayoutLimits:
+		return m.PayoutLimits()
 	case project.FieldPayoutNotifyPost:
 		return m.PayoutNotifyPost()
 	}
@@ -19636,6 +19872,8 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldTickers(ctx)
 	case project.FieldPayoutNotifyURL:
 		return m.OldPayoutNotifyURL(ctx)
+	case project.FieldPayoutLimits:
+		return m.OldPayoutLimits(ctx)
 	case project.FieldPayoutNotifyPost:
 		return m.OldPayoutNotifyPost(ctx)
 	}
@@ -19724,6 +19962,13 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPayoutNotifyURL(v)
 		return nil
+	case project.FieldPayoutLimits:
+		v, ok := value.(map[string]schema.PayoutLimit)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayoutLimits(v)
+		return nil
 	case project.FieldPayoutNotifyPost:
 		v, ok := value.(bool)
 		if !ok {
@@ -19764,6 +20009,9 @@ func (m *ProjectMutation) ClearedFields() []string {
 	if m.FieldCleared(project.FieldPreviousSecretUntil) {
 		fields = append(fields, project.FieldPreviousSecretUntil)
 	}
+	if m.FieldCleared(project.FieldPayoutLimits) {
+		fields = append(fields, project.FieldPayoutLimits)
+	}
 	return fields
 }
 
@@ -19780,6 +20028,9 @@ func (m *ProjectMutation) ClearField(name string) error {
 	switch name {
 	case project.FieldPreviousSecretUntil:
 		m.ClearPreviousSecretUntil()
+		return nil
+	case project.FieldPayoutLimits:
+		m.ClearPayoutLimits()
 		return nil
 	}
 	return fmt.Errorf("unknown Project nullable field %s", name)
@@ -19821,6 +20072,9 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldPayoutNotifyURL:
 		m.ResetPayoutNotifyURL()
+		return nil
+	case project.FieldPayoutLimits:
+		m.ResetPayoutLimits()
 		return nil
 	case project.FieldPayoutNotifyPost:
 		m.ResetPayoutNotifyPost()

@@ -30,7 +30,7 @@ type Payout struct {
 	APIKeyID int64 `json:"api_key_id,omitempty"`
 	// Ticker holds the value of the "ticker" field.
 	Ticker string `json:"ticker,omitempty"`
-	// created: waiting to be queued; processing: its transaction is planned and being sent; done: the network accepted it; error: it can never be sent (error says why).
+	// created: waiting to be queued; pending_approval: queued above the project's limits, waiting for a dashboard user's approval; processing: its transaction is planned and being sent; done: the network accepted it; error: it can never be sent (error says why).
 	Status payout.Status `json:"status,omitempty"`
 	// The sum of its requests' amounts, in coin units.
 	TotalRequested decimal.Decimal `json:"total_requested,omitempty"`
@@ -48,6 +48,12 @@ type Payout struct {
 	Txid string `json:"txid,omitempty"`
 	// Why it failed, for the merchant; nothing branches on it.
 	Error string `json:"error,omitempty"`
+	// Which limit of the project made it wait for approval.
+	ApprovalReason string `json:"approval_reason,omitempty"`
+	// The dashboard user who approved it.
+	ApprovedBy string `json:"approved_by,omitempty"`
+	// ApprovedAt holds the value of the "approved_at" field.
+	ApprovedAt *time.Time `json:"approved_at,omitempty"`
 	// QueuedAt holds the value of the "queued_at" field.
 	QueuedAt *time.Time `json:"queued_at,omitempty"`
 	// DoneAt holds the value of the "done_at" field.
@@ -66,9 +72,9 @@ func (*Payout) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case payout.FieldID, payout.FieldProjectID, payout.FieldAPIKeyID, payout.FieldOutboundID:
 			values[i] = new(sql.NullInt64)
-		case payout.FieldTicker, payout.FieldStatus, payout.FieldFromAddress, payout.FieldTxid, payout.FieldError:
+		case payout.FieldTicker, payout.FieldStatus, payout.FieldFromAddress, payout.FieldTxid, payout.FieldError, payout.FieldApprovalReason, payout.FieldApprovedBy:
 			values[i] = new(sql.NullString)
-		case payout.FieldCreatedAt, payout.FieldUpdatedAt, payout.FieldQueuedAt, payout.FieldDoneAt:
+		case payout.FieldCreatedAt, payout.FieldUpdatedAt, payout.FieldApprovedAt, payout.FieldQueuedAt, payout.FieldDoneAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -178,6 +184,25 @@ func (_m *Payout) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Error = value.String
 			}
+		case payout.FieldApprovalReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field approval_reason", values[i])
+			} else if value.Valid {
+				_m.ApprovalReason = value.String
+			}
+		case payout.FieldApprovedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field approved_by", values[i])
+			} else if value.Valid {
+				_m.ApprovedBy = value.String
+			}
+		case payout.FieldApprovedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field approved_at", values[i])
+			} else if value.Valid {
+				_m.ApprovedAt = new(time.Time)
+				*_m.ApprovedAt = value.Time
+			}
 		case payout.FieldQueuedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field queued_at", values[i])
@@ -271,6 +296,17 @@ func (_m *Payout) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("error=")
 	builder.WriteString(_m.Error)
+	builder.WriteString(", ")
+	builder.WriteString("approval_reason=")
+	builder.WriteString(_m.ApprovalReason)
+	builder.WriteString(", ")
+	builder.WriteString("approved_by=")
+	builder.WriteString(_m.ApprovedBy)
+	builder.WriteString(", ")
+	if v := _m.ApprovedAt; v != nil {
+		builder.WriteString("approved_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.QueuedAt; v != nil {
 		builder.WriteString("queued_at=")

@@ -180,6 +180,48 @@ func (_c *PayoutCreate) SetNillableError(v *string) *PayoutCreate {
 	return _c
 }
 
+// SetApprovalReason sets the "approval_reason" field.
+func (_c *PayoutCreate) SetApprovalReason(v string) *PayoutCreate {
+	_c.mutation.SetApprovalReason(v)
+	return _c
+}
+
+// SetNillableApprovalReason sets the "approval_reason" field if the given value is not nil.
+func (_c *PayoutCreate) SetNillableApprovalReason(v *string) *PayoutCreate {
+	if v != nil {
+		_c.SetApprovalReason(*v)
+	}
+	return _c
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_c *PayoutCreate) SetApprovedBy(v string) *PayoutCreate {
+	_c.mutation.SetApprovedBy(v)
+	return _c
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_c *PayoutCreate) SetNillableApprovedBy(v *string) *PayoutCreate {
+	if v != nil {
+		_c.SetApprovedBy(*v)
+	}
+	return _c
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (_c *PayoutCreate) SetApprovedAt(v time.Time) *PayoutCreate {
+	_c.mutation.SetApprovedAt(v)
+	return _c
+}
+
+// SetNillableApprovedAt sets the "approved_at" field if the given value is not nil.
+func (_c *PayoutCreate) SetNillableApprovedAt(v *time.Time) *PayoutCreate {
+	if v != nil {
+		_c.SetApprovedAt(*v)
+	}
+	return _c
+}
+
 // SetQueuedAt sets the "queued_at" field.
 func (_c *PayoutCreate) SetQueuedAt(v time.Time) *PayoutCreate {
 	_c.mutation.SetQueuedAt(v)
@@ -281,6 +323,14 @@ func (_c *PayoutCreate) defaults() {
 		v := payout.DefaultError
 		_c.mutation.SetError(v)
 	}
+	if _, ok := _c.mutation.ApprovalReason(); !ok {
+		v := payout.DefaultApprovalReason
+		_c.mutation.SetApprovalReason(v)
+	}
+	if _, ok := _c.mutation.ApprovedBy(); !ok {
+		v := payout.DefaultApprovedBy
+		_c.mutation.SetApprovedBy(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -330,6 +380,12 @@ func (_c *PayoutCreate) check() error {
 	}
 	if _, ok := _c.mutation.Error(); !ok {
 		return &ValidationError{Name: "error", err: errors.New(`db: missing required field "Payout.error"`)}
+	}
+	if _, ok := _c.mutation.ApprovalReason(); !ok {
+		return &ValidationError{Name: "approval_reason", err: errors.New(`db: missing required field "Payout.approval_reason"`)}
+	}
+	if _, ok := _c.mutation.ApprovedBy(); !ok {
+		return &ValidationError{Name: "approved_by", err: errors.New(`db: missing required field "Payout.approved_by"`)}
 	}
 	return nil
 }
@@ -419,6 +475,18 @@ func (_c *PayoutCreate) createSpec() (*Payout, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Error(); ok {
 		_spec.SetField(payout.FieldError, field.TypeString, value)
 		_node.Error = value
+	}
+	if value, ok := _c.mutation.ApprovalReason(); ok {
+		_spec.SetField(payout.FieldApprovalReason, field.TypeString, value)
+		_node.ApprovalReason = value
+	}
+	if value, ok := _c.mutation.ApprovedBy(); ok {
+		_spec.SetField(payout.FieldApprovedBy, field.TypeString, value)
+		_node.ApprovedBy = value
+	}
+	if value, ok := _c.mutation.ApprovedAt(); ok {
+		_spec.SetField(payout.FieldApprovedAt, field.TypeTime, value)
+		_node.ApprovedAt = &value
 	}
 	if value, ok := _c.mutation.QueuedAt(); ok {
 		_spec.SetField(payout.FieldQueuedAt, field.TypeTime, value)
@@ -603,6 +671,48 @@ func (u *PayoutUpsert) SetError(v string) *PayoutUpsert {
 // UpdateError sets the "error" field to the value that was provided on create.
 func (u *PayoutUpsert) UpdateError() *PayoutUpsert {
 	u.SetExcluded(payout.FieldError)
+	return u
+}
+
+// SetApprovalReason sets the "approval_reason" field.
+func (u *PayoutUpsert) SetApprovalReason(v string) *PayoutUpsert {
+	u.Set(payout.FieldApprovalReason, v)
+	return u
+}
+
+// UpdateApprovalReason sets the "approval_reason" field to the value that was provided on create.
+func (u *PayoutUpsert) UpdateApprovalReason() *PayoutUpsert {
+	u.SetExcluded(payout.FieldApprovalReason)
+	return u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *PayoutUpsert) SetApprovedBy(v string) *PayoutUpsert {
+	u.Set(payout.FieldApprovedBy, v)
+	return u
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *PayoutUpsert) UpdateApprovedBy() *PayoutUpsert {
+	u.SetExcluded(payout.FieldApprovedBy)
+	return u
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (u *PayoutUpsert) SetApprovedAt(v time.Time) *PayoutUpsert {
+	u.Set(payout.FieldApprovedAt, v)
+	return u
+}
+
+// UpdateApprovedAt sets the "approved_at" field to the value that was provided on create.
+func (u *PayoutUpsert) UpdateApprovedAt() *PayoutUpsert {
+	u.SetExcluded(payout.FieldApprovedAt)
+	return u
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (u *PayoutUpsert) ClearApprovedAt() *PayoutUpsert {
+	u.SetNull(payout.FieldApprovedAt)
 	return u
 }
 
@@ -849,6 +959,55 @@ func (u *PayoutUpsertOne) SetError(v string) *PayoutUpsertOne {
 func (u *PayoutUpsertOne) UpdateError() *PayoutUpsertOne {
 	return u.Update(func(s *PayoutUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetApprovalReason sets the "approval_reason" field.
+func (u *PayoutUpsertOne) SetApprovalReason(v string) *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovalReason(v)
+	})
+}
+
+// UpdateApprovalReason sets the "approval_reason" field to the value that was provided on create.
+func (u *PayoutUpsertOne) UpdateApprovalReason() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovalReason()
+	})
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *PayoutUpsertOne) SetApprovedBy(v string) *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovedBy(v)
+	})
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *PayoutUpsertOne) UpdateApprovedBy() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovedBy()
+	})
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (u *PayoutUpsertOne) SetApprovedAt(v time.Time) *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovedAt(v)
+	})
+}
+
+// UpdateApprovedAt sets the "approved_at" field to the value that was provided on create.
+func (u *PayoutUpsertOne) UpdateApprovedAt() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovedAt()
+	})
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (u *PayoutUpsertOne) ClearApprovedAt() *PayoutUpsertOne {
+	return u.Update(func(s *PayoutUpsert) {
+		s.ClearApprovedAt()
 	})
 }
 
@@ -1267,6 +1426,55 @@ func (u *PayoutUpsertBulk) SetError(v string) *PayoutUpsertBulk {
 func (u *PayoutUpsertBulk) UpdateError() *PayoutUpsertBulk {
 	return u.Update(func(s *PayoutUpsert) {
 		s.UpdateError()
+	})
+}
+
+// SetApprovalReason sets the "approval_reason" field.
+func (u *PayoutUpsertBulk) SetApprovalReason(v string) *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovalReason(v)
+	})
+}
+
+// UpdateApprovalReason sets the "approval_reason" field to the value that was provided on create.
+func (u *PayoutUpsertBulk) UpdateApprovalReason() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovalReason()
+	})
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *PayoutUpsertBulk) SetApprovedBy(v string) *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovedBy(v)
+	})
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *PayoutUpsertBulk) UpdateApprovedBy() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovedBy()
+	})
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (u *PayoutUpsertBulk) SetApprovedAt(v time.Time) *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.SetApprovedAt(v)
+	})
+}
+
+// UpdateApprovedAt sets the "approved_at" field to the value that was provided on create.
+func (u *PayoutUpsertBulk) UpdateApprovedAt() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.UpdateApprovedAt()
+	})
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (u *PayoutUpsertBulk) ClearApprovedAt() *PayoutUpsertBulk {
+	return u.Update(func(s *PayoutUpsert) {
+		s.ClearApprovedAt()
 	})
 }
 

@@ -167,6 +167,54 @@ func (_u *PayoutUpdate) SetNillableError(v *string) *PayoutUpdate {
 	return _u
 }
 
+// SetApprovalReason sets the "approval_reason" field.
+func (_u *PayoutUpdate) SetApprovalReason(v string) *PayoutUpdate {
+	_u.mutation.SetApprovalReason(v)
+	return _u
+}
+
+// SetNillableApprovalReason sets the "approval_reason" field if the given value is not nil.
+func (_u *PayoutUpdate) SetNillableApprovalReason(v *string) *PayoutUpdate {
+	if v != nil {
+		_u.SetApprovalReason(*v)
+	}
+	return _u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_u *PayoutUpdate) SetApprovedBy(v string) *PayoutUpdate {
+	_u.mutation.SetApprovedBy(v)
+	return _u
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_u *PayoutUpdate) SetNillableApprovedBy(v *string) *PayoutUpdate {
+	if v != nil {
+		_u.SetApprovedBy(*v)
+	}
+	return _u
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (_u *PayoutUpdate) SetApprovedAt(v time.Time) *PayoutUpdate {
+	_u.mutation.SetApprovedAt(v)
+	return _u
+}
+
+// SetNillableApprovedAt sets the "approved_at" field if the given value is not nil.
+func (_u *PayoutUpdate) SetNillableApprovedAt(v *time.Time) *PayoutUpdate {
+	if v != nil {
+		_u.SetApprovedAt(*v)
+	}
+	return _u
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (_u *PayoutUpdate) ClearApprovedAt() *PayoutUpdate {
+	_u.mutation.ClearApprovedAt()
+	return _u
+}
+
 // SetQueuedAt sets the "queued_at" field.
 func (_u *PayoutUpdate) SetQueuedAt(v time.Time) *PayoutUpdate {
 	_u.mutation.SetQueuedAt(v)
@@ -316,6 +364,18 @@ func (_u *PayoutUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(payout.FieldError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovalReason(); ok {
+		_spec.SetField(payout.FieldApprovalReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedBy(); ok {
+		_spec.SetField(payout.FieldApprovedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedAt(); ok {
+		_spec.SetField(payout.FieldApprovedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ApprovedAtCleared() {
+		_spec.ClearField(payout.FieldApprovedAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.QueuedAt(); ok {
 		_spec.SetField(payout.FieldQueuedAt, field.TypeTime, value)
@@ -483,6 +543,54 @@ func (_u *PayoutUpdateOne) SetNillableError(v *string) *PayoutUpdateOne {
 	if v != nil {
 		_u.SetError(*v)
 	}
+	return _u
+}
+
+// SetApprovalReason sets the "approval_reason" field.
+func (_u *PayoutUpdateOne) SetApprovalReason(v string) *PayoutUpdateOne {
+	_u.mutation.SetApprovalReason(v)
+	return _u
+}
+
+// SetNillableApprovalReason sets the "approval_reason" field if the given value is not nil.
+func (_u *PayoutUpdateOne) SetNillableApprovalReason(v *string) *PayoutUpdateOne {
+	if v != nil {
+		_u.SetApprovalReason(*v)
+	}
+	return _u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_u *PayoutUpdateOne) SetApprovedBy(v string) *PayoutUpdateOne {
+	_u.mutation.SetApprovedBy(v)
+	return _u
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_u *PayoutUpdateOne) SetNillableApprovedBy(v *string) *PayoutUpdateOne {
+	if v != nil {
+		_u.SetApprovedBy(*v)
+	}
+	return _u
+}
+
+// SetApprovedAt sets the "approved_at" field.
+func (_u *PayoutUpdateOne) SetApprovedAt(v time.Time) *PayoutUpdateOne {
+	_u.mutation.SetApprovedAt(v)
+	return _u
+}
+
+// SetNillableApprovedAt sets the "approved_at" field if the given value is not nil.
+func (_u *PayoutUpdateOne) SetNillableApprovedAt(v *time.Time) *PayoutUpdateOne {
+	if v != nil {
+		_u.SetApprovedAt(*v)
+	}
+	return _u
+}
+
+// ClearApprovedAt clears the value of the "approved_at" field.
+func (_u *PayoutUpdateOne) ClearApprovedAt() *PayoutUpdateOne {
+	_u.mutation.ClearApprovedAt()
 	return _u
 }
 
@@ -665,6 +773,18 @@ func (_u *PayoutUpdateOne) sqlSave(ctx context.Context) (_node *Payout, err erro
 	}
 	if value, ok := _u.mutation.Error(); ok {
 		_spec.SetField(payout.FieldError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovalReason(); ok {
+		_spec.SetField(payout.FieldApprovalReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedBy(); ok {
+		_spec.SetField(payout.FieldApprovedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedAt(); ok {
+		_spec.SetField(payout.FieldApprovedAt, field.TypeTime, value)
+	}
+	if _u.mutation.ApprovedAtCleared() {
+		_spec.ClearField(payout.FieldApprovedAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.QueuedAt(); ok {
 		_spec.SetField(payout.FieldQueuedAt, field.TypeTime, value)

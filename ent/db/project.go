@@ -41,6 +41,8 @@ type Project struct {
 	Tickers []string `json:"tickers,omitempty"`
 	// Where the project's payout webhooks go (a payout done or failed); empty sends none.
 	PayoutNotifyURL string `json:"payout_notify_url,omitempty"`
+	// Per ticker: what a payout, and a day's payouts, may total before a dashboard user must approve.
+	PayoutLimits map[string]schema.PayoutLimit `json:"payout_limits,omitempty"`
 	// Payout webhooks are form POSTs; false sends them as GET requests.
 	PayoutNotifyPost bool `json:"payout_notify_post,omitempty"`
 	selectValues     sql.SelectValues
@@ -51,7 +53,7 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers:
+		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits:
 			values[i] = new([]byte)
 		case project.FieldPayoutNotifyPost:
 			values[i] = new(sql.NullBool)
@@ -155,6 +157,14 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PayoutNotifyURL = value.String
 			}
+		case project.FieldPayoutLimits:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field payout_limits", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.PayoutLimits); err != nil {
+					return fmt.Errorf("unmarshal field payout_limits: %w", err)
+				}
+			}
 		case project.FieldPayoutNotifyPost:
 			if value, ok := values[i].(*sql.NullBool); !ok {
 				return fmt.Errorf("unexpected type %T for field payout_notify_post", values[i])
@@ -229,6 +239,9 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("payout_notify_url=")
 	builder.WriteString(_m.PayoutNotifyURL)
+	builder.WriteString(", ")
+	builder.WriteString("payout_limits=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PayoutLimits))
 	builder.WriteString(", ")
 	builder.WriteString("payout_notify_post=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PayoutNotifyPost))

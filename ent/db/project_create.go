@@ -137,6 +137,12 @@ func (_c *ProjectCreate) SetNillablePayoutNotifyURL(v *string) *ProjectCreate {
 	return _c
 }
 
+// SetPayoutLimits sets the "payout_limits" field.
+func (_c *ProjectCreate) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectCreate {
+	_c.mutation.SetPayoutLimits(v)
+	return _c
+}
+
 // SetPayoutNotifyPost sets the "payout_notify_post" field.
 func (_c *ProjectCreate) SetPayoutNotifyPost(v bool) *ProjectCreate {
 	_c.mutation.SetPayoutNotifyPost(v)
@@ -357,6 +363,10 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
 		_node.PayoutNotifyURL = value
 	}
+	if value, ok := _c.mutation.PayoutLimits(); ok {
+		_spec.SetField(project.FieldPayoutLimits, field.TypeJSON, value)
+		_node.PayoutLimits = value
+	}
 	if value, ok := _c.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
 		_node.PayoutNotifyPost = value
@@ -536,6 +546,24 @@ func (u *ProjectUpsert) SetPayoutNotifyURL(v string) *ProjectUpsert {
 // UpdatePayoutNotifyURL sets the "payout_notify_url" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdatePayoutNotifyURL() *ProjectUpsert {
 	u.SetExcluded(project.FieldPayoutNotifyURL)
+	return u
+}
+
+// SetPayoutLimits sets the "payout_limits" field.
+func (u *ProjectUpsert) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectUpsert {
+	u.Set(project.FieldPayoutLimits, v)
+	return u
+}
+
+// UpdatePayoutLimits sets the "payout_limits" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdatePayoutLimits() *ProjectUpsert {
+	u.SetExcluded(project.FieldPayoutLimits)
+	return u
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (u *ProjectUpsert) ClearPayoutLimits() *ProjectUpsert {
+	u.SetNull(project.FieldPayoutLimits)
 	return u
 }
 
@@ -746,6 +774,27 @@ func (u *ProjectUpsertOne) SetPayoutNotifyURL(v string) *ProjectUpsertOne {
 func (u *ProjectUpsertOne) UpdatePayoutNotifyURL() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdatePayoutNotifyURL()
+	})
+}
+
+// SetPayoutLimits sets the "payout_limits" field.
+func (u *ProjectUpsertOne) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutLimits(v)
+	})
+}
+
+// UpdatePayoutLimits sets the "payout_limits" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdatePayoutLimits() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutLimits()
+	})
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (u *ProjectUpsertOne) ClearPayoutLimits() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearPayoutLimits()
 	})
 }
 
@@ -1124,6 +1173,27 @@ func (u *ProjectUpsertBulk) SetPayoutNotifyURL(v string) *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) UpdatePayoutNotifyURL() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdatePayoutNotifyURL()
+	})
+}
+
+// SetPayoutLimits sets the "payout_limits" field.
+func (u *ProjectUpsertBulk) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetPayoutLimits(v)
+	})
+}
+
+// UpdatePayoutLimits sets the "payout_limits" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdatePayoutLimits() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdatePayoutLimits()
+	})
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (u *ProjectUpsertBulk) ClearPayoutLimits() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearPayoutLimits()
 	})
 }
 

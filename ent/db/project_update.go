@@ -151,6 +151,18 @@ func (_u *ProjectUpdate) SetNillablePayoutNotifyURL(v *string) *ProjectUpdate {
 	return _u
 }
 
+// SetPayoutLimits sets the "payout_limits" field.
+func (_u *ProjectUpdate) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectUpdate {
+	_u.mutation.SetPayoutLimits(v)
+	return _u
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (_u *ProjectUpdate) ClearPayoutLimits() *ProjectUpdate {
+	_u.mutation.ClearPayoutLimits()
+	return _u
+}
+
 // SetPayoutNotifyPost sets the "payout_notify_post" field.
 func (_u *ProjectUpdate) SetPayoutNotifyPost(v bool) *ProjectUpdate {
 	_u.mutation.SetPayoutNotifyPost(v)
@@ -281,6 +293,12 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PayoutNotifyURL(); ok {
 		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PayoutLimits(); ok {
+		_spec.SetField(project.FieldPayoutLimits, field.TypeJSON, value)
+	}
+	if _u.mutation.PayoutLimitsCleared() {
+		_spec.ClearField(project.FieldPayoutLimits, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
@@ -424,6 +442,18 @@ func (_u *ProjectUpdateOne) SetNillablePayoutNotifyURL(v *string) *ProjectUpdate
 	if v != nil {
 		_u.SetPayoutNotifyURL(*v)
 	}
+	return _u
+}
+
+// SetPayoutLimits sets the "payout_limits" field.
+func (_u *ProjectUpdateOne) SetPayoutLimits(v map[string]schema.PayoutLimit) *ProjectUpdateOne {
+	_u.mutation.SetPayoutLimits(v)
+	return _u
+}
+
+// ClearPayoutLimits clears the value of the "payout_limits" field.
+func (_u *ProjectUpdateOne) ClearPayoutLimits() *ProjectUpdateOne {
+	_u.mutation.ClearPayoutLimits()
 	return _u
 }
 
@@ -587,6 +617,12 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.PayoutNotifyURL(); ok {
 		_spec.SetField(project.FieldPayoutNotifyURL, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.PayoutLimits(); ok {
+		_spec.SetField(project.FieldPayoutLimits, field.TypeJSON, value)
+	}
+	if _u.mutation.PayoutLimitsCleared() {
+		_spec.ClearField(project.FieldPayoutLimits, field.TypeJSON)
 	}
 	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)

@@ -598,6 +598,14 @@ func init() {
 	payoutDescError := payoutFields[12].Descriptor()
 	// payout.DefaultError holds the default value on creation for the error field.
 	payout.DefaultError = payoutDescError.Default.(string)
+	// payoutDescApprovalReason is the schema descriptor for approval_reason field.
+	payoutDescApprovalReason := payoutFields[13].Descriptor()
+	// payout.DefaultApprovalReason holds the default value on creation for the approval_reason field.
+	payout.DefaultApprovalReason = payoutDescApprovalReason.Default.(string)
+	// payoutDescApprovedBy is the schema descriptor for approved_by field.
+	payoutDescApprovedBy := payoutFields[14].Descriptor()
+	// payout.DefaultApprovedBy holds the default value on creation for the approved_by field.
+	payout.DefaultApprovedBy = payoutDescApprovedBy.Default.(string)
 	payoutrequestMixin := schema.PayoutRequest{}.Mixin()
 	payoutrequestMixinFields0 := payoutrequestMixin[0].Fields()
 	_ = payoutrequestMixinFields0
@@ -675,7 +683,7 @@ func init() {
 	// project.DefaultPayoutNotifyURL holds the default value on creation for the payout_notify_url field.
 	project.DefaultPayoutNotifyURL = projectDescPayoutNotifyURL.Default.(string)
 	// projectDescPayoutNotifyPost is the schema descriptor for payout_notify_post field.
-	projectDescPayoutNotifyPost := projectFields[10].Descriptor()
+	projectDescPayoutNotifyPost := projectFields[11].Descriptor()
 	// project.DefaultPayoutNotifyPost holds the default value on creation for the payout_notify_post field.
 	project.DefaultPayoutNotifyPost = projectDescPayoutNotifyPost.Default.(bool)
 	signingkeyMixin := schema.SigningKey{}.Mixin()

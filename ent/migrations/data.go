@@ -41,8 +41,8 @@ func Go(postgres bool, decimals Decimals) []*goose.Migration {
 
 // PayoutRequestsVersion is the version of the data migration that moves the
 // payout requests recorded before payouts existed into their model: it runs
-// after 20261128121321 added payouts and the requests' project and status.
-const PayoutRequestsVersion = 20261128121322
+// after 20261128123008 added payouts and the requests' project and status.
+const PayoutRequestsVersion = 20261128123009
 
 // payoutRequests: a request recorded for the operator to pay by hand
 // ("requested") is a pending request, of its key's project.

@@ -27,8 +27,8 @@ func (Payout) Fields() []ent.Field {
 		field.Int64("api_key_id").Immutable().
 			Comment("The merchant key that created it."),
 		field.String("ticker").NotEmpty().Immutable(),
-		field.Enum("status").Values("created", "processing", "done", "error").Default("created").
-			Comment("created: waiting to be queued; processing: its transaction is planned and being sent; done: the network accepted it; error: it can never be sent (error says why)."),
+		field.Enum("status").Values("created", "pending_approval", "processing", "done", "error").Default("created").
+			Comment("created: waiting to be queued; pending_approval: queued above the project's limits, waiting for a dashboard user's approval; processing: its transaction is planned and being sent; done: the network accepted it; error: it can never be sent (error says why)."),
 		field.Other("total_requested", decimal.Decimal{}).SchemaType(moneyType).Immutable().
 			Comment("The sum of its requests' amounts, in coin units."),
 		field.Other("fee", decimal.Decimal{}).SchemaType(moneyType).Default(decimal.Zero).
@@ -44,6 +44,11 @@ func (Payout) Fields() []ent.Field {
 		field.String("txid").Default(""),
 		field.Text("error").Default("").
 			Comment("Why it failed, for the merchant; nothing branches on it."),
+		field.Text("approval_reason").Default("").
+			Comment("Which limit of the project made it wait for approval."),
+		field.String("approved_by").Default("").
+			Comment("The dashboard user who approved it."),
+		field.Time("approved_at").Optional().Nillable(),
 		field.Time("queued_at").Optional().Nillable(),
 		field.Time("done_at").Optional().Nillable(),
 	}
@@ -69,4 +74,14 @@ type PayoutInput struct {
 	// HoldReason is why it was held: it is held again for that reason if
 	// the payout fails.
 	HoldReason string `json:"hold_reason"`
+}
+
+// PayoutLimit is what a project may pay out of one coin without a
+// dashboard user's approval; a zero amount is no limit.
+type PayoutLimit struct {
+	// PerPayout bounds one payout's total requested, in coin units.
+	PerPayout decimal.Decimal `json:"per_payout"`
+	// PerDay bounds the total requested of the payouts queued in one UTC
+	// day, in coin units.
+	PerDay decimal.Decimal `json:"per_day"`
 }

@@ -35,6 +35,8 @@ func (Project) Fields() []ent.Field {
 			Comment("Tickers the project accepts; empty accepts every ticker the server supports."),
 		field.Text("payout_notify_url").Default("").
 			Comment("Where the project's payout webhooks go (a payout done or failed); empty sends none."),
+		field.JSON("payout_limits", map[string]PayoutLimit{}).Optional().
+			Comment("Per ticker: what a payout, and a day's payouts, may total before a dashboard user must approve."),
 		field.Bool("payout_notify_post").Default(true).
 			Comment("Payout webhooks are form POSTs; false sends them as GET requests."),
 	}

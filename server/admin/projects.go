@@ -78,6 +78,14 @@ func SetProjectPayoutNotify(ctx context.Context, dsn string, id int64, rawURL st
 	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetPayoutNotify(ctx, id, rawURL, post) })
 }
 
+// SetProjectPayoutLimit sets what a project may pay out of ticker without a
+// dashboard user's approval, per payout and per UTC day ("0" or "": none).
+func SetProjectPayoutLimit(ctx context.Context, dsn, registryFile string, id int64, ticker, perPayout, perDay string) error {
+	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error {
+		return p.SetPayoutLimit(ctx, id, ticker, perPayout, perDay)
+	})
+}
+
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
 	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })

@@ -12,6 +12,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/payout"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	entpayout "github.com/payhook/payhook/ent/db/payout"
 )
 
 // PayoutServer implements payhookv1.PayoutServiceServer.
@@ -94,7 +95,7 @@ func (s *PayoutServer) ProcessPayoutRequests(ctx context.Context, req *payhookv1
 	if err != nil {
 		return nil, err
 	}
-	return &payhookv1.ProcessPayoutRequestsResponse{PayoutInfo: payoutInfo(info), Queued: true}, nil
+	return &payhookv1.ProcessPayoutRequestsResponse{PayoutInfo: payoutInfo(info), Queued: queued(info)}, nil
 }
 
 // ListPayoutRequestPage implements payhookv1.PayoutServiceServer.
@@ -167,7 +168,7 @@ func (s *PayoutServer) ProcessPayout(ctx context.Context, req *payhookv1.Process
 	if err != nil {
 		return nil, err
 	}
-	return &payhookv1.ProcessPayoutResponse{PayoutInfo: payoutInfo(info), Queued: true}, nil
+	return &payhookv1.ProcessPayoutResponse{PayoutInfo: payoutInfo(info), Queued: queued(info)}, nil
 }
 
 // GetPayoutStatus implements payhookv1.PayoutServiceServer.
@@ -183,6 +184,10 @@ func (s *PayoutServer) GetPayoutStatus(ctx context.Context, req *payhookv1.GetPa
 	return &payhookv1.GetPayoutStatusResponse{PayoutInfo: payoutInfo(info)}, nil
 }
 
+// queued reports a payout that was queued rather than set aside for
+// approval.
+func queued(info *payout.Info) bool { return info.Payout.Status != entpayout.StatusPendingApproval }
+
 func payoutInfo(info *payout.Info) *payhookv1.PayoutInfo {
 	p := info.Payout
 	out := &payhookv1.PayoutInfo{
@@ -191,6 +196,7 @@ func payoutInfo(info *payout.Info) *payhookv1.PayoutInfo {
 		TotalWithFee:   p.TotalRequested.Add(p.Fee).Add(p.BlockchainFee).String(),
 		Fee:            p.Fee.String(), BlockchainFee: p.BlockchainFee.String(), Coin: p.Ticker,
 		Txid: p.Txid, Error: p.Error, Timestamp: p.CreatedAt.UTC().Format(time.RFC3339),
+		ApprovalReason: p.ApprovalReason,
 	}
 	for _, r := range info.Requests {
 		out.Requests[r.Address] = r.Value.String()

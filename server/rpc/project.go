@@ -25,6 +25,8 @@ type ProjectAdmin interface {
 	RemoveWallet(ctx context.Context, id int64, ticker string) error
 	// SetPayoutNotify sets the payout webhook URL and transport.
 	SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error
+	// SetPayoutLimit sets a coin's payout limits.
+	SetPayoutLimit(ctx context.Context, id int64, ticker, perPayout, perDay string) error
 	// Now is the clock (whether a rotation's grace still runs).
 	Now() time.Time
 }
@@ -111,6 +113,14 @@ func (s *ProjectServer) SetPayoutNotify(ctx context.Context, req *payhookv1.SetP
 		return nil, err
 	}
 	return &payhookv1.SetPayoutNotifyResponse{}, nil
+}
+
+// SetPayoutLimit implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) SetPayoutLimit(ctx context.Context, req *payhookv1.SetPayoutLimitRequest) (*payhookv1.SetPayoutLimitResponse, error) {
+	if err := s.admin.SetPayoutLimit(ctx, req.GetProjectId(), req.GetTicker(), req.GetPerPayout(), req.GetPerDay()); err != nil {
+		return nil, err
+	}
+	return &payhookv1.SetPayoutLimitResponse{}, nil
 }
 
 // RemoveWallet implements payhookv1.ProjectServiceServer.

@@ -532,7 +532,7 @@ var (
 		{Name: "project_id", Type: field.TypeInt64},
 		{Name: "api_key_id", Type: field.TypeInt64},
 		{Name: "ticker", Type: field.TypeString},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"created", "processing", "done", "error"}, Default: "created"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"created", "pending_approval", "processing", "done", "error"}, Default: "created"},
 		{Name: "total_requested", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "blockchain_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
@@ -541,6 +541,9 @@ var (
 		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "txid", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "approval_reason", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "approved_by", Type: field.TypeString, Default: ""},
+		{Name: "approved_at", Type: field.TypeTime, Nullable: true},
 		{Name: "queued_at", Type: field.TypeTime, Nullable: true},
 		{Name: "done_at", Type: field.TypeTime, Nullable: true},
 	}
@@ -621,6 +624,7 @@ var (
 		{Name: "confirmations", Type: field.TypeJSON},
 		{Name: "tickers", Type: field.TypeJSON},
 		{Name: "payout_notify_url", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "payout_limits", Type: field.TypeJSON, Nullable: true},
 		{Name: "payout_notify_post", Type: field.TypeBool, Default: true},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.

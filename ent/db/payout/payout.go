@@ -43,6 +43,12 @@ const (
 	FieldTxid = "txid"
 	// FieldError holds the string denoting the error field in the database.
 	FieldError = "error"
+	// FieldApprovalReason holds the string denoting the approval_reason field in the database.
+	FieldApprovalReason = "approval_reason"
+	// FieldApprovedBy holds the string denoting the approved_by field in the database.
+	FieldApprovedBy = "approved_by"
+	// FieldApprovedAt holds the string denoting the approved_at field in the database.
+	FieldApprovedAt = "approved_at"
 	// FieldQueuedAt holds the string denoting the queued_at field in the database.
 	FieldQueuedAt = "queued_at"
 	// FieldDoneAt holds the string denoting the done_at field in the database.
@@ -68,6 +74,9 @@ var Columns = []string{
 	FieldOutboundID,
 	FieldTxid,
 	FieldError,
+	FieldApprovalReason,
+	FieldApprovedBy,
+	FieldApprovedAt,
 	FieldQueuedAt,
 	FieldDoneAt,
 }
@@ -101,6 +110,10 @@ var (
 	DefaultTxid string
 	// DefaultError holds the default value on creation for the "error" field.
 	DefaultError string
+	// DefaultApprovalReason holds the default value on creation for the "approval_reason" field.
+	DefaultApprovalReason string
+	// DefaultApprovedBy holds the default value on creation for the "approved_by" field.
+	DefaultApprovedBy string
 )
 
 // Status defines the type for the "status" enum field.
@@ -111,10 +124,11 @@ const DefaultStatus = StatusCreated
 
 // Status values.
 const (
-	StatusCreated    Status = "created"
-	StatusProcessing Status = "processing"
-	StatusDone       Status = "done"
-	StatusError      Status = "error"
+	StatusCreated         Status = "created"
+	StatusPendingApproval Status = "pending_approval"
+	StatusProcessing      Status = "processing"
+	StatusDone            Status = "done"
+	StatusError           Status = "error"
 )
 
 func (s Status) String() string {
@@ -124,7 +138,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusCreated, StatusProcessing, StatusDone, StatusError:
+	case StatusCreated, StatusPendingApproval, StatusProcessing, StatusDone, StatusError:
 		return nil
 	default:
 		return fmt.Errorf("payout: invalid enum value for status field: %q", s)
@@ -202,6 +216,21 @@ func ByTxid(opts ...sql.OrderTermOption) OrderOption {
 // ByError orders the results by the error field.
 func ByError(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldError, opts...).ToFunc()
+}
+
+// ByApprovalReason orders the results by the approval_reason field.
+func ByApprovalReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldApprovalReason, opts...).ToFunc()
+}
+
+// ByApprovedBy orders the results by the approved_by field.
+func ByApprovedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldApprovedBy, opts...).ToFunc()
+}
+
+// ByApprovedAt orders the results by the approved_at field.
+func ByApprovedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldApprovedAt, opts...).ToFunc()
 }
 
 // ByQueuedAt orders the results by the queued_at field.

@@ -115,6 +115,21 @@ func Error(v string) predicate.Payout {
 	return predicate.Payout(sql.FieldEQ(FieldError, v))
 }
 
+// ApprovalReason applies equality check predicate on the "approval_reason" field. It's identical to ApprovalReasonEQ.
+func ApprovalReason(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovalReason, v))
+}
+
+// ApprovedBy applies equality check predicate on the "approved_by" field. It's identical to ApprovedByEQ.
+func ApprovedBy(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovedBy, v))
+}
+
+// ApprovedAt applies equality check predicate on the "approved_at" field. It's identical to ApprovedAtEQ.
+func ApprovedAt(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovedAt, v))
+}
+
 // QueuedAt applies equality check predicate on the "queued_at" field. It's identical to QueuedAtEQ.
 func QueuedAt(v time.Time) predicate.Payout {
 	return predicate.Payout(sql.FieldEQ(FieldQueuedAt, v))
@@ -743,6 +758,186 @@ func ErrorEqualFold(v string) predicate.Payout {
 // ErrorContainsFold applies the ContainsFold predicate on the "error" field.
 func ErrorContainsFold(v string) predicate.Payout {
 	return predicate.Payout(sql.FieldContainsFold(FieldError, v))
+}
+
+// ApprovalReasonEQ applies the EQ predicate on the "approval_reason" field.
+func ApprovalReasonEQ(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovalReason, v))
+}
+
+// ApprovalReasonNEQ applies the NEQ predicate on the "approval_reason" field.
+func ApprovalReasonNEQ(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldNEQ(FieldApprovalReason, v))
+}
+
+// ApprovalReasonIn applies the In predicate on the "approval_reason" field.
+func ApprovalReasonIn(vs ...string) predicate.Payout {
+	return predicate.Payout(sql.FieldIn(FieldApprovalReason, vs...))
+}
+
+// ApprovalReasonNotIn applies the NotIn predicate on the "approval_reason" field.
+func ApprovalReasonNotIn(vs ...string) predicate.Payout {
+	return predicate.Payout(sql.FieldNotIn(FieldApprovalReason, vs...))
+}
+
+// ApprovalReasonGT applies the GT predicate on the "approval_reason" field.
+func ApprovalReasonGT(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldGT(FieldApprovalReason, v))
+}
+
+// ApprovalReasonGTE applies the GTE predicate on the "approval_reason" field.
+func ApprovalReasonGTE(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldGTE(FieldApprovalReason, v))
+}
+
+// ApprovalReasonLT applies the LT predicate on the "approval_reason" field.
+func ApprovalReasonLT(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldLT(FieldApprovalReason, v))
+}
+
+// ApprovalReasonLTE applies the LTE predicate on the "approval_reason" field.
+func ApprovalReasonLTE(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldLTE(FieldApprovalReason, v))
+}
+
+// ApprovalReasonContains applies the Contains predicate on the "approval_reason" field.
+func ApprovalReasonContains(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldContains(FieldApprovalReason, v))
+}
+
+// ApprovalReasonHasPrefix applies the HasPrefix predicate on the "approval_reason" field.
+func ApprovalReasonHasPrefix(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldHasPrefix(FieldApprovalReason, v))
+}
+
+// ApprovalReasonHasSuffix applies the HasSuffix predicate on the "approval_reason" field.
+func ApprovalReasonHasSuffix(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldHasSuffix(FieldApprovalReason, v))
+}
+
+// ApprovalReasonEqualFold applies the EqualFold predicate on the "approval_reason" field.
+func ApprovalReasonEqualFold(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEqualFold(FieldApprovalReason, v))
+}
+
+// ApprovalReasonContainsFold applies the ContainsFold predicate on the "approval_reason" field.
+func ApprovalReasonContainsFold(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldContainsFold(FieldApprovalReason, v))
+}
+
+// ApprovedByEQ applies the EQ predicate on the "approved_by" field.
+func ApprovedByEQ(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovedBy, v))
+}
+
+// ApprovedByNEQ applies the NEQ predicate on the "approved_by" field.
+func ApprovedByNEQ(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldNEQ(FieldApprovedBy, v))
+}
+
+// ApprovedByIn applies the In predicate on the "approved_by" field.
+func ApprovedByIn(vs ...string) predicate.Payout {
+	return predicate.Payout(sql.FieldIn(FieldApprovedBy, vs...))
+}
+
+// ApprovedByNotIn applies the NotIn predicate on the "approved_by" field.
+func ApprovedByNotIn(vs ...string) predicate.Payout {
+	return predicate.Payout(sql.FieldNotIn(FieldApprovedBy, vs...))
+}
+
+// ApprovedByGT applies the GT predicate on the "approved_by" field.
+func ApprovedByGT(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldGT(FieldApprovedBy, v))
+}
+
+// ApprovedByGTE applies the GTE predicate on the "approved_by" field.
+func ApprovedByGTE(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldGTE(FieldApprovedBy, v))
+}
+
+// ApprovedByLT applies the LT predicate on the "approved_by" field.
+func ApprovedByLT(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldLT(FieldApprovedBy, v))
+}
+
+// ApprovedByLTE applies the LTE predicate on the "approved_by" field.
+func ApprovedByLTE(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldLTE(FieldApprovedBy, v))
+}
+
+// ApprovedByContains applies the Contains predicate on the "approved_by" field.
+func ApprovedByContains(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldContains(FieldApprovedBy, v))
+}
+
+// ApprovedByHasPrefix applies the HasPrefix predicate on the "approved_by" field.
+func ApprovedByHasPrefix(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldHasPrefix(FieldApprovedBy, v))
+}
+
+// ApprovedByHasSuffix applies the HasSuffix predicate on the "approved_by" field.
+func ApprovedByHasSuffix(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldHasSuffix(FieldApprovedBy, v))
+}
+
+// ApprovedByEqualFold applies the EqualFold predicate on the "approved_by" field.
+func ApprovedByEqualFold(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldEqualFold(FieldApprovedBy, v))
+}
+
+// ApprovedByContainsFold applies the ContainsFold predicate on the "approved_by" field.
+func ApprovedByContainsFold(v string) predicate.Payout {
+	return predicate.Payout(sql.FieldContainsFold(FieldApprovedBy, v))
+}
+
+// ApprovedAtEQ applies the EQ predicate on the "approved_at" field.
+func ApprovedAtEQ(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldEQ(FieldApprovedAt, v))
+}
+
+// ApprovedAtNEQ applies the NEQ predicate on the "approved_at" field.
+func ApprovedAtNEQ(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldNEQ(FieldApprovedAt, v))
+}
+
+// ApprovedAtIn applies the In predicate on the "approved_at" field.
+func ApprovedAtIn(vs ...time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldIn(FieldApprovedAt, vs...))
+}
+
+// ApprovedAtNotIn applies the NotIn predicate on the "approved_at" field.
+func ApprovedAtNotIn(vs ...time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldNotIn(FieldApprovedAt, vs...))
+}
+
+// ApprovedAtGT applies the GT predicate on the "approved_at" field.
+func ApprovedAtGT(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldGT(FieldApprovedAt, v))
+}
+
+// ApprovedAtGTE applies the GTE predicate on the "approved_at" field.
+func ApprovedAtGTE(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldGTE(FieldApprovedAt, v))
+}
+
+// ApprovedAtLT applies the LT predicate on the "approved_at" field.
+func ApprovedAtLT(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldLT(FieldApprovedAt, v))
+}
+
+// ApprovedAtLTE applies the LTE predicate on the "approved_at" field.
+func ApprovedAtLTE(v time.Time) predicate.Payout {
+	return predicate.Payout(sql.FieldLTE(FieldApprovedAt, v))
+}
+
+// ApprovedAtIsNil applies the IsNil predicate on the "approved_at" field.
+func ApprovedAtIsNil() predicate.Payout {
+	return predicate.Payout(sql.FieldIsNull(FieldApprovedAt))
+}
+
+// ApprovedAtNotNil applies the NotNil predicate on the "approved_at" field.
+func ApprovedAtNotNil() predicate.Payout {
+	return predicate.Payout(sql.FieldNotNull(FieldApprovedAt))
 }
 
 // QueuedAtEQ applies the EQ predicate on the "queued_at" field.

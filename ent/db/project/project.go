@@ -36,6 +36,8 @@ const (
 	FieldTickers = "tickers"
 	// FieldPayoutNotifyURL holds the string denoting the payout_notify_url field in the database.
 	FieldPayoutNotifyURL = "payout_notify_url"
+	// FieldPayoutLimits holds the string denoting the payout_limits field in the database.
+	FieldPayoutLimits = "payout_limits"
 	// FieldPayoutNotifyPost holds the string denoting the payout_notify_post field in the database.
 	FieldPayoutNotifyPost = "payout_notify_post"
 	// Table holds the table name of the project in the database.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldConfirmations,
 	FieldTickers,
 	FieldPayoutNotifyURL,
+	FieldPayoutLimits,
 	FieldPayoutNotifyPost,
 }
 

@@ -554,6 +554,16 @@ func PayoutNotifyURLContainsFold(v string) predicate.Project {
 	return predicate.Project(sql.FieldContainsFold(FieldPayoutNotifyURL, v))
 }
 
+// PayoutLimitsIsNil applies the IsNil predicate on the "payout_limits" field.
+func PayoutLimitsIsNil() predicate.Project {
+	return predicate.Project(sql.FieldIsNull(FieldPayoutLimits))
+}
+
+// PayoutLimitsNotNil applies the NotNil predicate on the "payout_limits" field.
+func PayoutLimitsNotNil() predicate.Project {
+	return predicate.Project(sql.FieldNotNull(FieldPayoutLimits))
+}
+
 // PayoutNotifyPostEQ applies the EQ predicate on the "payout_notify_post" field.
 func PayoutNotifyPostEQ(v bool) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyPost, v))

@@ -373,7 +373,8 @@ type ProcessPayoutRequestsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// payout_info is the payout.
 	PayoutInfo *PayoutInfo `protobuf:"bytes,1,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
-	// queued is true: the payout was queued.
+	// queued is true when the payout was queued, false when it waits for
+	// approval.
 	Queued        bool `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -859,7 +860,8 @@ type ProcessPayoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// payout_info is the payout.
 	PayoutInfo *PayoutInfo `protobuf:"bytes,1,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
-	// queued is true: the payout was queued.
+	// queued is true when the payout was queued, false when it waits for
+	// approval.
 	Queued        bool `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1052,7 +1054,8 @@ type PayoutInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id identifies the payout.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// status is created, processing, done or error.
+	// status is created, pending_approval (above the project's limits,
+	// waiting for a dashboard user), processing, done or error.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	// from is the payout wallet the transaction leaves ("" until queued).
 	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
@@ -1075,9 +1078,12 @@ type PayoutInfo struct {
 	// error says why the payout failed; empty otherwise.
 	Error string `protobuf:"bytes,11,opt,name=error,proto3" json:"error,omitempty"`
 	// timestamp is when the payout was created (RFC 3339, UTC).
-	Timestamp     string `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Timestamp string `protobuf:"bytes,12,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// approval_reason says which of the project's limits made the payout
+	// wait for approval (status pending_approval); empty otherwise.
+	ApprovalReason string `protobuf:"bytes,13,opt,name=approval_reason,json=approvalReason,proto3" json:"approval_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PayoutInfo) Reset() {
@@ -1194,6 +1200,13 @@ func (x *PayoutInfo) GetTimestamp() string {
 	return ""
 }
 
+func (x *PayoutInfo) GetApprovalReason() string {
+	if x != nil {
+		return x.ApprovalReason
+	}
+	return ""
+}
+
 var File_payhook_v1_payout_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_payout_proto_rawDesc = "" +
@@ -1271,7 +1284,7 @@ const file_payhook_v1_payout_proto_rawDesc = "" +
 	"payoutInfo\"R\n" +
 	"\x17GetPayoutStatusResponse\x127\n" +
 	"\vpayout_info\x18\x01 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
-	"payoutInfo\"\xab\x03\n" +
+	"payoutInfo\"\xd4\x03\n" +
 	"\n" +
 	"PayoutInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
@@ -1286,7 +1299,8 @@ const file_payhook_v1_payout_proto_rawDesc = "" +
 	"\x04txid\x18\n" +
 	" \x01(\tR\x04txid\x12\x14\n" +
 	"\x05error\x18\v \x01(\tR\x05error\x12\x1c\n" +
-	"\ttimestamp\x18\f \x01(\tR\ttimestamp\x1a;\n" +
+	"\ttimestamp\x18\f \x01(\tR\ttimestamp\x12'\n" +
+	"\x0fapproval_reason\x18\r \x01(\tR\x0eapprovalReason\x1a;\n" +
 	"\rRequestsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xc7\v\n" +

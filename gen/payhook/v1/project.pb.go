@@ -834,6 +834,118 @@ func (*SetPayoutNotifyResponse) Descriptor() ([]byte, []int) {
 	return file_payhook_v1_project_proto_rawDescGZIP(), []int{13}
 }
 
+// SetPayoutLimitRequest sets a project's payout limits for a coin.
+type SetPayoutLimitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// project_id identifies the project.
+	ProjectId int64 `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// ticker is the coin.
+	Ticker string `protobuf:"bytes,2,opt,name=ticker,proto3" json:"ticker,omitempty"`
+	// per_payout is the most one payout may total, in coin units; "0" or
+	// empty for no limit.
+	PerPayout string `protobuf:"bytes,3,opt,name=per_payout,json=perPayout,proto3" json:"per_payout,omitempty"`
+	// per_day is the most the payouts queued in one UTC day may total, in
+	// coin units; "0" or empty for no limit.
+	PerDay        string `protobuf:"bytes,4,opt,name=per_day,json=perDay,proto3" json:"per_day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPayoutLimitRequest) Reset() {
+	*x = SetPayoutLimitRequest{}
+	mi := &file_payhook_v1_project_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPayoutLimitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPayoutLimitRequest) ProtoMessage() {}
+
+func (x *SetPayoutLimitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPayoutLimitRequest.ProtoReflect.Descriptor instead.
+func (*SetPayoutLimitRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetPayoutLimitRequest) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *SetPayoutLimitRequest) GetTicker() string {
+	if x != nil {
+		return x.Ticker
+	}
+	return ""
+}
+
+func (x *SetPayoutLimitRequest) GetPerPayout() string {
+	if x != nil {
+		return x.PerPayout
+	}
+	return ""
+}
+
+func (x *SetPayoutLimitRequest) GetPerDay() string {
+	if x != nil {
+		return x.PerDay
+	}
+	return ""
+}
+
+// SetPayoutLimitResponse is empty.
+type SetPayoutLimitResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPayoutLimitResponse) Reset() {
+	*x = SetPayoutLimitResponse{}
+	mi := &file_payhook_v1_project_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPayoutLimitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPayoutLimitResponse) ProtoMessage() {}
+
+func (x *SetPayoutLimitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPayoutLimitResponse.ProtoReflect.Descriptor instead.
+func (*SetPayoutLimitResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{15}
+}
+
 var File_payhook_v1_project_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_project_proto_rawDesc = "" +
@@ -901,13 +1013,22 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x124\n" +
 	"\x11payout_notify_url\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\x0fpayoutNotifyUrl\x12\x10\n" +
 	"\x03get\x18\x03 \x01(\bR\x03get\"\x19\n" +
-	"\x17SetPayoutNotifyResponse2\x92\x06\n" +
+	"\x17SetPayoutNotifyResponse\"\xac\x01\n" +
+	"\x15SetPayoutLimitRequest\x12&\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x12!\n" +
+	"\x06ticker\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18 R\x06ticker\x12&\n" +
+	"\n" +
+	"per_payout\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\tperPayout\x12 \n" +
+	"\aper_day\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06perDay\"\x18\n" +
+	"\x16SetPayoutLimitResponse2\x9b\a\n" +
 	"\x0eProjectService\x12}\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
 	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12u\n" +
 	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8a\x01\n" +
-	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x81\x01\n" +
+	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x86\x01\n" +
+	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\x81\x01\n" +
 	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -922,7 +1043,7 @@ func file_payhook_v1_project_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_project_proto_rawDescData
 }
 
-var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_payhook_v1_project_proto_goTypes = []any{
 	(*CreateProjectRequest)(nil),    // 0: payhook.v1.CreateProjectRequest
 	(*CreateProjectResponse)(nil),   // 1: payhook.v1.CreateProjectResponse
@@ -938,28 +1059,32 @@ var file_payhook_v1_project_proto_goTypes = []any{
 	(*RemoveWalletResponse)(nil),    // 11: payhook.v1.RemoveWalletResponse
 	(*SetPayoutNotifyRequest)(nil),  // 12: payhook.v1.SetPayoutNotifyRequest
 	(*SetPayoutNotifyResponse)(nil), // 13: payhook.v1.SetPayoutNotifyResponse
-	nil,                             // 14: payhook.v1.Project.ConfirmationsEntry
-	(*timestamppb.Timestamp)(nil),   // 15: google.protobuf.Timestamp
+	(*SetPayoutLimitRequest)(nil),   // 14: payhook.v1.SetPayoutLimitRequest
+	(*SetPayoutLimitResponse)(nil),  // 15: payhook.v1.SetPayoutLimitResponse
+	nil,                             // 16: payhook.v1.Project.ConfirmationsEntry
+	(*timestamppb.Timestamp)(nil),   // 17: google.protobuf.Timestamp
 }
 var file_payhook_v1_project_proto_depIdxs = []int32{
 	4,  // 0: payhook.v1.ListProjectsResponse.projects:type_name -> payhook.v1.Project
 	5,  // 1: payhook.v1.Project.wallets:type_name -> payhook.v1.ProjectWallet
-	15, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	14, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
+	17, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	16, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
 	0,  // 4: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
 	2,  // 5: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
 	6,  // 6: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
 	8,  // 7: payhook.v1.ProjectService.SetWallet:input_type -> payhook.v1.SetWalletRequest
 	12, // 8: payhook.v1.ProjectService.SetPayoutNotify:input_type -> payhook.v1.SetPayoutNotifyRequest
-	10, // 9: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
-	1,  // 10: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
-	3,  // 11: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
-	7,  // 12: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
-	9,  // 13: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
-	13, // 14: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
-	11, // 15: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
+	14, // 9: payhook.v1.ProjectService.SetPayoutLimit:input_type -> payhook.v1.SetPayoutLimitRequest
+	10, // 10: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
+	1,  // 11: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
+	3,  // 12: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
+	7,  // 13: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
+	9,  // 14: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
+	13, // 15: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
+	15, // 16: payhook.v1.ProjectService.SetPayoutLimit:output_type -> payhook.v1.SetPayoutLimitResponse
+	11, // 17: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
+	11, // [11:18] is the sub-list for method output_type
+	4,  // [4:11] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -978,7 +1103,7 @@ func file_payhook_v1_project_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_project_proto_rawDesc), len(file_payhook_v1_project_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const (
 	ProjectService_RotateSecret_FullMethodName    = "/payhook.v1.ProjectService/RotateSecret"
 	ProjectService_SetWallet_FullMethodName       = "/payhook.v1.ProjectService/SetWallet"
 	ProjectService_SetPayoutNotify_FullMethodName = "/payhook.v1.ProjectService/SetPayoutNotify"
+	ProjectService_SetPayoutLimit_FullMethodName  = "/payhook.v1.ProjectService/SetPayoutLimit"
 	ProjectService_RemoveWallet_FullMethodName    = "/payhook.v1.ProjectService/RemoveWallet"
 )
 
@@ -51,6 +52,10 @@ type ProjectServiceClient interface {
 	// SetPayoutNotify sets where a project's payout webhooks go (a payout
 	// done or failed) and how: a form POST (the default) or a GET.
 	SetPayoutNotify(ctx context.Context, in *SetPayoutNotifyRequest, opts ...grpc.CallOption) (*SetPayoutNotifyResponse, error)
+	// SetPayoutLimit sets what a project may pay out of a coin without a
+	// dashboard user's approval: per payout and per UTC day. A payout above
+	// them waits (pending_approval) until a user of the project approves it.
+	SetPayoutLimit(ctx context.Context, in *SetPayoutLimitRequest, opts ...grpc.CallOption) (*SetPayoutLimitResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error)
@@ -114,6 +119,16 @@ func (c *projectServiceClient) SetPayoutNotify(ctx context.Context, in *SetPayou
 	return out, nil
 }
 
+func (c *projectServiceClient) SetPayoutLimit(ctx context.Context, in *SetPayoutLimitRequest, opts ...grpc.CallOption) (*SetPayoutLimitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPayoutLimitResponse)
+	err := c.cc.Invoke(ctx, ProjectService_SetPayoutLimit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *projectServiceClient) RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RemoveWalletResponse)
@@ -148,6 +163,10 @@ type ProjectServiceServer interface {
 	// SetPayoutNotify sets where a project's payout webhooks go (a payout
 	// done or failed) and how: a form POST (the default) or a GET.
 	SetPayoutNotify(context.Context, *SetPayoutNotifyRequest) (*SetPayoutNotifyResponse, error)
+	// SetPayoutLimit sets what a project may pay out of a coin without a
+	// dashboard user's approval: per payout and per UTC day. A payout above
+	// them waits (pending_approval) until a user of the project approves it.
+	SetPayoutLimit(context.Context, *SetPayoutLimitRequest) (*SetPayoutLimitResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error)
@@ -175,6 +194,9 @@ func (UnimplementedProjectServiceServer) SetWallet(context.Context, *SetWalletRe
 }
 func (UnimplementedProjectServiceServer) SetPayoutNotify(context.Context, *SetPayoutNotifyRequest) (*SetPayoutNotifyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetPayoutNotify not implemented")
+}
+func (UnimplementedProjectServiceServer) SetPayoutLimit(context.Context, *SetPayoutLimitRequest) (*SetPayoutLimitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPayoutLimit not implemented")
 }
 func (UnimplementedProjectServiceServer) RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveWallet not implemented")
@@ -290,6 +312,24 @@ func _ProjectService_SetPayoutNotify_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProjectService_SetPayoutLimit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPayoutLimitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProjectServiceServer).SetPayoutLimit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProjectService_SetPayoutLimit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProjectServiceServer).SetPayoutLimit(ctx, req.(*SetPayoutLimitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProjectService_RemoveWallet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveWalletRequest)
 	if err := dec(in); err != nil {
@@ -334,6 +374,10 @@ var ProjectService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetPayoutNotify",
 			Handler:    _ProjectService_SetPayoutNotify_Handler,
+		},
+		{
+			MethodName: "SetPayoutLimit",
+			Handler:    _ProjectService_SetPayoutLimit_Handler,
 		},
 		{
 			MethodName: "RemoveWallet",

@@ -298,7 +298,7 @@ func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string
 			return err
 		}
 		id = p.ID
-		planned, err = s.queue(ctx, tx, p, t, wallet)
+		planned, err = s.queue(ctx, tx, p, t, wallet, "")
 		return err
 	})
 	if err != nil {
@@ -405,7 +405,7 @@ func (s *Service) Process(ctx context.Context, c Caller, id int64) (*Info, error
 		if err != nil {
 			return err
 		}
-		planned, err = s.queue(ctx, tx, p, t, wallet)
+		planned, err = s.queue(ctx, tx, p, t, wallet, "")
 		return err
 	})
 	if err != nil {
@@ -413,6 +413,76 @@ func (s *Service) Process(ctx context.Context, c Caller, id int64) (*Info, error
 	}
 	s.send(ctx, t, planned)
 	return s.Status(ctx, c, id)
+}
+
+// Approve queues the project's payout id that waits for approval
+// (pending_approval), whatever the project's limits, recording approver
+// (a dashboard user). Not enough balance is refused as Process refuses it;
+// the payout keeps waiting.
+func (s *Service) Approve(ctx context.Context, projectID, id int64, approver string) (*Info, error) {
+	c := Caller{ProjectID: projectID}
+	p, err := s.get(ctx, s.db.Client, c, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.ticker(p.Ticker)
+	if err != nil {
+		return nil, err
+	}
+	wallet, err := s.addresses.PayoutWallet(ctx, p.APIKeyID, projectID, t)
+	if err != nil {
+		return nil, err
+	}
+	var planned *entdb.Outbound
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		if err := s.lock(ctx, tx, projectID, t); err != nil {
+			return err
+		}
+		p, err := s.get(ctx, tx.Client(), c, id)
+		if err != nil {
+			return err
+		}
+		planned, err = s.queue(ctx, tx, p, t, wallet, approver)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.send(ctx, t, planned)
+	return s.Status(ctx, c, id)
+}
+
+// needsApproval says which of the project's limits p would pass ("" for
+// none): its total above the maximum per payout, or the day's payouts
+// (queued since 00:00 UTC, not failed) and p above the maximum per day.
+func (s *Service) needsApproval(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker) (string, error) {
+	pr, err := tx.Project.Get(ctx, p.ProjectID)
+	if err != nil {
+		return "", fmt.Errorf("project of payout %d: %w", p.ID, err)
+	}
+	lim := pr.PayoutLimits[t.Ticker]
+	if lim.PerPayout.Sign() > 0 && p.TotalRequested.GreaterThan(lim.PerPayout) {
+		return fmt.Sprintf("%s %s is above the maximum per payout of %s %s", p.TotalRequested, t.Ticker, lim.PerPayout, t.Ticker), nil
+	}
+	if lim.PerDay.Sign() <= 0 {
+		return "", nil
+	}
+	day := s.cfg.Now().UTC().Truncate(24 * time.Hour)
+	today, err := tx.Payout.Query().
+		Where(entpayout.ProjectID(p.ProjectID), entpayout.Ticker(t.Ticker),
+			entpayout.StatusIn(entpayout.StatusProcessing, entpayout.StatusDone), entpayout.QueuedAtGTE(day)).
+		All(ctx)
+	if err != nil {
+		return "", fmt.Errorf("today's %s payouts: %w", t.Ticker, err)
+	}
+	sum := p.TotalRequested
+	for _, q := range today {
+		sum = sum.Add(q.TotalRequested)
+	}
+	if sum.GreaterThan(lim.PerDay) {
+		return fmt.Sprintf("today's payouts would total %s %s, above the maximum per day of %s %s", sum, t.Ticker, lim.PerDay, t.Ticker), nil
+	}
+	return "", nil
 }
 
 // payoutLock is the namespace of the PostgreSQL advisory locks that queue
@@ -437,12 +507,32 @@ func (s *Service) lock(ctx context.Context, tx *entdb.Tx, projectID int64, t cha
 	return nil
 }
 
-// queue plans p's transaction within tx (see Process).
-func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address) (*entdb.Outbound, error) {
-	switch p.Status {
-	case entpayout.StatusCreated:
-	case entpayout.StatusProcessing:
+// queue plans p's transaction within tx (see Process), unless it passes
+// the project's limits and approver is empty: then it waits for approval
+// (pending_approval) and nil is returned. With an approver, p must be
+// waiting for approval, and is queued whatever the limits.
+func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address, approver string) (*entdb.Outbound, error) {
+	switch {
+	case approver == "" && p.Status == entpayout.StatusCreated:
+		reason, err := s.needsApproval(ctx, tx, p, t)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			now := s.cfg.Now()
+			if err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusPendingApproval).SetApprovalReason(reason).
+				SetQueuedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
+				return nil, fmt.Errorf("payout %d: %w", p.ID, err)
+			}
+			return nil, nil
+		}
+	case approver != "" && p.Status == entpayout.StatusPendingApproval:
+	case p.Status == entpayout.StatusProcessing:
 		return nil, kindPrecondition("payout %d is processing already", p.ID)
+	case p.Status == entpayout.StatusPendingApproval:
+		return nil, kindPrecondition("payout %d waits for a dashboard user's approval", p.ID)
+	case approver != "":
+		return nil, kindPrecondition("payout %d is %s: only a payout waiting for approval is approved", p.ID, p.Status)
 	default:
 		return nil, kindPrecondition("payout %d is %s: only a created payout is processed", p.ID, p.Status)
 	}
@@ -556,12 +646,15 @@ func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 	if err := ledger.Write(ctx, tx, s.db.Dialect, now, entries...); err != nil {
 		return nil, err
 	}
-	n, err := tx.Payout.Update().
-		Where(entpayout.ID(p.ID), entpayout.StatusEQ(entpayout.StatusCreated)).
+	u := tx.Payout.Update().
+		Where(entpayout.ID(p.ID), entpayout.StatusEQ(p.Status)).
 		SetStatus(entpayout.StatusProcessing).SetFee(fee).SetBlockchainFee(networkFee).
 		SetFromAddress(wallet.AddressIn).SetInputs(recorded).SetOutboundID(o.ID).
-		SetQueuedAt(now).SetUpdatedAt(now).
-		Save(ctx)
+		SetQueuedAt(now).SetUpdatedAt(now)
+	if approver != "" {
+		u.SetApprovedBy(approver).SetApprovedAt(now)
+	}
+	n, err := u.Save(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("queue payout %d: %w", p.ID, err)
 	}
@@ -655,7 +748,7 @@ func (s *Service) ListPayouts(ctx context.Context, c Caller, ticker, status stri
 	if status != "" && status != "all" {
 		st := entpayout.Status(status)
 		if entpayout.StatusValidator(st) != nil {
-			return nil, 0, invalid("status", "%q is not created, processing, done or error", truncate(status))
+			return nil, 0, invalid("status", "%q is not created, pending_approval, processing, done or error", truncate(status))
 		}
 		q.Where(entpayout.StatusEQ(st))
 	}
@@ -669,6 +762,26 @@ func (s *Service) ListPayouts(ctx context.Context, c Caller, ticker, status stri
 		return nil, 0, fmt.Errorf("payouts: %w", err)
 	}
 	return ps, pages(n), nil
+}
+
+// Waiting returns the project's payouts waiting for approval, oldest
+// first, with their requests (the dashboard's payouts page).
+func (s *Service) Waiting(ctx context.Context, projectID int64) ([]*Info, error) {
+	ps, err := s.db.Client.Payout.Query().
+		Where(entpayout.ProjectID(projectID), entpayout.StatusEQ(entpayout.StatusPendingApproval)).
+		Order(entdb.Asc(entpayout.FieldID)).Limit(PageSize).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payouts waiting for approval: %w", err)
+	}
+	out := make([]*Info, 0, len(ps))
+	for _, p := range ps {
+		info, err := s.Status(ctx, Caller{ProjectID: projectID}, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }
 
 // pages is how many pages n rows fill: at least one.

@@ -27,6 +27,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier/egress"
 )
 
@@ -466,4 +467,32 @@ func SetPayoutNotify(ctx context.Context, db *entdb.Client, id int64, rawURL str
 		return fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
 	return nil
+}
+
+// SetPayoutLimit sets what project id may pay out of ticker without a
+// dashboard user's approval: perPayout per payout and perDay per UTC day,
+// in coin units; zero is no limit, and both zero remove the coin's limits.
+func SetPayoutLimit(ctx context.Context, db *entdb.Client, id int64, ticker string, perPayout, perDay decimal.Decimal, now time.Time) error {
+	if perPayout.Sign() < 0 || perDay.Sign() < 0 {
+		return invalid("payout limit: amounts must not be negative")
+	}
+	return store.WithTx(ctx, db, func(tx *entdb.Tx) error {
+		p, err := tx.Project.Get(ctx, id)
+		if entdb.IsNotFound(err) {
+			return fmt.Errorf("%w: %d", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		limits := map[string]schema.PayoutLimit{}
+		for k, v := range p.PayoutLimits {
+			limits[k] = v
+		}
+		if perPayout.IsZero() && perDay.IsZero() {
+			delete(limits, ticker)
+		} else {
+			limits[ticker] = schema.PayoutLimit{PerPayout: perPayout, PerDay: perDay}
+		}
+		return tx.Project.UpdateOne(p).SetPayoutLimits(limits).SetUpdatedAt(now).Exec(ctx)
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
@@ -168,6 +170,34 @@ func (s *Service) SetWallet(ctx context.Context, id int64, spec string) error {
 // transport (form POST, or GET when post is false).
 func (s *Service) SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error {
 	return SetPayoutNotify(ctx, s.cfg.DB, id, rawURL, post, s.cfg.Now())
+}
+
+// SetPayoutLimit sets project id's payout limits of ticker: perPayout and
+// perDay are decimal amounts in coin units, "0" or "" for no limit.
+func (s *Service) SetPayoutLimit(ctx context.Context, id int64, ticker, perPayout, perDay string) error {
+	t, err := s.ticker("ticker", ticker)
+	if err != nil {
+		return err
+	}
+	amount := func(param, v string) (decimal.Decimal, error) {
+		if v == "" {
+			return decimal.Zero, nil
+		}
+		d, err := decimal.NewFromString(v)
+		if err != nil || d.Sign() < 0 || d.Exponent() < -t.Decimals {
+			return decimal.Zero, invalid("%s: %q is not an amount of %s (a non-negative decimal with at most %d places)", param, v, t.Ticker, t.Decimals)
+		}
+		return d, nil
+	}
+	pp, err := amount("per_payout", perPayout)
+	if err != nil {
+		return err
+	}
+	pd, err := amount("per_day", perDay)
+	if err != nil {
+		return err
+	}
+	return SetPayoutLimit(ctx, s.cfg.DB, id, t.Ticker, pp, pd, s.cfg.Now())
 }
 
 // RemoveWallet removes project id's payout wallets of ticker.

@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
+	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
 )
@@ -46,6 +47,9 @@ type Config struct {
 	// Notifications lists and resends a project's notifications (the
 	// same service as the API's).
 	Notifications *notification.Service
+	// Payouts lists and approves the payouts waiting for approval; nil
+	// shows none.
+	Payouts *payout.Service
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events

@@ -202,6 +202,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.rotateSecret(w, r, s)
 	case h.invoiceRoutes(w, r, s, rest, get, post),
 		h.settingsRoutes(w, r, s, rest, get, post),
+		h.payoutRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post):
 	default:
 		h.pages.NotFound(w)

@@ -114,7 +114,7 @@ class ListPayoutsResponse(_message.Message):
     def __init__(self, payouts: _Optional[_Iterable[_Union[PayoutInfo, _Mapping]]] = ..., num_pages: _Optional[int] = ...) -> None: ...
 
 class PayoutInfo(_message.Message):
-    __slots__ = ["blockchain_fee", "coin", "error", "fee", "id", "requests", "status", "timestamp", "total_requested", "total_with_fee", "txid"]
+    __slots__ = ["approval_reason", "blockchain_fee", "coin", "error", "fee", "id", "requests", "status", "timestamp", "total_requested", "total_with_fee", "txid"]
     class RequestsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -122,6 +122,7 @@ class PayoutInfo(_message.Message):
         key: str
         value: str
         def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    APPROVAL_REASON_FIELD_NUMBER: _ClassVar[int]
     BLOCKCHAIN_FEE_FIELD_NUMBER: _ClassVar[int]
     COIN_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -134,6 +135,7 @@ class PayoutInfo(_message.Message):
     TOTAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     TOTAL_WITH_FEE_FIELD_NUMBER: _ClassVar[int]
     TXID_FIELD_NUMBER: _ClassVar[int]
+    approval_reason: str
     blockchain_fee: str
     coin: str
     error: str
@@ -145,7 +147,7 @@ class PayoutInfo(_message.Message):
     total_requested: str
     total_with_fee: str
     txid: str
-    def __init__(self, id: _Optional[int] = ..., status: _Optional[str] = ..., requests: _Optional[_Mapping[str, str]] = ..., total_requested: _Optional[str] = ..., total_with_fee: _Optional[str] = ..., fee: _Optional[str] = ..., blockchain_fee: _Optional[str] = ..., coin: _Optional[str] = ..., txid: _Optional[str] = ..., error: _Optional[str] = ..., timestamp: _Optional[str] = ..., **kwargs) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., status: _Optional[str] = ..., requests: _Optional[_Mapping[str, str]] = ..., total_requested: _Optional[str] = ..., total_with_fee: _Optional[str] = ..., fee: _Optional[str] = ..., blockchain_fee: _Optional[str] = ..., coin: _Optional[str] = ..., txid: _Optional[str] = ..., error: _Optional[str] = ..., timestamp: _Optional[str] = ..., approval_reason: _Optional[str] = ..., **kwargs) -> None: ...
 
 class PayoutRequestInfo(_message.Message):
     __slots__ = ["address", "coin", "id", "payout_id", "status", "timestamp", "value"]

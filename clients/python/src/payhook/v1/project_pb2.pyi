@@ -110,6 +110,22 @@ class RotateSecretResponse(_message.Message):
     ipn_secret: str
     def __init__(self, ipn_secret: _Optional[str] = ...) -> None: ...
 
+class SetPayoutLimitRequest(_message.Message):
+    __slots__ = ["per_day", "per_payout", "project_id", "ticker"]
+    PER_DAY_FIELD_NUMBER: _ClassVar[int]
+    PER_PAYOUT_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    TICKER_FIELD_NUMBER: _ClassVar[int]
+    per_day: str
+    per_payout: str
+    project_id: int
+    ticker: str
+    def __init__(self, project_id: _Optional[int] = ..., ticker: _Optional[str] = ..., per_payout: _Optional[str] = ..., per_day: _Optional[str] = ...) -> None: ...
+
+class SetPayoutLimitResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class SetPayoutNotifyRequest(_message.Message):
     __slots__ = ["get", "payout_notify_url", "project_id"]
     GET_FIELD_NUMBER: _ClassVar[int]

@@ -44,6 +44,11 @@ class ProjectServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.FromString,
                 )
+        self.SetPayoutLimit = channel.unary_unary(
+                '/payhook.v1.ProjectService/SetPayoutLimit',
+                request_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.FromString,
+                )
         self.RemoveWallet = channel.unary_unary(
                 '/payhook.v1.ProjectService/RemoveWallet',
                 request_serializer=payhook_dot_v1_dot_project__pb2.RemoveWalletRequest.SerializeToString,
@@ -98,6 +103,15 @@ class ProjectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPayoutLimit(self, request, context):
+        """SetPayoutLimit sets what a project may pay out of a coin without a
+        dashboard user's approval: per payout and per UTC day. A payout above
+        them waits (pending_approval) until a user of the project approves it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RemoveWallet(self, request, context):
         """RemoveWallet removes a project's payout wallets for a ticker; its
         payments are then held by payhook (listed by `payhook funds`).
@@ -133,6 +147,11 @@ def add_ProjectServiceServicer_to_server(servicer, server):
                     servicer.SetPayoutNotify,
                     request_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.SerializeToString,
+            ),
+            'SetPayoutLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPayoutLimit,
+                    request_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.SerializeToString,
             ),
             'RemoveWallet': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveWallet,
@@ -236,6 +255,23 @@ class ProjectService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPayoutNotify',
             payhook_dot_v1_dot_project__pb2.SetPayoutNotifyRequest.SerializeToString,
             payhook_dot_v1_dot_project__pb2.SetPayoutNotifyResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetPayoutLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPayoutLimit',
+            payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.SerializeToString,
+            payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

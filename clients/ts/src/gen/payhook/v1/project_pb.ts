@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/project.proto.
  */
 export const file_payhook_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0Iu8CCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBo0ChJDb25maXJtYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASI/Cg1Qcm9qZWN0V2FsbGV0Eg4KBnRpY2tlchgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXNoYXJlGAMgASgJIm4KE1JvdGF0ZVNlY3JldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIoCg1ncmFjZV9zZWNvbmRzGAIgASgDQgy6SAkiBxiAmp4BKABIAIgBAUIQCg5fZ3JhY2Vfc2Vjb25kcyIqChRSb3RhdGVTZWNyZXRSZXNwb25zZRISCgppcG5fc2VjcmV0GAEgASgJIksKEFNldFdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIaCgZ3YWxsZXQYAiABKAlCCrpIB3IFEAEYgCAiEwoRU2V0V2FsbGV0UmVzcG9uc2UiTQoTUmVtb3ZlV2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhkKBnRpY2tlchgCIAEoCUIJukgGcgQQARggIhYKFFJlbW92ZVdhbGxldFJlc3BvbnNlImcKFlNldFBheW91dE5vdGlmeVJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIjChFwYXlvdXRfbm90aWZ5X3VybBgCIAEoCUIIukgFcgMYgBASCwoDZ2V0GAMgASgIIhkKF1NldFBheW91dE5vdGlmeVJlc3BvbnNlMpIGCg5Qcm9qZWN0U2VydmljZRJ9Cg1DcmVhdGVQcm9qZWN0EiAucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBohLnBheWhvb2sudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIieQ+xgDgtPkkwIdOgEqIhgvb3BlcmF0b3IvcHJvamVjdC9jcmVhdGUSdQoMTGlzdFByb2plY3RzEh8ucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GiAucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIikPsYA4LT5JMCGBIWL29wZXJhdG9yL3Byb2plY3QvbGlzdBKBAQoMUm90YXRlU2VjcmV0Eh8ucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GiAucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZSIukPsYA4LT5JMCJDoBKiIfL29wZXJhdG9yL3Byb2plY3Qvcm90YXRlLXNlY3JldBJ1CglTZXRXYWxsZXQSHC5wYXlob29rLnYxLlNldFdhbGxldFJlcXVlc3QaHS5wYXlob29rLnYxLlNldFdhbGxldFJlc3BvbnNlIiuQ+xgDgtPkkwIhOgEqIhwvb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvc2V0EooBCg9TZXRQYXlvdXROb3RpZnkSIi5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlcXVlc3QaIy5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9wYXlvdXQtbm90aWZ5EoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0Iu8CCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBo0ChJDb25maXJtYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASI/Cg1Qcm9qZWN0V2FsbGV0Eg4KBnRpY2tlchgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXNoYXJlGAMgASgJIm4KE1JvdGF0ZVNlY3JldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIoCg1ncmFjZV9zZWNvbmRzGAIgASgDQgy6SAkiBxiAmp4BKABIAIgBAUIQCg5fZ3JhY2Vfc2Vjb25kcyIqChRSb3RhdGVTZWNyZXRSZXNwb25zZRISCgppcG5fc2VjcmV0GAEgASgJIksKEFNldFdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIaCgZ3YWxsZXQYAiABKAlCCrpIB3IFEAEYgCAiEwoRU2V0V2FsbGV0UmVzcG9uc2UiTQoTUmVtb3ZlV2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhkKBnRpY2tlchgCIAEoCUIJukgGcgQQARggIhYKFFJlbW92ZVdhbGxldFJlc3BvbnNlImcKFlNldFBheW91dE5vdGlmeVJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIjChFwYXlvdXRfbm90aWZ5X3VybBgCIAEoCUIIukgFcgMYgBASCwoDZ2V0GAMgASgIIhkKF1NldFBheW91dE5vdGlmeVJlc3BvbnNlIoYBChVTZXRQYXlvdXRMaW1pdFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIZCgZ0aWNrZXIYAiABKAlCCbpIBnIEEAEYIBIbCgpwZXJfcGF5b3V0GAMgASgJQge6SARyAhhAEhgKB3Blcl9kYXkYBCABKAlCB7pIBHICGEAiGAoWU2V0UGF5b3V0TGltaXRSZXNwb25zZTKbBwoOUHJvamVjdFNlcnZpY2USfQoNQ3JlYXRlUHJvamVjdBIgLnBheWhvb2sudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaIS5wYXlob29rLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSInkPsYA4LT5JMCHToBKiIYL29wZXJhdG9yL3Byb2plY3QvY3JlYXRlEnUKDExpc3RQcm9qZWN0cxIfLnBheWhvb2sudjEuTGlzdFByb2plY3RzUmVxdWVzdBogLnBheWhvb2sudjEuTGlzdFByb2plY3RzUmVzcG9uc2UiIpD7GAOC0+STAhgSFi9vcGVyYXRvci9wcm9qZWN0L2xpc3QSgQEKDFJvdGF0ZVNlY3JldBIfLnBheWhvb2sudjEuUm90YXRlU2VjcmV0UmVxdWVzdBogLnBheWhvb2sudjEuUm90YXRlU2VjcmV0UmVzcG9uc2UiLpD7GAOC0+STAiQ6ASoiHy9vcGVyYXRvci9wcm9qZWN0L3JvdGF0ZS1zZWNyZXQSdQoJU2V0V2FsbGV0EhwucGF5aG9vay52MS5TZXRXYWxsZXRSZXF1ZXN0Gh0ucGF5aG9vay52MS5TZXRXYWxsZXRSZXNwb25zZSIrkPsYA4LT5JMCIToBKiIcL29wZXJhdG9yL3Byb2plY3Qvd2FsbGV0L3NldBKKAQoPU2V0UGF5b3V0Tm90aWZ5EiIucGF5aG9vay52MS5TZXRQYXlvdXROb3RpZnlSZXF1ZXN0GiMucGF5aG9vay52MS5TZXRQYXlvdXROb3RpZnlSZXNwb25zZSIukPsYA4LT5JMCJDoBKiIfL29wZXJhdG9yL3Byb2plY3QvcGF5b3V0LW5vdGlmeRKGAQoOU2V0UGF5b3V0TGltaXQSIS5wYXlob29rLnYxLlNldFBheW91dExpbWl0UmVxdWVzdBoiLnBheWhvb2sudjEuU2V0UGF5b3V0TGltaXRSZXNwb25zZSItkPsYA4LT5JMCIzoBKiIeL29wZXJhdG9yL3Byb2plY3QvcGF5b3V0LWxpbWl0EoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
  * CreateProjectRequest names a new project.
@@ -446,6 +446,65 @@ export const SetPayoutNotifyResponseSchema: GenMessage<SetPayoutNotifyResponse> 
   messageDesc(file_payhook_v1_project, 13);
 
 /**
+ * SetPayoutLimitRequest sets a project's payout limits for a coin.
+ *
+ * @generated from message payhook.v1.SetPayoutLimitRequest
+ */
+export type SetPayoutLimitRequest = Message<"payhook.v1.SetPayoutLimitRequest"> & {
+  /**
+   * project_id identifies the project.
+   *
+   * @generated from field: int64 project_id = 1;
+   */
+  projectId: bigint;
+
+  /**
+   * ticker is the coin.
+   *
+   * @generated from field: string ticker = 2;
+   */
+  ticker: string;
+
+  /**
+   * per_payout is the most one payout may total, in coin units; "0" or
+   * empty for no limit.
+   *
+   * @generated from field: string per_payout = 3;
+   */
+  perPayout: string;
+
+  /**
+   * per_day is the most the payouts queued in one UTC day may total, in
+   * coin units; "0" or empty for no limit.
+   *
+   * @generated from field: string per_day = 4;
+   */
+  perDay: string;
+};
+
+/**
+ * Describes the message payhook.v1.SetPayoutLimitRequest.
+ * Use `create(SetPayoutLimitRequestSchema)` to create a new message.
+ */
+export const SetPayoutLimitRequestSchema: GenMessage<SetPayoutLimitRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 14);
+
+/**
+ * SetPayoutLimitResponse is empty.
+ *
+ * @generated from message payhook.v1.SetPayoutLimitResponse
+ */
+export type SetPayoutLimitResponse = Message<"payhook.v1.SetPayoutLimitResponse"> & {
+};
+
+/**
+ * Describes the message payhook.v1.SetPayoutLimitResponse.
+ * Use `create(SetPayoutLimitResponseSchema)` to create a new message.
+ */
+export const SetPayoutLimitResponseSchema: GenMessage<SetPayoutLimitResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 15);
+
+/**
  * ProjectService manages the projects of the merchant interface. A project
  * owns API keys, addresses, checkouts, deposits and their notifications, and
  * holds the IPN secret that signs its webhooks. Every method requires an
@@ -508,6 +567,18 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof SetPayoutNotifyRequestSchema;
     output: typeof SetPayoutNotifyResponseSchema;
+  },
+  /**
+   * SetPayoutLimit sets what a project may pay out of a coin without a
+   * dashboard user's approval: per payout and per UTC day. A payout above
+   * them waits (pending_approval) until a user of the project approves it.
+   *
+   * @generated from rpc payhook.v1.ProjectService.SetPayoutLimit
+   */
+  setPayoutLimit: {
+    methodKind: "unary";
+    input: typeof SetPayoutLimitRequestSchema;
+    output: typeof SetPayoutLimitResponseSchema;
   },
   /**
    * RemoveWallet removes a project's payout wallets for a ticker; its

@@ -18,7 +18,7 @@ CREATE INDEX `payoutrequest_project_id_ticker_status_id` ON `payout_requests` (`
 -- create index "payoutrequest_payout_id" to table: "payout_requests"
 CREATE INDEX `payoutrequest_payout_id` ON `payout_requests` (`payout_id`);
 -- create "new_projects" table
-CREATE TABLE `new_projects` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `name` text NOT NULL, `currency` text NOT NULL DEFAULT ('USD'), `ipn_secret` text NOT NULL, `previous_ipn_secret` text NOT NULL DEFAULT (''), `previous_secret_until` datetime NULL, `wallets` json NOT NULL, `confirmations` json NOT NULL, `tickers` json NOT NULL, `payout_notify_url` text NOT NULL DEFAULT (''), `payout_notify_post` bool NOT NULL DEFAULT (true));
+CREATE TABLE `new_projects` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `name` text NOT NULL, `currency` text NOT NULL DEFAULT ('USD'), `ipn_secret` text NOT NULL, `previous_ipn_secret` text NOT NULL DEFAULT (''), `previous_secret_until` datetime NULL, `wallets` json NOT NULL, `confirmations` json NOT NULL, `tickers` json NOT NULL, `payout_notify_url` text NOT NULL DEFAULT (''), `payout_limits` json NULL, `payout_notify_post` bool NOT NULL DEFAULT (true));
 -- copy rows from old table "projects" to new temporary table "new_projects"
 INSERT INTO `new_projects` (`id`, `created_at`, `updated_at`, `name`, `currency`, `ipn_secret`, `previous_ipn_secret`, `previous_secret_until`, `wallets`, `confirmations`, `tickers`) SELECT `id`, `created_at`, `updated_at`, `name`, `currency`, `ipn_secret`, `previous_ipn_secret`, `previous_secret_until`, `wallets`, `confirmations`, `tickers` FROM `projects`;
 -- drop "projects" table after copying rows
@@ -26,7 +26,7 @@ DROP TABLE `projects`;
 -- rename temporary table "new_projects" to "projects"
 ALTER TABLE `new_projects` RENAME TO `projects`;
 -- create "payouts" table
-CREATE TABLE `payouts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `api_key_id` integer NOT NULL, `ticker` text NOT NULL, `status` text NOT NULL DEFAULT ('created'), `total_requested` text NOT NULL, `fee` text NOT NULL, `blockchain_fee` text NOT NULL, `from_address` text NOT NULL DEFAULT (''), `inputs` json NULL, `outbound_id` integer NULL, `txid` text NOT NULL DEFAULT (''), `error` text NOT NULL DEFAULT (''), `queued_at` datetime NULL, `done_at` datetime NULL);
+CREATE TABLE `payouts` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `api_key_id` integer NOT NULL, `ticker` text NOT NULL, `status` text NOT NULL DEFAULT ('created'), `total_requested` text NOT NULL, `fee` text NOT NULL, `blockchain_fee` text NOT NULL, `from_address` text NOT NULL DEFAULT (''), `inputs` json NULL, `outbound_id` integer NULL, `txid` text NOT NULL DEFAULT (''), `error` text NOT NULL DEFAULT (''), `approval_reason` text NOT NULL DEFAULT (''), `approved_by` text NOT NULL DEFAULT (''), `approved_at` datetime NULL, `queued_at` datetime NULL, `done_at` datetime NULL);
 -- create index "payout_project_id_ticker_status_id" to table: "payouts"
 CREATE INDEX `payout_project_id_ticker_status_id` ON `payouts` (`project_id`, `ticker`, `status`, `id`);
 -- create index "payout_outbound_id" to table: "payouts"

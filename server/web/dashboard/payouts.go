@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/payhook/payhook/internal/kind"
+	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/merchant/payout"
+)
+
+// payoutsPath is the payouts page: the project's payouts waiting for
+// approval (above its limits), each with its outputs and the balance it
+// would spend, and an approve button.
+const payoutsPath = Prefix + "payouts/"
+
+// payoutsData is the payouts page.
+type payoutsData struct {
+	dashLayout
+	// Rows are the payouts waiting for approval, oldest first.
+	Rows []payoutRow
+	// Done says what the last action did; Error why it was refused.
+	Done, Error string
+}
+
+// payoutRow is one payout waiting for approval.
+type payoutRow struct {
+	ID                                      int64
+	Coin, Total, Fee, Reason, Balance, When string
+	Outputs                                 []payoutOutput
+}
+
+// payoutOutput is one destination of a payout.
+type payoutOutput struct{ Address, Amount string }
+
+// payoutRoutes serves /dashboard/payouts/ (GET) and
+// /dashboard/payouts/ID/approve (POST).
+func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *session, rest string, get, post bool) bool {
+	sub, ok := strings.CutPrefix(rest, "payouts/")
+	if !ok {
+		if rest == "payouts" && get {
+			http.Redirect(w, r, payoutsPath, http.StatusMovedPermanently)
+			return true
+		}
+		return false
+	}
+	switch {
+	case sub == "" && get:
+		h.payoutsPage(w, r, s, http.StatusOK, r.URL.Query().Get("done"), "")
+	case strings.HasSuffix(sub, "/approve") && post:
+		h.approvePayout(w, r, s, strings.TrimSuffix(sub, "/approve"))
+	case strings.HasSuffix(sub, "/approve"):
+		web.MethodNotAllowed(w, "POST")
+	default:
+		h.pages.NotFound(w)
+	}
+	return true
+}
+
+func (h *Handler) payoutsPage(w http.ResponseWriter, r *http.Request, s *session, status int, done, refusal string) {
+	d := payoutsData{dashLayout: h.layoutOf(r, s, "Payouts", "payouts"), Done: done, Error: refusal}
+	if h.cfg.Payouts == nil {
+		h.pages.Render(w, status, "payouts", d)
+		return
+	}
+	waiting, err := h.cfg.Payouts.Waiting(r.Context(), s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "list payouts", err)
+		return
+	}
+	for _, info := range waiting {
+		p := info.Payout
+		row := payoutRow{
+			ID: p.ID, Coin: p.Ticker, Total: p.TotalRequested.String(), Reason: p.ApprovalReason,
+			When: p.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+		}
+		for _, rq := range info.Requests {
+			row.Outputs = append(row.Outputs, payoutOutput{Address: rq.Address, Amount: rq.Value.String()})
+		}
+		if b, err := h.cfg.Payouts.Balance(r.Context(), payout.Caller{ProjectID: s.user.ProjectID}, p.Ticker); err == nil {
+			row.Balance = b.String()
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	h.pages.Render(w, status, "payouts", d)
+}
+
+// approvePayout approves payout id of the user's project: it is queued
+// and sent now. A refusal (not enough balance, not waiting) is shown on
+// the page with its reason.
+func (h *Handler) approvePayout(w http.ResponseWriter, r *http.Request, s *session, raw string) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 || h.cfg.Payouts == nil {
+		h.pages.NotFound(w)
+		return
+	}
+	_, err = h.cfg.Payouts.Approve(r.Context(), s.user.ProjectID, id, s.user.Email)
+	switch k := kind.Of(err); {
+	case err == nil:
+		http.Redirect(w, r, payoutsPath+"?done=approved-"+strconv.FormatInt(id, 10), http.StatusSeeOther)
+	case errors.Is(err, payout.ErrPayoutNotFound):
+		h.pages.NotFound(w)
+	case k == kind.Invalid || k == kind.FailedPrecondition || k == kind.Aborted:
+		h.payoutsPage(w, r, s, http.StatusBadRequest, "", kind.Message(err))
+	default:
+		h.pages.Fail(w, "approve payout", err)
+	}
+}
