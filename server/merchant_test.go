@@ -826,10 +826,7 @@ func TestProjectServiceOverREST(t *testing.T) {
 // postKey POSTs a JSON body with an API key.
 func (e *devEnv) postKey(t *testing.T, path, body, key string) servertest.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.in.BaseURL+path, strings.NewReader(body))
-	req.Header.Set("apikey", key)
-	req.Header.Set("Content-Type", "application/json")
-	return roundTrip(t, req)
+	return e.in.PostJSON(t, path, body, key)
 }
 
 // TestDepositStagesPerFamily: merchant webhooks follow the states table:

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,12 +158,30 @@ func (in *Instance) Get(t testing.TB, path string, query url.Values, key string)
 	return in.Do(t, http.MethodGet, u, key)
 }
 
+// PostJSON POSTs the JSON body to path with key ("" for none).
+func (in *Instance) PostJSON(t testing.TB, path, body, key string) Response {
+	t.Helper()
+	return in.do(t, http.MethodPost, in.BaseURL+path, key, body)
+}
+
 // Do makes a request to an absolute URL.
 func (in *Instance) Do(t testing.TB, method, u, key string) Response {
 	t.Helper()
-	req, err := http.NewRequest(method, u, nil)
+	return in.do(t, method, u, key, "")
+}
+
+func (in *Instance) do(t testing.TB, method, u, key, body string) Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, rd)
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if key != "" {
 		req.Header.Set("apikey", key)
@@ -172,12 +191,12 @@ func (in *Instance) Do(t testing.TB, method, u, key string) Response {
 		t.Fatalf("servertest: %s %s: %v", method, u, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("servertest: read body: %v", err)
 	}
-	r := Response{Code: resp.StatusCode, Body: body}
-	_ = json.Unmarshal(body, &r.JSON)
+	r := Response{Code: resp.StatusCode, Body: raw}
+	_ = json.Unmarshal(raw, &r.JSON)
 	return r
 }
 
