@@ -21,7 +21,8 @@ import (
 // approval; a user of the project signs in at a phone's width, sees it on
 // the Payouts page with its output, the reason and the balance, approves
 // it, and it is sent (the API reports it done with its txid); the page
-// then shows none waiting.
+// then shows none waiting. The settings page shows the operator's limits
+// and sets the payout webhook.
 func TestBrowserDashboardPayouts(t *testing.T) {
 	t.Parallel()
 	ctx := webtest.Browser(t)
@@ -75,6 +76,31 @@ func TestBrowserDashboardPayouts(t *testing.T) {
 	); err != nil {
 		t.Fatalf("approve: %v", err)
 	}
+	// The settings page: the operator's limits, and the payout webhook
+	// (a URL payhook refuses is named; a good one is saved).
+	var limits, refused string
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(d.in.BaseURL+"/dashboard/settings/"),
+		chromedp.WaitVisible(chromedp.CSS(`#payout-limits`)),
+		webtest.Into(&limits, chromedp.Text(chromedp.CSS(`#payout-limits`))),
+		chromedp.SendKeys(chromedp.CSS(`#payout-url`), "ftp://shop.example/payouts"),
+		chromedp.Click(chromedp.CSS(`#save-payout-webhook`)),
+		chromedp.WaitVisible(chromedp.CSS(`#payout-error`)),
+		webtest.Into(&refused, chromedp.Text(chromedp.CSS(`#payout-error`))),
+		chromedp.SetValue(chromedp.CSS(`#payout-url`), "https://shop.example/payouts"),
+		chromedp.Click(chromedp.CSS(`#payout-get`)),
+		chromedp.Click(chromedp.CSS(`#save-payout-webhook`)),
+		chromedp.WaitVisible(chromedp.CSS(`#done`)),
+	); err != nil {
+		t.Fatalf("payout settings: %v", err)
+	}
+	if !strings.Contains(limits, "0.1 ltc") || !strings.Contains(refused, "payout_notify_url") {
+		t.Errorf("limits %q; refusal %q", limits, refused)
+	}
+	if p, err := project.Get(bg, d.in.Server.DB().Client, d.in.ProjectA); err != nil || p.PayoutNotifyURL != "https://shop.example/payouts" || p.PayoutNotifyPost {
+		t.Errorf("saved payout webhook %q post=%v (%v)", p.PayoutNotifyURL, p.PayoutNotifyPost, err)
+	}
+
 	st := d.in.PostJSON(t, "/payout/status/", fmt.Sprintf(`{"payout_id": %s}`, id), d.in.KeyA)
 	if info, _ := st.JSON["payout_info"].(map[string]any); info["status"] != "done" || info["txid"] == "" {
 		t.Errorf("the approved payout: %s", st.Body)

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/schema"
@@ -38,6 +42,7 @@ var settingsDone = map[string]string{
 	"wallet-saved":   "The payout wallet is saved: payments of that coin are forwarded to it from now on.",
 	"wallet-removed": "The payout wallet is removed: payments of that coin are now held (the operator's payhook funds lists them).",
 	"key-revoked":    "The API key is revoked: it authenticates nothing from now on.",
+	"payout-webhook": "The payout webhook is saved: each payout done or failed from now on is notified there.",
 }
 
 // settingsData is the project settings page: the IPN secret, the webhook
@@ -76,7 +81,18 @@ type settingsData struct {
 	NewKeyName string
 	KeyName    string
 	KeyError   string
+
+	// PayoutURL and PayoutGET are the payout webhook's URL and transport;
+	// PayoutError says why a change was refused. PayoutLimits are the
+	// operator's limits per coin (read only here).
+	PayoutURL    string
+	PayoutGET    bool
+	PayoutError  string
+	PayoutLimits []payoutLimitRow
 }
+
+// payoutLimitRow is one coin's payout limits, for people ("none" for 0).
+type payoutLimitRow struct{ Ticker, PerPayout, PerDay string }
 
 // tickerChoice is one coin of the wallet form's select.
 type tickerChoice struct {
@@ -113,6 +129,8 @@ func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *sess
 		do = func() { h.revokeKey(w, r, s, id) }
 	case sub == "test-webhook":
 		do = func() { h.testWebhook(w, r, s) }
+	case sub == "payout-webhook":
+		do = func() { h.setPayoutWebhook(w, r, s) }
 	default:
 		return false
 	}
@@ -171,6 +189,17 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 			row.Label, row.Offered = web.CoinLabel(t), true
 		}
 		d.Wallets = append(d.Wallets, row)
+	}
+	d.PayoutURL, d.PayoutGET = p.PayoutNotifyURL, !p.PayoutNotifyPost
+	for _, t := range slices.Sorted(maps.Keys(p.PayoutLimits)) {
+		l := p.PayoutLimits[t]
+		show := func(v decimal.Decimal) string {
+			if v.Sign() <= 0 {
+				return "none"
+			}
+			return v.String() + " " + t
+		}
+		d.PayoutLimits = append(d.PayoutLimits, payoutLimitRow{Ticker: t, PerPayout: show(l.PerPayout), PerDay: show(l.PerDay)})
 	}
 	keys, err := apikey.List(ctx, h.cfg.DB, p.ID)
 	if err != nil {
@@ -382,4 +411,24 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	http.Redirect(w, r, Prefix+"notifications/"+url.PathEscape(id)+"/", http.StatusSeeOther)
+}
+
+// setPayoutWebhook sets (or, empty, clears) where the project's payout
+// webhooks go and whether they are GET requests.
+func (h *Handler) setPayoutWebhook(w http.ResponseWriter, r *http.Request, s *session) {
+	raw := strings.TrimSpace(r.PostFormValue("url"))
+	get := r.PostFormValue("get") == "1"
+	err := project.SetPayoutNotify(r.Context(), h.cfg.DB, s.user.ProjectID, raw, !get, h.cfg.Now())
+	if errors.Is(err, project.ErrInvalid) {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.PayoutURL, d.PayoutGET = raw, get
+			d.PayoutError = "The payout webhook was not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
+		})
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "set payout webhook", err)
+		return
+	}
+	settingsRedirect(w, r, "payout-webhook", "payout-webhook")
 }
