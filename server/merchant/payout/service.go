@@ -384,35 +384,7 @@ func (s *Service) create(ctx context.Context, tx *entdb.Tx, c Caller, ids []int6
 // sent. Not enough balance is refused (the payout stays created, nothing
 // is taken), naming the balance and the total needed.
 func (s *Service) Process(ctx context.Context, c Caller, id int64) (*Info, error) {
-	p, err := s.get(ctx, s.db.Client, c, id)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.ticker(p.Ticker)
-	if err != nil {
-		return nil, err
-	}
-	wallet, err := s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
-	if err != nil {
-		return nil, err
-	}
-	var planned *entdb.Outbound
-	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
-		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
-			return err
-		}
-		p, err := s.get(ctx, tx.Client(), c, id)
-		if err != nil {
-			return err
-		}
-		planned, err = s.queue(ctx, tx, p, t, wallet, "")
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.send(ctx, t, planned)
-	return s.Status(ctx, c, id)
+	return s.queueOne(ctx, c, id, "")
 }
 
 // Approve queues the project's payout id that waits for approval
@@ -420,7 +392,12 @@ func (s *Service) Process(ctx context.Context, c Caller, id int64) (*Info, error
 // (a dashboard user). Not enough balance is refused as Process refuses it;
 // the payout keeps waiting.
 func (s *Service) Approve(ctx context.Context, projectID, id int64, approver string) (*Info, error) {
-	c := Caller{ProjectID: projectID}
+	return s.queueOne(ctx, Caller{ProjectID: projectID}, id, approver)
+}
+
+// queueOne queues the caller's payout id (queue, with approver), under the
+// lock of its project and coin, and sends what it planned.
+func (s *Service) queueOne(ctx context.Context, c Caller, id int64, approver string) (*Info, error) {
 	p, err := s.get(ctx, s.db.Client, c, id)
 	if err != nil {
 		return nil, err
@@ -429,13 +406,13 @@ func (s *Service) Approve(ctx context.Context, projectID, id int64, approver str
 	if err != nil {
 		return nil, err
 	}
-	wallet, err := s.addresses.PayoutWallet(ctx, p.APIKeyID, projectID, t)
+	wallet, err := s.addresses.PayoutWallet(ctx, p.APIKeyID, c.ProjectID, t)
 	if err != nil {
 		return nil, err
 	}
 	var planned *entdb.Outbound
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
-		if err := s.lock(ctx, tx, projectID, t); err != nil {
+		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
 			return err
 		}
 		p, err := s.get(ctx, tx.Client(), c, id)

@@ -53,12 +53,7 @@ func TestBrowserDashboardPayouts(t *testing.T) {
 
 	var listed string
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(d.in.BaseURL+"/dashboard/"),
-		chromedp.WaitVisible(chromedp.CSS(`#signin-form`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), d.emailA),
-		chromedp.SendKeys(chromedp.CSS(`#password`), password),
-		chromedp.Click(chromedp.CSS(`#signin`)),
-		chromedp.WaitVisible(chromedp.CSS(`#signout`)),
+		signIn(d.in.BaseURL, d.emailA),
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/payouts/"),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-`+id)),
 		webtest.Into(&listed, chromedp.Text(chromedp.CSS(`#payouts`))),

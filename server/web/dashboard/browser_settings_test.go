@@ -26,12 +26,7 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	settings := d.in.BaseURL + "/dashboard/settings/"
 	var saved string
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(d.in.BaseURL+"/dashboard/"),
-		chromedp.WaitVisible(chromedp.CSS(`#signin-form`)),
-		chromedp.SendKeys(chromedp.CSS(`#email`), d.emailA),
-		chromedp.SendKeys(chromedp.CSS(`#password`), password),
-		chromedp.Click(chromedp.CSS(`#signin`)),
-		chromedp.WaitVisible(chromedp.CSS(`#signout`)),
+		signIn(d.in.BaseURL, d.emailA),
 		chromedp.Navigate(settings),
 		chromedp.WaitVisible(chromedp.CSS(`#no-wallets`)),
 		chromedp.SetValue(chromedp.CSS(`#wallet-ticker`), "btc"),

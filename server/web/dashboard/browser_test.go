@@ -61,3 +61,16 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("attempt 2 row: %q", second)
 	}
 }
+
+// signIn opens the dashboard at base and signs in as email (with the
+// tests' password), waiting until the signed-in page shows.
+func signIn(base, email string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(base+"/dashboard/"),
+		chromedp.WaitVisible(chromedp.CSS(`#signin-form`)),
+		chromedp.SendKeys(chromedp.CSS(`#email`), email),
+		chromedp.SendKeys(chromedp.CSS(`#password`), password),
+		chromedp.Click(chromedp.CSS(`#signin`)),
+		chromedp.WaitVisible(chromedp.CSS(`#signout`)),
+	)
+}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/payhook/payhook/internal/kind"
-	"github.com/payhook/payhook/server/web"
 	"github.com/payhook/payhook/server/merchant/payout"
+	"github.com/payhook/payhook/server/web"
 )
 
 // payoutsPath is the payouts page: the project's payouts waiting for
