@@ -16,10 +16,10 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 // Config is everything payhook serve needs, grouped by the part of the

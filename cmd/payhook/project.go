@@ -156,7 +156,9 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("--project: required")
 	}
 	notifySet := false
-	fs.Visit(func(f *flag.Flag) { notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get" })
+	fs.Visit(func(f *flag.Flag) {
+		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
+	})
 	if !notifySet && len(limits) == 0 {
 		return errors.New("nothing to update: give --payout-notify-url or --payout-limit")
 	}
