@@ -222,6 +222,14 @@ func TestPayoutEndToEnd(t *testing.T) {
 					t.Errorf("%s: HTTP %d %s, want 400 naming outputs", name, r.Code, r.Body)
 				}
 			}
+			dup := e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: "0.01", %q: "0.02"}}`, destA, destA), e.in.KeyA)
+			if dup.Code != 400 || !strings.Contains(fmt.Sprint(dup.JSON["error"]), "duplicate") {
+				t.Errorf("a duplicate output: HTTP %d %s", dup.Code, dup.Body)
+			}
+			same := e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: "0.01", %q: "0.02"}}`, destA, strings.ToUpper(destA)), e.in.KeyA)
+			if same.Code != 400 || !strings.Contains(fmt.Sprint(same.JSON["error"]), "same destination") {
+				t.Errorf("one destination spelt two ways: HTTP %d %s", same.Code, same.Body)
+			}
 			wantStatus(t, e.postForm(t, "/payout/create/", url.Values{"request_ids": {"12,x"}}, e.in.KeyA), 400)
 			wantStatus(t, e.postForm(t, "/payout/create/", url.Values{"request_ids": {"999999"}}, e.in.KeyA), 404)
 			wantStatus(t, e.postForm(t, "/payout/status/", url.Values{"payout_id": {"999999"}}, e.in.KeyA), 404)
