@@ -752,9 +752,12 @@ func (e *Engine) noteError(ctx context.Context, o *entdb.Outbound, err error) {
 // failed sign or send, another instance, a replacement), BatchSize at a
 // time. It reports whether some are still open.
 func (e *Engine) Resume(ctx context.Context, t chains.Ticker) (open bool, err error) {
+	// Cleared before the rows are read: a send that fails meanwhile sets it
+	// again, so no failure is forgotten.
+	e.setLeft(t, false)
 	defer func() {
-		if !open && err == nil {
-			e.setLeft(t, false)
+		if open || err != nil {
+			e.setLeft(t, true)
 		}
 	}()
 	var after int64

@@ -514,3 +514,39 @@ func deref(b *[]byte) []byte {
 	}
 	return *b
 }
+
+// TestLeftUntilResumed: a send that leaves a transaction open (a crash
+// after its bytes are recorded) marks its ticker Left, so the watcher
+// resumes it at its next poll whoever planned it; a Resume that finishes
+// everything clears the mark, and one that leaves something open keeps it.
+func TestLeftUntilResumed(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		crashes := 2
+		bn := newBench(t, db, Faults{AfterRecord: func() error {
+			if crashes > 0 {
+				crashes--
+				return errors.New("killed")
+			}
+			return nil
+		}})
+		if bn.e.Left(bn.tk) {
+			t.Fatal("a fresh engine reports transactions left")
+		}
+		o := bn.mustPlan(t, "k1", "0.5")
+		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err == nil {
+			t.Fatal("the crash was not reported")
+		}
+		if !bn.e.Left(bn.tk) {
+			t.Fatal("a send that left its transaction signed does not mark the ticker")
+		}
+		if open, err := bn.e.Resume(ctx, bn.tk); err == nil || !open || !bn.e.Left(bn.tk) {
+			t.Fatalf("a resume that crashes again: %v (open %v), left %v", err, open, bn.e.Left(bn.tk))
+		}
+		if open, err := bn.e.Resume(ctx, bn.tk); err != nil || open || bn.e.Left(bn.tk) {
+			t.Fatalf("a resume that finishes it: %v (open %v), left %v", err, open, bn.e.Left(bn.tk))
+		}
+	})
+}
