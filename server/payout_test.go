@@ -194,7 +194,7 @@ func TestPayoutEndToEnd(t *testing.T) {
 				t.Errorf("done requests %s", list.Body)
 			}
 			pl := e.in.Get(t, "/ltc/payout/list/", nil, e.in.KeyA)
-			if ps, _ := pl.JSON["payouts"].([]any); len(ps) != 1 {
+			if ps, _ := pl.JSON["payouts"].([]any); len(ps) != 1 || len(ps[0].(map[string]any)["requests"].(map[string]any)) != 2 {
 				t.Errorf("payouts %s", pl.Body)
 			}
 

@@ -125,12 +125,12 @@ func (s *PayoutServer) ListPayouts(ctx context.Context, req *payhookv1.ListPayou
 	if err != nil {
 		return nil, err
 	}
+	infos, err := s.payouts.WithRequests(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
 	out := &payhookv1.ListPayoutsResponse{NumPages: int32(pages)}
-	for _, p := range ps {
-		info, err := s.payouts.Status(ctx, c, p.ID)
-		if err != nil {
-			return nil, err
-		}
+	for _, info := range infos {
 		out.Payouts = append(out.Payouts, payoutInfo(info))
 	}
 	return out, nil

@@ -750,13 +750,26 @@ func (s *Service) Waiting(ctx context.Context, projectID int64) ([]*Info, error)
 	if err != nil {
 		return nil, fmt.Errorf("payouts waiting for approval: %w", err)
 	}
-	out := make([]*Info, 0, len(ps))
-	for _, p := range ps {
-		info, err := s.Status(ctx, Caller{ProjectID: projectID}, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info)
+	return s.WithRequests(ctx, ps)
+}
+
+// WithRequests returns ps with their requests, read in one query.
+func (s *Service) WithRequests(ctx context.Context, ps []*entdb.Payout) ([]*Info, error) {
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	rs, err := s.db.Client.PayoutRequest.Query().Where(payoutrequest.PayoutIDIn(ids...)).Order(entdb.Asc(payoutrequest.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("requests of %d payouts: %w", len(ps), err)
+	}
+	byPayout := map[int64][]*entdb.PayoutRequest{}
+	for _, r := range rs {
+		byPayout[*r.PayoutID] = append(byPayout[*r.PayoutID], r)
+	}
+	out := make([]*Info, len(ps))
+	for i, p := range ps {
+		out[i] = &Info{Payout: p, Requests: byPayout[p.ID]}
 	}
 	return out, nil
 }
