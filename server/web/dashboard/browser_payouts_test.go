@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/shopspring/decimal"
@@ -56,6 +57,7 @@ func TestBrowserDashboardPayouts(t *testing.T) {
 		signIn(d.in.BaseURL, d.emailA),
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/payouts/"),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-`+id)),
+		webtest.Until(`(document.querySelector("#payouts")?.innerText ?? "").includes("maximum per payout")`, 30*time.Second),
 		webtest.Into(&listed, chromedp.Text(chromedp.CSS(`#payouts`))),
 		webtest.Shot("dashboard-payouts.png"),
 	); err != nil {
@@ -77,10 +79,12 @@ func TestBrowserDashboardPayouts(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(d.in.BaseURL+"/dashboard/settings/"),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-limits`)),
+		webtest.Until(`(document.querySelector("#payout-limits")?.innerText ?? "").includes("ltc")`, 30*time.Second),
 		webtest.Into(&limits, chromedp.Text(chromedp.CSS(`#payout-limits`))),
 		chromedp.SendKeys(chromedp.CSS(`#payout-url`), "ftp://shop.example/payouts"),
 		chromedp.Click(chromedp.CSS(`#save-payout-webhook`)),
 		chromedp.WaitVisible(chromedp.CSS(`#payout-error`)),
+		webtest.Until(`(document.querySelector("#payout-error")?.innerText ?? "") !== ""`, 30*time.Second),
 		webtest.Into(&refused, chromedp.Text(chromedp.CSS(`#payout-error`))),
 		chromedp.SetValue(chromedp.CSS(`#payout-url`), "https://shop.example/payouts"),
 		chromedp.Click(chromedp.CSS(`#payout-get`)),

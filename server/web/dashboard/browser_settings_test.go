@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -92,6 +93,9 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS(`#attempt-1`)),
+		// The row's text once the reloaded page has laid it out (read at
+		// once, a loaded machine has answered "").
+		webtest.Until(`(document.querySelector("#attempt-1")?.innerText ?? "").includes("acknowledged")`, 30*time.Second),
 		webtest.Into(&attempt, chromedp.Text(chromedp.CSS(`#attempt-1`))),
 		chromedp.Navigate(settings),
 		chromedp.WaitVisible(chromedp.CSS(`#tests`)),
