@@ -92,7 +92,9 @@ func TestPayoutEndToEnd(t *testing.T) {
 			}
 
 			destA, destB := destinations(t, tk)
-			r = e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: "0.4", %q: "0.2"}}`, destA, destB), e.in.KeyA)
+			// An amount may be a JSON number, as this API family's libraries
+			// send it: it is read as its exact text.
+			r = e.postKey(t, "/ltc/payout/request/bulk/", fmt.Sprintf(`{"outputs": {%q: 0.4, %q: "0.2"}}`, destA, destB), e.in.KeyA)
 			wantStatus(t, r, 200)
 			ids, _ := r.JSON["request_ids"].([]any)
 			if len(ids) != 2 {
@@ -214,6 +216,7 @@ func TestPayoutEndToEnd(t *testing.T) {
 				"an address of another coin": fmt.Sprintf(`{"outputs": {%q: "0.01"}}`, "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"),
 				"a zero amount":              fmt.Sprintf(`{"outputs": {%q: "0"}}`, destA),
 				"an over-precise amount":     fmt.Sprintf(`{"outputs": {%q: "0.123456789"}}`, destA),
+				"an over-precise number":     fmt.Sprintf(`{"outputs": {%q: 0.123456789}}`, destA),
 				"a dust amount":              fmt.Sprintf(`{"outputs": {%q: "0.00000001"}}`, destA),
 				"no outputs":                 `{"outputs": {}}`,
 			} {

@@ -171,17 +171,17 @@ func parseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error
 	for i, p := range parts {
 		shareStr, addr, ok := strings.Cut(p, "@")
 		if !ok {
-			return nil, invalid("address", "destination %d (%q) must be SHARE@ADDRESS", i+1, truncate(p))
+			return nil, invalid("address", "destination %d (%q) must be SHARE@ADDRESS", i+1, Truncate(p))
 		}
 		share, err := decimal.NewFromString(strings.TrimSpace(shareStr))
 		if err != nil || strings.ContainsAny(shareStr, "eE") {
-			return nil, invalid("address", "share %q of destination %d is not a decimal number", truncate(shareStr), i+1)
+			return nil, invalid("address", "share %q of destination %d is not a decimal number", Truncate(shareStr), i+1)
 		}
 		if !share.IsPositive() {
 			return nil, invalid("address", "share %s of destination %d must be positive", share, i+1)
 		}
 		if -share.Exponent() > shareScale && !share.Equal(share.Truncate(shareScale)) {
-			return nil, invalid("address", "share %s of destination %d has more than %d decimal places", truncate(share.String()), i+1, shareScale)
+			return nil, invalid("address", "share %s of destination %d has more than %d decimal places", Truncate(share.String()), i+1, shareScale)
 		}
 		addr = strings.TrimSpace(addr)
 		// DestinationKey validates addr. One destination may be spelled
@@ -204,7 +204,9 @@ func parseDestinations(t chains.Ticker, raw string) ([]schema.Destination, error
 	return out, nil
 }
 
-func truncate(s string) string {
+// Truncate shortens what a caller sent to at most 64 bytes (and "...")
+// for an error message that names it.
+func Truncate(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."
 	}

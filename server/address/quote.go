@@ -45,18 +45,18 @@ func ParseAmount(param, raw string, places int32) (decimal.Decimal, error) {
 		return decimal.Zero, invalid(param, "is required")
 	}
 	if !amountSyntax.MatchString(raw) {
-		return decimal.Zero, invalid(param, "%q is not a decimal number such as 12.5", truncate(raw))
+		return decimal.Zero, invalid(param, "%q is not a decimal number such as 12.5", Truncate(raw))
 	}
 	whole, frac, _ := strings.Cut(raw, ".")
 	if len(strings.TrimLeft(whole, "0")) > maxIntegerDigits {
 		return decimal.Zero, invalid(param, "has more than %d digits before the decimal point", maxIntegerDigits)
 	}
 	if n := len(strings.TrimRight(frac, "0")); n > int(places) {
-		return decimal.Zero, invalid(param, "%q has more than %d decimal places", truncate(raw), places)
+		return decimal.Zero, invalid(param, "%q has more than %d decimal places", Truncate(raw), places)
 	}
 	d, err := decimal.NewFromString(raw)
 	if err != nil { // unreachable after the syntax check; kept for safety
-		return decimal.Zero, invalid(param, "%q is not a decimal number", truncate(raw))
+		return decimal.Zero, invalid(param, "%q is not a decimal number", Truncate(raw))
 	}
 	if !d.IsPositive() {
 		return decimal.Zero, invalid(param, "must be positive, got %s", raw)
@@ -186,7 +186,7 @@ func checkPriority(p string) error {
 			return nil
 		}
 	}
-	return invalid("priority", "must be one of %s, got %q", strings.Join(Priorities, ", "), truncate(p))
+	return invalid("priority", "must be one of %s, got %q", strings.Join(Priorities, ", "), Truncate(p))
 }
 
 // Conversion is an amount converted into a ticker's coin.
@@ -232,7 +232,7 @@ func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices
 	}
 	fromUSD, ok := positivePrice(prices, key)
 	if key == "" || !ok {
-		return Conversion{}, invalid("from", "%q is neither a fiat currency code (such as USD) nor a priced coin (such as btc or trc20_usdt)", truncate(from))
+		return Conversion{}, invalid("from", "%q is neither a fiat currency code (such as USD) nor a priced coin (such as btc or trc20_usdt)", Truncate(from))
 	}
 	return Conversion{
 		ValueCoin:    v.Mul(fromUSD).DivRound(coinUSD, t.Decimals),

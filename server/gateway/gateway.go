@@ -134,7 +134,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, queryAsBody(mux)))), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, queryAsBody(outputsAsStrings(mux))))), nil
 }
 
 // queryBodyPaths are the POST methods whose parameters may come in the
@@ -195,6 +195,113 @@ func queryAsBody(next http.Handler) http.Handler {
 		r2.Header.Set("Content-Type", "application/json")
 		next.ServeHTTP(w, r2)
 	})
+}
+
+// outputsAsStrings turns the JSON number amounts of a payout bulk
+// request's "outputs" object (`{"outputs": {"ADDRESS": 0.5}}`, as this API
+// family's libraries send them) into strings holding the number's exact
+// text, which the proto's decimal-string field takes: no amount is ever a
+// float. Everything else, duplicate keys included, passes unchanged; a
+// body that is not JSON is left for the gateway to refuse.
+func outputsAsStrings(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if r.Method != http.MethodPost || !(strings.HasSuffix(p, "/payout/request/bulk") || strings.HasSuffix(p, "/payout/request/bulk/process")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "the body could not be read")
+			return
+		}
+		if out, err := numbersAsStrings(body, "outputs"); err == nil {
+			body = out
+		}
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		r2.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r2)
+	})
+}
+
+// numbersAsStrings re-encodes the JSON document doc token by token, the
+// numbers that are values of the object under the top-level key field
+// written as strings of their literal text.
+func numbersAsStrings(doc []byte, field string) ([]byte, error) {
+	type level struct {
+		object, wantKey bool
+		n               int
+		key, under      string
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var out bytes.Buffer
+	var stack []*level
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		var top *level
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			out.WriteByte(byte(d))
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				parent := stack[len(stack)-1]
+				parent.n++
+				parent.wantKey = parent.object
+			}
+			continue
+		}
+		if top != nil && top.object && top.wantKey {
+			if top.n > 0 {
+				out.WriteByte(',')
+			}
+			k, _ := json.Marshal(tok)
+			out.Write(k)
+			top.key, top.wantKey = tok.(string), false
+			continue
+		}
+		if top != nil {
+			if top.object {
+				out.WriteByte(':')
+			} else if top.n > 0 {
+				out.WriteByte(',')
+			}
+		}
+		if d, ok := tok.(json.Delim); ok {
+			out.WriteByte(byte(d))
+			under := ""
+			if top != nil {
+				under = top.key
+			}
+			stack = append(stack, &level{object: d == '{', wantKey: d == '{', under: under})
+			continue
+		}
+		if num, ok := tok.(json.Number); ok && len(stack) == 2 && stack[0].object && top.object && top.under == field {
+			tok = num.String()
+		}
+		v, err := json.Marshal(tok)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(v)
+		if top != nil {
+			top.n++
+			top.wantKey = top.object
+		}
+	}
+	if len(stack) > 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return out.Bytes(), nil
 }
 
 // gateway holds what the handlers around the mux share.

@@ -148,3 +148,27 @@ func FuzzAPIKeyFromQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestNumbersAsStrings: the amounts of a payout bulk request's outputs
+// that came as JSON numbers become strings of their exact text; nothing
+// else changes, duplicate keys included; a document that is not JSON is
+// an error.
+func TestNumbersAsStrings(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, in, want string }{
+		{"numbers", `{"outputs": {"a": 0.5, "b": "0.25", "c": 1e-8}}`, `{"outputs":{"a":"0.5","b":"0.25","c":"1e-8"}}`},
+		{"many digits stay exact", `{"outputs":{"a":0.123456789012345678901}}`, `{"outputs":{"a":"0.123456789012345678901"}}`},
+		{"duplicate keys kept", `{"outputs":{"a":1,"a":2}}`, `{"outputs":{"a":"1","a":"2"}}`},
+		{"other fields untouched", `{"n": 1, "outputs": {"a": 2}, "x": [1, {"outputs": 3}], "y": {"z": 4}}`, `{"n":1,"outputs":{"a":"2"},"x":[1,{"outputs":3}],"y":{"z":4}}`},
+		{"nested values untouched", `{"outputs":{"a":[1,2],"b":{"c":3},"d":true,"e":null}}`, `{"outputs":{"a":[1,2],"b":{"c":3},"d":true,"e":null}}`},
+		{"empty", `{"outputs":{}}`, `{"outputs":{}}`},
+	} {
+		got, err := numbersAsStrings([]byte(c.in), "outputs")
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %s (%v), want %s", c.name, got, err, c.want)
+		}
+	}
+	if _, err := numbersAsStrings([]byte(`{"outputs": {`), "outputs"); err == nil {
+		t.Error("a truncated document: no error")
+	}
+}

@@ -156,7 +156,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 	w.healthMu.Lock()
 	w.health.Head = head.Height
 	w.healthMu.Unlock()
-	if w.svc.out != nil && w.svc.out.Left(w.ticker) {
+	if w.svc.out.Left(w.ticker) {
 		// A send of another caller (a payout) failed: finish it now.
 		w.reconcile = true
 	}

@@ -147,7 +147,7 @@ func (s *PayoutServer) CreatePayoutFromRequests(ctx context.Context, req *payhoo
 		part = strings.TrimSpace(part)
 		id, err := strconv.ParseInt(part, 10, 64)
 		if err != nil || id <= 0 {
-			return nil, address.Invalid("request_ids", "%q is not a payout request id: give the ids comma-separated, such as 12,13", truncateParam(part))
+			return nil, address.Invalid("request_ids", "%q is not a payout request id: give the ids comma-separated, such as 12,13", address.Truncate(part))
 		}
 		ids = append(ids, id)
 	}
@@ -213,12 +213,4 @@ func payoutRequestInfo(r *entdb.PayoutRequest) *payhookv1.PayoutRequestInfo {
 		out.PayoutId = *r.PayoutID
 	}
 	return out
-}
-
-// truncateParam shortens what a caller sent for an error message.
-func truncateParam(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "..."
-	}
-	return s
 }

@@ -214,8 +214,8 @@ type CreatePayoutRequestsRequest struct {
 	// ticker is the coin.
 	Ticker string `protobuf:"bytes,1,opt,name=ticker,proto3" json:"ticker,omitempty"`
 	// outputs maps each destination address to its amount in coin units (a
-	// decimal string; a JSON number is read as the shortest decimal it
-	// denotes). At least one, at most 1,000.
+	// decimal string; the REST gateway also takes a JSON number and reads
+	// its exact text, never a float). At least one, at most 1,000.
 	Outputs       map[string]string `protobuf:"bytes,2,rep,name=outputs,proto3" json:"outputs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

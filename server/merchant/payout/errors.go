@@ -2,9 +2,7 @@ package payout
 
 import (
 	"fmt"
-	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/internal/kind"
@@ -63,14 +61,3 @@ func kindPrecondition(format string, args ...any) error {
 func kindAborted(format string, args ...any) error {
 	return &stateError{k: kind.Aborted, msg: fmt.Sprintf(format, args...)}
 }
-
-// truncate shortens what a caller sent for an error message.
-func truncate(s string) string {
-	const n = 64
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "..."
-}
-
-func newUUID() string { return uuid.NewString() }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
@@ -199,7 +200,7 @@ func (s *Service) checkOutputs(t chains.Ticker, outputs []Output) ([]chains.Outp
 	seen := map[string]string{}
 	out := make([]chains.Output, 0, len(outputs))
 	for _, o := range outputs {
-		param := "outputs." + truncate(o.Address)
+		param := "outputs." + address.Truncate(o.Address)
 		if err := chains.ValidateAddress(t, o.Address); err != nil {
 			return nil, invalid(param, "%v", err)
 		}
@@ -208,7 +209,7 @@ func (s *Service) checkOutputs(t chains.Ticker, outputs []Output) ([]chains.Outp
 			return nil, invalid(param, "%v", err)
 		}
 		if first, ok := seen[key]; ok {
-			return nil, invalid(param, "pays the same destination as %s: a payout pays each destination once", truncate(first))
+			return nil, invalid(param, "pays the same destination as %s: a payout pays each destination once", address.Truncate(first))
 		}
 		seen[key] = o.Address
 		v, err := address.ParseAmount(param, o.Amount, t.Decimals)
@@ -255,7 +256,7 @@ func (s *Service) request(ctx context.Context, tx *entdb.Tx, c Caller, t chains.
 	ids := make([]int64, len(outs))
 	for i, o := range outs {
 		r, err := tx.PayoutRequest.Create().
-			SetAPIKeyID(c.APIKeyID).SetProjectID(c.ProjectID).SetUUID(newUUID()).
+			SetAPIKeyID(c.APIKeyID).SetProjectID(c.ProjectID).SetUUID(uuid.NewString()).
 			SetTicker(t.Ticker).SetAddress(o.Address).SetValue(o.Amount).
 			SetCreatedAt(now).SetUpdatedAt(now).
 			Save(ctx)
@@ -697,7 +698,7 @@ func (s *Service) ListRequests(ctx context.Context, c Caller, ticker, status str
 	if status != "" && status != "all" {
 		st := payoutrequest.Status(status)
 		if payoutrequest.StatusValidator(st) != nil {
-			return nil, 0, invalid("status", "%q is not all, pending, rejected, processing or done", truncate(status))
+			return nil, 0, invalid("status", "%q is not all, pending, rejected, processing or done", address.Truncate(status))
 		}
 		q.Where(payoutrequest.StatusEQ(st))
 	}
@@ -725,7 +726,7 @@ func (s *Service) ListPayouts(ctx context.Context, c Caller, ticker, status stri
 	if status != "" && status != "all" {
 		st := entpayout.Status(status)
 		if entpayout.StatusValidator(st) != nil {
-			return nil, 0, invalid("status", "%q is not created, pending_approval, processing, done or error", truncate(status))
+			return nil, 0, invalid("status", "%q is not created, pending_approval, processing, done or error", address.Truncate(status))
 		}
 		q.Where(entpayout.StatusEQ(st))
 	}

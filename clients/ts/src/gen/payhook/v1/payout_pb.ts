@@ -115,8 +115,8 @@ export type CreatePayoutRequestsRequest = Message<"payhook.v1.CreatePayoutReques
 
   /**
    * outputs maps each destination address to its amount in coin units (a
-   * decimal string; a JSON number is read as the shortest decimal it
-   * denotes). At least one, at most 1,000.
+   * decimal string; the REST gateway also takes a JSON number and reads
+   * its exact text, never a float). At least one, at most 1,000.
    *
    * @generated from field: map<string, string> outputs = 2;
    */
