@@ -185,6 +185,12 @@ type ChainsConfig struct {
 	// no fee) to 100; it goes to the operator's address as a forward's
 	// service fee does.
 	PayoutFeePercent decimal.Decimal
+	// PayoutInterval sends the queued payouts of a ticker in batches
+	// (--payout-interval TICKER=DURATION): see payout.Config.Interval.
+	PayoutInterval map[string]time.Duration
+	// PayoutMinBatch is the least total of a ticker's batch
+	// (--payout-min-batch TICKER=AMOUNT): see payout.Config.MinBatch.
+	PayoutMinBatch map[string]decimal.Decimal
 	// Prices is where USD prices and fiat rates come from (--prices):
 	// PricesTable (the embedded table or --price-file) or PricesLive
 	// (PriceProviders over the table, which stays beneath as the last
@@ -526,6 +532,19 @@ func (c ChainsConfig) Validate() error {
 	}
 	if c.PayoutFeePercent.Sign() < 0 || c.PayoutFeePercent.GreaterThan(decimal.NewFromInt(100)) {
 		return fmt.Errorf("--payout-fee %s: want a percentage from 0 to 100", c.PayoutFeePercent)
+	}
+	for ticker, d := range c.PayoutInterval {
+		if d <= 0 {
+			return fmt.Errorf("--payout-interval %s=%s: want a positive duration", ticker, d)
+		}
+	}
+	for ticker, a := range c.PayoutMinBatch {
+		if a.Sign() <= 0 {
+			return fmt.Errorf("--payout-min-batch %s=%s: want a positive amount", ticker, a)
+		}
+		if c.PayoutInterval[ticker] <= 0 {
+			return fmt.Errorf("--payout-min-batch %s: only with --payout-interval %s=DURATION (without an interval each payout is sent when queued)", ticker, ticker)
+		}
 	}
 	return nil
 }

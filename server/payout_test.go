@@ -237,7 +237,10 @@ func TestPayoutEndToEnd(t *testing.T) {
 			wantStatus(t, e.postForm(t, "/payout/create/", url.Values{"request_ids": {"999999"}}, e.in.KeyA), 404)
 			wantStatus(t, e.postForm(t, "/payout/status/", url.Values{"payout_id": {"999999"}}, e.in.KeyA), 404)
 			wantStatus(t, e.in.Get(t, "/ltc/payout/request/list/", q("status", "lost"), e.in.KeyA), 400)
-			wantStatus(t, e.in.Get(t, "/eth/payout/balance/", nil, e.in.KeyA), 400)
+			if b := e.in.Get(t, "/eth/payout/balance/", nil, e.in.KeyA); b.Code != 200 || b.JSON["balance"] != "0" {
+				t.Errorf("the eth balance of a project that holds none: HTTP %d %s", b.Code, b.Body)
+			}
+			wantStatus(t, e.in.Get(t, "/nocoin/payout/balance/", nil, e.in.KeyA), 404)
 			if n, _ := e.in.Server.DB().Client.PayoutRequest.Query().Where(payoutrequest.ProjectID(e.in.ProjectA)).Count(ctx); n != 2 {
 				t.Errorf("project A has %d payout requests, want the 2 paid", n)
 			}

@@ -74,6 +74,7 @@ type Server struct {
 	selfConn *grpc.ClientConn
 	notifier *notifier.Notifier
 	devnet   *devnet.Devnet
+	payouts  *payout.Service
 	payments *payment.Service
 	outbound *outbound.Engine
 	watchers map[string]*payment.Watcher
@@ -317,7 +318,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		Registry:      registry,
 		Backends:      backends,
 		Outbound:      s.outbound,
-		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect == store.Postgres),
+		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect),
 		Now:           s.cfg.Now,
 		StartNearHead: nearHead,
 	}, s.logger)
@@ -339,7 +340,8 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 // low-level (custom) payments to the callback reactor, every invoice's
 // (checkouts, deposits, subscription renewals) to the invoice reactor with
 // the renewals' hooks.
-func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, postgres bool) payment.Reactors {
+func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, dialect store.Dialect) payment.Reactors {
+	postgres := dialect == store.Postgres
 	callbacks := address.NewCallbackReactor(q, prices)
 	invoices := invoice.NewReactor(q, prices, signer.SchemeWebhook, now, postgres, map[invoice.Kind]invoice.Hooks{
 		invoice.Subscription: subscription.NewHooks(prices, signer.SchemeWebhook),
@@ -351,7 +353,7 @@ func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, post
 		string(invoice.Subscription): invoices,
 		// A payout wallet's payments are the project's payout balance:
 		// credited and held, notifying no one.
-		address.PayoutWalletService: payout.WalletReactor{},
+		address.PayoutWalletService: payout.WalletReactor{Dialect: dialect, Now: now},
 	}
 }
 
@@ -382,8 +384,14 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
-	payouts := payout.New(s.db, addresses, s.outbound, payout.Config{FeePercent: s.cfg.Chains.PayoutFeePercent, Queue: s.notifier.Queue, Now: s.cfg.Now}, s.logger)
-	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(payouts))
+	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
+		FeePercent: s.cfg.Chains.PayoutFeePercent, Interval: s.cfg.Chains.PayoutInterval, MinBatch: s.cfg.Chains.PayoutMinBatch,
+		Queue: s.notifier.Queue, Now: s.cfg.Now,
+	}, s.logger)
+	// Queued payouts are planned after each poll of their ticker's chain,
+	// by the instance that watches it.
+	s.payments.AfterPoll(s.payouts.Tick)
+	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
@@ -428,7 +436,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Payouts: payouts, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
+		Notifications: notifications, Payouts: s.payouts, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
 		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
@@ -579,6 +587,9 @@ func (s *Server) Payments() *payment.Service { return s.payments }
 
 // Devnet is the simulated chains of a --dev server; nil otherwise.
 func (s *Server) Devnet() *devnet.Devnet { return s.devnet }
+
+// Payouts returns the payout service (tests run its Tick).
+func (s *Server) Payouts() *payout.Service { return s.payouts }
 
 // pollChain tells ticker's watcher that its chain changed (a devnet Pay,
 // Mine or Reorg). The background watcher is woken and the call returns at

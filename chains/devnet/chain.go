@@ -551,6 +551,20 @@ func (c *Chain) Send(ctx context.Context, s chains.Signed) error {
 				c.waiting = append(c.waiting, t)
 			}
 		}
+		return nil
+	}
+	// An account chain's forward is a transaction per output: each is a
+	// transfer of the next block (the first has the forward's TxID), so it
+	// lands (State), and one to a watched address (a sweep to a payout
+	// wallet) is a payment there.
+	for i, o := range f.Outputs {
+		id := s.TxID
+		if i > 0 || c.byID[id] != nil {
+			id = c.newHash("transfer")
+		}
+		t := &tx{id: id, to: o.Address, value: o.Amount}
+		c.byID[t.id] = t
+		c.waiting = append(c.waiting, t)
 	}
 	return nil
 }

@@ -62,6 +62,40 @@ func (f feesFlag) Set(s string) error {
 	return nil
 }
 
+// intervalsFlag collects --payout-interval TICKER=DURATION (repeatable).
+type intervalsFlag map[string]time.Duration
+
+func (f intervalsFlag) String() string { return fmt.Sprint(map[string]time.Duration(f)) }
+
+func (f intervalsFlag) Set(s string) error {
+	for item := range strings.SplitSeq(s, ",") {
+		t, v, ok := strings.Cut(item, "=")
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if !ok || err != nil || d <= 0 {
+			return fmt.Errorf("%q: want TICKER=DURATION with a positive duration, e.g. ltc=10m", item)
+		}
+		f[strings.ToLower(strings.TrimSpace(t))] = d
+	}
+	return nil
+}
+
+// minBatchFlag collects --payout-min-batch TICKER=AMOUNT (repeatable).
+type minBatchFlag map[string]decimal.Decimal
+
+func (f minBatchFlag) String() string { return fmt.Sprint(map[string]decimal.Decimal(f)) }
+
+func (f minBatchFlag) Set(s string) error {
+	for item := range strings.SplitSeq(s, ",") {
+		t, v, ok := strings.Cut(item, "=")
+		a, err := decimal.NewFromString(strings.TrimSpace(v))
+		if !ok || err != nil || a.Sign() <= 0 {
+			return fmt.Errorf("%q: want TICKER=AMOUNT with a positive amount in the coin, e.g. ltc=0.5", item)
+		}
+		f[strings.ToLower(strings.TrimSpace(t))] = a
+	}
+	return nil
+}
+
 // readNodeFile adds the TICKER=URL lines of path (blank lines and # comments
 // skipped) to nodes.
 func readNodeFile(path string, nodes nodesFlag) error {

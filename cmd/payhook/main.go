@@ -286,6 +286,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fees := feesFlag{}
 	fs.Var(fees, "fallback-fee", "UTXO fee rate when the node has no estimate: TICKER=RATE in coin per 1000 vbytes; repeatable")
 	payoutFee := fs.String("payout-fee", "0", "the operator's payout fee, a percentage of each payout's total requested (0 to 100)")
+	payoutInterval := intervalsFlag{}
+	fs.Var(payoutInterval, "payout-interval", "send queued payouts of a ticker in batches, every DURATION: TICKER=DURATION (e.g. ltc=10m); repeatable; without it a payout is sent when queued")
+	payoutMinBatch := minBatchFlag{}
+	fs.Var(payoutMinBatch, "payout-min-batch", "with --payout-interval, the least total of a batch (TICKER=AMOUNT in the coin); a smaller batch waits for more payouts; repeatable")
 	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
 	fs.StringVar(&cfg.Chains.Prices, "prices", "", "where prices come from: table (embedded or --price-file) or live (providers over the table); default live with --node, table otherwise")
 	var providers listFlag
@@ -324,6 +328,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 		return server.Config{}, "", fmt.Errorf("--payout-fee %q: want a percentage such as 0.5", *payoutFee)
 	}
 	cfg.Chains.PayoutFeePercent = pf
+	cfg.Chains.PayoutInterval = payoutInterval
+	cfg.Chains.PayoutMinBatch = payoutMinBatch
 	cfg.Chains.PriceProviders = providers
 	cfg.Delivery.Delays = delays
 	cfg.Delivery.AllowPrivateEndpoints = allow

@@ -72,5 +72,8 @@ func (Outbound) Indexes() []ent.Index {
 	return []ent.Index{
 		// The engine resumes and follows the open transactions of a ticker.
 		index.Fields("ticker", "state"),
+		// A payout wallet's credited payment is matched to the sweep that
+		// brought it, by transaction hash (server/merchant/payout).
+		index.Fields("ticker", "txid"),
 	}
 }

@@ -15,7 +15,9 @@
 //	fee          the service fee taken when forwarding
 //	network_fee  the deduction for the network's fee when forwarding
 //	loss         credited payments that left the chain after their credit (negative)
-//	swept, payout, refund   the next money flows'
+//	swept        swept from a held address towards the project's payout wallet (account chains), not credited there yet
+//	payout       paid out to the destinations of payout requests
+//	refund       the next money flow's
 //
 // # Events and their lines
 //
@@ -38,6 +40,15 @@
 //	                                           n the network's, c the change back to the payout
 //	                                           wallet, credited again (received -c) as a payment of
 //	                                           the wallet once confirmed
+//	payout    payout -p, fee -f, held +(p+f)   (payout-bounce) a sent payout transaction failed in its block
+//	                                           (EVM, TRON): nothing left the wallet; the network fee stays
+//	sweep     held -v, outgoing +v             (sweep-plan) a held payment is planned into a sweep to the
+//	                                           payout wallet (account chains: a payout spends one account)
+//	sweep     outgoing -v, held +v             (sweep-unplan) that transaction can never be sent
+//	sweep     outgoing -s, swept +(s-n), network_fee +n   (sweep-send) it was sent
+//	sweep     received +v, swept -v            (sweep-arrive) the wallet's payment of it is credited
+//	                                           (received -v by its credit): it was the project's already
+//	sweep     swept -v, held +v                (sweep-bounce) it failed in its block: v never left
 //
 // Every event has a key (credit:<payment>, plan:<payment>:<outbound>,
 // bounce:<payment>:<outbound>,

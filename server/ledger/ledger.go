@@ -31,6 +31,7 @@ const (
 	NetworkFee = entledger.AccountNetworkFee
 	Loss       = entledger.AccountLoss
 	Payout     = entledger.AccountPayout
+	Swept      = entledger.AccountSwept
 )
 
 // Line is one account's part of an entry, in coin units.
@@ -181,6 +182,65 @@ func PayoutSend(t chains.Ticker, r Ref, spent, paid, fee, networkFee decimal.Dec
 	key := "payout-send:" + strconv.FormatInt(r.OutboundID, 10)
 	return entry(entledger.EventPayout, t, r, key,
 		Line{Outgoing, spent.Neg()}, Line{Payout, paid}, Line{Fee, fee}, Line{NetworkFee, networkFee}, Line{Received, change})
+}
+
+// PayoutBounce journals part of a sent payout transaction r.OutboundID
+// that a block included and failed (EVM, TRON): paid of what it paid out
+// and fee of the operator's payout fee never left the payout wallet, and
+// are held again for reason as payment r.PaymentID's: payout -paid, fee
+// -fee, held +(paid+fee). The network fee stays journaled: the network was
+// paid for the failed execution.
+func PayoutBounce(t chains.Ticker, r Ref, paid, fee decimal.Decimal, reason string) Entry {
+	key := "payout-bounce:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	e := entry(entledger.EventPayout, t, r, key, Line{Payout, paid.Neg()}, Line{Fee, fee.Neg()}, Line{Held, paid.Add(fee)})
+	e.HoldReason = reason
+	return e
+}
+
+// SweepPlan journals a held payment's value v (on address r.AddressID)
+// taken into sweep transaction r.OutboundID, which moves it to the
+// project's payout wallet (account chains): held -v, outgoing +v.
+func SweepPlan(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	key := "sweep-plan:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	return entry(entledger.EventSweep, t, r, key, Line{Held, v.Neg()}, Line{Outgoing, v})
+}
+
+// SweepUnplan journals a held payment's value v back out of sweep
+// transaction r.OutboundID, which can never be sent: outgoing -v, held +v,
+// held again for reason.
+func SweepUnplan(t chains.Ticker, r Ref, v decimal.Decimal, reason string) Entry {
+	key := "sweep-unplan:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	e := entry(entledger.EventSweep, t, r, key, Line{Outgoing, v.Neg()}, Line{Held, v})
+	e.HoldReason = reason
+	return e
+}
+
+// SweepSend journals sweep transaction r.OutboundID sent: of what it
+// spent, networkFee went to the network and the rest is on its way to the
+// payout wallet (swept), until the wallet's payment of it is credited
+// (SweepArrive): outgoing -spent, swept +(spent-networkFee), network_fee
+// +networkFee.
+func SweepSend(t chains.Ticker, r Ref, spent, networkFee decimal.Decimal) Entry {
+	key := "sweep-send:" + strconv.FormatInt(r.OutboundID, 10)
+	return entry(entledger.EventSweep, t, r, key, Line{Outgoing, spent.Neg()}, Line{Swept, spent.Sub(networkFee)}, Line{NetworkFee, networkFee})
+}
+
+// SweepArrive journals the payout wallet's payment r.PaymentID of value v,
+// credited (received -v, pending +v), as the arrival of a sweep rather
+// than new money: received +v, swept -v.
+func SweepArrive(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
+	key := "sweep-arrive:" + strconv.FormatInt(r.PaymentID, 10)
+	return entry(entledger.EventSweep, t, r, key, Line{Received, v}, Line{Swept, v.Neg()})
+}
+
+// SweepBounce journals part of a sent sweep transaction r.OutboundID that
+// a block included and failed (EVM, TRON): v never left payment
+// r.PaymentID's address and is held again for reason: swept -v, held +v.
+func SweepBounce(t chains.Ticker, r Ref, v decimal.Decimal, reason string) Entry {
+	key := "sweep-bounce:" + strconv.FormatInt(r.PaymentID, 10) + ":" + strconv.FormatInt(r.OutboundID, 10)
+	e := entry(entledger.EventSweep, t, r, key, Line{Swept, v.Neg()}, Line{Held, v})
+	e.HoldReason = reason
+	return e
 }
 
 // Units converts an amount of t's coin to base units; ok is false when it is

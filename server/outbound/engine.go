@@ -817,6 +817,8 @@ func (e *Engine) Follow(ctx context.Context, t chains.Ticker) error {
 			errs = append(errs, fmt.Errorf("state of %s (%s): %w", o.Key, o.Txid, err))
 		case st.Present && st.Executed:
 			landed = append(landed, o.ID)
+		case st.Present && st.Confirmations == 0:
+			// Waiting in the node's pool: not judged before a block has it.
 		case st.Present:
 			e.logger.Error("an outgoing transaction failed in its block: its funds did not move and are held for the operator", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid)
 			failed = append(failed, o)

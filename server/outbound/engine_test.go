@@ -71,11 +71,17 @@ type backend struct {
 	// failedInBlock: State reports these txids included and failed, as an
 	// EVM or TRON node does for a reverted execution.
 	failedInBlock map[string]bool
+	// pooled: State reports these txids waiting in the node's pool, as an
+	// EVM node does (present, no receipt: not executed, no confirmation).
+	pooled map[string]bool
 }
 
 func (b *backend) State(ctx context.Context, tr chains.Transfer) (chains.TxState, error) {
+	if b.pooled[tr.TxID] {
+		return chains.TxState{Present: true}, nil
+	}
 	if b.failedInBlock[tr.TxID] {
-		return chains.TxState{Present: true, Executed: false}, nil
+		return chains.TxState{Present: true, Confirmations: 1, Executed: false}, nil
 	}
 	return b.Backend.State(ctx, tr)
 }
@@ -219,6 +225,29 @@ func TestSendSignsOnceAndResumesRecordedBytes(t *testing.T) {
 		}
 		if open, err := restarted.e.Resume(ctx, bn.tk); err != nil || open || restarted.b.sends != 1 || len(restarted.h.sent) != 1 {
 			t.Fatalf("a second resume: %v (open %v), %d sends, handler %v", err, open, restarted.b.sends, restarted.h.sent)
+		}
+	})
+}
+
+// TestPooledIsNotBounced: a sent transaction still in the node's pool
+// (present, not executed, no confirmation) is neither failed nor sent
+// again: Follow waits for a block.
+func TestPooledIsNotBounced(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBench(t, db, Faults{})
+		o := bn.mustPlan(t, "k", "0.5")
+		if _, err := bn.e.Send(ctx, bn.tk, []int64{o.ID}); err != nil {
+			t.Fatal(err)
+		}
+		bn.b.pooled = map[string]bool{bn.state(t, "k").Txid: true}
+		if err := bn.e.Follow(ctx, bn.tk); err != nil {
+			t.Fatal(err)
+		}
+		if got := bn.state(t, "k"); got.State != entoutbound.StateSent || len(bn.h.bounced) != 0 || bn.b.sends != 1 {
+			t.Fatalf("a pooled transaction after Follow: %s, bounced %v, %d sends", got.State, bn.h.bounced, bn.b.sends)
 		}
 	})
 }

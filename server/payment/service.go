@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -35,6 +36,30 @@ type Service struct {
 	lease    *lease
 	// startNearHead: Config.StartNearHead.
 	startNearHead map[string]bool
+
+	hooksMu sync.RWMutex
+	hooks   []func(context.Context, chains.Ticker) error
+}
+
+// AfterPoll adds fn to what a watcher runs after each of its polls that
+// holds the ticker's lease (the payouts' processor): an error is logged,
+// and fn runs again after the next poll.
+func (s *Service) AfterPoll(fn func(context.Context, chains.Ticker) error) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	s.hooks = append(s.hooks, fn)
+}
+
+// afterPoll runs the AfterPoll hooks for t.
+func (s *Service) afterPoll(ctx context.Context, t chains.Ticker, logger *slog.Logger) {
+	s.hooksMu.RLock()
+	hooks := s.hooks
+	s.hooksMu.RUnlock()
+	for _, fn := range hooks {
+		if err := fn(ctx, t); err != nil {
+			logger.Error("after a poll; retried after the next", "error", err)
+		}
+	}
 }
 
 // Config configures a Service.

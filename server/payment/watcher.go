@@ -161,6 +161,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.reconcile = true
 	}
 	if w.known != nil && *w.known == head && !w.reconcile {
+		w.svc.afterPoll(ctx, w.ticker, w.logger)
 		w.progress(seq, head.Height)
 		return nil
 	}
@@ -189,6 +190,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
 	}
 	w.reconcile = open || err != nil
+	w.svc.afterPoll(ctx, w.ticker, w.logger)
 	w.progress(seq, head.Height)
 	return nil
 }
@@ -282,10 +284,13 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 			return err
 		}
 	}
-	if w.svc.startNearHead[tk] {
+	if w.svc.startNearHead[tk] || !w.ticker.Rules().SpendsSeveralAddresses(w.ticker) {
 		// Before this poll's forwards: a forward is followed from the
 		// poll after the one that sent it. A stuck forward is the
 		// operator's to look at; it does not make the watching fail.
+		// Account chains' transactions are followed on the devnet too:
+		// an account's next transaction waits until its last one lands
+		// (server/merchant/payout).
 		if err := w.svc.out.Follow(ctx, w.ticker); err != nil {
 			w.logger.Error("sent forwards not yet in a block", "ticker", tk, "error", err)
 		}

@@ -460,6 +460,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[12]},
 			},
+			{
+				Name:    "outbound_ticker_txid",
+				Unique:  false,
+				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[14]},
+			},
 		},
 	}
 	// PaymentsColumns holds the columns for the "payments" table.

@@ -26,7 +26,6 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/outbound"
-	"github.com/payhook/payhook/server/payment"
 )
 
 // PageSize is how many requests or payouts a list answers per page.
@@ -36,6 +35,20 @@ const PageSize = 50
 // what a standard UTXO transaction carries (100,000 virtual bytes, about
 // 3,000 outputs).
 const MaxOutputs = 1000
+
+// MaxAccountOutputs is the most outputs one payout pays on an account
+// chain (EVM, TRON, Solana), where each output is a transaction of its
+// own from the payout wallet with the next nonce: geth's default pool
+// keeps 16 executable and 64 queued transactions per account.
+const MaxAccountOutputs = 64
+
+// maxOutputs is the most outputs one payout of t pays.
+func maxOutputs(t chains.Ticker) int {
+	if t.Rules().SpendsSeveralAddresses(t) {
+		return MaxOutputs
+	}
+	return MaxAccountOutputs
+}
 
 // Spendable are the hold reasons of the held payments a payout may spend.
 var Spendable = []string{schema.HoldNoWallet, schema.HoldBelowMinimum, schema.HoldBelowDust}
@@ -47,6 +60,16 @@ type Config struct {
 	FeePercent decimal.Decimal
 	// Queue stores the payout webhooks; nil sends none.
 	Queue Enqueuer
+	// Interval batches payouts per ticker (--payout-interval, like BTCPay's
+	// payout processors): a queued payout waits until the oldest queued
+	// payout of its project and coin is that old, then every queued one
+	// is sent together (one transaction on UTXO chains). Zero or absent
+	// sends each payout as soon as it is queued.
+	Interval map[string]time.Duration
+	// MinBatch is, per ticker with an Interval, the least total a batch
+	// must reach before it is sent (--payout-min-batch); a smaller batch
+	// waits for more payouts.
+	MinBatch map[string]decimal.Decimal
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 }
@@ -70,6 +93,7 @@ func New(db *store.DB, addresses *address.Service, engine *outbound.Engine, cfg 
 	}
 	s := &Service{db: db, addresses: addresses, engine: engine, webhooks: cfg.Queue, cfg: cfg, logger: logger}
 	engine.Handle(outbound.PurposePayout, handler{s})
+	engine.Handle(outbound.PurposeSweep, sweeper{s})
 	return s
 }
 
@@ -80,14 +104,7 @@ type Caller struct {
 
 // ticker resolves a ticker a payout may use.
 func (s *Service) ticker(name string) (chains.Ticker, error) {
-	t, err := s.addresses.Lookup(name)
-	if err != nil {
-		return t, err
-	}
-	if !t.Rules().SpendsSeveralAddresses(t) {
-		return t, invalid("ticker", "payouts of %s are not supported yet: payhook sends payouts of UTXO coins (btc, ltc, bch, doge)", t.Ticker)
-	}
-	return t, nil
+	return s.addresses.Lookup(name)
 }
 
 // Wallet returns the caller's project's payout wallet for ticker, handing it
@@ -194,8 +211,8 @@ func (s *Service) checkOutputs(t chains.Ticker, outputs []Output) ([]chains.Outp
 	if len(outputs) == 0 {
 		return nil, invalid("outputs", "at least one output (an address and an amount) is required")
 	}
-	if len(outputs) > MaxOutputs {
-		return nil, invalid("outputs", "%d outputs are more than one payout carries (at most %d)", len(outputs), MaxOutputs)
+	if n := maxOutputs(t); len(outputs) > n {
+		return nil, invalid("outputs", "%d outputs are more than one %s payout carries (at most %d)", len(outputs), t.Ticker, n)
 	}
 	seen := map[string]string{}
 	out := make([]chains.Output, 0, len(outputs))
@@ -284,7 +301,7 @@ func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string
 	if err != nil {
 		return nil, err
 	}
-	var planned *entdb.Outbound
+	var planned []*entdb.Outbound
 	var id int64
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
@@ -356,8 +373,10 @@ func (s *Service) create(ctx context.Context, tx *entdb.Tx, c Caller, ids []int6
 		}
 		total = total.Add(r.Value)
 	}
-	if len(rs) > MaxOutputs {
-		return nil, invalid("request_ids", "%d requests are more than one payout carries (at most %d)", len(rs), MaxOutputs)
+	if t, err := s.ticker(rs[0].Ticker); err != nil {
+		return nil, err
+	} else if n := maxOutputs(t); len(rs) > n {
+		return nil, invalid("request_ids", "%d requests are more than one %s payout carries (at most %d)", len(rs), t.Ticker, n)
 	}
 	now := s.cfg.Now()
 	p, err := tx.Payout.Create().
@@ -411,7 +430,7 @@ func (s *Service) queueOne(ctx context.Context, c Caller, id int64, approver str
 	if err != nil {
 		return nil, err
 	}
-	var planned *entdb.Outbound
+	var planned []*entdb.Outbound
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
 			return err
@@ -485,173 +504,16 @@ func (s *Service) lock(ctx context.Context, tx *entdb.Tx, projectID int64, t cha
 	return nil
 }
 
-// queue plans p's transaction within tx (see Process), unless it passes
-// the project's limits and approver is empty: then it waits for approval
-// (pending_approval) and nil is returned. With an approver, p must be
-// waiting for approval, and is queued whatever the limits.
-func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address, approver string) (*entdb.Outbound, error) {
-	switch {
-	case approver == "" && p.Status == entpayout.StatusCreated:
-		reason, err := s.needsApproval(ctx, tx, p, t)
-		if err != nil {
-			return nil, err
-		}
-		if reason != "" {
-			now := s.cfg.Now()
-			if err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusPendingApproval).SetApprovalReason(reason).
-				SetQueuedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
-				return nil, fmt.Errorf("payout %d: %w", p.ID, err)
-			}
-			return nil, nil
-		}
-	case approver != "" && p.Status == entpayout.StatusPendingApproval:
-	case p.Status == entpayout.StatusProcessing:
-		return nil, kindPrecondition("payout %d is processing already", p.ID)
-	case p.Status == entpayout.StatusPendingApproval:
-		return nil, kindPrecondition("payout %d waits for a dashboard user's approval", p.ID)
-	case approver != "":
-		return nil, kindPrecondition("payout %d is %s: only a payout waiting for approval is approved", p.ID, p.Status)
-	default:
-		return nil, kindPrecondition("payout %d is %s: only a created payout is processed", p.ID, p.Status)
-	}
-	rs, err := tx.PayoutRequest.Query().Where(payoutrequest.PayoutID(p.ID)).Order(entdb.Asc(payoutrequest.FieldID)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("payout %d requests: %w", p.ID, err)
-	}
-	outs := make([]chains.Output, len(rs))
-	for i, r := range rs {
-		outs[i] = chains.Output{Address: r.Address, Amount: r.Value}
-	}
-	fee := p.TotalRequested.Mul(s.cfg.FeePercent).Div(decimal.NewFromInt(100)).RoundUp(t.Decimals)
-	held, err := spendable(ctx, tx.Client(), p.ProjectID, t)
-	if err != nil {
-		return nil, err
-	}
-	balance := decimal.Zero
-	for _, h := range held {
-		balance = balance.Add(h.value)
-	}
-	// The largest held outputs first, until they cover the outputs, the
-	// operator's fee and the network's fee for the transaction's size
-	// (the outputs and a change output). A fee is linear in the number of
-	// inputs: two quotes give it for any count, and the count chosen is
-	// quoted once more, exactly (a node is asked three times, not once
-	// per input).
-	quote := func(n int) (decimal.Decimal, error) {
-		f, err := s.engine.FeeFor(ctx, t, n, len(outs)+1)
-		if err != nil {
-			return decimal.Zero, fmt.Errorf("quote the %s network fee: %w", t.Ticker, err)
-		}
-		return f, nil
-	}
-	one, err := quote(1)
-	if err != nil {
-		return nil, err
-	}
-	two, err := quote(2)
-	if err != nil {
-		return nil, err
-	}
-	perInput := two.Sub(one)
-	var inputs []heldPayment
-	in := decimal.Zero
-	networkFee := one
-	needed := p.TotalRequested.Add(fee).Add(networkFee)
-	for _, h := range held {
-		if len(inputs) > 0 && in.GreaterThanOrEqual(needed) {
-			exact, err := quote(len(inputs))
-			if err != nil {
-				return nil, err
-			}
-			networkFee, needed = exact, p.TotalRequested.Add(fee).Add(exact)
-			if in.GreaterThanOrEqual(needed) {
-				break
-			}
-		}
-		inputs = append(inputs, h)
-		in = in.Add(h.value)
-		networkFee = one.Add(perInput.Mul(decimal.NewFromInt(int64(len(inputs) - 1))))
-		needed = p.TotalRequested.Add(fee).Add(networkFee)
-	}
-	if len(inputs) > 0 {
-		exact, err := quote(len(inputs))
-		if err != nil {
-			return nil, err
-		}
-		networkFee, needed = exact, p.TotalRequested.Add(fee).Add(exact)
-	}
-	if len(inputs) == 0 || in.LessThan(needed) {
-		return nil, &InsufficientError{Ticker: t.Ticker, Balance: balance, Needed: needed, Requested: p.TotalRequested, Fee: fee, NetworkFee: networkFee}
-	}
-	change := in.Sub(needed)
-	if change.Sign() > 0 {
-		if err := s.engine.Check(t, []chains.Output{{Address: wallet.AddressIn, Amount: change}}); err == nil {
-			outs = append(outs, chains.Output{Address: wallet.AddressIn, Amount: change})
-		} else {
-			var below *outbound.BelowMinimumError
-			if !errors.As(err, &below) {
-				return nil, err
-			}
-			networkFee = networkFee.Add(change) // dust change goes to the network
-		}
-	}
-	transfers := make([]chains.Transfer, len(inputs))
-	keys := map[string]uint32{}
-	recorded := make([]schema.PayoutInput, len(inputs))
-	for i, h := range inputs {
-		transfers[i] = chains.Transfer{TxID: h.payment.TxidIn, Index: h.payment.OutputIndex, To: h.address.AddressIn, Value: h.value}
-		if h.address.AddressIn != wallet.AddressIn {
-			keys[h.address.AddressIn] = uint32(h.address.DerivationIndex)
-		}
-		recorded[i] = schema.PayoutInput{PaymentID: h.payment.ID, AddressID: h.address.ID, Value: h.value, HoldReason: string(h.payment.HoldReason)}
-	}
-	if len(keys) == 0 {
-		keys = nil
-	}
-	o, err := s.engine.Plan(ctx, tx, outbound.Intent{
-		Key: "payout:" + strconv.FormatInt(p.ID, 10), Ticker: t, Purpose: outbound.PurposePayout, ProjectID: p.ProjectID,
-		From: wallet.AddressIn, FromIndex: uint32(wallet.DerivationIndex), Inputs: transfers, Keys: keys, Outputs: outs,
-		NetworkFee: networkFee,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan payout %d: %w", p.ID, err)
-	}
-	now := s.cfg.Now()
-	entries := make([]ledger.Entry, len(inputs))
-	for i, h := range inputs {
-		entries[i] = ledger.PayoutPlan(t, ledger.Ref{ProjectID: p.ProjectID, PaymentID: h.payment.ID, AddressID: h.address.ID, OutboundID: o.ID}, h.value)
-	}
-	if err := ledger.Write(ctx, tx, s.db.Dialect, now, entries...); err != nil {
-		return nil, err
-	}
-	u := tx.Payout.Update().
-		Where(entpayout.ID(p.ID), entpayout.StatusEQ(p.Status)).
-		SetStatus(entpayout.StatusProcessing).SetFee(fee).SetBlockchainFee(networkFee).
-		SetFromAddress(wallet.AddressIn).SetInputs(recorded).SetOutboundID(o.ID).
-		SetQueuedAt(now).SetUpdatedAt(now)
-	if approver != "" {
-		u.SetApprovedBy(approver).SetApprovedAt(now)
-	}
-	n, err := u.Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("queue payout %d: %w", p.ID, err)
-	}
-	if n != 1 {
-		return nil, kindAborted("payout %d was queued by another request meanwhile", p.ID)
-	}
-	return o, nil
-}
-
-// send hands a planned payout transaction to the engine once its planning
-// transaction committed. A failure is left to the engine's Resume (the
-// payout stays processing): the bytes are recorded, or will be signed and
-// recorded once.
-func (s *Service) send(ctx context.Context, t chains.Ticker, o *entdb.Outbound) {
-	if o == nil {
+// send hands planned payout and sweep transactions to the engine once
+// their planning transaction committed. A failure is left to the engine's
+// Resume (the payout stays processing): the bytes are recorded, or will
+// be signed and recorded once.
+func (s *Service) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound) {
+	if len(os) == 0 {
 		return
 	}
-	if _, err := s.engine.SendPlanned(ctx, t, []*entdb.Outbound{o}); err != nil {
-		s.logger.Warn("a payout transaction was not sent yet; it is sent again", "ticker", t.Ticker, "key", o.Key, "error", err.Error())
+	if _, err := s.engine.SendPlanned(ctx, t, os); err != nil {
+		s.logger.Warn("a payout transaction was not sent yet; it is sent again", "ticker", t.Ticker, "transactions", len(os), "error", err.Error())
 	}
 }
 
@@ -777,12 +639,3 @@ func (s *Service) WithRequests(ctx context.Context, ps []*entdb.Payout) ([]*Info
 
 // pages is how many pages n rows fill: at least one.
 func pages(n int) int { return max(1, (n+PageSize-1)/PageSize) }
-
-// WalletReactor is the payment reactor of payout wallets
-// (address.PayoutWalletService): their payments are the project's payout
-// balance, credited and held like any payment of an address without
-// forwarding, and notify no one.
-type WalletReactor struct{}
-
-// React implements payment.Reactor: nothing to send.
-func (WalletReactor) React(context.Context, *entdb.Tx, []payment.Change) error { return nil }
