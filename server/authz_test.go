@@ -58,6 +58,11 @@ type authzFixture struct {
 	// of A (each call of the matrix consumes one).
 	payout                int64
 	newRequest, newPayout func() int64
+	// checkoutTx, depositTx are confirmed btc payments of the checkout and
+	// the deposit, which the refund methods refund a little of per call.
+	checkoutTx, depositTx string
+	// refund is a refund of A's checkout payment.
+	refund string
 }
 
 // authzRow says how to call one method for the matrix.
@@ -177,6 +182,17 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	}},
 	"payhook.v1.PayoutService.GetPayoutStatus": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.GetPayoutStatusRequest{PayoutId: f.payout}
+	}},
+
+	"payhook.v1.RefundService.RefundCheckout": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RefundCheckoutRequest{PaymentId: f.checkout, TxidIn: f.checkoutTx, Address: btcDest, Value: "0.0001"}
+	}},
+	"payhook.v1.RefundService.RefundDeposit": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RefundDepositRequest{PaymentId: f.deposit, TxidIn: f.depositTx, Address: btcDest, Value: "0.0001"}
+	}},
+
+	"payhook.v1.RefundService.GetRefund": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetRefundRequest{RefundId: f.refund}
 	}},
 
 	"payhook.v1.ProjectService.CreateProject": {req: func(*authzFixture) proto.Message {
@@ -412,16 +428,44 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 8 {
+		// One held output per payout or refund the matrix sends (its change
+		// is credited only once mined).
+		for range 24 {
 			if _, err := devnetClient.Pay(ctx, &payhookv1.PayRequest{Ticker: "btc", AddressIn: w.GetAddress(), ValueCoin: "0.1"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+	// A confirmed payment of the checkout and of the deposit, to refund.
+	chkAddr, err := payhookv1.NewCheckoutServiceClient(in.Conn).GetCheckoutAddress(a, &payhookv1.GetCheckoutAddressRequest{PaymentId: f.checkout, Coin: "btc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	depAddr, err := payhookv1.NewDepositServiceClient(in.Conn).GetDepositAddress(a, &payhookv1.GetDepositAddressRequest{PaymentId: f.deposit, Coin: "btc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		to   string
+		txid *string
+	}{{chkAddr.GetAddressIn(), &f.checkoutTx}, {depAddr.GetAddressIn(), &f.depositTx}} {
+		r, err := devnetClient.Pay(ctx, &payhookv1.PayRequest{Ticker: "btc", AddressIn: p.to, ValueCoin: "0.05"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		*p.txid = r.GetTxidIn()
+	}
 	three := int32(3)
 	if _, err := devnetClient.Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &three}); err != nil {
 		t.Fatal(err)
 	}
+	ref, err := payhookv1.NewRefundServiceClient(in.Conn).RefundCheckout(a, &payhookv1.RefundCheckoutRequest{
+		PaymentId: f.checkout, TxidIn: f.checkoutTx, Address: btcDest, Value: "0.0001",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.refund = ref.GetRefund().GetRefundId()
 	// A block below the devnet's head, so the first reorg has one to undo.
 	one := int32(1)
 	if _, err := payhookv1.NewDevnetServiceClient(in.Conn).Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &one}); err != nil {

@@ -48,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/openapi"
@@ -416,6 +417,8 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	})
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
+	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, func() int64 { return s.cfg.Now().Unix() })
+	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds))
 	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	subs := subscription.New(subscription.Config{

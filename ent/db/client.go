@@ -32,6 +32,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
@@ -78,6 +79,8 @@ type Client struct {
 	PayoutRequest *PayoutRequestClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// Subscription is the client for interacting with the Subscription builders.
@@ -112,6 +115,7 @@ func (c *Client) init() {
 	c.Payout = NewPayoutClient(c.config)
 	c.PayoutRequest = NewPayoutRequestClient(c.config)
 	c.Project = NewProjectClient(c.config)
+	c.Refund = NewRefundClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Subscription = NewSubscriptionClient(c.config)
 	c.WatchedTransfer = NewWatchedTransferClient(c.config)
@@ -224,6 +228,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
+		Refund:           NewRefundClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
 		Subscription:     NewSubscriptionClient(cfg),
 		WatchedTransfer:  NewWatchedTransferClient(cfg),
@@ -263,6 +268,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
 		Project:          NewProjectClient(cfg),
+		Refund:           NewRefundClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
 		Subscription:     NewSubscriptionClient(cfg),
 		WatchedTransfer:  NewWatchedTransferClient(cfg),
@@ -298,7 +304,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
 		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
-		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.PayoutRequest, c.Project, c.Refund, c.SigningKey, c.Subscription,
+		c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -311,7 +318,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
 		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
-		c.PayoutRequest, c.Project, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.PayoutRequest, c.Project, c.Refund, c.SigningKey, c.Subscription,
+		c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -354,6 +362,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.PayoutRequest.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
+	case *RefundMutation:
+		return c.Refund.mutate(ctx, m)
 	case *SigningKeyMutation:
 		return c.SigningKey.mutate(ctx, m)
 	case *SubscriptionMutation:
@@ -2866,6 +2876,139 @@ func (c *ProjectClient) mutate(ctx context.Context, m *ProjectMutation) (Value, 
 	}
 }
 
+// RefundClient is a client for the Refund schema.
+type RefundClient struct {
+	config
+}
+
+// NewRefundClient returns a client for the Refund from the given config.
+func NewRefundClient(c config) *RefundClient {
+	return &RefundClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `refund.Hooks(f(g(h())))`.
+func (c *RefundClient) Use(hooks ...Hook) {
+	c.hooks.Refund = append(c.hooks.Refund, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `refund.Intercept(f(g(h())))`.
+func (c *RefundClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Refund = append(c.inters.Refund, interceptors...)
+}
+
+// Create returns a builder for creating a Refund entity.
+func (c *RefundClient) Create() *RefundCreate {
+	mutation := newRefundMutation(c.config, OpCreate)
+	return &RefundCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Refund entities.
+func (c *RefundClient) CreateBulk(builders ...*RefundCreate) *RefundCreateBulk {
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RefundClient) MapCreateBulk(slice any, setFunc func(*RefundCreate, int)) *RefundCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RefundCreateBulk{err: fmt.Errorf("calling to RefundClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RefundCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Refund.
+func (c *RefundClient) Update() *RefundUpdate {
+	mutation := newRefundMutation(c.config, OpUpdate)
+	return &RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RefundClient) UpdateOne(_m *Refund) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefund(_m))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RefundClient) UpdateOneID(id int64) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefundID(id))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Refund.
+func (c *RefundClient) Delete() *RefundDelete {
+	mutation := newRefundMutation(c.config, OpDelete)
+	return &RefundDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RefundClient) DeleteOne(_m *Refund) *RefundDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RefundClient) DeleteOneID(id int64) *RefundDeleteOne {
+	builder := c.Delete().Where(refund.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RefundDeleteOne{builder}
+}
+
+// Query returns a query builder for Refund.
+func (c *RefundClient) Query() *RefundQuery {
+	return &RefundQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRefund},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Refund entity by its id.
+func (c *RefundClient) Get(ctx context.Context, id int64) (*Refund, error) {
+	return c.Query().Where(refund.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RefundClient) GetX(ctx context.Context, id int64) *Refund {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RefundClient) Hooks() []Hook {
+	return c.hooks.Refund
+}
+
+// Interceptors returns the client interceptors.
+func (c *RefundClient) Interceptors() []Interceptor {
+	return c.inters.Refund
+}
+
+func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RefundCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RefundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Refund mutation op: %q", m.Op())
+	}
+}
+
 // SigningKeyClient is a client for the SigningKey schema.
 type SigningKeyClient struct {
 	config
@@ -3270,14 +3413,14 @@ type (
 	hooks struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
 		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, Payout, PayoutRequest, Project, SigningKey, Subscription,
-		WatchedTransfer []ent.Hook
+		Outbound, Payment, Payout, PayoutRequest, Project, Refund, SigningKey,
+		Subscription, WatchedTransfer []ent.Hook
 	}
 	inters struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
 		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, Payout, PayoutRequest, Project, SigningKey, Subscription,
-		WatchedTransfer []ent.Interceptor
+		Outbound, Payment, Payout, PayoutRequest, Project, Refund, SigningKey,
+		Subscription, WatchedTransfer []ent.Interceptor
 	}
 )
 

@@ -29,6 +29,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
@@ -109,6 +110,7 @@ func checkColumn(t, c string) error {
 			payout.Table:           payout.ValidColumn,
 			payoutrequest.Table:    payoutrequest.ValidColumn,
 			project.Table:          project.ValidColumn,
+			refund.Table:           refund.ValidColumn,
 			signingkey.Table:       signingkey.ValidColumn,
 			subscription.Table:     subscription.ValidColumn,
 			watchedtransfer.Table:  watchedtransfer.ValidColumn,

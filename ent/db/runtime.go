@@ -22,6 +22,7 @@ import (
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
@@ -686,6 +687,41 @@ func init() {
 	projectDescPayoutNotifyPost := projectFields[11].Descriptor()
 	// project.DefaultPayoutNotifyPost holds the default value on creation for the payout_notify_post field.
 	project.DefaultPayoutNotifyPost = projectDescPayoutNotifyPost.Default.(bool)
+	refundMixin := schema.Refund{}.Mixin()
+	refundMixinFields0 := refundMixin[0].Fields()
+	_ = refundMixinFields0
+	refundFields := schema.Refund{}.Fields()
+	_ = refundFields
+	// refundDescCreatedAt is the schema descriptor for created_at field.
+	refundDescCreatedAt := refundMixinFields0[0].Descriptor()
+	// refund.DefaultCreatedAt holds the default value on creation for the created_at field.
+	refund.DefaultCreatedAt = refundDescCreatedAt.Default.(func() time.Time)
+	// refundDescUpdatedAt is the schema descriptor for updated_at field.
+	refundDescUpdatedAt := refundMixinFields0[1].Descriptor()
+	// refund.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	refund.DefaultUpdatedAt = refundDescUpdatedAt.Default.(func() time.Time)
+	// refund.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	refund.UpdateDefaultUpdatedAt = refundDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// refundDescUUID is the schema descriptor for uuid field.
+	refundDescUUID := refundFields[1].Descriptor()
+	// refund.UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
+	refund.UUIDValidator = refundDescUUID.Validators[0].(func(string) error)
+	// refundDescTicker is the schema descriptor for ticker field.
+	refundDescTicker := refundFields[5].Descriptor()
+	// refund.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
+	refund.TickerValidator = refundDescTicker.Validators[0].(func(string) error)
+	// refundDescAddress is the schema descriptor for address field.
+	refundDescAddress := refundFields[6].Descriptor()
+	// refund.AddressValidator is a validator for the "address" field. It is called by the builders before save.
+	refund.AddressValidator = refundDescAddress.Validators[0].(func(string) error)
+	// refundDescTxid is the schema descriptor for txid field.
+	refundDescTxid := refundFields[10].Descriptor()
+	// refund.DefaultTxid holds the default value on creation for the txid field.
+	refund.DefaultTxid = refundDescTxid.Default.(string)
+	// refundDescError is the schema descriptor for error field.
+	refundDescError := refundFields[11].Descriptor()
+	// refund.DefaultError holds the default value on creation for the error field.
+	refund.DefaultError = refundDescError.Default.(string)
 	signingkeyMixin := schema.SigningKey{}.Mixin()
 	signingkeyMixinFields0 := signingkeyMixin[0].Fields()
 	_ = signingkeyMixinFields0

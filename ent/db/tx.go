@@ -48,6 +48,8 @@ type Tx struct {
 	PayoutRequest *PayoutRequestClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// SigningKey is the client for interacting with the SigningKey builders.
 	SigningKey *SigningKeyClient
 	// Subscription is the client for interacting with the Subscription builders.
@@ -202,6 +204,7 @@ func (tx *Tx) init() {
 	tx.Payout = NewPayoutClient(tx.config)
 	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
+	tx.Refund = NewRefundClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Subscription = NewSubscriptionClient(tx.config)
 	tx.WatchedTransfer = NewWatchedTransferClient(tx.config)

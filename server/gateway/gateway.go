@@ -124,6 +124,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"subscription": payhookv1.RegisterSubscriptionServiceHandler,
 		"notification": payhookv1.RegisterNotificationServiceHandler,
 		"payout":       payhookv1.RegisterPayoutServiceHandler,
+		"refund":       payhookv1.RegisterRefundServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register %s service: %w", name, err)
@@ -145,6 +146,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 var queryBodyPaths = map[string]bool{
 	"/notification/resend": true, "/notification/test": true,
 	"/payout/create": true, "/payout/process": true, "/payout/status": true,
+	"/checkout/refund": true, "/deposit/refund": true,
 }
 
 // queryAsBody turns the query of a body-less POST, or its URL-encoded form

@@ -213,6 +213,18 @@ func (f ProjectFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ProjectMutation", m)
 }
 
+// The RefundFunc type is an adapter to allow the use of ordinary
+// function as Refund mutator.
+type RefundFunc func(context.Context, *db.RefundMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RefundFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.RefundMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.RefundMutation", m)
+}
+
 // The SigningKeyFunc type is an adapter to allow the use of ordinary
 // function as SigningKey mutator.
 type SigningKeyFunc func(context.Context, *db.SigningKeyMutation) (db.Value, error)

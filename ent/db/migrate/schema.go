@@ -638,6 +638,46 @@ var (
 		Columns:    ProjectsColumns,
 		PrimaryKey: []*schema.Column{ProjectsColumns[0]},
 	}
+	// RefundsColumns holds the columns for the "refunds" table.
+	RefundsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "uuid", Type: field.TypeString, Unique: true},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "invoice_id", Type: field.TypeInt64},
+		{Name: "payment_id", Type: field.TypeInt64},
+		{Name: "ticker", Type: field.TypeString},
+		{Name: "address", Type: field.TypeString},
+		{Name: "value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "completed", "failed"}, Default: "pending"},
+		{Name: "payout_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "txid", Type: field.TypeString, Default: ""},
+		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
+	}
+	// RefundsTable holds the schema information for the "refunds" table.
+	RefundsTable = &schema.Table{
+		Name:       "refunds",
+		Columns:    RefundsColumns,
+		PrimaryKey: []*schema.Column{RefundsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refund_payment_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[6]},
+			},
+			{
+				Name:    "refund_payout_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[11]},
+			},
+			{
+				Name:    "refund_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[4], RefundsColumns[0]},
+			},
+		},
+	}
 	// SigningKeysColumns holds the columns for the "signing_keys" table.
 	SigningKeysColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -740,6 +780,7 @@ var (
 		PayoutsTable,
 		PayoutRequestsTable,
 		ProjectsTable,
+		RefundsTable,
 		SigningKeysTable,
 		SubscriptionsTable,
 		WatchedTransfersTable,

@@ -73,6 +73,9 @@ func (h handler) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, sent [
 				SetStatus(payoutrequest.StatusDone).SetUpdatedAt(now).Exec(ctx); err != nil {
 				return fmt.Errorf("payout %d requests done: %w", p.ID, err)
 			}
+			if err := h.s.ended(ctx, tx, t, p); err != nil {
+				return err
+			}
 			if err := h.s.notify(ctx, tx, t, p); err != nil {
 				return err
 			}
@@ -102,6 +105,9 @@ func (h handler) fail(ctx context.Context, tx *entdb.Tx, t chains.Ticker, ps []*
 		if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
 			SetStatus(payoutrequest.StatusRejected).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return fmt.Errorf("payout %d requests rejected: %w", p.ID, err)
+		}
+		if err := h.s.ended(ctx, tx, t, p); err != nil {
+			return err
 		}
 		if err := h.s.notify(ctx, tx, t, p); err != nil {
 			return err

@@ -32,7 +32,10 @@ import (
 // account chain's is then planned at once where the payout wallet holds
 // enough (else sweeps to the wallet are planned). It returns the
 // transactions planned.
-func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address, approver string) ([]*entdb.Outbound, error) {
+//
+// prefer, when not 0, is a held payment a UTXO payout planned at once
+// spends first (a refund of that payment).
+func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, wallet *entdb.Address, approver string, prefer int64) ([]*entdb.Outbound, error) {
 	ok, err := s.admit(ctx, tx, p, t, approver)
 	if err != nil || !ok {
 		return nil, err
@@ -45,7 +48,7 @@ func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 	}
 	utxo := t.Rules().SpendsSeveralAddresses(t)
 	if utxo && s.cfg.Interval[t.Ticker] <= 0 {
-		o, err := s.planUTXO(ctx, tx, t, wallet, []*entdb.Payout{p})
+		o, err := s.planUTXO(ctx, tx, t, wallet, []*entdb.Payout{p}, prefer)
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +313,7 @@ func (s *Service) processUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker
 		return nil, nil
 	}
 	for len(batch) > 0 {
-		o, err := s.planUTXO(ctx, tx, t, wallet, batch)
+		o, err := s.planUTXO(ctx, tx, t, wallet, batch, 0)
 		var short *InsufficientError
 		switch {
 		case err == nil:
@@ -545,8 +548,9 @@ func (s *Service) planAccount(ctx context.Context, tx *entdb.Tx, t chains.Ticker
 // project first, until they cover the outputs, the operator's fee and the
 // network's fee for the transaction's size (the outputs and a change
 // output); change goes back to the payout wallet. Not enough balance is an
-// *InsufficientError and nothing is recorded.
-func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, wallet *entdb.Address, ps []*entdb.Payout) (*entdb.Outbound, error) {
+// *InsufficientError and nothing is recorded. The held payment prefer (0
+// for none) comes first.
+func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, wallet *entdb.Address, ps []*entdb.Payout, prefer int64) (*entdb.Outbound, error) {
 	rs, err := requestsOf(ctx, tx, ps)
 	if err != nil {
 		return nil, err
@@ -564,6 +568,10 @@ func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, w
 	held, err := spendable(ctx, tx.Client(), ps[0].ProjectID, t)
 	if err != nil {
 		return nil, err
+	}
+	if i := slices.IndexFunc(held, func(h heldPayment) bool { return h.payment.ID == prefer }); i > 0 {
+		first := held[i]
+		held = append([]heldPayment{first}, slices.Delete(held, i, i+1)...)
 	}
 	balance := decimal.Zero
 	for _, h := range held {
@@ -729,5 +737,8 @@ func (s *Service) failQueued(ctx context.Context, tx *entdb.Tx, t chains.Ticker,
 		return fmt.Errorf("payout %d requests rejected: %w", p.ID, err)
 	}
 	s.logger.Warn("a queued payout failed", "ticker", t.Ticker, "payout", p.ID, "reason", reason)
+	if err := s.ended(ctx, tx, t, p); err != nil {
+		return err
+	}
 	return s.notify(ctx, tx, t, p)
 }

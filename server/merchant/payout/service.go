@@ -83,6 +83,7 @@ type Service struct {
 	webhooks  Enqueuer
 	cfg       Config
 	logger    *slog.Logger
+	observers []Observer
 }
 
 // New returns a Service sending through engine, and registers its handler
@@ -101,6 +102,9 @@ func New(db *store.DB, addresses *address.Service, engine *outbound.Engine, cfg 
 type Caller struct {
 	APIKeyID, ProjectID int64
 }
+
+// Ticker resolves a ticker a payout may use.
+func (s *Service) Ticker(name string) (chains.Ticker, error) { return s.ticker(name) }
 
 // ticker resolves a ticker a payout may use.
 func (s *Service) ticker(name string) (chains.Ticker, error) {
@@ -316,7 +320,7 @@ func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string
 			return err
 		}
 		id = p.ID
-		planned, err = s.queue(ctx, tx, p, t, wallet, "")
+		planned, err = s.queue(ctx, tx, p, t, wallet, "", 0)
 		return err
 	})
 	if err != nil {
@@ -324,6 +328,76 @@ func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string
 	}
 	s.send(ctx, t, planned)
 	return s.Status(ctx, c, id)
+}
+
+// Pay records one payout request of out, a payout of it, and queues it
+// (as RequestAndProcess), calling record within the same database
+// transaction before the payout is queued, so that what the caller
+// records of it (a refund) commits with it and is there when it ends
+// (Observer). prefer, when not 0, is a held payment a UTXO payout planned
+// at once spends first. When the payout cannot be queued, nothing is
+// recorded.
+func (s *Service) Pay(ctx context.Context, c Caller, ticker string, out Output, prefer int64, record func(context.Context, *entdb.Tx, *entdb.Payout) error) (*Info, error) {
+	t, err := s.ticker(ticker)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := s.checkOutputs(t, []Output{out})
+	if err != nil {
+		return nil, err
+	}
+	wallet, err := s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	var planned []*entdb.Outbound
+	var id int64
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
+			return err
+		}
+		ids, err := s.request(ctx, tx, c, t, outs)
+		if err != nil {
+			return err
+		}
+		p, err := s.create(ctx, tx, c, ids)
+		if err != nil {
+			return err
+		}
+		id = p.ID
+		if err := record(ctx, tx, p); err != nil {
+			return err
+		}
+		planned, err = s.queue(ctx, tx, p, t, wallet, "", prefer)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.send(ctx, t, planned)
+	return s.Status(ctx, c, id)
+}
+
+// Observer is told when a payout ends, within the database transaction
+// that records it (a refund follows its payout). An error rolls the change
+// back.
+type Observer interface {
+	// PayoutEnded: p is done (its txid set) or error (its error set).
+	PayoutEnded(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *entdb.Payout) error
+}
+
+// Observe adds o to the observers of payouts that end. Add observers
+// before the first payout.
+func (s *Service) Observe(o Observer) { s.observers = append(s.observers, o) }
+
+// ended tells the observers that p ended.
+func (s *Service) ended(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *entdb.Payout) error {
+	for _, o := range s.observers {
+		if err := o.PayoutEnded(ctx, tx, t, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CreatePayout makes a payout of the caller's pending requests ids, all of
@@ -439,7 +513,7 @@ func (s *Service) queueOne(ctx context.Context, c Caller, id int64, approver str
 		if err != nil {
 			return err
 		}
-		planned, err = s.queue(ctx, tx, p, t, wallet, approver)
+		planned, err = s.queue(ctx, tx, p, t, wallet, approver, 0)
 		return err
 	})
 	if err != nil {

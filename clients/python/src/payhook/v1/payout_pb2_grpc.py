@@ -12,9 +12,10 @@ class PayoutServiceStub(object):
     transaction, and the project's payout wallet. The balance is what payhook
     holds for the project in the coin: held payments of its addresses without
     forwarding and whatever reaches its payout wallet, less payouts and fees.
-    Payouts of UTXO coins only for now; other coins are answered 400. Every
-    method requires an API key; another project's payout or request is not
-    found.
+    On EVM, TRON and Solana a payout goes from the payout wallet, one
+    transaction per output, after sweeps of the project's held funds to it.
+    Every method requires an API key; another project's payout or request is
+    not found.
     """
 
     def __init__(self, channel):
@@ -77,9 +78,10 @@ class PayoutServiceServicer(object):
     transaction, and the project's payout wallet. The balance is what payhook
     holds for the project in the coin: held payments of its addresses without
     forwarding and whatever reaches its payout wallet, less payouts and fees.
-    Payouts of UTXO coins only for now; other coins are answered 400. Every
-    method requires an API key; another project's payout or request is not
-    found.
+    On EVM, TRON and Solana a payout goes from the payout wallet, one
+    transaction per output, after sweeps of the project's held funds to it.
+    Every method requires an API key; another project's payout or request is
+    not found.
     """
 
     def GetPayoutWallet(self, request, context):
@@ -218,9 +220,10 @@ class PayoutService(object):
     transaction, and the project's payout wallet. The balance is what payhook
     holds for the project in the coin: held payments of its addresses without
     forwarding and whatever reaches its payout wallet, less payouts and fees.
-    Payouts of UTXO coins only for now; other coins are answered 400. Every
-    method requires an API key; another project's payout or request is not
-    found.
+    On EVM, TRON and Solana a payout goes from the payout wallet, one
+    transaction per output, after sweeps of the project's held funds to it.
+    Every method requires an API key; another project's payout or request is
+    not found.
     """
 
     @staticmethod

@@ -650,9 +650,10 @@ export const PayoutInfoSchema: GenMessage<PayoutInfo> = /*@__PURE__*/
  * transaction, and the project's payout wallet. The balance is what payhook
  * holds for the project in the coin: held payments of its addresses without
  * forwarding and whatever reaches its payout wallet, less payouts and fees.
- * Payouts of UTXO coins only for now; other coins are answered 400. Every
- * method requires an API key; another project's payout or request is not
- * found.
+ * On EVM, TRON and Solana a payout goes from the payout wallet, one
+ * transaction per output, after sweeps of the project's held funds to it.
+ * Every method requires an API key; another project's payout or request is
+ * not found.
  *
  * @generated from service payhook.v1.PayoutService
  */
