@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
@@ -36,15 +37,18 @@ func (s *CheckoutServer) RequestCheckout(ctx context.Context, req *payhookv1.Req
 		ProjectID: key.ProjectID, NotifyURL: req.GetNotifyUrl(), RedirectURL: req.GetRedirectUrl(),
 		Value: req.GetValue(), Currency: req.GetCurrency(), ItemDescription: req.GetItemDescription(),
 		ExpireAt: req.GetExpireAt(), Post: req.GetPost(), JSON: req.GetJson(), Convert: req.GetConvert(),
+		UnderpaidTolerance: req.GetUnderpaidTolerance(), LatePayments: req.GetLatePayments(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &payhookv1.RequestCheckoutResponse{
-		PaymentId:    inv.PublicID,
-		PaymentUrl:   s.invoices.PaymentURL(inv),
-		SuccessToken: inv.SuccessToken,
-		ExpiresAt:    unix(inv.ExpiresAt),
+		PaymentId:          inv.PublicID,
+		PaymentUrl:         s.invoices.PaymentURL(inv),
+		SuccessToken:       inv.SuccessToken,
+		ExpiresAt:          unix(inv.ExpiresAt),
+		UnderpaidTolerance: inv.UnderpaidTolerance.String(),
+		LatePayments:       inv.LatePayments.String(),
 	}, nil
 }
 
@@ -179,6 +183,16 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 		Addresses:      []*payhookv1.InvoiceAddress{},
 		Payments:       []*payhookv1.InvoicePayment{},
 		Notifications:  []*payhookv1.Notification{},
+
+		UnderpaidTolerance: inv.UnderpaidTolerance.String(),
+		LatePayments:       inv.LatePayments.String(),
+		AmountDueFiat:      optDecimal(l.Exceptions.DueFiat),
+		AmountDue:          optDecimal(l.Exceptions.Due),
+		OverpaidAmountFiat: optDecimal(l.Exceptions.OverpaidFiat),
+		OverpaidAmount:     optDecimal(l.Exceptions.Overpaid),
+	}
+	if l.Exceptions.Due != nil || l.Exceptions.Overpaid != nil {
+		out.DueCoin = l.Coin
 	}
 	tickers := map[int64]string{}
 	for _, a := range l.Addresses {
@@ -196,6 +210,9 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 			PaidAmount: p.ValueCoin.String(), PaidAmountFiat: optDecimal(roundPtr(p.ValueFiat, l.FiatPlaces)),
 			ReceivedAmount: optDecimal(p.ValueForwardedCoin), PaymentStatus: p.Status.String(),
 			Confirmations: p.Confirmations, CreatedAt: timestamppb.New(p.CreatedAt),
+		}
+		if p.HoldReason == entpayment.HoldReasonLatePayment {
+			ip.HoldReason = string(p.HoldReason)
 		}
 		out.Payments = append(out.Payments, ip)
 	}
