@@ -66,15 +66,7 @@ func (s *CheckoutServer) GetCheckoutAddress(ctx context.Context, req *payhookv1.
 
 // GetCheckoutLogs implements payhookv1.CheckoutServiceServer.
 func (s *CheckoutServer) GetCheckoutLogs(ctx context.Context, req *payhookv1.GetCheckoutLogsRequest) (*payhookv1.GetCheckoutLogsResponse, error) {
-	l, err := invoiceLogs(ctx, s.invoices, invoice.Checkout, req.GetPaymentId())
-	if err != nil {
-		return nil, err
-	}
-	return &payhookv1.GetCheckoutLogsResponse{
-		PaymentId: l.PaymentId, InvoiceStatus: l.InvoiceStatus, Value: l.Value, Currency: l.Currency,
-		NotifyUrl: l.NotifyUrl, ExpiresAt: l.ExpiresAt, PaidAmountFiat: l.PaidAmountFiat,
-		Addresses: l.Addresses, Payments: l.Payments, Notifications: l.Notifications,
-	}, nil
+	return invoiceLogs(ctx, s.invoices, invoice.Checkout, req.GetPaymentId())
 }
 
 // DepositServer implements payhookv1.DepositServiceServer.
