@@ -211,6 +211,10 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	"payhook.v1.ProjectService.SetPayoutLimit": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.SetPayoutLimitRequest{ProjectId: f.spareProject, Ticker: "btc", PerPayout: "1", PerDay: "5"}
 	}},
+	"payhook.v1.ProjectService.SetPaymentExceptions": {req: func(f *authzFixture) proto.Message {
+		late := "refund"
+		return &payhookv1.SetPaymentExceptionsRequest{ProjectId: f.spareProject, LatePayments: &late}
+	}},
 	"payhook.v1.ProjectService.SetPayoutNotify": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.SetPayoutNotifyRequest{ProjectId: f.spareProject, PayoutNotifyUrl: f.hook}
 	}},

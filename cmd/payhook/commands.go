@@ -71,7 +71,7 @@ func commands() *command {
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectRotate(ctx, args, e.stdout, e.stderr)
 				}},
-			{name: "update", synopsis: "--project ID [--payout-notify-url URL [--payout-notify-get]] [--payout-limit TICKER=PER_PAYOUT/PER_DAY]...",
+			{name: "update", synopsis: "--project ID [--payout-notify-url URL [--payout-notify-get]] [--payout-limit TICKER=PER_PAYOUT/PER_DAY]... [--underpaid-tolerance PERCENT] [--late-payments credit|refund]",
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectUpdate(ctx, args, e.stderr)
 				}},

@@ -149,6 +149,8 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	get := fs.Bool("payout-notify-get", false, "send payout webhooks as GET requests instead of form POSTs")
 	var limits listFlag
 	fs.Var(&limits, "payout-limit", "TICKER=PER_PAYOUT/PER_DAY: the most a payout, and a UTC day's payouts, may total before a dashboard user must approve (0: no limit); repeatable")
+	tolerance := fs.String("underpaid-tolerance", "", "percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout's underpaid_tolerance overrides it")
+	late := fs.String("late-payments", "", "credit (a payment after its checkout expired is forwarded as any other) or refund (credited, notified, held for a refund); a checkout's late_payments overrides it")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -156,11 +158,24 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("--project: required")
 	}
 	notifySet := false
+	var tolSet, lateSet *string
 	fs.Visit(func(f *flag.Flag) {
 		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
+		switch f.Name {
+		case "underpaid-tolerance":
+			tolSet = tolerance
+		case "late-payments":
+			lateSet = late
+		}
 	})
-	if !notifySet && len(limits) == 0 {
-		return errors.New("nothing to update: give --payout-notify-url or --payout-limit")
+	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil {
+		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance or --late-payments")
+	}
+	if tolSet != nil || lateSet != nil {
+		// Checked before anything else changes: a bad value updates nothing.
+		if err := admin.SetProjectPaymentExceptions(ctx, *dsn, *id, tolSet, lateSet); err != nil {
+			return err
+		}
 	}
 	for _, l := range limits {
 		ticker, amounts, ok := strings.Cut(l, "=")

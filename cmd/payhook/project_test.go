@@ -156,3 +156,61 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 		t.Errorf("after clearing: %q post=%v", p.PayoutNotifyURL, p.PayoutNotifyPost)
 	}
 }
+
+// TestProjectUpdatePaymentExceptions: project update sets the underpaid
+// tolerance and the late payment policy, each alone or together; a
+// tolerance out of range or over-precise, or an unknown policy, is refused
+// naming its field, and nothing changes.
+func TestProjectUpdatePaymentExceptions(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(created.ProjectID, 10)
+	update := func(args ...string) error {
+		return run(ctx, append([]string{"project", "update", "--db", dsn, "--project", id}, args...), &out, &errOut)
+	}
+	if err := update("--underpaid-tolerance", "0.5", "--late-payments", "refund"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := func(tol, late string) {
+		t.Helper()
+		p, err := project.Get(ctx, db.Client, created.ProjectID)
+		if err != nil || p.UnderpaidTolerance.String() != tol || string(p.LatePayments) != late {
+			t.Fatalf("project: tolerance %s late %s (%v), want %s %s", p.UnderpaidTolerance, p.LatePayments, err, tol, late)
+		}
+	}
+	want("0.5", "refund")
+	for _, c := range []struct{ args []string }{
+		{[]string{"--underpaid-tolerance", "100.5"}},
+		{[]string{"--underpaid-tolerance", "0.001", "--late-payments", "credit"}},
+		{[]string{"--underpaid-tolerance", "five"}},
+		{[]string{"--late-payments", "later", "--underpaid-tolerance", "1"}},
+	} {
+		field := "underpaid_tolerance"
+		if c.args[0] == "--late-payments" {
+			field = "late_payments"
+		}
+		if err := update(c.args...); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, field)
+		}
+	}
+	want("0.5", "refund")
+	if err := update("--late-payments", "credit"); err != nil {
+		t.Fatal(err)
+	}
+	want("0.5", "credit")
+}

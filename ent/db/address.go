@@ -39,6 +39,8 @@ type Address struct {
 	QuoteValueCoin *decimal.Decimal `json:"quote_value_coin,omitempty"`
 	// QuoteExpiresAt holds the value of the "quote_expires_at" field.
 	QuoteExpiresAt *time.Time `json:"quote_expires_at,omitempty"`
+	// Payments detected at or after it are held (hold_reason late_payment) for a refund instead of forwarded: its checkout's expiry when the checkout's late_payments is refund; NULL otherwise.
+	LateHoldFrom *time.Time `json:"late_hold_from,omitempty"`
 	// Coin ticker, e.g. "btc" or "trc20/usdt".
 	Ticker string `json:"ticker,omitempty"`
 	// Chain family that derives and watches the address, e.g. "utxo".
@@ -117,7 +119,7 @@ func (*Address) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case address.FieldService, address.FieldTicker, address.FieldFamily, address.FieldAddressIn, address.FieldCallbackURL, address.FieldCallbackKey, address.FieldPriority:
 			values[i] = new(sql.NullString)
-		case address.FieldCreatedAt, address.FieldUpdatedAt, address.FieldQuoteExpiresAt:
+		case address.FieldCreatedAt, address.FieldUpdatedAt, address.FieldQuoteExpiresAt, address.FieldLateHoldFrom:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -197,6 +199,13 @@ func (_m *Address) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.QuoteExpiresAt = new(time.Time)
 				*_m.QuoteExpiresAt = value.Time
+			}
+		case address.FieldLateHoldFrom:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field late_hold_from", values[i])
+			} else if value.Valid {
+				_m.LateHoldFrom = new(time.Time)
+				*_m.LateHoldFrom = value.Time
 			}
 		case address.FieldTicker:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -358,6 +367,11 @@ func (_m *Address) String() string {
 	builder.WriteString(", ")
 	if v := _m.QuoteExpiresAt; v != nil {
 		builder.WriteString("quote_expires_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.LateHoldFrom; v != nil {
+		builder.WriteString("late_hold_from=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

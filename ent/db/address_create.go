@@ -136,6 +136,20 @@ func (_c *AddressCreate) SetNillableQuoteExpiresAt(v *time.Time) *AddressCreate 
 	return _c
 }
 
+// SetLateHoldFrom sets the "late_hold_from" field.
+func (_c *AddressCreate) SetLateHoldFrom(v time.Time) *AddressCreate {
+	_c.mutation.SetLateHoldFrom(v)
+	return _c
+}
+
+// SetNillableLateHoldFrom sets the "late_hold_from" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableLateHoldFrom(v *time.Time) *AddressCreate {
+	if v != nil {
+		_c.SetLateHoldFrom(*v)
+	}
+	return _c
+}
+
 // SetTicker sets the "ticker" field.
 func (_c *AddressCreate) SetTicker(v string) *AddressCreate {
 	_c.mutation.SetTicker(v)
@@ -510,6 +524,10 @@ func (_c *AddressCreate) createSpec() (*Address, *sqlgraph.CreateSpec) {
 		_spec.SetField(address.FieldQuoteExpiresAt, field.TypeTime, value)
 		_node.QuoteExpiresAt = &value
 	}
+	if value, ok := _c.mutation.LateHoldFrom(); ok {
+		_spec.SetField(address.FieldLateHoldFrom, field.TypeTime, value)
+		_node.LateHoldFrom = &value
+	}
 	if value, ok := _c.mutation.Ticker(); ok {
 		_spec.SetField(address.FieldTicker, field.TypeString, value)
 		_node.Ticker = value
@@ -813,6 +831,9 @@ func (u *AddressUpsertOne) UpdateNewValues() *AddressUpsertOne {
 		}
 		if _, exists := u.create.mutation.QuoteExpiresAt(); exists {
 			s.SetIgnore(address.FieldQuoteExpiresAt)
+		}
+		if _, exists := u.create.mutation.LateHoldFrom(); exists {
+			s.SetIgnore(address.FieldLateHoldFrom)
 		}
 		if _, exists := u.create.mutation.Ticker(); exists {
 			s.SetIgnore(address.FieldTicker)
@@ -1209,6 +1230,9 @@ func (u *AddressUpsertBulk) UpdateNewValues() *AddressUpsertBulk {
 			}
 			if _, exists := b.mutation.QuoteExpiresAt(); exists {
 				s.SetIgnore(address.FieldQuoteExpiresAt)
+			}
+			if _, exists := b.mutation.LateHoldFrom(); exists {
+				s.SetIgnore(address.FieldLateHoldFrom)
 			}
 			if _, exists := b.mutation.Ticker(); exists {
 				s.SetIgnore(address.FieldTicker)

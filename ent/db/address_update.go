@@ -305,6 +305,9 @@ func (_u *AddressUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.QuoteExpiresAtCleared() {
 		_spec.ClearField(address.FieldQuoteExpiresAt, field.TypeTime)
 	}
+	if _u.mutation.LateHoldFromCleared() {
+		_spec.ClearField(address.FieldLateHoldFrom, field.TypeTime)
+	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)
 	}
@@ -714,6 +717,9 @@ func (_u *AddressUpdateOne) sqlSave(ctx context.Context) (_node *Address, err er
 	}
 	if _u.mutation.QuoteExpiresAtCleared() {
 		_spec.ClearField(address.FieldQuoteExpiresAt, field.TypeTime)
+	}
+	if _u.mutation.LateHoldFromCleared() {
+		_spec.ClearField(address.FieldLateHoldFrom, field.TypeTime)
 	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)

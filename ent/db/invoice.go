@@ -55,7 +55,11 @@ type Invoice struct {
 	// invoice_status: waiting (nothing seen), pending (seen, not confirmed), partial (confirmed below value), paid, expired (unpaid at expiry).
 	Status invoice.Status `json:"status,omitempty"`
 	// When status became paid.
-	PaidAt       *time.Time `json:"paid_at,omitempty"`
+	PaidAt *time.Time `json:"paid_at,omitempty"`
+	// Percent of value the confirmed payments may lack and the invoice still be paid (the request's, else the project's at creation).
+	UnderpaidTolerance decimal.Decimal `json:"underpaid_tolerance,omitempty"`
+	// Policy for payments detected after expires_at: credit, or refund (held for a refund; see Payment.hold_reason late_payment).
+	LatePayments invoice.LatePayments `json:"late_payments,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -66,11 +70,13 @@ func (*Invoice) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case invoice.FieldValue:
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
+		case invoice.FieldUnderpaidTolerance:
+			values[i] = new(decimal.Decimal)
 		case invoice.FieldPost, invoice.FieldJSON, invoice.FieldConvert:
 			values[i] = new(sql.NullBool)
 		case invoice.FieldID, invoice.FieldProjectID, invoice.FieldSubscriptionID:
 			values[i] = new(sql.NullInt64)
-		case invoice.FieldPublicID, invoice.FieldKind, invoice.FieldNotifyURL, invoice.FieldRedirectURL, invoice.FieldCurrency, invoice.FieldItemDescription, invoice.FieldSuccessToken, invoice.FieldOption, invoice.FieldStatus:
+		case invoice.FieldPublicID, invoice.FieldKind, invoice.FieldNotifyURL, invoice.FieldRedirectURL, invoice.FieldCurrency, invoice.FieldItemDescription, invoice.FieldSuccessToken, invoice.FieldOption, invoice.FieldStatus, invoice.FieldLatePayments:
 			values[i] = new(sql.NullString)
 		case invoice.FieldCreatedAt, invoice.FieldUpdatedAt, invoice.FieldExpiresAt, invoice.FieldPaidAt:
 			values[i] = new(sql.NullTime)
@@ -213,6 +219,18 @@ func (_m *Invoice) assignValues(columns []string, values []any) error {
 				_m.PaidAt = new(time.Time)
 				*_m.PaidAt = value.Time
 			}
+		case invoice.FieldUnderpaidTolerance:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field underpaid_tolerance", values[i])
+			} else if value != nil {
+				_m.UnderpaidTolerance = *value
+			}
+		case invoice.FieldLatePayments:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field late_payments", values[i])
+			} else if value.Valid {
+				_m.LatePayments = invoice.LatePayments(value.String)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -313,6 +331,12 @@ func (_m *Invoice) String() string {
 		builder.WriteString("paid_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("underpaid_tolerance=")
+	builder.WriteString(fmt.Sprintf("%v", _m.UnderpaidTolerance))
+	builder.WriteString(", ")
+	builder.WriteString("late_payments=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LatePayments))
 	builder.WriteByte(')')
 	return builder.String()
 }

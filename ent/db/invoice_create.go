@@ -249,6 +249,34 @@ func (_c *InvoiceCreate) SetNillablePaidAt(v *time.Time) *InvoiceCreate {
 	return _c
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (_c *InvoiceCreate) SetUnderpaidTolerance(v decimal.Decimal) *InvoiceCreate {
+	_c.mutation.SetUnderpaidTolerance(v)
+	return _c
+}
+
+// SetNillableUnderpaidTolerance sets the "underpaid_tolerance" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableUnderpaidTolerance(v *decimal.Decimal) *InvoiceCreate {
+	if v != nil {
+		_c.SetUnderpaidTolerance(*v)
+	}
+	return _c
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (_c *InvoiceCreate) SetLatePayments(v invoice.LatePayments) *InvoiceCreate {
+	_c.mutation.SetLatePayments(v)
+	return _c
+}
+
+// SetNillableLatePayments sets the "late_payments" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableLatePayments(v *invoice.LatePayments) *InvoiceCreate {
+	if v != nil {
+		_c.SetLatePayments(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InvoiceCreate) SetID(v int64) *InvoiceCreate {
 	_c.mutation.SetID(v)
@@ -330,6 +358,14 @@ func (_c *InvoiceCreate) defaults() {
 		v := invoice.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.UnderpaidTolerance(); !ok {
+		v := invoice.DefaultUnderpaidTolerance
+		_c.mutation.SetUnderpaidTolerance(v)
+	}
+	if _, ok := _c.mutation.LatePayments(); !ok {
+		v := invoice.DefaultLatePayments
+		_c.mutation.SetLatePayments(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -397,6 +433,17 @@ func (_c *InvoiceCreate) check() error {
 	if v, ok := _c.mutation.Status(); ok {
 		if err := invoice.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`db: validator failed for field "Invoice.status": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.UnderpaidTolerance(); !ok {
+		return &ValidationError{Name: "underpaid_tolerance", err: errors.New(`db: missing required field "Invoice.underpaid_tolerance"`)}
+	}
+	if _, ok := _c.mutation.LatePayments(); !ok {
+		return &ValidationError{Name: "late_payments", err: errors.New(`db: missing required field "Invoice.late_payments"`)}
+	}
+	if v, ok := _c.mutation.LatePayments(); ok {
+		if err := invoice.LatePaymentsValidator(v); err != nil {
+			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Invoice.late_payments": %w`, err)}
 		}
 	}
 	return nil
@@ -507,6 +554,14 @@ func (_c *InvoiceCreate) createSpec() (*Invoice, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PaidAt(); ok {
 		_spec.SetField(invoice.FieldPaidAt, field.TypeTime, value)
 		_node.PaidAt = &value
+	}
+	if value, ok := _c.mutation.UnderpaidTolerance(); ok {
+		_spec.SetField(invoice.FieldUnderpaidTolerance, field.TypeOther, value)
+		_node.UnderpaidTolerance = value
+	}
+	if value, ok := _c.mutation.LatePayments(); ok {
+		_spec.SetField(invoice.FieldLatePayments, field.TypeEnum, value)
+		_node.LatePayments = value
 	}
 	return _node, _spec
 }
@@ -666,6 +721,12 @@ func (u *InvoiceUpsertOne) UpdateNewValues() *InvoiceUpsertOne {
 		}
 		if _, exists := u.create.mutation.Option(); exists {
 			s.SetIgnore(invoice.FieldOption)
+		}
+		if _, exists := u.create.mutation.UnderpaidTolerance(); exists {
+			s.SetIgnore(invoice.FieldUnderpaidTolerance)
+		}
+		if _, exists := u.create.mutation.LatePayments(); exists {
+			s.SetIgnore(invoice.FieldLatePayments)
 		}
 	}))
 	return u
@@ -976,6 +1037,12 @@ func (u *InvoiceUpsertBulk) UpdateNewValues() *InvoiceUpsertBulk {
 			}
 			if _, exists := b.mutation.Option(); exists {
 				s.SetIgnore(invoice.FieldOption)
+			}
+			if _, exists := b.mutation.UnderpaidTolerance(); exists {
+				s.SetIgnore(invoice.FieldUnderpaidTolerance)
+			}
+			if _, exists := b.mutation.LatePayments(); exists {
+				s.SetIgnore(invoice.FieldLatePayments)
 			}
 		}
 	}))

@@ -1048,6 +1048,7 @@ type AddressMutation struct {
 	quote_rate                *decimal.Decimal
 	quote_value_coin          *decimal.Decimal
 	quote_expires_at          *time.Time
+	late_hold_from            *time.Time
 	ticker                    *string
 	family                    *string
 	address_in                *string
@@ -1595,6 +1596,55 @@ func (m *AddressMutation) QuoteExpiresAtCleared() bool {
 func (m *AddressMutation) ResetQuoteExpiresAt() {
 	m.quote_expires_at = nil
 	delete(m.clearedFields, address.FieldQuoteExpiresAt)
+}
+
+// SetLateHoldFrom sets the "late_hold_from" field.
+func (m *AddressMutation) SetLateHoldFrom(t time.Time) {
+	m.late_hold_from = &t
+}
+
+// LateHoldFrom returns the value of the "late_hold_from" field in the mutation.
+func (m *AddressMutation) LateHoldFrom() (r time.Time, exists bool) {
+	v := m.late_hold_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLateHoldFrom returns the old "late_hold_from" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldLateHoldFrom(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLateHoldFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLateHoldFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLateHoldFrom: %w", err)
+	}
+	return oldValue.LateHoldFrom, nil
+}
+
+// ClearLateHoldFrom clears the value of the "late_hold_from" field.
+func (m *AddressMutation) ClearLateHoldFrom() {
+	m.late_hold_from = nil
+	m.clearedFields[address.FieldLateHoldFrom] = struct{}{}
+}
+
+// LateHoldFromCleared returns if the "late_hold_from" field was cleared in this mutation.
+func (m *AddressMutation) LateHoldFromCleared() bool {
+	_, ok := m.clearedFields[address.FieldLateHoldFrom]
+	return ok
+}
+
+// ResetLateHoldFrom resets all changes to the "late_hold_from" field.
+func (m *AddressMutation) ResetLateHoldFrom() {
+	m.late_hold_from = nil
+	delete(m.clearedFields, address.FieldLateHoldFrom)
 }
 
 // SetTicker sets the "ticker" field.
@@ -2250,7 +2300,7 @@ func (m *AddressMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AddressMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.created_at != nil {
 		fields = append(fields, address.FieldCreatedAt)
 	}
@@ -2277,6 +2327,9 @@ func (m *AddressMutation) Fields() []string {
 	}
 	if m.quote_expires_at != nil {
 		fields = append(fields, address.FieldQuoteExpiresAt)
+	}
+	if m.late_hold_from != nil {
+		fields = append(fields, address.FieldLateHoldFrom)
 	}
 	if m.ticker != nil {
 		fields = append(fields, address.FieldTicker)
@@ -2343,6 +2396,8 @@ func (m *AddressMutation) Field(name string) (ent.Value, bool) {
 		return m.QuoteValueCoin()
 	case address.FieldQuoteExpiresAt:
 		return m.QuoteExpiresAt()
+	case address.FieldLateHoldFrom:
+		return m.LateHoldFrom()
 	case address.FieldTicker:
 		return m.Ticker()
 	case address.FieldFamily:
@@ -2396,6 +2451,8 @@ func (m *AddressMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldQuoteValueCoin(ctx)
 	case address.FieldQuoteExpiresAt:
 		return m.OldQuoteExpiresAt(ctx)
+	case address.FieldLateHoldFrom:
+		return m.OldLateHoldFrom(ctx)
 	case address.FieldTicker:
 		return m.OldTicker(ctx)
 	case address.FieldFamily:
@@ -2493,6 +2550,13 @@ func (m *AddressMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetQuoteExpiresAt(v)
+		return nil
+	case address.FieldLateHoldFrom:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLateHoldFrom(v)
 		return nil
 	case address.FieldTicker:
 		v, ok := value.(string)
@@ -2678,6 +2742,9 @@ func (m *AddressMutation) ClearedFields() []string {
 	if m.FieldCleared(address.FieldQuoteExpiresAt) {
 		fields = append(fields, address.FieldQuoteExpiresAt)
 	}
+	if m.FieldCleared(address.FieldLateHoldFrom) {
+		fields = append(fields, address.FieldLateHoldFrom)
+	}
 	return fields
 }
 
@@ -2703,6 +2770,9 @@ func (m *AddressMutation) ClearField(name string) error {
 		return nil
 	case address.FieldQuoteExpiresAt:
 		m.ClearQuoteExpiresAt()
+		return nil
+	case address.FieldLateHoldFrom:
+		m.ClearLateHoldFrom()
 		return nil
 	}
 	return fmt.Errorf("unknown Address nullable field %s", name)
@@ -2738,6 +2808,9 @@ func (m *AddressMutation) ResetField(name string) error {
 		return nil
 	case address.FieldQuoteExpiresAt:
 		m.ResetQuoteExpiresAt()
+		return nil
+	case address.FieldLateHoldFrom:
+		m.ResetLateHoldFrom()
 		return nil
 	case address.FieldTicker:
 		m.ResetTicker()
@@ -8720,34 +8793,36 @@ func (m *ForwardMutation) ResetEdge(name string) error {
 // InvoiceMutation represents an operation that mutates the Invoice nodes in the graph.
 type InvoiceMutation struct {
 	config
-	op                 Op
-	typ                string
-	id                 *int64
-	created_at         *time.Time
-	updated_at         *time.Time
-	project_id         *int64
-	addproject_id      *int64
-	public_id          *string
-	kind               *invoice.Kind
-	notify_url         *string
-	redirect_url       *string
-	currency           *string
-	value              *decimal.Decimal
-	item_description   *string
-	expires_at         *time.Time
-	post               *bool
-	json               *bool
-	convert            *bool
-	success_token      *string
-	subscription_id    *int64
-	addsubscription_id *int64
-	option             *string
-	status             *invoice.Status
-	paid_at            *time.Time
-	clearedFields      map[string]struct{}
-	done               bool
-	oldValue           func(context.Context) (*Invoice, error)
-	predicates         []predicate.Invoice
+	op                  Op
+	typ                 string
+	id                  *int64
+	created_at          *time.Time
+	updated_at          *time.Time
+	project_id          *int64
+	addproject_id       *int64
+	public_id           *string
+	kind                *invoice.Kind
+	notify_url          *string
+	redirect_url        *string
+	currency            *string
+	value               *decimal.Decimal
+	item_description    *string
+	expires_at          *time.Time
+	post                *bool
+	json                *bool
+	convert             *bool
+	success_token       *string
+	subscription_id     *int64
+	addsubscription_id  *int64
+	option              *string
+	status              *invoice.Status
+	paid_at             *time.Time
+	underpaid_tolerance *decimal.Decimal
+	late_payments       *invoice.LatePayments
+	clearedFields       map[string]struct{}
+	done                bool
+	oldValue            func(context.Context) (*Invoice, error)
+	predicates          []predicate.Invoice
 }
 
 var _ ent.Mutation = (*InvoiceMutation)(nil)
@@ -9631,6 +9706,78 @@ func (m *InvoiceMutation) ResetPaidAt() {
 	delete(m.clearedFields, invoice.FieldPaidAt)
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (m *InvoiceMutation) SetUnderpaidTolerance(d decimal.Decimal) {
+	m.underpaid_tolerance = &d
+}
+
+// UnderpaidTolerance returns the value of the "underpaid_tolerance" field in the mutation.
+func (m *InvoiceMutation) UnderpaidTolerance() (r decimal.Decimal, exists bool) {
+	v := m.underpaid_tolerance
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnderpaidTolerance returns the old "underpaid_tolerance" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldUnderpaidTolerance(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnderpaidTolerance is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnderpaidTolerance requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnderpaidTolerance: %w", err)
+	}
+	return oldValue.UnderpaidTolerance, nil
+}
+
+// ResetUnderpaidTolerance resets all changes to the "underpaid_tolerance" field.
+func (m *InvoiceMutation) ResetUnderpaidTolerance() {
+	m.underpaid_tolerance = nil
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (m *InvoiceMutation) SetLatePayments(ip invoice.LatePayments) {
+	m.late_payments = &ip
+}
+
+// LatePayments returns the value of the "late_payments" field in the mutation.
+func (m *InvoiceMutation) LatePayments() (r invoice.LatePayments, exists bool) {
+	v := m.late_payments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatePayments returns the old "late_payments" field's value of the Invoice entity.
+// If the Invoice object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InvoiceMutation) OldLatePayments(ctx context.Context) (v invoice.LatePayments, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatePayments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatePayments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatePayments: %w", err)
+	}
+	return oldValue.LatePayments, nil
+}
+
+// ResetLatePayments resets all changes to the "late_payments" field.
+func (m *InvoiceMutation) ResetLatePayments() {
+	m.late_payments = nil
+}
+
 // Where appends a list predicates to the InvoiceMutation builder.
 func (m *InvoiceMutation) Where(ps ...predicate.Invoice) {
 	m.predicates = append(m.predicates, ps...)
@@ -9665,7 +9812,7 @@ func (m *InvoiceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InvoiceMutation) Fields() []string {
-	fields := make([]string, 0, 19)
+	fields := make([]string, 0, 21)
 	if m.created_at != nil {
 		fields = append(fields, invoice.FieldCreatedAt)
 	}
@@ -9723,6 +9870,12 @@ func (m *InvoiceMutation) Fields() []string {
 	if m.paid_at != nil {
 		fields = append(fields, invoice.FieldPaidAt)
 	}
+	if m.underpaid_tolerance != nil {
+		fields = append(fields, invoice.FieldUnderpaidTolerance)
+	}
+	if m.late_payments != nil {
+		fields = append(fields, invoice.FieldLatePayments)
+	}
 	return fields
 }
 
@@ -9769,6 +9922,10 @@ func (m *InvoiceMutation) Field(name string) (ent.Value, bool) {
 		return m.Status()
 	case invoice.FieldPaidAt:
 		return m.PaidAt()
+	case invoice.FieldUnderpaidTolerance:
+		return m.UnderpaidTolerance()
+	case invoice.FieldLatePayments:
+		return m.LatePayments()
 	}
 	return nil, false
 }
@@ -9816,6 +9973,10 @@ func (m *InvoiceMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldStatus(ctx)
 	case invoice.FieldPaidAt:
 		return m.OldPaidAt(ctx)
+	case invoice.FieldUnderpaidTolerance:
+		return m.OldUnderpaidTolerance(ctx)
+	case invoice.FieldLatePayments:
+		return m.OldLatePayments(ctx)
 	}
 	return nil, fmt.Errorf("unknown Invoice field %s", name)
 }
@@ -9957,6 +10118,20 @@ func (m *InvoiceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPaidAt(v)
+		return nil
+	case invoice.FieldUnderpaidTolerance:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnderpaidTolerance(v)
+		return nil
+	case invoice.FieldLatePayments:
+		v, ok := value.(invoice.LatePayments)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatePayments(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
@@ -10117,6 +10292,12 @@ func (m *InvoiceMutation) ResetField(name string) error {
 		return nil
 	case invoice.FieldPaidAt:
 		m.ResetPaidAt()
+		return nil
+	case invoice.FieldUnderpaidTolerance:
+		m.ResetUnderpaidTolerance()
+		return nil
+	case invoice.FieldLatePayments:
+		m.ResetLatePayments()
 		return nil
 	}
 	return fmt.Errorf("unknown Invoice field %s", name)
@@ -19116,6 +19297,8 @@ type ProjectMutation struct {
 	payout_notify_url     *string
 	payout_limits         *map[string]schema.PayoutLimit
 	payout_notify_post    *bool
+	underpaid_tolerance   *decimal.Decimal
+	late_payments         *project.LatePayments
 	clearedFields         map[string]struct{}
 	done                  bool
 	oldValue              func(context.Context) (*Project, error)
@@ -19735,6 +19918,78 @@ func (m *ProjectMutation) ResetPayoutNotifyPost() {
 	m.payout_notify_post = nil
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (m *ProjectMutation) SetUnderpaidTolerance(d decimal.Decimal) {
+	m.underpaid_tolerance = &d
+}
+
+// UnderpaidTolerance returns the value of the "underpaid_tolerance" field in the mutation.
+func (m *ProjectMutation) UnderpaidTolerance() (r decimal.Decimal, exists bool) {
+	v := m.underpaid_tolerance
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnderpaidTolerance returns the old "underpaid_tolerance" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldUnderpaidTolerance(ctx context.Context) (v decimal.Decimal, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnderpaidTolerance is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnderpaidTolerance requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnderpaidTolerance: %w", err)
+	}
+	return oldValue.UnderpaidTolerance, nil
+}
+
+// ResetUnderpaidTolerance resets all changes to the "underpaid_tolerance" field.
+func (m *ProjectMutation) ResetUnderpaidTolerance() {
+	m.underpaid_tolerance = nil
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (m *ProjectMutation) SetLatePayments(pp project.LatePayments) {
+	m.late_payments = &pp
+}
+
+// LatePayments returns the value of the "late_payments" field in the mutation.
+func (m *ProjectMutation) LatePayments() (r project.LatePayments, exists bool) {
+	v := m.late_payments
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatePayments returns the old "late_payments" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldLatePayments(ctx context.Context) (v project.LatePayments, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatePayments is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatePayments requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatePayments: %w", err)
+	}
+	return oldValue.LatePayments, nil
+}
+
+// ResetLatePayments resets all changes to the "late_payments" field.
+func (m *ProjectMutation) ResetLatePayments() {
+	m.late_payments = nil
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -19769,7 +20024,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -19809,6 +20064,12 @@ func (m *ProjectMutation) Fields() []string {
 	if m.payout_notify_post != nil {
 		fields = append(fields, project.FieldPayoutNotifyPost)
 	}
+	if m.underpaid_tolerance != nil {
+		fields = append(fields, project.FieldUnderpaidTolerance)
+	}
+	if m.late_payments != nil {
+		fields = append(fields, project.FieldLatePayments)
+	}
 	return fields
 }
 
@@ -19843,6 +20104,10 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.PayoutLimits()
 	case project.FieldPayoutNotifyPost:
 		return m.PayoutNotifyPost()
+	case project.FieldUnderpaidTolerance:
+		return m.UnderpaidTolerance()
+	case project.FieldLatePayments:
+		return m.LatePayments()
 	}
 	return nil, false
 }
@@ -19878,6 +20143,10 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldPayoutLimits(ctx)
 	case project.FieldPayoutNotifyPost:
 		return m.OldPayoutNotifyPost(ctx)
+	case project.FieldUnderpaidTolerance:
+		return m.OldUnderpaidTolerance(ctx)
+	case project.FieldLatePayments:
+		return m.OldLatePayments(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -19977,6 +20246,20 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPayoutNotifyPost(v)
+		return nil
+	case project.FieldUnderpaidTolerance:
+		v, ok := value.(decimal.Decimal)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnderpaidTolerance(v)
+		return nil
+	case project.FieldLatePayments:
+		v, ok := value.(project.LatePayments)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatePayments(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
@@ -20080,6 +20363,12 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldPayoutNotifyPost:
 		m.ResetPayoutNotifyPost()
+		return nil
+	case project.FieldUnderpaidTolerance:
+		m.ResetUnderpaidTolerance()
+		return nil
+	case project.FieldLatePayments:
+		m.ResetLatePayments()
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)

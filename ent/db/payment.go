@@ -43,7 +43,7 @@ type Payment struct {
 	Status payment.Status `json:"status,omitempty"`
 	// What the logs say beyond the status, for people only: no code decides anything on it (the typed columns below do).
 	Note string `json:"note,omitempty"`
-	// Why the funds are held instead of forwarded: none; no_wallet (the address has no forwarding destination); below_minimum (below the coin's minimum, or the fees would consume it); below_dust (an output of its split is below what the network carries); wrong_asset; operator_hold. The ledger's held balance holds the payments with a reason.
+	// Why the funds are held instead of forwarded: none; no_wallet (the address has no forwarding destination); below_minimum (below the coin's minimum, or the fees would consume it); below_dust (an output of its split is below what the network carries); wrong_asset; operator_hold; late_payment (paid a checkout after its expiry under the refund policy: held for a refund). The ledger's held balance holds the payments with a reason.
 	HoldReason payment.HoldReason `json:"hold_reason,omitempty"`
 	// The payment left the chain after it was credited and has not come back (a reorganisation); credit is not reversed, the ledger records the loss.
 	Reorged bool `json:"reorged,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // Project is the model entity for the Project schema.
@@ -45,7 +46,11 @@ type Project struct {
 	PayoutLimits map[string]schema.PayoutLimit `json:"payout_limits,omitempty"`
 	// Payout webhooks are form POSTs; false sends them as GET requests.
 	PayoutNotifyPost bool `json:"payout_notify_post,omitempty"`
-	selectValues     sql.SelectValues
+	// Percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout copies it unless its request names its own.
+	UnderpaidTolerance decimal.Decimal `json:"underpaid_tolerance,omitempty"`
+	// What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own.
+	LatePayments project.LatePayments `json:"late_payments,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -55,11 +60,13 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits:
 			values[i] = new([]byte)
+		case project.FieldUnderpaidTolerance:
+			values[i] = new(decimal.Decimal)
 		case project.FieldPayoutNotifyPost:
 			values[i] = new(sql.NullBool)
 		case project.FieldID:
 			values[i] = new(sql.NullInt64)
-		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret, project.FieldPayoutNotifyURL:
+		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret, project.FieldPayoutNotifyURL, project.FieldLatePayments:
 			values[i] = new(sql.NullString)
 		case project.FieldCreatedAt, project.FieldUpdatedAt, project.FieldPreviousSecretUntil:
 			values[i] = new(sql.NullTime)
@@ -171,6 +178,18 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PayoutNotifyPost = value.Bool
 			}
+		case project.FieldUnderpaidTolerance:
+			if value, ok := values[i].(*decimal.Decimal); !ok {
+				return fmt.Errorf("unexpected type %T for field underpaid_tolerance", values[i])
+			} else if value != nil {
+				_m.UnderpaidTolerance = *value
+			}
+		case project.FieldLatePayments:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field late_payments", values[i])
+			} else if value.Valid {
+				_m.LatePayments = project.LatePayments(value.String)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -245,6 +264,12 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("payout_notify_post=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PayoutNotifyPost))
+	builder.WriteString(", ")
+	builder.WriteString("underpaid_tolerance=")
+	builder.WriteString(fmt.Sprintf("%v", _m.UnderpaidTolerance))
+	builder.WriteString(", ")
+	builder.WriteString("late_payments=")
+	builder.WriteString(fmt.Sprintf("%v", _m.LatePayments))
 	builder.WriteByte(')')
 	return builder.String()
 }

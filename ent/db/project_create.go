@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/schema/field"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // ProjectCreate is the builder for creating a Project entity.
@@ -157,6 +158,34 @@ func (_c *ProjectCreate) SetNillablePayoutNotifyPost(v *bool) *ProjectCreate {
 	return _c
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (_c *ProjectCreate) SetUnderpaidTolerance(v decimal.Decimal) *ProjectCreate {
+	_c.mutation.SetUnderpaidTolerance(v)
+	return _c
+}
+
+// SetNillableUnderpaidTolerance sets the "underpaid_tolerance" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableUnderpaidTolerance(v *decimal.Decimal) *ProjectCreate {
+	if v != nil {
+		_c.SetUnderpaidTolerance(*v)
+	}
+	return _c
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (_c *ProjectCreate) SetLatePayments(v project.LatePayments) *ProjectCreate {
+	_c.mutation.SetLatePayments(v)
+	return _c
+}
+
+// SetNillableLatePayments sets the "late_payments" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableLatePayments(v *project.LatePayments) *ProjectCreate {
+	if v != nil {
+		_c.SetLatePayments(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v int64) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -234,6 +263,14 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultPayoutNotifyPost
 		_c.mutation.SetPayoutNotifyPost(v)
 	}
+	if _, ok := _c.mutation.UnderpaidTolerance(); !ok {
+		v := project.DefaultUnderpaidTolerance
+		_c.mutation.SetUnderpaidTolerance(v)
+	}
+	if _, ok := _c.mutation.LatePayments(); !ok {
+		v := project.DefaultLatePayments
+		_c.mutation.SetLatePayments(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -285,6 +322,17 @@ func (_c *ProjectCreate) check() error {
 	}
 	if _, ok := _c.mutation.PayoutNotifyPost(); !ok {
 		return &ValidationError{Name: "payout_notify_post", err: errors.New(`db: missing required field "Project.payout_notify_post"`)}
+	}
+	if _, ok := _c.mutation.UnderpaidTolerance(); !ok {
+		return &ValidationError{Name: "underpaid_tolerance", err: errors.New(`db: missing required field "Project.underpaid_tolerance"`)}
+	}
+	if _, ok := _c.mutation.LatePayments(); !ok {
+		return &ValidationError{Name: "late_payments", err: errors.New(`db: missing required field "Project.late_payments"`)}
+	}
+	if v, ok := _c.mutation.LatePayments(); ok {
+		if err := project.LatePaymentsValidator(v); err != nil {
+			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
+		}
 	}
 	return nil
 }
@@ -370,6 +418,14 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
 		_node.PayoutNotifyPost = value
+	}
+	if value, ok := _c.mutation.UnderpaidTolerance(); ok {
+		_spec.SetField(project.FieldUnderpaidTolerance, field.TypeOther, value)
+		_node.UnderpaidTolerance = value
+	}
+	if value, ok := _c.mutation.LatePayments(); ok {
+		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
+		_node.LatePayments = value
 	}
 	return _node, _spec
 }
@@ -576,6 +632,30 @@ func (u *ProjectUpsert) SetPayoutNotifyPost(v bool) *ProjectUpsert {
 // UpdatePayoutNotifyPost sets the "payout_notify_post" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdatePayoutNotifyPost() *ProjectUpsert {
 	u.SetExcluded(project.FieldPayoutNotifyPost)
+	return u
+}
+
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (u *ProjectUpsert) SetUnderpaidTolerance(v decimal.Decimal) *ProjectUpsert {
+	u.Set(project.FieldUnderpaidTolerance, v)
+	return u
+}
+
+// UpdateUnderpaidTolerance sets the "underpaid_tolerance" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateUnderpaidTolerance() *ProjectUpsert {
+	u.SetExcluded(project.FieldUnderpaidTolerance)
+	return u
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (u *ProjectUpsert) SetLatePayments(v project.LatePayments) *ProjectUpsert {
+	u.Set(project.FieldLatePayments, v)
+	return u
+}
+
+// UpdateLatePayments sets the "late_payments" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateLatePayments() *ProjectUpsert {
+	u.SetExcluded(project.FieldLatePayments)
 	return u
 }
 
@@ -809,6 +889,34 @@ func (u *ProjectUpsertOne) SetPayoutNotifyPost(v bool) *ProjectUpsertOne {
 func (u *ProjectUpsertOne) UpdatePayoutNotifyPost() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdatePayoutNotifyPost()
+	})
+}
+
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (u *ProjectUpsertOne) SetUnderpaidTolerance(v decimal.Decimal) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetUnderpaidTolerance(v)
+	})
+}
+
+// UpdateUnderpaidTolerance sets the "underpaid_tolerance" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateUnderpaidTolerance() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateUnderpaidTolerance()
+	})
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (u *ProjectUpsertOne) SetLatePayments(v project.LatePayments) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLatePayments(v)
+	})
+}
+
+// UpdateLatePayments sets the "late_payments" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateLatePayments() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLatePayments()
 	})
 }
 
@@ -1208,6 +1316,34 @@ func (u *ProjectUpsertBulk) SetPayoutNotifyPost(v bool) *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) UpdatePayoutNotifyPost() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdatePayoutNotifyPost()
+	})
+}
+
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (u *ProjectUpsertBulk) SetUnderpaidTolerance(v decimal.Decimal) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetUnderpaidTolerance(v)
+	})
+}
+
+// UpdateUnderpaidTolerance sets the "underpaid_tolerance" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateUnderpaidTolerance() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateUnderpaidTolerance()
+	})
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (u *ProjectUpsertBulk) SetLatePayments(v project.LatePayments) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLatePayments(v)
+	})
+}
+
+// UpdateLatePayments sets the "late_payments" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateLatePayments() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLatePayments()
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 // ProjectUpdate is the builder for updating Project entities.
@@ -177,6 +178,34 @@ func (_u *ProjectUpdate) SetNillablePayoutNotifyPost(v *bool) *ProjectUpdate {
 	return _u
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (_u *ProjectUpdate) SetUnderpaidTolerance(v decimal.Decimal) *ProjectUpdate {
+	_u.mutation.SetUnderpaidTolerance(v)
+	return _u
+}
+
+// SetNillableUnderpaidTolerance sets the "underpaid_tolerance" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableUnderpaidTolerance(v *decimal.Decimal) *ProjectUpdate {
+	if v != nil {
+		_u.SetUnderpaidTolerance(*v)
+	}
+	return _u
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (_u *ProjectUpdate) SetLatePayments(v project.LatePayments) *ProjectUpdate {
+	_u.mutation.SetLatePayments(v)
+	return _u
+}
+
+// SetNillableLatePayments sets the "late_payments" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableLatePayments(v *project.LatePayments) *ProjectUpdate {
+	if v != nil {
+		_u.SetLatePayments(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdate) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -233,6 +262,11 @@ func (_u *ProjectUpdate) check() error {
 	if v, ok := _u.mutation.IpnSecret(); ok {
 		if err := project.IpnSecretValidator(v); err != nil {
 			return &ValidationError{Name: "ipn_secret", err: fmt.Errorf(`db: validator failed for field "Project.ipn_secret": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LatePayments(); ok {
+		if err := project.LatePaymentsValidator(v); err != nil {
+			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
 		}
 	}
 	return nil
@@ -302,6 +336,12 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.UnderpaidTolerance(); ok {
+		_spec.SetField(project.FieldUnderpaidTolerance, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.LatePayments(); ok {
+		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -471,6 +511,34 @@ func (_u *ProjectUpdateOne) SetNillablePayoutNotifyPost(v *bool) *ProjectUpdateO
 	return _u
 }
 
+// SetUnderpaidTolerance sets the "underpaid_tolerance" field.
+func (_u *ProjectUpdateOne) SetUnderpaidTolerance(v decimal.Decimal) *ProjectUpdateOne {
+	_u.mutation.SetUnderpaidTolerance(v)
+	return _u
+}
+
+// SetNillableUnderpaidTolerance sets the "underpaid_tolerance" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableUnderpaidTolerance(v *decimal.Decimal) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetUnderpaidTolerance(*v)
+	}
+	return _u
+}
+
+// SetLatePayments sets the "late_payments" field.
+func (_u *ProjectUpdateOne) SetLatePayments(v project.LatePayments) *ProjectUpdateOne {
+	_u.mutation.SetLatePayments(v)
+	return _u
+}
+
+// SetNillableLatePayments sets the "late_payments" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableLatePayments(v *project.LatePayments) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetLatePayments(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdateOne) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -540,6 +608,11 @@ func (_u *ProjectUpdateOne) check() error {
 	if v, ok := _u.mutation.IpnSecret(); ok {
 		if err := project.IpnSecretValidator(v); err != nil {
 			return &ValidationError{Name: "ipn_secret", err: fmt.Errorf(`db: validator failed for field "Project.ipn_secret": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.LatePayments(); ok {
+		if err := project.LatePaymentsValidator(v); err != nil {
+			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
 		}
 	}
 	return nil
@@ -626,6 +699,12 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.PayoutNotifyPost(); ok {
 		_spec.SetField(project.FieldPayoutNotifyPost, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.UnderpaidTolerance(); ok {
+		_spec.SetField(project.FieldUnderpaidTolerance, field.TypeOther, value)
+	}
+	if value, ok := _u.mutation.LatePayments(); ok {
+		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Project{config: _u.config}

@@ -95,51 +95,51 @@ func init() {
 	// address.ServiceValidator is a validator for the "service" field. It is called by the builders before save.
 	address.ServiceValidator = addressDescService.Validators[0].(func(string) error)
 	// addressDescTicker is the schema descriptor for ticker field.
-	addressDescTicker := addressFields[8].Descriptor()
+	addressDescTicker := addressFields[9].Descriptor()
 	// address.TickerValidator is a validator for the "ticker" field. It is called by the builders before save.
 	address.TickerValidator = addressDescTicker.Validators[0].(func(string) error)
 	// addressDescFamily is the schema descriptor for family field.
-	addressDescFamily := addressFields[9].Descriptor()
+	addressDescFamily := addressFields[10].Descriptor()
 	// address.FamilyValidator is a validator for the "family" field. It is called by the builders before save.
 	address.FamilyValidator = addressDescFamily.Validators[0].(func(string) error)
 	// addressDescAddressIn is the schema descriptor for address_in field.
-	addressDescAddressIn := addressFields[10].Descriptor()
+	addressDescAddressIn := addressFields[11].Descriptor()
 	// address.AddressInValidator is a validator for the "address_in" field. It is called by the builders before save.
 	address.AddressInValidator = addressDescAddressIn.Validators[0].(func(string) error)
 	// addressDescDerivationIndex is the schema descriptor for derivation_index field.
-	addressDescDerivationIndex := addressFields[11].Descriptor()
+	addressDescDerivationIndex := addressFields[12].Descriptor()
 	// address.DerivationIndexValidator is a validator for the "derivation_index" field. It is called by the builders before save.
 	address.DerivationIndexValidator = addressDescDerivationIndex.Validators[0].(func(int64) error)
 	// addressDescCallbackURL is the schema descriptor for callback_url field.
-	addressDescCallbackURL := addressFields[12].Descriptor()
+	addressDescCallbackURL := addressFields[13].Descriptor()
 	// address.CallbackURLValidator is a validator for the "callback_url" field. It is called by the builders before save.
 	address.CallbackURLValidator = addressDescCallbackURL.Validators[0].(func(string) error)
 	// addressDescCallbackKey is the schema descriptor for callback_key field.
-	addressDescCallbackKey := addressFields[13].Descriptor()
+	addressDescCallbackKey := addressFields[14].Descriptor()
 	// address.CallbackKeyValidator is a validator for the "callback_key" field. It is called by the builders before save.
 	address.CallbackKeyValidator = addressDescCallbackKey.Validators[0].(func(string) error)
 	// addressDescPost is the schema descriptor for post field.
-	addressDescPost := addressFields[15].Descriptor()
+	addressDescPost := addressFields[16].Descriptor()
 	// address.DefaultPost holds the default value on creation for the post field.
 	address.DefaultPost = addressDescPost.Default.(bool)
 	// addressDescJSON is the schema descriptor for json field.
-	addressDescJSON := addressFields[16].Descriptor()
+	addressDescJSON := addressFields[17].Descriptor()
 	// address.DefaultJSON holds the default value on creation for the json field.
 	address.DefaultJSON = addressDescJSON.Default.(bool)
 	// addressDescConvert is the schema descriptor for convert field.
-	addressDescConvert := addressFields[17].Descriptor()
+	addressDescConvert := addressFields[18].Descriptor()
 	// address.DefaultConvert holds the default value on creation for the convert field.
 	address.DefaultConvert = addressDescConvert.Default.(bool)
 	// addressDescCustomParams is the schema descriptor for custom_params field.
-	addressDescCustomParams := addressFields[18].Descriptor()
+	addressDescCustomParams := addressFields[19].Descriptor()
 	// address.DefaultCustomParams holds the default value on creation for the custom_params field.
 	address.DefaultCustomParams = addressDescCustomParams.Default.(func() []schema.Param)
 	// addressDescRequiredConfirmations is the schema descriptor for required_confirmations field.
-	addressDescRequiredConfirmations := addressFields[19].Descriptor()
+	addressDescRequiredConfirmations := addressFields[20].Descriptor()
 	// address.RequiredConfirmationsValidator is a validator for the "required_confirmations" field. It is called by the builders before save.
 	address.RequiredConfirmationsValidator = addressDescRequiredConfirmations.Validators[0].(func(int32) error)
 	// addressDescPriority is the schema descriptor for priority field.
-	addressDescPriority := addressFields[20].Descriptor()
+	addressDescPriority := addressFields[21].Descriptor()
 	// address.DefaultPriority holds the default value on creation for the priority field.
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
@@ -372,6 +372,10 @@ func init() {
 	invoiceDescOption := invoiceFields[15].Descriptor()
 	// invoice.DefaultOption holds the default value on creation for the option field.
 	invoice.DefaultOption = invoiceDescOption.Default.(string)
+	// invoiceDescUnderpaidTolerance is the schema descriptor for underpaid_tolerance field.
+	invoiceDescUnderpaidTolerance := invoiceFields[18].Descriptor()
+	// invoice.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
+	invoice.DefaultUnderpaidTolerance = invoiceDescUnderpaidTolerance.Default.(decimal.Decimal)
 	ledgerentryMixin := schema.LedgerEntry{}.Mixin()
 	ledgerentryMixinFields0 := ledgerentryMixin[0].Fields()
 	_ = ledgerentryMixinFields0
@@ -687,6 +691,10 @@ func init() {
 	projectDescPayoutNotifyPost := projectFields[11].Descriptor()
 	// project.DefaultPayoutNotifyPost holds the default value on creation for the payout_notify_post field.
 	project.DefaultPayoutNotifyPost = projectDescPayoutNotifyPost.Default.(bool)
+	// projectDescUnderpaidTolerance is the schema descriptor for underpaid_tolerance field.
+	projectDescUnderpaidTolerance := projectFields[12].Descriptor()
+	// project.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
+	project.DefaultUnderpaidTolerance = projectDescUnderpaidTolerance.Default.(decimal.Decimal)
 	refundMixin := schema.Refund{}.Mixin()
 	refundMixinFields0 := refundMixin[0].Fields()
 	_ = refundMixinFields0

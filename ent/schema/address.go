@@ -33,6 +33,8 @@ func (Address) Fields() []ent.Field {
 		field.Other("quote_value_coin", decimal.Decimal{}).SchemaType(moneyType).Optional().Nillable().Immutable().
 			Comment("Amount quoted to the customer, in coin; NULL for an open amount."),
 		field.Time("quote_expires_at").Optional().Nillable().Immutable(),
+		field.Time("late_hold_from").Optional().Nillable().Immutable().
+			Comment("Payments detected at or after it are held (hold_reason late_payment) for a refund instead of forwarded: its checkout's expiry when the checkout's late_payments is refund; NULL otherwise."),
 		field.String("ticker").NotEmpty().Immutable().
 			Comment(`Coin ticker, e.g. "btc" or "trc20/usdt".`),
 		field.String("family").NotEmpty().Immutable().

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 	"github.com/shopspring/decimal"
@@ -47,6 +48,11 @@ func (Invoice) Fields() []ent.Field {
 			Comment("invoice_status: waiting (nothing seen), pending (seen, not confirmed), partial (confirmed below value), paid, expired (unpaid at expiry)."),
 		field.Time("paid_at").Optional().Nillable().
 			Comment("When status became paid."),
+		field.Other("underpaid_tolerance", decimal.Decimal{}).SchemaType(moneyType).Default(decimal.Zero).
+			Annotations(entsql.Default("0")).Immutable().
+			Comment("Percent of value the confirmed payments may lack and the invoice still be paid (the request's, else the project's at creation)."),
+		field.Enum("late_payments").Values(LateCredit, LateRefund).Default(LateCredit).Immutable().
+			Comment("Policy for payments detected after expires_at: credit, or refund (held for a refund; see Payment.hold_reason late_payment)."),
 	}
 }
 

@@ -36,7 +36,7 @@ func (LedgerEntry) Fields() []ent.Field {
 		field.Int64("address_id").Optional().Nillable().Immutable().
 			Comment("The payhook address that holds the funds the line is about."),
 		field.Int64("outbound_id").Optional().Nillable().Immutable(),
-		field.Enum("hold_reason").Values(HoldNone, HoldNoWallet, HoldBelowMinimum, HoldBelowDust, HoldWrongAsset, HoldOperator).Optional().Nillable().Immutable().
+		field.Enum("hold_reason").Values(HoldNone, HoldNoWallet, HoldBelowMinimum, HoldBelowDust, HoldWrongAsset, HoldOperator, HoldLatePayment).Optional().Nillable().Immutable().
 			Comment("On hold lines: why the funds are held."),
 	}
 }

@@ -35,8 +35,8 @@ func (Payment) Fields() []ent.Field {
 			Comment("Callback statuses pending, confirmed, completed; dropped (left the chain before credit) and reverted (execution failed) send no callback."),
 		field.Text("note").Default("").
 			Comment("What the logs say beyond the status, for people only: no code decides anything on it (the typed columns below do)."),
-		field.Enum("hold_reason").Values(HoldNone, HoldNoWallet, HoldBelowMinimum, HoldBelowDust, HoldWrongAsset, HoldOperator).Default(HoldNone).
-			Comment("Why the funds are held instead of forwarded: none; no_wallet (the address has no forwarding destination); below_minimum (below the coin's minimum, or the fees would consume it); below_dust (an output of its split is below what the network carries); wrong_asset; operator_hold. The ledger's held balance holds the payments with a reason."),
+		field.Enum("hold_reason").Values(HoldNone, HoldNoWallet, HoldBelowMinimum, HoldBelowDust, HoldWrongAsset, HoldOperator, HoldLatePayment).Default(HoldNone).
+			Comment("Why the funds are held instead of forwarded: none; no_wallet (the address has no forwarding destination); below_minimum (below the coin's minimum, or the fees would consume it); below_dust (an output of its split is below what the network carries); wrong_asset; operator_hold; late_payment (paid a checkout after its expiry under the refund policy: held for a refund). The ledger's held balance holds the payments with a reason."),
 		field.Bool("reorged").Default(false).
 			Comment("The payment left the chain after it was credited and has not come back (a reorganisation); credit is not reversed, the ledger records the loss."),
 		field.Int64("reorg_count").NonNegative().Default(0).

@@ -2,7 +2,9 @@ package schema
 
 import (
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema/field"
+	"github.com/shopspring/decimal"
 )
 
 // Project is a merchant's account in the merchant interface: it owns API
@@ -39,5 +41,10 @@ func (Project) Fields() []ent.Field {
 			Comment("Per ticker: what a payout, and a day's payouts, may total before a dashboard user must approve."),
 		field.Bool("payout_notify_post").Default(true).
 			Comment("Payout webhooks are form POSTs; false sends them as GET requests."),
+		field.Other("underpaid_tolerance", decimal.Decimal{}).SchemaType(moneyType).Default(decimal.Zero).
+			Annotations(entsql.Default("0")).
+			Comment("Percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout copies it unless its request names its own."),
+		field.Enum("late_payments").Values(LateCredit, LateRefund).Default(LateCredit).
+			Comment("What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own."),
 	}
 }

@@ -47,6 +47,21 @@ const (
 	HoldWrongAsset = "wrong_asset"
 	// HoldOperator: the operator holds it.
 	HoldOperator = "operator_hold"
+	// HoldLatePayment: it paid a checkout after its expiry, and the
+	// checkout's late_payments policy is refund: credited and notified,
+	// held for the refund (never forwarded, never spent by a payout).
+	HoldLatePayment = "late_payment"
+)
+
+// Late payment policies of a project and of a checkout (late_payments):
+// what becomes of a payment detected after the checkout expired.
+const (
+	// LateCredit credits and forwards it like any other payment (the
+	// default, and the behaviour before the policy existed).
+	LateCredit = "credit"
+	// LateRefund credits and notifies it, but holds it (HoldLatePayment)
+	// for a refund instead of forwarding it.
+	LateRefund = "refund"
 )
 
 // Transfer is one incoming transfer an outgoing transaction spends (the

@@ -96,6 +96,10 @@ type InvoiceLink struct {
 	ValueCoin *decimal.Decimal
 	// QuoteExpiresAt ends the held rate.
 	QuoteExpiresAt time.Time
+	// LateHoldFrom, when set, holds the payments detected from then on
+	// (late_payment) for a refund: a checkout's expiry under its refund
+	// policy for late payments.
+	LateHoldFrom *time.Time
 }
 
 // InvoiceParams are the inputs of CreateForInvoice.
@@ -452,7 +456,7 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 	}
 	if l := p.invoice; l != nil {
 		c.SetInvoiceID(l.ID).SetService(l.Service).SetNillableQuoteRate(l.Rate).
-			SetNillableQuoteValueCoin(l.ValueCoin).SetQuoteExpiresAt(l.QuoteExpiresAt)
+			SetNillableQuoteValueCoin(l.ValueCoin).SetQuoteExpiresAt(l.QuoteExpiresAt).SetNillableLateHoldFrom(l.LateHoldFrom)
 	}
 	return c.
 		SetAPIKeyID(p.APIKeyID).

@@ -86,6 +86,13 @@ func SetProjectPayoutLimit(ctx context.Context, dsn, registryFile string, id int
 	})
 }
 
+// SetProjectPaymentExceptions sets a project's payment exception rules:
+// its underpaid_tolerance (percent) and late_payments policy (credit or
+// refund); nil leaves one as it is.
+func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tolerance, late *string) error {
+	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetPaymentExceptions(ctx, id, tolerance, late) })
+}
+
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
 	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })

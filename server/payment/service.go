@@ -366,6 +366,12 @@ func (s *Service) newPayment(tx *entdb.Tx, t chains.Ticker, a *entdb.Address, o 
 		SetCreatedAt(now).SetUpdatedAt(now)
 	if why := notForwardable(t, a, o.Value); why != "" {
 		c.SetHoldReason(entpayment.HoldReasonBelowMinimum).SetNote(notForwardedNote + why)
+	} else if late(a, now) {
+		// Credited and notified as any payment (the invoice's reactor says
+		// it is held), journaled as held at its credit (credited), never
+		// forwarded: the refund of issue 23 is what releases it, from its
+		// own address (the journal's held balance, reason late_payment).
+		c.SetHoldReason(entpayment.HoldReasonLatePayment).SetNote(latePaymentNote)
 	}
 	return step, c, nil
 }
@@ -478,7 +484,7 @@ func nextDue(t chains.Ticker, required int64, head chains.Head, o chains.Observa
 	if !o.State.Present {
 		return nil // dropped before credit, or noted after: final unless mined again
 	}
-	if p != nil && p.HoldReason != entpayment.HoldReasonNone {
+	if p != nil && p.HoldReason != entpayment.HoldReasonNone && !awaitsCredit(p, step) {
 		return nil // held: never forwarded, or forwarded with the address's next payment
 	}
 	switch step.Status {
@@ -506,6 +512,8 @@ const (
 	// notForwardedNote starts the note of a low-level payment held below
 	// the minimum: recorded, never forwarded, no callbacks.
 	notForwardedNote = "not forwarded: "
+	// latePaymentNote is the note of a payment held as late for a refund.
+	latePaymentNote = "held for a refund: paid after its checkout expired, under the checkout's late_payments refund policy; credited and notified, not forwarded"
 	// reorgedNote is the note of a payment that left the chain after its
 	// credit.
 	reorgedNote = "left the chain after it was credited (reorganisation); recorded, not reversed"
@@ -534,6 +542,21 @@ func notForwardable(t chains.Ticker, a *entdb.Address, value decimal.Decimal) st
 		return fmt.Sprintf("the fees (%s %s rate and about %s %s network fee) would consume it; no callbacks", t.FeeRate, "service", t.NetworkFeeEstimate, t.Coin)
 	}
 	return ""
+}
+
+// late reports whether a payment detected at now on address a is late
+// under its checkout's refund policy: at or after the address's
+// late_hold_from (the checkout's expiry; unset under the credit policy).
+func late(a *entdb.Address, now time.Time) bool {
+	return a.InvoiceID != nil && a.LateHoldFrom != nil && !now.Before(*a.LateHoldFrom)
+}
+
+// awaitsCredit reports whether held payment p is still watched: a late
+// payment held for a refund is held from its detection, yet the merchant
+// is told of its confirmations and credit as of any payment, so it is
+// watched until credited (then nothing is left to wait for).
+func awaitsCredit(p *entdb.Payment, step chains.Step) bool {
+	return p.HoldReason == entpayment.HoldReasonLatePayment && (step.Status == chains.StatusNone || step.Status == chains.StatusPending)
 }
 
 func when(ok bool, t time.Time) *time.Time {

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
@@ -36,15 +37,18 @@ func (s *CheckoutServer) RequestCheckout(ctx context.Context, req *payhookv1.Req
 		ProjectID: key.ProjectID, NotifyURL: req.GetNotifyUrl(), RedirectURL: req.GetRedirectUrl(),
 		Value: req.GetValue(), Currency: req.GetCurrency(), ItemDescription: req.GetItemDescription(),
 		ExpireAt: req.GetExpireAt(), Post: req.GetPost(), JSON: req.GetJson(), Convert: req.GetConvert(),
+		UnderpaidTolerance: req.GetUnderpaidTolerance(), LatePayments: req.GetLatePayments(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &payhookv1.RequestCheckoutResponse{
-		PaymentId:    inv.PublicID,
-		PaymentUrl:   s.invoices.PaymentURL(inv),
-		SuccessToken: inv.SuccessToken,
-		ExpiresAt:    unix(inv.ExpiresAt),
+		PaymentId:          inv.PublicID,
+		PaymentUrl:         s.invoices.PaymentURL(inv),
+		SuccessToken:       inv.SuccessToken,
+		ExpiresAt:          unix(inv.ExpiresAt),
+		UnderpaidTolerance: inv.UnderpaidTolerance.String(),
+		LatePayments:       inv.LatePayments.String(),
 	}, nil
 }
 
@@ -62,15 +66,7 @@ func (s *CheckoutServer) GetCheckoutAddress(ctx context.Context, req *payhookv1.
 
 // GetCheckoutLogs implements payhookv1.CheckoutServiceServer.
 func (s *CheckoutServer) GetCheckoutLogs(ctx context.Context, req *payhookv1.GetCheckoutLogsRequest) (*payhookv1.GetCheckoutLogsResponse, error) {
-	l, err := invoiceLogs(ctx, s.invoices, invoice.Checkout, req.GetPaymentId())
-	if err != nil {
-		return nil, err
-	}
-	return &payhookv1.GetCheckoutLogsResponse{
-		PaymentId: l.PaymentId, InvoiceStatus: l.InvoiceStatus, Value: l.Value, Currency: l.Currency,
-		NotifyUrl: l.NotifyUrl, ExpiresAt: l.ExpiresAt, PaidAmountFiat: l.PaidAmountFiat,
-		Addresses: l.Addresses, Payments: l.Payments, Notifications: l.Notifications,
-	}, nil
+	return invoiceLogs(ctx, s.invoices, invoice.Checkout, req.GetPaymentId())
 }
 
 // DepositServer implements payhookv1.DepositServiceServer.
@@ -179,6 +175,16 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 		Addresses:      []*payhookv1.InvoiceAddress{},
 		Payments:       []*payhookv1.InvoicePayment{},
 		Notifications:  []*payhookv1.Notification{},
+
+		UnderpaidTolerance: inv.UnderpaidTolerance.String(),
+		LatePayments:       inv.LatePayments.String(),
+		AmountDueFiat:      optDecimal(l.Exceptions.DueFiat),
+		AmountDue:          optDecimal(l.Exceptions.Due),
+		OverpaidAmountFiat: optDecimal(l.Exceptions.OverpaidFiat),
+		OverpaidAmount:     optDecimal(l.Exceptions.Overpaid),
+	}
+	if l.Exceptions.Due != nil || l.Exceptions.Overpaid != nil {
+		out.DueCoin = l.Coin
 	}
 	tickers := map[int64]string{}
 	for _, a := range l.Addresses {
@@ -196,6 +202,9 @@ func invoiceLogs(ctx context.Context, invoices *invoice.Service, kind invoice.Ki
 			PaidAmount: p.ValueCoin.String(), PaidAmountFiat: optDecimal(roundPtr(p.ValueFiat, l.FiatPlaces)),
 			ReceivedAmount: optDecimal(p.ValueForwardedCoin), PaymentStatus: p.Status.String(),
 			Confirmations: p.Confirmations, CreatedAt: timestamppb.New(p.CreatedAt),
+		}
+		if p.HoldReason == entpayment.HoldReasonLatePayment {
+			ip.HoldReason = string(p.HoldReason)
 		}
 		out.Payments = append(out.Payments, ip)
 	}

@@ -27,6 +27,10 @@ type ProjectAdmin interface {
 	SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error
 	// SetPayoutLimit sets a coin's payout limits.
 	SetPayoutLimit(ctx context.Context, id int64, ticker, perPayout, perDay string) error
+	// SetPaymentExceptions sets the payment exception rules (nil: unchanged).
+	SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string) error
+	// Get returns a project.
+	Get(ctx context.Context, id int64) (*entdb.Project, error)
 	// Now is the clock (whether a rotation's grace still runs).
 	Now() time.Time
 }
@@ -77,6 +81,7 @@ func ProjectOf(p *entdb.Project, now time.Time) *payhookv1.Project {
 		Tickers:         p.Tickers,
 		Confirmations:   p.Confirmations,
 		PayoutNotifyUrl: p.PayoutNotifyURL, PayoutNotifyPost: p.PayoutNotifyPost,
+		UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String(),
 	}
 	for _, t := range project.WalletTickers(p) {
 		for _, d := range p.Wallets[t] {
@@ -121,6 +126,18 @@ func (s *ProjectServer) SetPayoutLimit(ctx context.Context, req *payhookv1.SetPa
 		return nil, err
 	}
 	return &payhookv1.SetPayoutLimitResponse{}, nil
+}
+
+// SetPaymentExceptions implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) SetPaymentExceptions(ctx context.Context, req *payhookv1.SetPaymentExceptionsRequest) (*payhookv1.SetPaymentExceptionsResponse, error) {
+	if err := s.admin.SetPaymentExceptions(ctx, req.GetProjectId(), req.UnderpaidTolerance, req.LatePayments); err != nil {
+		return nil, err
+	}
+	p, err := s.admin.Get(ctx, req.GetProjectId())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.SetPaymentExceptionsResponse{UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String()}, nil
 }
 
 // RemoveWallet implements payhookv1.ProjectServiceServer.

@@ -33,6 +33,8 @@ const (
 	FieldQuoteValueCoin = "quote_value_coin"
 	// FieldQuoteExpiresAt holds the string denoting the quote_expires_at field in the database.
 	FieldQuoteExpiresAt = "quote_expires_at"
+	// FieldLateHoldFrom holds the string denoting the late_hold_from field in the database.
+	FieldLateHoldFrom = "late_hold_from"
 	// FieldTicker holds the string denoting the ticker field in the database.
 	FieldTicker = "ticker"
 	// FieldFamily holds the string denoting the family field in the database.
@@ -93,6 +95,7 @@ var Columns = []string{
 	FieldQuoteRate,
 	FieldQuoteValueCoin,
 	FieldQuoteExpiresAt,
+	FieldLateHoldFrom,
 	FieldTicker,
 	FieldFamily,
 	FieldAddressIn,
@@ -208,6 +211,11 @@ func ByQuoteValueCoin(opts ...sql.OrderTermOption) OrderOption {
 // ByQuoteExpiresAt orders the results by the quote_expires_at field.
 func ByQuoteExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldQuoteExpiresAt, opts...).ToFunc()
+}
+
+// ByLateHoldFrom orders the results by the late_hold_from field.
+func ByLateHoldFrom(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLateHoldFrom, opts...).ToFunc()
 }
 
 // ByTicker orders the results by the ticker field.

@@ -101,6 +101,11 @@ func QuoteExpiresAt(v time.Time) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldQuoteExpiresAt, v))
 }
 
+// LateHoldFrom applies equality check predicate on the "late_hold_from" field. It's identical to LateHoldFromEQ.
+func LateHoldFrom(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldLateHoldFrom, v))
+}
+
 // Ticker applies equality check predicate on the "ticker" field. It's identical to TickerEQ.
 func Ticker(v string) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldTicker, v))
@@ -559,6 +564,56 @@ func QuoteExpiresAtIsNil() predicate.Address {
 // QuoteExpiresAtNotNil applies the NotNil predicate on the "quote_expires_at" field.
 func QuoteExpiresAtNotNil() predicate.Address {
 	return predicate.Address(sql.FieldNotNull(FieldQuoteExpiresAt))
+}
+
+// LateHoldFromEQ applies the EQ predicate on the "late_hold_from" field.
+func LateHoldFromEQ(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromNEQ applies the NEQ predicate on the "late_hold_from" field.
+func LateHoldFromNEQ(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromIn applies the In predicate on the "late_hold_from" field.
+func LateHoldFromIn(vs ...time.Time) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldLateHoldFrom, vs...))
+}
+
+// LateHoldFromNotIn applies the NotIn predicate on the "late_hold_from" field.
+func LateHoldFromNotIn(vs ...time.Time) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldLateHoldFrom, vs...))
+}
+
+// LateHoldFromGT applies the GT predicate on the "late_hold_from" field.
+func LateHoldFromGT(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromGTE applies the GTE predicate on the "late_hold_from" field.
+func LateHoldFromGTE(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromLT applies the LT predicate on the "late_hold_from" field.
+func LateHoldFromLT(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromLTE applies the LTE predicate on the "late_hold_from" field.
+func LateHoldFromLTE(v time.Time) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldLateHoldFrom, v))
+}
+
+// LateHoldFromIsNil applies the IsNil predicate on the "late_hold_from" field.
+func LateHoldFromIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldLateHoldFrom))
+}
+
+// LateHoldFromNotNil applies the NotNil predicate on the "late_hold_from" field.
+func LateHoldFromNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldLateHoldFrom))
 }
 
 // TickerEQ applies the EQ predicate on the "ticker" field.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -52,6 +53,10 @@ const (
 	FieldStatus = "status"
 	// FieldPaidAt holds the string denoting the paid_at field in the database.
 	FieldPaidAt = "paid_at"
+	// FieldUnderpaidTolerance holds the string denoting the underpaid_tolerance field in the database.
+	FieldUnderpaidTolerance = "underpaid_tolerance"
+	// FieldLatePayments holds the string denoting the late_payments field in the database.
+	FieldLatePayments = "late_payments"
 	// Table holds the table name of the invoice in the database.
 	Table = "invoices"
 )
@@ -78,6 +83,8 @@ var Columns = []string{
 	FieldOption,
 	FieldStatus,
 	FieldPaidAt,
+	FieldUnderpaidTolerance,
+	FieldLatePayments,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -115,6 +122,8 @@ var (
 	DefaultSuccessToken string
 	// DefaultOption holds the default value on creation for the "option" field.
 	DefaultOption string
+	// DefaultUnderpaidTolerance holds the default value on creation for the "underpaid_tolerance" field.
+	DefaultUnderpaidTolerance decimal.Decimal
 )
 
 // Kind defines the type for the "kind" enum field.
@@ -167,6 +176,32 @@ func StatusValidator(s Status) error {
 		return nil
 	default:
 		return fmt.Errorf("invoice: invalid enum value for status field: %q", s)
+	}
+}
+
+// LatePayments defines the type for the "late_payments" enum field.
+type LatePayments string
+
+// LatePaymentsCredit is the default value of the LatePayments enum.
+const DefaultLatePayments = LatePaymentsCredit
+
+// LatePayments values.
+const (
+	LatePaymentsCredit LatePayments = "credit"
+	LatePaymentsRefund LatePayments = "refund"
+)
+
+func (lp LatePayments) String() string {
+	return string(lp)
+}
+
+// LatePaymentsValidator is a validator for the "late_payments" field enum values. It is called by the builders before save.
+func LatePaymentsValidator(lp LatePayments) error {
+	switch lp {
+	case LatePaymentsCredit, LatePaymentsRefund:
+		return nil
+	default:
+		return fmt.Errorf("invoice: invalid enum value for late_payments field: %q", lp)
 	}
 }
 
@@ -271,4 +306,14 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByPaidAt orders the results by the paid_at field.
 func ByPaidAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPaidAt, opts...).ToFunc()
+}
+
+// ByUnderpaidTolerance orders the results by the underpaid_tolerance field.
+func ByUnderpaidTolerance(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUnderpaidTolerance, opts...).ToFunc()
+}
+
+// ByLatePayments orders the results by the late_payments field.
+func ByLatePayments(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLatePayments, opts...).ToFunc()
 }

@@ -140,6 +140,11 @@ func PaidAt(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldPaidAt, v))
 }
 
+// UnderpaidTolerance applies equality check predicate on the "underpaid_tolerance" field. It's identical to UnderpaidToleranceEQ.
+func UnderpaidTolerance(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldUnderpaidTolerance, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Invoice {
 	return predicate.Invoice(sql.FieldEQ(FieldCreatedAt, v))
@@ -983,6 +988,66 @@ func PaidAtIsNil() predicate.Invoice {
 // PaidAtNotNil applies the NotNil predicate on the "paid_at" field.
 func PaidAtNotNil() predicate.Invoice {
 	return predicate.Invoice(sql.FieldNotNull(FieldPaidAt))
+}
+
+// UnderpaidToleranceEQ applies the EQ predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceEQ(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceNEQ applies the NEQ predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceNEQ(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceIn applies the In predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceIn(vs ...decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldUnderpaidTolerance, vs...))
+}
+
+// UnderpaidToleranceNotIn applies the NotIn predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceNotIn(vs ...decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldUnderpaidTolerance, vs...))
+}
+
+// UnderpaidToleranceGT applies the GT predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceGT(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGT(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceGTE applies the GTE predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceGTE(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldGTE(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceLT applies the LT predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceLT(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLT(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceLTE applies the LTE predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceLTE(v decimal.Decimal) predicate.Invoice {
+	return predicate.Invoice(sql.FieldLTE(FieldUnderpaidTolerance, v))
+}
+
+// LatePaymentsEQ applies the EQ predicate on the "late_payments" field.
+func LatePaymentsEQ(v LatePayments) predicate.Invoice {
+	return predicate.Invoice(sql.FieldEQ(FieldLatePayments, v))
+}
+
+// LatePaymentsNEQ applies the NEQ predicate on the "late_payments" field.
+func LatePaymentsNEQ(v LatePayments) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNEQ(FieldLatePayments, v))
+}
+
+// LatePaymentsIn applies the In predicate on the "late_payments" field.
+func LatePaymentsIn(vs ...LatePayments) predicate.Invoice {
+	return predicate.Invoice(sql.FieldIn(FieldLatePayments, vs...))
+}
+
+// LatePaymentsNotIn applies the NotIn predicate on the "late_payments" field.
+func LatePaymentsNotIn(vs ...LatePayments) predicate.Invoice {
+	return predicate.Invoice(sql.FieldNotIn(FieldLatePayments, vs...))
 }
 
 // And groups predicates with the AND operator between them.

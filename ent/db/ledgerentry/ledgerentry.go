@@ -151,6 +151,7 @@ const (
 	HoldReasonBelowDust    HoldReason = "below_dust"
 	HoldReasonWrongAsset   HoldReason = "wrong_asset"
 	HoldReasonOperatorHold HoldReason = "operator_hold"
+	HoldReasonLatePayment  HoldReason = "late_payment"
 )
 
 func (hr HoldReason) String() string {
@@ -160,7 +161,7 @@ func (hr HoldReason) String() string {
 // HoldReasonValidator is a validator for the "hold_reason" field enum values. It is called by the builders before save.
 func HoldReasonValidator(hr HoldReason) error {
 	switch hr {
-	case HoldReasonNone, HoldReasonNoWallet, HoldReasonBelowMinimum, HoldReasonBelowDust, HoldReasonWrongAsset, HoldReasonOperatorHold:
+	case HoldReasonNone, HoldReasonNoWallet, HoldReasonBelowMinimum, HoldReasonBelowDust, HoldReasonWrongAsset, HoldReasonOperatorHold, HoldReasonLatePayment:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for hold_reason field: %q", hr)

@@ -38,6 +38,7 @@ var (
 		{Name: "quote_rate", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "quote_value_coin", Type: field.TypeOther, Nullable: true, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "quote_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "late_hold_from", Type: field.TypeTime, Nullable: true},
 		{Name: "ticker", Type: field.TypeString},
 		{Name: "family", Type: field.TypeString},
 		{Name: "address_in", Type: field.TypeString, Unique: true},
@@ -61,7 +62,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "addresses_api_keys_addresses",
-				Columns:    []*schema.Column{AddressesColumns[22]},
+				Columns:    []*schema.Column{AddressesColumns[23]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -70,7 +71,7 @@ var (
 			{
 				Name:    "address_project_id_ticker_callback_key",
 				Unique:  true,
-				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[9], AddressesColumns[14]},
+				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[10], AddressesColumns[15]},
 			},
 			{
 				Name:    "address_invoice_id",
@@ -306,6 +307,8 @@ var (
 		{Name: "option", Type: field.TypeString, Default: ""},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"waiting", "pending", "partial", "paid", "expired"}, Default: "waiting"},
 		{Name: "paid_at", Type: field.TypeTime, Nullable: true},
+		{Name: "underpaid_tolerance", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "late_payments", Type: field.TypeEnum, Enums: []string{"credit", "refund"}, Default: "credit"},
 	}
 	// InvoicesTable holds the schema information for the "invoices" table.
 	InvoicesTable = &schema.Table{
@@ -338,7 +341,7 @@ var (
 		{Name: "payment_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "address_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "outbound_id", Type: field.TypeInt64, Nullable: true},
-		{Name: "hold_reason", Type: field.TypeEnum, Nullable: true, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold"}},
+		{Name: "hold_reason", Type: field.TypeEnum, Nullable: true, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold", "late_payment"}},
 	}
 	// LedgerEntriesTable holds the schema information for the "ledger_entries" table.
 	LedgerEntriesTable = &schema.Table{
@@ -479,7 +482,7 @@ var (
 		{Name: "confirmations", Type: field.TypeInt64, Default: 0},
 		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "confirmed", "completed", "dropped", "reverted"}, Default: "pending"},
 		{Name: "note", Type: field.TypeString, Size: 2147483647, Default: ""},
-		{Name: "hold_reason", Type: field.TypeEnum, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold"}, Default: "none"},
+		{Name: "hold_reason", Type: field.TypeEnum, Enums: []string{"none", "no_wallet", "below_minimum", "below_dust", "wrong_asset", "operator_hold", "late_payment"}, Default: "none"},
 		{Name: "reorged", Type: field.TypeBool, Default: false},
 		{Name: "reorg_count", Type: field.TypeInt64, Default: 0},
 		{Name: "txid_out", Type: field.TypeString, Nullable: true},
@@ -631,6 +634,8 @@ var (
 		{Name: "payout_notify_url", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "payout_limits", Type: field.TypeJSON, Nullable: true},
 		{Name: "payout_notify_post", Type: field.TypeBool, Default: true},
+		{Name: "underpaid_tolerance", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "late_payments", Type: field.TypeEnum, Enums: []string{"credit", "refund"}, Default: "credit"},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{

@@ -196,6 +196,7 @@ const (
 	HoldReasonBelowDust    HoldReason = "below_dust"
 	HoldReasonWrongAsset   HoldReason = "wrong_asset"
 	HoldReasonOperatorHold HoldReason = "operator_hold"
+	HoldReasonLatePayment  HoldReason = "late_payment"
 )
 
 func (hr HoldReason) String() string {
@@ -205,7 +206,7 @@ func (hr HoldReason) String() string {
 // HoldReasonValidator is a validator for the "hold_reason" field enum values. It is called by the builders before save.
 func HoldReasonValidator(hr HoldReason) error {
 	switch hr {
-	case HoldReasonNone, HoldReasonNoWallet, HoldReasonBelowMinimum, HoldReasonBelowDust, HoldReasonWrongAsset, HoldReasonOperatorHold:
+	case HoldReasonNone, HoldReasonNoWallet, HoldReasonBelowMinimum, HoldReasonBelowDust, HoldReasonWrongAsset, HoldReasonOperatorHold, HoldReasonLatePayment:
 		return nil
 	default:
 		return fmt.Errorf("payment: invalid enum value for hold_reason field: %q", hr)

@@ -3,10 +3,12 @@
 package project
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/schema"
+	"github.com/shopspring/decimal"
 )
 
 const (
@@ -40,6 +42,10 @@ const (
 	FieldPayoutLimits = "payout_limits"
 	// FieldPayoutNotifyPost holds the string denoting the payout_notify_post field in the database.
 	FieldPayoutNotifyPost = "payout_notify_post"
+	// FieldUnderpaidTolerance holds the string denoting the underpaid_tolerance field in the database.
+	FieldUnderpaidTolerance = "underpaid_tolerance"
+	// FieldLatePayments holds the string denoting the late_payments field in the database.
+	FieldLatePayments = "late_payments"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -60,6 +66,8 @@ var Columns = []string{
 	FieldPayoutNotifyURL,
 	FieldPayoutLimits,
 	FieldPayoutNotifyPost,
+	FieldUnderpaidTolerance,
+	FieldLatePayments,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -99,7 +107,35 @@ var (
 	DefaultPayoutNotifyURL string
 	// DefaultPayoutNotifyPost holds the default value on creation for the "payout_notify_post" field.
 	DefaultPayoutNotifyPost bool
+	// DefaultUnderpaidTolerance holds the default value on creation for the "underpaid_tolerance" field.
+	DefaultUnderpaidTolerance decimal.Decimal
 )
+
+// LatePayments defines the type for the "late_payments" enum field.
+type LatePayments string
+
+// LatePaymentsCredit is the default value of the LatePayments enum.
+const DefaultLatePayments = LatePaymentsCredit
+
+// LatePayments values.
+const (
+	LatePaymentsCredit LatePayments = "credit"
+	LatePaymentsRefund LatePayments = "refund"
+)
+
+func (lp LatePayments) String() string {
+	return string(lp)
+}
+
+// LatePaymentsValidator is a validator for the "late_payments" field enum values. It is called by the builders before save.
+func LatePaymentsValidator(lp LatePayments) error {
+	switch lp {
+	case LatePaymentsCredit, LatePaymentsRefund:
+		return nil
+	default:
+		return fmt.Errorf("project: invalid enum value for late_payments field: %q", lp)
+	}
+}
 
 // OrderOption defines the ordering options for the Project queries.
 type OrderOption func(*sql.Selector)
@@ -152,4 +188,14 @@ func ByPayoutNotifyURL(opts ...sql.OrderTermOption) OrderOption {
 // ByPayoutNotifyPost orders the results by the payout_notify_post field.
 func ByPayoutNotifyPost(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPayoutNotifyPost, opts...).ToFunc()
+}
+
+// ByUnderpaidTolerance orders the results by the underpaid_tolerance field.
+func ByUnderpaidTolerance(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldUnderpaidTolerance, opts...).ToFunc()
+}
+
+// ByLatePayments orders the results by the late_payments field.
+func ByLatePayments(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLatePayments, opts...).ToFunc()
 }

@@ -7,6 +7,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/predicate"
+	"github.com/shopspring/decimal"
 )
 
 // ID filters vertices based on their ID field.
@@ -97,6 +98,11 @@ func PayoutNotifyURL(v string) predicate.Project {
 // PayoutNotifyPost applies equality check predicate on the "payout_notify_post" field. It's identical to PayoutNotifyPostEQ.
 func PayoutNotifyPost(v bool) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldPayoutNotifyPost, v))
+}
+
+// UnderpaidTolerance applies equality check predicate on the "underpaid_tolerance" field. It's identical to UnderpaidToleranceEQ.
+func UnderpaidTolerance(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldUnderpaidTolerance, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
@@ -572,6 +578,66 @@ func PayoutNotifyPostEQ(v bool) predicate.Project {
 // PayoutNotifyPostNEQ applies the NEQ predicate on the "payout_notify_post" field.
 func PayoutNotifyPostNEQ(v bool) predicate.Project {
 	return predicate.Project(sql.FieldNEQ(FieldPayoutNotifyPost, v))
+}
+
+// UnderpaidToleranceEQ applies the EQ predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceEQ(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceNEQ applies the NEQ predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceNEQ(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceIn applies the In predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceIn(vs ...decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldUnderpaidTolerance, vs...))
+}
+
+// UnderpaidToleranceNotIn applies the NotIn predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceNotIn(vs ...decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldUnderpaidTolerance, vs...))
+}
+
+// UnderpaidToleranceGT applies the GT predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceGT(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceGTE applies the GTE predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceGTE(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceLT applies the LT predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceLT(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldUnderpaidTolerance, v))
+}
+
+// UnderpaidToleranceLTE applies the LTE predicate on the "underpaid_tolerance" field.
+func UnderpaidToleranceLTE(v decimal.Decimal) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldUnderpaidTolerance, v))
+}
+
+// LatePaymentsEQ applies the EQ predicate on the "late_payments" field.
+func LatePaymentsEQ(v LatePayments) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldLatePayments, v))
+}
+
+// LatePaymentsNEQ applies the NEQ predicate on the "late_payments" field.
+func LatePaymentsNEQ(v LatePayments) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldLatePayments, v))
+}
+
+// LatePaymentsIn applies the In predicate on the "late_payments" field.
+func LatePaymentsIn(vs ...LatePayments) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldLatePayments, vs...))
+}
+
+// LatePaymentsNotIn applies the NotIn predicate on the "late_payments" field.
+func LatePaymentsNotIn(vs ...LatePayments) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldLatePayments, vs...))
 }
 
 // And groups predicates with the AND operator between them.

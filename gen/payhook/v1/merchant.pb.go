@@ -47,7 +47,16 @@ type RequestCheckoutRequest struct {
 	Json bool `protobuf:"varint,8,opt,name=json,proto3" json:"json,omitempty"`
 	// convert is accepted for compatibility; merchant webhooks carry fiat
 	// amounts in the invoice's currency.
-	Convert       bool `protobuf:"varint,9,opt,name=convert,proto3" json:"convert,omitempty"`
+	Convert bool `protobuf:"varint,9,opt,name=convert,proto3" json:"convert,omitempty"`
+	// underpaid_tolerance is the percent of value the confirmed payments may
+	// lack and the checkout still be paid (0 to 100, at most 2 decimal
+	// places); the project's when empty.
+	UnderpaidTolerance string `protobuf:"bytes,10,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
+	// late_payments is what becomes of a payment after the checkout expired:
+	// credit (forwarded as any other) or refund (credited, notified, held for a
+	// refund; its webhooks carry hold_reason late_payment); the project's when
+	// empty.
+	LatePayments  string `protobuf:"bytes,11,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -145,6 +154,20 @@ func (x *RequestCheckoutRequest) GetConvert() bool {
 	return false
 }
 
+func (x *RequestCheckoutRequest) GetUnderpaidTolerance() string {
+	if x != nil {
+		return x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *RequestCheckoutRequest) GetLatePayments() string {
+	if x != nil {
+		return x.LatePayments
+	}
+	return ""
+}
+
 // RequestCheckoutResponse identifies the new checkout.
 type RequestCheckoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -156,7 +179,11 @@ type RequestCheckoutResponse struct {
 	// merchant to match.
 	SuccessToken string `protobuf:"bytes,3,opt,name=success_token,json=successToken,proto3" json:"success_token,omitempty"`
 	// expires_at is when the checkout expires (unix seconds).
-	ExpiresAt     int64 `protobuf:"varint,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt int64 `protobuf:"varint,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// underpaid_tolerance is the checkout's tolerance (percent).
+	UnderpaidTolerance string `protobuf:"bytes,5,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
+	// late_payments is the checkout's late payment policy.
+	LatePayments  string `protobuf:"bytes,6,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -217,6 +244,20 @@ func (x *RequestCheckoutResponse) GetExpiresAt() int64 {
 		return x.ExpiresAt
 	}
 	return 0
+}
+
+func (x *RequestCheckoutResponse) GetUnderpaidTolerance() string {
+	if x != nil {
+		return x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *RequestCheckoutResponse) GetLatePayments() string {
+	if x != nil {
+		return x.LatePayments
+	}
+	return ""
 }
 
 // RequestDepositRequest holds the query parameters of
@@ -813,6 +854,27 @@ type GetCheckoutLogsResponse struct {
 	Payments []*InvoicePayment `protobuf:"bytes,9,rep,name=payments,proto3" json:"payments,omitempty"`
 	// notifications are the webhooks, oldest first, with every attempt.
 	Notifications []*Notification `protobuf:"bytes,10,rep,name=notifications,proto3" json:"notifications,omitempty"`
+	// underpaid_tolerance is the checkout's tolerance (percent).
+	UnderpaidTolerance string `protobuf:"bytes,11,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
+	// late_payments is the checkout's late payment policy: credit or refund.
+	LatePayments string `protobuf:"bytes,12,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	// amount_due_fiat is what a partial checkout still lacks of its value,
+	// rounded up to the currency's minor unit; empty unless invoice_status is
+	// partial.
+	AmountDueFiat string `protobuf:"bytes,13,opt,name=amount_due_fiat,json=amountDueFiat,proto3" json:"amount_due_fiat,omitempty"`
+	// amount_due is amount_due_fiat in due_coin, rounded up to its decimals;
+	// empty when it is not due or the coin has no rate.
+	AmountDue string `protobuf:"bytes,14,opt,name=amount_due,json=amountDue,proto3" json:"amount_due,omitempty"`
+	// overpaid_amount_fiat is what a paid checkout received above its value,
+	// rounded down to the currency's minor unit; empty unless it was overpaid.
+	OverpaidAmountFiat string `protobuf:"bytes,15,opt,name=overpaid_amount_fiat,json=overpaidAmountFiat,proto3" json:"overpaid_amount_fiat,omitempty"`
+	// overpaid_amount is overpaid_amount_fiat in due_coin, rounded down to its
+	// decimals; empty when not overpaid or the coin has no rate.
+	OverpaidAmount string `protobuf:"bytes,16,opt,name=overpaid_amount,json=overpaidAmount,proto3" json:"overpaid_amount,omitempty"`
+	// due_coin is the coin of amount_due and overpaid_amount: the coin of the
+	// last payment that counts toward the checkout, valued as it was; empty
+	// when neither amount is given.
+	DueCoin       string `protobuf:"bytes,17,opt,name=due_coin,json=dueCoin,proto3" json:"due_coin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -915,6 +977,55 @@ func (x *GetCheckoutLogsResponse) GetNotifications() []*Notification {
 		return x.Notifications
 	}
 	return nil
+}
+
+func (x *GetCheckoutLogsResponse) GetUnderpaidTolerance() string {
+	if x != nil {
+		return x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetLatePayments() string {
+	if x != nil {
+		return x.LatePayments
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetAmountDueFiat() string {
+	if x != nil {
+		return x.AmountDueFiat
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetAmountDue() string {
+	if x != nil {
+		return x.AmountDue
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetOverpaidAmountFiat() string {
+	if x != nil {
+		return x.OverpaidAmountFiat
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetOverpaidAmount() string {
+	if x != nil {
+		return x.OverpaidAmount
+	}
+	return ""
+}
+
+func (x *GetCheckoutLogsResponse) GetDueCoin() string {
+	if x != nil {
+		return x.DueCoin
+	}
+	return ""
 }
 
 // GetDepositLogsResponse is an invoice's history.
@@ -1146,7 +1257,11 @@ type InvoicePayment struct {
 	// confirmations is the depth reached.
 	Confirmations int64 `protobuf:"varint,8,opt,name=confirmations,proto3" json:"confirmations,omitempty"`
 	// created_at is when the payment was detected.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// hold_reason is late_payment for a payment after the checkout expired
+	// under the refund policy: credited, not forwarded, held for a refund;
+	// empty otherwise.
+	HoldReason    string `protobuf:"bytes,10,opt,name=hold_reason,json=holdReason,proto3" json:"hold_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1242,6 +1357,13 @@ func (x *InvoicePayment) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *InvoicePayment) GetHoldReason() string {
+	if x != nil {
+		return x.HoldReason
+	}
+	return ""
 }
 
 // ResendNotificationRequest names the notification.
@@ -1671,7 +1793,7 @@ var File_payhook_v1_merchant_proto protoreflect.FileDescriptor
 const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/merchant.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\x1a\x18payhook/v1/address.proto\"\xc8\x02\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\x1a\x18payhook/v1/address.proto\"\xb0\x03\n" +
 	"\x16RequestCheckoutRequest\x12+\n" +
 	"\fredirect_url\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\vredirectUrl\x12)\n" +
 	"\n" +
@@ -1683,7 +1805,10 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\texpire_at\x18\x06 \x01(\x03R\bexpireAt\x12\x12\n" +
 	"\x04post\x18\a \x01(\bR\x04post\x12\x12\n" +
 	"\x04json\x18\b \x01(\bR\x04json\x12\x18\n" +
-	"\aconvert\x18\t \x01(\bR\aconvert\"\x9d\x01\n" +
+	"\aconvert\x18\t \x01(\bR\aconvert\x128\n" +
+	"\x13underpaid_tolerance\x18\n" +
+	" \x01(\tB\a\xbaH\x04r\x02\x18(R\x12underpaidTolerance\x12,\n" +
+	"\rlate_payments\x18\v \x01(\tB\a\xbaH\x04r\x02\x18(R\flatePayments\"\xf3\x01\n" +
 	"\x17RequestCheckoutResponse\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12\x1f\n" +
@@ -1691,7 +1816,9 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"paymentUrl\x12#\n" +
 	"\rsuccess_token\x18\x03 \x01(\tR\fsuccessToken\x12\x1d\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\x03R\texpiresAt\"\xde\x01\n" +
+	"expires_at\x18\x04 \x01(\x03R\texpiresAt\x12/\n" +
+	"\x13underpaid_tolerance\x18\x05 \x01(\tR\x12underpaidTolerance\x12#\n" +
+	"\rlate_payments\x18\x06 \x01(\tR\flatePayments\"\xde\x01\n" +
 	"\x15RequestDepositRequest\x12)\n" +
 	"\n" +
 	"notify_url\x18\x01 \x01(\tB\n" +
@@ -1745,7 +1872,7 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"payment_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tpaymentId\"A\n" +
 	"\x15GetDepositLogsRequest\x12(\n" +
 	"\n" +
-	"payment_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tpaymentId\"\xab\x03\n" +
+	"payment_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tpaymentId\"\xbe\x05\n" +
 	"\x17GetCheckoutLogsResponse\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12%\n" +
@@ -1760,7 +1887,15 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\taddresses\x18\b \x03(\v2\x1a.payhook.v1.InvoiceAddressR\taddresses\x126\n" +
 	"\bpayments\x18\t \x03(\v2\x1a.payhook.v1.InvoicePaymentR\bpayments\x12>\n" +
 	"\rnotifications\x18\n" +
-	" \x03(\v2\x18.payhook.v1.NotificationR\rnotifications\"\xaa\x03\n" +
+	" \x03(\v2\x18.payhook.v1.NotificationR\rnotifications\x12/\n" +
+	"\x13underpaid_tolerance\x18\v \x01(\tR\x12underpaidTolerance\x12#\n" +
+	"\rlate_payments\x18\f \x01(\tR\flatePayments\x12&\n" +
+	"\x0famount_due_fiat\x18\r \x01(\tR\ramountDueFiat\x12\x1d\n" +
+	"\n" +
+	"amount_due\x18\x0e \x01(\tR\tamountDue\x120\n" +
+	"\x14overpaid_amount_fiat\x18\x0f \x01(\tR\x12overpaidAmountFiat\x12'\n" +
+	"\x0foverpaid_amount\x18\x10 \x01(\tR\x0eoverpaidAmount\x12\x19\n" +
+	"\bdue_coin\x18\x11 \x01(\tR\adueCoin\"\xaa\x03\n" +
 	"\x16GetDepositLogsResponse\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12%\n" +
@@ -1784,7 +1919,7 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"value_coin\x18\x03 \x01(\tR\tvalueCoin\x12#\n" +
 	"\rexchange_rate\x18\x04 \x01(\tR\fexchangeRate\x12\x1d\n" +
 	"\n" +
-	"expires_at\x18\x05 \x01(\x03R\texpiresAt\"\xd4\x02\n" +
+	"expires_at\x18\x05 \x01(\x03R\texpiresAt\"\xf5\x02\n" +
 	"\x0eInvoicePayment\x12\x12\n" +
 	"\x04coin\x18\x01 \x01(\tR\x04coin\x12\x17\n" +
 	"\atxid_in\x18\x02 \x01(\tR\x06txidIn\x12\x19\n" +
@@ -1796,7 +1931,10 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\x0epayment_status\x18\a \x01(\tR\rpaymentStatus\x12$\n" +
 	"\rconfirmations\x18\b \x01(\x03R\rconfirmations\x129\n" +
 	"\n" +
-	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\":\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
+	"\vhold_reason\x18\n" +
+	" \x01(\tR\n" +
+	"holdReason\":\n" +
 	"\x19ResendNotificationRequest\x12\x1d\n" +
 	"\x04uuid\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04uuid\"Z\n" +
 	"\x1aResendNotificationResponse\x12<\n" +

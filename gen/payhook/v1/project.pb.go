@@ -279,8 +279,16 @@ type Project struct {
 	// payout_notify_post is true when payout webhooks are form POSTs, false
 	// for GET requests.
 	PayoutNotifyPost bool `protobuf:"varint,10,opt,name=payout_notify_post,json=payoutNotifyPost,proto3" json:"payout_notify_post,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// underpaid_tolerance is the percent of a checkout's value its confirmed
+	// payments may lack and the checkout still be paid (a decimal string, "0"
+	// for none).
+	UnderpaidTolerance string `protobuf:"bytes,11,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
+	// late_payments is what becomes of a payment after its checkout expired:
+	// credit (forwarded as any other) or refund (credited, notified and held
+	// for a refund).
+	LatePayments  string `protobuf:"bytes,12,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Project) Reset() {
@@ -381,6 +389,20 @@ func (x *Project) GetPayoutNotifyPost() bool {
 		return x.PayoutNotifyPost
 	}
 	return false
+}
+
+func (x *Project) GetUnderpaidTolerance() string {
+	if x != nil {
+		return x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *Project) GetLatePayments() string {
+	if x != nil {
+		return x.LatePayments
+	}
+	return ""
 }
 
 // ProjectWallet is one payout wallet.
@@ -946,6 +968,128 @@ func (*SetPayoutLimitResponse) Descriptor() ([]byte, []int) {
 	return file_payhook_v1_project_proto_rawDescGZIP(), []int{15}
 }
 
+// SetPaymentExceptionsRequest sets a project's payment exception rules; an
+// unset field keeps its value, and at least one must be set.
+type SetPaymentExceptionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// project_id identifies the project.
+	ProjectId int64 `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// underpaid_tolerance is a percent from 0 to 100 with at most 2 decimal
+	// places ("0.5"): a checkout whose confirmed payments are within it of its
+	// value is paid.
+	UnderpaidTolerance *string `protobuf:"bytes,2,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3,oneof" json:"underpaid_tolerance,omitempty"`
+	// late_payments is credit or refund.
+	LatePayments  *string `protobuf:"bytes,3,opt,name=late_payments,json=latePayments,proto3,oneof" json:"late_payments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPaymentExceptionsRequest) Reset() {
+	*x = SetPaymentExceptionsRequest{}
+	mi := &file_payhook_v1_project_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPaymentExceptionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPaymentExceptionsRequest) ProtoMessage() {}
+
+func (x *SetPaymentExceptionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPaymentExceptionsRequest.ProtoReflect.Descriptor instead.
+func (*SetPaymentExceptionsRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetPaymentExceptionsRequest) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *SetPaymentExceptionsRequest) GetUnderpaidTolerance() string {
+	if x != nil && x.UnderpaidTolerance != nil {
+		return *x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *SetPaymentExceptionsRequest) GetLatePayments() string {
+	if x != nil && x.LatePayments != nil {
+		return *x.LatePayments
+	}
+	return ""
+}
+
+// SetPaymentExceptionsResponse is the project as it is now.
+type SetPaymentExceptionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// underpaid_tolerance is the project's tolerance now.
+	UnderpaidTolerance string `protobuf:"bytes,1,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
+	// late_payments is the project's policy now.
+	LatePayments  string `protobuf:"bytes,2,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPaymentExceptionsResponse) Reset() {
+	*x = SetPaymentExceptionsResponse{}
+	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPaymentExceptionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPaymentExceptionsResponse) ProtoMessage() {}
+
+func (x *SetPaymentExceptionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPaymentExceptionsResponse.ProtoReflect.Descriptor instead.
+func (*SetPaymentExceptionsResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SetPaymentExceptionsResponse) GetUnderpaidTolerance() string {
+	if x != nil {
+		return x.UnderpaidTolerance
+	}
+	return ""
+}
+
+func (x *SetPaymentExceptionsResponse) GetLatePayments() string {
+	if x != nil {
+		return x.LatePayments
+	}
+	return ""
+}
+
 var File_payhook_v1_project_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_project_proto_rawDesc = "" +
@@ -967,7 +1111,7 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\"\x15\n" +
 	"\x13ListProjectsRequest\"G\n" +
 	"\x14ListProjectsResponse\x12/\n" +
-	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\xf5\x03\n" +
+	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\xcb\x04\n" +
 	"\aProject\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x12\n" +
@@ -981,7 +1125,9 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\rconfirmations\x18\b \x03(\v2&.payhook.v1.Project.ConfirmationsEntryR\rconfirmations\x12*\n" +
 	"\x11payout_notify_url\x18\t \x01(\tR\x0fpayoutNotifyUrl\x12,\n" +
 	"\x12payout_notify_post\x18\n" +
-	" \x01(\bR\x10payoutNotifyPost\x1a@\n" +
+	" \x01(\bR\x10payoutNotifyPost\x12/\n" +
+	"\x13underpaid_tolerance\x18\v \x01(\tR\x12underpaidTolerance\x12#\n" +
+	"\rlate_payments\x18\f \x01(\tR\flatePayments\x1a@\n" +
 	"\x12ConfirmationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"W\n" +
@@ -1021,14 +1167,25 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"per_payout\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\tperPayout\x12 \n" +
 	"\aper_day\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06perDay\"\x18\n" +
-	"\x16SetPayoutLimitResponse2\x9b\a\n" +
+	"\x16SetPayoutLimitResponse\"\xe1\x01\n" +
+	"\x1bSetPaymentExceptionsRequest\x12&\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x12=\n" +
+	"\x13underpaid_tolerance\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18(H\x00R\x12underpaidTolerance\x88\x01\x01\x121\n" +
+	"\rlate_payments\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18(H\x01R\flatePayments\x88\x01\x01B\x16\n" +
+	"\x14_underpaid_toleranceB\x10\n" +
+	"\x0e_late_payments\"t\n" +
+	"\x1cSetPaymentExceptionsResponse\x12/\n" +
+	"\x13underpaid_tolerance\x18\x01 \x01(\tR\x12underpaidTolerance\x12#\n" +
+	"\rlate_payments\x18\x02 \x01(\tR\flatePayments2\xbc\b\n" +
 	"\x0eProjectService\x12}\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
 	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12u\n" +
 	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8a\x01\n" +
 	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x86\x01\n" +
-	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\x81\x01\n" +
+	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\x9e\x01\n" +
+	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"3\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12\x81\x01\n" +
 	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -1043,48 +1200,52 @@ func file_payhook_v1_project_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_project_proto_rawDescData
 }
 
-var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_payhook_v1_project_proto_goTypes = []any{
-	(*CreateProjectRequest)(nil),    // 0: payhook.v1.CreateProjectRequest
-	(*CreateProjectResponse)(nil),   // 1: payhook.v1.CreateProjectResponse
-	(*ListProjectsRequest)(nil),     // 2: payhook.v1.ListProjectsRequest
-	(*ListProjectsResponse)(nil),    // 3: payhook.v1.ListProjectsResponse
-	(*Project)(nil),                 // 4: payhook.v1.Project
-	(*ProjectWallet)(nil),           // 5: payhook.v1.ProjectWallet
-	(*RotateSecretRequest)(nil),     // 6: payhook.v1.RotateSecretRequest
-	(*RotateSecretResponse)(nil),    // 7: payhook.v1.RotateSecretResponse
-	(*SetWalletRequest)(nil),        // 8: payhook.v1.SetWalletRequest
-	(*SetWalletResponse)(nil),       // 9: payhook.v1.SetWalletResponse
-	(*RemoveWalletRequest)(nil),     // 10: payhook.v1.RemoveWalletRequest
-	(*RemoveWalletResponse)(nil),    // 11: payhook.v1.RemoveWalletResponse
-	(*SetPayoutNotifyRequest)(nil),  // 12: payhook.v1.SetPayoutNotifyRequest
-	(*SetPayoutNotifyResponse)(nil), // 13: payhook.v1.SetPayoutNotifyResponse
-	(*SetPayoutLimitRequest)(nil),   // 14: payhook.v1.SetPayoutLimitRequest
-	(*SetPayoutLimitResponse)(nil),  // 15: payhook.v1.SetPayoutLimitResponse
-	nil,                             // 16: payhook.v1.Project.ConfirmationsEntry
-	(*timestamppb.Timestamp)(nil),   // 17: google.protobuf.Timestamp
+	(*CreateProjectRequest)(nil),         // 0: payhook.v1.CreateProjectRequest
+	(*CreateProjectResponse)(nil),        // 1: payhook.v1.CreateProjectResponse
+	(*ListProjectsRequest)(nil),          // 2: payhook.v1.ListProjectsRequest
+	(*ListProjectsResponse)(nil),         // 3: payhook.v1.ListProjectsResponse
+	(*Project)(nil),                      // 4: payhook.v1.Project
+	(*ProjectWallet)(nil),                // 5: payhook.v1.ProjectWallet
+	(*RotateSecretRequest)(nil),          // 6: payhook.v1.RotateSecretRequest
+	(*RotateSecretResponse)(nil),         // 7: payhook.v1.RotateSecretResponse
+	(*SetWalletRequest)(nil),             // 8: payhook.v1.SetWalletRequest
+	(*SetWalletResponse)(nil),            // 9: payhook.v1.SetWalletResponse
+	(*RemoveWalletRequest)(nil),          // 10: payhook.v1.RemoveWalletRequest
+	(*RemoveWalletResponse)(nil),         // 11: payhook.v1.RemoveWalletResponse
+	(*SetPayoutNotifyRequest)(nil),       // 12: payhook.v1.SetPayoutNotifyRequest
+	(*SetPayoutNotifyResponse)(nil),      // 13: payhook.v1.SetPayoutNotifyResponse
+	(*SetPayoutLimitRequest)(nil),        // 14: payhook.v1.SetPayoutLimitRequest
+	(*SetPayoutLimitResponse)(nil),       // 15: payhook.v1.SetPayoutLimitResponse
+	(*SetPaymentExceptionsRequest)(nil),  // 16: payhook.v1.SetPaymentExceptionsRequest
+	(*SetPaymentExceptionsResponse)(nil), // 17: payhook.v1.SetPaymentExceptionsResponse
+	nil,                                  // 18: payhook.v1.Project.ConfirmationsEntry
+	(*timestamppb.Timestamp)(nil),        // 19: google.protobuf.Timestamp
 }
 var file_payhook_v1_project_proto_depIdxs = []int32{
 	4,  // 0: payhook.v1.ListProjectsResponse.projects:type_name -> payhook.v1.Project
 	5,  // 1: payhook.v1.Project.wallets:type_name -> payhook.v1.ProjectWallet
-	17, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	16, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
+	19, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	18, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
 	0,  // 4: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
 	2,  // 5: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
 	6,  // 6: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
 	8,  // 7: payhook.v1.ProjectService.SetWallet:input_type -> payhook.v1.SetWalletRequest
 	12, // 8: payhook.v1.ProjectService.SetPayoutNotify:input_type -> payhook.v1.SetPayoutNotifyRequest
 	14, // 9: payhook.v1.ProjectService.SetPayoutLimit:input_type -> payhook.v1.SetPayoutLimitRequest
-	10, // 10: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
-	1,  // 11: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
-	3,  // 12: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
-	7,  // 13: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
-	9,  // 14: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
-	13, // 15: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
-	15, // 16: payhook.v1.ProjectService.SetPayoutLimit:output_type -> payhook.v1.SetPayoutLimitResponse
-	11, // 17: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
-	11, // [11:18] is the sub-list for method output_type
-	4,  // [4:11] is the sub-list for method input_type
+	16, // 10: payhook.v1.ProjectService.SetPaymentExceptions:input_type -> payhook.v1.SetPaymentExceptionsRequest
+	10, // 11: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
+	1,  // 12: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
+	3,  // 13: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
+	7,  // 14: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
+	9,  // 15: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
+	13, // 16: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
+	15, // 17: payhook.v1.ProjectService.SetPayoutLimit:output_type -> payhook.v1.SetPayoutLimitResponse
+	17, // 18: payhook.v1.ProjectService.SetPaymentExceptions:output_type -> payhook.v1.SetPaymentExceptionsResponse
+	11, // 19: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
+	12, // [12:20] is the sub-list for method output_type
+	4,  // [4:12] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1097,13 +1258,14 @@ func file_payhook_v1_project_proto_init() {
 	}
 	file_payhook_v1_access_proto_init()
 	file_payhook_v1_project_proto_msgTypes[6].OneofWrappers = []any{}
+	file_payhook_v1_project_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_project_proto_rawDesc), len(file_payhook_v1_project_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,13 +19,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ProjectService_CreateProject_FullMethodName   = "/payhook.v1.ProjectService/CreateProject"
-	ProjectService_ListProjects_FullMethodName    = "/payhook.v1.ProjectService/ListProjects"
-	ProjectService_RotateSecret_FullMethodName    = "/payhook.v1.ProjectService/RotateSecret"
-	ProjectService_SetWallet_FullMethodName       = "/payhook.v1.ProjectService/SetWallet"
-	ProjectService_SetPayoutNotify_FullMethodName = "/payhook.v1.ProjectService/SetPayoutNotify"
-	ProjectService_SetPayoutLimit_FullMethodName  = "/payhook.v1.ProjectService/SetPayoutLimit"
-	ProjectService_RemoveWallet_FullMethodName    = "/payhook.v1.ProjectService/RemoveWallet"
+	ProjectService_CreateProject_FullMethodName        = "/payhook.v1.ProjectService/CreateProject"
+	ProjectService_ListProjects_FullMethodName         = "/payhook.v1.ProjectService/ListProjects"
+	ProjectService_RotateSecret_FullMethodName         = "/payhook.v1.ProjectService/RotateSecret"
+	ProjectService_SetWallet_FullMethodName            = "/payhook.v1.ProjectService/SetWallet"
+	ProjectService_SetPayoutNotify_FullMethodName      = "/payhook.v1.ProjectService/SetPayoutNotify"
+	ProjectService_SetPayoutLimit_FullMethodName       = "/payhook.v1.ProjectService/SetPayoutLimit"
+	ProjectService_SetPaymentExceptions_FullMethodName = "/payhook.v1.ProjectService/SetPaymentExceptions"
+	ProjectService_RemoveWallet_FullMethodName         = "/payhook.v1.ProjectService/RemoveWallet"
 )
 
 // ProjectServiceClient is the client API for ProjectService service.
@@ -56,6 +57,13 @@ type ProjectServiceClient interface {
 	// dashboard user's approval: per payout and per UTC day. A payout above
 	// them waits (pending_approval) until a user of the project approves it.
 	SetPayoutLimit(ctx context.Context, in *SetPayoutLimitRequest, opts ...grpc.CallOption) (*SetPayoutLimitResponse, error)
+	// SetPaymentExceptions sets a project's payment exception rules, which its
+	// new checkouts copy unless their request names their own: the
+	// underpaid_tolerance (percent of the value a checkout may lack and still
+	// be paid) and the late_payments policy (credit, or refund: a payment
+	// after the checkout expired is credited and held for a refund). A field
+	// left unset keeps its value.
+	SetPaymentExceptions(ctx context.Context, in *SetPaymentExceptionsRequest, opts ...grpc.CallOption) (*SetPaymentExceptionsResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error)
@@ -129,6 +137,16 @@ func (c *projectServiceClient) SetPayoutLimit(ctx context.Context, in *SetPayout
 	return out, nil
 }
 
+func (c *projectServiceClient) SetPaymentExceptions(ctx context.Context, in *SetPaymentExceptionsRequest, opts ...grpc.CallOption) (*SetPaymentExceptionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPaymentExceptionsResponse)
+	err := c.cc.Invoke(ctx, ProjectService_SetPaymentExceptions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *projectServiceClient) RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RemoveWalletResponse)
@@ -167,6 +185,13 @@ type ProjectServiceServer interface {
 	// dashboard user's approval: per payout and per UTC day. A payout above
 	// them waits (pending_approval) until a user of the project approves it.
 	SetPayoutLimit(context.Context, *SetPayoutLimitRequest) (*SetPayoutLimitResponse, error)
+	// SetPaymentExceptions sets a project's payment exception rules, which its
+	// new checkouts copy unless their request names their own: the
+	// underpaid_tolerance (percent of the value a checkout may lack and still
+	// be paid) and the late_payments policy (credit, or refund: a payment
+	// after the checkout expired is credited and held for a refund). A field
+	// left unset keeps its value.
+	SetPaymentExceptions(context.Context, *SetPaymentExceptionsRequest) (*SetPaymentExceptionsResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error)
@@ -197,6 +222,9 @@ func (UnimplementedProjectServiceServer) SetPayoutNotify(context.Context, *SetPa
 }
 func (UnimplementedProjectServiceServer) SetPayoutLimit(context.Context, *SetPayoutLimitRequest) (*SetPayoutLimitResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetPayoutLimit not implemented")
+}
+func (UnimplementedProjectServiceServer) SetPaymentExceptions(context.Context, *SetPaymentExceptionsRequest) (*SetPaymentExceptionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPaymentExceptions not implemented")
 }
 func (UnimplementedProjectServiceServer) RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveWallet not implemented")
@@ -330,6 +358,24 @@ func _ProjectService_SetPayoutLimit_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProjectService_SetPaymentExceptions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPaymentExceptionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProjectServiceServer).SetPaymentExceptions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProjectService_SetPaymentExceptions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProjectServiceServer).SetPaymentExceptions(ctx, req.(*SetPaymentExceptionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProjectService_RemoveWallet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveWalletRequest)
 	if err := dec(in); err != nil {
@@ -378,6 +424,10 @@ var ProjectService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetPayoutLimit",
 			Handler:    _ProjectService_SetPayoutLimit_Handler,
+		},
+		{
+			MethodName: "SetPaymentExceptions",
+			Handler:    _ProjectService_SetPaymentExceptions_Handler,
 		},
 		{
 			MethodName: "RemoveWallet",

@@ -203,7 +203,7 @@ func (s *Service) rows(ctx context.Context, invs []*entdb.Invoice, now time.Time
 			}
 			r.Received = addCoin(r.Received, coin, p.ValueCoin)
 		}
-		r.Status = Compute(inv.Value, pastExpiry(inv, now), states)
+		r.Status = Compute(inv.Value, inv.UnderpaidTolerance, pastExpiry(inv, now), states)
 		out[i] = r
 	}
 	return out, nil

@@ -56,9 +56,10 @@ type Hooks interface {
 type Batch interface {
 	// Paid runs, within tx, once when inv is paid for the first time.
 	Paid(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, now time.Time) error
-	// Message builds the webhook of change c of inv, whose invoice_status
-	// is now status; ok is false when none is sent (no notify URL).
-	Message(c payment.Change, inv *entdb.Invoice, status Status) (m notifier.Message, ok bool, err error)
+	// Message builds the webhook of change c of inv, which now stands at
+	// st (its invoice_status and amounts); ok is false when none is sent
+	// (no notify URL).
+	Message(c payment.Change, inv *entdb.Invoice, st Settlement) (m notifier.Message, ok bool, err error)
 }
 
 // NewReactor returns the reactor of checkouts and deposits, and of the
@@ -83,11 +84,11 @@ func (o own) Load(context.Context, *entdb.Tx, []*entdb.Invoice) (Batch, error) {
 
 func (o own) Paid(context.Context, *entdb.Tx, *entdb.Invoice, time.Time) error { return nil }
 
-func (o own) Message(c payment.Change, inv *entdb.Invoice, status Status) (notifier.Message, bool, error) {
+func (o own) Message(c payment.Change, inv *entdb.Invoice, st Settlement) (notifier.Message, bool, error) {
 	if inv.NotifyURL == "" {
 		return notifier.Message{}, false, nil
 	}
-	m, err := o.r.message(c, inv, status)
+	m, err := o.r.message(c, inv, st)
 	return m, err == nil, err
 }
 
@@ -150,7 +151,8 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) 
 	var msgs []notifier.Message
 	for _, c := range cs {
 		inv := byID[*c.Address.InvoiceID]
-		status := statusAfter(inv, stored[inv.ID], c.Payment, c.Status, now)
+		st := statusAfter(inv, stored[inv.ID], c.Payment, c.Status, now)
+		status := st.Status
 		if status == Paid && inv.PaidAt == nil {
 			paidAt := now
 			inv.PaidAt = &paidAt
@@ -159,7 +161,7 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) 
 			}
 		}
 		inv.Status = entinvoice.Status(status)
-		m, ok, err := batches[Kind(inv.Kind)].Message(c, inv, status)
+		m, ok, err := batches[Kind(inv.Kind)].Message(c, inv, st)
 		if err != nil {
 			return err
 		}
@@ -243,25 +245,28 @@ func paymentsOf(ctx context.Context, tx *entdb.Tx, ids []int64) (map[int64][]*en
 	return out, nil
 }
 
-// statusAfter computes inv's invoice_status at now from its stored
-// payments, the changed one as it is after a change to status st.
-func statusAfter(inv *entdb.Invoice, pays []*entdb.Payment, changed *entdb.Payment, st chains.Status, now time.Time) Status {
+// statusAfter computes inv's Settlement at now from its stored payments,
+// the changed one as it is after a change to status st.
+func statusAfter(inv *entdb.Invoice, pays []*entdb.Payment, changed *entdb.Payment, st chains.Status, now time.Time) Settlement {
 	states := make([]PaymentState, 0, len(pays)+1)
 	seen := false
+	late := changed.HoldReason == entpayment.HoldReasonLatePayment // held for a refund: counts for nothing
 	for _, p := range pays {
 		if p.ID == changed.ID {
 			seen = true
-			states = append(states, PaymentState{Confirmed: st != chains.StatusPending, Fiat: changed.ValueFiat})
+			if !late {
+				states = append(states, PaymentState{Confirmed: st != chains.StatusPending, Fiat: changed.ValueFiat})
+			}
 			continue
 		}
-		if counts(p.Status) {
+		if countsToward(p) {
 			states = append(states, stateOf(p))
 		}
 	}
-	if !seen {
+	if !seen && !late {
 		states = append(states, PaymentState{Confirmed: st != chains.StatusPending, Fiat: changed.ValueFiat})
 	}
-	return Compute(inv.Value, pastExpiry(inv, now), states)
+	return Settle(inv.Value, inv.UnderpaidTolerance, pastExpiry(inv, now), states)
 }
 
 // ValueFiat values payment p of inv's address a in inv's currency: at the
@@ -359,6 +364,13 @@ const (
 	fTxidIn             = "txid_in"
 	fTxidOut            = "txid_out"
 	fConfirmations      = "confirmations"
+	// The payment exceptions' fields (docs/decisions.md, "Payment
+	// exceptions").
+	fAmountDue          = "amount_due"
+	fAmountDueFiat      = "amount_due_fiat"
+	fOverpaidAmount     = "overpaid_amount"
+	fOverpaidAmountFiat = "overpaid_amount_fiat"
+	fHoldReason         = "hold_reason"
 )
 
 // EventType is the event type of a payment stage of kind.
@@ -368,8 +380,9 @@ func EventType(kind Kind, status string) string { return string(kind) + ".paymen
 // completed).
 func Sequence(paymentID int64) string { return "invoice-payment:" + strconv.FormatInt(paymentID, 10) }
 
-// message builds the webhook of c.
-func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (notifier.Message, error) {
+// message builds the webhook of c, whose invoice now stands at st.
+func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, st Settlement) (notifier.Message, error) {
+	status := st.Status
 	t, p := c.Ticker, c.Payment
 	kind := Kind(inv.Kind)
 	id := uuid.NewString()
@@ -411,6 +424,23 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, status Status) (
 			payload.String(fReceivedAmount, payload.FormatAmount(c.Forward.ValueForwardedCoin, t.Decimals)),
 			fiat(fReceivedAmountFiat, fb.Received),
 		)
+	}
+	coin := func(name string, d *decimal.Decimal) payload.Field {
+		if d == nil {
+			return payload.Field{Name: name, Kind: payload.KindNull}
+		}
+		return payload.String(name, payload.FormatAmount(*d, t.Decimals))
+	}
+	ex := exceptionsOf(r.prices, &t, inv, p, c.ValueCoin, st, places)
+	if ex.DueFiat != nil {
+		fields = append(fields, coin(fAmountDue, ex.Due), fiat(fAmountDueFiat, ex.DueFiat))
+	}
+	if ex.OverpaidFiat != nil {
+		fields = append(fields, coin(fOverpaidAmount, ex.Overpaid), fiat(fOverpaidAmountFiat, ex.OverpaidFiat))
+	}
+	if p.HoldReason == entpayment.HoldReasonLatePayment {
+		// Credited, never forwarded: held until the merchant refunds it.
+		fields = append(fields, payload.String(fHoldReason, string(p.HoldReason)))
 	}
 	fields = append(fields, payload.String(fTxidIn, p.TxidIn))
 	if c.Forward != nil && c.Forward.TxidOut != "" {
@@ -456,3 +486,57 @@ func TickerName(t chains.Ticker) string { return CoinName(t.Ticker) }
 
 // CoinName is TickerName of a ticker's name.
 func CoinName(ticker string) string { return strings.ReplaceAll(ticker, "/", "_") }
+
+// Exceptions are the amounts of a payment exception that a webhook and the
+// logs carry: what a partial invoice still lacks, or what a paid one
+// received above its value, in the currency and in one coin.
+type Exceptions struct {
+	// DueFiat is amount_due_fiat, rounded up to the currency's minor unit;
+	// nil unless the invoice is partial. Due is amount_due, the same in the
+	// coin, rounded up to its decimals; nil when the coin has no rate.
+	Due, DueFiat *decimal.Decimal
+	// OverpaidFiat is overpaid_amount_fiat, rounded down to the currency's
+	// minor unit; nil unless the invoice is paid above its value by at
+	// least one minor unit and (when the coin has a rate) one base unit of
+	// the coin: paying a quote, which is rounded up, is not an
+	// overpayment. Overpaid is overpaid_amount, the same in the coin,
+	// rounded down; nil when the coin has no rate.
+	Overpaid, OverpaidFiat *decimal.Decimal
+}
+
+// exceptionsOf converts st's amount due or overpaid into coin t (nil:
+// fiat only), at the valuation of payment p of inv (its value_fiat for
+// valueCoin, which is its held or detection rate), or at the current rate
+// when p has none; places is the currency's minor unit.
+func exceptionsOf(prices price.Source, t *chains.Ticker, inv *entdb.Invoice, p *entdb.Payment, valueCoin decimal.Decimal, st Settlement, places int32) Exceptions {
+	toCoin := func(fiat decimal.Decimal, up bool) *decimal.Decimal {
+		if t == nil {
+			return nil
+		}
+		var v decimal.Decimal
+		switch {
+		case p.ValueFiat != nil && p.ValueFiat.IsPositive() && valueCoin.IsPositive():
+			v = InCoin(fiat.Mul(valueCoin), *p.ValueFiat, t.Decimals, up)
+		default:
+			rate, ok := Rate(prices, *t, inv.Currency)
+			if !ok {
+				return nil
+			}
+			v = InCoin(fiat, rate, t.Decimals, up)
+		}
+		return &v
+	}
+	var ex Exceptions
+	if st.Due != nil {
+		f := RoundFiat(*st.Due, places, true)
+		ex.DueFiat, ex.Due = &f, toCoin(*st.Due, true)
+	}
+	if st.Overpaid != nil {
+		f := RoundFiat(*st.Overpaid, places, false)
+		c := toCoin(*st.Overpaid, false)
+		if f.IsPositive() && (c == nil || c.IsPositive()) {
+			ex.OverpaidFiat, ex.Overpaid = &f, c
+		}
+	}
+	return ex
+}

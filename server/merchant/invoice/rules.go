@@ -35,11 +35,35 @@ type PaymentState struct {
 	Fiat *decimal.Decimal
 }
 
+// Settlement is where an invoice stands: its invoice_status and the fiat
+// amounts the merchant acts on.
+type Settlement struct {
+	// Status is the invoice_status.
+	Status Status
+	// Paid is the confirmed incoming fiat (unknown valuations count as
+	// zero).
+	Paid decimal.Decimal
+	// Due is what a partial invoice still lacks of its value (value - Paid,
+	// exact); nil unless Status is Partial.
+	Due *decimal.Decimal
+	// Overpaid is what a paid invoice received above its value (Paid -
+	// value, exact); nil unless Status is Paid and Paid exceeds the value.
+	Overpaid *decimal.Decimal
+}
+
 // Compute returns the invoice_status of an invoice of value (nil: an open
-// amount) given its payments, and whether it is past its expiry. Unknown
-// fiat values of confirmed payments count as zero toward the value: the
-// merchant sees partial, never a paid it cannot prove.
-func Compute(value *decimal.Decimal, expired bool, payments []PaymentState) Status {
+// amount) given its payments, the percent of the value it may lack and
+// still be paid (tolerance, 0 for none), and whether it is past its expiry.
+func Compute(value *decimal.Decimal, tolerance decimal.Decimal, expired bool, payments []PaymentState) Status {
+	return Settle(value, tolerance, expired, payments).Status
+}
+
+// Settle computes an invoice's Settlement. Unknown fiat values of confirmed
+// payments count as zero toward the value: the merchant sees partial, never
+// a paid it cannot prove. With a tolerance the invoice is paid once the
+// confirmed fiat reaches value x (1 - tolerance/100), exactly (decimal
+// arithmetic throughout); what it then lacks is not due.
+func Settle(value *decimal.Decimal, tolerance decimal.Decimal, expired bool, payments []PaymentState) Settlement {
 	seen, confirmed := false, false
 	total := decimal.Zero
 	for _, p := range payments {
@@ -51,17 +75,55 @@ func Compute(value *decimal.Decimal, expired bool, payments []PaymentState) Stat
 			}
 		}
 	}
-	switch {
-	case confirmed && (value == nil || total.GreaterThanOrEqual(*value)):
-		return Paid
-	case expired:
-		return Expired
-	case confirmed:
-		return Partial
-	case seen:
-		return Pending
+	s := Settlement{Paid: total}
+	enough := value == nil
+	if value != nil {
+		threshold := *value
+		if tolerance.IsPositive() {
+			threshold = value.Sub(value.Mul(tolerance).Shift(-2)) // exact: /100
+		}
+		enough = total.GreaterThanOrEqual(threshold)
 	}
-	return Waiting
+	switch {
+	case confirmed && enough:
+		s.Status = Paid
+		if value != nil && total.GreaterThan(*value) {
+			over := total.Sub(*value)
+			s.Overpaid = &over
+		}
+	case expired:
+		s.Status = Expired
+	case confirmed:
+		s.Status = Partial
+		due := value.Sub(total)
+		s.Due = &due
+	case seen:
+		s.Status = Pending
+	default:
+		s.Status = Waiting
+	}
+	return s
+}
+
+// InCoin converts a fiat amount into a coin worth rate (fiat per coin), to
+// the coin's decimals, exactly (no intermediate rounding): rounded up when
+// up (an amount due, so that paying it covers the fiat), down otherwise
+// (an overpaid amount, never more than was paid).
+func InCoin(fiat, rate decimal.Decimal, decimals int32, up bool) decimal.Decimal {
+	q, r := fiat.QuoRem(rate, decimals)
+	if up && r.Sign() > 0 {
+		q = q.Add(decimal.New(1, -decimals))
+	}
+	return q
+}
+
+// RoundFiat rounds a fiat amount to places: up for an amount due, down for
+// an overpaid one (as InCoin).
+func RoundFiat(fiat decimal.Decimal, places int32, up bool) decimal.Decimal {
+	if up {
+		return fiat.RoundUp(places)
+	}
+	return fiat.RoundDown(places)
 }
 
 // Fiat are the fiat amounts of one payment stage's webhook, after the

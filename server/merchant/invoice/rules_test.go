@@ -33,8 +33,80 @@ func TestCompute(t *testing.T) {
 		{"open amount: any confirmed payment", nil, false, []PaymentState{{Confirmed: true}}, Paid},
 		{"open amount: seen", nil, false, []PaymentState{{}}, Pending},
 	} {
-		if got := Compute(c.value, c.expired, c.payments); got != c.want {
+		if got := Compute(c.value, decimal.Zero, c.expired, c.payments); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSettleExceptions: the underpaid tolerance makes paid what is within
+// it of the value (exactly, at the boundary too), a partial invoice owes
+// exactly the rest of its value, and a paid one reports exactly what it
+// received above it.
+func TestSettleExceptions(t *testing.T) {
+	t.Parallel()
+	str := func(d *decimal.Decimal) string {
+		if d == nil {
+			return "nil"
+		}
+		return d.String()
+	}
+	paid := func(fiats ...string) []PaymentState {
+		var out []PaymentState
+		for _, f := range fiats {
+			out = append(out, PaymentState{Confirmed: true, Fiat: dp(f)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name              string
+		value             *decimal.Decimal
+		tolerance         string
+		expired           bool
+		payments          []PaymentState
+		want              Status
+		wantDue, wantOver string
+	}{
+		{"no tolerance: a cent short is partial", dp("100"), "0", false, paid("99.99"), Partial, "0.01", "nil"},
+		{"1% tolerance: exactly 99 is paid", dp("100"), "1", false, paid("99"), Paid, "nil", "nil"},
+		{"1% tolerance: just below 99 is partial", dp("100"), "1", false, paid("98.999999999"), Partial, "1.000000001", "nil"},
+		{"0.25% tolerance of 19.99", dp("19.99"), "0.25", false, paid("19.940025"), Paid, "nil", "nil"},
+		{"0.25% tolerance of 19.99, a hair short", dp("19.99"), "0.25", false, paid("19.940024"), Partial, "0.049976", "nil"},
+		{"100% tolerance: any confirmed payment", dp("100"), "100", false, paid("0"), Paid, "nil", "nil"},
+		{"tolerance never makes pending paid", dp("100"), "5", false, []PaymentState{{Fiat: dp("100")}}, Pending, "nil", "nil"},
+		{"overpaid by parts", dp("100"), "0", false, paid("60", "40.5"), Paid, "nil", "0.5"},
+		{"exactly paid is not overpaid", dp("100"), "0", false, paid("100"), Paid, "nil", "nil"},
+		{"expired partial owes nothing (expired)", dp("100"), "0", true, paid("10"), Expired, "nil", "nil"},
+		{"open amount is never overpaid", nil, "0", false, paid("1000"), Paid, "nil", "nil"},
+	} {
+		s := Settle(c.value, decimal.RequireFromString(c.tolerance), c.expired, c.payments)
+		if s.Status != c.want || str(s.Due) != c.wantDue || str(s.Overpaid) != c.wantOver {
+			t.Errorf("%s: %s due %s overpaid %s, want %s due %s overpaid %s", c.name, s.Status, str(s.Due), str(s.Overpaid), c.want, c.wantDue, c.wantOver)
+		}
+	}
+}
+
+// TestInCoin: amounts due round up (paying them covers the fiat), overpaid
+// amounts round down, both exactly at the coin's decimals.
+func TestInCoin(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fiat, rate string
+		decimals   int32
+		up         bool
+		want       string
+	}{
+		{"10", "3", 8, true, "3.33333334"},
+		{"10", "3", 8, false, "3.33333333"},
+		{"30", "3", 8, true, "10"},
+		{"0.01", "87000", 8, true, "0.00000012"},
+		{"0.01", "87000", 8, false, "0.00000011"},
+		{"1", "3000", 18, true, "0.000333333333333334"},
+		{"1", "3000", 18, false, "0.000333333333333333"},
+	} {
+		got := InCoin(decimal.RequireFromString(c.fiat), decimal.RequireFromString(c.rate), c.decimals, c.up)
+		if got.String() != c.want {
+			t.Errorf("%s at %s (%d places, up %v): %s, want %s", c.fiat, c.rate, c.decimals, c.up, got, c.want)
 		}
 	}
 }

@@ -100,6 +100,9 @@ type Request struct {
 	NotifyURL, RedirectURL, Value, Currency, ItemDescription string
 	ExpireAt                                                 int64
 	Post, JSON, Convert                                      bool
+	// UnderpaidTolerance and LatePayments are a checkout's payment
+	// exception rules as given; empty takes the project's.
+	UnderpaidTolerance, LatePayments string
 }
 
 // Create validates r and stores a new invoice of kind (Checkout or
@@ -144,13 +147,39 @@ func (s *Service) Create(ctx context.Context, kind Kind, r Request) (*entdb.Invo
 		if err != nil {
 			return nil, err
 		}
-		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok)
+		tol, late, err := exceptionRules(p, r)
+		if err != nil {
+			return nil, err
+		}
+		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok).
+			SetUnderpaidTolerance(tol).SetLatePayments(entinvoice.LatePayments(late))
 	}
 	id, err := token(prefix)
 	if err != nil {
 		return nil, err
 	}
 	return c.SetPublicID(id).Save(ctx)
+}
+
+// exceptionRules are a checkout's underpaid_tolerance and late_payments:
+// r's when given (each checked, a bad one named), else project p's.
+func exceptionRules(p *entdb.Project, r Request) (decimal.Decimal, string, error) {
+	tol, late := p.UnderpaidTolerance, string(p.LatePayments)
+	if r.UnderpaidTolerance != "" {
+		d, err := project.ParseTolerance(r.UnderpaidTolerance)
+		if err != nil {
+			return decimal.Zero, "", invalid("underpaid_tolerance", "%v", err)
+		}
+		tol = d
+	}
+	if r.LatePayments != "" {
+		v, err := project.ParseLatePayments(r.LatePayments)
+		if err != nil {
+			return decimal.Zero, "", invalid("late_payments", "%v", err)
+		}
+		late = v
+	}
+	return tol, late, nil
 }
 
 // token returns prefix and 20 random bytes in lower-case base32.
@@ -260,6 +289,11 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 		return nil, invalid("payment_id", "the %s expired at %d", kind, inv.ExpiresAt.Unix())
 	}
 	link := address.InvoiceLink{ID: inv.ID, Service: string(inv.Kind), QuoteExpiresAt: now.Add(s.cfg.QuoteTTL)}
+	if inv.ExpiresAt != nil && inv.LatePayments == entinvoice.LatePaymentsRefund {
+		// The payment layer holds what arrives from the expiry on
+		// (late_payment) instead of forwarding it.
+		link.LateHoldFrom = inv.ExpiresAt
+	}
 	if inv.ExpiresAt != nil && inv.ExpiresAt.Before(link.QuoteExpiresAt) {
 		link.QuoteExpiresAt = *inv.ExpiresAt
 	}
@@ -351,6 +385,14 @@ type Logs struct {
 	Notifications []*entdb.Notification
 	// PaidFiat is the confirmed incoming fiat.
 	PaidFiat decimal.Decimal
+	// Settlement is where the invoice stands (Status and PaidFiat are its).
+	Settlement Settlement
+	// Coin names the coin of Exceptions' coin amounts: the coin of the last
+	// payment that counts toward the invoice; empty when none does.
+	Coin string
+	// Exceptions are the amounts due or overpaid, as a webhook of that
+	// payment carries them now.
+	Exceptions Exceptions
 	// FiatPlaces is the minor unit of the invoice's currency, which fiat
 	// amounts are shown rounded to.
 	FiatPlaces int32
@@ -381,18 +423,28 @@ func (s *Service) Logs(ctx context.Context, kind Kind, projectID int64, paymentI
 	}
 	l := &Logs{Invoice: inv, Addresses: addrs, Payments: pays, Notifications: ns, PaidFiat: decimal.Zero,
 		FiatPlaces: FiatPlaces(s.cfg.Prices, inv.Currency)}
-	states := make([]PaymentState, 0, len(pays))
-	for _, p := range pays {
-		if !counts(p.Status) {
-			continue
+	l.Settlement = Settle(inv.Value, inv.UnderpaidTolerance, pastExpiry(inv, s.cfg.Now()), States(pays))
+	l.Status, l.PaidFiat = l.Settlement.Status, l.Settlement.Paid
+	// The amounts due or overpaid in a coin are in the coin of the last
+	// payment that counts, at its valuation, as its webhook carried them.
+	if l.Settlement.Due != nil || l.Settlement.Overpaid != nil {
+		var last *entdb.Payment
+		for i := len(pays) - 1; i >= 0 && last == nil; i-- {
+			if countsToward(pays[i]) {
+				last = pays[i]
+			}
 		}
-		st := stateOf(p)
-		states = append(states, st)
-		if st.Confirmed && st.Fiat != nil {
-			l.PaidFiat = l.PaidFiat.Add(*st.Fiat)
+		var t *chains.Ticker
+		if last != nil && last.Edges.Address != nil && s.cfg.Addresses != nil {
+			if tk, err := s.cfg.Addresses.Lookup(last.Edges.Address.Ticker); err == nil {
+				t, l.Coin = &tk, TickerName(tk)
+			}
 		}
+		if last == nil {
+			last = &entdb.Payment{}
+		}
+		l.Exceptions = exceptionsOf(s.cfg.Prices, t, inv, last, last.ValueCoin, l.Settlement, l.FiatPlaces)
 	}
-	l.Status = Compute(inv.Value, pastExpiry(inv, s.cfg.Now()), states)
 	return l, nil
 }
 
@@ -405,6 +457,13 @@ func pastExpiry(inv *entdb.Invoice, now time.Time) bool {
 // (a dropped or reverted one never does).
 func counts(st entpayment.Status) bool {
 	return st != entpayment.StatusDropped && st != entpayment.StatusReverted
+}
+
+// countsToward reports whether payment p counts toward its invoice: of a
+// status that counts, and not held for a refund as late (late_payments
+// refund: the merchant refunds it, so it pays nothing of the invoice).
+func countsToward(p *entdb.Payment) bool {
+	return counts(p.Status) && p.HoldReason != entpayment.HoldReasonLatePayment
 }
 
 func stateOf(p *entdb.Payment) PaymentState {

@@ -496,3 +496,70 @@ func SetPayoutLimit(ctx context.Context, db *entdb.Client, id int64, ticker stri
 		return tx.Project.UpdateOne(p).SetPayoutLimits(limits).SetUpdatedAt(now).Exec(ctx)
 	})
 }
+
+// ToleranceDecimals is the most decimal places an underpaid_tolerance has
+// (a hundredth of a percent).
+const ToleranceDecimals = 2
+
+// ParseTolerance parses an underpaid_tolerance: a percent from 0 to 100
+// with at most ToleranceDecimals decimal places ("1", "0.5"). The error
+// says what is wrong, without naming the parameter (callers name it).
+func ParseTolerance(raw string) (decimal.Decimal, error) {
+	d, err := decimal.NewFromString(strings.TrimSpace(raw))
+	if err != nil {
+		return decimal.Zero, fmt.Errorf("%q is not a decimal percent such as 0.5", truncate(raw))
+	}
+	if d.IsNegative() || d.GreaterThan(decimal.NewFromInt(100)) {
+		return decimal.Zero, fmt.Errorf("%s is not a percent from 0 to 100", d)
+	}
+	if !d.Truncate(ToleranceDecimals).Equal(d) {
+		return decimal.Zero, fmt.Errorf("%s has more than %d decimal places", d, ToleranceDecimals)
+	}
+	return d, nil
+}
+
+// ParseLatePayments parses a late_payments policy: credit or refund. The
+// error says what is wrong, without naming the parameter.
+func ParseLatePayments(raw string) (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(raw)); v {
+	case schema.LateCredit, schema.LateRefund:
+		return v, nil
+	}
+	return "", fmt.Errorf("%q is not a late payment policy (credit or refund)", truncate(raw))
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// SetPaymentExceptions sets project id's payment exception rules, which
+// its new checkouts copy unless their request names their own: tolerance
+// is the underpaid_tolerance (nil leaves it), late the late_payments
+// policy (nil leaves it). Checkouts created before keep theirs.
+func SetPaymentExceptions(ctx context.Context, db *entdb.Client, id int64, tolerance *decimal.Decimal, late *string, now time.Time) error {
+	u := db.Project.Update().Where(entproject.ID(id)).SetUpdatedAt(now)
+	if tolerance != nil {
+		if _, err := ParseTolerance(tolerance.String()); err != nil {
+			return invalid("underpaid_tolerance: %v", err)
+		}
+		u.SetUnderpaidTolerance(*tolerance)
+	}
+	if late != nil {
+		v, err := ParseLatePayments(*late)
+		if err != nil {
+			return invalid("late_payments: %v", err)
+		}
+		u.SetLatePayments(entproject.LatePayments(v))
+	}
+	n, err := u.Save(ctx)
+	if err != nil {
+		return fmt.Errorf("set payment exceptions of project %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return nil
+}

@@ -145,6 +145,11 @@ func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, stri
 	return pr, key, err
 }
 
+// Get returns project id.
+func (s *Service) Get(ctx context.Context, id int64) (*entdb.Project, error) {
+	return Get(ctx, s.cfg.DB, id)
+}
+
 // List lists the projects.
 func (s *Service) List(ctx context.Context) ([]*entdb.Project, error) {
 	return List(ctx, s.cfg.DB)
@@ -207,4 +212,28 @@ func (s *Service) RemoveWallet(ctx context.Context, id int64, ticker string) err
 		ticker = t.Ticker
 	}
 	return RemoveWallet(ctx, s.cfg.DB, id, ticker, s.cfg.Now())
+}
+
+// SetPaymentExceptions sets project id's payment exception rules from
+// their text: tolerance is an underpaid_tolerance percent, late a
+// late_payments policy; nil leaves a rule as it is, and at least one must
+// be given. A bad value is refused naming its field, and nothing changes.
+func (s *Service) SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string) error {
+	if tolerance == nil && late == nil {
+		return invalid("give underpaid_tolerance or late_payments (or both)")
+	}
+	var tol *decimal.Decimal
+	if tolerance != nil {
+		d, err := ParseTolerance(*tolerance)
+		if err != nil {
+			return invalid("underpaid_tolerance: %v", err)
+		}
+		tol = &d
+	}
+	if late != nil {
+		if _, err := ParseLatePayments(*late); err != nil {
+			return invalid("late_payments: %v", err)
+		}
+	}
+	return SetPaymentExceptions(ctx, s.cfg.DB, id, tol, late, s.cfg.Now())
 }

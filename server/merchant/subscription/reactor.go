@@ -76,12 +76,12 @@ func (b batch) Paid(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, now t
 }
 
 // Message implements invoice.Batch.
-func (b batch) Message(c payment.Change, inv *entdb.Invoice, status invoice.Status) (notifier.Message, bool, error) {
+func (b batch) Message(c payment.Change, inv *entdb.Invoice, st invoice.Settlement) (notifier.Message, bool, error) {
 	sub := b.subs[*inv.SubscriptionID]
 	if sub.NotifyURL == "" {
 		return notifier.Message{}, false, nil
 	}
-	m, err := b.h.message(c, sub, inv, status)
+	m, err := b.h.message(c, sub, inv, st.Status)
 	return m, err == nil, err
 }
 

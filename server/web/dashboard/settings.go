@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/address"
@@ -43,6 +44,7 @@ var settingsDone = map[string]string{
 	"wallet-removed": "The payout wallet is removed: payments of that coin are now held (the operator's payhook funds lists them).",
 	"key-revoked":    "The API key is revoked: it authenticates nothing from now on.",
 	"payout-webhook": "The payout webhook is saved: each payout done or failed from now on is notified there.",
+	"exceptions":     "The payment exception rules are saved: checkouts created from now on follow them (each checkout may name its own).",
 }
 
 // settingsData is the project settings page: the IPN secret, the webhook
@@ -89,6 +91,12 @@ type settingsData struct {
 	PayoutGET    bool
 	PayoutError  string
 	PayoutLimits []payoutLimitRow
+
+	// Tolerance and LateRefund are the payment exception rules (or what a
+	// refused form typed); ExceptionsError says why a change was refused.
+	Tolerance       string
+	LateRefund      bool
+	ExceptionsError string
 }
 
 // payoutLimitRow is one coin's payout limits, for people ("none" for 0).
@@ -131,6 +139,8 @@ func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *sess
 		do = func() { h.testWebhook(w, r, s) }
 	case sub == "payout-webhook":
 		do = func() { h.setPayoutWebhook(w, r, s) }
+	case sub == "exceptions":
+		do = func() { h.setExceptions(w, r, s) }
 	default:
 		return false
 	}
@@ -191,6 +201,7 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 		d.Wallets = append(d.Wallets, row)
 	}
 	d.PayoutURL, d.PayoutGET = p.PayoutNotifyURL, !p.PayoutNotifyPost
+	d.Tolerance, d.LateRefund = p.UnderpaidTolerance.String(), p.LatePayments == entproject.LatePaymentsRefund
 	for _, t := range slices.Sorted(maps.Keys(p.PayoutLimits)) {
 		l := p.PayoutLimits[t]
 		show := func(v decimal.Decimal) string {
@@ -431,4 +442,36 @@ func (h *Handler) setPayoutWebhook(w http.ResponseWriter, r *http.Request, s *se
 		return
 	}
 	settingsRedirect(w, r, "payout-webhook", "payout-webhook")
+}
+
+// setExceptions sets the project's payment exception rules: the
+// underpaid_tolerance percent and the late_payments policy (refund when
+// the box is checked, else credit). A bad tolerance is a 400 page naming
+// it, with what was typed kept, and changes nothing.
+func (h *Handler) setExceptions(w http.ResponseWriter, r *http.Request, s *session) {
+	tol := strings.TrimSpace(r.PostFormValue("underpaid_tolerance"))
+	refund := r.PostFormValue("late_refund") == "1"
+	late := schema.LateCredit
+	if refund {
+		late = schema.LateRefund
+	}
+	var err error
+	d, perr := project.ParseTolerance(tol)
+	if perr != nil {
+		err = fmt.Errorf("%w: underpaid_tolerance: %v", project.ErrInvalid, perr)
+	} else {
+		err = project.SetPaymentExceptions(r.Context(), h.cfg.DB, s.user.ProjectID, &d, &late, h.cfg.Now())
+	}
+	if errors.Is(err, project.ErrInvalid) {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.Tolerance, d.LateRefund = tol, refund
+			d.ExceptionsError = "The rules were not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
+		})
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "set payment exceptions", err)
+		return
+	}
+	settingsRedirect(w, r, "exceptions", "exceptions")
 }

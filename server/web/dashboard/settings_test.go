@@ -16,6 +16,7 @@ import (
 	"time"
 
 	entapikey "github.com/payhook/payhook/ent/db/apikey"
+	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
@@ -324,4 +325,62 @@ func TestDashboardWebhookTest(t *testing.T) {
 	b.signIn(d.emailB, password)
 	b.do(http.MethodGet, "/dashboard/settings/", nil).WantNot(t, id, rc.url)
 	b.do(http.MethodGet, loc, nil).Want(t, http.StatusNotFound)
+}
+
+// TestDashboardPaymentExceptions: a project's user sets the underpaid
+// tolerance and the late payment policy on the settings page; an
+// out-of-range or over-precise tolerance is a 400 page naming
+// underpaid_tolerance, with what was typed kept, and changes nothing;
+// another project's rules stay as they were.
+func TestDashboardPaymentExceptions(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	ctx := context.Background()
+	db := d.in.Server.DB().Client
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	a.do(http.MethodGet, "/dashboard/settings/", nil).Want(t, 200, `id="underpaid-tolerance"`, `value="0"`, `id="late-refund"`)
+
+	set := func(tol string, refund bool) webtest.Page {
+		form := url.Values{"csrf": {token}, "underpaid_tolerance": {tol}}
+		if refund {
+			form.Set("late_refund", "1")
+		}
+		return a.do(http.MethodPost, "/dashboard/settings/exceptions", form)
+	}
+	for _, c := range []struct{ tol, want string }{
+		{"100.5", "not a percent from 0 to 100"},
+		{"-1", "not a percent from 0 to 100"},
+		{"0.125", "more than 2 decimal places"},
+		{"lots", "not a decimal percent"},
+	} {
+		p := set(c.tol, true)
+		p.Want(t, http.StatusBadRequest, `id="exceptions-error"`, "underpaid_tolerance", `value="`+html.EscapeString(c.tol)+`"`)
+		if !strings.Contains(html.UnescapeString(p.Body), c.want) {
+			t.Errorf("tolerance %s: the page does not say %q", c.tol, c.want)
+		}
+	}
+	if p, _ := project.Get(ctx, db, d.in.ProjectA); !p.UnderpaidTolerance.IsZero() || p.LatePayments != entproject.LatePaymentsCredit {
+		t.Fatalf("a refused form changed the rules: %s %s", p.UnderpaidTolerance, p.LatePayments)
+	}
+
+	p := set("1.5", true)
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=exceptions#exceptions" {
+		t.Fatalf("set: %d %v\n%s", p.Code, p.Header, p.Body)
+	}
+	a.do(http.MethodGet, "/dashboard/settings/?done=exceptions", nil).Want(t, 200, "payment exception rules are saved", `value="1.5"`, `id="late-refund" checked`)
+	pa, _ := project.Get(ctx, db, d.in.ProjectA)
+	if pa.UnderpaidTolerance.String() != "1.5" || pa.LatePayments != entproject.LatePaymentsRefund {
+		t.Fatalf("stored %s %s", pa.UnderpaidTolerance, pa.LatePayments)
+	}
+	if pb, _ := project.Get(ctx, db, d.in.ProjectB); !pb.UnderpaidTolerance.IsZero() || pb.LatePayments != entproject.LatePaymentsCredit {
+		t.Fatalf("project B changed: %s %s", pb.UnderpaidTolerance, pb.LatePayments)
+	}
+	// Unchecked: back to credit.
+	set("0", false).Want(t, http.StatusSeeOther)
+	if pa, _ := project.Get(ctx, db, d.in.ProjectA); !pa.UnderpaidTolerance.IsZero() || pa.LatePayments != entproject.LatePaymentsCredit {
+		t.Fatalf("stored %s %s", pa.UnderpaidTolerance, pa.LatePayments)
+	}
+	// Without the token: refused.
+	a.do(http.MethodPost, "/dashboard/settings/exceptions", url.Values{"underpaid_tolerance": {"5"}}).Want(t, http.StatusForbidden)
 }

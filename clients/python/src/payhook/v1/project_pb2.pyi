@@ -44,7 +44,7 @@ class ListProjectsResponse(_message.Message):
     def __init__(self, projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ...) -> None: ...
 
 class Project(_message.Message):
-    __slots__ = ["confirmations", "created_at", "currency", "name", "payout_notify_post", "payout_notify_url", "project_id", "secret_rotating", "tickers", "wallets"]
+    __slots__ = ["confirmations", "created_at", "currency", "late_payments", "name", "payout_notify_post", "payout_notify_url", "project_id", "secret_rotating", "tickers", "underpaid_tolerance", "wallets"]
     class ConfirmationsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -55,24 +55,28 @@ class Project(_message.Message):
     CONFIRMATIONS_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    LATE_PAYMENTS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PAYOUT_NOTIFY_POST_FIELD_NUMBER: _ClassVar[int]
     PAYOUT_NOTIFY_URL_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     SECRET_ROTATING_FIELD_NUMBER: _ClassVar[int]
     TICKERS_FIELD_NUMBER: _ClassVar[int]
+    UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
     WALLETS_FIELD_NUMBER: _ClassVar[int]
     confirmations: _containers.ScalarMap[str, int]
     created_at: _timestamp_pb2.Timestamp
     currency: str
+    late_payments: str
     name: str
     payout_notify_post: bool
     payout_notify_url: str
     project_id: int
     secret_rotating: bool
     tickers: _containers.RepeatedScalarFieldContainer[str]
+    underpaid_tolerance: str
     wallets: _containers.RepeatedCompositeFieldContainer[ProjectWallet]
-    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ..., payout_notify_url: _Optional[str] = ..., payout_notify_post: bool = ...) -> None: ...
+    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ..., payout_notify_url: _Optional[str] = ..., payout_notify_post: bool = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
 
 class ProjectWallet(_message.Message):
     __slots__ = ["address", "share", "ticker"]
@@ -109,6 +113,24 @@ class RotateSecretResponse(_message.Message):
     IPN_SECRET_FIELD_NUMBER: _ClassVar[int]
     ipn_secret: str
     def __init__(self, ipn_secret: _Optional[str] = ...) -> None: ...
+
+class SetPaymentExceptionsRequest(_message.Message):
+    __slots__ = ["late_payments", "project_id", "underpaid_tolerance"]
+    LATE_PAYMENTS_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    late_payments: str
+    project_id: int
+    underpaid_tolerance: str
+    def __init__(self, project_id: _Optional[int] = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
+
+class SetPaymentExceptionsResponse(_message.Message):
+    __slots__ = ["late_payments", "underpaid_tolerance"]
+    LATE_PAYMENTS_FIELD_NUMBER: _ClassVar[int]
+    UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    late_payments: str
+    underpaid_tolerance: str
+    def __init__(self, underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
 
 class SetPayoutLimitRequest(_message.Message):
     __slots__ = ["per_day", "per_payout", "project_id", "ticker"]

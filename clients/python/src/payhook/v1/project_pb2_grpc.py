@@ -49,6 +49,11 @@ class ProjectServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.FromString,
                 )
+        self.SetPaymentExceptions = channel.unary_unary(
+                '/payhook.v1.ProjectService/SetPaymentExceptions',
+                request_serializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.FromString,
+                )
         self.RemoveWallet = channel.unary_unary(
                 '/payhook.v1.ProjectService/RemoveWallet',
                 request_serializer=payhook_dot_v1_dot_project__pb2.RemoveWalletRequest.SerializeToString,
@@ -112,6 +117,18 @@ class ProjectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPaymentExceptions(self, request, context):
+        """SetPaymentExceptions sets a project's payment exception rules, which its
+        new checkouts copy unless their request names their own: the
+        underpaid_tolerance (percent of the value a checkout may lack and still
+        be paid) and the late_payments policy (credit, or refund: a payment
+        after the checkout expired is credited and held for a refund). A field
+        left unset keeps its value.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RemoveWallet(self, request, context):
         """RemoveWallet removes a project's payout wallets for a ticker; its
         payments are then held by payhook (listed by `payhook funds`).
@@ -152,6 +169,11 @@ def add_ProjectServiceServicer_to_server(servicer, server):
                     servicer.SetPayoutLimit,
                     request_deserializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.SerializeToString,
+            ),
+            'SetPaymentExceptions': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPaymentExceptions,
+                    request_deserializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.SerializeToString,
             ),
             'RemoveWallet': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveWallet,
@@ -272,6 +294,23 @@ class ProjectService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPayoutLimit',
             payhook_dot_v1_dot_project__pb2.SetPayoutLimitRequest.SerializeToString,
             payhook_dot_v1_dot_project__pb2.SetPayoutLimitResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetPaymentExceptions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPaymentExceptions',
+            payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.SerializeToString,
+            payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

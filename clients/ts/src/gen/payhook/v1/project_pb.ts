@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/project.proto.
  */
 export const file_payhook_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0Iu8CCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBo0ChJDb25maXJtYXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4ASI/Cg1Qcm9qZWN0V2FsbGV0Eg4KBnRpY2tlchgBIAEoCRIPCgdhZGRyZXNzGAIgASgJEg0KBXNoYXJlGAMgASgJIm4KE1JvdGF0ZVNlY3JldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIoCg1ncmFjZV9zZWNvbmRzGAIgASgDQgy6SAkiBxiAmp4BKABIAIgBAUIQCg5fZ3JhY2Vfc2Vjb25kcyIqChRSb3RhdGVTZWNyZXRSZXNwb25zZRISCgppcG5fc2VjcmV0GAEgASgJIksKEFNldFdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIaCgZ3YWxsZXQYAiABKAlCCrpIB3IFEAEYgCAiEwoRU2V0V2FsbGV0UmVzcG9uc2UiTQoTUmVtb3ZlV2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhkKBnRpY2tlchgCIAEoCUIJukgGcgQQARggIhYKFFJlbW92ZVdhbGxldFJlc3BvbnNlImcKFlNldFBheW91dE5vdGlmeVJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIjChFwYXlvdXRfbm90aWZ5X3VybBgCIAEoCUIIukgFcgMYgBASCwoDZ2V0GAMgASgIIhkKF1NldFBheW91dE5vdGlmeVJlc3BvbnNlIoYBChVTZXRQYXlvdXRMaW1pdFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIZCgZ0aWNrZXIYAiABKAlCCbpIBnIEEAEYIBIbCgpwZXJfcGF5b3V0GAMgASgJQge6SARyAhhAEhgKB3Blcl9kYXkYBCABKAlCB7pIBHICGEAiGAoWU2V0UGF5b3V0TGltaXRSZXNwb25zZTKbBwoOUHJvamVjdFNlcnZpY2USfQoNQ3JlYXRlUHJvamVjdBIgLnBheWhvb2sudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaIS5wYXlob29rLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZSInkPsYA4LT5JMCHToBKiIYL29wZXJhdG9yL3Byb2plY3QvY3JlYXRlEnUKDExpc3RQcm9qZWN0cxIfLnBheWhvb2sudjEuTGlzdFByb2plY3RzUmVxdWVzdBogLnBheWhvb2sudjEuTGlzdFByb2plY3RzUmVzcG9uc2UiIpD7GAOC0+STAhgSFi9vcGVyYXRvci9wcm9qZWN0L2xpc3QSgQEKDFJvdGF0ZVNlY3JldBIfLnBheWhvb2sudjEuUm90YXRlU2VjcmV0UmVxdWVzdBogLnBheWhvb2sudjEuUm90YXRlU2VjcmV0UmVzcG9uc2UiLpD7GAOC0+STAiQ6ASoiHy9vcGVyYXRvci9wcm9qZWN0L3JvdGF0ZS1zZWNyZXQSdQoJU2V0V2FsbGV0EhwucGF5aG9vay52MS5TZXRXYWxsZXRSZXF1ZXN0Gh0ucGF5aG9vay52MS5TZXRXYWxsZXRSZXNwb25zZSIrkPsYA4LT5JMCIToBKiIcL29wZXJhdG9yL3Byb2plY3Qvd2FsbGV0L3NldBKKAQoPU2V0UGF5b3V0Tm90aWZ5EiIucGF5aG9vay52MS5TZXRQYXlvdXROb3RpZnlSZXF1ZXN0GiMucGF5aG9vay52MS5TZXRQYXlvdXROb3RpZnlSZXNwb25zZSIukPsYA4LT5JMCJDoBKiIfL29wZXJhdG9yL3Byb2plY3QvcGF5b3V0LW5vdGlmeRKGAQoOU2V0UGF5b3V0TGltaXQSIS5wYXlob29rLnYxLlNldFBheW91dExpbWl0UmVxdWVzdBoiLnBheWhvb2sudjEuU2V0UGF5b3V0TGltaXRSZXNwb25zZSItkPsYA4LT5JMCIzoBKiIeL29wZXJhdG9yL3Byb2plY3QvcGF5b3V0LWxpbWl0EoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0IqMDCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBIbChN1bmRlcnBhaWRfdG9sZXJhbmNlGAsgASgJEhUKDWxhdGVfcGF5bWVudHMYDCABKAkaNAoSQ29uZmlybWF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiPwoNUHJvamVjdFdhbGxldBIOCgZ0aWNrZXIYASABKAkSDwoHYWRkcmVzcxgCIAEoCRINCgVzaGFyZRgDIAEoCSJuChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASKAoNZ3JhY2Vfc2Vjb25kcxgCIAEoA0IMukgJIgcYgJqeASgASACIAQFCEAoOX2dyYWNlX3NlY29uZHMiKgoUUm90YXRlU2VjcmV0UmVzcG9uc2USEgoKaXBuX3NlY3JldBgBIAEoCSJLChBTZXRXYWxsZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGgoGd2FsbGV0GAIgASgJQgq6SAdyBRABGIAgIhMKEVNldFdhbGxldFJlc3BvbnNlIk0KE1JlbW92ZVdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIZCgZ0aWNrZXIYAiABKAlCCbpIBnIEEAEYICIWChRSZW1vdmVXYWxsZXRSZXNwb25zZSJnChZTZXRQYXlvdXROb3RpZnlSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASIwoRcGF5b3V0X25vdGlmeV91cmwYAiABKAlCCLpIBXIDGIAQEgsKA2dldBgDIAEoCCIZChdTZXRQYXlvdXROb3RpZnlSZXNwb25zZSKGAQoVU2V0UGF5b3V0TGltaXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGQoGdGlja2VyGAIgASgJQgm6SAZyBBABGCASGwoKcGVyX3BheW91dBgDIAEoCUIHukgEcgIYQBIYCgdwZXJfZGF5GAQgASgJQge6SARyAhhAIhgKFlNldFBheW91dExpbWl0UmVzcG9uc2UitAEKG1NldFBheW1lbnRFeGNlcHRpb25zUmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEikKE3VuZGVycGFpZF90b2xlcmFuY2UYAiABKAlCB7pIBHICGChIAIgBARIjCg1sYXRlX3BheW1lbnRzGAMgASgJQge6SARyAhgoSAGIAQFCFgoUX3VuZGVycGFpZF90b2xlcmFuY2VCEAoOX2xhdGVfcGF5bWVudHMiUgocU2V0UGF5bWVudEV4Y2VwdGlvbnNSZXNwb25zZRIbChN1bmRlcnBhaWRfdG9sZXJhbmNlGAEgASgJEhUKDWxhdGVfcGF5bWVudHMYAiABKAkyvAgKDlByb2plY3RTZXJ2aWNlEn0KDUNyZWF0ZVByb2plY3QSIC5wYXlob29rLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiEucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiJ5D7GAOC0+STAh06ASoiGC9vcGVyYXRvci9wcm9qZWN0L2NyZWF0ZRJ1CgxMaXN0UHJvamVjdHMSHy5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaIC5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIiKQ+xgDgtPkkwIYEhYvb3BlcmF0b3IvcHJvamVjdC9saXN0EoEBCgxSb3RhdGVTZWNyZXQSHy5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaIC5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9yb3RhdGUtc2VjcmV0EnUKCVNldFdhbGxldBIcLnBheWhvb2sudjEuU2V0V2FsbGV0UmVxdWVzdBodLnBheWhvb2sudjEuU2V0V2FsbGV0UmVzcG9uc2UiK5D7GAOC0+STAiE6ASoiHC9vcGVyYXRvci9wcm9qZWN0L3dhbGxldC9zZXQSigEKD1NldFBheW91dE5vdGlmeRIiLnBheWhvb2sudjEuU2V0UGF5b3V0Tm90aWZ5UmVxdWVzdBojLnBheWhvb2sudjEuU2V0UGF5b3V0Tm90aWZ5UmVzcG9uc2UiLpD7GAOC0+STAiQ6ASoiHy9vcGVyYXRvci9wcm9qZWN0L3BheW91dC1ub3RpZnkShgEKDlNldFBheW91dExpbWl0EiEucGF5aG9vay52MS5TZXRQYXlvdXRMaW1pdFJlcXVlc3QaIi5wYXlob29rLnYxLlNldFBheW91dExpbWl0UmVzcG9uc2UiLZD7GAOC0+STAiM6ASoiHi9vcGVyYXRvci9wcm9qZWN0L3BheW91dC1saW1pdBKeAQoUU2V0UGF5bWVudEV4Y2VwdGlvbnMSJy5wYXlob29rLnYxLlNldFBheW1lbnRFeGNlcHRpb25zUmVxdWVzdBooLnBheWhvb2sudjEuU2V0UGF5bWVudEV4Y2VwdGlvbnNSZXNwb25zZSIzkPsYA4LT5JMCKToBKiIkL29wZXJhdG9yL3Byb2plY3QvcGF5bWVudC1leGNlcHRpb25zEoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
  * CreateProjectRequest names a new project.
@@ -215,6 +215,24 @@ export type Project = Message<"payhook.v1.Project"> & {
    * @generated from field: bool payout_notify_post = 10;
    */
   payoutNotifyPost: boolean;
+
+  /**
+   * underpaid_tolerance is the percent of a checkout's value its confirmed
+   * payments may lack and the checkout still be paid (a decimal string, "0"
+   * for none).
+   *
+   * @generated from field: string underpaid_tolerance = 11;
+   */
+  underpaidTolerance: string;
+
+  /**
+   * late_payments is what becomes of a payment after its checkout expired:
+   * credit (forwarded as any other) or refund (credited, notified and held
+   * for a refund).
+   *
+   * @generated from field: string late_payments = 12;
+   */
+  latePayments: string;
 };
 
 /**
@@ -505,6 +523,72 @@ export const SetPayoutLimitResponseSchema: GenMessage<SetPayoutLimitResponse> = 
   messageDesc(file_payhook_v1_project, 15);
 
 /**
+ * SetPaymentExceptionsRequest sets a project's payment exception rules; an
+ * unset field keeps its value, and at least one must be set.
+ *
+ * @generated from message payhook.v1.SetPaymentExceptionsRequest
+ */
+export type SetPaymentExceptionsRequest = Message<"payhook.v1.SetPaymentExceptionsRequest"> & {
+  /**
+   * project_id identifies the project.
+   *
+   * @generated from field: int64 project_id = 1;
+   */
+  projectId: bigint;
+
+  /**
+   * underpaid_tolerance is a percent from 0 to 100 with at most 2 decimal
+   * places ("0.5"): a checkout whose confirmed payments are within it of its
+   * value is paid.
+   *
+   * @generated from field: optional string underpaid_tolerance = 2;
+   */
+  underpaidTolerance?: string | undefined;
+
+  /**
+   * late_payments is credit or refund.
+   *
+   * @generated from field: optional string late_payments = 3;
+   */
+  latePayments?: string | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.SetPaymentExceptionsRequest.
+ * Use `create(SetPaymentExceptionsRequestSchema)` to create a new message.
+ */
+export const SetPaymentExceptionsRequestSchema: GenMessage<SetPaymentExceptionsRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 16);
+
+/**
+ * SetPaymentExceptionsResponse is the project as it is now.
+ *
+ * @generated from message payhook.v1.SetPaymentExceptionsResponse
+ */
+export type SetPaymentExceptionsResponse = Message<"payhook.v1.SetPaymentExceptionsResponse"> & {
+  /**
+   * underpaid_tolerance is the project's tolerance now.
+   *
+   * @generated from field: string underpaid_tolerance = 1;
+   */
+  underpaidTolerance: string;
+
+  /**
+   * late_payments is the project's policy now.
+   *
+   * @generated from field: string late_payments = 2;
+   */
+  latePayments: string;
+};
+
+/**
+ * Describes the message payhook.v1.SetPaymentExceptionsResponse.
+ * Use `create(SetPaymentExceptionsResponseSchema)` to create a new message.
+ */
+export const SetPaymentExceptionsResponseSchema: GenMessage<SetPaymentExceptionsResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 17);
+
+/**
  * ProjectService manages the projects of the merchant interface. A project
  * owns API keys, addresses, checkouts, deposits and their notifications, and
  * holds the IPN secret that signs its webhooks. Every method requires an
@@ -579,6 +663,21 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof SetPayoutLimitRequestSchema;
     output: typeof SetPayoutLimitResponseSchema;
+  },
+  /**
+   * SetPaymentExceptions sets a project's payment exception rules, which its
+   * new checkouts copy unless their request names their own: the
+   * underpaid_tolerance (percent of the value a checkout may lack and still
+   * be paid) and the late_payments policy (credit, or refund: a payment
+   * after the checkout expired is credited and held for a refund). A field
+   * left unset keeps its value.
+   *
+   * @generated from rpc payhook.v1.ProjectService.SetPaymentExceptions
+   */
+  setPaymentExceptions: {
+    methodKind: "unary";
+    input: typeof SetPaymentExceptionsRequestSchema;
+    output: typeof SetPaymentExceptionsResponseSchema;
   },
   /**
    * RemoveWallet removes a project's payout wallets for a ticker; its
