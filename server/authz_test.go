@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/google/uuid"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -30,6 +31,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	entrefund "github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -61,8 +63,10 @@ type authzFixture struct {
 	// checkoutTx, depositTx are confirmed btc payments of the checkout and
 	// the deposit, which the refund methods refund a little of per call.
 	checkoutTx, depositTx string
-	// refund is a refund of A's checkout payment.
-	refund string
+	// refund is a refund of A's checkout payment; newRequested records a
+	// refund of it as a payer asks for one and returns its id.
+	refund       string
+	newRequested func() string
 }
 
 // authzRow says how to call one method for the matrix.
@@ -191,6 +195,9 @@ var authzRows = map[protoreflect.FullName]authzRow{
 		return &payhookv1.RefundDepositRequest{PaymentId: f.deposit, TxidIn: f.depositTx, Address: btcDest, Value: "0.0001"}
 	}},
 
+	"payhook.v1.RefundService.ApproveRefund": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ApproveRefundRequest{RefundId: f.newRequested()}
+	}},
 	"payhook.v1.RefundService.GetRefund": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.GetRefundRequest{RefundId: f.refund}
 	}},
@@ -470,6 +477,20 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		t.Fatal(err)
 	}
 	f.refund = ref.GetRefund().GetRefundId()
+	stored, err := in.Server.DB().Client.Refund.Query().Where(entrefund.UUID(f.refund)).Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.newRequested = func() string {
+		id := uuid.NewString()
+		if err := in.Server.DB().Client.Refund.Create().SetUUID(id).SetProjectID(stored.ProjectID).SetInvoiceID(stored.InvoiceID).
+			SetPaymentID(stored.PaymentID).SetTicker(stored.Ticker).SetAddress(stored.Address).SetValue(stored.Value).
+			SetStatus(entrefund.StatusRequested).SetReason("overpaid").SetCreatedAt(stored.CreatedAt).SetUpdatedAt(stored.CreatedAt).
+			Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
 	// A block below the devnet's head, so the first reorg has one to undo.
 	one := int32(1)
 	if _, err := payhookv1.NewDevnetServiceClient(in.Conn).Mine(ctx, &payhookv1.MineRequest{Ticker: "btc", Blocks: &one}); err != nil {

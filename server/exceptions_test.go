@@ -82,7 +82,7 @@ func TestExceptionUnderpaidTolerance(t *testing.T) {
 			t.Parallel()
 			e := newMerchantEnv(t, d)
 			tol := "1"
-			if err := admin.SetProjectPaymentExceptions(context.Background(), e.in.DSN, e.in.ProjectA, &tol, nil); err != nil {
+			if err := admin.SetProjectPaymentExceptions(context.Background(), e.in.DSN, e.in.ProjectA, &tol, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			short := func(c exceptionCheckout) decimal.Decimal {
@@ -203,7 +203,7 @@ func TestExceptionLatePayments(t *testing.T) {
 				t.Fatal(err)
 			}
 			late := "refund"
-			if err := admin.SetProjectPaymentExceptions(ctx, e.in.DSN, e.in.ProjectA, nil, &late); err != nil {
+			if err := admin.SetProjectPaymentExceptions(ctx, e.in.DSN, e.in.ProjectA, nil, &late, nil); err != nil {
 				t.Fatal(err)
 			}
 			refund := newExceptionCheckout(t, e)

@@ -417,7 +417,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	})
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
-	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, func() int64 { return s.cfg.Now().Unix() })
+	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, s.cfg.Now)
 	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds))
 	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
@@ -431,7 +431,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	pages, err := pay.New(pay.Config{
-		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
+		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices, Refunds: refunds,
 		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
 	if err != nil {
@@ -439,7 +439,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Payouts: s.payouts, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
+		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
 		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {

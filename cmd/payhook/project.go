@@ -151,6 +151,7 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&limits, "payout-limit", "TICKER=PER_PAYOUT/PER_DAY: the most a payout, and a UTC day's payouts, may total before a dashboard user must approve (0: no limit); repeatable")
 	tolerance := fs.String("underpaid-tolerance", "", "percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout's underpaid_tolerance overrides it")
 	late := fs.String("late-payments", "", "credit (a payment after its checkout expired is forwarded as any other) or refund (credited, notified, held for a refund); a checkout's late_payments overrides it")
+	autoRefund := fs.Bool("auto-refund-overpaid", false, "approve at once the refunds payers ask for on the hosted page of an overpaid invoice (=false: they wait for the merchant)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -159,6 +160,7 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	notifySet := false
 	var tolSet, lateSet *string
+	var autoSet *bool
 	fs.Visit(func(f *flag.Flag) {
 		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
 		switch f.Name {
@@ -166,14 +168,16 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 			tolSet = tolerance
 		case "late-payments":
 			lateSet = late
+		case "auto-refund-overpaid":
+			autoSet = autoRefund
 		}
 	})
-	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil {
-		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance or --late-payments")
+	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil {
+		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments or --auto-refund-overpaid")
 	}
-	if tolSet != nil || lateSet != nil {
+	if tolSet != nil || lateSet != nil || autoSet != nil {
 		// Checked before anything else changes: a bad value updates nothing.
-		if err := admin.SetProjectPaymentExceptions(ctx, *dsn, *id, tolSet, lateSet); err != nil {
+		if err := admin.SetProjectPaymentExceptions(ctx, *dsn, *id, tolSet, lateSet, autoSet); err != nil {
 			return err
 		}
 	}

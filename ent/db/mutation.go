@@ -19299,6 +19299,7 @@ type ProjectMutation struct {
 	payout_notify_post    *bool
 	underpaid_tolerance   *decimal.Decimal
 	late_payments         *project.LatePayments
+	auto_refund_overpaid  *bool
 	clearedFields         map[string]struct{}
 	done                  bool
 	oldValue              func(context.Context) (*Project, error)
@@ -19990,6 +19991,42 @@ func (m *ProjectMutation) ResetLatePayments() {
 	m.late_payments = nil
 }
 
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (m *ProjectMutation) SetAutoRefundOverpaid(b bool) {
+	m.auto_refund_overpaid = &b
+}
+
+// AutoRefundOverpaid returns the value of the "auto_refund_overpaid" field in the mutation.
+func (m *ProjectMutation) AutoRefundOverpaid() (r bool, exists bool) {
+	v := m.auto_refund_overpaid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAutoRefundOverpaid returns the old "auto_refund_overpaid" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldAutoRefundOverpaid(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAutoRefundOverpaid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAutoRefundOverpaid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAutoRefundOverpaid: %w", err)
+	}
+	return oldValue.AutoRefundOverpaid, nil
+}
+
+// ResetAutoRefundOverpaid resets all changes to the "auto_refund_overpaid" field.
+func (m *ProjectMutation) ResetAutoRefundOverpaid() {
+	m.auto_refund_overpaid = nil
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -20024,7 +20061,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 15)
+	fields := make([]string, 0, 16)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -20070,6 +20107,9 @@ func (m *ProjectMutation) Fields() []string {
 	if m.late_payments != nil {
 		fields = append(fields, project.FieldLatePayments)
 	}
+	if m.auto_refund_overpaid != nil {
+		fields = append(fields, project.FieldAutoRefundOverpaid)
+	}
 	return fields
 }
 
@@ -20108,6 +20148,8 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.UnderpaidTolerance()
 	case project.FieldLatePayments:
 		return m.LatePayments()
+	case project.FieldAutoRefundOverpaid:
+		return m.AutoRefundOverpaid()
 	}
 	return nil, false
 }
@@ -20147,6 +20189,8 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldUnderpaidTolerance(ctx)
 	case project.FieldLatePayments:
 		return m.OldLatePayments(ctx)
+	case project.FieldAutoRefundOverpaid:
+		return m.OldAutoRefundOverpaid(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -20261,6 +20305,13 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLatePayments(v)
 		return nil
+	case project.FieldAutoRefundOverpaid:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAutoRefundOverpaid(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
 }
@@ -20370,6 +20421,9 @@ func (m *ProjectMutation) ResetField(name string) error {
 	case project.FieldLatePayments:
 		m.ResetLatePayments()
 		return nil
+	case project.FieldAutoRefundOverpaid:
+		m.ResetAutoRefundOverpaid()
+		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
 }
@@ -20441,6 +20495,8 @@ type RefundMutation struct {
 	address       *string
 	value         *decimal.Decimal
 	status        *refund.Status
+	reason        *string
+	approved_by   *string
 	payout_id     *int64
 	addpayout_id  *int64
 	txid          *string
@@ -20975,6 +21031,78 @@ func (m *RefundMutation) ResetStatus() {
 	m.status = nil
 }
 
+// SetReason sets the "reason" field.
+func (m *RefundMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *RefundMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *RefundMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (m *RefundMutation) SetApprovedBy(s string) {
+	m.approved_by = &s
+}
+
+// ApprovedBy returns the value of the "approved_by" field in the mutation.
+func (m *RefundMutation) ApprovedBy() (r string, exists bool) {
+	v := m.approved_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldApprovedBy returns the old "approved_by" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldApprovedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldApprovedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldApprovedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldApprovedBy: %w", err)
+	}
+	return oldValue.ApprovedBy, nil
+}
+
+// ResetApprovedBy resets all changes to the "approved_by" field.
+func (m *RefundMutation) ResetApprovedBy() {
+	m.approved_by = nil
+}
+
 // SetPayoutID sets the "payout_id" field.
 func (m *RefundMutation) SetPayoutID(i int64) {
 	m.payout_id = &i
@@ -21151,7 +21279,7 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 15)
 	if m.created_at != nil {
 		fields = append(fields, refund.FieldCreatedAt)
 	}
@@ -21181,6 +21309,12 @@ func (m *RefundMutation) Fields() []string {
 	}
 	if m.status != nil {
 		fields = append(fields, refund.FieldStatus)
+	}
+	if m.reason != nil {
+		fields = append(fields, refund.FieldReason)
+	}
+	if m.approved_by != nil {
+		fields = append(fields, refund.FieldApprovedBy)
 	}
 	if m.payout_id != nil {
 		fields = append(fields, refund.FieldPayoutID)
@@ -21219,6 +21353,10 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 		return m.Value()
 	case refund.FieldStatus:
 		return m.Status()
+	case refund.FieldReason:
+		return m.Reason()
+	case refund.FieldApprovedBy:
+		return m.ApprovedBy()
 	case refund.FieldPayoutID:
 		return m.PayoutID()
 	case refund.FieldTxid:
@@ -21254,6 +21392,10 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldValue(ctx)
 	case refund.FieldStatus:
 		return m.OldStatus(ctx)
+	case refund.FieldReason:
+		return m.OldReason(ctx)
+	case refund.FieldApprovedBy:
+		return m.OldApprovedBy(ctx)
 	case refund.FieldPayoutID:
 		return m.OldPayoutID(ctx)
 	case refund.FieldTxid:
@@ -21338,6 +21480,20 @@ func (m *RefundMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetStatus(v)
+		return nil
+	case refund.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case refund.FieldApprovedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetApprovedBy(v)
 		return nil
 	case refund.FieldPayoutID:
 		v, ok := value.(int64)
@@ -21498,6 +21654,12 @@ func (m *RefundMutation) ResetField(name string) error {
 		return nil
 	case refund.FieldStatus:
 		m.ResetStatus()
+		return nil
+	case refund.FieldReason:
+		m.ResetReason()
+		return nil
+	case refund.FieldApprovedBy:
+		m.ResetApprovedBy()
 		return nil
 	case refund.FieldPayoutID:
 		m.ResetPayoutID()

@@ -50,7 +50,9 @@ type Project struct {
 	UnderpaidTolerance decimal.Decimal `json:"underpaid_tolerance,omitempty"`
 	// What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own.
 	LatePayments project.LatePayments `json:"late_payments,omitempty"`
-	selectValues sql.SelectValues
+	// A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant).
+	AutoRefundOverpaid bool `json:"auto_refund_overpaid,omitempty"`
+	selectValues       sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -62,7 +64,7 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case project.FieldUnderpaidTolerance:
 			values[i] = new(decimal.Decimal)
-		case project.FieldPayoutNotifyPost:
+		case project.FieldPayoutNotifyPost, project.FieldAutoRefundOverpaid:
 			values[i] = new(sql.NullBool)
 		case project.FieldID:
 			values[i] = new(sql.NullInt64)
@@ -190,6 +192,12 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LatePayments = project.LatePayments(value.String)
 			}
+		case project.FieldAutoRefundOverpaid:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field auto_refund_overpaid", values[i])
+			} else if value.Valid {
+				_m.AutoRefundOverpaid = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -270,6 +278,9 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("late_payments=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LatePayments))
+	builder.WriteString(", ")
+	builder.WriteString("auto_refund_overpaid=")
+	builder.WriteString(fmt.Sprintf("%v", _m.AutoRefundOverpaid))
 	builder.WriteByte(')')
 	return builder.String()
 }

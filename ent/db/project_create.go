@@ -186,6 +186,20 @@ func (_c *ProjectCreate) SetNillableLatePayments(v *project.LatePayments) *Proje
 	return _c
 }
 
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (_c *ProjectCreate) SetAutoRefundOverpaid(v bool) *ProjectCreate {
+	_c.mutation.SetAutoRefundOverpaid(v)
+	return _c
+}
+
+// SetNillableAutoRefundOverpaid sets the "auto_refund_overpaid" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableAutoRefundOverpaid(v *bool) *ProjectCreate {
+	if v != nil {
+		_c.SetAutoRefundOverpaid(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v int64) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -271,6 +285,10 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultLatePayments
 		_c.mutation.SetLatePayments(v)
 	}
+	if _, ok := _c.mutation.AutoRefundOverpaid(); !ok {
+		v := project.DefaultAutoRefundOverpaid
+		_c.mutation.SetAutoRefundOverpaid(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -333,6 +351,9 @@ func (_c *ProjectCreate) check() error {
 		if err := project.LatePaymentsValidator(v); err != nil {
 			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.AutoRefundOverpaid(); !ok {
+		return &ValidationError{Name: "auto_refund_overpaid", err: errors.New(`db: missing required field "Project.auto_refund_overpaid"`)}
 	}
 	return nil
 }
@@ -426,6 +447,10 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
 		_node.LatePayments = value
+	}
+	if value, ok := _c.mutation.AutoRefundOverpaid(); ok {
+		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
+		_node.AutoRefundOverpaid = value
 	}
 	return _node, _spec
 }
@@ -656,6 +681,18 @@ func (u *ProjectUpsert) SetLatePayments(v project.LatePayments) *ProjectUpsert {
 // UpdateLatePayments sets the "late_payments" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateLatePayments() *ProjectUpsert {
 	u.SetExcluded(project.FieldLatePayments)
+	return u
+}
+
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (u *ProjectUpsert) SetAutoRefundOverpaid(v bool) *ProjectUpsert {
+	u.Set(project.FieldAutoRefundOverpaid, v)
+	return u
+}
+
+// UpdateAutoRefundOverpaid sets the "auto_refund_overpaid" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateAutoRefundOverpaid() *ProjectUpsert {
+	u.SetExcluded(project.FieldAutoRefundOverpaid)
 	return u
 }
 
@@ -917,6 +954,20 @@ func (u *ProjectUpsertOne) SetLatePayments(v project.LatePayments) *ProjectUpser
 func (u *ProjectUpsertOne) UpdateLatePayments() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateLatePayments()
+	})
+}
+
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (u *ProjectUpsertOne) SetAutoRefundOverpaid(v bool) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAutoRefundOverpaid(v)
+	})
+}
+
+// UpdateAutoRefundOverpaid sets the "auto_refund_overpaid" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateAutoRefundOverpaid() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAutoRefundOverpaid()
 	})
 }
 
@@ -1344,6 +1395,20 @@ func (u *ProjectUpsertBulk) SetLatePayments(v project.LatePayments) *ProjectUpse
 func (u *ProjectUpsertBulk) UpdateLatePayments() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateLatePayments()
+	})
+}
+
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (u *ProjectUpsertBulk) SetAutoRefundOverpaid(v bool) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetAutoRefundOverpaid(v)
+	})
+}
+
+// UpdateAutoRefundOverpaid sets the "auto_refund_overpaid" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateAutoRefundOverpaid() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateAutoRefundOverpaid()
 	})
 }
 

@@ -206,6 +206,20 @@ func (_u *ProjectUpdate) SetNillableLatePayments(v *project.LatePayments) *Proje
 	return _u
 }
 
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (_u *ProjectUpdate) SetAutoRefundOverpaid(v bool) *ProjectUpdate {
+	_u.mutation.SetAutoRefundOverpaid(v)
+	return _u
+}
+
+// SetNillableAutoRefundOverpaid sets the "auto_refund_overpaid" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableAutoRefundOverpaid(v *bool) *ProjectUpdate {
+	if v != nil {
+		_u.SetAutoRefundOverpaid(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdate) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -342,6 +356,9 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
+		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -539,6 +556,20 @@ func (_u *ProjectUpdateOne) SetNillableLatePayments(v *project.LatePayments) *Pr
 	return _u
 }
 
+// SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
+func (_u *ProjectUpdateOne) SetAutoRefundOverpaid(v bool) *ProjectUpdateOne {
+	_u.mutation.SetAutoRefundOverpaid(v)
+	return _u
+}
+
+// SetNillableAutoRefundOverpaid sets the "auto_refund_overpaid" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableAutoRefundOverpaid(v *bool) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetAutoRefundOverpaid(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdateOne) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -705,6 +736,9 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
+		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Project{config: _u.config}

@@ -36,8 +36,12 @@ type Refund struct {
 	Address string `json:"address,omitempty"`
 	// The amount refunded, in coin units.
 	Value decimal.Decimal `json:"value,omitempty"`
-	// pending: its payout is queued, waits for approval or is being sent; completed: the network accepted it; failed: it can never be sent (error says why).
+	// requested: the payer asked for it on the hosted page, the merchant has not approved it; pending: its payout is queued, waits for approval or is being sent; completed: the network accepted it; failed: it can never be sent (error says why).
 	Status refund.Status `json:"status,omitempty"`
+	// Why the payer may ask for it (overpaid, expired, late); empty for the merchant's own refunds.
+	Reason string `json:"reason,omitempty"`
+	// Who approved a requested refund: a dashboard user, the merchant's API key, or auto.
+	ApprovedBy string `json:"approved_by,omitempty"`
 	// The payout that pays it.
 	PayoutID *int64 `json:"payout_id,omitempty"`
 	// Txid holds the value of the "txid" field.
@@ -56,7 +60,7 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 			values[i] = new(decimal.Decimal)
 		case refund.FieldID, refund.FieldProjectID, refund.FieldInvoiceID, refund.FieldPaymentID, refund.FieldPayoutID:
 			values[i] = new(sql.NullInt64)
-		case refund.FieldUUID, refund.FieldTicker, refund.FieldAddress, refund.FieldStatus, refund.FieldTxid, refund.FieldError:
+		case refund.FieldUUID, refund.FieldTicker, refund.FieldAddress, refund.FieldStatus, refund.FieldReason, refund.FieldApprovedBy, refund.FieldTxid, refund.FieldError:
 			values[i] = new(sql.NullString)
 		case refund.FieldCreatedAt, refund.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -140,6 +144,18 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
 				_m.Status = refund.Status(value.String)
+			}
+		case refund.FieldReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reason", values[i])
+			} else if value.Valid {
+				_m.Reason = value.String
+			}
+		case refund.FieldApprovedBy:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field approved_by", values[i])
+			} else if value.Valid {
+				_m.ApprovedBy = value.String
 			}
 		case refund.FieldPayoutID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -225,6 +241,12 @@ func (_m *Refund) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("status=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Status))
+	builder.WriteString(", ")
+	builder.WriteString("reason=")
+	builder.WriteString(_m.Reason)
+	builder.WriteString(", ")
+	builder.WriteString("approved_by=")
+	builder.WriteString(_m.ApprovedBy)
 	builder.WriteString(", ")
 	if v := _m.PayoutID; v != nil {
 		builder.WriteString("payout_id=")

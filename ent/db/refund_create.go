@@ -107,6 +107,34 @@ func (_c *RefundCreate) SetNillableStatus(v *refund.Status) *RefundCreate {
 	return _c
 }
 
+// SetReason sets the "reason" field.
+func (_c *RefundCreate) SetReason(v string) *RefundCreate {
+	_c.mutation.SetReason(v)
+	return _c
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableReason(v *string) *RefundCreate {
+	if v != nil {
+		_c.SetReason(*v)
+	}
+	return _c
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_c *RefundCreate) SetApprovedBy(v string) *RefundCreate {
+	_c.mutation.SetApprovedBy(v)
+	return _c
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableApprovedBy(v *string) *RefundCreate {
+	if v != nil {
+		_c.SetApprovedBy(*v)
+	}
+	return _c
+}
+
 // SetPayoutID sets the "payout_id" field.
 func (_c *RefundCreate) SetPayoutID(v int64) *RefundCreate {
 	_c.mutation.SetPayoutID(v)
@@ -202,6 +230,14 @@ func (_c *RefundCreate) defaults() {
 		v := refund.DefaultStatus
 		_c.mutation.SetStatus(v)
 	}
+	if _, ok := _c.mutation.Reason(); !ok {
+		v := refund.DefaultReason
+		_c.mutation.SetReason(v)
+	}
+	if _, ok := _c.mutation.ApprovedBy(); !ok {
+		v := refund.DefaultApprovedBy
+		_c.mutation.SetApprovedBy(v)
+	}
 	if _, ok := _c.mutation.Txid(); !ok {
 		v := refund.DefaultTxid
 		_c.mutation.SetTxid(v)
@@ -263,6 +299,12 @@ func (_c *RefundCreate) check() error {
 		if err := refund.StatusValidator(v); err != nil {
 			return &ValidationError{Name: "status", err: fmt.Errorf(`db: validator failed for field "Refund.status": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Reason(); !ok {
+		return &ValidationError{Name: "reason", err: errors.New(`db: missing required field "Refund.reason"`)}
+	}
+	if _, ok := _c.mutation.ApprovedBy(); !ok {
+		return &ValidationError{Name: "approved_by", err: errors.New(`db: missing required field "Refund.approved_by"`)}
 	}
 	if _, ok := _c.mutation.Txid(); !ok {
 		return &ValidationError{Name: "txid", err: errors.New(`db: missing required field "Refund.txid"`)}
@@ -342,6 +384,14 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
 		_node.Status = value
+	}
+	if value, ok := _c.mutation.Reason(); ok {
+		_spec.SetField(refund.FieldReason, field.TypeString, value)
+		_node.Reason = value
+	}
+	if value, ok := _c.mutation.ApprovedBy(); ok {
+		_spec.SetField(refund.FieldApprovedBy, field.TypeString, value)
+		_node.ApprovedBy = value
 	}
 	if value, ok := _c.mutation.PayoutID(); ok {
 		_spec.SetField(refund.FieldPayoutID, field.TypeInt64, value)
@@ -428,6 +478,30 @@ func (u *RefundUpsert) SetStatus(v refund.Status) *RefundUpsert {
 // UpdateStatus sets the "status" field to the value that was provided on create.
 func (u *RefundUpsert) UpdateStatus() *RefundUpsert {
 	u.SetExcluded(refund.FieldStatus)
+	return u
+}
+
+// SetReason sets the "reason" field.
+func (u *RefundUpsert) SetReason(v string) *RefundUpsert {
+	u.Set(refund.FieldReason, v)
+	return u
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *RefundUpsert) UpdateReason() *RefundUpsert {
+	u.SetExcluded(refund.FieldReason)
+	return u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *RefundUpsert) SetApprovedBy(v string) *RefundUpsert {
+	u.Set(refund.FieldApprovedBy, v)
+	return u
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *RefundUpsert) UpdateApprovedBy() *RefundUpsert {
+	u.SetExcluded(refund.FieldApprovedBy)
 	return u
 }
 
@@ -576,6 +650,34 @@ func (u *RefundUpsertOne) SetStatus(v refund.Status) *RefundUpsertOne {
 func (u *RefundUpsertOne) UpdateStatus() *RefundUpsertOne {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetReason sets the "reason" field.
+func (u *RefundUpsertOne) SetReason(v string) *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetReason(v)
+	})
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *RefundUpsertOne) UpdateReason() *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateReason()
+	})
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *RefundUpsertOne) SetApprovedBy(v string) *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetApprovedBy(v)
+	})
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *RefundUpsertOne) UpdateApprovedBy() *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateApprovedBy()
 	})
 }
 
@@ -898,6 +1000,34 @@ func (u *RefundUpsertBulk) SetStatus(v refund.Status) *RefundUpsertBulk {
 func (u *RefundUpsertBulk) UpdateStatus() *RefundUpsertBulk {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateStatus()
+	})
+}
+
+// SetReason sets the "reason" field.
+func (u *RefundUpsertBulk) SetReason(v string) *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetReason(v)
+	})
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *RefundUpsertBulk) UpdateReason() *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateReason()
+	})
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (u *RefundUpsertBulk) SetApprovedBy(v string) *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetApprovedBy(v)
+	})
+}
+
+// UpdateApprovedBy sets the "approved_by" field to the value that was provided on create.
+func (u *RefundUpsertBulk) UpdateApprovedBy() *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateApprovedBy()
 	})
 }
 

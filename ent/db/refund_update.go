@@ -49,6 +49,34 @@ func (_u *RefundUpdate) SetNillableStatus(v *refund.Status) *RefundUpdate {
 	return _u
 }
 
+// SetReason sets the "reason" field.
+func (_u *RefundUpdate) SetReason(v string) *RefundUpdate {
+	_u.mutation.SetReason(v)
+	return _u
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_u *RefundUpdate) SetNillableReason(v *string) *RefundUpdate {
+	if v != nil {
+		_u.SetReason(*v)
+	}
+	return _u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_u *RefundUpdate) SetApprovedBy(v string) *RefundUpdate {
+	_u.mutation.SetApprovedBy(v)
+	return _u
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_u *RefundUpdate) SetNillableApprovedBy(v *string) *RefundUpdate {
+	if v != nil {
+		_u.SetApprovedBy(*v)
+	}
+	return _u
+}
+
 // SetPayoutID sets the "payout_id" field.
 func (_u *RefundUpdate) SetPayoutID(v int64) *RefundUpdate {
 	_u.mutation.ResetPayoutID()
@@ -179,6 +207,12 @@ func (_u *RefundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
 	}
+	if value, ok := _u.mutation.Reason(); ok {
+		_spec.SetField(refund.FieldReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedBy(); ok {
+		_spec.SetField(refund.FieldApprovedBy, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.PayoutID(); ok {
 		_spec.SetField(refund.FieldPayoutID, field.TypeInt64, value)
 	}
@@ -232,6 +266,34 @@ func (_u *RefundUpdateOne) SetStatus(v refund.Status) *RefundUpdateOne {
 func (_u *RefundUpdateOne) SetNillableStatus(v *refund.Status) *RefundUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
+	}
+	return _u
+}
+
+// SetReason sets the "reason" field.
+func (_u *RefundUpdateOne) SetReason(v string) *RefundUpdateOne {
+	_u.mutation.SetReason(v)
+	return _u
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_u *RefundUpdateOne) SetNillableReason(v *string) *RefundUpdateOne {
+	if v != nil {
+		_u.SetReason(*v)
+	}
+	return _u
+}
+
+// SetApprovedBy sets the "approved_by" field.
+func (_u *RefundUpdateOne) SetApprovedBy(v string) *RefundUpdateOne {
+	_u.mutation.SetApprovedBy(v)
+	return _u
+}
+
+// SetNillableApprovedBy sets the "approved_by" field if the given value is not nil.
+func (_u *RefundUpdateOne) SetNillableApprovedBy(v *string) *RefundUpdateOne {
+	if v != nil {
+		_u.SetApprovedBy(*v)
 	}
 	return _u
 }
@@ -395,6 +457,12 @@ func (_u *RefundUpdateOne) sqlSave(ctx context.Context) (_node *Refund, err erro
 	}
 	if value, ok := _u.mutation.Status(); ok {
 		_spec.SetField(refund.FieldStatus, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.Reason(); ok {
+		_spec.SetField(refund.FieldReason, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.ApprovedBy(); ok {
+		_spec.SetField(refund.FieldApprovedBy, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.PayoutID(); ok {
 		_spec.SetField(refund.FieldPayoutID, field.TypeInt64, value)

@@ -695,6 +695,10 @@ func init() {
 	projectDescUnderpaidTolerance := projectFields[12].Descriptor()
 	// project.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
 	project.DefaultUnderpaidTolerance = projectDescUnderpaidTolerance.Default.(decimal.Decimal)
+	// projectDescAutoRefundOverpaid is the schema descriptor for auto_refund_overpaid field.
+	projectDescAutoRefundOverpaid := projectFields[14].Descriptor()
+	// project.DefaultAutoRefundOverpaid holds the default value on creation for the auto_refund_overpaid field.
+	project.DefaultAutoRefundOverpaid = projectDescAutoRefundOverpaid.Default.(bool)
 	refundMixin := schema.Refund{}.Mixin()
 	refundMixinFields0 := refundMixin[0].Fields()
 	_ = refundMixinFields0
@@ -722,12 +726,20 @@ func init() {
 	refundDescAddress := refundFields[6].Descriptor()
 	// refund.AddressValidator is a validator for the "address" field. It is called by the builders before save.
 	refund.AddressValidator = refundDescAddress.Validators[0].(func(string) error)
+	// refundDescReason is the schema descriptor for reason field.
+	refundDescReason := refundFields[9].Descriptor()
+	// refund.DefaultReason holds the default value on creation for the reason field.
+	refund.DefaultReason = refundDescReason.Default.(string)
+	// refundDescApprovedBy is the schema descriptor for approved_by field.
+	refundDescApprovedBy := refundFields[10].Descriptor()
+	// refund.DefaultApprovedBy holds the default value on creation for the approved_by field.
+	refund.DefaultApprovedBy = refundDescApprovedBy.Default.(string)
 	// refundDescTxid is the schema descriptor for txid field.
-	refundDescTxid := refundFields[10].Descriptor()
+	refundDescTxid := refundFields[12].Descriptor()
 	// refund.DefaultTxid holds the default value on creation for the txid field.
 	refund.DefaultTxid = refundDescTxid.Default.(string)
 	// refundDescError is the schema descriptor for error field.
-	refundDescError := refundFields[11].Descriptor()
+	refundDescError := refundFields[13].Descriptor()
 	// refund.DefaultError holds the default value on creation for the error field.
 	refund.DefaultError = refundDescError.Default.(string)
 	signingkeyMixin := schema.SigningKey{}.Mixin()

@@ -46,5 +46,7 @@ func (Project) Fields() []ent.Field {
 			Comment("Percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout copies it unless its request names its own."),
 		field.Enum("late_payments").Values(LateCredit, LateRefund).Default(LateCredit).
 			Comment("What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own."),
+		field.Bool("auto_refund_overpaid").Default(false).
+			Comment("A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant)."),
 	}
 }

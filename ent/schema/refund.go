@@ -34,8 +34,12 @@ func (Refund) Fields() []ent.Field {
 			Comment("Where the refund is sent."),
 		field.Other("value", decimal.Decimal{}).SchemaType(moneyType).Immutable().
 			Comment("The amount refunded, in coin units."),
-		field.Enum("status").Values("pending", "completed", "failed").Default("pending").
-			Comment("pending: its payout is queued, waits for approval or is being sent; completed: the network accepted it; failed: it can never be sent (error says why)."),
+		field.Enum("status").Values("requested", "pending", "completed", "failed").Default("pending").
+			Comment("requested: the payer asked for it on the hosted page, the merchant has not approved it; pending: its payout is queued, waits for approval or is being sent; completed: the network accepted it; failed: it can never be sent (error says why)."),
+		field.String("reason").Default("").
+			Comment("Why the payer may ask for it (overpaid, expired, late); empty for the merchant's own refunds."),
+		field.String("approved_by").Default("").
+			Comment("Who approved a requested refund: a dashboard user, the merchant's API key, or auto."),
 		field.Int64("payout_id").Optional().Nillable().
 			Comment("The payout that pays it."),
 		field.String("txid").Default(""),

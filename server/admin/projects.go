@@ -88,9 +88,12 @@ func SetProjectPayoutLimit(ctx context.Context, dsn, registryFile string, id int
 
 // SetProjectPaymentExceptions sets a project's payment exception rules:
 // its underpaid_tolerance (percent) and late_payments policy (credit or
-// refund); nil leaves one as it is.
-func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tolerance, late *string) error {
-	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetPaymentExceptions(ctx, id, tolerance, late) })
+// refund), and whether payers' refunds of overpayments are approved at
+// once (autoRefund); nil leaves one as it is.
+func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tolerance, late *string, autoRefund *bool) error {
+	return withProjects(ctx, dsn, "", func(p *project.Service) error {
+		return p.SetPaymentExceptions(ctx, id, tolerance, late, autoRefund)
+	})
 }
 
 // RemoveProjectWallet removes a project's payout wallets for a ticker.

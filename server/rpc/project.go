@@ -28,7 +28,7 @@ type ProjectAdmin interface {
 	// SetPayoutLimit sets a coin's payout limits.
 	SetPayoutLimit(ctx context.Context, id int64, ticker, perPayout, perDay string) error
 	// SetPaymentExceptions sets the payment exception rules (nil: unchanged).
-	SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string) error
+	SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string, autoRefund *bool) error
 	// Get returns a project.
 	Get(ctx context.Context, id int64) (*entdb.Project, error)
 	// Now is the clock (whether a rotation's grace still runs).
@@ -130,14 +130,16 @@ func (s *ProjectServer) SetPayoutLimit(ctx context.Context, req *payhookv1.SetPa
 
 // SetPaymentExceptions implements payhookv1.ProjectServiceServer.
 func (s *ProjectServer) SetPaymentExceptions(ctx context.Context, req *payhookv1.SetPaymentExceptionsRequest) (*payhookv1.SetPaymentExceptionsResponse, error) {
-	if err := s.admin.SetPaymentExceptions(ctx, req.GetProjectId(), req.UnderpaidTolerance, req.LatePayments); err != nil {
+	if err := s.admin.SetPaymentExceptions(ctx, req.GetProjectId(), req.UnderpaidTolerance, req.LatePayments, req.AutoRefundOverpaid); err != nil {
 		return nil, err
 	}
 	p, err := s.admin.Get(ctx, req.GetProjectId())
 	if err != nil {
 		return nil, err
 	}
-	return &payhookv1.SetPaymentExceptionsResponse{UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String()}, nil
+	return &payhookv1.SetPaymentExceptionsResponse{
+		UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String(), AutoRefundOverpaid: p.AutoRefundOverpaid,
+	}, nil
 }
 
 // RemoveWallet implements payhookv1.ProjectServiceServer.

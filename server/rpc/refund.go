@@ -54,6 +54,19 @@ func (s *RefundServer) refundPayment(ctx context.Context, r refund.Request) (*pa
 	return refundInfo(ref), payoutInfo(p), nil
 }
 
+// ApproveRefund implements payhookv1.RefundServiceServer.
+func (s *RefundServer) ApproveRefund(ctx context.Context, req *payhookv1.ApproveRefundRequest) (*payhookv1.ApproveRefundResponse, error) {
+	c, err := payoutCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, p, err := s.refunds.Approve(ctx, c.ProjectID, req.GetRefundId(), "api")
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.ApproveRefundResponse{Refund: refundInfo(r), PayoutInfo: payoutInfo(p)}, nil
+}
+
 // GetRefund implements payhookv1.RefundServiceServer.
 func (s *RefundServer) GetRefund(ctx context.Context, req *payhookv1.GetRefundRequest) (*payhookv1.GetRefundResponse, error) {
 	c, err := payoutCaller(ctx)
@@ -72,6 +85,7 @@ func refundInfo(i *refund.Info) *payhookv1.RefundInfo {
 	out := &payhookv1.RefundInfo{
 		RefundId: r.UUID, Status: string(r.Status), PaymentId: i.PaymentID, TxidIn: i.TxidIn, Address: r.Address,
 		Value: r.Value.String(), Coin: i.Coin, Txid: r.Txid, Error: r.Error, Timestamp: r.CreatedAt.UTC().Format(time.RFC3339),
+		Reason: r.Reason,
 	}
 	if r.PayoutID != nil {
 		out.PayoutId = *r.PayoutID

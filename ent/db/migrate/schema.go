@@ -636,6 +636,7 @@ var (
 		{Name: "payout_notify_post", Type: field.TypeBool, Default: true},
 		{Name: "underpaid_tolerance", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "late_payments", Type: field.TypeEnum, Enums: []string{"credit", "refund"}, Default: "credit"},
+		{Name: "auto_refund_overpaid", Type: field.TypeBool, Default: false},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{
@@ -655,7 +656,9 @@ var (
 		{Name: "ticker", Type: field.TypeString},
 		{Name: "address", Type: field.TypeString},
 		{Name: "value", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "completed", "failed"}, Default: "pending"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"requested", "pending", "completed", "failed"}, Default: "pending"},
+		{Name: "reason", Type: field.TypeString, Default: ""},
+		{Name: "approved_by", Type: field.TypeString, Default: ""},
 		{Name: "payout_id", Type: field.TypeInt64, Nullable: true},
 		{Name: "txid", Type: field.TypeString, Default: ""},
 		{Name: "error", Type: field.TypeString, Size: 2147483647, Default: ""},
@@ -674,7 +677,7 @@ var (
 			{
 				Name:    "refund_payout_id",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[11]},
+				Columns: []*schema.Column{RefundsColumns[13]},
 			},
 			{
 				Name:    "refund_project_id_id",

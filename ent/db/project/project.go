@@ -46,6 +46,8 @@ const (
 	FieldUnderpaidTolerance = "underpaid_tolerance"
 	// FieldLatePayments holds the string denoting the late_payments field in the database.
 	FieldLatePayments = "late_payments"
+	// FieldAutoRefundOverpaid holds the string denoting the auto_refund_overpaid field in the database.
+	FieldAutoRefundOverpaid = "auto_refund_overpaid"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -68,6 +70,7 @@ var Columns = []string{
 	FieldPayoutNotifyPost,
 	FieldUnderpaidTolerance,
 	FieldLatePayments,
+	FieldAutoRefundOverpaid,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -109,6 +112,8 @@ var (
 	DefaultPayoutNotifyPost bool
 	// DefaultUnderpaidTolerance holds the default value on creation for the "underpaid_tolerance" field.
 	DefaultUnderpaidTolerance decimal.Decimal
+	// DefaultAutoRefundOverpaid holds the default value on creation for the "auto_refund_overpaid" field.
+	DefaultAutoRefundOverpaid bool
 )
 
 // LatePayments defines the type for the "late_payments" enum field.
@@ -198,4 +203,9 @@ func ByUnderpaidTolerance(opts ...sql.OrderTermOption) OrderOption {
 // ByLatePayments orders the results by the late_payments field.
 func ByLatePayments(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLatePayments, opts...).ToFunc()
+}
+
+// ByAutoRefundOverpaid orders the results by the auto_refund_overpaid field.
+func ByAutoRefundOverpaid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAutoRefundOverpaid, opts...).ToFunc()
 }

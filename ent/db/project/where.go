@@ -105,6 +105,11 @@ func UnderpaidTolerance(v decimal.Decimal) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldUnderpaidTolerance, v))
 }
 
+// AutoRefundOverpaid applies equality check predicate on the "auto_refund_overpaid" field. It's identical to AutoRefundOverpaidEQ.
+func AutoRefundOverpaid(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldAutoRefundOverpaid, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedAt, v))
@@ -638,6 +643,16 @@ func LatePaymentsIn(vs ...LatePayments) predicate.Project {
 // LatePaymentsNotIn applies the NotIn predicate on the "late_payments" field.
 func LatePaymentsNotIn(vs ...LatePayments) predicate.Project {
 	return predicate.Project(sql.FieldNotIn(FieldLatePayments, vs...))
+}
+
+// AutoRefundOverpaidEQ applies the EQ predicate on the "auto_refund_overpaid" field.
+func AutoRefundOverpaidEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldAutoRefundOverpaid, v))
+}
+
+// AutoRefundOverpaidNEQ applies the NEQ predicate on the "auto_refund_overpaid" field.
+func AutoRefundOverpaidNEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldAutoRefundOverpaid, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -34,6 +34,10 @@ const (
 	FieldValue = "value"
 	// FieldStatus holds the string denoting the status field in the database.
 	FieldStatus = "status"
+	// FieldReason holds the string denoting the reason field in the database.
+	FieldReason = "reason"
+	// FieldApprovedBy holds the string denoting the approved_by field in the database.
+	FieldApprovedBy = "approved_by"
 	// FieldPayoutID holds the string denoting the payout_id field in the database.
 	FieldPayoutID = "payout_id"
 	// FieldTxid holds the string denoting the txid field in the database.
@@ -57,6 +61,8 @@ var Columns = []string{
 	FieldAddress,
 	FieldValue,
 	FieldStatus,
+	FieldReason,
+	FieldApprovedBy,
 	FieldPayoutID,
 	FieldTxid,
 	FieldError,
@@ -85,6 +91,10 @@ var (
 	TickerValidator func(string) error
 	// AddressValidator is a validator for the "address" field. It is called by the builders before save.
 	AddressValidator func(string) error
+	// DefaultReason holds the default value on creation for the "reason" field.
+	DefaultReason string
+	// DefaultApprovedBy holds the default value on creation for the "approved_by" field.
+	DefaultApprovedBy string
 	// DefaultTxid holds the default value on creation for the "txid" field.
 	DefaultTxid string
 	// DefaultError holds the default value on creation for the "error" field.
@@ -99,6 +109,7 @@ const DefaultStatus = StatusPending
 
 // Status values.
 const (
+	StatusRequested Status = "requested"
 	StatusPending   Status = "pending"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
@@ -111,7 +122,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusPending, StatusCompleted, StatusFailed:
+	case StatusRequested, StatusPending, StatusCompleted, StatusFailed:
 		return nil
 	default:
 		return fmt.Errorf("refund: invalid enum value for status field: %q", s)
@@ -174,6 +185,16 @@ func ByValue(opts ...sql.OrderTermOption) OrderOption {
 // ByStatus orders the results by the status field.
 func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldStatus, opts...).ToFunc()
+}
+
+// ByReason orders the results by the reason field.
+func ByReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReason, opts...).ToFunc()
+}
+
+// ByApprovedBy orders the results by the approved_by field.
+func ByApprovedBy(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldApprovedBy, opts...).ToFunc()
 }
 
 // ByPayoutID orders the results by the payout_id field.

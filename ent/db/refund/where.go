@@ -100,6 +100,16 @@ func Value(v decimal.Decimal) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldValue, v))
 }
 
+// Reason applies equality check predicate on the "reason" field. It's identical to ReasonEQ.
+func Reason(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldReason, v))
+}
+
+// ApprovedBy applies equality check predicate on the "approved_by" field. It's identical to ApprovedByEQ.
+func ApprovedBy(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldApprovedBy, v))
+}
+
 // PayoutID applies equality check predicate on the "payout_id" field. It's identical to PayoutIDEQ.
 func PayoutID(v int64) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldPayoutID, v))
@@ -568,6 +578,136 @@ func StatusIn(vs ...Status) predicate.Refund {
 // StatusNotIn applies the NotIn predicate on the "status" field.
 func StatusNotIn(vs ...Status) predicate.Refund {
 	return predicate.Refund(sql.FieldNotIn(FieldStatus, vs...))
+}
+
+// ReasonEQ applies the EQ predicate on the "reason" field.
+func ReasonEQ(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldReason, v))
+}
+
+// ReasonNEQ applies the NEQ predicate on the "reason" field.
+func ReasonNEQ(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldNEQ(FieldReason, v))
+}
+
+// ReasonIn applies the In predicate on the "reason" field.
+func ReasonIn(vs ...string) predicate.Refund {
+	return predicate.Refund(sql.FieldIn(FieldReason, vs...))
+}
+
+// ReasonNotIn applies the NotIn predicate on the "reason" field.
+func ReasonNotIn(vs ...string) predicate.Refund {
+	return predicate.Refund(sql.FieldNotIn(FieldReason, vs...))
+}
+
+// ReasonGT applies the GT predicate on the "reason" field.
+func ReasonGT(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldGT(FieldReason, v))
+}
+
+// ReasonGTE applies the GTE predicate on the "reason" field.
+func ReasonGTE(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldGTE(FieldReason, v))
+}
+
+// ReasonLT applies the LT predicate on the "reason" field.
+func ReasonLT(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldLT(FieldReason, v))
+}
+
+// ReasonLTE applies the LTE predicate on the "reason" field.
+func ReasonLTE(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldLTE(FieldReason, v))
+}
+
+// ReasonContains applies the Contains predicate on the "reason" field.
+func ReasonContains(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldContains(FieldReason, v))
+}
+
+// ReasonHasPrefix applies the HasPrefix predicate on the "reason" field.
+func ReasonHasPrefix(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldHasPrefix(FieldReason, v))
+}
+
+// ReasonHasSuffix applies the HasSuffix predicate on the "reason" field.
+func ReasonHasSuffix(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldHasSuffix(FieldReason, v))
+}
+
+// ReasonEqualFold applies the EqualFold predicate on the "reason" field.
+func ReasonEqualFold(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEqualFold(FieldReason, v))
+}
+
+// ReasonContainsFold applies the ContainsFold predicate on the "reason" field.
+func ReasonContainsFold(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldContainsFold(FieldReason, v))
+}
+
+// ApprovedByEQ applies the EQ predicate on the "approved_by" field.
+func ApprovedByEQ(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldApprovedBy, v))
+}
+
+// ApprovedByNEQ applies the NEQ predicate on the "approved_by" field.
+func ApprovedByNEQ(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldNEQ(FieldApprovedBy, v))
+}
+
+// ApprovedByIn applies the In predicate on the "approved_by" field.
+func ApprovedByIn(vs ...string) predicate.Refund {
+	return predicate.Refund(sql.FieldIn(FieldApprovedBy, vs...))
+}
+
+// ApprovedByNotIn applies the NotIn predicate on the "approved_by" field.
+func ApprovedByNotIn(vs ...string) predicate.Refund {
+	return predicate.Refund(sql.FieldNotIn(FieldApprovedBy, vs...))
+}
+
+// ApprovedByGT applies the GT predicate on the "approved_by" field.
+func ApprovedByGT(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldGT(FieldApprovedBy, v))
+}
+
+// ApprovedByGTE applies the GTE predicate on the "approved_by" field.
+func ApprovedByGTE(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldGTE(FieldApprovedBy, v))
+}
+
+// ApprovedByLT applies the LT predicate on the "approved_by" field.
+func ApprovedByLT(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldLT(FieldApprovedBy, v))
+}
+
+// ApprovedByLTE applies the LTE predicate on the "approved_by" field.
+func ApprovedByLTE(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldLTE(FieldApprovedBy, v))
+}
+
+// ApprovedByContains applies the Contains predicate on the "approved_by" field.
+func ApprovedByContains(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldContains(FieldApprovedBy, v))
+}
+
+// ApprovedByHasPrefix applies the HasPrefix predicate on the "approved_by" field.
+func ApprovedByHasPrefix(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldHasPrefix(FieldApprovedBy, v))
+}
+
+// ApprovedByHasSuffix applies the HasSuffix predicate on the "approved_by" field.
+func ApprovedByHasSuffix(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldHasSuffix(FieldApprovedBy, v))
+}
+
+// ApprovedByEqualFold applies the EqualFold predicate on the "approved_by" field.
+func ApprovedByEqualFold(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldEqualFold(FieldApprovedBy, v))
+}
+
+// ApprovedByContainsFold applies the ContainsFold predicate on the "approved_by" field.
+func ApprovedByContainsFold(v string) predicate.Refund {
+	return predicate.Refund(sql.FieldContainsFold(FieldApprovedBy, v))
 }
 
 // PayoutIDEQ applies the EQ predicate on the "payout_id" field.

@@ -979,9 +979,12 @@ type SetPaymentExceptionsRequest struct {
 	// value is paid.
 	UnderpaidTolerance *string `protobuf:"bytes,2,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3,oneof" json:"underpaid_tolerance,omitempty"`
 	// late_payments is credit or refund.
-	LatePayments  *string `protobuf:"bytes,3,opt,name=late_payments,json=latePayments,proto3,oneof" json:"late_payments,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LatePayments *string `protobuf:"bytes,3,opt,name=late_payments,json=latePayments,proto3,oneof" json:"late_payments,omitempty"`
+	// auto_refund_overpaid approves at once the refunds payers ask for on
+	// the hosted page of an overpaid invoice.
+	AutoRefundOverpaid *bool `protobuf:"varint,4,opt,name=auto_refund_overpaid,json=autoRefundOverpaid,proto3,oneof" json:"auto_refund_overpaid,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *SetPaymentExceptionsRequest) Reset() {
@@ -1035,15 +1038,24 @@ func (x *SetPaymentExceptionsRequest) GetLatePayments() string {
 	return ""
 }
 
+func (x *SetPaymentExceptionsRequest) GetAutoRefundOverpaid() bool {
+	if x != nil && x.AutoRefundOverpaid != nil {
+		return *x.AutoRefundOverpaid
+	}
+	return false
+}
+
 // SetPaymentExceptionsResponse is the project as it is now.
 type SetPaymentExceptionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// underpaid_tolerance is the project's tolerance now.
 	UnderpaidTolerance string `protobuf:"bytes,1,opt,name=underpaid_tolerance,json=underpaidTolerance,proto3" json:"underpaid_tolerance,omitempty"`
 	// late_payments is the project's policy now.
-	LatePayments  string `protobuf:"bytes,2,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LatePayments string `protobuf:"bytes,2,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	// auto_refund_overpaid is the project's setting now.
+	AutoRefundOverpaid bool `protobuf:"varint,3,opt,name=auto_refund_overpaid,json=autoRefundOverpaid,proto3" json:"auto_refund_overpaid,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *SetPaymentExceptionsResponse) Reset() {
@@ -1088,6 +1100,13 @@ func (x *SetPaymentExceptionsResponse) GetLatePayments() string {
 		return x.LatePayments
 	}
 	return ""
+}
+
+func (x *SetPaymentExceptionsResponse) GetAutoRefundOverpaid() bool {
+	if x != nil {
+		return x.AutoRefundOverpaid
+	}
+	return false
 }
 
 var File_payhook_v1_project_proto protoreflect.FileDescriptor
@@ -1167,17 +1186,20 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"per_payout\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\tperPayout\x12 \n" +
 	"\aper_day\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06perDay\"\x18\n" +
-	"\x16SetPayoutLimitResponse\"\xe1\x01\n" +
+	"\x16SetPayoutLimitResponse\"\xb1\x02\n" +
 	"\x1bSetPaymentExceptionsRequest\x12&\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x12=\n" +
 	"\x13underpaid_tolerance\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18(H\x00R\x12underpaidTolerance\x88\x01\x01\x121\n" +
-	"\rlate_payments\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18(H\x01R\flatePayments\x88\x01\x01B\x16\n" +
+	"\rlate_payments\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18(H\x01R\flatePayments\x88\x01\x01\x125\n" +
+	"\x14auto_refund_overpaid\x18\x04 \x01(\bH\x02R\x12autoRefundOverpaid\x88\x01\x01B\x16\n" +
 	"\x14_underpaid_toleranceB\x10\n" +
-	"\x0e_late_payments\"t\n" +
+	"\x0e_late_paymentsB\x17\n" +
+	"\x15_auto_refund_overpaid\"\xa6\x01\n" +
 	"\x1cSetPaymentExceptionsResponse\x12/\n" +
 	"\x13underpaid_tolerance\x18\x01 \x01(\tR\x12underpaidTolerance\x12#\n" +
-	"\rlate_payments\x18\x02 \x01(\tR\flatePayments2\xbc\b\n" +
+	"\rlate_payments\x18\x02 \x01(\tR\flatePayments\x120\n" +
+	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xbc\b\n" +
 	"\x0eProjectService\x12}\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +

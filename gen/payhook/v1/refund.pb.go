@@ -283,6 +283,107 @@ func (x *RefundDepositResponse) GetPayoutInfo() *PayoutInfo {
 	return nil
 }
 
+// ApproveRefundRequest names a requested refund.
+type ApproveRefundRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// refund_id identifies the refund.
+	RefundId      string `protobuf:"bytes,1,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRefundRequest) Reset() {
+	*x = ApproveRefundRequest{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRefundRequest) ProtoMessage() {}
+
+func (x *ApproveRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRefundRequest.ProtoReflect.Descriptor instead.
+func (*ApproveRefundRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ApproveRefundRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+// ApproveRefundResponse is the refund and the payout that pays it.
+type ApproveRefundResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// refund is the refund.
+	Refund *RefundInfo `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	// payout_info is its payout.
+	PayoutInfo    *PayoutInfo `protobuf:"bytes,2,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRefundResponse) Reset() {
+	*x = ApproveRefundResponse{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRefundResponse) ProtoMessage() {}
+
+func (x *ApproveRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRefundResponse.ProtoReflect.Descriptor instead.
+func (*ApproveRefundResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ApproveRefundResponse) GetRefund() *RefundInfo {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+func (x *ApproveRefundResponse) GetPayoutInfo() *PayoutInfo {
+	if x != nil {
+		return x.PayoutInfo
+	}
+	return nil
+}
+
 // GetRefundRequest names a refund.
 type GetRefundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -294,7 +395,7 @@ type GetRefundRequest struct {
 
 func (x *GetRefundRequest) Reset() {
 	*x = GetRefundRequest{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[4]
+	mi := &file_payhook_v1_refund_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +407,7 @@ func (x *GetRefundRequest) String() string {
 func (*GetRefundRequest) ProtoMessage() {}
 
 func (x *GetRefundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[4]
+	mi := &file_payhook_v1_refund_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +420,7 @@ func (x *GetRefundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRefundRequest.ProtoReflect.Descriptor instead.
 func (*GetRefundRequest) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{4}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetRefundRequest) GetRefundId() string {
@@ -340,7 +441,7 @@ type GetRefundResponse struct {
 
 func (x *GetRefundResponse) Reset() {
 	*x = GetRefundResponse{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[5]
+	mi := &file_payhook_v1_refund_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +453,7 @@ func (x *GetRefundResponse) String() string {
 func (*GetRefundResponse) ProtoMessage() {}
 
 func (x *GetRefundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[5]
+	mi := &file_payhook_v1_refund_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +466,7 @@ func (x *GetRefundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRefundResponse.ProtoReflect.Descriptor instead.
 func (*GetRefundResponse) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{5}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetRefundResponse) GetRefund() *RefundInfo {
@@ -380,7 +481,8 @@ type RefundInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// refund_id identifies the refund.
 	RefundId string `protobuf:"bytes,1,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
-	// status is pending, completed or failed.
+	// status is requested (the payer asked on the hosted page; the merchant
+	// has not approved it), pending, completed or failed.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	// payment_id is the refunded invoice's.
 	PaymentId string `protobuf:"bytes,3,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
@@ -399,14 +501,17 @@ type RefundInfo struct {
 	// error says why the refund failed; empty otherwise.
 	Error string `protobuf:"bytes,10,opt,name=error,proto3" json:"error,omitempty"`
 	// timestamp is when the refund was asked for (RFC 3339, UTC).
-	Timestamp     string `protobuf:"bytes,11,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Timestamp string `protobuf:"bytes,11,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// reason is why the payer asked for it (overpaid, expired, late); empty
+	// for the merchant's own refunds.
+	Reason        string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RefundInfo) Reset() {
 	*x = RefundInfo{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	mi := &file_payhook_v1_refund_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -418,7 +523,7 @@ func (x *RefundInfo) String() string {
 func (*RefundInfo) ProtoMessage() {}
 
 func (x *RefundInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	mi := &file_payhook_v1_refund_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -431,7 +536,7 @@ func (x *RefundInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundInfo.ProtoReflect.Descriptor instead.
 func (*RefundInfo) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{6}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RefundInfo) GetRefundId() string {
@@ -511,6 +616,13 @@ func (x *RefundInfo) GetTimestamp() string {
 	return ""
 }
 
+func (x *RefundInfo) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_payhook_v1_refund_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_refund_proto_rawDesc = "" +
@@ -538,12 +650,19 @@ const file_payhook_v1_refund_proto_rawDesc = "" +
 	"\x15RefundDepositResponse\x12.\n" +
 	"\x06refund\x18\x01 \x01(\v2\x16.payhook.v1.RefundInfoR\x06refund\x127\n" +
 	"\vpayout_info\x18\x02 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
+	"payoutInfo\"?\n" +
+	"\x14ApproveRefundRequest\x12'\n" +
+	"\trefund_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18@R\brefundId\"\x80\x01\n" +
+	"\x15ApproveRefundResponse\x12.\n" +
+	"\x06refund\x18\x01 \x01(\v2\x16.payhook.v1.RefundInfoR\x06refund\x127\n" +
+	"\vpayout_info\x18\x02 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
 	"payoutInfo\";\n" +
 	"\x10GetRefundRequest\x12'\n" +
 	"\trefund_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\a\xc8\x01\x01r\x02\x18@R\brefundId\"C\n" +
 	"\x11GetRefundResponse\x12.\n" +
-	"\x06refund\x18\x01 \x01(\v2\x16.payhook.v1.RefundInfoR\x06refund\"\xa2\x02\n" +
+	"\x06refund\x18\x01 \x01(\v2\x16.payhook.v1.RefundInfoR\x06refund\"\xba\x02\n" +
 	"\n" +
 	"RefundInfo\x12\x1b\n" +
 	"\trefund_id\x18\x01 \x01(\tR\brefundId\x12\x16\n" +
@@ -558,10 +677,12 @@ const file_payhook_v1_refund_proto_rawDesc = "" +
 	"\x04txid\x18\t \x01(\tR\x04txid\x12\x14\n" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x1c\n" +
-	"\ttimestamp\x18\v \x01(\tR\ttimestamp2\xe5\x02\n" +
+	"\ttimestamp\x18\v \x01(\tR\ttimestamp\x12\x16\n" +
+	"\x06reason\x18\f \x01(\tR\x06reason2\xdb\x03\n" +
 	"\rRefundService\x12x\n" +
 	"\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/checkout/refund\x12t\n" +
-	"\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/deposit/refund\x12d\n" +
+	"\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/deposit/refund\x12t\n" +
+	"\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/refund/approve\x12d\n" +
 	"\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -576,34 +697,40 @@ func file_payhook_v1_refund_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_refund_proto_rawDescData
 }
 
-var file_payhook_v1_refund_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_payhook_v1_refund_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_payhook_v1_refund_proto_goTypes = []any{
 	(*RefundCheckoutRequest)(nil),  // 0: payhook.v1.RefundCheckoutRequest
 	(*RefundCheckoutResponse)(nil), // 1: payhook.v1.RefundCheckoutResponse
 	(*RefundDepositRequest)(nil),   // 2: payhook.v1.RefundDepositRequest
 	(*RefundDepositResponse)(nil),  // 3: payhook.v1.RefundDepositResponse
-	(*GetRefundRequest)(nil),       // 4: payhook.v1.GetRefundRequest
-	(*GetRefundResponse)(nil),      // 5: payhook.v1.GetRefundResponse
-	(*RefundInfo)(nil),             // 6: payhook.v1.RefundInfo
-	(*PayoutInfo)(nil),             // 7: payhook.v1.PayoutInfo
+	(*ApproveRefundRequest)(nil),   // 4: payhook.v1.ApproveRefundRequest
+	(*ApproveRefundResponse)(nil),  // 5: payhook.v1.ApproveRefundResponse
+	(*GetRefundRequest)(nil),       // 6: payhook.v1.GetRefundRequest
+	(*GetRefundResponse)(nil),      // 7: payhook.v1.GetRefundResponse
+	(*RefundInfo)(nil),             // 8: payhook.v1.RefundInfo
+	(*PayoutInfo)(nil),             // 9: payhook.v1.PayoutInfo
 }
 var file_payhook_v1_refund_proto_depIdxs = []int32{
-	6, // 0: payhook.v1.RefundCheckoutResponse.refund:type_name -> payhook.v1.RefundInfo
-	7, // 1: payhook.v1.RefundCheckoutResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	6, // 2: payhook.v1.RefundDepositResponse.refund:type_name -> payhook.v1.RefundInfo
-	7, // 3: payhook.v1.RefundDepositResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	6, // 4: payhook.v1.GetRefundResponse.refund:type_name -> payhook.v1.RefundInfo
-	0, // 5: payhook.v1.RefundService.RefundCheckout:input_type -> payhook.v1.RefundCheckoutRequest
-	2, // 6: payhook.v1.RefundService.RefundDeposit:input_type -> payhook.v1.RefundDepositRequest
-	4, // 7: payhook.v1.RefundService.GetRefund:input_type -> payhook.v1.GetRefundRequest
-	1, // 8: payhook.v1.RefundService.RefundCheckout:output_type -> payhook.v1.RefundCheckoutResponse
-	3, // 9: payhook.v1.RefundService.RefundDeposit:output_type -> payhook.v1.RefundDepositResponse
-	5, // 10: payhook.v1.RefundService.GetRefund:output_type -> payhook.v1.GetRefundResponse
-	8, // [8:11] is the sub-list for method output_type
-	5, // [5:8] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	8,  // 0: payhook.v1.RefundCheckoutResponse.refund:type_name -> payhook.v1.RefundInfo
+	9,  // 1: payhook.v1.RefundCheckoutResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	8,  // 2: payhook.v1.RefundDepositResponse.refund:type_name -> payhook.v1.RefundInfo
+	9,  // 3: payhook.v1.RefundDepositResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	8,  // 4: payhook.v1.ApproveRefundResponse.refund:type_name -> payhook.v1.RefundInfo
+	9,  // 5: payhook.v1.ApproveRefundResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	8,  // 6: payhook.v1.GetRefundResponse.refund:type_name -> payhook.v1.RefundInfo
+	0,  // 7: payhook.v1.RefundService.RefundCheckout:input_type -> payhook.v1.RefundCheckoutRequest
+	2,  // 8: payhook.v1.RefundService.RefundDeposit:input_type -> payhook.v1.RefundDepositRequest
+	4,  // 9: payhook.v1.RefundService.ApproveRefund:input_type -> payhook.v1.ApproveRefundRequest
+	6,  // 10: payhook.v1.RefundService.GetRefund:input_type -> payhook.v1.GetRefundRequest
+	1,  // 11: payhook.v1.RefundService.RefundCheckout:output_type -> payhook.v1.RefundCheckoutResponse
+	3,  // 12: payhook.v1.RefundService.RefundDeposit:output_type -> payhook.v1.RefundDepositResponse
+	5,  // 13: payhook.v1.RefundService.ApproveRefund:output_type -> payhook.v1.ApproveRefundResponse
+	7,  // 14: payhook.v1.RefundService.GetRefund:output_type -> payhook.v1.GetRefundResponse
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_refund_proto_init() }
@@ -619,7 +746,7 @@ func file_payhook_v1_refund_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_refund_proto_rawDesc), len(file_payhook_v1_refund_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	RefundService_RefundCheckout_FullMethodName = "/payhook.v1.RefundService/RefundCheckout"
 	RefundService_RefundDeposit_FullMethodName  = "/payhook.v1.RefundService/RefundDeposit"
+	RefundService_ApproveRefund_FullMethodName  = "/payhook.v1.RefundService/ApproveRefund"
 	RefundService_GetRefund_FullMethodName      = "/payhook.v1.RefundService/GetRefund"
 )
 
@@ -42,6 +43,9 @@ type RefundServiceClient interface {
 	RefundCheckout(ctx context.Context, in *RefundCheckoutRequest, opts ...grpc.CallOption) (*RefundCheckoutResponse, error)
 	// RefundDeposit refunds a payment of a deposit.
 	RefundDeposit(ctx context.Context, in *RefundDepositRequest, opts ...grpc.CallOption) (*RefundDepositResponse, error)
+	// ApproveRefund sends a refund the payer asked for on the hosted page
+	// (requested): its payout is recorded and queued as RefundCheckout's.
+	ApproveRefund(ctx context.Context, in *ApproveRefundRequest, opts ...grpc.CallOption) (*ApproveRefundResponse, error)
 	// GetRefund answers a refund of the project.
 	GetRefund(ctx context.Context, in *GetRefundRequest, opts ...grpc.CallOption) (*GetRefundResponse, error)
 }
@@ -68,6 +72,16 @@ func (c *refundServiceClient) RefundDeposit(ctx context.Context, in *RefundDepos
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RefundDepositResponse)
 	err := c.cc.Invoke(ctx, RefundService_RefundDeposit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *refundServiceClient) ApproveRefund(ctx context.Context, in *ApproveRefundRequest, opts ...grpc.CallOption) (*ApproveRefundResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApproveRefundResponse)
+	err := c.cc.Invoke(ctx, RefundService_ApproveRefund_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +116,9 @@ type RefundServiceServer interface {
 	RefundCheckout(context.Context, *RefundCheckoutRequest) (*RefundCheckoutResponse, error)
 	// RefundDeposit refunds a payment of a deposit.
 	RefundDeposit(context.Context, *RefundDepositRequest) (*RefundDepositResponse, error)
+	// ApproveRefund sends a refund the payer asked for on the hosted page
+	// (requested): its payout is recorded and queued as RefundCheckout's.
+	ApproveRefund(context.Context, *ApproveRefundRequest) (*ApproveRefundResponse, error)
 	// GetRefund answers a refund of the project.
 	GetRefund(context.Context, *GetRefundRequest) (*GetRefundResponse, error)
 	mustEmbedUnimplementedRefundServiceServer()
@@ -119,6 +136,9 @@ func (UnimplementedRefundServiceServer) RefundCheckout(context.Context, *RefundC
 }
 func (UnimplementedRefundServiceServer) RefundDeposit(context.Context, *RefundDepositRequest) (*RefundDepositResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RefundDeposit not implemented")
+}
+func (UnimplementedRefundServiceServer) ApproveRefund(context.Context, *ApproveRefundRequest) (*ApproveRefundResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApproveRefund not implemented")
 }
 func (UnimplementedRefundServiceServer) GetRefund(context.Context, *GetRefundRequest) (*GetRefundResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRefund not implemented")
@@ -180,6 +200,24 @@ func _RefundService_RefundDeposit_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RefundService_ApproveRefund_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApproveRefundRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefundServiceServer).ApproveRefund(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefundService_ApproveRefund_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefundServiceServer).ApproveRefund(ctx, req.(*ApproveRefundRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RefundService_GetRefund_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRefundRequest)
 	if err := dec(in); err != nil {
@@ -212,6 +250,10 @@ var RefundService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RefundDeposit",
 			Handler:    _RefundService_RefundDeposit_Handler,
+		},
+		{
+			MethodName: "ApproveRefund",
+			Handler:    _RefundService_ApproveRefund_Handler,
 		},
 		{
 			MethodName: "GetRefund",

@@ -538,8 +538,10 @@ func truncate(s string) string {
 // SetPaymentExceptions sets project id's payment exception rules, which
 // its new checkouts copy unless their request names their own: tolerance
 // is the underpaid_tolerance (nil leaves it), late the late_payments
-// policy (nil leaves it). Checkouts created before keep theirs.
-func SetPaymentExceptions(ctx context.Context, db *entdb.Client, id int64, tolerance *decimal.Decimal, late *string, now time.Time) error {
+// policy (nil leaves it), autoRefund whether payers' refunds of
+// overpayments are approved at once (nil leaves it). Checkouts created
+// before keep theirs.
+func SetPaymentExceptions(ctx context.Context, db *entdb.Client, id int64, tolerance *decimal.Decimal, late *string, autoRefund *bool, now time.Time) error {
 	u := db.Project.Update().Where(entproject.ID(id)).SetUpdatedAt(now)
 	if tolerance != nil {
 		if _, err := ParseTolerance(tolerance.String()); err != nil {
@@ -553,6 +555,9 @@ func SetPaymentExceptions(ctx context.Context, db *entdb.Client, id int64, toler
 			return invalid("late_payments: %v", err)
 		}
 		u.SetLatePayments(entproject.LatePayments(v))
+	}
+	if autoRefund != nil {
+		u.SetAutoRefundOverpaid(*autoRefund)
 	}
 	n, err := u.Save(ctx)
 	if err != nil {

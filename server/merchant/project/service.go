@@ -216,11 +216,12 @@ func (s *Service) RemoveWallet(ctx context.Context, id int64, ticker string) err
 
 // SetPaymentExceptions sets project id's payment exception rules from
 // their text: tolerance is an underpaid_tolerance percent, late a
-// late_payments policy; nil leaves a rule as it is, and at least one must
-// be given. A bad value is refused naming its field, and nothing changes.
-func (s *Service) SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string) error {
-	if tolerance == nil && late == nil {
-		return invalid("give underpaid_tolerance or late_payments (or both)")
+// late_payments policy, autoRefund auto_refund_overpaid; nil leaves a rule
+// as it is, and at least one must be given. A bad value is refused naming
+// its field, and nothing changes.
+func (s *Service) SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string, autoRefund *bool) error {
+	if tolerance == nil && late == nil && autoRefund == nil {
+		return invalid("give underpaid_tolerance, late_payments or auto_refund_overpaid")
 	}
 	var tol *decimal.Decimal
 	if tolerance != nil {
@@ -235,5 +236,5 @@ func (s *Service) SetPaymentExceptions(ctx context.Context, id int64, tolerance,
 			return invalid("late_payments: %v", err)
 		}
 	}
-	return SetPaymentExceptions(ctx, s.cfg.DB, id, tol, late, s.cfg.Now())
+	return SetPaymentExceptions(ctx, s.cfg.DB, id, tol, late, autoRefund, s.cfg.Now())
 }

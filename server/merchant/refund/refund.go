@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -24,6 +25,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	entrefund "github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
@@ -54,12 +56,15 @@ type Service struct {
 	invoices *invoice.Service
 	payouts  *payout.Service
 	webhooks Enqueuer
-	now      func() int64
+	now      func() time.Time
 }
 
 // New returns a Service paying refunds through payouts, and registers it
-// as an observer of payouts that end. now is the clock's Unix seconds.
-func New(db *store.DB, invoices *invoice.Service, payouts *payout.Service, webhooks Enqueuer, now func() int64) *Service {
+// as an observer of payouts that end. now is the clock.
+func New(db *store.DB, invoices *invoice.Service, payouts *payout.Service, webhooks Enqueuer, now func() time.Time) *Service {
+	if now == nil {
+		now = clock.Now
+	}
 	s := &Service{db: db, invoices: invoices, payouts: payouts, webhooks: webhooks, now: now}
 	payouts.Observe(s)
 	return s
@@ -110,7 +115,7 @@ func (s *Service) Refund(ctx context.Context, c payout.Caller, r Request) (*Info
 	if err != nil {
 		return nil, nil, err
 	}
-	left, err := refundable(ctx, s.db.Client, p)
+	left, err := refundable(ctx, s.db.Client, p, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,36 +131,67 @@ func (s *Service) Refund(ctx context.Context, c payout.Caller, r Request) (*Info
 	if left.Sign() <= 0 {
 		return nil, nil, address.Invalid("txid_in", "the payment is refunded in full already")
 	}
-	id := uuid.NewString()
-	info, err := s.payouts.Pay(ctx, c, t.Ticker, payout.Output{Address: r.Address, Amount: value.String()}, p.ID,
+	return s.pay(ctx, c, t, inv, p, &entdb.Refund{Address: r.Address, Value: value, ApprovedBy: "api"})
+}
+
+// pay records ref (new, or requested by the payer: then its ID is set),
+// refunding payment p of inv in t, with its payout to ref.Address of
+// ref.Value, queued at once, in one database transaction; nothing is
+// recorded when it cannot be (more than what is left to refund, not enough
+// balance). A payment held for a refund (late_payment) or of another
+// asset (wrong_asset) is released into the project's balance by the same
+// transaction: its refund spends it first.
+func (s *Service) pay(ctx context.Context, c payout.Caller, t chains.Ticker, inv *entdb.Invoice, p *entdb.Payment, ref *entdb.Refund) (*Info, *payout.Info, error) {
+	id := ref.UUID
+	if ref.ID == 0 {
+		id = uuid.NewString()
+	}
+	info, err := s.payouts.Pay(ctx, c, t.Ticker, payout.Output{Address: ref.Address, Amount: ref.Value.String()}, p.ID,
 		func(ctx context.Context, tx *entdb.Tx, po *entdb.Payout) error {
 			// Under the payouts' lock of the project and coin: two refunds
 			// of one payment never take more than it.
-			left, err := refundable(ctx, tx.Client(), p)
+			left, err := refundable(ctx, tx.Client(), p, ref.ID)
 			if err != nil {
 				return err
 			}
-			if value.GreaterThan(left) {
-				return address.Invalid("value", "%s %s is more than what is left to refund of the payment, %s %s", value, t.Ticker, left, t.Ticker)
+			if ref.Value.GreaterThan(left) {
+				return address.Invalid("value", "%s %s is more than what is left to refund of the payment, %s %s", ref.Value, t.Ticker, left, t.Ticker)
 			}
-			ref, err := tx.Refund.Create().
-				SetUUID(id).SetProjectID(c.ProjectID).SetInvoiceID(inv.ID).SetPaymentID(p.ID).SetTicker(t.Ticker).
-				SetAddress(r.Address).SetValue(value).SetPayoutID(po.ID).
-				SetCreatedAt(po.CreatedAt).SetUpdatedAt(po.CreatedAt).
-				Save(ctx)
+			if err := release(ctx, tx, p, po.CreatedAt); err != nil {
+				return err
+			}
+			var saved *entdb.Refund
+			if ref.ID == 0 {
+				saved, err = tx.Refund.Create().
+					SetUUID(id).SetProjectID(c.ProjectID).SetInvoiceID(inv.ID).SetPaymentID(p.ID).SetTicker(t.Ticker).
+					SetAddress(ref.Address).SetValue(ref.Value).SetPayoutID(po.ID).SetApprovedBy(ref.ApprovedBy).
+					SetCreatedAt(po.CreatedAt).SetUpdatedAt(po.CreatedAt).
+					Save(ctx)
+			} else {
+				n, uerr := tx.Refund.Update().Where(entrefund.ID(ref.ID), entrefund.StatusEQ(entrefund.StatusRequested)).
+					SetStatus(entrefund.StatusPending).SetPayoutID(po.ID).SetApprovedBy(ref.ApprovedBy).SetUpdatedAt(po.CreatedAt).
+					Save(ctx)
+				if uerr == nil && n != 1 {
+					uerr = kind.New(kind.FailedPrecondition, "refund "+id+" was approved meanwhile")
+				}
+				if uerr == nil {
+					saved, uerr = tx.Refund.Get(ctx, ref.ID)
+				}
+				err = uerr
+			}
 			if err != nil {
 				return fmt.Errorf("record refund: %w", err)
 			}
-			return s.notify(ctx, tx, t, inv, p, ref)
+			return s.notify(ctx, tx, t, inv, p, saved)
 		})
 	if err != nil {
 		return nil, nil, err
 	}
-	ref, err := s.Get(ctx, c, id)
+	got, err := s.Get(ctx, c, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ref, info, nil
+	return got, info, nil
 }
 
 // Info is a refund with what the merchant knows its payment by.
@@ -167,10 +203,24 @@ type Info struct {
 	Coin string
 }
 
+// release makes payment p, held for its refund (late_payment) or as
+// another asset (wrong_asset), part of the project's balance (held,
+// no_wallet), so that its refund's payout may spend it.
+func release(ctx context.Context, tx *entdb.Tx, p *entdb.Payment, now time.Time) error {
+	if p.HoldReason != entpayment.HoldReasonLatePayment && p.HoldReason != entpayment.HoldReasonWrongAsset {
+		return nil
+	}
+	note := "released into the project's balance for its refund (was held: " + string(p.HoldReason) + ")"
+	if err := tx.Payment.UpdateOneID(p.ID).SetHoldReason(entpayment.HoldReasonNoWallet).SetNote(note).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return fmt.Errorf("release payment %d for its refund: %w", p.ID, err)
+	}
+	return nil
+}
+
 // refundable is what is left to refund of payment p: its value less its
-// refunds that did not fail.
-func refundable(ctx context.Context, c *entdb.Client, p *entdb.Payment) (decimal.Decimal, error) {
-	rs, err := c.Refund.Query().Where(entrefund.PaymentID(p.ID), entrefund.StatusNEQ(entrefund.StatusFailed)).All(ctx)
+// refunds that did not fail, but the refund except.
+func refundable(ctx context.Context, c *entdb.Client, p *entdb.Payment, except int64) (decimal.Decimal, error) {
+	rs, err := c.Refund.Query().Where(entrefund.PaymentID(p.ID), entrefund.StatusNEQ(entrefund.StatusFailed), entrefund.IDNEQ(except)).All(ctx)
 	if err != nil {
 		return decimal.Zero, fmt.Errorf("refunds of payment %d: %w", p.ID, err)
 	}
@@ -261,7 +311,7 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, inv
 	if r.Error != "" {
 		fields = append(fields, payload.String("error", r.Error))
 	}
-	fields = append(fields, payload.Int("timestamp", s.now()))
+	fields = append(fields, payload.Int("timestamp", s.now().Unix()))
 	req, err := payload.Encode(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
 	if err != nil {
 		return fmt.Errorf("encode the webhook of refund %s: %w", r.UUID, err)

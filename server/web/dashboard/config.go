@@ -15,6 +15,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/merchant/subscription"
 )
 
@@ -50,6 +51,9 @@ type Config struct {
 	// Payouts lists and approves the payouts waiting for approval; nil
 	// shows none.
 	Payouts *payout.Service
+	// Refunds lists and approves the refunds payers ask for; nil shows
+	// none.
+	Refunds *refund.Service
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/server/merchant/payout"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/web"
 )
 
@@ -21,6 +22,9 @@ type payoutsData struct {
 	dashLayout
 	// Rows are the payouts waiting for approval, oldest first.
 	Rows []payoutRow
+	// Refunds are the refunds payers asked for on the hosted pages,
+	// waiting for approval, oldest first.
+	Refunds []refundRow
 	// Done says what the last action did; Error why it was refused.
 	Done, Error string
 }
@@ -30,6 +34,11 @@ type payoutRow struct {
 	ID                                      int64
 	Coin, Total, Fee, Reason, Balance, When string
 	Outputs                                 []payoutOutput
+}
+
+// refundRow is one refund a payer asked for.
+type refundRow struct {
+	ID, PaymentID, TxidIn, Coin, Amount, Address, Reason, When string
 }
 
 // payoutOutput is one destination of a payout.
@@ -49,6 +58,8 @@ func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *sessio
 	switch {
 	case sub == "" && get:
 		h.payoutsPage(w, r, s, http.StatusOK, r.URL.Query().Get("done"), "")
+	case strings.HasPrefix(sub, "refund/") && strings.HasSuffix(sub, "/approve") && post:
+		h.approveRefund(w, r, s, strings.TrimSuffix(strings.TrimPrefix(sub, "refund/"), "/approve"))
 	case strings.HasSuffix(sub, "/approve") && post:
 		h.approvePayout(w, r, s, strings.TrimSuffix(sub, "/approve"))
 	case strings.HasSuffix(sub, "/approve"):
@@ -84,7 +95,42 @@ func (h *Handler) payoutsPage(w http.ResponseWriter, r *http.Request, s *session
 		}
 		d.Rows = append(d.Rows, row)
 	}
+	if h.cfg.Refunds != nil {
+		refunds, err := h.cfg.Refunds.Waiting(r.Context(), s.user.ProjectID)
+		if err != nil {
+			h.pages.Fail(w, "list refunds", err)
+			return
+		}
+		for _, i := range refunds {
+			rf := i.Refund
+			d.Refunds = append(d.Refunds, refundRow{
+				ID: rf.UUID, PaymentID: i.PaymentID, TxidIn: i.TxidIn, Coin: i.Coin, Amount: rf.Value.String(),
+				Address: rf.Address, Reason: rf.Reason, When: rf.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+			})
+		}
+	}
 	h.pages.Render(w, status, "payouts", d)
+}
+
+// approveRefund approves refund id of the user's project that a payer
+// asked for: its payout is queued and sent now. A refusal (not enough
+// balance, not waiting) is shown on the page with its reason.
+func (h *Handler) approveRefund(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	if h.cfg.Refunds == nil || id == "" {
+		h.pages.NotFound(w)
+		return
+	}
+	_, _, err := h.cfg.Refunds.Approve(r.Context(), s.user.ProjectID, id, s.user.Email)
+	switch k := kind.Of(err); {
+	case err == nil:
+		http.Redirect(w, r, payoutsPath+"?done=refund-approved", http.StatusSeeOther)
+	case errors.Is(err, refund.ErrRefundNotFound):
+		h.pages.NotFound(w)
+	case k == kind.Invalid || k == kind.FailedPrecondition || k == kind.Aborted:
+		h.payoutsPage(w, r, s, http.StatusBadRequest, "", kind.Message(err))
+	default:
+		h.pages.Fail(w, "approve refund", err)
+	}
 }
 
 // approvePayout approves payout id of the user's project: it is queued

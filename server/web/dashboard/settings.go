@@ -460,7 +460,7 @@ func (h *Handler) setExceptions(w http.ResponseWriter, r *http.Request, s *sessi
 	if perr != nil {
 		err = fmt.Errorf("%w: underpaid_tolerance: %v", project.ErrInvalid, perr)
 	} else {
-		err = project.SetPaymentExceptions(r.Context(), h.cfg.DB, s.user.ProjectID, &d, &late, h.cfg.Now())
+		err = project.SetPaymentExceptions(r.Context(), h.cfg.DB, s.user.ProjectID, &d, &late, nil, h.cfg.Now())
 	}
 	if errors.Is(err, project.ErrInvalid) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {

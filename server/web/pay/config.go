@@ -10,6 +10,7 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/merchant/subscription"
 )
 
@@ -27,6 +28,8 @@ type Config struct {
 	Subscriptions *subscription.Service
 	// Addresses knows the offered coins.
 	Addresses *address.Service
+	// Refunds records the refunds payers ask for; nil offers none.
+	Refunds *refund.Service
 	// Prices tell which coins can be quoted in an invoice's currency.
 	Prices price.Source
 	// Now is the clock (clock.UTC when nil).

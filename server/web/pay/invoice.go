@@ -12,14 +12,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	qrcode "github.com/skip2/go-qrcode"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	ikind "github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/web"
 )
 
@@ -61,6 +64,23 @@ type invoicePageData struct {
 	PollMS int64
 	// Hidden are extra form fields (a renewal's option).
 	Hidden map[string]string
+	// Refund is what the payer may ask back, and the refunds asked for
+	// (nil: nothing of either).
+	Refund *refundView
+}
+
+// refundView is the refund section of an invoice page.
+type refundView struct {
+	// Offer says what the payer may ask back ("" when nothing): the form
+	// shows then, asking for an address of Label's coin.
+	Offer, Label string
+	// Requests are the refunds of the invoice's payments.
+	Requests []refundLine
+}
+
+// refundLine is one refund as the payer sees it.
+type refundLine struct {
+	ID, Amount, Label, Address, Text string
 }
 
 // coinChoice is one coin the customer may pay with.
@@ -204,12 +224,110 @@ func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coi
 	if len(st) > 0 {
 		d.StatusPath += "?" + st.Encode()
 	}
-	if !d.Status.Final {
+	if d.Refund, err = h.refundView(ctx, l); err != nil {
+		return nil, err
+	}
+	if d.Refund != nil && d.Refund.Offer != "" {
+		d.Refresh = 0 // the payer is typing an address
+	} else if !d.Status.Final {
 		d.Refresh = 15
 	} else if d.Status.Redirect != "" {
 		d.Refresh, d.RefreshURL = 3, d.Status.Redirect
 	}
 	return d, nil
+}
+
+// refundView is the refund section of l's page: what the payer may ask
+// back (refund.Service.Candidates) and the refunds asked for.
+func (h *Handler) refundView(ctx context.Context, l *invoice.Logs) (*refundView, error) {
+	kind := invoice.Kind(l.Invoice.Kind)
+	if h.cfg.Refunds == nil || (kind != invoice.Checkout && kind != invoice.Deposit) {
+		return nil, nil
+	}
+	cands, err := h.cfg.Refunds.Candidates(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := h.cfg.Refunds.Requested(ctx, l.Invoice)
+	if err != nil {
+		return nil, err
+	}
+	if len(cands) == 0 && len(rs) == 0 {
+		return nil, nil
+	}
+	v := &refundView{}
+	if len(cands) > 0 {
+		c := cands[0]
+		label := web.CoinLabel(c.Ticker)
+		total := decimal.Zero
+		for _, c := range cands {
+			total = total.Add(c.Value)
+		}
+		amount := payload.FormatAmount(total, c.Ticker.Decimals) + " " + label
+		switch c.Reason {
+		case refund.ReasonOverpaid:
+			v.Offer = "You paid " + amount + " more than was due. Give an address to get it back."
+		case refund.ReasonLate:
+			v.Offer = "Your payment of " + amount + " arrived after this payment request expired. Give an address to get it back."
+		default:
+			v.Offer = "This payment request expired before it was paid in full. Give an address to get your " + amount + " back."
+		}
+		v.Label = label
+	}
+	for _, r := range rs {
+		t, err := h.cfg.Addresses.Lookup(r.Ticker)
+		if err != nil {
+			continue
+		}
+		text := map[string]string{
+			"requested": "asked for; the shop will send it",
+			"pending":   "being sent",
+			"completed": "sent",
+			"failed":    "could not be sent; the shop will contact you",
+		}[string(r.Status)]
+		if r.Txid != "" {
+			text += " (transaction " + r.Txid + ")"
+		}
+		v.Requests = append(v.Requests, refundLine{
+			ID: r.UUID, Amount: payload.FormatAmount(r.Value, t.Decimals), Label: web.CoinLabel(t), Address: r.Address, Text: text,
+		})
+	}
+	return v, nil
+}
+
+// invoiceRefund records the refund the payer asks for on the page
+// (refund.Service.PayerRequest) and shows the page again.
+func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	inv, err := h.cfg.Invoices.Find(ctx, kind, id)
+	if errors.Is(err, invoice.ErrNotFound) || h.cfg.Refunds == nil {
+		h.pages.NotFound(w)
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "find invoice", err)
+		return
+	}
+	page := strings.TrimSuffix(r.URL.Path, "refund")
+	l, err := h.cfg.Invoices.Logs(ctx, kind, inv.ProjectID, inv.PublicID)
+	if err != nil {
+		h.pages.Fail(w, "invoice logs", err)
+		return
+	}
+	_, err = h.cfg.Refunds.PayerRequest(ctx, l, strings.TrimSpace(r.PostForm.Get("address")))
+	switch k := ikind.Of(err); {
+	case err == nil:
+		http.Redirect(w, r, page, http.StatusSeeOther)
+	case k == ikind.Invalid || k == ikind.FailedPrecondition:
+		h.showInvoice(w, r, inv, page, "", ikind.Message(err), http.StatusBadRequest, nil)
+	default:
+		h.pages.Fail(w, "record a refund request", err)
+	}
 }
 
 // quote returns the address handed out for coin among l's addresses.

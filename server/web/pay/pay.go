@@ -114,6 +114,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		} else {
 			h.invoiceChoose(w, r, kindOf(parts[0]), id)
 		}
+	case rest == "refund" && r.Method == http.MethodPost && parts[0] != "subscription":
+		h.invoiceRefund(w, r, kindOf(parts[0]), id)
 	case rest == "status.json" && r.Method == http.MethodGet:
 		if parts[0] == "subscription" {
 			h.subscriptionStatus(w, r, id)

@@ -115,22 +115,26 @@ class RotateSecretResponse(_message.Message):
     def __init__(self, ipn_secret: _Optional[str] = ...) -> None: ...
 
 class SetPaymentExceptionsRequest(_message.Message):
-    __slots__ = ["late_payments", "project_id", "underpaid_tolerance"]
+    __slots__ = ["auto_refund_overpaid", "late_payments", "project_id", "underpaid_tolerance"]
+    AUTO_REFUND_OVERPAID_FIELD_NUMBER: _ClassVar[int]
     LATE_PAYMENTS_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    auto_refund_overpaid: bool
     late_payments: str
     project_id: int
     underpaid_tolerance: str
-    def __init__(self, project_id: _Optional[int] = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
+    def __init__(self, project_id: _Optional[int] = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ..., auto_refund_overpaid: bool = ...) -> None: ...
 
 class SetPaymentExceptionsResponse(_message.Message):
-    __slots__ = ["late_payments", "underpaid_tolerance"]
+    __slots__ = ["auto_refund_overpaid", "late_payments", "underpaid_tolerance"]
+    AUTO_REFUND_OVERPAID_FIELD_NUMBER: _ClassVar[int]
     LATE_PAYMENTS_FIELD_NUMBER: _ClassVar[int]
     UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    auto_refund_overpaid: bool
     late_payments: str
     underpaid_tolerance: str
-    def __init__(self, underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
+    def __init__(self, underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ..., auto_refund_overpaid: bool = ...) -> None: ...
 
 class SetPayoutLimitRequest(_message.Message):
     __slots__ = ["per_day", "per_payout", "project_id", "ticker"]

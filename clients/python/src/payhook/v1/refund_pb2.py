@@ -17,7 +17,7 @@ from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 from payhook.v1 import payout_pb2 as payhook_dot_v1_dot_payout__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/refund.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\x1a\x17payhook/v1/payout.proto\"\x94\x01\n\x15RefundCheckoutRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"m\n\x16RefundCheckoutResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"\x93\x01\n\x14RefundDepositRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"l\n\x15RefundDepositResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"4\n\x10GetRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\";\n\x11GetRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\"\xc5\x01\n\nRefundInfo\x12\x11\n\trefund_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\npayment_id\x18\x03 \x01(\t\x12\x0f\n\x07txid_in\x18\x04 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0c\n\x04\x63oin\x18\x07 \x01(\t\x12\x11\n\tpayout_id\x18\x08 \x01(\x03\x12\x0c\n\x04txid\x18\t \x01(\t\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x11\n\ttimestamp\x18\x0b \x01(\t2\xe5\x02\n\rRefundService\x12x\n\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\"\x10/checkout/refund:\x01*\x12t\n\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/deposit/refund:\x01*\x12\x64\n\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/refund.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\x1a\x17payhook/v1/payout.proto\"\x94\x01\n\x15RefundCheckoutRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"m\n\x16RefundCheckoutResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"\x93\x01\n\x14RefundDepositRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"l\n\x15RefundDepositResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"8\n\x14\x41pproveRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\"l\n\x15\x41pproveRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"4\n\x10GetRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\";\n\x11GetRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\"\xd5\x01\n\nRefundInfo\x12\x11\n\trefund_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\npayment_id\x18\x03 \x01(\t\x12\x0f\n\x07txid_in\x18\x04 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0c\n\x04\x63oin\x18\x07 \x01(\t\x12\x11\n\tpayout_id\x18\x08 \x01(\x03\x12\x0c\n\x04txid\x18\t \x01(\t\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x11\n\ttimestamp\x18\x0b \x01(\t\x12\x0e\n\x06reason\x18\x0c \x01(\t2\xdb\x03\n\rRefundService\x12x\n\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\"\x10/checkout/refund:\x01*\x12t\n\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/deposit/refund:\x01*\x12t\n\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/refund/approve:\x01*\x12\x64\n\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.refund_pb2', globals())
@@ -41,12 +41,16 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REFUNDDEPOSITREQUEST.fields_by_name['address']._serialized_options = b'\272H\003\310\001\001\272H\005r\003\030\200\001'
   _REFUNDDEPOSITREQUEST.fields_by_name['value']._options = None
   _REFUNDDEPOSITREQUEST.fields_by_name['value']._serialized_options = b'\272H\004r\002\030@'
+  _APPROVEREFUNDREQUEST.fields_by_name['refund_id']._options = None
+  _APPROVEREFUNDREQUEST.fields_by_name['refund_id']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030@'
   _GETREFUNDREQUEST.fields_by_name['refund_id']._options = None
   _GETREFUNDREQUEST.fields_by_name['refund_id']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030@'
   _REFUNDSERVICE.methods_by_name['RefundCheckout']._options = None
   _REFUNDSERVICE.methods_by_name['RefundCheckout']._serialized_options = b'\220\373\030\002\202\323\344\223\002\025\"\020/checkout/refund:\001*'
   _REFUNDSERVICE.methods_by_name['RefundDeposit']._options = None
   _REFUNDSERVICE.methods_by_name['RefundDeposit']._serialized_options = b'\220\373\030\002\202\323\344\223\002\024\"\017/deposit/refund:\001*'
+  _REFUNDSERVICE.methods_by_name['ApproveRefund']._options = None
+  _REFUNDSERVICE.methods_by_name['ApproveRefund']._serialized_options = b'\220\373\030\002\202\323\344\223\002\024\"\017/refund/approve:\001*'
   _REFUNDSERVICE.methods_by_name['GetRefund']._options = None
   _REFUNDSERVICE.methods_by_name['GetRefund']._serialized_options = b'\220\373\030\002\202\323\344\223\002\020\022\016/refund/status'
   _REFUNDCHECKOUTREQUEST._serialized_start=149
@@ -57,12 +61,16 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REFUNDDEPOSITREQUEST._serialized_end=558
   _REFUNDDEPOSITRESPONSE._serialized_start=560
   _REFUNDDEPOSITRESPONSE._serialized_end=668
-  _GETREFUNDREQUEST._serialized_start=670
-  _GETREFUNDREQUEST._serialized_end=722
-  _GETREFUNDRESPONSE._serialized_start=724
-  _GETREFUNDRESPONSE._serialized_end=783
-  _REFUNDINFO._serialized_start=786
-  _REFUNDINFO._serialized_end=983
-  _REFUNDSERVICE._serialized_start=986
-  _REFUNDSERVICE._serialized_end=1343
+  _APPROVEREFUNDREQUEST._serialized_start=670
+  _APPROVEREFUNDREQUEST._serialized_end=726
+  _APPROVEREFUNDRESPONSE._serialized_start=728
+  _APPROVEREFUNDRESPONSE._serialized_end=836
+  _GETREFUNDREQUEST._serialized_start=838
+  _GETREFUNDREQUEST._serialized_end=890
+  _GETREFUNDRESPONSE._serialized_start=892
+  _GETREFUNDRESPONSE._serialized_end=951
+  _REFUNDINFO._serialized_start=954
+  _REFUNDINFO._serialized_end=1167
+  _REFUNDSERVICE._serialized_start=1170
+  _REFUNDSERVICE._serialized_end=1645
 # @@protoc_insertion_point(module_scope)

@@ -8,6 +8,20 @@ from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Opti
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ApproveRefundRequest(_message.Message):
+    __slots__ = ["refund_id"]
+    REFUND_ID_FIELD_NUMBER: _ClassVar[int]
+    refund_id: str
+    def __init__(self, refund_id: _Optional[str] = ...) -> None: ...
+
+class ApproveRefundResponse(_message.Message):
+    __slots__ = ["payout_info", "refund"]
+    PAYOUT_INFO_FIELD_NUMBER: _ClassVar[int]
+    REFUND_FIELD_NUMBER: _ClassVar[int]
+    payout_info: _payout_pb2.PayoutInfo
+    refund: RefundInfo
+    def __init__(self, refund: _Optional[_Union[RefundInfo, _Mapping]] = ..., payout_info: _Optional[_Union[_payout_pb2.PayoutInfo, _Mapping]] = ...) -> None: ...
+
 class GetRefundRequest(_message.Message):
     __slots__ = ["refund_id"]
     REFUND_ID_FIELD_NUMBER: _ClassVar[int]
@@ -61,12 +75,13 @@ class RefundDepositResponse(_message.Message):
     def __init__(self, refund: _Optional[_Union[RefundInfo, _Mapping]] = ..., payout_info: _Optional[_Union[_payout_pb2.PayoutInfo, _Mapping]] = ...) -> None: ...
 
 class RefundInfo(_message.Message):
-    __slots__ = ["address", "coin", "error", "payment_id", "payout_id", "refund_id", "status", "timestamp", "txid", "txid_in", "value"]
+    __slots__ = ["address", "coin", "error", "payment_id", "payout_id", "reason", "refund_id", "status", "timestamp", "txid", "txid_in", "value"]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     COIN_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     PAYMENT_ID_FIELD_NUMBER: _ClassVar[int]
     PAYOUT_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     REFUND_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
@@ -78,10 +93,11 @@ class RefundInfo(_message.Message):
     error: str
     payment_id: str
     payout_id: int
+    reason: str
     refund_id: str
     status: str
     timestamp: str
     txid: str
     txid_in: str
     value: str
-    def __init__(self, refund_id: _Optional[str] = ..., status: _Optional[str] = ..., payment_id: _Optional[str] = ..., txid_in: _Optional[str] = ..., address: _Optional[str] = ..., value: _Optional[str] = ..., coin: _Optional[str] = ..., payout_id: _Optional[int] = ..., txid: _Optional[str] = ..., error: _Optional[str] = ..., timestamp: _Optional[str] = ...) -> None: ...
+    def __init__(self, refund_id: _Optional[str] = ..., status: _Optional[str] = ..., payment_id: _Optional[str] = ..., txid_in: _Optional[str] = ..., address: _Optional[str] = ..., value: _Optional[str] = ..., coin: _Optional[str] = ..., payout_id: _Optional[int] = ..., txid: _Optional[str] = ..., error: _Optional[str] = ..., timestamp: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...

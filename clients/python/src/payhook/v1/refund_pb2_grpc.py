@@ -33,6 +33,11 @@ class RefundServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_refund__pb2.RefundDepositRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_refund__pb2.RefundDepositResponse.FromString,
                 )
+        self.ApproveRefund = channel.unary_unary(
+                '/payhook.v1.RefundService/ApproveRefund',
+                request_serializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.FromString,
+                )
         self.GetRefund = channel.unary_unary(
                 '/payhook.v1.RefundService/GetRefund',
                 request_serializer=payhook_dot_v1_dot_refund__pb2.GetRefundRequest.SerializeToString,
@@ -66,6 +71,14 @@ class RefundServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ApproveRefund(self, request, context):
+        """ApproveRefund sends a refund the payer asked for on the hosted page
+        (requested): its payout is recorded and queued as RefundCheckout's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetRefund(self, request, context):
         """GetRefund answers a refund of the project.
         """
@@ -85,6 +98,11 @@ def add_RefundServiceServicer_to_server(servicer, server):
                     servicer.RefundDeposit,
                     request_deserializer=payhook_dot_v1_dot_refund__pb2.RefundDepositRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_refund__pb2.RefundDepositResponse.SerializeToString,
+            ),
+            'ApproveRefund': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveRefund,
+                    request_deserializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.SerializeToString,
             ),
             'GetRefund': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRefund,
@@ -141,6 +159,23 @@ class RefundService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.RefundService/RefundDeposit',
             payhook_dot_v1_dot_refund__pb2.RefundDepositRequest.SerializeToString,
             payhook_dot_v1_dot_refund__pb2.RefundDepositResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ApproveRefund(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.RefundService/ApproveRefund',
+            payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.SerializeToString,
+            payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/refund.proto.
  */
 export const file_payhook_v1_refund: GenFile = /*@__PURE__*/
-  fileDesc("ChdwYXlob29rL3YxL3JlZnVuZC5wcm90bxIKcGF5aG9vay52MSKLAQoVUmVmdW5kQ2hlY2tvdXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibQoWUmVmdW5kQ2hlY2tvdXRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8SKwoLcGF5b3V0X2luZm8YAiABKAsyFi5wYXlob29rLnYxLlBheW91dEluZm8iigEKFFJlZnVuZERlcG9zaXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibAoVUmVmdW5kRGVwb3NpdFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyIxChBHZXRSZWZ1bmRSZXF1ZXN0Eh0KCXJlZnVuZF9pZBgBIAEoCUIKukgHyAEBcgIYQCI7ChFHZXRSZWZ1bmRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8ixQEKClJlZnVuZEluZm8SEQoJcmVmdW5kX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEg8KB3R4aWRfaW4YBCABKAkSDwoHYWRkcmVzcxgFIAEoCRINCgV2YWx1ZRgGIAEoCRIMCgRjb2luGAcgASgJEhEKCXBheW91dF9pZBgIIAEoAxIMCgR0eGlkGAkgASgJEg0KBWVycm9yGAogASgJEhEKCXRpbWVzdGFtcBgLIAEoCTLlAgoNUmVmdW5kU2VydmljZRJ4Cg5SZWZ1bmRDaGVja291dBIhLnBheWhvb2sudjEuUmVmdW5kQ2hlY2tvdXRSZXF1ZXN0GiIucGF5aG9vay52MS5SZWZ1bmRDaGVja291dFJlc3BvbnNlIh+Q+xgCgtPkkwIVOgEqIhAvY2hlY2tvdXQvcmVmdW5kEnQKDVJlZnVuZERlcG9zaXQSIC5wYXlob29rLnYxLlJlZnVuZERlcG9zaXRSZXF1ZXN0GiEucGF5aG9vay52MS5SZWZ1bmREZXBvc2l0UmVzcG9uc2UiHpD7GAKC0+STAhQ6ASoiDy9kZXBvc2l0L3JlZnVuZBJkCglHZXRSZWZ1bmQSHC5wYXlob29rLnYxLkdldFJlZnVuZFJlcXVlc3QaHS5wYXlob29rLnYxLkdldFJlZnVuZFJlc3BvbnNlIhqQ+xgCgtPkkwIQEg4vcmVmdW5kL3N0YXR1c0I1WjNnaXRodWIuY29tL3BheWhvb2svcGF5aG9vay9nZW4vcGF5aG9vay92MTtwYXlob29rdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_payhook_v1_access, file_payhook_v1_payout]);
+  fileDesc("ChdwYXlob29rL3YxL3JlZnVuZC5wcm90bxIKcGF5aG9vay52MSKLAQoVUmVmdW5kQ2hlY2tvdXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibQoWUmVmdW5kQ2hlY2tvdXRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8SKwoLcGF5b3V0X2luZm8YAiABKAsyFi5wYXlob29rLnYxLlBheW91dEluZm8iigEKFFJlZnVuZERlcG9zaXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibAoVUmVmdW5kRGVwb3NpdFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyI1ChRBcHByb3ZlUmVmdW5kUmVxdWVzdBIdCglyZWZ1bmRfaWQYASABKAlCCrpIB8gBAXICGEAibAoVQXBwcm92ZVJlZnVuZFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyIxChBHZXRSZWZ1bmRSZXF1ZXN0Eh0KCXJlZnVuZF9pZBgBIAEoCUIKukgHyAEBcgIYQCI7ChFHZXRSZWZ1bmRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8i1QEKClJlZnVuZEluZm8SEQoJcmVmdW5kX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEg8KB3R4aWRfaW4YBCABKAkSDwoHYWRkcmVzcxgFIAEoCRINCgV2YWx1ZRgGIAEoCRIMCgRjb2luGAcgASgJEhEKCXBheW91dF9pZBgIIAEoAxIMCgR0eGlkGAkgASgJEg0KBWVycm9yGAogASgJEhEKCXRpbWVzdGFtcBgLIAEoCRIOCgZyZWFzb24YDCABKAky2wMKDVJlZnVuZFNlcnZpY2USeAoOUmVmdW5kQ2hlY2tvdXQSIS5wYXlob29rLnYxLlJlZnVuZENoZWNrb3V0UmVxdWVzdBoiLnBheWhvb2sudjEuUmVmdW5kQ2hlY2tvdXRSZXNwb25zZSIfkPsYAoLT5JMCFToBKiIQL2NoZWNrb3V0L3JlZnVuZBJ0Cg1SZWZ1bmREZXBvc2l0EiAucGF5aG9vay52MS5SZWZ1bmREZXBvc2l0UmVxdWVzdBohLnBheWhvb2sudjEuUmVmdW5kRGVwb3NpdFJlc3BvbnNlIh6Q+xgCgtPkkwIUOgEqIg8vZGVwb3NpdC9yZWZ1bmQSdAoNQXBwcm92ZVJlZnVuZBIgLnBheWhvb2sudjEuQXBwcm92ZVJlZnVuZFJlcXVlc3QaIS5wYXlob29rLnYxLkFwcHJvdmVSZWZ1bmRSZXNwb25zZSIekPsYAoLT5JMCFDoBKiIPL3JlZnVuZC9hcHByb3ZlEmQKCUdldFJlZnVuZBIcLnBheWhvb2sudjEuR2V0UmVmdW5kUmVxdWVzdBodLnBheWhvb2sudjEuR2V0UmVmdW5kUmVzcG9uc2UiGpD7GAKC0+STAhASDi9yZWZ1bmQvc3RhdHVzQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_payhook_v1_access, file_payhook_v1_payout]);
 
 /**
  * RefundCheckoutRequest names the checkout payment to refund and where the refund
@@ -162,6 +162,55 @@ export const RefundDepositResponseSchema: GenMessage<RefundDepositResponse> = /*
   messageDesc(file_payhook_v1_refund, 3);
 
 /**
+ * ApproveRefundRequest names a requested refund.
+ *
+ * @generated from message payhook.v1.ApproveRefundRequest
+ */
+export type ApproveRefundRequest = Message<"payhook.v1.ApproveRefundRequest"> & {
+  /**
+   * refund_id identifies the refund.
+   *
+   * @generated from field: string refund_id = 1;
+   */
+  refundId: string;
+};
+
+/**
+ * Describes the message payhook.v1.ApproveRefundRequest.
+ * Use `create(ApproveRefundRequestSchema)` to create a new message.
+ */
+export const ApproveRefundRequestSchema: GenMessage<ApproveRefundRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 4);
+
+/**
+ * ApproveRefundResponse is the refund and the payout that pays it.
+ *
+ * @generated from message payhook.v1.ApproveRefundResponse
+ */
+export type ApproveRefundResponse = Message<"payhook.v1.ApproveRefundResponse"> & {
+  /**
+   * refund is the refund.
+   *
+   * @generated from field: payhook.v1.RefundInfo refund = 1;
+   */
+  refund?: RefundInfo | undefined;
+
+  /**
+   * payout_info is its payout.
+   *
+   * @generated from field: payhook.v1.PayoutInfo payout_info = 2;
+   */
+  payoutInfo?: PayoutInfo | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.ApproveRefundResponse.
+ * Use `create(ApproveRefundResponseSchema)` to create a new message.
+ */
+export const ApproveRefundResponseSchema: GenMessage<ApproveRefundResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 5);
+
+/**
  * GetRefundRequest names a refund.
  *
  * @generated from message payhook.v1.GetRefundRequest
@@ -180,7 +229,7 @@ export type GetRefundRequest = Message<"payhook.v1.GetRefundRequest"> & {
  * Use `create(GetRefundRequestSchema)` to create a new message.
  */
 export const GetRefundRequestSchema: GenMessage<GetRefundRequest> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 4);
+  messageDesc(file_payhook_v1_refund, 6);
 
 /**
  * GetRefundResponse is the refund.
@@ -201,7 +250,7 @@ export type GetRefundResponse = Message<"payhook.v1.GetRefundResponse"> & {
  * Use `create(GetRefundResponseSchema)` to create a new message.
  */
 export const GetRefundResponseSchema: GenMessage<GetRefundResponse> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 5);
+  messageDesc(file_payhook_v1_refund, 7);
 
 /**
  * RefundInfo is a refund.
@@ -217,7 +266,8 @@ export type RefundInfo = Message<"payhook.v1.RefundInfo"> & {
   refundId: string;
 
   /**
-   * status is pending, completed or failed.
+   * status is requested (the payer asked on the hosted page; the merchant
+   * has not approved it), pending, completed or failed.
    *
    * @generated from field: string status = 2;
    */
@@ -285,6 +335,14 @@ export type RefundInfo = Message<"payhook.v1.RefundInfo"> & {
    * @generated from field: string timestamp = 11;
    */
   timestamp: string;
+
+  /**
+   * reason is why the payer asked for it (overpaid, expired, late); empty
+   * for the merchant's own refunds.
+   *
+   * @generated from field: string reason = 12;
+   */
+  reason: string;
 };
 
 /**
@@ -292,7 +350,7 @@ export type RefundInfo = Message<"payhook.v1.RefundInfo"> & {
  * Use `create(RefundInfoSchema)` to create a new message.
  */
 export const RefundInfoSchema: GenMessage<RefundInfo> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 6);
+  messageDesc(file_payhook_v1_refund, 8);
 
 /**
  * RefundService sends an invoice payment, whole or in part, back to an
@@ -327,6 +385,17 @@ export const RefundService: GenService<{
     methodKind: "unary";
     input: typeof RefundDepositRequestSchema;
     output: typeof RefundDepositResponseSchema;
+  },
+  /**
+   * ApproveRefund sends a refund the payer asked for on the hosted page
+   * (requested): its payout is recorded and queued as RefundCheckout's.
+   *
+   * @generated from rpc payhook.v1.RefundService.ApproveRefund
+   */
+  approveRefund: {
+    methodKind: "unary";
+    input: typeof ApproveRefundRequestSchema;
+    output: typeof ApproveRefundResponseSchema;
   },
   /**
    * GetRefund answers a refund of the project.
