@@ -100,6 +100,12 @@ type Family interface {
 	// signed with its own address's key (UTXO: chains.Forward.Keys).
 	// Account chains move one account's balance per transaction: false.
 	SpendsSeveralAddresses(t Ticker) bool
+	// Relation says whether an address of u can receive t's asset, t and u
+	// both of this family: on the same chain (a token sent to a native
+	// coin's address: EVM, TRON), on another chain of the family with the
+	// same addresses and keys (EVM chains), or not at all (UTXO, Solana,
+	// whose token accounts are not the owner's address).
+	Relation(t, u Ticker) Relation
 	// DistributionDepth returns the depth a credited transfer of t must
 	// reach, in a solidified block, before its funds are distributed, when
 	// the family gates distribution beyond credit (TRON); 0 when a credited
@@ -117,6 +123,24 @@ type Family interface {
 	// ErrUnsupportedNetwork when no URI scheme is known for t's network.
 	PaymentURI(t Ticker, addr string, amount *decimal.Decimal) (string, error)
 }
+
+// Relation is how an address of one ticker relates to another ticker's
+// asset (Family.Relation).
+type Relation int
+
+// Relations.
+const (
+	// Unrelated: an address of the one never receives the other's asset.
+	Unrelated Relation = iota
+	// SameTicker: the two are one ticker.
+	SameTicker
+	// SameChain: both assets live on one chain and share its addresses
+	// (a token and its chain's native coin, two tokens of one chain).
+	SameChain
+	// OtherChain: the assets live on two chains that share addresses and
+	// keys (EVM chains): one address receives on both.
+	OtherChain
+)
 
 // Curve is the signature scheme of a family's keys.
 type Curve int
@@ -212,6 +236,7 @@ func (u unbound) Address(t Ticker, _ []byte) (string, error) {
 }
 func (unbound) FixedConfirmations(Ticker) (int64, bool) { return 0, false }
 func (unbound) SpendsSeveralAddresses(Ticker) bool      { return false }
+func (unbound) Relation(Ticker, Ticker) Relation        { return Unrelated }
 func (unbound) DistributionDepth(Ticker, int64) int64   { return 0 }
 func (u unbound) PaymentURI(t Ticker, _ string, _ *decimal.Decimal) (string, error) {
 	return "", u.fail(t)

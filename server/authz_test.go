@@ -67,6 +67,9 @@ type authzFixture struct {
 	// refund of it as a payer asks for one and returns its id.
 	refund       string
 	newRequested func() string
+	// newWrongAsset records a credited erc20/usdt payment of A held as
+	// wrong_asset (sent to an ETH address) and returns its txid_in.
+	newWrongAsset func() string
 }
 
 // authzRow says how to call one method for the matrix.
@@ -197,6 +200,12 @@ var authzRows = map[protoreflect.FullName]authzRow{
 
 	"payhook.v1.RefundService.ApproveRefund": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.ApproveRefundRequest{RefundId: f.newRequested()}
+	}},
+	"payhook.v1.RefundService.ForwardWrongAsset": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ForwardWrongAssetRequest{Coin: "erc20_usdt", TxidIn: f.newWrongAsset()}
+	}},
+	"payhook.v1.RefundService.RefundWrongAsset": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RefundWrongAssetRequest{Coin: "erc20_usdt", TxidIn: f.newWrongAsset(), Address: ethDest}
 	}},
 	"payhook.v1.RefundService.GetRefund": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.GetRefundRequest{RefundId: f.refund}
@@ -480,6 +489,23 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 	stored, err := in.Server.DB().Client.Refund.Query().Where(entrefund.UUID(f.refund)).Only(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	f.newWrongAsset = func() string {
+		addr, err := payhookv1.NewAddressServiceClient(in.Conn).CreateAddress(a, &payhookv1.CreateAddressRequest{
+			Ticker: "eth", Callback: f.hook + "?wrong=" + uuid.NewString(), Address: ethDest,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := devnetClient.Pay(ctx, &payhookv1.PayRequest{Ticker: "erc20/usdt", AddressIn: addr.GetAddressIn(), ValueCoin: "50"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := int32(20)
+		if _, err := devnetClient.Mine(ctx, &payhookv1.MineRequest{Ticker: "erc20/usdt", Blocks: &blocks}); err != nil {
+			t.Fatal(err)
+		}
+		return p.GetTxidIn()
 	}
 	f.newRequested = func() string {
 		id := uuid.NewString()

@@ -355,6 +355,9 @@ func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, dial
 		// A payout wallet's payments are the project's payout balance:
 		// credited and held, notifying no one.
 		address.PayoutWalletService: payout.WalletReactor{Dialect: dialect, Now: now},
+		// A payment of another asset than its address takes (without
+		// multi_token): one wrong_asset webhook, whatever the address.
+		payment.WrongAssetService: address.NewWrongAssetReactor(q),
 	}
 }
 
@@ -418,7 +421,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
 	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, s.cfg.Now)
-	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds))
+	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds, s.payments))
 	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	subs := subscription.New(subscription.Config{

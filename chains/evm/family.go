@@ -147,6 +147,29 @@ func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 0, false 
 // SpendsSeveralAddresses implements chains.Family: a transaction moves one account's balance.
 func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return false }
 
+// Relation implements chains.Family: every EVM ticker shares addresses and
+// keys (m/44'/60'); eth and erc20 tokens live on one chain, bep20 and
+// polygon on theirs.
+func (Family) Relation(t, u chains.Ticker) chains.Relation {
+	switch {
+	case t.Ticker == u.Ticker:
+		return chains.SameTicker
+	case t.Family != u.Family:
+		return chains.Unrelated
+	case chainOf(t) == chainOf(u):
+		return chains.SameChain
+	}
+	return chains.OtherChain
+}
+
+// chainOf names the chain an EVM ticker's network lives on.
+func chainOf(t chains.Ticker) string {
+	if t.Network == "erc20" {
+		return "eth"
+	}
+	return t.Network
+}
+
 // DistributionDepth implements chains.Family: no gate beyond credit.
 func (Family) DistributionDepth(chains.Ticker, int64) int64 { return 0 }
 

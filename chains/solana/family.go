@@ -89,6 +89,14 @@ func (Family) Address(t chains.Ticker, pub []byte) (string, error) {
 // commitment, so a payment requires and reports 1 confirmation.
 func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 1, true }
 
+// Relation implements chains.Family: only a ticker to itself (an SPL token goes to the owner's associated token account, which is not the owner's address).
+func (Family) Relation(t, u chains.Ticker) chains.Relation {
+	if t.Ticker == u.Ticker {
+		return chains.SameTicker
+	}
+	return chains.Unrelated
+}
+
 // SpendsSeveralAddresses implements chains.Family: a transaction moves one account's balance.
 func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return false }
 

@@ -98,6 +98,18 @@ func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 0, false 
 // SpendsSeveralAddresses implements chains.Family: a transaction moves one account's balance.
 func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return false }
 
+// Relation implements chains.Family: trx and trc20 tokens live on one chain
+// and share its addresses.
+func (Family) Relation(t, u chains.Ticker) chains.Relation {
+	switch {
+	case t.Ticker == u.Ticker:
+		return chains.SameTicker
+	case t.Family != u.Family:
+		return chains.Unrelated
+	}
+	return chains.SameChain
+}
+
 // DistributionDepth implements chains.Family: required, but at least
 // TRXDistributionDepth for native TRX (TRC20DistributionDepth for a token).
 func (Family) DistributionDepth(t chains.Ticker, required int64) int64 {

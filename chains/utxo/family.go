@@ -125,6 +125,14 @@ func (Family) Address(t chains.Ticker, pub []byte) (string, error) {
 // FixedConfirmations implements chains.Family: confirmations are depths.
 func (Family) FixedConfirmations(chains.Ticker) (int64, bool) { return 0, false }
 
+// Relation implements chains.Family: only a ticker to itself (each coin is its own chain).
+func (Family) Relation(t, u chains.Ticker) chains.Relation {
+	if t.Ticker == u.Ticker {
+		return chains.SameTicker
+	}
+	return chains.Unrelated
+}
+
 // SpendsSeveralAddresses implements chains.Family: a transaction spends outputs of any addresses, each input signed with its own key.
 func (Family) SpendsSeveralAddresses(chains.Ticker) bool { return true }
 

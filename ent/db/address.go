@@ -67,6 +67,10 @@ type Address struct {
 	RequiredConfirmations int32 `json:"required_confirmations,omitempty"`
 	// Forwarding fee priority.
 	Priority string `json:"priority,omitempty"`
+	// multi_token=1 at creation: another asset of the address's chain (a token sent to an ETH address) is credited and notified under its own ticker; otherwise it is held as wrong_asset.
+	MultiToken bool `json:"multi_token,omitempty"`
+	// multi_chain=1 at creation (EVM): the address is watched on every EVM chain the operator runs; a payment there is credited under that chain's ticker.
+	MultiChain bool `json:"multi_chain,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the AddressQuery when eager-loading is set.
 	Edges        AddressEdges `json:"edges"`
@@ -113,7 +117,7 @@ func (*Address) scanValues(columns []string) ([]any, error) {
 			values[i] = &sql.NullScanner{S: new(decimal.Decimal)}
 		case address.FieldDestinations, address.FieldCustomParams:
 			values[i] = new([]byte)
-		case address.FieldPost, address.FieldJSON, address.FieldConvert:
+		case address.FieldPost, address.FieldJSON, address.FieldConvert, address.FieldMultiToken, address.FieldMultiChain:
 			values[i] = new(sql.NullBool)
 		case address.FieldID, address.FieldAPIKeyID, address.FieldProjectID, address.FieldInvoiceID, address.FieldDerivationIndex, address.FieldRequiredConfirmations:
 			values[i] = new(sql.NullInt64)
@@ -289,6 +293,18 @@ func (_m *Address) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Priority = value.String
 			}
+		case address.FieldMultiToken:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field multi_token", values[i])
+			} else if value.Valid {
+				_m.MultiToken = value.Bool
+			}
+		case address.FieldMultiChain:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field multi_chain", values[i])
+			} else if value.Valid {
+				_m.MultiChain = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -413,6 +429,12 @@ func (_m *Address) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("priority=")
 	builder.WriteString(_m.Priority)
+	builder.WriteString(", ")
+	builder.WriteString("multi_token=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MultiToken))
+	builder.WriteString(", ")
+	builder.WriteString("multi_chain=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MultiChain))
 	builder.WriteByte(')')
 	return builder.String()
 }

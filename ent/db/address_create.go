@@ -260,6 +260,34 @@ func (_c *AddressCreate) SetNillablePriority(v *string) *AddressCreate {
 	return _c
 }
 
+// SetMultiToken sets the "multi_token" field.
+func (_c *AddressCreate) SetMultiToken(v bool) *AddressCreate {
+	_c.mutation.SetMultiToken(v)
+	return _c
+}
+
+// SetNillableMultiToken sets the "multi_token" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableMultiToken(v *bool) *AddressCreate {
+	if v != nil {
+		_c.SetMultiToken(*v)
+	}
+	return _c
+}
+
+// SetMultiChain sets the "multi_chain" field.
+func (_c *AddressCreate) SetMultiChain(v bool) *AddressCreate {
+	_c.mutation.SetMultiChain(v)
+	return _c
+}
+
+// SetNillableMultiChain sets the "multi_chain" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableMultiChain(v *bool) *AddressCreate {
+	if v != nil {
+		_c.SetMultiChain(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *AddressCreate) SetID(v int64) *AddressCreate {
 	_c.mutation.SetID(v)
@@ -352,6 +380,14 @@ func (_c *AddressCreate) defaults() {
 	if _, ok := _c.mutation.Priority(); !ok {
 		v := address.DefaultPriority
 		_c.mutation.SetPriority(v)
+	}
+	if _, ok := _c.mutation.MultiToken(); !ok {
+		v := address.DefaultMultiToken
+		_c.mutation.SetMultiToken(v)
+	}
+	if _, ok := _c.mutation.MultiChain(); !ok {
+		v := address.DefaultMultiChain
+		_c.mutation.SetMultiChain(v)
 	}
 }
 
@@ -455,6 +491,12 @@ func (_c *AddressCreate) check() error {
 		if err := address.PriorityValidator(v); err != nil {
 			return &ValidationError{Name: "priority", err: fmt.Errorf(`db: validator failed for field "Address.priority": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.MultiToken(); !ok {
+		return &ValidationError{Name: "multi_token", err: errors.New(`db: missing required field "Address.multi_token"`)}
+	}
+	if _, ok := _c.mutation.MultiChain(); !ok {
+		return &ValidationError{Name: "multi_chain", err: errors.New(`db: missing required field "Address.multi_chain"`)}
 	}
 	if len(_c.mutation.APIKeyIDs()) == 0 {
 		return &ValidationError{Name: "api_key", err: errors.New(`db: missing required edge "Address.api_key"`)}
@@ -579,6 +621,14 @@ func (_c *AddressCreate) createSpec() (*Address, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Priority(); ok {
 		_spec.SetField(address.FieldPriority, field.TypeString, value)
 		_node.Priority = value
+	}
+	if value, ok := _c.mutation.MultiToken(); ok {
+		_spec.SetField(address.FieldMultiToken, field.TypeBool, value)
+		_node.MultiToken = value
+	}
+	if value, ok := _c.mutation.MultiChain(); ok {
+		_spec.SetField(address.FieldMultiChain, field.TypeBool, value)
+		_node.MultiChain = value
 	}
 	if nodes := _c.mutation.APIKeyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -846,6 +896,12 @@ func (u *AddressUpsertOne) UpdateNewValues() *AddressUpsertOne {
 		}
 		if _, exists := u.create.mutation.DerivationIndex(); exists {
 			s.SetIgnore(address.FieldDerivationIndex)
+		}
+		if _, exists := u.create.mutation.MultiToken(); exists {
+			s.SetIgnore(address.FieldMultiToken)
+		}
+		if _, exists := u.create.mutation.MultiChain(); exists {
+			s.SetIgnore(address.FieldMultiChain)
 		}
 	}))
 	return u
@@ -1245,6 +1301,12 @@ func (u *AddressUpsertBulk) UpdateNewValues() *AddressUpsertBulk {
 			}
 			if _, exists := b.mutation.DerivationIndex(); exists {
 				s.SetIgnore(address.FieldDerivationIndex)
+			}
+			if _, exists := b.mutation.MultiToken(); exists {
+				s.SetIgnore(address.FieldMultiToken)
+			}
+			if _, exists := b.mutation.MultiChain(); exists {
+				s.SetIgnore(address.FieldMultiChain)
 			}
 		}
 	}))

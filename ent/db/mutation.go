@@ -1066,6 +1066,8 @@ type AddressMutation struct {
 	required_confirmations    *int32
 	addrequired_confirmations *int32
 	priority                  *string
+	multi_token               *bool
+	multi_chain               *bool
 	clearedFields             map[string]struct{}
 	api_key                   *int64
 	clearedapi_key            bool
@@ -2185,6 +2187,78 @@ func (m *AddressMutation) ResetPriority() {
 	m.priority = nil
 }
 
+// SetMultiToken sets the "multi_token" field.
+func (m *AddressMutation) SetMultiToken(b bool) {
+	m.multi_token = &b
+}
+
+// MultiToken returns the value of the "multi_token" field in the mutation.
+func (m *AddressMutation) MultiToken() (r bool, exists bool) {
+	v := m.multi_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMultiToken returns the old "multi_token" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldMultiToken(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMultiToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMultiToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMultiToken: %w", err)
+	}
+	return oldValue.MultiToken, nil
+}
+
+// ResetMultiToken resets all changes to the "multi_token" field.
+func (m *AddressMutation) ResetMultiToken() {
+	m.multi_token = nil
+}
+
+// SetMultiChain sets the "multi_chain" field.
+func (m *AddressMutation) SetMultiChain(b bool) {
+	m.multi_chain = &b
+}
+
+// MultiChain returns the value of the "multi_chain" field in the mutation.
+func (m *AddressMutation) MultiChain() (r bool, exists bool) {
+	v := m.multi_chain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMultiChain returns the old "multi_chain" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldMultiChain(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMultiChain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMultiChain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMultiChain: %w", err)
+	}
+	return oldValue.MultiChain, nil
+}
+
+// ResetMultiChain resets all changes to the "multi_chain" field.
+func (m *AddressMutation) ResetMultiChain() {
+	m.multi_chain = nil
+}
+
 // ClearAPIKey clears the "api_key" edge to the APIKey entity.
 func (m *AddressMutation) ClearAPIKey() {
 	m.clearedapi_key = true
@@ -2300,7 +2374,7 @@ func (m *AddressMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AddressMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 25)
 	if m.created_at != nil {
 		fields = append(fields, address.FieldCreatedAt)
 	}
@@ -2370,6 +2444,12 @@ func (m *AddressMutation) Fields() []string {
 	if m.priority != nil {
 		fields = append(fields, address.FieldPriority)
 	}
+	if m.multi_token != nil {
+		fields = append(fields, address.FieldMultiToken)
+	}
+	if m.multi_chain != nil {
+		fields = append(fields, address.FieldMultiChain)
+	}
 	return fields
 }
 
@@ -2424,6 +2504,10 @@ func (m *AddressMutation) Field(name string) (ent.Value, bool) {
 		return m.RequiredConfirmations()
 	case address.FieldPriority:
 		return m.Priority()
+	case address.FieldMultiToken:
+		return m.MultiToken()
+	case address.FieldMultiChain:
+		return m.MultiChain()
 	}
 	return nil, false
 }
@@ -2479,6 +2563,10 @@ func (m *AddressMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldRequiredConfirmations(ctx)
 	case address.FieldPriority:
 		return m.OldPriority(ctx)
+	case address.FieldMultiToken:
+		return m.OldMultiToken(ctx)
+	case address.FieldMultiChain:
+		return m.OldMultiChain(ctx)
 	}
 	return nil, fmt.Errorf("unknown Address field %s", name)
 }
@@ -2648,6 +2736,20 @@ func (m *AddressMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPriority(v)
+		return nil
+	case address.FieldMultiToken:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMultiToken(v)
+		return nil
+	case address.FieldMultiChain:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMultiChain(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Address field %s", name)
@@ -2850,6 +2952,12 @@ func (m *AddressMutation) ResetField(name string) error {
 		return nil
 	case address.FieldPriority:
 		m.ResetPriority()
+		return nil
+	case address.FieldMultiToken:
+		m.ResetMultiToken()
+		return nil
+	case address.FieldMultiChain:
+		m.ResetMultiChain()
 		return nil
 	}
 	return fmt.Errorf("unknown Address field %s", name)

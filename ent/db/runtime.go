@@ -144,6 +144,14 @@ func init() {
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
 	address.PriorityValidator = addressDescPriority.Validators[0].(func(string) error)
+	// addressDescMultiToken is the schema descriptor for multi_token field.
+	addressDescMultiToken := addressFields[22].Descriptor()
+	// address.DefaultMultiToken holds the default value on creation for the multi_token field.
+	address.DefaultMultiToken = addressDescMultiToken.Default.(bool)
+	// addressDescMultiChain is the schema descriptor for multi_chain field.
+	addressDescMultiChain := addressFields[23].Descriptor()
+	// address.DefaultMultiChain holds the default value on creation for the multi_chain field.
+	address.DefaultMultiChain = addressDescMultiChain.Default.(bool)
 	chainblockFields := schema.ChainBlock{}.Fields()
 	_ = chainblockFields
 	// chainblockDescTicker is the schema descriptor for ticker field.

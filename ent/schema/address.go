@@ -61,6 +61,10 @@ func (Address) Fields() []ent.Field {
 			Comment("Depth at which a payment counts as confirmed."),
 		field.String("priority").NotEmpty().Default("default").
 			Comment("Forwarding fee priority."),
+		field.Bool("multi_token").Default(false).Immutable().
+			Comment("multi_token=1 at creation: another asset of the address's chain (a token sent to an ETH address) is credited and notified under its own ticker; otherwise it is held as wrong_asset."),
+		field.Bool("multi_chain").Default(false).Immutable().
+			Comment("multi_chain=1 at creation (EVM): the address is watched on every EVM chain the operator runs; a payment there is credited under that chain's ticker."),
 	}
 }
 

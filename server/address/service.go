@@ -74,6 +74,11 @@ type CreateParams struct {
 	Confirmations *int32
 	// Post, JSON and Convert are the transport and conversion flags.
 	Post, JSON, Convert bool
+	// MultiToken and MultiChain are this API family's multi_token and
+	// multi_chain: another asset of the chain (a token to an ETH address),
+	// or the same address on another EVM chain, is credited under its own
+	// ticker. Refused for tickers whose addresses receive no other asset.
+	MultiToken, MultiChain bool
 
 	// invoice, set by CreateForInvoice, links the address to an invoice.
 	invoice *InvoiceLink
@@ -350,6 +355,12 @@ func sameSettings(t chains.Ticker, a *entdb.Address, dests []schema.Destination,
 	if a.Convert != p.Convert {
 		differ = append(differ, "convert")
 	}
+	if a.MultiToken != p.MultiToken {
+		differ = append(differ, "multi_token")
+	}
+	if a.MultiChain != p.MultiChain {
+		differ = append(differ, "multi_chain")
+	}
 	if len(differ) > 0 {
 		return &ConflictError{Fields: differ}
 	}
@@ -471,6 +482,8 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		SetPost(p.Post || p.JSON).
 		SetJSON(p.JSON).
 		SetConvert(p.Convert).
+		SetMultiToken(p.MultiToken).
+		SetMultiChain(p.MultiChain).
 		SetCustomParams(cb.Params).
 		SetRequiredConfirmations(confs).
 		SetCreatedAt(now).

@@ -146,7 +146,8 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 var queryBodyPaths = map[string]bool{
 	"/notification/resend": true, "/notification/test": true,
 	"/payout/create": true, "/payout/process": true, "/payout/status": true,
-	"/checkout/refund": true, "/deposit/refund": true,
+	"/checkout/refund": true, "/deposit/refund": true, "/refund/approve": true,
+	"/wrong_asset/forward": true, "/wrong_asset/refund": true,
 }
 
 // queryAsBody turns the query of a body-less POST, or its URL-encoded form

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 )
 
 // ChangeKind says what happened to a payment.
@@ -84,6 +85,11 @@ func (f ReactorFunc) React(ctx context.Context, tx *entdb.Tx, changes []Change) 
 	return f(ctx, tx, changes)
 }
 
+// WrongAssetService is the Reactors key of the reactor that owns the
+// changes of payments held as wrong_asset, whatever their address's
+// service.
+const WrongAssetService = "wrong_asset"
+
 // Reactors routes a change to the reactor that owns its address: the key is
 // the address's service (Address.service: address, custom, checkout,
 // deposit, subscription). A change of a service no reactor owns fails its
@@ -108,6 +114,11 @@ func (s *Service) react(ctx context.Context, tx *entdb.Tx, cs changes) error {
 	byService := map[string][]Change{}
 	for _, c := range cs {
 		svc := c.Address.Service
+		if c.Payment != nil && c.Payment.HoldReason == entpayment.HoldReasonWrongAsset {
+			// Another asset than the address takes: the merchant hears of
+			// it once, by a wrong_asset webhook, not by its service's.
+			svc = WrongAssetService
+		}
 		if _, ok := s.reactors[svc]; !ok {
 			return fmt.Errorf("no reactor owns the %s address %s", svc, c.Address.AddressIn)
 		}

@@ -188,7 +188,7 @@ func (s *Service) applyTx(ctx context.Context, t chains.Ticker, head chains.Head
 			byAddr := make(map[string]*entdb.Address, len(addrs))
 			ids := make([]int64, 0, len(addrs))
 			for _, a := range addrs {
-				if a.Ticker != t.Ticker {
+				if !s.receives(t, a) {
 					continue
 				}
 				byAddr[a.AddressIn] = a
@@ -366,6 +366,11 @@ func (s *Service) newPayment(tx *entdb.Tx, t chains.Ticker, a *entdb.Address, o 
 		SetCreatedAt(now).SetUpdatedAt(now)
 	if why := notForwardable(t, a, o.Value); why != "" {
 		c.SetHoldReason(entpayment.HoldReasonBelowMinimum).SetNote(notForwardedNote + why)
+	} else if s.wrongAsset(t, a) {
+		// Credited (the merchant is told by a wrong_asset webhook), held
+		// from its detection, never forwarded until the merchant forwards
+		// or refunds it.
+		c.SetHoldReason(entpayment.HoldReasonWrongAsset).SetNote(wrongAssetNote)
 	} else if late(a, now) {
 		// Credited and notified as any payment (the invoice's reactor says
 		// it is held), journaled as held at its credit (credited), never
@@ -513,6 +518,7 @@ const (
 	// the minimum: recorded, never forwarded, no callbacks.
 	notForwardedNote = "not forwarded: "
 	// latePaymentNote is the note of a payment held as late for a refund.
+	wrongAssetNote  = "held as wrong_asset: another asset than the address was created for, without multi_token; the merchant forwards or refunds it"
 	latePaymentNote = "held for a refund: paid after its checkout expired, under the checkout's late_payments refund policy; credited and notified, not forwarded"
 	// reorgedNote is the note of a payment that left the chain after its
 	// credit.
@@ -556,7 +562,8 @@ func late(a *entdb.Address, now time.Time) bool {
 // is told of its confirmations and credit as of any payment, so it is
 // watched until credited (then nothing is left to wait for).
 func awaitsCredit(p *entdb.Payment, step chains.Step) bool {
-	return p.HoldReason == entpayment.HoldReasonLatePayment && (step.Status == chains.StatusNone || step.Status == chains.StatusPending)
+	return (p.HoldReason == entpayment.HoldReasonLatePayment || p.HoldReason == entpayment.HoldReasonWrongAsset) &&
+		(step.Status == chains.StatusNone || step.Status == chains.StatusPending)
 }
 
 func when(ok bool, t time.Time) *time.Time {
@@ -564,4 +571,66 @@ func when(ok bool, t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// relation says how ticker t relates to the ticker of address a
+// (chains.Family.Relation): whether a transfer of t to a is one of a's
+// payments at all.
+func (s *Service) relation(t chains.Ticker, a *entdb.Address) chains.Relation {
+	if a.Ticker == t.Ticker {
+		return chains.SameTicker
+	}
+	if s.registry == nil {
+		return chains.Unrelated
+	}
+	u, ok := s.registry.Lookup(a.Ticker)
+	if !ok {
+		return chains.Unrelated
+	}
+	return t.Rules().Relation(t, u)
+}
+
+// receives reports whether a transfer of t to address a is a payment of a:
+// of its own ticker, another asset of its chain (credited under its own
+// ticker with multi_token, else held as wrong_asset), or its ticker's
+// coin on another chain it watches (multi_chain).
+func (s *Service) receives(t chains.Ticker, a *entdb.Address) bool {
+	switch s.relation(t, a) {
+	case chains.SameTicker, chains.SameChain:
+		return true
+	case chains.OtherChain:
+		return a.MultiChain
+	}
+	return false
+}
+
+// wrongAsset reports whether a payment of t to address a (received) is
+// another asset than the address takes: a token of its chain without
+// multi_token, or a token of another chain without it.
+func (s *Service) wrongAsset(t chains.Ticker, a *entdb.Address) bool {
+	switch s.relation(t, a) {
+	case chains.SameChain:
+		return !a.MultiToken
+	case chains.OtherChain:
+		return t.Token && !a.MultiToken
+	}
+	return false
+}
+
+// watchedTickers returns, for a watcher of t, the other tickers whose
+// addresses it watches: those of t's chain (all their addresses), and
+// those of the family's other chains (their multi_chain addresses).
+func (s *Service) watchedTickers(t chains.Ticker) (sameChain, otherChain []string) {
+	if s.registry == nil {
+		return nil, nil
+	}
+	for _, u := range s.registry.All() {
+		switch t.Rules().Relation(t, u) {
+		case chains.SameChain:
+			sameChain = append(sameChain, u.Ticker)
+		case chains.OtherChain:
+			otherChain = append(otherChain, u.Ticker)
+		}
+	}
+	return sameChain, otherChain
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/db/predicate"
 	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/startstop"
@@ -602,8 +603,16 @@ func (w *Watcher) adopt(ctx context.Context) error {
 func (w *Watcher) loadAddresses(ctx context.Context) error {
 	w.addrMu.Lock()
 	defer w.addrMu.Unlock()
+	same, other := w.svc.watchedTickers(w.ticker)
+	which := []predicate.Address{entaddress.Ticker(w.ticker.Ticker)}
+	if len(same) > 0 {
+		which = append(which, entaddress.TickerIn(same...))
+	}
+	if len(other) > 0 {
+		which = append(which, entaddress.And(entaddress.TickerIn(other...), entaddress.MultiChain(true)))
+	}
 	rows, err := w.svc.db.Client.Address.Query().
-		Where(entaddress.Ticker(w.ticker.Ticker), entaddress.IDGT(w.lastAddrID)).
+		Where(entaddress.Or(which...), entaddress.IDGT(w.lastAddrID)).
 		Order(entdb.Asc(entaddress.FieldID)).
 		Select(entaddress.FieldID, entaddress.FieldAddressIn).
 		All(ctx)

@@ -90,7 +90,7 @@ func TestReservedNames(t *testing.T) {
 	t.Parallel()
 	want := []string{
 		"checkout", "dashboard", "deliveries", "deposit", "devnet", "docs", "healthz", "info",
-		"metrics", "notification", "openapi.json", "operator", "payment", "payout", "pubkey", "refund", "subscription",
+		"metrics", "notification", "openapi.json", "operator", "payment", "payout", "pubkey", "refund", "subscription", "wrong_asset",
 	}
 	if got := route.Default().ReservedNames(); !slices.Equal(got, want) {
 		t.Fatalf("reserved names %q, want %q", got, want)

@@ -68,6 +68,8 @@ func (s *AddressServer) CreateAddress(ctx context.Context, req *payhookv1.Create
 		CBParams:      req.GetCbParams(),
 		Address:       req.GetAddress(),
 		Confirmations: req.Confirmations,
+		MultiToken:    req.GetMultiToken(),
+		MultiChain:    req.GetMultiChain(),
 		Post:          req.GetPost(),
 		JSON:          req.GetJson(),
 		Convert:       req.GetConvert(),

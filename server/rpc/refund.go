@@ -12,12 +12,44 @@ import (
 // RefundServer implements payhookv1.RefundServiceServer over refund.Service.
 type RefundServer struct {
 	payhookv1.UnimplementedRefundServiceServer
-	refunds *refund.Service
+	refunds  *refund.Service
+	payments refund.Forwarder
 }
 
-// NewRefundServer returns a RefundServer.
-func NewRefundServer(refunds *refund.Service) *RefundServer {
-	return &RefundServer{refunds: refunds}
+// NewRefundServer returns a RefundServer; payments forwards released
+// wrong-asset payments.
+func NewRefundServer(refunds *refund.Service, payments refund.Forwarder) *RefundServer {
+	return &RefundServer{refunds: refunds, payments: payments}
+}
+
+// ForwardWrongAsset implements payhookv1.RefundServiceServer.
+func (s *RefundServer) ForwardWrongAsset(ctx context.Context, req *payhookv1.ForwardWrongAssetRequest) (*payhookv1.ForwardWrongAssetResponse, error) {
+	c, err := payoutCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.refunds.ForwardWrongAsset(ctx, c, s.payments, req.GetCoin(), req.GetTxidIn())
+	if err != nil {
+		return nil, err
+	}
+	out := &payhookv1.ForwardWrongAssetResponse{PaymentStatus: string(p.Status)}
+	if f := p.Edges.Forward; f != nil {
+		out.TxidOut, out.ValueForwardedCoin = f.TxidOut, f.ValueForwardedCoin.String()
+	}
+	return out, nil
+}
+
+// RefundWrongAsset implements payhookv1.RefundServiceServer.
+func (s *RefundServer) RefundWrongAsset(ctx context.Context, req *payhookv1.RefundWrongAssetRequest) (*payhookv1.RefundWrongAssetResponse, error) {
+	c, err := payoutCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.refunds.RefundWrongAsset(ctx, c, req.GetCoin(), req.GetTxidIn(), req.GetAddress(), req.GetValue())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.RefundWrongAssetResponse{PayoutInfo: payoutInfo(p)}, nil
 }
 
 // RefundCheckout implements payhookv1.RefundServiceServer.

@@ -61,6 +61,10 @@ const (
 	FieldRequiredConfirmations = "required_confirmations"
 	// FieldPriority holds the string denoting the priority field in the database.
 	FieldPriority = "priority"
+	// FieldMultiToken holds the string denoting the multi_token field in the database.
+	FieldMultiToken = "multi_token"
+	// FieldMultiChain holds the string denoting the multi_chain field in the database.
+	FieldMultiChain = "multi_chain"
 	// EdgeAPIKey holds the string denoting the api_key edge name in mutations.
 	EdgeAPIKey = "api_key"
 	// EdgePayments holds the string denoting the payments edge name in mutations.
@@ -109,6 +113,8 @@ var Columns = []string{
 	FieldCustomParams,
 	FieldRequiredConfirmations,
 	FieldPriority,
+	FieldMultiToken,
+	FieldMultiChain,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -158,6 +164,10 @@ var (
 	DefaultPriority string
 	// PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
 	PriorityValidator func(string) error
+	// DefaultMultiToken holds the default value on creation for the "multi_token" field.
+	DefaultMultiToken bool
+	// DefaultMultiChain holds the default value on creation for the "multi_chain" field.
+	DefaultMultiChain bool
 )
 
 // OrderOption defines the ordering options for the Address queries.
@@ -271,6 +281,16 @@ func ByRequiredConfirmations(opts ...sql.OrderTermOption) OrderOption {
 // ByPriority orders the results by the priority field.
 func ByPriority(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPriority, opts...).ToFunc()
+}
+
+// ByMultiToken orders the results by the multi_token field.
+func ByMultiToken(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMultiToken, opts...).ToFunc()
+}
+
+// ByMultiChain orders the results by the multi_chain field.
+func ByMultiChain(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMultiChain, opts...).ToFunc()
 }
 
 // ByAPIKeyField orders the results by api_key field.

@@ -161,6 +161,16 @@ func Priority(v string) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldPriority, v))
 }
 
+// MultiToken applies equality check predicate on the "multi_token" field. It's identical to MultiTokenEQ.
+func MultiToken(v bool) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldMultiToken, v))
+}
+
+// MultiChain applies equality check predicate on the "multi_chain" field. It's identical to MultiChainEQ.
+func MultiChain(v bool) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldMultiChain, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldCreatedAt, v))
@@ -1114,6 +1124,26 @@ func PriorityEqualFold(v string) predicate.Address {
 // PriorityContainsFold applies the ContainsFold predicate on the "priority" field.
 func PriorityContainsFold(v string) predicate.Address {
 	return predicate.Address(sql.FieldContainsFold(FieldPriority, v))
+}
+
+// MultiTokenEQ applies the EQ predicate on the "multi_token" field.
+func MultiTokenEQ(v bool) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldMultiToken, v))
+}
+
+// MultiTokenNEQ applies the NEQ predicate on the "multi_token" field.
+func MultiTokenNEQ(v bool) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldMultiToken, v))
+}
+
+// MultiChainEQ applies the EQ predicate on the "multi_chain" field.
+func MultiChainEQ(v bool) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldMultiChain, v))
+}
+
+// MultiChainNEQ applies the NEQ predicate on the "multi_chain" field.
+func MultiChainNEQ(v bool) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldMultiChain, v))
 }
 
 // HasAPIKey applies the HasEdge predicate on the "api_key" edge.

@@ -52,6 +52,8 @@ var (
 		{Name: "custom_params", Type: field.TypeJSON},
 		{Name: "required_confirmations", Type: field.TypeInt32},
 		{Name: "priority", Type: field.TypeString, Default: "default"},
+		{Name: "multi_token", Type: field.TypeBool, Default: false},
+		{Name: "multi_chain", Type: field.TypeBool, Default: false},
 		{Name: "api_key_id", Type: field.TypeInt64},
 	}
 	// AddressesTable holds the schema information for the "addresses" table.
@@ -62,7 +64,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "addresses_api_keys_addresses",
-				Columns:    []*schema.Column{AddressesColumns[23]},
+				Columns:    []*schema.Column{AddressesColumns[25]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},

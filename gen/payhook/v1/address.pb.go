@@ -61,7 +61,16 @@ type CreateAddressRequest struct {
 	Pending string `protobuf:"bytes,9,opt,name=pending,proto3" json:"pending,omitempty"`
 	// priority is accepted for compatibility and echoed back; payhook has a
 	// single forwarding priority, `default`.
-	Priority      string `protobuf:"bytes,10,opt,name=priority,proto3" json:"priority,omitempty"`
+	Priority string `protobuf:"bytes,10,opt,name=priority,proto3" json:"priority,omitempty"`
+	// multi_token (EVM, TRON): another asset of the address's chain (USDT
+	// sent to an ETH address) is credited and called back under its own
+	// ticker. Without it such a payment is held as wrong_asset and the
+	// merchant is told by a wrong_asset webhook. No effect elsewhere.
+	MultiToken bool `protobuf:"varint,11,opt,name=multi_token,json=multiToken,proto3" json:"multi_token,omitempty"`
+	// multi_chain (EVM): the address is watched on every EVM chain the
+	// operator runs; a payment on another chain is credited and called back
+	// under that chain's ticker (its tokens only with multi_token).
+	MultiChain    bool `protobuf:"varint,12,opt,name=multi_chain,json=multiChain,proto3" json:"multi_chain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,6 +173,20 @@ func (x *CreateAddressRequest) GetPriority() string {
 		return x.Priority
 	}
 	return ""
+}
+
+func (x *CreateAddressRequest) GetMultiToken() bool {
+	if x != nil {
+		return x.MultiToken
+	}
+	return false
+}
+
+func (x *CreateAddressRequest) GetMultiChain() bool {
+	if x != nil {
+		return x.MultiChain
+	}
+	return false
 }
 
 // CreateAddressResponse describes the created (or existing) payment address.
@@ -1641,7 +1664,7 @@ var File_payhook_v1_address_proto protoreflect.FileDescriptor
 const file_payhook_v1_address_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/address.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xcd\x06\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\x8f\a\n" +
 	"\x14CreateAddressRequest\x12\x90\x01\n" +
 	"\x06ticker\x18\x01 \x01(\tBx\xbaHu\xba\x01k\n" +
 	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a.this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')\xc8\x01\x01r\x02\x18 R\x06ticker\x12\x84\x03\n" +
@@ -1657,7 +1680,11 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\aconvert\x18\b \x01(\bR\aconvert\x12!\n" +
 	"\apending\x18\t \x01(\tB\a\xbaH\x04r\x02\x18\x10R\apending\x12#\n" +
 	"\bpriority\x18\n" +
-	" \x01(\tB\a\xbaH\x04r\x02\x18 R\bpriorityB\x10\n" +
+	" \x01(\tB\a\xbaH\x04r\x02\x18 R\bpriority\x12\x1f\n" +
+	"\vmulti_token\x18\v \x01(\bR\n" +
+	"multiToken\x12\x1f\n" +
+	"\vmulti_chain\x18\f \x01(\bR\n" +
+	"multiChainB\x10\n" +
 	"\x0e_confirmations\"\xf9\x02\n" +
 	"\x15CreateAddressResponse\x12\x1d\n" +
 	"\n" +

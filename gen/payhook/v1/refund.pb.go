@@ -384,6 +384,245 @@ func (x *ApproveRefundResponse) GetPayoutInfo() *PayoutInfo {
 	return nil
 }
 
+// ForwardWrongAssetRequest names a payment held as wrong_asset.
+type ForwardWrongAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// coin is the payment's asset (erc20_usdt or erc20/usdt).
+	Coin string `protobuf:"bytes,1,opt,name=coin,proto3" json:"coin,omitempty"`
+	// txid_in is the payment's transaction.
+	TxidIn        string `protobuf:"bytes,2,opt,name=txid_in,json=txidIn,proto3" json:"txid_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForwardWrongAssetRequest) Reset() {
+	*x = ForwardWrongAssetRequest{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForwardWrongAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForwardWrongAssetRequest) ProtoMessage() {}
+
+func (x *ForwardWrongAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForwardWrongAssetRequest.ProtoReflect.Descriptor instead.
+func (*ForwardWrongAssetRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ForwardWrongAssetRequest) GetCoin() string {
+	if x != nil {
+		return x.Coin
+	}
+	return ""
+}
+
+func (x *ForwardWrongAssetRequest) GetTxidIn() string {
+	if x != nil {
+		return x.TxidIn
+	}
+	return ""
+}
+
+// ForwardWrongAssetResponse is the payment after its forward.
+type ForwardWrongAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payment_status is the payment's status: completed once forwarded.
+	PaymentStatus string `protobuf:"bytes,1,opt,name=payment_status,json=paymentStatus,proto3" json:"payment_status,omitempty"`
+	// txid_out is the forwarding transaction's hash, once sent.
+	TxidOut string `protobuf:"bytes,2,opt,name=txid_out,json=txidOut,proto3" json:"txid_out,omitempty"`
+	// value_forwarded_coin is what the destinations received, once sent.
+	ValueForwardedCoin string `protobuf:"bytes,3,opt,name=value_forwarded_coin,json=valueForwardedCoin,proto3" json:"value_forwarded_coin,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ForwardWrongAssetResponse) Reset() {
+	*x = ForwardWrongAssetResponse{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForwardWrongAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForwardWrongAssetResponse) ProtoMessage() {}
+
+func (x *ForwardWrongAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForwardWrongAssetResponse.ProtoReflect.Descriptor instead.
+func (*ForwardWrongAssetResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ForwardWrongAssetResponse) GetPaymentStatus() string {
+	if x != nil {
+		return x.PaymentStatus
+	}
+	return ""
+}
+
+func (x *ForwardWrongAssetResponse) GetTxidOut() string {
+	if x != nil {
+		return x.TxidOut
+	}
+	return ""
+}
+
+func (x *ForwardWrongAssetResponse) GetValueForwardedCoin() string {
+	if x != nil {
+		return x.ValueForwardedCoin
+	}
+	return ""
+}
+
+// RefundWrongAssetRequest names a payment held as wrong_asset and where
+// it goes back.
+type RefundWrongAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// coin is the payment's asset.
+	Coin string `protobuf:"bytes,1,opt,name=coin,proto3" json:"coin,omitempty"`
+	// txid_in is the payment's transaction.
+	TxidIn string `protobuf:"bytes,2,opt,name=txid_in,json=txidIn,proto3" json:"txid_in,omitempty"`
+	// address is where it goes: an address of the coin.
+	Address string `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	// value is how much (empty: the whole payment).
+	Value         string `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundWrongAssetRequest) Reset() {
+	*x = RefundWrongAssetRequest{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundWrongAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundWrongAssetRequest) ProtoMessage() {}
+
+func (x *RefundWrongAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundWrongAssetRequest.ProtoReflect.Descriptor instead.
+func (*RefundWrongAssetRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RefundWrongAssetRequest) GetCoin() string {
+	if x != nil {
+		return x.Coin
+	}
+	return ""
+}
+
+func (x *RefundWrongAssetRequest) GetTxidIn() string {
+	if x != nil {
+		return x.TxidIn
+	}
+	return ""
+}
+
+func (x *RefundWrongAssetRequest) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *RefundWrongAssetRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// RefundWrongAssetResponse is the payout that sends it.
+type RefundWrongAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_info is the payout.
+	PayoutInfo    *PayoutInfo `protobuf:"bytes,1,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundWrongAssetResponse) Reset() {
+	*x = RefundWrongAssetResponse{}
+	mi := &file_payhook_v1_refund_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundWrongAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundWrongAssetResponse) ProtoMessage() {}
+
+func (x *RefundWrongAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_refund_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundWrongAssetResponse.ProtoReflect.Descriptor instead.
+func (*RefundWrongAssetResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RefundWrongAssetResponse) GetPayoutInfo() *PayoutInfo {
+	if x != nil {
+		return x.PayoutInfo
+	}
+	return nil
+}
+
 // GetRefundRequest names a refund.
 type GetRefundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -395,7 +634,7 @@ type GetRefundRequest struct {
 
 func (x *GetRefundRequest) Reset() {
 	*x = GetRefundRequest{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	mi := &file_payhook_v1_refund_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +646,7 @@ func (x *GetRefundRequest) String() string {
 func (*GetRefundRequest) ProtoMessage() {}
 
 func (x *GetRefundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[6]
+	mi := &file_payhook_v1_refund_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +659,7 @@ func (x *GetRefundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRefundRequest.ProtoReflect.Descriptor instead.
 func (*GetRefundRequest) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{6}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRefundRequest) GetRefundId() string {
@@ -441,7 +680,7 @@ type GetRefundResponse struct {
 
 func (x *GetRefundResponse) Reset() {
 	*x = GetRefundResponse{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[7]
+	mi := &file_payhook_v1_refund_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +692,7 @@ func (x *GetRefundResponse) String() string {
 func (*GetRefundResponse) ProtoMessage() {}
 
 func (x *GetRefundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[7]
+	mi := &file_payhook_v1_refund_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +705,7 @@ func (x *GetRefundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRefundResponse.ProtoReflect.Descriptor instead.
 func (*GetRefundResponse) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{7}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRefundResponse) GetRefund() *RefundInfo {
@@ -511,7 +750,7 @@ type RefundInfo struct {
 
 func (x *RefundInfo) Reset() {
 	*x = RefundInfo{}
-	mi := &file_payhook_v1_refund_proto_msgTypes[8]
+	mi := &file_payhook_v1_refund_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +762,7 @@ func (x *RefundInfo) String() string {
 func (*RefundInfo) ProtoMessage() {}
 
 func (x *RefundInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_refund_proto_msgTypes[8]
+	mi := &file_payhook_v1_refund_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +775,7 @@ func (x *RefundInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundInfo.ProtoReflect.Descriptor instead.
 func (*RefundInfo) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{8}
+	return file_payhook_v1_refund_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RefundInfo) GetRefundId() string {
@@ -657,6 +896,23 @@ const file_payhook_v1_refund_proto_rawDesc = "" +
 	"\x15ApproveRefundResponse\x12.\n" +
 	"\x06refund\x18\x01 \x01(\v2\x16.payhook.v1.RefundInfoR\x06refund\x127\n" +
 	"\vpayout_info\x18\x02 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
+	"payoutInfo\"`\n" +
+	"\x18ForwardWrongAssetRequest\x12\x1e\n" +
+	"\x04coin\x18\x01 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18 R\x04coin\x12$\n" +
+	"\atxid_in\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\x06txidIn\"\x8f\x01\n" +
+	"\x19ForwardWrongAssetResponse\x12%\n" +
+	"\x0epayment_status\x18\x01 \x01(\tR\rpaymentStatus\x12\x19\n" +
+	"\btxid_out\x18\x02 \x01(\tR\atxidOut\x120\n" +
+	"\x14value_forwarded_coin\x18\x03 \x01(\tR\x12valueForwardedCoin\"\xa5\x01\n" +
+	"\x17RefundWrongAssetRequest\x12\x1e\n" +
+	"\x04coin\x18\x01 \x01(\tB\n" +
+	"\xbaH\a\xc8\x01\x01r\x02\x18 R\x04coin\x12$\n" +
+	"\atxid_in\x18\x02 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\x06txidIn\x12%\n" +
+	"\aaddress\x18\x03 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\aaddress\x12\x1d\n" +
+	"\x05value\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x05value\"S\n" +
+	"\x18RefundWrongAssetResponse\x127\n" +
+	"\vpayout_info\x18\x01 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
 	"payoutInfo\";\n" +
 	"\x10GetRefundRequest\x12'\n" +
 	"\trefund_id\x18\x01 \x01(\tB\n" +
@@ -678,11 +934,13 @@ const file_payhook_v1_refund_proto_rawDesc = "" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x1c\n" +
 	"\ttimestamp\x18\v \x01(\tR\ttimestamp\x12\x16\n" +
-	"\x06reason\x18\f \x01(\tR\x06reason2\xdb\x03\n" +
+	"\x06reason\x18\f \x01(\tR\x06reason2\xe7\x05\n" +
 	"\rRefundService\x12x\n" +
 	"\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/checkout/refund\x12t\n" +
 	"\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/deposit/refund\x12t\n" +
-	"\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/refund/approve\x12d\n" +
+	"\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/refund/approve\x12\x85\x01\n" +
+	"\x11ForwardWrongAsset\x12$.payhook.v1.ForwardWrongAssetRequest\x1a%.payhook.v1.ForwardWrongAssetResponse\"#\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/wrong_asset/forward\x12\x81\x01\n" +
+	"\x10RefundWrongAsset\x12#.payhook.v1.RefundWrongAssetRequest\x1a$.payhook.v1.RefundWrongAssetResponse\"\"\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/wrong_asset/refund\x12d\n" +
 	"\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -697,40 +955,49 @@ func file_payhook_v1_refund_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_refund_proto_rawDescData
 }
 
-var file_payhook_v1_refund_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_payhook_v1_refund_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_payhook_v1_refund_proto_goTypes = []any{
-	(*RefundCheckoutRequest)(nil),  // 0: payhook.v1.RefundCheckoutRequest
-	(*RefundCheckoutResponse)(nil), // 1: payhook.v1.RefundCheckoutResponse
-	(*RefundDepositRequest)(nil),   // 2: payhook.v1.RefundDepositRequest
-	(*RefundDepositResponse)(nil),  // 3: payhook.v1.RefundDepositResponse
-	(*ApproveRefundRequest)(nil),   // 4: payhook.v1.ApproveRefundRequest
-	(*ApproveRefundResponse)(nil),  // 5: payhook.v1.ApproveRefundResponse
-	(*GetRefundRequest)(nil),       // 6: payhook.v1.GetRefundRequest
-	(*GetRefundResponse)(nil),      // 7: payhook.v1.GetRefundResponse
-	(*RefundInfo)(nil),             // 8: payhook.v1.RefundInfo
-	(*PayoutInfo)(nil),             // 9: payhook.v1.PayoutInfo
+	(*RefundCheckoutRequest)(nil),     // 0: payhook.v1.RefundCheckoutRequest
+	(*RefundCheckoutResponse)(nil),    // 1: payhook.v1.RefundCheckoutResponse
+	(*RefundDepositRequest)(nil),      // 2: payhook.v1.RefundDepositRequest
+	(*RefundDepositResponse)(nil),     // 3: payhook.v1.RefundDepositResponse
+	(*ApproveRefundRequest)(nil),      // 4: payhook.v1.ApproveRefundRequest
+	(*ApproveRefundResponse)(nil),     // 5: payhook.v1.ApproveRefundResponse
+	(*ForwardWrongAssetRequest)(nil),  // 6: payhook.v1.ForwardWrongAssetRequest
+	(*ForwardWrongAssetResponse)(nil), // 7: payhook.v1.ForwardWrongAssetResponse
+	(*RefundWrongAssetRequest)(nil),   // 8: payhook.v1.RefundWrongAssetRequest
+	(*RefundWrongAssetResponse)(nil),  // 9: payhook.v1.RefundWrongAssetResponse
+	(*GetRefundRequest)(nil),          // 10: payhook.v1.GetRefundRequest
+	(*GetRefundResponse)(nil),         // 11: payhook.v1.GetRefundResponse
+	(*RefundInfo)(nil),                // 12: payhook.v1.RefundInfo
+	(*PayoutInfo)(nil),                // 13: payhook.v1.PayoutInfo
 }
 var file_payhook_v1_refund_proto_depIdxs = []int32{
-	8,  // 0: payhook.v1.RefundCheckoutResponse.refund:type_name -> payhook.v1.RefundInfo
-	9,  // 1: payhook.v1.RefundCheckoutResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	8,  // 2: payhook.v1.RefundDepositResponse.refund:type_name -> payhook.v1.RefundInfo
-	9,  // 3: payhook.v1.RefundDepositResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	8,  // 4: payhook.v1.ApproveRefundResponse.refund:type_name -> payhook.v1.RefundInfo
-	9,  // 5: payhook.v1.ApproveRefundResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	8,  // 6: payhook.v1.GetRefundResponse.refund:type_name -> payhook.v1.RefundInfo
-	0,  // 7: payhook.v1.RefundService.RefundCheckout:input_type -> payhook.v1.RefundCheckoutRequest
-	2,  // 8: payhook.v1.RefundService.RefundDeposit:input_type -> payhook.v1.RefundDepositRequest
-	4,  // 9: payhook.v1.RefundService.ApproveRefund:input_type -> payhook.v1.ApproveRefundRequest
-	6,  // 10: payhook.v1.RefundService.GetRefund:input_type -> payhook.v1.GetRefundRequest
-	1,  // 11: payhook.v1.RefundService.RefundCheckout:output_type -> payhook.v1.RefundCheckoutResponse
-	3,  // 12: payhook.v1.RefundService.RefundDeposit:output_type -> payhook.v1.RefundDepositResponse
-	5,  // 13: payhook.v1.RefundService.ApproveRefund:output_type -> payhook.v1.ApproveRefundResponse
-	7,  // 14: payhook.v1.RefundService.GetRefund:output_type -> payhook.v1.GetRefundResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	12, // 0: payhook.v1.RefundCheckoutResponse.refund:type_name -> payhook.v1.RefundInfo
+	13, // 1: payhook.v1.RefundCheckoutResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	12, // 2: payhook.v1.RefundDepositResponse.refund:type_name -> payhook.v1.RefundInfo
+	13, // 3: payhook.v1.RefundDepositResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	12, // 4: payhook.v1.ApproveRefundResponse.refund:type_name -> payhook.v1.RefundInfo
+	13, // 5: payhook.v1.ApproveRefundResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	13, // 6: payhook.v1.RefundWrongAssetResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	12, // 7: payhook.v1.GetRefundResponse.refund:type_name -> payhook.v1.RefundInfo
+	0,  // 8: payhook.v1.RefundService.RefundCheckout:input_type -> payhook.v1.RefundCheckoutRequest
+	2,  // 9: payhook.v1.RefundService.RefundDeposit:input_type -> payhook.v1.RefundDepositRequest
+	4,  // 10: payhook.v1.RefundService.ApproveRefund:input_type -> payhook.v1.ApproveRefundRequest
+	6,  // 11: payhook.v1.RefundService.ForwardWrongAsset:input_type -> payhook.v1.ForwardWrongAssetRequest
+	8,  // 12: payhook.v1.RefundService.RefundWrongAsset:input_type -> payhook.v1.RefundWrongAssetRequest
+	10, // 13: payhook.v1.RefundService.GetRefund:input_type -> payhook.v1.GetRefundRequest
+	1,  // 14: payhook.v1.RefundService.RefundCheckout:output_type -> payhook.v1.RefundCheckoutResponse
+	3,  // 15: payhook.v1.RefundService.RefundDeposit:output_type -> payhook.v1.RefundDepositResponse
+	5,  // 16: payhook.v1.RefundService.ApproveRefund:output_type -> payhook.v1.ApproveRefundResponse
+	7,  // 17: payhook.v1.RefundService.ForwardWrongAsset:output_type -> payhook.v1.ForwardWrongAssetResponse
+	9,  // 18: payhook.v1.RefundService.RefundWrongAsset:output_type -> payhook.v1.RefundWrongAssetResponse
+	11, // 19: payhook.v1.RefundService.GetRefund:output_type -> payhook.v1.GetRefundResponse
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_refund_proto_init() }
@@ -746,7 +1013,7 @@ func file_payhook_v1_refund_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_refund_proto_rawDesc), len(file_payhook_v1_refund_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

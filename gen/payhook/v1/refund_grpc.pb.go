@@ -19,10 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RefundService_RefundCheckout_FullMethodName = "/payhook.v1.RefundService/RefundCheckout"
-	RefundService_RefundDeposit_FullMethodName  = "/payhook.v1.RefundService/RefundDeposit"
-	RefundService_ApproveRefund_FullMethodName  = "/payhook.v1.RefundService/ApproveRefund"
-	RefundService_GetRefund_FullMethodName      = "/payhook.v1.RefundService/GetRefund"
+	RefundService_RefundCheckout_FullMethodName    = "/payhook.v1.RefundService/RefundCheckout"
+	RefundService_RefundDeposit_FullMethodName     = "/payhook.v1.RefundService/RefundDeposit"
+	RefundService_ApproveRefund_FullMethodName     = "/payhook.v1.RefundService/ApproveRefund"
+	RefundService_ForwardWrongAsset_FullMethodName = "/payhook.v1.RefundService/ForwardWrongAsset"
+	RefundService_RefundWrongAsset_FullMethodName  = "/payhook.v1.RefundService/RefundWrongAsset"
+	RefundService_GetRefund_FullMethodName         = "/payhook.v1.RefundService/GetRefund"
 )
 
 // RefundServiceClient is the client API for RefundService service.
@@ -46,6 +48,13 @@ type RefundServiceClient interface {
 	// ApproveRefund sends a refund the payer asked for on the hosted page
 	// (requested): its payout is recorded and queued as RefundCheckout's.
 	ApproveRefund(ctx context.Context, in *ApproveRefundRequest, opts ...grpc.CallOption) (*ApproveRefundResponse, error)
+	// ForwardWrongAsset forwards a payment held as wrong_asset (another asset
+	// than its address was created for, without multi_token) to its
+	// address's destinations, as a payment of its own coin.
+	ForwardWrongAsset(ctx context.Context, in *ForwardWrongAssetRequest, opts ...grpc.CallOption) (*ForwardWrongAssetResponse, error)
+	// RefundWrongAsset sends a payment held as wrong_asset, whole or in part,
+	// to an address: a payout of one request that spends it first.
+	RefundWrongAsset(ctx context.Context, in *RefundWrongAssetRequest, opts ...grpc.CallOption) (*RefundWrongAssetResponse, error)
 	// GetRefund answers a refund of the project.
 	GetRefund(ctx context.Context, in *GetRefundRequest, opts ...grpc.CallOption) (*GetRefundResponse, error)
 }
@@ -88,6 +97,26 @@ func (c *refundServiceClient) ApproveRefund(ctx context.Context, in *ApproveRefu
 	return out, nil
 }
 
+func (c *refundServiceClient) ForwardWrongAsset(ctx context.Context, in *ForwardWrongAssetRequest, opts ...grpc.CallOption) (*ForwardWrongAssetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForwardWrongAssetResponse)
+	err := c.cc.Invoke(ctx, RefundService_ForwardWrongAsset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *refundServiceClient) RefundWrongAsset(ctx context.Context, in *RefundWrongAssetRequest, opts ...grpc.CallOption) (*RefundWrongAssetResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RefundWrongAssetResponse)
+	err := c.cc.Invoke(ctx, RefundService_RefundWrongAsset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *refundServiceClient) GetRefund(ctx context.Context, in *GetRefundRequest, opts ...grpc.CallOption) (*GetRefundResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetRefundResponse)
@@ -119,6 +148,13 @@ type RefundServiceServer interface {
 	// ApproveRefund sends a refund the payer asked for on the hosted page
 	// (requested): its payout is recorded and queued as RefundCheckout's.
 	ApproveRefund(context.Context, *ApproveRefundRequest) (*ApproveRefundResponse, error)
+	// ForwardWrongAsset forwards a payment held as wrong_asset (another asset
+	// than its address was created for, without multi_token) to its
+	// address's destinations, as a payment of its own coin.
+	ForwardWrongAsset(context.Context, *ForwardWrongAssetRequest) (*ForwardWrongAssetResponse, error)
+	// RefundWrongAsset sends a payment held as wrong_asset, whole or in part,
+	// to an address: a payout of one request that spends it first.
+	RefundWrongAsset(context.Context, *RefundWrongAssetRequest) (*RefundWrongAssetResponse, error)
 	// GetRefund answers a refund of the project.
 	GetRefund(context.Context, *GetRefundRequest) (*GetRefundResponse, error)
 	mustEmbedUnimplementedRefundServiceServer()
@@ -139,6 +175,12 @@ func (UnimplementedRefundServiceServer) RefundDeposit(context.Context, *RefundDe
 }
 func (UnimplementedRefundServiceServer) ApproveRefund(context.Context, *ApproveRefundRequest) (*ApproveRefundResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApproveRefund not implemented")
+}
+func (UnimplementedRefundServiceServer) ForwardWrongAsset(context.Context, *ForwardWrongAssetRequest) (*ForwardWrongAssetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForwardWrongAsset not implemented")
+}
+func (UnimplementedRefundServiceServer) RefundWrongAsset(context.Context, *RefundWrongAssetRequest) (*RefundWrongAssetResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RefundWrongAsset not implemented")
 }
 func (UnimplementedRefundServiceServer) GetRefund(context.Context, *GetRefundRequest) (*GetRefundResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRefund not implemented")
@@ -218,6 +260,42 @@ func _RefundService_ApproveRefund_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RefundService_ForwardWrongAsset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForwardWrongAssetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefundServiceServer).ForwardWrongAsset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefundService_ForwardWrongAsset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefundServiceServer).ForwardWrongAsset(ctx, req.(*ForwardWrongAssetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RefundService_RefundWrongAsset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RefundWrongAssetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefundServiceServer).RefundWrongAsset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefundService_RefundWrongAsset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefundServiceServer).RefundWrongAsset(ctx, req.(*RefundWrongAssetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RefundService_GetRefund_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRefundRequest)
 	if err := dec(in); err != nil {
@@ -254,6 +332,14 @@ var RefundService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ApproveRefund",
 			Handler:    _RefundService_ApproveRefund_Handler,
+		},
+		{
+			MethodName: "ForwardWrongAsset",
+			Handler:    _RefundService_ForwardWrongAsset_Handler,
+		},
+		{
+			MethodName: "RefundWrongAsset",
+			Handler:    _RefundService_RefundWrongAsset_Handler,
 		},
 		{
 			MethodName: "GetRefund",

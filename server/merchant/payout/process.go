@@ -109,6 +109,33 @@ func (s *Service) perTransaction(ctx context.Context, t chains.Ticker) (decimal.
 	return f, nil
 }
 
+// Spend returns what paying out all of value, held on one payhook address
+// other than the payout wallet, to one output can pay: value less the
+// network's fees (UTXO: one transaction; account chains: the sweep to the
+// wallet and the payout) and the operator's payout fee, rounded down; zero
+// when nothing is left.
+func (s *Service) Spend(ctx context.Context, t chains.Ticker, value decimal.Decimal) (decimal.Decimal, error) {
+	var fees decimal.Decimal
+	if t.Rules().SpendsSeveralAddresses(t) {
+		f, err := s.engine.FeeFor(ctx, t, 1, 2)
+		if err != nil {
+			return decimal.Zero, fmt.Errorf("quote the %s network fee: %w", t.Ticker, err)
+		}
+		fees = f
+	} else {
+		one, err := s.perTransaction(ctx, t)
+		if err != nil {
+			return decimal.Zero, err
+		}
+		fees = one.Mul(decimal.NewFromInt(2))
+	}
+	left := value.Sub(fees).Div(decimal.NewFromInt(1).Add(s.cfg.FeePercent.Div(decimal.NewFromInt(100)))).RoundDown(t.Decimals)
+	for left.Sign() > 0 && left.Add(s.feeOf(t, left)).Add(fees).GreaterThan(value) {
+		left = left.Sub(decimal.New(1, -t.Decimals))
+	}
+	return decimal.Max(left, decimal.Zero), nil
+}
+
 // requestsOf returns the requests of the payouts ps, by payout, in id order.
 func requestsOf(ctx context.Context, tx *entdb.Tx, ps []*entdb.Payout) (map[int64][]*entdb.PayoutRequest, error) {
 	ids := make([]int64, len(ps))

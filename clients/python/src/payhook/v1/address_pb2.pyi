@@ -79,13 +79,15 @@ class ConvertResponse(_message.Message):
     def __init__(self, value_coin: _Optional[str] = ..., exchange_rate: _Optional[str] = ...) -> None: ...
 
 class CreateAddressRequest(_message.Message):
-    __slots__ = ["address", "callback", "cb_params", "confirmations", "convert", "json", "pending", "post", "priority", "ticker"]
+    __slots__ = ["address", "callback", "cb_params", "confirmations", "convert", "json", "multi_chain", "multi_token", "pending", "post", "priority", "ticker"]
     ADDRESS_FIELD_NUMBER: _ClassVar[int]
     CALLBACK_FIELD_NUMBER: _ClassVar[int]
     CB_PARAMS_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATIONS_FIELD_NUMBER: _ClassVar[int]
     CONVERT_FIELD_NUMBER: _ClassVar[int]
     JSON_FIELD_NUMBER: _ClassVar[int]
+    MULTI_CHAIN_FIELD_NUMBER: _ClassVar[int]
+    MULTI_TOKEN_FIELD_NUMBER: _ClassVar[int]
     PENDING_FIELD_NUMBER: _ClassVar[int]
     POST_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
@@ -96,11 +98,13 @@ class CreateAddressRequest(_message.Message):
     confirmations: int
     convert: bool
     json: bool
+    multi_chain: bool
+    multi_token: bool
     pending: str
     post: bool
     priority: str
     ticker: str
-    def __init__(self, ticker: _Optional[str] = ..., callback: _Optional[str] = ..., cb_params: _Optional[str] = ..., address: _Optional[str] = ..., confirmations: _Optional[int] = ..., post: bool = ..., json: bool = ..., convert: bool = ..., pending: _Optional[str] = ..., priority: _Optional[str] = ...) -> None: ...
+    def __init__(self, ticker: _Optional[str] = ..., callback: _Optional[str] = ..., cb_params: _Optional[str] = ..., address: _Optional[str] = ..., confirmations: _Optional[int] = ..., post: bool = ..., json: bool = ..., convert: bool = ..., pending: _Optional[str] = ..., priority: _Optional[str] = ..., multi_token: bool = ..., multi_chain: bool = ...) -> None: ...
 
 class CreateAddressResponse(_message.Message):
     __slots__ = ["address_in", "address_out", "callback_url", "minimum_transaction_coin", "priority", "required_confirmations"]

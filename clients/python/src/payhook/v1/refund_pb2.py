@@ -17,7 +17,7 @@ from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 from payhook.v1 import payout_pb2 as payhook_dot_v1_dot_payout__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/refund.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\x1a\x17payhook/v1/payout.proto\"\x94\x01\n\x15RefundCheckoutRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"m\n\x16RefundCheckoutResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"\x93\x01\n\x14RefundDepositRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"l\n\x15RefundDepositResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"8\n\x14\x41pproveRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\"l\n\x15\x41pproveRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"4\n\x10GetRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\";\n\x11GetRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\"\xd5\x01\n\nRefundInfo\x12\x11\n\trefund_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\npayment_id\x18\x03 \x01(\t\x12\x0f\n\x07txid_in\x18\x04 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0c\n\x04\x63oin\x18\x07 \x01(\t\x12\x11\n\tpayout_id\x18\x08 \x01(\x03\x12\x0c\n\x04txid\x18\t \x01(\t\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x11\n\ttimestamp\x18\x0b \x01(\t\x12\x0e\n\x06reason\x18\x0c \x01(\t2\xdb\x03\n\rRefundService\x12x\n\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\"\x10/checkout/refund:\x01*\x12t\n\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/deposit/refund:\x01*\x12t\n\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/refund/approve:\x01*\x12\x64\n\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/refund.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x17payhook/v1/access.proto\x1a\x17payhook/v1/payout.proto\"\x94\x01\n\x15RefundCheckoutRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"m\n\x16RefundCheckoutResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"\x93\x01\n\x14RefundDepositRequest\x12!\n\npayment_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"l\n\x15RefundDepositResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"8\n\x14\x41pproveRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\"l\n\x15\x41pproveRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\x12+\n\x0bpayout_info\x18\x02 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"X\n\x18\x46orwardWrongAssetRequest\x12\x1b\n\x04\x63oin\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\"c\n\x19\x46orwardWrongAssetResponse\x12\x16\n\x0epayment_status\x18\x01 \x01(\t\x12\x10\n\x08txid_out\x18\x02 \x01(\t\x12\x1c\n\x14value_forwarded_coin\x18\x03 \x01(\t\"\x90\x01\n\x17RefundWrongAssetRequest\x12\x1b\n\x04\x63oin\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18 \x12\x1f\n\x07txid_in\x18\x02 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x1f\n\x07\x61\x64\x64ress\x18\x03 \x01(\tB\x0e\xbaH\x03\xc8\x01\x01\xbaH\x05r\x03\x18\x80\x01\x12\x16\n\x05value\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"G\n\x18RefundWrongAssetResponse\x12+\n\x0bpayout_info\x18\x01 \x01(\x0b\x32\x16.payhook.v1.PayoutInfo\"4\n\x10GetRefundRequest\x12 \n\trefund_id\x18\x01 \x01(\tB\r\xbaH\x03\xc8\x01\x01\xbaH\x04r\x02\x18@\";\n\x11GetRefundResponse\x12&\n\x06refund\x18\x01 \x01(\x0b\x32\x16.payhook.v1.RefundInfo\"\xd5\x01\n\nRefundInfo\x12\x11\n\trefund_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\npayment_id\x18\x03 \x01(\t\x12\x0f\n\x07txid_in\x18\x04 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x05 \x01(\t\x12\r\n\x05value\x18\x06 \x01(\t\x12\x0c\n\x04\x63oin\x18\x07 \x01(\t\x12\x11\n\tpayout_id\x18\x08 \x01(\x03\x12\x0c\n\x04txid\x18\t \x01(\t\x12\r\n\x05\x65rror\x18\n \x01(\t\x12\x11\n\ttimestamp\x18\x0b \x01(\t\x12\x0e\n\x06reason\x18\x0c \x01(\t2\xe7\x05\n\rRefundService\x12x\n\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\"\x10/checkout/refund:\x01*\x12t\n\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/deposit/refund:\x01*\x12t\n\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\"\x0f/refund/approve:\x01*\x12\x85\x01\n\x11\x46orwardWrongAsset\x12$.payhook.v1.ForwardWrongAssetRequest\x1a%.payhook.v1.ForwardWrongAssetResponse\"#\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x19\"\x14/wrong_asset/forward:\x01*\x12\x81\x01\n\x10RefundWrongAsset\x12#.payhook.v1.RefundWrongAssetRequest\x1a$.payhook.v1.RefundWrongAssetResponse\"\"\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x18\"\x13/wrong_asset/refund:\x01*\x12\x64\n\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.refund_pb2', globals())
@@ -43,6 +43,18 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REFUNDDEPOSITREQUEST.fields_by_name['value']._serialized_options = b'\272H\004r\002\030@'
   _APPROVEREFUNDREQUEST.fields_by_name['refund_id']._options = None
   _APPROVEREFUNDREQUEST.fields_by_name['refund_id']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030@'
+  _FORWARDWRONGASSETREQUEST.fields_by_name['coin']._options = None
+  _FORWARDWRONGASSETREQUEST.fields_by_name['coin']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030 '
+  _FORWARDWRONGASSETREQUEST.fields_by_name['txid_in']._options = None
+  _FORWARDWRONGASSETREQUEST.fields_by_name['txid_in']._serialized_options = b'\272H\003\310\001\001\272H\005r\003\030\200\001'
+  _REFUNDWRONGASSETREQUEST.fields_by_name['coin']._options = None
+  _REFUNDWRONGASSETREQUEST.fields_by_name['coin']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030 '
+  _REFUNDWRONGASSETREQUEST.fields_by_name['txid_in']._options = None
+  _REFUNDWRONGASSETREQUEST.fields_by_name['txid_in']._serialized_options = b'\272H\003\310\001\001\272H\005r\003\030\200\001'
+  _REFUNDWRONGASSETREQUEST.fields_by_name['address']._options = None
+  _REFUNDWRONGASSETREQUEST.fields_by_name['address']._serialized_options = b'\272H\003\310\001\001\272H\005r\003\030\200\001'
+  _REFUNDWRONGASSETREQUEST.fields_by_name['value']._options = None
+  _REFUNDWRONGASSETREQUEST.fields_by_name['value']._serialized_options = b'\272H\004r\002\030@'
   _GETREFUNDREQUEST.fields_by_name['refund_id']._options = None
   _GETREFUNDREQUEST.fields_by_name['refund_id']._serialized_options = b'\272H\003\310\001\001\272H\004r\002\030@'
   _REFUNDSERVICE.methods_by_name['RefundCheckout']._options = None
@@ -51,6 +63,10 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REFUNDSERVICE.methods_by_name['RefundDeposit']._serialized_options = b'\220\373\030\002\202\323\344\223\002\024\"\017/deposit/refund:\001*'
   _REFUNDSERVICE.methods_by_name['ApproveRefund']._options = None
   _REFUNDSERVICE.methods_by_name['ApproveRefund']._serialized_options = b'\220\373\030\002\202\323\344\223\002\024\"\017/refund/approve:\001*'
+  _REFUNDSERVICE.methods_by_name['ForwardWrongAsset']._options = None
+  _REFUNDSERVICE.methods_by_name['ForwardWrongAsset']._serialized_options = b'\220\373\030\002\202\323\344\223\002\031\"\024/wrong_asset/forward:\001*'
+  _REFUNDSERVICE.methods_by_name['RefundWrongAsset']._options = None
+  _REFUNDSERVICE.methods_by_name['RefundWrongAsset']._serialized_options = b'\220\373\030\002\202\323\344\223\002\030\"\023/wrong_asset/refund:\001*'
   _REFUNDSERVICE.methods_by_name['GetRefund']._options = None
   _REFUNDSERVICE.methods_by_name['GetRefund']._serialized_options = b'\220\373\030\002\202\323\344\223\002\020\022\016/refund/status'
   _REFUNDCHECKOUTREQUEST._serialized_start=149
@@ -65,12 +81,20 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _APPROVEREFUNDREQUEST._serialized_end=726
   _APPROVEREFUNDRESPONSE._serialized_start=728
   _APPROVEREFUNDRESPONSE._serialized_end=836
-  _GETREFUNDREQUEST._serialized_start=838
-  _GETREFUNDREQUEST._serialized_end=890
-  _GETREFUNDRESPONSE._serialized_start=892
-  _GETREFUNDRESPONSE._serialized_end=951
-  _REFUNDINFO._serialized_start=954
-  _REFUNDINFO._serialized_end=1167
-  _REFUNDSERVICE._serialized_start=1170
-  _REFUNDSERVICE._serialized_end=1645
+  _FORWARDWRONGASSETREQUEST._serialized_start=838
+  _FORWARDWRONGASSETREQUEST._serialized_end=926
+  _FORWARDWRONGASSETRESPONSE._serialized_start=928
+  _FORWARDWRONGASSETRESPONSE._serialized_end=1027
+  _REFUNDWRONGASSETREQUEST._serialized_start=1030
+  _REFUNDWRONGASSETREQUEST._serialized_end=1174
+  _REFUNDWRONGASSETRESPONSE._serialized_start=1176
+  _REFUNDWRONGASSETRESPONSE._serialized_end=1247
+  _GETREFUNDREQUEST._serialized_start=1249
+  _GETREFUNDREQUEST._serialized_end=1301
+  _GETREFUNDRESPONSE._serialized_start=1303
+  _GETREFUNDRESPONSE._serialized_end=1362
+  _REFUNDINFO._serialized_start=1365
+  _REFUNDINFO._serialized_end=1578
+  _REFUNDSERVICE._serialized_start=1581
+  _REFUNDSERVICE._serialized_end=2324
 # @@protoc_insertion_point(module_scope)

@@ -38,6 +38,16 @@ class RefundServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.FromString,
                 )
+        self.ForwardWrongAsset = channel.unary_unary(
+                '/payhook.v1.RefundService/ForwardWrongAsset',
+                request_serializer=payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetResponse.FromString,
+                )
+        self.RefundWrongAsset = channel.unary_unary(
+                '/payhook.v1.RefundService/RefundWrongAsset',
+                request_serializer=payhook_dot_v1_dot_refund__pb2.RefundWrongAssetRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_refund__pb2.RefundWrongAssetResponse.FromString,
+                )
         self.GetRefund = channel.unary_unary(
                 '/payhook.v1.RefundService/GetRefund',
                 request_serializer=payhook_dot_v1_dot_refund__pb2.GetRefundRequest.SerializeToString,
@@ -79,6 +89,23 @@ class RefundServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ForwardWrongAsset(self, request, context):
+        """ForwardWrongAsset forwards a payment held as wrong_asset (another asset
+        than its address was created for, without multi_token) to its
+        address's destinations, as a payment of its own coin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RefundWrongAsset(self, request, context):
+        """RefundWrongAsset sends a payment held as wrong_asset, whole or in part,
+        to an address: a payout of one request that spends it first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetRefund(self, request, context):
         """GetRefund answers a refund of the project.
         """
@@ -103,6 +130,16 @@ def add_RefundServiceServicer_to_server(servicer, server):
                     servicer.ApproveRefund,
                     request_deserializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.SerializeToString,
+            ),
+            'ForwardWrongAsset': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForwardWrongAsset,
+                    request_deserializer=payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetResponse.SerializeToString,
+            ),
+            'RefundWrongAsset': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefundWrongAsset,
+                    request_deserializer=payhook_dot_v1_dot_refund__pb2.RefundWrongAssetRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_refund__pb2.RefundWrongAssetResponse.SerializeToString,
             ),
             'GetRefund': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRefund,
@@ -176,6 +213,40 @@ class RefundService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.RefundService/ApproveRefund',
             payhook_dot_v1_dot_refund__pb2.ApproveRefundRequest.SerializeToString,
             payhook_dot_v1_dot_refund__pb2.ApproveRefundResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ForwardWrongAsset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.RefundService/ForwardWrongAsset',
+            payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetRequest.SerializeToString,
+            payhook_dot_v1_dot_refund__pb2.ForwardWrongAssetResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RefundWrongAsset(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.RefundService/RefundWrongAsset',
+            payhook_dot_v1_dot_refund__pb2.RefundWrongAssetRequest.SerializeToString,
+            payhook_dot_v1_dot_refund__pb2.RefundWrongAssetResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/refund.proto.
  */
 export const file_payhook_v1_refund: GenFile = /*@__PURE__*/
-  fileDesc("ChdwYXlob29rL3YxL3JlZnVuZC5wcm90bxIKcGF5aG9vay52MSKLAQoVUmVmdW5kQ2hlY2tvdXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibQoWUmVmdW5kQ2hlY2tvdXRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8SKwoLcGF5b3V0X2luZm8YAiABKAsyFi5wYXlob29rLnYxLlBheW91dEluZm8iigEKFFJlZnVuZERlcG9zaXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibAoVUmVmdW5kRGVwb3NpdFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyI1ChRBcHByb3ZlUmVmdW5kUmVxdWVzdBIdCglyZWZ1bmRfaWQYASABKAlCCrpIB8gBAXICGEAibAoVQXBwcm92ZVJlZnVuZFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyIxChBHZXRSZWZ1bmRSZXF1ZXN0Eh0KCXJlZnVuZF9pZBgBIAEoCUIKukgHyAEBcgIYQCI7ChFHZXRSZWZ1bmRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8i1QEKClJlZnVuZEluZm8SEQoJcmVmdW5kX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEg8KB3R4aWRfaW4YBCABKAkSDwoHYWRkcmVzcxgFIAEoCRINCgV2YWx1ZRgGIAEoCRIMCgRjb2luGAcgASgJEhEKCXBheW91dF9pZBgIIAEoAxIMCgR0eGlkGAkgASgJEg0KBWVycm9yGAogASgJEhEKCXRpbWVzdGFtcBgLIAEoCRIOCgZyZWFzb24YDCABKAky2wMKDVJlZnVuZFNlcnZpY2USeAoOUmVmdW5kQ2hlY2tvdXQSIS5wYXlob29rLnYxLlJlZnVuZENoZWNrb3V0UmVxdWVzdBoiLnBheWhvb2sudjEuUmVmdW5kQ2hlY2tvdXRSZXNwb25zZSIfkPsYAoLT5JMCFToBKiIQL2NoZWNrb3V0L3JlZnVuZBJ0Cg1SZWZ1bmREZXBvc2l0EiAucGF5aG9vay52MS5SZWZ1bmREZXBvc2l0UmVxdWVzdBohLnBheWhvb2sudjEuUmVmdW5kRGVwb3NpdFJlc3BvbnNlIh6Q+xgCgtPkkwIUOgEqIg8vZGVwb3NpdC9yZWZ1bmQSdAoNQXBwcm92ZVJlZnVuZBIgLnBheWhvb2sudjEuQXBwcm92ZVJlZnVuZFJlcXVlc3QaIS5wYXlob29rLnYxLkFwcHJvdmVSZWZ1bmRSZXNwb25zZSIekPsYAoLT5JMCFDoBKiIPL3JlZnVuZC9hcHByb3ZlEmQKCUdldFJlZnVuZBIcLnBheWhvb2sudjEuR2V0UmVmdW5kUmVxdWVzdBodLnBheWhvb2sudjEuR2V0UmVmdW5kUmVzcG9uc2UiGpD7GAKC0+STAhASDi9yZWZ1bmQvc3RhdHVzQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_payhook_v1_access, file_payhook_v1_payout]);
+  fileDesc("ChdwYXlob29rL3YxL3JlZnVuZC5wcm90bxIKcGF5aG9vay52MSKLAQoVUmVmdW5kQ2hlY2tvdXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibQoWUmVmdW5kQ2hlY2tvdXRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8SKwoLcGF5b3V0X2luZm8YAiABKAsyFi5wYXlob29rLnYxLlBheW91dEluZm8iigEKFFJlZnVuZERlcG9zaXRSZXF1ZXN0Eh4KCnBheW1lbnRfaWQYASABKAlCCrpIB8gBAXICGEASHAoHdHhpZF9pbhgCIAEoCUILukgIyAEBcgMYgAESHAoHYWRkcmVzcxgDIAEoCUILukgIyAEBcgMYgAESFgoFdmFsdWUYBCABKAlCB7pIBHICGEAibAoVUmVmdW5kRGVwb3NpdFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyI1ChRBcHByb3ZlUmVmdW5kUmVxdWVzdBIdCglyZWZ1bmRfaWQYASABKAlCCrpIB8gBAXICGEAibAoVQXBwcm92ZVJlZnVuZFJlc3BvbnNlEiYKBnJlZnVuZBgBIAEoCzIWLnBheWhvb2sudjEuUmVmdW5kSW5mbxIrCgtwYXlvdXRfaW5mbxgCIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyJSChhGb3J3YXJkV3JvbmdBc3NldFJlcXVlc3QSGAoEY29pbhgBIAEoCUIKukgHyAEBcgIYIBIcCgd0eGlkX2luGAIgASgJQgu6SAjIAQFyAxiAASJjChlGb3J3YXJkV3JvbmdBc3NldFJlc3BvbnNlEhYKDnBheW1lbnRfc3RhdHVzGAEgASgJEhAKCHR4aWRfb3V0GAIgASgJEhwKFHZhbHVlX2ZvcndhcmRlZF9jb2luGAMgASgJIocBChdSZWZ1bmRXcm9uZ0Fzc2V0UmVxdWVzdBIYCgRjb2luGAEgASgJQgq6SAfIAQFyAhggEhwKB3R4aWRfaW4YAiABKAlCC7pICMgBAXIDGIABEhwKB2FkZHJlc3MYAyABKAlCC7pICMgBAXIDGIABEhYKBXZhbHVlGAQgASgJQge6SARyAhhAIkcKGFJlZnVuZFdyb25nQXNzZXRSZXNwb25zZRIrCgtwYXlvdXRfaW5mbxgBIAEoCzIWLnBheWhvb2sudjEuUGF5b3V0SW5mbyIxChBHZXRSZWZ1bmRSZXF1ZXN0Eh0KCXJlZnVuZF9pZBgBIAEoCUIKukgHyAEBcgIYQCI7ChFHZXRSZWZ1bmRSZXNwb25zZRImCgZyZWZ1bmQYASABKAsyFi5wYXlob29rLnYxLlJlZnVuZEluZm8i1QEKClJlZnVuZEluZm8SEQoJcmVmdW5kX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEg8KB3R4aWRfaW4YBCABKAkSDwoHYWRkcmVzcxgFIAEoCRINCgV2YWx1ZRgGIAEoCRIMCgRjb2luGAcgASgJEhEKCXBheW91dF9pZBgIIAEoAxIMCgR0eGlkGAkgASgJEg0KBWVycm9yGAogASgJEhEKCXRpbWVzdGFtcBgLIAEoCRIOCgZyZWFzb24YDCABKAky5wUKDVJlZnVuZFNlcnZpY2USeAoOUmVmdW5kQ2hlY2tvdXQSIS5wYXlob29rLnYxLlJlZnVuZENoZWNrb3V0UmVxdWVzdBoiLnBheWhvb2sudjEuUmVmdW5kQ2hlY2tvdXRSZXNwb25zZSIfkPsYAoLT5JMCFToBKiIQL2NoZWNrb3V0L3JlZnVuZBJ0Cg1SZWZ1bmREZXBvc2l0EiAucGF5aG9vay52MS5SZWZ1bmREZXBvc2l0UmVxdWVzdBohLnBheWhvb2sudjEuUmVmdW5kRGVwb3NpdFJlc3BvbnNlIh6Q+xgCgtPkkwIUOgEqIg8vZGVwb3NpdC9yZWZ1bmQSdAoNQXBwcm92ZVJlZnVuZBIgLnBheWhvb2sudjEuQXBwcm92ZVJlZnVuZFJlcXVlc3QaIS5wYXlob29rLnYxLkFwcHJvdmVSZWZ1bmRSZXNwb25zZSIekPsYAoLT5JMCFDoBKiIPL3JlZnVuZC9hcHByb3ZlEoUBChFGb3J3YXJkV3JvbmdBc3NldBIkLnBheWhvb2sudjEuRm9yd2FyZFdyb25nQXNzZXRSZXF1ZXN0GiUucGF5aG9vay52MS5Gb3J3YXJkV3JvbmdBc3NldFJlc3BvbnNlIiOQ+xgCgtPkkwIZOgEqIhQvd3JvbmdfYXNzZXQvZm9yd2FyZBKBAQoQUmVmdW5kV3JvbmdBc3NldBIjLnBheWhvb2sudjEuUmVmdW5kV3JvbmdBc3NldFJlcXVlc3QaJC5wYXlob29rLnYxLlJlZnVuZFdyb25nQXNzZXRSZXNwb25zZSIikPsYAoLT5JMCGDoBKiITL3dyb25nX2Fzc2V0L3JlZnVuZBJkCglHZXRSZWZ1bmQSHC5wYXlob29rLnYxLkdldFJlZnVuZFJlcXVlc3QaHS5wYXlob29rLnYxLkdldFJlZnVuZFJlc3BvbnNlIhqQ+xgCgtPkkwIQEg4vcmVmdW5kL3N0YXR1c0I1WjNnaXRodWIuY29tL3BheWhvb2svcGF5aG9vay9nZW4vcGF5aG9vay92MTtwYXlob29rdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_payhook_v1_access, file_payhook_v1_payout]);
 
 /**
  * RefundCheckoutRequest names the checkout payment to refund and where the refund
@@ -211,6 +211,133 @@ export const ApproveRefundResponseSchema: GenMessage<ApproveRefundResponse> = /*
   messageDesc(file_payhook_v1_refund, 5);
 
 /**
+ * ForwardWrongAssetRequest names a payment held as wrong_asset.
+ *
+ * @generated from message payhook.v1.ForwardWrongAssetRequest
+ */
+export type ForwardWrongAssetRequest = Message<"payhook.v1.ForwardWrongAssetRequest"> & {
+  /**
+   * coin is the payment's asset (erc20_usdt or erc20/usdt).
+   *
+   * @generated from field: string coin = 1;
+   */
+  coin: string;
+
+  /**
+   * txid_in is the payment's transaction.
+   *
+   * @generated from field: string txid_in = 2;
+   */
+  txidIn: string;
+};
+
+/**
+ * Describes the message payhook.v1.ForwardWrongAssetRequest.
+ * Use `create(ForwardWrongAssetRequestSchema)` to create a new message.
+ */
+export const ForwardWrongAssetRequestSchema: GenMessage<ForwardWrongAssetRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 6);
+
+/**
+ * ForwardWrongAssetResponse is the payment after its forward.
+ *
+ * @generated from message payhook.v1.ForwardWrongAssetResponse
+ */
+export type ForwardWrongAssetResponse = Message<"payhook.v1.ForwardWrongAssetResponse"> & {
+  /**
+   * payment_status is the payment's status: completed once forwarded.
+   *
+   * @generated from field: string payment_status = 1;
+   */
+  paymentStatus: string;
+
+  /**
+   * txid_out is the forwarding transaction's hash, once sent.
+   *
+   * @generated from field: string txid_out = 2;
+   */
+  txidOut: string;
+
+  /**
+   * value_forwarded_coin is what the destinations received, once sent.
+   *
+   * @generated from field: string value_forwarded_coin = 3;
+   */
+  valueForwardedCoin: string;
+};
+
+/**
+ * Describes the message payhook.v1.ForwardWrongAssetResponse.
+ * Use `create(ForwardWrongAssetResponseSchema)` to create a new message.
+ */
+export const ForwardWrongAssetResponseSchema: GenMessage<ForwardWrongAssetResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 7);
+
+/**
+ * RefundWrongAssetRequest names a payment held as wrong_asset and where
+ * it goes back.
+ *
+ * @generated from message payhook.v1.RefundWrongAssetRequest
+ */
+export type RefundWrongAssetRequest = Message<"payhook.v1.RefundWrongAssetRequest"> & {
+  /**
+   * coin is the payment's asset.
+   *
+   * @generated from field: string coin = 1;
+   */
+  coin: string;
+
+  /**
+   * txid_in is the payment's transaction.
+   *
+   * @generated from field: string txid_in = 2;
+   */
+  txidIn: string;
+
+  /**
+   * address is where it goes: an address of the coin.
+   *
+   * @generated from field: string address = 3;
+   */
+  address: string;
+
+  /**
+   * value is how much (empty: the whole payment).
+   *
+   * @generated from field: string value = 4;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message payhook.v1.RefundWrongAssetRequest.
+ * Use `create(RefundWrongAssetRequestSchema)` to create a new message.
+ */
+export const RefundWrongAssetRequestSchema: GenMessage<RefundWrongAssetRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 8);
+
+/**
+ * RefundWrongAssetResponse is the payout that sends it.
+ *
+ * @generated from message payhook.v1.RefundWrongAssetResponse
+ */
+export type RefundWrongAssetResponse = Message<"payhook.v1.RefundWrongAssetResponse"> & {
+  /**
+   * payout_info is the payout.
+   *
+   * @generated from field: payhook.v1.PayoutInfo payout_info = 1;
+   */
+  payoutInfo?: PayoutInfo | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.RefundWrongAssetResponse.
+ * Use `create(RefundWrongAssetResponseSchema)` to create a new message.
+ */
+export const RefundWrongAssetResponseSchema: GenMessage<RefundWrongAssetResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_refund, 9);
+
+/**
  * GetRefundRequest names a refund.
  *
  * @generated from message payhook.v1.GetRefundRequest
@@ -229,7 +356,7 @@ export type GetRefundRequest = Message<"payhook.v1.GetRefundRequest"> & {
  * Use `create(GetRefundRequestSchema)` to create a new message.
  */
 export const GetRefundRequestSchema: GenMessage<GetRefundRequest> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 6);
+  messageDesc(file_payhook_v1_refund, 10);
 
 /**
  * GetRefundResponse is the refund.
@@ -250,7 +377,7 @@ export type GetRefundResponse = Message<"payhook.v1.GetRefundResponse"> & {
  * Use `create(GetRefundResponseSchema)` to create a new message.
  */
 export const GetRefundResponseSchema: GenMessage<GetRefundResponse> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 7);
+  messageDesc(file_payhook_v1_refund, 11);
 
 /**
  * RefundInfo is a refund.
@@ -350,7 +477,7 @@ export type RefundInfo = Message<"payhook.v1.RefundInfo"> & {
  * Use `create(RefundInfoSchema)` to create a new message.
  */
 export const RefundInfoSchema: GenMessage<RefundInfo> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_refund, 8);
+  messageDesc(file_payhook_v1_refund, 12);
 
 /**
  * RefundService sends an invoice payment, whole or in part, back to an
@@ -396,6 +523,29 @@ export const RefundService: GenService<{
     methodKind: "unary";
     input: typeof ApproveRefundRequestSchema;
     output: typeof ApproveRefundResponseSchema;
+  },
+  /**
+   * ForwardWrongAsset forwards a payment held as wrong_asset (another asset
+   * than its address was created for, without multi_token) to its
+   * address's destinations, as a payment of its own coin.
+   *
+   * @generated from rpc payhook.v1.RefundService.ForwardWrongAsset
+   */
+  forwardWrongAsset: {
+    methodKind: "unary";
+    input: typeof ForwardWrongAssetRequestSchema;
+    output: typeof ForwardWrongAssetResponseSchema;
+  },
+  /**
+   * RefundWrongAsset sends a payment held as wrong_asset, whole or in part,
+   * to an address: a payout of one request that spends it first.
+   *
+   * @generated from rpc payhook.v1.RefundService.RefundWrongAsset
+   */
+  refundWrongAsset: {
+    methodKind: "unary";
+    input: typeof RefundWrongAssetRequestSchema;
+    output: typeof RefundWrongAssetResponseSchema;
   },
   /**
    * GetRefund answers a refund of the project.
