@@ -106,6 +106,10 @@ type Family interface {
 	// same addresses and keys (EVM chains), or not at all (UTXO, Solana,
 	// whose token accounts are not the owner's address).
 	Relation(t, u Ticker) Relation
+	// Priorities are t's forwarding fee levels (the family's `priority`
+	// parameter), default among them; [DefaultPriority] where the family
+	// documents none for t.
+	Priorities(t Ticker) []Priority
 	// DistributionDepth returns the depth a credited transfer of t must
 	// reach, in a solidified block, before its funds are distributed, when
 	// the family gates distribution beyond credit (TRON); 0 when a credited
@@ -237,6 +241,7 @@ func (u unbound) Address(t Ticker, _ []byte) (string, error) {
 func (unbound) FixedConfirmations(Ticker) (int64, bool) { return 0, false }
 func (unbound) SpendsSeveralAddresses(Ticker) bool      { return false }
 func (unbound) Relation(Ticker, Ticker) Relation        { return Unrelated }
+func (unbound) Priorities(Ticker) []Priority            { return []Priority{DefaultPriority} }
 func (unbound) DistributionDepth(Ticker, int64) int64   { return 0 }
 func (u unbound) PaymentURI(t Ticker, _ string, _ *decimal.Decimal) (string, error) {
 	return "", u.fail(t)

@@ -138,6 +138,11 @@ type Forward struct {
 	// neither From nor in Keys; account-chain backends, whose transactions
 	// leave one account, refuse any input on another address.
 	Keys map[string]uint32
+	// GasPercent is the gas price an EVM backend offers, as a percent of
+	// the node's (the payment address's priority, chains.Priority); 0 (or
+	// 100) for the node's own. Other families ignore it: a UTXO fee is
+	// NetworkFee, planned at the priority's confirmation target.
+	GasPercent int
 }
 
 // KeyOf returns the derivation index of the key that controls address

@@ -372,8 +372,23 @@ func TestCreateAddress(t *testing.T) {
 		t.Run("parameters of client libraries that payhook does not use are accepted", func(t *testing.T) {
 			r := in.Get(t, "/btc/create/", q("callback", "https://shop.example/libs", "address", btcDest, "pending", "1", "priority", "fast", "prices", "0", "multi_token", "1", "email", "a@b.c"), in.KeyA)
 			wantStatus(t, r, 200)
+			if r.JSON["priority"] != "fast" {
+				t.Fatalf("priority = %v, want btc's fast level", r.JSON["priority"])
+			}
+			// A coin without levels takes the names the libraries send as its default.
+			r = in.Get(t, "/trc20/usdt/create/", q("callback", "https://shop.example/libs", "address", trxDest, "priority", "Fast"), in.KeyA)
+			wantStatus(t, r, 200)
 			if r.JSON["priority"] != "default" {
-				t.Fatalf("priority = %v", r.JSON["priority"])
+				t.Fatalf("trc20 priority = %v", r.JSON["priority"])
+			}
+			r = in.Get(t, "/btc/create/", q("callback", "https://shop.example/warp", "address", btcDest, "priority", "warp"), in.KeyA)
+			if r.Code != 400 || !strings.Contains(fmt.Sprint(r.JSON["error"]), "priority: must be one of fast, default, economic") {
+				t.Fatalf("an unknown priority: HTTP %d %s", r.Code, r.Body)
+			}
+			// The same callback at another priority is another setting.
+			r = in.Get(t, "/btc/create/", q("callback", "https://shop.example/libs", "address", btcDest, "priority", "economic", "multi_token", "1"), in.KeyA)
+			if r.Code != 409 || !strings.Contains(fmt.Sprint(r.JSON["error"]), "priority") {
+				t.Fatalf("the same callback at another priority: HTTP %d %s", r.Code, r.Body)
 			}
 		})
 

@@ -52,11 +52,12 @@ func TestQRCodeEstimateConvert(t *testing.T) {
 		}
 	})
 	t.Run("estimate", func(t *testing.T) {
+		// fast is 10 blocks: two and a half times the default's 25.
 		r := in.Get(t, "/btc/estimate/", q("addresses", "3", "priority", "fast"), "")
 		wantStatus(t, r, 200)
 		fiat, _ := r.JSON["estimated_cost_currency"].(map[string]any)
-		want := btcUSD.Mul(decimal.RequireFromString("0.00002")).StringFixed(2)
-		if r.JSON["estimated_cost"] != "0.00002" || fiat["USD"] != want || len(fiat) < 100 {
+		want := btcUSD.Mul(decimal.RequireFromString("0.00005")).StringFixed(2)
+		if r.JSON["estimated_cost"] != "0.00005" || fiat["USD"] != want || len(fiat) < 100 {
 			t.Fatalf("estimate (USD want %s): %s", want, r.Body)
 		}
 	})
@@ -85,7 +86,7 @@ func TestQRCodeEstimateConvert(t *testing.T) {
 			{"qrcode value negative", "/btc/qrcode/", []string{"address", btcDest, "value", "-1"}, in.KeyA, 400, "value: "},
 			{"estimate addresses", "/btc/estimate/", []string{"addresses", "0"}, "", 400, "addresses: "},
 			{"estimate addresses not a number", "/btc/estimate/", []string{"addresses", "x"}, "", 400, `addresses: "x" is not an integer`},
-			{"estimate priority", "/btc/estimate/", []string{"priority", "warp"}, "", 400, "priority: must be one of default, economic, fast"},
+			{"estimate priority", "/btc/estimate/", []string{"priority", "warp"}, "", 400, "priority: must be one of fast, default, economic"},
 			{"convert unknown from", "/btc/convert/", []string{"value", "1", "from", "XYZ"}, "", 400, `from: "XYZ" is neither a fiat currency code`},
 			{"convert without from", "/btc/convert/", []string{"value", "1"}, "", 400, "from: value is required"},
 			{"convert bad value", "/btc/convert/", []string{"value", "1e3", "from", "usd"}, "", 400, `value: "1e3" is not a decimal number`},

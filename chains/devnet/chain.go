@@ -452,6 +452,16 @@ func (c *Chain) NetworkFee(ctx context.Context) (decimal.Decimal, error) {
 	return c.ticker.NetworkFeeEstimate, nil
 }
 
+// NetworkFeeAt implements chains.PriorityFees: the ticker's
+// NetworkFeeEstimate by p's static model (chains.Priority.Scale).
+func (c *Chain) NetworkFeeAt(ctx context.Context, p chains.Priority) (decimal.Decimal, error) {
+	f, err := c.NetworkFee(ctx)
+	if err != nil {
+		return f, err
+	}
+	return p.Scale(f, c.ticker.Decimals), nil
+}
+
 // Sign implements chains.Backend: it validates f and returns a "signed"
 // forward whose TxID is a function of the chain's seed and f.ID (the same
 // ID always gets the same hash) and whose Raw is f encoded as JSON. Nothing
@@ -491,7 +501,7 @@ func (c *Chain) Sign(ctx context.Context, f chains.Forward) (chains.Signed, erro
 			return chains.Signed{}, fmt.Errorf("%w: forward %q output %d: %w", ErrInvalidForward, f.ID, i, err)
 		}
 	}
-	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: f.NetworkFee, Keys: f.Keys})
+	raw, err := json.Marshal(signedForward{ID: f.ID, From: f.From, Inputs: f.Inputs, Outputs: f.Outputs, NetworkFee: f.NetworkFee, Keys: f.Keys, GasPercent: f.GasPercent})
 	if err != nil {
 		return chains.Signed{}, fmt.Errorf("%w: forward %q: %w", ErrInvalidForward, f.ID, err)
 	}
@@ -509,6 +519,7 @@ type signedForward struct {
 	Outputs    []chains.Output   `json:"outputs"`
 	NetworkFee decimal.Decimal   `json:"network_fee"`
 	Keys       map[string]uint32 `json:"keys,omitempty"`
+	GasPercent int               `json:"gas_percent,omitempty"`
 }
 
 // FeeFor implements chains.FeeQuoter: the devnet's fee does not depend on
@@ -538,7 +549,7 @@ func (c *Chain) Send(ctx context.Context, s chains.Signed) error {
 		return nil
 	}
 	c.fwdByID[sf.ID] = len(c.forwards)
-	f := chains.Forward{ID: sf.ID, From: sf.From, Inputs: sf.Inputs, Outputs: sf.Outputs, NetworkFee: sf.NetworkFee, Keys: sf.Keys}
+	f := chains.Forward{ID: sf.ID, From: sf.From, Inputs: sf.Inputs, Outputs: sf.Outputs, NetworkFee: sf.NetworkFee, Keys: sf.Keys, GasPercent: sf.GasPercent}
 	c.forwards = append(c.forwards, forward{f: f, txid: s.TxID})
 	if c.ticker.Family == chains.FamilyUTXO {
 		// An output back to an address the transaction spends from (a

@@ -230,3 +230,16 @@ func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
 func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
 	return decimal.Zero, (Family{}).ValidateAddress(t, addr)
 }
+
+// Priorities implements chains.Family: shares of the gas price, as this
+// API family documents them for eth and erc20 tokens; the node's own on
+// the other EVM networks.
+func (Family) Priorities(t chains.Ticker) []chains.Priority {
+	switch t.Network {
+	case "eth":
+		return chains.EtherPriorities
+	case "erc20":
+		return chains.ERC20Priorities
+	}
+	return []chains.Priority{chains.DefaultPriority}
+}

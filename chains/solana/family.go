@@ -138,3 +138,8 @@ func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
 	}
 	return decimal.New(RentExemptLamports, -9), nil // a lamport is 10^-9 SOL
 }
+
+// Priorities implements chains.Family: the node's own fee.
+func (Family) Priorities(chains.Ticker) []chains.Priority {
+	return []chains.Priority{chains.DefaultPriority}
+}

@@ -139,3 +139,8 @@ func (Family) DestinationKey(t chains.Ticker, addr string) (string, error) {
 func (Family) MinOutput(t chains.Ticker, addr string) (decimal.Decimal, error) {
 	return decimal.Zero, (Family{}).ValidateAddress(t, addr)
 }
+
+// Priorities implements chains.Family: TRON's fees are not bid for.
+func (Family) Priorities(chains.Ticker) []chains.Priority {
+	return []chains.Priority{chains.DefaultPriority}
+}

@@ -181,3 +181,15 @@ func outputScript(t chains.Ticker, addr string) ([]byte, error) {
 	}
 	return script, nil
 }
+
+// Priorities implements chains.Family: confirmation targets, as this API
+// family documents them for btc and ltc; the backend's own elsewhere.
+func (Family) Priorities(t chains.Ticker) []chains.Priority {
+	switch t.Network {
+	case "btc":
+		return chains.BitcoinPriorities
+	case "ltc":
+		return chains.LitecoinPriorities
+	}
+	return []chains.Priority{chains.DefaultPriority}
+}

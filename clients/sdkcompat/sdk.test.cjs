@@ -203,7 +203,7 @@ async function runCryptAPI () {
     const usdt = await CryptAPI.getEstimate('trc20_usdt', 2, 'fast')
     assert.equal(usdt.estimated_cost, '3')
     assert.equal(usdt.estimated_cost_currency.USD, '3.00')
-    await assert.rejects(CryptAPI.getEstimate('btc', 1, 'warp'), /priority: must be one of default, economic, fast/)
+    await assert.rejects(CryptAPI.getEstimate('btc', 1, 'warp'), /priority: must be one of fast, default, economic/)
   })
   await check('CryptAPI.getConvert', async () => {
     const c = await CryptAPI.getConvert('btc', '214', 'USD')

@@ -13467,6 +13467,8 @@ type OutboundMutation struct {
 	outputs         *[]schema.Output
 	appendoutputs   []schema.Output
 	network_fee     *decimal.Decimal
+	gas_percent     *int
+	addgas_percent  *int
 	state           *outbound.State
 	signed_tx       *[]byte
 	txid            *string
@@ -14056,6 +14058,62 @@ func (m *OutboundMutation) ResetNetworkFee() {
 	m.network_fee = nil
 }
 
+// SetGasPercent sets the "gas_percent" field.
+func (m *OutboundMutation) SetGasPercent(i int) {
+	m.gas_percent = &i
+	m.addgas_percent = nil
+}
+
+// GasPercent returns the value of the "gas_percent" field in the mutation.
+func (m *OutboundMutation) GasPercent() (r int, exists bool) {
+	v := m.gas_percent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGasPercent returns the old "gas_percent" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldGasPercent(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGasPercent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGasPercent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGasPercent: %w", err)
+	}
+	return oldValue.GasPercent, nil
+}
+
+// AddGasPercent adds i to the "gas_percent" field.
+func (m *OutboundMutation) AddGasPercent(i int) {
+	if m.addgas_percent != nil {
+		*m.addgas_percent += i
+	} else {
+		m.addgas_percent = &i
+	}
+}
+
+// AddedGasPercent returns the value that was added to the "gas_percent" field in this mutation.
+func (m *OutboundMutation) AddedGasPercent() (r int, exists bool) {
+	v := m.addgas_percent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGasPercent resets all changes to the "gas_percent" field.
+func (m *OutboundMutation) ResetGasPercent() {
+	m.gas_percent = nil
+	m.addgas_percent = nil
+}
+
 // SetState sets the "state" field.
 func (m *OutboundMutation) SetState(o outbound.State) {
 	m.state = &o
@@ -14525,7 +14583,7 @@ func (m *OutboundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboundMutation) Fields() []string {
-	fields := make([]string, 0, 19)
+	fields := make([]string, 0, 20)
 	if m.created_at != nil {
 		fields = append(fields, outbound.FieldCreatedAt)
 	}
@@ -14558,6 +14616,9 @@ func (m *OutboundMutation) Fields() []string {
 	}
 	if m.network_fee != nil {
 		fields = append(fields, outbound.FieldNetworkFee)
+	}
+	if m.gas_percent != nil {
+		fields = append(fields, outbound.FieldGasPercent)
 	}
 	if m.state != nil {
 		fields = append(fields, outbound.FieldState)
@@ -14613,6 +14674,8 @@ func (m *OutboundMutation) Field(name string) (ent.Value, bool) {
 		return m.Outputs()
 	case outbound.FieldNetworkFee:
 		return m.NetworkFee()
+	case outbound.FieldGasPercent:
+		return m.GasPercent()
 	case outbound.FieldState:
 		return m.State()
 	case outbound.FieldSignedTx:
@@ -14660,6 +14723,8 @@ func (m *OutboundMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldOutputs(ctx)
 	case outbound.FieldNetworkFee:
 		return m.OldNetworkFee(ctx)
+	case outbound.FieldGasPercent:
+		return m.OldGasPercent(ctx)
 	case outbound.FieldState:
 		return m.OldState(ctx)
 	case outbound.FieldSignedTx:
@@ -14762,6 +14827,13 @@ func (m *OutboundMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNetworkFee(v)
 		return nil
+	case outbound.FieldGasPercent:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGasPercent(v)
+		return nil
 	case outbound.FieldState:
 		v, ok := value.(outbound.State)
 		if !ok {
@@ -14832,6 +14904,9 @@ func (m *OutboundMutation) AddedFields() []string {
 	if m.addfrom_index != nil {
 		fields = append(fields, outbound.FieldFromIndex)
 	}
+	if m.addgas_percent != nil {
+		fields = append(fields, outbound.FieldGasPercent)
+	}
 	if m.addsends != nil {
 		fields = append(fields, outbound.FieldSends)
 	}
@@ -14850,6 +14925,8 @@ func (m *OutboundMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedProjectID()
 	case outbound.FieldFromIndex:
 		return m.AddedFromIndex()
+	case outbound.FieldGasPercent:
+		return m.AddedGasPercent()
 	case outbound.FieldSends:
 		return m.AddedSends()
 	case outbound.FieldReplacesID:
@@ -14876,6 +14953,13 @@ func (m *OutboundMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddFromIndex(v)
+		return nil
+	case outbound.FieldGasPercent:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGasPercent(v)
 		return nil
 	case outbound.FieldSends:
 		v, ok := value.(int32)
@@ -14977,6 +15061,9 @@ func (m *OutboundMutation) ResetField(name string) error {
 		return nil
 	case outbound.FieldNetworkFee:
 		m.ResetNetworkFee()
+		return nil
+	case outbound.FieldGasPercent:
+		m.ResetGasPercent()
 		return nil
 	case outbound.FieldState:
 		m.ResetState()

@@ -42,6 +42,8 @@ type Outbound struct {
 	Outputs []schema.Output `json:"outputs,omitempty"`
 	// What the plan set aside for the network's fee, in coin units.
 	NetworkFee decimal.Decimal `json:"network_fee,omitempty"`
+	// An EVM transaction's gas price as a percent of the node's (its address's priority); 0 for the node's own.
+	GasPercent int `json:"gas_percent,omitempty"`
 	// planned: recorded, nothing signed; signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content.
 	State outbound.State `json:"state,omitempty"`
 	// The signed transaction(s), recorded before the first send; sent again, never re-signed.
@@ -91,7 +93,7 @@ func (*Outbound) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case outbound.FieldNetworkFee:
 			values[i] = new(decimal.Decimal)
-		case outbound.FieldID, outbound.FieldProjectID, outbound.FieldFromIndex, outbound.FieldSends, outbound.FieldReplacesID:
+		case outbound.FieldID, outbound.FieldProjectID, outbound.FieldFromIndex, outbound.FieldGasPercent, outbound.FieldSends, outbound.FieldReplacesID:
 			values[i] = new(sql.NullInt64)
 		case outbound.FieldKey, outbound.FieldTicker, outbound.FieldPurpose, outbound.FieldFromAddress, outbound.FieldState, outbound.FieldTxid, outbound.FieldLastError:
 			values[i] = new(sql.NullString)
@@ -187,6 +189,12 @@ func (_m *Outbound) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field network_fee", values[i])
 			} else if value != nil {
 				_m.NetworkFee = *value
+			}
+		case outbound.FieldGasPercent:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field gas_percent", values[i])
+			} else if value.Valid {
+				_m.GasPercent = int(value.Int64)
 			}
 		case outbound.FieldState:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -312,6 +320,9 @@ func (_m *Outbound) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("network_fee=")
 	builder.WriteString(fmt.Sprintf("%v", _m.NetworkFee))
+	builder.WriteString(", ")
+	builder.WriteString("gas_percent=")
+	builder.WriteString(fmt.Sprintf("%v", _m.GasPercent))
 	builder.WriteString(", ")
 	builder.WriteString("state=")
 	builder.WriteString(fmt.Sprintf("%v", _m.State))

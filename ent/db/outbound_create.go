@@ -115,6 +115,20 @@ func (_c *OutboundCreate) SetNetworkFee(v decimal.Decimal) *OutboundCreate {
 	return _c
 }
 
+// SetGasPercent sets the "gas_percent" field.
+func (_c *OutboundCreate) SetGasPercent(v int) *OutboundCreate {
+	_c.mutation.SetGasPercent(v)
+	return _c
+}
+
+// SetNillableGasPercent sets the "gas_percent" field if the given value is not nil.
+func (_c *OutboundCreate) SetNillableGasPercent(v *int) *OutboundCreate {
+	if v != nil {
+		_c.SetGasPercent(*v)
+	}
+	return _c
+}
+
 // SetState sets the "state" field.
 func (_c *OutboundCreate) SetState(v outbound.State) *OutboundCreate {
 	_c.mutation.SetState(v)
@@ -287,6 +301,10 @@ func (_c *OutboundCreate) defaults() {
 		v := outbound.DefaultProjectID
 		_c.mutation.SetProjectID(v)
 	}
+	if _, ok := _c.mutation.GasPercent(); !ok {
+		v := outbound.DefaultGasPercent
+		_c.mutation.SetGasPercent(v)
+	}
 	if _, ok := _c.mutation.State(); !ok {
 		v := outbound.DefaultState
 		_c.mutation.SetState(v)
@@ -364,6 +382,9 @@ func (_c *OutboundCreate) check() error {
 	}
 	if _, ok := _c.mutation.NetworkFee(); !ok {
 		return &ValidationError{Name: "network_fee", err: errors.New(`db: missing required field "Outbound.network_fee"`)}
+	}
+	if _, ok := _c.mutation.GasPercent(); !ok {
+		return &ValidationError{Name: "gas_percent", err: errors.New(`db: missing required field "Outbound.gas_percent"`)}
 	}
 	if _, ok := _c.mutation.State(); !ok {
 		return &ValidationError{Name: "state", err: errors.New(`db: missing required field "Outbound.state"`)}
@@ -463,6 +484,10 @@ func (_c *OutboundCreate) createSpec() (*Outbound, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.NetworkFee(); ok {
 		_spec.SetField(outbound.FieldNetworkFee, field.TypeOther, value)
 		_node.NetworkFee = value
+	}
+	if value, ok := _c.mutation.GasPercent(); ok {
+		_spec.SetField(outbound.FieldGasPercent, field.TypeInt, value)
+		_node.GasPercent = value
 	}
 	if value, ok := _c.mutation.State(); ok {
 		_spec.SetField(outbound.FieldState, field.TypeEnum, value)
@@ -730,6 +755,9 @@ func (u *OutboundUpsertOne) UpdateNewValues() *OutboundUpsertOne {
 		}
 		if _, exists := u.create.mutation.NetworkFee(); exists {
 			s.SetIgnore(outbound.FieldNetworkFee)
+		}
+		if _, exists := u.create.mutation.GasPercent(); exists {
+			s.SetIgnore(outbound.FieldGasPercent)
 		}
 		if _, exists := u.create.mutation.ReplacesID(); exists {
 			s.SetIgnore(outbound.FieldReplacesID)
@@ -1116,6 +1144,9 @@ func (u *OutboundUpsertBulk) UpdateNewValues() *OutboundUpsertBulk {
 			}
 			if _, exists := b.mutation.NetworkFee(); exists {
 				s.SetIgnore(outbound.FieldNetworkFee)
+			}
+			if _, exists := b.mutation.GasPercent(); exists {
+				s.SetIgnore(outbound.FieldGasPercent)
 			}
 			if _, exists := b.mutation.ReplacesID(); exists {
 				s.SetIgnore(outbound.FieldReplacesID)

@@ -509,18 +509,22 @@ func init() {
 	outboundDescFromIndex := outboundFields[6].Descriptor()
 	// outbound.FromIndexValidator is a validator for the "from_index" field. It is called by the builders before save.
 	outbound.FromIndexValidator = outboundDescFromIndex.Validators[0].(func(int64) error)
+	// outboundDescGasPercent is the schema descriptor for gas_percent field.
+	outboundDescGasPercent := outboundFields[10].Descriptor()
+	// outbound.DefaultGasPercent holds the default value on creation for the gas_percent field.
+	outbound.DefaultGasPercent = outboundDescGasPercent.Default.(int)
 	// outboundDescTxid is the schema descriptor for txid field.
-	outboundDescTxid := outboundFields[12].Descriptor()
+	outboundDescTxid := outboundFields[13].Descriptor()
 	// outbound.DefaultTxid holds the default value on creation for the txid field.
 	outbound.DefaultTxid = outboundDescTxid.Default.(string)
 	// outboundDescSends is the schema descriptor for sends field.
-	outboundDescSends := outboundFields[13].Descriptor()
+	outboundDescSends := outboundFields[14].Descriptor()
 	// outbound.DefaultSends holds the default value on creation for the sends field.
 	outbound.DefaultSends = outboundDescSends.Default.(int32)
 	// outbound.SendsValidator is a validator for the "sends" field. It is called by the builders before save.
 	outbound.SendsValidator = outboundDescSends.Validators[0].(func(int32) error)
 	// outboundDescLastError is the schema descriptor for last_error field.
-	outboundDescLastError := outboundFields[14].Descriptor()
+	outboundDescLastError := outboundFields[15].Descriptor()
 	// outbound.DefaultLastError holds the default value on creation for the last_error field.
 	outbound.DefaultLastError = outboundDescLastError.Default.(string)
 	paymentMixin := schema.Payment{}.Mixin()

@@ -43,6 +43,8 @@ func (Outbound) Fields() []ent.Field {
 			Comment("Destinations and amounts, exactly as planned and checked; a destination may appear once."),
 		field.Other("network_fee", decimal.Decimal{}).SchemaType(moneyType).Immutable().
 			Comment("What the plan set aside for the network's fee, in coin units."),
+		field.Int("gas_percent").Default(0).Immutable().
+			Comment("An EVM transaction's gas price as a percent of the node's (its address's priority); 0 for the node's own."),
 		field.Enum("state").Values("planned", "signed", "sent", "landed", "failed", "replaced").Default("planned").
 			Comment("planned: recorded, nothing signed; signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content."),
 		field.Bytes("signed_tx").Optional().Nillable().

@@ -140,9 +140,30 @@ func PaymentURI(t chains.Ticker, addr string, amount *decimal.Decimal) (string, 
 	return uri, nil
 }
 
-// Priorities are the forwarding priorities this API family names; payhook
-// forwards at one priority, so each gives the same estimate.
-var Priorities = []string{"default", "economic", "fast"}
+// lenientPriorities are the level names a ticker without levels of its own
+// accepts as its default: the family's client libraries send them for any
+// coin.
+var lenientPriorities = []string{"default", "economic", "fast"}
+
+// ResolvePriority returns t's forwarding fee level named name ("" is
+// default): one of t's levels (chains.Family.Priorities), or, for a
+// ticker with the default level only, the default for the names the
+// family's libraries send anyway. Anything else is refused naming the
+// levels.
+func ResolvePriority(t chains.Ticker, name string) (chains.Priority, error) {
+	if p, ok := chains.PriorityOf(t, name); ok {
+		return p, nil
+	}
+	names := chains.PriorityNames(t)
+	if len(names) == 1 {
+		for _, ok := range lenientPriorities {
+			if strings.EqualFold(name, ok) {
+				return chains.DefaultPriority, nil
+			}
+		}
+	}
+	return chains.Priority{}, invalid("priority", "must be one of %s for %s, got %q", strings.Join(names, ", "), t.Ticker, Truncate(name))
+}
 
 // Estimate is the estimated network cost of forwarding one payment.
 type Estimate struct {
@@ -154,20 +175,21 @@ type Estimate struct {
 }
 
 // EstimateFee returns what payhook deducts for the network when it forwards
-// a payment of t: its family's fee model (Family.NetworkFee, the ticker's
-// network fee estimate rounded up to the coin's precision, as forwarding
-// rounds it). addresses (1 to
-// MaxDestinations, default 1) and priority (one of Priorities, or empty)
-// are checked; neither changes the result, since one payment is forwarded
-// with one deduction at payhook's single priority.
+// a payment of t at priority (ResolvePriority): its family's fee model
+// (Family.NetworkFee, the ticker's network fee estimate rounded up to the
+// coin's precision, as forwarding rounds it) at the default level, scaled
+// by the level's static model (chains.Priority.Scale) at the others.
+// addresses (1 to MaxDestinations, default 1) is checked; it does not
+// change the result, since one payment is forwarded with one deduction.
 func EstimateFee(t chains.Ticker, prices price.Source, addresses *int32, priority string) (Estimate, error) {
 	if addresses != nil && (*addresses < 1 || *addresses > MaxDestinations) {
 		return Estimate{}, invalid("addresses", "must be between 1 and %d, got %d", MaxDestinations, *addresses)
 	}
-	if err := checkPriority(priority); err != nil {
+	p, err := ResolvePriority(t, priority)
+	if err != nil {
 		return Estimate{}, err
 	}
-	cost := t.Rules().NetworkFee(t)
+	cost := p.Scale(t.Rules().NetworkFee(t), t.Decimals)
 	est := Estimate{Cost: cost, Fiat: map[string]string{}}
 	if usd, ok := price.USDValue(prices, t.Ticker, cost); ok {
 		for _, c := range prices.Fiat() {
@@ -175,18 +197,6 @@ func EstimateFee(t chains.Ticker, prices price.Source, addresses *int32, priorit
 		}
 	}
 	return est, nil
-}
-
-func checkPriority(p string) error {
-	if p == "" {
-		return nil
-	}
-	for _, ok := range Priorities {
-		if strings.EqualFold(p, ok) {
-			return nil
-		}
-	}
-	return invalid("priority", "must be one of %s, got %q", strings.Join(Priorities, ", "), Truncate(p))
 }
 
 // Conversion is an amount converted into a ticker's coin.

@@ -202,12 +202,15 @@ func TestEstimateFee(t *testing.T) {
 		wantErr      string
 	}{
 		{"btc", "btc", nil, "", "0.00002", map[string]string{"EUR": "0.90", "JPY": "150", "USD": "1.00"}, ""},
-		{"several destinations, fast", "btc", i32(20), "FAST", "0.00002", map[string]string{"EUR": "0.90", "JPY": "150", "USD": "1.00"}, ""},
+		{"several destinations, fast: 10 blocks", "btc", i32(20), "FAST", "0.00005", map[string]string{"EUR": "2.25", "JPY": "375", "USD": "2.50"}, ""},
+		{"btc economic: 75 blocks", "btc", nil, "economic", "0.00000667", map[string]string{"EUR": "0.30", "JPY": "50", "USD": "0.33"}, ""},
+		{"eth economic: 95% of the gas price", "eth", nil, "economic", "0.000475", map[string]string{"EUR": "0.86", "JPY": "143", "USD": "0.95"}, ""},
 		{"token", "trc20/usdt", i32(1), "economic", "3", map[string]string{"EUR": "2.70", "JPY": "450", "USD": "3.00"}, ""},
 		{"no price: no fiat", "doge", nil, "default", "0.02", map[string]string{}, ""},
 		{"zero addresses", "btc", i32(0), "", "", nil, "addresses: must be between 1 and 20, got 0"},
 		{"too many addresses", "btc", i32(21), "", "", nil, "addresses: must be between 1 and 20, got 21"},
-		{"unknown priority", "btc", nil, "warp", "", nil, `priority: must be one of default, economic, fast, got "warp"`},
+		{"unknown priority", "btc", nil, "warp", "", nil, `priority: must be one of fast, default, economic, x-economic, xx-economic, xxx-economic, xxxx-economic, xxxxx-economic for btc, got "warp"`},
+		{"a level another coin has", "ltc", nil, "x-economic", "", nil, `priority: must be one of fast, default, economic for ltc, got "x-economic"`},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

@@ -5,6 +5,7 @@
 package address
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -79,6 +80,9 @@ type CreateParams struct {
 	// or the same address on another EVM chain, is credited under its own
 	// ticker. Refused for tickers whose addresses receive no other asset.
 	MultiToken, MultiChain bool
+	// Priority is the forwarding fee level (ResolvePriority; "" is
+	// default).
+	Priority string
 
 	// invoice, set by CreateForInvoice, links the address to an invoice.
 	invoice *InvoiceLink
@@ -291,6 +295,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	if err != nil {
 		return nil, t, err
 	}
+	prio, err := ResolvePriority(t, p.Priority)
+	if err != nil {
+		return nil, t, err
+	}
+	p.Priority = prio.Name
 	req := p.Confirmations
 	if p.ProjectID != 0 {
 		pr, err := project.Get(ctx, s.db, p.ProjectID)
@@ -360,6 +369,9 @@ func sameSettings(t chains.Ticker, a *entdb.Address, dests []schema.Destination,
 	}
 	if a.MultiChain != p.MultiChain {
 		differ = append(differ, "multi_chain")
+	}
+	if p.Priority != "" && a.Priority != p.Priority {
+		differ = append(differ, "priority")
 	}
 	if len(differ) > 0 {
 		return &ConflictError{Fields: differ}
@@ -483,6 +495,7 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		SetJSON(p.JSON).
 		SetConvert(p.Convert).
 		SetMultiToken(p.MultiToken).
+		SetPriority(cmp.Or(p.Priority, chains.DefaultPriority.Name)).
 		SetMultiChain(p.MultiChain).
 		SetCustomParams(cb.Params).
 		SetRequiredConfirmations(confs).

@@ -156,6 +156,8 @@ type Intent struct {
 	Outputs []chains.Output
 	// NetworkFee is what the plan sets aside for the network.
 	NetworkFee decimal.Decimal
+	// GasPercent is chains.Forward.GasPercent (an EVM forward's priority).
+	GasPercent int
 }
 
 // Check reports the first of outputs (of t) the network cannot carry, as a
@@ -247,7 +249,7 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 		o := &entdb.Outbound{
 			CreatedAt: now, UpdatedAt: now, Key: in.Key, Ticker: in.Ticker.Ticker, Purpose: in.Purpose, ProjectID: in.ProjectID,
 			FromAddress: in.From, FromIndex: int64(in.FromIndex), Inputs: transfers(in.Inputs, in.From, in.Keys), Outputs: outputs(outs),
-			NetworkFee: in.NetworkFee, State: entoutbound.StatePlanned,
+			NetworkFee: in.NetworkFee, GasPercent: in.GasPercent, State: entoutbound.StatePlanned,
 		}
 		e.signOffline(ctx, o, in, outs)
 		inputs, err := json.Marshal(o.Inputs)
@@ -263,7 +265,7 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 			signed = *o.SignedTx
 		}
 		os[i], rows[i] = o, []any{o.CreatedAt, o.UpdatedAt, o.Key, o.Ticker, string(o.Purpose), o.ProjectID, o.FromAddress, o.FromIndex,
-			inputs, outputs, o.NetworkFee, string(o.State), signed, o.Txid, o.Sends, o.LastError}
+			inputs, outputs, o.NetworkFee, string(o.State), signed, o.Txid, o.Sends, o.LastError, o.GasPercent}
 	}
 	ids, err := store.InsertRows(ctx, tx, e.db.Dialect, entoutbound.Table, outboundColumns, rows, "", true)
 	if err != nil {
@@ -286,6 +288,7 @@ var outboundColumns = []store.Column{
 	{Name: entoutbound.FieldNetworkFee, PGType: "numeric"}, {Name: entoutbound.FieldState, PGType: "text"},
 	{Name: entoutbound.FieldSignedTx, PGType: "bytea"}, {Name: entoutbound.FieldTxid, PGType: "text"},
 	{Name: entoutbound.FieldSends, PGType: "bigint"}, {Name: entoutbound.FieldLastError, PGType: "text"},
+	{Name: entoutbound.FieldGasPercent, PGType: "bigint"},
 }
 
 // signOffline signs the transaction o plans when its ticker's backend
@@ -297,7 +300,7 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	if !ok || !chains.SignsOffline(b) {
 		return
 	}
-	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys}
+	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys, GasPercent: in.GasPercent}
 	sg, err := b.Sign(ctx, f)
 	if err != nil {
 		return
@@ -330,7 +333,7 @@ func outputs(os []chains.Output) []schema.Output {
 
 // forward is the backend's view of o.
 func forward(o *entdb.Outbound) chains.Forward {
-	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee}
+	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee, GasPercent: o.GasPercent}
 	for _, in := range o.Inputs {
 		f.Inputs = append(f.Inputs, chains.Transfer{TxID: in.TxID, Index: in.Index, To: in.To, Value: in.Value})
 		if in.Key != nil {
@@ -406,6 +409,9 @@ func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound
 			e.setLeft(t, true)
 		}
 	}()
+	if !t.Rules().SpendsSeveralAddresses(t) {
+		return e.sendInTurn(ctx, t, os)
+	}
 	backend := e.backends[t.Ticker]
 	var errs []error
 	// Sign what has no bytes yet, then record every signature in one
@@ -482,6 +488,78 @@ func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound
 		}
 	}
 	return open, errors.Join(errs...)
+}
+
+// sendInTurn is send for an account chain, whose transactions take
+// consecutive nonces of their sender as the node counts them when they are
+// signed (the payment address's, and the operator's gas address's for a
+// token's top-up, which every token transaction shares): the rows with
+// recorded bytes are sent first, then each other row is signed, recorded
+// and sent before the next is signed, so each signature sees the previous
+// one in the node's pool. A sign or send that fails stops the turn (a
+// later signature would take the same nonce): what is left is Resume's.
+func (e *Engine) sendInTurn(ctx context.Context, t chains.Ticker, os []*entdb.Outbound) (open bool, err error) {
+	backend := e.backends[t.Ticker]
+	ordered := make([]*entdb.Outbound, 0, len(os))
+	for _, o := range os {
+		if hasBytes(o) {
+			ordered = append(ordered, o)
+		}
+	}
+	for _, o := range os {
+		if !hasBytes(o) {
+			ordered = append(ordered, o)
+		}
+	}
+	for i, o := range ordered {
+		if !hasBytes(o) {
+			sg, err := backend.Sign(ctx, forward(o))
+			if errors.Is(err, chains.ErrInvalidForward) {
+				if err := e.fail(ctx, t, []refusal{{o, err}}); err != nil {
+					return true, err
+				}
+				continue
+			}
+			if err != nil {
+				e.noteError(ctx, o, err)
+				return true, fmt.Errorf("sign %s: %w", o.Key, err)
+			}
+			recorded, err := e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: sg})
+			if err != nil {
+				return true, err
+			}
+			if len(recorded) == 0 {
+				continue // another instance got further
+			}
+			o = recorded[0]
+			if e.faults.AfterRecord != nil {
+				if err := e.faults.AfterRecord(); err != nil {
+					return true, err
+				}
+			}
+		}
+		err := backend.Send(ctx, chains.Signed{TxID: o.Txid, Raw: *o.SignedTx})
+		switch {
+		case errors.Is(err, chains.ErrNeverLands):
+			e.logger.Warn("a signed transaction can never move funds; a new one replaces it", "ticker", t.Ticker, "key", o.Key, "txid", o.Txid, "reason", err.Error())
+			if err := e.replace(ctx, []*entdb.Outbound{o}); err != nil {
+				return true, err
+			}
+			return true, nil // the replacement is Resume's, after what is left
+		case err != nil:
+			e.noteError(ctx, o, err)
+			return true, fmt.Errorf("send %s (%s): %w; %d more wait their turn", o.Key, o.Txid, err, len(ordered)-i-1)
+		}
+		if e.faults.AfterSend != nil {
+			if err := e.faults.AfterSend(); err != nil {
+				return true, err
+			}
+		}
+		if err := e.markSent(ctx, t, []int64{o.ID}, []*entdb.Outbound{o}); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
 }
 
 // unsent returns the rows of os still to send (planned or signed). The
@@ -713,7 +791,7 @@ func (e *Engine) replace(ctx context.Context, os []*entdb.Outbound) error {
 			now := e.now()
 			next, err := tx.Outbound.Create().
 				SetKey(nextKey(o.Key)).SetTicker(o.Ticker).SetPurpose(o.Purpose).SetProjectID(o.ProjectID).
-				SetFromAddress(o.FromAddress).SetFromIndex(o.FromIndex).SetInputs(o.Inputs).SetOutputs(o.Outputs).SetNetworkFee(o.NetworkFee).
+				SetFromAddress(o.FromAddress).SetFromIndex(o.FromIndex).SetInputs(o.Inputs).SetOutputs(o.Outputs).SetNetworkFee(o.NetworkFee).SetGasPercent(o.GasPercent).
 				SetReplacesID(o.ID).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 			if err != nil {
 				return fmt.Errorf("plan the replacement of %s: %w", o.Key, err)

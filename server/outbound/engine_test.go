@@ -119,8 +119,14 @@ type bench struct {
 
 func newBench(t *testing.T, db *store.DB, faults Faults) *bench {
 	t.Helper()
+	return newBenchOf(t, db, faults, "btc")
+}
+
+// newBenchOf is newBench on ticker (its devnet chain).
+func newBenchOf(t *testing.T, db *store.DB, faults Faults, ticker string) *bench {
+	t.Helper()
 	reg := family.DefaultRegistry()
-	tk, _ := reg.Lookup("btc")
+	tk, _ := reg.Lookup(ticker)
 	chain := devnet.NewChain(tk, devnet.Options{})
 	der, _ := chains.NewDeriver(make([]byte, 32), family.All())
 	from, _ := der.Address(tk, 1)
@@ -128,7 +134,7 @@ func newBench(t *testing.T, db *store.DB, faults Faults) *bench {
 	b := &backend{Backend: chain}
 	h := &handler{}
 	now := func() time.Time { return time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC) }
-	e := New(db, Config{Backends: map[string]chains.Backend{"btc": b}, Minimums: minimums{decimal.RequireFromString("0.00000294")}, Now: now, Faults: faults},
+	e := New(db, Config{Backends: map[string]chains.Backend{tk.Ticker: b}, Minimums: minimums{decimal.RequireFromString("0.00000294")}, Now: now, Faults: faults},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	e.Handle(PurposeForward, h)
 	return &bench{db: db, tk: tk, chain: chain, b: b, h: h, e: e, from: from, to: to}
@@ -225,6 +231,42 @@ func TestSendSignsOnceAndResumesRecordedBytes(t *testing.T) {
 		}
 		if open, err := restarted.e.Resume(ctx, bn.tk); err != nil || open || restarted.b.sends != 1 || len(restarted.h.sent) != 1 {
 			t.Fatalf("a second resume: %v (open %v), %d sends, handler %v", err, open, restarted.b.sends, restarted.h.sent)
+		}
+	})
+}
+
+// TestAccountChainSendsInTurn: on an account chain each transaction is
+// signed only once the one before it is sent (its nonce is then counted):
+// with three planned, a failed send of the first leaves the others
+// unsigned; the next Send signs and sends all three in order, one at a
+// time.
+func TestAccountChainSendsInTurn(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		bn := newBenchOf(t, db, Faults{}, "eth")
+		var ids []int64
+		for _, k := range []string{"a", "b", "c"} {
+			ids = append(ids, bn.mustPlan(t, k, "0.5").ID)
+		}
+		bn.b.sendErrs = []error{chains.ErrNode}
+		if open, err := bn.e.Send(ctx, bn.tk, ids); !open || err == nil {
+			t.Fatalf("a failed first send: open %v, %v", open, err)
+		}
+		if bn.b.signs != 1 || bn.b.sends != 1 || bn.state(t, "b").State != entoutbound.StatePlanned {
+			t.Fatalf("after the failed send: %d signatures, %d sends, b %s; want the others left unsigned", bn.b.signs, bn.b.sends, bn.state(t, "b").State)
+		}
+		if open, err := bn.e.Send(ctx, bn.tk, ids); open || err != nil {
+			t.Fatalf("the second turn: open %v, %v", open, err)
+		}
+		if bn.b.signs != 3 || bn.b.sends != 4 || len(bn.h.sent) != 3 {
+			t.Fatalf("after the second turn: %d signatures, %d sends, %d handled", bn.b.signs, bn.b.sends, len(bn.h.sent))
+		}
+		for _, k := range []string{"a", "b", "c"} {
+			if st := bn.state(t, k).State; st != entoutbound.StateSent {
+				t.Errorf("%s is %s", k, st)
+			}
 		}
 	})
 }

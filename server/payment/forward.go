@@ -138,6 +138,9 @@ type planner struct {
 	t      chains.Ticker
 	netFee decimal.Decimal
 	now    time.Time
+	// fees are the network fees of the batch's addresses' priorities other
+	// than default, quoted once each (fee).
+	fees map[string]decimal.Decimal
 
 	intents []outbound.Intent
 	members [][]member // per intent
@@ -156,7 +159,11 @@ type member struct {
 // alone plans the forward of low-level payment p of address a, alone, or
 // holds it when it cannot be forwarded.
 func (pl *planner) alone(ctx context.Context, a *entdb.Address, p *entdb.Payment) error {
-	plan, err := distribute.Compute(pl.t, p.ValueCoin, pl.netFee, shares(a))
+	netFee, err := pl.fee(ctx, a)
+	if err != nil {
+		return err
+	}
+	plan, err := distribute.Compute(pl.t, p.ValueCoin, netFee, shares(a))
 	if errors.Is(err, distribute.ErrBelowMinimum) || errors.Is(err, distribute.ErrNothingToForward) {
 		// The network fee rose since the callbacks were stored: the payment
 		// stays credited, is not forwarded, and is held (listed as held
@@ -200,7 +207,11 @@ func (pl *planner) address(ctx context.Context, a *entdb.Address, ps, held []*en
 		values[i] = m.ValueCoin
 		sum = sum.Add(m.ValueCoin)
 	}
-	plan, err := distribute.Compute(pl.t, sum, pl.netFee, shares(a))
+	netFee, err := pl.fee(ctx, a)
+	if err != nil {
+		return err
+	}
+	plan, err := distribute.Compute(pl.t, sum, netFee, shares(a))
 	if errors.Is(err, distribute.ErrBelowMinimum) || errors.Is(err, distribute.ErrNothingToForward) {
 		for _, m := range members {
 			if m.HoldReason == entpayment.HoldReasonNone {
@@ -248,6 +259,40 @@ func (pl *planner) address(ctx context.Context, a *entdb.Address, ps, held []*en
 	pl.s.logger.Info("payments forwarded together: their sum reached the minimum",
 		"ticker", pl.t.Ticker, "address_in", a.AddressIn, "payments", len(members), "sum_coin", sum.String(), "intent", key)
 	return nil
+}
+
+// priority is address a's forwarding fee level (its priority; default
+// when unknown).
+func (pl *planner) priority(a *entdb.Address) chains.Priority {
+	if p, ok := chains.PriorityOf(pl.t, a.Priority); ok {
+		return p
+	}
+	return chains.DefaultPriority
+}
+
+// fee is the network fee a forward from a deducts: the backend's at the
+// default level, at a's priority otherwise (chains.PriorityFees, or the
+// default's by the static model), quoted once per batch and level.
+func (pl *planner) fee(ctx context.Context, a *entdb.Address) (decimal.Decimal, error) {
+	p := pl.priority(a)
+	if p.Name == chains.DefaultPriority.Name {
+		return pl.netFee, nil
+	}
+	if f, ok := pl.fees[p.Name]; ok {
+		return f, nil
+	}
+	f := p.Scale(pl.netFee, pl.t.Decimals)
+	if q, ok := pl.s.backends[pl.t.Ticker].(chains.PriorityFees); ok {
+		var err error
+		if f, err = q.NetworkFeeAt(ctx, p); err != nil {
+			return decimal.Zero, fmt.Errorf("%s network fee at priority %s: %w", pl.t.Ticker, p.Name, err)
+		}
+	}
+	if pl.fees == nil {
+		pl.fees = map[string]decimal.Decimal{}
+	}
+	pl.fees[p.Name] = f
+	return f, nil
 }
 
 // held returns, by address, the payments of the merchant addresses as that
@@ -317,7 +362,8 @@ func (pl *planner) hold(ctx context.Context, a *entdb.Address, p *entdb.Payment,
 // forwards of plan.
 func (pl *planner) add(a *entdb.Address, key string, members []member, plan distribute.Plan) {
 	in := outbound.Intent{Key: key, Ticker: pl.t, Purpose: outbound.PurposeForward, ProjectID: a.ProjectID,
-		From: a.AddressIn, FromIndex: uint32(a.DerivationIndex), Outputs: plan.Outputs, NetworkFee: plan.NetworkFee}
+		From: a.AddressIn, FromIndex: uint32(a.DerivationIndex), Outputs: plan.Outputs, NetworkFee: plan.NetworkFee,
+		GasPercent: pl.priority(a).GasPercent}
 	for _, m := range members {
 		in.Inputs = append(in.Inputs, chains.Transfer{TxID: m.p.TxidIn, Index: m.p.OutputIndex, To: a.AddressIn, Value: m.p.ValueCoin})
 	}

@@ -618,8 +618,9 @@ func (s *Service) wrongAsset(t chains.Ticker, a *entdb.Address) bool {
 }
 
 // watchedTickers returns, for a watcher of t, the other tickers whose
-// addresses it watches: those of t's chain (all their addresses), and
-// those of the family's other chains (their multi_chain addresses).
+// addresses it watches: for a token, those of its chain (all their
+// addresses: a token sent to an ETH address), and those of the family's
+// other chains (their multi_chain addresses).
 func (s *Service) watchedTickers(t chains.Ticker) (sameChain, otherChain []string) {
 	if s.registry == nil {
 		return nil, nil
@@ -627,7 +628,12 @@ func (s *Service) watchedTickers(t chains.Ticker) (sameChain, otherChain []strin
 	for _, u := range s.registry.All() {
 		switch t.Rules().Relation(t, u) {
 		case chains.SameChain:
-			sameChain = append(sameChain, u.Ticker)
+			// A token is looked for on its chain's other addresses; the
+			// native coin is not (payhook's own gas top-ups go to token
+			// addresses).
+			if t.Token {
+				sameChain = append(sameChain, u.Ticker)
+			}
 		case chains.OtherChain:
 			otherChain = append(otherChain, u.Ticker)
 		}

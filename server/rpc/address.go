@@ -69,6 +69,7 @@ func (s *AddressServer) CreateAddress(ctx context.Context, req *payhookv1.Create
 		Address:       req.GetAddress(),
 		Confirmations: req.Confirmations,
 		MultiToken:    req.GetMultiToken(),
+		Priority:      req.GetPriority(),
 		MultiChain:    req.GetMultiChain(),
 		Post:          req.GetPost(),
 		JSON:          req.GetJson(),

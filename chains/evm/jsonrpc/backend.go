@@ -246,6 +246,15 @@ func (b *Backend) Transfers(ctx context.Context, after, upTo int64, watched func
 func (b *Backend) nativeTransfers(ctx context.Context, after, upTo int64, watched func(string) bool) ([]chains.Transfer, error) {
 	const method = "eth_getBlockByNumber"
 	var out []chains.Transfer
+	// The operator's gas address tops payhook's own addresses up for token
+	// transfers: those are payhook's, never payments.
+	var operator *common.Address
+	if b.cfg.Keys != nil {
+		if op, err := b.cfg.Keys.OperatorAddress(b.tk); err == nil {
+			a := common.HexToAddress(op)
+			operator = &a
+		}
+	}
 	for from := after + 1; from <= upTo; from += int64(b.cfg.BatchSize) {
 		to := min(upTo, from+int64(b.cfg.BatchSize)-1)
 		blocks := make([]*fullBlock, to-from+1)
@@ -273,6 +282,9 @@ func (b *Backend) nativeTransfers(ctx context.Context, after, upTo int64, watche
 				}
 				if tx.To == nil || tx.Value.ToInt().Sign() <= 0 {
 					continue // a contract creation, or no value
+				}
+				if operator != nil && tx.From != nil && *tx.From == *operator {
+					continue // payhook's gas top-up
 				}
 				to := tx.To.Hex()
 				if !watched(to) {

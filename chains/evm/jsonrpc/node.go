@@ -165,6 +165,7 @@ type fullBlock struct {
 
 type txJSON struct {
 	Hash        *common.Hash    `json:"hash"`
+	From        *common.Address `json:"from"`
 	To          *common.Address `json:"to"`
 	Value       *hexutil.Big    `json:"value"`
 	BlockNumber *hexutil.Uint64 `json:"blockNumber"`

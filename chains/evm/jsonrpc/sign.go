@@ -93,6 +93,49 @@ func (b *Backend) fees(ctx context.Context) (feeParams, error) {
 	return feeParams{tip: tip, cap: capFee, base: base}, nil
 }
 
+// at returns p offering percent of its gas price (a priority's share,
+// chains.Priority.GasPercent): the tip and the cap (or the legacy price)
+// scaled, rounded down, the cap kept at or above the base fee so the
+// transaction stays includable; p itself for 0 or 100.
+func (p feeParams) at(percent int) feeParams {
+	if percent <= 0 || percent == 100 {
+		return p
+	}
+	scale := func(v *big.Int) *big.Int {
+		if v == nil {
+			return nil
+		}
+		return new(big.Int).Div(new(big.Int).Mul(v, big.NewInt(int64(percent))), big.NewInt(100))
+	}
+	out := feeParams{legacy: p.legacy, tip: scale(p.tip), cap: scale(p.cap), base: p.base}
+	if out.base != nil && out.cap.Cmp(out.base) < 0 {
+		out.cap = new(big.Int).Set(out.base)
+	}
+	if out.tip != nil && out.cap.Cmp(out.tip) < 0 {
+		out.tip = new(big.Int).Set(out.cap)
+	}
+	return out
+}
+
+// NetworkFeeAt implements chains.PriorityFees: NetworkFee at p's share of
+// the gas price (a token's: the ticker's estimate scaled, as NetworkFee
+// takes the estimate).
+func (b *Backend) NetworkFeeAt(ctx context.Context, p chains.Priority) (decimal.Decimal, error) {
+	if b.tk.Token {
+		if err := ctx.Err(); err != nil {
+			return decimal.Decimal{}, err
+		}
+		return p.Scale(b.tk.NetworkFeeEstimate, b.tk.Decimals), nil
+	}
+	f, err := b.fees(ctx)
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	f = f.at(p.GasPercent)
+	wei := new(big.Int).Mul(f.cap, big.NewInt(transferGas))
+	return decimal.NewFromBigInt(wei, -b.tk.Decimals), nil
+}
+
 // output is one checked forward output.
 type output struct {
 	to     common.Address
@@ -186,6 +229,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if err != nil {
 		return chains.Signed{}, err
 	}
+	fee = fee.at(f.GasPercent)
 	s := &signer{b: b, f: f, signer: types.LatestSignerForChainID(chainID), chainID: chainID, fee: fee}
 	var txs []*types.Transaction
 	if b.tk.Token {

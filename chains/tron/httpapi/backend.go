@@ -190,10 +190,16 @@ func (b *Backend) Transfers(ctx context.Context, after, upTo int64, watched func
 	}
 	dec := b.cfg.Ticker.Decimals
 	var out []chains.Transfer
+	// The operator's address tops payhook's own addresses up for token
+	// transfers: those are payhook's, never payments.
+	operator := ""
+	if b.cfg.Keys != nil {
+		operator, _ = b.cfg.Keys.OperatorAddress(b.cfg.Ticker)
+	}
 	for _, blk := range bs {
 		if !b.cfg.Ticker.Token {
 			for _, tx := range blk.Txs {
-				if tx.Type != "TransferContract" {
+				if tx.Type != "TransferContract" || (operator != "" && tx.Owner.String() == operator) {
 					continue
 				}
 				to := tx.To.String()

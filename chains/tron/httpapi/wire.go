@@ -95,7 +95,8 @@ type blockTx struct {
 	Ret string // ret[0].contractRet: SUCCESS, REVERT, OUT_OF_ENERGY...
 	// Type is the contract's type: TransferContract, TriggerSmartContract...
 	Type string
-	// To and Amount are set for a TransferContract.
+	// Owner, To and Amount are set for a TransferContract.
+	Owner  account
 	To     account
 	Amount int64
 	// Contract is the called contract of a TriggerSmartContract.
@@ -158,6 +159,9 @@ func parseBlockTx(tj txJSON) (blockTx, error) {
 			return blockTx{}, fmt.Errorf("transfer %s: amount %d", t.ID, v.Amount)
 		}
 		t.To, t.Amount = to, v.Amount
+		if owner, err := parseHexAccount(v.Owner); err == nil {
+			t.Owner = owner
+		}
 	case "TriggerSmartContract":
 		var v triggerValueJSON
 		if err := json.Unmarshal(c.Parameter.Value, &v); err != nil {

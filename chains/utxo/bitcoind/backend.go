@@ -438,14 +438,19 @@ func (b *Backend) State(ctx context.Context, t chains.Transfer) (chains.TxState,
 	return chains.TxState{Present: true, Confirmations: hdr.Confirmations, Executed: true}, nil
 }
 
-// feeRate returns the fee rate in coin per kvB: estimatesmartfee's, or the
-// fallback when the node has none.
+// feeRate returns the fee rate in coin per kvB: estimatesmartfee's at the
+// configured target, or the fallback when the node has none.
 func (b *Backend) feeRate(ctx context.Context) (decimal.Decimal, error) {
+	return b.feeRateAt(ctx, b.cfg.ConfTarget)
+}
+
+// feeRateAt is feeRate at target blocks.
+func (b *Backend) feeRateAt(ctx context.Context, target int) (decimal.Decimal, error) {
 	var est struct {
 		FeeRate *json.Number `json:"feerate"`
 		Errors  []string     `json:"errors"`
 	}
-	err := b.rpc.Call(ctx, &est, "estimatesmartfee", b.cfg.ConfTarget)
+	err := b.rpc.Call(ctx, &est, "estimatesmartfee", target)
 	var re *RPCError
 	if err != nil && !errors.As(err, &re) {
 		return decimal.Zero, nodeErr("estimatesmartfee", err)
@@ -463,6 +468,21 @@ func (b *Backend) feeRate(ctx context.Context) (decimal.Decimal, error) {
 // two destinations and the change), rounded up to the base unit.
 func (b *Backend) NetworkFee(ctx context.Context) (decimal.Decimal, error) {
 	rate, err := b.feeRate(ctx)
+	if err != nil {
+		return decimal.Zero, err
+	}
+	return feeFor(rate, b.vsize(1, 3), b.cfg.Ticker.Decimals), nil
+}
+
+// NetworkFeeAt implements chains.PriorityFees: NetworkFee at p's
+// confirmation target (estimatesmartfee accepts 1 to 1008 blocks; the
+// configured target for a level without one).
+func (b *Backend) NetworkFeeAt(ctx context.Context, p chains.Priority) (decimal.Decimal, error) {
+	target := b.cfg.ConfTarget
+	if p.Blocks > 0 {
+		target = min(p.Blocks, 1008)
+	}
+	rate, err := b.feeRateAt(ctx, target)
 	if err != nil {
 		return decimal.Zero, err
 	}

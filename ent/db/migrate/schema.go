@@ -445,6 +445,7 @@ var (
 		{Name: "inputs", Type: field.TypeJSON},
 		{Name: "outputs", Type: field.TypeJSON},
 		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "gas_percent", Type: field.TypeInt, Default: 0},
 		{Name: "state", Type: field.TypeEnum, Enums: []string{"planned", "signed", "sent", "landed", "failed", "replaced"}, Default: "planned"},
 		{Name: "signed_tx", Type: field.TypeBytes, Nullable: true},
 		{Name: "txid", Type: field.TypeString, Default: ""},
@@ -463,12 +464,12 @@ var (
 			{
 				Name:    "outbound_ticker_state",
 				Unique:  false,
-				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[12]},
+				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[13]},
 			},
 			{
 				Name:    "outbound_ticker_txid",
 				Unique:  false,
-				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[14]},
+				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[15]},
 			},
 		},
 	}

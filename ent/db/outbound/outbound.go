@@ -37,6 +37,8 @@ const (
 	FieldOutputs = "outputs"
 	// FieldNetworkFee holds the string denoting the network_fee field in the database.
 	FieldNetworkFee = "network_fee"
+	// FieldGasPercent holds the string denoting the gas_percent field in the database.
+	FieldGasPercent = "gas_percent"
 	// FieldState holds the string denoting the state field in the database.
 	FieldState = "state"
 	// FieldSignedTx holds the string denoting the signed_tx field in the database.
@@ -80,6 +82,7 @@ var Columns = []string{
 	FieldInputs,
 	FieldOutputs,
 	FieldNetworkFee,
+	FieldGasPercent,
 	FieldState,
 	FieldSignedTx,
 	FieldTxid,
@@ -117,6 +120,8 @@ var (
 	FromAddressValidator func(string) error
 	// FromIndexValidator is a validator for the "from_index" field. It is called by the builders before save.
 	FromIndexValidator func(int64) error
+	// DefaultGasPercent holds the default value on creation for the "gas_percent" field.
+	DefaultGasPercent int
 	// DefaultTxid holds the default value on creation for the "txid" field.
 	DefaultTxid string
 	// DefaultSends holds the default value on creation for the "sends" field.
@@ -233,6 +238,11 @@ func ByFromIndex(opts ...sql.OrderTermOption) OrderOption {
 // ByNetworkFee orders the results by the network_fee field.
 func ByNetworkFee(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNetworkFee, opts...).ToFunc()
+}
+
+// ByGasPercent orders the results by the gas_percent field.
+func ByGasPercent(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldGasPercent, opts...).ToFunc()
 }
 
 // ByState orders the results by the state field.

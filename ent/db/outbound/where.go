@@ -96,6 +96,11 @@ func NetworkFee(v decimal.Decimal) predicate.Outbound {
 	return predicate.Outbound(sql.FieldEQ(FieldNetworkFee, v))
 }
 
+// GasPercent applies equality check predicate on the "gas_percent" field. It's identical to GasPercentEQ.
+func GasPercent(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldEQ(FieldGasPercent, v))
+}
+
 // SignedTx applies equality check predicate on the "signed_tx" field. It's identical to SignedTxEQ.
 func SignedTx(v []byte) predicate.Outbound {
 	return predicate.Outbound(sql.FieldEQ(FieldSignedTx, v))
@@ -544,6 +549,46 @@ func NetworkFeeLT(v decimal.Decimal) predicate.Outbound {
 // NetworkFeeLTE applies the LTE predicate on the "network_fee" field.
 func NetworkFeeLTE(v decimal.Decimal) predicate.Outbound {
 	return predicate.Outbound(sql.FieldLTE(FieldNetworkFee, v))
+}
+
+// GasPercentEQ applies the EQ predicate on the "gas_percent" field.
+func GasPercentEQ(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldEQ(FieldGasPercent, v))
+}
+
+// GasPercentNEQ applies the NEQ predicate on the "gas_percent" field.
+func GasPercentNEQ(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldNEQ(FieldGasPercent, v))
+}
+
+// GasPercentIn applies the In predicate on the "gas_percent" field.
+func GasPercentIn(vs ...int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldIn(FieldGasPercent, vs...))
+}
+
+// GasPercentNotIn applies the NotIn predicate on the "gas_percent" field.
+func GasPercentNotIn(vs ...int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldNotIn(FieldGasPercent, vs...))
+}
+
+// GasPercentGT applies the GT predicate on the "gas_percent" field.
+func GasPercentGT(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldGT(FieldGasPercent, v))
+}
+
+// GasPercentGTE applies the GTE predicate on the "gas_percent" field.
+func GasPercentGTE(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldGTE(FieldGasPercent, v))
+}
+
+// GasPercentLT applies the LT predicate on the "gas_percent" field.
+func GasPercentLT(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldLT(FieldGasPercent, v))
+}
+
+// GasPercentLTE applies the LTE predicate on the "gas_percent" field.
+func GasPercentLTE(v int) predicate.Outbound {
+	return predicate.Outbound(sql.FieldLTE(FieldGasPercent, v))
 }
 
 // StateEQ applies the EQ predicate on the "state" field.

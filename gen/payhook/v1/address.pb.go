@@ -59,8 +59,12 @@ type CreateAddressRequest struct {
 	// family and ignored: payhook always sends pending callbacks where the
 	// chain family has a pending stage.
 	Pending string `protobuf:"bytes,9,opt,name=pending,proto3" json:"pending,omitempty"`
-	// priority is accepted for compatibility and echoed back; payhook has a
-	// single forwarding priority, `default`.
+	// priority is the forwarding fee level, as this API family documents
+	// them per coin: btc fast, default, economic, x-economic ...
+	// xxxxx-economic (confirmation targets of 10 to 1000 blocks); ltc fast,
+	// default, economic; eth and erc20 fast, default, economic ...
+	// xxxx-economic (shares of the gas price). Coins without levels take
+	// default, fast and economic as their default. Empty: default.
 	Priority string `protobuf:"bytes,10,opt,name=priority,proto3" json:"priority,omitempty"`
 	// multi_token (EVM, TRON): another asset of the address's chain (USDT
 	// sent to an ETH address) is credited and called back under its own
@@ -202,7 +206,7 @@ type CreateAddressResponse struct {
 	// minimum_transaction_coin is the smallest payment, in coin units, that is
 	// forwarded; smaller payments are recorded but not forwarded.
 	MinimumTransactionCoin string `protobuf:"bytes,4,opt,name=minimum_transaction_coin,json=minimumTransactionCoin,proto3" json:"minimum_transaction_coin,omitempty"`
-	// priority is the forwarding priority, always `default`.
+	// priority is the address's forwarding fee level.
 	Priority string `protobuf:"bytes,5,opt,name=priority,proto3" json:"priority,omitempty"`
 	// required_confirmations is the confirmation threshold of the address.
 	RequiredConfirmations int32 `protobuf:"varint,6,opt,name=required_confirmations,json=requiredConfirmations,proto3" json:"required_confirmations,omitempty"`
@@ -1273,9 +1277,10 @@ type EstimateFeeRequest struct {
 	// absent. payhook forwards one payment in one deduction whatever the
 	// number of destinations, so it does not change the estimate.
 	Addresses *int32 `protobuf:"varint,2,opt,name=addresses,proto3,oneof" json:"addresses,omitempty"`
-	// priority is the forwarding priority this API family names: default,
-	// economic or fast (empty means default). payhook forwards at one
-	// priority, so the estimate is the same for each.
+	// priority is the forwarding fee level (as CreateAddressRequest's; empty
+	// means default): the estimate is the default's scaled by the level's
+	// model (UTXO: in inverse proportion to its confirmation target from
+	// 25 blocks; EVM: by its share of the gas price).
 	Priority      string `protobuf:"bytes,3,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

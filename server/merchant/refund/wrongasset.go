@@ -54,7 +54,9 @@ func (s *Service) wrongAsset(ctx context.Context, c payout.Caller, coin, txidIn 
 
 // ForwardWrongAsset forwards the caller's payment held as wrong_asset to
 // its address's destinations, as a payment of its own coin (the address's
-// wallets receive the asset on the same chain). An address without a
+// wallets receive the asset on the same chain). It answers once the
+// forward is planned: one not sent yet (a token's gas top-up first) is
+// finished by the engine, and the payment is completed then. An address without a
 // destination cannot forward it: refund it, or it joins the payout balance
 // (RefundWrongAsset, the payout API).
 func (s *Service) ForwardWrongAsset(ctx context.Context, c payout.Caller, fwd Forwarder, coin, txidIn string) (*entdb.Payment, error) {
@@ -82,10 +84,17 @@ func (s *Service) ForwardWrongAsset(ctx context.Context, c payout.Caller, fwd Fo
 	if err != nil {
 		return nil, err
 	}
-	if err := fwd.Forward(ctx, t, p.ID); err != nil {
-		return nil, fmt.Errorf("forward payment %d: %w", p.ID, err)
+	ferr := fwd.Forward(ctx, t, p.ID)
+	got, err := s.db.Client.Payment.Query().Where(entpayment.ID(p.ID)).WithForward().Only(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment %d: %w", p.ID, err)
 	}
-	return s.db.Client.Payment.Query().Where(entpayment.ID(p.ID)).WithForward().Only(ctx)
+	if ferr != nil && got.Edges.Forward == nil {
+		return nil, fmt.Errorf("forward payment %d: %w", p.ID, ferr)
+	}
+	// A forward planned and not sent yet (a token's gas top-up must be in a
+	// block first) is finished by the engine: the payment answers as it is.
+	return got, nil
 }
 
 // RefundWrongAsset sends the caller's payment held as wrong_asset to addr,
@@ -129,4 +138,18 @@ func (s *Service) RefundWrongAsset(ctx context.Context, c payout.Caller, coin, t
 			}
 			return nil
 		})
+}
+
+// WrongAssets returns the project's credited payments held as wrong_asset,
+// oldest first, with their addresses (the dashboard's list to forward or
+// refund).
+func (s *Service) WrongAssets(ctx context.Context, projectID int64) ([]*entdb.Payment, error) {
+	ps, err := s.db.Client.Payment.Query().
+		Where(entpayment.HoldReasonEQ(entpayment.HoldReasonWrongAsset), entpayment.StatusEQ(entpayment.StatusConfirmed),
+			entpayment.HasAddressWith(entaddress.ProjectID(projectID))).
+		WithAddress().Order(entdb.Asc(entpayment.FieldID)).Limit(payout.PageSize).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("wrong-asset payments: %w", err)
+	}
+	return ps, nil
 }

@@ -54,6 +54,8 @@ type Config struct {
 	// Refunds lists and approves the refunds payers ask for; nil shows
 	// none.
 	Refunds *refund.Service
+	// Payments forwards the wrong-asset payments a user releases.
+	Payments refund.Forwarder
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events

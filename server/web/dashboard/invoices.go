@@ -10,8 +10,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/payout"
+	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/web"
 )
@@ -67,6 +71,10 @@ func (h *Handler) invoiceRoutes(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	id, extra, idSlash := strings.Cut(tail, "/")
 	switch {
+	case extra == "refund" && sec.Kind != "" && sec.wellFormed(id) && post:
+		h.invoiceRefund(w, r, s, sec, id)
+	case extra == "refund" && sec.Kind != "" && sec.wellFormed(id):
+		web.MethodNotAllowed(w, "POST")
 	case extra != "" || (id != "" && !sec.wellFormed(id)):
 		h.pages.NotFound(w)
 	case !get:
@@ -245,6 +253,12 @@ type invoiceData struct {
 	Payments  []paymentView
 	// Notifications are its webhooks, oldest first.
 	Notifications []*entdb.Notification
+	// Refundable are the txids of its credited payments (the refund form's
+	// choices); Refunds its refunds; Done and Refused what the last refund
+	// did or why it was refused.
+	Refundable    []string
+	Refunds       []*entdb.Refund
+	Done, Refused string
 }
 
 // addressView is an address handed out for an invoice.
@@ -306,6 +320,41 @@ func paymentOf(p *entdb.Payment, places int32) paymentView {
 }
 
 func (h *Handler) invoiceDetail(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection, id string) {
+	h.showInvoice(w, r, s, sec, id, http.StatusOK, r.URL.Query().Get("done"), "")
+}
+
+// invoiceRefund refunds a payment of the user's invoice id from the
+// refund form (refund.Service.Refund, as the merchant API does), then
+// shows the invoice with what happened.
+func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection, id string) {
+	if h.cfg.Refunds == nil {
+		h.pages.NotFound(w)
+		return
+	}
+	caller, err := h.cfg.Invoices.HostedCaller(r.Context(), s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "refund", err)
+		return
+	}
+	ref, _, err := h.cfg.Refunds.Refund(r.Context(), payout.Caller{APIKeyID: caller.APIKeyID, ProjectID: s.user.ProjectID}, refund.Request{
+		Kind: sec.Kind, PaymentID: id, TxidIn: r.PostFormValue("txid_in"),
+		Address: strings.TrimSpace(r.PostFormValue("address")), Value: strings.TrimSpace(r.PostFormValue("value")),
+	})
+	switch k := kind.Of(err); {
+	case err == nil:
+		http.Redirect(w, r, Prefix+sec.Path+"/"+id+"/?done="+url.QueryEscape(string(ref.Refund.Status)), http.StatusSeeOther)
+	case errors.Is(err, invoice.ErrNotFound):
+		h.pages.NotFound(w)
+	case k == kind.Invalid || k == kind.NotFound || k == kind.FailedPrecondition || k == kind.Aborted:
+		h.showInvoice(w, r, s, sec, id, http.StatusBadRequest, "", kind.Message(err))
+	default:
+		h.pages.Fail(w, "refund", err)
+	}
+}
+
+// showInvoice renders the user's invoice id with what the last refund did
+// (done) or why it was refused.
+func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, s *session, sec invoiceSection, id string, status int, done, refused string) {
 	l, err := h.cfg.Invoices.Logs(r.Context(), sec.Kind, s.user.ProjectID, id)
 	if errors.Is(err, invoice.ErrNotFound) {
 		h.pages.NotFound(w)
@@ -338,8 +387,20 @@ func (h *Handler) invoiceDetail(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 	for _, p := range l.Payments {
 		d.Payments = append(d.Payments, paymentOf(p, l.FiatPlaces))
+		if (p.Status == entpayment.StatusConfirmed || p.Status == entpayment.StatusCompleted) && !p.Reorged {
+			d.Refundable = append(d.Refundable, p.TxidIn)
+		}
 	}
-	h.pages.Render(w, http.StatusOK, "checkout", d)
+	if h.cfg.Refunds != nil {
+		if d.Refunds, err = h.cfg.Refunds.Requested(r.Context(), inv); err != nil {
+			h.pages.Fail(w, "refunds", err)
+			return
+		}
+	} else {
+		d.Refundable = nil
+	}
+	d.Done, d.Refused = done, refused
+	h.pages.Render(w, status, "checkout", d)
 }
 
 // subscriptionsData is the listing of subscriptions.

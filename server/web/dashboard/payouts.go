@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/internal/kind"
+	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/web"
@@ -25,6 +27,9 @@ type payoutsData struct {
 	// Refunds are the refunds payers asked for on the hosted pages,
 	// waiting for approval, oldest first.
 	Refunds []refundRow
+	// WrongAssets are the payments of another asset than their address
+	// takes, held until a user forwards or refunds them.
+	WrongAssets []wrongAssetRow
 	// Done says what the last action did; Error why it was refused.
 	Done, Error string
 }
@@ -39,6 +44,14 @@ type payoutRow struct {
 // refundRow is one refund a payer asked for.
 type refundRow struct {
 	ID, PaymentID, TxidIn, Coin, Amount, Address, Reason, When string
+}
+
+// wrongAssetRow is one payment held as wrong_asset.
+type wrongAssetRow struct {
+	ID                                            int64
+	Coin, Expected, Amount, Address, TxidIn, When string
+	// Forwardable: its address has a destination.
+	Forwardable bool
 }
 
 // payoutOutput is one destination of a payout.
@@ -58,6 +71,8 @@ func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *sessio
 	switch {
 	case sub == "" && get:
 		h.payoutsPage(w, r, s, http.StatusOK, r.URL.Query().Get("done"), "")
+	case strings.HasPrefix(sub, "wrong-asset/") && post:
+		h.wrongAssetAction(w, r, s, strings.TrimPrefix(sub, "wrong-asset/"))
 	case strings.HasPrefix(sub, "refund/") && strings.HasSuffix(sub, "/approve") && post:
 		h.approveRefund(w, r, s, strings.TrimSuffix(strings.TrimPrefix(sub, "refund/"), "/approve"))
 	case strings.HasSuffix(sub, "/approve") && post:
@@ -109,7 +124,67 @@ func (h *Handler) payoutsPage(w http.ResponseWriter, r *http.Request, s *session
 			})
 		}
 	}
+	if h.cfg.Refunds != nil {
+		ps, err := h.cfg.Refunds.WrongAssets(r.Context(), s.user.ProjectID)
+		if err != nil {
+			h.pages.Fail(w, "list wrong-asset payments", err)
+			return
+		}
+		for _, p := range ps {
+			a := p.Edges.Address
+			d.WrongAssets = append(d.WrongAssets, wrongAssetRow{
+				ID: p.ID, Coin: invoice.CoinName(p.Ticker), Expected: invoice.CoinName(a.Ticker), Amount: p.ValueCoin.String(),
+				Address: a.AddressIn, TxidIn: p.TxidIn, When: p.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+				Forwardable: len(a.Destinations) > 0 && h.cfg.Payments != nil,
+			})
+		}
+	}
 	h.pages.Render(w, status, "payouts", d)
+}
+
+// wrongAssetAction forwards (ID/forward) or refunds (ID/refund, to the
+// form's address) the user's project's payment ID held as wrong_asset.
+func (h *Handler) wrongAssetAction(w http.ResponseWriter, r *http.Request, s *session, rest string) {
+	raw, action, _ := strings.Cut(rest, "/")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || h.cfg.Refunds == nil || (action != "forward" && action != "refund") {
+		h.pages.NotFound(w)
+		return
+	}
+	ps, err := h.cfg.Refunds.WrongAssets(r.Context(), s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "wrong-asset payments", err)
+		return
+	}
+	var p *entdb.Payment
+	for _, q := range ps {
+		if q.ID == id {
+			p = q
+		}
+	}
+	if p == nil {
+		h.pages.NotFound(w)
+		return
+	}
+	caller, err := h.cfg.Invoices.HostedCaller(r.Context(), s.user.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "wrong-asset payment", err)
+		return
+	}
+	c := payout.Caller{APIKeyID: caller.APIKeyID, ProjectID: s.user.ProjectID}
+	if action == "forward" && h.cfg.Payments != nil {
+		_, err = h.cfg.Refunds.ForwardWrongAsset(r.Context(), c, h.cfg.Payments, p.Ticker, p.TxidIn)
+	} else {
+		_, err = h.cfg.Refunds.RefundWrongAsset(r.Context(), c, p.Ticker, p.TxidIn, strings.TrimSpace(r.PostFormValue("address")), "")
+	}
+	switch k := kind.Of(err); {
+	case err == nil:
+		http.Redirect(w, r, payoutsPath+"?done=wrong-asset-"+action, http.StatusSeeOther)
+	case k == kind.Invalid || k == kind.NotFound || k == kind.FailedPrecondition || k == kind.Aborted:
+		h.payoutsPage(w, r, s, http.StatusBadRequest, "", kind.Message(err))
+	default:
+		h.pages.Fail(w, "wrong-asset payment", err)
+	}
 }
 
 // approveRefund approves refund id of the user's project that a payer

@@ -101,8 +101,12 @@ export type CreateAddressRequest = Message<"payhook.v1.CreateAddressRequest"> & 
   pending: string;
 
   /**
-   * priority is accepted for compatibility and echoed back; payhook has a
-   * single forwarding priority, `default`.
+   * priority is the forwarding fee level, as this API family documents
+   * them per coin: btc fast, default, economic, x-economic ...
+   * xxxxx-economic (confirmation targets of 10 to 1000 blocks); ltc fast,
+   * default, economic; eth and erc20 fast, default, economic ...
+   * xxxx-economic (shares of the gas price). Coins without levels take
+   * default, fast and economic as their default. Empty: default.
    *
    * @generated from field: string priority = 10;
    */
@@ -172,7 +176,7 @@ export type CreateAddressResponse = Message<"payhook.v1.CreateAddressResponse"> 
   minimumTransactionCoin: string;
 
   /**
-   * priority is the forwarding priority, always `default`.
+   * priority is the address's forwarding fee level.
    *
    * @generated from field: string priority = 5;
    */
@@ -807,9 +811,10 @@ export type EstimateFeeRequest = Message<"payhook.v1.EstimateFeeRequest"> & {
   addresses?: number | undefined;
 
   /**
-   * priority is the forwarding priority this API family names: default,
-   * economic or fast (empty means default). payhook forwards at one
-   * priority, so the estimate is the same for each.
+   * priority is the forwarding fee level (as CreateAddressRequest's; empty
+   * means default): the estimate is the default's scaled by the level's
+   * model (UTXO: in inverse proportion to its confirmation target from
+   * 25 blocks; EVM: by its share of the gas price).
    *
    * @generated from field: string priority = 3;
    */
