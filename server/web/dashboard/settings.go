@@ -94,8 +94,10 @@ type settingsData struct {
 
 	// Tolerance and LateRefund are the payment exception rules (or what a
 	// refused form typed); ExceptionsError says why a change was refused.
-	Tolerance       string
-	LateRefund      bool
+	Tolerance  string
+	LateRefund bool
+	// AutoRefund is auto_refund_overpaid.
+	AutoRefund      bool
 	ExceptionsError string
 }
 
@@ -202,6 +204,7 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 	}
 	d.PayoutURL, d.PayoutGET = p.PayoutNotifyURL, !p.PayoutNotifyPost
 	d.Tolerance, d.LateRefund = p.UnderpaidTolerance.String(), p.LatePayments == entproject.LatePaymentsRefund
+	d.AutoRefund = p.AutoRefundOverpaid
 	for _, t := range slices.Sorted(maps.Keys(p.PayoutLimits)) {
 		l := p.PayoutLimits[t]
 		show := func(v decimal.Decimal) string {
@@ -445,12 +448,13 @@ func (h *Handler) setPayoutWebhook(w http.ResponseWriter, r *http.Request, s *se
 }
 
 // setExceptions sets the project's payment exception rules: the
-// underpaid_tolerance percent and the late_payments policy (refund when
-// the box is checked, else credit). A bad tolerance is a 400 page naming
+// underpaid_tolerance percent, the late_payments policy (refund when the
+// box is checked, else credit) and auto_refund_overpaid. A bad tolerance is a 400 page naming
 // it, with what was typed kept, and changes nothing.
 func (h *Handler) setExceptions(w http.ResponseWriter, r *http.Request, s *session) {
 	tol := strings.TrimSpace(r.PostFormValue("underpaid_tolerance"))
 	refund := r.PostFormValue("late_refund") == "1"
+	auto := r.PostFormValue("auto_refund_overpaid") == "1"
 	late := schema.LateCredit
 	if refund {
 		late = schema.LateRefund
@@ -460,11 +464,11 @@ func (h *Handler) setExceptions(w http.ResponseWriter, r *http.Request, s *sessi
 	if perr != nil {
 		err = fmt.Errorf("%w: underpaid_tolerance: %v", project.ErrInvalid, perr)
 	} else {
-		err = project.SetPaymentExceptions(r.Context(), h.cfg.DB, s.user.ProjectID, &d, &late, nil, h.cfg.Now())
+		err = project.SetPaymentExceptions(r.Context(), h.cfg.DB, s.user.ProjectID, &d, &late, &auto, h.cfg.Now())
 	}
 	if errors.Is(err, project.ErrInvalid) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
-			d.Tolerance, d.LateRefund = tol, refund
+			d.Tolerance, d.LateRefund, d.AutoRefund = tol, refund, auto
 			d.ExceptionsError = "The rules were not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
 		})
 		return
