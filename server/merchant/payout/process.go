@@ -754,18 +754,6 @@ func (s *Service) record(ctx context.Context, tx *entdb.Tx, t chains.Ticker, wal
 // failQueued fails the queued payout p (nothing of it was planned), its
 // requests rejected, with reason, and stores its webhook, within tx.
 func (s *Service) failQueued(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *entdb.Payout, reason string) error {
-	now := s.cfg.Now()
-	p, err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusError).SetError(reason).SetUpdatedAt(now).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("payout %d failed: %w", p.ID, err)
-	}
-	if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
-		SetStatus(payoutrequest.StatusRejected).SetUpdatedAt(now).Exec(ctx); err != nil {
-		return fmt.Errorf("payout %d requests rejected: %w", p.ID, err)
-	}
 	s.logger.Warn("a queued payout failed", "ticker", t.Ticker, "payout", p.ID, "reason", reason)
-	if err := s.ended(ctx, tx, t, p); err != nil {
-		return err
-	}
-	return s.notify(ctx, tx, t, p)
+	return handler{s}.fail(ctx, tx, t, []*entdb.Payout{p}, reason)
 }

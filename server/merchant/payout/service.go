@@ -293,6 +293,23 @@ func (s *Service) request(ctx context.Context, tx *entdb.Tx, c Caller, t chains.
 // queues it (`/{ticker}/payout/request/bulk/process/`). When the payout
 // cannot be queued (not enough balance), nothing is recorded.
 func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string, outputs []Output) (*Info, error) {
+	return s.requestAndQueue(ctx, c, ticker, outputs, 0, nil)
+}
+
+// Pay records one payout request of out, a payout of it, and queues it
+// (as RequestAndProcess), calling record within the same database
+// transaction before the payout is queued, so that what the caller
+// records of it (a refund) commits with it and is there when it ends
+// (Observer). prefer, when not 0, is a held payment a UTXO payout planned
+// at once spends first. When the payout cannot be queued, nothing is
+// recorded.
+func (s *Service) Pay(ctx context.Context, c Caller, ticker string, out Output, prefer int64, record func(context.Context, *entdb.Tx, *entdb.Payout) error) (*Info, error) {
+	return s.requestAndQueue(ctx, c, ticker, []Output{out}, prefer, record)
+}
+
+// requestAndQueue is RequestAndProcess and Pay: record (nil for none) runs
+// in the transaction before the payout is queued.
+func (s *Service) requestAndQueue(ctx context.Context, c Caller, ticker string, outputs []Output, prefer int64, record func(context.Context, *entdb.Tx, *entdb.Payout) error) (*Info, error) {
 	t, err := s.ticker(ticker)
 	if err != nil {
 		return nil, err
@@ -320,53 +337,10 @@ func (s *Service) RequestAndProcess(ctx context.Context, c Caller, ticker string
 			return err
 		}
 		id = p.ID
-		planned, err = s.queue(ctx, tx, p, t, wallet, "", 0)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.send(ctx, t, planned)
-	return s.Status(ctx, c, id)
-}
-
-// Pay records one payout request of out, a payout of it, and queues it
-// (as RequestAndProcess), calling record within the same database
-// transaction before the payout is queued, so that what the caller
-// records of it (a refund) commits with it and is there when it ends
-// (Observer). prefer, when not 0, is a held payment a UTXO payout planned
-// at once spends first. When the payout cannot be queued, nothing is
-// recorded.
-func (s *Service) Pay(ctx context.Context, c Caller, ticker string, out Output, prefer int64, record func(context.Context, *entdb.Tx, *entdb.Payout) error) (*Info, error) {
-	t, err := s.ticker(ticker)
-	if err != nil {
-		return nil, err
-	}
-	outs, err := s.checkOutputs(t, []Output{out})
-	if err != nil {
-		return nil, err
-	}
-	wallet, err := s.addresses.PayoutWallet(ctx, c.APIKeyID, c.ProjectID, t)
-	if err != nil {
-		return nil, err
-	}
-	var planned []*entdb.Outbound
-	var id int64
-	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
-		if err := s.lock(ctx, tx, c.ProjectID, t); err != nil {
-			return err
-		}
-		ids, err := s.request(ctx, tx, c, t, outs)
-		if err != nil {
-			return err
-		}
-		p, err := s.create(ctx, tx, c, ids)
-		if err != nil {
-			return err
-		}
-		id = p.ID
-		if err := record(ctx, tx, p); err != nil {
-			return err
+		if record != nil {
+			if err := record(ctx, tx, p); err != nil {
+				return err
+			}
 		}
 		planned, err = s.queue(ctx, tx, p, t, wallet, "", prefer)
 		return err

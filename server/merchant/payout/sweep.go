@@ -3,7 +3,6 @@ package payout
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -48,9 +47,17 @@ func (sweeper) Replaced(context.Context, *entdb.Tx, *entdb.Outbound, *entdb.Outb
 	return nil
 }
 
-// planned returns what o's sweep took from each held payment: the
-// journal's sweep-plan lines of o or of the transaction it replaces.
-func planned(ctx context.Context, tx *entdb.Tx, o *entdb.Outbound) ([]*entdb.LedgerEntry, error) {
+// took is what a sweep took from one held payment.
+type took struct {
+	ref    ledger.Ref // the payment, its address, the sweep
+	value  decimal.Decimal
+	reason string // why the payment was held
+}
+
+// taken returns what o's sweep took from each held payment, largest
+// first: the journal's sweep-plan lines of o or of the transaction it
+// replaces, with the payments' hold reasons.
+func taken(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound) ([]took, error) {
 	ids := []int64{o.ID}
 	for cur := o; cur.ReplacesID != nil; {
 		prev, err := tx.Outbound.Get(ctx, *cur.ReplacesID)
@@ -59,30 +66,36 @@ func planned(ctx context.Context, tx *entdb.Tx, o *entdb.Outbound) ([]*entdb.Led
 		}
 		ids, cur = append(ids, prev.ID), prev
 	}
-	ls, err := tx.LedgerEntry.Query().
+	lines, err := tx.LedgerEntry.Query().
 		Where(entledger.OutboundIDIn(ids...), entledger.EventEQ(entledger.EventSweep), entledger.AccountEQ(entledger.AccountOutgoing), entledger.AmountGT(decimal.Zero)).
-		Order(entdb.Asc(entledger.FieldID)).All(ctx)
+		Order(entdb.Desc(entledger.FieldAmount), entdb.Asc(entledger.FieldID)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("what sweep %s took: %w", o.Key, err)
 	}
-	return ls, nil
-}
-
-// reasons returns the hold reasons of the payments of lines.
-func reasons(ctx context.Context, tx *entdb.Tx, lines []*entdb.LedgerEntry) (map[int64]string, error) {
-	var ids []int64
+	var pids []int64
 	for _, l := range lines {
 		if l.PaymentID != nil {
-			ids = append(ids, *l.PaymentID)
+			pids = append(pids, *l.PaymentID)
 		}
 	}
-	ps, err := tx.Payment.Query().Where(entpayment.IDIn(ids...)).All(ctx)
+	ps, err := tx.Payment.Query().Where(entpayment.IDIn(pids...)).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("payments of a sweep: %w", err)
+		return nil, fmt.Errorf("payments of sweep %s: %w", o.Key, err)
 	}
-	out := make(map[int64]string, len(ps))
+	why := make(map[int64]string, len(ps))
 	for _, p := range ps {
-		out[p.ID] = string(p.HoldReason)
+		why[p.ID] = string(p.HoldReason)
+	}
+	out := make([]took, 0, len(lines))
+	for _, l := range lines {
+		if l.PaymentID == nil {
+			continue
+		}
+		r := ledger.Ref{ProjectID: l.ProjectID, PaymentID: *l.PaymentID, OutboundID: o.ID}
+		if l.AddressID != nil {
+			r.AddressID = *l.AddressID
+		}
+		out = append(out, took{ref: r, value: ledger.Coins(t, l.Amount), reason: why[*l.PaymentID]})
 	}
 	return out, nil
 }
@@ -91,21 +104,13 @@ func reasons(ctx context.Context, tx *entdb.Tx, lines []*entdb.LedgerEntry) (map
 // again where they are. A queued payout it was for plans another sweep or
 // fails at the next Tick.
 func (w sweeper) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, cause error) error {
-	lines, err := planned(ctx, tx, o)
+	ts, err := taken(ctx, tx, t, o)
 	if err != nil {
 		return err
 	}
-	why, err := reasons(ctx, tx, lines)
-	if err != nil {
-		return err
-	}
-	entries := make([]ledger.Entry, 0, len(lines))
-	for _, l := range lines {
-		ref := ledger.Ref{ProjectID: l.ProjectID, PaymentID: *l.PaymentID, OutboundID: o.ID}
-		if l.AddressID != nil {
-			ref.AddressID = *l.AddressID
-		}
-		entries = append(entries, ledger.SweepUnplan(t, ref, ledger.Coins(t, l.Amount), why[*l.PaymentID]))
+	entries := make([]ledger.Entry, 0, len(ts))
+	for _, x := range ts {
+		entries = append(entries, ledger.SweepUnplan(t, x.ref, x.value, x.reason))
 	}
 	w.s.logger.Warn("a sweep to a payout wallet cannot be sent; its funds are held again", "ticker", t.Ticker, "key", o.Key, "reason", cause.Error())
 	return ledger.Write(ctx, tx, w.s.db.Dialect, w.s.cfg.Now(), entries...)
@@ -115,29 +120,19 @@ func (w sweeper) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *e
 // their address and are held again there, less the network fee, which was
 // paid (taken from the largest payments first).
 func (w sweeper) Bounced(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound) error {
-	lines, err := planned(ctx, tx, o)
+	ts, err := taken(ctx, tx, t, o)
 	if err != nil {
 		return err
 	}
-	why, err := reasons(ctx, tx, lines)
-	if err != nil {
-		return err
-	}
-	slices.SortStableFunc(lines, func(a, b *entdb.LedgerEntry) int { return b.Amount.Cmp(a.Amount) })
 	fee := o.NetworkFee
 	var entries []ledger.Entry
-	for _, l := range lines {
-		v := ledger.Coins(t, l.Amount)
-		cut := decimal.Min(v, fee)
-		v, fee = v.Sub(cut), fee.Sub(cut)
-		if v.Sign() <= 0 {
-			continue
+	for _, x := range ts {
+		cut := decimal.Min(x.value, fee)
+		v := x.value.Sub(cut)
+		fee = fee.Sub(cut)
+		if v.Sign() > 0 {
+			entries = append(entries, ledger.SweepBounce(t, x.ref, v, x.reason))
 		}
-		ref := ledger.Ref{ProjectID: l.ProjectID, PaymentID: *l.PaymentID, OutboundID: o.ID}
-		if l.AddressID != nil {
-			ref.AddressID = *l.AddressID
-		}
-		entries = append(entries, ledger.SweepBounce(t, ref, v, why[*l.PaymentID]))
 	}
 	return ledger.Write(ctx, tx, w.s.db.Dialect, w.s.cfg.Now(), entries...)
 }

@@ -298,21 +298,15 @@ func (h *Handler) refundView(ctx context.Context, l *invoice.Logs) (*refundView,
 // invoiceRefund records the refund the payer asks for on the page
 // (refund.Service.PayerRequest) and shows the page again.
 func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
-		return
-	}
-	ctx := r.Context()
-	inv, err := h.cfg.Invoices.Find(ctx, kind, id)
-	if errors.Is(err, invoice.ErrNotFound) || h.cfg.Refunds == nil {
+	if h.cfg.Refunds == nil {
 		h.pages.NotFound(w)
 		return
 	}
-	if err != nil {
-		h.pages.Fail(w, "find invoice", err)
+	inv, ok := h.postedInvoice(w, r, kind, id)
+	if !ok {
 		return
 	}
+	ctx := r.Context()
 	page := strings.TrimSuffix(r.URL.Path, "refund")
 	l, err := h.cfg.Invoices.Logs(ctx, kind, inv.ProjectID, inv.PublicID)
 	if err != nil {
@@ -433,25 +427,35 @@ func redirect(inv *entdb.Invoice) string {
 	return u.String()
 }
 
+// postedInvoice reads the (small) form of a POST to invoice id's page and
+// finds the invoice; false when it answered (a bad form, no such invoice).
+func (h *Handler) postedInvoice(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) (*entdb.Invoice, bool) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return nil, false
+	}
+	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
+	if errors.Is(err, invoice.ErrNotFound) {
+		h.pages.NotFound(w)
+		return nil, false
+	}
+	if err != nil {
+		h.pages.Fail(w, "find invoice", err)
+		return nil, false
+	}
+	return inv, true
+}
+
 // invoiceChoose hands out the address of the coin the customer chose, as
 // the merchant API's address request does, then shows it (POST, redirect,
 // GET: reloading never posts again).
 func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
+	inv, ok := h.postedInvoice(w, r, kind, id)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
-	inv, err := h.cfg.Invoices.Find(ctx, kind, id)
-	if errors.Is(err, invoice.ErrNotFound) {
-		h.pages.NotFound(w)
-		return
-	}
-	if err != nil {
-		h.pages.Fail(w, "find invoice", err)
-		return
-	}
 	coin := r.PostForm.Get("coin")
 	caller, err := h.cfg.Invoices.HostedCaller(ctx, inv.ProjectID)
 	if err == nil {
