@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -54,6 +55,12 @@ func TestRefundEveryFamily(t *testing.T) {
 			}
 			if ref["status"] != "completed" || ref["txid"] == "" || ref["value"] != back.String() {
 				t.Fatalf("the %s refund: %v", ticker, ref)
+			}
+			// It left from the payment's own address (a UTXO refund spends
+			// the payment's output; an account chain's is sent from it).
+			pi := e.postForm(t, "/payout/status/", url.Values{"payout_id": {fmt.Sprint(ref["payout_id"])}}, e.in.KeyA).JSON["payout_info"].(map[string]any)
+			if !tk.Rules().SpendsSeveralAddresses(tk) && pi["from"] != a.JSON["address_in"] {
+				t.Errorf("the %s refund left from %v, want the payment's address %v", ticker, pi["from"], a.JSON["address_in"])
 			}
 			ch, _ := e.in.Server.Devnet().Chain(ticker)
 			paid := decimal.Zero

@@ -56,7 +56,9 @@
 // payments of them are credited. An account's next transaction is planned
 // only when its last one is in a block (its nonce is then the next one):
 // payouts from one wallet go one outbound at a time, each carrying every
-// payout the wallet covers.
+// payout the wallet covers. A payout that names a held payment to spend
+// first (a refund, Pay) is sent from that payment's own address instead,
+// when it holds enough and has no transaction open.
 //
 // # Batches
 //

@@ -54,6 +54,18 @@ func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 		}
 		return []*entdb.Outbound{o}, nil
 	}
+	if prefer != 0 && s.cfg.Interval[t.Ticker] <= 0 {
+		// A refund on an account chain goes from the refunded payment's
+		// own address when that still holds enough: one transaction, no
+		// sweep.
+		o, err := s.planFromPayment(ctx, tx, p, t, prefer)
+		if err != nil || o != nil {
+			if o == nil {
+				return nil, err
+			}
+			return []*entdb.Outbound{o}, err
+		}
+	}
 	if err := s.enqueue(ctx, tx, p, t, wallet); err != nil {
 		return nil, err
 	}
@@ -61,6 +73,45 @@ func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 		return nil, nil
 	}
 	return s.process(ctx, tx, p.ProjectID, t, wallet)
+}
+
+// planFromPayment plans payout p of an account chain from the address of
+// the held payment prefer, when it holds p's total with fees and has no
+// transaction open; nil when it cannot (p is then queued as any payout).
+func (s *Service) planFromPayment(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t chains.Ticker, prefer int64) (*entdb.Outbound, error) {
+	held, err := spendable(ctx, tx.Client(), p.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(held, func(h heldPayment) bool { return h.payment.ID == prefer })
+	if i < 0 {
+		return nil, nil
+	}
+	h := held[i]
+	open, err := busy(ctx, tx, t, h.address.AddressIn)
+	if err != nil || open[h.address.AddressIn] {
+		return nil, err
+	}
+	rs, err := requestsOf(ctx, tx, []*entdb.Payout{p})
+	if err != nil {
+		return nil, err
+	}
+	one, err := s.perTransaction(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	p.Fee = s.feeOf(t, p.TotalRequested)
+	p.BlockchainFee = one.Mul(decimal.NewFromInt(int64(len(rs[p.ID]))))
+	needed := need(p)
+	if h.value.LessThan(needed) {
+		return nil, nil
+	}
+	outs := make([]chains.Output, len(rs[p.ID]))
+	for i, r := range rs[p.ID] {
+		outs[i] = chains.Output{Address: r.Address, Amount: r.Value}
+	}
+	h.value = needed
+	return s.record(ctx, tx, t, h.address, []*entdb.Payout{p}, []heldPayment{h}, outs, p.BlockchainFee, nil)
 }
 
 // admit decides whether p may be queued now (see queue): false when it
@@ -109,11 +160,11 @@ func (s *Service) perTransaction(ctx context.Context, t chains.Ticker) (decimal.
 	return f, nil
 }
 
-// Spend returns what paying out all of value, held on one payhook address
-// other than the payout wallet, to one output can pay: value less the
-// network's fees (UTXO: one transaction; account chains: the sweep to the
-// wallet and the payout) and the operator's payout fee, rounded down; zero
-// when nothing is left.
+// Spend returns what paying out all of value, held by one payment on a
+// payhook address, to one output can pay (a refund of it, which goes from
+// that address: Pay with prefer): value less the network's fee of one
+// transaction and the operator's payout fee, rounded down; zero when
+// nothing is left.
 func (s *Service) Spend(ctx context.Context, t chains.Ticker, value decimal.Decimal) (decimal.Decimal, error) {
 	var fees decimal.Decimal
 	if t.Rules().SpendsSeveralAddresses(t) {
@@ -127,7 +178,7 @@ func (s *Service) Spend(ctx context.Context, t chains.Ticker, value decimal.Deci
 		if err != nil {
 			return decimal.Zero, err
 		}
-		fees = one.Mul(decimal.NewFromInt(2))
+		fees = one
 	}
 	left := value.Sub(fees).Div(decimal.NewFromInt(1).Add(s.cfg.FeePercent.Div(decimal.NewFromInt(100)))).RoundDown(t.Decimals)
 	for left.Sign() > 0 && left.Add(s.feeOf(t, left)).Add(fees).GreaterThan(value) {

@@ -3,7 +3,8 @@
 // `POST /deposit/refund/`. A refund is paid by a payout of one request
 // (server/merchant/payout) from the project's balance, spending the
 // refunded payment's own held output first where it is still held (UTXO
-// coins): the payouts' limits and approval, fees, journal and engine apply,
+// coins; on account chains the refund is sent from its address when that
+// holds enough): the payouts' limits and approval, fees, journal and engine apply,
 // and the refund follows its payout (pending, then completed with its
 // txid, or failed with the reason). The merchant is told by a webhook at
 // each status, `<kind>.refund.<status>`, sent like the invoice's payment
