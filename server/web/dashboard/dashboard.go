@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/url"
 	"sort"
@@ -125,6 +126,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// MaxFormBytes bounds a dashboard form's body: every form is a few short
+// fields (the longest, a wallet list, is far below it).
+const MaxFormBytes = 64 << 10
+
+// readForm parses the body of a dashboard POST, or answers and reports
+// false: a multipart body is refused (no page uploads a file, and
+// net/http would spill a large one to temporary files), and a body over
+// MaxFormBytes is a 413, read no further. parse false checks the type
+// only: the handler reads the body itself.
+func readForm(w http.ResponseWriter, r *http.Request, parse bool) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/x-www-form-urlencoded" {
+			http.Error(w, "a dashboard form is sent URL-encoded (application/x-www-form-urlencoded); no page takes uploads", http.StatusUnsupportedMediaType)
+			return false
+		}
+	}
+	if !parse {
+		return true
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			http.Error(w, fmt.Sprintf("the form is over %d bytes", MaxFormBytes), http.StatusRequestEntityTooLarge)
+			return false
+		}
+		http.Error(w, "the form is not URL-encoded correctly", http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
 // route serves r when its path is the dashboard's and reports whether it
 // did.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
@@ -141,6 +175,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	web.Secure(w)
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
+	// The sign-in form reads its own, smaller body (signinPost).
+	if post && !readForm(w, r, rest != "signin") {
+		return true
+	}
 	if rest == "signin" {
 		switch {
 		case get:
