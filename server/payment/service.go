@@ -517,8 +517,10 @@ const (
 	// notForwardedNote starts the note of a low-level payment held below
 	// the minimum: recorded, never forwarded, no callbacks.
 	notForwardedNote = "not forwarded: "
+	// wrongAssetNote is the note of a payment of another asset than its
+	// address takes, held until the merchant forwards or refunds it.
+	wrongAssetNote = "held as wrong_asset: another asset than the address was created for, without multi_token; the merchant forwards or refunds it"
 	// latePaymentNote is the note of a payment held as late for a refund.
-	wrongAssetNote  = "held as wrong_asset: another asset than the address was created for, without multi_token; the merchant forwards or refunds it"
 	latePaymentNote = "held for a refund: paid after its checkout expired, under the checkout's late_payments refund policy; credited and notified, not forwarded"
 	// reorgedNote is the note of a payment that left the chain after its
 	// credit.
@@ -596,8 +598,10 @@ func (s *Service) relation(t chains.Ticker, a *entdb.Address) chains.Relation {
 // coin on another chain it watches (multi_chain).
 func (s *Service) receives(t chains.Ticker, a *entdb.Address) bool {
 	switch s.relation(t, a) {
-	case chains.SameTicker, chains.SameChain:
+	case chains.SameTicker:
 		return true
+	case chains.SameChain:
+		return t.Token // as watchedTickers: a native coin on a token address is payhook's gas top-up
 	case chains.OtherChain:
 		return a.MultiChain
 	}

@@ -642,7 +642,7 @@ func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, w
 		p.Fee = s.feeOf(t, p.TotalRequested)
 		total, fee = total.Add(p.TotalRequested), fee.Add(p.Fee)
 	}
-	nOuts := len(merge(outs))
+	nOuts := destinations(outs)
 	held, err := spendable(ctx, tx.Client(), ps[0].ProjectID, t)
 	if err != nil {
 		return nil, err
@@ -742,14 +742,14 @@ func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, w
 	return s.record(ctx, tx, t, wallet, ps, inputs, outs, networkFee, keys)
 }
 
-// merge sums outputs to one address (outbound.Engine does the same when
-// it plans).
-func merge(outs []chains.Output) map[string]decimal.Decimal {
-	m := map[string]decimal.Decimal{}
+// destinations counts the addresses outs pay (outbound.Engine pays each
+// once, summing its outputs).
+func destinations(outs []chains.Output) int {
+	seen := make(map[string]bool, len(outs))
 	for _, o := range outs {
-		m[o.Address] = m[o.Address].Add(o.Amount)
+		seen[o.Address] = true
 	}
-	return m
+	return len(seen)
 }
 
 // record plans the transaction of the payouts ps (their Fee and

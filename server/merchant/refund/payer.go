@@ -74,12 +74,9 @@ func (s *Service) Candidates(ctx context.Context, l *invoice.Logs) ([]Candidate,
 		}
 		return nil
 	}
-	credited := func(p *entdb.Payment) bool {
-		return (p.Status == entpayment.StatusConfirmed || p.Status == entpayment.StatusCompleted) && !p.Reorged
-	}
 	var last *entdb.Payment
 	for _, p := range l.Payments {
-		if !credited(p) {
+		if !Credited(p) {
 			continue
 		}
 		if p.HoldReason == entpayment.HoldReasonLatePayment {
@@ -114,7 +111,7 @@ func overpaid(l *invoice.Logs, last *entdb.Payment) (decimal.Decimal, bool) {
 	a := last.Edges.Address
 	sum := decimal.Zero
 	for _, p := range l.Payments {
-		if (p.Status != entpayment.StatusConfirmed && p.Status != entpayment.StatusCompleted) || p.Reorged || p.HoldReason == entpayment.HoldReasonLatePayment {
+		if !Credited(p) || p.HoldReason == entpayment.HoldReasonLatePayment {
 			continue
 		}
 		if p.Edges.Address == nil || p.Edges.Address.ID != a.ID {

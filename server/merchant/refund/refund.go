@@ -109,7 +109,7 @@ func (s *Service) Refund(ctx context.Context, c payout.Caller, r Request) (*Info
 	if err != nil {
 		return nil, nil, fmt.Errorf("payment %s: %w", address.Truncate(r.TxidIn), err)
 	}
-	if p.Status != entpayment.StatusConfirmed && p.Status != entpayment.StatusCompleted || p.Reorged {
+	if !Credited(p) {
 		return nil, nil, address.Invalid("txid_in", "the payment is %s: only a confirmed payment is refunded", p.Status)
 	}
 	t, err := s.payouts.Ticker(p.Edges.Address.Ticker)
@@ -216,6 +216,12 @@ func release(ctx context.Context, tx *entdb.Tx, p *entdb.Payment, now time.Time)
 		return fmt.Errorf("release payment %d for its refund: %w", p.ID, err)
 	}
 	return nil
+}
+
+// Credited reports whether payment p may be refunded: credited (confirmed
+// or completed) and still on the chain.
+func Credited(p *entdb.Payment) bool {
+	return (p.Status == entpayment.StatusConfirmed || p.Status == entpayment.StatusCompleted) && !p.Reorged
 }
 
 // refundable is what is left to refund of payment p: its value less its

@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
@@ -387,7 +386,7 @@ func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, s *session
 	}
 	for _, p := range l.Payments {
 		d.Payments = append(d.Payments, paymentOf(p, l.FiatPlaces))
-		if (p.Status == entpayment.StatusConfirmed || p.Status == entpayment.StatusCompleted) && !p.Reorged {
+		if refund.Credited(p) {
 			d.Refundable = append(d.Refundable, p.TxidIn)
 		}
 	}
