@@ -3,6 +3,7 @@
 package db
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ type APIKey struct {
 	ProjectID int64 `json:"project_id,omitempty"`
 	// An operator's key: it alone may call the operator API (held funds, and later projects).
 	Operator bool `json:"operator,omitempty"`
+	// What the key may do (read, create, payouts, management); a call outside them is refused with 403 naming the scope it lacks.
+	Scopes []string `json:"scopes,omitempty"`
 	// When the key last authenticated a request, to the minute (written at most once a minute per key).
 	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -73,6 +76,8 @@ func (*APIKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case apikey.FieldScopes:
+			values[i] = new([]byte)
 		case apikey.FieldOperator:
 			values[i] = new(sql.NullBool)
 		case apikey.FieldID, apikey.FieldProjectID:
@@ -144,6 +149,14 @@ func (_m *APIKey) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field operator", values[i])
 			} else if value.Valid {
 				_m.Operator = value.Bool
+			}
+		case apikey.FieldScopes:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field scopes", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Scopes); err != nil {
+					return fmt.Errorf("unmarshal field scopes: %w", err)
+				}
 			}
 		case apikey.FieldLastUsedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -220,6 +233,9 @@ func (_m *APIKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("operator=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Operator))
+	builder.WriteString(", ")
+	builder.WriteString("scopes=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Scopes))
 	builder.WriteString(", ")
 	if v := _m.LastUsedAt; v != nil {
 		builder.WriteString("last_used_at=")

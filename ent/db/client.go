@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -31,7 +32,9 @@ import (
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/db/pricequote"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/ratebucket"
 	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
@@ -63,6 +66,8 @@ type Client struct {
 	DeliveryEvent *DeliveryEventClient
 	// Forward is the client for interacting with the Forward builders.
 	Forward *ForwardClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
@@ -77,8 +82,12 @@ type Client struct {
 	Payout *PayoutClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
 	PayoutRequest *PayoutRequestClient
+	// PriceQuote is the client for interacting with the PriceQuote builders.
+	PriceQuote *PriceQuoteClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// RateBucket is the client for interacting with the RateBucket builders.
+	RateBucket *RateBucketClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -107,6 +116,7 @@ func (c *Client) init() {
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
 	c.Forward = NewForwardClient(c.config)
+	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
 	c.LedgerEntry = NewLedgerEntryClient(c.config)
 	c.Notification = NewNotificationClient(c.config)
@@ -114,7 +124,9 @@ func (c *Client) init() {
 	c.Payment = NewPaymentClient(c.config)
 	c.Payout = NewPayoutClient(c.config)
 	c.PayoutRequest = NewPayoutRequestClient(c.config)
+	c.PriceQuote = NewPriceQuoteClient(c.config)
 	c.Project = NewProjectClient(c.config)
+	c.RateBucket = NewRateBucketClient(c.config)
 	c.Refund = NewRefundClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Subscription = NewSubscriptionClient(c.config)
@@ -220,6 +232,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
+		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
 		LedgerEntry:      NewLedgerEntryClient(cfg),
 		Notification:     NewNotificationClient(cfg),
@@ -227,7 +240,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Payment:          NewPaymentClient(cfg),
 		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
+		PriceQuote:       NewPriceQuoteClient(cfg),
 		Project:          NewProjectClient(cfg),
+		RateBucket:       NewRateBucketClient(cfg),
 		Refund:           NewRefundClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
 		Subscription:     NewSubscriptionClient(cfg),
@@ -260,6 +275,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
+		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
 		LedgerEntry:      NewLedgerEntryClient(cfg),
 		Notification:     NewNotificationClient(cfg),
@@ -267,7 +283,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Payment:          NewPaymentClient(cfg),
 		Payout:           NewPayoutClient(cfg),
 		PayoutRequest:    NewPayoutRequestClient(cfg),
+		PriceQuote:       NewPriceQuoteClient(cfg),
 		Project:          NewProjectClient(cfg),
+		RateBucket:       NewRateBucketClient(cfg),
 		Refund:           NewRefundClient(cfg),
 		SigningKey:       NewSigningKeyClient(cfg),
 		Subscription:     NewSubscriptionClient(cfg),
@@ -302,10 +320,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
-		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
-		c.PayoutRequest, c.Project, c.Refund, c.SigningKey, c.Subscription,
-		c.WatchedTransfer,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward,
+		c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification, c.Outbound,
+		c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project, c.RateBucket,
+		c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -316,10 +334,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
-		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward, c.Invoice,
-		c.LedgerEntry, c.Notification, c.Outbound, c.Payment, c.Payout,
-		c.PayoutRequest, c.Project, c.Refund, c.SigningKey, c.Subscription,
-		c.WatchedTransfer,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward,
+		c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification, c.Outbound,
+		c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project, c.RateBucket,
+		c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -346,6 +364,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.DeliveryEvent.mutate(ctx, m)
 	case *ForwardMutation:
 		return c.Forward.mutate(ctx, m)
+	case *IdempotencyKeyMutation:
+		return c.IdempotencyKey.mutate(ctx, m)
 	case *InvoiceMutation:
 		return c.Invoice.mutate(ctx, m)
 	case *LedgerEntryMutation:
@@ -360,8 +380,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Payout.mutate(ctx, m)
 	case *PayoutRequestMutation:
 		return c.PayoutRequest.mutate(ctx, m)
+	case *PriceQuoteMutation:
+		return c.PriceQuote.mutate(ctx, m)
 	case *ProjectMutation:
 		return c.Project.mutate(ctx, m)
+	case *RateBucketMutation:
+		return c.RateBucket.mutate(ctx, m)
 	case *RefundMutation:
 		return c.Refund.mutate(ctx, m)
 	case *SigningKeyMutation:
@@ -1700,6 +1724,139 @@ func (c *ForwardClient) mutate(ctx context.Context, m *ForwardMutation) (Value, 
 	}
 }
 
+// IdempotencyKeyClient is a client for the IdempotencyKey schema.
+type IdempotencyKeyClient struct {
+	config
+}
+
+// NewIdempotencyKeyClient returns a client for the IdempotencyKey from the given config.
+func NewIdempotencyKeyClient(c config) *IdempotencyKeyClient {
+	return &IdempotencyKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `idempotencykey.Hooks(f(g(h())))`.
+func (c *IdempotencyKeyClient) Use(hooks ...Hook) {
+	c.hooks.IdempotencyKey = append(c.hooks.IdempotencyKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `idempotencykey.Intercept(f(g(h())))`.
+func (c *IdempotencyKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.IdempotencyKey = append(c.inters.IdempotencyKey, interceptors...)
+}
+
+// Create returns a builder for creating a IdempotencyKey entity.
+func (c *IdempotencyKeyClient) Create() *IdempotencyKeyCreate {
+	mutation := newIdempotencyKeyMutation(c.config, OpCreate)
+	return &IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of IdempotencyKey entities.
+func (c *IdempotencyKeyClient) CreateBulk(builders ...*IdempotencyKeyCreate) *IdempotencyKeyCreateBulk {
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *IdempotencyKeyClient) MapCreateBulk(slice any, setFunc func(*IdempotencyKeyCreate, int)) *IdempotencyKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &IdempotencyKeyCreateBulk{err: fmt.Errorf("calling to IdempotencyKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*IdempotencyKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &IdempotencyKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Update() *IdempotencyKeyUpdate {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdate)
+	return &IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *IdempotencyKeyClient) UpdateOne(_m *IdempotencyKey) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKey(_m))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *IdempotencyKeyClient) UpdateOneID(id int64) *IdempotencyKeyUpdateOne {
+	mutation := newIdempotencyKeyMutation(c.config, OpUpdateOne, withIdempotencyKeyID(id))
+	return &IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Delete() *IdempotencyKeyDelete {
+	mutation := newIdempotencyKeyMutation(c.config, OpDelete)
+	return &IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *IdempotencyKeyClient) DeleteOne(_m *IdempotencyKey) *IdempotencyKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *IdempotencyKeyClient) DeleteOneID(id int64) *IdempotencyKeyDeleteOne {
+	builder := c.Delete().Where(idempotencykey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &IdempotencyKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for IdempotencyKey.
+func (c *IdempotencyKeyClient) Query() *IdempotencyKeyQuery {
+	return &IdempotencyKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeIdempotencyKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a IdempotencyKey entity by its id.
+func (c *IdempotencyKeyClient) Get(ctx context.Context, id int64) (*IdempotencyKey, error) {
+	return c.Query().Where(idempotencykey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *IdempotencyKeyClient) GetX(ctx context.Context, id int64) *IdempotencyKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *IdempotencyKeyClient) Hooks() []Hook {
+	return c.hooks.IdempotencyKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *IdempotencyKeyClient) Interceptors() []Interceptor {
+	return c.inters.IdempotencyKey
+}
+
+func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&IdempotencyKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&IdempotencyKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&IdempotencyKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&IdempotencyKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown IdempotencyKey mutation op: %q", m.Op())
+	}
+}
+
 // InvoiceClient is a client for the Invoice schema.
 type InvoiceClient struct {
 	config
@@ -2743,6 +2900,139 @@ func (c *PayoutRequestClient) mutate(ctx context.Context, m *PayoutRequestMutati
 	}
 }
 
+// PriceQuoteClient is a client for the PriceQuote schema.
+type PriceQuoteClient struct {
+	config
+}
+
+// NewPriceQuoteClient returns a client for the PriceQuote from the given config.
+func NewPriceQuoteClient(c config) *PriceQuoteClient {
+	return &PriceQuoteClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `pricequote.Hooks(f(g(h())))`.
+func (c *PriceQuoteClient) Use(hooks ...Hook) {
+	c.hooks.PriceQuote = append(c.hooks.PriceQuote, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `pricequote.Intercept(f(g(h())))`.
+func (c *PriceQuoteClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PriceQuote = append(c.inters.PriceQuote, interceptors...)
+}
+
+// Create returns a builder for creating a PriceQuote entity.
+func (c *PriceQuoteClient) Create() *PriceQuoteCreate {
+	mutation := newPriceQuoteMutation(c.config, OpCreate)
+	return &PriceQuoteCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PriceQuote entities.
+func (c *PriceQuoteClient) CreateBulk(builders ...*PriceQuoteCreate) *PriceQuoteCreateBulk {
+	return &PriceQuoteCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PriceQuoteClient) MapCreateBulk(slice any, setFunc func(*PriceQuoteCreate, int)) *PriceQuoteCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PriceQuoteCreateBulk{err: fmt.Errorf("calling to PriceQuoteClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PriceQuoteCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PriceQuoteCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PriceQuote.
+func (c *PriceQuoteClient) Update() *PriceQuoteUpdate {
+	mutation := newPriceQuoteMutation(c.config, OpUpdate)
+	return &PriceQuoteUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PriceQuoteClient) UpdateOne(_m *PriceQuote) *PriceQuoteUpdateOne {
+	mutation := newPriceQuoteMutation(c.config, OpUpdateOne, withPriceQuote(_m))
+	return &PriceQuoteUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PriceQuoteClient) UpdateOneID(id int64) *PriceQuoteUpdateOne {
+	mutation := newPriceQuoteMutation(c.config, OpUpdateOne, withPriceQuoteID(id))
+	return &PriceQuoteUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PriceQuote.
+func (c *PriceQuoteClient) Delete() *PriceQuoteDelete {
+	mutation := newPriceQuoteMutation(c.config, OpDelete)
+	return &PriceQuoteDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PriceQuoteClient) DeleteOne(_m *PriceQuote) *PriceQuoteDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PriceQuoteClient) DeleteOneID(id int64) *PriceQuoteDeleteOne {
+	builder := c.Delete().Where(pricequote.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PriceQuoteDeleteOne{builder}
+}
+
+// Query returns a query builder for PriceQuote.
+func (c *PriceQuoteClient) Query() *PriceQuoteQuery {
+	return &PriceQuoteQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePriceQuote},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PriceQuote entity by its id.
+func (c *PriceQuoteClient) Get(ctx context.Context, id int64) (*PriceQuote, error) {
+	return c.Query().Where(pricequote.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PriceQuoteClient) GetX(ctx context.Context, id int64) *PriceQuote {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PriceQuoteClient) Hooks() []Hook {
+	return c.hooks.PriceQuote
+}
+
+// Interceptors returns the client interceptors.
+func (c *PriceQuoteClient) Interceptors() []Interceptor {
+	return c.inters.PriceQuote
+}
+
+func (c *PriceQuoteClient) mutate(ctx context.Context, m *PriceQuoteMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PriceQuoteCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PriceQuoteUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PriceQuoteUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PriceQuoteDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown PriceQuote mutation op: %q", m.Op())
+	}
+}
+
 // ProjectClient is a client for the Project schema.
 type ProjectClient struct {
 	config
@@ -2873,6 +3163,139 @@ func (c *ProjectClient) mutate(ctx context.Context, m *ProjectMutation) (Value, 
 		return (&ProjectDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown Project mutation op: %q", m.Op())
+	}
+}
+
+// RateBucketClient is a client for the RateBucket schema.
+type RateBucketClient struct {
+	config
+}
+
+// NewRateBucketClient returns a client for the RateBucket from the given config.
+func NewRateBucketClient(c config) *RateBucketClient {
+	return &RateBucketClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ratebucket.Hooks(f(g(h())))`.
+func (c *RateBucketClient) Use(hooks ...Hook) {
+	c.hooks.RateBucket = append(c.hooks.RateBucket, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ratebucket.Intercept(f(g(h())))`.
+func (c *RateBucketClient) Intercept(interceptors ...Interceptor) {
+	c.inters.RateBucket = append(c.inters.RateBucket, interceptors...)
+}
+
+// Create returns a builder for creating a RateBucket entity.
+func (c *RateBucketClient) Create() *RateBucketCreate {
+	mutation := newRateBucketMutation(c.config, OpCreate)
+	return &RateBucketCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of RateBucket entities.
+func (c *RateBucketClient) CreateBulk(builders ...*RateBucketCreate) *RateBucketCreateBulk {
+	return &RateBucketCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RateBucketClient) MapCreateBulk(slice any, setFunc func(*RateBucketCreate, int)) *RateBucketCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RateBucketCreateBulk{err: fmt.Errorf("calling to RateBucketClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RateBucketCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RateBucketCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for RateBucket.
+func (c *RateBucketClient) Update() *RateBucketUpdate {
+	mutation := newRateBucketMutation(c.config, OpUpdate)
+	return &RateBucketUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RateBucketClient) UpdateOne(_m *RateBucket) *RateBucketUpdateOne {
+	mutation := newRateBucketMutation(c.config, OpUpdateOne, withRateBucket(_m))
+	return &RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RateBucketClient) UpdateOneID(id int64) *RateBucketUpdateOne {
+	mutation := newRateBucketMutation(c.config, OpUpdateOne, withRateBucketID(id))
+	return &RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for RateBucket.
+func (c *RateBucketClient) Delete() *RateBucketDelete {
+	mutation := newRateBucketMutation(c.config, OpDelete)
+	return &RateBucketDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RateBucketClient) DeleteOne(_m *RateBucket) *RateBucketDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RateBucketClient) DeleteOneID(id int64) *RateBucketDeleteOne {
+	builder := c.Delete().Where(ratebucket.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RateBucketDeleteOne{builder}
+}
+
+// Query returns a query builder for RateBucket.
+func (c *RateBucketClient) Query() *RateBucketQuery {
+	return &RateBucketQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRateBucket},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a RateBucket entity by its id.
+func (c *RateBucketClient) Get(ctx context.Context, id int64) (*RateBucket, error) {
+	return c.Query().Where(ratebucket.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RateBucketClient) GetX(ctx context.Context, id int64) *RateBucket {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *RateBucketClient) Hooks() []Hook {
+	return c.hooks.RateBucket
+}
+
+// Interceptors returns the client interceptors.
+func (c *RateBucketClient) Interceptors() []Interceptor {
+	return c.inters.RateBucket
+}
+
+func (c *RateBucketClient) mutate(ctx context.Context, m *RateBucketMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RateBucketCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RateBucketUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RateBucketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RateBucketDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown RateBucket mutation op: %q", m.Op())
 	}
 }
 
@@ -3412,15 +3835,15 @@ func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMu
 type (
 	hooks struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, Payout, PayoutRequest, Project, Refund, SigningKey,
-		Subscription, WatchedTransfer []ent.Hook
+		DeliveryAttempt, DeliveryEvent, Forward, IdempotencyKey, Invoice, LedgerEntry,
+		Notification, Outbound, Payment, Payout, PayoutRequest, PriceQuote, Project,
+		RateBucket, Refund, SigningKey, Subscription, WatchedTransfer []ent.Hook
 	}
 	inters struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, Invoice, LedgerEntry, Notification,
-		Outbound, Payment, Payout, PayoutRequest, Project, Refund, SigningKey,
-		Subscription, WatchedTransfer []ent.Interceptor
+		DeliveryAttempt, DeliveryEvent, Forward, IdempotencyKey, Invoice, LedgerEntry,
+		Notification, Outbound, Payment, Payout, PayoutRequest, PriceQuote, Project,
+		RateBucket, Refund, SigningKey, Subscription, WatchedTransfer []ent.Interceptor
 	}
 )
 

@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -28,7 +29,9 @@ import (
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/db/pricequote"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/ratebucket"
 	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
@@ -102,6 +105,7 @@ func checkColumn(t, c string) error {
 			deliveryattempt.Table:  deliveryattempt.ValidColumn,
 			deliveryevent.Table:    deliveryevent.ValidColumn,
 			forward.Table:          forward.ValidColumn,
+			idempotencykey.Table:   idempotencykey.ValidColumn,
 			invoice.Table:          invoice.ValidColumn,
 			ledgerentry.Table:      ledgerentry.ValidColumn,
 			notification.Table:     notification.ValidColumn,
@@ -109,7 +113,9 @@ func checkColumn(t, c string) error {
 			payment.Table:          payment.ValidColumn,
 			payout.Table:           payout.ValidColumn,
 			payoutrequest.Table:    payoutrequest.ValidColumn,
+			pricequote.Table:       pricequote.ValidColumn,
 			project.Table:          project.ValidColumn,
+			ratebucket.Table:       ratebucket.ValidColumn,
 			refund.Table:           refund.ValidColumn,
 			signingkey.Table:       signingkey.ValidColumn,
 			subscription.Table:     subscription.ValidColumn,

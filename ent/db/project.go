@@ -50,6 +50,18 @@ type Project struct {
 	UnderpaidTolerance decimal.Decimal `json:"underpaid_tolerance,omitempty"`
 	// What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own.
 	LatePayments project.LatePayments `json:"late_payments,omitempty"`
+	// Requests per second each of the project's keys may make; 0 takes the server's --key-rate.
+	RateLimit float64 `json:"rate_limit,omitempty"`
+	// Requests each of the project's keys may make at once; 0 takes the server's --key-burst.
+	RateBurst int `json:"rate_burst,omitempty"`
+	// The hosted pages' accent colour (#rrggbb); empty is payhook's.
+	BrandColor string `json:"brand_color,omitempty"`
+	// An email address or https URL the hosted pages show payers for help; empty shows none.
+	SupportContact string `json:"support_contact,omitempty"`
+	// The project's logo as uploaded (PNG, JPEG or SVG, size-checked), served by payhook on its hosted pages.
+	Logo *[]byte `json:"logo,omitempty"`
+	// The logo's media type; empty when there is no logo.
+	LogoType string `json:"logo_type,omitempty"`
 	// A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant).
 	AutoRefundOverpaid bool `json:"auto_refund_overpaid,omitempty"`
 	selectValues       sql.SelectValues
@@ -60,15 +72,17 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits:
+		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits, project.FieldLogo:
 			values[i] = new([]byte)
 		case project.FieldUnderpaidTolerance:
 			values[i] = new(decimal.Decimal)
 		case project.FieldPayoutNotifyPost, project.FieldAutoRefundOverpaid:
 			values[i] = new(sql.NullBool)
-		case project.FieldID:
+		case project.FieldRateLimit:
+			values[i] = new(sql.NullFloat64)
+		case project.FieldID, project.FieldRateBurst:
 			values[i] = new(sql.NullInt64)
-		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret, project.FieldPayoutNotifyURL, project.FieldLatePayments:
+		case project.FieldName, project.FieldCurrency, project.FieldIpnSecret, project.FieldPreviousIpnSecret, project.FieldPayoutNotifyURL, project.FieldLatePayments, project.FieldBrandColor, project.FieldSupportContact, project.FieldLogoType:
 			values[i] = new(sql.NullString)
 		case project.FieldCreatedAt, project.FieldUpdatedAt, project.FieldPreviousSecretUntil:
 			values[i] = new(sql.NullTime)
@@ -192,6 +206,42 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LatePayments = project.LatePayments(value.String)
 			}
+		case project.FieldRateLimit:
+			if value, ok := values[i].(*sql.NullFloat64); !ok {
+				return fmt.Errorf("unexpected type %T for field rate_limit", values[i])
+			} else if value.Valid {
+				_m.RateLimit = value.Float64
+			}
+		case project.FieldRateBurst:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field rate_burst", values[i])
+			} else if value.Valid {
+				_m.RateBurst = int(value.Int64)
+			}
+		case project.FieldBrandColor:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field brand_color", values[i])
+			} else if value.Valid {
+				_m.BrandColor = value.String
+			}
+		case project.FieldSupportContact:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field support_contact", values[i])
+			} else if value.Valid {
+				_m.SupportContact = value.String
+			}
+		case project.FieldLogo:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field logo", values[i])
+			} else if value != nil {
+				_m.Logo = value
+			}
+		case project.FieldLogoType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field logo_type", values[i])
+			} else if value.Valid {
+				_m.LogoType = value.String
+			}
 		case project.FieldAutoRefundOverpaid:
 			if value, ok := values[i].(*sql.NullBool); !ok {
 				return fmt.Errorf("unexpected type %T for field auto_refund_overpaid", values[i])
@@ -278,6 +328,26 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("late_payments=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LatePayments))
+	builder.WriteString(", ")
+	builder.WriteString("rate_limit=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RateLimit))
+	builder.WriteString(", ")
+	builder.WriteString("rate_burst=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RateBurst))
+	builder.WriteString(", ")
+	builder.WriteString("brand_color=")
+	builder.WriteString(_m.BrandColor)
+	builder.WriteString(", ")
+	builder.WriteString("support_contact=")
+	builder.WriteString(_m.SupportContact)
+	builder.WriteString(", ")
+	if v := _m.Logo; v != nil {
+		builder.WriteString("logo=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("logo_type=")
+	builder.WriteString(_m.LogoType)
 	builder.WriteString(", ")
 	builder.WriteString("auto_refund_overpaid=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AutoRefundOverpaid))

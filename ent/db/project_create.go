@@ -186,6 +186,82 @@ func (_c *ProjectCreate) SetNillableLatePayments(v *project.LatePayments) *Proje
 	return _c
 }
 
+// SetRateLimit sets the "rate_limit" field.
+func (_c *ProjectCreate) SetRateLimit(v float64) *ProjectCreate {
+	_c.mutation.SetRateLimit(v)
+	return _c
+}
+
+// SetNillableRateLimit sets the "rate_limit" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableRateLimit(v *float64) *ProjectCreate {
+	if v != nil {
+		_c.SetRateLimit(*v)
+	}
+	return _c
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (_c *ProjectCreate) SetRateBurst(v int) *ProjectCreate {
+	_c.mutation.SetRateBurst(v)
+	return _c
+}
+
+// SetNillableRateBurst sets the "rate_burst" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableRateBurst(v *int) *ProjectCreate {
+	if v != nil {
+		_c.SetRateBurst(*v)
+	}
+	return _c
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (_c *ProjectCreate) SetBrandColor(v string) *ProjectCreate {
+	_c.mutation.SetBrandColor(v)
+	return _c
+}
+
+// SetNillableBrandColor sets the "brand_color" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableBrandColor(v *string) *ProjectCreate {
+	if v != nil {
+		_c.SetBrandColor(*v)
+	}
+	return _c
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (_c *ProjectCreate) SetSupportContact(v string) *ProjectCreate {
+	_c.mutation.SetSupportContact(v)
+	return _c
+}
+
+// SetNillableSupportContact sets the "support_contact" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableSupportContact(v *string) *ProjectCreate {
+	if v != nil {
+		_c.SetSupportContact(*v)
+	}
+	return _c
+}
+
+// SetLogo sets the "logo" field.
+func (_c *ProjectCreate) SetLogo(v []byte) *ProjectCreate {
+	_c.mutation.SetLogo(v)
+	return _c
+}
+
+// SetLogoType sets the "logo_type" field.
+func (_c *ProjectCreate) SetLogoType(v string) *ProjectCreate {
+	_c.mutation.SetLogoType(v)
+	return _c
+}
+
+// SetNillableLogoType sets the "logo_type" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableLogoType(v *string) *ProjectCreate {
+	if v != nil {
+		_c.SetLogoType(*v)
+	}
+	return _c
+}
+
 // SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
 func (_c *ProjectCreate) SetAutoRefundOverpaid(v bool) *ProjectCreate {
 	_c.mutation.SetAutoRefundOverpaid(v)
@@ -285,6 +361,26 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultLatePayments
 		_c.mutation.SetLatePayments(v)
 	}
+	if _, ok := _c.mutation.RateLimit(); !ok {
+		v := project.DefaultRateLimit
+		_c.mutation.SetRateLimit(v)
+	}
+	if _, ok := _c.mutation.RateBurst(); !ok {
+		v := project.DefaultRateBurst
+		_c.mutation.SetRateBurst(v)
+	}
+	if _, ok := _c.mutation.BrandColor(); !ok {
+		v := project.DefaultBrandColor
+		_c.mutation.SetBrandColor(v)
+	}
+	if _, ok := _c.mutation.SupportContact(); !ok {
+		v := project.DefaultSupportContact
+		_c.mutation.SetSupportContact(v)
+	}
+	if _, ok := _c.mutation.LogoType(); !ok {
+		v := project.DefaultLogoType
+		_c.mutation.SetLogoType(v)
+	}
 	if _, ok := _c.mutation.AutoRefundOverpaid(); !ok {
 		v := project.DefaultAutoRefundOverpaid
 		_c.mutation.SetAutoRefundOverpaid(v)
@@ -351,6 +447,26 @@ func (_c *ProjectCreate) check() error {
 		if err := project.LatePaymentsValidator(v); err != nil {
 			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.RateLimit(); !ok {
+		return &ValidationError{Name: "rate_limit", err: errors.New(`db: missing required field "Project.rate_limit"`)}
+	}
+	if _, ok := _c.mutation.RateBurst(); !ok {
+		return &ValidationError{Name: "rate_burst", err: errors.New(`db: missing required field "Project.rate_burst"`)}
+	}
+	if v, ok := _c.mutation.RateBurst(); ok {
+		if err := project.RateBurstValidator(v); err != nil {
+			return &ValidationError{Name: "rate_burst", err: fmt.Errorf(`db: validator failed for field "Project.rate_burst": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.BrandColor(); !ok {
+		return &ValidationError{Name: "brand_color", err: errors.New(`db: missing required field "Project.brand_color"`)}
+	}
+	if _, ok := _c.mutation.SupportContact(); !ok {
+		return &ValidationError{Name: "support_contact", err: errors.New(`db: missing required field "Project.support_contact"`)}
+	}
+	if _, ok := _c.mutation.LogoType(); !ok {
+		return &ValidationError{Name: "logo_type", err: errors.New(`db: missing required field "Project.logo_type"`)}
 	}
 	if _, ok := _c.mutation.AutoRefundOverpaid(); !ok {
 		return &ValidationError{Name: "auto_refund_overpaid", err: errors.New(`db: missing required field "Project.auto_refund_overpaid"`)}
@@ -447,6 +563,30 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
 		_node.LatePayments = value
+	}
+	if value, ok := _c.mutation.RateLimit(); ok {
+		_spec.SetField(project.FieldRateLimit, field.TypeFloat64, value)
+		_node.RateLimit = value
+	}
+	if value, ok := _c.mutation.RateBurst(); ok {
+		_spec.SetField(project.FieldRateBurst, field.TypeInt, value)
+		_node.RateBurst = value
+	}
+	if value, ok := _c.mutation.BrandColor(); ok {
+		_spec.SetField(project.FieldBrandColor, field.TypeString, value)
+		_node.BrandColor = value
+	}
+	if value, ok := _c.mutation.SupportContact(); ok {
+		_spec.SetField(project.FieldSupportContact, field.TypeString, value)
+		_node.SupportContact = value
+	}
+	if value, ok := _c.mutation.Logo(); ok {
+		_spec.SetField(project.FieldLogo, field.TypeBytes, value)
+		_node.Logo = &value
+	}
+	if value, ok := _c.mutation.LogoType(); ok {
+		_spec.SetField(project.FieldLogoType, field.TypeString, value)
+		_node.LogoType = value
 	}
 	if value, ok := _c.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
@@ -681,6 +821,96 @@ func (u *ProjectUpsert) SetLatePayments(v project.LatePayments) *ProjectUpsert {
 // UpdateLatePayments sets the "late_payments" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateLatePayments() *ProjectUpsert {
 	u.SetExcluded(project.FieldLatePayments)
+	return u
+}
+
+// SetRateLimit sets the "rate_limit" field.
+func (u *ProjectUpsert) SetRateLimit(v float64) *ProjectUpsert {
+	u.Set(project.FieldRateLimit, v)
+	return u
+}
+
+// UpdateRateLimit sets the "rate_limit" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateRateLimit() *ProjectUpsert {
+	u.SetExcluded(project.FieldRateLimit)
+	return u
+}
+
+// AddRateLimit adds v to the "rate_limit" field.
+func (u *ProjectUpsert) AddRateLimit(v float64) *ProjectUpsert {
+	u.Add(project.FieldRateLimit, v)
+	return u
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (u *ProjectUpsert) SetRateBurst(v int) *ProjectUpsert {
+	u.Set(project.FieldRateBurst, v)
+	return u
+}
+
+// UpdateRateBurst sets the "rate_burst" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateRateBurst() *ProjectUpsert {
+	u.SetExcluded(project.FieldRateBurst)
+	return u
+}
+
+// AddRateBurst adds v to the "rate_burst" field.
+func (u *ProjectUpsert) AddRateBurst(v int) *ProjectUpsert {
+	u.Add(project.FieldRateBurst, v)
+	return u
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (u *ProjectUpsert) SetBrandColor(v string) *ProjectUpsert {
+	u.Set(project.FieldBrandColor, v)
+	return u
+}
+
+// UpdateBrandColor sets the "brand_color" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateBrandColor() *ProjectUpsert {
+	u.SetExcluded(project.FieldBrandColor)
+	return u
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (u *ProjectUpsert) SetSupportContact(v string) *ProjectUpsert {
+	u.Set(project.FieldSupportContact, v)
+	return u
+}
+
+// UpdateSupportContact sets the "support_contact" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateSupportContact() *ProjectUpsert {
+	u.SetExcluded(project.FieldSupportContact)
+	return u
+}
+
+// SetLogo sets the "logo" field.
+func (u *ProjectUpsert) SetLogo(v []byte) *ProjectUpsert {
+	u.Set(project.FieldLogo, v)
+	return u
+}
+
+// UpdateLogo sets the "logo" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateLogo() *ProjectUpsert {
+	u.SetExcluded(project.FieldLogo)
+	return u
+}
+
+// ClearLogo clears the value of the "logo" field.
+func (u *ProjectUpsert) ClearLogo() *ProjectUpsert {
+	u.SetNull(project.FieldLogo)
+	return u
+}
+
+// SetLogoType sets the "logo_type" field.
+func (u *ProjectUpsert) SetLogoType(v string) *ProjectUpsert {
+	u.Set(project.FieldLogoType, v)
+	return u
+}
+
+// UpdateLogoType sets the "logo_type" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateLogoType() *ProjectUpsert {
+	u.SetExcluded(project.FieldLogoType)
 	return u
 }
 
@@ -954,6 +1184,111 @@ func (u *ProjectUpsertOne) SetLatePayments(v project.LatePayments) *ProjectUpser
 func (u *ProjectUpsertOne) UpdateLatePayments() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateLatePayments()
+	})
+}
+
+// SetRateLimit sets the "rate_limit" field.
+func (u *ProjectUpsertOne) SetRateLimit(v float64) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRateLimit(v)
+	})
+}
+
+// AddRateLimit adds v to the "rate_limit" field.
+func (u *ProjectUpsertOne) AddRateLimit(v float64) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddRateLimit(v)
+	})
+}
+
+// UpdateRateLimit sets the "rate_limit" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateRateLimit() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRateLimit()
+	})
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (u *ProjectUpsertOne) SetRateBurst(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRateBurst(v)
+	})
+}
+
+// AddRateBurst adds v to the "rate_burst" field.
+func (u *ProjectUpsertOne) AddRateBurst(v int) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddRateBurst(v)
+	})
+}
+
+// UpdateRateBurst sets the "rate_burst" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateRateBurst() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRateBurst()
+	})
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (u *ProjectUpsertOne) SetBrandColor(v string) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetBrandColor(v)
+	})
+}
+
+// UpdateBrandColor sets the "brand_color" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateBrandColor() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateBrandColor()
+	})
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (u *ProjectUpsertOne) SetSupportContact(v string) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetSupportContact(v)
+	})
+}
+
+// UpdateSupportContact sets the "support_contact" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateSupportContact() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateSupportContact()
+	})
+}
+
+// SetLogo sets the "logo" field.
+func (u *ProjectUpsertOne) SetLogo(v []byte) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLogo(v)
+	})
+}
+
+// UpdateLogo sets the "logo" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateLogo() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLogo()
+	})
+}
+
+// ClearLogo clears the value of the "logo" field.
+func (u *ProjectUpsertOne) ClearLogo() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearLogo()
+	})
+}
+
+// SetLogoType sets the "logo_type" field.
+func (u *ProjectUpsertOne) SetLogoType(v string) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLogoType(v)
+	})
+}
+
+// UpdateLogoType sets the "logo_type" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateLogoType() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLogoType()
 	})
 }
 
@@ -1395,6 +1730,111 @@ func (u *ProjectUpsertBulk) SetLatePayments(v project.LatePayments) *ProjectUpse
 func (u *ProjectUpsertBulk) UpdateLatePayments() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateLatePayments()
+	})
+}
+
+// SetRateLimit sets the "rate_limit" field.
+func (u *ProjectUpsertBulk) SetRateLimit(v float64) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRateLimit(v)
+	})
+}
+
+// AddRateLimit adds v to the "rate_limit" field.
+func (u *ProjectUpsertBulk) AddRateLimit(v float64) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddRateLimit(v)
+	})
+}
+
+// UpdateRateLimit sets the "rate_limit" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateRateLimit() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRateLimit()
+	})
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (u *ProjectUpsertBulk) SetRateBurst(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRateBurst(v)
+	})
+}
+
+// AddRateBurst adds v to the "rate_burst" field.
+func (u *ProjectUpsertBulk) AddRateBurst(v int) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.AddRateBurst(v)
+	})
+}
+
+// UpdateRateBurst sets the "rate_burst" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateRateBurst() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRateBurst()
+	})
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (u *ProjectUpsertBulk) SetBrandColor(v string) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetBrandColor(v)
+	})
+}
+
+// UpdateBrandColor sets the "brand_color" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateBrandColor() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateBrandColor()
+	})
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (u *ProjectUpsertBulk) SetSupportContact(v string) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetSupportContact(v)
+	})
+}
+
+// UpdateSupportContact sets the "support_contact" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateSupportContact() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateSupportContact()
+	})
+}
+
+// SetLogo sets the "logo" field.
+func (u *ProjectUpsertBulk) SetLogo(v []byte) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLogo(v)
+	})
+}
+
+// UpdateLogo sets the "logo" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateLogo() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLogo()
+	})
+}
+
+// ClearLogo clears the value of the "logo" field.
+func (u *ProjectUpsertBulk) ClearLogo() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.ClearLogo()
+	})
+}
+
+// SetLogoType sets the "logo_type" field.
+func (u *ProjectUpsertBulk) SetLogoType(v string) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetLogoType(v)
+	})
+}
+
+// UpdateLogoType sets the "logo_type" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateLogoType() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateLogoType()
 	})
 }
 

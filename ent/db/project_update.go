@@ -206,6 +206,102 @@ func (_u *ProjectUpdate) SetNillableLatePayments(v *project.LatePayments) *Proje
 	return _u
 }
 
+// SetRateLimit sets the "rate_limit" field.
+func (_u *ProjectUpdate) SetRateLimit(v float64) *ProjectUpdate {
+	_u.mutation.ResetRateLimit()
+	_u.mutation.SetRateLimit(v)
+	return _u
+}
+
+// SetNillableRateLimit sets the "rate_limit" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableRateLimit(v *float64) *ProjectUpdate {
+	if v != nil {
+		_u.SetRateLimit(*v)
+	}
+	return _u
+}
+
+// AddRateLimit adds value to the "rate_limit" field.
+func (_u *ProjectUpdate) AddRateLimit(v float64) *ProjectUpdate {
+	_u.mutation.AddRateLimit(v)
+	return _u
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (_u *ProjectUpdate) SetRateBurst(v int) *ProjectUpdate {
+	_u.mutation.ResetRateBurst()
+	_u.mutation.SetRateBurst(v)
+	return _u
+}
+
+// SetNillableRateBurst sets the "rate_burst" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableRateBurst(v *int) *ProjectUpdate {
+	if v != nil {
+		_u.SetRateBurst(*v)
+	}
+	return _u
+}
+
+// AddRateBurst adds value to the "rate_burst" field.
+func (_u *ProjectUpdate) AddRateBurst(v int) *ProjectUpdate {
+	_u.mutation.AddRateBurst(v)
+	return _u
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (_u *ProjectUpdate) SetBrandColor(v string) *ProjectUpdate {
+	_u.mutation.SetBrandColor(v)
+	return _u
+}
+
+// SetNillableBrandColor sets the "brand_color" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableBrandColor(v *string) *ProjectUpdate {
+	if v != nil {
+		_u.SetBrandColor(*v)
+	}
+	return _u
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (_u *ProjectUpdate) SetSupportContact(v string) *ProjectUpdate {
+	_u.mutation.SetSupportContact(v)
+	return _u
+}
+
+// SetNillableSupportContact sets the "support_contact" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableSupportContact(v *string) *ProjectUpdate {
+	if v != nil {
+		_u.SetSupportContact(*v)
+	}
+	return _u
+}
+
+// SetLogo sets the "logo" field.
+func (_u *ProjectUpdate) SetLogo(v []byte) *ProjectUpdate {
+	_u.mutation.SetLogo(v)
+	return _u
+}
+
+// ClearLogo clears the value of the "logo" field.
+func (_u *ProjectUpdate) ClearLogo() *ProjectUpdate {
+	_u.mutation.ClearLogo()
+	return _u
+}
+
+// SetLogoType sets the "logo_type" field.
+func (_u *ProjectUpdate) SetLogoType(v string) *ProjectUpdate {
+	_u.mutation.SetLogoType(v)
+	return _u
+}
+
+// SetNillableLogoType sets the "logo_type" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableLogoType(v *string) *ProjectUpdate {
+	if v != nil {
+		_u.SetLogoType(*v)
+	}
+	return _u
+}
+
 // SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
 func (_u *ProjectUpdate) SetAutoRefundOverpaid(v bool) *ProjectUpdate {
 	_u.mutation.SetAutoRefundOverpaid(v)
@@ -283,6 +379,11 @@ func (_u *ProjectUpdate) check() error {
 			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.RateBurst(); ok {
+		if err := project.RateBurstValidator(v); err != nil {
+			return &ValidationError{Name: "rate_burst", err: fmt.Errorf(`db: validator failed for field "Project.rate_burst": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -356,6 +457,33 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.RateLimit(); ok {
+		_spec.SetField(project.FieldRateLimit, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimit(); ok {
+		_spec.AddField(project.FieldRateLimit, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.RateBurst(); ok {
+		_spec.SetField(project.FieldRateBurst, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateBurst(); ok {
+		_spec.AddField(project.FieldRateBurst, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BrandColor(); ok {
+		_spec.SetField(project.FieldBrandColor, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.SupportContact(); ok {
+		_spec.SetField(project.FieldSupportContact, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Logo(); ok {
+		_spec.SetField(project.FieldLogo, field.TypeBytes, value)
+	}
+	if _u.mutation.LogoCleared() {
+		_spec.ClearField(project.FieldLogo, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.LogoType(); ok {
+		_spec.SetField(project.FieldLogoType, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
@@ -556,6 +684,102 @@ func (_u *ProjectUpdateOne) SetNillableLatePayments(v *project.LatePayments) *Pr
 	return _u
 }
 
+// SetRateLimit sets the "rate_limit" field.
+func (_u *ProjectUpdateOne) SetRateLimit(v float64) *ProjectUpdateOne {
+	_u.mutation.ResetRateLimit()
+	_u.mutation.SetRateLimit(v)
+	return _u
+}
+
+// SetNillableRateLimit sets the "rate_limit" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableRateLimit(v *float64) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetRateLimit(*v)
+	}
+	return _u
+}
+
+// AddRateLimit adds value to the "rate_limit" field.
+func (_u *ProjectUpdateOne) AddRateLimit(v float64) *ProjectUpdateOne {
+	_u.mutation.AddRateLimit(v)
+	return _u
+}
+
+// SetRateBurst sets the "rate_burst" field.
+func (_u *ProjectUpdateOne) SetRateBurst(v int) *ProjectUpdateOne {
+	_u.mutation.ResetRateBurst()
+	_u.mutation.SetRateBurst(v)
+	return _u
+}
+
+// SetNillableRateBurst sets the "rate_burst" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableRateBurst(v *int) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetRateBurst(*v)
+	}
+	return _u
+}
+
+// AddRateBurst adds value to the "rate_burst" field.
+func (_u *ProjectUpdateOne) AddRateBurst(v int) *ProjectUpdateOne {
+	_u.mutation.AddRateBurst(v)
+	return _u
+}
+
+// SetBrandColor sets the "brand_color" field.
+func (_u *ProjectUpdateOne) SetBrandColor(v string) *ProjectUpdateOne {
+	_u.mutation.SetBrandColor(v)
+	return _u
+}
+
+// SetNillableBrandColor sets the "brand_color" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableBrandColor(v *string) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetBrandColor(*v)
+	}
+	return _u
+}
+
+// SetSupportContact sets the "support_contact" field.
+func (_u *ProjectUpdateOne) SetSupportContact(v string) *ProjectUpdateOne {
+	_u.mutation.SetSupportContact(v)
+	return _u
+}
+
+// SetNillableSupportContact sets the "support_contact" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableSupportContact(v *string) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetSupportContact(*v)
+	}
+	return _u
+}
+
+// SetLogo sets the "logo" field.
+func (_u *ProjectUpdateOne) SetLogo(v []byte) *ProjectUpdateOne {
+	_u.mutation.SetLogo(v)
+	return _u
+}
+
+// ClearLogo clears the value of the "logo" field.
+func (_u *ProjectUpdateOne) ClearLogo() *ProjectUpdateOne {
+	_u.mutation.ClearLogo()
+	return _u
+}
+
+// SetLogoType sets the "logo_type" field.
+func (_u *ProjectUpdateOne) SetLogoType(v string) *ProjectUpdateOne {
+	_u.mutation.SetLogoType(v)
+	return _u
+}
+
+// SetNillableLogoType sets the "logo_type" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableLogoType(v *string) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetLogoType(*v)
+	}
+	return _u
+}
+
 // SetAutoRefundOverpaid sets the "auto_refund_overpaid" field.
 func (_u *ProjectUpdateOne) SetAutoRefundOverpaid(v bool) *ProjectUpdateOne {
 	_u.mutation.SetAutoRefundOverpaid(v)
@@ -644,6 +868,11 @@ func (_u *ProjectUpdateOne) check() error {
 	if v, ok := _u.mutation.LatePayments(); ok {
 		if err := project.LatePaymentsValidator(v); err != nil {
 			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.RateBurst(); ok {
+		if err := project.RateBurstValidator(v); err != nil {
+			return &ValidationError{Name: "rate_burst", err: fmt.Errorf(`db: validator failed for field "Project.rate_burst": %w`, err)}
 		}
 	}
 	return nil
@@ -736,6 +965,33 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.LatePayments(); ok {
 		_spec.SetField(project.FieldLatePayments, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.RateLimit(); ok {
+		_spec.SetField(project.FieldRateLimit, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedRateLimit(); ok {
+		_spec.AddField(project.FieldRateLimit, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.RateBurst(); ok {
+		_spec.SetField(project.FieldRateBurst, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRateBurst(); ok {
+		_spec.AddField(project.FieldRateBurst, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BrandColor(); ok {
+		_spec.SetField(project.FieldBrandColor, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.SupportContact(); ok {
+		_spec.SetField(project.FieldSupportContact, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Logo(); ok {
+		_spec.SetField(project.FieldLogo, field.TypeBytes, value)
+	}
+	if _u.mutation.LogoCleared() {
+		_spec.ClearField(project.FieldLogo, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.LogoType(); ok {
+		_spec.SetField(project.FieldLogoType, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)

@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	"github.com/payhook/payhook/ent/db/forward"
+	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/ent/db/ledgerentry"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -21,7 +22,9 @@ import (
 	"github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
+	"github.com/payhook/payhook/ent/db/pricequote"
 	"github.com/payhook/payhook/ent/db/project"
+	"github.com/payhook/payhook/ent/db/ratebucket"
 	"github.com/payhook/payhook/ent/db/refund"
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
@@ -73,6 +76,10 @@ func init() {
 	apikeyDescOperator := apikeyFields[6].Descriptor()
 	// apikey.DefaultOperator holds the default value on creation for the operator field.
 	apikey.DefaultOperator = apikeyDescOperator.Default.(bool)
+	// apikeyDescScopes is the schema descriptor for scopes field.
+	apikeyDescScopes := apikeyFields[7].Descriptor()
+	// apikey.DefaultScopes holds the default value on creation for the scopes field.
+	apikey.DefaultScopes = apikeyDescScopes.Default.([]string)
 	addressMixin := schema.Address{}.Mixin()
 	addressMixinFields0 := addressMixin[0].Fields()
 	_ = addressMixinFields0
@@ -329,6 +336,49 @@ func init() {
 	forwardDescHeld := forwardFields[10].Descriptor()
 	// forward.DefaultHeld holds the default value on creation for the held field.
 	forward.DefaultHeld = forwardDescHeld.Default.(bool)
+	idempotencykeyMixin := schema.IdempotencyKey{}.Mixin()
+	idempotencykeyMixinFields0 := idempotencykeyMixin[0].Fields()
+	_ = idempotencykeyMixinFields0
+	idempotencykeyFields := schema.IdempotencyKey{}.Fields()
+	_ = idempotencykeyFields
+	// idempotencykeyDescCreatedAt is the schema descriptor for created_at field.
+	idempotencykeyDescCreatedAt := idempotencykeyMixinFields0[0].Descriptor()
+	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
+	// idempotencykeyDescKey is the schema descriptor for key field.
+	idempotencykeyDescKey := idempotencykeyFields[2].Descriptor()
+	// idempotencykey.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	idempotencykey.KeyValidator = func() func(string) error {
+		validators := idempotencykeyDescKey.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(key string) error {
+			for _, fn := range fns {
+				if err := fn(key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// idempotencykeyDescMethod is the schema descriptor for method field.
+	idempotencykeyDescMethod := idempotencykeyFields[3].Descriptor()
+	// idempotencykey.MethodValidator is a validator for the "method" field. It is called by the builders before save.
+	idempotencykey.MethodValidator = idempotencykeyDescMethod.Validators[0].(func(string) error)
+	// idempotencykeyDescRequestHash is the schema descriptor for request_hash field.
+	idempotencykeyDescRequestHash := idempotencykeyFields[4].Descriptor()
+	// idempotencykey.RequestHashValidator is a validator for the "request_hash" field. It is called by the builders before save.
+	idempotencykey.RequestHashValidator = idempotencykeyDescRequestHash.Validators[0].(func(string) error)
+	// idempotencykeyDescStatus is the schema descriptor for status field.
+	idempotencykeyDescStatus := idempotencykeyFields[5].Descriptor()
+	// idempotencykey.DefaultStatus holds the default value on creation for the status field.
+	idempotencykey.DefaultStatus = idempotencykeyDescStatus.Default.(int)
+	// idempotencykeyDescContentType is the schema descriptor for content_type field.
+	idempotencykeyDescContentType := idempotencykeyFields[7].Descriptor()
+	// idempotencykey.DefaultContentType holds the default value on creation for the content_type field.
+	idempotencykey.DefaultContentType = idempotencykeyDescContentType.Default.(string)
 	invoiceMixin := schema.Invoice{}.Mixin()
 	invoiceMixinFields0 := invoiceMixin[0].Fields()
 	_ = invoiceMixinFields0
@@ -650,6 +700,20 @@ func init() {
 	payoutrequestDescAddress := payoutrequestFields[4].Descriptor()
 	// payoutrequest.AddressValidator is a validator for the "address" field. It is called by the builders before save.
 	payoutrequest.AddressValidator = payoutrequestDescAddress.Validators[0].(func(string) error)
+	pricequoteFields := schema.PriceQuote{}.Fields()
+	_ = pricequoteFields
+	// pricequoteDescCoin is the schema descriptor for coin field.
+	pricequoteDescCoin := pricequoteFields[1].Descriptor()
+	// pricequote.CoinValidator is a validator for the "coin" field. It is called by the builders before save.
+	pricequote.CoinValidator = pricequoteDescCoin.Validators[0].(func(string) error)
+	// pricequoteDescCurrency is the schema descriptor for currency field.
+	pricequoteDescCurrency := pricequoteFields[2].Descriptor()
+	// pricequote.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	pricequote.CurrencyValidator = pricequoteDescCurrency.Validators[0].(func(string) error)
+	// pricequoteDescSources is the schema descriptor for sources field.
+	pricequoteDescSources := pricequoteFields[4].Descriptor()
+	// pricequote.DefaultSources holds the default value on creation for the sources field.
+	pricequote.DefaultSources = pricequoteDescSources.Default.([]string)
 	projectMixin := schema.Project{}.Mixin()
 	projectMixinFields0 := projectMixin[0].Fields()
 	_ = projectMixinFields0
@@ -707,10 +771,38 @@ func init() {
 	projectDescUnderpaidTolerance := projectFields[12].Descriptor()
 	// project.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
 	project.DefaultUnderpaidTolerance = projectDescUnderpaidTolerance.Default.(decimal.Decimal)
+	// projectDescRateLimit is the schema descriptor for rate_limit field.
+	projectDescRateLimit := projectFields[14].Descriptor()
+	// project.DefaultRateLimit holds the default value on creation for the rate_limit field.
+	project.DefaultRateLimit = projectDescRateLimit.Default.(float64)
+	// projectDescRateBurst is the schema descriptor for rate_burst field.
+	projectDescRateBurst := projectFields[15].Descriptor()
+	// project.DefaultRateBurst holds the default value on creation for the rate_burst field.
+	project.DefaultRateBurst = projectDescRateBurst.Default.(int)
+	// project.RateBurstValidator is a validator for the "rate_burst" field. It is called by the builders before save.
+	project.RateBurstValidator = projectDescRateBurst.Validators[0].(func(int) error)
+	// projectDescBrandColor is the schema descriptor for brand_color field.
+	projectDescBrandColor := projectFields[16].Descriptor()
+	// project.DefaultBrandColor holds the default value on creation for the brand_color field.
+	project.DefaultBrandColor = projectDescBrandColor.Default.(string)
+	// projectDescSupportContact is the schema descriptor for support_contact field.
+	projectDescSupportContact := projectFields[17].Descriptor()
+	// project.DefaultSupportContact holds the default value on creation for the support_contact field.
+	project.DefaultSupportContact = projectDescSupportContact.Default.(string)
+	// projectDescLogoType is the schema descriptor for logo_type field.
+	projectDescLogoType := projectFields[19].Descriptor()
+	// project.DefaultLogoType holds the default value on creation for the logo_type field.
+	project.DefaultLogoType = projectDescLogoType.Default.(string)
 	// projectDescAutoRefundOverpaid is the schema descriptor for auto_refund_overpaid field.
-	projectDescAutoRefundOverpaid := projectFields[14].Descriptor()
+	projectDescAutoRefundOverpaid := projectFields[20].Descriptor()
 	// project.DefaultAutoRefundOverpaid holds the default value on creation for the auto_refund_overpaid field.
 	project.DefaultAutoRefundOverpaid = projectDescAutoRefundOverpaid.Default.(bool)
+	ratebucketFields := schema.RateBucket{}.Fields()
+	_ = ratebucketFields
+	// ratebucketDescKey is the schema descriptor for key field.
+	ratebucketDescKey := ratebucketFields[1].Descriptor()
+	// ratebucket.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	ratebucket.KeyValidator = ratebucketDescKey.Validators[0].(func(string) error)
 	refundMixin := schema.Refund{}.Mixin()
 	refundMixinFields0 := refundMixin[0].Fields()
 	_ = refundMixinFields0
@@ -779,6 +871,10 @@ func init() {
 	signingkeyDescActive := signingkeyFields[4].Descriptor()
 	// signingkey.DefaultActive holds the default value on creation for the active field.
 	signingkey.DefaultActive = signingkeyDescActive.Default.(bool)
+	// signingkeyDescProjectID is the schema descriptor for project_id field.
+	signingkeyDescProjectID := signingkeyFields[5].Descriptor()
+	// signingkey.DefaultProjectID holds the default value on creation for the project_id field.
+	signingkey.DefaultProjectID = signingkeyDescProjectID.Default.(int64)
 	subscriptionMixin := schema.Subscription{}.Mixin()
 	subscriptionMixinFields0 := subscriptionMixin[0].Fields()
 	_ = subscriptionMixinFields0

@@ -26,8 +26,12 @@ type SigningKey struct {
 	// PEM-encoded public key, published to merchants.
 	PublicPem string `json:"public_pem,omitempty"`
 	// Active holds the value of the "active" field.
-	Active       bool `json:"active,omitempty"`
-	selectValues sql.SelectValues
+	Active bool `json:"active,omitempty"`
+	// The project whose callbacks the key signs; 0 is the server's key.
+	ProjectID int64 `json:"project_id,omitempty"`
+	// For a key replaced by a rotation: until when its public half is still published beside the new one.
+	PreviousUntil *time.Time `json:"previous_until,omitempty"`
+	selectValues  sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -37,11 +41,11 @@ func (*SigningKey) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case signingkey.FieldActive:
 			values[i] = new(sql.NullBool)
-		case signingkey.FieldID:
+		case signingkey.FieldID, signingkey.FieldProjectID:
 			values[i] = new(sql.NullInt64)
 		case signingkey.FieldAlgorithm, signingkey.FieldPrivatePem, signingkey.FieldPublicPem:
 			values[i] = new(sql.NullString)
-		case signingkey.FieldCreatedAt:
+		case signingkey.FieldCreatedAt, signingkey.FieldPreviousUntil:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -94,6 +98,19 @@ func (_m *SigningKey) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Active = value.Bool
 			}
+		case signingkey.FieldProjectID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field project_id", values[i])
+			} else if value.Valid {
+				_m.ProjectID = value.Int64
+			}
+		case signingkey.FieldPreviousUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field previous_until", values[i])
+			} else if value.Valid {
+				_m.PreviousUntil = new(time.Time)
+				*_m.PreviousUntil = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -143,6 +160,14 @@ func (_m *SigningKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("active=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Active))
+	builder.WriteString(", ")
+	builder.WriteString("project_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ProjectID))
+	builder.WriteString(", ")
+	if v := _m.PreviousUntil; v != nil {
+		builder.WriteString("previous_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -68,6 +68,34 @@ func (_c *SigningKeyCreate) SetNillableActive(v *bool) *SigningKeyCreate {
 	return _c
 }
 
+// SetProjectID sets the "project_id" field.
+func (_c *SigningKeyCreate) SetProjectID(v int64) *SigningKeyCreate {
+	_c.mutation.SetProjectID(v)
+	return _c
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_c *SigningKeyCreate) SetNillableProjectID(v *int64) *SigningKeyCreate {
+	if v != nil {
+		_c.SetProjectID(*v)
+	}
+	return _c
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (_c *SigningKeyCreate) SetPreviousUntil(v time.Time) *SigningKeyCreate {
+	_c.mutation.SetPreviousUntil(v)
+	return _c
+}
+
+// SetNillablePreviousUntil sets the "previous_until" field if the given value is not nil.
+func (_c *SigningKeyCreate) SetNillablePreviousUntil(v *time.Time) *SigningKeyCreate {
+	if v != nil {
+		_c.SetPreviousUntil(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *SigningKeyCreate) SetID(v int64) *SigningKeyCreate {
 	_c.mutation.SetID(v)
@@ -117,6 +145,10 @@ func (_c *SigningKeyCreate) defaults() {
 		v := signingkey.DefaultActive
 		_c.mutation.SetActive(v)
 	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		v := signingkey.DefaultProjectID
+		_c.mutation.SetProjectID(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -150,6 +182,9 @@ func (_c *SigningKeyCreate) check() error {
 	}
 	if _, ok := _c.mutation.Active(); !ok {
 		return &ValidationError{Name: "active", err: errors.New(`db: missing required field "SigningKey.active"`)}
+	}
+	if _, ok := _c.mutation.ProjectID(); !ok {
+		return &ValidationError{Name: "project_id", err: errors.New(`db: missing required field "SigningKey.project_id"`)}
 	}
 	return nil
 }
@@ -203,6 +238,14 @@ func (_c *SigningKeyCreate) createSpec() (*SigningKey, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Active(); ok {
 		_spec.SetField(signingkey.FieldActive, field.TypeBool, value)
 		_node.Active = value
+	}
+	if value, ok := _c.mutation.ProjectID(); ok {
+		_spec.SetField(signingkey.FieldProjectID, field.TypeInt64, value)
+		_node.ProjectID = value
+	}
+	if value, ok := _c.mutation.PreviousUntil(); ok {
+		_spec.SetField(signingkey.FieldPreviousUntil, field.TypeTime, value)
+		_node.PreviousUntil = &value
 	}
 	return _node, _spec
 }
@@ -301,6 +344,42 @@ func (u *SigningKeyUpsert) SetActive(v bool) *SigningKeyUpsert {
 // UpdateActive sets the "active" field to the value that was provided on create.
 func (u *SigningKeyUpsert) UpdateActive() *SigningKeyUpsert {
 	u.SetExcluded(signingkey.FieldActive)
+	return u
+}
+
+// SetProjectID sets the "project_id" field.
+func (u *SigningKeyUpsert) SetProjectID(v int64) *SigningKeyUpsert {
+	u.Set(signingkey.FieldProjectID, v)
+	return u
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *SigningKeyUpsert) UpdateProjectID() *SigningKeyUpsert {
+	u.SetExcluded(signingkey.FieldProjectID)
+	return u
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *SigningKeyUpsert) AddProjectID(v int64) *SigningKeyUpsert {
+	u.Add(signingkey.FieldProjectID, v)
+	return u
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (u *SigningKeyUpsert) SetPreviousUntil(v time.Time) *SigningKeyUpsert {
+	u.Set(signingkey.FieldPreviousUntil, v)
+	return u
+}
+
+// UpdatePreviousUntil sets the "previous_until" field to the value that was provided on create.
+func (u *SigningKeyUpsert) UpdatePreviousUntil() *SigningKeyUpsert {
+	u.SetExcluded(signingkey.FieldPreviousUntil)
+	return u
+}
+
+// ClearPreviousUntil clears the value of the "previous_until" field.
+func (u *SigningKeyUpsert) ClearPreviousUntil() *SigningKeyUpsert {
+	u.SetNull(signingkey.FieldPreviousUntil)
 	return u
 }
 
@@ -408,6 +487,48 @@ func (u *SigningKeyUpsertOne) SetActive(v bool) *SigningKeyUpsertOne {
 func (u *SigningKeyUpsertOne) UpdateActive() *SigningKeyUpsertOne {
 	return u.Update(func(s *SigningKeyUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetProjectID sets the "project_id" field.
+func (u *SigningKeyUpsertOne) SetProjectID(v int64) *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetProjectID(v)
+	})
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *SigningKeyUpsertOne) AddProjectID(v int64) *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.AddProjectID(v)
+	})
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *SigningKeyUpsertOne) UpdateProjectID() *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdateProjectID()
+	})
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (u *SigningKeyUpsertOne) SetPreviousUntil(v time.Time) *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetPreviousUntil(v)
+	})
+}
+
+// UpdatePreviousUntil sets the "previous_until" field to the value that was provided on create.
+func (u *SigningKeyUpsertOne) UpdatePreviousUntil() *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdatePreviousUntil()
+	})
+}
+
+// ClearPreviousUntil clears the value of the "previous_until" field.
+func (u *SigningKeyUpsertOne) ClearPreviousUntil() *SigningKeyUpsertOne {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.ClearPreviousUntil()
 	})
 }
 
@@ -681,6 +802,48 @@ func (u *SigningKeyUpsertBulk) SetActive(v bool) *SigningKeyUpsertBulk {
 func (u *SigningKeyUpsertBulk) UpdateActive() *SigningKeyUpsertBulk {
 	return u.Update(func(s *SigningKeyUpsert) {
 		s.UpdateActive()
+	})
+}
+
+// SetProjectID sets the "project_id" field.
+func (u *SigningKeyUpsertBulk) SetProjectID(v int64) *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetProjectID(v)
+	})
+}
+
+// AddProjectID adds v to the "project_id" field.
+func (u *SigningKeyUpsertBulk) AddProjectID(v int64) *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.AddProjectID(v)
+	})
+}
+
+// UpdateProjectID sets the "project_id" field to the value that was provided on create.
+func (u *SigningKeyUpsertBulk) UpdateProjectID() *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdateProjectID()
+	})
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (u *SigningKeyUpsertBulk) SetPreviousUntil(v time.Time) *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.SetPreviousUntil(v)
+	})
+}
+
+// UpdatePreviousUntil sets the "previous_until" field to the value that was provided on create.
+func (u *SigningKeyUpsertBulk) UpdatePreviousUntil() *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.UpdatePreviousUntil()
+	})
+}
+
+// ClearPreviousUntil clears the value of the "previous_until" field.
+func (u *SigningKeyUpsertBulk) ClearPreviousUntil() *SigningKeyUpsertBulk {
+	return u.Update(func(s *SigningKeyUpsert) {
+		s.ClearPreviousUntil()
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -81,6 +82,47 @@ func (_u *SigningKeyUpdate) SetNillableActive(v *bool) *SigningKeyUpdate {
 	if v != nil {
 		_u.SetActive(*v)
 	}
+	return _u
+}
+
+// SetProjectID sets the "project_id" field.
+func (_u *SigningKeyUpdate) SetProjectID(v int64) *SigningKeyUpdate {
+	_u.mutation.ResetProjectID()
+	_u.mutation.SetProjectID(v)
+	return _u
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_u *SigningKeyUpdate) SetNillableProjectID(v *int64) *SigningKeyUpdate {
+	if v != nil {
+		_u.SetProjectID(*v)
+	}
+	return _u
+}
+
+// AddProjectID adds value to the "project_id" field.
+func (_u *SigningKeyUpdate) AddProjectID(v int64) *SigningKeyUpdate {
+	_u.mutation.AddProjectID(v)
+	return _u
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (_u *SigningKeyUpdate) SetPreviousUntil(v time.Time) *SigningKeyUpdate {
+	_u.mutation.SetPreviousUntil(v)
+	return _u
+}
+
+// SetNillablePreviousUntil sets the "previous_until" field if the given value is not nil.
+func (_u *SigningKeyUpdate) SetNillablePreviousUntil(v *time.Time) *SigningKeyUpdate {
+	if v != nil {
+		_u.SetPreviousUntil(*v)
+	}
+	return _u
+}
+
+// ClearPreviousUntil clears the value of the "previous_until" field.
+func (_u *SigningKeyUpdate) ClearPreviousUntil() *SigningKeyUpdate {
+	_u.mutation.ClearPreviousUntil()
 	return _u
 }
 
@@ -166,6 +208,18 @@ func (_u *SigningKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(signingkey.FieldActive, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.ProjectID(); ok {
+		_spec.SetField(signingkey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedProjectID(); ok {
+		_spec.AddField(signingkey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PreviousUntil(); ok {
+		_spec.SetField(signingkey.FieldPreviousUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousUntilCleared() {
+		_spec.ClearField(signingkey.FieldPreviousUntil, field.TypeTime)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -241,6 +295,47 @@ func (_u *SigningKeyUpdateOne) SetNillableActive(v *bool) *SigningKeyUpdateOne {
 	if v != nil {
 		_u.SetActive(*v)
 	}
+	return _u
+}
+
+// SetProjectID sets the "project_id" field.
+func (_u *SigningKeyUpdateOne) SetProjectID(v int64) *SigningKeyUpdateOne {
+	_u.mutation.ResetProjectID()
+	_u.mutation.SetProjectID(v)
+	return _u
+}
+
+// SetNillableProjectID sets the "project_id" field if the given value is not nil.
+func (_u *SigningKeyUpdateOne) SetNillableProjectID(v *int64) *SigningKeyUpdateOne {
+	if v != nil {
+		_u.SetProjectID(*v)
+	}
+	return _u
+}
+
+// AddProjectID adds value to the "project_id" field.
+func (_u *SigningKeyUpdateOne) AddProjectID(v int64) *SigningKeyUpdateOne {
+	_u.mutation.AddProjectID(v)
+	return _u
+}
+
+// SetPreviousUntil sets the "previous_until" field.
+func (_u *SigningKeyUpdateOne) SetPreviousUntil(v time.Time) *SigningKeyUpdateOne {
+	_u.mutation.SetPreviousUntil(v)
+	return _u
+}
+
+// SetNillablePreviousUntil sets the "previous_until" field if the given value is not nil.
+func (_u *SigningKeyUpdateOne) SetNillablePreviousUntil(v *time.Time) *SigningKeyUpdateOne {
+	if v != nil {
+		_u.SetPreviousUntil(*v)
+	}
+	return _u
+}
+
+// ClearPreviousUntil clears the value of the "previous_until" field.
+func (_u *SigningKeyUpdateOne) ClearPreviousUntil() *SigningKeyUpdateOne {
+	_u.mutation.ClearPreviousUntil()
 	return _u
 }
 
@@ -355,6 +450,18 @@ func (_u *SigningKeyUpdateOne) sqlSave(ctx context.Context) (_node *SigningKey, 
 	}
 	if value, ok := _u.mutation.Active(); ok {
 		_spec.SetField(signingkey.FieldActive, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.ProjectID(); ok {
+		_spec.SetField(signingkey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedProjectID(); ok {
+		_spec.AddField(signingkey.FieldProjectID, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.PreviousUntil(); ok {
+		_spec.SetField(signingkey.FieldPreviousUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PreviousUntilCleared() {
+		_spec.ClearField(signingkey.FieldPreviousUntil, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &SigningKey{config: _u.config}

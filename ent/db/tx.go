@@ -32,6 +32,8 @@ type Tx struct {
 	DeliveryEvent *DeliveryEventClient
 	// Forward is the client for interacting with the Forward builders.
 	Forward *ForwardClient
+	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
+	IdempotencyKey *IdempotencyKeyClient
 	// Invoice is the client for interacting with the Invoice builders.
 	Invoice *InvoiceClient
 	// LedgerEntry is the client for interacting with the LedgerEntry builders.
@@ -46,8 +48,12 @@ type Tx struct {
 	Payout *PayoutClient
 	// PayoutRequest is the client for interacting with the PayoutRequest builders.
 	PayoutRequest *PayoutRequestClient
+	// PriceQuote is the client for interacting with the PriceQuote builders.
+	PriceQuote *PriceQuoteClient
 	// Project is the client for interacting with the Project builders.
 	Project *ProjectClient
+	// RateBucket is the client for interacting with the RateBucket builders.
+	RateBucket *RateBucketClient
 	// Refund is the client for interacting with the Refund builders.
 	Refund *RefundClient
 	// SigningKey is the client for interacting with the SigningKey builders.
@@ -196,6 +202,7 @@ func (tx *Tx) init() {
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)
+	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)
 	tx.LedgerEntry = NewLedgerEntryClient(tx.config)
 	tx.Notification = NewNotificationClient(tx.config)
@@ -203,7 +210,9 @@ func (tx *Tx) init() {
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.Payout = NewPayoutClient(tx.config)
 	tx.PayoutRequest = NewPayoutRequestClient(tx.config)
+	tx.PriceQuote = NewPriceQuoteClient(tx.config)
 	tx.Project = NewProjectClient(tx.config)
+	tx.RateBucket = NewRateBucketClient(tx.config)
 	tx.Refund = NewRefundClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Subscription = NewSubscriptionClient(tx.config)

@@ -30,10 +30,30 @@ func (APIKey) Fields() []ent.Field {
 			Comment("The project the key acts for (the column default only serves the migration that added it)."),
 		field.Bool("operator").Default(false).Immutable().
 			Comment("An operator's key: it alone may call the operator API (held funds, and later projects)."),
+		field.JSON("scopes", []string{}).Default(append([]string(nil), AllScopes...)).
+			Annotations(entsql.Default(`["read", "create", "payouts", "management"]`)).
+			Comment("What the key may do (read, create, payouts, management); a call outside them is refused with 403 naming the scope it lacks."),
 		field.Time("last_used_at").Optional().Nillable().
 			Comment("When the key last authenticated a request, to the minute (written at most once a minute per key)."),
 	}
 }
+
+// The scopes of a key. A key made before scopes existed has all of them.
+const (
+	// ScopeRead reads: lists, status, logs, estimates.
+	ScopeRead = "read"
+	// ScopeCreate creates payments: addresses, checkouts, deposits,
+	// subscriptions, custom payments.
+	ScopeCreate = "create"
+	// ScopePayouts moves money out: payouts, refunds, wrong-asset releases.
+	ScopePayouts = "payouts"
+	// ScopeManagement changes the project: settings, wallets, secrets,
+	// keys, test notifications.
+	ScopeManagement = "management"
+)
+
+// AllScopes lists every scope, in the order they are documented.
+var AllScopes = []string{ScopeRead, ScopeCreate, ScopePayouts, ScopeManagement}
 
 // Edges of the APIKey.
 func (APIKey) Edges() []ent.Edge {

@@ -46,6 +46,18 @@ func (Project) Fields() []ent.Field {
 			Comment("Percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout copies it unless its request names its own."),
 		field.Enum("late_payments").Values(LateCredit, LateRefund).Default(LateCredit).
 			Comment("What becomes of a payment detected after its checkout expired: credit (forwarded as any other) or refund (credited, notified, held for a refund); a checkout copies it unless its request names its own."),
+		field.Float("rate_limit").Default(0).
+			Comment("Requests per second each of the project's keys may make; 0 takes the server's --key-rate."),
+		field.Int("rate_burst").Default(0).NonNegative().
+			Comment("Requests each of the project's keys may make at once; 0 takes the server's --key-burst."),
+		field.String("brand_color").Default("").
+			Comment("The hosted pages' accent colour (#rrggbb); empty is payhook's."),
+		field.String("support_contact").Default("").
+			Comment("An email address or https URL the hosted pages show payers for help; empty shows none."),
+		field.Bytes("logo").Optional().Nillable().
+			Comment("The project's logo as uploaded (PNG, JPEG or SVG, size-checked), served by payhook on its hosted pages."),
+		field.String("logo_type").Default("").
+			Comment("The logo's media type; empty when there is no logo."),
 		field.Bool("auto_refund_overpaid").Default(false).
 			Comment("A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant)."),
 	}

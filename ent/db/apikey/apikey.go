@@ -28,6 +28,8 @@ const (
 	FieldProjectID = "project_id"
 	// FieldOperator holds the string denoting the operator field in the database.
 	FieldOperator = "operator"
+	// FieldScopes holds the string denoting the scopes field in the database.
+	FieldScopes = "scopes"
 	// FieldLastUsedAt holds the string denoting the last_used_at field in the database.
 	FieldLastUsedAt = "last_used_at"
 	// EdgeAddresses holds the string denoting the addresses edge name in mutations.
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldRevokedAt,
 	FieldProjectID,
 	FieldOperator,
+	FieldScopes,
 	FieldLastUsedAt,
 }
 
@@ -86,6 +89,8 @@ var (
 	HashValidator func(string) error
 	// DefaultOperator holds the default value on creation for the "operator" field.
 	DefaultOperator bool
+	// DefaultScopes holds the default value on creation for the "scopes" field.
+	DefaultScopes []string
 )
 
 // OrderOption defines the ordering options for the APIKey queries.

@@ -117,6 +117,18 @@ func (f ForwardFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ForwardMutation", m)
 }
 
+// The IdempotencyKeyFunc type is an adapter to allow the use of ordinary
+// function as IdempotencyKey mutator.
+type IdempotencyKeyFunc func(context.Context, *db.IdempotencyKeyMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f IdempotencyKeyFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.IdempotencyKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.IdempotencyKeyMutation", m)
+}
+
 // The InvoiceFunc type is an adapter to allow the use of ordinary
 // function as Invoice mutator.
 type InvoiceFunc func(context.Context, *db.InvoiceMutation) (db.Value, error)
@@ -201,6 +213,18 @@ func (f PayoutRequestFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PayoutRequestMutation", m)
 }
 
+// The PriceQuoteFunc type is an adapter to allow the use of ordinary
+// function as PriceQuote mutator.
+type PriceQuoteFunc func(context.Context, *db.PriceQuoteMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PriceQuoteFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.PriceQuoteMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.PriceQuoteMutation", m)
+}
+
 // The ProjectFunc type is an adapter to allow the use of ordinary
 // function as Project mutator.
 type ProjectFunc func(context.Context, *db.ProjectMutation) (db.Value, error)
@@ -211,6 +235,18 @@ func (f ProjectFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ProjectMutation", m)
+}
+
+// The RateBucketFunc type is an adapter to allow the use of ordinary
+// function as RateBucket mutator.
+type RateBucketFunc func(context.Context, *db.RateBucketMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f RateBucketFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.RateBucketMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.RateBucketMutation", m)
 }
 
 // The RefundFunc type is an adapter to allow the use of ordinary

@@ -19,6 +19,7 @@ var (
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
 		{Name: "project_id", Type: field.TypeInt64, Default: "0"},
 		{Name: "operator", Type: field.TypeBool, Default: false},
+		{Name: "scopes", Type: field.TypeJSON, Default: "[\"read\", \"create\", \"payouts\", \"management\"]"},
 		{Name: "last_used_at", Type: field.TypeTime, Nullable: true},
 	}
 	// APIKeysTable holds the schema information for the "api_keys" table.
@@ -284,6 +285,36 @@ var (
 				Name:    "forward_outbound_id",
 				Unique:  false,
 				Columns: []*schema.Column{ForwardsColumns[11]},
+			},
+		},
+	}
+	// IdempotencyKeysColumns holds the columns for the "idempotency_keys" table.
+	IdempotencyKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "api_key_id", Type: field.TypeInt64},
+		{Name: "key", Type: field.TypeString, Size: 255},
+		{Name: "method", Type: field.TypeString},
+		{Name: "request_hash", Type: field.TypeString},
+		{Name: "status", Type: field.TypeInt, Default: 0},
+		{Name: "response", Type: field.TypeBytes, Nullable: true},
+		{Name: "content_type", Type: field.TypeString, Default: ""},
+	}
+	// IdempotencyKeysTable holds the schema information for the "idempotency_keys" table.
+	IdempotencyKeysTable = &schema.Table{
+		Name:       "idempotency_keys",
+		Columns:    IdempotencyKeysColumns,
+		PrimaryKey: []*schema.Column{IdempotencyKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "idempotencykey_api_key_id_key",
+				Unique:  true,
+				Columns: []*schema.Column{IdempotencyKeysColumns[2], IdempotencyKeysColumns[3]},
+			},
+			{
+				Name:    "idempotencykey_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[1]},
 			},
 		},
 	}
@@ -621,6 +652,28 @@ var (
 			},
 		},
 	}
+	// PriceQuotesColumns holds the columns for the "price_quotes" table.
+	PriceQuotesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "coin", Type: field.TypeString},
+		{Name: "currency", Type: field.TypeString},
+		{Name: "price", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
+		{Name: "sources", Type: field.TypeJSON},
+		{Name: "fetched_at", Type: field.TypeTime},
+	}
+	// PriceQuotesTable holds the schema information for the "price_quotes" table.
+	PriceQuotesTable = &schema.Table{
+		Name:       "price_quotes",
+		Columns:    PriceQuotesColumns,
+		PrimaryKey: []*schema.Column{PriceQuotesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "pricequote_coin_currency",
+				Unique:  true,
+				Columns: []*schema.Column{PriceQuotesColumns[1], PriceQuotesColumns[2]},
+			},
+		},
+	}
 	// ProjectsColumns holds the columns for the "projects" table.
 	ProjectsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -639,6 +692,12 @@ var (
 		{Name: "payout_notify_post", Type: field.TypeBool, Default: true},
 		{Name: "underpaid_tolerance", Type: field.TypeOther, Default: "0", SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "late_payments", Type: field.TypeEnum, Enums: []string{"credit", "refund"}, Default: "credit"},
+		{Name: "rate_limit", Type: field.TypeFloat64, Default: 0},
+		{Name: "rate_burst", Type: field.TypeInt, Default: 0},
+		{Name: "brand_color", Type: field.TypeString, Default: ""},
+		{Name: "support_contact", Type: field.TypeString, Default: ""},
+		{Name: "logo", Type: field.TypeBytes, Nullable: true},
+		{Name: "logo_type", Type: field.TypeString, Default: ""},
 		{Name: "auto_refund_overpaid", Type: field.TypeBool, Default: false},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
@@ -646,6 +705,19 @@ var (
 		Name:       "projects",
 		Columns:    ProjectsColumns,
 		PrimaryKey: []*schema.Column{ProjectsColumns[0]},
+	}
+	// RateBucketsColumns holds the columns for the "rate_buckets" table.
+	RateBucketsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "key", Type: field.TypeString, Unique: true},
+		{Name: "tokens", Type: field.TypeFloat64},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// RateBucketsTable holds the schema information for the "rate_buckets" table.
+	RateBucketsTable = &schema.Table{
+		Name:       "rate_buckets",
+		Columns:    RateBucketsColumns,
+		PrimaryKey: []*schema.Column{RateBucketsColumns[0]},
 	}
 	// RefundsColumns holds the columns for the "refunds" table.
 	RefundsColumns = []*schema.Column{
@@ -697,12 +769,21 @@ var (
 		{Name: "private_pem", Type: field.TypeString, Size: 2147483647},
 		{Name: "public_pem", Type: field.TypeString, Size: 2147483647},
 		{Name: "active", Type: field.TypeBool, Default: false},
+		{Name: "project_id", Type: field.TypeInt64, Default: 0},
+		{Name: "previous_until", Type: field.TypeTime, Nullable: true},
 	}
 	// SigningKeysTable holds the schema information for the "signing_keys" table.
 	SigningKeysTable = &schema.Table{
 		Name:       "signing_keys",
 		Columns:    SigningKeysColumns,
 		PrimaryKey: []*schema.Column{SigningKeysColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "signingkey_project_id_active",
+				Unique:  false,
+				Columns: []*schema.Column{SigningKeysColumns[6], SigningKeysColumns[5]},
+			},
+		},
 	}
 	// SubscriptionsColumns holds the columns for the "subscriptions" table.
 	SubscriptionsColumns = []*schema.Column{
@@ -783,6 +864,7 @@ var (
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
 		ForwardsTable,
+		IdempotencyKeysTable,
 		InvoicesTable,
 		LedgerEntriesTable,
 		NotificationsTable,
@@ -790,7 +872,9 @@ var (
 		PaymentsTable,
 		PayoutsTable,
 		PayoutRequestsTable,
+		PriceQuotesTable,
 		ProjectsTable,
+		RateBucketsTable,
 		RefundsTable,
 		SigningKeysTable,
 		SubscriptionsTable,

@@ -33,6 +33,9 @@ type DeliveryEvent func(*sql.Selector)
 // Forward is the predicate function for forward builders.
 type Forward func(*sql.Selector)
 
+// IdempotencyKey is the predicate function for idempotencykey builders.
+type IdempotencyKey func(*sql.Selector)
+
 // Invoice is the predicate function for invoice builders.
 type Invoice func(*sql.Selector)
 
@@ -54,8 +57,14 @@ type Payout func(*sql.Selector)
 // PayoutRequest is the predicate function for payoutrequest builders.
 type PayoutRequest func(*sql.Selector)
 
+// PriceQuote is the predicate function for pricequote builders.
+type PriceQuote func(*sql.Selector)
+
 // Project is the predicate function for project builders.
 type Project func(*sql.Selector)
+
+// RateBucket is the predicate function for ratebucket builders.
+type RateBucket func(*sql.Selector)
 
 // Refund is the predicate function for refund builders.
 type Refund func(*sql.Selector)

@@ -46,6 +46,18 @@ const (
 	FieldUnderpaidTolerance = "underpaid_tolerance"
 	// FieldLatePayments holds the string denoting the late_payments field in the database.
 	FieldLatePayments = "late_payments"
+	// FieldRateLimit holds the string denoting the rate_limit field in the database.
+	FieldRateLimit = "rate_limit"
+	// FieldRateBurst holds the string denoting the rate_burst field in the database.
+	FieldRateBurst = "rate_burst"
+	// FieldBrandColor holds the string denoting the brand_color field in the database.
+	FieldBrandColor = "brand_color"
+	// FieldSupportContact holds the string denoting the support_contact field in the database.
+	FieldSupportContact = "support_contact"
+	// FieldLogo holds the string denoting the logo field in the database.
+	FieldLogo = "logo"
+	// FieldLogoType holds the string denoting the logo_type field in the database.
+	FieldLogoType = "logo_type"
 	// FieldAutoRefundOverpaid holds the string denoting the auto_refund_overpaid field in the database.
 	FieldAutoRefundOverpaid = "auto_refund_overpaid"
 	// Table holds the table name of the project in the database.
@@ -70,6 +82,12 @@ var Columns = []string{
 	FieldPayoutNotifyPost,
 	FieldUnderpaidTolerance,
 	FieldLatePayments,
+	FieldRateLimit,
+	FieldRateBurst,
+	FieldBrandColor,
+	FieldSupportContact,
+	FieldLogo,
+	FieldLogoType,
 	FieldAutoRefundOverpaid,
 }
 
@@ -112,6 +130,18 @@ var (
 	DefaultPayoutNotifyPost bool
 	// DefaultUnderpaidTolerance holds the default value on creation for the "underpaid_tolerance" field.
 	DefaultUnderpaidTolerance decimal.Decimal
+	// DefaultRateLimit holds the default value on creation for the "rate_limit" field.
+	DefaultRateLimit float64
+	// DefaultRateBurst holds the default value on creation for the "rate_burst" field.
+	DefaultRateBurst int
+	// RateBurstValidator is a validator for the "rate_burst" field. It is called by the builders before save.
+	RateBurstValidator func(int) error
+	// DefaultBrandColor holds the default value on creation for the "brand_color" field.
+	DefaultBrandColor string
+	// DefaultSupportContact holds the default value on creation for the "support_contact" field.
+	DefaultSupportContact string
+	// DefaultLogoType holds the default value on creation for the "logo_type" field.
+	DefaultLogoType string
 	// DefaultAutoRefundOverpaid holds the default value on creation for the "auto_refund_overpaid" field.
 	DefaultAutoRefundOverpaid bool
 )
@@ -203,6 +233,31 @@ func ByUnderpaidTolerance(opts ...sql.OrderTermOption) OrderOption {
 // ByLatePayments orders the results by the late_payments field.
 func ByLatePayments(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLatePayments, opts...).ToFunc()
+}
+
+// ByRateLimit orders the results by the rate_limit field.
+func ByRateLimit(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRateLimit, opts...).ToFunc()
+}
+
+// ByRateBurst orders the results by the rate_burst field.
+func ByRateBurst(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRateBurst, opts...).ToFunc()
+}
+
+// ByBrandColor orders the results by the brand_color field.
+func ByBrandColor(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBrandColor, opts...).ToFunc()
+}
+
+// BySupportContact orders the results by the support_contact field.
+func BySupportContact(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSupportContact, opts...).ToFunc()
+}
+
+// ByLogoType orders the results by the logo_type field.
+func ByLogoType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLogoType, opts...).ToFunc()
 }
 
 // ByAutoRefundOverpaid orders the results by the auto_refund_overpaid field.

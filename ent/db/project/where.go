@@ -105,6 +105,36 @@ func UnderpaidTolerance(v decimal.Decimal) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldUnderpaidTolerance, v))
 }
 
+// RateLimit applies equality check predicate on the "rate_limit" field. It's identical to RateLimitEQ.
+func RateLimit(v float64) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRateLimit, v))
+}
+
+// RateBurst applies equality check predicate on the "rate_burst" field. It's identical to RateBurstEQ.
+func RateBurst(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRateBurst, v))
+}
+
+// BrandColor applies equality check predicate on the "brand_color" field. It's identical to BrandColorEQ.
+func BrandColor(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldBrandColor, v))
+}
+
+// SupportContact applies equality check predicate on the "support_contact" field. It's identical to SupportContactEQ.
+func SupportContact(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldSupportContact, v))
+}
+
+// Logo applies equality check predicate on the "logo" field. It's identical to LogoEQ.
+func Logo(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldLogo, v))
+}
+
+// LogoType applies equality check predicate on the "logo_type" field. It's identical to LogoTypeEQ.
+func LogoType(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldLogoType, v))
+}
+
 // AutoRefundOverpaid applies equality check predicate on the "auto_refund_overpaid" field. It's identical to AutoRefundOverpaidEQ.
 func AutoRefundOverpaid(v bool) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldAutoRefundOverpaid, v))
@@ -643,6 +673,331 @@ func LatePaymentsIn(vs ...LatePayments) predicate.Project {
 // LatePaymentsNotIn applies the NotIn predicate on the "late_payments" field.
 func LatePaymentsNotIn(vs ...LatePayments) predicate.Project {
 	return predicate.Project(sql.FieldNotIn(FieldLatePayments, vs...))
+}
+
+// RateLimitEQ applies the EQ predicate on the "rate_limit" field.
+func RateLimitEQ(v float64) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRateLimit, v))
+}
+
+// RateLimitNEQ applies the NEQ predicate on the "rate_limit" field.
+func RateLimitNEQ(v float64) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldRateLimit, v))
+}
+
+// RateLimitIn applies the In predicate on the "rate_limit" field.
+func RateLimitIn(vs ...float64) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldRateLimit, vs...))
+}
+
+// RateLimitNotIn applies the NotIn predicate on the "rate_limit" field.
+func RateLimitNotIn(vs ...float64) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldRateLimit, vs...))
+}
+
+// RateLimitGT applies the GT predicate on the "rate_limit" field.
+func RateLimitGT(v float64) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldRateLimit, v))
+}
+
+// RateLimitGTE applies the GTE predicate on the "rate_limit" field.
+func RateLimitGTE(v float64) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldRateLimit, v))
+}
+
+// RateLimitLT applies the LT predicate on the "rate_limit" field.
+func RateLimitLT(v float64) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldRateLimit, v))
+}
+
+// RateLimitLTE applies the LTE predicate on the "rate_limit" field.
+func RateLimitLTE(v float64) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldRateLimit, v))
+}
+
+// RateBurstEQ applies the EQ predicate on the "rate_burst" field.
+func RateBurstEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRateBurst, v))
+}
+
+// RateBurstNEQ applies the NEQ predicate on the "rate_burst" field.
+func RateBurstNEQ(v int) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldRateBurst, v))
+}
+
+// RateBurstIn applies the In predicate on the "rate_burst" field.
+func RateBurstIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldRateBurst, vs...))
+}
+
+// RateBurstNotIn applies the NotIn predicate on the "rate_burst" field.
+func RateBurstNotIn(vs ...int) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldRateBurst, vs...))
+}
+
+// RateBurstGT applies the GT predicate on the "rate_burst" field.
+func RateBurstGT(v int) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldRateBurst, v))
+}
+
+// RateBurstGTE applies the GTE predicate on the "rate_burst" field.
+func RateBurstGTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldRateBurst, v))
+}
+
+// RateBurstLT applies the LT predicate on the "rate_burst" field.
+func RateBurstLT(v int) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldRateBurst, v))
+}
+
+// RateBurstLTE applies the LTE predicate on the "rate_burst" field.
+func RateBurstLTE(v int) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldRateBurst, v))
+}
+
+// BrandColorEQ applies the EQ predicate on the "brand_color" field.
+func BrandColorEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldBrandColor, v))
+}
+
+// BrandColorNEQ applies the NEQ predicate on the "brand_color" field.
+func BrandColorNEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldBrandColor, v))
+}
+
+// BrandColorIn applies the In predicate on the "brand_color" field.
+func BrandColorIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldBrandColor, vs...))
+}
+
+// BrandColorNotIn applies the NotIn predicate on the "brand_color" field.
+func BrandColorNotIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldBrandColor, vs...))
+}
+
+// BrandColorGT applies the GT predicate on the "brand_color" field.
+func BrandColorGT(v string) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldBrandColor, v))
+}
+
+// BrandColorGTE applies the GTE predicate on the "brand_color" field.
+func BrandColorGTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldBrandColor, v))
+}
+
+// BrandColorLT applies the LT predicate on the "brand_color" field.
+func BrandColorLT(v string) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldBrandColor, v))
+}
+
+// BrandColorLTE applies the LTE predicate on the "brand_color" field.
+func BrandColorLTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldBrandColor, v))
+}
+
+// BrandColorContains applies the Contains predicate on the "brand_color" field.
+func BrandColorContains(v string) predicate.Project {
+	return predicate.Project(sql.FieldContains(FieldBrandColor, v))
+}
+
+// BrandColorHasPrefix applies the HasPrefix predicate on the "brand_color" field.
+func BrandColorHasPrefix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasPrefix(FieldBrandColor, v))
+}
+
+// BrandColorHasSuffix applies the HasSuffix predicate on the "brand_color" field.
+func BrandColorHasSuffix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasSuffix(FieldBrandColor, v))
+}
+
+// BrandColorEqualFold applies the EqualFold predicate on the "brand_color" field.
+func BrandColorEqualFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldEqualFold(FieldBrandColor, v))
+}
+
+// BrandColorContainsFold applies the ContainsFold predicate on the "brand_color" field.
+func BrandColorContainsFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldContainsFold(FieldBrandColor, v))
+}
+
+// SupportContactEQ applies the EQ predicate on the "support_contact" field.
+func SupportContactEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldSupportContact, v))
+}
+
+// SupportContactNEQ applies the NEQ predicate on the "support_contact" field.
+func SupportContactNEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldSupportContact, v))
+}
+
+// SupportContactIn applies the In predicate on the "support_contact" field.
+func SupportContactIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldSupportContact, vs...))
+}
+
+// SupportContactNotIn applies the NotIn predicate on the "support_contact" field.
+func SupportContactNotIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldSupportContact, vs...))
+}
+
+// SupportContactGT applies the GT predicate on the "support_contact" field.
+func SupportContactGT(v string) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldSupportContact, v))
+}
+
+// SupportContactGTE applies the GTE predicate on the "support_contact" field.
+func SupportContactGTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldSupportContact, v))
+}
+
+// SupportContactLT applies the LT predicate on the "support_contact" field.
+func SupportContactLT(v string) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldSupportContact, v))
+}
+
+// SupportContactLTE applies the LTE predicate on the "support_contact" field.
+func SupportContactLTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldSupportContact, v))
+}
+
+// SupportContactContains applies the Contains predicate on the "support_contact" field.
+func SupportContactContains(v string) predicate.Project {
+	return predicate.Project(sql.FieldContains(FieldSupportContact, v))
+}
+
+// SupportContactHasPrefix applies the HasPrefix predicate on the "support_contact" field.
+func SupportContactHasPrefix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasPrefix(FieldSupportContact, v))
+}
+
+// SupportContactHasSuffix applies the HasSuffix predicate on the "support_contact" field.
+func SupportContactHasSuffix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasSuffix(FieldSupportContact, v))
+}
+
+// SupportContactEqualFold applies the EqualFold predicate on the "support_contact" field.
+func SupportContactEqualFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldEqualFold(FieldSupportContact, v))
+}
+
+// SupportContactContainsFold applies the ContainsFold predicate on the "support_contact" field.
+func SupportContactContainsFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldContainsFold(FieldSupportContact, v))
+}
+
+// LogoEQ applies the EQ predicate on the "logo" field.
+func LogoEQ(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldLogo, v))
+}
+
+// LogoNEQ applies the NEQ predicate on the "logo" field.
+func LogoNEQ(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldLogo, v))
+}
+
+// LogoIn applies the In predicate on the "logo" field.
+func LogoIn(vs ...[]byte) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldLogo, vs...))
+}
+
+// LogoNotIn applies the NotIn predicate on the "logo" field.
+func LogoNotIn(vs ...[]byte) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldLogo, vs...))
+}
+
+// LogoGT applies the GT predicate on the "logo" field.
+func LogoGT(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldLogo, v))
+}
+
+// LogoGTE applies the GTE predicate on the "logo" field.
+func LogoGTE(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldLogo, v))
+}
+
+// LogoLT applies the LT predicate on the "logo" field.
+func LogoLT(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldLogo, v))
+}
+
+// LogoLTE applies the LTE predicate on the "logo" field.
+func LogoLTE(v []byte) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldLogo, v))
+}
+
+// LogoIsNil applies the IsNil predicate on the "logo" field.
+func LogoIsNil() predicate.Project {
+	return predicate.Project(sql.FieldIsNull(FieldLogo))
+}
+
+// LogoNotNil applies the NotNil predicate on the "logo" field.
+func LogoNotNil() predicate.Project {
+	return predicate.Project(sql.FieldNotNull(FieldLogo))
+}
+
+// LogoTypeEQ applies the EQ predicate on the "logo_type" field.
+func LogoTypeEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldLogoType, v))
+}
+
+// LogoTypeNEQ applies the NEQ predicate on the "logo_type" field.
+func LogoTypeNEQ(v string) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldLogoType, v))
+}
+
+// LogoTypeIn applies the In predicate on the "logo_type" field.
+func LogoTypeIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldIn(FieldLogoType, vs...))
+}
+
+// LogoTypeNotIn applies the NotIn predicate on the "logo_type" field.
+func LogoTypeNotIn(vs ...string) predicate.Project {
+	return predicate.Project(sql.FieldNotIn(FieldLogoType, vs...))
+}
+
+// LogoTypeGT applies the GT predicate on the "logo_type" field.
+func LogoTypeGT(v string) predicate.Project {
+	return predicate.Project(sql.FieldGT(FieldLogoType, v))
+}
+
+// LogoTypeGTE applies the GTE predicate on the "logo_type" field.
+func LogoTypeGTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldGTE(FieldLogoType, v))
+}
+
+// LogoTypeLT applies the LT predicate on the "logo_type" field.
+func LogoTypeLT(v string) predicate.Project {
+	return predicate.Project(sql.FieldLT(FieldLogoType, v))
+}
+
+// LogoTypeLTE applies the LTE predicate on the "logo_type" field.
+func LogoTypeLTE(v string) predicate.Project {
+	return predicate.Project(sql.FieldLTE(FieldLogoType, v))
+}
+
+// LogoTypeContains applies the Contains predicate on the "logo_type" field.
+func LogoTypeContains(v string) predicate.Project {
+	return predicate.Project(sql.FieldContains(FieldLogoType, v))
+}
+
+// LogoTypeHasPrefix applies the HasPrefix predicate on the "logo_type" field.
+func LogoTypeHasPrefix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasPrefix(FieldLogoType, v))
+}
+
+// LogoTypeHasSuffix applies the HasSuffix predicate on the "logo_type" field.
+func LogoTypeHasSuffix(v string) predicate.Project {
+	return predicate.Project(sql.FieldHasSuffix(FieldLogoType, v))
+}
+
+// LogoTypeEqualFold applies the EqualFold predicate on the "logo_type" field.
+func LogoTypeEqualFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldEqualFold(FieldLogoType, v))
+}
+
+// LogoTypeContainsFold applies the ContainsFold predicate on the "logo_type" field.
+func LogoTypeContainsFold(v string) predicate.Project {
+	return predicate.Project(sql.FieldContainsFold(FieldLogoType, v))
 }
 
 // AutoRefundOverpaidEQ applies the EQ predicate on the "auto_refund_overpaid" field.

@@ -23,6 +23,10 @@ const (
 	FieldPublicPem = "public_pem"
 	// FieldActive holds the string denoting the active field in the database.
 	FieldActive = "active"
+	// FieldProjectID holds the string denoting the project_id field in the database.
+	FieldProjectID = "project_id"
+	// FieldPreviousUntil holds the string denoting the previous_until field in the database.
+	FieldPreviousUntil = "previous_until"
 	// Table holds the table name of the signingkey in the database.
 	Table = "signing_keys"
 )
@@ -35,6 +39,8 @@ var Columns = []string{
 	FieldPrivatePem,
 	FieldPublicPem,
 	FieldActive,
+	FieldProjectID,
+	FieldPreviousUntil,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -58,6 +64,8 @@ var (
 	PublicPemValidator func(string) error
 	// DefaultActive holds the default value on creation for the "active" field.
 	DefaultActive bool
+	// DefaultProjectID holds the default value on creation for the "project_id" field.
+	DefaultProjectID int64
 )
 
 // OrderOption defines the ordering options for the SigningKey queries.
@@ -91,4 +99,14 @@ func ByPublicPem(opts ...sql.OrderTermOption) OrderOption {
 // ByActive orders the results by the active field.
 func ByActive(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldActive, opts...).ToFunc()
+}
+
+// ByProjectID orders the results by the project_id field.
+func ByProjectID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldProjectID, opts...).ToFunc()
+}
+
+// ByPreviousUntil orders the results by the previous_until field.
+func ByPreviousUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPreviousUntil, opts...).ToFunc()
 }

@@ -79,6 +79,16 @@ func Active(v bool) predicate.SigningKey {
 	return predicate.SigningKey(sql.FieldEQ(FieldActive, v))
 }
 
+// ProjectID applies equality check predicate on the "project_id" field. It's identical to ProjectIDEQ.
+func ProjectID(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldEQ(FieldProjectID, v))
+}
+
+// PreviousUntil applies equality check predicate on the "previous_until" field. It's identical to PreviousUntilEQ.
+func PreviousUntil(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldEQ(FieldPreviousUntil, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.SigningKey {
 	return predicate.SigningKey(sql.FieldEQ(FieldCreatedAt, v))
@@ -322,6 +332,96 @@ func ActiveEQ(v bool) predicate.SigningKey {
 // ActiveNEQ applies the NEQ predicate on the "active" field.
 func ActiveNEQ(v bool) predicate.SigningKey {
 	return predicate.SigningKey(sql.FieldNEQ(FieldActive, v))
+}
+
+// ProjectIDEQ applies the EQ predicate on the "project_id" field.
+func ProjectIDEQ(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldEQ(FieldProjectID, v))
+}
+
+// ProjectIDNEQ applies the NEQ predicate on the "project_id" field.
+func ProjectIDNEQ(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldNEQ(FieldProjectID, v))
+}
+
+// ProjectIDIn applies the In predicate on the "project_id" field.
+func ProjectIDIn(vs ...int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldIn(FieldProjectID, vs...))
+}
+
+// ProjectIDNotIn applies the NotIn predicate on the "project_id" field.
+func ProjectIDNotIn(vs ...int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldNotIn(FieldProjectID, vs...))
+}
+
+// ProjectIDGT applies the GT predicate on the "project_id" field.
+func ProjectIDGT(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldGT(FieldProjectID, v))
+}
+
+// ProjectIDGTE applies the GTE predicate on the "project_id" field.
+func ProjectIDGTE(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldGTE(FieldProjectID, v))
+}
+
+// ProjectIDLT applies the LT predicate on the "project_id" field.
+func ProjectIDLT(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldLT(FieldProjectID, v))
+}
+
+// ProjectIDLTE applies the LTE predicate on the "project_id" field.
+func ProjectIDLTE(v int64) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldLTE(FieldProjectID, v))
+}
+
+// PreviousUntilEQ applies the EQ predicate on the "previous_until" field.
+func PreviousUntilEQ(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldEQ(FieldPreviousUntil, v))
+}
+
+// PreviousUntilNEQ applies the NEQ predicate on the "previous_until" field.
+func PreviousUntilNEQ(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldNEQ(FieldPreviousUntil, v))
+}
+
+// PreviousUntilIn applies the In predicate on the "previous_until" field.
+func PreviousUntilIn(vs ...time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldIn(FieldPreviousUntil, vs...))
+}
+
+// PreviousUntilNotIn applies the NotIn predicate on the "previous_until" field.
+func PreviousUntilNotIn(vs ...time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldNotIn(FieldPreviousUntil, vs...))
+}
+
+// PreviousUntilGT applies the GT predicate on the "previous_until" field.
+func PreviousUntilGT(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldGT(FieldPreviousUntil, v))
+}
+
+// PreviousUntilGTE applies the GTE predicate on the "previous_until" field.
+func PreviousUntilGTE(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldGTE(FieldPreviousUntil, v))
+}
+
+// PreviousUntilLT applies the LT predicate on the "previous_until" field.
+func PreviousUntilLT(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldLT(FieldPreviousUntil, v))
+}
+
+// PreviousUntilLTE applies the LTE predicate on the "previous_until" field.
+func PreviousUntilLTE(v time.Time) predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldLTE(FieldPreviousUntil, v))
+}
+
+// PreviousUntilIsNil applies the IsNil predicate on the "previous_until" field.
+func PreviousUntilIsNil() predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldIsNull(FieldPreviousUntil))
+}
+
+// PreviousUntilNotNil applies the NotNil predicate on the "previous_until" field.
+func PreviousUntilNotNil() predicate.SigningKey {
+	return predicate.SigningKey(sql.FieldNotNull(FieldPreviousUntil))
 }
 
 // And groups predicates with the AND operator between them.
