@@ -17,6 +17,7 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/outbound"
@@ -153,6 +154,10 @@ type KeysConfig struct {
 	// SigningKeyBits is the size of a generated signing key
 	// (--signing-key-bits).
 	SigningKeyBits int
+	// SecretsKeyFile optionally names the key that seals the secrets kept
+	// in the database (--secrets-key-file: 32 bytes as hex, mode 0600);
+	// when empty the key is derived from the seed.
+	SecretsKeyFile string
 }
 
 // ChainsConfig is the tickers, prices and chain watchers.
@@ -227,7 +232,7 @@ const (
 	// are unauthenticated.
 	DefaultDevHTTPAddr = "127.0.0.1:8080"
 	DefaultDevGRPCAddr = "127.0.0.1:9090"
-	DefaultSeedFile    = "payhook.seed"
+	DefaultSeedFile    = admin.DefaultSeedFile
 	// PricesTable and PricesLive are the values of --prices.
 	PricesTable = "table"
 	PricesLive  = "live"

@@ -7,26 +7,20 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
+
+	"github.com/payhook/payhook/server/admin"
 )
 
 // loadOrCreateSeed reads the hex master seed from path, or creates the file
 // with a fresh 64-byte seed (mode 0600) when it does not exist. created
 // reports the latter, so the caller can tell the operator to back it up.
 func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
-	b, err := os.ReadFile(path)
+	seed, err = admin.ReadSeed(path)
 	if err == nil {
-		seed, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil {
-			return nil, false, fmt.Errorf("--seed-file %s: not hex: %w", path, err)
-		}
-		if len(seed) < 16 || len(seed) > 64 {
-			return nil, false, fmt.Errorf("--seed-file %s: %d bytes, want 16 to 64", path, len(seed))
-		}
 		return seed, false, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, false, fmt.Errorf("--seed-file: %w", err)
+		return nil, false, err
 	}
 	seed = make([]byte, 64)
 	if _, err := rand.Read(seed); err != nil {

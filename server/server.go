@@ -35,6 +35,7 @@ import (
 	"github.com/payhook/payhook/chains/price"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/signer"
@@ -162,6 +163,32 @@ func (s *Server) buildStore(ctx context.Context) error {
 			s.logger.Info("applied migrations", "versions", applied)
 		}
 	}
+	return nil
+}
+
+// sealSecrets gives the database the key that seals its secrets (the
+// --secrets-key-file, else one derived from the seed), seals what an
+// earlier version stored in clear, and gives every project its secret.
+func (s *Server) sealSecrets(ctx context.Context, seed []byte) error {
+	var (
+		box *sealed.Box
+		err error
+	)
+	if f := s.cfg.Keys.SecretsKeyFile; f != "" {
+		box, err = sealed.FromKeyFile(f)
+	} else {
+		box, err = sealed.FromSeed(seed)
+	}
+	if err != nil {
+		return err
+	}
+	s.db.SetSecretsKey(box)
+	if err := s.db.SealSecrets(ctx); err != nil {
+		if errors.Is(err, sealed.ErrOpen) {
+			return fmt.Errorf("%w: the database's secrets were sealed with another key (another seed, or --secrets-key-file given or dropped since)", err)
+		}
+		return err
+	}
 	if err := project.EnsureSecrets(ctx, s.db.Client); err != nil {
 		return fmt.Errorf("projects: %w", err)
 	}
@@ -199,6 +226,9 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 		if created {
 			s.logger.Warn("generated a new address seed: back this file up, it is the only way to recover funds sent to payment addresses", "seed_file", cfg.SeedFile)
 		}
+	}
+	if err := s.sealSecrets(ctx, seed); err != nil {
+		return keys{}, err
 	}
 	deriver, err := chains.NewDeriver(seed, family.All())
 	if err != nil {

@@ -28,7 +28,7 @@ type Project struct {
 	Name string `json:"name,omitempty"`
 	// Fiat currency of the project's invoices unless a request names another (ISO 4217 code).
 	Currency string `json:"currency,omitempty"`
-	// Current IPN secret (whsec_ + base64) that signs every webhook attempt.
+	// Current IPN secret (whsec_ + base64) that signs every webhook attempt, sealed at rest (ent/store); empty only until the server first starts, for a project an admin command made without the secrets key.
 	IpnSecret string `json:"-"`
 	// The secret replaced by the last rotation; it also signs until previous_secret_until.
 	PreviousIpnSecret string `json:"-"`

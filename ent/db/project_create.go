@@ -414,11 +414,6 @@ func (_c *ProjectCreate) check() error {
 	if _, ok := _c.mutation.IpnSecret(); !ok {
 		return &ValidationError{Name: "ipn_secret", err: errors.New(`db: missing required field "Project.ipn_secret"`)}
 	}
-	if v, ok := _c.mutation.IpnSecret(); ok {
-		if err := project.IpnSecretValidator(v); err != nil {
-			return &ValidationError{Name: "ipn_secret", err: fmt.Errorf(`db: validator failed for field "Project.ipn_secret": %w`, err)}
-		}
-	}
 	if _, ok := _c.mutation.PreviousIpnSecret(); !ok {
 		return &ValidationError{Name: "previous_ipn_secret", err: errors.New(`db: missing required field "Project.previous_ipn_secret"`)}
 	}

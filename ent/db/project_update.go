@@ -369,11 +369,6 @@ func (_u *ProjectUpdate) check() error {
 			return &ValidationError{Name: "currency", err: fmt.Errorf(`db: validator failed for field "Project.currency": %w`, err)}
 		}
 	}
-	if v, ok := _u.mutation.IpnSecret(); ok {
-		if err := project.IpnSecretValidator(v); err != nil {
-			return &ValidationError{Name: "ipn_secret", err: fmt.Errorf(`db: validator failed for field "Project.ipn_secret": %w`, err)}
-		}
-	}
 	if v, ok := _u.mutation.LatePayments(); ok {
 		if err := project.LatePaymentsValidator(v); err != nil {
 			return &ValidationError{Name: "late_payments", err: fmt.Errorf(`db: validator failed for field "Project.late_payments": %w`, err)}
@@ -858,11 +853,6 @@ func (_u *ProjectUpdateOne) check() error {
 	if v, ok := _u.mutation.Currency(); ok {
 		if err := project.CurrencyValidator(v); err != nil {
 			return &ValidationError{Name: "currency", err: fmt.Errorf(`db: validator failed for field "Project.currency": %w`, err)}
-		}
-	}
-	if v, ok := _u.mutation.IpnSecret(); ok {
-		if err := project.IpnSecretValidator(v); err != nil {
-			return &ValidationError{Name: "ipn_secret", err: fmt.Errorf(`db: validator failed for field "Project.ipn_secret": %w`, err)}
 		}
 	}
 	if v, ok := _u.mutation.LatePayments(); ok {

@@ -739,10 +739,6 @@ func init() {
 	project.DefaultCurrency = projectDescCurrency.Default.(string)
 	// project.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	project.CurrencyValidator = projectDescCurrency.Validators[0].(func(string) error)
-	// projectDescIpnSecret is the schema descriptor for ipn_secret field.
-	projectDescIpnSecret := projectFields[3].Descriptor()
-	// project.IpnSecretValidator is a validator for the "ipn_secret" field. It is called by the builders before save.
-	project.IpnSecretValidator = projectDescIpnSecret.Validators[0].(func(string) error)
 	// projectDescPreviousIpnSecret is the schema descriptor for previous_ipn_secret field.
 	projectDescPreviousIpnSecret := projectFields[4].Descriptor()
 	// project.DefaultPreviousIpnSecret holds the default value on creation for the previous_ipn_secret field.

@@ -23,8 +23,8 @@ func (Project) Fields() []ent.Field {
 			Comment("Operator-chosen label."),
 		field.String("currency").NotEmpty().Default("USD").
 			Comment("Fiat currency of the project's invoices unless a request names another (ISO 4217 code)."),
-		field.String("ipn_secret").NotEmpty().Sensitive().
-			Comment("Current IPN secret (whsec_ + base64) that signs every webhook attempt."),
+		field.String("ipn_secret").Sensitive().
+			Comment("Current IPN secret (whsec_ + base64) that signs every webhook attempt, sealed at rest (ent/store); empty only until the server first starts, for a project an admin command made without the secrets key."),
 		field.String("previous_ipn_secret").Default("").Sensitive().
 			Comment("The secret replaced by the last rotation; it also signs until previous_secret_until."),
 		field.Time("previous_secret_until").Optional().Nillable().

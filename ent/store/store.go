@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -58,6 +61,8 @@ type DB struct {
 	sqlitePath string
 	// postgresDSN is the PostgreSQL URL; Listen opens its own connection.
 	postgresDSN string
+	// secrets seals the secret columns (SetSecretsKey).
+	secrets *secrets
 }
 
 // Close closes the client and its pool. It is safe to call more than once.
@@ -185,7 +190,9 @@ func OpenPool(ctx context.Context, dsn string, p Pool) (*DB, error) {
 		Client:  entdb.NewClient(entdb.Driver(drv)),
 		SQL:     pool,
 		Dialect: d,
+		secrets: &secrets{},
 	}
+	installSealing(db.Client, db.secrets)
 	if d == SQLite {
 		db.sqlitePath = name
 	} else {
@@ -218,6 +225,9 @@ func sessionDefaults(dsn string) string {
 // openSQLite opens a pool on the SQLite database at path with payhook's
 // pragmas; foreignKeys is false only for the pool that runs migrations.
 func openSQLite(path string, foreignKeys bool) (*sql.DB, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, err
+	}
 	fk := "0"
 	if foreignKeys {
 		fk = "1"
@@ -241,4 +251,22 @@ func openSQLite(path string, foreignKeys bool) (*sql.DB, error) {
 		pool.SetMaxIdleConns(sqliteMaxConns)
 	}
 	return pool, nil
+}
+
+// createPrivate creates the SQLite file at path, empty and readable by its
+// owner alone (0600), when it does not exist, so that SQLite, which keeps
+// the mode of the database file for its journal files, never makes a
+// world-readable database. An existing file is left as it is.
+func createPrivate(path string) error {
+	if path == memoryPath || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create SQLite database %s: %w", path, err)
+	}
+	return f.Close()
 }

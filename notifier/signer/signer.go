@@ -16,6 +16,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/signingkey"
+	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/notifier/payload"
 )
 
@@ -123,6 +124,9 @@ func publicPEM(pub *rsa.PublicKey) (string, error) {
 // LoadRSAKeyFile reads an RSA private key from a PEM file (PKCS#1
 // "RSA PRIVATE KEY" or PKCS#8 "PRIVATE KEY") of at least MinRSABits.
 func LoadRSAKeyFile(path string) (*rsa.PrivateKey, error) {
+	if err := sealed.CheckPrivate(path, "--signing-key-file"); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read signing key: %w", err)

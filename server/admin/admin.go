@@ -28,6 +28,9 @@ func Open(ctx context.Context, dsn string, pool store.Pool) (*store.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	// The server replaces it with its own key; an admin command loads it
+	// from the environment if it touches a secret.
+	db.SetSecretsKeyLoader(secretsKeyFromEnv)
 	return db, nil
 }
 

@@ -114,8 +114,6 @@ var (
 	DefaultCurrency string
 	// CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	CurrencyValidator func(string) error
-	// IpnSecretValidator is a validator for the "ipn_secret" field. It is called by the builders before save.
-	IpnSecretValidator func(string) error
 	// DefaultPreviousIpnSecret holds the default value on creation for the "previous_ipn_secret" field.
 	DefaultPreviousIpnSecret string
 	// DefaultWallets holds the default value on creation for the "wallets" field.

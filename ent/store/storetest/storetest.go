@@ -11,6 +11,7 @@ package storetest
 
 import (
 	"context"
+	"github.com/payhook/payhook/internal/sealed"
 	"testing"
 
 	"github.com/payhook/payhook/ent/store"
@@ -36,6 +37,15 @@ func ForEach(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	}
 }
 
+// SecretsKey seals the secrets of the databases Open returns.
+var SecretsKey = func() *sealed.Box {
+	b, err := sealed.New(make([]byte, sealed.KeySize))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
 // Open returns a migrated database of dialect d that no other test sees. It
 // is closed (and, for PostgreSQL, dropped) by t.Cleanup. It skips the test
 // when d is PostgreSQL and TEST_DATABASE_URL is unset.
@@ -56,6 +66,7 @@ func OpenEmpty(t testing.TB, d store.Dialect) *store.DB {
 	if err != nil {
 		t.Fatalf("storetest: %v", err)
 	}
+	db.SetSecretsKey(SecretsKey)
 	// Registered after DSN's cleanup, so it runs first: close, then drop.
 	t.Cleanup(func() {
 		if err := db.Close(); err != nil {

@@ -163,7 +163,17 @@ func Default(ctx context.Context, db *entdb.Client, now time.Time) (*entdb.Proje
 	if !entdb.IsNotFound(err) {
 		return nil, fmt.Errorf("find default project: %w", err)
 	}
-	if _, err := Create(ctx, db, Params{Name: DefaultName}, now); err != nil {
+	if _, err := Create(ctx, db, Params{Name: DefaultName}, now); errors.Is(err, store.ErrNoSecretsKey) {
+		// An admin command on a database no server has opened yet (the
+		// first `payhook apikey create`) has no secrets key: the project
+		// waits for its secret, which the server gives it when it starts
+		// (EnsureSecrets), as it did for projects of older versions.
+		if _, err := db.Project.Create().SetName(DefaultName).SetCurrency("USD").SetIpnSecret("").
+			SetWallets(map[string][]schema.Destination{}).SetConfirmations(map[string]int32{}).SetTickers([]string{}).
+			SetCreatedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
+			return nil, fmt.Errorf("create default project: %w", err)
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	return db.Project.Query().Where(entproject.Name(DefaultName)).Order(entdb.Asc(entproject.FieldID)).First(ctx)
@@ -203,13 +213,16 @@ func RotateSecret(ctx context.Context, db *entdb.Client, id int64, grace time.Du
 		return "", err
 	}
 	until := now.Add(grace)
-	n, err := db.Project.Update().Where(entproject.ID(id), entproject.IpnSecret(p.IpnSecret)).
+	// The secret is sealed at rest (each sealing differs), so the row's
+	// last change, not the secret, tells whether another request rotated
+	// it meanwhile.
+	n, err := db.Project.Update().Where(entproject.ID(id), entproject.UpdatedAt(p.UpdatedAt)).
 		SetIpnSecret(s).SetPreviousIpnSecret(p.IpnSecret).SetPreviousSecretUntil(until).SetUpdatedAt(now).Save(ctx)
 	if err != nil {
 		return "", fmt.Errorf("rotate secret of project %d: %w", id, err)
 	}
 	if n == 0 {
-		return "", fmt.Errorf("%w: the secret of project %d was rotated by another request; try again", ErrConcurrent, id)
+		return "", fmt.Errorf("%w: project %d was changed by another request while its secret was rotated; try again", ErrConcurrent, id)
 	}
 	return s, nil
 }
