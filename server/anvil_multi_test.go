@@ -55,7 +55,7 @@ func newMultiEnv(t *testing.T, d store.Dialect, anvils []*nodetest.Anvil, nodes 
 		c.Chains.Prices = server.PricesTable // no network beyond the nodes
 		c.Delivery.AllowPrivateEndpoints = []string{e.sink.URL + "/hook"}
 	})
-	pub := e.in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
+	pub := e.in.Get(t, "/pubkey/", nil, e.in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(e.sink.URL+"/pin", "text/plain", strings.NewReader(pub))
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func newDevEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *d
 		c.ManualDelivery = true
 		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
 	}}, mutate...)...)
-	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
+	pub := in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
 	if err != nil {
 		t.Fatal(err)

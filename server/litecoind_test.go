@@ -41,7 +41,7 @@ func newLTCEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *l
 		c.Chains.Prices = server.PricesTable // no network beyond the node
 		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
 	}}, mutate...)...)
-	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
+	pub := in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
 	if err != nil {
 		t.Fatal(err)

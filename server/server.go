@@ -75,12 +75,14 @@ type Server struct {
 	httpLis  net.Listener
 	selfConn *grpc.ClientConn
 	notifier *notifier.Notifier
-	devnet   *devnet.Devnet
-	payouts  *payout.Service
-	payments *payment.Service
-	outbound *outbound.Engine
-	watchers map[string]*payment.Watcher
-	nodes    []node
+	// callbacks are the keys that sign low-level callbacks.
+	callbacks *project.CallbackKeys
+	devnet    *devnet.Devnet
+	payouts   *payout.Service
+	payments  *payment.Service
+	outbound  *outbound.Engine
+	watchers  map[string]*payment.Watcher
+	nodes     []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
 
@@ -115,7 +117,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
 	met.ObserveBuild(cfg.Build)
-	if err := s.buildNotifier(k.signer, met); err != nil {
+	if err := s.buildNotifier(signer.NewRSARing(k.callbacks), met); err != nil {
 		return nil, err
 	}
 	if cfg.Dev {
@@ -200,9 +202,10 @@ func (s *Server) sealSecrets(ctx context.Context, seed []byte) error {
 // fetch.
 type keys struct {
 	deriver *chains.Deriver
-	wallet  *chains.Keys      // signs forwards
-	signer  *signer.RSASigner // signs low-level callbacks
-	pub     string
+	wallet  *chains.Keys // signs forwards
+	// callbacks are the keys that sign low-level callbacks: the server's,
+	// and each project's own.
+	callbacks *project.CallbackKeys
 }
 
 // loadKeys loads (or creates) the address seed and the signing key.
@@ -248,12 +251,11 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 	if err != nil {
 		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
 	}
-	rsaSigner := signer.NewRSASigner(key)
-	pub, err := rsaSigner.PublicKeyPEM()
-	if err != nil {
-		return keys{}, fmt.Errorf("signing key: %w", err)
+	callbacks := &project.CallbackKeys{
+		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
 	}
-	return keys{deriver: deriver, wallet: wallet, signer: rsaSigner, pub: pub}, nil
+	s.callbacks = callbacks
+	return keys{deriver: deriver, wallet: wallet, callbacks: callbacks}, nil
 }
 
 // secretTTL is how long the webhook signer keeps a project's secrets before
@@ -263,7 +265,7 @@ const secretTTL = time.Second
 
 // buildNotifier builds the notifier, signing with sg and observed by
 // met.
-func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
+func (s *Server) buildNotifier(sg signer.StoredSigner, met *metrics.Metrics) error {
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
@@ -398,8 +400,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	cfg := s.cfg.API
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
+	keyResolver := apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger}
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Keys:     keyResolver,
 		Tickers:  addresses,
 		Classify: store.Classify,
 	}, s.logger)
@@ -415,7 +418,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		// every REST request; a direct gRPC client gets the same room.
 		grpc.MaxRecvMsgSize(int(cfg.MaxBodyBytes)+maxHeaderBytes),
 	)
-	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.pub))
+	payhookv1.RegisterAddressServiceServer(s.grpc, rpc.NewAddressServer(addresses, prices, k.callbacks, keyResolver))
 	payhookv1.RegisterDeliveryServiceServer(s.grpc, rpc.NewDeliveryServer(s.notifier.Events, s.notifier.Queue, s.cfg.Now))
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
@@ -617,6 +620,11 @@ func (s *Server) HTTPAddr() string { return dialable(s.httpLis.Addr()) }
 
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
+
+// ForgetCallbackKey makes this instance read project id's callback key
+// anew at its next callback (after a rotation made elsewhere, which every
+// instance otherwise sees within a second).
+func (s *Server) ForgetCallbackKey(id int64) { s.callbacks.Forget(id) }
 
 // Payments is the server's payment service (tests).
 func (s *Server) Payments() *payment.Service { return s.payments }

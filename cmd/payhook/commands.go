@@ -71,6 +71,10 @@ func commands() *command {
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectRotate(ctx, args, e.stdout, e.stderr)
 				}},
+			{name: "rotate-callback-key", synopsis: "--project ID [--grace 72h] [--json]",
+				run: func(ctx context.Context, e *env, args []string) error {
+					return projectRotateCallbackKey(ctx, args, e.stdout, e.stderr)
+				}},
 			{name: "update", synopsis: "--project ID [--payout-notify-url URL [--payout-notify-get]] [--payout-limit TICKER=PER_PAYOUT/PER_DAY]... [--underpaid-tolerance PERCENT] [--late-payments credit|refund]",
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectUpdate(ctx, args, e.stderr)

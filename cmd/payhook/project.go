@@ -111,6 +111,30 @@ func projectRotate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
+func projectRotateCallbackKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project rotate-callback-key", stderr)
+	dsn := dbFlag(fs)
+	id := fs.Int64("project", 0, "the project's id (required)")
+	grace := fs.Duration("grace", admin.DefaultCallbackKeyGrace, "how long /pubkey/ still publishes the old key beside the new one")
+	asJSON := fs.Bool("json", false, `print {"pubkey":".."}`)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	pub, err := admin.RotateCallbackKey(ctx, *dsn, *id, *grace)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{"pubkey": pub})
+	}
+	fmt.Fprint(stdout, pub)
+	fmt.Fprintf(stderr, "new callback signing key of project %d: new callbacks are signed with it at once (running servers within a second); /pubkey/ with the project's API key publishes the old one as previous_pubkey for %s.\n", *id, *grace)
+	return nil
+}
+
 func projectWallet(ctx context.Context, op string, args []string, stderr io.Writer) error {
 	fs := newFlagSet("payhook project wallet "+op, stderr)
 	dsn := dbFlag(fs)

@@ -50,7 +50,7 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	if r.Code != 200 {
 		t.Fatalf("create: %s", r.Body)
 	}
-	pub, err := receiver.ParsePublicKeyPEM([]byte(in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)))
+	pub, err := receiver.ParsePublicKeyPEM([]byte(in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}

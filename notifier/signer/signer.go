@@ -166,7 +166,8 @@ func parseRSAKey(b []byte, source string) (*rsa.PrivateKey, error) {
 	return key, nil
 }
 
-// EnsureRSAKey returns the active RSA signing key stored in the database,
+// EnsureRSAKey returns the server's active RSA signing key (project_id 0)
+// stored in the database,
 // generating and storing a new one of bits size when there is none. When
 // instances race on an empty database, all of them end up using the oldest
 // active key.
@@ -174,21 +175,13 @@ func EnsureRSAKey(ctx context.Context, db *entdb.Client, bits int, now time.Time
 	if k, err := activeRSAKey(ctx, db); err != nil || k != nil {
 		return k, err
 	}
-	if bits < MinRSABits {
-		bits = MinRSABits
-	}
-	key, err := rsa.GenerateKey(rand.Reader, bits)
-	if err != nil {
-		return nil, fmt.Errorf("generate signing key: %w", err)
-	}
-	pub, err := publicPEM(&key.PublicKey)
+	_, priv, pub, err := GenerateRSAKey(bits)
 	if err != nil {
 		return nil, err
 	}
-	priv := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	if _, err := db.SigningKey.Create().
 		SetAlgorithm(SchemeRSASHA256).
-		SetPrivatePem(string(priv)).
+		SetPrivatePem(priv).
 		SetPublicPem(pub).
 		SetActive(true).
 		SetCreatedAt(now).
@@ -198,9 +191,36 @@ func EnsureRSAKey(ctx context.Context, db *entdb.Client, bits int, now time.Time
 	return activeRSAKey(ctx, db)
 }
 
+// GenerateRSAKey returns a new RSA key of bits (at least MinRSABits) and
+// its private (PKCS#1) and public (SubjectPublicKeyInfo) PEM forms.
+func GenerateRSAKey(bits int) (key *rsa.PrivateKey, privPEM, pubPEM string, err error) {
+	if bits < MinRSABits {
+		bits = MinRSABits
+	}
+	key, err = rsa.GenerateKey(rand.Reader, bits)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("generate signing key: %w", err)
+	}
+	pub, err := publicPEM(&key.PublicKey)
+	if err != nil {
+		return nil, "", "", err
+	}
+	priv := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	return key, string(priv), pub, nil
+}
+
+// ParseRSAKey parses a PEM RSA private key (PKCS#1 or PKCS#8) of at least
+// MinRSABits; source names it in errors.
+func ParseRSAKey(pemText, source string) (*rsa.PrivateKey, error) {
+	return parseRSAKey([]byte(pemText), source)
+}
+
+// PublicKeyPEM returns the PEM SubjectPublicKeyInfo form of pub.
+func PublicKeyPEM(pub *rsa.PublicKey) (string, error) { return publicPEM(pub) }
+
 func activeRSAKey(ctx context.Context, db *entdb.Client) (*rsa.PrivateKey, error) {
 	k, err := db.SigningKey.Query().
-		Where(signingkey.Algorithm(SchemeRSASHA256), signingkey.Active(true)).
+		Where(signingkey.Algorithm(SchemeRSASHA256), signingkey.Active(true), signingkey.ProjectID(0)).
 		Order(entdb.Asc(signingkey.FieldID)).
 		First(ctx)
 	if entdb.IsNotFound(err) {
@@ -222,7 +242,8 @@ const SchemeRSAWebhook = SchemeRSASHA256 + "+" + SchemeWebhook
 // StoredSigner (its signature is resent unchanged), and at every attempt
 // with an AttemptSigner (its headers are computed anew). A message's key
 // reference is the attempt signer's; the stored signer signs with its
-// default key (""), as RSASigner, which has one key, always does.
+// key reference too: RSARing signs with that owner's RSA key, RSASigner
+// with its one key.
 type Both struct {
 	scheme  string
 	stored  StoredSigner
@@ -246,11 +267,49 @@ func (b *Both) Scheme() string { return b.scheme }
 // Header implements StoredSigner: the stored signer's header.
 func (b *Both) Header() string { return b.stored.Header() }
 
-// Sign implements StoredSigner with the stored signer's default key; key
-// names the attempt signer's key and is not passed on.
-func (b *Both) Sign(_ string, r payload.Request) (string, error) { return b.stored.Sign("", r) }
+// Sign implements StoredSigner: both signers read the same key reference
+// (a project's, project.KeyRef), each for its own key of that owner.
+func (b *Both) Sign(key string, r payload.Request) (string, error) { return b.stored.Sign(key, r) }
 
 // SignAttempt implements AttemptSigner with the attempt signer.
 func (b *Both) SignAttempt(ctx context.Context, key string, a Attempt) (http.Header, error) {
 	return b.attempt.SignAttempt(ctx, key, a)
+}
+
+// RSAKeys gives the RSA key that signs for a key reference: "" is the
+// server's key; a project's reference (project.KeyRef) its own key.
+type RSAKeys interface {
+	RSAKey(ctx context.Context, ref string) (*rsa.PrivateKey, error)
+}
+
+// RSARing signs like RSASigner, each message with the RSA key its key
+// reference names (RSAKeys), so one tenant's callbacks never verify
+// against another's key.
+type RSARing struct {
+	keys RSAKeys
+}
+
+var _ StoredSigner = (*RSARing)(nil)
+
+// NewRSARing returns a signer that signs with the keys of keys.
+func NewRSARing(keys RSAKeys) *RSARing { return &RSARing{keys: keys} }
+
+// Scheme implements Signer.
+func (s *RSARing) Scheme() string { return SchemeRSASHA256 }
+
+// Header implements StoredSigner.
+func (s *RSARing) Header() string { return SignatureHeader }
+
+// keyTimeout bounds the read (or first creation) of a key.
+const keyTimeout = 30 * time.Second
+
+// Sign implements StoredSigner.
+func (s *RSARing) Sign(key string, r payload.Request) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), keyTimeout)
+	defer cancel()
+	k, err := s.keys.RSAKey(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("signing key %q: %w", key, err)
+	}
+	return NewRSASigner(k).Sign("", r)
 }

@@ -66,6 +66,21 @@ func RotateProjectSecret(ctx context.Context, dsn string, id int64, grace time.D
 	return secret, err
 }
 
+// DefaultCallbackKeyGrace is how long a rotated-out callback key is still
+// published (project.DefaultCallbackKeyGrace).
+const DefaultCallbackKeyGrace = project.DefaultCallbackKeyGrace
+
+// RotateCallbackKey gives a project a new callback signing key (of the
+// server's default size) and returns its public half; the old one is still
+// published for grace.
+func RotateCallbackKey(ctx context.Context, dsn string, id int64, grace time.Duration) (pub string, err error) {
+	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		pub, err = project.RotateCallbackKey(ctx, db.Client, id, grace, 0, clock.Now())
+		return err
+	})
+	return pub, err
+}
+
 // SetProjectWallet sets a project's payout wallets for a ticker from a
 // TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
 func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, spec string) error {

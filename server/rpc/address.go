@@ -7,10 +7,13 @@ package rpc
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/shopspring/decimal"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -21,6 +24,7 @@ import (
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // AddressServer implements payhookv1.AddressServiceServer.
@@ -29,13 +33,24 @@ type AddressServer struct {
 
 	addresses *address.Service
 	prices    price.Source
-	pubkeyPEM string
+	pubkeys   PublicKeys
+	keys      interceptor.KeyResolver
+}
+
+// PublicKeys are the callback keys /pubkey/ publishes
+// (project.CallbackKeys).
+type PublicKeys interface {
+	// ServerPublic is the server's key, answered without an API key.
+	ServerPublic() (string, error)
+	// Public is a project's keys, answered to its API keys.
+	Public(ctx context.Context, projectID int64) (project.PublicKeys, error)
 }
 
 // NewAddressServer returns the address service; prices value coins for
-// estimates and conversions.
-func NewAddressServer(addresses *address.Service, prices price.Source, pubkeyPEM string) *AddressServer {
-	return &AddressServer{addresses: addresses, prices: prices, pubkeyPEM: pubkeyPEM}
+// estimates and conversions, pubkeys are the callback keys /pubkey/
+// publishes, and keys resolves the API key /pubkey/ may be sent.
+func NewAddressServer(addresses *address.Service, prices price.Source, pubkeys PublicKeys, keys interceptor.KeyResolver) *AddressServer {
+	return &AddressServer{addresses: addresses, prices: prices, pubkeys: pubkeys, keys: keys}
 }
 
 // caller returns the authenticated key: its id and its project, the owner
@@ -200,9 +215,37 @@ func attemptLog(n *entdb.Notification, at *entdb.DeliveryAttempt, status string)
 	return l
 }
 
-// GetPublicKey implements payhookv1.AddressServiceServer.
-func (s *AddressServer) GetPublicKey(context.Context, *payhookv1.GetPublicKeyRequest) (*payhookv1.GetPublicKeyResponse, error) {
-	return &payhookv1.GetPublicKeyResponse{Pubkey: s.pubkeyPEM}, nil
+// GetPublicKey implements payhookv1.AddressServiceServer: the server's key
+// without an API key, the key's project's keys with one. The method is
+// public, so the key is resolved here; a key that is sent must be valid
+// (an unknown one is refused rather than answered with a key that would
+// not verify the caller's callbacks).
+func (s *AddressServer) GetPublicKey(ctx context.Context, _ *payhookv1.GetPublicKeyRequest) (*payhookv1.GetPublicKeyResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(interceptor.APIKeyMetadata)
+	if len(vals) == 0 || strings.TrimSpace(vals[0]) == "" {
+		pub, err := s.pubkeys.ServerPublic()
+		if err != nil {
+			return nil, err
+		}
+		return &payhookv1.GetPublicKeyResponse{Pubkey: pub}, nil
+	}
+	k, err := s.keys.ResolveAPIKey(ctx, strings.TrimSpace(vals[0]))
+	if errors.Is(err, interceptor.ErrUnknownKey) {
+		return nil, status.Error(codes.Unauthenticated, "unknown api key: send a valid key for your project's callback key, or none for the server's")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve api key: %w", err)
+	}
+	pk, err := s.pubkeys.Public(ctx, k.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &payhookv1.GetPublicKeyResponse{Pubkey: pk.PEM, PreviousPubkey: pk.PreviousPEM}
+	if pk.PreviousPEM != "" {
+		resp.PreviousUntil = timestamppb.New(pk.PreviousUntil)
+	}
+	return resp, nil
 }
 
 // GetInfo implements payhookv1.AddressServiceServer.

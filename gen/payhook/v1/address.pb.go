@@ -854,7 +854,13 @@ func (*GetPublicKeyRequest) Descriptor() ([]byte, []int) {
 type GetPublicKeyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// pubkey is the RSA public key in PEM (SubjectPublicKeyInfo) form.
-	Pubkey        string `protobuf:"bytes,1,opt,name=pubkey,proto3" json:"pubkey,omitempty"`
+	Pubkey string `protobuf:"bytes,1,opt,name=pubkey,proto3" json:"pubkey,omitempty"`
+	// previous_pubkey is the key a rotation replaced, published until
+	// previous_until so that callbacks signed before the rotation still
+	// verify; empty when there is none.
+	PreviousPubkey string `protobuf:"bytes,2,opt,name=previous_pubkey,json=previousPubkey,proto3" json:"previous_pubkey,omitempty"`
+	// previous_until is when previous_pubkey stops being published.
+	PreviousUntil *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=previous_until,json=previousUntil,proto3" json:"previous_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -894,6 +900,20 @@ func (x *GetPublicKeyResponse) GetPubkey() string {
 		return x.Pubkey
 	}
 	return ""
+}
+
+func (x *GetPublicKeyResponse) GetPreviousPubkey() string {
+	if x != nil {
+		return x.PreviousPubkey
+	}
+	return ""
+}
+
+func (x *GetPublicKeyResponse) GetPreviousUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousUntil
+	}
+	return nil
 }
 
 // GetInfoRequest selects one ticker, or all when empty.
@@ -1766,9 +1786,11 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x15\n" +
-	"\x13GetPublicKeyRequest\".\n" +
+	"\x13GetPublicKeyRequest\"\x9a\x01\n" +
 	"\x14GetPublicKeyResponse\x12\x16\n" +
-	"\x06pubkey\x18\x01 \x01(\tR\x06pubkey\"\xb0\x01\n" +
+	"\x06pubkey\x18\x01 \x01(\tR\x06pubkey\x12'\n" +
+	"\x0fprevious_pubkey\x18\x02 \x01(\tR\x0epreviousPubkey\x12A\n" +
+	"\x0eprevious_until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\rpreviousUntil\"\xb0\x01\n" +
 	"\x0eGetInfoRequest\x12\x9d\x01\n" +
 	"\x06ticker\x18\x01 \x01(\tB\x84\x01\xbaH\x80\x01\xba\x01y\n" +
 	"\rticker.format\x12*must be a ticker such as btc or trc20/usdt\x1a<this == '' || this.matches('^[A-Za-z0-9]+(/[A-Za-z0-9]+)?$')r\x02\x18 R\x06ticker\"=\n" +
@@ -1900,30 +1922,31 @@ var file_payhook_v1_address_proto_depIdxs = []int32{
 	23, // 9: payhook.v1.Delivery.next_attempt_at:type_name -> google.protobuf.Timestamp
 	23, // 10: payhook.v1.Delivery.expires_at:type_name -> google.protobuf.Timestamp
 	23, // 11: payhook.v1.Delivery.created_at:type_name -> google.protobuf.Timestamp
-	11, // 12: payhook.v1.GetInfoResponse.coins:type_name -> payhook.v1.CoinInfo
-	22, // 13: payhook.v1.EstimateFeeResponse.estimated_cost_currency:type_name -> payhook.v1.EstimateFeeResponse.EstimatedCostCurrencyEntry
-	23, // 14: payhook.v1.CreatePayoutResponse.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 15: payhook.v1.AddressService.CreateAddress:input_type -> payhook.v1.CreateAddressRequest
-	2,  // 16: payhook.v1.AddressService.GetLogs:input_type -> payhook.v1.GetLogsRequest
-	7,  // 17: payhook.v1.AddressService.GetPublicKey:input_type -> payhook.v1.GetPublicKeyRequest
-	9,  // 18: payhook.v1.AddressService.GetInfo:input_type -> payhook.v1.GetInfoRequest
-	12, // 19: payhook.v1.AddressService.GetQrCode:input_type -> payhook.v1.GetQrCodeRequest
-	14, // 20: payhook.v1.AddressService.EstimateFee:input_type -> payhook.v1.EstimateFeeRequest
-	18, // 21: payhook.v1.AddressService.CreatePayout:input_type -> payhook.v1.CreatePayoutRequest
-	16, // 22: payhook.v1.AddressService.Convert:input_type -> payhook.v1.ConvertRequest
-	1,  // 23: payhook.v1.AddressService.CreateAddress:output_type -> payhook.v1.CreateAddressResponse
-	3,  // 24: payhook.v1.AddressService.GetLogs:output_type -> payhook.v1.GetLogsResponse
-	8,  // 25: payhook.v1.AddressService.GetPublicKey:output_type -> payhook.v1.GetPublicKeyResponse
-	10, // 26: payhook.v1.AddressService.GetInfo:output_type -> payhook.v1.GetInfoResponse
-	13, // 27: payhook.v1.AddressService.GetQrCode:output_type -> payhook.v1.GetQrCodeResponse
-	15, // 28: payhook.v1.AddressService.EstimateFee:output_type -> payhook.v1.EstimateFeeResponse
-	19, // 29: payhook.v1.AddressService.CreatePayout:output_type -> payhook.v1.CreatePayoutResponse
-	17, // 30: payhook.v1.AddressService.Convert:output_type -> payhook.v1.ConvertResponse
-	23, // [23:31] is the sub-list for method output_type
-	15, // [15:23] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 12: payhook.v1.GetPublicKeyResponse.previous_until:type_name -> google.protobuf.Timestamp
+	11, // 13: payhook.v1.GetInfoResponse.coins:type_name -> payhook.v1.CoinInfo
+	22, // 14: payhook.v1.EstimateFeeResponse.estimated_cost_currency:type_name -> payhook.v1.EstimateFeeResponse.EstimatedCostCurrencyEntry
+	23, // 15: payhook.v1.CreatePayoutResponse.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 16: payhook.v1.AddressService.CreateAddress:input_type -> payhook.v1.CreateAddressRequest
+	2,  // 17: payhook.v1.AddressService.GetLogs:input_type -> payhook.v1.GetLogsRequest
+	7,  // 18: payhook.v1.AddressService.GetPublicKey:input_type -> payhook.v1.GetPublicKeyRequest
+	9,  // 19: payhook.v1.AddressService.GetInfo:input_type -> payhook.v1.GetInfoRequest
+	12, // 20: payhook.v1.AddressService.GetQrCode:input_type -> payhook.v1.GetQrCodeRequest
+	14, // 21: payhook.v1.AddressService.EstimateFee:input_type -> payhook.v1.EstimateFeeRequest
+	18, // 22: payhook.v1.AddressService.CreatePayout:input_type -> payhook.v1.CreatePayoutRequest
+	16, // 23: payhook.v1.AddressService.Convert:input_type -> payhook.v1.ConvertRequest
+	1,  // 24: payhook.v1.AddressService.CreateAddress:output_type -> payhook.v1.CreateAddressResponse
+	3,  // 25: payhook.v1.AddressService.GetLogs:output_type -> payhook.v1.GetLogsResponse
+	8,  // 26: payhook.v1.AddressService.GetPublicKey:output_type -> payhook.v1.GetPublicKeyResponse
+	10, // 27: payhook.v1.AddressService.GetInfo:output_type -> payhook.v1.GetInfoResponse
+	13, // 28: payhook.v1.AddressService.GetQrCode:output_type -> payhook.v1.GetQrCodeResponse
+	15, // 29: payhook.v1.AddressService.EstimateFee:output_type -> payhook.v1.EstimateFeeResponse
+	19, // 30: payhook.v1.AddressService.CreatePayout:output_type -> payhook.v1.CreatePayoutResponse
+	17, // 31: payhook.v1.AddressService.Convert:output_type -> payhook.v1.ConvertResponse
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_address_proto_init() }

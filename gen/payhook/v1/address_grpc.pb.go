@@ -51,7 +51,10 @@ type AddressServiceClient interface {
 	// is reported as not found.
 	GetLogs(ctx context.Context, in *GetLogsRequest, opts ...grpc.CallOption) (*GetLogsResponse, error)
 	// GetPublicKey returns the RSA public key that verifies the x-ca-signature
-	// header of low-level callbacks. Public: no API key needed.
+	// header of low-level callbacks. Public: no API key needed. Without a key
+	// it answers the server's key, which signs the default project's
+	// callbacks; with a project's API key (apikey header or query parameter)
+	// it answers that project's key, which alone signs its callbacks.
 	GetPublicKey(ctx context.Context, in *GetPublicKeyRequest, opts ...grpc.CallOption) (*GetPublicKeyResponse, error)
 	// GetInfo describes the supported tickers, or one ticker when given.
 	// Public: no API key needed.
@@ -184,7 +187,10 @@ type AddressServiceServer interface {
 	// is reported as not found.
 	GetLogs(context.Context, *GetLogsRequest) (*GetLogsResponse, error)
 	// GetPublicKey returns the RSA public key that verifies the x-ca-signature
-	// header of low-level callbacks. Public: no API key needed.
+	// header of low-level callbacks. Public: no API key needed. Without a key
+	// it answers the server's key, which signs the default project's
+	// callbacks; with a project's API key (apikey header or query parameter)
+	// it answers that project's key, which alone signs its callbacks.
 	GetPublicKey(context.Context, *GetPublicKeyRequest) (*GetPublicKeyResponse, error)
 	// GetInfo describes the supported tickers, or one ticker when given.
 	// Public: no API key needed.

@@ -272,10 +272,14 @@ class GetPublicKeyRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetPublicKeyResponse(_message.Message):
-    __slots__ = ["pubkey"]
+    __slots__ = ["previous_pubkey", "previous_until", "pubkey"]
+    PREVIOUS_PUBKEY_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_UNTIL_FIELD_NUMBER: _ClassVar[int]
     PUBKEY_FIELD_NUMBER: _ClassVar[int]
+    previous_pubkey: str
+    previous_until: _timestamp_pb2.Timestamp
     pubkey: str
-    def __init__(self, pubkey: _Optional[str] = ...) -> None: ...
+    def __init__(self, pubkey: _Optional[str] = ..., previous_pubkey: _Optional[str] = ..., previous_until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetQrCodeRequest(_message.Message):
     __slots__ = ["address", "size", "ticker", "value"]

@@ -93,7 +93,10 @@ class AddressServiceServicer(object):
 
     def GetPublicKey(self, request, context):
         """GetPublicKey returns the RSA public key that verifies the x-ca-signature
-        header of low-level callbacks. Public: no API key needed.
+        header of low-level callbacks. Public: no API key needed. Without a key
+        it answers the server's key, which signs the default project's
+        callbacks; with a project's API key (apikey header or query parameter)
+        it answers that project's key, which alone signs its callbacks.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
