@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -36,7 +37,7 @@ func TestProjectCommands(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &created); err != nil || created.ProjectID <= 0 || !strings.HasPrefix(created.APIKey, "ph_") || !strings.HasPrefix(created.Secret, "whsec_") {
 		t.Fatalf("project create --json printed %q (%v)", out.String(), err)
 	}
-	db, err := store.Open(ctx, dsn)
+	db, err := admin.Open(ctx, dsn, store.Pool{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", "https://shop.example/payouts", "--payout-notify-get"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, dsn)
+	db, err := admin.Open(ctx, dsn, store.Pool{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestProjectUpdatePaymentExceptions(t *testing.T) {
 	if err := update("--underpaid-tolerance", "0.5", "--late-payments", "refund"); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, dsn)
+	db, err := admin.Open(ctx, dsn, store.Pool{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,4 +214,47 @@ func TestProjectUpdatePaymentExceptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("0.5", "credit")
+}
+
+// TestProjectRotateCallbackKey: rotate-callback-key prints the project's
+// new public key, which is stored sealed beside its private half.
+func TestProjectRotateCallbackKey(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	id := strconv.FormatInt(created.ProjectID, 10)
+	if err := run(ctx, []string{"project", "rotate-callback-key", "--db", dsn, "--project", id, "--grace", "1h", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var rotated struct {
+		Pubkey string `json:"pubkey"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rotated); err != nil || !strings.Contains(rotated.Pubkey, "BEGIN PUBLIC KEY") {
+		t.Fatalf("rotate-callback-key --json printed %q (%v)", out.String(), err)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var priv, pub string
+	if err := db.SQL.QueryRowContext(ctx, "SELECT private_pem, public_pem FROM signing_keys WHERE project_id = ? AND active", created.ProjectID).Scan(&priv, &pub); err != nil {
+		t.Fatal(err)
+	}
+	if pub != rotated.Pubkey || !strings.HasPrefix(priv, "sealed:v1:") {
+		t.Errorf("stored key: public matches %v, private %.20q…; want the printed key and a sealed private half", pub == rotated.Pubkey, priv)
+	}
+	if err := run(ctx, []string{"project", "rotate-callback-key", "--db", dsn, "--project", "999"}, &out, &errOut); err == nil {
+		t.Error("rotating an unknown project's key succeeded")
+	}
 }
