@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 )
