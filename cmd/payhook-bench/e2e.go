@@ -30,7 +30,8 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
-	"github.com/payhook/payhook/server/admin"
+	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/bench"
 )
 
@@ -625,18 +626,6 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 	fail := func(err error) (*server.Server, string, string, string, func() error, error) {
 		return nil, "", "", "", nil, errors.Join(err, scratch.Drop())
 	}
-	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, clock.Now())
-	if err != nil {
-		return fail(err)
-	}
-	keys, err := admin.ListAPIKeys(ctx, scratch.DSN, 0)
-	if err != nil || len(keys) != 1 {
-		return fail(fmt.Errorf("the benchmark's key: %v", err))
-	}
-	secret, err := admin.RotateProjectSecret(ctx, scratch.DSN, keys[0].ProjectID, 0)
-	if err != nil {
-		return fail(err)
-	}
 	seed := make([]byte, 32)
 	_, _ = rand.Read(seed)
 	server.TuneGC(server.DefaultGCPercent) // as payhook serve runs
@@ -652,6 +641,17 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 		return fail(fmt.Errorf("new server: %w", err))
 	}
 	stop := func() error { return errors.Join(srv.Stop(), scratch.Drop()) }
+	// The key and its project's secret are made through the server's own
+	// database handle, which holds the key that seals secrets.
+	db := srv.DB().Client
+	apiKey, k, err := apikey.Create(ctx, db, "payhook-bench", clock.Now())
+	if err != nil {
+		return nil, "", "", "", nil, errors.Join(err, stop())
+	}
+	secret, err := project.RotateSecret(ctx, db, k.ProjectID, 0, clock.Now())
+	if err != nil {
+		return nil, "", "", "", nil, errors.Join(err, stop())
+	}
 	if err := srv.Start(ctx); err != nil {
 		return nil, "", "", "", nil, errors.Join(fmt.Errorf("start server: %w", err), stop())
 	}

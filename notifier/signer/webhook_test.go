@@ -197,8 +197,8 @@ func (s *storedSpy) Sign(key string, _ payload.Request) (string, error) {
 	return "spied", nil
 }
 
-// TestBoth: a combined signer signs once with the stored signer (its
-// default key) and at every attempt with the attempt signer (the message's
+// TestBoth: a combined signer signs once with the stored signer (the
+// message's key: each owner has its own RSA key) and at every attempt with the attempt signer (the message's
 // key).
 func TestBoth(t *testing.T) {
 	spy := &storedSpy{key: "unset"}
@@ -207,8 +207,8 @@ func TestBoth(t *testing.T) {
 	if b.Scheme() != "rsa-sha256+webhook-v1" || b.Header() != "x-spy" {
 		t.Fatalf("scheme %q, header %q", b.Scheme(), b.Header())
 	}
-	if sig, err := b.Sign("project:5", payload.Request{Method: http.MethodPost}); err != nil || sig != "spied" || spy.key != "" {
-		t.Fatalf("Sign = %q, %v with key %q; want the stored signer's default key", sig, err, spy.key)
+	if sig, err := b.Sign("project:5", payload.Request{Method: http.MethodPost}); err != nil || sig != "spied" || spy.key != "project:5" {
+		t.Fatalf("Sign = %q, %v with key %q; want the message's key (each owner's RSA key)", sig, err, spy.key)
 	}
 	h, err := b.SignAttempt(context.Background(), "project:5", signer.Attempt{UUID: stdID, Time: time.Unix(stdTimestamp, 0), Request: payload.Request{Method: http.MethodPost, Body: []byte(stdPayload)}})
 	if err != nil || h.Get(signer.WebhookSignatureHeader) != stdSignature || r.key != "project:5" {
