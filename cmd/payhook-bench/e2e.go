@@ -31,8 +31,8 @@ import (
 	"github.com/payhook/payhook/receiver"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/apikey"
-	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/bench"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // e2eRun is the end-to-end run: payments made on the devnet of a real
