@@ -27,6 +27,7 @@ import (
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
 )
 
@@ -382,7 +383,7 @@ func TestDepositRetriesAreSignedAnew(t *testing.T) {
 
 			// Rotate: the next attempt verifies with the new secret alone,
 			// and with the old one during the grace.
-			secret, err := admin.RotateProjectSecret(context.Background(), e.in.DSN, e.in.ProjectA, 24*time.Hour)
+			secret, err := project.RotateSecret(context.Background(), e.in.Server.DB().Client, e.in.ProjectA, 24*time.Hour, clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
