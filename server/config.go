@@ -475,8 +475,8 @@ func validateDelivery(c notifier.Delivery) error {
 		return fmt.Errorf("--attempt-timeout: must be positive")
 	}
 	for _, e := range c.AllowPrivateEndpoints {
-		if _, err := egress.ParseEndpoint(e); err != nil {
-			return fmt.Errorf("--allow-private-endpoint %q: %w", e, err)
+		if _, err := egress.ParseAllowance(e, 0); err != nil {
+			return fmt.Errorf("--allow-private-endpoint %q: want PROJECT=URL (PROJECT a project id) or URL alone (the default project's): %w", e, err)
 		}
 	}
 	if c.Lease != 0 && c.Lease <= c.AttemptTimeout {

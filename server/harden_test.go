@@ -321,7 +321,7 @@ func TestCreateRefusesHostsThatAreNeverPublic(t *testing.T) {
 	t.Parallel()
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{"http://127.0.0.1:3000/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate("http://127.0.0.1:3000/hook", servertest.A)
 	})
 	rows := []struct{ name, callback, want string }{
 		{"decimal", "http://2130706433/", `callback: host "2130706433" is the IPv4 address 127.0.0.1, a loopback address (RFC 1122)`},

@@ -39,7 +39,7 @@ func newLTCEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *l
 		c.Chains.OfferWithoutNodes = false
 		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
 		c.Chains.Prices = server.PricesTable // no network beyond the node
-		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(sink.URL+"/hook", servertest.A, servertest.B)
 	}}, mutate...)...)
 	pub := in.Get(t, "/pubkey/", nil, "").JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))

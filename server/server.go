@@ -37,6 +37,7 @@ import (
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
@@ -114,7 +115,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
 	met.ObserveBuild(cfg.Build)
-	if err := s.buildNotifier(k.signer, met); err != nil {
+	defaultOwner, err := s.privateEndpointOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.buildNotifier(k.signer, defaultOwner, met); err != nil {
 		return nil, err
 	}
 	if cfg.Dev {
@@ -231,22 +236,58 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 // per attempt; a rotation signs the attempts that start after it.
 const secretTTL = time.Second
 
+// privateEndpointOwner checks that the project each --allow-private-endpoint
+// PROJECT=URL names exists, and returns the default project's id when an
+// entry names none (URL alone is the default project's exception; that
+// project is created then, as it is for a key created without a project);
+// 0 when every entry names its project.
+func (s *Server) privateEndpointOwner(ctx context.Context) (int64, error) {
+	var defaultOwner int64
+	for _, raw := range s.cfg.Delivery.AllowPrivateEndpoints {
+		a, err := egress.ParseAllowance(raw, 0)
+		if err != nil {
+			return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+		}
+		if a.Owner != 0 {
+			if _, err := project.Get(ctx, s.db.Client, a.Owner); errors.Is(err, project.ErrNotFound) {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: there is no project %d (payhook project list shows their ids)", raw, a.Owner)
+			} else if err != nil {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+			}
+			continue
+		}
+		if defaultOwner == 0 {
+			p, err := project.Default(ctx, s.db.Client, s.cfg.Now())
+			if err != nil {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+			}
+			defaultOwner = p.ID
+		}
+	}
+	return defaultOwner, nil
+}
+
 // buildNotifier builds the notifier, signing with sg and observed by
-// met.
-func (s *Server) buildNotifier(sg *signer.RSASigner, met *metrics.Metrics) error {
+// met; --allow-private-endpoint entries without a project are
+// defaultOwner's.
+func (s *Server) buildNotifier(sg *signer.RSASigner, defaultOwner int64, met *metrics.Metrics) error {
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
 	webhooks := signer.NewWebhookSigner(project.NewRing(s.db.Client, secretTTL, s.cfg.Now))
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
-		Delivery: s.cfg.Delivery,
-		Now:      s.cfg.Now,
-		Signers:  []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
-		Observer: met,
+		Delivery:     s.cfg.Delivery,
+		DefaultOwner: defaultOwner,
+		Now:          s.cfg.Now,
+		Signers:      []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
+		Observer:     met,
 	}, s.logger)
 	if err != nil {
 		return err
+	}
+	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
+		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
 	}
 	met.ObserveQueue(s.notifier.Queue.Stats, s.notifier.Events.Watchers)
 	return nil
@@ -396,7 +437,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	// by the instance that watches it.
 	s.payments.AfterPoll(s.payouts.Tick)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
-	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
+	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -443,7 +484,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
-		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
+		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)

@@ -273,7 +273,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.DurationVar(&cfg.Delivery.Window, "delivery-window", delivery.Window, "no delivery attempt starts later than this after a notification was stored")
 	fs.DurationVar(&cfg.Delivery.AttemptTimeout, "attempt-timeout", delivery.AttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
 	var allow listFlag
-	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
+	fs.Var(&allow, "allow-private-endpoint", "PROJECT=URL: an exact callback endpoint (scheme://host:port/path) that project PROJECT's (id) webhooks may send to although it resolves to a private or loopback address; a URL alone is the default project's; repeatable")
 	fs.DurationVar(&cfg.Delivery.Lease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
 	fs.IntVar(&cfg.Delivery.Workers, "delivery-workers", delivery.Workers, "concurrent delivery attempts")
 	fs.IntVar(&cfg.Delivery.PerHost, "per-host-concurrency", delivery.PerHost, "concurrent delivery attempts to one destination host")

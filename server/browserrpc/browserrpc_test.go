@@ -50,7 +50,7 @@ func newEnv(t *testing.T, mutate ...func(*server.Config)) *env {
 	in := servertest.Start(t, store.SQLite, append([]func(*server.Config){func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{hook}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook, servertest.A, servertest.B)
 		c.API.CORSOrigins = []string{allowedOrigin}
 	}}, mutate...)...)
 	e := &env{in: in, hook: hook}
