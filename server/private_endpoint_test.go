@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
-	entnotification "github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
@@ -104,7 +104,7 @@ func TestPrivateEndpointIsOneProjects(t *testing.T) {
 			})
 			// Nothing of B's was stored: the receiver is reached by A's
 			// webhooks only.
-			n, err := in.Server.DB().Client.Notification.Query().Where(entnotification.OwnerID(in.ProjectB)).Count(context.Background())
+			n, err := in.Server.DB().Client.Notification.Query().Where(notification.OwnerID(in.ProjectB)).Count(context.Background())
 			if err != nil || n != 0 {
 				t.Fatalf("project B has %d notifications (%v)", n, err)
 			}
@@ -153,7 +153,7 @@ func TestPrivateEndpointOfAnotherProjectRefusedAtDelivery(t *testing.T) {
 				t.Fatalf("the receiver got %d requests of project B", n)
 			}
 			ctx := context.Background()
-			row, err := second.Server.DB().Client.Notification.Query().Where(entnotification.UUID(stored)).Only(ctx)
+			row, err := second.Server.DB().Client.Notification.Query().Where(notification.UUID(stored)).Only(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
