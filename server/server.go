@@ -73,6 +73,8 @@ type Server struct {
 	http     *http.Server
 	grpcLis  net.Listener
 	httpLis  net.Listener
+	opLis    net.Listener // the operator listener (--operator-listen); nil when off
+	opHTTP   *http.Server // the operator listener's server; nil when off
 	selfConn *grpc.ClientConn
 	notifier *notifier.Notifier
 	devnet   *devnet.Devnet
@@ -409,8 +411,9 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	cfg := s.cfg.API
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
+	keys := apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger}
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Keys:     keys,
 		Tickers:  addresses,
 		Classify: store.Classify,
 	}, s.logger)
@@ -450,6 +453,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	if s.httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("--http-addr: %w", err)
+	}
+	if cfg.OperatorAddr != "" {
+		if s.opLis, err = net.Listen("tcp", cfg.OperatorAddr); err != nil {
+			return fmt.Errorf("--operator-listen: %w", err)
+		}
 	}
 	publicURL := cfg.PublicURL
 	if publicURL == "" {
@@ -516,9 +524,13 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		}
 		mux.Handle(pattern, h)
 	}
-	mount(route.Healthz, healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
+	// /healthz's details and /metrics are the operator's: on this
+	// listener they need an operator's key (a bare status is anyone's).
+	healthClient := healthpb.NewHealthClient(s.selfConn)
+	gate := operatorGate{keys: keys}
+	mount(route.Healthz, healthHandler(healthClient, s.ChainStatuses, gate))
 	met.ObserveChains(s.chainStats)
-	mount(route.Metrics, met.Handler())
+	mount(route.Metrics, metricsHandler(gate, met.Handler()))
 	apiDocs, err := openapi.Handler()
 	if err != nil {
 		return err
@@ -567,6 +579,22 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
+	}
+	if s.opLis != nil {
+		// The operator listener: the same two handlers, open to whoever
+		// reaches it (bind it to a private address), and nothing else.
+		open := operatorGate{open: true}
+		opMux := http.NewServeMux()
+		opMux.Handle(route.Healthz, healthHandler(healthClient, s.ChainStatuses, open))
+		opMux.Handle(route.Metrics, metricsHandler(open, met.Handler()))
+		s.opHTTP = &http.Server{
+			Handler:           opMux,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       cfg.ReadTimeout,
+			WriteTimeout:      cfg.WriteTimeout,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    maxHeaderBytes,
+		}
 	}
 	return nil
 }
@@ -626,6 +654,15 @@ func (s *Server) GRPCAddr() string { return dialable(s.grpcLis.Addr()) }
 // HTTPAddr is the address the REST gateway listens on.
 func (s *Server) HTTPAddr() string { return dialable(s.httpLis.Addr()) }
 
+// OperatorAddr is the address the operator listener (--operator-listen)
+// listens on; "" when it is off.
+func (s *Server) OperatorAddr() string {
+	if s.opLis == nil {
+		return ""
+	}
+	return dialable(s.opLis.Addr())
+}
+
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
 
@@ -683,6 +720,13 @@ func (s *Server) Start(ctx context.Context) error {
 			s.logger.Error("http server stopped", "error", err)
 		}
 	})
+	if s.opHTTP != nil {
+		s.Go(func() {
+			if err := s.opHTTP.Serve(s.opLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.logger.Error("operator http server stopped", "error", err)
+			}
+		})
+	}
 	if !s.cfg.ManualDelivery {
 		if err := s.notifier.Start(ctx); err != nil {
 			return fmt.Errorf("start delivery: %w", err)
@@ -708,7 +752,11 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
-	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
+	if s.opLis != nil {
+		s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String(), "operator", s.opLis.Addr().String())
+	} else {
+		s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
+	}
 	return nil
 }
 
@@ -736,6 +784,15 @@ func (s *Server) Stop() error {
 				_ = s.http.Close()
 			}
 		}()
+		if s.opHTTP != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.opHTTP.Shutdown(ctx); err != nil {
+					_ = s.opHTTP.Close()
+				}
+			}()
+		}
 		go func() {
 			defer wg.Done()
 			done := make(chan struct{})
@@ -779,7 +836,7 @@ func (s *Server) closeAll() error {
 	}
 	// Serving closes the listeners on stop; a server that never started
 	// releases what New bound here (closing twice is harmless).
-	for _, l := range []net.Listener{s.grpcLis, s.httpLis} {
+	for _, l := range []net.Listener{s.grpcLis, s.httpLis, s.opLis} {
 		if l != nil {
 			_ = l.Close()
 		}
@@ -875,18 +932,4 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = s.Stop()
 	logger.Info("stopped", "error", err)
 	return err
-}
-
-func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := c.Check(r.Context(), &healthpb.HealthCheckRequest{})
-		// One ticker's node being down does not make the server unhealthy:
-		// every other ticker is still served. Its entry says so.
-		chs := chainStatus(r.Context())
-		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			writeHealth(w, http.StatusServiceUnavailable, healthBody{Status: "error", Error: "not serving", Chains: chs})
-			return
-		}
-		writeHealth(w, http.StatusOK, healthBody{Status: "success", Health: "serving", Chains: chs})
-	})
 }

@@ -70,8 +70,9 @@ Usage:
                                      replay your deliveries against a local server
   payhook seed init [--seed-file PATH]
                                      write a new master seed (mode 0600; never overwritten); back it up
-  payhook chain status [--url http://127.0.0.1:8080] [--json]
+  payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
+                                     (an operator's key, or --url at serve's --operator-listen)
   payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
@@ -253,6 +254,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	// Empty listen addresses take the server's defaults, which depend on --dev.
 	fs.StringVar(&cfg.API.HTTPAddr, "http-addr", "", "REST gateway listen address (default "+server.DefaultHTTPAddr+", "+server.DefaultDevHTTPAddr+" with --dev)")
 	fs.StringVar(&cfg.API.GRPCAddr, "grpc-addr", "", "gRPC listen address (default "+server.DefaultGRPCAddr+", "+server.DefaultDevGRPCAddr+" with --dev)")
+	fs.StringVar(&cfg.API.OperatorAddr, "operator-listen", "", "address of the operator listener (e.g. 127.0.0.1:9091), serving /healthz with every chain's details and /metrics without a key; bind it to a private address (default: off; the public listener then serves them to an operator's API key only)")
 	fs.StringVar(&cfg.API.PublicURL, "public-url", "", "base URL customers and dashboard users reach this server at, e.g. https://pay.example.com (payment_url starts with it; https makes dashboard cookies Secure behind a TLS proxy; default: the HTTP listen address)")
 	var proxies listFlag
 	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the dashboard's sign-in limit); repeatable")

@@ -311,7 +311,7 @@ func TestGRPCWebUnary(t *testing.T) {
 // every one given (`code="OK"`), 0 when there is none.
 func metricValue(t *testing.T, in *servertest.Instance, name string, labels ...string) float64 {
 	t.Helper()
-	r := in.Get(t, "/metrics", nil, "")
+	r := in.Get(t, "/metrics", nil, in.OperatorKey(t))
 	if r.Code != 200 {
 		t.Fatalf("/metrics: HTTP %d", r.Code)
 	}

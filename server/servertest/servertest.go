@@ -60,6 +60,26 @@ type Instance struct {
 	Out *bytes.Buffer
 	// DSN is the server's database.
 	DSN string
+
+	opKeyMu sync.Mutex
+	opKey   string
+}
+
+// OperatorKey returns an operator's API key of the server (what /metrics
+// and /healthz's details need on the public listener), creating it on
+// first use; like every operator key it joins the default project.
+func (in *Instance) OperatorKey(t testing.TB) string {
+	t.Helper()
+	in.opKeyMu.Lock()
+	defer in.opKeyMu.Unlock()
+	if in.opKey == "" {
+		key, _, err := apikey.CreateOperator(context.Background(), in.Server.DB().Client, "test operator", clock.Now())
+		if err != nil {
+			t.Fatalf("servertest: operator key: %v", err)
+		}
+		in.opKey = key
+	}
+	return in.opKey
 }
 
 // Project names a project of a test server in AllowPrivate: A or B (the
