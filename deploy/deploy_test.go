@@ -48,11 +48,16 @@ type rules struct {
 // exported returns every metric name a running dev server exposes on
 // /metrics (samples and families: a histogram gives NAME, NAME_bucket,
 // NAME_sum and NAME_count), after one REST and one gRPC request so the
-// request metrics have series. The price ages exist only with live prices
+// request metrics have series. It scrapes the operator listener, as
+// prometheus/prometheus.yml does. The price ages exist only with live prices
 // (no network here), the last-poll time once a watcher polled: they come
 // from payhook's own collectors observing a fake coin and watcher.
 func exported(t *testing.T) map[string]bool {
-	in := servertest.Start(t, store.SQLite, func(c *server.Config) { c.Dev = true; c.ManualDelivery = true })
+	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
+		c.Dev = true
+		c.ManualDelivery = true
+		c.API.OperatorAddr = "127.0.0.1:0"
+	})
 	if r := in.Get(t, "/info/", nil, ""); r.Code != http.StatusOK {
 		t.Fatalf("/info/: %d", r.Code)
 	}
@@ -77,7 +82,7 @@ func exported(t *testing.T) map[string]bool {
 			names[strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]] = true
 		}
 	}
-	resp, err := http.Get(in.BaseURL + "/metrics")
+	resp, err := http.Get("http://" + in.Server.OperatorAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +205,15 @@ func TestDeployFilesUseExportedMetrics(t *testing.T) {
 	}
 }
 
-// TestAlertRulesPromtool runs promtool's syntax check and the rules' unit
-// tests (prometheus/alerts_test.yml: each alert fires on the series it is
-// for, with its annotations).
+// TestAlertRulesPromtool runs promtool's syntax check of the rules and of
+// the example configuration, and the rules' unit tests
+// (prometheus/alerts_test.yml: each alert fires on the series it is for,
+// with its annotations).
 func TestAlertRulesPromtool(t *testing.T) {
 	promtool := nodetest.Need(t, "promtool", "apt-get install prometheus (Debian's package provides promtool)")
 	for _, args := range [][]string{
 		{"check", "rules", "prometheus/alerts.yml"},
+		{"check", "config", "prometheus/prometheus.yml"},
 		{"test", "rules", "prometheus/alerts_test.yml"},
 	} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()

@@ -640,6 +640,9 @@ func (d *Dispatcher) send(c claim) {
 	}
 	if err == nil {
 		resp, err = d.client.Do(d.sendCtx, egress.Request{
+			// The operator's exceptions apply to the row's owner only,
+			// as they are configured now (not as when it was stored).
+			Owner:  c.n.OwnerID,
 			Method: c.n.Method,
 			URL:    c.n.URL,
 			Body:   c.n.Body,

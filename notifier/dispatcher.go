@@ -66,8 +66,9 @@ type Dispatcher struct {
 }
 
 // Rules are the destination rules every attempt applies (the egress
-// client's, with the operator's exceptions), for refusing a destination
-// before it is stored.
+// client's, with the operator's exceptions, each bound to one owner), for
+// refusing a destination before it is stored: check with the owner the
+// notification will have.
 func (d *Dispatcher) Rules() *egress.Rules { return d.client.Rules() }
 
 func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *slog.Logger) (*Dispatcher, error) {

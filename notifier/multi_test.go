@@ -76,7 +76,7 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	t.Cleanup(func() { close(stopDrain); <-drained })
 	mk := func(db *store.DB, obs Observer) *Notifier {
 		n, err := New(db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)},
-			Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}, PerHost: 8},
+			Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(hook), PerHost: 8},
 			Observer: obs,
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
@@ -87,7 +87,7 @@ func TestInstancesSplitDeliveries(t *testing.T) {
 	}
 	var obsA, obsB countingObserver
 	a, b := mk(dbA, &obsA), mk(dbB, &obsB)
-	f := &fixture{db: dbA, clock: clock.NewManual(clock.Now()), keyID: 7, hook: hook}
+	f := &fixture{db: dbA, clock: clock.NewManual(clock.Now()), keyID: testOwner, hook: hook}
 
 	// B's watchers learn of A's events through PostgreSQL NOTIFY: once B
 	// listens, its watchers are told of A's next event.
@@ -236,7 +236,7 @@ func TestOwnNotifyDoesNotWakeItself(t *testing.T) {
 	hook := rs.URL + "/hook"
 	mk := func() (*Notifier, chan struct{}) {
 		n, err := New(db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)},
-			Delivery:    Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}},
+			Delivery:    Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(hook)},
 			StopTimeout: 100 * time.Millisecond,
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
@@ -263,7 +263,7 @@ func TestOwnNotifyDoesNotWakeItself(t *testing.T) {
 	}
 	a, wokenA := mk()
 	b, wokenB := mk()
-	f := &fixture{db: db, clock: clock.NewManual(clock.Now()), keyID: 7, hook: hook}
+	f := &fixture{db: db, clock: clock.NewManual(clock.Now()), keyID: testOwner, hook: hook}
 	enqueue := func(n *Notifier) {
 		e := f.envelope("pending", payload.TransportGET)
 		e.CallbackURL = hook

@@ -32,9 +32,13 @@ type Delivery struct {
 	// (--attempt-timeout).
 	AttemptTimeout time.Duration
 	// AllowPrivateEndpoints are exact endpoints (scheme, host, port, path;
-	// see egress.ParseEndpoint) that may resolve to private or loopback
-	// addresses: the operator's development receivers
-	// (--allow-private-endpoint). Merchants cannot add any.
+	// see egress.ParseEndpoint) that one owner's notifications may send to
+	// although they resolve to private or loopback addresses: the
+	// operator's development receivers (--allow-private-endpoint). Each is
+	// OWNER=URL (the owner is a Message's Owner, payhook's project id) or
+	// URL alone, for Config.DefaultOwner (egress.ParseAllowance). An
+	// endpoint allowed to one owner is refused to every other, at every
+	// attempt. Merchants cannot add any.
 	AllowPrivateEndpoints []string
 	// Lease is how long a claimed row stays reserved for this instance
 	// (--delivery-lease); it must exceed AttemptTimeout. Another instance
@@ -89,10 +93,10 @@ func (d Delivery) WithDefaults() Delivery {
 }
 
 // egress is the outbound client's configuration: the attempt limit, the
-// operator's exceptions, and a keep-alive connection for every concurrent
-// attempt to a destination.
-func (d Delivery) egress() egress.Config {
-	return egress.Config{Timeout: d.AttemptTimeout, AllowPrivate: d.AllowPrivateEndpoints, IdlePerHost: d.PerHost}
+// operator's exceptions with the owner of those that name none, and a
+// keep-alive connection for every concurrent attempt to a destination.
+func (c Config) egress() egress.Config {
+	return egress.Config{Timeout: c.AttemptTimeout, AllowPrivate: c.AllowPrivateEndpoints, DefaultOwner: c.DefaultOwner, IdlePerHost: c.PerHost}
 }
 
 // Config configures a Notifier.
@@ -100,6 +104,9 @@ type Config struct {
 	// Delivery is what the operator tunes: schedule, attempt limit,
 	// private endpoints, lease and concurrency.
 	Delivery
+	// DefaultOwner owns the AllowPrivateEndpoints entries that name no
+	// owner (payhook: the default project's id).
+	DefaultOwner int64
 	// Batch is the most rows claimed per query.
 	Batch int
 	// Hold bounds the notifications held in memory for their first attempt

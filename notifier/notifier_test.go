@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -102,7 +103,7 @@ func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Conf
 	db := storetest.Open(t, d)
 	clk := clock.NewManual(t0)
 	cfg := Config{
-		Delivery:     Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{hook}},
+		Delivery:     Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(hook)},
 		Now:          clk.Now,
 		Signers:      []signer.Signer{signer.NewRSASigner(testKey)},
 		PollInterval: 10 * time.Millisecond,
@@ -116,7 +117,20 @@ func newFixture(t testing.TB, d store.Dialect, hook string, mutate ...func(*Conf
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	return &fixture{db: db, clock: clk, n: n, d: n.Dispatcher, keyID: 7, hook: hook}
+	return &fixture{db: db, clock: clk, n: n, d: n.Dispatcher, keyID: testOwner, hook: hook}
+}
+
+// testOwner owns the fixtures' messages.
+const testOwner = 7
+
+// allow returns the operator exceptions that let testOwner's messages
+// reach the endpoints.
+func allow(endpoints ...string) []string {
+	out := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		out[i] = fmt.Sprintf("%d=%s", testOwner, e)
+	}
+	return out
 }
 
 // testAddressIn is the payment address the test payloads speak of.
@@ -493,7 +507,7 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))
 		}
-		second, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		second, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(rs.URL + "/hook")}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -535,7 +549,7 @@ func TestRestartResumesQueuedWork(t *testing.T) {
 		b := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
 		f.n.Stop() // "restart": b is queued, a is retrying
 
-		next, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{rs.URL + "/hook"}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		next, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(rs.URL + "/hook")}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -578,6 +592,35 @@ func TestBlockedDestinationIsLoggedAndRetried(t *testing.T) {
 	})
 }
 
+// TestAllowedEndpointOfAnotherOwnerIsBlocked: an operator exception is
+// its owner's only. Another owner's notification to exactly that endpoint
+// is refused at every attempt, though it was stored (as it is when the
+// exception moved to another owner on a restart), and the owner's own
+// notification to it is delivered.
+func TestAllowedEndpointOfAnotherOwnerIsBlocked(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		rs := newReceiver(t, ok)
+		f := newFixture(t, d, rs.URL+"/hook")
+		f.keyID = testOwner + 1
+		other := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
+		f.run(t)
+		if len(rs.requests()) != 0 {
+			t.Fatal("another owner's notification reached the endpoint")
+		}
+		at := f.attempts(t, other)
+		if len(at) != 1 || at[0].Outcome != deliveryattempt.OutcomeBlocked || !strings.Contains(at[0].Error, "127.0.0.1 is a loopback address") {
+			t.Fatalf("attempts %+v", at)
+		}
+		f.keyID = testOwner
+		own := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
+		f.run(t)
+		if got := f.reload(t, own); got.Status != notification.StatusAcknowledged || len(rs.requests()) != 1 {
+			t.Fatalf("the owner's notification: %s, %d requests", got.Status, len(rs.requests()))
+		}
+	})
+}
+
 // TestDeadEndpointDoesNotDelayHealthyOne: attempts to a hanging endpoint
 // hold at most PerHost workers; a healthy endpoint is served meanwhile.
 func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
@@ -587,7 +630,7 @@ func TestDeadEndpointDoesNotDelayHealthyOne(t *testing.T) {
 		dead := newReceiver(t, func(int, *http.Request) (int, string) { <-hang; return 500, "" })
 		healthy := newReceiver(t, ok)
 		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
-			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, dead.URL+"/hook")
+			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, allow(dead.URL+"/hook")...)
 			c.Workers, c.PerHost = 4, 2
 		})
 		t.Cleanup(func() { close(hang) })

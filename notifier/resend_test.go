@@ -381,7 +381,7 @@ func TestConcurrentResends(t *testing.T) {
 // or other instance would.
 func (f *fixture) second(t *testing.T) *Notifier {
 	t.Helper()
-	n, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: []string{f.hook}}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	n, err := New(f.db, Config{Signers: []signer.Signer{signer.NewRSASigner(testKey)}, Delivery: Delivery{AttemptTimeout: 5 * time.Second, AllowPrivateEndpoints: allow(f.hook)}, Now: f.clock.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func newMultiEnv(t *testing.T, d store.Dialect, anvils []*nodetest.Anvil, nodes 
 		c.Chains.OfferWithoutNodes = false
 		c.Chains.Nodes = nodes
 		c.Chains.Prices = server.PricesTable // no network beyond the nodes
-		c.Delivery.AllowPrivateEndpoints = []string{e.sink.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(e.sink.URL+"/hook", servertest.A, servertest.B)
 	})
 	pub := e.in.Get(t, "/pubkey/", nil, e.in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(e.sink.URL+"/pin", "text/plain", strings.NewReader(pub))

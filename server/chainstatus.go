@@ -123,15 +123,22 @@ func (s *Server) chainStats() []metrics.ChainStat {
 	return out
 }
 
-// healthBody is /healthz's answer.
+// healthBody is /healthz's answer to anyone (and the body of its and
+// /metrics' refusals).
 type healthBody struct {
-	Status string                 `json:"status"`
-	Health string                 `json:"health,omitempty"`
-	Error  string                 `json:"error,omitempty"`
+	Status string `json:"status"`
+	Health string `json:"health,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// healthDetails is /healthz's answer to the operator: the status and every
+// watched chain (an empty object when there is none).
+type healthDetails struct {
+	healthBody
 	Chains map[string]ChainStatus `json:"chains"`
 }
 
-func writeHealth(w http.ResponseWriter, code int, b healthBody) {
+func writeHealth(w http.ResponseWriter, code int, b any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(b)

@@ -102,6 +102,12 @@ type APIConfig struct {
 	// GRPCAddr is the gRPC listen address (--grpc-addr); empty means
 	// DefaultGRPCAddr, or DefaultDevGRPCAddr with Config.Dev.
 	GRPCAddr string
+	// OperatorAddr, when set, is the operator listener's address
+	// (--operator-listen): /healthz with every chain's details and
+	// /metrics, without a key, for monitoring on a private network. Off
+	// (empty) by default; the public listener then shows the details and
+	// the metrics only to an operator's API key.
+	OperatorAddr string
 	// PublicURL is the base URL customers reach the hosted pages at
 	// (payment_url, subscription_url) and the dashboard is served from
 	// (--public-url); the HTTP listener's address when empty. When it is
@@ -375,10 +381,16 @@ func (c APIConfig) WithDefaults() APIConfig {
 
 // Validate reports the first bad setting, naming it by its flag.
 func (c APIConfig) Validate() error {
-	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.HTTPAddr}, {"--grpc-addr", c.GRPCAddr}} {
+	for _, a := range []struct{ flag, addr string }{{"--http-addr", c.HTTPAddr}, {"--grpc-addr", c.GRPCAddr}, {"--operator-listen", c.OperatorAddr}} {
+		if a.addr == "" && a.flag == "--operator-listen" {
+			continue // off
+		}
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return fmt.Errorf("%s: %q is not a host:port listen address", a.flag, a.addr)
 		}
+	}
+	if c.OperatorAddr != "" && !strings.HasSuffix(c.OperatorAddr, ":0") && (c.OperatorAddr == c.HTTPAddr || c.OperatorAddr == c.GRPCAddr) {
+		return errors.New("--operator-listen must differ from --http-addr and --grpc-addr")
 	}
 	if c.HTTPAddr == c.GRPCAddr && c.HTTPAddr[len(c.HTTPAddr)-2:] != ":0" {
 		return errors.New("--http-addr and --grpc-addr must differ")
@@ -480,8 +492,8 @@ func validateDelivery(c notifier.Delivery) error {
 		return fmt.Errorf("--attempt-timeout: must be positive")
 	}
 	for _, e := range c.AllowPrivateEndpoints {
-		if _, err := egress.ParseEndpoint(e); err != nil {
-			return fmt.Errorf("--allow-private-endpoint %q: %w", e, err)
+		if _, err := egress.ParseAllowance(e, 0); err != nil {
+			return fmt.Errorf("--allow-private-endpoint %q: want PROJECT=URL (PROJECT a project id) or URL alone (the default project's): %w", e, err)
 		}
 	}
 	if c.Lease != 0 && c.Lease <= c.AttemptTimeout {

@@ -28,6 +28,11 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"store max conns", func(c *server.Config) { c.Store.MaxConns = 1 }, "--db-max-conns"},
 		{"api http addr", func(c *server.Config) { c.API.HTTPAddr = "nope" }, "--http-addr"},
 		{"api same addrs", func(c *server.Config) { c.API.HTTPAddr, c.API.GRPCAddr = ":1", ":1" }, "--http-addr and --grpc-addr"},
+		{"operator listen addr", func(c *server.Config) { c.API.OperatorAddr = "9091" }, "--operator-listen"},
+		{"operator listen on http", func(c *server.Config) { c.API.HTTPAddr, c.API.OperatorAddr = ":8080", ":8080" }, "--operator-listen must differ"},
+		{"delivery endpoint project", func(c *server.Config) {
+			c.Delivery.AllowPrivateEndpoints = []string{"shop=http://127.0.0.1:3000/hook"}
+		}, "--allow-private-endpoint \"shop=http://127.0.0.1:3000/hook\": want PROJECT=URL"},
 		{"api shutdown", func(c *server.Config) { c.API.ShutdownTimeout = -time.Second }, "--shutdown-timeout"},
 		{"api body limit", func(c *server.Config) { c.API.MaxBodyBytes = 10 }, "--max-body-bytes"},
 		{"public url scheme", func(c *server.Config) { c.API.PublicURL = "ftp://pay.example" }, "--public-url"},

@@ -66,7 +66,7 @@ func newDeliveryEnv(t *testing.T, d string, mutate ...func(*server.Config)) *del
 	in := servertest.Start(t, storetestDialect(d), append([]func(*server.Config){func(c *server.Config) {
 		c.ManualDelivery = true
 		c.Now = clk.Now
-		c.Delivery.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A, servertest.B)
 	}}, mutate...)...)
 	r := in.Get(t, "/btc/create/", q("callback", hook.URL+"/hook", "cb_params", "order=7", "address", btcDest, "json", "1"), in.KeyA)
 	wantStatus(t, r, 200)

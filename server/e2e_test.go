@@ -112,7 +112,7 @@ func newDevEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *d
 	in := servertest.Start(t, d, append([]func(*server.Config){func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(sink.URL+"/hook", servertest.A, servertest.B)
 	}}, mutate...)...)
 	pub := in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))

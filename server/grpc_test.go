@@ -189,7 +189,7 @@ func TestMetricsEndpoint(t *testing.T) {
 			e := newDeliveryEnv(t, string(d))
 			metrics := func() string {
 				t.Helper()
-				r := e.in.Get(t, "/metrics", nil, "")
+				r := e.in.Get(t, "/metrics", nil, e.in.OperatorKey(t))
 				if r.Code != 200 {
 					t.Fatalf("HTTP %d", r.Code)
 				}

@@ -321,7 +321,7 @@ func TestCreateRefusesHostsThatAreNeverPublic(t *testing.T) {
 	t.Parallel()
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{"http://127.0.0.1:3000/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate("http://127.0.0.1:3000/hook", servertest.A)
 	})
 	rows := []struct{ name, callback, want string }{
 		{"decimal", "http://2130706433/", `callback: host "2130706433" is the IPv4 address 127.0.0.1, a loopback address (RFC 1122)`},
@@ -356,13 +356,18 @@ func TestCreateRefusesHostsThatAreNeverPublic(t *testing.T) {
 // TestHealthReportsALostDatabase: the probe that counts a busy pool as load
 // still reports a database that is gone. The test's own database is dropped
 // (its connections terminated), which leaves the shared server running.
+// /healthz then answers 503 to anyone; its details are still served by the
+// operator listener, which needs no key to check, while an operator's key
+// on the public listener cannot be checked (503, not the details).
 func TestHealthReportsALostDatabase(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.DSN(t, store.Postgres)
 	in := servertest.Start(t, store.Postgres, func(c *server.Config) {
 		c.Store.DB = dsn
 		c.Store.HealthProbeInterval = 10 * time.Millisecond
+		c.API.OperatorAddr = "127.0.0.1:0"
 	})
+	opKey := in.OperatorKey(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := healthpb.NewHealthClient(in.Conn).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -388,5 +393,18 @@ func TestHealthReportsALostDatabase(t *testing.T) {
 	}
 	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("health after the database went: %v %v", r, err)
+	}
+	if code, _, body := get(t, in.BaseURL+"/healthz"); code != http.StatusServiceUnavailable || body != `{"status":"error","error":"not serving"}`+"\n" {
+		t.Errorf("anonymous /healthz without the database: HTTP %d %s", code, body)
+	}
+	if code, _, body := get(t, "http://"+in.Server.OperatorAddr()+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"chains":{`) {
+		t.Errorf("operator /healthz without the database: HTTP %d %s", code, body)
+	}
+	if code, _, body := get(t, in.BaseURL+"/healthz", "apikey", opKey); code != http.StatusServiceUnavailable || strings.Contains(body, "chains") {
+		t.Errorf("/healthz with an operator's key without the database: HTTP %d %s", code, body)
+	}
+	// The metrics too: what needs the database counts a scrape error.
+	if code, _, body := get(t, "http://"+in.Server.OperatorAddr()+"/metrics"); code != http.StatusOK || !strings.Contains(body, "payhook_metrics_scrape_errors_total") {
+		t.Errorf("operator /metrics without the database: HTTP %d", code)
 	}
 }

@@ -40,7 +40,7 @@ func TestLitecoindPayout(t *testing.T) {
 	t.Parallel()
 	ms := newMerchantSink(t)
 	e := newLTCEnv(t, store.Postgres, func(c *server.Config) {
-		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, ms.URL+"/merchant")
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(ms.URL+"/merchant", servertest.A, servertest.B)...)
 	})
 	key := e.in.KeyA
 	pr, err := e.in.Server.DB().Client.Project.Get(t.Context(), e.in.ProjectA)
@@ -48,7 +48,7 @@ func TestLitecoindPayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms.secrets = []string{pr.IpnSecret}
-	if err := project.SetPayoutNotify(t.Context(), e.in.Server.DB().Client, e.in.ProjectA, ms.URL+"/merchant", false, clock.Now()); err != nil {
+	if err := project.SetPayoutNotify(t.Context(), e.in.Server.DB().Client, nil, e.in.ProjectA, ms.URL+"/merchant", false, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	r := e.in.Get(t, "/ltc/payout/address/", nil, key)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -28,7 +29,7 @@ func TestLitecoindRefundFromHostedPage(t *testing.T) {
 	ctx := webtest.Browser(t)
 	ms := newMerchantSink(t)
 	e := newLTCEnv(t, store.Postgres, func(c *server.Config) {
-		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, ms.URL+"/merchant")
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(ms.URL+"/merchant", servertest.A, servertest.B)...)
 	})
 	r := e.in.Get(t, "/checkout/request/", q("notify_url", ms.URL+"/merchant", "value", "10", "currency", "USD"), e.in.KeyA)
 	wantStatus(t, r, 200)

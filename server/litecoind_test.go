@@ -39,7 +39,7 @@ func newLTCEnv(t *testing.T, d store.Dialect, mutate ...func(*server.Config)) *l
 		c.Chains.OfferWithoutNodes = false
 		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
 		c.Chains.Prices = server.PricesTable // no network beyond the node
-		c.Delivery.AllowPrivateEndpoints = []string{sink.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(sink.URL+"/hook", servertest.A, servertest.B)
 	}}, mutate...)...)
 	pub := in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)
 	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
@@ -173,7 +173,7 @@ func TestLitecoindEndToEnd(t *testing.T) {
 		t.Errorf("signature failures: %v", errs)
 	}
 
-	h := e.in.Get(t, "/healthz", nil, "")
+	h := e.in.Get(t, "/healthz", nil, e.in.OperatorKey(t))
 	chs, _ := h.JSON["chains"].(map[string]any)
 	ltc, _ := chs["ltc"].(map[string]any)
 	if ltc["healthy"] != true || ltc["network"] != "regtest" || strings.Contains(string(h.Body), "regtest-secret") {
@@ -262,7 +262,11 @@ func TestOneNodeDown(t *testing.T) {
 	if err := in.Server.Watcher("doge").PollOnce(ctx); err == nil {
 		t.Error("a poll of a node that is down succeeded")
 	}
-	h := in.Get(t, "/healthz", nil, "")
+	// Anyone sees the status; no node, host or error text.
+	if h := in.Get(t, "/healthz", nil, ""); h.Code != 200 || string(h.Body) != "{\"status\":\"success\",\"health\":\"serving\"}\n" {
+		t.Errorf("/healthz without a key: HTTP %d %s", h.Code, h.Body)
+	}
+	h := in.Get(t, "/healthz", nil, in.OperatorKey(t))
 	if h.Code != 200 || h.JSON["status"] != "success" {
 		t.Fatalf("/healthz with one node down: HTTP %d %s", h.Code, h.Body)
 	}
@@ -286,7 +290,7 @@ func TestOneNodeDown(t *testing.T) {
 	if r := in.Get(t, "/doge/create/", url.Values{"callback": {"https://shop.example/hook"}}, in.KeyA); r.Code != 503 || !strings.Contains(string(r.Body), "not been reached") {
 		t.Errorf("doge create before its node was reached: HTTP %d %s, want 503", r.Code, r.Body)
 	}
-	m := in.Get(t, "/metrics", nil, "")
+	m := in.Get(t, "/metrics", nil, in.OperatorKey(t))
 	for _, line := range []string{`payhook_chain_up{ticker="doge"} 0`, `payhook_chain_up{ticker="ltc"} 1`, `payhook_chain_poll_errors_total{ticker="doge"}`, `payhook_chain_node_request_duration_seconds_count{outcome="ok",ticker="ltc"}`} {
 		if !strings.Contains(string(m.Body), line) {
 			t.Errorf("/metrics lacks %s", line)

@@ -66,7 +66,7 @@ func TestPayoutEndToEnd(t *testing.T) {
 			me := newMerchantEnv(t, d)
 			e := me.devEnv
 			ctx := context.Background()
-			if err := project.SetPayoutNotify(ctx, e.in.Server.DB().Client, e.in.ProjectA, me.ms.URL+"/merchant", true, clock.Now()); err != nil {
+			if err := project.SetPayoutNotify(ctx, e.in.Server.DB().Client, nil, e.in.ProjectA, me.ms.URL+"/merchant", true, clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			r := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyA)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"github.com/payhook/payhook/server/apikey"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -253,12 +252,7 @@ func TestAPIKeyInQuery(t *testing.T) {
 	if a.CallbackURL != cb {
 		t.Fatalf("stored callback %q, want %q", a.CallbackURL, cb)
 	}
-	resp, err := http.Get(in.BaseURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	metrics := in.Get(t, "/metrics", nil, in.OperatorKey(t)).Body
 	for what, text := range map[string]string{"callback URL": a.CallbackURL, "logs": logs.String(), "metrics": string(metrics)} {
 		for _, key := range []string{in.KeyA, in.KeyB} {
 			if strings.Contains(text, key) || strings.Contains(text, key[3:]) {

@@ -38,6 +38,7 @@ import (
 	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/internal/startstop"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
@@ -73,6 +74,8 @@ type Server struct {
 	http     *http.Server
 	grpcLis  net.Listener
 	httpLis  net.Listener
+	opLis    net.Listener // the operator listener (--operator-listen); nil when off
+	opHTTP   *http.Server // the operator listener's server; nil when off
 	selfConn *grpc.ClientConn
 	notifier *notifier.Notifier
 	// callbacks are the keys that sign low-level callbacks.
@@ -117,7 +120,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
 	met.ObserveBuild(cfg.Build)
-	if err := s.buildNotifier(signer.NewRSARing(k.callbacks), met); err != nil {
+	defaultOwner, err := s.privateEndpointOwner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.buildNotifier(signer.NewRSARing(k.callbacks), defaultOwner, met); err != nil {
 		return nil, err
 	}
 	if cfg.Dev {
@@ -263,22 +270,58 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 // per attempt; a rotation signs the attempts that start after it.
 const secretTTL = time.Second
 
+// privateEndpointOwner checks that the project each --allow-private-endpoint
+// PROJECT=URL names exists, and returns the default project's id when an
+// entry names none (URL alone is the default project's exception; that
+// project is created then, as it is for a key created without a project);
+// 0 when every entry names its project.
+func (s *Server) privateEndpointOwner(ctx context.Context) (int64, error) {
+	var defaultOwner int64
+	for _, raw := range s.cfg.Delivery.AllowPrivateEndpoints {
+		a, err := egress.ParseAllowance(raw, 0)
+		if err != nil {
+			return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+		}
+		if a.Owner != 0 {
+			if _, err := project.Get(ctx, s.db.Client, a.Owner); errors.Is(err, project.ErrNotFound) {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: there is no project %d (payhook project list shows their ids)", raw, a.Owner)
+			} else if err != nil {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+			}
+			continue
+		}
+		if defaultOwner == 0 {
+			p, err := project.Default(ctx, s.db.Client, s.cfg.Now())
+			if err != nil {
+				return 0, fmt.Errorf("--allow-private-endpoint %q: %w", raw, err)
+			}
+			defaultOwner = p.ID
+		}
+	}
+	return defaultOwner, nil
+}
+
 // buildNotifier builds the notifier, signing with sg and observed by
-// met.
-func (s *Server) buildNotifier(sg signer.StoredSigner, met *metrics.Metrics) error {
+// met; --allow-private-endpoint entries without a project are
+// defaultOwner's.
+func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *metrics.Metrics) error {
 	// Merchant webhooks are signed at every attempt with the project's
 	// secrets as they are then; low-level (custom payment) callbacks carry
 	// both the RSA signature and the project's.
 	webhooks := signer.NewWebhookSigner(project.NewRing(s.db.Client, secretTTL, s.cfg.Now))
 	var err error
 	s.notifier, err = notifier.New(s.db, notifier.Config{
-		Delivery: s.cfg.Delivery,
-		Now:      s.cfg.Now,
-		Signers:  []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
-		Observer: met,
+		Delivery:     s.cfg.Delivery,
+		DefaultOwner: defaultOwner,
+		Now:          s.cfg.Now,
+		Signers:      []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
+		Observer:     met,
 	}, s.logger)
 	if err != nil {
 		return err
+	}
+	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
+		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
 	}
 	met.ObserveQueue(s.notifier.Queue.Stats, s.notifier.Events.Watchers)
 	return nil
@@ -429,7 +472,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	// by the instance that watches it.
 	s.payments.AfterPoll(s.payouts.Tick)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
-	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.cfg.Now)))
+	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -442,6 +485,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	if s.httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("--http-addr: %w", err)
+	}
+	if cfg.OperatorAddr != "" {
+		if s.opLis, err = net.Listen("tcp", cfg.OperatorAddr); err != nil {
+			return fmt.Errorf("--operator-listen: %w", err)
+		}
 	}
 	publicURL := cfg.PublicURL
 	if publicURL == "" {
@@ -476,7 +524,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, PublicURL: cfg.PublicURL,
-		Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
+		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
@@ -508,9 +556,13 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		}
 		mux.Handle(pattern, h)
 	}
-	mount(route.Healthz, healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
+	// /healthz's details and /metrics are the operator's: on this
+	// listener they need an operator's key (a bare status is anyone's).
+	healthClient := healthpb.NewHealthClient(s.selfConn)
+	gate := operatorGate{keys: keyResolver}
+	mount(route.Healthz, healthHandler(healthClient, s.ChainStatuses, gate))
 	met.ObserveChains(s.chainStats)
-	mount(route.Metrics, met.Handler())
+	mount(route.Metrics, metricsHandler(gate, met.Handler()))
 	apiDocs, err := openapi.Handler()
 	if err != nil {
 		return err
@@ -559,6 +611,22 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    maxHeaderBytes,
+	}
+	if s.opLis != nil {
+		// The operator listener: the same two handlers, open to whoever
+		// reaches it (bind it to a private address), and nothing else.
+		open := operatorGate{open: true}
+		opMux := http.NewServeMux()
+		opMux.Handle(route.Healthz, healthHandler(healthClient, s.ChainStatuses, open))
+		opMux.Handle(route.Metrics, metricsHandler(open, met.Handler()))
+		s.opHTTP = &http.Server{
+			Handler:           opMux,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       cfg.ReadTimeout,
+			WriteTimeout:      cfg.WriteTimeout,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    maxHeaderBytes,
+		}
 	}
 	return nil
 }
@@ -617,6 +685,15 @@ func (s *Server) GRPCAddr() string { return dialable(s.grpcLis.Addr()) }
 
 // HTTPAddr is the address the REST gateway listens on.
 func (s *Server) HTTPAddr() string { return dialable(s.httpLis.Addr()) }
+
+// OperatorAddr is the address the operator listener (--operator-listen)
+// listens on; "" when it is off.
+func (s *Server) OperatorAddr() string {
+	if s.opLis == nil {
+		return ""
+	}
+	return dialable(s.opLis.Addr())
+}
 
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
@@ -680,6 +757,13 @@ func (s *Server) Start(ctx context.Context) error {
 			s.logger.Error("http server stopped", "error", err)
 		}
 	})
+	if s.opHTTP != nil {
+		s.Go(func() {
+			if err := s.opHTTP.Serve(s.opLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.logger.Error("operator http server stopped", "error", err)
+			}
+		})
+	}
 	if !s.cfg.ManualDelivery {
 		if err := s.notifier.Start(ctx); err != nil {
 			return fmt.Errorf("start delivery: %w", err)
@@ -705,7 +789,11 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
-	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
+	if s.opLis != nil {
+		s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String(), "operator", s.opLis.Addr().String())
+	} else {
+		s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
+	}
 	return nil
 }
 
@@ -733,6 +821,15 @@ func (s *Server) Stop() error {
 				_ = s.http.Close()
 			}
 		}()
+		if s.opHTTP != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.opHTTP.Shutdown(ctx); err != nil {
+					_ = s.opHTTP.Close()
+				}
+			}()
+		}
 		go func() {
 			defer wg.Done()
 			done := make(chan struct{})
@@ -776,7 +873,7 @@ func (s *Server) closeAll() error {
 	}
 	// Serving closes the listeners on stop; a server that never started
 	// releases what New bound here (closing twice is harmless).
-	for _, l := range []net.Listener{s.grpcLis, s.httpLis} {
+	for _, l := range []net.Listener{s.grpcLis, s.httpLis, s.opLis} {
 		if l != nil {
 			_ = l.Close()
 		}
@@ -872,18 +969,4 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = s.Stop()
 	logger.Info("stopped", "error", err)
 	return err
-}
-
-func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := c.Check(r.Context(), &healthpb.HealthCheckRequest{})
-		// One ticker's node being down does not make the server unhealthy:
-		// every other ticker is still served. Its entry says so.
-		chs := chainStatus(r.Context())
-		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			writeHealth(w, http.StatusServiceUnavailable, healthBody{Status: "error", Error: "not serving", Chains: chs})
-			return
-		}
-		writeHealth(w, http.StatusOK, healthBody{Status: "success", Health: "serving", Chains: chs})
-	})
 }

@@ -85,7 +85,7 @@ func TestPythonClient(t *testing.T) {
 	t.Cleanup(hook.Close)
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.Dev = true
-		c.Delivery.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -79,7 +79,7 @@ func TestClient(t *testing.T) {
 
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.Dev = true // the devnet: Pay and Mine; watchers and the dispatcher run
-		c.Delivery.AllowPrivateEndpoints = []string{hook.URL + "/hook"}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
 	})
 
 	dir, err := filepath.Abs(".")

@@ -65,12 +65,13 @@ type benchOptions struct {
 	e2eTimeout time.Duration
 	// e2eKind is address or checkout.
 	e2eKind string
-	// server, serverKey, serverSecret and serverPID name an external
-	// payhook server (empty: one in this process); receiverAddr is the
-	// receiver's listening address (what that server must allow).
-	server, serverKey, serverSecret string
-	serverPID                       int
-	receiverAddr                    string
+	// server, serverKey, serverSecret, serverMetrics and serverPID name
+	// an external payhook server (empty: one in this process) and its
+	// operator listener's /metrics; receiverAddr is the receiver's
+	// listening address (what that server must allow).
+	server, serverKey, serverSecret, serverMetrics string
+	serverPID                                      int
+	receiverAddr                                   string
 }
 
 // benchRun is one measured run.
@@ -168,6 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.server, "server", "", "e2e: base URL of a running payhook serve --dev to drive over REST instead of a server in this process (it must allow --receiver-addr's endpoint: --allow-private-endpoint http://ADDR/hook)")
 	fs.StringVar(&o.serverKey, "server-key", "", "e2e with --server: an API key of the server")
 	fs.StringVar(&o.serverSecret, "server-secret", "", "e2e with --server and --e2e-kind checkout: the key's project IPN secret (payhook project rotate-secret)")
+	fs.StringVar(&o.serverMetrics, "server-metrics", "", "e2e with --server: the server's /metrics on its operator listener (payhook serve --operator-listen ADDR: http://ADDR/metrics)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "e2e with --server: the server's process id, to report its CPU time (Linux /proc)")
 	fs.StringVar(&o.receiverAddr, "receiver-addr", "", "e2e: the receiver's listening address (default: a free loopback port; fix it for --server)")
 	if err := fs.Parse(args); err != nil {
@@ -211,8 +213,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if o.e2eKind != e2eAddress && o.e2eKind != e2eCheckout {
 			return fmt.Errorf("--e2e-kind: %q is not address or checkout", o.e2eKind)
 		}
-		if o.server != "" && (o.serverKey == "" || o.receiverAddr == "" || o.e2eKind == e2eCheckout && o.serverSecret == "") {
-			return errors.New("--server needs --server-key, --receiver-addr and, for --e2e-kind checkout, --server-secret")
+		if o.server != "" && (o.serverKey == "" || o.receiverAddr == "" || o.serverMetrics == "" || o.e2eKind == e2eCheckout && o.serverSecret == "") {
+			return errors.New("--server needs --server-key, --receiver-addr, --server-metrics and, for --e2e-kind checkout, --server-secret")
 		}
 	default:
 		return fmt.Errorf("--mode: %q is not engine or e2e", o.mode)

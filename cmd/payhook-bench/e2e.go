@@ -138,7 +138,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	defer recv.close()
 	// The server: in this process on a scratch database, or one running
 	// elsewhere (payhook serve --dev --allow-private-endpoint <receiver>).
-	base, apiKey, secret := o.server, o.serverKey, o.serverSecret
+	base, apiKey, secret, metricsURL := o.server, o.serverKey, o.serverSecret, o.serverMetrics
 	var srv *server.Server
 	cpu := processCPU(o.serverPID)
 	if base == "" {
@@ -148,6 +148,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 		cpu = processCPU(os.Getpid())
+		metricsURL = "http://" + srv.OperatorAddr() + "/metrics"
 	}
 	api := &restClient{
 		base: base,
@@ -198,7 +199,7 @@ func e2eOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer) (r
 	}
 	res.PaySeconds = time.Since(start).Seconds()
 
-	scraper := newMetricsScraper(api.base + "/metrics")
+	scraper := newMetricsScraper(metricsURL)
 	scraper.sample(ctx, o.scrapeEvery)
 	defer scraper.stopSampling()
 	var bar *progressbar.ProgressBar
@@ -631,7 +632,7 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 	server.TuneGC(server.DefaultGCPercent) // as payhook serve runs
 	srv, err := server.New(ctx, server.Config{
 		Store:    server.StoreConfig{DB: scratch.DSN},
-		API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"},
+		API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", OperatorAddr: "127.0.0.1:0"}, // metrics: the operator listener
 		Keys:     server.KeysConfig{Seed: seed},
 		Delivery: notifier.Delivery{AllowPrivateEndpoints: []string{endpoint}},
 		Dev:      true,

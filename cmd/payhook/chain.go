@@ -150,49 +150,70 @@ func seedCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// chainCmd: payhook chain status [--url http://127.0.0.1:8080] [--json].
+// chainCmd: payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json].
+// The chains' details are the operator's: on the public listener they need
+// an operator's key (--apikey, PAYHOOK_APIKEY); the operator listener
+// (serve --operator-listen) serves them without one.
 func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "status" {
-		return errors.New("usage: payhook chain status [--url http://127.0.0.1:8080] [--json]")
+		return errors.New("usage: payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json]")
 	}
 	fs := newFlagSet("payhook chain status", stderr)
-	base := fs.String("url", "http://127.0.0.1:8080", "the REST address of a running payhook serve")
+	base := fs.String("url", "http://127.0.0.1:8080", "the HTTP address of a running payhook serve: its operator listener (--operator-listen), or its REST address with --apikey")
+	key := fs.String("apikey", "", "an operator's API key (payhook apikey create --operator), which the REST address needs for the chains' details; the operator listener needs none")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(*base, "/")+"/healthz", nil)
+	where := strings.TrimRight(*base, "/") + "/healthz"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
 	if err != nil {
 		return fmt.Errorf("--url: %w", err)
 	}
+	if k := strings.TrimSpace(*key); k != "" {
+		req.Header.Set("apikey", k)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("reach payhook at %s: %w", *base, err)
+		return fmt.Errorf("reach payhook at %s: %w", where, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
-		Status string                        `json:"status"`
-		Chains map[string]server.ChainStatus `json:"chains"`
+		Status string                         `json:"status"`
+		Error  string                         `json:"error"`
+		Chains *map[string]server.ChainStatus `json:"chains"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return fmt.Errorf("%s/healthz: not payhook's health answer: %w", *base, err)
+		return fmt.Errorf("%s: HTTP %d, not payhook's health answer: %w", where, resp.StatusCode, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%s: HTTP %d: %s (the chains' details need an operator's key: --apikey, or PAYHOOK_APIKEY)", where, resp.StatusCode, body.Error)
+	case body.Chains == nil && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable:
+		return fmt.Errorf("%s: HTTP %d: %s", where, resp.StatusCode, body.Error)
+	case body.Chains == nil:
+		return fmt.Errorf("%s answered its status only (%s): the chains' details need an operator's key (--apikey, payhook apikey create --operator) or the operator listener's address (serve --operator-listen) as --url", where, body.Status)
+	}
+	chains := *body.Chains
+	if body.Status != "success" {
+		fmt.Fprintf(stderr, "payhook at %s reports %s: %s\n", *base, body.Status, body.Error)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(body.Chains)
+		return enc.Encode(chains)
 	}
-	tickers := make([]string, 0, len(body.Chains))
-	for t := range body.Chains {
+	tickers := make([]string, 0, len(chains))
+	for t := range chains {
 		tickers = append(tickers, t)
 	}
 	sort.Strings(tickers)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TICKER\tNODE\tNETWORK\tHEAD\tCURSOR\tHEALTH")
 	for _, t := range tickers {
-		c := body.Chains[t]
+		c := chains[t]
 		health := "ok"
 		if !c.Healthy {
 			health = "DOWN: " + c.Error

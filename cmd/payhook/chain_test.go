@@ -9,19 +9,30 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
 )
 
 func TestChainStatus(t *testing.T) {
+	const opKey = "ph_operator"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" {
+		switch {
+		case r.URL.Path != "/healthz":
 			http.NotFound(w, r)
-			return
+		case r.Header.Get("apikey") == "":
+			w.Write([]byte(`{"status":"success","health":"serving"}`))
+		case r.Header.Get("apikey") != opKey:
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"status":"error","error":"unknown api key"}`))
+		default:
+			w.Write([]byte(`{"status":"success","health":"serving","chains":{"ltc":{"healthy":true,"node":"http://127.0.0.1:19443/","network":"regtest","head":120,"cursor":119},"doge":{"healthy":false,"error":"node unavailable: connection refused","node":"http://127.0.0.1:1/","network":"regtest"}}}`))
 		}
-		w.Write([]byte(`{"status":"success","chains":{"ltc":{"healthy":true,"node":"http://127.0.0.1:19443/","network":"regtest","head":120,"cursor":119},"doge":{"healthy":false,"error":"node unavailable: connection refused","node":"http://127.0.0.1:1/","network":"regtest"}}}`))
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"chain", "status", "--url", srv.URL}, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"chain", "status", "--url", srv.URL, "--apikey", opKey}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -29,8 +40,57 @@ func TestChainStatus(t *testing.T) {
 		!strings.Contains(lines[2], "ltc") || !strings.Contains(lines[2], "120") || !strings.Contains(lines[2], "119") {
 		t.Errorf("chain status:\n%s", out.String())
 	}
-	if err := run(context.Background(), []string{"chain", "status", "--url", "http://127.0.0.1:1"}, &out, &errb); err == nil {
-		t.Error("chain status without a server: no error")
+	// Every error names the address tried.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", srv.URL}, "operator's key"},
+		{[]string{"--url", srv.URL, "--apikey", "ph_merchant"}, "HTTP 401: unknown api key"},
+		{[]string{"--url", "http://127.0.0.1:1"}, "reach payhook at http://127.0.0.1:1/healthz"},
+	} {
+		err := run(context.Background(), append([]string{"chain", "status"}, c.args...), &out, &errb)
+		u := c.args[1]
+		if err == nil || !strings.Contains(err.Error(), u+"/healthz") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("chain status %v: %v; want an error naming %s/healthz and %q", c.args, err, u, c.want)
+		}
+	}
+}
+
+// TestChainStatusOfServer: chain status reads a running server's chain
+// details from its operator listener without a key, and from its public
+// listener with an operator's key only.
+func TestChainStatusOfServer(t *testing.T) {
+	t.Parallel()
+	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
+		c.Dev = true
+		c.ManualDelivery = true
+		c.API.OperatorAddr = "127.0.0.1:0"
+	})
+	status := func(args ...string) (string, error) {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), append([]string{"chain", "status"}, args...), &out, &errb)
+		return out.String(), err
+	}
+	for _, args := range [][]string{
+		{"--url", "http://" + in.Server.OperatorAddr()},
+		{"--url", in.BaseURL, "--apikey", in.OperatorKey(t)},
+	} {
+		out, err := status(args...)
+		if err != nil || !strings.Contains(out, "btc") || !strings.Contains(out, "devnet") {
+			t.Errorf("chain status %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", in.BaseURL}, "answered its status only"},
+		{[]string{"--url", in.BaseURL, "--apikey", in.KeyA}, "HTTP 403"},
+	} {
+		if _, err := status(c.args...); err == nil || !strings.Contains(err.Error(), in.BaseURL+"/healthz") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("chain status %v: %v; want %q naming the address", c.args, err, c.want)
+		}
 	}
 }
 

@@ -257,13 +257,17 @@ type payhookProc struct {
 	stdout *lockedBuffer
 	stderr *lockedBuffer
 	http   string // host:port of the REST gateway
-	done   chan struct{}
-	err    error // Wait's result, once done is closed
+	// operator is the operator listener's host:port (--operator-listen);
+	// "" without it.
+	operator string
+	done     chan struct{}
+	err      error // Wait's result, once done is closed
 }
 
 var (
-	servingRE = regexp.MustCompile(`msg="payhook serving".* http=(\S+)`)
-	apiKeyRE  = regexp.MustCompile(`ph_[a-z0-9]+`)
+	servingRE  = regexp.MustCompile(`msg="payhook serving".* http=(\S+)`)
+	operatorRE = regexp.MustCompile(`msg="payhook serving".* operator=(\S+)`)
+	apiKeyRE   = regexp.MustCompile(`ph_[a-z0-9]+`)
 )
 
 // startPayhook runs `payhook serve --dev` on dsn with its seed in dir,
@@ -329,6 +333,9 @@ func startPayhookAs(t *testing.T, cred *syscall.Credential, dsn, dir string, rec
 			return false, tail(p.stderr.String(), 500)
 		}
 		p.http = m[1]
+		if m := operatorRE.FindStringSubmatch(p.stderr.String()); m != nil {
+			p.operator = m[1]
+		}
 		return true, ""
 	})
 	return p

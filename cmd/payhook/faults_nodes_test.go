@@ -32,7 +32,9 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 	if out, err := exec.Command(faultBin, "seed", "init", "--seed-file", filepath.Join(dir, "payhook.seed")).CombinedOutput(); err != nil {
 		t.Fatalf("seed init: %v: %s", err, out)
 	}
-	flags := deliveryFlags("--node", "ltc="+n.URL+"?network=regtest", "--watch-interval", "200ms", "--prices", "table")
+	// The operator listener serves /healthz's details (watching) without
+	// a key.
+	flags := deliveryFlags("--node", "ltc="+n.URL+"?network=regtest", "--watch-interval", "200ms", "--prices", "table", "--operator-listen", "127.0.0.1:0")
 	a := startPayhook(t, dsn, dir, recv, flags...)
 	key := a.apiKey(t)
 	b := startPayhook(t, dsn, dir, recv, flags...)
@@ -114,10 +116,16 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 	}
 }
 
-// watching reports whether p says it watches ltc (/healthz).
+// watching reports whether p says it watches ltc (/healthz's details, on
+// its operator listener).
 func watching(t *testing.T, p *payhookProc) bool {
 	t.Helper()
-	r := p.do(t, http.MethodGet, "/healthz", nil, "", "")
+	if p.operator == "" {
+		t.Fatal("payhook runs without --operator-listen")
+	}
+	op := *p
+	op.http = p.operator
+	r := op.do(t, http.MethodGet, "/healthz", nil, "", "")
 	chs, _ := r.JSON["chains"].(map[string]any)
 	ltc, _ := chs["ltc"].(map[string]any)
 	w, _ := ltc["watching"].(bool)

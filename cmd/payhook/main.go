@@ -70,8 +70,9 @@ Usage:
                                      replay your deliveries against a local server
   payhook seed init [--seed-file PATH]
                                      write a new master seed (mode 0600; never overwritten); back it up
-  payhook chain status [--url http://127.0.0.1:8080] [--json]
+  payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
+                                     (an operator's key, or --url at serve's --operator-listen)
   payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
@@ -253,6 +254,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	// Empty listen addresses take the server's defaults, which depend on --dev.
 	fs.StringVar(&cfg.API.HTTPAddr, "http-addr", "", "REST gateway listen address (default "+server.DefaultHTTPAddr+", "+server.DefaultDevHTTPAddr+" with --dev)")
 	fs.StringVar(&cfg.API.GRPCAddr, "grpc-addr", "", "gRPC listen address (default "+server.DefaultGRPCAddr+", "+server.DefaultDevGRPCAddr+" with --dev)")
+	fs.StringVar(&cfg.API.OperatorAddr, "operator-listen", "", "address of the operator listener (e.g. 127.0.0.1:9091), serving /healthz with every chain's details and /metrics without a key; bind it to a private address (default: off; the public listener then serves them to an operator's API key only)")
 	fs.StringVar(&cfg.API.PublicURL, "public-url", "", "base URL customers and dashboard users reach this server at, e.g. https://pay.example.com (payment_url starts with it; https makes dashboard cookies Secure behind a TLS proxy; default: the HTTP listen address)")
 	var proxies listFlag
 	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the dashboard's sign-in limit); repeatable")
@@ -274,7 +276,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.DurationVar(&cfg.Delivery.Window, "delivery-window", delivery.Window, "no delivery attempt starts later than this after a notification was stored")
 	fs.DurationVar(&cfg.Delivery.AttemptTimeout, "attempt-timeout", delivery.AttemptTimeout, "limit of one delivery attempt: connect, TLS, request and response")
 	var allow listFlag
-	fs.Var(&allow, "allow-private-endpoint", "exact callback endpoint (scheme://host:port/path) allowed to resolve to a private or loopback address; repeatable")
+	fs.Var(&allow, "allow-private-endpoint", "PROJECT=URL: an exact callback endpoint (scheme://host:port/path) that project PROJECT's (id) webhooks may send to although it resolves to a private or loopback address; a URL alone is the default project's; repeatable")
 	fs.DurationVar(&cfg.Delivery.Lease, "delivery-lease", 0, "how long a claimed notification stays reserved for this instance before another may take it over (default: attempt timeout + 30s)")
 	fs.IntVar(&cfg.Delivery.Workers, "delivery-workers", delivery.Workers, "concurrent delivery attempts")
 	fs.IntVar(&cfg.Delivery.PerHost, "per-host-concurrency", delivery.PerHost, "concurrent delivery attempts to one destination host")

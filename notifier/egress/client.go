@@ -42,10 +42,13 @@ type Config struct {
 	// discarded and Response.Truncated is set. Default 64 KiB.
 	MaxBody int64
 	// AllowPrivate lists exact endpoints (scheme, host, port, path; see
-	// ParseEndpoint) that may reach private, loopback and other blocked
-	// addresses. Only the operator sets these (--allow-private-endpoint);
-	// merchants cannot.
+	// ParseEndpoint) that one owner's requests may send to although they
+	// reach private, loopback and other blocked addresses: OWNER=URL, or
+	// URL alone for DefaultOwner (see ParseAllowance). Only the operator
+	// sets these (--allow-private-endpoint); merchants cannot.
 	AllowPrivate []string
+	// DefaultOwner owns the AllowPrivate entries written without OWNER=.
+	DefaultOwner int64
 	// UserAgent is sent with every request. Default "payhook/1 (+webhook)".
 	UserAgent string
 	// IdlePerHost is how many idle keep-alive connections are kept per
@@ -73,7 +76,7 @@ func (c Config) WithDefaults() Config {
 
 // Validate reports the first bad field: a negative Timeout or MaxBody, a
 // UserAgent with control characters, or an AllowPrivate entry that is not
-// an exact endpoint.
+// an exact endpoint of an owner.
 func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("%w: Timeout %s is negative", ErrInvalidConfig, c.Timeout)
@@ -85,7 +88,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: UserAgent %q has control characters", ErrInvalidConfig, c.UserAgent)
 	}
 	for i, raw := range c.AllowPrivate {
-		if _, err := ParseEndpoint(raw); err != nil {
+		if _, err := ParseAllowance(raw, c.DefaultOwner); err != nil {
 			return fmt.Errorf("%w: AllowPrivate[%d]: %w", ErrInvalidConfig, i, err)
 		}
 	}
@@ -97,8 +100,8 @@ func (c Config) Validate() error {
 type Client struct {
 	cfg     Config
 	rules   *Rules       // the URL and host rules with cfg.AllowPrivate
-	guarded *http.Client // every request not matching an allowed endpoint
-	private *http.Client // only requests whose URL matches an allowed endpoint
+	guarded *http.Client // every request not matching an endpoint allowed to its owner
+	private *http.Client // only requests whose URL matches an endpoint allowed to their owner
 }
 
 // New returns a client for cfg after WithDefaults and Validate; an error
@@ -108,7 +111,7 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rules, err := NewRules(cfg.AllowPrivate)
+	rules, err := NewRules(cfg.AllowPrivate, cfg.DefaultOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +150,9 @@ func newHTTPClient(timeout time.Duration, idlePerHost int, control func(network,
 
 // Request is one delivery attempt.
 type Request struct {
+	// Owner is whose request this is (the notifier's owner: payhook's
+	// project id): only the operator's exceptions for this owner apply.
+	Owner int64
 	// Method is the HTTP method; empty means GET.
 	Method string
 	// URL is the full destination, query included; it must pass CheckURL.
@@ -186,15 +192,15 @@ func (c *Client) Rules() *Rules { return c.rules }
 
 // Do makes one attempt. The URL is checked with the client's Rules (CheckURL,
 // and CheckHost) and every address dialled is checked with Classify, unless
-// the URL exactly matches an AllowPrivate endpoint; a refusal is returned as
-// *BlockedError. Redirects
+// the URL exactly matches an AllowPrivate endpoint of the request's Owner; a
+// refusal is returned as *BlockedError. Redirects
 // are not followed. The whole attempt is bounded by Config.Timeout; running
 // out returns an error wrapping ErrTimeout, and cancellation of ctx returns
 // ctx's error. Any HTTP status is a Response with a nil error: judge it with
 // Acknowledged. Errors never contain the URL.
 func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	start := clock.Now()
-	_, _, allowed, err := c.rules.check(r.URL)
+	_, _, allowed, err := c.rules.check(r.Owner, r.URL)
 	if err != nil {
 		return Response{}, &BlockedError{Reason: err.Error()}
 	}

@@ -166,6 +166,30 @@ func TestDoAllowedEndpointMismatchStillBlocked(t *testing.T) {
 	})
 }
 
+// TestDoAllowedEndpointOfAnotherOwner: an operator's exception is bound to
+// its owner; another owner's request to exactly that endpoint is refused
+// before anything is sent, while the owner's own request goes through.
+func TestDoAllowedEndpointOfAnotherOwner(t *testing.T) {
+	t.Parallel()
+	srv, h := newServer(t, okHandler)
+	c := newClient(t, egress.Config{AllowPrivate: []string{"7=" + srv.URL + "/hook", srv.URL + "/default"}, DefaultOwner: 1})
+	for _, owner := range []int64{0, 1, 8} {
+		_, err := c.Do(t.Context(), egress.Request{Owner: owner, Method: http.MethodGet, URL: srv.URL + "/hook"})
+		wantBlocked(t, err, "loopback")
+	}
+	_, err := c.Do(t.Context(), egress.Request{Owner: 7, Method: http.MethodGet, URL: srv.URL + "/default"})
+	wantBlocked(t, err, "loopback")
+	if h.total() != 0 {
+		t.Fatalf("server got %d requests from other owners", h.total())
+	}
+	for owner, path := range map[int64]string{7: "/hook", 1: "/default"} {
+		resp, err := c.Do(t.Context(), egress.Request{Owner: owner, Method: http.MethodGet, URL: srv.URL + path})
+		if err != nil || resp.Status != http.StatusOK {
+			t.Fatalf("owner %d: %v %v", owner, resp.Status, err)
+		}
+	}
+}
+
 func TestDoDoesNotFollowRedirects(t *testing.T) {
 	t.Parallel()
 	srv, h := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -370,6 +394,8 @@ func TestNew(t *testing.T) {
 		{"allowed endpoints", egress.Config{AllowPrivate: []string{"http://127.0.0.1:9999/hook", "https://[::1]/"}}, ""},
 		{"bad endpoint named", egress.Config{AllowPrivate: []string{"http://127.0.0.1:9999/hook", "127.0.0.1:9999"}}, `AllowPrivate[1]: invalid private endpoint "127.0.0.1:9999"`},
 		{"endpoint with query", egress.Config{AllowPrivate: []string{"http://127.0.0.1/hook?x=1"}}, "query"},
+		{"endpoints of owners", egress.Config{AllowPrivate: []string{"3=http://127.0.0.1:9999/hook", "http://127.0.0.1:9999/hook"}, DefaultOwner: 1}, ""},
+		{"bad owner named", egress.Config{AllowPrivate: []string{"shop=http://127.0.0.1:9999/hook"}}, `AllowPrivate[0]: invalid private endpoint "shop=http://127.0.0.1:9999/hook": "shop" before "=" is not an owner id`},
 		{"negative timeout", egress.Config{Timeout: -time.Second}, "Timeout -1s is negative"},
 		{"negative max body", egress.Config{MaxBody: -1}, "MaxBody -1 is negative"},
 		{"user agent with newline", egress.Config{UserAgent: "a\r\nX-Evil: 1"}, "UserAgent"},

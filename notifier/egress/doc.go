@@ -8,8 +8,8 @@
 //     *.localhost, and IP literals in any form a resolver reads (2130706433,
 //     0x7f000001, 0177.0.0.1, 127.1, IPv6 literals) that Classify blocks,
 //     are refused before any dial. Rules holds both with the operator's
-//     exceptions; server/address refuses such callbacks at creation with
-//     the same Rules. A refused URL is a *BlockedError; nothing is sent.
+//     exceptions, each bound to one owner; server/address refuses such
+//     callbacks at creation with the same Rules and the same owner. A refused URL is a *BlockedError; nothing is sent.
 //   - The address actually dialled is checked in net.Dialer.Control, after
 //     DNS resolution, so hostnames, DNS answers and DNS rebinding cannot
 //     reach a blocked address. Blocked: the IANA IPv4 and IPv6
@@ -26,9 +26,10 @@
 //   - The body is sent byte for byte and the URL exactly as given, so
 //     signatures over either stay valid.
 //   - Operator exceptions (Config.AllowPrivate) apply only to a request
-//     whose scheme, host, port and path equal a configured endpoint. Such
-//     requests go through a separate transport without the address check;
-//     all others never do.
+//     of the exception's owner (Request.Owner) whose scheme, host, port and
+//     path equal the configured endpoint. Such requests go through a
+//     separate transport without the address check; all others, another
+//     owner's request to the same endpoint included, never do.
 //
 // Failure modes: a refused destination (*BlockedError), a timeout
 // (ErrTimeout), the caller's context ending (its error), or another network

@@ -10,46 +10,91 @@ import (
 
 // Rules are the one set of destination rules together with the operator's
 // exceptions: CheckURL, then the host rule (CheckHost) unless the URL is
-// exactly an allowed endpoint. A callback URL is checked with them when it
-// is accepted (server/address) and at every attempt (Client.Do), so a URL
-// refused at dial time is refused at creation too, with the same reason.
-// The zero value has no exceptions. Safe for concurrent use.
+// exactly an endpoint allowed to the request's owner. A callback URL is
+// checked with them when it is accepted (server/address) and at every
+// attempt (Client.Do), so a URL refused at dial time is refused at creation
+// too, with the same reason. The zero value has no exceptions. Safe for
+// concurrent use.
 type Rules struct {
-	allowed []Endpoint
+	allowed []Allowance
+}
+
+// Allowance is one operator exception: requests of Owner may reach
+// Endpoint although it is (or resolves to) a private or loopback address.
+// Owner is the notifier's owner of a request (payhook's project id); an
+// exception never applies to another owner's requests.
+type Allowance struct {
+	Owner    int64
+	Endpoint Endpoint
+}
+
+// String returns the allowance as ParseAllowance reads it: OWNER=URL.
+func (a Allowance) String() string { return strconv.FormatInt(a.Owner, 10) + "=" + a.Endpoint.String() }
+
+// ParseAllowance parses an operator exception: OWNER=URL, where OWNER is a
+// positive decimal owner id and URL an exact endpoint (ParseEndpoint), or
+// URL alone, which is defaultOwner's. An entry is OWNER=URL when it has an
+// "=" before any "://" (an endpoint has no query, so no "=" of its own).
+// Errors wrap ErrInvalidEndpoint and quote what is wrong.
+func ParseAllowance(raw string, defaultOwner int64) (Allowance, error) {
+	owner, rawURL := defaultOwner, raw
+	if left, right, ok := strings.Cut(raw, "="); ok && !strings.Contains(left, "://") {
+		id, err := strconv.ParseInt(strings.TrimSpace(left), 10, 64)
+		if err != nil || id <= 0 {
+			return Allowance{}, fmt.Errorf("%w %q: %q before \"=\" is not an owner id (a positive number)", ErrInvalidEndpoint, raw, left)
+		}
+		owner, rawURL = id, strings.TrimSpace(right)
+	}
+	e, err := ParseEndpoint(rawURL)
+	if err != nil {
+		return Allowance{}, err
+	}
+	return Allowance{Owner: owner, Endpoint: e}, nil
 }
 
 // NewRules returns the rules with the operator's exceptions allowPrivate
-// (exact endpoints, see ParseEndpoint). An error names the bad entry.
-func NewRules(allowPrivate []string) (*Rules, error) {
+// (OWNER=URL, or URL alone for defaultOwner; see ParseAllowance). An error
+// names the bad entry.
+func NewRules(allowPrivate []string, defaultOwner int64) (*Rules, error) {
 	r := &Rules{}
 	for i, raw := range allowPrivate {
-		e, err := ParseEndpoint(raw)
+		a, err := ParseAllowance(raw, defaultOwner)
 		if err != nil {
 			return nil, fmt.Errorf("%w: AllowPrivate[%d]: %w", ErrInvalidConfig, i, err)
 		}
-		r.allowed = append(r.allowed, e)
+		r.allowed = append(r.allowed, a)
 	}
 	return r, nil
 }
 
-// Check applies CheckURL and, unless the URL matches an operator exception,
-// CheckHost. It returns the URL as it is sent (see CheckURL); errors are a
-// *URLError wrapping ErrInvalidURL.
-func (r *Rules) Check(raw string) (string, error) {
-	norm, _, _, err := r.check(raw)
+// Allowances returns the operator's exceptions, in the order given.
+func (r *Rules) Allowances() []Allowance {
+	if r == nil {
+		return nil
+	}
+	return append([]Allowance(nil), r.allowed...)
+}
+
+// Check applies CheckURL and, unless the URL matches an operator exception
+// of owner, CheckHost. It returns the URL as it is sent (see CheckURL);
+// errors are a *URLError wrapping ErrInvalidURL. A URL that another owner's
+// exception allows is refused exactly as any other private URL is, so the
+// error says nothing of other owners' exceptions.
+func (r *Rules) Check(owner int64, raw string) (string, error) {
+	norm, _, _, err := r.check(owner, raw)
 	return norm, err
 }
 
 // check is Check that also returns the parsed URL and whether it is an
-// operator exception (which then skips every address check).
-func (r *Rules) check(raw string) (norm string, u *url.URL, allowed bool, err error) {
+// operator exception of owner (which then skips every address check).
+func (r *Rules) check(owner int64, raw string) (norm string, u *url.URL, allowed bool, err error) {
 	norm, u, err = checkURL(raw)
 	if err != nil {
 		return "", nil, false, err
 	}
 	if r != nil {
-		for _, e := range r.allowed {
-			if e.Matches(u) {
+		for _, a := range r.allowed {
+			if a.Owner == owner && a.Endpoint.Matches(u) {
 				return norm, u, true, nil
 			}
 		}

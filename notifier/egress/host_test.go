@@ -83,48 +83,105 @@ func TestCheckHost(t *testing.T) {
 }
 
 // TestRulesCheck: the host rule applies to every URL except an operator's
-// exact exception, which is how a development receiver on loopback is
-// accepted; anything else on the same host is not.
+// exact exception for the request's owner, which is how a development
+// receiver on loopback is accepted; anything else on the same host is not,
+// and neither is the same endpoint for another owner.
 func TestRulesCheck(t *testing.T) {
 	t.Parallel()
-	rules, err := egress.NewRules([]string{"http://127.0.0.1:3000/hook", "http://localhost:4000/"})
+	const owner, other = 2, 3
+	rules, err := egress.NewRules([]string{"http://127.0.0.1:3000/hook", "2=http://localhost:4000/", "3=http://127.0.0.1:5000/three"}, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := []struct {
-		name, url, wantErr string
+		name    string
+		owner   int64
+		url     string
+		wantErr string
 	}{
-		{"public", "https://shop.example/hook?x=1", ""},
-		{"exception", "http://127.0.0.1:3000/hook", ""},
-		{"exception with a query", "http://127.0.0.1:3000/hook?order=1", ""},
-		{"exception by name", "http://localhost:4000", ""},
-		{"other path", "http://127.0.0.1:3000/other", "loopback address"},
-		{"other port", "http://127.0.0.1:3001/hook", "loopback address"},
-		{"same address in another form", "http://2130706433:3000/hook", "127.0.0.1, a loopback address"},
-		{"localhost on another port", "http://localhost:4001/", "loopback name"},
-		{"URL rules first", "http://127.0.0.1:3000/hook#x", "fragment"},
+		{"public", owner, "https://shop.example/hook?x=1", ""},
+		{"public, any owner", 99, "https://shop.example/hook?x=1", ""},
+		{"exception", owner, "http://127.0.0.1:3000/hook", ""},
+		{"exception with a query", owner, "http://127.0.0.1:3000/hook?order=1", ""},
+		{"exception by name", owner, "http://localhost:4000", ""},
+		{"another owner's exception", other, "http://127.0.0.1:3000/hook", "127.0.0.1 is a loopback address"},
+		{"another owner's exception by name", other, "http://localhost:4000/", "loopback name"},
+		{"own exception of the other owner", other, "http://127.0.0.1:5000/three", ""},
+		{"the other owner's exception", owner, "http://127.0.0.1:5000/three", "loopback address"},
+		{"owner 0 has none", 0, "http://127.0.0.1:3000/hook", "loopback address"},
+		{"other path", owner, "http://127.0.0.1:3000/other", "loopback address"},
+		{"other port", owner, "http://127.0.0.1:3001/hook", "loopback address"},
+		{"same address in another form", owner, "http://2130706433:3000/hook", "127.0.0.1, a loopback address"},
+		{"localhost on another port", owner, "http://localhost:4001/", "loopback name"},
+		{"URL rules first", owner, "http://127.0.0.1:3000/hook#x", "fragment"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := rules.Check(r.url)
+			_, err := rules.Check(r.owner, r.url)
 			if r.wantErr == "" {
 				if err != nil {
-					t.Fatalf("Check(%q) = %v; want nil", r.url, err)
+					t.Fatalf("Check(%d, %q) = %v; want nil", r.owner, r.url, err)
 				}
 				return
 			}
 			if err == nil || !errors.Is(err, egress.ErrInvalidURL) || !strings.Contains(err.Error(), r.wantErr) {
-				t.Fatalf("Check(%q) = %v; want ErrInvalidURL containing %q", r.url, err, r.wantErr)
+				t.Fatalf("Check(%d, %q) = %v; want ErrInvalidURL containing %q", r.owner, r.url, err, r.wantErr)
+			}
+			// The refusal of another owner's endpoint is the refusal of
+			// any private URL: it says nothing of the exception.
+			if strings.Contains(err.Error(), "operator") || strings.Contains(err.Error(), "exception") {
+				t.Errorf("Check(%d, %q) = %v; tells of an exception", r.owner, r.url, err)
 			}
 		})
 	}
 	var none *egress.Rules
-	if _, err := none.Check("http://127.0.0.1:3000/hook"); err == nil {
+	if _, err := none.Check(owner, "http://127.0.0.1:3000/hook"); err == nil {
 		t.Fatal("nil rules accepted a loopback URL")
 	}
-	if _, err := egress.NewRules([]string{"ftp://x/"}); !errors.Is(err, egress.ErrInvalidConfig) {
+	if _, err := egress.NewRules([]string{"ftp://x/"}, owner); !errors.Is(err, egress.ErrInvalidConfig) {
 		t.Fatalf("NewRules with a bad endpoint: %v", err)
+	}
+	got := rules.Allowances()
+	if len(got) != 3 || got[0].String() != "2=http://127.0.0.1:3000/hook" || got[1].String() != "2=http://localhost:4000/" || got[2].String() != "3=http://127.0.0.1:5000/three" {
+		t.Errorf("Allowances = %v", got)
+	}
+}
+
+// TestParseAllowance: OWNER=URL binds an endpoint to one owner, URL alone
+// to the default owner; the owner is a positive number, and a "=" in an
+// endpoint's query is never read as an owner.
+func TestParseAllowance(t *testing.T) {
+	t.Parallel()
+	rows := []struct {
+		raw     string
+		want    string // Allowance.String
+		wantErr string
+	}{
+		{"http://127.0.0.1:3000/hook", "9=http://127.0.0.1:3000/hook", ""},
+		{"4=http://127.0.0.1:3000/hook", "4=http://127.0.0.1:3000/hook", ""},
+		{" 4 = http://127.0.0.1/hook", "4=http://127.0.0.1:80/hook", ""},
+		{"12=https://[::1]/", "12=https://[::1]:443/", ""},
+		{"0=http://127.0.0.1/", "", `"0" before "=" is not an owner id`},
+		{"-1=http://127.0.0.1/", "", "not an owner id"},
+		{"shop=http://127.0.0.1/", "", `"shop" before "=" is not an owner id`},
+		{"=http://127.0.0.1/", "", "not an owner id"},
+		{"http://127.0.0.1/hook?x=1", "", "query"},
+		{"4=http://127.0.0.1/hook?x=1", "", "query"},
+		{"4=127.0.0.1:3000", "", "invalid private endpoint"},
+		{"4=", "", "invalid private endpoint"},
+	}
+	for _, r := range rows {
+		a, err := egress.ParseAllowance(r.raw, 9)
+		if r.wantErr != "" {
+			if err == nil || !errors.Is(err, egress.ErrInvalidEndpoint) || !strings.Contains(err.Error(), r.wantErr) {
+				t.Errorf("ParseAllowance(%q) = %v, %v; want ErrInvalidEndpoint containing %q", r.raw, a, err, r.wantErr)
+			}
+			continue
+		}
+		if err != nil || a.String() != r.want {
+			t.Errorf("ParseAllowance(%q) = %v, %v; want %s", r.raw, a, err, r.want)
+		}
 	}
 }
 

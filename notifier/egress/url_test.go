@@ -78,7 +78,7 @@ func FuzzCheckURL(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	rules, err := egress.NewRules([]string{"http://127.0.0.1:9999/hook"})
+	rules, err := egress.NewRules([]string{"http://127.0.0.1:9999/hook"}, 1)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func FuzzCheckURL(f *testing.F) {
 		// The rules with the host rule accept a subset of what CheckURL
 		// accepts, written the same way; what they accept beyond the host
 		// rule is exactly the operator's exception.
-		checked, rerr := rules.Check(raw)
+		checked, rerr := rules.Check(1, raw)
 		norm, err := egress.CheckURL(raw)
 		if rerr == nil && (err != nil || checked != norm) {
 			t.Fatalf("rules accepted %q as %q, CheckURL says %q, %v", raw, checked, norm, err)

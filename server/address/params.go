@@ -86,10 +86,10 @@ func checkURL(param, raw string) (string, error) {
 }
 
 // checkDestination applies the destination rules with the operator's
-// exceptions (the host rule among them) to the final callback URL, naming
-// the callback parameter.
-func checkDestination(rules *egress.Rules, raw string) error {
-	_, err := rules.Check(raw)
+// exceptions for project projectID (the host rule among them) to the final
+// callback URL, naming the callback parameter.
+func checkDestination(rules *egress.Rules, projectID int64, raw string) error {
+	_, err := rules.Check(projectID, raw)
 	var ue *egress.URLError
 	switch {
 	case errors.As(err, &ue):

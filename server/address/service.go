@@ -48,8 +48,9 @@ type Service struct {
 // says whether db is PostgreSQL (index allocation takes a lock there);
 // rules are the destination rules of the notifier's egress client
 // (egress.Client.Rules), so a callback that no attempt could ever reach is
-// refused here with the reason an attempt would give; nil rules have no
-// operator exceptions.
+// refused here with the reason an attempt would give (the operator's
+// exceptions of the address's project apply, as they do to its callbacks,
+// whose owner it is); nil rules have no operator exceptions.
 //
 // Set Ready before use to refuse new addresses of a ticker whose chain is
 // not watched yet (ErrChainNotReady).
@@ -286,7 +287,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 	if err != nil {
 		return nil, t, err
 	}
-	if err := checkDestination(s.rules, cb.URL); err != nil {
+	if err := checkDestination(s.rules, p.ProjectID, cb.URL); err != nil {
 		return nil, t, err
 	}
 	// Every parameter is checked even when the address exists: a bad

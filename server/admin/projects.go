@@ -10,6 +10,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/rpc"
@@ -19,8 +20,8 @@ import (
 // Projects is the project administration (the ProjectService's logic) of
 // db, checking wallets against registry, on the clock now: what the server
 // serves and the `payhook project` commands use.
-func Projects(db *entdb.Client, registry *chains.Registry, now func() time.Time) *project.Service {
-	return project.NewService(project.ServiceConfig{DB: db, Registry: registry, Now: now, IssueKey: apikey.CreateInProject})
+func Projects(db *entdb.Client, registry *chains.Registry, rules *egress.Rules, now func() time.Time) *project.Service {
+	return project.NewService(project.ServiceConfig{DB: db, Registry: registry, Now: now, IssueKey: apikey.CreateInProject, Rules: rules})
 }
 
 // withProjects opens the database named by dsn, migrates it and runs fn
@@ -36,7 +37,9 @@ func withProjects(ctx context.Context, dsn, registryFile string, fn func(*projec
 		if err := project.EnsureSecrets(ctx, db.Client); err != nil && !errors.Is(err, store.ErrNoSecretsKey) {
 			return err
 		}
-		return fn(Projects(db.Client, registry, clock.UTC))
+		// No destination rules: the command does not know serve's
+		// --allow-private-endpoint; the notifier checks every attempt.
+		return fn(Projects(db.Client, registry, nil, clock.UTC))
 	})
 }
 

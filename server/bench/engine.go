@@ -45,7 +45,7 @@ type Config struct {
 	// spec's limit) when 0.
 	AttemptTimeout time.Duration
 	// AllowPrivate are the exact loopback endpoints (the benchmark's
-	// receivers) that deliveries may reach.
+	// receivers) that deliveries (all of Owner) may reach.
 	AllowPrivate []string
 }
 
@@ -117,7 +117,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	met := metrics.New(nil, nil)
 	n, err := notifier.New(db, notifier.Config{
 		Delivery: notifier.Delivery{AttemptTimeout: cfg.AttemptTimeout, AllowPrivateEndpoints: cfg.AllowPrivate, Workers: cfg.Workers, PerHost: cfg.PerHost},
-		Batch:    claimBatch,
+		// The receivers are the benchmark owner's.
+		DefaultOwner: Owner,
+		Batch:        claimBatch,
 		Signers: []signer.Signer{
 			signer.NewRSASigner(cfg.RSAKey),
 			signer.NewWebhookSigner(signer.StaticSecrets(benchSecret)),

@@ -50,7 +50,7 @@ func newEnv(t *testing.T, mutate ...func(*server.Config)) *env {
 	in := servertest.Start(t, store.SQLite, append([]func(*server.Config){func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{hook}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook, servertest.A, servertest.B)
 		c.API.CORSOrigins = []string{allowedOrigin}
 	}}, mutate...)...)
 	e := &env{in: in, hook: hook}
@@ -311,7 +311,7 @@ func TestGRPCWebUnary(t *testing.T) {
 // every one given (`code="OK"`), 0 when there is none.
 func metricValue(t *testing.T, in *servertest.Instance, name string, labels ...string) float64 {
 	t.Helper()
-	r := in.Get(t, "/metrics", nil, "")
+	r := in.Get(t, "/metrics", nil, in.OperatorKey(t))
 	if r.Code != 200 {
 		t.Fatalf("/metrics: HTTP %d", r.Code)
 	}

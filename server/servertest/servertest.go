@@ -1,6 +1,7 @@
 // Package servertest starts a real payhook server for tests: a migrated,
-// isolated database of the requested dialect, gRPC and REST on loopback
-// ports, and two API keys. Import it from _test.go files only.
+// isolated database of the requested dialect with two projects, gRPC and
+// REST on loopback ports, and their API keys. Import it from _test.go
+// files only.
 package servertest
 
 import (
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,7 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
@@ -57,6 +60,56 @@ type Instance struct {
 	Out *bytes.Buffer
 	// DSN is the server's database.
 	DSN string
+
+	opKeyMu sync.Mutex
+	opKey   string
+}
+
+// OperatorKey returns an operator's API key of the server (what /metrics
+// and /healthz's details need on the public listener), creating it on
+// first use; like every operator key it joins the default project.
+func (in *Instance) OperatorKey(t testing.TB) string {
+	t.Helper()
+	in.opKeyMu.Lock()
+	defer in.opKeyMu.Unlock()
+	if in.opKey == "" {
+		key, _, err := apikey.CreateOperator(context.Background(), in.Server.DB().Client, "test operator", clock.Now())
+		if err != nil {
+			t.Fatalf("servertest: operator key: %v", err)
+		}
+		in.opKey = key
+	}
+	return in.opKey
+}
+
+// Project names a project of a test server in AllowPrivate: A or B (the
+// projects of KeyA and KeyB) or Default (the default project, which the
+// --dev key and keys created without a project join).
+type Project string
+
+// The projects AllowPrivate names.
+const (
+	A       Project = "A"
+	B       Project = "B"
+	Default Project = ""
+)
+
+// AllowPrivate returns the --allow-private-endpoint entries that let the
+// callbacks of each project reach the loopback endpoint url (an operator's
+// exception is one project's: PROJECT=URL, or URL alone for the default
+// project). Projects A and B are created before the server starts, as an
+// operator creates a project before naming it in the flag, and Start puts
+// their ids in the entries; set the result in Config.Delivery.
+func AllowPrivate(url string, projects ...Project) []string {
+	out := make([]string, len(projects))
+	for i, p := range projects {
+		if p == Default {
+			out[i] = url
+		} else {
+			out[i] = string(p) + "=" + url
+		}
+	}
+	return out
 }
 
 // Start starts a server on a fresh database of dialect d; it is stopped when
@@ -88,11 +141,17 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		m(&cfg)
 	}
 	ctx := context.Background()
+	projects := createProjects(ctx, t, cfg)
+	for i, e := range cfg.Delivery.AllowPrivateEndpoints {
+		if name, url, ok := strings.Cut(e, "="); ok && projects[Project(name)] != 0 {
+			cfg.Delivery.AllowPrivateEndpoints[i] = strconv.FormatInt(projects[Project(name)], 10) + "=" + url
+		}
+	}
 	s, err := server.New(ctx, cfg, logger)
 	if err != nil {
 		t.Fatalf("servertest: new server: %v", err)
 	}
-	inst := &Instance{Server: s, BaseURL: "http://" + s.HTTPAddr(), Out: out, DSN: cfg.Store.DB}
+	inst := &Instance{Server: s, BaseURL: "http://" + s.HTTPAddr(), Out: out, DSN: cfg.Store.DB, ProjectA: projects[A], ProjectB: projects[B]}
 	t.Cleanup(func() {
 		if inst.Conn != nil {
 			_ = inst.Conn.Close()
@@ -105,18 +164,15 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		t.Fatalf("servertest: start server: %v", err)
 	}
 	// KeyA and KeyB belong to two projects (what one owns the other never
-	// sees); KeyA2 is a second key of KeyA's project.
+	// sees); KeyA2 is a second key of KeyA's project. The keys are created
+	// once the server runs (a --dev server creates its own key only in a
+	// database without any).
 	for _, k := range []struct {
 		key     *string
-		project *int64
+		project int64
 		name    string
-	}{{&inst.KeyA, &inst.ProjectA, "A"}, {&inst.KeyB, &inst.ProjectB, "B"}} {
-		p, err := project.Create(ctx, s.DB().Client, project.Params{Name: "project " + k.name}, clock.Now())
-		if err != nil {
-			t.Fatalf("servertest: %v", err)
-		}
-		*k.project = p.ID
-		key, _, err := apikey.CreateInProject(ctx, s.DB().Client, "test "+k.name, p.ID, clock.Now())
+	}{{&inst.KeyA, inst.ProjectA, "A"}, {&inst.KeyB, inst.ProjectB, "B"}} {
+		key, _, err := apikey.CreateInProject(ctx, s.DB().Client, "test "+k.name, k.project, clock.Now())
 		if err != nil {
 			t.Fatalf("servertest: %v", err)
 		}
@@ -130,6 +186,30 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		t.Fatalf("servertest: dial: %v", err)
 	}
 	return inst
+}
+
+// createProjects migrates cfg's database and creates projects A and B in
+// it, before the server starts (so --allow-private-endpoint can name
+// them), and returns their ids.
+func createProjects(ctx context.Context, t testing.TB, cfg server.Config) map[Project]int64 {
+	t.Helper()
+	if _, err := admin.Migrate(ctx, cfg.Store.DB, cfg.Chains.RegistryFile); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	db, err := admin.Open(ctx, cfg.Store.DB, store.Pool{})
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	defer db.Close()
+	ids := map[Project]int64{}
+	for _, name := range []Project{A, B} {
+		p, err := project.Create(ctx, db.Client, project.Params{Name: "project " + string(name)}, clock.Now())
+		if err != nil {
+			t.Fatalf("servertest: %v", err)
+		}
+		ids[name] = p.ID
+	}
+	return ids
 }
 
 // WithKey returns ctx carrying key as the apikey metadata.

@@ -34,7 +34,7 @@ func FuzzRequestParams(f *testing.F) {
 				t.Fatalf("%s: error %v does not name the parameter", param, err)
 			}
 		}
-		u, err := CheckNotifyURL(rules, "notify_url", notify)
+		u, err := CheckNotifyURL(rules, 1, "notify_url", notify)
 		check("notify_url", err)
 		if err == nil && !strings.HasPrefix(u, "http") {
 			t.Fatalf("accepted notify_url %q as %q", notify, u)

@@ -96,9 +96,11 @@ func ParseExpiry(expireAt int64, now time.Time, def time.Duration) (time.Time, e
 	return t, nil
 }
 
-// CheckNotifyURL checks a webhook URL: a public HTTP(S) URL without
-// credentials or fragment, or an operator's exact-endpoint exception.
-func CheckNotifyURL(rules *egress.Rules, param, raw string) (string, error) {
+// CheckNotifyURL checks a webhook URL of project projectID: a public
+// HTTP(S) URL without credentials or fragment, or an operator's
+// exact-endpoint exception for that project (another project's exception
+// is refused like any private URL).
+func CheckNotifyURL(rules *egress.Rules, projectID int64, param, raw string) (string, error) {
 	norm, err := egress.CheckURL(raw)
 	var ue *egress.URLError
 	if errors.As(err, &ue) {
@@ -107,7 +109,7 @@ func CheckNotifyURL(rules *egress.Rules, param, raw string) (string, error) {
 	if err != nil {
 		return "", invalid(param, "%v", err)
 	}
-	if _, err := rules.Check(norm); err != nil {
+	if _, err := rules.Check(projectID, norm); err != nil {
 		if errors.As(err, &ue) {
 			return "", invalid(param, "%s; webhooks must reach a public HTTP(S) address", ue.Reason)
 		}

@@ -112,7 +112,7 @@ func (s *Service) Create(ctx context.Context, kind Kind, r Request) (*entdb.Invo
 	if err != nil {
 		return nil, err
 	}
-	notify, err := CheckNotifyURL(s.cfg.Rules, "notify_url", r.NotifyURL)
+	notify, err := CheckNotifyURL(s.cfg.Rules, r.ProjectID, "notify_url", r.NotifyURL)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func New(db *entdb.Client, queue *notifier.Queue, rules *egress.Rules, now func(
 // project's webhooks) and returns its uuid; it is delivered, retried and
 // listed like any other notification.
 func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (string, error) {
-	u, err := invoice.CheckNotifyURL(s.rules, "url", rawURL)
+	u, err := invoice.CheckNotifyURL(s.rules, projectID, "url", rawURL)
 	if err != nil {
 		return "", err
 	}

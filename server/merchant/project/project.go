@@ -461,14 +461,24 @@ func WalletTickers(p *entdb.Project) []string {
 
 // SetPayoutNotify sets where project id's payout webhooks go (rawURL, ""
 // for none) and how (a form POST, or a GET when post is false). The URL
-// must be http or https, without credentials or a fragment; where it may
-// connect is checked at every attempt, as for every webhook.
-func SetPayoutNotify(ctx context.Context, db *entdb.Client, id int64, rawURL string, post bool, now time.Time) error {
+// must be http or https, without credentials or a fragment; with rules
+// (the server's: the dashboard and the operator API) it must also pass the
+// destination rules with the operator's exceptions for project id, as
+// every webhook URL does when it is accepted. Without rules (nil: the
+// offline `payhook project update`, which does not know serve's
+// --allow-private-endpoint) only the URL rules apply. Either way, where it
+// may connect is checked again at every attempt, for this project.
+func SetPayoutNotify(ctx context.Context, db *entdb.Client, rules *egress.Rules, id int64, rawURL string, post bool, now time.Time) error {
 	u := ""
 	if rawURL != "" {
 		var err error
 		if u, err = egress.CheckURL(rawURL); err != nil {
 			return invalid("payout_notify_url: %v", err)
+		}
+		if rules != nil {
+			if _, err := rules.Check(id, u); err != nil {
+				return invalid("payout_notify_url: %v; webhooks must reach a public HTTP(S) address", err)
+			}
 		}
 	}
 	n, err := db.Project.Update().Where(entproject.ID(id)).

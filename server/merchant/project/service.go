@@ -14,6 +14,7 @@ import (
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // Request is a project to create, as the operator asks for it: the specs
@@ -45,6 +46,10 @@ type ServiceConfig struct {
 	Now func() time.Time
 	// IssueKey creates a new project's first API key.
 	IssueKey KeyIssuer
+	// Rules, when set, check a payout webhook URL as the server's
+	// notifier will (the operator's exceptions of the project included);
+	// nil checks the URL rules only (see SetPayoutNotify).
+	Rules *egress.Rules
 }
 
 // Service is the operator's project administration: the ProjectService's
@@ -174,7 +179,7 @@ func (s *Service) SetWallet(ctx context.Context, id int64, spec string) error {
 // SetPayoutNotify sets project id's payout webhook URL ("" for none) and
 // transport (form POST, or GET when post is false).
 func (s *Service) SetPayoutNotify(ctx context.Context, id int64, rawURL string, post bool) error {
-	return SetPayoutNotify(ctx, s.cfg.DB, id, rawURL, post, s.cfg.Now())
+	return SetPayoutNotify(ctx, s.cfg.DB, s.cfg.Rules, id, rawURL, post, s.cfg.Now())
 }
 
 // SetPayoutLimit sets project id's payout limits of ticker: perPayout and

@@ -99,7 +99,7 @@ func (s *Service) Create(ctx context.Context, r Request) (*entdb.Subscription, e
 	if err != nil {
 		return nil, err
 	}
-	notify, err := invoice.CheckNotifyURL(s.cfg.Rules, "notify_url", r.NotifyURL)
+	notify, err := invoice.CheckNotifyURL(s.cfg.Rules, r.ProjectID, "notify_url", r.NotifyURL)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
@@ -59,6 +60,10 @@ type Config struct {
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events
+	// Rules check the payout webhook URL a user sets as the notifier will
+	// (the operator's exceptions of the user's project included); nil
+	// checks the URL rules only.
+	Rules *egress.Rules
 	// PublicURL is the server's configured public base URL; when it is
 	// https, cookies are Secure even if TLS ends in a proxy.
 	PublicURL string

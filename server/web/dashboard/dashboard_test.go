@@ -50,7 +50,7 @@ func newDash(t *testing.T, mutate ...func(*server.Config)) *dash {
 	d.in = servertest.Start(t, store.SQLite, append([]func(*server.Config){func(c *server.Config) {
 		c.ManualDelivery = true
 		c.Now = d.clock.Now
-		c.Delivery.AllowPrivateEndpoints = []string{d.hook}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(d.hook, servertest.A, servertest.B)
 		c.Delivery.Window = time.Hour
 	}}, mutate...)...)
 	ctx := context.Background()
@@ -450,7 +450,7 @@ func TestDashboardHeadersAsRecorded(t *testing.T) {
 	t.Cleanup(receiver.Close)
 	hook := receiver.URL + "/capture"
 	d := newDash(t, func(c *server.Config) {
-		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, hook)
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(hook, servertest.A)...)
 	})
 	r := d.in.Do(t, http.MethodPost, d.in.BaseURL+"/notification/test/?url="+url.QueryEscape(hook), d.in.KeyA)
 	if r.Code != 200 {

@@ -432,7 +432,7 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, s *session
 func (h *Handler) setPayoutWebhook(w http.ResponseWriter, r *http.Request, s *session) {
 	raw := strings.TrimSpace(r.PostFormValue("url"))
 	get := r.PostFormValue("get") == "1"
-	err := project.SetPayoutNotify(r.Context(), h.cfg.DB, s.user.ProjectID, raw, !get, h.cfg.Now())
+	err := project.SetPayoutNotify(r.Context(), h.cfg.DB, h.cfg.Rules, s.user.ProjectID, raw, !get, h.cfg.Now())
 	if errors.Is(err, project.ErrInvalid) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
 			d.PayoutURL, d.PayoutGET = raw, get

@@ -22,6 +22,7 @@ import (
 	"github.com/payhook/payhook/server"
 	phkey "github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/servertest"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -259,7 +260,7 @@ func newDashReceiving(t *testing.T) (*dash, *hookReceiver) {
 		return p.IpnSecret
 	}, func() time.Time { return d.clock.Now() })
 	d = newDash(t, func(c *server.Config) {
-		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, rc.url)
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(rc.url, servertest.A)...)
 	})
 	return d, rc
 }
@@ -383,4 +384,33 @@ func TestDashboardPaymentExceptions(t *testing.T) {
 	}
 	// Without the token: refused.
 	a.do(http.MethodPost, "/dashboard/settings/exceptions", url.Values{"underpaid_tolerance": {"5"}}).Want(t, http.StatusForbidden)
+}
+
+// TestPrivateEndpointIsOneProjects: an endpoint the operator allows to
+// project A (--allow-private-endpoint A=URL) is refused to project B's
+// users wherever the settings page takes a URL (the test webhook, the
+// payout webhook), with the host rule as the reason; A's users may use it.
+func TestPrivateEndpointIsOneProjects(t *testing.T) {
+	t.Parallel()
+	const onlyA = "http://127.0.0.1:9/only-a"
+	d := newDash(t, func(c *server.Config) {
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(onlyA, servertest.A)...)
+	})
+	b := d.user(t)
+	_, tokenB := b.signIn(d.emailB, password)
+	b.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {tokenB}, "url": {onlyA}}).
+		Want(t, http.StatusBadRequest, `id="test-error"`, "127.0.0.1 is a loopback address")
+	b.do(http.MethodPost, "/dashboard/settings/payout-webhook", url.Values{"csrf": {tokenB}, "url": {onlyA}}).
+		Want(t, http.StatusBadRequest, `id="payout-error"`, "127.0.0.1 is a loopback address")
+	if p, err := project.Get(context.Background(), d.in.Server.DB().Client, d.in.ProjectB); err != nil || p.PayoutNotifyURL != "" {
+		t.Fatalf("project B's payout webhook: %q %v", p.PayoutNotifyURL, err)
+	}
+	a := d.user(t)
+	_, tokenA := a.signIn(d.emailA, password)
+	if p := a.do(http.MethodPost, "/dashboard/settings/payout-webhook", url.Values{"csrf": {tokenA}, "url": {onlyA}}); p.Code != http.StatusSeeOther {
+		t.Fatalf("project A's payout webhook: %d %s", p.Code, p.Body)
+	}
+	if p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {tokenA}, "url": {onlyA}}); p.Code != http.StatusSeeOther {
+		t.Fatalf("project A's test webhook: %d %s", p.Code, p.Body)
+	}
 }

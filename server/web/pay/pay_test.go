@@ -28,7 +28,7 @@ func newEnv(t *testing.T) *env {
 	in := servertest.Start(t, store.SQLite, func(c *server.Config) {
 		c.Dev = true
 		c.ManualDelivery = true
-		c.Delivery.AllowPrivateEndpoints = []string{notifyURL}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(notifyURL, servertest.A)
 		c.API.PagePollInterval = 200 * time.Millisecond
 	})
 	return &env{in: in}

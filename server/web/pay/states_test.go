@@ -26,7 +26,7 @@ func TestCheckoutPageStates(t *testing.T) {
 		c.Dev = true
 		c.ManualDelivery = true
 		c.Now = clk.Now
-		c.Delivery.AllowPrivateEndpoints = []string{notifyURL}
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(notifyURL, servertest.A)
 	})
 	e := &env{in: in}
 	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "40", "currency", "USD")
