@@ -31,6 +31,7 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
@@ -201,6 +202,12 @@ func createProjects(ctx context.Context, t testing.TB, cfg server.Config) map[Pr
 		t.Fatalf("servertest: %v", err)
 	}
 	defer db.Close()
+	// The projects' secrets are sealed with the key the server will use.
+	box, err := secretsKey(cfg.Keys)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	db.SetSecretsKey(box)
 	ids := map[Project]int64{}
 	for _, name := range []Project{A, B} {
 		p, err := project.Create(ctx, db.Client, project.Params{Name: "project " + string(name)}, clock.Now())
@@ -210,6 +217,21 @@ func createProjects(ctx context.Context, t testing.TB, cfg server.Config) map[Pr
 		ids[name] = p.ID
 	}
 	return ids
+}
+
+// secretsKey is the key a server with keys seals its secrets with.
+func secretsKey(keys server.KeysConfig) (*sealed.Box, error) {
+	if keys.SecretsKeyFile != "" {
+		return sealed.FromKeyFile(keys.SecretsKeyFile)
+	}
+	seed := keys.Seed
+	if seed == nil {
+		var err error
+		if seed, err = admin.ReadSeed(keys.WithDefaults().SeedFile); err != nil {
+			return nil, err
+		}
+	}
+	return sealed.FromSeed(seed)
 }
 
 // WithKey returns ctx carrying key as the apikey metadata.
