@@ -152,7 +152,9 @@ func TestVerifierWithSecrets(t *testing.T) {
 // WithClock are allowed once the HMAC (which has a timestamp) is checked.
 func TestVerifierSecretOptions(t *testing.T) {
 	key := testKey(t, "test_key.pem")
-	r := func() *http.Request { return signedCallback(t, payload.TransportJSON, "test_key.pem", time.Now(), whCurrent) }
+	r := func() *http.Request {
+		return signedCallback(t, payload.TransportJSON, "test_key.pem", time.Now(), whCurrent)
+	}
 	for _, tc := range []struct {
 		name string
 		v    interface {
