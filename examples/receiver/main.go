@@ -40,11 +40,19 @@ import (
 func main() {
 	pubkeyURL := flag.String("pubkey-url", "", "the service's GET /pubkey/ URL on an origin you trust; fetched once at start")
 	pubkeyFile := flag.String("pubkey-file", "", "PEM file holding the public key (instead of --pubkey-url)")
-	apiKey := flag.String("apikey", os.Getenv("PAYHOOK_API_KEY"), "the project's API key, sent to --pubkey-url to get the project's callback key; default $PAYHOOK_API_KEY")
+	apiKey := flag.String("apikey", "", "the project's API key, sent to --pubkey-url to get the project's callback key; default $PAYHOOK_API_KEY")
 	addr := flag.String("addr", ":3000", "address to listen on")
 	baseURL := flag.String("base-url", "", "scheme://host[:port] the service calls, when a TLS-terminating proxy is in front")
-	secret := flag.String("secret", os.Getenv("IPN_SECRET"), "the project's IPN secret (whsec_...): every request must then carry the project's x-service-signature (callbacks their x-ca-signature as well); default $IPN_SECRET")
+	secret := flag.String("secret", "", "the project's IPN secret (whsec_...): every request must then carry the project's x-service-signature (callbacks their x-ca-signature as well); default $IPN_SECRET")
 	flag.Parse()
+	// Defaults from the environment are read after parsing, so -h never
+	// prints a key or a secret.
+	if *apiKey == "" {
+		*apiKey = os.Getenv("PAYHOOK_API_KEY")
+	}
+	if *secret == "" {
+		*secret = os.Getenv("IPN_SECRET")
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(log, *pubkeyURL, *pubkeyFile, *apiKey, *addr, *baseURL, *secret); err != nil {
 		log.Error("receiver stopped", "err", err)
