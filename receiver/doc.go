@@ -4,9 +4,24 @@
 //
 // Low-level callbacks (Verifier) carry x-ca-signature: the standard Base64
 // of an RSA PKCS#1 v1.5 signature over the SHA-256 of the signed data.
-// Fetch the public key once from GET /pubkey/ on the API origin you trust
-// (or ship it with your configuration), parse it with ParsePublicKeyPEM and
-// keep using it: do not fetch it per callback.
+// Each project signs with its own key: fetch yours once from GET /pubkey/
+// on the API origin you trust, sending your project's API key (header
+// apikey), or ship it with your configuration; parse it with
+// ParsePublicKeyPEM and keep using it: do not fetch it per callback.
+// Without an API key /pubkey/ answers the server's key, which verifies
+// only the default project's callbacks. After a rotation of the project's
+// key, /pubkey/ also gives previous_pubkey until previous_until: pass it
+// with WithPreviousKey until then, as callbacks signed before the rotation
+// are still retried.
+//
+// Low-level callbacks also carry the project's HMAC headers (below). Give
+// the Verifier your IPN secret with WithSecrets and it requires both: the
+// RSA signature says payhook sent the callback, the HMAC that it was sent
+// for your project, recently. Neither says that you created the address
+// the callback is about: anyone can create an address whose callback is
+// your URL. Put your own token in the callback's custom parameters
+// (cb_params, e.g. an order id and an HMAC of it under a key of yours) and
+// check it before processing.
 //
 // Merchant webhooks (WebhookVerifier) follow the Standard Webhooks
 // construction under payhook's header names: x-service-id (the

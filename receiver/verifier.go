@@ -22,21 +22,27 @@ const SignatureHeader = "x-ca-signature"
 // WithMaxBodyBytes says otherwise. Callbacks are a few kilobytes.
 const DefaultMaxBodyBytes = 1 << 20
 
-// Verifier checks the x-ca-signature of incoming callbacks against one
-// pinned public key. It is safe for concurrent use.
+// Verifier checks the x-ca-signature of incoming callbacks against the
+// pinned public key (and the previous one during a rotation, see
+// WithPreviousKey) and, given WithSecrets, their project HMAC as well. It
+// is safe for concurrent use.
 type Verifier struct {
-	pub *rsa.PublicKey
+	pubs []*rsa.PublicKey // the pinned key first, then WithPreviousKey's
+	hmac [][]byte         // WithSecrets' keys; nil: x-ca-signature only
 	settings
 }
 
 // settings are what options set, for both verifiers.
 type settings struct {
-	base      string // scheme://host[:port], or "" to use the request's
-	maxBody   int64
-	tolerance time.Duration    // webhook verifiers only
-	now       func() time.Time // webhook verifiers only
-	timed     bool             // WithTolerance or WithClock was given
-	err       error            // configuration error, reported by every Verify
+	base       string // scheme://host[:port], or "" to use the request's
+	maxBody    int64
+	tolerance  time.Duration    // webhook verifiers, and Verifier with secrets
+	now        func() time.Time // webhook verifiers, and Verifier with secrets
+	timed      bool             // WithTolerance or WithClock was given
+	secrets    []string         // WithSecrets, not yet decoded
+	secretsSet bool             // WithSecrets was given
+	previous   []*rsa.PublicKey // WithPreviousKey: the Verifier only
+	err        error            // configuration error, reported by every Verify
 }
 
 func newSettings(opts []Option) settings {
@@ -50,20 +56,60 @@ func newSettings(opts []Option) settings {
 // Option configures a Verifier or a WebhookVerifier.
 type Option func(*settings)
 
-// NewVerifier returns a Verifier for pub. A nil key or a bad option does not
-// panic: every Verify then fails with ErrConfig (and Middleware answers 500).
-// WithTolerance and WithClock are bad options here: x-ca-signature has no
-// timestamp.
+// NewVerifier returns a Verifier for pub, the key GET /pubkey/ gives your
+// project's API key. A nil key or a bad option does not panic: every
+// Verify then fails with ErrConfig (and Middleware answers 500).
+//
+// Give WithSecrets whenever you hold the project's IPN secret: a callback
+// must then carry the project's HMAC headers as well, signed with one of
+// the secrets. Give WithPreviousKey during a rotation of the callback key.
+// WithTolerance and WithClock are bad options without WithSecrets:
+// x-ca-signature has no timestamp.
 func NewVerifier(pub *rsa.PublicKey, opts ...Option) *Verifier {
-	v := &Verifier{pub: pub, settings: newSettings(opts)}
+	v := &Verifier{settings: newSettings(opts)}
+	v.pubs = append([]*rsa.PublicKey{pub}, v.previous...)
+	if v.secretsSet {
+		v.hmac = v.webhookKeys(nil)
+	}
 	switch {
 	case v.err != nil:
 	case pub == nil:
 		v.err = fmt.Errorf("%w: nil public key", ErrConfig)
-	case v.timed:
-		v.err = fmt.Errorf("%w: x-ca-signature has no timestamp: WithTolerance and WithClock are for webhook verifiers", ErrConfig)
+	case v.timed && !v.secretsSet:
+		v.err = fmt.Errorf("%w: x-ca-signature has no timestamp: WithTolerance and WithClock are for webhook verifiers, or a Verifier given WithSecrets", ErrConfig)
 	}
 	return v
+}
+
+// WithSecrets makes a Verifier require, beside x-ca-signature, the
+// project's HMAC headers (x-service-id, x-service-timestamp,
+// x-service-signature, checked as WebhookVerifier checks them) signed with
+// one of secrets, the project's IPN secrets ("whsec_..."; the new and the
+// old one during a rotation). The RSA key proves payhook sent a callback;
+// the HMAC proves it was sent for your project, with a fresh timestamp.
+// WithSecrets with no secret, or a malformed one, is a bad option
+// (ErrConfig). Given to NewWebhookVerifier, secrets are added to its own.
+func WithSecrets(secrets ...string) Option {
+	return func(s *settings) {
+		s.secretsSet = true
+		s.secrets = append(s.secrets, secrets...)
+	}
+}
+
+// WithPreviousKey makes a Verifier also accept x-ca-signature made with
+// pub: the previous_pubkey of GET /pubkey/ during a rotation of the
+// project's callback key, when callbacks signed before it are still
+// retried. Drop it (build a new Verifier) once previous_until has passed.
+// It may be given more than once. A nil key is a bad option (ErrConfig),
+// and so is WithPreviousKey given to NewWebhookVerifier.
+func WithPreviousKey(pub *rsa.PublicKey) Option {
+	return func(s *settings) {
+		if pub == nil {
+			s.fail(fmt.Errorf("%w: nil previous public key", ErrConfig))
+			return
+		}
+		s.previous = append(s.previous, pub)
+	}
 }
 
 // WithBaseURL sets the scheme and host (scheme://host[:port]) under which
@@ -105,9 +151,13 @@ func (s *settings) fail(err error) {
 // Verify checks the signature of r and returns the data it covers: the full
 // URL for GET, the raw body for POST. For POST the body is read (at most the
 // configured limit), verified before any parsing, and restored in r.Body so
-// the handler can read it again. Errors wrap ErrMissingSignature,
-// ErrBadSignature, ErrBodyTooLarge, ErrMethod or ErrConfig, or report a
-// failure to read the body.
+// the handler can read it again. With WithSecrets the project's HMAC
+// headers are required too (their timestamp is checked before the body is
+// read), and both signatures must match the same data. Errors wrap
+// ErrMissingSignature, ErrBadSignature, ErrBodyTooLarge, ErrMethod or
+// ErrConfig, with WithSecrets also ErrMissingWebhookHeader,
+// ErrBadTimestamp, ErrStaleTimestamp or ErrBadWebhookSignature, or report
+// a failure to read the body.
 func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
 	if v.err != nil {
 		return nil, v.err
@@ -116,15 +166,35 @@ func (v *Verifier) Verify(r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	var wh webhookSignature
+	if v.hmac != nil {
+		if wh, err = v.webhookHeaders(r.Header); err != nil {
+			return nil, err
+		}
+	}
 	data, err := v.signedData(r)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	if err := rsa.VerifyPKCS1v15(v.pub, crypto.SHA256, sum[:], sig); err != nil {
+	if !v.rsaMatches(data, sig) {
 		return nil, fmt.Errorf("%w: does not match the %s", ErrBadSignature, signedName(r.Method))
 	}
+	if v.hmac != nil && !matches(v.hmac, wh.id, wh.ts, data, wh.sig) {
+		return nil, fmt.Errorf("%w: no v1 signature matches the %s", ErrBadWebhookSignature, signedName(r.Method))
+	}
 	return data, nil
+}
+
+// rsaMatches reports whether sig is a signature of data by one of the
+// verifier's keys.
+func (v *Verifier) rsaMatches(data, sig []byte) bool {
+	sum := sha256.Sum256(data)
+	for _, pub := range v.pubs {
+		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func signedName(method string) string {

@@ -44,7 +44,8 @@ const DefaultTolerance = 5 * time.Minute
 
 // WithTolerance sets how far a webhook's timestamp may be from the
 // verifier's clock, in the past or in the future; d <= 0 keeps
-// DefaultTolerance. It applies to WebhookVerifier only.
+// DefaultTolerance. It applies to WebhookVerifier, and to a Verifier given
+// WithSecrets.
 func WithTolerance(d time.Duration) Option {
 	return func(s *settings) {
 		s.timed = true
@@ -55,7 +56,8 @@ func WithTolerance(d time.Duration) Option {
 }
 
 // WithClock sets the clock timestamps are checked against (time.Now by
-// default; nil keeps it). It applies to WebhookVerifier only.
+// default; nil keeps it). It applies to WebhookVerifier, and to a Verifier
+// given WithSecrets.
 func WithClock(now func() time.Time) Option {
 	return func(s *settings) {
 		s.timed = true
@@ -80,18 +82,30 @@ type WebhookVerifier struct {
 // Middleware answers 500); the error never contains a secret.
 func NewWebhookVerifier(secrets []string, opts ...Option) *WebhookVerifier {
 	v := &WebhookVerifier{settings: newSettings(opts)}
-	if len(secrets) == 0 {
-		v.fail(fmt.Errorf("%w: no webhook secret", ErrConfig))
+	if len(v.previous) > 0 {
+		v.fail(fmt.Errorf("%w: WithPreviousKey is for the RSA Verifier: webhooks carry no x-ca-signature", ErrConfig))
 	}
-	for i, s := range secrets {
-		k, err := webhookKey(s)
+	v.keys = v.webhookKeys(secrets)
+	return v
+}
+
+// webhookKeys decodes secrets and those WithSecrets gave, recording the
+// first error (which never contains a secret).
+func (s *settings) webhookKeys(secrets []string) [][]byte {
+	all := append(append([]string(nil), secrets...), s.secrets...)
+	if len(all) == 0 {
+		s.fail(fmt.Errorf("%w: no webhook secret", ErrConfig))
+	}
+	keys := make([][]byte, 0, len(all))
+	for i, secret := range all {
+		k, err := webhookKey(secret)
 		if err != nil {
-			v.fail(fmt.Errorf("webhook secret %d: %w", i+1, err))
+			s.fail(fmt.Errorf("webhook secret %d: %w", i+1, err))
 			continue
 		}
-		v.keys = append(v.keys, k)
+		keys = append(keys, k)
 	}
-	return v
+	return keys
 }
 
 // Verify checks the webhook headers of r and returns the data the signature
@@ -108,19 +122,7 @@ func (v *WebhookVerifier) Verify(r *http.Request) ([]byte, error) {
 	if v.err != nil {
 		return nil, v.err
 	}
-	id, err := oneHeader(r.Header, WebhookIDHeader)
-	if err != nil {
-		return nil, err
-	}
-	tsHeader, err := oneHeader(r.Header, WebhookTimestampHeader)
-	if err != nil {
-		return nil, err
-	}
-	sig := strings.Join(r.Header.Values(WebhookSignatureHeader), " ")
-	if strings.TrimSpace(sig) == "" {
-		return nil, fmt.Errorf("%w: %s", ErrMissingWebhookHeader, WebhookSignatureHeader)
-	}
-	ts, err := v.timestamp(tsHeader)
+	wh, err := v.webhookHeaders(r.Header)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +130,39 @@ func (v *WebhookVerifier) Verify(r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !matches(v.keys, id, ts, data, sig) {
+	if !matches(v.keys, wh.id, wh.ts, data, wh.sig) {
 		return nil, fmt.Errorf("%w: no v1 signature matches the %s", ErrBadWebhookSignature, signedName(r.Method))
 	}
 	return data, nil
+}
+
+// webhookSignature is what the webhook headers of a request say.
+type webhookSignature struct {
+	id  string
+	ts  int64
+	sig string // the space-separated signature list
+}
+
+// webhookHeaders reads x-service-id, x-service-timestamp (checked against
+// the clock) and x-service-signature.
+func (v *settings) webhookHeaders(h http.Header) (webhookSignature, error) {
+	id, err := oneHeader(h, WebhookIDHeader)
+	if err != nil {
+		return webhookSignature{}, err
+	}
+	tsHeader, err := oneHeader(h, WebhookTimestampHeader)
+	if err != nil {
+		return webhookSignature{}, err
+	}
+	sig := strings.Join(h.Values(WebhookSignatureHeader), " ")
+	if strings.TrimSpace(sig) == "" {
+		return webhookSignature{}, fmt.Errorf("%w: %s", ErrMissingWebhookHeader, WebhookSignatureHeader)
+	}
+	ts, err := v.timestamp(tsHeader)
+	if err != nil {
+		return webhookSignature{}, err
+	}
+	return webhookSignature{id: id, ts: ts, sig: sig}, nil
 }
 
 // VerifySigned is Verify for callers that hold the parts of a webhook

@@ -1,16 +1,19 @@
 // Command receiver is a minimal merchant endpoint for payhook's low-level
 // callbacks and, given the project's IPN secret, its merchant webhooks
-// (checkout, deposit, subscription, test.webhook): it pins the service's
-// public key once, verifies the x-ca-signature of every callback (or the
-// x-service-signature of a webhook that has none) before reading it,
-// parses GET, form and JSON bodies alike, acknowledges each uuid once (and
-// again, without reprocessing, on retries) and answers {"status":"ok"}.
+// (checkout, deposit, subscription, test.webhook): it pins the project's
+// public key once (fetched from /pubkey/ with the project's API key), and
+// verifies every request before reading it: the x-ca-signature of a
+// callback and, with --secret, the project's x-service-signature of every
+// request too (a webhook carries only that one). It parses GET, form and
+// JSON bodies alike, acknowledges each uuid once (and again, without
+// reprocessing, on retries) and answers {"status":"ok"}.
 //
-//	go run ./examples/receiver --pubkey-url http://localhost:8080/pubkey/ --addr :3000 [--secret whsec_...]
+//	go run ./examples/receiver --pubkey-url http://localhost:8080/pubkey/ --apikey $PAYHOOK_API_KEY --addr :3000 [--secret whsec_...]
 package main
 
 import (
 	"context"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
@@ -30,60 +33,60 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/receiver"
 )
 
 func main() {
 	pubkeyURL := flag.String("pubkey-url", "", "the service's GET /pubkey/ URL on an origin you trust; fetched once at start")
 	pubkeyFile := flag.String("pubkey-file", "", "PEM file holding the public key (instead of --pubkey-url)")
+	apiKey := flag.String("apikey", "", "the project's API key, sent to --pubkey-url to get the project's callback key; default $PAYHOOK_API_KEY")
 	addr := flag.String("addr", ":3000", "address to listen on")
 	baseURL := flag.String("base-url", "", "scheme://host[:port] the service calls, when a TLS-terminating proxy is in front")
-	secret := flag.String("secret", os.Getenv("IPN_SECRET"), "the project's IPN secret (whsec_...), to verify merchant webhooks (x-service-signature); default $IPN_SECRET")
+	secret := flag.String("secret", "", "the project's IPN secret (whsec_...): every request must then carry the project's x-service-signature (callbacks their x-ca-signature as well); default $IPN_SECRET")
 	flag.Parse()
+	// Defaults from the environment are read after parsing, so -h never
+	// prints a key or a secret.
+	if *apiKey == "" {
+		*apiKey = os.Getenv("PAYHOOK_API_KEY")
+	}
+	if *secret == "" {
+		*secret = os.Getenv("IPN_SECRET")
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *pubkeyURL, *pubkeyFile, *addr, *baseURL, *secret); err != nil {
+	if err := run(log, *pubkeyURL, *pubkeyFile, *apiKey, *addr, *baseURL, *secret); err != nil {
 		log.Error("receiver stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL, secret string) error {
+func run(log *slog.Logger, pubkeyURL, pubkeyFile, apiKey, addr, baseURL, secret string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	pemBytes, err := loadKey(ctx, pubkeyURL, pubkeyFile)
+	keys, err := loadKeys(ctx, pubkeyURL, pubkeyFile, apiKey, clock.Now())
 	if err != nil {
 		return err
 	}
-	pub, err := receiver.ParsePublicKeyPEM(pemBytes)
-	if err != nil {
-		return err
+	log.Info("public key pinned", "sha256", fingerprint(keys.pub))
+	if keys.prev != nil {
+		log.Info("previous public key pinned", "sha256", fingerprint(keys.prev), "until", keys.prevUntil)
 	}
-	der, _ := x509.MarshalPKIXPublicKey(pub)
-	sum := sha256.Sum256(der)
-	log.Info("public key pinned", "sha256", hex.EncodeToString(sum[:]))
+	if pubkeyURL != "" && apiKey == "" {
+		log.Warn("no --apikey: /pubkey/ gave the server's key, which verifies only the default project's callbacks")
+	}
+	if secret == "" {
+		log.Warn("no --secret: only x-ca-signature is checked; merchant webhooks are refused")
+	}
 
 	var opts []receiver.Option
 	if baseURL != "" {
 		opts = append(opts, receiver.WithBaseURL(baseURL))
 	}
 	h := &handler{log: log, done: map[string]bool{}}
-	// Low-level callbacks carry x-ca-signature (and a project HMAC beside
-	// it); merchant webhooks carry only the HMAC, verified with the secret.
-	handler := receiver.NewVerifier(pub, opts...).Middleware(h)
-	if secret != "" {
-		callbacks, webhooks := handler, receiver.NewWebhookVerifier([]string{secret}, opts...).Middleware(h)
-		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("X-Ca-Signature") != "" {
-				callbacks.ServeHTTP(w, r)
-				return
-			}
-			webhooks.ServeHTTP(w, r)
-		})
-	}
 	srv := &http.Server{
 		Addr:              addr,
-		Handler:           handler,
+		Handler:           verified(h, keys, secret, opts, clock.Now),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       20 * time.Second,
 	}
@@ -106,36 +109,116 @@ func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL, secret string) 
 	return nil
 }
 
-// loadKey reads the PEM from a file, or fetches it once from GET /pubkey/
-// (JSON {"pubkey": "<PEM>"}).
-func loadKey(ctx context.Context, url, file string) ([]byte, error) {
+// verified passes to next only the requests whose signatures verify.
+// Without a secret: x-ca-signature against the pinned key. With a secret,
+// every request must carry the project's HMAC (x-service-signature): a
+// callback (it has x-ca-signature) must pass both checks, a merchant
+// webhook (it has none) the HMAC. The RSA key proves payhook sent a
+// callback; the HMAC that it was sent for this project: another project
+// can make payhook call this URL too. The previous key, if pinned, is
+// accepted until its time is up. now is the clock of that and of the
+// HMAC's timestamp check.
+func verified(next http.Handler, keys pinned, secret string, opts []receiver.Option, now func() time.Time) http.Handler {
+	if secret != "" {
+		opts = append(append([]receiver.Option(nil), opts...), receiver.WithClock(now))
+	}
+	callbacks := func(prev *rsa.PublicKey) http.Handler {
+		o := append([]receiver.Option(nil), opts...)
+		if prev != nil {
+			o = append(o, receiver.WithPreviousKey(prev))
+		}
+		if secret != "" {
+			o = append(o, receiver.WithSecrets(secret))
+		}
+		return receiver.NewVerifier(keys.pub, o...).Middleware(next)
+	}
+	current, rotating := callbacks(nil), http.Handler(nil)
+	if keys.prev != nil {
+		rotating = callbacks(keys.prev)
+	}
+	var webhooks http.Handler
+	if secret != "" {
+		webhooks = receiver.NewWebhookVerifier([]string{secret}, opts...).Middleware(next)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case webhooks != nil && r.Header.Get(receiver.SignatureHeader) == "":
+			webhooks.ServeHTTP(w, r)
+		case rotating != nil && (keys.prevUntil.IsZero() || now().Before(keys.prevUntil)):
+			rotating.ServeHTTP(w, r)
+		default:
+			current.ServeHTTP(w, r)
+		}
+	})
+}
+
+// pinned are the callback keys this receiver accepts: the project's, and
+// during a rotation the one it replaced, until prevUntil (zero: no end
+// given).
+type pinned struct {
+	pub, prev *rsa.PublicKey
+	prevUntil time.Time
+}
+
+func fingerprint(pub *rsa.PublicKey) string {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// loadKeys reads the PEM from a file, or fetches the keys once from
+// GET /pubkey/ with the project's API key (JSON {"pubkey": "<PEM>",
+// "previous_pubkey": "<PEM>", "previous_until": "<RFC 3339>"}; the
+// previous key only during a rotation's grace). A previous key whose time
+// is already up at now is not pinned.
+func loadKeys(ctx context.Context, url, file, apiKey string, now time.Time) (pinned, error) {
+	var keys pinned
 	switch {
 	case file != "":
-		return os.ReadFile(file)
+		pemBytes, err := os.ReadFile(file)
+		if err != nil {
+			return keys, err
+		}
+		keys.pub, err = receiver.ParsePublicKeyPEM(pemBytes)
+		return keys, err
 	case url == "":
-		return nil, errors.New("give --pubkey-url or --pubkey-file")
+		return keys, errors.New("give --pubkey-url or --pubkey-file")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return keys, err
+	}
+	if apiKey != "" {
+		req.Header.Set("apikey", apiKey)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch public key: %w", err)
+		return keys, fmt.Errorf("fetch public key: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch public key: %s", resp.Status)
+		return keys, fmt.Errorf("fetch public key: %s", resp.Status)
 	}
 	var body struct {
-		Pubkey string `json:"pubkey"`
+		Pubkey         string    `json:"pubkey"`
+		PreviousPubkey string    `json:"previous_pubkey"`
+		PreviousUntil  time.Time `json:"previous_until"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body); err != nil || body.Pubkey == "" {
-		return nil, fmt.Errorf("fetch public key: no pubkey in the response (%v)", err)
+		return keys, fmt.Errorf("fetch public key: no pubkey in the response (%v)", err)
 	}
-	return []byte(body.Pubkey), nil
+	if keys.pub, err = receiver.ParsePublicKeyPEM([]byte(body.Pubkey)); err != nil {
+		return keys, fmt.Errorf("fetch public key: %w", err)
+	}
+	if body.PreviousPubkey != "" && (body.PreviousUntil.IsZero() || now.Before(body.PreviousUntil)) {
+		if keys.prev, err = receiver.ParsePublicKeyPEM([]byte(body.PreviousPubkey)); err != nil {
+			return keys, fmt.Errorf("fetch public key: previous_pubkey: %w", err)
+		}
+		keys.prevUntil = body.PreviousUntil
+	}
+	return keys, nil
 }
 
 // handler sees only callbacks whose signature verified.

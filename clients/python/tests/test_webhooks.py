@@ -153,5 +153,99 @@ class WebhookVectorsTest(unittest.TestCase):
                         self.assertNotIn(s, str(cm.exception))
 
 
+class CallbackWithSecretsTest(unittest.TestCase):
+    """Low-level callbacks carry x-ca-signature and the project's HMAC
+    headers. Issue 24, finding 1: given the project's secrets,
+    verify_callback requires both, so a callback another project pointed at
+    this URL (signed by payhook, not with this project's secret) is refused;
+    during a key rotation the previous key is accepted while it is given."""
+
+    OURS = "whsec_" + base64.b64encode(b"our project's TEST-ONLY secret..").decode()
+    OLD = "whsec_" + base64.b64encode(b"our rotated-away TEST-ONLY key..").decode()
+    THEIRS = "whsec_" + base64.b64encode(b"another project's TEST-ONLY key.").decode()
+    ID = "6f1c2d3e-0000-4000-8000-000000000001"
+    TS = 1795000000
+
+    @classmethod
+    def setUpClass(cls):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        cls.file = support.vectors("vectors.json")
+        cls.pem = cls.file["public_key_pem"]
+        cls.new_priv = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        cls.new_pem = cls.new_priv.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        cls.post = next(v for v in cls.file["vectors"] if v["valid"] and v["method"] == "POST")
+        cls.get = next(v for v in cls.file["vectors"] if v["valid"] and v["method"] == "GET")
+
+    def call(self, v, hmac_secrets, key=None, **kw):
+        """call verifies vector v carrying the HMAC of hmac_secrets (none:
+        no HMAC headers) at a clock a minute after the attempt."""
+        data = v["url"] if v["method"] == "GET" else v["body"]
+        args = dict(method=v["method"], url=v["url"], body=v["body"] if v["method"] == "POST" else None,
+                    now=lambda: self.TS + 60)
+        if hmac_secrets:
+            args.update(webhook_id=self.ID, timestamp=str(self.TS),
+                        webhook_signature=" ".join(_sign(s, self.ID, self.TS, data) for s in hmac_secrets))
+        args.update(kw)
+        signature = args.pop("signature", v["signature"])
+        return webhooks.verify_callback(key or self.pem, signature, **args)
+
+    def test_cases(self):
+        ok = None
+        cases = [
+            ("valid RSA and HMAC", [self.OURS], dict(secrets=self.OURS), ok),
+            ("valid RSA, HMAC of the new and the old secret", [self.OURS, self.OLD], dict(secrets=[self.OURS]), ok),
+            ("receiver holding the old and the new secret", [self.OURS], dict(secrets=[self.OLD, self.OURS]), ok),
+            ("valid RSA, HMAC of another project", [self.THEIRS], dict(secrets=self.OURS), webhooks.InvalidSignature),
+            ("valid RSA, HMAC headers stripped", [], dict(secrets=self.OURS), webhooks.MissingSignature),
+            ("valid RSA, HMAC of another uuid", [self.OURS], dict(secrets=self.OURS, webhook_id="another"),
+             webhooks.InvalidSignature),
+            ("valid RSA and HMAC, an hour late", [self.OURS], dict(secrets=self.OURS, now=lambda: self.TS + 3600),
+             webhooks.StaleTimestamp),
+            ("the same within a 2 h tolerance", [self.OURS],
+             dict(secrets=self.OURS, now=lambda: self.TS + 3600, tolerance=7200), ok),
+            ("valid HMAC, x-ca-signature stripped", [self.OURS], dict(secrets=self.OURS, signature=None),
+             webhooks.MissingSignature),
+            ("valid HMAC, x-ca-signature by a key not pinned", [self.OURS], dict(secrets=self.OURS, key="new"),
+             webhooks.InvalidSignature),
+            ("without secrets the HMAC is not looked at", [self.THEIRS], {}, ok),
+            ("secrets=[] is a configuration error", [self.OURS], dict(secrets=[]), webhooks.ConfigError),
+            ("secrets='' is a configuration error", [self.OURS], dict(secrets=""), webhooks.ConfigError),
+            ("previous key given: its signature is accepted", [self.OURS],
+             dict(secrets=self.OURS, key="new", previous_keys=[self.pem]), ok),
+            ("previous key given as one PEM", [self.OURS], dict(secrets=self.OURS, key="new", previous_keys=self.pem), ok),
+            ("previous key given: still the project's HMAC", [self.THEIRS],
+             dict(secrets=self.OURS, key="new", previous_keys=[self.pem]), webhooks.InvalidSignature),
+            ("previous key without secrets", [], dict(key="new", previous_keys=[self.pem]), ok),
+            ("previous key that is not a key", [], dict(previous_keys=["not a key"]), webhooks.ConfigError),
+        ]
+        for v in (self.post, self.get):
+            for name, hmac_secrets, kw, want in cases:
+                with self.subTest(f"{v['method']}: {name}"):
+                    kw = dict(kw)
+                    key = self.new_pem if kw.pop("key", None) == "new" else None
+                    if want is None:
+                        want_data = v["url"] if v["method"] == "GET" else v["body"]
+                        self.assertEqual(self.call(v, hmac_secrets, key, **kw), want_data.encode("utf-8"))
+                    else:
+                        with self.assertRaises(want):
+                            self.call(v, hmac_secrets, key, **kw)
+
+    def test_current_key_with_previous_given(self):
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        body = b'{"uuid":"x"}'
+        sig = base64.b64encode(self.new_priv.sign(body, padding.PKCS1v15(), hashes.SHA256())).decode()
+        args = dict(method="POST", url="https://shop.example/ipn", body=body, secrets=self.OURS,
+                    webhook_id=self.ID, timestamp=str(self.TS),
+                    webhook_signature=_sign(self.OURS, self.ID, self.TS, body.decode()), now=lambda: self.TS)
+        self.assertEqual(webhooks.verify_callback(self.new_pem, sig, previous_keys=[self.pem], **args), body)
+        with self.assertRaises(webhooks.InvalidSignature):
+            webhooks.verify_callback(self.pem, sig, **args)
+
+
 if __name__ == "__main__":
     unittest.main()

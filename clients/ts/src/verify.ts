@@ -7,9 +7,12 @@
  *
  * Low-level callbacks carry `x-ca-signature`: the standard Base64 of an RSA
  * PKCS#1 v1.5 signature over the SHA-256 of the signed data
- * (verifyCallback). Merchant webhooks follow the Standard Webhooks
+ * (verifyCallback), by the project's own key (GET /pubkey/ with the
+ * project's API key). Merchant webhooks follow the Standard Webhooks
  * construction under payhook's header names `x-service-id`,
  * `x-service-timestamp` and `x-service-signature` (verifyWebhook).
+ * Low-level callbacks carry those headers too: give verifyCallback the
+ * project's secrets and it requires both signatures.
  *
  * For both, the signed data is, for GET, the full URL as requested (scheme,
  * host, path and query, byte for byte: never re-encode it) and, for POST,
@@ -120,6 +123,26 @@ export interface WebhookOptions {
  */
 export type PublicKeyInput = string | Uint8Array | KeyObject;
 
+/** CallbackOptions adjust verifyCallback. */
+export interface CallbackOptions extends WebhookOptions {
+  /**
+   * secrets are the project's IPN secrets ("whsec_...", the new and the old
+   * one during a rotation). Given, a callback must also carry the
+   * project's HMAC headers, checked as verifyWebhook checks them (the
+   * clock with toleranceSeconds and now): the RSA signature says payhook
+   * sent the callback, the HMAC that it was sent for this project. Give
+   * them whenever you hold the secret. An empty list, or an empty or
+   * malformed secret, throws config; undefined checks x-ca-signature only.
+   */
+  readonly secrets?: string | readonly string[];
+  /**
+   * previousKeys are keys also accepted for x-ca-signature: the
+   * previous_pubkey of GET /pubkey/ during a rotation of the project's
+   * callback key, until its previous_until.
+   */
+  readonly previousKeys?: readonly PublicKeyInput[];
+}
+
 /**
  * parsePublicKey parses the callback signing key once, for reuse: a PEM
  * "PUBLIC KEY" (or PKCS#1 "RSA PUBLIC KEY") block of an RSA key of at least
@@ -146,12 +169,16 @@ export function parsePublicKey(key: PublicKeyInput): KeyObject {
 
 /**
  * verifyCallback checks the x-ca-signature of a low-level callback against
- * the pinned public key and returns the data it covers (the full URL of a
- * GET, the raw body of a POST). Throws SignatureError: missing_signature,
- * bad_signature, method or config.
+ * the pinned public key (or one of options.previousKeys) and, given
+ * options.secrets, the project's HMAC headers as well, and returns the data
+ * they cover (the full URL of a GET, the raw body of a POST). Throws
+ * SignatureError: missing_signature, bad_signature, method or config, and
+ * with secrets also missing_webhook_header, bad_timestamp,
+ * stale_timestamp or bad_webhook_signature.
  */
-export function verifyCallback(publicKey: PublicKeyInput, req: SignedRequest): Uint8Array {
-  const key = parsePublicKey(publicKey);
+export function verifyCallback(publicKey: PublicKeyInput, req: SignedRequest, options: CallbackOptions = {}): Uint8Array {
+  const keys = [publicKey, ...(options.previousKeys ?? [])].map(parsePublicKey);
+  const hmacKeys = options.secrets === undefined ? undefined : webhookKeys(options.secrets);
   const values = headerValues(req.headers, SIGNATURE_HEADER);
   if (values.length === 0 || (values.length === 1 && values[0].trim() === "")) {
     throw new SignatureError("missing_signature", `missing ${SIGNATURE_HEADER} header`);
@@ -163,9 +190,13 @@ export function verifyCallback(publicKey: PublicKeyInput, req: SignedRequest): U
   if (sig === undefined) {
     throw new SignatureError("bad_signature", `invalid ${SIGNATURE_HEADER}: not standard Base64`);
   }
+  const wh = hmacKeys === undefined ? undefined : webhookHeaders(req, options);
   const data = signedData(req);
-  if (!rsaVerify("sha256", data, key, sig)) {
+  if (!keys.some((key) => rsaVerify("sha256", data, key, sig))) {
     throw new SignatureError("bad_signature", `invalid ${SIGNATURE_HEADER}: does not match the ${signedName(req.method)}`);
+  }
+  if (hmacKeys !== undefined && wh !== undefined && !webhookMatches(hmacKeys, wh.id, wh.ts, data, wh.signature)) {
+    throw new SignatureError("bad_webhook_signature", `invalid ${WEBHOOK_SIGNATURE_HEADER}: no v1 signature matches the ${signedName(req.method)}`);
   }
   return data;
 }
@@ -182,6 +213,19 @@ export function verifyCallback(publicKey: PublicKeyInput, req: SignedRequest): U
  */
 export function verifyWebhook(secrets: string | readonly string[], req: SignedRequest, options: WebhookOptions = {}): Uint8Array {
   const keys = webhookKeys(secrets);
+  const { id, ts, signature } = webhookHeaders(req, options);
+  const data = signedData(req);
+  if (!webhookMatches(keys, id, ts, data, signature)) {
+    throw new SignatureError("bad_webhook_signature", `invalid ${WEBHOOK_SIGNATURE_HEADER}: no v1 signature matches the ${signedName(req.method)}`);
+  }
+  return data;
+}
+
+/**
+ * webhookHeaders reads x-service-id, x-service-timestamp (checked against
+ * the clock) and x-service-signature.
+ */
+function webhookHeaders(req: SignedRequest, options: WebhookOptions): { id: string; ts: bigint; signature: string } {
   const id = oneHeader(req.headers, WEBHOOK_ID_HEADER);
   const tsHeader = oneHeader(req.headers, WEBHOOK_TIMESTAMP_HEADER);
   const signature = headerValues(req.headers, WEBHOOK_SIGNATURE_HEADER).join(" ");
@@ -190,11 +234,7 @@ export function verifyWebhook(secrets: string | readonly string[], req: SignedRe
   }
   const ts = parseTimestamp(tsHeader);
   checkClock(ts, options);
-  const data = signedData(req);
-  if (!webhookMatches(keys, id, ts, data, signature)) {
-    throw new SignatureError("bad_webhook_signature", `invalid ${WEBHOOK_SIGNATURE_HEADER}: no v1 signature matches the ${signedName(req.method)}`);
-  }
-  return data;
+  return { id, ts, signature };
 }
 
 /**

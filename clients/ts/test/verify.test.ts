@@ -5,6 +5,7 @@
 // URL requestUrl rebuilds. PAYHOOK_VECTORS_DIR overrides where the files
 // are read from.
 import assert from "node:assert/strict";
+import { createHmac, generateKeyPairSync, createPrivateKey, sign as rsaSign } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
@@ -257,5 +258,85 @@ describe("refusals name their reason", () => {
     for (const base of ["ftp://shop.example", "https://shop.example/path", "https://user@shop.example", "https://shop.example?x", "shop.example"]) {
       assert.throws(() => requestUrl(req("/", "h"), base), (err: unknown) => err instanceof SignatureError && err.code === "config", base);
     }
+  });
+});
+
+/**
+ * Low-level callbacks carry x-ca-signature and the project's HMAC headers.
+ * Issue 24, finding 1: with the project's secrets, verifyCallback requires
+ * both, so a callback another project pointed at this URL (signed by
+ * payhook, but not with this project's secret) is refused; and during a
+ * key rotation the previous key is accepted while it is given.
+ */
+describe("verifyCallback with secrets and previous keys", () => {
+  const ours = "whsec_" + Buffer.from("our project's TEST-ONLY secret..").toString("base64");
+  const old = "whsec_" + Buffer.from("our rotated-away TEST-ONLY key..").toString("base64");
+  const theirs = "whsec_" + Buffer.from("another project's TEST-ONLY key.").toString("base64");
+  const ts = 1795000000;
+  const now = () => (ts + 60) * 1000;
+  const hmac = (secret: string, id: string, data: string, at = ts) =>
+    "v1," + createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${id}.${at}.${data}`).digest("base64");
+  const post = callbacks.vectors.find((v) => v.valid && v.method === "POST")!;
+  const get = callbacks.vectors.find((v) => v.valid && v.method === "GET")!;
+  const id = "6f1c2d3e-0000-4000-8000-000000000001";
+  /** req is a vector's callback with the HMAC headers of secrets (none: no headers), then extra. */
+  const req = (v: CallbackVector, secrets: string[], extra: Record<string, string> = {}): SignedRequest => {
+    const data = v.method === "GET" ? v.url : v.body;
+    const headers: Record<string, string> = { "x-ca-signature": v.signature };
+    if (secrets.length > 0) {
+      headers["x-service-id"] = id;
+      headers["x-service-timestamp"] = String(ts);
+      headers["x-service-signature"] = secrets.map((s) => hmac(s, id, data)).join(" ");
+    }
+    return { method: v.method, url: v.url, body: v.method === "POST" ? v.body : undefined, headers: { ...headers, ...extra } };
+  };
+  const code = (verify: () => unknown): string => {
+    try {
+      verify();
+    } catch (err) {
+      assert.ok(err instanceof SignatureError, `not a SignatureError: ${String(err)}`);
+      return err.code;
+    }
+    return "accepted";
+  };
+  const pem = callbacks.public_key_pem;
+  const { publicKey: newKey, privateKey: newPriv } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const newPem = newKey.export({ type: "spki", format: "pem" }).toString();
+
+  for (const v of [post, get]) {
+    const cases: Array<[string, () => unknown, string]> = [
+      ["valid RSA and HMAC", () => verifyCallback(pem, req(v, [ours]), { secrets: ours, now }), "accepted"],
+      ["valid RSA, HMAC of the new and the old secret", () => verifyCallback(pem, req(v, [ours, old]), { secrets: [ours], now }), "accepted"],
+      ["receiver holding the old and the new secret", () => verifyCallback(pem, req(v, [ours]), { secrets: [old, ours], now }), "accepted"],
+      ["valid RSA, HMAC of another project", () => verifyCallback(pem, req(v, [theirs]), { secrets: ours, now }), "bad_webhook_signature"],
+      ["valid RSA, HMAC headers stripped", () => verifyCallback(pem, req(v, []), { secrets: ours, now }), "missing_webhook_header"],
+      ["valid RSA, HMAC of another uuid", () => verifyCallback(pem, req(v, [ours], { "x-service-id": "another" }), { secrets: ours, now }), "bad_webhook_signature"],
+      ["valid RSA and HMAC, an hour late", () => verifyCallback(pem, req(v, [ours]), { secrets: ours, now: () => now() + 3600_000 }), "stale_timestamp"],
+      ["the same within a 2 h tolerance", () => verifyCallback(pem, req(v, [ours]), { secrets: ours, now: () => now() + 3600_000, toleranceSeconds: 7200 }), "accepted"],
+      ["valid HMAC, x-ca-signature stripped", () => verifyCallback(pem, req(v, [ours], { "x-ca-signature": "" }), { secrets: ours, now }), "missing_signature"],
+      ["valid HMAC, x-ca-signature by a key not pinned", () => verifyCallback(newPem, req(v, [ours]), { secrets: ours, now }), "bad_signature"],
+      ["without secrets the HMAC is not looked at", () => verifyCallback(pem, req(v, [theirs])), "accepted"],
+      ["secrets: [] is a configuration error", () => verifyCallback(pem, req(v, [ours]), { secrets: [], now }), "config"],
+      ["secrets: '' is a configuration error", () => verifyCallback(pem, req(v, [ours]), { secrets: "", now }), "config"],
+      ["previous key given: its signature is accepted", () => verifyCallback(newPem, req(v, [ours]), { secrets: ours, previousKeys: [pem], now }), "accepted"],
+      ["previous key given: still the project's HMAC", () => verifyCallback(newPem, req(v, [theirs]), { secrets: ours, previousKeys: [pem], now }), "bad_webhook_signature"],
+      ["previous key without secrets", () => verifyCallback(newPem, req(v, []), { previousKeys: [pem] }), "accepted"],
+      ["previous key that is not a key", () => verifyCallback(pem, req(v, []), { previousKeys: ["not a key"] }), "config"],
+    ];
+    for (const [name, verify, want] of cases) {
+      test(`${v.method}: ${name}`, () => assert.equal(code(verify), want));
+    }
+  }
+
+  test("the current key's signature with a previous key given", () => {
+    const body = '{"uuid":"x"}';
+    const signature = rsaSign("sha256", Buffer.from(body), createPrivateKey(newPriv.export({ type: "pkcs8", format: "pem" }))).toString("base64");
+    const r: SignedRequest = {
+      method: "POST",
+      body,
+      headers: { "x-ca-signature": signature, "x-service-id": id, "x-service-timestamp": String(ts), "x-service-signature": hmac(ours, id, body) },
+    };
+    assert.equal(Buffer.from(verifyCallback(newPem, r, { secrets: ours, previousKeys: [pem], now })).toString(), body);
+    assert.equal(code(() => verifyCallback(pem, r, { secrets: ours, now })), "bad_signature");
   });
 });

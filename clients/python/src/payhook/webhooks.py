@@ -5,7 +5,9 @@ cross-language vectors, receiver/testdata):
 
 * ``verify_callback``: low-level callbacks carry ``x-ca-signature``, the
   standard Base64 of an RSASSA-PKCS1-v1_5 / SHA-256 signature by the
-  server's key (``GetPublicKey``, ``GET /pubkey/``). It needs the
+  project's key (``GetPublicKey``, ``GET /pubkey/``, called with the
+  project's API key), and the project's HMAC headers of ``verify_webhook``:
+  given the project's ``secrets`` it checks both. It needs the
   ``cryptography`` package (Debian: python3-cryptography), imported only when
   a callback is verified.
 * ``verify_webhook``: merchant webhooks carry ``x-service-id``,
@@ -152,33 +154,64 @@ def verify_callback(
     method: str,
     url: str,
     body: Optional[Bytes] = None,
+    secrets: Union[str, Iterable[str], None] = None,
+    webhook_id: Optional[str] = None,
+    timestamp: Optional[str] = None,
+    webhook_signature: Optional[str] = None,
+    previous_keys: Iterable = (),
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: Optional[Callable[[], float]] = None,
 ) -> bytes:
-    """verify_callback checks a low-level callback's x-ca-signature and
-    returns the data it covers (the URL of a GET, the raw body of a POST).
+    """verify_callback checks a low-level callback's x-ca-signature and,
+    given secrets, the project's HMAC headers as well, and returns the data
+    they cover (the URL of a GET, the raw body of a POST).
 
     public_key is the PEM of GetPublicKey (str or bytes) or a key from
-    load_public_key (parse it once and reuse it). signature is the header's
-    value (None when absent). url is the full URL as requested; body the raw
-    body of a POST.
+    load_public_key (parse it once and reuse it); previous_keys are keys
+    also accepted, the previous_pubkey of GET /pubkey/ during a rotation of
+    the project's callback key, until its previous_until. signature is the
+    x-ca-signature value (None when absent). url is the full URL as
+    requested; body the raw body of a POST.
+
+    secrets are the project's IPN secrets ("whsec_...", the new and the old
+    one during a rotation); give them whenever you hold them. The callback
+    must then also carry the project's HMAC, checked as verify_webhook
+    checks it: webhook_id, timestamp and webhook_signature are the values of
+    x-service-id, x-service-timestamp and x-service-signature, and the
+    timestamp must be within tolerance seconds of now(). The RSA signature
+    says payhook sent the callback, the HMAC that it was sent for your
+    project. An empty list, or an empty or malformed secret, raises
+    ConfigError rather than checking less; None checks x-ca-signature only.
     """
     from cryptography.exceptions import InvalidSignature as _CryptoInvalid
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import padding
 
-    if isinstance(public_key, (str, bytes, bytearray, memoryview)):
-        public_key = load_public_key(public_key)
+    if isinstance(previous_keys, (str, bytes, bytearray, memoryview)):
+        previous_keys = [previous_keys]  # one PEM, not its characters
+    keys = [load_public_key(k) if isinstance(k, (str, bytes, bytearray, memoryview)) else k
+            for k in [public_key, *previous_keys]]
+    hmac_keys = None if secrets is None else _webhook_keys(secrets)
     if signature is None or signature.strip() == "":
         raise MissingSignature(f"{SIGNATURE_HEADER} is missing")
     try:
         sig = base64.b64decode(signature.strip(), validate=True)
     except (binascii.Error, ValueError):
         raise InvalidSignature(f"{SIGNATURE_HEADER} is not standard Base64") from None
+    if hmac_keys is not None:
+        wh_id, ts, wh_sig = _webhook_headers(webhook_id, timestamp, webhook_signature, tolerance, now)
     data = signed_data(method, url, body)
-    try:
-        public_key.verify(sig, data, padding.PKCS1v15(), hashes.SHA256())
-    except _CryptoInvalid:
-        what = "body" if method.upper() == "POST" else "URL"
-        raise InvalidSignature(f"{SIGNATURE_HEADER} does not match the {what}") from None
+    what = "body" if method.upper() == "POST" else "URL"
+    for key in keys:
+        try:
+            key.verify(sig, data, padding.PKCS1v15(), hashes.SHA256())
+            break
+        except _CryptoInvalid:
+            continue
+    else:
+        raise InvalidSignature(f"{SIGNATURE_HEADER} does not match the {what}")
+    if hmac_keys is not None and not _webhook_matches(hmac_keys, wh_id, ts, data, wh_sig):
+        raise InvalidSignature(f"no v1 signature of {WEBHOOK_SIGNATURE_HEADER} matches the {what}")
     return data
 
 
@@ -233,11 +266,27 @@ def verify_webhook(
     secrets (compared in constant time). Deduplicate on webhook_id: it is the
     same at every attempt.
     """
+    keys = _webhook_keys(secrets)
+    webhook_id, ts, signature = _webhook_headers(webhook_id, timestamp, signature, tolerance, now)
+    data = signed_data(method, url, body)
+    if _webhook_matches(keys, webhook_id, ts, data, signature):
+        return data
+    what = "body" if method.upper() == "POST" else "URL"
+    raise InvalidSignature(f"no v1 signature of {WEBHOOK_SIGNATURE_HEADER} matches the {what}")
+
+
+def _webhook_keys(secrets: Union[str, Iterable[str]]) -> list:
     if isinstance(secrets, str):
         secrets = [secrets]
     keys = [_webhook_key(i, s) for i, s in enumerate(secrets, 1)]
     if not keys:
         raise ConfigError("no webhook secret")
+    return keys
+
+
+def _webhook_headers(webhook_id, timestamp, signature, tolerance, now):
+    """_webhook_headers checks that the three header values are present and
+    the timestamp within tolerance of now(); it returns id, time, signature."""
     webhook_id = (webhook_id or "").strip()
     timestamp = (timestamp or "").strip()
     if not webhook_id:
@@ -254,18 +303,24 @@ def verify_webhook(
         raise StaleTimestamp(f"{WEBHOOK_TIMESTAMP_HEADER} is {int(age)} s old, tolerance {tolerance:g} s")
     if age < -tolerance:
         raise StaleTimestamp(f"{WEBHOOK_TIMESTAMP_HEADER} is {int(-age)} s in the future, tolerance {tolerance:g} s")
-    data = signed_data(method, url, body)
+    return webhook_id, ts, signature
+
+
+def _webhook_matches(keys, webhook_id: str, ts: int, data: bytes, signature: str) -> bool:
+    """_webhook_matches reports whether a v1 entry of signature is
+    HMAC-SHA256(key, id + "." + ts + "." + data) under one of keys
+    (compared in constant time); other versions are skipped, as Standard
+    Webhooks says."""
     message = webhook_id.encode("utf-8") + b"." + str(ts).encode("ascii") + b"." + data
     macs = [hmac.new(k, message, hashlib.sha256).digest() for k in keys]
     for entry in signature.split():
         version, sep, b64 = entry.partition(",")
         if not sep or version != "v1":
-            continue  # other versions are skipped, as Standard Webhooks says
+            continue
         try:
             got = base64.b64decode(b64, validate=True)
         except (binascii.Error, ValueError):
             continue
         if any(hmac.compare_digest(got, mac) for mac in macs):
-            return data
-    what = "body" if method.upper() == "POST" else "URL"
-    raise InvalidSignature(f"no v1 signature of {WEBHOOK_SIGNATURE_HEADER} matches the {what}")
+            return True
+    return False
