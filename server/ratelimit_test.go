@@ -21,6 +21,7 @@ import (
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/ratelimit"
 	"github.com/payhook/payhook/server/servertest"
 )
@@ -152,6 +153,62 @@ func TestKeyRateLimit(t *testing.T) {
 			wantLimited(t, "second instance, a token later", call(t, http.MethodGet, list2, in.KeyA, "", nil), 200, "3", "0", "2", "")
 			wantLimited(t, "first instance after the second took it", call(t, http.MethodGet, list, in.KeyA, "", nil), 429, "3", "0", "2", "1")
 		})
+	}
+}
+
+// TestProjectRateLimit: the operator sets a project's own limit through
+// the operator API; its keys follow it (within ratelimit.ProjectTTL) while
+// other projects keep the server's, and a negative rate lifts the limit.
+func TestProjectRateLimit(t *testing.T) {
+	t.Parallel()
+	d := store.SQLite
+	clk := clock.NewManual(limitsT0)
+	in := startLimited(t, d, clk, "", func(l *ratelimit.Limits) { l.KeyRate, l.KeyBurst = 100, 100 })
+	op, _, err := apikey.CreateOperator(context.Background(), in.Server.DB().Client, "operator", clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := in.PostJSON(t, "/operator/project/rate-limit/", `{"project_id": `+itoa(in.ProjectB)+`, "rate_limit": 1, "rate_burst": 2}`, op)
+	wantStatus(t, r, 200)
+	if r.JSON["rate_limit"] != 1.0 || r.JSON["rate_burst"] != "2" {
+		t.Fatalf("set rate limit: %s", r.Body)
+	}
+	bad := in.PostJSON(t, "/operator/project/rate-limit/", `{"project_id": `+itoa(in.ProjectB)+`, "rate_burst": -1}`, op)
+	wantStatus(t, bad, 400)
+	list := in.BaseURL + "/notification/list/"
+	wantLimited(t, "project B's first", call(t, http.MethodGet, list, in.KeyB, "", nil), 200, "2", "1", "1", "")
+	wantLimited(t, "project B's second", call(t, http.MethodGet, list, in.KeyB, "", nil), 200, "2", "0", "2", "")
+	wantLimited(t, "project B's third", call(t, http.MethodGet, list, in.KeyB, "", nil), 429, "2", "0", "2", "1")
+	wantLimited(t, "project A keeps the server's", call(t, http.MethodGet, list, in.KeyA, "", nil), 200, "100", "99", "1", "")
+
+	r = in.PostJSON(t, "/operator/project/rate-limit/", `{"project_id": `+itoa(in.ProjectB)+`, "rate_limit": -5}`, op)
+	wantStatus(t, r, 200)
+	if r.JSON["rate_limit"] != -1.0 {
+		t.Fatalf("no limit: %s", r.Body)
+	}
+	var listed struct {
+		Projects []struct {
+			ProjectID string  `json:"project_id"`
+			RateLimit float64 `json:"rate_limit"`
+			RateBurst string  `json:"rate_burst"`
+		}
+	}
+	projects := in.Get(t, "/operator/project/list/", nil, op)
+	if err := json.Unmarshal(projects.Body, &listed); err != nil {
+		t.Fatal(err)
+	}
+	shown := false
+	for _, p := range listed.Projects {
+		shown = shown || (p.ProjectID == itoa(in.ProjectB) && p.RateLimit == -1 && p.RateBurst == "2")
+	}
+	if !shown {
+		t.Fatalf("the project list does not show the limit: %s", projects.Body)
+	}
+	clk.Advance(ratelimit.ProjectTTL)
+	for i := range 5 {
+		if r := call(t, http.MethodGet, list, in.KeyB, "", nil); r.code != 200 || r.get("RateLimit-Limit") != "" {
+			t.Fatalf("call %d without a limit: %d %v", i, r.code, r.header)
+		}
 	}
 }
 

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/ratelimit"
 )
 
@@ -44,4 +52,50 @@ func TestServeLimitFlags(t *testing.T) {
 	if err := cfg.WithDefaults().Validate(); err != nil || cfg.WithDefaults().Limits.KeyBurst != 100 {
 		t.Fatalf("--key-burst 0 takes the default: %v %+v", err, cfg.WithDefaults().Limits)
 	}
+}
+
+// TestProjectUpdateRateLimit: project update sets a project's own request
+// limit per key (a negative rate: none) and refuses a negative burst,
+// naming it, changing nothing.
+func TestProjectUpdateRateLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	update := func(args ...string) error {
+		return run(ctx, append([]string{"project", "update", "--db", dsn, "--project", strconv.FormatInt(created.ProjectID, 10)}, args...), &out, &errOut)
+	}
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := func(rate float64, burst int) {
+		t.Helper()
+		p, err := project.Get(ctx, db.Client, created.ProjectID)
+		if err != nil || p.RateLimit != rate || p.RateBurst != burst {
+			t.Fatalf("project's limit %v/%v (%v), want %v/%v", p.RateLimit, p.RateBurst, err, rate, burst)
+		}
+	}
+	if err := update("--rate-limit", "5", "--rate-burst", "9"); err != nil {
+		t.Fatal(err)
+	}
+	want(5, 9)
+	if err := update("--rate-burst", "-1"); err == nil || !strings.Contains(err.Error(), "rate_burst") {
+		t.Fatalf("a negative burst: %v, want an error naming rate_burst", err)
+	}
+	want(5, 9)
+	if err := update("--rate-limit", "-3"); err != nil {
+		t.Fatal(err)
+	}
+	want(-1, 9)
 }
