@@ -29,12 +29,13 @@ const (
 // them, and Retry-After, in its trailer. A *Denied the handler returns (a
 // quota) is answered the same way.
 func (l *Limiter) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := l.admit(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) },
-		func(md metadata.MD) { grpc.SetTrailer(ctx, md) }); err != nil {
+	// SetTrailer fails only outside a gRPC server's call.
+	trailer := func(md metadata.MD) { _ = grpc.SetTrailer(ctx, md) }
+	if err := l.admit(ctx, info.FullMethod, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }, trailer); err != nil {
 		return nil, err
 	}
 	resp, err := h(ctx, req)
-	return resp, l.refusal(err, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
+	return resp, l.refusal(err, trailer)
 }
 
 // Stream is Unary's counterpart for streaming calls: a stream takes one

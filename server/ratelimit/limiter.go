@@ -83,9 +83,6 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) (*Limiter, error) {
 // Limits are the limits in force (defaults filled in).
 func (l *Limiter) Limits() Limits { return l.limits }
 
-// Buckets are the limiter's buckets.
-func (l *Limiter) Buckets() *Buckets { return l.buckets }
-
 // keyLimit is the limit of the keys of project id: the project's own
 // rate_limit and rate_burst where set (a negative rate_limit: none), the
 // server's otherwise.
