@@ -374,11 +374,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:        apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
-		Tickers:     addresses,
-		Classify:    store.Classify,
-		LimitUnary:  limiter.Unary,
-		LimitStream: limiter.Stream,
+		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Tickers:  addresses,
+		Classify: store.Classify,
+		// The request limits, right after authentication.
+		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
 	}, s.logger)
 	if err != nil {
 		return err
