@@ -235,6 +235,10 @@ var authzRows = map[protoreflect.FullName]authzRow{
 		late := "refund"
 		return &payhookv1.SetPaymentExceptionsRequest{ProjectId: f.spareProject, LatePayments: &late}
 	}},
+	"payhook.v1.ProjectService.SetRateLimit": {req: func(f *authzFixture) proto.Message {
+		rate := 25.0
+		return &payhookv1.SetRateLimitRequest{ProjectId: f.spareProject, RateLimit: &rate}
+	}},
 	"payhook.v1.ProjectService.SetPayoutNotify": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.SetPayoutNotifyRequest{ProjectId: f.spareProject, PayoutNotifyUrl: f.hook}
 	}},

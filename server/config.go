@@ -21,6 +21,7 @@ import (
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/outbound"
+	"github.com/payhook/payhook/server/ratelimit"
 )
 
 // Config is everything payhook serve needs, grouped by the part of the
@@ -39,6 +40,10 @@ type Config struct {
 	Delivery notifier.Delivery
 	// Chains are the tickers, prices and chain watchers.
 	Chains ChainsConfig
+	// Limits are the request limits and quotas: per API key, per client
+	// network, hosted-page addresses, test webhooks (server/ratelimit,
+	// whose WithDefaults holds their defaults).
+	Limits ratelimit.Limits
 	// Dev turns on developer conveniences: an API key is created and printed
 	// when the database has none (when it has some, the command that creates
 	// another is printed instead), the chains are simulated (the devnet),
@@ -115,9 +120,10 @@ type APIConfig struct {
 	// in front of payhook.
 	PublicURL string
 	// TrustedProxies are the addresses or networks (CIDR) of reverse
-	// proxies in front of payhook (--trusted-proxy): the dashboard's
-	// per-network sign-in limit reads the client's address from the
-	// X-Forwarded-For they set. Without them the peer is the client.
+	// proxies in front of payhook (--trusted-proxy): the per-network
+	// limits (anonymous requests, the dashboard's sign-in) read the
+	// client's address from the X-Forwarded-For they set. Without them the
+	// peer is the client.
 	TrustedProxies []string
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// on shutdown (--shutdown-timeout).
@@ -275,6 +281,7 @@ func (c Config) WithDefaults() Config {
 	c.Keys = c.Keys.WithDefaults()
 	c.Delivery = c.Delivery.WithDefaults()
 	c.Chains = c.Chains.WithDefaults()
+	c.Limits = c.Limits.WithDefaults()
 	if c.Now == nil {
 		c.Now = clock.Now
 	}
@@ -302,6 +309,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Chains.Validate(); err != nil {
+		return err
+	}
+	if err := c.Limits.Validate(); err != nil {
 		return err
 	}
 	if c.Chains.DevnetBlockTime > 0 && !c.Dev {

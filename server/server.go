@@ -56,6 +56,7 @@ import (
 	"github.com/payhook/payhook/server/openapi"
 	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/payment"
+	"github.com/payhook/payhook/server/ratelimit"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
@@ -444,10 +445,16 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
 	keyResolver := apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger}
+	limiter, err := s.buildLimiter()
+	if err != nil {
+		return err
+	}
 	unary, stream, err := interceptor.Chain(interceptor.Config{
 		Keys:     keyResolver,
 		Tickers:  addresses,
 		Classify: store.Classify,
+		// The request limits, right after authentication.
+		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
 	}, s.logger)
 	if err != nil {
 		return err
@@ -498,16 +505,18 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	invoices := invoice.New(invoice.Config{
 		DB: s.db.Client, Addresses: addresses, Prices: prices, Rules: s.notifier.Dispatcher.Rules(),
 		Now: s.cfg.Now, BaseURL: publicURL,
+		HostedAddresses: ratelimit.Cap(s.cfg.Limits.InvoiceAddresses),
 	})
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
 	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, s.cfg.Now)
 	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds, s.payments))
-	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now)
+	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now, limiter)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
+		HostedAddresses: ratelimit.Cap(s.cfg.Limits.SubscriptionAddresses),
 	})
 	payhookv1.RegisterSubscriptionServiceServer(s.grpc, rpc.NewSubscriptionServer(subs))
 	proxies, err := cfg.trustedProxies()
@@ -533,7 +542,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if err != nil {
 		return err
 	}
-	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The limiter marks the calls forwarded over it with their HTTP
+	// client's network.
+	s.selfConn, err = grpc.NewClient(dialable(s.grpcLis.Addr()),
+		append(limiter.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return fmt.Errorf("connect gateway to gRPC: %w", err)
 	}
@@ -605,7 +617,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	s.http = &http.Server{
 		// The key leaves the query before any handler sees the request;
 		// the request metrics label by route, never by path or query.
-		Handler:           met.InstrumentHTTP(gateway.APIKeyFromQuery(mux)),
+		Handler:           met.InstrumentHTTP(gateway.APIKeyFromQuery(limiter.HTTP(mux))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,

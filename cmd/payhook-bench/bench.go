@@ -166,7 +166,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.e2eAddress, "e2e-address", "", "e2e: the merchant's address payments are forwarded to (default: a BTC address, for --e2e-ticker btc)")
 	fs.DurationVar(&o.e2eTimeout, "e2e-timeout", 10*time.Minute, "e2e: how long after the mine request every callback must be acknowledged")
 	fs.StringVar(&o.e2eKind, "e2e-kind", e2eAddress, "e2e: address (low-level addresses, RSA-signed callbacks) or checkout (a checkout each with --e2e-ticker chosen, HMAC-signed webhooks)")
-	fs.StringVar(&o.server, "server", "", "e2e: base URL of a running payhook serve --dev to drive over REST instead of a server in this process (it must allow --receiver-addr's endpoint: --allow-private-endpoint http://ADDR/hook)")
+	fs.StringVar(&o.server, "server", "", "e2e: base URL of a running payhook serve --dev to drive over REST instead of a server in this process (it must allow --receiver-addr's endpoint: --allow-private-endpoint http://ADDR/hook, and run without request limits: --key-rate 0 --anon-rate 0)")
 	fs.StringVar(&o.serverKey, "server-key", "", "e2e with --server: an API key of the server")
 	fs.StringVar(&o.serverSecret, "server-secret", "", "e2e with --server and --e2e-kind checkout: the key's project IPN secret (payhook project rotate-secret)")
 	fs.StringVar(&o.serverMetrics, "server-metrics", "", "e2e with --server: the server's /metrics on its operator listener (payhook serve --operator-listen ADDR: http://ADDR/metrics)")

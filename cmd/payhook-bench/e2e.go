@@ -33,6 +33,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/bench"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/ratelimit"
 )
 
 // e2eRun is the end-to-end run: payments made on the devnet of a real
@@ -635,8 +636,13 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 		API:      server.APIConfig{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", OperatorAddr: "127.0.0.1:0"}, // metrics: the operator listener
 		Keys:     server.KeysConfig{Seed: seed},
 		Delivery: notifier.Delivery{AllowPrivateEndpoints: []string{endpoint}},
-		Dev:      true,
-		Out:      io.Discard,
+		// The run creates and pays thousands of addresses on one key and
+		// the devnet as fast as it can: what it measures is the engine,
+		// so no request limit applies (payhook serve --key-rate 0
+		// --anon-rate 0 for a server driven with --server).
+		Limits: ratelimit.Limits{KeyRate: ratelimit.Off, AnonRate: ratelimit.Off},
+		Dev:    true,
+		Out:    io.Discard,
 	}, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return fail(fmt.Errorf("new server: %w", err))

@@ -289,6 +289,8 @@ func startPayhookAs(t *testing.T, cred *syscall.Credential, dsn, dir string, rec
 		"--seed-file", filepath.Join(dir, "payhook.seed"),
 		"--allow-private-endpoint", recv.endpoint(),
 		"--shutdown-timeout", "5s",
+		// The bursts are faster than any request limit.
+		"--key-rate", "0", "--anon-rate", "0",
 	}
 	args = append(args, extra...)
 	p := &payhookProc{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}

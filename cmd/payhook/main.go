@@ -40,6 +40,7 @@ import (
 	"github.com/payhook/payhook/notifier/schedule"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
+	"github.com/payhook/payhook/server/ratelimit"
 )
 
 const usage = `payhook: self-hostable payment-notification gateway
@@ -257,7 +258,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.StringVar(&cfg.API.OperatorAddr, "operator-listen", "", "address of the operator listener (e.g. 127.0.0.1:9091), serving /healthz with every chain's details and /metrics without a key; bind it to a private address (default: off; the public listener then serves them to an operator's API key only)")
 	fs.StringVar(&cfg.API.PublicURL, "public-url", "", "base URL customers and dashboard users reach this server at, e.g. https://pay.example.com (payment_url starts with it; https makes dashboard cookies Secure behind a TLS proxy; default: the HTTP listen address)")
 	var proxies listFlag
-	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the dashboard's sign-in limit); repeatable")
+	fs.Var(&proxies, "trusted-proxy", "address or CIDR network of a reverse proxy in front of payhook whose X-Forwarded-For names the client (for the per-network limits: --anon-rate, the dashboard's sign-in); repeatable")
 	var corsOrigins listFlag
 	fs.Var(&corsOrigins, "cors-origin", "browser origin (scheme://host[:port], or * for any) whose pages may call the Connect and gRPC-Web API across origins; repeatable (default: none)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
@@ -299,6 +300,13 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.Var(&providers, "price-provider", "live price provider in priority order: coinbase, coingecko, frankfurter, each optionally NAME=BASEURL; repeatable (default all three)")
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
 	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before payloads omit it and conversions are {} (default 1h; negative: no limit)")
+	fs.Float64Var(&cfg.Limits.KeyRate, "key-rate", ratelimit.DefaultKeyRate, "requests per second each API key may make (refused 429 with Retry-After beyond it); a project's own limit (payhook project update --rate-limit) replaces it; 0: no limit")
+	fs.IntVar(&cfg.Limits.KeyBurst, "key-burst", ratelimit.DefaultKeyBurst, "requests an API key may make at once before --key-rate applies")
+	fs.Float64Var(&cfg.Limits.AnonRate, "anon-rate", ratelimit.DefaultAnonRate, "requests per second one client network (IPv4 /24, IPv6 /64) may make without an API key: hosted pages, their status polling, the methods that need no key; 0: no limit")
+	fs.IntVar(&cfg.Limits.AnonBurst, "anon-burst", ratelimit.DefaultAnonBurst, "requests a client network may make at once before --anon-rate applies")
+	fs.IntVar(&cfg.Limits.InvoiceAddresses, "page-addresses-per-invoice", ratelimit.DefaultInvoiceAddresses, "most addresses the hosted checkout and deposit pages hand out for one invoice (one per coin a payer chooses); 0: no cap")
+	fs.IntVar(&cfg.Limits.SubscriptionAddresses, "page-addresses-per-subscription", ratelimit.DefaultSubscriptionAddresses, "most open addresses (of renewals neither paid nor expired) a subscription's hosted page hands out; 0: no cap")
+	fs.IntVar(&cfg.Limits.TestEvents, "test-events-per-day", ratelimit.DefaultTestEvents, "test webhooks (POST /notification/test/) each project may send a day; 0: no limit")
 	if err := parse(fs, args); err != nil {
 		return server.Config{}, "", err
 	}
@@ -338,6 +346,13 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	cfg.API.TrustedProxies = proxies
 	cfg.API.CORSOrigins = corsOrigins
+	// On the command line 0 turns a limit off; in server.Config 0 is the
+	// default.
+	cfg.Limits.KeyRate = ratelimit.FromFlag(cfg.Limits.KeyRate)
+	cfg.Limits.AnonRate = ratelimit.FromFlag(cfg.Limits.AnonRate)
+	cfg.Limits.InvoiceAddresses = ratelimit.FromFlag(cfg.Limits.InvoiceAddresses)
+	cfg.Limits.SubscriptionAddresses = ratelimit.FromFlag(cfg.Limits.SubscriptionAddresses)
+	cfg.Limits.TestEvents = ratelimit.FromFlag(cfg.Limits.TestEvents)
 	return cfg, profile, nil
 }
 

@@ -176,6 +176,8 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	tolerance := fs.String("underpaid-tolerance", "", "percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout's underpaid_tolerance overrides it")
 	late := fs.String("late-payments", "", "credit (a payment after its checkout expired is forwarded as any other) or refund (credited, notified, held for a refund); a checkout's late_payments overrides it")
 	autoRefund := fs.Bool("auto-refund-overpaid", false, "approve at once the refunds payers ask for on the hosted page of an overpaid invoice (=false: they wait for the merchant)")
+	rateLimit := fs.Float64("rate-limit", 0, "requests per second each of the project's API keys may make (0: serve's --key-rate; negative: no limit)")
+	rateBurst := fs.Int64("rate-burst", 0, "requests each of the project's API keys may make at once (0: serve's --key-burst)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -185,6 +187,8 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	notifySet := false
 	var tolSet, lateSet *string
 	var autoSet *bool
+	var rateSet *float64
+	var burstSet *int64
 	fs.Visit(func(f *flag.Flag) {
 		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
 		switch f.Name {
@@ -194,14 +198,23 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 			lateSet = late
 		case "auto-refund-overpaid":
 			autoSet = autoRefund
+		case "rate-limit":
+			rateSet = rateLimit
+		case "rate-burst":
+			burstSet = rateBurst
 		}
 	})
-	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil {
-		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments or --auto-refund-overpaid")
+	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil && rateSet == nil && burstSet == nil {
+		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments, --auto-refund-overpaid, --rate-limit or --rate-burst")
 	}
 	if tolSet != nil || lateSet != nil || autoSet != nil {
 		// Checked before anything else changes: a bad value updates nothing.
 		if err := admin.SetProjectPaymentExceptions(ctx, *dsn, *id, tolSet, lateSet, autoSet); err != nil {
+			return err
+		}
+	}
+	if rateSet != nil || burstSet != nil {
+		if err := admin.SetProjectRateLimit(ctx, *dsn, *id, rateSet, burstSet); err != nil {
 			return err
 		}
 	}

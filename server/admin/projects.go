@@ -117,6 +117,13 @@ func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tole
 	})
 }
 
+// SetProjectRateLimit sets the request limit of each of a project's API
+// keys: rate per second (0: the server's --key-rate; negative: none) and
+// burst (0: the server's --key-burst); nil leaves one as it is.
+func SetProjectRateLimit(ctx context.Context, dsn string, id int64, rate *float64, burst *int64) error {
+	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetRateLimit(ctx, id, rate, burst) })
+}
+
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
 	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })

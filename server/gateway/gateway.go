@@ -8,7 +8,8 @@
 // path templates cannot end in one), the `apikey` header travels as gRPC
 // metadata, JSON uses the proto field names, success bodies carry
 // `"status": "success"` and errors are `{"status": "error", "error": "..."}`;
-// no gRPC header or trailer reaches a REST answer.
+// no gRPC header or trailer reaches a REST answer but the request limit's
+// (RateLimit-*, and Retry-After on a 429).
 //
 // In front of the mux: a body over Config.MaxBodyBytes is 413; a path or
 // query parameter that is not UTF-8, or a forwarded header that is not
@@ -42,6 +43,7 @@ import (
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/ratelimit"
 	"github.com/payhook/payhook/server/route"
 )
 
@@ -95,8 +97,9 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
 		// gRPC metadata is the server's business: a REST answer carries
 		// none of it (by default every 200 would carry
-		// Grpc-Metadata-Content-Type: application/grpc).
-		runtime.WithOutgoingHeaderMatcher(dropMetadata),
+		// Grpc-Metadata-Content-Type: application/grpc), but for the
+		// request limit's RateLimit headers.
+		runtime.WithOutgoingHeaderMatcher(ratelimit.HTTPHeader),
 		runtime.WithOutgoingTrailerMatcher(dropMetadata),
 		runtime.WithErrorHandler(g.errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
@@ -368,6 +371,13 @@ func (g *gateway) errorHandler(ctx context.Context, _ *runtime.ServeMux, _ runti
 	st := status.Convert(err)
 	msg := st.Message()
 	code := runtime.HTTPStatusFromCode(st.Code())
+	if md, ok := runtime.ServerMetadataFromContext(ctx); ok && st.Code() == codes.ResourceExhausted {
+		// A refusal of the request limits: 429 with Retry-After and the
+		// RateLimit headers, which the server put in the trailer.
+		if !ratelimit.CopyHeaders(w.Header(), md.TrailerMD) {
+			ratelimit.CopyHeaders(w.Header(), md.HeaderMD)
+		}
+	}
 	if code >= 500 {
 		g.logger.ErrorContext(ctx, "REST request failed", "method", r.Method, "path", r.URL.Path,
 			"http_status", code, "grpc_code", st.Code().String(), "cause", err)

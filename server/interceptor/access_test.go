@@ -49,6 +49,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 		"payhook.v1.ProjectService.SetPayoutNotify":      payhookv1.Access_ACCESS_OPERATOR,
 		"payhook.v1.ProjectService.SetPayoutLimit":       payhookv1.Access_ACCESS_OPERATOR,
 		"payhook.v1.ProjectService.SetPaymentExceptions": payhookv1.Access_ACCESS_OPERATOR,
+		"payhook.v1.ProjectService.SetRateLimit":         payhookv1.Access_ACCESS_OPERATOR,
 	}
 	methods := 0
 	protoregistry.GlobalFiles.RangeFilesByPackage("payhook.v1", func(fd protoreflect.FileDescriptor) bool {

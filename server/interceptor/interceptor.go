@@ -116,6 +116,12 @@ type Config struct {
 	// (the server passes store.Classify: the database's refusals become
 	// Unavailable), before Translate reads it.
 	Classify func(error) error
+	// LimitUnary and LimitStream, when set, run right after
+	// authentication (the key is in the context) and before validation:
+	// the request limits (server/ratelimit), so a refused call costs no
+	// more than its key's lookup.
+	LimitUnary  grpc.UnaryServerInterceptor
+	LimitStream grpc.StreamServerInterceptor
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -147,6 +153,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		e.unary,
 		tickerUnary(cfg.Tickers),
 		a.unary,
+		orPassUnary(cfg.LimitUnary),
 		validateUnary(v),
 	}
 	stream := []grpc.StreamServerInterceptor{
@@ -154,9 +161,30 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		recovery.StreamServerInterceptor(rec),
 		e.stream,
 		a.stream,
+		orPassStream(cfg.LimitStream),
 		validateStream(v),
 	}
 	return unary, stream, nil
+}
+
+// orPassUnary and orPassStream return i, or an interceptor that only calls
+// the handler when i is nil.
+func orPassUnary(i grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	if i != nil {
+		return i
+	}
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(ctx, req)
+	}
+}
+
+func orPassStream(i grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	if i != nil {
+		return i
+	}
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		return h(srv, ss)
+	}
 }
 
 type auth struct {

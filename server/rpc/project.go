@@ -29,6 +29,9 @@ type ProjectAdmin interface {
 	SetPayoutLimit(ctx context.Context, id int64, ticker, perPayout, perDay string) error
 	// SetPaymentExceptions sets the payment exception rules (nil: unchanged).
 	SetPaymentExceptions(ctx context.Context, id int64, tolerance, late *string, autoRefund *bool) error
+	// SetRateLimit sets the request limit of the project's keys (nil:
+	// unchanged).
+	SetRateLimit(ctx context.Context, id int64, rate *float64, burst *int64) error
 	// Get returns a project.
 	Get(ctx context.Context, id int64) (*entdb.Project, error)
 	// Now is the clock (whether a rotation's grace still runs).
@@ -82,6 +85,7 @@ func ProjectOf(p *entdb.Project, now time.Time) *payhookv1.Project {
 		Confirmations:   p.Confirmations,
 		PayoutNotifyUrl: p.PayoutNotifyURL, PayoutNotifyPost: p.PayoutNotifyPost,
 		UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String(),
+		RateLimit: p.RateLimit, RateBurst: int64(p.RateBurst),
 	}
 	for _, t := range project.WalletTickers(p) {
 		for _, d := range p.Wallets[t] {
@@ -140,6 +144,18 @@ func (s *ProjectServer) SetPaymentExceptions(ctx context.Context, req *payhookv1
 	return &payhookv1.SetPaymentExceptionsResponse{
 		UnderpaidTolerance: p.UnderpaidTolerance.String(), LatePayments: p.LatePayments.String(), AutoRefundOverpaid: p.AutoRefundOverpaid,
 	}, nil
+}
+
+// SetRateLimit implements payhookv1.ProjectServiceServer.
+func (s *ProjectServer) SetRateLimit(ctx context.Context, req *payhookv1.SetRateLimitRequest) (*payhookv1.SetRateLimitResponse, error) {
+	if err := s.admin.SetRateLimit(ctx, req.GetProjectId(), req.RateLimit, req.RateBurst); err != nil {
+		return nil, err
+	}
+	p, err := s.admin.Get(ctx, req.GetProjectId())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.SetRateLimitResponse{RateLimit: p.RateLimit, RateBurst: int64(p.RateBurst)}, nil
 }
 
 // RemoveWallet implements payhookv1.ProjectServiceServer.

@@ -38,11 +38,20 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
+	"github.com/payhook/payhook/server/ratelimit"
 )
 
 // Seed is the fixed address seed of test servers, so derived addresses are
 // reproducible.
 var Seed = bytes.Repeat([]byte{0x5e}, 32)
+
+// NoLimits are server.Config's Limits with every limit and quota off.
+func NoLimits() ratelimit.Limits {
+	return ratelimit.Limits{
+		KeyRate: ratelimit.Off, AnonRate: ratelimit.Off, InvoiceAddresses: ratelimit.Off,
+		SubscriptionAddresses: ratelimit.Off, TestEvents: ratelimit.Off,
+	}
+}
 
 // Instance is a running test server.
 type Instance struct {
@@ -136,6 +145,10 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		// API tests need tickers without a chain; a test of the chains
 		// sets Dev or Nodes (and may turn this off).
 		Chains: server.ChainsConfig{OfferWithoutNodes: true},
+		// No request limits unless a test sets them (NoLimits): tests make
+		// requests faster than any limit, often on a clock that stands
+		// still.
+		Limits: NoLimits(),
 		Out:    &lockedWriter{w: out},
 	}
 	for _, m := range mutate {

@@ -286,7 +286,13 @@ type Project struct {
 	// late_payments is what becomes of a payment after its checkout expired:
 	// credit (forwarded as any other) or refund (credited, notified and held
 	// for a refund).
-	LatePayments  string `protobuf:"bytes,12,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	LatePayments string `protobuf:"bytes,12,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	// rate_limit is the requests per second each of the project's API keys
+	// may make: 0 for the server's --key-rate, negative for no limit.
+	RateLimit float64 `protobuf:"fixed64,13,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
+	// rate_burst is how many requests each key may make at once: 0 for the
+	// server's --key-burst.
+	RateBurst     int64 `protobuf:"varint,14,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -403,6 +409,20 @@ func (x *Project) GetLatePayments() string {
 		return x.LatePayments
 	}
 	return ""
+}
+
+func (x *Project) GetRateLimit() float64 {
+	if x != nil {
+		return x.RateLimit
+	}
+	return 0
+}
+
+func (x *Project) GetRateBurst() int64 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
 }
 
 // ProjectWallet is one payout wallet.
@@ -1045,6 +1065,128 @@ func (x *SetPaymentExceptionsRequest) GetAutoRefundOverpaid() bool {
 	return false
 }
 
+// SetRateLimitRequest sets a project's request limit per API key; an
+// unset field keeps its value, and at least one must be set.
+type SetRateLimitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// project_id identifies the project.
+	ProjectId int64 `protobuf:"varint,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// rate_limit is the requests per second each key may make: 0 for the
+	// server's --key-rate, negative for no limit at all.
+	RateLimit *float64 `protobuf:"fixed64,2,opt,name=rate_limit,json=rateLimit,proto3,oneof" json:"rate_limit,omitempty"`
+	// rate_burst is how many requests each key may make at once: 0 for the
+	// server's --key-burst.
+	RateBurst     *int64 `protobuf:"varint,3,opt,name=rate_burst,json=rateBurst,proto3,oneof" json:"rate_burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRateLimitRequest) Reset() {
+	*x = SetRateLimitRequest{}
+	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRateLimitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRateLimitRequest) ProtoMessage() {}
+
+func (x *SetRateLimitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRateLimitRequest.ProtoReflect.Descriptor instead.
+func (*SetRateLimitRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SetRateLimitRequest) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *SetRateLimitRequest) GetRateLimit() float64 {
+	if x != nil && x.RateLimit != nil {
+		return *x.RateLimit
+	}
+	return 0
+}
+
+func (x *SetRateLimitRequest) GetRateBurst() int64 {
+	if x != nil && x.RateBurst != nil {
+		return *x.RateBurst
+	}
+	return 0
+}
+
+// SetRateLimitResponse is the project's limit as it is now.
+type SetRateLimitResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// rate_limit is the project's rate now (0: the server's).
+	RateLimit float64 `protobuf:"fixed64,1,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
+	// rate_burst is the project's burst now (0: the server's).
+	RateBurst     int64 `protobuf:"varint,2,opt,name=rate_burst,json=rateBurst,proto3" json:"rate_burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRateLimitResponse) Reset() {
+	*x = SetRateLimitResponse{}
+	mi := &file_payhook_v1_project_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRateLimitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRateLimitResponse) ProtoMessage() {}
+
+func (x *SetRateLimitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_project_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRateLimitResponse.ProtoReflect.Descriptor instead.
+func (*SetRateLimitResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetRateLimitResponse) GetRateLimit() float64 {
+	if x != nil {
+		return x.RateLimit
+	}
+	return 0
+}
+
+func (x *SetRateLimitResponse) GetRateBurst() int64 {
+	if x != nil {
+		return x.RateBurst
+	}
+	return 0
+}
+
 // SetPaymentExceptionsResponse is the project as it is now.
 type SetPaymentExceptionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1060,7 +1202,7 @@ type SetPaymentExceptionsResponse struct {
 
 func (x *SetPaymentExceptionsResponse) Reset() {
 	*x = SetPaymentExceptionsResponse{}
-	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	mi := &file_payhook_v1_project_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1214,7 @@ func (x *SetPaymentExceptionsResponse) String() string {
 func (*SetPaymentExceptionsResponse) ProtoMessage() {}
 
 func (x *SetPaymentExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_project_proto_msgTypes[17]
+	mi := &file_payhook_v1_project_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1227,7 @@ func (x *SetPaymentExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPaymentExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*SetPaymentExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_project_proto_rawDescGZIP(), []int{17}
+	return file_payhook_v1_project_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetPaymentExceptionsResponse) GetUnderpaidTolerance() string {
@@ -1130,7 +1272,7 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\"\x15\n" +
 	"\x13ListProjectsRequest\"G\n" +
 	"\x14ListProjectsResponse\x12/\n" +
-	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\xcb\x04\n" +
+	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\x89\x05\n" +
 	"\aProject\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x12\n" +
@@ -1146,7 +1288,11 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\x12payout_notify_post\x18\n" +
 	" \x01(\bR\x10payoutNotifyPost\x12/\n" +
 	"\x13underpaid_tolerance\x18\v \x01(\tR\x12underpaidTolerance\x12#\n" +
-	"\rlate_payments\x18\f \x01(\tR\flatePayments\x1a@\n" +
+	"\rlate_payments\x18\f \x01(\tR\flatePayments\x12\x1d\n" +
+	"\n" +
+	"rate_limit\x18\r \x01(\x01R\trateLimit\x12\x1d\n" +
+	"\n" +
+	"rate_burst\x18\x0e \x01(\x03R\trateBurst\x1a@\n" +
 	"\x12ConfirmationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"W\n" +
@@ -1195,11 +1341,25 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\x14auto_refund_overpaid\x18\x04 \x01(\bH\x02R\x12autoRefundOverpaid\x88\x01\x01B\x16\n" +
 	"\x14_underpaid_toleranceB\x10\n" +
 	"\x0e_late_paymentsB\x17\n" +
-	"\x15_auto_refund_overpaid\"\xa6\x01\n" +
+	"\x15_auto_refund_overpaid\"\xc2\x01\n" +
+	"\x13SetRateLimitRequest\x12&\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tprojectId\x124\n" +
+	"\n" +
+	"rate_limit\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01\x19\x00\x00\x00\x00\x80\x84.AH\x00R\trateLimit\x88\x01\x01\x12/\n" +
+	"\n" +
+	"rate_burst\x18\x03 \x01(\x03B\v\xbaH\b\"\x06\x18\xc0\x84=(\x00H\x01R\trateBurst\x88\x01\x01B\r\n" +
+	"\v_rate_limitB\r\n" +
+	"\v_rate_burst\"T\n" +
+	"\x14SetRateLimitResponse\x12\x1d\n" +
+	"\n" +
+	"rate_limit\x18\x01 \x01(\x01R\trateLimit\x12\x1d\n" +
+	"\n" +
+	"rate_burst\x18\x02 \x01(\x03R\trateBurst\"\xa6\x01\n" +
 	"\x1cSetPaymentExceptionsResponse\x12/\n" +
 	"\x13underpaid_tolerance\x18\x01 \x01(\tR\x12underpaidTolerance\x12#\n" +
 	"\rlate_payments\x18\x02 \x01(\tR\flatePayments\x120\n" +
-	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xbc\b\n" +
+	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xbc\t\n" +
 	"\x0eProjectService\x12}\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
@@ -1207,7 +1367,8 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8a\x01\n" +
 	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x86\x01\n" +
 	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\x9e\x01\n" +
-	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"3\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12\x81\x01\n" +
+	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"3\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12~\n" +
+	"\fSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/rate-limit\x12\x81\x01\n" +
 	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -1222,7 +1383,7 @@ func file_payhook_v1_project_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_project_proto_rawDescData
 }
 
-var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_payhook_v1_project_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_payhook_v1_project_proto_goTypes = []any{
 	(*CreateProjectRequest)(nil),         // 0: payhook.v1.CreateProjectRequest
 	(*CreateProjectResponse)(nil),        // 1: payhook.v1.CreateProjectResponse
@@ -1241,15 +1402,17 @@ var file_payhook_v1_project_proto_goTypes = []any{
 	(*SetPayoutLimitRequest)(nil),        // 14: payhook.v1.SetPayoutLimitRequest
 	(*SetPayoutLimitResponse)(nil),       // 15: payhook.v1.SetPayoutLimitResponse
 	(*SetPaymentExceptionsRequest)(nil),  // 16: payhook.v1.SetPaymentExceptionsRequest
-	(*SetPaymentExceptionsResponse)(nil), // 17: payhook.v1.SetPaymentExceptionsResponse
-	nil,                                  // 18: payhook.v1.Project.ConfirmationsEntry
-	(*timestamppb.Timestamp)(nil),        // 19: google.protobuf.Timestamp
+	(*SetRateLimitRequest)(nil),          // 17: payhook.v1.SetRateLimitRequest
+	(*SetRateLimitResponse)(nil),         // 18: payhook.v1.SetRateLimitResponse
+	(*SetPaymentExceptionsResponse)(nil), // 19: payhook.v1.SetPaymentExceptionsResponse
+	nil,                                  // 20: payhook.v1.Project.ConfirmationsEntry
+	(*timestamppb.Timestamp)(nil),        // 21: google.protobuf.Timestamp
 }
 var file_payhook_v1_project_proto_depIdxs = []int32{
 	4,  // 0: payhook.v1.ListProjectsResponse.projects:type_name -> payhook.v1.Project
 	5,  // 1: payhook.v1.Project.wallets:type_name -> payhook.v1.ProjectWallet
-	19, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
-	18, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
+	21, // 2: payhook.v1.Project.created_at:type_name -> google.protobuf.Timestamp
+	20, // 3: payhook.v1.Project.confirmations:type_name -> payhook.v1.Project.ConfirmationsEntry
 	0,  // 4: payhook.v1.ProjectService.CreateProject:input_type -> payhook.v1.CreateProjectRequest
 	2,  // 5: payhook.v1.ProjectService.ListProjects:input_type -> payhook.v1.ListProjectsRequest
 	6,  // 6: payhook.v1.ProjectService.RotateSecret:input_type -> payhook.v1.RotateSecretRequest
@@ -1257,17 +1420,19 @@ var file_payhook_v1_project_proto_depIdxs = []int32{
 	12, // 8: payhook.v1.ProjectService.SetPayoutNotify:input_type -> payhook.v1.SetPayoutNotifyRequest
 	14, // 9: payhook.v1.ProjectService.SetPayoutLimit:input_type -> payhook.v1.SetPayoutLimitRequest
 	16, // 10: payhook.v1.ProjectService.SetPaymentExceptions:input_type -> payhook.v1.SetPaymentExceptionsRequest
-	10, // 11: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
-	1,  // 12: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
-	3,  // 13: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
-	7,  // 14: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
-	9,  // 15: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
-	13, // 16: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
-	15, // 17: payhook.v1.ProjectService.SetPayoutLimit:output_type -> payhook.v1.SetPayoutLimitResponse
-	17, // 18: payhook.v1.ProjectService.SetPaymentExceptions:output_type -> payhook.v1.SetPaymentExceptionsResponse
-	11, // 19: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
-	12, // [12:20] is the sub-list for method output_type
-	4,  // [4:12] is the sub-list for method input_type
+	17, // 11: payhook.v1.ProjectService.SetRateLimit:input_type -> payhook.v1.SetRateLimitRequest
+	10, // 12: payhook.v1.ProjectService.RemoveWallet:input_type -> payhook.v1.RemoveWalletRequest
+	1,  // 13: payhook.v1.ProjectService.CreateProject:output_type -> payhook.v1.CreateProjectResponse
+	3,  // 14: payhook.v1.ProjectService.ListProjects:output_type -> payhook.v1.ListProjectsResponse
+	7,  // 15: payhook.v1.ProjectService.RotateSecret:output_type -> payhook.v1.RotateSecretResponse
+	9,  // 16: payhook.v1.ProjectService.SetWallet:output_type -> payhook.v1.SetWalletResponse
+	13, // 17: payhook.v1.ProjectService.SetPayoutNotify:output_type -> payhook.v1.SetPayoutNotifyResponse
+	15, // 18: payhook.v1.ProjectService.SetPayoutLimit:output_type -> payhook.v1.SetPayoutLimitResponse
+	19, // 19: payhook.v1.ProjectService.SetPaymentExceptions:output_type -> payhook.v1.SetPaymentExceptionsResponse
+	18, // 20: payhook.v1.ProjectService.SetRateLimit:output_type -> payhook.v1.SetRateLimitResponse
+	11, // 21: payhook.v1.ProjectService.RemoveWallet:output_type -> payhook.v1.RemoveWalletResponse
+	13, // [13:22] is the sub-list for method output_type
+	4,  // [4:13] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1281,13 +1446,14 @@ func file_payhook_v1_project_proto_init() {
 	file_payhook_v1_access_proto_init()
 	file_payhook_v1_project_proto_msgTypes[6].OneofWrappers = []any{}
 	file_payhook_v1_project_proto_msgTypes[16].OneofWrappers = []any{}
+	file_payhook_v1_project_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_project_proto_rawDesc), len(file_payhook_v1_project_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	ProjectService_SetPayoutNotify_FullMethodName      = "/payhook.v1.ProjectService/SetPayoutNotify"
 	ProjectService_SetPayoutLimit_FullMethodName       = "/payhook.v1.ProjectService/SetPayoutLimit"
 	ProjectService_SetPaymentExceptions_FullMethodName = "/payhook.v1.ProjectService/SetPaymentExceptions"
+	ProjectService_SetRateLimit_FullMethodName         = "/payhook.v1.ProjectService/SetRateLimit"
 	ProjectService_RemoveWallet_FullMethodName         = "/payhook.v1.ProjectService/RemoveWallet"
 )
 
@@ -64,6 +65,10 @@ type ProjectServiceClient interface {
 	// after the checkout expired is credited and held for a refund). A field
 	// left unset keeps its value.
 	SetPaymentExceptions(ctx context.Context, in *SetPaymentExceptionsRequest, opts ...grpc.CallOption) (*SetPaymentExceptionsResponse, error)
+	// SetRateLimit sets how many requests per second, and how many at once,
+	// each API key of a project may make, in place of the server's
+	// --key-rate and --key-burst. A field left unset keeps its value.
+	SetRateLimit(ctx context.Context, in *SetRateLimitRequest, opts ...grpc.CallOption) (*SetRateLimitResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error)
@@ -147,6 +152,16 @@ func (c *projectServiceClient) SetPaymentExceptions(ctx context.Context, in *Set
 	return out, nil
 }
 
+func (c *projectServiceClient) SetRateLimit(ctx context.Context, in *SetRateLimitRequest, opts ...grpc.CallOption) (*SetRateLimitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetRateLimitResponse)
+	err := c.cc.Invoke(ctx, ProjectService_SetRateLimit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *projectServiceClient) RemoveWallet(ctx context.Context, in *RemoveWalletRequest, opts ...grpc.CallOption) (*RemoveWalletResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RemoveWalletResponse)
@@ -192,6 +207,10 @@ type ProjectServiceServer interface {
 	// after the checkout expired is credited and held for a refund). A field
 	// left unset keeps its value.
 	SetPaymentExceptions(context.Context, *SetPaymentExceptionsRequest) (*SetPaymentExceptionsResponse, error)
+	// SetRateLimit sets how many requests per second, and how many at once,
+	// each API key of a project may make, in place of the server's
+	// --key-rate and --key-burst. A field left unset keeps its value.
+	SetRateLimit(context.Context, *SetRateLimitRequest) (*SetRateLimitResponse, error)
 	// RemoveWallet removes a project's payout wallets for a ticker; its
 	// payments are then held by payhook (listed by `payhook funds`).
 	RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error)
@@ -225,6 +244,9 @@ func (UnimplementedProjectServiceServer) SetPayoutLimit(context.Context, *SetPay
 }
 func (UnimplementedProjectServiceServer) SetPaymentExceptions(context.Context, *SetPaymentExceptionsRequest) (*SetPaymentExceptionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetPaymentExceptions not implemented")
+}
+func (UnimplementedProjectServiceServer) SetRateLimit(context.Context, *SetRateLimitRequest) (*SetRateLimitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetRateLimit not implemented")
 }
 func (UnimplementedProjectServiceServer) RemoveWallet(context.Context, *RemoveWalletRequest) (*RemoveWalletResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveWallet not implemented")
@@ -376,6 +398,24 @@ func _ProjectService_SetPaymentExceptions_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProjectService_SetRateLimit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetRateLimitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProjectServiceServer).SetRateLimit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProjectService_SetRateLimit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProjectServiceServer).SetRateLimit(ctx, req.(*SetRateLimitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ProjectService_RemoveWallet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveWalletRequest)
 	if err := dec(in); err != nil {
@@ -428,6 +468,10 @@ var ProjectService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetPaymentExceptions",
 			Handler:    _ProjectService_SetPaymentExceptions_Handler,
+		},
+		{
+			MethodName: "SetRateLimit",
+			Handler:    _ProjectService_SetRateLimit_Handler,
 		},
 		{
 			MethodName: "RemoveWallet",

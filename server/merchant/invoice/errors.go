@@ -21,4 +21,21 @@ var ErrNoKey = errors.New("project has no API key")
 // parameters across the API.
 type InvalidError = address.InvalidError
 
+// CapError reports an address a hosted page does not hand out: the
+// invoice, or the subscription link, has as many as the page may hand out
+// (Config.HostedAddresses, subscription.Config.HostedAddresses). Reason is
+// written for the payer. Its kind is Conflict.
+type CapError struct {
+	// Reason says what is full and what the payer can do.
+	Reason string
+}
+
+func (e *CapError) Error() string { return e.Reason }
+
+// Kind is kind.Conflict.
+func (e *CapError) Kind() kind.Kind { return kind.Conflict }
+
+// Message is the reason, whatever wraps it.
+func (e *CapError) Message(error) string { return e.Reason }
+
 func invalid(param, format string, args ...any) error { return address.Invalid(param, format, args...) }

@@ -68,6 +68,11 @@ type Config struct {
 	Expiry time.Duration
 	// QuoteTTL is how long a quoted rate is held (DefaultQuoteTTL when 0).
 	QuoteTTL time.Duration
+	// HostedAddresses is the most addresses a hosted page (a Caller that
+	// is Hosted) hands out for one invoice: a payer choosing one more coin
+	// is refused with a *CapError. Addresses asked for with an API key are
+	// never refused, but count. 0: no cap.
+	HostedAddresses int
 }
 
 // Service creates invoices and hands out their addresses.
@@ -230,7 +235,32 @@ func (s *Service) HostedCaller(ctx context.Context, projectID int64) (Caller, er
 	if err != nil {
 		return Caller{}, err
 	}
-	return Caller{APIKeyID: k.ID, ProjectID: projectID}, nil
+	return Caller{APIKeyID: k.ID, ProjectID: projectID, Hosted: true}, nil
+}
+
+// checkHostedCap refuses one more address of inv from a hosted page when
+// it has HostedAddresses already. Concurrent choices may pass the count
+// together: at most one more each, which the pages' per-network limit
+// bounds.
+func (s *Service) checkHostedCap(ctx context.Context, inv *entdb.Invoice) error {
+	limit := s.cfg.HostedAddresses
+	if limit <= 0 {
+		return nil
+	}
+	tickers, err := s.cfg.DB.Address.Query().Where(entaddress.InvoiceID(inv.ID)).
+		Order(entdb.Asc(entaddress.FieldID)).Select(entaddress.FieldTicker).Strings(ctx)
+	if err != nil {
+		return err
+	}
+	if len(tickers) < limit {
+		return nil
+	}
+	names := make([]string, len(tickers))
+	for i, t := range tickers {
+		names[i] = strings.ToUpper(CoinName(t))
+	}
+	return &CapError{Reason: fmt.Sprintf("This payment already has %d addresses, the most this page hands out: pay with one of the coins chosen before (%s).",
+		len(tickers), strings.Join(names, ", "))}
 }
 
 // Get returns the project's invoice of kind with public id paymentID.
@@ -288,6 +318,11 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 	if inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt) {
 		return nil, invalid("payment_id", "the %s expired at %d", kind, inv.ExpiresAt.Unix())
 	}
+	if key.Hosted {
+		if err := s.checkHostedCap(ctx, inv); err != nil {
+			return nil, err
+		}
+	}
 	link := address.InvoiceLink{ID: inv.ID, Service: string(inv.Kind), QuoteExpiresAt: now.Add(s.cfg.QuoteTTL)}
 	if inv.ExpiresAt != nil && inv.LatePayments == entinvoice.LatePaymentsRefund {
 		// The payment layer holds what arrives from the expiry on
@@ -335,6 +370,10 @@ type Caller struct {
 	APIKeyID int64
 	// ProjectID is its project.
 	ProjectID int64
+	// Hosted marks a payer on a hosted page, who acts through the
+	// project's key (HostedCaller) and is held to the page's caps
+	// (Config.HostedAddresses).
+	Hosted bool
 }
 
 func contains(list []string, s string) bool {

@@ -32,20 +32,34 @@ type Service struct {
 	queue *notifier.Queue
 	rules *egress.Rules
 	now   func() time.Time
+	quota TestQuota
 }
 
-// New returns the service.
-func New(db *entdb.Client, queue *notifier.Queue, rules *egress.Rules, now func() time.Time) *Service {
-	return &Service{db: db, queue: queue, rules: rules, now: now}
+// TestQuota bounds a project's test webhooks (ratelimit.Limiter.TestEvent):
+// TestEvent takes one of the project's and returns the error to answer
+// when none is left.
+type TestQuota interface {
+	TestEvent(ctx context.Context, projectID int64) error
+}
+
+// New returns the service; quota, when not nil, bounds test webhooks.
+func New(db *entdb.Client, queue *notifier.Queue, rules *egress.Rules, now func() time.Time, quota TestQuota) *Service {
+	return &Service{db: db, queue: queue, rules: rules, now: now, quota: quota}
 }
 
 // Test stores a test.webhook event for url (JSON POST, signed like the
 // project's webhooks) and returns its uuid; it is delivered, retried and
-// listed like any other notification.
+// listed like any other notification. Each takes one of the project's
+// quota (TestQuota), once the URL is accepted.
 func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (string, error) {
 	u, err := invoice.CheckNotifyURL(s.rules, projectID, "url", rawURL)
 	if err != nil {
 		return "", err
+	}
+	if s.quota != nil {
+		if err := s.quota.TestEvent(ctx, projectID); err != nil {
+			return "", err
+		}
 	}
 	id := uuid.NewString()
 	req, err := payload.Encode(u, payload.TransportJSON, []payload.Field{

@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
+	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
@@ -242,4 +244,49 @@ func (s *Service) SetPaymentExceptions(ctx context.Context, id int64, tolerance,
 		}
 	}
 	return SetPaymentExceptions(ctx, s.cfg.DB, id, tol, late, autoRefund, s.cfg.Now())
+}
+
+// MaxRateLimit and MaxRateBurst bound a project's rate_limit and
+// rate_burst (as ratelimit bounds the server's, a package this one does
+// not import).
+const (
+	MaxRateLimit = 1e6
+	MaxRateBurst = 1_000_000
+)
+
+// SetRateLimit sets the request limit of each of project id's API keys:
+// rate requests per second (0: the server's --key-rate; negative: no
+// limit) and burst at once (0: the server's --key-burst); nil leaves one as
+// it is, and at least one must be given. A bad value is refused naming its
+// field, and nothing changes. Every instance applies it within
+// ratelimit.ProjectTTL.
+func (s *Service) SetRateLimit(ctx context.Context, id int64, rate *float64, burst *int64) error {
+	if rate == nil && burst == nil {
+		return invalid("give rate_limit or rate_burst")
+	}
+	if rate != nil && (math.IsNaN(*rate) || math.IsInf(*rate, 0) || *rate > MaxRateLimit) {
+		return invalid("rate_limit: %v is not a rate up to %g requests per second", *rate, float64(MaxRateLimit))
+	}
+	if burst != nil && (*burst < 0 || *burst > MaxRateBurst) {
+		return invalid("rate_burst: %d is not from 0 to %d", *burst, MaxRateBurst)
+	}
+	u := s.cfg.DB.Project.Update().Where(entproject.ID(id)).SetUpdatedAt(s.cfg.Now())
+	if rate != nil {
+		r := *rate
+		if r < 0 {
+			r = -1 // no limit, whatever the negative number
+		}
+		u.SetRateLimit(r)
+	}
+	if burst != nil {
+		u.SetRateBurst(int(*burst))
+	}
+	n, err := u.Save(ctx)
+	if err != nil {
+		return fmt.Errorf("set rate limit of project %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return nil
 }

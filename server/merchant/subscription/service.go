@@ -60,6 +60,12 @@ type Config struct {
 	// RenewalExpiry is how long a renewal stays open
 	// (DefaultRenewalExpiry when 0).
 	RenewalExpiry time.Duration
+	// HostedAddresses is the most open addresses (of renewals neither paid
+	// nor expired) the subscription's hosted page (a Caller that is
+	// Hosted) hands out: a payer asking for one more is refused with an
+	// *invoice.CapError. The merchant's own requests are never refused,
+	// but count. 0: no cap.
+	HostedAddresses int
 }
 
 // Service creates subscriptions, hands out the addresses of their renewals
@@ -194,14 +200,21 @@ func (s *Service) Address(ctx context.Context, key invoice.Caller, tok, option, 
 	if err != nil {
 		return nil, fmt.Errorf("stored option %s of %s: %w", opt.Period, sub.Token, err)
 	}
-	if err := s.checkCoin(ctx, sub.ProjectID, coin); err != nil {
+	t, err := s.checkCoin(ctx, sub.ProjectID, coin)
+	if err != nil {
 		return nil, err
 	}
 	inv, created, err := s.openRenewal(ctx, sub, opt.Period, value)
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.cfg.Invoices.Address(ctx, invoice.Subscription, key, inv.PublicID, coin)
+	if key.Hosted {
+		err = s.checkHostedCap(ctx, sub, inv, t)
+	}
+	var q *invoice.Quote
+	if err == nil {
+		q, err = s.cfg.Invoices.Address(ctx, invoice.Subscription, key, inv.PublicID, coin)
+	}
 	if err != nil && created {
 		// Nothing stays behind a refused request: a renewal this request
 		// created without any address goes.
@@ -213,28 +226,67 @@ func (s *Service) Address(ctx context.Context, key invoice.Caller, tok, option, 
 }
 
 // checkCoin refuses a coin payhook or the project does not take, before
-// anything is stored.
-func (s *Service) checkCoin(ctx context.Context, projectID int64, coin string) error {
+// anything is stored, and returns its ticker.
+func (s *Service) checkCoin(ctx context.Context, projectID int64, coin string) (chains.Ticker, error) {
 	t, err := s.cfg.Addresses.Lookup(strings.Replace(strings.TrimSpace(coin), "_", "/", 1))
 	if errors.Is(err, chains.ErrUnknownTicker) {
-		return invalid("coin", "%s is not a coin payhook supports (GET /info/ lists them)", quote(coin))
+		return t, invalid("coin", "%s is not a coin payhook supports (GET /info/ lists them)", quote(coin))
 	}
 	if err != nil {
-		return err
+		return t, err
 	}
 	p, err := project.Get(ctx, s.cfg.DB, projectID)
 	if err != nil {
-		return err
+		return t, err
 	}
 	if len(p.Tickers) > 0 {
 		for _, tk := range p.Tickers {
 			if tk == t.Ticker {
-				return nil
+				return t, nil
 			}
 		}
-		return invalid("coin", "this project does not accept %s", t.Ticker)
+		return t, invalid("coin", "this project does not accept %s", t.Ticker)
 	}
-	return nil
+	return t, nil
+}
+
+// checkHostedCap refuses a new address of t for renewal inv of sub from
+// the hosted page when sub's open renewals have HostedAddresses addresses
+// already; the address inv has for t, if any, is handed out again.
+// Concurrent choices may pass the count together: at most one more each,
+// which the page's per-network limit bounds.
+func (s *Service) checkHostedCap(ctx context.Context, sub *entdb.Subscription, inv *entdb.Invoice, t chains.Ticker) error {
+	limit := s.cfg.HostedAddresses
+	if limit <= 0 {
+		return nil
+	}
+	if _, err := s.cfg.Addresses.FindForInvoice(ctx, inv.ProjectID, inv.ID, t.Ticker); err == nil {
+		return nil
+	} else if !errors.Is(err, address.ErrNotFound) {
+		return err
+	}
+	now := s.cfg.Now()
+	open, err := s.cfg.DB.Invoice.Query().
+		Where(entinvoice.SubscriptionID(sub.ID), entinvoice.KindEQ(entinvoice.KindSubscription),
+			entinvoice.StatusIn(openStatuses...), entinvoice.ExpiresAtGT(now)).All(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(open))
+	first := time.Time{}
+	for i, r := range open {
+		ids[i] = r.ID
+		if first.IsZero() || r.ExpiresAt.Before(first) {
+			first = *r.ExpiresAt
+		}
+	}
+	n, err := s.cfg.DB.Address.Query().Where(entaddress.InvoiceIDIn(ids...)).Count(ctx)
+	if err != nil || n < limit {
+		return err
+	}
+	minutes := max((first.Sub(now)+time.Minute-1)/time.Minute, 1)
+	return &invoice.CapError{Reason: fmt.Sprintf("This subscription has %d payment addresses open, the most its page hands out: pay to one of them, or choose again in %d min, when the oldest expires.",
+		n, minutes)}
 }
 
 // openStatuses are the invoice_status values of a renewal that may still

@@ -462,7 +462,7 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 		_, err = h.cfg.Invoices.Address(ctx, kind, caller, id, coin)
 	}
 	if msg, ok := customerError(err); ok {
-		h.showInvoice(w, r, inv, r.URL.Path, "", msg, http.StatusBadRequest, nil)
+		h.showInvoice(w, r, inv, r.URL.Path, "", msg, customerStatus(err), nil)
 		return
 	}
 	if err != nil {
@@ -473,16 +473,31 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 }
 
 // customerError returns what the customer may read of err: the reason of
-// a refused choice (a coin without a price, below the minimum, expired).
+// a refused choice (a coin without a price, below the minimum, expired, one
+// address too many).
 func customerError(err error) (string, bool) {
 	var ie *invoice.InvalidError
 	if errors.As(err, &ie) {
 		return ie.Reason, true
 	}
+	var ce *invoice.CapError
+	if errors.As(err, &ce) {
+		return ce.Reason, true
+	}
 	if errors.Is(err, invoice.ErrNoKey) {
 		return "This shop cannot take payments right now.", true
 	}
 	return "", false
+}
+
+// customerStatus is the HTTP status of a refused choice: 409 when the page
+// has handed out as many addresses as it may, 400 otherwise.
+func customerStatus(err error) int {
+	var ce *invoice.CapError
+	if errors.As(err, &ce) {
+		return http.StatusConflict
+	}
+	return http.StatusBadRequest
 }
 
 // invoiceStatus answers the live status of a checkout or deposit as JSON.

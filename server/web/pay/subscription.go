@@ -147,7 +147,7 @@ func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok
 		q, err = h.cfg.Subscriptions.Address(ctx, caller, tok, r.PostForm.Get("option"), coin)
 	}
 	if msg, ok := customerError(err); ok {
-		h.showSubscription(w, r, sub, msg, http.StatusBadRequest)
+		h.showSubscription(w, r, sub, msg, customerStatus(err))
 		return
 	}
 	if err != nil {

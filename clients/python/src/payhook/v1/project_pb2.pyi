@@ -44,7 +44,7 @@ class ListProjectsResponse(_message.Message):
     def __init__(self, projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ...) -> None: ...
 
 class Project(_message.Message):
-    __slots__ = ["confirmations", "created_at", "currency", "late_payments", "name", "payout_notify_post", "payout_notify_url", "project_id", "secret_rotating", "tickers", "underpaid_tolerance", "wallets"]
+    __slots__ = ["confirmations", "created_at", "currency", "late_payments", "name", "payout_notify_post", "payout_notify_url", "project_id", "rate_burst", "rate_limit", "secret_rotating", "tickers", "underpaid_tolerance", "wallets"]
     class ConfirmationsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -60,6 +60,8 @@ class Project(_message.Message):
     PAYOUT_NOTIFY_POST_FIELD_NUMBER: _ClassVar[int]
     PAYOUT_NOTIFY_URL_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    RATE_BURST_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     SECRET_ROTATING_FIELD_NUMBER: _ClassVar[int]
     TICKERS_FIELD_NUMBER: _ClassVar[int]
     UNDERPAID_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
@@ -72,11 +74,13 @@ class Project(_message.Message):
     payout_notify_post: bool
     payout_notify_url: str
     project_id: int
+    rate_burst: int
+    rate_limit: float
     secret_rotating: bool
     tickers: _containers.RepeatedScalarFieldContainer[str]
     underpaid_tolerance: str
     wallets: _containers.RepeatedCompositeFieldContainer[ProjectWallet]
-    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ..., payout_notify_url: _Optional[str] = ..., payout_notify_post: bool = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
+    def __init__(self, project_id: _Optional[int] = ..., name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[_Union[ProjectWallet, _Mapping]]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., secret_rotating: bool = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Mapping[str, int]] = ..., payout_notify_url: _Optional[str] = ..., payout_notify_post: bool = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ..., rate_limit: _Optional[float] = ..., rate_burst: _Optional[int] = ...) -> None: ...
 
 class ProjectWallet(_message.Message):
     __slots__ = ["address", "share", "ticker"]
@@ -165,6 +169,24 @@ class SetPayoutNotifyRequest(_message.Message):
 class SetPayoutNotifyResponse(_message.Message):
     __slots__ = []
     def __init__(self) -> None: ...
+
+class SetRateLimitRequest(_message.Message):
+    __slots__ = ["project_id", "rate_burst", "rate_limit"]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    RATE_BURST_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    project_id: int
+    rate_burst: int
+    rate_limit: float
+    def __init__(self, project_id: _Optional[int] = ..., rate_limit: _Optional[float] = ..., rate_burst: _Optional[int] = ...) -> None: ...
+
+class SetRateLimitResponse(_message.Message):
+    __slots__ = ["rate_burst", "rate_limit"]
+    RATE_BURST_FIELD_NUMBER: _ClassVar[int]
+    RATE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    rate_burst: int
+    rate_limit: float
+    def __init__(self, rate_limit: _Optional[float] = ..., rate_burst: _Optional[int] = ...) -> None: ...
 
 class SetWalletRequest(_message.Message):
     __slots__ = ["project_id", "wallet"]

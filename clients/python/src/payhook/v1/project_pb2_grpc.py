@@ -54,6 +54,11 @@ class ProjectServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.FromString,
                 )
+        self.SetRateLimit = channel.unary_unary(
+                '/payhook.v1.ProjectService/SetRateLimit',
+                request_serializer=payhook_dot_v1_dot_project__pb2.SetRateLimitRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_project__pb2.SetRateLimitResponse.FromString,
+                )
         self.RemoveWallet = channel.unary_unary(
                 '/payhook.v1.ProjectService/RemoveWallet',
                 request_serializer=payhook_dot_v1_dot_project__pb2.RemoveWalletRequest.SerializeToString,
@@ -129,6 +134,15 @@ class ProjectServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetRateLimit(self, request, context):
+        """SetRateLimit sets how many requests per second, and how many at once,
+        each API key of a project may make, in place of the server's
+        --key-rate and --key-burst. A field left unset keeps its value.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RemoveWallet(self, request, context):
         """RemoveWallet removes a project's payout wallets for a ticker; its
         payments are then held by payhook (listed by `payhook funds`).
@@ -174,6 +188,11 @@ def add_ProjectServiceServicer_to_server(servicer, server):
                     servicer.SetPaymentExceptions,
                     request_deserializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.SerializeToString,
+            ),
+            'SetRateLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetRateLimit,
+                    request_deserializer=payhook_dot_v1_dot_project__pb2.SetRateLimitRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_project__pb2.SetRateLimitResponse.SerializeToString,
             ),
             'RemoveWallet': grpc.unary_unary_rpc_method_handler(
                     servicer.RemoveWallet,
@@ -311,6 +330,23 @@ class ProjectService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetPaymentExceptions',
             payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsRequest.SerializeToString,
             payhook_dot_v1_dot_project__pb2.SetPaymentExceptionsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetRateLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.ProjectService/SetRateLimit',
+            payhook_dot_v1_dot_project__pb2.SetRateLimitRequest.SerializeToString,
+            payhook_dot_v1_dot_project__pb2.SetRateLimitResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

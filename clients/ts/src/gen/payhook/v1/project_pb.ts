@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/project.proto.
  */
 export const file_payhook_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0IqMDCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBIbChN1bmRlcnBhaWRfdG9sZXJhbmNlGAsgASgJEhUKDWxhdGVfcGF5bWVudHMYDCABKAkaNAoSQ29uZmlybWF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoBToCOAEiPwoNUHJvamVjdFdhbGxldBIOCgZ0aWNrZXIYASABKAkSDwoHYWRkcmVzcxgCIAEoCRINCgVzaGFyZRgDIAEoCSJuChNSb3RhdGVTZWNyZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASKAoNZ3JhY2Vfc2Vjb25kcxgCIAEoA0IMukgJIgcYgJqeASgASACIAQFCEAoOX2dyYWNlX3NlY29uZHMiKgoUUm90YXRlU2VjcmV0UmVzcG9uc2USEgoKaXBuX3NlY3JldBgBIAEoCSJLChBTZXRXYWxsZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGgoGd2FsbGV0GAIgASgJQgq6SAdyBRABGIAgIhMKEVNldFdhbGxldFJlc3BvbnNlIk0KE1JlbW92ZVdhbGxldFJlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIZCgZ0aWNrZXIYAiABKAlCCbpIBnIEEAEYICIWChRSZW1vdmVXYWxsZXRSZXNwb25zZSJnChZTZXRQYXlvdXROb3RpZnlSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASIwoRcGF5b3V0X25vdGlmeV91cmwYAiABKAlCCLpIBXIDGIAQEgsKA2dldBgDIAEoCCIZChdTZXRQYXlvdXROb3RpZnlSZXNwb25zZSKGAQoVU2V0UGF5b3V0TGltaXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGQoGdGlja2VyGAIgASgJQgm6SAZyBBABGCASGwoKcGVyX3BheW91dBgDIAEoCUIHukgEcgIYQBIYCgdwZXJfZGF5GAQgASgJQge6SARyAhhAIhgKFlNldFBheW91dExpbWl0UmVzcG9uc2Ui8AEKG1NldFBheW1lbnRFeGNlcHRpb25zUmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEikKE3VuZGVycGFpZF90b2xlcmFuY2UYAiABKAlCB7pIBHICGChIAIgBARIjCg1sYXRlX3BheW1lbnRzGAMgASgJQge6SARyAhgoSAGIAQESIQoUYXV0b19yZWZ1bmRfb3ZlcnBhaWQYBCABKAhIAogBAUIWChRfdW5kZXJwYWlkX3RvbGVyYW5jZUIQCg5fbGF0ZV9wYXltZW50c0IXChVfYXV0b19yZWZ1bmRfb3ZlcnBhaWQicAocU2V0UGF5bWVudEV4Y2VwdGlvbnNSZXNwb25zZRIbChN1bmRlcnBhaWRfdG9sZXJhbmNlGAEgASgJEhUKDWxhdGVfcGF5bWVudHMYAiABKAkSHAoUYXV0b19yZWZ1bmRfb3ZlcnBhaWQYAyABKAgyvAgKDlByb2plY3RTZXJ2aWNlEn0KDUNyZWF0ZVByb2plY3QSIC5wYXlob29rLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiEucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiJ5D7GAOC0+STAh06ASoiGC9vcGVyYXRvci9wcm9qZWN0L2NyZWF0ZRJ1CgxMaXN0UHJvamVjdHMSHy5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaIC5wYXlob29rLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIiKQ+xgDgtPkkwIYEhYvb3BlcmF0b3IvcHJvamVjdC9saXN0EoEBCgxSb3RhdGVTZWNyZXQSHy5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlcXVlc3QaIC5wYXlob29rLnYxLlJvdGF0ZVNlY3JldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9yb3RhdGUtc2VjcmV0EnUKCVNldFdhbGxldBIcLnBheWhvb2sudjEuU2V0V2FsbGV0UmVxdWVzdBodLnBheWhvb2sudjEuU2V0V2FsbGV0UmVzcG9uc2UiK5D7GAOC0+STAiE6ASoiHC9vcGVyYXRvci9wcm9qZWN0L3dhbGxldC9zZXQSigEKD1NldFBheW91dE5vdGlmeRIiLnBheWhvb2sudjEuU2V0UGF5b3V0Tm90aWZ5UmVxdWVzdBojLnBheWhvb2sudjEuU2V0UGF5b3V0Tm90aWZ5UmVzcG9uc2UiLpD7GAOC0+STAiQ6ASoiHy9vcGVyYXRvci9wcm9qZWN0L3BheW91dC1ub3RpZnkShgEKDlNldFBheW91dExpbWl0EiEucGF5aG9vay52MS5TZXRQYXlvdXRMaW1pdFJlcXVlc3QaIi5wYXlob29rLnYxLlNldFBheW91dExpbWl0UmVzcG9uc2UiLZD7GAOC0+STAiM6ASoiHi9vcGVyYXRvci9wcm9qZWN0L3BheW91dC1saW1pdBKeAQoUU2V0UGF5bWVudEV4Y2VwdGlvbnMSJy5wYXlob29rLnYxLlNldFBheW1lbnRFeGNlcHRpb25zUmVxdWVzdBooLnBheWhvb2sudjEuU2V0UGF5bWVudEV4Y2VwdGlvbnNSZXNwb25zZSIzkPsYA4LT5JMCKToBKiIkL29wZXJhdG9yL3Byb2plY3QvcGF5bWVudC1leGNlcHRpb25zEoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChhwYXlob29rL3YxL3Byb2plY3QucHJvdG8SCnBheWhvb2sudjEipAEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESGQoIY3VycmVuY3kYAiABKAlCB7pIBHICGAMSGQoHd2FsbGV0cxgDIAMoCUIIukgFkgECEGQSGgoHdGlja2VycxgEIAMoCUIJukgGkgEDEMgBEiAKDWNvbmZpcm1hdGlvbnMYBSADKAlCCbpIBpIBAxDIASJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USEgoKcHJvamVjdF9pZBgBIAEoAxIOCgZhcGlrZXkYAiABKAkSEgoKaXBuX3NlY3JldBgDIAEoCSIVChNMaXN0UHJvamVjdHNSZXF1ZXN0Ij0KFExpc3RQcm9qZWN0c1Jlc3BvbnNlEiUKCHByb2plY3RzGAEgAygLMhMucGF5aG9vay52MS5Qcm9qZWN0IssDCgdQcm9qZWN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIqCgd3YWxsZXRzGAQgAygLMhkucGF5aG9vay52MS5Qcm9qZWN0V2FsbGV0Ei4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlY3JldF9yb3RhdGluZxgGIAEoCBIPCgd0aWNrZXJzGAcgAygJEj0KDWNvbmZpcm1hdGlvbnMYCCADKAsyJi5wYXlob29rLnYxLlByb2plY3QuQ29uZmlybWF0aW9uc0VudHJ5EhkKEXBheW91dF9ub3RpZnlfdXJsGAkgASgJEhoKEnBheW91dF9ub3RpZnlfcG9zdBgKIAEoCBIbChN1bmRlcnBhaWRfdG9sZXJhbmNlGAsgASgJEhUKDWxhdGVfcGF5bWVudHMYDCABKAkSEgoKcmF0ZV9saW1pdBgNIAEoARISCgpyYXRlX2J1cnN0GA4gASgDGjQKEkNvbmZpcm1hdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIj8KDVByb2plY3RXYWxsZXQSDgoGdGlja2VyGAEgASgJEg8KB2FkZHJlc3MYAiABKAkSDQoFc2hhcmUYAyABKAkibgoTUm90YXRlU2VjcmV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEigKDWdyYWNlX3NlY29uZHMYAiABKANCDLpICSIHGICangEoAEgAiAEBQhAKDl9ncmFjZV9zZWNvbmRzIioKFFJvdGF0ZVNlY3JldFJlc3BvbnNlEhIKCmlwbl9zZWNyZXQYASABKAkiSwoQU2V0V2FsbGV0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhoKBndhbGxldBgCIAEoCUIKukgHcgUQARiAICITChFTZXRXYWxsZXRSZXNwb25zZSJNChNSZW1vdmVXYWxsZXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASGQoGdGlja2VyGAIgASgJQgm6SAZyBBABGCAiFgoUUmVtb3ZlV2FsbGV0UmVzcG9uc2UiZwoWU2V0UGF5b3V0Tm90aWZ5UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEiMKEXBheW91dF9ub3RpZnlfdXJsGAIgASgJQgi6SAVyAxiAEBILCgNnZXQYAyABKAgiGQoXU2V0UGF5b3V0Tm90aWZ5UmVzcG9uc2UihgEKFVNldFBheW91dExpbWl0UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgDQge6SAQiAiAAEhkKBnRpY2tlchgCIAEoCUIJukgGcgQQARggEhsKCnBlcl9wYXlvdXQYAyABKAlCB7pIBHICGEASGAoHcGVyX2RheRgEIAEoCUIHukgEcgIYQCIYChZTZXRQYXlvdXRMaW1pdFJlc3BvbnNlIvABChtTZXRQYXltZW50RXhjZXB0aW9uc1JlcXVlc3QSGwoKcHJvamVjdF9pZBgBIAEoA0IHukgEIgIgABIpChN1bmRlcnBhaWRfdG9sZXJhbmNlGAIgASgJQge6SARyAhgoSACIAQESIwoNbGF0ZV9wYXltZW50cxgDIAEoCUIHukgEcgIYKEgBiAEBEiEKFGF1dG9fcmVmdW5kX292ZXJwYWlkGAQgASgISAKIAQFCFgoUX3VuZGVycGFpZF90b2xlcmFuY2VCEAoOX2xhdGVfcGF5bWVudHNCFwoVX2F1dG9fcmVmdW5kX292ZXJwYWlkIqEBChNTZXRSYXRlTGltaXRSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKANCB7pIBCICIAASKQoKcmF0ZV9saW1pdBgCIAEoAUIQukgNEgtAARkAAAAAgIQuQUgAiAEBEiQKCnJhdGVfYnVyc3QYAyABKANCC7pICCIGGMCEPSgASAGIAQFCDQoLX3JhdGVfbGltaXRCDQoLX3JhdGVfYnVyc3QiPgoUU2V0UmF0ZUxpbWl0UmVzcG9uc2USEgoKcmF0ZV9saW1pdBgBIAEoARISCgpyYXRlX2J1cnN0GAIgASgDInAKHFNldFBheW1lbnRFeGNlcHRpb25zUmVzcG9uc2USGwoTdW5kZXJwYWlkX3RvbGVyYW5jZRgBIAEoCRIVCg1sYXRlX3BheW1lbnRzGAIgASgJEhwKFGF1dG9fcmVmdW5kX292ZXJwYWlkGAMgASgIMrwJCg5Qcm9qZWN0U2VydmljZRJ9Cg1DcmVhdGVQcm9qZWN0EiAucGF5aG9vay52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBohLnBheWhvb2sudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIieQ+xgDgtPkkwIdOgEqIhgvb3BlcmF0b3IvcHJvamVjdC9jcmVhdGUSdQoMTGlzdFByb2plY3RzEh8ucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GiAucGF5aG9vay52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIikPsYA4LT5JMCGBIWL29wZXJhdG9yL3Byb2plY3QvbGlzdBKBAQoMUm90YXRlU2VjcmV0Eh8ucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXF1ZXN0GiAucGF5aG9vay52MS5Sb3RhdGVTZWNyZXRSZXNwb25zZSIukPsYA4LT5JMCJDoBKiIfL29wZXJhdG9yL3Byb2plY3Qvcm90YXRlLXNlY3JldBJ1CglTZXRXYWxsZXQSHC5wYXlob29rLnYxLlNldFdhbGxldFJlcXVlc3QaHS5wYXlob29rLnYxLlNldFdhbGxldFJlc3BvbnNlIiuQ+xgDgtPkkwIhOgEqIhwvb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvc2V0EooBCg9TZXRQYXlvdXROb3RpZnkSIi5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlcXVlc3QaIy5wYXlob29rLnYxLlNldFBheW91dE5vdGlmeVJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC9wYXlvdXQtbm90aWZ5EoYBCg5TZXRQYXlvdXRMaW1pdBIhLnBheWhvb2sudjEuU2V0UGF5b3V0TGltaXRSZXF1ZXN0GiIucGF5aG9vay52MS5TZXRQYXlvdXRMaW1pdFJlc3BvbnNlIi2Q+xgDgtPkkwIjOgEqIh4vb3BlcmF0b3IvcHJvamVjdC9wYXlvdXQtbGltaXQSngEKFFNldFBheW1lbnRFeGNlcHRpb25zEicucGF5aG9vay52MS5TZXRQYXltZW50RXhjZXB0aW9uc1JlcXVlc3QaKC5wYXlob29rLnYxLlNldFBheW1lbnRFeGNlcHRpb25zUmVzcG9uc2UiM5D7GAOC0+STAik6ASoiJC9vcGVyYXRvci9wcm9qZWN0L3BheW1lbnQtZXhjZXB0aW9ucxJ+CgxTZXRSYXRlTGltaXQSHy5wYXlob29rLnYxLlNldFJhdGVMaW1pdFJlcXVlc3QaIC5wYXlob29rLnYxLlNldFJhdGVMaW1pdFJlc3BvbnNlIiuQ+xgDgtPkkwIhOgEqIhwvb3BlcmF0b3IvcHJvamVjdC9yYXRlLWxpbWl0EoEBCgxSZW1vdmVXYWxsZXQSHy5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlcXVlc3QaIC5wYXlob29rLnYxLlJlbW92ZVdhbGxldFJlc3BvbnNlIi6Q+xgDgtPkkwIkOgEqIh8vb3BlcmF0b3IvcHJvamVjdC93YWxsZXQvcmVtb3ZlQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
  * CreateProjectRequest names a new project.
@@ -233,6 +233,22 @@ export type Project = Message<"payhook.v1.Project"> & {
    * @generated from field: string late_payments = 12;
    */
   latePayments: string;
+
+  /**
+   * rate_limit is the requests per second each of the project's API keys
+   * may make: 0 for the server's --key-rate, negative for no limit.
+   *
+   * @generated from field: double rate_limit = 13;
+   */
+  rateLimit: number;
+
+  /**
+   * rate_burst is how many requests each key may make at once: 0 for the
+   * server's --key-burst.
+   *
+   * @generated from field: int64 rate_burst = 14;
+   */
+  rateBurst: bigint;
 };
 
 /**
@@ -569,6 +585,72 @@ export const SetPaymentExceptionsRequestSchema: GenMessage<SetPaymentExceptionsR
   messageDesc(file_payhook_v1_project, 16);
 
 /**
+ * SetRateLimitRequest sets a project's request limit per API key; an
+ * unset field keeps its value, and at least one must be set.
+ *
+ * @generated from message payhook.v1.SetRateLimitRequest
+ */
+export type SetRateLimitRequest = Message<"payhook.v1.SetRateLimitRequest"> & {
+  /**
+   * project_id identifies the project.
+   *
+   * @generated from field: int64 project_id = 1;
+   */
+  projectId: bigint;
+
+  /**
+   * rate_limit is the requests per second each key may make: 0 for the
+   * server's --key-rate, negative for no limit at all.
+   *
+   * @generated from field: optional double rate_limit = 2;
+   */
+  rateLimit?: number | undefined;
+
+  /**
+   * rate_burst is how many requests each key may make at once: 0 for the
+   * server's --key-burst.
+   *
+   * @generated from field: optional int64 rate_burst = 3;
+   */
+  rateBurst?: bigint | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.SetRateLimitRequest.
+ * Use `create(SetRateLimitRequestSchema)` to create a new message.
+ */
+export const SetRateLimitRequestSchema: GenMessage<SetRateLimitRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 17);
+
+/**
+ * SetRateLimitResponse is the project's limit as it is now.
+ *
+ * @generated from message payhook.v1.SetRateLimitResponse
+ */
+export type SetRateLimitResponse = Message<"payhook.v1.SetRateLimitResponse"> & {
+  /**
+   * rate_limit is the project's rate now (0: the server's).
+   *
+   * @generated from field: double rate_limit = 1;
+   */
+  rateLimit: number;
+
+  /**
+   * rate_burst is the project's burst now (0: the server's).
+   *
+   * @generated from field: int64 rate_burst = 2;
+   */
+  rateBurst: bigint;
+};
+
+/**
+ * Describes the message payhook.v1.SetRateLimitResponse.
+ * Use `create(SetRateLimitResponseSchema)` to create a new message.
+ */
+export const SetRateLimitResponseSchema: GenMessage<SetRateLimitResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_project, 18);
+
+/**
  * SetPaymentExceptionsResponse is the project as it is now.
  *
  * @generated from message payhook.v1.SetPaymentExceptionsResponse
@@ -601,7 +683,7 @@ export type SetPaymentExceptionsResponse = Message<"payhook.v1.SetPaymentExcepti
  * Use `create(SetPaymentExceptionsResponseSchema)` to create a new message.
  */
 export const SetPaymentExceptionsResponseSchema: GenMessage<SetPaymentExceptionsResponse> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_project, 17);
+  messageDesc(file_payhook_v1_project, 19);
 
 /**
  * ProjectService manages the projects of the merchant interface. A project
@@ -693,6 +775,18 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof SetPaymentExceptionsRequestSchema;
     output: typeof SetPaymentExceptionsResponseSchema;
+  },
+  /**
+   * SetRateLimit sets how many requests per second, and how many at once,
+   * each API key of a project may make, in place of the server's
+   * --key-rate and --key-burst. A field left unset keeps its value.
+   *
+   * @generated from rpc payhook.v1.ProjectService.SetRateLimit
+   */
+  setRateLimit: {
+    methodKind: "unary";
+    input: typeof SetRateLimitRequestSchema;
+    output: typeof SetRateLimitResponseSchema;
   },
   /**
    * RemoveWallet removes a project's payout wallets for a ticker; its

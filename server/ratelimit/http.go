@@ -1,0 +1,78 @@
+package ratelimit
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/payhook/payhook/server/route"
+)
+
+// HTTP wraps the HTTP listener's handler: it finds each request's client
+// network (ClientAddr, Network) and puts it in the request's context for
+// the calls forwarded to gRPC (DialOptions), and takes a token of that
+// network's bucket for every request to a hosted page (a checkout,
+// deposit or subscription page, its status.json, its forms). A refused
+// page request is a 429 with Retry-After and the RateLimit headers: JSON
+// for status.json, text otherwise. The pages' assets, the health check,
+// metrics, documents and the dashboard (which has its own sign-in limit)
+// take no token.
+func (l *Limiter) HTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		addr, ok := ClientAddr(r, l.cfg.TrustedProxies)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		n := Network(addr)
+		r = r.WithContext(withNetwork(r.Context(), n))
+		if !hostedPage(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		res, limited, err := l.Network(r.Context(), n)
+		var d *Denied
+		switch {
+		case errors.As(err, &d):
+			res.SetHeaders(w.Header())
+			tooMany(w, r, d.Reason)
+			return
+		case err != nil:
+			l.logger.ErrorContext(r.Context(), "hosted page: rate limit", "error", err)
+			http.Error(w, "The page is not available now; try again in a minute.", http.StatusServiceUnavailable)
+			return
+		case limited:
+			res.SetHeaders(w.Header())
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostedPage reports whether path is a hosted page's: /SEGMENT/ID... where
+// ID has the page's prefix (route.HostedPages).
+func hostedPage(path string) bool {
+	seg, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	for _, p := range route.HostedPages() {
+		if p.Segment == seg && strings.HasPrefix(rest, p.IDPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// tooMany answers 429 with msg: the API's JSON error to status.json (the
+// page's script backs off), text to the page itself.
+func tooMany(w http.ResponseWriter, r *http.Request, msg string) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if strings.HasSuffix(r.URL.Path, "/status.json") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "error": msg})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte("Too many requests from your network. Wait a moment and reload this page.\n\n" + msg + "\n"))
+}
