@@ -43,6 +43,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
+	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
@@ -82,6 +83,8 @@ type Server struct {
 	nodes    []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
+	// idempotency deletes expired Idempotency-Keys.
+	idempotency *idempotency.Collector
 
 	// The base runs the listeners' goroutines and the database probe; its
 	// StopOnce runs the shutdown order once.
@@ -368,10 +371,15 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	cfg := s.cfg.API
 	addresses := address.New(s.db.Client, s.db.Dialect == store.Postgres, registry, k.deriver, s.notifier.Dispatcher.Rules(), s.cfg.Now)
 	addresses.Ready = s.chainReady
+	// Calls made with an Idempotency-Key are kept a day; every instance
+	// deletes the expired ones.
+	idem := idempotency.New(s.db.Client, idempotency.Config{Now: s.cfg.Now})
+	s.idempotency = idempotency.NewCollector(idem, 0, s.logger)
 	unary, stream, err := interceptor.Chain(interceptor.Config{
-		Keys:     apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
-		Tickers:  addresses,
-		Classify: store.Classify,
+		Keys:        apikey.Resolver{DB: s.db.Client, Now: s.cfg.Now, Logger: s.logger},
+		Tickers:     addresses,
+		Classify:    store.Classify,
+		Idempotency: idem,
 	}, s.logger)
 	if err != nil {
 		return err
@@ -665,6 +673,9 @@ func (s *Server) Start(ctx context.Context) error {
 			}
 		}
 	}
+	if err := s.idempotency.Start(ctx); err != nil {
+		return fmt.Errorf("start the Idempotency-Key collector: %w", err)
+	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
 	s.logger.Info("payhook serving", "grpc", s.grpcLis.Addr().String(), "http", s.httpLis.Addr().String())
@@ -720,6 +731,9 @@ func (s *Server) Stop() error {
 		}
 		for _, w := range s.watchers {
 			w.Stop()
+		}
+		if s.idempotency != nil {
+			s.idempotency.Stop()
 		}
 		for _, n := range s.nodes {
 			if c, ok := n.backend.(interface{ Close() }); ok {

@@ -129,6 +129,13 @@ type method struct {
 	output protoreflect.MessageDescriptor
 }
 
+// mutating reports whether a call of the method may change something: a
+// method that needs a key and whose scope is not read. Idempotency-Key is
+// honoured on these.
+func (m method) mutating() bool {
+	return (m.rule == projectKey || m.rule == operatorKey) && m.scope != "" && m.scope != ScopeRead
+}
+
 // accessTable resolves each method's rule once, from its descriptor, and
 // keeps it: descriptors do not change while the process runs.
 type accessTable struct {

@@ -233,12 +233,14 @@ func (keys) ResolveAPIKey(_ context.Context, key string) (interceptor.Key, error
 
 // probeServer serves payhook.test.v1.Probe (every method answers Empty,
 // but Create and Pay, which answer "made N" for their Nth successful call,
-// or fail with FailedPrecondition for the request "fail") and one service
+// or fail with FailedPrecondition for the request "fail", or panic for
+// "panic") and one service
 // absent from the descriptors, payhook.test.v1.Ghost, plus the standard
-// health service, behind payhook's interceptor chain.
-func probeServer(t *testing.T) *grpc.ClientConn {
+// health service, behind payhook's interceptor chain with idem (nil: none)
+// keeping Idempotency-Keys.
+func probeServer(t *testing.T, idem interceptor.IdempotencyStore) *grpc.ClientConn {
 	t.Helper()
-	unary, stream, err := interceptor.Chain(interceptor.Config{Keys: keys{}, Descriptors: probeFile(t)},
+	unary, stream, err := interceptor.Chain(interceptor.Config{Keys: keys{}, Descriptors: probeFile(t), Idempotency: idem},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -252,8 +254,11 @@ func probeServer(t *testing.T) *grpc.ClientConn {
 			if makes {
 				req = &wrapperspb.StringValue{}
 				h = func(_ context.Context, r any) (any, error) {
-					if r.(*wrapperspb.StringValue).GetValue() == "fail" {
+					switch r.(*wrapperspb.StringValue).GetValue() {
+					case "fail":
 						return nil, status.Error(codes.FailedPrecondition, "failed as asked")
+					case "panic":
+						panic("as asked")
 					}
 					return wrapperspb.String(fmt.Sprintf("made %d", made.Add(1))), nil
 				}
@@ -304,7 +309,7 @@ func probeServer(t *testing.T) *grpc.ClientConn {
 // standard health service stays reachable without a key.
 func TestAccessFromDescriptor(t *testing.T) {
 	t.Parallel()
-	conn := probeServer(t)
+	conn := probeServer(t, nil)
 	denied := codes.PermissionDenied
 	rows := []struct {
 		name   string
@@ -362,7 +367,7 @@ func TestAccessFromDescriptor(t *testing.T) {
 // their scopes too.
 func TestScopes(t *testing.T) {
 	t.Parallel()
-	conn := probeServer(t)
+	conn := probeServer(t, nil)
 	rows := []struct {
 		key, method string
 		lacks       string // "" when the call is allowed

@@ -2,8 +2,8 @@
 // through, for gRPC clients and REST clients (through the gateway) alike:
 // recovery, request logging, API key authentication by each method's
 // declared (payhook.v1.access) and (payhook.v1.scope) options, protovalidate
-// input validation, and the one translation of domain errors into gRPC
-// statuses.
+// input validation, Idempotency-Key replay of mutating calls, and the one
+// translation of domain errors into gRPC statuses.
 package interceptor
 
 import (
@@ -126,6 +126,9 @@ type Config struct {
 	// (the server passes store.Classify: the database's refusals become
 	// Unavailable), before Translate reads it.
 	Classify func(error) error
+	// Idempotency, when set, keeps the calls made with an Idempotency-Key
+	// (see IdempotencyStore); without it the header is ignored.
+	Idempotency IdempotencyStore
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -139,6 +142,11 @@ type Config struct {
 // or a key but no scope is refused with PermissionDenied for everyone (deny
 // by default); only the services named in ExemptServices are served
 // without one.
+//
+// A unary call of a mutating method (one that needs a key and whose scope
+// is not read) made with the idempotency-key metadata (the REST header
+// Idempotency-Key) is kept by cfg.Idempotency and answered from it when
+// repeated: see IdempotencyStore.
 func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []grpc.StreamServerInterceptor, error) {
 	v, err := protovalidate.New()
 	if err != nil {
@@ -154,6 +162,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	})
 	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
 	e := &errs{logger: logger, classify: cfg.Classify}
+	idem := &idempotency{store: cfg.Idempotency, access: a.access, logger: logger}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
@@ -161,6 +170,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		tickerUnary(cfg.Tickers),
 		a.unary,
 		validateUnary(v),
+		idem.unary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		logging.StreamServerInterceptor(lg, logOpts...),
