@@ -344,7 +344,7 @@ func headerMatcher(key string) (string, bool) {
 	if strings.EqualFold(key, interceptor.APIKeyMetadata) {
 		return interceptor.APIKeyMetadata, true
 	}
-	if strings.EqualFold(key, interceptor.IdempotencyKeyMetadata) {
+	if strings.EqualFold(key, IdempotencyKeyHeader) {
 		return interceptor.IdempotencyKeyMetadata, true
 	}
 	return runtime.DefaultHeaderMatcher(key)
