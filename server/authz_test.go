@@ -263,11 +263,14 @@ type authzIdentity struct {
 	cookie string // a Cookie header value
 	// kind decides the expected outcome.
 	kind string // "none", "bad key", "project A", "project B", "operator"
+	// scopes are the key's scopes when it has fewer than all (a
+	// restricted key of project A).
+	scopes []string
 }
 
 // expectedOutcome is the contract: what identity id may do with a method
-// declaring access.
-func expectedOutcome(access payhookv1.Access, id authzIdentity, ownedByA bool) (authzOutcome, string) {
+// declaring access and scope.
+func expectedOutcome(access payhookv1.Access, scope string, id authzIdentity, ownedByA bool) (authzOutcome, string) {
 	switch access {
 	case payhookv1.Access_ACCESS_PUBLIC, payhookv1.Access_ACCESS_DEVNET:
 		return allowed, ""
@@ -283,6 +286,9 @@ func expectedOutcome(access payhookv1.Access, id authzIdentity, ownedByA bool) (
 			return allowed, ""
 		}
 		return denied, "operator's key"
+	}
+	if id.scopes != nil && !slices.Contains(id.scopes, scope) {
+		return denied, fmt.Sprintf("this API key lacks the %q scope", scope)
 	}
 	if ownedByA && id.kind != "project A" {
 		return notFound, ""
@@ -327,7 +333,9 @@ func authzMethods(t *testing.T) []protoreflect.MethodDescriptor {
 // an unknown key, a revoked key, another project's key, the project's key,
 // an operator's key, and a dashboard session cookie (which is no API
 // credential). Each answer must be what the method's (payhook.v1.access)
-// option promises: 401/Unauthenticated, 403/PermissionDenied, 404/NotFound
+// option promises (and, for keys of project A restricted to the read or
+// the create scope, its (payhook.v1.scope) option): 401/Unauthenticated,
+// 403/PermissionDenied, 404/NotFound
 // for project A's resources read with another project's key, or success.
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
@@ -377,6 +385,16 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Restricted keys of project A: one that only reads, one that only
+	// creates payments.
+	reader, _, err := apikey.CreateScoped(ctx, db, "reader", in.ProjectA, []string{apikey.ScopeRead}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creator, _, err := apikey.CreateScoped(ctx, db, "creator", in.ProjectA, []string{apikey.ScopeCreate}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	identities := []authzIdentity{
 		{name: "no key", kind: "none"},
 		{name: "unknown key", key: "ph_thiskeywasneverissued", kind: "bad key"},
@@ -384,6 +402,8 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		{name: "other project's key", key: in.KeyB, kind: "project B"},
 		{name: "project key", key: in.KeyA, kind: "project A"},
 		{name: "operator key", key: operator, kind: "operator"},
+		{name: "read-only key", key: reader, kind: "project A", scopes: []string{apikey.ScopeRead}},
+		{name: "create-only key", key: creator, kind: "project A", scopes: []string{apikey.ScopeCreate}},
 		{name: "dashboard session", cookie: dashboardSession(t, in, now), kind: "none"},
 	}
 
@@ -542,10 +562,11 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 	for _, md := range methods {
 		row := authzRows[md.FullName()]
 		access := interceptor.MethodAccess(md)
+		scope := interceptor.ScopeName(interceptor.MethodScope(md))
 		t.Run(string(md.Parent().Name())+"/"+string(md.Name()), func(t *testing.T) {
 			for _, tr := range transports {
 				for _, id := range identities {
-					want, wantMsg := expectedOutcome(access, id, row.ownedByA)
+					want, wantMsg := expectedOutcome(access, scope, id, row.ownedByA)
 					if row.checksSentKey && id.kind == "bad key" {
 						want, wantMsg = unauthenticated, "unknown api key"
 					}

@@ -45,6 +45,7 @@ import (
 	"github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
+	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
@@ -89,6 +90,8 @@ type Server struct {
 	nodes     []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
+	// idempotency deletes expired Idempotency-Keys.
+	idempotency *idempotency.Collector
 
 	// The base runs the listeners' goroutines and the database probe; its
 	// StopOnce runs the shutdown order once.
@@ -449,12 +452,17 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	if err != nil {
 		return err
 	}
+	// Calls made with an Idempotency-Key are kept a day; every instance
+	// deletes the expired ones.
+	idem := idempotency.New(s.db.Client, idempotency.Config{Now: s.cfg.Now})
+	s.idempotency = idempotency.NewCollector(idem, 0, s.logger)
 	unary, stream, err := interceptor.Chain(interceptor.Config{
 		Keys:     keyResolver,
 		Tickers:  addresses,
 		Classify: store.Classify,
 		// The request limits, right after authentication.
 		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
+		Idempotency: idem,
 	}, s.logger)
 	if err != nil {
 		return err
@@ -799,6 +807,9 @@ func (s *Server) Start(ctx context.Context) error {
 			}
 		}
 	}
+	if err := s.idempotency.Start(ctx); err != nil {
+		return fmt.Errorf("start the Idempotency-Key collector: %w", err)
+	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
 	if s.opLis != nil {
@@ -867,6 +878,9 @@ func (s *Server) Stop() error {
 		}
 		for _, w := range s.watchers {
 			w.Stop()
+		}
+		if s.idempotency != nil {
+			s.idempotency.Stop()
 		}
 		for _, n := range s.nodes {
 			if c, ok := n.backend.(interface{ Close() }); ok {

@@ -19,7 +19,7 @@ func apikeyList(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("payhook apikey list", e.stderr)
 	dsn := dbFlag(fs)
 	project := fs.Int64("project", 0, "only this project's keys (default: every project's)")
-	asJSON := fs.Bool("json", false, "print a JSON array of {id, name, prefix, project_id, operator, created_at, revoked_at, last_used_at}")
+	asJSON := fs.Bool("json", false, "print a JSON array of {id, name, prefix, project_id, operator, created_at, revoked_at, last_used_at, scopes}")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func apikeyList(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tPROJECT\tKIND\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tPROJECT\tKIND\tSCOPES\tCREATED\tLAST USED\tREVOKED")
 	for _, k := range keys {
 		kind, revoked, used := "merchant", "-", "never"
 		if k.Operator {
@@ -52,7 +52,11 @@ func apikeyList(ctx context.Context, e *env, args []string) error {
 		if k.LastUsedAt != nil {
 			used = k.LastUsedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s…\t%d\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.ProjectID, kind, k.CreatedAt.UTC().Format(time.RFC3339), used, revoked)
+		scopes := strings.Join(k.Scopes, ",")
+		if scopes == "" {
+			scopes = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s…\t%d\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.ProjectID, kind, scopes, k.CreatedAt.UTC().Format(time.RFC3339), used, revoked)
 	}
 	return tw.Flush()
 }

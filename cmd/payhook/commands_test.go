@@ -305,7 +305,7 @@ func TestAPIKeyListAndRevoke(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed) != 4 {
 		t.Fatalf("list --json: %v\n%s", err, out)
 	}
-	want := []string{"id", "name", "prefix", "project_id", "operator", "created_at", "revoked_at", "last_used_at"}
+	want := []string{"id", "name", "prefix", "project_id", "operator", "created_at", "revoked_at", "last_used_at", "scopes"}
 	for _, f := range want {
 		if _, ok := listed[0][f]; !ok {
 			t.Fatalf("list --json lacks %q: %v", f, listed[0])

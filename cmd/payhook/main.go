@@ -50,7 +50,7 @@ Usage:
                                      with --dev, on 127.0.0.1 unless an address is given
   payhook migrate [--db DSN]         apply database migrations and exit (serve applies them too,
                                      unless --migrate=off)
-  payhook apikey create --name NAME [--operator]
+  payhook apikey create --name NAME [--scope read,create,payouts,management] [--operator]
                                      issue an API key (an operator's key with --operator); it is printed once
   payhook apikey list [--project ID] [--json]
                                      list API keys (id, name, prefix, project, kind, created, last used, revoked)
@@ -380,13 +380,18 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dsn := dbFlag(fs)
 	name := fs.String("name", "", "a name for the key (required)")
 	operator := fs.Bool("operator", false, "an operator's key: it alone may call the operator API (GET /operator/funds)")
+	var scopes listFlag
+	fs.Var(&scopes, "scope", "what the key may do: read, create, payouts, management (repeatable or comma-separated; default: all four)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, clock.Now())
+	if _, err := admin.ParseScopes(scopes); err != nil {
+		return fmt.Errorf("--scope: %w", err)
+	}
+	key, granted, err := admin.CreateScopedAPIKey(ctx, *dsn, *name, *operator, scopes, clock.Now())
 	if err != nil {
 		return err
 	}
@@ -395,7 +400,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		kind = "operator key"
 	}
 	fmt.Fprintf(stdout, "%s\n", key)
-	fmt.Fprintf(stderr, "%s %q created; it is shown only this once.\n", kind, *name)
+	fmt.Fprintf(stderr, "%s %q created with scopes %s; it is shown only this once.\n", kind, *name, strings.Join(granted, ", "))
 	return nil
 }
 

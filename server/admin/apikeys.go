@@ -25,29 +25,51 @@ type APIKeyInfo struct {
 	// LastUsedAt is when the key last authenticated a request, to the
 	// minute (nil: never, or before payhook recorded it).
 	LastUsedAt *time.Time `json:"last_used_at"`
+	// Scopes are what the key may do (read, create, payouts, management).
+	Scopes []string `json:"scopes"`
 }
 
 func apiKeyInfo(k *entdb.APIKey) APIKeyInfo {
+	scopes := k.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
 	return APIKeyInfo{ID: k.ID, Name: k.Name, Prefix: k.Prefix, ProjectID: k.ProjectID, Operator: k.Operator,
-		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt}
+		CreatedAt: k.CreatedAt, RevokedAt: k.RevokedAt, LastUsedAt: k.LastUsedAt, Scopes: scopes}
 }
 
+// ParseScopes reads API key scopes as the CLI takes them (names or comma
+// lists, repeatable) and returns them in their documented order; every
+// scope when none is given. An unknown name is an error naming it and the
+// scopes there are.
+func ParseScopes(values []string) ([]string, error) { return apikey.ParseScopes(values) }
+
 // CreateAPIKey opens the database named by dsn, migrates it when needed and
-// issues an API key called name, created at now (an operator's key when
-// operator is set: it alone may call the operator API). The key is returned
-// in clear this once; the database keeps only its hash.
+// issues an API key called name with every scope, created at now (an
+// operator's key when operator is set: it alone may call the operator
+// API). The key is returned in clear this once; the database keeps only
+// its hash.
 func CreateAPIKey(ctx context.Context, dsn, name string, operator bool, now time.Time) (key string, err error) {
+	key, _, err = CreateScopedAPIKey(ctx, dsn, name, operator, nil, now)
+	return key, err
+}
+
+// CreateScopedAPIKey is CreateAPIKey with scopes (every scope when empty;
+// see ParseScopes); it returns the key's scopes too. Scopes bind operator
+// keys as well.
+func CreateScopedAPIKey(ctx context.Context, dsn, name string, operator bool, scopes []string, now time.Time) (key string, granted []string, err error) {
+	if _, err := apikey.ParseScopes(scopes); err != nil {
+		return "", nil, err // before the database is opened, or created
+	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		create := apikey.Create
-		if operator {
-			create = apikey.CreateOperator
-		}
-		if key, _, err = create(ctx, db.Client, name, now); err != nil {
+		k, row, err := apikey.Issue(ctx, db.Client, apikey.Spec{Name: name, Operator: operator, Scopes: scopes}, now)
+		if err != nil {
 			return fmt.Errorf("create api key %q: %w", name, err)
 		}
+		key, granted = k, row.Scopes
 		return nil
 	})
-	return key, err
+	return key, granted, err
 }
 
 // ListAPIKeys opens the database named by dsn, migrates it when needed and

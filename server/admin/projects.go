@@ -21,7 +21,7 @@ import (
 // db, checking wallets against registry, on the clock now: what the server
 // serves and the `payhook project` commands use.
 func Projects(db *entdb.Client, registry *chains.Registry, rules *egress.Rules, now func() time.Time) *project.Service {
-	return project.NewService(project.ServiceConfig{DB: db, Registry: registry, Now: now, IssueKey: apikey.CreateInProject, Rules: rules})
+	return project.NewService(project.ServiceConfig{DB: db, Registry: registry, Now: now, IssueKey: apikey.CreateScoped, Rules: rules})
 }
 
 // withProjects opens the database named by dsn, migrates it and runs fn

@@ -32,26 +32,58 @@ func Hash(key string) string {
 }
 
 // Create issues a new merchant key named name in the default project
-// (created when there is none) and returns it in clear, once.
+// (created when there is none), with every scope, and returns it in clear,
+// once.
 func Create(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
-	return create(ctx, db, name, 0, false, now)
+	return Issue(ctx, db, Spec{Name: name}, now)
 }
 
-// CreateInProject issues a new merchant key named name in project projectID.
+// CreateInProject issues a new merchant key named name in project
+// projectID, with every scope.
 func CreateInProject(ctx context.Context, db *entdb.Client, name string, projectID int64, now time.Time) (string, *entdb.APIKey, error) {
-	return create(ctx, db, name, projectID, false, now)
+	return Issue(ctx, db, Spec{Name: name, ProjectID: projectID}, now)
 }
 
-// CreateOperator issues a new operator's key: it may call the operator API
-// (methods declaring ACCESS_OPERATOR). It belongs to the default project.
+// CreateScoped issues a new merchant key named name in project projectID
+// with scopes (see ParseScopes: every scope when empty). Its signature is
+// project.KeyIssuer's.
+func CreateScoped(ctx context.Context, db *entdb.Client, name string, projectID int64, scopes []string, now time.Time) (string, *entdb.APIKey, error) {
+	return Issue(ctx, db, Spec{Name: name, ProjectID: projectID, Scopes: scopes}, now)
+}
+
+// CreateOperator issues a new operator's key, with every scope: it may
+// call the operator API (methods declaring ACCESS_OPERATOR). It belongs to
+// the default project.
 func CreateOperator(ctx context.Context, db *entdb.Client, name string, now time.Time) (string, *entdb.APIKey, error) {
-	return create(ctx, db, name, 0, true, now)
+	return Issue(ctx, db, Spec{Name: name, Operator: true}, now)
 }
 
-func create(ctx context.Context, db *entdb.Client, name string, projectID int64, operator bool, now time.Time) (string, *entdb.APIKey, error) {
-	name = strings.TrimSpace(name)
+// Spec is a key to issue.
+type Spec struct {
+	// Name labels the key (required).
+	Name string
+	// ProjectID is the key's project; the default project (created when
+	// there is none) when 0.
+	ProjectID int64
+	// Operator makes an operator's key.
+	Operator bool
+	// Scopes are what the key may do, each ScopeRead, ScopeCreate,
+	// ScopePayouts or ScopeManagement (comma lists allowed, see
+	// ParseScopes); every scope when empty. Operator keys are bound by
+	// theirs too.
+	Scopes []string
+}
+
+// Issue issues the key spec describes and returns it in clear, once. An
+// unknown scope is ErrUnknownScope.
+func Issue(ctx context.Context, db *entdb.Client, spec Spec, now time.Time) (string, *entdb.APIKey, error) {
+	name, projectID, operator := strings.TrimSpace(spec.Name), spec.ProjectID, spec.Operator
 	if name == "" {
 		return "", nil, fmt.Errorf("api key name must not be empty")
+	}
+	scopes, err := ParseScopes(spec.Scopes)
+	if err != nil {
+		return "", nil, err
 	}
 	if projectID == 0 {
 		p, err := project.Default(ctx, db, now)
@@ -72,6 +104,7 @@ func create(ctx context.Context, db *entdb.Client, name string, projectID int64,
 		SetPrefix(key[:8]).
 		SetHash(Hash(key)).
 		SetOperator(operator).
+		SetScopes(scopes).
 		SetProjectID(projectID).
 		SetCreatedAt(now).
 		Save(ctx)
@@ -127,5 +160,5 @@ func (r Resolver) ResolveAPIKey(ctx context.Context, key string) (interceptor.Ke
 			r.Logger.Debug("record api key use", "key_id", row.ID, "error", err)
 		}
 	}
-	return interceptor.Key{ID: row.ID, ProjectID: row.ProjectID, Operator: row.Operator}, nil
+	return interceptor.Key{ID: row.ID, ProjectID: row.ProjectID, Operator: row.Operator, Scopes: row.Scopes}, nil
 }

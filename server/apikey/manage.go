@@ -15,6 +15,7 @@ import (
 var listed = []string{
 	entapikey.FieldID, entapikey.FieldName, entapikey.FieldPrefix, entapikey.FieldCreatedAt,
 	entapikey.FieldRevokedAt, entapikey.FieldProjectID, entapikey.FieldOperator, entapikey.FieldLastUsedAt,
+	entapikey.FieldScopes,
 }
 
 // List returns the keys of project projectID (of every project when it is

@@ -115,17 +115,19 @@ func CheckOrigin(o string) error {
 
 // Request and response headers of the Connect and gRPC-Web protocols that
 // a cross-origin caller uses (as connectrpc.com/cors lists them), with the
-// API key and the compression negotiation headers.
+// API key, the Idempotency-Key (and the header marking a replayed answer)
+// and the compression negotiation headers.
 var (
 	allowedHeaders = []string{
 		"Content-Type", "Connect-Protocol-Version", "Connect-Timeout-Ms",
 		"Connect-Accept-Encoding", "Connect-Content-Encoding",
 		"Grpc-Timeout", "Grpc-Accept-Encoding", "Grpc-Encoding",
-		"X-Grpc-Web", "X-User-Agent", interceptor.APIKeyMetadata,
+		"X-Grpc-Web", "X-User-Agent", interceptor.APIKeyMetadata, interceptor.IdempotencyKeyMetadata,
 	}
 	exposedHeaders = []string{
 		"Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin",
 		"Content-Encoding", "Connect-Content-Encoding", "Grpc-Encoding", "Grpc-Accept-Encoding",
+		interceptor.ReplayedMetadata,
 	}
 )
 

@@ -16,8 +16,9 @@
 //   - Connect and gRPC-Web only. A gRPC request (application/grpc) is
 //     answered 415: gRPC has its own listener. REST paths never reach this
 //     handler, which is mounted at the service prefixes only.
-//   - The apikey header travels as the apikey metadata; nothing else a
-//     browser sends (cookies, origin, user agent) becomes metadata.
+//   - The apikey and Idempotency-Key headers travel as the apikey and
+//     idempotency-key metadata; nothing else a browser sends (cookies,
+//     origin, user agent) becomes metadata.
 //   - Cross-origin calls only from Config.AllowedOrigins; their preflights
 //     are answered here with the headers Connect and gRPC-Web use.
 //   - A server stream is not cut by the HTTP server's read and write

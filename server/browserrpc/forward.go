@@ -246,17 +246,20 @@ func (f *forwarder) requestError(err error) *status.Status {
 	return status.New(codes.InvalidArgument, "request body: cannot be read")
 }
 
-// outgoingMetadata is the metadata a call carries: the API key, the one
-// header the API reads. The key must be printable ASCII, as metadata is.
+// outgoingMetadata is the metadata a call carries: the API key and the
+// Idempotency-Key, the headers the API reads. Each must be printable ASCII,
+// as metadata is.
 func outgoingMetadata(h http.Header) (metadata.MD, error) {
 	md := metadata.MD{}
-	for _, v := range h.Values(interceptor.APIKeyMetadata) {
-		for i := 0; i < len(v); i++ {
-			if v[i] < 0x20 || v[i] > 0x7e {
-				return nil, fmt.Errorf("header %s: must be printable ASCII", interceptor.APIKeyMetadata)
+	for _, name := range []string{interceptor.APIKeyMetadata, interceptor.IdempotencyKeyMetadata} {
+		for _, v := range h.Values(name) {
+			for i := 0; i < len(v); i++ {
+				if v[i] < 0x20 || v[i] > 0x7e {
+					return nil, fmt.Errorf("header %s: must be printable ASCII", name)
+				}
 			}
+			md.Append(name, v)
 		}
-		md.Append(interceptor.APIKeyMetadata, v)
 	}
 	return md, nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/payhook/payhook/ent/schema"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/browserrpc"
@@ -34,7 +35,7 @@ func (k *keyLog) ResolveAPIKey(_ context.Context, key string) (interceptor.Key, 
 	if key != "good-key" {
 		return interceptor.Key{}, interceptor.ErrUnknownKey
 	}
-	return interceptor.Key{ID: 1, ProjectID: 1}, nil
+	return interceptor.Key{ID: 1, ProjectID: 1, Scopes: schema.AllScopes}, nil
 }
 
 // panicky answers GetQrCode (a method needing a project's key) and panics

@@ -333,11 +333,22 @@ func StripTrailingSlash(next http.Handler) http.Handler {
 	})
 }
 
-// headerMatcher forwards the apikey header as gRPC metadata, besides the
-// gateway's default set of permanent headers.
+// IdempotencyKeyHeader is the REST header of a mutating call's
+// Idempotency-Key, forwarded as the interceptor's idempotency-key metadata.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// ReplayedHeader is set to "true" on a response answered from a stored
+// Idempotency-Key rather than by running the call again.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// headerMatcher forwards the apikey and Idempotency-Key headers as gRPC
+// metadata, besides the gateway's default set of permanent headers.
 func headerMatcher(key string) (string, bool) {
 	if strings.EqualFold(key, interceptor.APIKeyMetadata) {
 		return interceptor.APIKeyMetadata, true
+	}
+	if strings.EqualFold(key, IdempotencyKeyHeader) {
+		return interceptor.IdempotencyKeyMetadata, true
 	}
 	return runtime.DefaultHeaderMatcher(key)
 }

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/payhook/payhook/server/interceptor"
 )
 
 // guard caps the request body and gives each response a writer that can
@@ -76,7 +78,8 @@ var errBodyTooLarge = status.Error(codes.InvalidArgument, "request body too larg
 
 // beforeResponse runs before a unary response is written and once when a
 // stream starts (with a nil message). A unary call whose body was cut (a GET
-// with a body the gateway discards) is answered 413. A stream's headers are
+// with a body the gateway discards) is answered 413; one answered from an
+// Idempotency-Key carries Idempotent-Replayed: true. A stream's headers are
 // sent at once, before any event, and it gets no write deadline but a
 // heartbeat.
 func (g *gateway) beforeResponse(ctx context.Context, w http.ResponseWriter, resp proto.Message) error {
@@ -84,6 +87,9 @@ func (g *gateway) beforeResponse(ctx context.Context, w http.ResponseWriter, res
 		return errBodyTooLarge
 	}
 	if resp != nil {
+		if md, ok := runtime.ServerMetadataFromContext(ctx); ok && len(md.HeaderMD.Get(interceptor.ReplayedMetadata)) > 0 {
+			w.Header().Set(ReplayedHeader, "true")
+		}
 		return nil
 	}
 	sw, ok := w.(*streamWriter)

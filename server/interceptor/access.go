@@ -51,6 +51,41 @@ func MethodAccess(md protoreflect.MethodDescriptor) payhookv1.Access {
 	return proto.GetExtension(opts, payhookv1.E_Access).(payhookv1.Access)
 }
 
+// MethodScope returns the scope md declares with the (payhook.v1.scope)
+// option, or SCOPE_UNSPECIFIED when it declares none.
+func MethodScope(md protoreflect.MethodDescriptor) payhookv1.Scope {
+	opts, ok := md.Options().(*descriptorpb.MethodOptions)
+	if !ok || opts == nil || !proto.HasExtension(opts, payhookv1.E_Scope) {
+		return payhookv1.Scope_SCOPE_UNSPECIFIED
+	}
+	return proto.GetExtension(opts, payhookv1.E_Scope).(payhookv1.Scope)
+}
+
+// The names of the scopes as keys store them (ent/schema's Scope
+// constants) and as people type them (`payhook apikey create --scope`).
+const (
+	ScopeRead       = "read"
+	ScopeCreate     = "create"
+	ScopePayouts    = "payouts"
+	ScopeManagement = "management"
+)
+
+// ScopeName returns the name of scope s ("read", "create", "payouts",
+// "management"), or "" for SCOPE_UNSPECIFIED and unknown values.
+func ScopeName(s payhookv1.Scope) string {
+	switch s {
+	case payhookv1.Scope_SCOPE_READ:
+		return ScopeRead
+	case payhookv1.Scope_SCOPE_CREATE:
+		return ScopeCreate
+	case payhookv1.Scope_SCOPE_PAYOUTS:
+		return ScopePayouts
+	case payhookv1.Scope_SCOPE_MANAGEMENT:
+		return ScopeManagement
+	}
+	return ""
+}
+
 func methodDescriptor(files DescriptorResolver, fullMethod string) (protoreflect.MethodDescriptor, error) {
 	svc, method, ok := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	if !ok || svc == "" || method == "" {
@@ -82,13 +117,32 @@ const (
 	operatorKey
 )
 
+// method is what the interceptors need to know of a method, resolved once
+// from its descriptor.
+type method struct {
+	rule rule
+	// scope is the scope a key needs ("" for methods without a key, and
+	// for denied ones).
+	scope string
+	// output is the response message's descriptor (nil without a
+	// descriptor): a replayed response is decoded into it.
+	output protoreflect.MessageDescriptor
+}
+
+// mutating reports whether a call of the method may change something: a
+// method that needs a key and whose scope is not read. Idempotency-Key is
+// honoured on these.
+func (m method) mutating() bool {
+	return (m.rule == projectKey || m.rule == operatorKey) && m.scope != "" && m.scope != ScopeRead
+}
+
 // accessTable resolves each method's rule once, from its descriptor, and
 // keeps it: descriptors do not change while the process runs.
 type accessTable struct {
-	files  DescriptorResolver
-	exempt map[string]bool
-	logger *slog.Logger
-	rules  sync.Map // full method -> rule
+	files   DescriptorResolver
+	exempt  map[string]bool
+	logger  *slog.Logger
+	methods sync.Map // full method -> method
 }
 
 func newAccessTable(files DescriptorResolver, logger *slog.Logger) *accessTable {
@@ -102,37 +156,50 @@ func newAccessTable(files DescriptorResolver, logger *slog.Logger) *accessTable 
 	return t
 }
 
-func (t *accessTable) rule(fullMethod string) rule {
-	if r, ok := t.rules.Load(fullMethod); ok {
-		return r.(rule)
+func (t *accessTable) rule(fullMethod string) rule { return t.method(fullMethod).rule }
+
+func (t *accessTable) method(fullMethod string) method {
+	if m, ok := t.methods.Load(fullMethod); ok {
+		return m.(method)
 	}
-	r := t.resolve(fullMethod)
-	t.rules.Store(fullMethod, r)
-	return r
+	m := t.resolve(fullMethod)
+	t.methods.Store(fullMethod, m)
+	return m
 }
 
-func (t *accessTable) resolve(fullMethod string) rule {
+func (t *accessTable) resolve(fullMethod string) method {
 	svc, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	if t.exempt[svc] {
-		return open
+		return method{rule: open}
 	}
-	access, err := AccessOf(t.files, fullMethod)
+	md, err := methodDescriptor(t.files, fullMethod)
 	if err != nil {
 		t.logger.Error("method refused: its descriptor is not registered", "method", fullMethod, "error", err)
-		return deny
+		return method{rule: deny}
 	}
+	access := MethodAccess(md)
+	m := method{output: md.Output()}
 	switch access {
 	case payhookv1.Access_ACCESS_PUBLIC, payhookv1.Access_ACCESS_DEVNET:
 		// DEVNET needs no key; that the devnet is served only with --dev
 		// is decided by registering its service, not here.
-		return open
+		m.rule = open
+		return m
 	case payhookv1.Access_ACCESS_PROJECT:
-		return projectKey
+		m.rule = projectKey
 	case payhookv1.Access_ACCESS_OPERATOR:
-		return operatorKey
+		m.rule = operatorKey
+	default:
+		// Logged once (the rule is cached): a defect of the contract,
+		// which TestEveryMethodDeclaresAccess catches before it ships.
+		t.logger.Error("method refused: it declares no (payhook.v1.access) option", "method", fullMethod, "access", access.String())
+		return method{rule: deny}
 	}
-	// Logged once (the rule is cached): a defect of the contract, which
-	// TestEveryMethodDeclaresAccess catches before it ships.
-	t.logger.Error("method refused: it declares no (payhook.v1.access) option", "method", fullMethod, "access", access.String())
-	return deny
+	if m.scope = ScopeName(MethodScope(md)); m.scope == "" {
+		// The same defect for the key's scope: a method that needs a key
+		// but does not say which scope is refused for every key.
+		t.logger.Error("method refused: it needs an API key but declares no (payhook.v1.scope) option", "method", fullMethod)
+		return method{rule: deny}
+	}
+	return m
 }

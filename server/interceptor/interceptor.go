@@ -1,8 +1,9 @@
 // Package interceptor holds the gRPC interceptors every request passes
 // through, for gRPC clients and REST clients (through the gateway) alike:
 // recovery, request logging, API key authentication by each method's
-// declared (payhook.v1.access) option, protovalidate input
-// validation, and the one translation of domain errors into gRPC statuses.
+// declared (payhook.v1.access) and (payhook.v1.scope) options, protovalidate
+// input validation, Idempotency-Key replay of mutating calls, and the one
+// translation of domain errors into gRPC statuses.
 package interceptor
 
 import (
@@ -12,6 +13,7 @@ import (
 	"log/slog"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"buf.build/go/protovalidate"
@@ -45,7 +47,15 @@ type Key struct {
 	// Operator marks an operator's key, which alone may call the Operator
 	// methods.
 	Operator bool
+	// Scopes are what the key may do (ScopeRead, ScopeCreate, ScopePayouts,
+	// ScopeManagement): a method whose (payhook.v1.scope) is not among
+	// them is refused with PermissionDenied naming it. Operator keys are
+	// bound by theirs too.
+	Scopes []string
 }
+
+// Has reports whether the key has scope.
+func (k Key) Has(scope string) bool { return slices.Contains(k.Scopes, scope) }
 
 // ErrUnknownKey is returned by a KeyResolver for an unknown or revoked key.
 var ErrUnknownKey = errors.New("unknown api key")
@@ -122,6 +132,9 @@ type Config struct {
 	// more than its key's lookup.
 	LimitUnary  grpc.UnaryServerInterceptor
 	LimitStream grpc.StreamServerInterceptor
+	// Idempotency, when set, keeps the calls made with an Idempotency-Key
+	// (see IdempotencyStore); without it the header is ignored.
+	Idempotency IdempotencyStore
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -129,9 +142,17 @@ type Config struct {
 // Authentication follows each method's (payhook.v1.access) option, read
 // once per method from its descriptor: PUBLIC and DEVNET need no key,
 // PROJECT a valid key, OPERATOR a valid operator's key (PermissionDenied
-// otherwise). A method with no option, ACCESS_UNSPECIFIED, or no descriptor
-// is refused with PermissionDenied for everyone (deny by default); only the
-// services named in ExemptServices are served without one.
+// otherwise), and a method that needs a key also needs the key to have the
+// method's (payhook.v1.scope) (PermissionDenied naming the scope
+// otherwise). A method with no option, ACCESS_UNSPECIFIED, no descriptor,
+// or a key but no scope is refused with PermissionDenied for everyone (deny
+// by default); only the services named in ExemptServices are served
+// without one.
+//
+// A unary call of a mutating method (one that needs a key and whose scope
+// is not read) made with the idempotency-key metadata (the REST header
+// Idempotency-Key) is kept by cfg.Idempotency and answered from it when
+// repeated: see IdempotencyStore.
 func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []grpc.StreamServerInterceptor, error) {
 	v, err := protovalidate.New()
 	if err != nil {
@@ -147,6 +168,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	})
 	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
 	e := &errs{logger: logger, classify: cfg.Classify}
+	idem := &idempotency{store: cfg.Idempotency, access: a.access, logger: logger}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
@@ -155,6 +177,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		a.unary,
 		orPassUnary(cfg.LimitUnary),
 		validateUnary(v),
+		idem.unary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		logging.StreamServerInterceptor(lg, logOpts...),
@@ -192,6 +215,13 @@ type auth struct {
 	access *accessTable
 }
 
+// LacksScopeMessage is the message of the PermissionDenied status that
+// refuses a key without scope: `this API key lacks the "payouts" scope`,
+// and how a key gets scopes.
+func LacksScopeMessage(scope string) string {
+	return fmt.Sprintf("this API key lacks the %q scope (a key's scopes are chosen when it is created)", scope)
+}
+
 // NoAccessMessage is the message of the PermissionDenied status that
 // refuses every call of a method declaring no (payhook.v1.access) option.
 const NoAccessMessage = "this method declares no access and is refused"
@@ -221,6 +251,9 @@ func (a *auth) authenticate(ctx context.Context, method string) (context.Context
 	}
 	if r == operatorKey && !key.Operator {
 		return nil, status.Error(codes.PermissionDenied, "this method needs an operator's key (payhook apikey create --operator)")
+	}
+	if scope := a.access.method(method).scope; !key.Has(scope) {
+		return nil, status.Error(codes.PermissionDenied, LacksScopeMessage(scope))
 	}
 	return WithKey(ctx, key), nil
 }

@@ -13,8 +13,8 @@ import (
 
 // ProjectAdmin is what the project service does (project.Service).
 type ProjectAdmin interface {
-	// Create creates a project with its first key.
-	Create(ctx context.Context, p project.Request) (project *entdb.Project, apikey string, err error)
+	// Create creates a project with its first key (and its scopes).
+	Create(ctx context.Context, p project.Request) (project *entdb.Project, apikey project.IssuedKey, err error)
 	// List lists the projects.
 	List(ctx context.Context) ([]*entdb.Project, error)
 	// RotateSecret rotates a project's IPN secret.
@@ -53,12 +53,12 @@ func NewProjectServer(admin ProjectAdmin) *ProjectServer { return &ProjectServer
 func (s *ProjectServer) CreateProject(ctx context.Context, req *payhookv1.CreateProjectRequest) (*payhookv1.CreateProjectResponse, error) {
 	p, key, err := s.admin.Create(ctx, project.Request{
 		Name: req.GetName(), Currency: req.GetCurrency(), Wallets: req.GetWallets(),
-		Tickers: req.GetTickers(), Confirmations: req.GetConfirmations(),
+		Tickers: req.GetTickers(), Confirmations: req.GetConfirmations(), APIKeyScopes: req.GetApikeyScopes(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &payhookv1.CreateProjectResponse{ProjectId: p.ID, Apikey: key, IpnSecret: p.IpnSecret}, nil
+	return &payhookv1.CreateProjectResponse{ProjectId: p.ID, Apikey: key.Key, IpnSecret: p.IpnSecret, ApikeyScopes: key.Scopes}, nil
 }
 
 // ListProjects implements payhookv1.ProjectServiceServer.

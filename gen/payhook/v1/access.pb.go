@@ -94,6 +94,80 @@ func (Access) EnumDescriptor() ([]byte, []int) {
 	return file_payhook_v1_access_proto_rawDescGZIP(), []int{0}
 }
 
+// Scope is what an API key must be allowed to do to call an RPC. Every RPC
+// that needs an API key (ACCESS_PROJECT, ACCESS_OPERATOR) declares one with
+// the method option `(payhook.v1.scope)`; the server refuses a call whose
+// key lacks the scope with PermissionDenied (REST 403) naming it, and
+// refuses every call of an authenticated method that declares none (deny
+// by default). Methods that need no key (ACCESS_PUBLIC, ACCESS_DEVNET)
+// declare none. A key's scopes are chosen when it is made (`payhook apikey
+// create --scope`, the dashboard); a key made without a choice has all
+// four. Scopes apply to operator keys too: an operator key with the read
+// scope alone lists but changes nothing.
+type Scope int32
+
+const (
+	// SCOPE_UNSPECIFIED is the value of a method that declares no scope.
+	Scope_SCOPE_UNSPECIFIED Scope = 0
+	// SCOPE_READ reads: lists, status, logs, QR codes, the delivery stream.
+	// Calls of read methods are never replayed from an Idempotency-Key.
+	Scope_SCOPE_READ Scope = 1
+	// SCOPE_CREATE creates payments: addresses, checkouts, deposits,
+	// subscriptions and their payment addresses.
+	Scope_SCOPE_CREATE Scope = 2
+	// SCOPE_PAYOUTS moves money out: payouts and payout requests, refunds and
+	// their approval, wrong-asset forwards and refunds.
+	Scope_SCOPE_PAYOUTS Scope = 3
+	// SCOPE_MANAGEMENT changes the project or its operation: projects,
+	// settings, wallets, secrets, test and resent notifications.
+	Scope_SCOPE_MANAGEMENT Scope = 4
+)
+
+// Enum value maps for Scope.
+var (
+	Scope_name = map[int32]string{
+		0: "SCOPE_UNSPECIFIED",
+		1: "SCOPE_READ",
+		2: "SCOPE_CREATE",
+		3: "SCOPE_PAYOUTS",
+		4: "SCOPE_MANAGEMENT",
+	}
+	Scope_value = map[string]int32{
+		"SCOPE_UNSPECIFIED": 0,
+		"SCOPE_READ":        1,
+		"SCOPE_CREATE":      2,
+		"SCOPE_PAYOUTS":     3,
+		"SCOPE_MANAGEMENT":  4,
+	}
+)
+
+func (x Scope) Enum() *Scope {
+	p := new(Scope)
+	*p = x
+	return p
+}
+
+func (x Scope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Scope) Descriptor() protoreflect.EnumDescriptor {
+	return file_payhook_v1_access_proto_enumTypes[1].Descriptor()
+}
+
+func (Scope) Type() protoreflect.EnumType {
+	return &file_payhook_v1_access_proto_enumTypes[1]
+}
+
+func (x Scope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Scope.Descriptor instead.
+func (Scope) EnumDescriptor() ([]byte, []int) {
+	return file_payhook_v1_access_proto_rawDescGZIP(), []int{1}
+}
+
 var file_payhook_v1_access_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -101,6 +175,14 @@ var file_payhook_v1_access_proto_extTypes = []protoimpl.ExtensionInfo{
 		Field:         51122,
 		Name:          "payhook.v1.access",
 		Tag:           "varint,51122,opt,name=access,enum=payhook.v1.Access",
+		Filename:      "payhook/v1/access.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*Scope)(nil),
+		Field:         51123,
+		Name:          "payhook.v1.scope",
+		Tag:           "varint,51123,opt,name=scope,enum=payhook.v1.Scope",
 		Filename:      "payhook/v1/access.proto",
 	},
 }
@@ -114,6 +196,12 @@ var (
 	//
 	// optional payhook.v1.Access access = 51122;
 	E_Access = &file_payhook_v1_access_proto_extTypes[0]
+	// scope is what the caller's API key must be allowed to do (see Scope);
+	// every method whose access needs a key declares one. Extension number
+	// 51123 is payhook's, like access's.
+	//
+	// optional payhook.v1.Scope scope = 51123;
+	E_Scope = &file_payhook_v1_access_proto_extTypes[1]
 )
 
 var File_payhook_v1_access_proto protoreflect.FileDescriptor
@@ -127,8 +215,16 @@ const file_payhook_v1_access_proto_rawDesc = "" +
 	"\rACCESS_PUBLIC\x10\x01\x12\x12\n" +
 	"\x0eACCESS_PROJECT\x10\x02\x12\x13\n" +
 	"\x0fACCESS_OPERATOR\x10\x03\x12\x11\n" +
-	"\rACCESS_DEVNET\x10\x04:L\n" +
-	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb2\x8f\x03 \x01(\x0e2\x12.payhook.v1.AccessR\x06accessB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\rACCESS_DEVNET\x10\x04*i\n" +
+	"\x05Scope\x12\x15\n" +
+	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0e\n" +
+	"\n" +
+	"SCOPE_READ\x10\x01\x12\x10\n" +
+	"\fSCOPE_CREATE\x10\x02\x12\x11\n" +
+	"\rSCOPE_PAYOUTS\x10\x03\x12\x14\n" +
+	"\x10SCOPE_MANAGEMENT\x10\x04:L\n" +
+	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xb2\x8f\x03 \x01(\x0e2\x12.payhook.v1.AccessR\x06access:I\n" +
+	"\x05scope\x12\x1e.google.protobuf.MethodOptions\x18\xb3\x8f\x03 \x01(\x0e2\x11.payhook.v1.ScopeR\x05scopeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_access_proto_rawDescOnce sync.Once
@@ -142,18 +238,21 @@ func file_payhook_v1_access_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_access_proto_rawDescData
 }
 
-var file_payhook_v1_access_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_payhook_v1_access_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_payhook_v1_access_proto_goTypes = []any{
 	(Access)(0),                        // 0: payhook.v1.Access
-	(*descriptorpb.MethodOptions)(nil), // 1: google.protobuf.MethodOptions
+	(Scope)(0),                         // 1: payhook.v1.Scope
+	(*descriptorpb.MethodOptions)(nil), // 2: google.protobuf.MethodOptions
 }
 var file_payhook_v1_access_proto_depIdxs = []int32{
-	1, // 0: payhook.v1.access:extendee -> google.protobuf.MethodOptions
-	0, // 1: payhook.v1.access:type_name -> payhook.v1.Access
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	1, // [1:2] is the sub-list for extension type_name
-	0, // [0:1] is the sub-list for extension extendee
+	2, // 0: payhook.v1.access:extendee -> google.protobuf.MethodOptions
+	2, // 1: payhook.v1.scope:extendee -> google.protobuf.MethodOptions
+	0, // 2: payhook.v1.access:type_name -> payhook.v1.Access
+	1, // 3: payhook.v1.scope:type_name -> payhook.v1.Scope
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	2, // [2:4] is the sub-list for extension type_name
+	0, // [0:2] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
 }
 
@@ -167,9 +266,9 @@ func file_payhook_v1_access_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_access_proto_rawDesc), len(file_payhook_v1_access_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   0,
-			NumExtensions: 1,
+			NumExtensions: 2,
 			NumServices:   0,
 		},
 		GoTypes:           file_payhook_v1_access_proto_goTypes,

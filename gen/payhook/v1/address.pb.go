@@ -1859,15 +1859,15 @@ const file_payhook_v1_address_proto_rawDesc = "" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x14\n" +
 	"\x05value\x18\x04 \x01(\tR\x05value\x129\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt2\x8b\b\n" +
-	"\x0eAddressService\x12\x8a\x01\n" +
-	"\rCreateAddress\x12 .payhook.v1.CreateAddressRequest\x1a!.payhook.v1.CreateAddressResponse\"4\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/create\x12\x10/{ticker}/create\x12t\n" +
-	"\aGetLogs\x12\x1a.payhook.v1.GetLogsRequest\x1a\x1b.payhook.v1.GetLogsResponse\"0\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02&Z\x14\x12\x12/{ticker=*/*}/logs\x12\x0e/{ticker}/logs\x12f\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt2\x9c\b\n" +
+	"\x0eAddressService\x12\x8e\x01\n" +
+	"\rCreateAddress\x12 .payhook.v1.CreateAddressRequest\x1a!.payhook.v1.CreateAddressResponse\"8\x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/create\x12\x10/{ticker}/create\x12x\n" +
+	"\aGetLogs\x12\x1a.payhook.v1.GetLogsRequest\x1a\x1b.payhook.v1.GetLogsResponse\"4\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02&Z\x14\x12\x12/{ticker=*/*}/logs\x12\x0e/{ticker}/logs\x12f\n" +
 	"\fGetPublicKey\x12\x1f.payhook.v1.GetPublicKeyRequest\x1a .payhook.v1.GetPublicKeyResponse\"\x13\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02\t\x12\a/pubkey\x12}\n" +
-	"\aGetInfo\x12\x1a.payhook.v1.GetInfoRequest\x1a\x1b.payhook.v1.GetInfoResponse\"9\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02/Z\x10\x12\x0e/{ticker}/infoZ\x14\x12\x12/{ticker=*/*}/info\x12\x05/info\x12~\n" +
-	"\tGetQrCode\x12\x1c.payhook.v1.GetQrCodeRequest\x1a\x1d.payhook.v1.GetQrCodeResponse\"4\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/qrcode\x12\x10/{ticker}/qrcode\x12\x88\x01\n" +
-	"\vEstimateFee\x12\x1e.payhook.v1.EstimateFeeRequest\x1a\x1f.payhook.v1.EstimateFeeResponse\"8\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02.Z\x18\x12\x16/{ticker=*/*}/estimate\x12\x12/{ticker}/estimate\x12\x87\x01\n" +
-	"\fCreatePayout\x12\x1f.payhook.v1.CreatePayoutRequest\x1a .payhook.v1.CreatePayoutResponse\"4\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/payout\x12\x10/{ticker}/payout\x12z\n" +
+	"\aGetInfo\x12\x1a.payhook.v1.GetInfoRequest\x1a\x1b.payhook.v1.GetInfoResponse\"9\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02/Z\x10\x12\x0e/{ticker}/infoZ\x14\x12\x12/{ticker=*/*}/info\x12\x05/info\x12\x82\x01\n" +
+	"\tGetQrCode\x12\x1c.payhook.v1.GetQrCodeRequest\x1a\x1d.payhook.v1.GetQrCodeResponse\"8\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/qrcode\x12\x10/{ticker}/qrcode\x12\x88\x01\n" +
+	"\vEstimateFee\x12\x1e.payhook.v1.EstimateFeeRequest\x1a\x1f.payhook.v1.EstimateFeeResponse\"8\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02.Z\x18\x12\x16/{ticker=*/*}/estimate\x12\x12/{ticker}/estimate\x12\x8b\x01\n" +
+	"\fCreatePayout\x12\x1f.payhook.v1.CreatePayoutRequest\x1a .payhook.v1.CreatePayoutResponse\"8\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02*Z\x16\x12\x14/{ticker=*/*}/payout\x12\x10/{ticker}/payout\x12z\n" +
 	"\aConvert\x12\x1a.payhook.v1.ConvertRequest\x1a\x1b.payhook.v1.ConvertResponse\"6\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02,Z\x17\x12\x15/{ticker=*/*}/convert\x12\x11/{ticker}/convertB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (

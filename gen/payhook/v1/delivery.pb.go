@@ -451,9 +451,9 @@ const file_payhook_v1_delivery_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x8e\x01\n" +
-	"\x0fDeliveryService\x12{\n" +
-	"\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x92\x01\n" +
+	"\x0fDeliveryService\x12\x7f\n" +
+	"\x0fWatchDeliveries\x12\".payhook.v1.WatchDeliveriesRequest\x1a#.payhook.v1.WatchDeliveriesResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x13\x12\x11/deliveries/watch0\x01B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_delivery_proto_rawDescOnce sync.Once

@@ -1964,19 +1964,19 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x10\n" +
 	"\x03url\x18\b \x01(\tR\x03url\x12/\n" +
-	"\x04logs\x18\t \x03(\v2\x1b.payhook.v1.DeliveryAttemptR\x04logs2\x89\x03\n" +
-	"\x0fCheckoutService\x12y\n" +
-	"\x0fRequestCheckout\x12\".payhook.v1.RequestCheckoutRequest\x1a#.payhook.v1.RequestCheckoutResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/checkout/request\x12\x82\x01\n" +
-	"\x12GetCheckoutAddress\x12%.payhook.v1.GetCheckoutAddressRequest\x1a&.payhook.v1.GetCheckoutAddressResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/checkout/address\x12v\n" +
-	"\x0fGetCheckoutLogs\x12\".payhook.v1.GetCheckoutLogsRequest\x1a#.payhook.v1.GetCheckoutLogsResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/checkout/logs2\xfb\x02\n" +
-	"\x0eDepositService\x12u\n" +
-	"\x0eRequestDeposit\x12!.payhook.v1.RequestDepositRequest\x1a\".payhook.v1.RequestDepositResponse\"\x1c\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x12\x12\x10/deposit/request\x12~\n" +
-	"\x11GetDepositAddress\x12$.payhook.v1.GetDepositAddressRequest\x1a%.payhook.v1.GetDepositAddressResponse\"\x1c\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x12\x12\x10/deposit/address\x12r\n" +
-	"\x0eGetDepositLogs\x12!.payhook.v1.GetDepositLogsRequest\x1a\".payhook.v1.GetDepositLogsResponse\"\x19\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x0f\x12\r/deposit/logs2\xa6\x03\n" +
-	"\x13NotificationService\x12\x88\x01\n" +
-	"\x12ResendNotification\x12%.payhook.v1.ResendNotificationRequest\x1a&.payhook.v1.ResendNotificationResponse\"#\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/notification/resend\x12\x80\x01\n" +
-	"\x10TestNotification\x12#.payhook.v1.TestNotificationRequest\x1a$.payhook.v1.TestNotificationResponse\"!\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/notification/test\x12\x80\x01\n" +
-	"\x11ListNotifications\x12$.payhook.v1.ListNotificationsRequest\x1a%.payhook.v1.ListNotificationsResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\x12\x12/notification/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x04logs\x18\t \x03(\v2\x1b.payhook.v1.DeliveryAttemptR\x04logs2\x95\x03\n" +
+	"\x0fCheckoutService\x12}\n" +
+	"\x0fRequestCheckout\x12\".payhook.v1.RequestCheckoutRequest\x1a#.payhook.v1.RequestCheckoutResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/checkout/request\x12\x86\x01\n" +
+	"\x12GetCheckoutAddress\x12%.payhook.v1.GetCheckoutAddressRequest\x1a&.payhook.v1.GetCheckoutAddressResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13\x12\x11/checkout/address\x12z\n" +
+	"\x0fGetCheckoutLogs\x12\".payhook.v1.GetCheckoutLogsRequest\x1a#.payhook.v1.GetCheckoutLogsResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/checkout/logs2\x88\x03\n" +
+	"\x0eDepositService\x12y\n" +
+	"\x0eRequestDeposit\x12!.payhook.v1.RequestDepositRequest\x1a\".payhook.v1.RequestDepositResponse\" \x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x12\x12\x10/deposit/request\x12\x82\x01\n" +
+	"\x11GetDepositAddress\x12$.payhook.v1.GetDepositAddressRequest\x1a%.payhook.v1.GetDepositAddressResponse\" \x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x12\x12\x10/deposit/address\x12v\n" +
+	"\x0eGetDepositLogs\x12!.payhook.v1.GetDepositLogsRequest\x1a\".payhook.v1.GetDepositLogsResponse\"\x1d\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/deposit/logs2\xb2\x03\n" +
+	"\x13NotificationService\x12\x8c\x01\n" +
+	"\x12ResendNotification\x12%.payhook.v1.ResendNotificationRequest\x1a&.payhook.v1.ResendNotificationResponse\"'\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/notification/resend\x12\x84\x01\n" +
+	"\x10TestNotification\x12#.payhook.v1.TestNotificationRequest\x1a$.payhook.v1.TestNotificationResponse\"%\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/notification/test\x12\x84\x01\n" +
+	"\x11ListNotifications\x12$.payhook.v1.ListNotificationsRequest\x1a%.payhook.v1.ListNotificationsResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/notification/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_merchant_proto_rawDescOnce sync.Once

@@ -651,10 +651,10 @@ const file_payhook_v1_operator_proto_rawDesc = "" +
 	"\aaddress\x18\x04 \x01(\tR\aaddress\x12\x14\n" +
 	"\x05value\x18\x05 \x01(\tR\x05value\x12\x16\n" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12=\n" +
-	"\frequested_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt2\x89\x02\n" +
-	"\x0fOperatorService\x12q\n" +
-	"\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x1b\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12\x82\x01\n" +
-	"\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"\x1d\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\frequested_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt2\x91\x02\n" +
+	"\x0fOperatorService\x12u\n" +
+	"\rListHeldFunds\x12 .payhook.v1.ListHeldFundsRequest\x1a!.payhook.v1.ListHeldFundsResponse\"\x1f\x90\xfb\x18\x03\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x11\x12\x0f/operator/funds\x12\x86\x01\n" +
+	"\x12ListPayoutRequests\x12%.payhook.v1.ListPayoutRequestsRequest\x1a&.payhook.v1.ListPayoutRequestsResponse\"!\x90\xfb\x18\x03\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x13\x12\x11/operator/payoutsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_operator_proto_rawDescOnce sync.Once

@@ -1303,17 +1303,17 @@ const file_payhook_v1_payout_proto_rawDesc = "" +
 	"\x0fapproval_reason\x18\r \x01(\tR\x0eapprovalReason\x1a;\n" +
 	"\rRequestsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xc7\v\n" +
-	"\rPayoutService\x12\xa0\x01\n" +
-	"\x0fGetPayoutWallet\x12\".payhook.v1.GetPayoutWalletRequest\x1a#.payhook.v1.GetPayoutWalletResponse\"D\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/address\x12\x18/{ticker}/payout/address\x12\xa3\x01\n" +
-	"\x10GetPayoutBalance\x12#.payhook.v1.GetPayoutBalanceRequest\x1a$.payhook.v1.GetPayoutBalanceResponse\"D\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/balance\x12\x18/{ticker}/payout/balance\x12\xbf\x01\n" +
-	"\x14CreatePayoutRequests\x12'.payhook.v1.CreatePayoutRequestsRequest\x1a(.payhook.v1.CreatePayoutRequestsResponse\"T\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02J:\x01*Z&:\x01*\"!/{ticker=*/*}/payout/request/bulk\"\x1d/{ticker}/payout/request/bulk\x12\xd2\x01\n" +
-	"\x15ProcessPayoutRequests\x12(.payhook.v1.ProcessPayoutRequestsRequest\x1a).payhook.v1.ProcessPayoutRequestsResponse\"d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02Z:\x01*Z.:\x01*\")/{ticker=*/*}/payout/request/bulk/process\"%/{ticker}/payout/request/bulk/process\x12\xbc\x01\n" +
-	"\x15ListPayoutRequestPage\x12(.payhook.v1.ListPayoutRequestPageRequest\x1a).payhook.v1.ListPayoutRequestPageResponse\"N\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02DZ#\x12!/{ticker=*/*}/payout/request/list\x12\x1d/{ticker}/payout/request/list\x12\x8e\x01\n" +
-	"\vListPayouts\x12\x1e.payhook.v1.ListPayoutsRequest\x1a\x1f.payhook.v1.ListPayoutsResponse\">\x90\xfb\x18\x02\x82\xd3\xe4\x93\x024Z\x1b\x12\x19/{ticker=*/*}/payout/list\x12\x15/{ticker}/payout/list\x12\x94\x01\n" +
-	"\x18CreatePayoutFromRequests\x12+.payhook.v1.CreatePayoutFromRequestsRequest\x1a,.payhook.v1.CreatePayoutFromRequestsResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/create\x12t\n" +
-	"\rProcessPayout\x12 .payhook.v1.ProcessPayoutRequest\x1a!.payhook.v1.ProcessPayoutResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/payout/process\x12y\n" +
-	"\x0fGetPayoutStatus\x12\".payhook.v1.GetPayoutStatusRequest\x1a#.payhook.v1.GetPayoutStatusResponse\"\x1d\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xeb\v\n" +
+	"\rPayoutService\x12\xa4\x01\n" +
+	"\x0fGetPayoutWallet\x12\".payhook.v1.GetPayoutWalletRequest\x1a#.payhook.v1.GetPayoutWalletResponse\"H\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/address\x12\x18/{ticker}/payout/address\x12\xa7\x01\n" +
+	"\x10GetPayoutBalance\x12#.payhook.v1.GetPayoutBalanceRequest\x1a$.payhook.v1.GetPayoutBalanceResponse\"H\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/balance\x12\x18/{ticker}/payout/balance\x12\xc3\x01\n" +
+	"\x14CreatePayoutRequests\x12'.payhook.v1.CreatePayoutRequestsRequest\x1a(.payhook.v1.CreatePayoutRequestsResponse\"X\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02J:\x01*Z&:\x01*\"!/{ticker=*/*}/payout/request/bulk\"\x1d/{ticker}/payout/request/bulk\x12\xd6\x01\n" +
+	"\x15ProcessPayoutRequests\x12(.payhook.v1.ProcessPayoutRequestsRequest\x1a).payhook.v1.ProcessPayoutRequestsResponse\"h\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02Z:\x01*Z.:\x01*\")/{ticker=*/*}/payout/request/bulk/process\"%/{ticker}/payout/request/bulk/process\x12\xc0\x01\n" +
+	"\x15ListPayoutRequestPage\x12(.payhook.v1.ListPayoutRequestPageRequest\x1a).payhook.v1.ListPayoutRequestPageResponse\"R\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02DZ#\x12!/{ticker=*/*}/payout/request/list\x12\x1d/{ticker}/payout/request/list\x12\x92\x01\n" +
+	"\vListPayouts\x12\x1e.payhook.v1.ListPayoutsRequest\x1a\x1f.payhook.v1.ListPayoutsResponse\"B\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x024Z\x1b\x12\x19/{ticker=*/*}/payout/list\x12\x15/{ticker}/payout/list\x12\x98\x01\n" +
+	"\x18CreatePayoutFromRequests\x12+.payhook.v1.CreatePayoutFromRequestsRequest\x1a,.payhook.v1.CreatePayoutFromRequestsResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/create\x12x\n" +
+	"\rProcessPayout\x12 .payhook.v1.ProcessPayoutRequest\x1a!.payhook.v1.ProcessPayoutResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/payout/process\x12}\n" +
+	"\x0fGetPayoutStatus\x12\".payhook.v1.GetPayoutStatusRequest\x1a#.payhook.v1.GetPayoutStatusResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_payout_proto_rawDescOnce sync.Once

@@ -38,6 +38,9 @@ type CreateProjectRequest struct {
 	Tickers []string `protobuf:"bytes,4,rep,name=tickers,proto3" json:"tickers,omitempty"`
 	// confirmations are default required confirmations, each `TICKER=N`.
 	Confirmations []string `protobuf:"bytes,5,rep,name=confirmations,proto3" json:"confirmations,omitempty"`
+	// apikey_scopes are the scopes of the project's first API key: read,
+	// create, payouts, management (see Scope). Empty gives it all four.
+	ApikeyScopes  []string `protobuf:"bytes,6,rep,name=apikey_scopes,json=apikeyScopes,proto3" json:"apikey_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -107,6 +110,13 @@ func (x *CreateProjectRequest) GetConfirmations() []string {
 	return nil
 }
 
+func (x *CreateProjectRequest) GetApikeyScopes() []string {
+	if x != nil {
+		return x.ApikeyScopes
+	}
+	return nil
+}
+
 // CreateProjectResponse shows the new project's credentials once.
 type CreateProjectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -116,7 +126,10 @@ type CreateProjectResponse struct {
 	Apikey string `protobuf:"bytes,2,opt,name=apikey,proto3" json:"apikey,omitempty"`
 	// ipn_secret signs the project's webhooks (`whsec_` + Base64), shown this
 	// once.
-	IpnSecret     string `protobuf:"bytes,3,opt,name=ipn_secret,json=ipnSecret,proto3" json:"ipn_secret,omitempty"`
+	IpnSecret string `protobuf:"bytes,3,opt,name=ipn_secret,json=ipnSecret,proto3" json:"ipn_secret,omitempty"`
+	// apikey_scopes are the scopes of apikey, in the order read, create,
+	// payouts, management.
+	ApikeyScopes  []string `protobuf:"bytes,4,rep,name=apikey_scopes,json=apikeyScopes,proto3" json:"apikey_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -170,6 +183,13 @@ func (x *CreateProjectResponse) GetIpnSecret() string {
 		return x.IpnSecret
 	}
 	return ""
+}
+
+func (x *CreateProjectResponse) GetApikeyScopes() []string {
+	if x != nil {
+		return x.ApikeyScopes
+	}
+	return nil
 }
 
 // ListProjectsRequest has no parameters.
@@ -1256,20 +1276,23 @@ var File_payhook_v1_project_proto protoreflect.FileDescriptor
 const file_payhook_v1_project_proto_rawDesc = "" +
 	"\n" +
 	"\x18payhook/v1/project.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xd5\x01\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xad\x02\n" +
 	"\x14CreateProjectRequest\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x04name\x12#\n" +
 	"\bcurrency\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18\x03R\bcurrency\x12\"\n" +
 	"\awallets\x18\x03 \x03(\tB\b\xbaH\x05\x92\x01\x02\x10dR\awallets\x12#\n" +
 	"\atickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\atickers\x12/\n" +
-	"\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rconfirmations\"m\n" +
+	"\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rconfirmations\x12V\n" +
+	"\rapikey_scopes\x18\x06 \x03(\tB1\xbaH.\x92\x01+\x10\x04\x18\x01\"%r#R\x04readR\x06createR\apayoutsR\n" +
+	"managementR\fapikeyScopes\"\x92\x01\n" +
 	"\x15CreateProjectResponse\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\x03R\tprojectId\x12\x16\n" +
 	"\x06apikey\x18\x02 \x01(\tR\x06apikey\x12\x1d\n" +
 	"\n" +
-	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\"\x15\n" +
+	"ipn_secret\x18\x03 \x01(\tR\tipnSecret\x12#\n" +
+	"\rapikey_scopes\x18\x04 \x03(\tR\fapikeyScopes\"\x15\n" +
 	"\x13ListProjectsRequest\"G\n" +
 	"\x14ListProjectsResponse\x12/\n" +
 	"\bprojects\x18\x01 \x03(\v2\x13.payhook.v1.ProjectR\bprojects\"\x89\x05\n" +
@@ -1359,17 +1382,17 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\x1cSetPaymentExceptionsResponse\x12/\n" +
 	"\x13underpaid_tolerance\x18\x01 \x01(\tR\x12underpaidTolerance\x12#\n" +
 	"\rlate_payments\x18\x02 \x01(\tR\flatePayments\x120\n" +
-	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xbc\t\n" +
-	"\x0eProjectService\x12}\n" +
-	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12u\n" +
-	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n" +
-	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12u\n" +
-	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8a\x01\n" +
-	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x86\x01\n" +
-	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\x9e\x01\n" +
-	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"3\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12~\n" +
-	"\fSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/rate-limit\x12\x81\x01\n" +
-	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xdd\t\n" +
+	"\x0eProjectService\x12\x81\x01\n" +
+	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"+\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12y\n" +
+	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"&\x90\xfb\x18\x03\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x85\x01\n" +
+	"\fRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/rotate-secret\x12y\n" +
+	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"/\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8e\x01\n" +
+	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x8a\x01\n" +
+	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"1\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\xa2\x01\n" +
+	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"7\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12~\n" +
+	"\fSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/rate-limit\x12\x85\x01\n" +
+	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_project_proto_rawDescOnce sync.Once

@@ -934,14 +934,14 @@ const file_payhook_v1_refund_proto_rawDesc = "" +
 	"\x05error\x18\n" +
 	" \x01(\tR\x05error\x12\x1c\n" +
 	"\ttimestamp\x18\v \x01(\tR\ttimestamp\x12\x16\n" +
-	"\x06reason\x18\f \x01(\tR\x06reason2\xe7\x05\n" +
-	"\rRefundService\x12x\n" +
-	"\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/checkout/refund\x12t\n" +
-	"\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/deposit/refund\x12t\n" +
-	"\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/refund/approve\x12\x85\x01\n" +
-	"\x11ForwardWrongAsset\x12$.payhook.v1.ForwardWrongAssetRequest\x1a%.payhook.v1.ForwardWrongAssetResponse\"#\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/wrong_asset/forward\x12\x81\x01\n" +
-	"\x10RefundWrongAsset\x12#.payhook.v1.RefundWrongAssetRequest\x1a$.payhook.v1.RefundWrongAssetResponse\"\"\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/wrong_asset/refund\x12d\n" +
-	"\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1a\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x06reason\x18\f \x01(\tR\x06reason2\xff\x05\n" +
+	"\rRefundService\x12|\n" +
+	"\x0eRefundCheckout\x12!.payhook.v1.RefundCheckoutRequest\x1a\".payhook.v1.RefundCheckoutResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/checkout/refund\x12x\n" +
+	"\rRefundDeposit\x12 .payhook.v1.RefundDepositRequest\x1a!.payhook.v1.RefundDepositResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/deposit/refund\x12x\n" +
+	"\rApproveRefund\x12 .payhook.v1.ApproveRefundRequest\x1a!.payhook.v1.ApproveRefundResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/refund/approve\x12\x89\x01\n" +
+	"\x11ForwardWrongAsset\x12$.payhook.v1.ForwardWrongAssetRequest\x1a%.payhook.v1.ForwardWrongAssetResponse\"'\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/wrong_asset/forward\x12\x85\x01\n" +
+	"\x10RefundWrongAsset\x12#.payhook.v1.RefundWrongAssetRequest\x1a$.payhook.v1.RefundWrongAssetResponse\"&\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/wrong_asset/refund\x12h\n" +
+	"\tGetRefund\x12\x1c.payhook.v1.GetRefundRequest\x1a\x1d.payhook.v1.GetRefundResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/refund/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_refund_proto_rawDescOnce sync.Once

@@ -947,12 +947,12 @@ const file_payhook_v1_subscription_proto_rawDesc = "" +
 	"\x04coin\x18\x05 \x01(\tR\x04coin\x12\x12\n" +
 	"\x04txid\x18\x06 \x01(\tR\x04txid\x12\x16\n" +
 	"\x06status\x18\a \x01(\tR\x06status\x12\x12\n" +
-	"\x04time\x18\b \x01(\x03R\x04time2\xb9\x04\n" +
-	"\x13SubscriptionService\x12\x85\x01\n" +
-	"\x12CreateSubscription\x12%.payhook.v1.CreateSubscriptionRequest\x1a&.payhook.v1.CreateSubscriptionResponse\" \x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x16\x12\x14/subscription/create\x12\x92\x01\n" +
-	"\x16GetSubscriptionAddress\x12).payhook.v1.GetSubscriptionAddressRequest\x1a*.payhook.v1.GetSubscriptionAddressResponse\"!\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x17\x12\x15/subscription/address\x12\x81\x01\n" +
-	"\x11FetchSubscription\x12$.payhook.v1.FetchSubscriptionRequest\x1a%.payhook.v1.FetchSubscriptionResponse\"\x1f\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x15\x12\x13/subscription/fetch\x12\x80\x01\n" +
-	"\x11ListSubscriptions\x12$.payhook.v1.ListSubscriptionsRequest\x1a%.payhook.v1.ListSubscriptionsResponse\"\x1e\x90\xfb\x18\x02\x82\xd3\xe4\x93\x02\x14\x12\x12/subscription/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x04time\x18\b \x01(\x03R\x04time2\xc9\x04\n" +
+	"\x13SubscriptionService\x12\x89\x01\n" +
+	"\x12CreateSubscription\x12%.payhook.v1.CreateSubscriptionRequest\x1a&.payhook.v1.CreateSubscriptionResponse\"$\x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x16\x12\x14/subscription/create\x12\x96\x01\n" +
+	"\x16GetSubscriptionAddress\x12).payhook.v1.GetSubscriptionAddressRequest\x1a*.payhook.v1.GetSubscriptionAddressResponse\"%\x90\xfb\x18\x02\x98\xfb\x18\x02\x82\xd3\xe4\x93\x02\x17\x12\x15/subscription/address\x12\x85\x01\n" +
+	"\x11FetchSubscription\x12$.payhook.v1.FetchSubscriptionRequest\x1a%.payhook.v1.FetchSubscriptionResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x15\x12\x13/subscription/fetch\x12\x84\x01\n" +
+	"\x11ListSubscriptions\x12$.payhook.v1.ListSubscriptionsRequest\x1a%.payhook.v1.ListSubscriptionsResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/subscription/listB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_subscription_proto_rawDescOnce sync.Once

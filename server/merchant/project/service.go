@@ -30,13 +30,23 @@ type Request struct {
 	Tickers []string
 	// Confirmations are TICKER=N specs.
 	Confirmations []string
+	// APIKeyScopes are the scopes of the project's first API key (every
+	// scope when empty).
+	APIKeyScopes []string
 }
 
-// KeyIssuer creates a project's API key with db (the creating
-// transaction's client) and returns it in clear: apikey.CreateInProject.
-// It is declared here, where it is consumed, because server/apikey imports
-// this package.
-type KeyIssuer func(ctx context.Context, db *entdb.Client, name string, projectID int64, now time.Time) (string, *entdb.APIKey, error)
+// KeyIssuer creates a project's API key with scopes (every scope when
+// empty) with db (the creating transaction's client) and returns it in
+// clear: apikey.CreateScoped. It is declared here, where it is consumed,
+// because server/apikey imports this package.
+type KeyIssuer func(ctx context.Context, db *entdb.Client, name string, projectID int64, scopes []string, now time.Time) (string, *entdb.APIKey, error)
+
+// IssuedKey is a new project's first API key, in clear this once, and its
+// scopes.
+type IssuedKey struct {
+	Key    string
+	Scopes []string
+}
 
 // ServiceConfig is what a Service needs.
 type ServiceConfig struct {
@@ -105,12 +115,12 @@ func (s *Service) ticker(param, name string) (chains.Ticker, error) {
 // Create creates the project req asks for, with its first API key (named
 // as the project), in one transaction; the key is returned in clear this
 // once.
-func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, string, error) {
+func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, IssuedKey, error) {
 	wallets := map[string][]schema.Destination{}
 	for _, spec := range req.Wallets {
 		t, ds, err := s.wallet(spec)
 		if err != nil {
-			return nil, "", err
+			return nil, IssuedKey{}, err
 		}
 		wallets[t] = ds
 	}
@@ -118,7 +128,7 @@ func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, stri
 	for _, name := range req.Tickers {
 		t, err := s.ticker("tickers", name)
 		if err != nil {
-			return nil, "", err
+			return nil, IssuedKey{}, err
 		}
 		tickers = append(tickers, t.Ticker)
 	}
@@ -127,11 +137,11 @@ func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, stri
 		name, count, ok := strings.Cut(spec, "=")
 		t, err := s.ticker("confirmations", name)
 		if err != nil {
-			return nil, "", err
+			return nil, IssuedKey{}, err
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(count), 10, 32)
 		if !ok || err != nil || n < int64(t.MinConfirmations) || n > 100 {
-			return nil, "", fmt.Errorf("%w: confirmations %q: want %s=N with N from %d to 100", ErrInvalid, spec, t.Ticker, t.MinConfirmations)
+			return nil, IssuedKey{}, fmt.Errorf("%w: confirmations %q: want %s=N with N from %d to 100", ErrInvalid, spec, t.Ticker, t.MinConfirmations)
 		}
 		if fixed, ok := t.Rules().FixedConfirmations(t); ok {
 			n = fixed // Solana has no numeric depth
@@ -140,14 +150,18 @@ func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, stri
 	}
 	name, currency := req.Name, req.Currency
 	var pr *entdb.Project
-	var key string
+	var key IssuedKey
 	err := store.WithTx(ctx, s.cfg.DB, func(tx *entdb.Tx) error {
 		var err error
 		if pr, err = Create(ctx, tx.Client(), Params{Name: name, Currency: currency, Wallets: wallets, Tickers: tickers, Confirmations: confs}, s.cfg.Now()); err != nil {
 			return err
 		}
-		key, _, err = s.cfg.IssueKey(ctx, tx.Client(), name, pr.ID, s.cfg.Now())
-		return err
+		var row *entdb.APIKey
+		if key.Key, row, err = s.cfg.IssueKey(ctx, tx.Client(), name, pr.ID, req.APIKeyScopes, s.cfg.Now()); err != nil {
+			return err
+		}
+		key.Scopes = row.Scopes
+		return nil
 	})
 	return pr, key, err
 }

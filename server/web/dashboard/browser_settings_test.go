@@ -17,7 +17,8 @@ import (
 
 // TestBrowserDashboardSettings signs in to the dashboard in a real browser
 // at a phone's width and, on the settings page, sets two payout wallets
-// (one split by shares), creates an API key and sees it once, revokes it
+// (one split by shares), creates an API key without the payouts and
+// management scopes and sees it once, revokes it
 // (the API then refuses it), and sends a test webhook, whose acknowledged
 // attempt appears on the notification's page and in the latest tests.
 func TestBrowserDashboardSettings(t *testing.T) {
@@ -49,6 +50,9 @@ func TestBrowserDashboardSettings(t *testing.T) {
 	var key string
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(`#key-name`), "shop backend"),
+		// Every scope is checked: this key pays nothing out.
+		chromedp.Click(chromedp.CSS(`#scope-payouts`)),
+		chromedp.Click(chromedp.CSS(`#scope-management`)),
 		chromedp.Click(chromedp.CSS(`#create-key`)),
 		chromedp.WaitVisible(chromedp.CSS(`#new-key`)),
 		webtest.Into(&key, chromedp.Text(chromedp.CSS(`#new-key`))),
@@ -60,8 +64,8 @@ func TestBrowserDashboardSettings(t *testing.T) {
 		t.Fatalf("the new key %q on the API: %d", key, r.Code)
 	}
 	row, err := d.in.Server.DB().Client.APIKey.Query().Where(entapikey.Hash(phkey.Hash(key))).Only(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || strings.Join(row.Scopes, ",") != "read,create" {
+		t.Fatalf("the new key %+v %v, want scopes read and create", row, err)
 	}
 	var shownAgain bool
 	if err := chromedp.Do(ctx,

@@ -78,11 +78,15 @@ type settingsData struct {
 	// Keys are the project's merchant keys (never an operator's).
 	Keys []*entdb.APIKey
 	// NewKey is a key just created, shown on this response only; NewKeyName
-	// is its name.
-	NewKey     string
-	NewKeyName string
-	KeyName    string
-	KeyError   string
+	// is its name and NewKeyScopes its scopes.
+	NewKey       string
+	NewKeyName   string
+	NewKeyScopes []string
+	KeyName      string
+	KeyError     string
+	// KeyScopes are the key form's scope boxes: all checked, or what a
+	// refused form chose.
+	KeyScopes []scopeChoice
 
 	// PayoutURL and PayoutGET are the payout webhook's URL and transport;
 	// PayoutError says why a change was refused. PayoutLimits are the
@@ -99,6 +103,29 @@ type settingsData struct {
 	// AutoRefund is auto_refund_overpaid.
 	AutoRefund      bool
 	ExceptionsError string
+}
+
+// scopeChoice is one scope box of the key form.
+type scopeChoice struct {
+	Value, What string
+	Checked     bool
+}
+
+// scopeWhat says what each scope allows a project's key to do.
+var scopeWhat = map[string]string{
+	apikey.ScopeRead:       "read: logs, lists, statuses, QR codes, the delivery stream",
+	apikey.ScopeCreate:     "create: addresses, checkouts, deposits, subscriptions",
+	apikey.ScopePayouts:    "payouts: payout requests and payouts, refunds, wrong-asset forwards and refunds",
+	apikey.ScopeManagement: "management: test and resend webhooks",
+}
+
+// scopeChoices returns the key form's boxes, checked as chosen (nil: all).
+func scopeChoices(chosen []string) []scopeChoice {
+	var out []scopeChoice
+	for _, s := range apikey.AllScopes() {
+		out = append(out, scopeChoice{Value: s, What: scopeWhat[s], Checked: chosen == nil || slices.Contains(chosen, s)})
+	}
+	return out
 }
 
 // payoutLimitRow is one coin's payout limits, for people ("none" for 0).
@@ -181,6 +208,9 @@ func (h *Handler) showSettings(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	set(&d)
+	if d.KeyScopes == nil {
+		d.KeyScopes = scopeChoices(nil)
+	}
 	if d.Secret != "" && p.PreviousSecretUntil != nil {
 		d.GraceUntil = *p.PreviousSecretUntil
 	}
@@ -353,12 +383,19 @@ func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *sessio
 	settingsRedirect(w, r, "wallet-removed", "wallets")
 }
 
-// createKey issues a key of the project and shows it on this response only
-// (no-store; never in a URL or a log).
+// createKey issues a key of the project with the scopes checked (at least
+// one) and shows it on this response only (no-store; never in a URL or a
+// log).
 func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) {
 	name := strings.TrimSpace(r.PostFormValue("name"))
+	chosen := r.PostForm["scope"]
+	scopes, scopeErr := apikey.ParseScopes(chosen)
 	var problem string
 	switch {
+	case scopeErr != nil:
+		problem = "The key was not created: " + scopeErr.Error() + "."
+	case len(chosen) == 0:
+		problem = "Choose at least one scope: what the key may do."
 	case name == "":
 		problem = "The key needs a name (what uses it, e.g. \"shop backend\")."
 	case utf8.RuneCountInString(name) > MaxKeyName:
@@ -369,16 +406,21 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, s *session) 
 	if problem != "" {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
 			d.KeyName, d.KeyError = name, problem
+			echo := []string{} // none checked: what was chosen, if anything
+			if scopeErr == nil && len(chosen) > 0 {
+				echo = scopes
+			}
+			d.KeyScopes = scopeChoices(echo)
 		})
 		return
 	}
-	key, _, err := apikey.CreateInProject(r.Context(), h.cfg.DB, name, s.user.ProjectID, h.cfg.Now())
+	key, row, err := apikey.CreateScoped(r.Context(), h.cfg.DB, name, s.user.ProjectID, scopes, h.cfg.Now())
 	if err != nil {
 		h.pages.Fail(w, "create api key", err)
 		return
 	}
 	h.showSettings(w, r, s, http.StatusOK, func(d *settingsData) {
-		d.NewKey, d.NewKeyName = key, name
+		d.NewKey, d.NewKeyName, d.NewKeyScopes = key, name, row.Scopes
 	})
 }
 

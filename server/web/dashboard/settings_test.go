@@ -138,16 +138,31 @@ func TestDashboardAPIKeys(t *testing.T) {
 	list.Want(t, 200, "test A", "test A2", d.in.KeyA[:8]+"…", `class="badge st-acknowledged">active`)
 	list.WantNot(t, d.in.KeyA, d.in.KeyA2, "operator's", "ph_opera", phkey.Hash(d.in.KeyA), "test B", `id="new-key"`)
 
-	for _, c := range []struct{ name, want string }{
-		{"  ", "The key needs a name"},
-		{strings.Repeat("n", 101), "longer than 100 characters"},
-		{"tab\there", "without control characters"},
+	// The form offers the four scopes, all checked.
+	list.Want(t, 200, `id="scope-read" checked`, `id="scope-create" checked`, `id="scope-payouts" checked`, `id="scope-management" checked`)
+	for _, c := range []struct {
+		name   string
+		scopes []string
+		want   string
+	}{
+		{"  ", []string{"read"}, "The key needs a name"},
+		{strings.Repeat("n", 101), []string{"read"}, "longer than 100 characters"},
+		{"tab\there", []string{"read"}, "without control characters"},
+		{"no scope", nil, "Choose at least one scope"},
+		{"bad scope", []string{"read", "admin"}, `unknown scope &#34;admin&#34;: the scopes are read, create, payouts, management`},
 	} {
-		a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {c.name}}).Want(t, http.StatusBadRequest, `id="key-error"`, c.want)
+		p := a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {c.name}, "scope": c.scopes})
+		p.Want(t, http.StatusBadRequest, `id="key-error"`, c.want)
+		if c.name == "  " {
+			// What was chosen stays chosen.
+			p.Want(t, http.StatusBadRequest, `id="scope-read" checked`)
+			p.WantNot(t, `id="scope-create" checked`)
+		}
 	}
 
-	p := a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {"shop <backend>"}})
-	p.Want(t, 200, "shown only this once", "shop &lt;backend&gt;")
+	// A key that reads and creates, but pays nothing out.
+	p := a.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {"shop <backend>"}, "scope": {"create", "read"}})
+	p.Want(t, 200, "shown only this once", "shop &lt;backend&gt;", `<p id="new-key-scopes">Scopes: read, create</p>`)
 	m := newKey.FindStringSubmatch(p.Body)
 	if m == nil || p.Header.Get("Cache-Control") != "no-store" || p.Header.Get("Location") != "" {
 		t.Fatalf("created key page: %v\n%s", p.Header, p.Body)
@@ -157,11 +172,16 @@ func TestDashboardAPIKeys(t *testing.T) {
 		t.Fatalf("the new key on the API: %d %s", r.Code, r.Body)
 	}
 	row, err := db.APIKey.Query().Where(entapikey.Hash(phkey.Hash(key))).Only(ctx)
-	if err != nil || row.ProjectID != d.in.ProjectA || row.Operator || row.Name != "shop <backend>" {
+	if err != nil || row.ProjectID != d.in.ProjectA || row.Operator || row.Name != "shop <backend>" || strings.Join(row.Scopes, ",") != "read,create" {
 		t.Fatalf("stored key %+v %v", row, err)
 	}
+	// Its scopes bind it on the API: a test webhook is management.
+	if r := d.in.PostJSON(t, "/notification/test/", `{"url":"https://shop.example/hook"}`, key); r.Code != http.StatusForbidden ||
+		!strings.Contains(string(r.Body), `this API key lacks the \"management\" scope`) {
+		t.Fatalf("a read and create key sends a test webhook: %d %s", r.Code, r.Body)
+	}
 	again := a.do(http.MethodGet, "/dashboard/settings/", nil)
-	again.Want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…")
+	again.Want(t, 200, `id="key-`, "shop &lt;backend&gt;", key[:8]+"…", `<td class="scopes">read, create</td>`, `<td class="scopes">read, create, payouts, management</td>`)
 	again.WantNot(t, key)
 	// Its use on the API above is shown, to the minute.
 	used := regexp.MustCompile(`(?s)id="key-` + fmt.Sprint(row.ID) + `".*?</tr>`).FindString(again.Body)

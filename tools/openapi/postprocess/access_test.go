@@ -12,8 +12,10 @@ import (
 )
 
 // TestPublicMatchesDescriptors: an operation documented as needing no API
-// key is exactly one whose method declares ACCESS_PUBLIC, so the document
-// cannot drift from what the server enforces.
+// key is exactly one whose method declares ACCESS_PUBLIC, and one
+// documented as taking an Idempotency-Key is exactly one whose method needs
+// a key and declares a scope other than read, so the document cannot drift
+// from what the server enforces.
 func TestPublicMatchesDescriptors(t *testing.T) {
 	for op, r := range rules {
 		svc, method, ok := strings.Cut(op, "_")
@@ -24,9 +26,15 @@ func TestPublicMatchesDescriptors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("operation %s: %v", op, err)
 		}
-		public := interceptor.MethodAccess(d.(protoreflect.MethodDescriptor)) == payhookv1.Access_ACCESS_PUBLIC
+		md := d.(protoreflect.MethodDescriptor)
+		public := interceptor.MethodAccess(md) == payhookv1.Access_ACCESS_PUBLIC
 		if public != r.public {
 			t.Errorf("operation %s: rules say public=%v, the method's access option says %v", op, r.public, public)
+		}
+		scope := interceptor.ScopeName(interceptor.MethodScope(md))
+		writes := !public && scope != "" && scope != interceptor.ScopeRead
+		if writes != r.writes {
+			t.Errorf("operation %s: rules say writes=%v, the method's scope option (%q) says %v", op, r.writes, scope, writes)
 		}
 	}
 }

@@ -16,7 +16,11 @@
 //     `GET /info/`, which is a map keyed by network (see Info); the single
 //     ticker forms of info answer one CoinInfo with the status;
 //   - errors are the gateway's `{"status": "error", "error": "..."}` body
-//     (400, 401 where a key is needed, 404, and the rest as default);
+//     (400, 401 and 403 where a key is needed, 404, and the rest as
+//     default);
+//   - an operation that may change something (its method declares a scope
+//     other than read) takes the Idempotency-Key header, may answer 409 for
+//     it, and marks a replayed answer with Idempotent-Replayed;
 //   - the public operations need no key (`security: []`);
 //   - JSON types as protojson with EmitDefaultValues writes them: int64 is a
 //     string of digits; scalars, lists and maps are always present; a proto3

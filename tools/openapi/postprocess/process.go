@@ -21,35 +21,39 @@ type rule struct {
 	// something the request names (an address, invoice, subscription or
 	// notification that does not exist or is another owner's).
 	notFound bool
+	// writes: the operation may change something (its method needs a key
+	// and declares a scope other than read; a test checks this against
+	// the descriptors), so it takes an Idempotency-Key header.
+	writes bool
 }
 
 // rules lists every operation of the document. An operation missing here,
 // or listed here but absent from the document, fails the step.
 var rules = map[string]rule{
-	"AddressService_CreateAddress": {},
+	"AddressService_CreateAddress": {writes: true},
 	"AddressService_GetLogs":       {notFound: true},
 	"AddressService_GetPublicKey":  {public: true},
 	"AddressService_GetInfo":       {public: true},
 	"AddressService_GetQrCode":     {},
 	"AddressService_EstimateFee":   {public: true},
-	"AddressService_CreatePayout":  {},
+	"AddressService_CreatePayout":  {writes: true},
 	"AddressService_Convert":       {public: true},
 
-	"CheckoutService_RequestCheckout":    {},
-	"CheckoutService_GetCheckoutAddress": {notFound: true},
+	"CheckoutService_RequestCheckout":    {writes: true},
+	"CheckoutService_GetCheckoutAddress": {notFound: true, writes: true},
 	"CheckoutService_GetCheckoutLogs":    {notFound: true},
 
-	"DepositService_RequestDeposit":    {},
-	"DepositService_GetDepositAddress": {notFound: true},
+	"DepositService_RequestDeposit":    {writes: true},
+	"DepositService_GetDepositAddress": {notFound: true, writes: true},
 	"DepositService_GetDepositLogs":    {notFound: true},
 
-	"SubscriptionService_CreateSubscription":     {},
-	"SubscriptionService_GetSubscriptionAddress": {notFound: true},
+	"SubscriptionService_CreateSubscription":     {writes: true},
+	"SubscriptionService_GetSubscriptionAddress": {notFound: true, writes: true},
 	"SubscriptionService_FetchSubscription":      {notFound: true},
 	"SubscriptionService_ListSubscriptions":      {},
 
-	"NotificationService_ResendNotification": {notFound: true},
-	"NotificationService_TestNotification":   {},
+	"NotificationService_ResendNotification": {notFound: true, writes: true},
+	"NotificationService_TestNotification":   {writes: true},
 	"NotificationService_ListNotifications":  {},
 }
 
@@ -224,6 +228,9 @@ func (o *operation) rewrite(all []*operation) error {
 		}
 		out = append(out, p)
 	}
+	if rules[o.base].writes {
+		out = append(out, object{"$ref": "#/components/parameters/IdempotencyKey"})
+	}
 	if len(out) > 0 {
 		o.op["parameters"] = out
 	} else {
@@ -265,6 +272,12 @@ func (o *operation) responses(schemas object) (string, error) {
 	out := object{"200": ok, "400": object{"$ref": "#/components/responses/BadRequest"}}
 	if !rules[o.base].public {
 		out["401"] = object{"$ref": "#/components/responses/Unauthorized"}
+		out["403"] = object{"$ref": "#/components/responses/Forbidden"}
+	}
+	if rules[o.base].writes {
+		// A replay answers the first call's status and body, marked.
+		ok["headers"] = object{"Idempotent-Replayed": object{"$ref": "#/components/headers/IdempotentReplayed"}}
+		out["409"] = object{"$ref": "#/components/responses/IdempotencyConflict"}
 	}
 	if o.ticker || rules[o.base].notFound {
 		out["404"] = object{"$ref": "#/components/responses/NotFound"}

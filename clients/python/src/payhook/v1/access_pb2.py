@@ -14,15 +14,18 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/access.proto\x12\npayhook.v1\x1a google/protobuf/descriptor.proto*o\n\x06\x41\x63\x63\x65ss\x12\x16\n\x12\x41\x43\x43\x45SS_UNSPECIFIED\x10\x00\x12\x11\n\rACCESS_PUBLIC\x10\x01\x12\x12\n\x0e\x41\x43\x43\x45SS_PROJECT\x10\x02\x12\x13\n\x0f\x41\x43\x43\x45SS_OPERATOR\x10\x03\x12\x11\n\rACCESS_DEVNET\x10\x04:D\n\x06\x61\x63\x63\x65ss\x12\x1e.google.protobuf.MethodOptions\x18\xb2\x8f\x03 \x01(\x0e\x32\x12.payhook.v1.AccessB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/access.proto\x12\npayhook.v1\x1a google/protobuf/descriptor.proto*o\n\x06\x41\x63\x63\x65ss\x12\x16\n\x12\x41\x43\x43\x45SS_UNSPECIFIED\x10\x00\x12\x11\n\rACCESS_PUBLIC\x10\x01\x12\x12\n\x0e\x41\x43\x43\x45SS_PROJECT\x10\x02\x12\x13\n\x0f\x41\x43\x43\x45SS_OPERATOR\x10\x03\x12\x11\n\rACCESS_DEVNET\x10\x04*i\n\x05Scope\x12\x15\n\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0e\n\nSCOPE_READ\x10\x01\x12\x10\n\x0cSCOPE_CREATE\x10\x02\x12\x11\n\rSCOPE_PAYOUTS\x10\x03\x12\x14\n\x10SCOPE_MANAGEMENT\x10\x04:D\n\x06\x61\x63\x63\x65ss\x12\x1e.google.protobuf.MethodOptions\x18\xb2\x8f\x03 \x01(\x0e\x32\x12.payhook.v1.Access:B\n\x05scope\x12\x1e.google.protobuf.MethodOptions\x18\xb3\x8f\x03 \x01(\x0e\x32\x11.payhook.v1.ScopeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.access_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
   google_dot_protobuf_dot_descriptor__pb2.MethodOptions.RegisterExtension(access)
+  google_dot_protobuf_dot_descriptor__pb2.MethodOptions.RegisterExtension(scope)
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1'
   _ACCESS._serialized_start=73
   _ACCESS._serialized_end=184
+  _SCOPE._serialized_start=186
+  _SCOPE._serialized_end=291
 # @@protoc_insertion_point(module_scope)

@@ -10,7 +10,17 @@ ACCESS_PROJECT: Access
 ACCESS_PUBLIC: Access
 ACCESS_UNSPECIFIED: Access
 DESCRIPTOR: _descriptor.FileDescriptor
+SCOPE_CREATE: Scope
+SCOPE_FIELD_NUMBER: _ClassVar[int]
+SCOPE_MANAGEMENT: Scope
+SCOPE_PAYOUTS: Scope
+SCOPE_READ: Scope
+SCOPE_UNSPECIFIED: Scope
 access: _descriptor.FieldDescriptor
+scope: _descriptor.FieldDescriptor
 
 class Access(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class Scope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -17,7 +17,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18payhook/v1/project.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xa9\x01\n\x14\x43reateProjectRequest\x12\x1d\n\x04name\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\xc8\x01\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x19\n\x07wallets\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x64\x12\x1a\n\x07tickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\x12 \n\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\"O\n\x15\x43reateProjectResponse\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61pikey\x18\x02 \x01(\t\x12\x12\n\nipn_secret\x18\x03 \x01(\t\"\x15\n\x13ListProjectsRequest\"=\n\x14ListProjectsResponse\x12%\n\x08projects\x18\x01 \x03(\x0b\x32\x13.payhook.v1.Project\"\xcb\x03\n\x07Project\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63urrency\x18\x03 \x01(\t\x12*\n\x07wallets\x18\x04 \x03(\x0b\x32\x19.payhook.v1.ProjectWallet\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fsecret_rotating\x18\x06 \x01(\x08\x12\x0f\n\x07tickers\x18\x07 \x03(\t\x12=\n\rconfirmations\x18\x08 \x03(\x0b\x32&.payhook.v1.Project.ConfirmationsEntry\x12\x19\n\x11payout_notify_url\x18\t \x01(\t\x12\x1a\n\x12payout_notify_post\x18\n \x01(\x08\x12\x1b\n\x13underpaid_tolerance\x18\x0b \x01(\t\x12\x15\n\rlate_payments\x18\x0c \x01(\t\x12\x12\n\nrate_limit\x18\r \x01(\x01\x12\x12\n\nrate_burst\x18\x0e \x01(\x03\x1a\x34\n\x12\x43onfirmationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"?\n\rProjectWallet\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\r\n\x05share\x18\x03 \x01(\t\"n\n\x13RotateSecretRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12(\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0c\xbaH\t\"\x07\x18\x80\x9a\x9e\x01(\x00H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"*\n\x14RotateSecretResponse\x12\x12\n\nipn_secret\x18\x01 \x01(\t\"P\n\x10SetWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1f\n\x06wallet\x18\x02 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80 \"\x13\n\x11SetWalletResponse\"R\n\x13RemoveWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \"\x16\n\x14RemoveWalletResponse\"g\n\x16SetPayoutNotifyRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12#\n\x11payout_notify_url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x10\x12\x0b\n\x03get\x18\x03 \x01(\x08\"\x19\n\x17SetPayoutNotifyResponse\"\x8b\x01\n\x15SetPayoutLimitRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \x12\x1b\n\nper_payout\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x18\n\x07per_day\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"\x18\n\x16SetPayoutLimitResponse\"\xf0\x01\n\x1bSetPaymentExceptionsRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12)\n\x13underpaid_tolerance\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18(H\x00\x88\x01\x01\x12#\n\rlate_payments\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18(H\x01\x88\x01\x01\x12!\n\x14\x61uto_refund_overpaid\x18\x04 \x01(\x08H\x02\x88\x01\x01\x42\x16\n\x14_underpaid_toleranceB\x10\n\x0e_late_paymentsB\x17\n\x15_auto_refund_overpaid\"\xab\x01\n\x13SetRateLimitRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12.\n\nrate_limit\x18\x02 \x01(\x01\x42\x15\xbaH\x0b\x12\t\x19\x00\x00\x00\x00\x80\x84.A\xbaH\x04\x12\x02@\x01H\x00\x88\x01\x01\x12)\n\nrate_burst\x18\x03 \x01(\x03\x42\x10\xbaH\x04\"\x02(\x00\xbaH\x06\"\x04\x18\xc0\x84=H\x01\x88\x01\x01\x42\r\n\x0b_rate_limitB\r\n\x0b_rate_burst\">\n\x14SetRateLimitResponse\x12\x12\n\nrate_limit\x18\x01 \x01(\x01\x12\x12\n\nrate_burst\x18\x02 \x01(\x03\"p\n\x1cSetPaymentExceptionsResponse\x12\x1b\n\x13underpaid_tolerance\x18\x01 \x01(\t\x12\x15\n\rlate_payments\x18\x02 \x01(\t\x12\x1c\n\x14\x61uto_refund_overpaid\x18\x03 \x01(\x08\x32\xbc\t\n\x0eProjectService\x12}\n\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"\'\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x1d\"\x18/operator/project/create:\x01*\x12u\n\x0cListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"\"\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x81\x01\n\x0cRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/rotate-secret:\x01*\x12u\n\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/wallet/set:\x01*\x12\x8a\x01\n\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/payout-notify:\x01*\x12\x86\x01\n\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"-\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02#\"\x1e/operator/project/payout-limit:\x01*\x12\x9e\x01\n\x14SetPaymentExceptions\x12\'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"3\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02)\"$/operator/project/payment-exceptions:\x01*\x12~\n\x0cSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/rate-limit:\x01*\x12\x81\x01\n\x0cRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\".\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/wallet/remove:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18payhook/v1/project.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xff\x01\n\x14\x43reateProjectRequest\x12\x1d\n\x04name\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\xc8\x01\x12\x19\n\x08\x63urrency\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18\x03\x12\x19\n\x07wallets\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x64\x12\x1a\n\x07tickers\x18\x04 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\x12 \n\rconfirmations\x18\x05 \x03(\tB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01\x12T\n\rapikey_scopes\x18\x06 \x03(\tB=\xbaH\x05\x92\x01\x02\x10\x04\xbaH\x05\x92\x01\x02\x18\x01\xbaH*\x92\x01\'\"%r#R\x04readR\x06\x63reateR\x07payoutsR\nmanagement\"f\n\x15\x43reateProjectResponse\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61pikey\x18\x02 \x01(\t\x12\x12\n\nipn_secret\x18\x03 \x01(\t\x12\x15\n\rapikey_scopes\x18\x04 \x03(\t\"\x15\n\x13ListProjectsRequest\"=\n\x14ListProjectsResponse\x12%\n\x08projects\x18\x01 \x03(\x0b\x32\x13.payhook.v1.Project\"\xcb\x03\n\x07Project\x12\x12\n\nproject_id\x18\x01 \x01(\x03\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08\x63urrency\x18\x03 \x01(\t\x12*\n\x07wallets\x18\x04 \x03(\x0b\x32\x19.payhook.v1.ProjectWallet\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fsecret_rotating\x18\x06 \x01(\x08\x12\x0f\n\x07tickers\x18\x07 \x03(\t\x12=\n\rconfirmations\x18\x08 \x03(\x0b\x32&.payhook.v1.Project.ConfirmationsEntry\x12\x19\n\x11payout_notify_url\x18\t \x01(\t\x12\x1a\n\x12payout_notify_post\x18\n \x01(\x08\x12\x1b\n\x13underpaid_tolerance\x18\x0b \x01(\t\x12\x15\n\rlate_payments\x18\x0c \x01(\t\x12\x12\n\nrate_limit\x18\r \x01(\x01\x12\x12\n\nrate_burst\x18\x0e \x01(\x03\x1a\x34\n\x12\x43onfirmationsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"?\n\rProjectWallet\x12\x0e\n\x06ticker\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x02 \x01(\t\x12\r\n\x05share\x18\x03 \x01(\t\"n\n\x13RotateSecretRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12(\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0c\xbaH\t\"\x07\x18\x80\x9a\x9e\x01(\x00H\x00\x88\x01\x01\x42\x10\n\x0e_grace_seconds\"*\n\x14RotateSecretResponse\x12\x12\n\nipn_secret\x18\x01 \x01(\t\"P\n\x10SetWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1f\n\x06wallet\x18\x02 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80 \"\x13\n\x11SetWalletResponse\"R\n\x13RemoveWalletRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \"\x16\n\x14RemoveWalletResponse\"g\n\x16SetPayoutNotifyRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12#\n\x11payout_notify_url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x10\x12\x0b\n\x03get\x18\x03 \x01(\x08\"\x19\n\x17SetPayoutNotifyResponse\"\x8b\x01\n\x15SetPayoutLimitRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12\x1e\n\x06ticker\x18\x02 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18 \x12\x1b\n\nper_payout\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18@\x12\x18\n\x07per_day\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x18@\"\x18\n\x16SetPayoutLimitResponse\"\xf0\x01\n\x1bSetPaymentExceptionsRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12)\n\x13underpaid_tolerance\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x18(H\x00\x88\x01\x01\x12#\n\rlate_payments\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x18(H\x01\x88\x01\x01\x12!\n\x14\x61uto_refund_overpaid\x18\x04 \x01(\x08H\x02\x88\x01\x01\x42\x16\n\x14_underpaid_toleranceB\x10\n\x0e_late_paymentsB\x17\n\x15_auto_refund_overpaid\"\xab\x01\n\x13SetRateLimitRequest\x12\x1b\n\nproject_id\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02 \x00\x12.\n\nrate_limit\x18\x02 \x01(\x01\x42\x15\xbaH\x0b\x12\t\x19\x00\x00\x00\x00\x80\x84.A\xbaH\x04\x12\x02@\x01H\x00\x88\x01\x01\x12)\n\nrate_burst\x18\x03 \x01(\x03\x42\x10\xbaH\x04\"\x02(\x00\xbaH\x06\"\x04\x18\xc0\x84=H\x01\x88\x01\x01\x42\r\n\x0b_rate_limitB\r\n\x0b_rate_burst\">\n\x14SetRateLimitResponse\x12\x12\n\nrate_limit\x18\x01 \x01(\x01\x12\x12\n\nrate_burst\x18\x02 \x01(\x03\"p\n\x1cSetPaymentExceptionsResponse\x12\x1b\n\x13underpaid_tolerance\x18\x01 \x01(\t\x12\x15\n\rlate_payments\x18\x02 \x01(\t\x12\x1c\n\x14\x61uto_refund_overpaid\x18\x03 \x01(\x08\x32\xdd\t\n\x0eProjectService\x12\x81\x01\n\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"+\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1d\"\x18/operator/project/create:\x01*\x12y\n\x0cListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"&\x90\xfb\x18\x03\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x85\x01\n\x0cRotateSecret\x12\x1f.payhook.v1.RotateSecretRequest\x1a .payhook.v1.RotateSecretResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/rotate-secret:\x01*\x12y\n\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"/\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/wallet/set:\x01*\x12\x8e\x01\n\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/payout-notify:\x01*\x12\x8a\x01\n\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"1\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02#\"\x1e/operator/project/payout-limit:\x01*\x12\xa2\x01\n\x14SetPaymentExceptions\x12\'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"7\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02)\"$/operator/project/payment-exceptions:\x01*\x12~\n\x0cSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!\"\x1c/operator/project/rate-limit:\x01*\x12\x85\x01\n\x0cRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$\"\x1f/operator/project/wallet/remove:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.project_pb2', globals())
@@ -35,6 +35,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _CREATEPROJECTREQUEST.fields_by_name['tickers']._serialized_options = b'\272H\006\222\001\003\020\310\001'
   _CREATEPROJECTREQUEST.fields_by_name['confirmations']._options = None
   _CREATEPROJECTREQUEST.fields_by_name['confirmations']._serialized_options = b'\272H\006\222\001\003\020\310\001'
+  _CREATEPROJECTREQUEST.fields_by_name['apikey_scopes']._options = None
+  _CREATEPROJECTREQUEST.fields_by_name['apikey_scopes']._serialized_options = b'\272H\005\222\001\002\020\004\272H\005\222\001\002\030\001\272H*\222\001\'\"%r#R\004readR\006createR\007payoutsR\nmanagement'
   _PROJECT_CONFIRMATIONSENTRY._options = None
   _PROJECT_CONFIRMATIONSENTRY._serialized_options = b'8\001'
   _ROTATESECRETREQUEST.fields_by_name['project_id']._options = None
@@ -74,65 +76,65 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SETRATELIMITREQUEST.fields_by_name['rate_burst']._options = None
   _SETRATELIMITREQUEST.fields_by_name['rate_burst']._serialized_options = b'\272H\004\"\002(\000\272H\006\"\004\030\300\204='
   _PROJECTSERVICE.methods_by_name['CreateProject']._options = None
-  _PROJECTSERVICE.methods_by_name['CreateProject']._serialized_options = b'\220\373\030\003\202\323\344\223\002\035\"\030/operator/project/create:\001*'
+  _PROJECTSERVICE.methods_by_name['CreateProject']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002\035\"\030/operator/project/create:\001*'
   _PROJECTSERVICE.methods_by_name['ListProjects']._options = None
-  _PROJECTSERVICE.methods_by_name['ListProjects']._serialized_options = b'\220\373\030\003\202\323\344\223\002\030\022\026/operator/project/list'
+  _PROJECTSERVICE.methods_by_name['ListProjects']._serialized_options = b'\220\373\030\003\230\373\030\001\202\323\344\223\002\030\022\026/operator/project/list'
   _PROJECTSERVICE.methods_by_name['RotateSecret']._options = None
-  _PROJECTSERVICE.methods_by_name['RotateSecret']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/rotate-secret:\001*'
+  _PROJECTSERVICE.methods_by_name['RotateSecret']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002$\"\037/operator/project/rotate-secret:\001*'
   _PROJECTSERVICE.methods_by_name['SetWallet']._options = None
-  _PROJECTSERVICE.methods_by_name['SetWallet']._serialized_options = b'\220\373\030\003\202\323\344\223\002!\"\034/operator/project/wallet/set:\001*'
+  _PROJECTSERVICE.methods_by_name['SetWallet']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002!\"\034/operator/project/wallet/set:\001*'
   _PROJECTSERVICE.methods_by_name['SetPayoutNotify']._options = None
-  _PROJECTSERVICE.methods_by_name['SetPayoutNotify']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/payout-notify:\001*'
+  _PROJECTSERVICE.methods_by_name['SetPayoutNotify']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002$\"\037/operator/project/payout-notify:\001*'
   _PROJECTSERVICE.methods_by_name['SetPayoutLimit']._options = None
-  _PROJECTSERVICE.methods_by_name['SetPayoutLimit']._serialized_options = b'\220\373\030\003\202\323\344\223\002#\"\036/operator/project/payout-limit:\001*'
+  _PROJECTSERVICE.methods_by_name['SetPayoutLimit']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002#\"\036/operator/project/payout-limit:\001*'
   _PROJECTSERVICE.methods_by_name['SetPaymentExceptions']._options = None
-  _PROJECTSERVICE.methods_by_name['SetPaymentExceptions']._serialized_options = b'\220\373\030\003\202\323\344\223\002)\"$/operator/project/payment-exceptions:\001*'
+  _PROJECTSERVICE.methods_by_name['SetPaymentExceptions']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002)\"$/operator/project/payment-exceptions:\001*'
   _PROJECTSERVICE.methods_by_name['SetRateLimit']._options = None
   _PROJECTSERVICE.methods_by_name['SetRateLimit']._serialized_options = b'\220\373\030\003\202\323\344\223\002!\"\034/operator/project/rate-limit:\001*'
   _PROJECTSERVICE.methods_by_name['RemoveWallet']._options = None
-  _PROJECTSERVICE.methods_by_name['RemoveWallet']._serialized_options = b'\220\373\030\003\202\323\344\223\002$\"\037/operator/project/wallet/remove:\001*'
+  _PROJECTSERVICE.methods_by_name['RemoveWallet']._serialized_options = b'\220\373\030\003\230\373\030\004\202\323\344\223\002$\"\037/operator/project/wallet/remove:\001*'
   _CREATEPROJECTREQUEST._serialized_start=158
-  _CREATEPROJECTREQUEST._serialized_end=327
-  _CREATEPROJECTRESPONSE._serialized_start=329
-  _CREATEPROJECTRESPONSE._serialized_end=408
-  _LISTPROJECTSREQUEST._serialized_start=410
-  _LISTPROJECTSREQUEST._serialized_end=431
-  _LISTPROJECTSRESPONSE._serialized_start=433
-  _LISTPROJECTSRESPONSE._serialized_end=494
-  _PROJECT._serialized_start=497
-  _PROJECT._serialized_end=956
-  _PROJECT_CONFIRMATIONSENTRY._serialized_start=904
-  _PROJECT_CONFIRMATIONSENTRY._serialized_end=956
-  _PROJECTWALLET._serialized_start=958
-  _PROJECTWALLET._serialized_end=1021
-  _ROTATESECRETREQUEST._serialized_start=1023
-  _ROTATESECRETREQUEST._serialized_end=1133
-  _ROTATESECRETRESPONSE._serialized_start=1135
-  _ROTATESECRETRESPONSE._serialized_end=1177
-  _SETWALLETREQUEST._serialized_start=1179
-  _SETWALLETREQUEST._serialized_end=1259
-  _SETWALLETRESPONSE._serialized_start=1261
-  _SETWALLETRESPONSE._serialized_end=1280
-  _REMOVEWALLETREQUEST._serialized_start=1282
-  _REMOVEWALLETREQUEST._serialized_end=1364
-  _REMOVEWALLETRESPONSE._serialized_start=1366
-  _REMOVEWALLETRESPONSE._serialized_end=1388
-  _SETPAYOUTNOTIFYREQUEST._serialized_start=1390
-  _SETPAYOUTNOTIFYREQUEST._serialized_end=1493
-  _SETPAYOUTNOTIFYRESPONSE._serialized_start=1495
-  _SETPAYOUTNOTIFYRESPONSE._serialized_end=1520
-  _SETPAYOUTLIMITREQUEST._serialized_start=1523
-  _SETPAYOUTLIMITREQUEST._serialized_end=1662
-  _SETPAYOUTLIMITRESPONSE._serialized_start=1664
-  _SETPAYOUTLIMITRESPONSE._serialized_end=1688
-  _SETPAYMENTEXCEPTIONSREQUEST._serialized_start=1691
-  _SETPAYMENTEXCEPTIONSREQUEST._serialized_end=1931
-  _SETRATELIMITREQUEST._serialized_start=1934
-  _SETRATELIMITREQUEST._serialized_end=2105
-  _SETRATELIMITRESPONSE._serialized_start=2107
-  _SETRATELIMITRESPONSE._serialized_end=2169
-  _SETPAYMENTEXCEPTIONSRESPONSE._serialized_start=2171
-  _SETPAYMENTEXCEPTIONSRESPONSE._serialized_end=2283
-  _PROJECTSERVICE._serialized_start=2286
-  _PROJECTSERVICE._serialized_end=3498
+  _CREATEPROJECTREQUEST._serialized_end=413
+  _CREATEPROJECTRESPONSE._serialized_start=415
+  _CREATEPROJECTRESPONSE._serialized_end=517
+  _LISTPROJECTSREQUEST._serialized_start=519
+  _LISTPROJECTSREQUEST._serialized_end=540
+  _LISTPROJECTSRESPONSE._serialized_start=542
+  _LISTPROJECTSRESPONSE._serialized_end=603
+  _PROJECT._serialized_start=606
+  _PROJECT._serialized_end=1065
+  _PROJECT_CONFIRMATIONSENTRY._serialized_start=1013
+  _PROJECT_CONFIRMATIONSENTRY._serialized_end=1065
+  _PROJECTWALLET._serialized_start=1067
+  _PROJECTWALLET._serialized_end=1130
+  _ROTATESECRETREQUEST._serialized_start=1132
+  _ROTATESECRETREQUEST._serialized_end=1242
+  _ROTATESECRETRESPONSE._serialized_start=1244
+  _ROTATESECRETRESPONSE._serialized_end=1286
+  _SETWALLETREQUEST._serialized_start=1288
+  _SETWALLETREQUEST._serialized_end=1368
+  _SETWALLETRESPONSE._serialized_start=1370
+  _SETWALLETRESPONSE._serialized_end=1389
+  _REMOVEWALLETREQUEST._serialized_start=1391
+  _REMOVEWALLETREQUEST._serialized_end=1473
+  _REMOVEWALLETRESPONSE._serialized_start=1475
+  _REMOVEWALLETRESPONSE._serialized_end=1497
+  _SETPAYOUTNOTIFYREQUEST._serialized_start=1499
+  _SETPAYOUTNOTIFYREQUEST._serialized_end=1602
+  _SETPAYOUTNOTIFYRESPONSE._serialized_start=1604
+  _SETPAYOUTNOTIFYRESPONSE._serialized_end=1629
+  _SETPAYOUTLIMITREQUEST._serialized_start=1632
+  _SETPAYOUTLIMITREQUEST._serialized_end=1771
+  _SETPAYOUTLIMITRESPONSE._serialized_start=1773
+  _SETPAYOUTLIMITRESPONSE._serialized_end=1797
+  _SETPAYMENTEXCEPTIONSREQUEST._serialized_start=1800
+  _SETPAYMENTEXCEPTIONSREQUEST._serialized_end=2040
+  _SETRATELIMITREQUEST._serialized_start=2043
+  _SETRATELIMITREQUEST._serialized_end=2214
+  _SETRATELIMITRESPONSE._serialized_start=2216
+  _SETRATELIMITRESPONSE._serialized_end=2278
+  _SETPAYMENTEXCEPTIONSRESPONSE._serialized_start=2280
+  _SETPAYMENTEXCEPTIONSRESPONSE._serialized_end=2392
+  _PROJECTSERVICE._serialized_start=2395
+  _PROJECTSERVICE._serialized_end=3640
 # @@protoc_insertion_point(module_scope)

@@ -10,28 +10,32 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CreateProjectRequest(_message.Message):
-    __slots__ = ["confirmations", "currency", "name", "tickers", "wallets"]
+    __slots__ = ["apikey_scopes", "confirmations", "currency", "name", "tickers", "wallets"]
+    APIKEY_SCOPES_FIELD_NUMBER: _ClassVar[int]
     CONFIRMATIONS_FIELD_NUMBER: _ClassVar[int]
     CURRENCY_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TICKERS_FIELD_NUMBER: _ClassVar[int]
     WALLETS_FIELD_NUMBER: _ClassVar[int]
+    apikey_scopes: _containers.RepeatedScalarFieldContainer[str]
     confirmations: _containers.RepeatedScalarFieldContainer[str]
     currency: str
     name: str
     tickers: _containers.RepeatedScalarFieldContainer[str]
     wallets: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[str]] = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., currency: _Optional[str] = ..., wallets: _Optional[_Iterable[str]] = ..., tickers: _Optional[_Iterable[str]] = ..., confirmations: _Optional[_Iterable[str]] = ..., apikey_scopes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class CreateProjectResponse(_message.Message):
-    __slots__ = ["apikey", "ipn_secret", "project_id"]
+    __slots__ = ["apikey", "apikey_scopes", "ipn_secret", "project_id"]
     APIKEY_FIELD_NUMBER: _ClassVar[int]
+    APIKEY_SCOPES_FIELD_NUMBER: _ClassVar[int]
     IPN_SECRET_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     apikey: str
+    apikey_scopes: _containers.RepeatedScalarFieldContainer[str]
     ipn_secret: str
     project_id: int
-    def __init__(self, project_id: _Optional[int] = ..., apikey: _Optional[str] = ..., ipn_secret: _Optional[str] = ...) -> None: ...
+    def __init__(self, project_id: _Optional[int] = ..., apikey: _Optional[str] = ..., ipn_secret: _Optional[str] = ..., apikey_scopes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListProjectsRequest(_message.Message):
     __slots__ = []

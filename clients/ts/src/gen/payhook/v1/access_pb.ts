@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file payhook/v1/access.proto.
  */
 export const file_payhook_v1_access: GenFile = /*@__PURE__*/
-  fileDesc("ChdwYXlob29rL3YxL2FjY2Vzcy5wcm90bxIKcGF5aG9vay52MSpvCgZBY2Nlc3MSFgoSQUNDRVNTX1VOU1BFQ0lGSUVEEAASEQoNQUNDRVNTX1BVQkxJQxABEhIKDkFDQ0VTU19QUk9KRUNUEAISEwoPQUNDRVNTX09QRVJBVE9SEAMSEQoNQUNDRVNTX0RFVk5FVBAEOkwKBmFjY2VzcxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLKPAyABKA4yEi5wYXlob29rLnYxLkFjY2Vzc1IGYWNjZXNzQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChdwYXlob29rL3YxL2FjY2Vzcy5wcm90bxIKcGF5aG9vay52MSpvCgZBY2Nlc3MSFgoSQUNDRVNTX1VOU1BFQ0lGSUVEEAASEQoNQUNDRVNTX1BVQkxJQxABEhIKDkFDQ0VTU19QUk9KRUNUEAISEwoPQUNDRVNTX09QRVJBVE9SEAMSEQoNQUNDRVNTX0RFVk5FVBAEKmkKBVNjb3BlEhUKEVNDT1BFX1VOU1BFQ0lGSUVEEAASDgoKU0NPUEVfUkVBRBABEhAKDFNDT1BFX0NSRUFURRACEhEKDVNDT1BFX1BBWU9VVFMQAxIUChBTQ09QRV9NQU5BR0VNRU5UEAQ6TAoGYWNjZXNzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYso8DIAEoDjISLnBheWhvb2sudjEuQWNjZXNzUgZhY2Nlc3M6SQoFc2NvcGUSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxizjwMgASgOMhEucGF5aG9vay52MS5TY29wZVIFc2NvcGVCNVozZ2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svdjE7cGF5aG9va3YxYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Access says who may call an RPC. Every RPC of every payhook service
@@ -73,6 +73,67 @@ export const AccessSchema: GenEnum<Access> = /*@__PURE__*/
   enumDesc(file_payhook_v1_access, 0);
 
 /**
+ * Scope is what an API key must be allowed to do to call an RPC. Every RPC
+ * that needs an API key (ACCESS_PROJECT, ACCESS_OPERATOR) declares one with
+ * the method option `(payhook.v1.scope)`; the server refuses a call whose
+ * key lacks the scope with PermissionDenied (REST 403) naming it, and
+ * refuses every call of an authenticated method that declares none (deny
+ * by default). Methods that need no key (ACCESS_PUBLIC, ACCESS_DEVNET)
+ * declare none. A key's scopes are chosen when it is made (`payhook apikey
+ * create --scope`, the dashboard); a key made without a choice has all
+ * four. Scopes apply to operator keys too: an operator key with the read
+ * scope alone lists but changes nothing.
+ *
+ * @generated from enum payhook.v1.Scope
+ */
+export enum Scope {
+  /**
+   * SCOPE_UNSPECIFIED is the value of a method that declares no scope.
+   *
+   * @generated from enum value: SCOPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * SCOPE_READ reads: lists, status, logs, QR codes, the delivery stream.
+   * Calls of read methods are never replayed from an Idempotency-Key.
+   *
+   * @generated from enum value: SCOPE_READ = 1;
+   */
+  READ = 1,
+
+  /**
+   * SCOPE_CREATE creates payments: addresses, checkouts, deposits,
+   * subscriptions and their payment addresses.
+   *
+   * @generated from enum value: SCOPE_CREATE = 2;
+   */
+  CREATE = 2,
+
+  /**
+   * SCOPE_PAYOUTS moves money out: payouts and payout requests, refunds and
+   * their approval, wrong-asset forwards and refunds.
+   *
+   * @generated from enum value: SCOPE_PAYOUTS = 3;
+   */
+  PAYOUTS = 3,
+
+  /**
+   * SCOPE_MANAGEMENT changes the project or its operation: projects,
+   * settings, wallets, secrets, test and resent notifications.
+   *
+   * @generated from enum value: SCOPE_MANAGEMENT = 4;
+   */
+  MANAGEMENT = 4,
+}
+
+/**
+ * Describes the enum payhook.v1.Scope.
+ */
+export const ScopeSchema: GenEnum<Scope> = /*@__PURE__*/
+  enumDesc(file_payhook_v1_access, 1);
+
+/**
  * access is who may call the RPC. Extension number 51122 is payhook's, in
  * the range protobuf leaves to an organisation's own options
  * (50000-99999); it is not registered in the global extension registry
@@ -82,4 +143,14 @@ export const AccessSchema: GenEnum<Access> = /*@__PURE__*/
  */
 export const access: GenExtension<MethodOptions, Access> = /*@__PURE__*/
   extDesc(file_payhook_v1_access, 0);
+
+/**
+ * scope is what the caller's API key must be allowed to do (see Scope);
+ * every method whose access needs a key declares one. Extension number
+ * 51123 is payhook's, like access's.
+ *
+ * @generated from extension: payhook.v1.Scope scope = 51123;
+ */
+export const scope: GenExtension<MethodOptions, Scope> = /*@__PURE__*/
+  extDesc(file_payhook_v1_access, 1);
 

@@ -1,0 +1,19 @@
+package idempotency
+
+import (
+	"errors"
+
+	"github.com/payhook/payhook/internal/kind"
+)
+
+var (
+	// ErrInProgress refuses a call whose Idempotency-Key is claimed by a
+	// call still running (409; retrying later gets its response).
+	ErrInProgress = kind.New(kind.Aborted, "a call with this Idempotency-Key is in progress: retry once it has finished")
+	// ErrMismatch refuses a call whose Idempotency-Key was used with
+	// another method or other parameters (409).
+	ErrMismatch = kind.New(kind.Conflict, "Idempotency-Key reused with a different request: a key names one call, with its parameters")
+	// errLost reports a claim that was no longer the caller's when it
+	// completed (its lease ended and a retry took the key).
+	errLost = errors.New("the Idempotency-Key's claim was taken over after its lease")
+)
