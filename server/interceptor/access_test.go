@@ -76,7 +76,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 		},
 		interceptor.ScopeManagement: {
 			"ResendNotification", "TestNotification", "CreateProject", "RotateSecret", "SetWallet", "SetPayoutNotify",
-			"SetPayoutLimit", "SetPaymentExceptions", "RemoveWallet",
+			"SetPayoutLimit", "SetPaymentExceptions", "SetRateLimit", "RemoveWallet",
 		},
 	}
 	wantScope := map[protoreflect.Name]string{}

@@ -1382,7 +1382,7 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\x1cSetPaymentExceptionsResponse\x12/\n" +
 	"\x13underpaid_tolerance\x18\x01 \x01(\tR\x12underpaidTolerance\x12#\n" +
 	"\rlate_payments\x18\x02 \x01(\tR\flatePayments\x120\n" +
-	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xdd\t\n" +
+	"\x14auto_refund_overpaid\x18\x03 \x01(\bR\x12autoRefundOverpaid2\xe2\t\n" +
 	"\x0eProjectService\x12\x81\x01\n" +
 	"\rCreateProject\x12 .payhook.v1.CreateProjectRequest\x1a!.payhook.v1.CreateProjectResponse\"+\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/operator/project/create\x12y\n" +
 	"\fListProjects\x12\x1f.payhook.v1.ListProjectsRequest\x1a .payhook.v1.ListProjectsResponse\"&\x90\xfb\x18\x03\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/operator/project/list\x12\x85\x01\n" +
@@ -1390,8 +1390,8 @@ const file_payhook_v1_project_proto_rawDesc = "" +
 	"\tSetWallet\x12\x1c.payhook.v1.SetWalletRequest\x1a\x1d.payhook.v1.SetWalletResponse\"/\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/wallet/set\x12\x8e\x01\n" +
 	"\x0fSetPayoutNotify\x12\".payhook.v1.SetPayoutNotifyRequest\x1a#.payhook.v1.SetPayoutNotifyResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/payout-notify\x12\x8a\x01\n" +
 	"\x0eSetPayoutLimit\x12!.payhook.v1.SetPayoutLimitRequest\x1a\".payhook.v1.SetPayoutLimitResponse\"1\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/operator/project/payout-limit\x12\xa2\x01\n" +
-	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"7\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12~\n" +
-	"\fSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"+\x90\xfb\x18\x03\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/rate-limit\x12\x85\x01\n" +
+	"\x14SetPaymentExceptions\x12'.payhook.v1.SetPaymentExceptionsRequest\x1a(.payhook.v1.SetPaymentExceptionsResponse\"7\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02):\x01*\"$/operator/project/payment-exceptions\x12\x82\x01\n" +
+	"\fSetRateLimit\x12\x1f.payhook.v1.SetRateLimitRequest\x1a .payhook.v1.SetRateLimitResponse\"/\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/operator/project/rate-limit\x12\x85\x01\n" +
 	"\fRemoveWallet\x12\x1f.payhook.v1.RemoveWalletRequest\x1a .payhook.v1.RemoveWalletResponse\"2\x90\xfb\x18\x03\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/operator/project/wallet/removeB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
