@@ -528,7 +528,8 @@ func staleValue(coin, currency string, v value, ok bool, now time.Time) StaleVal
 
 // Why returns nil when USD has a price of coin and Fiat a rate of
 // currency (an ISO 4217 code, any case; USD and codes the fallback table
-// lacks count as priced: they are not a matter of age), and otherwise a
+// lacks count as priced: they are not a matter of age, nor is a coin
+// neither fetched nor in the table: Live cannot say), and otherwise a
 // *StaleError naming the first of the two that is missing or older than
 // MaxAge, the providers that failed at the last refresh and the age of the
 // last known value. price.Why calls it.
@@ -537,6 +538,9 @@ func (l *Live) Why(coin, currency string) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	key, v, ok := l.lookupKey(coin)
+	if !ok && !l.coinSet[key] {
+		return nil
+	}
 	if !ok || l.stale(v.at, now) {
 		return l.staleErr([]StaleValue{staleValue(key, "USD", v, ok, now)}, true)
 	}

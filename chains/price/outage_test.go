@@ -219,7 +219,14 @@ func TestLiveNoneUp(t *testing.T) {
 	if err := price.Why(l, "trc20/btc", "USD"); err == nil || err.Error() != want {
 		t.Errorf("Why = %v, want %q", err, want)
 	}
-	const never = "no fresh doge/USD price: providers p, q failed; none known (max age 1h)"
+	if err := price.Why(l, "doge", "USD"); err != nil {
+		t.Errorf("Why of a coin Live neither fetches nor has in its table: %v, want nil (it cannot say)", err)
+	}
+	l = newLive(t, price.LiveConfig{Providers: []price.Provider{failing("p")}, Coins: []string{"doge"}, MaxAge: time.Hour, Now: c.Now})
+	if err := l.Refresh(t.Context()); !errors.Is(err, price.ErrNoQuote) {
+		t.Fatalf("refresh: %v", err)
+	}
+	const never = "no fresh doge/USD price: provider p failed; none known (max age 1h)"
 	if err := price.Why(l, "doge", "USD"); err == nil || err.Error() != never {
 		t.Errorf("Why = %v, want %q", err, never)
 	}
