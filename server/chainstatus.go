@@ -127,6 +127,7 @@ func (s *Server) chainStats() []metrics.ChainStat {
 type healthBody struct {
 	Status string                 `json:"status"`
 	Health string                 `json:"health,omitempty"`
+	Reason string                 `json:"reason,omitempty"` // why health is degraded
 	Error  string                 `json:"error,omitempty"`
 	Chains map[string]ChainStatus `json:"chains"`
 }

@@ -85,6 +85,8 @@ type Server struct {
 	nodes     []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
+	// pricedTickers are the tickers offered, whose prices /healthz watches.
+	pricedTickers []string
 
 	// The base runs the listeners' goroutines and the database probe; its
 	// StopOnce runs the shutdown order once.
@@ -127,6 +129,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	}
 	registry, prices, err := s.buildChains(k, met)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.loadPrices(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.buildAPI(ctx, registry, prices, k, met); err != nil {
@@ -305,12 +310,11 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	var prices price.Source = table
 	if cfg.pricesMode() == PricesLive {
-		live, err := buildLivePrices(cfg, table, s.cfg.Now, s.logger)
+		live, err := buildLivePrices(cfg, table, priceStore{s.db.Client}, s.cfg.Now, s.logger)
 		if err != nil {
 			return nil, nil, err
 		}
 		s.livePrices, prices = live, live
-		met.ObservePrices(live.Ages)
 	}
 	// Chain backends: the configured nodes, and the devnet in developer
 	// mode for every ticker without a node.
@@ -343,6 +347,12 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		// A ticker nothing watches is not offered: absent from /info/,
 		// and creating an address of it is answered 404.
 		registry = registry.Only(func(t chains.Ticker) bool { _, ok := backends[t.Ticker]; return ok })
+	}
+	if s.livePrices != nil {
+		for _, t := range registry.All() {
+			s.pricedTickers = append(s.pricedTickers, t.Ticker)
+		}
+		met.ObservePrices(s.priceStats)
 	}
 	// One engine sends every outgoing transaction; forwarding is its first
 	// caller.
@@ -508,7 +518,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		}
 		mux.Handle(pattern, h)
 	}
-	mount(route.Healthz, healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses))
+	mount(route.Healthz, healthHandler(healthpb.NewHealthClient(s.selfConn), s.ChainStatuses, s.degraded))
 	met.ObserveChains(s.chainStats)
 	mount(route.Metrics, met.Handler())
 	apiDocs, err := openapi.Handler()
@@ -874,7 +884,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	return err
 }
 
-func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus) http.Handler {
+func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus, degraded func() string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := c.Check(r.Context(), &healthpb.HealthCheckRequest{})
 		// One ticker's node being down does not make the server unhealthy:
@@ -882,6 +892,12 @@ func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) ma
 		chs := chainStatus(r.Context())
 		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 			writeHealth(w, http.StatusServiceUnavailable, healthBody{Status: "error", Error: "not serving", Chains: chs})
+			return
+		}
+		// Degraded still serves (200): every instance shares the cause
+		// (stale prices), so routing elsewhere would not help.
+		if reason := degraded(); reason != "" {
+			writeHealth(w, http.StatusOK, healthBody{Status: "success", Health: "degraded", Reason: reason, Chains: chs})
 			return
 		}
 		writeHealth(w, http.StatusOK, healthBody{Status: "success", Health: "serving", Chains: chs})

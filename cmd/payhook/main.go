@@ -294,9 +294,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
 	fs.StringVar(&cfg.Chains.Prices, "prices", "", "where prices come from: table (embedded or --price-file) or live (providers over the table); default live with --node, table otherwise")
 	var providers listFlag
-	fs.Var(&providers, "price-provider", "live price provider in priority order: coinbase, coingecko, frankfurter, each optionally NAME=BASEURL; repeatable (default all three)")
+	fs.Var(&providers, "price-provider", "live price provider: coinbase, coingecko, kraken, frankfurter, each optionally NAME=BASEURL; all are asked and each price is the median of those that answer; repeatable (default all four)")
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
-	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before payloads omit it and conversions are {} (default 1h; negative: no limit)")
+	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before it is not used: requests needing it answer 503, /healthz says degraded, payloads omit it (default 1h; negative: no limit)")
 	if err := parse(fs, args); err != nil {
 		return server.Config{}, "", err
 	}
