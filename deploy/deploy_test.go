@@ -90,7 +90,10 @@ func exported(t *testing.T) map[string]bool {
 	read(resp.Body)
 
 	m := metrics.New(nil, nil)
-	m.ObservePrices(func() map[string]time.Duration { return map[string]time.Duration{"btc": time.Minute} })
+	m.ObservePrices(func() metrics.PriceStats {
+		return metrics.PriceStats{Ages: map[string]time.Duration{"btc": time.Minute}, MaxAge: time.Hour,
+			Providers: []metrics.PriceProvider{{Name: "kraken", Up: true}}}
+	})
 	// A watcher that has polled (the dev server's watchers poll only when
 	// asked here, so its last-poll time is not exported yet).
 	m.ObserveChains(func() []metrics.ChainStat {
@@ -138,10 +141,10 @@ func TestDeployFilesUseExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	// What the issue asks alerts for: the delivery queue, failures, chain
-	// lag and chain down, stale prices.
+	// What the issues ask alerts for: the delivery queue, failures, chain
+	// lag and chain down, stale prices, checkouts failing for want of one.
 	for _, want := range []string{"PayhookDeliveryQueueGrowing", "PayhookDeliveryFailureRate", "PayhookNotificationsFailedPermanently",
-		"PayhookChainDown", "PayhookChainLagging", "PayhookPriceStale"} {
+		"PayhookChainDown", "PayhookChainLagging", "PayhookPriceStale", "PayhookPricesUnavailable", "PayhookPriceProviderDown"} {
 		if !contains(alerts, want) {
 			t.Errorf("alerts.yml lacks %s", want)
 		}

@@ -131,10 +131,11 @@ type healthBody struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// healthDetails is /healthz's answer to the operator: the status and every
-// watched chain (an empty object when there is none).
+// healthDetails is /healthz's answer to the operator: the status, why it is
+// degraded, and every watched chain (an empty object when there is none).
 type healthDetails struct {
 	healthBody
+	Reason string `json:"reason,omitempty"` // why health is degraded
 	Chains map[string]ChainStatus `json:"chains"`
 }
 

@@ -53,8 +53,8 @@ type Config struct {
 	Dev bool
 	// ManualDelivery leaves the dispatch loop and chain watcher loops off;
 	// deliveries happen only when the caller runs them (Notifier().RunDue),
-	// on the configured clock, and chains are read when the devnet changes
-	// them. Tests.
+	// on the configured clock, chains are read when the devnet changes
+	// them, and live prices are refreshed by RefreshPrices only. Tests.
 	ManualDelivery bool
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
@@ -215,16 +215,19 @@ type ChainsConfig struct {
 	// payments need real prices) and the table otherwise (the devnet,
 	// offline development).
 	Prices string
-	// PriceProviders are the live providers in priority order
-	// (--price-provider, repeatable): "coinbase", "coingecko",
-	// "frankfurter", each optionally "=BASEURL" (a mirror, a test server).
-	// Default: coinbase, coingecko, frankfurter.
+	// PriceProviders are the live providers (--price-provider,
+	// repeatable): "coinbase", "coingecko", "kraken", "frankfurter", each
+	// optionally "=BASEURL" (a mirror, a test server). All are asked at
+	// every refresh and each price is the median of those that answer.
+	// Default: coinbase, coingecko, kraken, frankfurter.
 	PriceProviders []string
 	// PriceTTL is how often live prices are refreshed (--price-ttl).
 	PriceTTL time.Duration
-	// PriceMaxAge is how old a price may be before it is omitted
-	// (--price-max-age): price leaves the payloads and the conversion maps
-	// are {}. Negative: no limit.
+	// PriceMaxAge is how old a price may be before it is not used
+	// (--price-max-age): price leaves the payloads, the conversion maps
+	// are {}, requests that need a price (a checkout with an amount, an
+	// address of one, /convert/, /estimate/) answer 503 naming the cause,
+	// and /healthz reports degraded. Negative: no limit.
 	PriceMaxAge time.Duration
 	// NodeTimeout bounds one node request (--node-timeout).
 	NodeTimeout time.Duration

@@ -104,7 +104,7 @@ func metricsHandler(g operatorGate, h http.Handler) http.Handler {
 // otherwise, to anyone. With operator access the answer adds every chain's
 // status (chainStatus: node URLs without credentials, heads, last errors);
 // an anonymous answer names no host and repeats no error text.
-func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus, g operatorGate) http.Handler {
+func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) map[string]ChainStatus, degraded func() string, g operatorGate) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := g.check(w, r, "/healthz's details")
 		if a == accessRefused {
@@ -112,8 +112,14 @@ func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) ma
 		}
 		resp, err := c.Check(r.Context(), &healthpb.HealthCheckRequest{})
 		code, body := http.StatusOK, healthBody{Status: "success", Health: "serving"}
+		var reason string
 		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 			code, body = http.StatusServiceUnavailable, healthBody{Status: "error", Error: "not serving"}
+		} else if reason = degraded(); reason != "" {
+			// Degraded still serves (200): every instance shares the cause
+			// (stale prices), so routing elsewhere would not help. Anyone
+			// sees that it is degraded; the operator sees why.
+			body.Health = "degraded"
 		}
 		if a != accessOperator {
 			writeHealth(w, code, body)
@@ -125,6 +131,6 @@ func healthHandler(c healthpb.HealthClient, chainStatus func(context.Context) ma
 		if chs == nil {
 			chs = map[string]ChainStatus{}
 		}
-		writeHealth(w, code, healthDetails{healthBody: body, Chains: chs})
+		writeHealth(w, code, healthDetails{healthBody: body, Reason: reason, Chains: chs})
 	})
 }

@@ -92,6 +92,8 @@ type Server struct {
 	livePrices *price.Live
 	// idempotency deletes expired Idempotency-Keys.
 	idempotency *idempotency.Collector
+	// pricedTickers are the tickers offered, whose prices /healthz watches.
+	pricedTickers []string
 
 	// The base runs the listeners' goroutines and the database probe; its
 	// StopOnce runs the shutdown order once.
@@ -138,6 +140,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	}
 	registry, prices, err := s.buildChains(k, met)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.loadPrices(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.buildAPI(ctx, registry, prices, k, met); err != nil {
@@ -352,12 +357,11 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	var prices price.Source = table
 	if cfg.pricesMode() == PricesLive {
-		live, err := buildLivePrices(cfg, table, s.cfg.Now, s.logger)
+		live, err := buildLivePrices(cfg, table, priceStore{s.db.Client}, s.cfg.Now, s.logger)
 		if err != nil {
 			return nil, nil, err
 		}
 		s.livePrices, prices = live, live
-		met.ObservePrices(live.Ages)
 	}
 	// Chain backends: the configured nodes, and the devnet in developer
 	// mode for every ticker without a node.
@@ -390,6 +394,12 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		// A ticker nothing watches is not offered: absent from /info/,
 		// and creating an address of it is answered 404.
 		registry = registry.Only(func(t chains.Ticker) bool { _, ok := backends[t.Ticker]; return ok })
+	}
+	if s.livePrices != nil {
+		for _, t := range registry.All() {
+			s.pricedTickers = append(s.pricedTickers, t.Ticker)
+		}
+		met.ObservePrices(s.priceStats)
 	}
 	// One engine sends every outgoing transaction; forwarding is its first
 	// caller.
@@ -580,7 +590,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	// listener they need an operator's key (a bare status is anyone's).
 	healthClient := healthpb.NewHealthClient(s.selfConn)
 	gate := operatorGate{keys: keyResolver}
-	mount(route.Healthz, healthHandler(healthClient, s.ChainStatuses, gate))
+	mount(route.Healthz, healthHandler(healthClient, s.ChainStatuses, s.degraded, gate))
 	met.ObserveChains(s.chainStats)
 	mount(route.Metrics, metricsHandler(gate, met.Handler()))
 	apiDocs, err := openapi.Handler()
@@ -637,7 +647,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		// reaches it (bind it to a private address), and nothing else.
 		open := operatorGate{open: true}
 		opMux := http.NewServeMux()
-		opMux.Handle(route.Healthz, healthHandler(healthClient, s.ChainStatuses, open))
+		opMux.Handle(route.Healthz, healthHandler(healthClient, s.ChainStatuses, s.degraded, open))
 		opMux.Handle(route.Metrics, metricsHandler(open, met.Handler()))
 		s.opHTTP = &http.Server{
 			Handler:           opMux,

@@ -105,6 +105,9 @@ func NewCoinbase(cfg CoinbaseConfig) (*Coinbase, error) {
 // Name returns "coinbase".
 func (*Coinbase) Name() string { return "coinbase" }
 
+// Covers reports that Coinbase quotes coins and fiat rates.
+func (*Coinbase) Covers() (coins, fiat bool) { return true, true }
+
 // Fetch reads the USD exchange rates in one request.
 func (p *Coinbase) Fetch(ctx context.Context, coins []string) (Quote, error) {
 	body, err := getJSON(ctx, p.cfg.Client, p.Name(), p.cfg.BaseURL, "/v2/exchange-rates", url.Values{"currency": {"USD"}}, nil)

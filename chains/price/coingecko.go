@@ -129,6 +129,9 @@ func NewCoinGecko(cfg CoinGeckoConfig) (*CoinGecko, error) {
 // Name returns "coingecko".
 func (*CoinGecko) Name() string { return "coingecko" }
 
+// Covers reports that CoinGecko quotes coins, not fiat rates.
+func (*CoinGecko) Covers() (coins, fiat bool) { return true, false }
+
 // Fetch asks for the USD prices of those of coins that have an id, in one
 // request. With none, it returns an empty quote without asking.
 func (p *CoinGecko) Fetch(ctx context.Context, coins []string) (Quote, error) {

@@ -5,7 +5,9 @@
 // embedded data.json, or an operator's file in the same format), which has
 // no network access; or Live, which fetches current prices through its
 // Providers over HTTP, only from the base URLs they are configured with,
-// and keeps a Table beneath as the last fallback.
+// takes the median of their answers, keeps the last known good values
+// through a Store the server provides, and keeps a Table beneath as the
+// last fallback.
 //
 // # Prices
 //
@@ -36,7 +38,7 @@
 // # Providers
 //
 // A Provider answers one request with a Quote: USD prices per asset symbol,
-// fiat units per USD per ISO 4217 code, and the time it was fetched. Three
+// fiat units per USD per ISO 4217 code, and the time it was fetched. Four
 // are implemented against documented public endpoints, each at a
 // configurable base URL with an injectable *http.Client:
 //
@@ -45,6 +47,9 @@
 //     key in the x-cg-demo-api-key or x-cg-pro-api-key header.
 //   - Coinbase: GET /v2/exchange-rates?currency=USD; fiat rates (the codes
 //     configured) and coin prices as 1/rate, rounded to MaxRatePlaces.
+//   - Kraken: GET /0/public/Ticker?pair=...; coin prices by USD pair
+//     (KrakenPairs maps symbols to pairs), the last trade price; Kraken's
+//     error array (sent with status 200) fails the answer.
 //   - Frankfurter: GET /v1/latest?base=USD; fiat reference rates only.
 //
 // Every value read is checked against the limits of Load (> 0, below 10^15,
@@ -60,13 +65,19 @@
 // was fetched (never later than Live's clock), a table value midnight UTC
 // of the table's as_of date (unknown when the file has none).
 //
-//   - Refresh asks the providers in priority order for the configured coins
-//     and the table's currencies. The first provider that quotes a coin or
-//     currency wins; a provider that fails is logged and the next is asked;
-//     asking stops once everything is quoted. Each value is cached with its
-//     quote's time and only ever replaced by a newer one. When no provider
-//     answers, Refresh returns ErrNoQuote and the cache is unchanged: values
-//     keep aging.
+//   - Refresh asks every provider at once for the configured coins and the
+//     table's currencies. Each coin and currency gets the median of the
+//     answers quoting it (for an even count the mean of the two middle
+//     values, in decimal), as of the oldest of those answers, with those
+//     providers as its sources: one provider's wrong or outdated answer is
+//     outvoted once three answer. A provider that fails is logged and
+//     counted (Providers), never fatal while another answers. Each value is
+//     only ever replaced by a newer one. When no provider answers, Refresh
+//     returns ErrNoQuote and the cache is unchanged: values keep aging.
+//   - Last known good: with a Store, every new median is saved (a coin's
+//     price as (symbol, "USD"), a fiat rate as ("usd", code)); Load reads
+//     them back at start, so a restart without network access knows its
+//     prices and their age.
 //   - USD returns the newer of the live and the table value (a ticker path
 //     first as written, then by its symbol, as for Table), and no price when
 //     that value is older than MaxAge (default one hour). Convert then gives
@@ -79,6 +90,12 @@
 //     stale; a table without as_of counts as stale under any other MaxAge.
 //   - Ages gives, per configured coin, how old the value USD would use is,
 //     also when it is too old to be served: the "price age per coin" metric.
+//   - Why (and price.Why for any Source) says why a coin has no fresh price
+//     in a currency: a *StaleError, of kind Unavailable, naming the value,
+//     the providers that failed at the last refresh, the age of the last
+//     known value and MaxAge ("no fresh ltc/USD price: providers coinbase,
+//     coingecko, kraken failed; last known 3h ago (max age 1h)"). Stale
+//     lists the coins of a set without a fresh price: the server's health.
 //   - Start refreshes at once and then every TTL (default five minutes) in
 //     one goroutine until Stop; Stop cancels a refresh in flight and waits.
 //     Callers wanting prices before serving call Refresh first.

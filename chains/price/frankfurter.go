@@ -72,6 +72,9 @@ func NewFrankfurter(cfg FrankfurterConfig) (*Frankfurter, error) {
 // Name returns "frankfurter".
 func (*Frankfurter) Name() string { return "frankfurter" }
 
+// Covers reports that Frankfurter quotes fiat rates, not coins.
+func (*Frankfurter) Covers() (coins, fiat bool) { return false, true }
+
 // Fetch reads the latest USD rates in one request; coins is ignored.
 func (p *Frankfurter) Fetch(ctx context.Context, _ []string) (Quote, error) {
 	body, err := getJSON(ctx, p.cfg.Client, p.Name(), p.cfg.BaseURL, "/latest", url.Values{"base": {"USD"}}, nil)

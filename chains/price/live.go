@@ -32,8 +32,10 @@ const (
 
 // LiveConfig configures a Live source.
 type LiveConfig struct {
-	// Providers are asked in this order, the first that quotes a value
-	// winning; at least one.
+	// Providers are all asked at every refresh; each value is the median
+	// of those that answer for it. At least one; three or more let one
+	// provider's wrong answer be outvoted. Their order is the order errors
+	// name them in.
 	Providers []Provider
 	// Fallback is the table (the embedded one or the operator's) whose
 	// values count, as of its as_of date, when no fresher live value is
@@ -52,6 +54,9 @@ type LiveConfig struct {
 	// FetchTimeout bounds each provider's Fetch. Default
 	// DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// Store keeps the last known good values across restarts: Refresh
+	// saves each new median, Load reads them back. Optional.
+	Store Store
 	// Now is the clock. Default clock.Now.
 	Now func() time.Time
 	// Tick makes the ticker of Start: a channel that receives every d, and
@@ -152,31 +157,52 @@ func (c LiveConfig) Validate() error {
 type value struct {
 	v  decimal.Decimal
 	at time.Time
+	// sources are the providers whose answers made the value (nil for
+	// the table's).
+	sources []string
 }
 
-// Live is a Source of live prices: values fetched from providers, cached
-// with their fetch time, the fallback table beneath, and anything older
-// than MaxAge omitted. It is safe for concurrent use. See the package
-// documentation for the rules.
+// Live is a Source of live prices: the median of its providers' answers,
+// cached with their fetch time and kept through the Store, the fallback
+// table beneath, and anything older than MaxAge omitted. It is safe for
+// concurrent use. See the package documentation for the rules.
 type Live struct {
 	cfg     LiveConfig
 	logger  *slog.Logger
 	tableAt time.Time // the fallback's as_of, midnight UTC; zero when it has none
 	fiatSet map[string]bool
+	coinSet map[string]bool
 
 	refreshMu sync.Mutex // one Refresh at a time
 
 	mu    sync.RWMutex
 	coins map[string]value // by symbol, only cfg.Coins
 	fiat  map[string]value // by code, only the fallback's codes, never USD
+	// refreshed is true once a refresh has finished (whatever its
+	// outcome); failed are the providers that failed at the last one.
+	refreshed bool
+	failed    map[string]bool
+	providers map[string]*ProviderStatus
 
 	startstop.Base
 }
 
-// NewLive returns a Live source with an empty cache: until the first
-// successful Refresh it serves the fallback table (subject to MaxAge). It
-// does not start refreshing; call Refresh, Start, or both. A nil logger
-// discards.
+// ProviderStatus is how a provider fared, for the metrics.
+type ProviderStatus struct {
+	// Name is the provider's.
+	Name string
+	// Up is true when it answered with a valid quote at the last refresh.
+	Up bool
+	// Failures counts the refreshes it failed since the start.
+	Failures uint64
+	// LastError is its last failure ("" while it is up).
+	LastError string
+}
+
+// NewLive returns a Live source with an empty cache: until Load or the
+// first successful Refresh it serves the fallback table (subject to
+// MaxAge). It does not start refreshing; call Refresh, Start, or both. A
+// nil logger discards.
 func NewLive(cfg LiveConfig, logger *slog.Logger) (*Live, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -188,11 +214,14 @@ func NewLive(cfg LiveConfig, logger *slog.Logger) (*Live, error) {
 	cfg.Providers = slices.Clone(cfg.Providers)
 	cfg.Coins = slices.Clone(cfg.Coins)
 	l := &Live{
-		cfg:     cfg,
-		logger:  logger,
-		fiatSet: map[string]bool{},
-		coins:   map[string]value{},
-		fiat:    map[string]value{},
+		cfg:       cfg,
+		logger:    logger,
+		fiatSet:   map[string]bool{},
+		coinSet:   map[string]bool{},
+		coins:     map[string]value{},
+		fiat:      map[string]value{},
+		failed:    map[string]bool{},
+		providers: map[string]*ProviderStatus{},
 	}
 	if cfg.Fallback.asOf != "" {
 		l.tableAt, _ = time.Parse(time.DateOnly, cfg.Fallback.asOf) // validated by Load
@@ -200,89 +229,189 @@ func NewLive(cfg LiveConfig, logger *slog.Logger) (*Live, error) {
 	for _, c := range cfg.Fallback.fiat {
 		l.fiatSet[c.Code] = true
 	}
+	for _, c := range cfg.Coins {
+		l.coinSet[c] = true
+	}
+	for _, p := range cfg.Providers {
+		l.providers[p.Name()] = &ProviderStatus{Name: p.Name()}
+	}
 	return l, nil
 }
 
-// Refresh asks the providers in order for the coins and fiat rates, and
-// caches what they quote with each quote's fetch time. The first provider
-// that quotes a coin or currency wins; a provider that fails (or answers
-// with anything invalid: nothing of that answer is used) is logged and the
-// next one is asked. Asking stops once every coin and every currency of
-// the fallback table is quoted. A cached value is only ever replaced by a
-// newer one. Values no provider quoted keep their old as-of time and age.
-// Refresh returns an error wrapping ErrNoQuote, joined with every
-// provider's error, when no provider answered; the cache is then
-// unchanged. Concurrent calls run one after the other.
+// answer is one provider's value of a coin or currency.
+type answer struct {
+	v      decimal.Decimal
+	at     time.Time
+	source string
+}
+
+// median returns the median of answers (at least one): the middle value,
+// or for an even count the mean of the two middle ones rounded half away
+// from zero to MaxRatePlaces; as of the oldest answer's time, with the
+// answers' providers as its sources.
+func median(answers []answer) value {
+	vs := make([]decimal.Decimal, len(answers))
+	out := value{at: answers[0].at}
+	for i, a := range answers {
+		vs[i] = a.v
+		if a.at.Before(out.at) {
+			out.at = a.at
+		}
+		out.sources = append(out.sources, a.source)
+	}
+	slices.SortFunc(vs, func(a, b decimal.Decimal) int { return a.Cmp(b) })
+	n := len(vs)
+	if n%2 == 1 {
+		out.v = vs[n/2]
+	} else {
+		out.v = vs[n/2-1].Add(vs[n/2]).DivRound(decimal.NewFromInt(2), MaxRatePlaces)
+	}
+	return out
+}
+
+// fetched is one provider's outcome within a Refresh.
+type fetched struct {
+	q   Quote
+	err error
+}
+
+// Refresh asks every provider at once for the coins and fiat rates, each
+// within FetchTimeout, and caches for each coin and currency the median of
+// the answers it got (see median), with the time of the oldest of them.
+// A provider that fails (or answers with anything invalid: nothing of that
+// answer is used) is logged and counted, and the others decide. A cached
+// value is only ever replaced by a newer one; every value replaced is
+// saved to the Store (a failure to save is logged). Values no provider
+// quoted keep their old as-of time and age. Refresh returns an error
+// wrapping ErrNoQuote, joined with every provider's error, when no
+// provider answered; the cache is then unchanged. A refresh cut short by
+// ctx (Stop) changes nothing and records no failure. Concurrent calls run
+// one after the other.
 func (l *Live) Refresh(ctx context.Context) error {
 	l.refreshMu.Lock()
 	defer l.refreshMu.Unlock()
 
-	needCoins := make(map[string]bool, len(l.cfg.Coins))
-	for _, c := range l.cfg.Coins {
-		needCoins[c] = true
+	results := make([]fetched, len(l.cfg.Providers))
+	var wg sync.WaitGroup
+	for i, p := range l.cfg.Providers {
+		wg.Go(func() { results[i].q, results[i].err = l.fetch(ctx, p) })
 	}
-	needFiat := make(map[string]bool, len(l.fiatSet))
-	for code := range l.fiatSet {
-		if code != "USD" {
-			needFiat[code] = true
-		}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return errors.Join(ErrNoQuote, err)
 	}
-	coins := map[string]value{}
-	fiat := map[string]value{}
+
+	coinAnswers := map[string][]answer{}
+	fiatAnswers := map[string][]answer{}
+	failed := map[string]bool{}
 	var errs []error
-	answered := false
-	for _, p := range l.cfg.Providers {
-		if len(needCoins) == 0 && len(needFiat) == 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			errs = append(errs, ctx.Err())
-			break
-		}
-		q, err := l.fetch(ctx, p)
-		if err != nil {
-			if ctx.Err() == nil { // not a Stop
-				l.logger.Warn("price provider failed; asking the next", "provider", p.Name(), "error", err)
-			}
-			errs = append(errs, err)
+	for i, p := range l.cfg.Providers {
+		r := results[i]
+		if r.err != nil {
+			l.logger.Warn("price provider failed; the others decide", "provider", p.Name(), "error", r.err)
+			failed[p.Name()] = true
+			errs = append(errs, r.err)
 			continue
 		}
-		answered = true
-		for sym, v := range q.USD {
-			if needCoins[sym] {
-				coins[sym] = value{v: v, at: q.Time}
-				delete(needCoins, sym)
+		for _, sym := range slices.Sorted(maps.Keys(r.q.USD)) {
+			if l.coinSet[sym] {
+				coinAnswers[sym] = append(coinAnswers[sym], answer{v: r.q.USD[sym], at: r.q.Time, source: p.Name()})
 			}
 		}
-		for code, v := range q.Fiat {
-			if needFiat[code] {
-				fiat[code] = value{v: v, at: q.Time}
-				delete(needFiat, code)
+		for _, code := range slices.Sorted(maps.Keys(r.q.Fiat)) {
+			if l.fiatSet[code] && code != "USD" {
+				fiatAnswers[code] = append(fiatAnswers[code], answer{v: r.q.Fiat[code], at: r.q.Time, source: p.Name()})
 			}
 		}
 	}
+	answered := len(failed) < len(l.cfg.Providers)
+
+	var saved []Record
+	l.mu.Lock()
+	l.refreshed, l.failed = true, failed
+	for i, p := range l.cfg.Providers {
+		st := l.providers[p.Name()]
+		if err := results[i].err; err != nil {
+			st.Up, st.LastError = false, err.Error()
+			st.Failures++
+		} else {
+			st.Up, st.LastError = true, ""
+		}
+	}
+	for _, sym := range slices.Sorted(maps.Keys(coinAnswers)) {
+		if v := median(coinAnswers[sym]); l.replace(l.coins, sym, v) {
+			saved = append(saved, Record{Coin: sym, Currency: "USD", Price: v.v, Sources: v.sources, FetchedAt: v.at})
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(fiatAnswers)) {
+		if v := median(fiatAnswers[code]); l.replace(l.fiat, code, v) {
+			saved = append(saved, Record{Coin: USDCoin, Currency: code, Price: v.v, Sources: v.sources, FetchedAt: v.at})
+		}
+	}
+	l.mu.Unlock()
+
 	if !answered {
 		err := errors.Join(append([]error{ErrNoQuote}, errs...)...)
-		if ctx.Err() == nil {
-			l.logger.Error("no price provider answered; serving cached and fallback prices", "error", err)
-		}
+		l.logger.Error("no price provider answered; serving the last known and fallback prices", "error", err)
 		return err
 	}
-	l.logger.Debug("prices refreshed", "coins", len(coins), "fiat", len(fiat),
-		"coins_unquoted", len(needCoins), "fiat_unquoted", len(needFiat))
+	l.logger.Debug("prices refreshed", "coins", len(coinAnswers), "fiat", len(fiatAnswers), "failed", len(failed))
+	if l.cfg.Store != nil && len(saved) > 0 {
+		if err := l.cfg.Store.SavePrices(ctx, saved); err != nil {
+			l.logger.Warn("could not keep the prices as last known good; a restart would not know them", "error", err)
+		}
+	}
+	return nil
+}
 
+// replace caches v under key in m unless the cached value is as new or
+// newer, and reports whether it did. Callers hold l.mu.
+func (l *Live) replace(m map[string]value, key string, v value) bool {
+	if old, ok := m[key]; ok && !v.at.After(old.at) {
+		return false
+	}
+	m[key] = v
+	return true
+}
+
+// Load reads the last known good values from the Store into the cache, as
+// if a refresh had fetched them when they were fetched: a value replaces
+// only an older one. Records of coins not configured, of currencies the
+// fallback table lacks, or with a value outside the table's limits are
+// skipped. Without a Store it does nothing. Call it once, before serving.
+func (l *Live) Load(ctx context.Context) error {
+	if l.cfg.Store == nil {
+		return nil
+	}
+	recs, err := l.cfg.Store.LoadPrices(ctx)
+	if err != nil {
+		return fmt.Errorf("load the last known prices: %w", err)
+	}
+	now := l.cfg.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for sym, v := range coins {
-		if old, ok := l.coins[sym]; !ok || v.at.After(old.at) {
-			l.coins[sym] = v
+	loaded := 0
+	for _, r := range recs {
+		p := r.Price
+		if p.Sign() <= 0 || p.GreaterThanOrEqual(maxRate) || !p.Equal(p.Truncate(MaxRatePlaces)) || r.FetchedAt.IsZero() {
+			l.logger.Warn("skipping an unusable last known price", "coin", r.Coin, "currency", r.Currency, "price", p.String())
+			continue
 		}
-	}
-	for code, v := range fiat {
-		if old, ok := l.fiat[code]; !ok || v.at.After(old.at) {
-			l.fiat[code] = v
+		v := value{v: p, at: r.FetchedAt, sources: slices.Clone(r.Sources)}
+		if v.at.After(now) {
+			v.at = now // a value cannot be fresher than now
 		}
+		switch {
+		case r.Currency == "USD" && l.coinSet[r.Coin]:
+			l.replace(l.coins, r.Coin, v)
+		case r.Coin == USDCoin && r.Currency != "USD" && l.fiatSet[r.Currency]:
+			l.replace(l.fiat, r.Currency, v)
+		default:
+			continue
+		}
+		loaded++
 	}
+	l.logger.Info("loaded the last known prices", "values", loaded)
 	return nil
 }
 
@@ -347,6 +476,13 @@ func fresher(a, b value) value {
 // these with any value, live or from the table, decides, and of its live
 // and table values the newer one is used. Callers hold l.mu.
 func (l *Live) lookup(coin string) (value, bool) {
+	_, v, ok := l.lookupKey(coin)
+	return v, ok
+}
+
+// lookupKey is lookup, also returning the key whose value it is (the
+// coin's symbol when there is none). Callers hold l.mu.
+func (l *Live) lookupKey(coin string) (string, value, bool) {
 	key := strings.ToLower(coin)
 	keys := []string{key}
 	if i := strings.LastIndexByte(key, '/'); i >= 0 {
@@ -357,15 +493,107 @@ func (l *Live) lookup(coin string) (value, bool) {
 		p, tok := l.cfg.Fallback.coins[k]
 		switch {
 		case lok && tok:
-			return fresher(live, value{v: p, at: l.tableAt}), true
+			return k, fresher(live, value{v: p, at: l.tableAt}), true
 		case lok:
-			return live, true
+			return k, live, true
 		case tok:
-			return value{v: p, at: l.tableAt}, true
+			return k, value{v: p, at: l.tableAt}, true
 		}
 	}
-	return value{}, false
+	return keys[len(keys)-1], value{}, false
 }
+
+// fiatValue returns the value Fiat would use for code (known to the
+// table, not USD), stale or not. Callers hold l.mu.
+func (l *Live) fiatValue(code string) value {
+	v := value{at: l.tableAt}
+	if i, ok := slices.BinarySearchFunc(l.cfg.Fallback.fiat, code, func(c Currency, code string) int { return strings.Compare(c.Code, code) }); ok {
+		v.v = l.cfg.Fallback.fiat[i].PerUSD
+	}
+	if live, ok := l.fiat[code]; ok {
+		v = fresher(live, v)
+	}
+	return v
+}
+
+// staleValue describes the value v (ok: there is one) of coin in
+// currency at now.
+func staleValue(coin, currency string, v value, ok bool, now time.Time) StaleValue {
+	sv := StaleValue{Coin: coin, Currency: currency}
+	if ok && !v.at.IsZero() {
+		sv.Known, sv.Age = true, now.Sub(v.at)
+	}
+	return sv
+}
+
+// Why returns nil when USD has a price of coin and Fiat a rate of
+// currency (an ISO 4217 code, any case; USD and codes the fallback table
+// lacks count as priced: they are not a matter of age, nor is a coin
+// neither fetched nor in the table: Live cannot say), and otherwise a
+// *StaleError naming the first of the two that is missing or older than
+// MaxAge, the providers that failed at the last refresh and the age of the
+// last known value. price.Why calls it.
+func (l *Live) Why(coin, currency string) error {
+	now := l.cfg.Now()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	key, v, ok := l.lookupKey(coin)
+	if !ok && !l.coinSet[key] {
+		return nil
+	}
+	if !ok || l.stale(v.at, now) {
+		return l.staleErr([]StaleValue{staleValue(key, "USD", v, ok, now)}, true)
+	}
+	code := strings.ToUpper(currency)
+	if code == "USD" || !l.fiatSet[code] {
+		return nil
+	}
+	if fv := l.fiatValue(code); l.stale(fv.at, now) {
+		return l.staleErr([]StaleValue{staleValue(USDCoin, code, fv, true, now)}, false)
+	}
+	return nil
+}
+
+// Stale returns a *StaleError listing those of coins (symbols or ticker
+// paths, as for USD; each value once, sorted) whose USD price is missing
+// or older than MaxAge, and nil when every one has a fresh price: the
+// server's health reports it for the coins it serves.
+func (l *Live) Stale(coins []string) error {
+	now := l.cfg.Now()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	seen := map[string]bool{}
+	var values []StaleValue
+	for _, c := range coins {
+		key, v, ok := l.lookupKey(c)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if !ok || l.stale(v.at, now) {
+			values = append(values, staleValue(key, "USD", v, ok, now))
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	slices.SortFunc(values, func(a, b StaleValue) int { return strings.Compare(a.Coin, b.Coin) })
+	return l.staleErr(values, true)
+}
+
+// Providers returns how each provider fared, in configuration order.
+func (l *Live) Providers() []ProviderStatus {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]ProviderStatus, len(l.cfg.Providers))
+	for i, p := range l.cfg.Providers {
+		out[i] = *l.providers[p.Name()]
+	}
+	return out
+}
+
+// MaxAge returns the age limit: NoMaxAge (negative) when there is none.
+func (l *Live) MaxAge() time.Duration { return l.cfg.MaxAge }
 
 // USD returns the USD price of one unit of coin (a symbol or ticker path,
 // case-insensitively, as for Table.USD): the newer of the live and table
@@ -381,15 +609,15 @@ func (l *Live) USD(coin string) (decimal.Decimal, bool) {
 	return v.v, true
 }
 
-// Fiat returns the fallback table's currencies, sorted by code, each with
-// the newer of its live and table rates; a currency whose rate is older
-// than MaxAge is left out. USD is always present at 1. The result is a new
-// slice on every call.
 // Currencies returns the fiat database: the fallback table's currencies,
 // whatever the age of their rates. Use it to tell a known currency code
 // (and its minor unit) from an unknown one; use Fiat for rates.
 func (l *Live) Currencies() []Currency { return l.cfg.Fallback.Fiat() }
 
+// Fiat returns the fallback table's currencies, sorted by code, each with
+// the newer of its live and table rates; a currency whose rate is older
+// than MaxAge is left out. USD is always present at 1. The result is a new
+// slice on every call.
 func (l *Live) Fiat() []Currency {
 	now := l.cfg.Now()
 	out := make([]Currency, 0, len(l.cfg.Fallback.fiat))

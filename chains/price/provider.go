@@ -12,8 +12,9 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Provider fetches current prices from one rate service. Live asks its
-// providers in priority order. Implementations are safe for concurrent use.
+// Provider fetches current prices from one rate service. Live asks all of
+// its providers at each refresh and takes the median of their answers.
+// Implementations are safe for concurrent use.
 type Provider interface {
 	// Name identifies the provider in logs and errors ("coingecko").
 	Name() string
@@ -24,6 +25,22 @@ type Provider interface {
 	// ErrBadQuote; a quote is never partly invalid: one bad value fails the
 	// whole answer.
 	Fetch(ctx context.Context, coins []string) (Quote, error)
+}
+
+// Coverer is implemented by a Provider that says what it quotes: coin
+// prices, fiat rates or both. Live uses it only to name, in the error of a
+// missing price, the providers that could have quoted it; a Provider
+// without it counts as quoting both.
+type Coverer interface {
+	Covers() (coins, fiat bool)
+}
+
+// covers reports what p quotes.
+func covers(p Provider) (coins, fiat bool) {
+	if c, ok := p.(Coverer); ok {
+		return c.Covers()
+	}
+	return true, true
 }
 
 // Quote is one provider answer.

@@ -411,11 +411,15 @@ func providers(t *testing.T, base string, client *http.Client) []price.Provider 
 	if err != nil {
 		t.Fatal(err)
 	}
+	kr, err := price.NewKraken(price.KrakenConfig{BaseURL: base, Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ff, err := price.NewFrankfurter(price.FrankfurterConfig{BaseURL: base, Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []price.Provider{cg, cb, ff}
+	return []price.Provider{cg, cb, kr, ff}
 }
 
 func TestProviderHTTPFailures(t *testing.T) {

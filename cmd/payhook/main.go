@@ -297,9 +297,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.DurationVar(&cfg.Chains.NodeTimeout, "node-timeout", server.DefaultNodeTimeout, "limit of one request to a chain node")
 	fs.StringVar(&cfg.Chains.Prices, "prices", "", "where prices come from: table (embedded or --price-file) or live (providers over the table); default live with --node, table otherwise")
 	var providers listFlag
-	fs.Var(&providers, "price-provider", "live price provider in priority order: coinbase, coingecko, frankfurter, each optionally NAME=BASEURL; repeatable (default all three)")
+	fs.Var(&providers, "price-provider", "live price provider: coinbase, coingecko, kraken, frankfurter, each optionally NAME=BASEURL; all are asked and each price is the median of those that answer; repeatable (default all four)")
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
-	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before payloads omit it and conversions are {} (default 1h; negative: no limit)")
+	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before it is not used: requests needing it answer 503, /healthz says degraded, payloads omit it (default 1h; negative: no limit)")
 	fs.Float64Var(&cfg.Limits.KeyRate, "key-rate", ratelimit.DefaultKeyRate, "requests per second each API key may make (refused 429 with Retry-After beyond it); a project's own limit (payhook project update --rate-limit) replaces it; 0: no limit")
 	fs.IntVar(&cfg.Limits.KeyBurst, "key-burst", ratelimit.DefaultKeyBurst, "requests an API key may make at once before --key-rate applies")
 	fs.Float64Var(&cfg.Limits.AnonRate, "anon-rate", ratelimit.DefaultAnonRate, "requests per second one client network (IPv4 /24, IPv6 /64) may make without an API key: hosted pages, their status polling, the methods that need no key; 0: no limit")

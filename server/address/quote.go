@@ -191,7 +191,15 @@ func EstimateFee(t chains.Ticker, prices price.Source, addresses *int32, priorit
 	}
 	cost := p.Scale(t.Rules().NetworkFee(t), t.Decimals)
 	est := Estimate{Cost: cost, Fiat: map[string]string{}}
-	if usd, ok := price.USDValue(prices, t.Ticker, cost); ok {
+	usd, ok := price.USDValue(prices, t.Ticker, cost)
+	if !ok {
+		// A live price gone stale is said (503), not answered as an
+		// empty map; a coin the table does not price has no map.
+		if err := price.Why(prices, t.Ticker, "USD"); err != nil {
+			return Estimate{}, err
+		}
+	}
+	if ok {
 		for _, c := range prices.Fiat() {
 			est.Fiat[c.Code] = usd.Mul(c.PerUSD).StringFixed(c.Decimals)
 		}
@@ -213,7 +221,8 @@ type Conversion struct {
 // (`trc20/usdt` or `trc20_usdt`) or an asset symbol the table
 // prices (`usdt`); lookup resolves tickers (Service.Lookup). value is a
 // positive decimal with at most 18 decimal places. Errors are
-// *InvalidError naming value, from or ticker.
+// *InvalidError naming value, from or ticker, or a *price.StaleError
+// (kind Unavailable) when a live price or rate it needs is too old.
 func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices price.Source, value, from string) (Conversion, error) {
 	v, err := ParseAmount("value", value, maxConvertPlaces)
 	if err != nil {
@@ -224,6 +233,9 @@ func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices
 	}
 	coinUSD, ok := positivePrice(prices, t.Ticker)
 	if !ok {
+		if err := price.Why(prices, t.Ticker, "USD"); err != nil {
+			return Conversion{}, err
+		}
 		return Conversion{}, invalid("ticker", "%s has no price in the price table", t.Ticker)
 	}
 	// A fiat currency: its rate is units per USD.
@@ -233,6 +245,10 @@ func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices
 			return Conversion{ValueCoin: v.DivRound(rate, t.Decimals), ExchangeRate: rate.Round(ratePlaces)}, nil
 		}
 	}
+	// A known currency whose live rate is too old.
+	if err := price.Why(prices, t.Ticker, from); err != nil {
+		return Conversion{}, err
+	}
 	// A coin: a registry ticker, or a symbol the table prices.
 	key := strings.ToLower(strings.Replace(from, "_", "/", 1))
 	if ft, err := lookup(key); err == nil {
@@ -241,6 +257,11 @@ func Convert(t chains.Ticker, lookup func(string) (chains.Ticker, error), prices
 		key = ""
 	}
 	fromUSD, ok := positivePrice(prices, key)
+	if key != "" && !ok {
+		if err := price.Why(prices, key, "USD"); err != nil {
+			return Conversion{}, err
+		}
+	}
 	if key == "" || !ok {
 		return Conversion{}, invalid("from", "%q is neither a fiat currency code (such as USD) nor a priced coin (such as btc or trc20_usdt)", Truncate(from))
 	}

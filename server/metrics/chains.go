@@ -85,23 +85,70 @@ func (c *chainCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// ObservePrices registers payhook_price_age_seconds{coin}, read from ages
-// at each scrape.
-func (m *Metrics) ObservePrices(ages func() map[string]time.Duration) {
-	m.reg.MustRegister(&priceCollector{ages: ages,
-		d: desc("price_age_seconds", "Age of the USD price of each coin (live quote or table).", "coin")})
+// PriceStats is the live price feed, as the price metrics show it.
+type PriceStats struct {
+	// Ages is how old each coin's price is, served or not.
+	Ages map[string]time.Duration
+	// MaxAge is --price-max-age; negative when there is no limit.
+	MaxAge time.Duration
+	// Stale counts the coins payhook serves that have no fresh price:
+	// checkouts in them fail while it is above 0.
+	Stale int
+	// Providers are the price providers.
+	Providers []PriceProvider
+}
+
+// PriceProvider is one price provider.
+type PriceProvider struct {
+	Name string
+	// Up is true when it answered the last refresh.
+	Up bool
+	// Failures counts the refreshes it failed.
+	Failures uint64
+}
+
+// ObservePrices registers, read from stats at each scrape:
+// payhook_price_age_seconds{coin}, payhook_price_max_age_seconds (absent
+// without a limit), payhook_price_stale_coins,
+// payhook_price_provider_up{provider} and
+// payhook_price_provider_failures_total{provider}.
+func (m *Metrics) ObservePrices(stats func() PriceStats) {
+	m.reg.MustRegister(&priceCollector{stats: stats,
+		age:      desc("price_age_seconds", "Age of the USD price of each coin (the median of the providers, the last known one, or the table's).", "coin"),
+		maxAge:   desc("price_max_age_seconds", "How old a price may be before it is not used (--price-max-age)."),
+		stale:    desc("price_stale_coins", "Coins payhook serves that have no price within --price-max-age: checkouts in them fail with 503."),
+		up:       desc("price_provider_up", "1 when the price provider answered the last refresh, 0 when it failed.", "provider"),
+		failures: desc("price_provider_failures_total", "Refreshes in which the price provider failed.", "provider"),
+	})
 }
 
 type priceCollector struct {
-	ages func() map[string]time.Duration
-	d    *prometheus.Desc
+	stats                            func() PriceStats
+	age, maxAge, stale, up, failures *prometheus.Desc
 }
 
-func (c *priceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.d }
+func (c *priceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.age, c.maxAge, c.stale, c.up, c.failures} {
+		ch <- d
+	}
+}
 
 func (c *priceCollector) Collect(ch chan<- prometheus.Metric) {
-	for coin, age := range c.ages() {
-		ch <- prometheus.MustNewConstMetric(c.d, prometheus.GaugeValue, age.Seconds(), coin)
+	st := c.stats()
+	for coin, age := range st.Ages {
+		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, age.Seconds(), coin)
+	}
+	if st.MaxAge >= 0 {
+		ch <- prometheus.MustNewConstMetric(c.maxAge, prometheus.GaugeValue, st.MaxAge.Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(c.stale, prometheus.GaugeValue, float64(st.Stale))
+	for _, p := range st.Providers {
+		up := 0.0
+		if p.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, p.Name)
+		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(p.Failures), p.Name)
 	}
 }
 

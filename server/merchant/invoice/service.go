@@ -156,6 +156,11 @@ func (s *Service) Create(ctx context.Context, kind Kind, r Request) (*entdb.Invo
 		if err != nil {
 			return nil, err
 		}
+		if value != nil {
+			if err := s.priceable(p, cur.Code); err != nil {
+				return nil, err
+			}
+		}
 		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok).
 			SetUnderpaidTolerance(tol).SetLatePayments(entinvoice.LatePayments(late))
 	}
@@ -185,6 +190,27 @@ func exceptionRules(p *entdb.Project, r Request) (decimal.Decimal, string, error
 		late = v
 	}
 	return tol, late, nil
+}
+
+// priceable returns nil when at least one coin project p accepts has a
+// price in currency now, and otherwise why none has: a *price.StaleError
+// (answered 503) naming the prices, the providers that failed and the
+// age of the last known ones. A checkout nobody can pay then fails when
+// it is requested, not on its page. A price source that cannot say why
+// (the table, which prices what it lists at any age) is not second-guessed:
+// its coins without a price are left off the page.
+func (s *Service) priceable(p *entdb.Project, currency string) error {
+	var errs []error
+	for _, t := range s.cfg.Addresses.Registry().All() {
+		if len(p.Tickers) > 0 && !contains(p.Tickers, t.Ticker) {
+			continue
+		}
+		if _, ok := Rate(s.cfg.Prices, t, currency); ok {
+			return nil
+		}
+		errs = append(errs, price.Why(s.cfg.Prices, t.Ticker, currency))
+	}
+	return price.MergeStale(errs...)
 }
 
 // token returns prefix and 20 random bytes in lower-case base32.
@@ -338,6 +364,9 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 	}
 	if inv.Value != nil {
 		if !ok {
+			if err := price.Why(s.cfg.Prices, t.Ticker, inv.Currency); err != nil {
+				return nil, err // stale: 503, naming the cause
+			}
 			return nil, invalid("coin", "%s has no price in %s now; choose another coin", t.Ticker, inv.Currency)
 		}
 		v := QuoteCoin(*inv.Value, rate, t.Decimals)

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 	qrcode "github.com/skip2/go-qrcode"
 
+	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	ikind "github.com/payhook/payhook/internal/kind"
@@ -54,6 +55,9 @@ type invoicePageData struct {
 	Now time.Time
 	// Coins are the coins to choose from.
 	Coins []coinChoice
+	// PricesDown is true when coins the project accepts are left out of
+	// Coins for want of a fresh price.
+	PricesDown bool
 	// Quote is the chosen coin's address, nil before a coin is chosen.
 	Quote *quoteView
 	// Status is the live status.
@@ -130,30 +134,33 @@ type statusView struct {
 }
 
 // coins returns the coins the project accepts that can be quoted for inv
-// (a fixed amount needs the coin's price in the invoice's currency).
-func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) ([]coinChoice, error) {
+// (a fixed amount needs the coin's price in the invoice's currency), and
+// whether any was left out for want of a fresh price.
+func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) ([]coinChoice, bool, error) {
 	p, err := project.Get(ctx, h.cfg.DB, inv.ProjectID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	accepted := map[string]bool{}
 	for _, t := range p.Tickers {
 		accepted[t] = true
 	}
 	var out []coinChoice
+	stale := false
 	for _, t := range h.cfg.Addresses.Registry().All() {
 		if len(accepted) > 0 && !accepted[t.Ticker] {
 			continue
 		}
 		if inv.Value != nil {
 			if _, ok := invoice.Rate(h.cfg.Prices, t, inv.Currency); !ok {
+				stale = stale || price.Why(h.cfg.Prices, t.Ticker, inv.Currency) != nil
 				continue
 			}
 		}
 		name := invoice.TickerName(t)
 		out = append(out, coinChoice{Coin: name, Label: web.CoinLabel(t), Selected: name == chosen})
 	}
-	return out, nil
+	return out, stale, nil
 }
 
 // invoicePage shows a checkout or deposit: the coins to choose from, and
@@ -209,7 +216,7 @@ func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coi
 	if d.Quote == nil {
 		coin = ""
 	}
-	if d.Coins, err = h.coins(ctx, inv, coin); err != nil {
+	if d.Coins, d.PricesDown, err = h.coins(ctx, inv, coin); err != nil {
 		return nil, err
 	}
 	d.Status = h.status(l, d.Quote)
@@ -461,8 +468,8 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 	if err == nil {
 		_, err = h.cfg.Invoices.Address(ctx, kind, caller, id, coin)
 	}
-	if msg, ok := customerError(err); ok {
-		h.showInvoice(w, r, inv, r.URL.Path, "", msg, customerStatus(err), nil)
+	if msg, status, ok := customerError(err); ok {
+		h.showInvoice(w, r, inv, r.URL.Path, "", msg, status, nil)
 		return
 	}
 	if err != nil {
@@ -472,32 +479,29 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 	http.Redirect(w, r, r.URL.Path+"?coin="+url.QueryEscape(coin), http.StatusSeeOther)
 }
 
-// customerError returns what the customer may read of err: the reason of
-// a refused choice (a coin without a price, below the minimum, expired, one
-// address too many).
-func customerError(err error) (string, bool) {
+// pricesDownText tells the payer what to do when no fresh price can be had.
+const pricesDownText = "Prices are unavailable right now; try again in a few minutes or contact the merchant."
+
+// customerError returns what the customer may read of err, and the page's
+// status: the reason of a refused choice (a coin without a price, below
+// the minimum, expired: 400; one address too many: 409), or what to do
+// when prices are down (503).
+func customerError(err error) (string, int, bool) {
 	var ie *invoice.InvalidError
 	if errors.As(err, &ie) {
-		return ie.Reason, true
+		return ie.Reason, http.StatusBadRequest, true
 	}
 	var ce *invoice.CapError
 	if errors.As(err, &ce) {
-		return ce.Reason, true
+		return ce.Reason, http.StatusConflict, true
 	}
 	if errors.Is(err, invoice.ErrNoKey) {
-		return "This shop cannot take payments right now.", true
+		return "This shop cannot take payments right now.", http.StatusBadRequest, true
 	}
-	return "", false
-}
-
-// customerStatus is the HTTP status of a refused choice: 409 when the page
-// has handed out as many addresses as it may, 400 otherwise.
-func customerStatus(err error) int {
-	var ce *invoice.CapError
-	if errors.As(err, &ce) {
-		return http.StatusConflict
+	if errors.Is(err, price.ErrStale) {
+		return pricesDownText, http.StatusServiceUnavailable, true
 	}
-	return http.StatusBadRequest
+	return "", 0, false
 }
 
 // invoiceStatus answers the live status of a checkout or deposit as JSON.

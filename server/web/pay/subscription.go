@@ -32,6 +32,9 @@ type subscriptionPageData struct {
 	Options []optionView
 	// Coins are the coins to choose from.
 	Coins []coinChoice
+	// PricesDown is true when coins are left out for want of a fresh
+	// price.
+	PricesDown bool
 	// Renewal is the renewal being paid (?payment_id=), nil otherwise.
 	Renewal *invoicePageData
 	// OptionLabel is the renewal's option.
@@ -105,7 +108,7 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 	// The coins of a plan: quoted like a checkout of a fixed amount.
 	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
 	var err error
-	if d.Coins, err = h.coins(ctx, probe, ""); err != nil {
+	if d.Coins, d.PricesDown, err = h.coins(ctx, probe, ""); err != nil {
 		h.pages.Fail(w, "subscription page", err)
 		return
 	}
@@ -146,8 +149,8 @@ func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok
 	if err == nil {
 		q, err = h.cfg.Subscriptions.Address(ctx, caller, tok, r.PostForm.Get("option"), coin)
 	}
-	if msg, ok := customerError(err); ok {
-		h.showSubscription(w, r, sub, msg, customerStatus(err))
+	if msg, status, ok := customerError(err); ok {
+		h.showSubscription(w, r, sub, msg, status)
 		return
 	}
 	if err != nil {
