@@ -236,7 +236,11 @@ func TestPricesWithProvidersGoingDown(t *testing.T) {
 			if r := in.Get(t, "/btc/convert/", q("value", "10", "from", "ltc"), in.KeyA); r.Code != 503 || !strings.Contains(string(r.Body), "no fresh btc/USD price") {
 				t.Errorf("btc from ltc: HTTP %d %s", r.Code, r.Body)
 			}
-			h := in.Get(t, "/healthz", nil, "")
+			// Anyone sees that it is degraded; the operator sees why.
+			if h := in.Get(t, "/healthz", nil, ""); h.Code != 200 || h.JSON["health"] != "degraded" || h.JSON["reason"] != nil {
+				t.Errorf("anonymous /healthz: HTTP %d %s, want 200 degraded without the reason", h.Code, h.Body)
+			}
+			h := in.Get(t, "/healthz", nil, in.OperatorKey(t))
 			reason, _ := h.JSON["reason"].(string)
 			if h.Code != 200 || h.JSON["status"] != "success" || h.JSON["health"] != "degraded" ||
 				!strings.HasPrefix(reason, "no fresh price for ") || !strings.Contains(reason, "ltc/USD 1h1m ago") ||
@@ -261,7 +265,7 @@ func TestPricesWithProvidersGoingDown(t *testing.T) {
 			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), tell) {
 				t.Errorf("choosing ltc on the page: HTTP %d\n%s", resp.StatusCode, body)
 			}
-			m := in.Do(t, http.MethodGet, in.BaseURL+"/metrics", "")
+			m := in.Do(t, http.MethodGet, in.BaseURL+"/metrics", in.OperatorKey(t))
 			for _, want := range []string{"payhook_price_max_age_seconds 3600", `payhook_price_provider_up{provider="kraken"} 0`,
 				`payhook_price_provider_failures_total{provider="kraken"} 1`, `payhook_price_age_seconds{coin="ltc"} 3660`} {
 				if !strings.Contains(string(m.Body), want) {
@@ -280,7 +284,7 @@ func TestPricesWithProvidersGoingDown(t *testing.T) {
 			ltcPrice(in, "84")
 			healthy(in)
 			wantStatus(t, checkout(in), 200)
-			m = in.Do(t, http.MethodGet, in.BaseURL+"/metrics", "")
+			m = in.Do(t, http.MethodGet, in.BaseURL+"/metrics", in.OperatorKey(t))
 			if !strings.Contains(string(m.Body), "payhook_price_stale_coins 0") || !strings.Contains(string(m.Body), `payhook_price_provider_up{provider="kraken"} 1`) {
 				t.Errorf("/metrics after the providers came back:\n%s", m.Body)
 			}
