@@ -135,7 +135,7 @@ type healthBody struct {
 // degraded, and every watched chain (an empty object when there is none).
 type healthDetails struct {
 	healthBody
-	Reason string `json:"reason,omitempty"` // why health is degraded
+	Reason string                 `json:"reason,omitempty"` // why health is degraded
 	Chains map[string]ChainStatus `json:"chains"`
 }
 
