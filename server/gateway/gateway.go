@@ -89,7 +89,11 @@ func (c Config) WithDefaults() Config {
 // through conn. Every answer of 500 or above is logged with its cause.
 func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Logger) (http.Handler, error) {
 	cfg = cfg.WithDefaults()
-	g := &gateway{cfg: cfg, logger: logger}
+	ix, err := newParamIndex()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &gateway{cfg: cfg, logger: logger, params: ix}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
@@ -102,7 +106,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseRewriter(rewriteResponse),
 		runtime.WithForwardResponseOption(g.beforeResponse),
-		runtime.WithMiddlewares(checkParams),
+		runtime.WithMiddlewares(g.checkParams),
 		runtime.WithDisableHTTPMethodOverride(),
 	)
 	if err := payhookv1.RegisterAddressServiceHandler(ctx, mux, conn); err != nil {
@@ -135,7 +139,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, queryAsBody(outputsAsStrings(mux))))), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, g.queryAsBody(outputsAsStrings(mux))))), nil
 }
 
 // queryBodyPaths are the POST methods whose parameters may come in the
@@ -153,7 +157,7 @@ var queryBodyPaths = map[string]bool{
 // queryAsBody turns the query of a body-less POST, or its URL-encoded form
 // body, to a queryBodyPaths path into the JSON body the gateway binds (a
 // JSON body, when there is one, wins).
-func queryAsBody(next http.Handler) http.Handler {
+func (g *gateway) queryAsBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !queryBodyPaths[r.URL.Path] {
 			next.ServeHTTP(w, r)
@@ -176,6 +180,14 @@ func queryAsBody(next http.Handler) http.Handler {
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "the parameters are not URL-encoded correctly")
 			return
+		}
+		// The parameters become the body: they are checked as a GET's
+		// query is (an unknown JSON field would be discarded).
+		if p := g.params["POST "+r.URL.Path]; p != nil {
+			if msg := p.check(raw, true); msg != "" {
+				writeError(w, http.StatusBadRequest, msg)
+				return
+			}
 		}
 		fields := make(map[string]string, len(q))
 		for k, vs := range q {
@@ -311,6 +323,8 @@ func numbersAsStrings(doc []byte, field string) ([]byte, error) {
 type gateway struct {
 	cfg    Config
 	logger *slog.Logger
+	// params is what each route accepts in its query.
+	params paramIndex
 }
 
 // StripTrailingSlash removes one trailing slash from the request path, so
