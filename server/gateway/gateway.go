@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,6 +42,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/jsonbody"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/route"
 )
@@ -458,6 +460,46 @@ func (m *marshaler) Marshal(v any) ([]byte, error) {
 		return withSuccess(b), nil
 	}
 	return m.JSONPb.Marshal(v)
+}
+
+// NewDecoder implements runtime.Marshaler: a request body that does not
+// fit its message is refused in the API's words (jsonbody.Problem: the
+// field by its documented name and the type it expects), never in
+// protojson's, which name the parser, a line and column, and the field's
+// JSON name.
+func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	return runtime.DecoderFunc(func(v any) error {
+		msg, ok := v.(proto.Message)
+		if !ok {
+			return m.JSONPb.NewDecoder(r).Decode(v)
+		}
+		// One JSON value, as the gateway's own decoder reads it: an empty
+		// body is io.EOF (no fields), what follows the value is not read.
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err // a cut body: the error handler answers 413
+		}
+		var raw json.RawMessage
+		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return err
+			}
+			return errors.New(bodyProblem(b, msg))
+		}
+		if err := m.UnmarshalOptions.Unmarshal(raw, msg); err != nil {
+			return errors.New(bodyProblem(raw, msg))
+		}
+		return nil
+	})
+}
+
+// bodyProblem says what is wrong with b as a body of msg, in general
+// words when jsonbody finds nothing it models.
+func bodyProblem(b []byte, msg proto.Message) string {
+	if p := jsonbody.Problem(b, msg.ProtoReflect().Descriptor()); p != "" {
+		return p
+	}
+	return "request body: does not fit the request's fields; see /docs/ for their types"
 }
 
 // rawBody is a response already rendered by rewriteResponse.
