@@ -273,7 +273,7 @@ func TestCompletion(t *testing.T) {
 
 func TestAPIKeyListAndRevoke(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	dsn := migratedDB(t, "keys.db")
 	cli := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(ctx, append(args, "--db", dsn), &out, &errOut)

@@ -246,3 +246,16 @@ func TestServeCPUProfile(t *testing.T) {
 		t.Fatalf("unwritable path: %v; want an error naming --cpuprofile", err)
 	}
 }
+
+// migratedDB is the DSN of a new SQLite database made by payhook migrate,
+// as an operator's is before the admin commands touch it (they create
+// none).
+func migratedDB(t *testing.T, name string) string {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), name)
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"migrate", "--db", dsn}, &out, &errOut); err != nil {
+		t.Fatalf("migrate: %v (%s)", err, errOut.String())
+	}
+	return dsn
+}
