@@ -52,7 +52,7 @@ func commands() *command {
 			return migrate(ctx, args, e.stdout, e.stderr)
 		}},
 		{name: "apikey", subs: []*command{
-			{name: "create", synopsis: "--name NAME [--operator]", run: func(ctx context.Context, e *env, args []string) error {
+			{name: "create", synopsis: "--name NAME [--project ID] [--operator]", run: func(ctx context.Context, e *env, args []string) error {
 				return apikeyCreate(ctx, args, e.stdout, e.stderr)
 			}},
 			{name: "list", synopsis: "[--project ID] [--json]", run: apikeyList},

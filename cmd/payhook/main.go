@@ -49,8 +49,9 @@ Usage:
                                      with --dev, on 127.0.0.1 unless an address is given
   payhook migrate [--db DSN]         apply database migrations and exit (serve applies them too,
                                      unless --migrate=off)
-  payhook apikey create --name NAME [--operator]
-                                     issue an API key (an operator's key with --operator); it is printed once
+  payhook apikey create --name NAME [--project ID] [--operator]
+                                     issue an API key of a project (the default one unless --project; an
+                                     operator's key with --operator); it is printed once
   payhook apikey list [--project ID] [--json]
                                      list API keys (id, name, prefix, project, kind, created, last used, revoked)
   payhook apikey revoke ID|NAME [--project ID]
@@ -362,13 +363,17 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dsn := dbFlag(fs)
 	name := fs.String("name", "", "a name for the key (required)")
 	operator := fs.Bool("operator", false, "an operator's key: it alone may call the operator API (GET /operator/funds)")
+	project := fs.Int64("project", 0, "the project the key belongs to (payhook project list; default: the default project)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
-	key, err := admin.CreateAPIKey(ctx, *dsn, *name, *operator, clock.Now())
+	if *project < 0 {
+		return errors.New("--project: want a project id (payhook project list)")
+	}
+	key, err := admin.CreateProjectAPIKey(ctx, *dsn, *project, *name, *operator, clock.Now())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,12 +38,26 @@ func apiKeyInfo(k *entdb.APIKey) APIKeyInfo {
 // operator is set: it alone may call the operator API). The key is returned
 // in clear this once; the database keeps only its hash.
 func CreateAPIKey(ctx context.Context, dsn, name string, operator bool, now time.Time) (key string, err error) {
+	return CreateProjectAPIKey(ctx, dsn, 0, name, operator, now)
+}
+
+// CreateProjectAPIKey is CreateAPIKey for a merchant key of project
+// projectID (the default project when 0). An operator's key belongs to the
+// default project: operator with another project is an error.
+func CreateProjectAPIKey(ctx context.Context, dsn string, projectID int64, name string, operator bool, now time.Time) (key string, err error) {
+	if operator && projectID != 0 {
+		return "", errors.New("--project: an operator's key belongs to the default project; leave out --project or --operator")
+	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		create := apikey.Create
-		if operator {
-			create = apikey.CreateOperator
+		switch {
+		case operator:
+			key, _, err = apikey.CreateOperator(ctx, db.Client, name, now)
+		case projectID != 0:
+			key, _, err = apikey.CreateInProject(ctx, db.Client, name, projectID, now)
+		default:
+			key, _, err = apikey.Create(ctx, db.Client, name, now)
 		}
-		if key, _, err = create(ctx, db.Client, name, now); err != nil {
+		if err != nil {
 			return fmt.Errorf("create api key %q: %w", name, err)
 		}
 		return nil
