@@ -150,26 +150,30 @@ func seedCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// chainCmd: payhook chain status [--url http://127.0.0.1:8080] [--json].
+// chainCmd: payhook chain status [--server http://127.0.0.1:8080] [--json].
 func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "status" {
-		return errors.New("usage: payhook chain status [--url http://127.0.0.1:8080] [--json]")
+		return errors.New("usage: payhook chain status [--server http://127.0.0.1:8080] [--json]")
 	}
 	fs := newFlagSet("payhook chain status", stderr)
-	base := fs.String("url", "http://127.0.0.1:8080", "the REST address of a running payhook serve")
+	addr := serverFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
+	base, err := serverURL(*addr)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(*base, "/")+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
 	if err != nil {
-		return fmt.Errorf("--url: %w", err)
+		return fmt.Errorf("--server: %w", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := newHTTPClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("reach payhook at %s: %w", *base, err)
+		return reachError(base, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -177,7 +181,7 @@ func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Chains map[string]server.ChainStatus `json:"chains"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return fmt.Errorf("%s/healthz: not payhook's health answer: %w", *base, err)
+		return fmt.Errorf("%s/healthz: not payhook's health answer (is --server payhook's HTTP address?): %w", base, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -21,7 +21,7 @@ func TestChainStatus(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"chain", "status", "--url", srv.URL}, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"chain", "status", "--server", srv.URL}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -29,7 +29,7 @@ func TestChainStatus(t *testing.T) {
 		!strings.Contains(lines[2], "ltc") || !strings.Contains(lines[2], "120") || !strings.Contains(lines[2], "119") {
 		t.Errorf("chain status:\n%s", out.String())
 	}
-	if err := run(context.Background(), []string{"chain", "status", "--url", "http://127.0.0.1:1"}, &out, &errb); err == nil {
+	if err := run(context.Background(), []string{"chain", "status", "--server", "http://127.0.0.1:1"}, &out, &errb); err == nil {
 		t.Error("chain status without a server: no error")
 	}
 }

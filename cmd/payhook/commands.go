@@ -110,7 +110,7 @@ func commands() *command {
 			})},
 		}},
 		{name: "chain", subs: []*command{
-			{name: "status", synopsis: "[--url http://127.0.0.1:8080] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {
+			{name: "status", synopsis: "[--server http://127.0.0.1:8080] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {
 				return chainCmd(ctx, args, e.stdout, e.stderr)
 			})},
 		}},

@@ -10,6 +10,10 @@
 //	payhook listen --forward-to URL    relay your deliveries to a local server
 //	payhook devnet pay|mine|reorg      drive the simulated chains of a --dev server
 //
+// The client commands (watch, listen, chain status, devnet) reach the
+// server at --server, its HTTP address, over the Connect protocol and
+// /healthz.
+//
 // Every flag has a PAYHOOK_* environment equivalent (--http-addr is
 // PAYHOOK_HTTP_ADDR); a flag given on the command line wins. This is the only
 // place that reads the environment. --log-format and --log-level are global:
@@ -71,18 +75,23 @@ Usage:
                                      replay your deliveries against a local server
   payhook seed init [--seed-file PATH]
                                      write a new master seed (mode 0600; never overwritten); back it up
-  payhook chain status [--url http://127.0.0.1:8080] [--json]
+  payhook chain status [--server http://127.0.0.1:8080] [--json]
                                      each ticker's node, network, head, cursor and health
   payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
                                      drive the simulated chains of a server run with --dev
-  payhook version [--json]           version, commit and Go version of this binary
+  payhook version [--json]           version, commit and Go version of this binary (also payhook --version)
   payhook completion bash|zsh|fish   print a shell completion script
 
 Global flags, before or after the command:
   --log-format text|json             log line format (default text)
   --log-level debug|info|warn|error  least severe level logged (default info)
+
+watch, listen, chain status and devnet reach a running server at --server (its
+HTTP address, serve's --http-addr; default http://127.0.0.1:8080, where
+serve --dev listens); the admin commands (migrate, apikey, project, user,
+funds, payouts) open its database, --db (default sqlite:payhook.db).
 
 Run "payhook COMMAND --help" (or "payhook help COMMAND") for a command's flags.
 Every flag can also be set with a PAYHOOK_* environment variable (--db is
