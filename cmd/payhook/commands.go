@@ -160,6 +160,10 @@ func dispatch(ctx context.Context, c *command, path []string, args []string, e *
 		}
 		return fmt.Errorf("missing command; %s", strings.TrimSpace(c.usage(path)))
 	}
+	if len(path) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		// payhook --version is payhook version.
+		return versionCmd(ctx, e, args[1:])
+	}
 	if isHelp(args[0]) {
 		if len(path) == 1 && len(args) > 1 {
 			// payhook help COMMAND...: that command's help.
