@@ -296,6 +296,9 @@ func (c Config) Validate() error {
 	if c.Chains.DevnetBlockTime > 0 && !c.Dev {
 		return fmt.Errorf("--devnet-block-time: needs --dev (the devnet runs only in developer mode)")
 	}
+	if !c.Dev && len(c.Chains.Nodes) == 0 && !c.Chains.OfferWithoutNodes {
+		return ErrNoChains
+	}
 	return nil
 }
 

@@ -153,7 +153,8 @@ func TestDevListensOnLoopbackByDefault(t *testing.T) {
 		{"dev from environment", nil, map[string]string{"PAYHOOK_DEV": "true"}, "127.0.0.1:8080", "127.0.0.1:9090"},
 		{"dev with flags", []string{"--dev", "--http-addr", ":8081", "--grpc-addr", "0.0.0.0:9091"}, nil, ":8081", "0.0.0.0:9091"},
 		{"dev with environment", []string{"--dev"}, map[string]string{"PAYHOOK_HTTP_ADDR": ":8082", "PAYHOOK_GRPC_ADDR": ":9092"}, ":8082", ":9092"},
-		{"production", nil, nil, ":8080", ":9090"},
+		// Without --dev a node is needed (ErrNoChains).
+		{"production", []string{"--node", "ltc=http://u:p@127.0.0.1:19443/"}, nil, ":8080", ":9090"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
