@@ -227,7 +227,10 @@ const (
 	// are unauthenticated.
 	DefaultDevHTTPAddr = "127.0.0.1:8080"
 	DefaultDevGRPCAddr = "127.0.0.1:9090"
-	DefaultSeedFile    = "payhook.seed"
+	// DefaultSeedFile is the seed file of a Config that names none. The
+	// payhook command's default is elsewhere: the user's configuration
+	// directory (cmd/payhook), outside any working tree.
+	DefaultSeedFile = "payhook.seed"
 	// PricesTable and PricesLive are the values of --prices.
 	PricesTable = "table"
 	PricesLive  = "live"

@@ -139,9 +139,12 @@ func seedCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("usage: payhook seed init [--seed-file PATH]")
 	}
 	fs := newFlagSet("payhook seed init", stderr)
-	path := fs.String("seed-file", server.DefaultSeedFile, "where to write the new hex master seed (mode 0600); never overwritten")
+	path := fs.String("seed-file", "", "where to write the new hex master seed (mode 0600); never overwritten (default "+seedFileDefaultText+")")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if *path == "" {
+		*path = defaultSeedFile(stderr)
 	}
 	if err := server.InitSeed(*path); err != nil {
 		return err

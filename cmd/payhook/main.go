@@ -269,7 +269,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	var corsOrigins listFlag
 	fs.Var(&corsOrigins, "cors-origin", "browser origin (scheme://host[:port], or * for any) whose pages may call the Connect and gRPC-Web API across origins; repeatable (default: none)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
-	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
+	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", "", "hex master seed that payment addresses derive from (created with --dev on first start; back it up) (default "+seedFileDefaultText+")")
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
 	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
 	fs.StringVar(&cfg.Chains.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
@@ -318,7 +318,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	if v := strings.TrimSpace(os.Getenv("PAYHOOK_SEED")); v != "" {
 		// The seed itself, hex, instead of --seed-file (secret stores that
 		// inject environment variables); never printed.
-		if cfg.Keys.SeedFile != server.DefaultSeedFile {
+		if cfg.Keys.SeedFile != "" {
 			return server.Config{}, "", errors.New("PAYHOOK_SEED and --seed-file (or PAYHOOK_SEED_FILE) are both set: give the seed one way")
 		}
 		seed, err := hex.DecodeString(v)
@@ -326,6 +326,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 			return server.Config{}, "", errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
 		}
 		cfg.Keys.Seed = seed
+	}
+	if cfg.Keys.SeedFile == "" && cfg.Keys.Seed == nil {
+		cfg.Keys.SeedFile = defaultSeedFile(stderr)
 	}
 	if len(nodes) > 0 {
 		cfg.Chains.Nodes = nodes
