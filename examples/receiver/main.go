@@ -83,7 +83,7 @@ func run(log *slog.Logger, pubkeyURL, pubkeyFile, addr, baseURL, secret string) 
 	}
 	srv := &http.Server{
 		Addr:              addr,
-		Handler:           handler,
+		Handler:           logRequests(log, handler), // "verified" or "rejected (why)" for every request
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       20 * time.Second,
 	}
@@ -146,6 +146,7 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	markVerified(w)
 	f, err := fields(r)
 	if err != nil || f["uuid"] == "" {
 		http.Error(w, "malformed callback", http.StatusBadRequest)
