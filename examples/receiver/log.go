@@ -15,22 +15,20 @@ import (
 // request: verification comes first.
 func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		vw := &verdictWriter{ResponseWriter: w, status: http.StatusOK}
+		vw := &verdictWriter{ResponseWriter: w, status: http.StatusOK, log: log, attrs: []any{"method", r.Method, "path", r.URL.Path}}
 		next.ServeHTTP(vw, r)
-		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", vw.status}
-		if vw.verified {
-			log.Info("verified", attrs...)
-			return
+		if !vw.verified {
+			log.Warn("rejected ("+vw.why()+")", append(vw.attrs, "status", vw.status)...)
 		}
-		log.Warn("rejected ("+vw.why()+")", attrs...)
 	})
 }
 
-// markVerified records, for logRequests, that the request's signature
-// verified; the handler behind the verifier calls it first.
+// markVerified logs "verified" for logRequests, before the request is
+// processed; the handler behind the verifier calls it first.
 func markVerified(w http.ResponseWriter) {
-	if vw, ok := w.(*verdictWriter); ok {
+	if vw, ok := w.(*verdictWriter); ok && !vw.verified {
 		vw.verified = true
+		vw.log.Info("verified", vw.attrs...)
 	}
 }
 
@@ -41,6 +39,8 @@ type verdictWriter struct {
 	status   int
 	body     bytes.Buffer
 	verified bool
+	log      *slog.Logger
+	attrs    []any // the request's, for both lines
 }
 
 func (v *verdictWriter) WriteHeader(code int) {
