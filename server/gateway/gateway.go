@@ -369,8 +369,13 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Del("Trailer")
 	w.Header().Del("Transfer-Encoding")
 	w.WriteHeader(code)
-	b, _ := json.Marshal(errorBody{Status: "error", Error: msg})
-	_, _ = w.Write(b)
+	// Without HTML escaping: an error that says "& as %26" reads so in
+	// a terminal.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(errorBody{Status: "error", Error: msg})
+	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // errorHandler renders a gRPC status as the family's error body with the
