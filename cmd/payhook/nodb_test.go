@@ -17,7 +17,9 @@ import (
 func TestAdminCommandsCreateNoDatabase(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv("PAYHOOK_DB", "")
-	os.Unsetenv("PAYHOOK_DB")
+	if err := os.Unsetenv("PAYHOOK_DB"); err != nil {
+		t.Fatal(err)
+	}
 	rows := [][]string{
 		{"project", "list"},
 		{"project", "create", "--name", "shop"},

@@ -17,7 +17,9 @@ func TestSeedFileDefault(t *testing.T) {
 	cfgDir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfgDir)
 	t.Setenv("PAYHOOK_SEED_FILE", "")
-	os.Unsetenv("PAYHOOK_SEED_FILE")
+	if err := os.Unsetenv("PAYHOOK_SEED_FILE"); err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 	t.Chdir(work)
 	want := filepath.Join(cfgDir, "payhook", "seed")
