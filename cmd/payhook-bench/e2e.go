@@ -625,6 +625,11 @@ func e2eServer(ctx context.Context, o benchOptions, endpoint string, stderr io.W
 	fail := func(err error) (*server.Server, string, string, string, func() error, error) {
 		return nil, "", "", "", nil, errors.Join(err, scratch.Drop())
 	}
+	// The admin functions work on a database payhook created: migrate the
+	// scratch one first, as payhook migrate would.
+	if _, err := admin.Migrate(ctx, scratch.DSN, ""); err != nil {
+		return fail(err)
+	}
 	apiKey, err := admin.CreateAPIKey(ctx, scratch.DSN, "payhook-bench", false, clock.Now())
 	if err != nil {
 		return fail(err)
