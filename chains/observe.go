@@ -247,6 +247,15 @@ type Prober interface {
 	Probe(ctx context.Context) (NodeInfo, error)
 }
 
+// Ephemeral is implemented by backends whose chain lives only as long as
+// the process (the devnet, in memory with a random seed): a restarted
+// server finds a new chain, so blocks it stored that the chain does not
+// have are a reset, not a reorganisation.
+type Ephemeral interface {
+	// Ephemeral reports that the chain starts anew with every process.
+	Ephemeral() bool
+}
+
 // Status is a payment's lifecycle status.
 type Status string
 

@@ -40,6 +40,10 @@ type ListFilter struct {
 	// Cursor continues a listing: the next cursor a previous List returned
 	// with the same filter; empty for the first page.
 	Cursor string
+	// WithAttempts loads each notification's attempts (Edges.
+	// DeliveryAttempts, in the order made), as Get does, in one more query
+	// for the page.
+	WithAttempts bool
 }
 
 // List returns owner's notifications that match f, newest first, and the
@@ -83,6 +87,11 @@ func (q *Queue) List(ctx context.Context, owner int64, f ListFilter) ([]*entdb.N
 			return nil, "", err
 		}
 		sel.Where(notification.IDLT(before))
+	}
+	if f.WithAttempts {
+		sel.WithDeliveryAttempts(func(aq *entdb.DeliveryAttemptQuery) {
+			aq.Order(entdb.Asc(deliveryattempt.FieldNumber))
+		})
 	}
 	rows, err := sel.Order(entdb.Desc(notification.FieldID)).Limit(limit + 1).All(ctx)
 	if err != nil {

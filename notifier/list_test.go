@@ -151,5 +151,21 @@ func TestListAndGet(t *testing.T) {
 		if got, err = f.n.Queue.Get(ctx, f.keyID, all[5].UUID); err != nil || len(got.Edges.DeliveryAttempts) != 2 || got.Edges.DeliveryAttempts[0].Number != 1 || got.Edges.DeliveryAttempts[1].Number != 2 {
 			t.Fatalf("get after a retry: %v, attempts %+v", err, got.Edges.DeliveryAttempts)
 		}
+
+		// WithAttempts: each listed notification with its attempts, in
+		// the order made; without it, none are loaded.
+		rows, _, err := f.n.Queue.List(ctx, f.keyID, ListFilter{Status: "retrying", WithAttempts: true})
+		if err != nil || len(rows) < 3 {
+			t.Fatalf("list with attempts: %v, %d rows", err, len(rows))
+		}
+		for _, r := range rows {
+			as := r.Edges.DeliveryAttempts
+			if len(as) != r.Attempts || len(as) == 0 || as[0].Number != 1 || as[len(as)-1].Number != len(as) {
+				t.Fatalf("%s: %d attempts listed, %d made: %+v", r.UUID, len(as), r.Attempts, as)
+			}
+		}
+		if rows, _, _ := f.n.Queue.List(ctx, f.keyID, ListFilter{Status: "retrying"}); rows[0].Edges.DeliveryAttempts != nil {
+			t.Fatalf("attempts loaded without WithAttempts")
+		}
 	})
 }

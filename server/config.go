@@ -247,7 +247,10 @@ const (
 	// are unauthenticated.
 	DefaultDevHTTPAddr = "127.0.0.1:8080"
 	DefaultDevGRPCAddr = "127.0.0.1:9090"
-	DefaultSeedFile    = admin.DefaultSeedFile
+	// DefaultSeedFile is the seed file of a Config that names none. The
+	// payhook command's default is elsewhere: the user's configuration
+	// directory (admin.DefaultSeedPath), outside any working tree.
+	DefaultSeedFile = admin.DefaultSeedFile
 	// PricesTable and PricesLive are the values of --prices.
 	PricesTable = "table"
 	PricesLive  = "live"
@@ -319,6 +322,9 @@ func (c Config) Validate() error {
 	}
 	if c.Chains.DevnetBlockTime > 0 && !c.Dev {
 		return fmt.Errorf("--devnet-block-time: needs --dev (the devnet runs only in developer mode)")
+	}
+	if !c.Dev && len(c.Chains.Nodes) == 0 && !c.Chains.OfferWithoutNodes {
+		return ErrNoChains
 	}
 	return nil
 }

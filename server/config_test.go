@@ -50,10 +50,16 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 		{"chains watch", func(c *server.Config) { c.Chains.WatchInterval = -time.Second }, "--watch-interval"},
 		{"chains block time", func(c *server.Config) { c.Chains.DevnetBlockTime = -time.Second }, "--devnet-block-time"},
 		{"block time needs dev", func(c *server.Config) { c.Chains.DevnetBlockTime = time.Second }, "needs --dev"},
+		// Without --dev and without a node nothing would watch a payment
+		// address: the server refuses to start, saying what to give.
+		{"no chains", func(*server.Config) {}, "--node: no chain node is configured and --dev is off"},
+		{"no chains names --dev", func(*server.Config) {}, "or run with --dev"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var cfg server.Config
+			// Every case but those about --dev itself runs with the
+			// devnet, so that only its own setting is wrong.
+			cfg := server.Config{Dev: c.name != "block time needs dev" && !strings.HasPrefix(c.name, "no chains")}
 			c.mutate(&cfg)
 			err := cfg.WithDefaults().Validate()
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -61,10 +67,13 @@ func TestConfigValidateNamesTheFlag(t *testing.T) {
 			}
 		})
 	}
-	if err := (server.Config{}).WithDefaults().Validate(); err != nil {
+	if err := (server.Config{Dev: true}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	ok := server.Config{API: server.APIConfig{PublicURL: "https://pay.example.com/shop/"}}
+	if err := (server.Config{Chains: server.ChainsConfig{Nodes: map[string]string{"ltc": "http://u:p@127.0.0.1:19443/"}}}).WithDefaults().Validate(); err != nil {
+		t.Fatalf("defaults with a node do not validate: %v", err)
+	}
+	ok := server.Config{Dev: true, API: server.APIConfig{PublicURL: "https://pay.example.com/shop/"}}
 	if err := ok.WithDefaults().Validate(); err != nil {
 		t.Fatalf("an https public URL with a path does not validate: %v", err)
 	}

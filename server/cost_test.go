@@ -296,6 +296,9 @@ func measureBlock(t *testing.T, kind string, n int) cost {
 			Out:    io.Discard,
 		}
 	}
+	if _, err := admin.Migrate(ctx, dsn, ""); err != nil {
+		t.Fatal(err)
+	}
 	key, err := admin.CreateAPIKey(ctx, dsn, "cost", false, clock.Now())
 	if err != nil {
 		t.Fatal(err)

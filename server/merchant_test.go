@@ -690,6 +690,21 @@ func TestResendRules(t *testing.T) {
 			if !strings.Contains(string(l.Body), id) {
 				t.Fatalf("list: %s", l.Body)
 			}
+			// Each listed notification carries its attempts, oldest first.
+			for _, it := range l.JSON["notifications"].([]any) {
+				ln := it.(map[string]any)
+				if ln["uuid"] != id {
+					continue
+				}
+				logs, _ := ln["logs"].([]any)
+				if len(logs) != row().Attempts || len(logs) < 2 {
+					t.Fatalf("list: %d attempts of %s listed, %d made: %v", len(logs), id, row().Attempts, ln)
+				}
+				first, last := logs[0].(map[string]any), logs[len(logs)-1].(map[string]any)
+				if first["attempt"].(float64) != 1 || first["outcome"] != "failed" || last["outcome"] != "acknowledged" {
+					t.Fatalf("list: attempts %v", logs)
+				}
+			}
 			if l := e.in.Get(t, "/notification/list/", nil, e.in.KeyB); strings.Contains(string(l.Body), id) {
 				t.Fatalf("another project lists %s: %s", id, l.Body)
 			}

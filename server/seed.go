@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/payhook/payhook/server/admin"
 )
 
 // loadOrCreateSeed reads the hex master seed from path, or creates the file
-// with a fresh 64-byte seed (mode 0600) when it does not exist. created
+// with a fresh 64-byte seed (mode 0600, its directory 0700 when missing)
+// when it does not exist. created
 // reports the latter, so the caller can tell the operator to back it up.
 func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
 	seed, err = admin.ReadSeed(path)
@@ -25,6 +27,11 @@ func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
 	seed = make([]byte, 64)
 	if _, err := rand.Read(seed); err != nil {
 		return nil, false, fmt.Errorf("generate seed: %w", err)
+	}
+	// The default lives in the user's configuration directory, which a
+	// fresh machine may not have yet; only its owner may list it.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, false, fmt.Errorf("--seed-file: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {

@@ -338,6 +338,10 @@ func (c *Chain) Reorg(depth int) (int64, error) {
 	return c.height(), nil
 }
 
+// Ephemeral implements chains.Ephemeral: the chain lives in memory, with
+// hashes from a random seed, and a new process starts a new one.
+func (c *Chain) Ephemeral() bool { return true }
+
 // Head implements chains.Backend. Solidified lags Height by TronSolidLag on
 // TRON and equals Height elsewhere.
 func (c *Chain) Head(ctx context.Context) (chains.Head, error) {

@@ -139,9 +139,12 @@ func seedCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("usage: payhook seed init [--seed-file PATH]")
 	}
 	fs := newFlagSet("payhook seed init", stderr)
-	path := fs.String("seed-file", server.DefaultSeedFile, "where to write the new hex master seed (mode 0600); never overwritten")
+	path := fs.String("seed-file", "", "where to write the new hex master seed (mode 0600); never overwritten (default "+seedFileDefaultText+")")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if *path == "" {
+		*path = defaultSeedFile(stderr)
 	}
 	if err := server.InitSeed(*path); err != nil {
 		return err
@@ -150,34 +153,38 @@ func seedCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// chainCmd: payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json].
+// chainCmd: payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json].
 // The chains' details are the operator's: on the public listener they need
 // an operator's key (--apikey, PAYHOOK_APIKEY); the operator listener
 // (serve --operator-listen) serves them without one.
 func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "status" {
-		return errors.New("usage: payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json]")
+		return errors.New("usage: payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]")
 	}
 	fs := newFlagSet("payhook chain status", stderr)
-	base := fs.String("url", "http://127.0.0.1:8080", "the HTTP address of a running payhook serve: its operator listener (--operator-listen), or its REST address with --apikey")
-	key := fs.String("apikey", "", "an operator's API key (payhook apikey create --operator), which the REST address needs for the chains' details; the operator listener needs none")
+	addr := serverFlag(fs)
+	key := fs.String("apikey", "", "an operator's API key (payhook apikey create --operator), which the REST address needs for the chains' details; the operator listener (serve --operator-listen) needs none")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
+	base, err := serverURL(*addr)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	where := strings.TrimRight(*base, "/") + "/healthz"
+	where := base + "/healthz"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
 	if err != nil {
-		return fmt.Errorf("--url: %w", err)
+		return fmt.Errorf("--server: %w", err)
 	}
 	if k := strings.TrimSpace(*key); k != "" {
 		req.Header.Set("apikey", k)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := newHTTPClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("reach payhook at %s: %w", where, err)
+		return reachError(where, err)
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -186,7 +193,7 @@ func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Chains *map[string]server.ChainStatus `json:"chains"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return fmt.Errorf("%s: HTTP %d, not payhook's health answer: %w", where, resp.StatusCode, err)
+		return fmt.Errorf("%s: HTTP %d, not payhook's health answer (is --server payhook's HTTP address?): %w", where, resp.StatusCode, err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
@@ -194,11 +201,11 @@ func chainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case body.Chains == nil && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable:
 		return fmt.Errorf("%s: HTTP %d: %s", where, resp.StatusCode, body.Error)
 	case body.Chains == nil:
-		return fmt.Errorf("%s answered its status only (%s): the chains' details need an operator's key (--apikey, payhook apikey create --operator) or the operator listener's address (serve --operator-listen) as --url", where, body.Status)
+		return fmt.Errorf("%s answered its status only (%s): the chains' details need an operator's key (--apikey, payhook apikey create --operator) or the operator listener's address (serve --operator-listen) as --server", where, body.Status)
 	}
 	chains := *body.Chains
 	if body.Status != "success" {
-		fmt.Fprintf(stderr, "payhook at %s reports %s: %s\n", *base, body.Status, body.Error)
+		fmt.Fprintf(stderr, "payhook at %s reports %s: %s\n", base, body.Status, body.Error)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

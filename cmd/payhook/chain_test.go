@@ -32,7 +32,7 @@ func TestChainStatus(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"chain", "status", "--url", srv.URL, "--apikey", opKey}, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"chain", "status", "--server", srv.URL, "--apikey", opKey}, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -45,9 +45,9 @@ func TestChainStatus(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--url", srv.URL}, "operator's key"},
-		{[]string{"--url", srv.URL, "--apikey", "ph_merchant"}, "HTTP 401: unknown api key"},
-		{[]string{"--url", "http://127.0.0.1:1"}, "reach payhook at http://127.0.0.1:1/healthz"},
+		{[]string{"--server", srv.URL}, "operator's key"},
+		{[]string{"--server", srv.URL, "--apikey", "ph_merchant"}, "HTTP 401: unknown api key"},
+		{[]string{"--server", "http://127.0.0.1:1"}, "reach payhook at http://127.0.0.1:1/healthz"},
 	} {
 		err := run(context.Background(), append([]string{"chain", "status"}, c.args...), &out, &errb)
 		u := c.args[1]
@@ -73,8 +73,8 @@ func TestChainStatusOfServer(t *testing.T) {
 		return out.String(), err
 	}
 	for _, args := range [][]string{
-		{"--url", "http://" + in.Server.OperatorAddr()},
-		{"--url", in.BaseURL, "--apikey", in.OperatorKey(t)},
+		{"--server", "http://" + in.Server.OperatorAddr()},
+		{"--server", in.BaseURL, "--apikey", in.OperatorKey(t)},
 	} {
 		out, err := status(args...)
 		if err != nil || !strings.Contains(out, "btc") || !strings.Contains(out, "devnet") {
@@ -85,8 +85,8 @@ func TestChainStatusOfServer(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--url", in.BaseURL}, "answered its status only"},
-		{[]string{"--url", in.BaseURL, "--apikey", in.KeyA}, "HTTP 403"},
+		{[]string{"--server", in.BaseURL}, "answered its status only"},
+		{[]string{"--server", in.BaseURL, "--apikey", in.KeyA}, "HTTP 403"},
 	} {
 		if _, err := status(c.args...); err == nil || !strings.Contains(err.Error(), in.BaseURL+"/healthz") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("chain status %v: %v; want %q naming the address", c.args, err, c.want)

@@ -52,7 +52,7 @@ func commands() *command {
 			return migrate(ctx, args, e.stdout, e.stderr)
 		}},
 		{name: "apikey", subs: []*command{
-			{name: "create", synopsis: "--name NAME [--scope read,create,payouts,management] [--operator]", run: func(ctx context.Context, e *env, args []string) error {
+			{name: "create", synopsis: "--name NAME [--project ID] [--scope read,create,payouts,management] [--operator]", run: func(ctx context.Context, e *env, args []string) error {
 				return apikeyCreate(ctx, args, e.stdout, e.stderr)
 			}},
 			{name: "list", synopsis: "[--project ID] [--json]", run: apikeyList},
@@ -114,7 +114,7 @@ func commands() *command {
 			})},
 		}},
 		{name: "chain", subs: []*command{
-			{name: "status", synopsis: "[--url http://127.0.0.1:8080] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {
+			{name: "status", synopsis: "[--server http://127.0.0.1:8080] [--apikey KEY] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {
 				return chainCmd(ctx, args, e.stdout, e.stderr)
 			})},
 		}},
@@ -163,6 +163,10 @@ func dispatch(ctx context.Context, c *command, path []string, args []string, e *
 			return errors.New("missing command")
 		}
 		return fmt.Errorf("missing command; %s", strings.TrimSpace(c.usage(path)))
+	}
+	if len(path) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		// payhook --version is payhook version.
+		return versionCmd(ctx, e, args[1:])
 	}
 	if isHelp(args[0]) {
 		if len(path) == 1 && len(args) > 1 {

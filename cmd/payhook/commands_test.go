@@ -273,7 +273,7 @@ func TestCompletion(t *testing.T) {
 
 func TestAPIKeyListAndRevoke(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	dsn := migratedDB(t, "keys.db")
 	cli := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(ctx, append(args, "--db", dsn), &out, &errOut)
@@ -410,7 +410,7 @@ func TestMigrateOff(t *testing.T) {
 }
 
 func testMigrateOff(ctx context.Context, t *testing.T, dsn string) {
-	cfg, err := serveConfig([]string{"--db", dsn, "--migrate", "off", "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+	cfg, err := serveConfig([]string{"--dev", "--db", dsn, "--migrate", "off", "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--seed-file", filepath.Join(t.TempDir(), "seed")}, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,10 @@
 //	payhook listen --forward-to URL    relay your deliveries to a local server
 //	payhook devnet pay|mine|reorg      drive the simulated chains of a --dev server
 //
+// The client commands (watch, listen, chain status, devnet) reach the
+// server at --server, its HTTP address, over the Connect protocol and
+// /healthz.
+//
 // Every flag has a PAYHOOK_* environment equivalent (--http-addr is
 // PAYHOOK_HTTP_ADDR); a flag given on the command line wins. This is the only
 // place that reads the environment. --log-format and --log-level are global:
@@ -50,8 +54,9 @@ Usage:
                                      with --dev, on 127.0.0.1 unless an address is given
   payhook migrate [--db DSN]         apply database migrations and exit (serve applies them too,
                                      unless --migrate=off)
-  payhook apikey create --name NAME [--scope read,create,payouts,management] [--operator]
-                                     issue an API key (an operator's key with --operator); it is printed once
+  payhook apikey create --name NAME [--project ID] [--scope read,create,payouts,management] [--operator]
+                                     issue an API key of a project (the default one unless --project; an
+                                     operator's key with --operator); it is printed once
   payhook apikey list [--project ID] [--json]
                                      list API keys (id, name, prefix, project, kind, created, last used, revoked)
   payhook apikey revoke ID|NAME [--project ID]
@@ -71,19 +76,24 @@ Usage:
                                      replay your deliveries against a local server
   payhook seed init [--seed-file PATH]
                                      write a new master seed (mode 0600; never overwritten); back it up
-  payhook chain status [--url http://127.0.0.1:8080] [--apikey KEY] [--json]
+  payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
-                                     (an operator's key, or --url at serve's --operator-listen)
+                                     (an operator's key, or --server at serve's --operator-listen)
   payhook devnet pay --ticker btc --address ADDR --amount 0.01 [--fail-execution]
   payhook devnet mine --ticker btc [--blocks 3]
   payhook devnet reorg --ticker btc --depth 2
                                      drive the simulated chains of a server run with --dev
-  payhook version [--json]           version, commit and Go version of this binary
+  payhook version [--json]           version, commit and Go version of this binary (also payhook --version)
   payhook completion bash|zsh|fish   print a shell completion script
 
 Global flags, before or after the command:
   --log-format text|json             log line format (default text)
   --log-level debug|info|warn|error  least severe level logged (default info)
+
+watch, listen, chain status and devnet reach a running server at --server (its
+HTTP address, serve's --http-addr; default http://127.0.0.1:8080, where
+serve --dev listens); the admin commands (migrate, apikey, project, user,
+funds, payouts) open its database, --db (default sqlite:payhook.db).
 
 Run "payhook COMMAND --help" (or "payhook help COMMAND") for a command's flags.
 Every flag can also be set with a PAYHOOK_* environment variable (--db is
@@ -262,7 +272,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	var corsOrigins listFlag
 	fs.Var(&corsOrigins, "cors-origin", "browser origin (scheme://host[:port], or * for any) whose pages may call the Connect and gRPC-Web API across origins; repeatable (default: none)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
-	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", server.DefaultSeedFile, "hex master seed that payment addresses derive from (created on first start; back it up)")
+	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", "", "hex master seed that payment addresses derive from (created with --dev on first start; back it up) (default "+seedFileDefaultText+")")
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
 	fs.StringVar(&cfg.Keys.SecretsKeyFile, "secrets-key-file", "", "32-byte hex key (mode 0600) that seals the secrets kept in the database (default: derived from the seed)")
 	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
@@ -319,7 +329,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	if v := strings.TrimSpace(os.Getenv("PAYHOOK_SEED")); v != "" {
 		// The seed itself, hex, instead of --seed-file (secret stores that
 		// inject environment variables); never printed.
-		if cfg.Keys.SeedFile != server.DefaultSeedFile {
+		if cfg.Keys.SeedFile != "" {
 			return server.Config{}, "", errors.New("PAYHOOK_SEED and --seed-file (or PAYHOOK_SEED_FILE) are both set: give the seed one way")
 		}
 		seed, err := hex.DecodeString(v)
@@ -327,6 +337,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 			return server.Config{}, "", errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
 		}
 		cfg.Keys.Seed = seed
+	}
+	if cfg.Keys.SeedFile == "" && cfg.Keys.Seed == nil {
+		cfg.Keys.SeedFile = defaultSeedFile(stderr)
 	}
 	if len(nodes) > 0 {
 		cfg.Chains.Nodes = nodes
@@ -382,6 +395,7 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	operator := fs.Bool("operator", false, "an operator's key: it alone may call the operator API (GET /operator/funds)")
 	var scopes listFlag
 	fs.Var(&scopes, "scope", "what the key may do: read, create, payouts, management (repeatable or comma-separated; default: all four)")
+	project := fs.Int64("project", 0, "the project the key belongs to (payhook project list; default: the default project)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -391,7 +405,10 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if _, err := admin.ParseScopes(scopes); err != nil {
 		return fmt.Errorf("--scope: %w", err)
 	}
-	key, granted, err := admin.CreateScopedAPIKey(ctx, *dsn, *name, *operator, scopes, clock.Now())
+	if *project < 0 {
+		return errors.New("--project: want a project id (payhook project list)")
+	}
+	key, granted, err := admin.CreateScopedAPIKey(ctx, *dsn, *project, *name, *operator, scopes, clock.Now())
 	if err != nil {
 		return err
 	}

@@ -154,7 +154,8 @@ func TestDevListensOnLoopbackByDefault(t *testing.T) {
 		{"dev from environment", nil, map[string]string{"PAYHOOK_DEV": "true"}, "127.0.0.1:8080", "127.0.0.1:9090"},
 		{"dev with flags", []string{"--dev", "--http-addr", ":8081", "--grpc-addr", "0.0.0.0:9091"}, nil, ":8081", "0.0.0.0:9091"},
 		{"dev with environment", []string{"--dev"}, map[string]string{"PAYHOOK_HTTP_ADDR": ":8082", "PAYHOOK_GRPC_ADDR": ":9092"}, ":8082", ":9092"},
-		{"production", nil, nil, ":8080", ":9090"},
+		// Without --dev a node is needed (ErrNoChains).
+		{"production", []string{"--node", "ltc=http://u:p@127.0.0.1:19443/"}, nil, ":8080", ":9090"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -265,6 +266,7 @@ func TestAPIKeyCreateScopes(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a refused --scope touched the database: %v", err)
 	}
+	dsn = migratedDB(t, "scopes.db")
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -301,4 +303,17 @@ func TestAPIKeyCreateScopes(t *testing.T) {
 			t.Fatalf("list lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// migratedDB is the DSN of a new SQLite database made by payhook migrate,
+// as an operator's is before the admin commands touch it (they create
+// none).
+func migratedDB(t *testing.T, name string) string {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), name)
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"migrate", "--db", dsn}, &out, &errOut); err != nil {
+		t.Fatalf("migrate: %v (%s)", err, errOut.String())
+	}
+	return dsn
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ import (
 // set checks addresses and remove removes; bad input is named.
 func TestProjectCommands(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	btc := "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--currency", "eur", "--wallet", "btc=" + btc, "--accept", "btc,ltc", "--confirmations", "btc=2", "--json"}, &out, &errOut); err != nil {
@@ -108,7 +107,7 @@ func TestProjectCommands(t *testing.T) {
 // naming the flag's field; nothing to update is an error.
 func TestProjectUpdatePayoutNotify(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
@@ -164,7 +163,7 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 // naming its field, and nothing changes.
 func TestProjectUpdatePaymentExceptions(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
@@ -220,7 +219,7 @@ func TestProjectUpdatePaymentExceptions(t *testing.T) {
 // new public key, which is stored sealed beside its private half.
 func TestProjectRotateCallbackKey(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())

@@ -75,7 +75,7 @@ func TestListenRelaysExactRequest(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"listen", "--server", in.Server.GRPCAddr(), "--apikey", in.KeyA, "--forward-to", local.URL + "/hook"}, &out, &errOut)
+		done <- run(ctx, []string{"listen", "--server", in.BaseURL, "--apikey", in.KeyA, "--forward-to", local.URL + "/hook"}, &out, &errOut)
 	}()
 	// The relay starts at the end of the log; wait until it is connected.
 	deadline := time.After(10 * time.Second)
@@ -136,7 +136,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"watch", "--server", in.Server.GRPCAddr(), "--apikey", in.KeyA, "--address", a.AddressIn}, &out, &errOut)
+		done <- run(ctx, []string{"watch", "--server", in.BaseURL, "--apikey", in.KeyA, "--address", a.AddressIn}, &out, &errOut)
 	}()
 	deadline := time.After(10 * time.Second)
 	for !strings.Contains(out.String(), row.UUID) {

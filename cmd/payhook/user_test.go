@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 // second user with the same email and an empty input are refused.
 func TestUserCreate(t *testing.T) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())

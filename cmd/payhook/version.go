@@ -11,26 +11,31 @@ import (
 
 // version is the release, set at build time:
 //
-//	go build -ldflags "-X main.version=v1.2.3" ./cmd/payhook
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/payhook
 //
-// It and commit are the package-level variables here because the linker
-// can set nothing else; they are never written at run time. Empty means: the main
-// module's version (go install ...@v1.2.3), else "dev".
+// (scripts/build.sh does this). It and commit are the package-level
+// variables here because the linker can set nothing else; they are never
+// written at run time. Empty means: the main module's version (go install
+// ...@v1.2.3), else "dev".
 var version string
 
-// commit, when set the same way (-X main.commit=...), names the commit of a
-// build made without the VCS data Go embeds (a container build whose
-// context has no .git).
+// commit is the commit the binary was built from, stamped the same way
+// (-X main.commit=...). It wins over the VCS data Go embeds, which `go
+// run`, `go test`, -buildvcs=false and a build context without .git (a
+// container) leave out; without either, the commit is "unknown".
 var commit string
 
 // build is what this binary says of itself, read once per call.
 func build() metrics.BuildInfo {
 	b := metrics.ReadBuild(version)
-	if commit != "" && b.Commit == metrics.UnknownBuild {
+	if commit != "" {
 		b.Commit = commit
 	}
 	return b
 }
+
+// unstamped explains an unknown commit where a person reads it.
+const unstamped = " (not stamped: build with scripts/build.sh, or go build -ldflags \"-X main.commit=$(git rev-parse HEAD)\")"
 
 // versionCmd prints the version, the commit and its date, and the Go
 // version: payhook version [--json].
@@ -50,7 +55,11 @@ func versionCmd(_ context.Context, e *env, args []string) error {
 			"version": b.Version, "commit": b.Commit, "commit_time": date, "go_version": b.GoVersion,
 		})
 	}
-	fmt.Fprintf(e.stdout, "payhook %s\ncommit  %s\n", b.Version, b.Commit)
+	shown := b.Commit
+	if shown == metrics.UnknownBuild {
+		shown += unstamped
+	}
+	fmt.Fprintf(e.stdout, "payhook %s\ncommit  %s\n", b.Version, shown)
 	if date != "" {
 		fmt.Fprintf(e.stdout, "date    %s (commit time)\n", date)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,11 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+	"connectrpc.com/connect"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/notifier/egress"
@@ -23,15 +20,13 @@ import (
 
 // clientFlags are the connection flags of watch and listen.
 type clientFlags struct {
-	server, apikey, address, ticker, uuid string
-	after                                 int64
+	server                        *string
+	apikey, address, ticker, uuid string
+	after                         int64
 }
 
-func (c *clientFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	Int64Var(*int64, string, int64, string)
-}) {
-	fs.StringVar(&c.server, "server", "localhost:9090", "payhook gRPC address")
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	c.server = serverFlag(fs)
 	fs.StringVar(&c.apikey, "apikey", "", "API key (required)")
 	fs.StringVar(&c.address, "address", "", "only this payment address")
 	fs.StringVar(&c.ticker, "ticker", "", "only this ticker")
@@ -39,22 +34,44 @@ func (c *clientFlags) register(fs interface {
 	fs.Int64Var(&c.after, "after", 0, "resume after this cursor")
 }
 
-func (c *clientFlags) open(ctx context.Context, req *payhookv1.WatchDeliveriesRequest) (grpc.ServerStreamingClient[payhookv1.WatchDeliveriesResponse], func(), error) {
-	if c.apikey == "" {
-		return nil, nil, errors.New("--apikey: required")
+// deliveryStream is the server's stream of delivery events.
+type deliveryStream struct {
+	s    *connect.ServerStreamForClient[payhookv1.WatchDeliveriesResponse]
+	base string
+}
+
+// Recv returns the next event; an error names the server when it was not
+// reached or went away.
+func (d deliveryStream) Recv() (*payhookv1.WatchDeliveriesResponse, error) {
+	if d.s.Receive() {
+		return d.s.Msg(), nil
 	}
-	conn, err := grpc.NewClient(c.server, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err := d.s.Err(); err != nil {
+		return nil, reachError(d.base, err)
+	}
+	return nil, io.EOF
+}
+
+// open starts WatchDeliveries over the Connect protocol on the HTTP
+// listener --server names.
+func (c *clientFlags) open(ctx context.Context, req *payhookv1.WatchDeliveriesRequest) (deliveryStream, func(), error) {
+	if c.apikey == "" {
+		return deliveryStream{}, nil, errors.New("--apikey: required")
+	}
+	base, err := serverURL(*c.server)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--server: %w", err)
+		return deliveryStream{}, nil, err
 	}
 	req.AddressIn, req.Ticker, req.Uuid, req.AfterCursor = c.address, c.ticker, c.uuid, c.after
-	ctx = metadata.AppendToOutgoingContext(ctx, "apikey", c.apikey)
-	stream, err := payhookv1.NewDeliveryServiceClient(conn).WatchDeliveries(ctx, req)
+	client := connect.NewClient[payhookv1.WatchDeliveriesRequest, payhookv1.WatchDeliveriesResponse](newHTTPClient(),
+		procedure(base, payhookv1.DeliveryService_WatchDeliveries_FullMethodName))
+	r := connect.NewRequest(req)
+	r.Header().Set("apikey", c.apikey)
+	stream, err := client.CallServerStream(ctx, r)
 	if err != nil {
-		conn.Close()
-		return nil, nil, err
+		return deliveryStream{}, nil, reachError(base, err)
 	}
-	return stream, func() { conn.Close() }, nil
+	return deliveryStream{s: stream, base: base}, func() { _ = stream.Close() }, nil
 }
 
 // watch prints delivery events for a person, one line each.
@@ -80,7 +97,7 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func streamEnd(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err

@@ -253,3 +253,18 @@ func Pending(ctx context.Context, db *DB) ([]string, error) {
 	}
 	return pending, nil
 }
+
+// Versioned reports whether db has ever been migrated (it has goose's
+// version table): false for a database payhook has not created, which the
+// admin commands refuse rather than create.
+func Versioned(ctx context.Context, db *DB) (bool, error) {
+	exists := "SELECT to_regclass('goose_db_version') IS NOT NULL"
+	if db.Dialect == SQLite {
+		exists = "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'"
+	}
+	var versioned bool
+	if err := db.SQL.QueryRowContext(ctx, exists).Scan(&versioned); err != nil {
+		return false, fmt.Errorf("read the migration version table: %w", err)
+	}
+	return versioned, nil
+}

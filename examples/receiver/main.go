@@ -86,7 +86,7 @@ func run(log *slog.Logger, pubkeyURL, pubkeyFile, apiKey, addr, baseURL, secret 
 	h := &handler{log: log, done: map[string]bool{}}
 	srv := &http.Server{
 		Addr:              addr,
-		Handler:           verified(h, keys, secret, opts, clock.Now),
+		Handler:           logRequests(log, verified(h, keys, secret, opts, clock.Now)), // "verified" or "rejected (why)" for every request
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       20 * time.Second,
 	}
@@ -229,6 +229,7 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	markVerified(w)
 	f, err := fields(r)
 	if err != nil || f["uuid"] == "" {
 		http.Error(w, "malformed callback", http.StatusBadRequest)

@@ -3,9 +3,12 @@ package admin
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
@@ -149,14 +152,46 @@ func withDB(ctx context.Context, dsn string, fn func(*store.DB) error) (err erro
 	return fn(db)
 }
 
-// withMigratedDB is withDB on a database migrated when needed (with the
-// embedded ticker registry's decimals: `payhook migrate --registry-file`
-// migrates a database that has payments of other tickers).
+// withMigratedDB is withDB on a database payhook created (payhook migrate
+// or serve), migrated when it is behind (with the embedded ticker
+// registry's decimals: `payhook migrate --registry-file` migrates a
+// database that has payments of other tickers). A database payhook has not
+// created is ErrNoDatabase, and nothing is created: an admin command run
+// in the wrong directory, or without --db, must not answer from an empty
+// database of its own making.
 func withMigratedDB(ctx context.Context, dsn string, fn func(*store.DB) error) error {
+	d, path, err := store.ParseDSN(dsn)
+	if err != nil {
+		return fmt.Errorf("--db: %w", err)
+	}
+	if d == store.SQLite && path != ":memory:" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return noDatabase(dsn, "there is no database file "+path)
+		}
+	}
 	return withDB(ctx, dsn, func(db *store.DB) error {
+		versioned, err := store.Versioned(ctx, db)
+		if err != nil {
+			return err
+		}
+		if !versioned {
+			return noDatabase(dsn, "the database has no payhook tables")
+		}
 		if _, err := store.Migrate(ctx, db, WithDecimals(family.DefaultRegistry())); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
 		return fn(db)
 	})
+}
+
+// noDatabase is ErrNoDatabase for dsn: why, and the two ways on (the
+// server's database, or a new one). A PostgreSQL URL is not repeated: it
+// may hold a password.
+func noDatabase(dsn, why string) error {
+	migrate := "payhook migrate --db " + dsn
+	if !strings.HasPrefix(dsn, "sqlite:") {
+		migrate = "payhook migrate --db URL"
+	}
+	return fmt.Errorf("%w: %s; give the server's database with --db (or PAYHOOK_DB), or create this one with %q (payhook serve creates it too)",
+		ErrNoDatabase, why, migrate)
 }

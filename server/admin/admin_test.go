@@ -88,6 +88,9 @@ func TestRevokeByAmbiguousName(t *testing.T) {
 			t.Parallel()
 			db := storetest.DSN(t, d)
 			ctx := t.Context()
+			if _, err := admin.Migrate(ctx, db, ""); err != nil {
+				t.Fatal(err)
+			}
 			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 			for range 2 {
 				if _, err := admin.CreateAPIKey(ctx, db, "shop", false, now); err != nil {
@@ -110,6 +113,68 @@ func TestRevokeByAmbiguousName(t *testing.T) {
 			k, err := admin.RevokeAPIKey(ctx, db, 0, "2", now)
 			if err != nil || k.ID != 2 || k.RevokedAt == nil {
 				t.Errorf("RevokeAPIKey by id: %+v, %v", k, err)
+			}
+		})
+	}
+}
+
+// TestOnlyMigrateCreatesTheDatabase: every admin function but Migrate
+// refuses a database payhook has not created (a SQLite file that does not
+// exist, an empty PostgreSQL database) with ErrNoDatabase naming --db and
+// payhook migrate, and creates nothing; after Migrate they work.
+func TestOnlyMigrateCreatesTheDatabase(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	calls := map[string]func(ctx context.Context, db string) error{
+		"CreateAPIKey": func(ctx context.Context, db string) error {
+			_, err := admin.CreateAPIKey(ctx, db, "k", false, now)
+			return err
+		},
+		"ListAPIKeys": func(ctx context.Context, db string) error {
+			_, err := admin.ListAPIKeys(ctx, db, 0)
+			return err
+		},
+		"RevokeAPIKey": func(ctx context.Context, db string) error {
+			_, err := admin.RevokeAPIKey(ctx, db, 0, "k", now)
+			return err
+		},
+		"ListProjects": func(ctx context.Context, db string) error {
+			_, err := admin.ListProjects(ctx, db)
+			return err
+		},
+		"HeldFunds": func(ctx context.Context, db string) error {
+			_, err := admin.HeldFunds(ctx, db, "")
+			return err
+		},
+		"PayoutRequests": func(ctx context.Context, db string) error {
+			_, err := admin.PayoutRequests(ctx, db)
+			return err
+		},
+		"CreateDashboardUser": func(ctx context.Context, db string) error {
+			_, err := admin.CreateDashboardUser(ctx, db, 1, "a@shop.example", "correct horse battery staple")
+			return err
+		},
+	}
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			db := storetest.DSN(t, d)
+			for name, call := range calls {
+				err := call(t.Context(), db)
+				if !errors.Is(err, admin.ErrNoDatabase) || !strings.Contains(err.Error(), "--db") || !strings.Contains(err.Error(), "payhook migrate") {
+					t.Errorf("%s on a database payhook did not create: %v", name, err)
+				}
+			}
+			if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
+				if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("a refused command created %s: %v", path, err)
+				}
+			}
+			if _, err := admin.Migrate(t.Context(), db, ""); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.ListProjects(t.Context(), db); err != nil {
+				t.Fatalf("ListProjects after Migrate: %v", err)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,19 +51,24 @@ func ParseScopes(values []string) ([]string, error) { return apikey.ParseScopes(
 // API). The key is returned in clear this once; the database keeps only
 // its hash.
 func CreateAPIKey(ctx context.Context, dsn, name string, operator bool, now time.Time) (key string, err error) {
-	key, _, err = CreateScopedAPIKey(ctx, dsn, name, operator, nil, now)
+	key, _, err = CreateScopedAPIKey(ctx, dsn, 0, name, operator, nil, now)
 	return key, err
 }
 
-// CreateScopedAPIKey is CreateAPIKey with scopes (every scope when empty;
-// see ParseScopes); it returns the key's scopes too. Scopes bind operator
-// keys as well.
-func CreateScopedAPIKey(ctx context.Context, dsn, name string, operator bool, scopes []string, now time.Time) (key string, granted []string, err error) {
+// CreateScopedAPIKey is CreateAPIKey for project projectID (the default
+// project when 0) with scopes (every scope when empty; see ParseScopes); it
+// returns the key's scopes too. Scopes bind operator keys as well; an
+// operator's key belongs to the default project, so operator with another
+// project is an error.
+func CreateScopedAPIKey(ctx context.Context, dsn string, projectID int64, name string, operator bool, scopes []string, now time.Time) (key string, granted []string, err error) {
+	if operator && projectID != 0 {
+		return "", nil, errors.New("--project: an operator's key belongs to the default project; leave out --project or --operator")
+	}
 	if _, err := apikey.ParseScopes(scopes); err != nil {
 		return "", nil, err // before the database is opened, or created
 	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		k, row, err := apikey.Issue(ctx, db.Client, apikey.Spec{Name: name, Operator: operator, Scopes: scopes}, now)
+		k, row, err := apikey.Issue(ctx, db.Client, apikey.Spec{Name: name, ProjectID: projectID, Operator: operator, Scopes: scopes}, now)
 		if err != nil {
 			return fmt.Errorf("create api key %q: %w", name, err)
 		}

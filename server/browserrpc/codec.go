@@ -1,11 +1,13 @@
 package browserrpc
 
 import (
-	"fmt"
+	"errors"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/vanguard"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/payhook/payhook/internal/jsonbody"
 )
 
 // requestJSON is vanguard's JSON codec whose decoding errors are the
@@ -23,7 +25,13 @@ func newRequestJSON(res vanguard.TypeResolver) vanguard.Codec {
 // Unmarshal implements vanguard.Codec.
 func (c requestJSON) Unmarshal(data []byte, msg proto.Message) error {
 	if err := c.JSONCodec.Unmarshal(data, msg); err != nil {
-		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("request body: %w", err))
+		// In the API's words (the field and the type it expects), never
+		// protojson's (the parser, a line and column, the JSON name).
+		p := jsonbody.Problem(data, msg.ProtoReflect().Descriptor())
+		if p == "" {
+			p = "request body: does not fit the request's fields; see /docs/ for their types"
+		}
+		return connect.NewError(connect.CodeInvalidArgument, errors.New(p))
 	}
 	return nil
 }

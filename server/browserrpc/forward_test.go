@@ -220,7 +220,7 @@ func TestCheckOrigin(t *testing.T) {
 		if err := browserrpc.CheckOrigin(c.origin); (err == nil) != c.ok {
 			t.Errorf("CheckOrigin(%q) = %v, want ok=%v", c.origin, err, c.ok)
 		}
-		cfg := server.Config{API: server.APIConfig{CORSOrigins: []string{c.origin}}}
+		cfg := server.Config{Dev: true, API: server.APIConfig{CORSOrigins: []string{c.origin}}}
 		if err := cfg.WithDefaults().Validate(); (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "--cors-origin")) {
 			t.Errorf("server config with origin %q: %v, want ok=%v", c.origin, err, c.ok)
 		}

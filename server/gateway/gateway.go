@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,6 +43,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/internal/jsonbody"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/ratelimit"
 	"github.com/payhook/payhook/server/route"
@@ -91,7 +93,11 @@ func (c Config) WithDefaults() Config {
 // through conn. Every answer of 500 or above is logged with its cause.
 func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Logger) (http.Handler, error) {
 	cfg = cfg.WithDefaults()
-	g := &gateway{cfg: cfg, logger: logger}
+	ix, err := newParamIndex()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &gateway{cfg: cfg, logger: logger, params: ix}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
@@ -105,7 +111,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseRewriter(rewriteResponse),
 		runtime.WithForwardResponseOption(g.beforeResponse),
-		runtime.WithMiddlewares(checkParams),
+		runtime.WithMiddlewares(g.checkParams),
 		runtime.WithDisableHTTPMethodOverride(),
 	)
 	if err := payhookv1.RegisterAddressServiceHandler(ctx, mux, conn); err != nil {
@@ -138,7 +144,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, queryAsBody(outputsAsStrings(mux))))), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, g.queryAsBody(outputsAsStrings(mux))))), nil
 }
 
 // queryBodyPaths are the POST methods whose parameters may come in the
@@ -156,7 +162,7 @@ var queryBodyPaths = map[string]bool{
 // queryAsBody turns the query of a body-less POST, or its URL-encoded form
 // body, to a queryBodyPaths path into the JSON body the gateway binds (a
 // JSON body, when there is one, wins).
-func queryAsBody(next http.Handler) http.Handler {
+func (g *gateway) queryAsBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !queryBodyPaths[r.URL.Path] {
 			next.ServeHTTP(w, r)
@@ -179,6 +185,14 @@ func queryAsBody(next http.Handler) http.Handler {
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "the parameters are not URL-encoded correctly")
 			return
+		}
+		// The parameters become the body: they are checked as a GET's
+		// query is (an unknown JSON field would be discarded).
+		if p := g.params["POST "+r.URL.Path]; p != nil {
+			if msg := p.check(raw, true); msg != "" {
+				writeError(w, http.StatusBadRequest, msg)
+				return
+			}
 		}
 		fields := make(map[string]string, len(q))
 		for k, vs := range q {
@@ -314,6 +328,8 @@ func numbersAsStrings(doc []byte, field string) ([]byte, error) {
 type gateway struct {
 	cfg    Config
 	logger *slog.Logger
+	// params is what each route accepts in its query.
+	params paramIndex
 }
 
 // StripTrailingSlash removes one trailing slash from the request path, so
@@ -367,8 +383,13 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Del("Trailer")
 	w.Header().Del("Transfer-Encoding")
 	w.WriteHeader(code)
-	b, _ := json.Marshal(errorBody{Status: "error", Error: msg})
-	_, _ = w.Write(b)
+	// Without HTML escaping: an error that says "& as %26" reads so in
+	// a terminal.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(errorBody{Status: "error", Error: msg})
+	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // errorHandler renders a gRPC status as the family's error body with the
@@ -465,6 +486,46 @@ func (m *marshaler) Marshal(v any) ([]byte, error) {
 		return withSuccess(b), nil
 	}
 	return m.JSONPb.Marshal(v)
+}
+
+// NewDecoder implements runtime.Marshaler: a request body that does not
+// fit its message is refused in the API's words (jsonbody.Problem: the
+// field by its documented name and the type it expects), never in
+// protojson's, which name the parser, a line and column, and the field's
+// JSON name.
+func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	return runtime.DecoderFunc(func(v any) error {
+		msg, ok := v.(proto.Message)
+		if !ok {
+			return m.JSONPb.NewDecoder(r).Decode(v)
+		}
+		// One JSON value, as the gateway's own decoder reads it: an empty
+		// body is io.EOF (no fields), what follows the value is not read.
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err // a cut body: the error handler answers 413
+		}
+		var raw json.RawMessage
+		if err := json.NewDecoder(bytes.NewReader(b)).Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return err
+			}
+			return errors.New(bodyProblem(b, msg))
+		}
+		if err := m.UnmarshalOptions.Unmarshal(raw, msg); err != nil {
+			return errors.New(bodyProblem(raw, msg))
+		}
+		return nil
+	})
+}
+
+// bodyProblem says what is wrong with b as a body of msg, in general
+// words when jsonbody finds nothing it models.
+func bodyProblem(b []byte, msg proto.Message) string {
+	if p := jsonbody.Problem(b, msg.ProtoReflect().Descriptor()); p != "" {
+		return p
+	}
+	return "request body: does not fit the request's fields; see /docs/ for their types"
 }
 
 // rawBody is a response already rendered by rewriteResponse.

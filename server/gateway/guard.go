@@ -110,12 +110,23 @@ func (g *gateway) beforeResponse(ctx context.Context, w http.ResponseWriter, res
 // parameter is not valid UTF-8 after percent-decoding, or a header that
 // travels to the gRPC server as metadata is not printable ASCII. Both
 // would otherwise fail inside the gRPC client (proto strings are UTF-8,
-// metadata is ASCII) as an internal error.
-func checkParams(next runtime.HandlerFunc) runtime.HandlerFunc {
+// metadata is ASCII) as an internal error. It answers 400 as well for a
+// query parameter the route does not read (the gateway would ignore it:
+// a misspelt confirmations=3 would be dropped), naming the closest known
+// one (params.check).
+func (g *gateway) checkParams(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, pathParams map[string]string) {
 		if msg := badParam(r, pathParams); msg != "" {
 			writeError(w, http.StatusBadRequest, msg)
 			return
+		}
+		if pat, ok := runtime.HTTPPattern(r.Context()); ok {
+			if p := g.params.forPattern(r.Method, pat.String()); p != nil {
+				if msg := p.check(r.URL.RawQuery, false); msg != "" {
+					writeError(w, http.StatusBadRequest, msg)
+					return
+				}
+			}
 		}
 		next(w, r, pathParams)
 	}

@@ -79,6 +79,9 @@ type Watcher struct {
 	// follower: another instance held the lease at the last poll; polls
 	// try the lease before they read the node.
 	follower bool
+	// resetChecked: the first poll looked for a reset of an ephemeral
+	// chain (chainReset).
+	resetChecked bool
 
 	// Progress, for WaitHeight.
 	progMu     sync.Mutex
@@ -275,12 +278,24 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 			return err
 		}
 	}
-	ancestor, err := w.commonAncestor(ctx, head, processed, stored)
+	reset, err := w.chainReset(ctx, head, stored)
 	if err != nil {
 		return err
 	}
+	var ancestor int64
+	if reset {
+		// Not one block of the stored chain is on this one: its payments
+		// are evaluated again (the new chain reports them gone) and the
+		// new chain is scanned from its start.
+		w.logger.Info("devnet reset: the simulated chain starts anew with every --dev start; forgetting the previous run's blocks",
+			"previous_height", processed, "height", head.Height)
+	} else if ancestor, err = w.commonAncestor(ctx, head, processed, stored); err != nil {
+		return err
+	}
 	if ancestor < processed {
-		w.logger.Warn("chain reorganisation: rolling back", "from", processed, "to", ancestor)
+		if !reset {
+			w.logger.Warn("chain reorganisation: rolling back", "from", processed, "to", ancestor)
+		}
 		if err := w.rollback(ctx, ancestor); err != nil {
 			return err
 		}
@@ -317,6 +332,36 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 	// Transfers due again may be payments of the last batch forwarded.
 	w.finishForward()
 	return w.evaluateDue(ctx, head)
+}
+
+// chainReset reports, at the first poll of this watcher, whether its
+// chain is ephemeral (chains.Ephemeral: the devnet) and no longer has the
+// newest block stored: a server restarted with --dev on its database finds
+// a new simulated chain, which is a reset, not a reorganisation. Later
+// polls, and chains that outlive the process, never report one.
+func (w *Watcher) chainReset(ctx context.Context, head chains.Head, stored []*entdb.ChainBlock) (bool, error) {
+	if w.resetChecked {
+		return false, nil
+	}
+	e, ok := w.backend.(chains.Ephemeral)
+	if !ok || !e.Ephemeral() || len(stored) == 0 {
+		w.resetChecked = true
+		return false, nil
+	}
+	top := stored[0]
+	reset := true // the chain is shorter than the stored one
+	switch {
+	case top.Height == head.Height:
+		reset = top.Hash != head.Hash
+	case top.Height < head.Height:
+		bs, err := w.backend.Blocks(ctx, top.Height-1, top.Height)
+		if err != nil {
+			return false, fmt.Errorf("%s block %d: %w", w.ticker.Ticker, top.Height, err)
+		}
+		reset = len(bs) != 1 || bs[0].Hash != top.Hash
+	}
+	w.resetChecked = true
+	return reset, nil
 }
 
 // commonAncestor returns the highest processed block that is still on the

@@ -51,7 +51,9 @@ func (s *NotificationServer) ListNotifications(ctx context.Context, req *payhook
 	if err != nil {
 		return nil, err
 	}
-	ns, next, err := s.notifications.List(ctx, projectID, notifier.ListFilter{Status: req.GetStatus(), Limit: int(req.GetLimit()), Cursor: req.GetCursor()})
+	// Each notification with its attempts: what happened to a webhook is
+	// the question a merchant opens the list with.
+	ns, next, err := s.notifications.List(ctx, projectID, notifier.ListFilter{Status: req.GetStatus(), Limit: int(req.GetLimit()), Cursor: req.GetCursor(), WithAttempts: true})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/payhook/payhook/server/admin"
+)
+
+// TestAPIKeyCreateProject: apikey create --project issues a key of that
+// project; an unknown project and an operator's key in a project are
+// refused.
+func TestAPIKeyCreateProject(t *testing.T) {
+	ctx := context.Background()
+	dsn := migratedDB(t, "cli.db")
+	cli := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(ctx, append(args, "--db", dsn), &out, &errOut)
+		return out.String(), err
+	}
+	out, err := cli("project", "create", "--name", "shop", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.ProjectID <= 0 {
+		t.Fatalf("project create: %v %s", err, out)
+	}
+	id := strconv.FormatInt(created.ProjectID, 10)
+	if _, err := cli("apikey", "create", "--name", "second", "--project", id); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli("apikey", "list", "--project", id, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []admin.APIKeyInfo
+	if err := json.Unmarshal([]byte(out), &keys); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]int64{}
+	for _, k := range keys {
+		names[k.Name] = k.ProjectID
+	}
+	if names["second"] != created.ProjectID {
+		t.Fatalf("project %s's keys: %s", id, out)
+	}
+	if _, err := cli("apikey", "create", "--name", "x", "--project", "99"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("a key of an unknown project: %v", err)
+	}
+	if _, err := cli("apikey", "create", "--name", "x", "--operator", "--project", id); err == nil || !strings.Contains(err.Error(), "--project") {
+		t.Errorf("an operator's key in a project: %v", err)
+	}
+}
