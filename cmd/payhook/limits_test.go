@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestServeLimitFlags(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := serveConfig([]string{"--key-burst", "0"}, io.Discard, io.Discard)
+	cfg, err := serveConfig([]string{"--dev", "--key-burst", "0"}, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +59,7 @@ func TestServeLimitFlags(t *testing.T) {
 func TestProjectUpdateRateLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "cli.db")
+	dsn := migratedDB(t, "cli.db")
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
 		t.Fatal(err, errOut.String())
