@@ -191,6 +191,7 @@ func TestPrivateEndpointFlag(t *testing.T) {
 			Keys:     server.KeysConfig{Seed: servertest.Seed},
 			Delivery: notifier.Delivery{AllowPrivateEndpoints: []string{c.entry}},
 			Out:      io.Discard,
+			Dev:      true,
 		}
 		s, err := server.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
