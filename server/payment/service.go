@@ -39,6 +39,10 @@ type Service struct {
 
 	hooksMu sync.RWMutex
 	hooks   []func(context.Context, chains.Ticker) error
+
+	// watchers are the service's watchers by ticker (Detected).
+	watchersMu sync.RWMutex
+	watchers   map[string]*Watcher
 }
 
 // AfterPoll adds fn to what a watcher runs after each of its polls that

@@ -96,6 +96,10 @@ type Watcher struct {
 	addrMu     sync.RWMutex
 	watched    map[string]bool
 	lastAddrID int64
+
+	// memMu guards mem and serialises mempool reads (mempool.go).
+	memMu sync.Mutex
+	mem   mempoolView
 }
 
 // NewWatcher returns a watcher of t on backend polling every interval.
@@ -104,10 +108,17 @@ func (s *Service) NewWatcher(t chains.Ticker, interval time.Duration) (*Watcher,
 	if !ok {
 		return nil, fmt.Errorf("watch %s: no backend", t.Ticker)
 	}
-	return &Watcher{
+	w := &Watcher{
 		svc: s, ticker: t, backend: b, interval: interval, logger: s.logger.With("ticker", t.Ticker),
 		wake: make(chan struct{}, 1), progressed: make(chan struct{}),
-	}, nil
+	}
+	s.watchersMu.Lock()
+	if s.watchers == nil {
+		s.watchers = map[string]*Watcher{}
+	}
+	s.watchers[t.Ticker] = w
+	s.watchersMu.Unlock()
+	return w, nil
 }
 
 // PollOnce brings the payments of the watcher's ticker up to the chain's
@@ -162,6 +173,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.reconcile = true
 	}
 	if w.known != nil && *w.known == head && !w.reconcile {
+		w.pollMempool(ctx)
 		w.svc.afterPoll(ctx, w.ticker, w.logger)
 		w.progress(seq, head.Height)
 		return nil
@@ -191,6 +203,9 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
 	}
 	w.reconcile = open || err != nil
+	// After the blocks: a transaction mined since the last read is a
+	// payment by now, and leaves the mempool view.
+	w.pollMempool(ctx)
 	w.svc.afterPoll(ctx, w.ticker, w.logger)
 	w.progress(seq, head.Height)
 	return nil
