@@ -176,6 +176,9 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	tolerance := fs.String("underpaid-tolerance", "", "percent (0 to 100, at most 2 decimals) of a checkout's value it may lack and still be paid; a checkout's underpaid_tolerance overrides it")
 	late := fs.String("late-payments", "", "credit (a payment after its checkout expired is forwarded as any other) or refund (credited, notified, held for a refund); a checkout's late_payments overrides it")
 	autoRefund := fs.Bool("auto-refund-overpaid", false, "approve at once the refunds payers ask for on the hosted page of an overpaid invoice (=false: they wait for the merchant)")
+	brandColor := fs.String("brand-color", "", `the hosted pages' accent colour, #rrggbb ("" for payhook's)`)
+	contact := fs.String("support-contact", "", `an email address or https URL the hosted pages show payers for help ("" for none)`)
+	logo := fs.String("logo", "", `a PNG, JPEG or SVG file of at most 100 KiB shown on the hosted pages ("" removes the logo)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -185,6 +188,7 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	notifySet := false
 	var tolSet, lateSet *string
 	var autoSet *bool
+	var colorSet, contactSet, logoSet *string
 	fs.Visit(func(f *flag.Flag) {
 		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
 		switch f.Name {
@@ -194,10 +198,23 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 			lateSet = late
 		case "auto-refund-overpaid":
 			autoSet = autoRefund
+		case "brand-color":
+			colorSet = brandColor
+		case "support-contact":
+			contactSet = contact
+		case "logo":
+			logoSet = logo
 		}
 	})
-	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil {
-		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments or --auto-refund-overpaid")
+	branding := colorSet != nil || contactSet != nil || logoSet != nil
+	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil && !branding {
+		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments, --auto-refund-overpaid, --brand-color, --support-contact or --logo")
+	}
+	if branding {
+		// Checked before anything else changes: a bad value updates nothing.
+		if err := admin.SetProjectBranding(ctx, *dsn, *id, colorSet, contactSet, logoSet); err != nil {
+			return err
+		}
 	}
 	if tolSet != nil || lateSet != nil || autoSet != nil {
 		// Checked before anything else changes: a bad value updates nothing.
