@@ -11,8 +11,8 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/server/merchant/invoice"
-	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/merchant/subscription"
 	"github.com/payhook/payhook/server/web/pay/i18n"
 )
 
