@@ -143,7 +143,7 @@ func readLogo(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--logo: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
 	b, err := io.ReadAll(io.LimitReader(f, project.MaxLogoBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("--logo %s: %w", path, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
@@ -35,7 +36,7 @@ func newEnvOn(t *testing.T, d store.Dialect) *env {
 // brand sets project A's branding.
 func (e *env) brand(t *testing.T, b project.Branding) {
 	t.Helper()
-	if err := project.SetBranding(context.Background(), e.in.Server.DB().Client, e.in.ProjectA, b, time.Now()); err != nil {
+	if err := project.SetBranding(context.Background(), e.in.Server.DB().Client, e.in.ProjectA, b, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
