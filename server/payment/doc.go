@@ -21,8 +21,10 @@
 // next slot of a Solana transfer below its commitment, the next block for a
 // credited payment whose forward has not completed. A poll reads the tip;
 // when it is the tip the previous poll processed, it stops there, after one
-// indexed read of the addresses created since (for the mempool, below).
-// Otherwise it applies the transfers of the new blocks (State is
+// read of the newest address id (for the mempool, below). The watchers of
+// a service share one address book, loaded by primary-key range as
+// addresses are created, so an instance reads each address once however
+// many tickers it watches. Otherwise it applies the transfers of the new blocks (State is
 // asked only for them and for the due transfers), then the due transfers,
 // BatchSize observations per transaction; the last transaction of a block
 // range also records the blocks' hashes and the cursor, so the blocks and
