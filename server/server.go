@@ -543,7 +543,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	pages, err := pay.New(pay.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices, Refunds: refunds,
-		Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
+		Mempool: s.payments, Now: s.cfg.Now, PollInterval: cfg.PagePollInterval, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("hosted pages: %w", err)

@@ -95,6 +95,7 @@ var scenarios = []scenario{
 	{"transfers-contract", nil, transfersContract},
 	{"block-hashes", nil, blockHashes},
 	{"forward", nil, forward},
+	{"mempool", func(tk chains.Ticker) bool { return !isSolana(tk) }, mempool},
 }
 
 func isSolana(tk chains.Ticker) bool { return tk.Family == chains.FamilySolana }
@@ -614,6 +615,48 @@ func (h *harness) checkTxID(what, txid string) {
 	}
 	if !re.MatchString(txid) {
 		h.t.Errorf("%s hash %q does not look like a %s hash (%s)", what, txid, h.tk.Family, re)
+	}
+}
+
+// mempool: a backend of a family with a mempool (or pending pool) reports
+// a transaction waiting for a block to a watched address, with its value
+// and Height 0, and leaves out the others (chains.MempoolReader); once the
+// transaction is in a block, Mempool no longer reports it.
+func mempool(h *harness) {
+	m, ok := h.d.(chains.MempoolReader)
+	if !ok {
+		h.t.Fatalf("a %s backend must implement chains.MempoolReader (payers see their payment detected before its first block)", h.tk.Family)
+	}
+	a, other := h.addr(0), h.addr(1)
+	read := func(watched func(string) bool) []chains.Transfer {
+		h.t.Helper()
+		ts, err := m.Mempool(h.ctx, watched)
+		if err != nil {
+			h.t.Fatalf("mempool: %v", err)
+		}
+		return ts
+	}
+	txid := h.pay(a, h.amount(0), false)
+	otherTx := h.pay(other, h.amount(1), false)
+	ts := read(func(x string) bool { return x == a })
+	if len(ts) != 1 {
+		h.t.Fatalf("mempool of one watched address: %+v, want the one payment %s", ts, txid)
+	}
+	if got := ts[0]; got.TxID != txid || got.To != a || !got.Value.Equal(h.amount(0)) || got.Height != 0 || got.BlockHash != "" {
+		h.t.Errorf("mempool transfer %+v, want %s of %s to %s at height 0", got, txid, h.amount(0), a)
+	}
+	found := map[string]bool{}
+	for _, t := range read(nil) {
+		found[t.TxID] = true
+	}
+	if !found[txid] || !found[otherTx] {
+		h.t.Errorf("mempool of every address: %v, want %s and %s among them", found, txid, otherTx)
+	}
+	h.mine(1)
+	for _, t := range read(nil) {
+		if t.TxID == txid || t.TxID == otherTx {
+			h.t.Errorf("mempool still reports %s after it was mined", t.TxID)
+		}
 	}
 }
 

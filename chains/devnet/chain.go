@@ -140,7 +140,10 @@ type Chain struct {
 	changed  chan struct{}  // closed and replaced whenever the height changes
 }
 
-var _ chains.Backend = (*Chain)(nil)
+var (
+	_ chains.Backend       = (*Chain)(nil)
+	_ chains.MempoolReader = (*Chain)(nil)
+)
 
 // NewChain returns an empty chain (height 0, no blocks) of t. It panics if
 // opts fails Validate or t's family is unknown: both are programming errors,
@@ -384,6 +387,32 @@ func (c *Chain) Transfers(ctx context.Context, after, upTo int64, watched func(a
 			}
 			out = append(out, chains.Transfer{TxID: t.id, Index: t.index, To: t.to, Value: t.value, Height: b.height, BlockHash: b.hash})
 		}
+	}
+	return out, nil
+}
+
+// Mempool implements chains.MempoolReader: the transactions waiting for
+// the next block (UTXO, EVM, TRON), to watched addresses (all when watched
+// is nil), in submission order, with Height 0. A Solana chain has no
+// mempool (its transactions wait for the next slot, which the family
+// reports from processed on): it reports none. A waiting EVM or TRON
+// transaction meant to fail is reported too: a node cannot tell before it
+// executes.
+func (c *Chain) Mempool(ctx context.Context, watched func(address string) bool) ([]chains.Transfer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.ticker.Family == chains.FamilySolana {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []chains.Transfer
+	for _, t := range c.waiting {
+		if watched != nil && !watched(t.to) {
+			continue
+		}
+		out = append(out, chains.Transfer{TxID: t.id, To: t.to, Value: t.value})
 	}
 	return out, nil
 }

@@ -10,6 +10,8 @@
 //     block. Confirmations are the depth, Height-included+1. Reorg drops the
 //     newest blocks, and their transactions never come back: State reports
 //     them not Present, with 0 confirmations.
+//   - Mempool (chains.MempoolReader) reports the transactions waiting for
+//     the next block, with Height 0; on Solana, none.
 //   - Every block has a hash, unique per chain, that commits to its parent's
 //     (Blocks, Head.Hash, Transfer.BlockHash); a block mined after a Reorg
 //     at a dropped height gets a new hash.

@@ -178,6 +178,9 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	autoRefund := fs.Bool("auto-refund-overpaid", false, "approve at once the refunds payers ask for on the hosted page of an overpaid invoice (=false: they wait for the merchant)")
 	rateLimit := fs.Float64("rate-limit", 0, "requests per second each of the project's API keys may make (0: serve's --key-rate; negative: no limit)")
 	rateBurst := fs.Int64("rate-burst", 0, "requests each of the project's API keys may make at once (0: serve's --key-burst)")
+	brandColor := fs.String("brand-color", "", `the hosted pages' accent colour, #rrggbb ("" for payhook's)`)
+	contact := fs.String("support-contact", "", `an email address or https URL the hosted pages show payers for help ("" for none)`)
+	logo := fs.String("logo", "", `a PNG, JPEG or SVG file of at most 100 KiB shown on the hosted pages ("" removes the logo)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -189,6 +192,7 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 	var autoSet *bool
 	var rateSet *float64
 	var burstSet *int64
+	var colorSet, contactSet, logoSet *string
 	fs.Visit(func(f *flag.Flag) {
 		notifySet = notifySet || f.Name == "payout-notify-url" || f.Name == "payout-notify-get"
 		switch f.Name {
@@ -202,10 +206,23 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 			rateSet = rateLimit
 		case "rate-burst":
 			burstSet = rateBurst
+		case "brand-color":
+			colorSet = brandColor
+		case "support-contact":
+			contactSet = contact
+		case "logo":
+			logoSet = logo
 		}
 	})
-	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil && rateSet == nil && burstSet == nil {
-		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments, --auto-refund-overpaid, --rate-limit or --rate-burst")
+	branding := colorSet != nil || contactSet != nil || logoSet != nil
+	if !notifySet && len(limits) == 0 && tolSet == nil && lateSet == nil && autoSet == nil && rateSet == nil && burstSet == nil && !branding {
+		return errors.New("nothing to update: give --payout-notify-url, --payout-limit, --underpaid-tolerance, --late-payments, --auto-refund-overpaid, --rate-limit, --rate-burst, --brand-color, --support-contact or --logo")
+	}
+	if branding {
+		// Checked before anything else changes: a bad value updates nothing.
+		if err := admin.SetProjectBranding(ctx, *dsn, *id, colorSet, contactSet, logoSet); err != nil {
+			return err
+		}
 	}
 	if tolSet != nil || lateSet != nil || autoSet != nil {
 		// Checked before anything else changes: a bad value updates nothing.

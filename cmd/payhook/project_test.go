@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,4 +258,71 @@ func TestProjectRotateCallbackKey(t *testing.T) {
 	if err := run(ctx, []string{"project", "rotate-callback-key", "--db", dsn, "--project", "999"}, &out, &errOut); err == nil {
 		t.Error("rotating an unknown project's key succeeded")
 	}
+}
+
+// TestProjectUpdateBranding: project update sets the brand colour, the
+// support contact and the logo (read from a file, its type sniffed), and
+// removes the logo with --logo ""; a bad colour, contact, an oversized or
+// scripted logo is refused naming what is wrong, and nothing changes.
+func TestProjectUpdateBranding(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dsn := migratedDB(t, "cli.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(created.ProjectID, 10)
+	update := func(args ...string) error {
+		return run(ctx, append([]string{"project", "update", "--db", dsn, "--project", id}, args...), &out, &errOut)
+	}
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	logo := `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4"/></svg>`
+	if err := update("--brand-color", "#AA3300", "--support-contact", "help@shop.example", "--logo", file("logo.svg", logo)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := admin.Open(ctx, dsn, store.Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := func(color, contact, logoType string) {
+		t.Helper()
+		p, err := project.Get(ctx, db.Client, created.ProjectID)
+		if err != nil || p.BrandColor != color || p.SupportContact != contact || p.LogoType != logoType || (logoType != "") != (len(project.Logo(p)) > 0) {
+			t.Fatalf("project: %q %q %q (%v), want %q %q %q", p.BrandColor, p.SupportContact, p.LogoType, err, color, contact, logoType)
+		}
+	}
+	want("#aa3300", "help@shop.example", "image/svg+xml")
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--brand-color", "orange"}, "brand_color"},
+		{[]string{"--support-contact", "http://shop.example/help"}, "support_contact"},
+		{[]string{"--brand-color", "#000000", "--logo", file("evil.svg", `<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`)}, "event handler"},
+		{[]string{"--logo", file("big.svg", `<svg xmlns="http://www.w3.org/2000/svg"><!--`+strings.Repeat("x", 101<<10)+`--></svg>`)}, "100 KiB"},
+		{[]string{"--logo", filepath.Join(dir, "missing.png")}, "--logo"},
+	} {
+		if err := update(c.args...); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%v: %v, want an error with %q", c.args, err, c.err)
+		}
+	}
+	want("#aa3300", "help@shop.example", "image/svg+xml")
+	if err := update("--logo", "", "--support-contact", "https://shop.example/help"); err != nil {
+		t.Fatal(err)
+	}
+	want("#aa3300", "https://shop.example/help", "")
 }

@@ -3,6 +3,9 @@ package admin
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"github.com/payhook/payhook/chains"
@@ -122,6 +125,46 @@ func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tole
 // burst (0: the server's --key-burst); nil leaves one as it is.
 func SetProjectRateLimit(ctx context.Context, dsn string, id int64, rate *float64, burst *int64) error {
 	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetRateLimit(ctx, id, rate, burst) })
+}
+
+// SetProjectBranding sets what a project's hosted pages show payers: its
+// brand colour (#rrggbb, "" for payhook's), support contact (an email
+// address or https URL, "" for none) and logo (the file at logoFile, a
+// PNG, JPEG or SVG of at most 100 KiB; "" removes it). A nil argument
+// leaves that setting; a refused one changes nothing.
+func SetProjectBranding(ctx context.Context, dsn string, id int64, color, contact, logoFile *string) error {
+	b := project.Branding{Color: color, Contact: contact}
+	if logoFile != nil {
+		logo := []byte{}
+		if *logoFile != "" {
+			var err error
+			if logo, err = readLogo(*logoFile); err != nil {
+				return err
+			}
+		}
+		b.Logo = &logo
+	}
+	return withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		return project.SetBranding(ctx, db.Client, id, b, clock.UTC())
+	})
+}
+
+// readLogo reads a logo file, at most one byte over the limit (so a larger
+// file is refused by its size, never read whole).
+func readLogo(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--logo: %w", err)
+	}
+	defer func() { _ = f.Close() }() // read only: a failed close loses nothing
+	b, err := io.ReadAll(io.LimitReader(f, project.MaxLogoBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--logo %s: %w", path, err)
+	}
+	if len(b) > project.MaxLogoBytes {
+		return nil, fmt.Errorf("--logo %s: over the %d KiB a logo may have", path, project.MaxLogoBytes>>10)
+	}
+	return b, nil
 }
 
 // RemoveProjectWallet removes a project's payout wallets for a ticker.

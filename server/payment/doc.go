@@ -20,8 +20,11 @@
 // payment, the depth and solidified receipt of TRON's distribution, the
 // next slot of a Solana transfer below its commitment, the next block for a
 // credited payment whose forward has not completed. A poll reads the tip;
-// when it is the tip the previous poll processed, it stops there, without a
-// statement. Otherwise it applies the transfers of the new blocks (State is
+// when it is the tip the previous poll processed, it stops there, after one
+// read of the newest address id (for the mempool, below). The watchers of
+// a service share one address book, loaded by primary-key range as
+// addresses are created, so an instance reads each address once however
+// many tickers it watches. Otherwise it applies the transfers of the new blocks (State is
 // asked only for them and for the due transfers), then the due transfers,
 // BatchSize observations per transaction; the last transaction of a block
 // range also records the blocks' hashes and the cursor, so the blocks and
@@ -67,6 +70,17 @@
 // Forward (its proportional share, the transaction's broadcast key in its
 // intent id), recorded in one transaction and completed in another, so a
 // group is reconciled as a whole.
+//
+// # Mempool sightings
+//
+// A backend that reads its node's mempool (chains.MempoolReader) is read at
+// every poll of the instance that holds the lease, after the blocks, for
+// the watched addresses; Service.Detected answers what waits for an
+// address, for the hosted pages ("payment detected"). A sighting is kept
+// in memory only: it is not a payment, is never stored, credited or
+// published to a reactor (no callback: the spec reports payments from
+// their block). An instance that does not hold the lease reads the
+// mempool itself when asked, at most once per watch interval per ticker.
 //
 // The devnet wakes a started watcher (Wake) rather than polling itself;
 // WaitHeight waits until the watcher has processed a height.

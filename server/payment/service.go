@@ -39,6 +39,13 @@ type Service struct {
 
 	hooksMu sync.RWMutex
 	hooks   []func(context.Context, chains.Ticker) error
+
+	// book is every payment address, shared by the watchers.
+	book *addressBook
+
+	// watchers are the service's watchers by ticker (Detected).
+	watchersMu sync.RWMutex
+	watchers   map[string]*Watcher
 }
 
 // AfterPoll adds fn to what a watcher runs after each of its polls that
@@ -97,7 +104,8 @@ func New(db *store.DB, cfg Config, logger *slog.Logger) *Service {
 	if cfg.Outbound == nil {
 		cfg.Outbound = outbound.New(db, outbound.Config{Backends: cfg.Backends, Minimums: cfg.Minimums, Now: cfg.Now}, logger)
 	}
-	s := &Service{db: db, registry: cfg.Registry, backends: cfg.Backends, reactors: cfg.Reactors, out: cfg.Outbound, now: cfg.Now, logger: logger, lease: newLease(db), startNearHead: cfg.StartNearHead}
+	s := &Service{db: db, registry: cfg.Registry, backends: cfg.Backends, reactors: cfg.Reactors, out: cfg.Outbound, now: cfg.Now, logger: logger, lease: newLease(db), startNearHead: cfg.StartNearHead,
+		book: newAddressBook(cfg.Backends)}
 	cfg.Outbound.Handle(outbound.PurposeForward, forwarding{s})
 	return s
 }

@@ -10,11 +10,9 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
-	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
-	"github.com/payhook/payhook/ent/db/predicate"
 	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/startstop"
@@ -94,11 +92,17 @@ type Watcher struct {
 	healthMu sync.Mutex
 	health   Health
 
-	// The payment addresses of the ticker, loaded incrementally: each poll
-	// with new blocks reads only those created since the previous one.
-	addrMu     sync.RWMutex
-	watched    map[string]bool
-	lastAddrID int64
+	// same and other are the tickers whose addresses the watcher watches
+	// beside its own (Service.watchedTickers); bookPos is how far the
+	// address book's rows were handed to an AddressWatcher backend,
+	// guarded by addrMu.
+	same, other []string
+	addrMu      sync.Mutex
+	bookPos     int
+
+	// memMu guards mem and serialises mempool reads (mempool.go).
+	memMu sync.Mutex
+	mem   mempoolView
 }
 
 // NewWatcher returns a watcher of t on backend polling every interval.
@@ -107,10 +111,18 @@ func (s *Service) NewWatcher(t chains.Ticker, interval time.Duration) (*Watcher,
 	if !ok {
 		return nil, fmt.Errorf("watch %s: no backend", t.Ticker)
 	}
-	return &Watcher{
+	w := &Watcher{
 		svc: s, ticker: t, backend: b, interval: interval, logger: s.logger.With("ticker", t.Ticker),
 		wake: make(chan struct{}, 1), progressed: make(chan struct{}),
-	}, nil
+	}
+	w.same, w.other = s.watchedTickers(t)
+	s.watchersMu.Lock()
+	if s.watchers == nil {
+		s.watchers = map[string]*Watcher{}
+	}
+	s.watchers[t.Ticker] = w
+	s.watchersMu.Unlock()
+	return w, nil
 }
 
 // PollOnce brings the payments of the watcher's ticker up to the chain's
@@ -165,6 +177,7 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.reconcile = true
 	}
 	if w.known != nil && *w.known == head && !w.reconcile {
+		w.pollMempool(ctx)
 		w.svc.afterPoll(ctx, w.ticker, w.logger)
 		w.progress(seq, head.Height)
 		return nil
@@ -194,6 +207,9 @@ func (w *Watcher) PollOnce(ctx context.Context) (err error) {
 		w.logger.Error("finish open outgoing transactions; retried at the next poll", "error", err)
 	}
 	w.reconcile = open || err != nil
+	// After the blocks: a transaction mined since the last read is a
+	// payment by now, and leaves the mempool view.
+	w.pollMempool(ctx)
 	w.svc.afterPoll(ctx, w.ticker, w.logger)
 	w.progress(seq, head.Height)
 	return nil
@@ -641,48 +657,29 @@ func (w *Watcher) adopt(ctx context.Context) error {
 	return nil
 }
 
-// loadAddresses adds the ticker's addresses created since the last load.
-// Reading by id is safe because address creation is serialised (the
-// derivation-index lock in server/address; SQLite's single writer), so ids
-// become visible in increasing order.
+// loadAddresses brings the service's address book up to date (one row
+// read when no address was created since: every poll can afford it, and
+// the mempool is read for fresh addresses, mempool.go) and tells a backend
+// that must know its addresses (chains.AddressWatcher) of the new ones.
 func (w *Watcher) loadAddresses(ctx context.Context) error {
-	w.addrMu.Lock()
-	defer w.addrMu.Unlock()
-	same, other := w.svc.watchedTickers(w.ticker)
-	which := []predicate.Address{entaddress.Ticker(w.ticker.Ticker)}
-	if len(same) > 0 {
-		which = append(which, entaddress.TickerIn(same...))
+	if err := w.svc.book.refresh(ctx, w.svc.db.Client); err != nil {
+		return fmt.Errorf("%s %w", w.ticker.Ticker, err)
 	}
-	if len(other) > 0 {
-		which = append(which, entaddress.And(entaddress.TickerIn(other...), entaddress.MultiChain(true)))
-	}
-	rows, err := w.svc.db.Client.Address.Query().
-		Where(entaddress.Or(which...), entaddress.IDGT(w.lastAddrID)).
-		Order(entdb.Asc(entaddress.FieldID)).
-		Select(entaddress.FieldID, entaddress.FieldAddressIn).
-		All(ctx)
-	if err != nil {
-		return fmt.Errorf("%s addresses: %w", w.ticker.Ticker, err)
-	}
-	if w.watched == nil {
-		w.watched = make(map[string]bool, len(rows))
-	}
-	added := make([]string, 0, len(rows))
-	for _, a := range rows {
-		w.watched[a.AddressIn] = true
-		w.lastAddrID = a.ID
-		added = append(added, a.AddressIn)
-	}
-	if aw, ok := w.backend.(chains.AddressWatcher); ok && len(added) > 0 {
-		aw.Watch(added...)
+	if aw, ok := w.backend.(chains.AddressWatcher); ok {
+		w.addrMu.Lock()
+		added := w.svc.book.since(&w.bookPos, w.ticker.Ticker, w.same, w.other)
+		w.addrMu.Unlock()
+		if len(added) > 0 {
+			aw.Watch(added...)
+		}
 	}
 	return nil
 }
 
+// isWatched reports whether a transfer to address is one the watcher
+// watches (the address book).
 func (w *Watcher) isWatched(address string) bool {
-	w.addrMu.RLock()
-	defer w.addrMu.RUnlock()
-	return w.watched[address]
+	return w.svc.book.watched(w.ticker.Ticker, w.same, w.other, address)
 }
 
 // Start polls in the background until Stop, every interval and at once

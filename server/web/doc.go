@@ -25,6 +25,9 @@
 //     one owner: NewAssets refuses a part that carries a file another part,
 //     or this package, already has.
 //
+// ServeLogo serves a project's logo for both parts, with a policy of its own
+// (no script, no load, sandboxed) and nosniff.
+//
 // The frame (templates/layout.html) is the hosted pages': it loads the
 // shared style.css and the pages' script (page.js, package pay's), and the
 // dashboard shows its not-found and error pages in it too, as it always

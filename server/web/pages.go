@@ -28,6 +28,11 @@ type Layout struct {
 	Refresh int
 	// RefreshURL is where the <noscript> refresh goes ("" reloads).
 	RefreshURL string
+	// Lang is the page's language (its html lang attribute); "" is en.
+	Lang string
+	// Stylesheet is a stylesheet of the page's own, after style.css (a
+	// same-origin path); "" for none.
+	Stylesheet string
 }
 
 // Funcs are the template functions every page may use.

@@ -23,6 +23,10 @@
 //     balanceOf (token).
 //   - Send: eth_sendRawTransaction, eth_getTransactionByHash.
 //   - Probe: eth_chainId, web3_clientVersion, eth_blockNumber.
+//   - Mempool (chains.MempoolReader): eth_getBlockByNumber("pending",
+//     true); native value to a watched address, or a token's transfer and
+//     transferFrom calls decoded from their call data (Index 0). Only the
+//     hosted pages show them ("payment detected").
 //
 // # Guarantees
 //

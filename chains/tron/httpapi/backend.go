@@ -26,6 +26,8 @@ type Backend struct {
 	cfg      Config
 	ep       endpoint
 	contract account // the token's contract; zero for trx
+	// pending is what Mempool remembers of the node's pending pool.
+	pending pendingCache
 }
 
 var (

@@ -1,7 +1,7 @@
 // Package httpapi is payhook's backend for a TRON full node's HTTP API
 // (java-tron, or a provider such as TronGrid that serves the same paths):
 // one Backend per ticker, trx or one TRC20 token. It implements
-// chains.Backend and chains.Prober. New does no I/O; every method is one
+// chains.Backend, chains.Prober and chains.MempoolReader. New does no I/O; every method is one
 // or a few POSTs of JSON with visible=false (addresses as 41... hex).
 //
 // # Node calls
@@ -40,6 +40,11 @@
 //     mainnet's is Mainnet, Nile's and Shasta's are Testnet, any other is
 //     a private network, which is what Regtest means for TRON),
 //     /wallet/getnodeinfo (version, when the provider serves it), Head.
+//   - Mempool (chains.MempoolReader): /wallet/gettransactionlistfrompending,
+//     then /wallet/gettransactionfrompending for each transaction not
+//     fetched before (at most MaxMempoolFetch per call): trx
+//     TransferContracts, or a token's transfer calls decoded from their
+//     call data (Index 0). Only the hosted pages show them.
 //
 // # Forwards
 //

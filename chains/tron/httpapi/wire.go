@@ -99,8 +99,10 @@ type blockTx struct {
 	Owner  account
 	To     account
 	Amount int64
-	// Contract is the called contract of a TriggerSmartContract.
+	// Contract and Data are the called contract and the call data (hex)
+	// of a TriggerSmartContract.
 	Contract account
+	Data     string
 }
 
 // parseBlock checks and converts a block. found is false for the node's
@@ -171,7 +173,7 @@ func parseBlockTx(tj txJSON) (blockTx, error) {
 		if err != nil {
 			return blockTx{}, fmt.Errorf("contract call %s: contract: %w", t.ID, err)
 		}
-		t.Contract = ca
+		t.Contract, t.Data = ca, v.Data
 	}
 	return t, nil
 }

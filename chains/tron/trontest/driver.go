@@ -1,6 +1,7 @@
 package trontest
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -34,6 +35,15 @@ var (
 // their operator address).
 func NewDriver(node *Node, tk chains.Ticker, contract string, keys *chains.Keys, b chains.Backend) *Driver {
 	return &Driver{Backend: b, Node: node, ticker: tk, contract: contract, keys: keys}
+}
+
+// Mempool implements chains.MempoolReader when the backend does (the
+// suite checks it); otherwise it reports nothing.
+func (d *Driver) Mempool(ctx context.Context, watched func(string) bool) ([]chains.Transfer, error) {
+	if m, ok := d.Backend.(chains.MempoolReader); ok {
+		return m.Mempool(ctx, watched)
+	}
+	return nil, nil
 }
 
 // Pay implements chaintest.Driver: the faucet pays v to `to`; with fail the

@@ -89,6 +89,7 @@ func (n *Node) handler() http.Handler {
 		"/wallet/getblockbylimitnext":            n.getBlockByLimitNext,
 		"/wallet/gettransactionbyid":             n.getTransactionByID,
 		"/wallet/gettransactionfrompending":      n.getTransactionFromPending,
+		"/wallet/gettransactionlistfrompending":  n.getTransactionListFromPending,
 		"/wallet/gettransactioninfobyid":         n.getTransactionInfoByID(false),
 		"/walletsolidity/gettransactioninfobyid": n.getTransactionInfoByID(true),
 		"/wallet/gettransactioninfobyblocknum":   n.getTransactionInfoByBlockNum,
@@ -391,6 +392,18 @@ func (n *Node) getTransactionFromPending(q request) (any, error) {
 		return txJSON(t, false), nil
 	}
 	return empty, nil
+}
+
+// getTransactionListFromPending lists the pending pool's transaction ids,
+// as java-tron does ({"txId": [...]}).
+func (n *Node) getTransactionListFromPending(request) (any, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids := []string{}
+	for _, t := range n.pending {
+		ids = append(ids, t.id)
+	}
+	return map[string][]string{"txId": ids}, nil
 }
 
 func (n *Node) getTransactionInfoByID(solidity bool) handlerFunc {

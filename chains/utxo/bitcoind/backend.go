@@ -118,12 +118,16 @@ type Backend struct {
 	cfg    Config
 	rpc    *Client
 	params *chaincfg.Params
+	// pool is what Mempool remembers of the node's mempool.
+	pool mempoolCache
 }
 
 var (
 	_ chains.Backend   = (*Backend)(nil)
 	_ chains.Prober    = (*Backend)(nil)
 	_ chains.FeeQuoter = (*Backend)(nil)
+
+	_ chains.MempoolReader = (*Backend)(nil)
 )
 
 // New returns a Backend. It does no I/O.
@@ -253,23 +257,27 @@ func (b *Backend) blockHashes(ctx context.Context, from, to int64) ([]string, er
 
 // verboseBlock is getblock's verbosity-2 answer, the parts payhook reads.
 type verboseBlock struct {
-	Hash              string `json:"hash"`
-	Height            int64  `json:"height"`
-	PreviousBlockHash string `json:"previousblockhash"`
-	Confirmations     int64  `json:"confirmations"`
-	Tx                []struct {
-		TxID string `json:"txid"`
-		Vin  []struct {
-			Coinbase string `json:"coinbase"`
-		} `json:"vin"`
-		Vout []struct {
-			Value        json.Number `json:"value"`
-			N            *int64      `json:"n"`
-			ScriptPubKey struct {
-				Hex string `json:"hex"`
-			} `json:"scriptPubKey"`
-		} `json:"vout"`
-	} `json:"tx"`
+	Hash              string      `json:"hash"`
+	Height            int64       `json:"height"`
+	PreviousBlockHash string      `json:"previousblockhash"`
+	Confirmations     int64       `json:"confirmations"`
+	Tx                []verboseTx `json:"tx"`
+}
+
+// verboseTx is a decoded transaction, as getblock (verbosity 2) and
+// getrawtransaction (verbose) print it: the parts payhook reads.
+type verboseTx struct {
+	TxID string `json:"txid"`
+	Vin  []struct {
+		Coinbase string `json:"coinbase"`
+	} `json:"vin"`
+	Vout []struct {
+		Value        json.Number `json:"value"`
+		N            *int64      `json:"n"`
+		ScriptPubKey struct {
+			Hex string `json:"hex"`
+		} `json:"scriptPubKey"`
+	} `json:"vout"`
 }
 
 // Transfers implements chains.Backend: getblockhash and getblock
@@ -321,29 +329,45 @@ func (b *Backend) Transfers(ctx context.Context, after, upTo int64, watched func
 func (b *Backend) blockTransfers(blk verboseBlock, watched func(string) bool) ([]chains.Transfer, error) {
 	var out []chains.Transfer
 	for _, tx := range blk.Tx {
-		if len(tx.Vin) > 0 && tx.Vin[0].Coinbase != "" {
+		ts, err := b.txTransfers(tx, watched)
+		if err != nil {
+			return nil, fmt.Errorf("block %s: %w", blk.Hash, err)
+		}
+		for i := range ts {
+			ts[i].Height, ts[i].BlockHash = blk.Height, blk.Hash
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// txTransfers returns the outputs of tx that pay one standard address
+// watched accepts (all, when nil), without a block; none for a coinbase.
+// Errors wrap chains.ErrNode.
+func (b *Backend) txTransfers(tx verboseTx, watched func(string) bool) ([]chains.Transfer, error) {
+	if len(tx.Vin) > 0 && tx.Vin[0].Coinbase != "" {
+		return nil, nil
+	}
+	if !isHash(tx.TxID) {
+		return nil, fmt.Errorf("%w: a transaction without a valid txid", chains.ErrNode)
+	}
+	var out []chains.Transfer
+	for _, o := range tx.Vout {
+		if o.N == nil {
+			return nil, fmt.Errorf("%w: transaction %s: an output without n", chains.ErrNode, tx.TxID)
+		}
+		addr, ok := b.scriptAddress(o.ScriptPubKey.Hex)
+		if !ok || (watched != nil && !watched(addr)) {
 			continue
 		}
-		if !isHash(tx.TxID) {
-			return nil, fmt.Errorf("%w: block %s: a transaction without a valid txid", chains.ErrNode, blk.Hash)
-		}
-		for _, o := range tx.Vout {
-			if o.N == nil {
-				return nil, fmt.Errorf("%w: transaction %s: an output without n", chains.ErrNode, tx.TxID)
-			}
-			addr, ok := b.scriptAddress(o.ScriptPubKey.Hex)
-			if !ok || (watched != nil && !watched(addr)) {
+		v, err := decimal.NewFromString(o.Value.String())
+		if err != nil || v.Sign() <= 0 || !v.Shift(b.cfg.Ticker.Decimals).IsInteger() {
+			if err == nil && v.Sign() == 0 {
 				continue
 			}
-			v, err := decimal.NewFromString(o.Value.String())
-			if err != nil || v.Sign() <= 0 || !v.Shift(b.cfg.Ticker.Decimals).IsInteger() {
-				if err == nil && v.Sign() == 0 {
-					continue
-				}
-				return nil, fmt.Errorf("%w: transaction %s output %d: value %q", chains.ErrNode, tx.TxID, *o.N, o.Value)
-			}
-			out = append(out, chains.Transfer{TxID: tx.TxID, Index: *o.N, To: addr, Value: v, Height: blk.Height, BlockHash: blk.Hash})
+			return nil, fmt.Errorf("%w: transaction %s output %d: value %q", chains.ErrNode, tx.TxID, *o.N, o.Value)
 		}
+		out = append(out, chains.Transfer{TxID: tx.TxID, Index: *o.N, To: addr, Value: v})
 	}
 	return out, nil
 }

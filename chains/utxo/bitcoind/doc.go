@@ -9,8 +9,12 @@
 //     blocks per request); every output whose script pays one standard
 //     address (decoded with txscript, encoded for the ticker's network) is
 //     a transfer, Index its vout; coinbase outputs are not payments.
-//     Mempool transactions are never reported (the spec reports payments
-//     from their first block).
+//     Transfers never reports a mempool transaction (the spec reports
+//     payments from their first block).
+//   - Mempool (chains.MempoolReader): getrawmempool, then getrawtransaction
+//     (verbose, batched) for the transactions not decoded before, at most
+//     MaxMempoolDecode per call; outputs are read as a block's, with
+//     Height 0. Only the hosted pages show them ("payment detected").
 //   - Blocks: getblockhash and getblockheader (previousblockhash), batched.
 //   - State: getrawtransaction (the node must run with -txindex=1) for the
 //     block, then getblockheader for its depth: confirmations < 1 means the

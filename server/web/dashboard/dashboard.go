@@ -131,15 +131,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const MaxFormBytes = 64 << 10
 
 // readForm parses the body of a dashboard POST, or answers and reports
-// false: a multipart body is refused (no page uploads a file, and
-// net/http would spill a large one to temporary files), and a body over
+// false: a multipart body is refused (net/http would spill a large one to
+// temporary files; the one upload, the logo, is read by readUpload
+// instead), and a body over
 // MaxFormBytes is a 413, read no further. parse false checks the type
 // only: the handler reads the body itself.
 func readForm(w http.ResponseWriter, r *http.Request, parse bool) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/x-www-form-urlencoded" {
-			http.Error(w, "a dashboard form is sent URL-encoded (application/x-www-form-urlencoded); no page takes uploads", http.StatusUnsupportedMediaType)
+			http.Error(w, "a dashboard form is sent URL-encoded (application/x-www-form-urlencoded); only the logo is uploaded", http.StatusUnsupportedMediaType)
 			return false
 		}
 	}
@@ -175,8 +176,14 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	web.Secure(w)
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
-	// The sign-in form reads its own, smaller body (signinPost).
-	if post && !readForm(w, r, rest != "signin") {
+	// The sign-in form reads its own, smaller body (signinPost); the logo
+	// upload is the one multipart body (readUpload).
+	if post && rest == logoPath {
+		var ok bool
+		if r, ok = readUpload(w, r); !ok {
+			return true
+		}
+	} else if post && !readForm(w, r, rest != "signin") {
 		return true
 	}
 	if rest == "signin" {

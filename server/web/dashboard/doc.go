@@ -15,7 +15,8 @@
 // (deliveries per hour by outcome and attempt latency over 48 hours,
 // server-rendered SVG), notifications (one with its payload, the headers
 // each attempt sent as recorded, and its attempts), checkouts, deposits and
-// subscriptions with their payments and invoice_status, and settings.
+// subscriptions with their payments and invoice_status, and settings
+// (among them the hosted pages' colour, support contact and logo).
 // /dashboard/events is a server-sent-event stream of the project's delivery
 // events (the same database-backed stream as WatchDeliveries; Last-Event-ID
 // resumes it); it ends when the session does and when the server stops.
@@ -33,6 +34,11 @@
 //   - Every response carries the headers of web.Secure; every value is
 //     rendered by html/template; a secret or API key just made is shown on
 //     that response only (no-store, never in a URL or a log).
+//   - A POST body is URL-encoded and at most MaxFormBytes, refused by its
+//     type before a byte is read otherwise; the one exception is the logo
+//     upload (settings/logo), a multipart body of at most MaxUploadBytes
+//     read in memory by mime/multipart's streaming reader, never with
+//     ParseMultipartForm, so no upload ever reaches a temporary file.
 //   - The pages are complete HTML and forms; the script (embedded with the
 //     stylesheet, Assets, served by web.Assets) only adds the live updates.
 package dashboard

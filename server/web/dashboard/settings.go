@@ -45,6 +45,9 @@ var settingsDone = map[string]string{
 	"key-revoked":    "The API key is revoked: it authenticates nothing from now on.",
 	"payout-webhook": "The payout webhook is saved: each payout done or failed from now on is notified there.",
 	"exceptions":     "The payment exception rules are saved: checkouts created from now on follow them (each checkout may name its own).",
+	"branding":       "The colour and support contact are saved: every hosted page shows them from now on.",
+	"logo-saved":     "The logo is saved: every hosted page shows it from now on.",
+	"logo-removed":   "The logo is removed.",
 }
 
 // settingsData is the project settings page: the IPN secret, the webhook
@@ -103,6 +106,16 @@ type settingsData struct {
 	// AutoRefund is auto_refund_overpaid.
 	AutoRefund      bool
 	ExceptionsError string
+
+	// BrandColor and SupportContact are the hosted pages' colour and
+	// support contact (or what a refused form typed); LogoURL previews the
+	// logo ("" when there is none); BrandingError says why a change was
+	// refused; MaxLogoKiB is the logo's limit.
+	BrandColor     string
+	SupportContact string
+	LogoURL        string
+	BrandingError  string
+	MaxLogoKiB     int
 }
 
 // scopeChoice is one scope box of the key form.
@@ -153,8 +166,18 @@ func (h *Handler) settingsRoutes(w http.ResponseWriter, r *http.Request, s *sess
 	if !ok {
 		return false
 	}
+	if sub == "logo" && get {
+		h.serveLogo(w, r, s)
+		return true
+	}
 	var do func()
 	switch {
+	case sub == "branding":
+		do = func() { h.setBranding(w, r, s) }
+	case sub == "logo":
+		do = func() { h.setLogo(w, r, s) }
+	case sub == "logo/remove":
+		do = func() { h.removeLogo(w, r, s) }
 	case sub == "wallets":
 		do = func() { h.setWallet(w, r, s) }
 	case sub == "wallets/remove":
@@ -235,6 +258,10 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 	d.PayoutURL, d.PayoutGET = p.PayoutNotifyURL, !p.PayoutNotifyPost
 	d.Tolerance, d.LateRefund = p.UnderpaidTolerance.String(), p.LatePayments == entproject.LatePaymentsRefund
 	d.AutoRefund = p.AutoRefundOverpaid
+	d.BrandColor, d.SupportContact, d.MaxLogoKiB = p.BrandColor, p.SupportContact, project.MaxLogoBytes>>10
+	if len(project.Logo(p)) > 0 {
+		d.LogoURL = logoURL(p.UpdatedAt.Unix())
+	}
 	for _, t := range slices.Sorted(maps.Keys(p.PayoutLimits)) {
 		l := p.PayoutLimits[t]
 		show := func(v decimal.Decimal) string {

@@ -1,10 +1,12 @@
 package pay
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/internal/clock"
@@ -32,6 +34,10 @@ type Config struct {
 	Refunds *refund.Service
 	// Prices tell which coins can be quoted in an invoice's currency.
 	Prices price.Source
+	// Mempool tells what waits in a chain's mempool for an address, so a
+	// payer sees a payment detected before its first block; nil shows
+	// payments from their block.
+	Mempool Mempool
 	// Now is the clock (clock.UTC when nil).
 	Now func() time.Time
 	// PollInterval is how often the page's script polls status.json
@@ -39,6 +45,13 @@ type Config struct {
 	PollInterval time.Duration
 	// Logger logs failures that the customer sees only as "try again".
 	Logger *slog.Logger
+}
+
+// Mempool is what the pages need of the chain watchers
+// (payment.Service.Detected): the transfers to address of ticker that wait
+// for a block. A transfer there is no payment: it is only shown.
+type Mempool interface {
+	Detected(ctx context.Context, ticker, address string) []chains.Transfer
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/refund"
 	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/pay/i18n"
 )
 
 func kindOf(segment string) invoice.Kind {
@@ -34,9 +34,40 @@ func kindOf(segment string) invoice.Kind {
 	return invoice.Checkout
 }
 
+// chrome is what every hosted page shows around its content: the frame,
+// the merchant's identity, the language switch and the script's words.
+type chrome struct {
+	web.Layout
+	// Brand is the merchant's identity.
+	Brand brandView
+	// Langs is the language switch.
+	Langs []langLink
+	// JS are the words the script shows, in the page's language.
+	JS jsWords
+}
+
+// jsWords are the script's words (data- attributes of the body): the copy
+// buttons' and the countdown's ("{t} left", {t} replaced by the time).
+type jsWords struct {
+	Copy, Copied, Left, Expired string
+}
+
+// chromeOf returns the chrome of a page of project p at path (the page's
+// own path, below which its logo and stylesheet are served) for r, in
+// pr's language.
+func (h *Handler) chromeOf(r *http.Request, pr *i18n.Printer, p *entdb.Project, path, title string) chrome {
+	brand, css := brandOf(p, path)
+	return chrome{
+		Layout: web.Layout{Title: title, Lang: pr.Language.Code, Stylesheet: css},
+		Brand:  brand,
+		Langs:  h.langLinks(r, pr),
+		JS:     jsWords{Copy: pr.T("pay.copy"), Copied: pr.T("pay.copied"), Left: pr.T("pay.left", "{t}"), Expired: pr.T("pay.expired_short")},
+	}
+}
+
 // invoicePageData is the checkout and deposit page.
 type invoicePageData struct {
-	web.Layout
+	chrome
 	// Kind is checkout, deposit or subscription (a renewal).
 	Kind string
 	// Path is the page's own path (forms post to it).
@@ -71,6 +102,10 @@ type invoicePageData struct {
 	// Refund is what the payer may ask back, and the refunds asked for
 	// (nil: nothing of either).
 	Refund *refundView
+	// Done is true once the invoice is paid and nothing more is expected
+	// (not a deposit): the payment instructions and the countdown are
+	// gone.
+	Done bool
 }
 
 // refundView is the refund section of an invoice page.
@@ -89,16 +124,22 @@ type refundLine struct {
 
 // coinChoice is one coin the customer may pay with.
 type coinChoice struct {
-	// Coin is its API name (btc, trc20_usdt); Label is shown.
-	Coin, Label string
+	// Coin is its API name (btc, trc20_usdt); Label is shown; Symbol is
+	// the coin's (USDT), after an amount.
+	Coin, Label, Symbol string
+	// Icon is the URL of its icon.
+	Icon string
+	// Amount is what the invoice's value is in the coin now ("" for an
+	// open amount): the quote choosing it would hold.
+	Amount string
 	// Selected marks the chosen coin.
 	Selected bool
 }
 
 // quoteView is an address handed out with its quote.
 type quoteView struct {
-	// Coin and Label name the coin.
-	Coin, Label string
+	// Coin and Label name the coin; Icon is its icon's URL.
+	Coin, Label, Icon string
 	// Address is address_in.
 	Address string
 	// Amount is the exact amount in the coin ("" for an open amount).
@@ -133,34 +174,45 @@ type statusView struct {
 	Final bool `json:"final"`
 }
 
-// coins returns the coins the project accepts that can be quoted for inv
-// (a fixed amount needs the coin's price in the invoice's currency), and
+// coins returns the coins project p accepts that can be quoted for inv
+// (a fixed amount needs the coin's price in the invoice's currency), in
+// the project's order of preference (its accepted tickers as listed; every
+// offered coin, in the registry's order, when it lists none), each with
+// its icon and, for a fixed amount, what the value is in it now; and
 // whether any was left out for want of a fresh price.
-func (h *Handler) coins(ctx context.Context, inv *entdb.Invoice, chosen string) ([]coinChoice, bool, error) {
-	p, err := project.Get(ctx, h.cfg.DB, inv.ProjectID)
-	if err != nil {
-		return nil, false, err
-	}
-	accepted := map[string]bool{}
-	for _, t := range p.Tickers {
-		accepted[t] = true
+func (h *Handler) coins(p *entdb.Project, inv *entdb.Invoice, chosen string) ([]coinChoice, bool) {
+	offered := h.cfg.Addresses.Registry().All()
+	order := offered
+	if len(p.Tickers) > 0 {
+		order = nil
+		seen := map[string]bool{}
+		for _, name := range p.Tickers {
+			t, err := h.cfg.Addresses.Lookup(name)
+			if err != nil || seen[t.Ticker] {
+				continue // no longer offered
+			}
+			seen[t.Ticker] = true
+			order = append(order, t)
+		}
 	}
 	var out []coinChoice
 	stale := false
-	for _, t := range h.cfg.Addresses.Registry().All() {
-		if len(accepted) > 0 && !accepted[t.Ticker] {
-			continue
-		}
+	for _, t := range order {
+		c := coinChoice{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Symbol: strings.ToUpper(t.Coin), Icon: h.iconOf(t.Coin)}
 		if inv.Value != nil {
-			if _, ok := invoice.Rate(h.cfg.Prices, t, inv.Currency); !ok {
+			rate, ok := invoice.Rate(h.cfg.Prices, t, inv.Currency)
+			if !ok {
 				stale = stale || price.Why(h.cfg.Prices, t.Ticker, inv.Currency) != nil
 				continue
 			}
+			if inv.Value.IsPositive() {
+				c.Amount = payload.FormatAmount(invoice.QuoteCoin(*inv.Value, rate, t.Decimals), t.Decimals)
+			}
 		}
-		name := invoice.TickerName(t)
-		out = append(out, coinChoice{Coin: name, Label: web.CoinLabel(t), Selected: name == chosen})
+		c.Selected = c.Coin == chosen
+		out = append(out, c)
 	}
-	return out, stale, nil
+	return out, stale
 }
 
 // invoicePage shows a checkout or deposit: the coins to choose from, and
@@ -181,17 +233,26 @@ func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, kind invoi
 // showInvoice renders inv's page at path with coin chosen (when its
 // address was handed out) and errMsg; hidden are extra form fields.
 func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, inv *entdb.Invoice, path, coin, errMsg string, status int, hidden map[string]string) {
-	ctx := r.Context()
-	d, err := h.invoiceData(ctx, inv, path, coin)
+	pr := h.printer(w, r)
+	p, err := project.Get(r.Context(), h.cfg.DB, inv.ProjectID)
 	if err != nil {
 		h.pages.Fail(w, "invoice page", err)
 		return
 	}
+	d, err := h.invoiceData(r.Context(), pr, p, inv, path, coin)
+	if err != nil {
+		h.pages.Fail(w, "invoice page", err)
+		return
+	}
+	d.chrome = h.chromeOf(r, pr, p, path, d.Title)
+	d.Refresh, d.RefreshURL = d.refresh()
 	d.Error, d.Hidden = errMsg, hidden
-	h.pages.Render(w, status, "invoice", d)
+	h.render(w, pr, status, "invoice", d)
 }
 
-func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coin string) (*invoicePageData, error) {
+// invoiceData is inv's page (of project p) at path, in pr's language,
+// without its chrome.
+func (h *Handler) invoiceData(ctx context.Context, pr *i18n.Printer, p *entdb.Project, inv *entdb.Invoice, path, coin string) (*invoicePageData, error) {
 	l, err := h.cfg.Invoices.Logs(ctx, invoice.Kind(inv.Kind), inv.ProjectID, inv.PublicID)
 	if err != nil {
 		return nil, err
@@ -201,9 +262,9 @@ func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coi
 		Kind: string(inv.Kind), Path: path, PaymentID: inv.PublicID, Description: inv.ItemDescription,
 		Currency: inv.Currency, ExpiresAt: inv.ExpiresAt, Now: now, PollMS: h.cfg.PollInterval.Milliseconds(),
 	}
-	d.Title = "Payment"
+	d.Title = pr.T("title.payment")
 	if inv.Kind == "deposit" {
-		d.Title = "Deposit"
+		d.Title = pr.T("title.deposit")
 	}
 	if inv.Value != nil {
 		d.Value = inv.Value.StringFixed(l.FiatPlaces)
@@ -216,37 +277,41 @@ func (h *Handler) invoiceData(ctx context.Context, inv *entdb.Invoice, path, coi
 	if d.Quote == nil {
 		coin = ""
 	}
-	if d.Coins, d.PricesDown, err = h.coins(ctx, inv, coin); err != nil {
-		return nil, err
-	}
-	d.Status = h.status(l, d.Quote)
-	st := url.Values{}
+	d.Coins, d.PricesDown = h.coins(p, inv, coin)
+	d.Status = h.status(ctx, pr, l, d.Quote)
+	d.Done = d.Status.Code == "paid" && d.Status.Final
+	st := url.Values{"lang": {pr.Language.Code}}
 	if d.Quote != nil {
 		st.Set("coin", d.Quote.Coin)
 	}
 	if inv.Kind == "subscription" {
 		st.Set("payment_id", inv.PublicID)
 	}
-	d.StatusPath = path + "status.json"
-	if len(st) > 0 {
-		d.StatusPath += "?" + st.Encode()
-	}
-	if d.Refund, err = h.refundView(ctx, l); err != nil {
+	d.StatusPath = path + "status.json?" + st.Encode()
+	if d.Refund, err = h.refundView(ctx, pr, l); err != nil {
 		return nil, err
-	}
-	if d.Refund != nil && d.Refund.Offer != "" {
-		d.Refresh = 0 // the payer is typing an address
-	} else if !d.Status.Final {
-		d.Refresh = 15
-	} else if d.Status.Redirect != "" {
-		d.Refresh, d.RefreshURL = 3, d.Status.Redirect
 	}
 	return d, nil
 }
 
+// refresh is the page's <noscript> refresh: none while the payer may
+// type a refund address, every 15 seconds while the status may change,
+// and to the shop once paid with a redirect.
+func (d *invoicePageData) refresh() (int, string) {
+	switch {
+	case d.Refund != nil && d.Refund.Offer != "":
+		return 0, "" // the payer is typing an address
+	case !d.Status.Final:
+		return 15, ""
+	case d.Status.Redirect != "":
+		return 3, d.Status.Redirect
+	}
+	return 0, ""
+}
+
 // refundView is the refund section of l's page: what the payer may ask
 // back (refund.Service.Candidates) and the refunds asked for.
-func (h *Handler) refundView(ctx context.Context, l *invoice.Logs) (*refundView, error) {
+func (h *Handler) refundView(ctx context.Context, pr *i18n.Printer, l *invoice.Logs) (*refundView, error) {
 	kind := invoice.Kind(l.Invoice.Kind)
 	if h.cfg.Refunds == nil || (kind != invoice.Checkout && kind != invoice.Deposit) {
 		return nil, nil
@@ -273,11 +338,11 @@ func (h *Handler) refundView(ctx context.Context, l *invoice.Logs) (*refundView,
 		amount := payload.FormatAmount(total, c.Ticker.Decimals) + " " + label
 		switch c.Reason {
 		case refund.ReasonOverpaid:
-			v.Offer = "You paid " + amount + " more than was due. Give an address to get it back."
+			v.Offer = pr.T("refund.overpaid", amount)
 		case refund.ReasonLate:
-			v.Offer = "Your payment of " + amount + " arrived after this payment request expired. Give an address to get it back."
+			v.Offer = pr.T("refund.late", amount)
 		default:
-			v.Offer = "This payment request expired before it was paid in full. Give an address to get your " + amount + " back."
+			v.Offer = pr.T("refund.expired", amount)
 		}
 		v.Label = label
 	}
@@ -286,14 +351,9 @@ func (h *Handler) refundView(ctx context.Context, l *invoice.Logs) (*refundView,
 		if err != nil {
 			continue
 		}
-		text := map[string]string{
-			"requested": "asked for; the shop will send it",
-			"pending":   "being sent",
-			"completed": "sent",
-			"failed":    "could not be sent; the shop will contact you",
-		}[string(r.Status)]
+		text := pr.T("refund." + string(r.Status))
 		if r.Txid != "" {
-			text += " (transaction " + r.Txid + ")"
+			text += " " + pr.T("refund.txid", r.Txid)
 		}
 		v.Requests = append(v.Requests, refundLine{
 			ID: r.UUID, Amount: payload.FormatAmount(r.Value, t.Decimals), Label: web.CoinLabel(t), Address: r.Address, Text: text,
@@ -341,7 +401,7 @@ func (h *Handler) quote(l *invoice.Logs, coin string) (*quoteView, error) {
 		if a.Ticker != t.Ticker {
 			continue
 		}
-		q := &quoteView{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
+		q := &quoteView{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Icon: h.iconOf(t.Coin), Address: a.AddressIn, QuoteExpiresAt: a.QuoteExpiresAt}
 		if a.QuoteValueCoin != nil {
 			q.Amount = payload.FormatAmount(*a.QuoteValueCoin, t.Decimals)
 		}
@@ -362,30 +422,34 @@ func (h *Handler) quote(l *invoice.Logs, coin string) (*quoteView, error) {
 	return nil, invoice.ErrNotFound
 }
 
-// status is the live status of l, for the chosen quote q (nil: none).
-func (h *Handler) status(l *invoice.Logs, q *quoteView) statusView {
+// status is the live status of l, for the chosen quote q (nil: none), in
+// pr's language. A payment waiting in a mempool (Config.Mempool), which is
+// no payment yet, shows as detected on an invoice still waiting or partly
+// paid: the payer sees it at once, the merchant hears of it from its
+// block.
+func (h *Handler) status(ctx context.Context, pr *i18n.Printer, l *invoice.Logs, q *quoteView) statusView {
 	inv := l.Invoice
 	var st statusView
 	switch l.Status {
 	case invoice.Paid:
-		st = statusView{Code: "paid", Text: "Paid. Thank you!", Final: inv.Kind != "deposit"}
+		st = statusView{Code: "paid", Text: pr.T("status.paid"), Final: inv.Kind != "deposit"}
 		if inv.Kind == "deposit" {
-			st.Text = "Received. Thank you! You may send more to the same address."
+			st.Text = pr.T("status.received")
 		}
 		st.Redirect = redirect(inv)
 	case invoice.Expired:
-		st = statusView{Code: "expired", Text: "This payment request has expired.", Final: true}
+		st = statusView{Code: "expired", Text: pr.T("status.expired"), Final: true}
 	case invoice.Partial:
-		st = statusView{Code: "partial", Text: "Partly paid."}
+		st = statusView{Code: "partial", Text: pr.T("status.partial")}
 		if inv.Value != nil {
 			due := inv.Value.Sub(l.PaidFiat)
 			if due.IsPositive() {
 				st.Due = due.RoundUp(l.FiatPlaces).StringFixed(l.FiatPlaces) + " " + inv.Currency
-				st.Text = "Partly paid: " + st.Due + " still due."
+				st.Text = pr.T("status.partial_due", st.Due)
 			}
 		}
 	case invoice.Pending:
-		st = statusView{Code: "detected", Text: "Payment detected, waiting for confirmations."}
+		st = statusView{Code: "detected", Text: pr.T("status.detected")}
 		if p := newest(l.Payments); p != nil {
 			st.Confirmations = p.Confirmations
 			if a := p.Edges.Address; a != nil {
@@ -393,16 +457,39 @@ func (h *Handler) status(l *invoice.Logs, q *quoteView) statusView {
 			}
 			if p.Confirmations > 0 {
 				st.Code = "confirming"
-				st.Text = "Payment detected: " + strconv.FormatInt(p.Confirmations, 10) + " of " + strconv.FormatInt(st.Required, 10) + " confirmations."
+				st.Text = pr.T("status.confirming", p.Confirmations, st.Required)
 			}
 		}
 	default:
-		st = statusView{Code: "waiting", Text: "Waiting for your payment."}
+		st = statusView{Code: "waiting", Text: pr.T("status.waiting")}
 		if q == nil {
-			st.Text = "Choose a coin to pay with."
+			st.Text = pr.T("status.choose")
 		}
 	}
+	if (st.Code == "waiting" || st.Code == "partial") && h.inMempool(ctx, l) {
+		st.Code, st.Text = "detected", pr.T("status.detected")
+	}
 	return st
+}
+
+// inMempool reports whether a transfer to one of l's addresses waits in
+// its chain's mempool that is not already one of l's payments.
+func (h *Handler) inMempool(ctx context.Context, l *invoice.Logs) bool {
+	if h.cfg.Mempool == nil {
+		return false
+	}
+	known := make(map[string]bool, len(l.Payments))
+	for _, p := range l.Payments {
+		known[p.TxidIn] = true
+	}
+	for _, a := range l.Addresses {
+		for _, t := range h.cfg.Mempool.Detected(ctx, a.Ticker, a.AddressIn) {
+			if !known[t.TxID] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newest is the newest payment that counts (neither dropped nor reverted).
@@ -468,7 +555,7 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 	if err == nil {
 		_, err = h.cfg.Invoices.Address(ctx, kind, caller, id, coin)
 	}
-	if msg, status, ok := customerError(err); ok {
+	if msg, status, ok := customerError(h.printer(w, r), err); ok {
 		h.showInvoice(w, r, inv, r.URL.Path, "", msg, status, nil)
 		return
 	}
@@ -479,14 +566,13 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 	http.Redirect(w, r, r.URL.Path+"?coin="+url.QueryEscape(coin), http.StatusSeeOther)
 }
 
-// pricesDownText tells the payer what to do when no fresh price can be had.
-const pricesDownText = "Prices are unavailable right now; try again in a few minutes or contact the merchant."
-
-// customerError returns what the customer may read of err, and the page's
-// status: the reason of a refused choice (a coin without a price, below
-// the minimum, expired: 400; one address too many: 409), or what to do
-// when prices are down (503).
-func customerError(err error) (string, int, bool) {
+// customerError returns what the customer may read of err, in pr's
+// language where the page has the words, and the page's status: the
+// reason of a refused choice (a coin without a price, below the minimum,
+// expired: 400, the service's reason, in English; one address too many:
+// 409), that the shop cannot take payments (400), or what to do when
+// prices are down (503).
+func customerError(pr *i18n.Printer, err error) (string, int, bool) {
 	var ie *invoice.InvalidError
 	if errors.As(err, &ie) {
 		return ie.Reason, http.StatusBadRequest, true
@@ -496,10 +582,10 @@ func customerError(err error) (string, int, bool) {
 		return ce.Reason, http.StatusConflict, true
 	}
 	if errors.Is(err, invoice.ErrNoKey) {
-		return "This shop cannot take payments right now.", http.StatusBadRequest, true
+		return pr.T("error.no_key"), http.StatusBadRequest, true
 	}
 	if errors.Is(err, price.ErrStale) {
-		return pricesDownText, http.StatusServiceUnavailable, true
+		return pr.T("choose.prices_down"), http.StatusServiceUnavailable, true
 	}
 	return "", 0, false
 }
@@ -530,7 +616,7 @@ func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, inv *entdb
 	if coin := r.URL.Query().Get("coin"); coin != "" {
 		q = &quoteView{Coin: coin}
 	}
-	writeJSON(w, http.StatusOK, h.status(l, q))
+	writeJSON(w, http.StatusOK, h.status(r.Context(), h.printer(w, r), l, q))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

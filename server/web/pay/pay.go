@@ -2,18 +2,32 @@ package pay
 
 import (
 	"embed"
+	"errors"
+	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
 
+	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/pay/i18n"
 )
 
 // Handler serves the hosted pages.
 type Handler struct {
-	cfg   Config
+	cfg Config
+	// pages are the English pages, for the not-found and error pages.
 	pages *web.Pages
+	// cat and printers are the message catalogues and a printer per
+	// language code; langPages the pages per language code (their "t"
+	// function is the language's).
+	cat       *i18n.Catalog
+	printers  map[string]*i18n.Printer
+	langPages map[string]*web.Pages
+	// icons are the coins with an icon of their own (assets/coin-X.svg).
+	icons map[string]bool
 }
 
 // templateFS holds the pages (their frame is web's).
@@ -21,7 +35,7 @@ type Handler struct {
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// assetFS holds the pages' script.
+// assetFS holds the pages' script and the coins' icons.
 //
 //go:embed assets
 var assetFS embed.FS
@@ -35,16 +49,46 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pages, err := web.NewPages(cfg.Logger, nil)
+	cat, err := i18n.Load()
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"invoice", "subscription"} {
-		if err := pages.Framed(name, templateFS, "templates/parts.html", "templates/"+name+".html"); err != nil {
+	h := &Handler{cfg: cfg, cat: cat, printers: map[string]*i18n.Printer{}, langPages: map[string]*web.Pages{}, icons: map[string]bool{}}
+	for _, l := range cat.Languages() {
+		p := cat.Printer(l)
+		pages, err := web.NewPages(cfg.Logger, template.FuncMap{"t": p.T})
+		if err != nil {
 			return nil, err
 		}
+		for _, name := range []string{"invoice", "subscription"} {
+			if err := pages.Framed(name, templateFS, "templates/parts.html", "templates/"+name+".html"); err != nil {
+				return nil, err
+			}
+		}
+		h.printers[l.Code], h.langPages[l.Code] = p, pages
 	}
-	return &Handler{cfg: cfg, pages: pages}, nil
+	h.pages = h.langPages[cat.Languages()[0].Code]
+	icons, err := fs.Glob(assetFS, "assets/coin-*.svg")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range icons {
+		h.icons[strings.TrimSuffix(strings.TrimPrefix(f, "assets/coin-"), ".svg")] = true
+	}
+	return h, nil
+}
+
+// render renders page name in p's language.
+func (h *Handler) render(w http.ResponseWriter, p *i18n.Printer, status int, name string, data any) {
+	h.langPages[p.Language.Code].Render(w, status, name, data)
+}
+
+// iconOf is the URL of coin's icon (its own, or the generic one).
+func (h *Handler) iconOf(coin string) string {
+	if h.icons[coin] {
+		return web.AssetPrefix + "coin-" + coin + ".svg"
+	}
+	return web.AssetPrefix + "coin.svg"
 }
 
 // Wrap returns a handler that serves the hosted pages and passes every
@@ -101,8 +145,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, target, http.StatusMovedPermanently)
 		return true
 	}
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
-	case rest == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+	case rest == "" && get:
 		if parts[0] == "subscription" {
 			h.subscriptionPage(w, r, id)
 		} else {
@@ -122,10 +167,46 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		} else {
 			h.invoiceStatus(w, r, kindOf(parts[0]), id)
 		}
+	case (rest == "logo" || rest == "brand.css") && get:
+		h.brandAsset(w, r, parts[0], id, rest)
 	case rest == "" || rest == "status.json":
 		web.MethodNotAllowed(w, "GET, HEAD, POST")
 	default:
 		h.pages.NotFound(w)
 	}
 	return true
+}
+
+// brandAsset answers the logo or the brand stylesheet (what) of the
+// project whose invoice or subscription the page at segment/id shows.
+func (h *Handler) brandAsset(w http.ResponseWriter, r *http.Request, segment, id, what string) {
+	var projectID int64
+	if segment == "subscription" {
+		sub := h.findSubscription(w, r, id)
+		if sub == nil {
+			return
+		}
+		projectID = sub.ProjectID
+	} else {
+		inv, err := h.cfg.Invoices.Find(r.Context(), kindOf(segment), id)
+		if errors.Is(err, invoice.ErrNotFound) {
+			h.pages.NotFound(w)
+			return
+		}
+		if err != nil {
+			h.pages.Fail(w, "find invoice", err)
+			return
+		}
+		projectID = inv.ProjectID
+	}
+	p, err := project.Get(r.Context(), h.cfg.DB, projectID)
+	if err != nil {
+		h.pages.Fail(w, "get project", err)
+		return
+	}
+	if what == "logo" {
+		h.serveLogo(w, r, p)
+		return
+	}
+	serveBrandCSS(w, p)
 }

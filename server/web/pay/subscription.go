@@ -11,14 +11,15 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	"github.com/payhook/payhook/server/merchant/invoice"
+	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
-	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/pay/i18n"
 )
 
 // subscriptionPageData is the subscription page: its status, its plan
 // options, and a renewal being paid.
 type subscriptionPageData struct {
-	web.Layout
+	chrome
 	// Path is the page's path.
 	Path string
 	// Customer is the merchant's customer reference.
@@ -89,11 +90,17 @@ func (h *Handler) subscriptionPage(w http.ResponseWriter, r *http.Request, tok s
 
 func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *entdb.Subscription, errMsg string, status int) {
 	ctx := r.Context()
+	pr := h.printer(w, r)
+	p, err := project.Get(ctx, h.cfg.DB, sub.ProjectID)
+	if err != nil {
+		h.pages.Fail(w, "subscription page", err)
+		return
+	}
 	d := &subscriptionPageData{
 		Path: r.URL.Path, Customer: sub.Customer, Currency: sub.Currency, Error: errMsg,
 		Status: string(subscription.StatusAt(sub.ExpiresAt, h.cfg.Now())),
 	}
-	d.Title = "Subscription"
+	d.chrome = h.chromeOf(r, pr, p, r.URL.Path, pr.T("title.subscription"))
 	if sub.ExpiresAt != nil {
 		d.ExpiresAt = *sub.ExpiresAt
 	}
@@ -103,30 +110,42 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 		if dv, err := decimal.NewFromString(o.Value); err == nil {
 			v = dv.StringFixed(places)
 		}
-		d.Options = append(d.Options, optionView{Period: o.Period, Label: web.PeriodLabel(o.Period), Value: v})
+		d.Options = append(d.Options, optionView{Period: o.Period, Label: periodLabel(pr, o.Period), Value: v})
 	}
-	// The coins of a plan: quoted like a checkout of a fixed amount.
+	// The coins of a plan: quoted like a checkout of a fixed amount (which
+	// amount depends on the plan chosen: none is shown).
 	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
-	var err error
-	if d.Coins, d.PricesDown, err = h.coins(ctx, probe, ""); err != nil {
-		h.pages.Fail(w, "subscription page", err)
-		return
-	}
+	d.Coins, d.PricesDown = h.coins(p, probe, "")
 	if inv := h.renewal(r, sub, r.URL.Query().Get("payment_id")); inv != nil {
-		rd, err := h.invoiceData(ctx, inv, r.URL.Path, r.URL.Query().Get("coin"))
+		rd, err := h.invoiceData(ctx, pr, p, inv, r.URL.Path, r.URL.Query().Get("coin"))
 		if err != nil {
 			h.pages.Fail(w, "subscription page", err)
 			return
 		}
 		if rd.Status.Code == "paid" {
 			// A paid renewal has extended the subscription just now.
-			rd.Status.Text = "Paid. Thank you!"
+			rd.Status.Text = pr.T("status.paid")
 		}
 		rd.Hidden = map[string]string{"option": inv.Option}
-		d.Renewal, d.OptionLabel = rd, web.PeriodLabel(inv.Option)
-		d.Refresh = rd.Refresh
+		d.Renewal, d.OptionLabel = rd, periodLabel(pr, inv.Option)
+		d.Refresh, d.RefreshURL = rd.refresh()
 	}
-	h.pages.Render(w, status, "subscription", d)
+	h.render(w, pr, status, "subscription", d)
+}
+
+// periodLabel says a subscription period in words in pr's language: 1m
+// is "1 month", 12m "12 months". A period that does not parse is shown as
+// given.
+func periodLabel(pr *i18n.Printer, raw string) string {
+	p, err := subscription.ParsePeriod(raw)
+	if err != nil {
+		return raw
+	}
+	key := map[subscription.Unit]string{subscription.Day: "period.d", subscription.Week: "period.w", subscription.Month: "period.m", subscription.Year: "period.y"}[p.Unit]
+	if key == "" {
+		return raw
+	}
+	return pr.T(key, p.Count)
 }
 
 // subscriptionChoose opens (or reuses) the renewal of the chosen option
@@ -149,7 +168,7 @@ func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok
 	if err == nil {
 		q, err = h.cfg.Subscriptions.Address(ctx, caller, tok, r.PostForm.Get("option"), coin)
 	}
-	if msg, status, ok := customerError(err); ok {
+	if msg, status, ok := customerError(h.printer(w, r), err); ok {
 		h.showSubscription(w, r, sub, msg, status)
 		return
 	}

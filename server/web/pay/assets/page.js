@@ -4,6 +4,13 @@
   "use strict";
   document.documentElement.classList.add("js");
   var body = document.body;
+  // The page's words, in its language (data-t-* of the body).
+  var words = {
+    copy: body.dataset.tCopy || "Copy",
+    copied: body.dataset.tCopied || "Copied",
+    left: body.dataset.tLeft || "{t} left",
+    expired: body.dataset.tExpired || "expired"
+  };
 
   document.querySelectorAll("button[data-copy]").forEach(function (b) {
     var el = document.getElementById(b.getAttribute("data-copy"));
@@ -11,8 +18,8 @@
     b.hidden = false;
     b.addEventListener("click", function () {
       navigator.clipboard.writeText(el.textContent.trim()).then(function () {
-        b.textContent = "Copied";
-        setTimeout(function () { b.textContent = "Copy"; }, 1500);
+        b.textContent = words.copied;
+        setTimeout(function () { b.textContent = words.copy; }, 1500);
       });
     });
   });
@@ -21,14 +28,16 @@
   var skew = Number(body.dataset.now || 0) * 1000;
   skew = skew ? skew - Date.now() : 0;
   var cd = document.getElementById("countdown");
+  var done = false; // paid: the countdown stops
   if (cd) {
     var exp = Number(cd.dataset.expires) * 1000;
     var two = function (n) { return (n < 10 ? "0" : "") + n; };
     var tick = function () {
       var left = Math.floor((exp - (Date.now() + skew)) / 1000);
-      if (left <= 0) { cd.textContent = "expired"; return; }
+      if (done) { return; }
+      if (left <= 0) { cd.textContent = words.expired; return; }
       var h = Math.floor(left / 3600), m = Math.floor(left / 60) % 60, s = left % 60;
-      cd.textContent = (h > 0 ? h + ":" + two(m) : m) + ":" + two(s) + " left";
+      cd.textContent = words.left.replace("{t}", (h > 0 ? h + ":" + two(m) : m) + ":" + two(s));
       setTimeout(tick, 1000);
     };
     tick();
@@ -44,6 +53,11 @@
     status.className = "status status-" + s.status;
     body.dataset.status = s.status;
     if (s.redirect && link && ret) { link.href = s.redirect; ret.hidden = false; }
+    if (s.status === "paid" && s.final) {
+      // Paid means done: the instructions and the countdown go.
+      done = true;
+      document.querySelectorAll("[data-until-paid]").forEach(function (e) { e.hidden = true; });
+    }
   };
   if (body.dataset.final === "true" && body.dataset.redirect) { go(body.dataset.redirect); return; }
   var url = body.dataset.statusUrl;
