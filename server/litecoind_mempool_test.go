@@ -11,6 +11,7 @@ import (
 
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/servertest"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -29,7 +30,7 @@ func TestLitecoindMempoolDetected(t *testing.T) {
 			ctx := webtest.Browser(t)
 			ms := newMerchantSink(t)
 			e := newLTCEnv(t, d, func(c *server.Config) {
-				c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, ms.URL+"/merchant")
+				c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(ms.URL+"/merchant", servertest.A)...)
 				c.API.PagePollInterval = 200 * time.Millisecond
 			})
 			p, err := e.in.Server.DB().Client.Project.Get(context.Background(), e.in.ProjectA)
