@@ -23,15 +23,14 @@
 // # Failure modes
 //
 //   - An instance that crashes while a call runs leaves its row in
-//     progress. After Lease (a minute by default) the row is taken as
-//     abandoned and the next retry runs the call again. The interceptor
-//     ends a claimed call's context at half the lease, so a call still
-//     running is never taken over.
-//   - The one case this cannot tell apart: a call whose transaction
-//     committed but whose response was not stored (the instance crashed
-//     in the milliseconds between the two, or the database refused the
-//     second write). Its retry after the lease runs the call again. The
-//     response is written right after the handler returns, in its own
-//     statement; writing it in the handler's own transaction would need
-//     every handler to know of idempotency (docs/decisions.md).
+//     progress: a retry is ErrInProgress during Lease (a minute by
+//     default), then ErrInterrupted until the key expires. The store
+//     cannot tell a call that crashed before its transaction committed
+//     from one that crashed after (its response not yet stored), so it
+//     never runs a key's call twice: the client looks up the outcome and
+//     retries with a new key if nothing was done. The interceptor ends a
+//     claimed call's context at half the lease, so a call still running is
+//     never reported interrupted. (Storing the response in the handler's
+//     own transaction would close the window instead, at the cost of every
+//     handler knowing of idempotency: docs/decisions.md.)
 package idempotency

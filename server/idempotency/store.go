@@ -87,7 +87,7 @@ const attempts = 4
 // inserting its row, or reads the row that holds the key. A completed row
 // of the same request is replayed; a row of another request is
 // ErrMismatch; a row in progress is ErrInProgress until its lease ends,
-// when it is removed and the key claimed again. A row older than the TTL
+// then ErrInterrupted until the key expires. A row older than the TTL
 // is removed as if it had expired already.
 func (s *Store) Begin(ctx context.Context, call interceptor.IdempotentCall) (interceptor.IdempotencyClaim, error) {
 	now := s.now()
@@ -122,10 +122,10 @@ func (s *Store) Begin(ctx context.Context, call interceptor.IdempotentCall) (int
 		case old.Status != statusInProgress:
 			return interceptor.IdempotencyClaim{ID: old.ID, Replayed: true, Response: old.Response}, nil
 		case !old.CreatedAt.After(now.Add(-s.cfg.Lease)):
-			// Abandoned: the instance that ran the call is gone.
-			if err := s.remove(ctx, old, true); err != nil {
-				return interceptor.IdempotencyClaim{}, err
-			}
+			// Abandoned: the instance that ran the call is gone, and
+			// whether the call committed is unknown (a create may have,
+			// its answer not stored). Running it again could do it twice.
+			return interceptor.IdempotencyClaim{}, ErrInterrupted
 		default:
 			return interceptor.IdempotencyClaim{}, ErrInProgress
 		}

@@ -110,26 +110,31 @@ func TestStore(t *testing.T) {
 			t.Fatalf("after a release: %+v", c)
 		}
 
-		// Abandoned: a claim in progress past its lease is taken over; the
-		// crashed call's completion, should it come, stores nothing.
-		crashed := begin(t, s, call(4, "order-3", "a"))
+		// Abandoned: a claim in progress past its lease is never run again
+		// (its call may have committed): ErrInterrupted until it expires.
+		begin(t, s, call(4, "order-3", "a"))
 		clk.Advance(59 * time.Second)
 		if _, err := s.Begin(ctx, call(4, "order-3", "a")); !errors.Is(err, idempotency.ErrInProgress) {
 			t.Fatalf("within the lease: %v", err)
 		}
 		clk.Advance(time.Second)
-		retry := begin(t, s, call(4, "order-3", "a"))
-		if retry.Replayed || retry.ID == crashed.ID {
-			t.Fatalf("after the lease: %+v", retry)
+		if _, err := s.Begin(ctx, call(4, "order-3", "a")); !errors.Is(err, idempotency.ErrInterrupted) {
+			t.Fatalf("after the lease: %v; want ErrInterrupted", err)
 		}
-		if err := s.Complete(ctx, crashed, []byte("late")); err == nil {
-			t.Fatal("the abandoned claim completed")
+		clk.Advance(23 * time.Hour)
+		if _, err := s.Begin(ctx, call(4, "order-3", "a")); !errors.Is(err, idempotency.ErrInterrupted) {
+			t.Fatalf("within the TTL: %v; want ErrInterrupted", err)
+		}
+		clk.Advance(time.Hour)
+		retry := begin(t, s, call(4, "order-3", "a"))
+		if retry.Replayed {
+			t.Fatalf("after the TTL: %+v; want a fresh claim", retry)
 		}
 		if err := s.Complete(ctx, retry, []byte("retried")); err != nil {
 			t.Fatal(err)
 		}
 		if c := begin(t, s, call(4, "order-3", "a")); !c.Replayed || string(c.Response) != "retried" {
-			t.Fatalf("after the takeover: %+v", c)
+			t.Fatalf("after the retry: %+v", c)
 		}
 		// A completed call is never taken over, however old (within the
 		// TTL).
