@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/server/admin"
 )
 
@@ -58,6 +59,25 @@ func loadSeed(path string) ([]byte, error) {
 	}
 	seed, _, err := loadOrCreateSeed(path)
 	return seed, err
+}
+
+// SecretsKey is the key that seals the secrets kept in the database: the
+// --secrets-key-file when given, else the key derived from seed (c.Seed, or
+// the seed in c.SeedFile, when seed is nil).
+func (c KeysConfig) SecretsKey(seed []byte) (*sealed.Box, error) {
+	if c.SecretsKeyFile != "" {
+		return sealed.FromKeyFile(c.SecretsKeyFile)
+	}
+	if seed == nil {
+		seed = c.Seed
+	}
+	if seed == nil {
+		var err error
+		if seed, err = admin.ReadSeed(c.SeedFile); err != nil {
+			return nil, err
+		}
+	}
+	return sealed.FromSeed(seed)
 }
 
 // InitSeed writes a new random 64-byte master seed, hex-encoded, to path

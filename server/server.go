@@ -188,15 +188,7 @@ func (s *Server) buildStore(ctx context.Context) error {
 // --secrets-key-file, else one derived from the seed), seals what an
 // earlier version stored in clear, and gives every project its secret.
 func (s *Server) sealSecrets(ctx context.Context, seed []byte) error {
-	var (
-		box *sealed.Box
-		err error
-	)
-	if f := s.cfg.Keys.SecretsKeyFile; f != "" {
-		box, err = sealed.FromKeyFile(f)
-	} else {
-		box, err = sealed.FromSeed(seed)
-	}
+	box, err := s.cfg.Keys.SecretsKey(seed)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
-	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
@@ -216,7 +215,7 @@ func createProjects(ctx context.Context, t testing.TB, cfg server.Config) map[Pr
 	}
 	defer db.Close()
 	// The projects' secrets are sealed with the key the server will use.
-	box, err := secretsKey(cfg.Keys)
+	box, err := cfg.Keys.WithDefaults().SecretsKey(nil)
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
@@ -230,21 +229,6 @@ func createProjects(ctx context.Context, t testing.TB, cfg server.Config) map[Pr
 		ids[name] = p.ID
 	}
 	return ids
-}
-
-// secretsKey is the key a server with keys seals its secrets with.
-func secretsKey(keys server.KeysConfig) (*sealed.Box, error) {
-	if keys.SecretsKeyFile != "" {
-		return sealed.FromKeyFile(keys.SecretsKeyFile)
-	}
-	seed := keys.Seed
-	if seed == nil {
-		var err error
-		if seed, err = admin.ReadSeed(keys.WithDefaults().SeedFile); err != nil {
-			return nil, err
-		}
-	}
-	return sealed.FromSeed(seed)
 }
 
 // WithKey returns ctx carrying key as the apikey metadata.

@@ -71,6 +71,16 @@ type Params struct {
 
 // Create stores a new project with a fresh IPN secret.
 func Create(ctx context.Context, db *entdb.Client, p Params, now time.Time) (*entdb.Project, error) {
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	return create(ctx, db, p, secret, now)
+}
+
+// create stores a new project with secret ("" only for one that waits for
+// the server to give it one: see Default).
+func create(ctx context.Context, db *entdb.Client, p Params, secret string, now time.Time) (*entdb.Project, error) {
 	name := strings.TrimSpace(p.Name)
 	if name == "" {
 		return nil, invalid("name must not be empty")
@@ -88,10 +98,6 @@ func Create(ctx context.Context, db *entdb.Client, p Params, now time.Time) (*en
 			return nil, err
 		}
 		wallets[t] = ds
-	}
-	secret, err := NewSecret()
-	if err != nil {
-		return nil, err
 	}
 	tickers := append([]string{}, p.Tickers...)
 	confs := map[string]int32{}
@@ -168,9 +174,7 @@ func Default(ctx context.Context, db *entdb.Client, now time.Time) (*entdb.Proje
 		// first `payhook apikey create`) has no secrets key: the project
 		// waits for its secret, which the server gives it when it starts
 		// (EnsureSecrets), as it did for projects of older versions.
-		if _, err := db.Project.Create().SetName(DefaultName).SetCurrency("USD").SetIpnSecret("").
-			SetWallets(map[string][]schema.Destination{}).SetConfirmations(map[string]int32{}).SetTickers([]string{}).
-			SetCreatedAt(now).SetUpdatedAt(now).Save(ctx); err != nil {
+		if _, err := create(ctx, db, Params{Name: DefaultName}, "", now); err != nil {
 			return nil, fmt.Errorf("create default project: %w", err)
 		}
 	} else if err != nil {
