@@ -198,6 +198,22 @@ func (c *CallbackKeys) Forget(id int64) {
 	c.mu.Unlock()
 }
 
+// Rotate gives project id a new callback signing key (RotateCallbackKey
+// with the keys' size and clock) and forgets what this instance cached of
+// it, so its next callback is signed with the new key.
+func (c *CallbackKeys) Rotate(ctx context.Context, id int64, grace time.Duration) (string, error) {
+	pub, err := RotateCallbackKey(ctx, c.DB, id, grace, c.Bits, c.Now())
+	c.Forget(id)
+	return pub, err
+}
+
+// IsDefault tells whether project id is the default project, whose key is
+// the server's until it is rotated (and which /pubkey/ without an API key
+// publishes).
+func (c *CallbackKeys) IsDefault(ctx context.Context, id int64) (bool, error) {
+	return c.isDefault(ctx, id)
+}
+
 // createCallbackKey stores a new active key for project id.
 func createCallbackKey(ctx context.Context, db *entdb.Client, id int64, bits int, now time.Time) error {
 	_, priv, pub, err := signer.GenerateRSAKey(bits)

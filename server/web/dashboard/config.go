@@ -60,6 +60,10 @@ type Config struct {
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events
+	// CallbackKeys are the projects' callback signing keys: the settings
+	// page shows the project's public key and rotates it. Nil hides the
+	// section.
+	CallbackKeys *project.CallbackKeys
 	// Rules check the payout webhook URL a user sets as the notifier will
 	// (the operator's exceptions of the user's project included); nil
 	// checks the URL rules only.

@@ -245,6 +245,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.settingsPage(w, r, s, "")
 	case rest == "settings/rotate-secret" && post:
 		h.rotateSecret(w, r, s)
+	case rest == "settings/rotate-callback-key" && post && h.cfg.CallbackKeys != nil:
+		h.rotateCallbackKey(w, r, s)
 	case h.invoiceRoutes(w, r, s, rest, get, post),
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.payoutRoutes(w, r, s, rest, get, post),

@@ -48,6 +48,7 @@ var settingsDone = map[string]string{
 	"branding":       "The colour and support contact are saved: every hosted page shows them from now on.",
 	"logo-saved":     "The logo is saved: every hosted page shows it from now on.",
 	"logo-removed":   "The logo is removed.",
+	"callback-key":   "The callback signing key is rotated: callbacks are signed with the new key from now on.",
 }
 
 // settingsData is the project settings page: the IPN secret, the webhook
@@ -116,6 +117,24 @@ type settingsData struct {
 	LogoURL        string
 	BrandingError  string
 	MaxLogoKiB     int
+
+	// CallbackKey is the project's callback signing key; nil when the
+	// dashboard has no CallbackKeys.
+	CallbackKey *callbackKeyView
+}
+
+// callbackKeyView is the settings page's callback signing key section.
+type callbackKeyView struct {
+	// PEM is the public key that verifies the project's callbacks now.
+	PEM string
+	// PreviousUntil is when /pubkey/ stops publishing the rotated-out key
+	// (nil when none is published).
+	PreviousUntil *time.Time
+	// Shared is set while the project signs with the server's key (the
+	// default project before its first rotation).
+	Shared bool
+	// Grace is how long a rotated-out key stays published, for people.
+	Grace string
 }
 
 // scopeChoice is one scope box of the key form.
@@ -276,6 +295,9 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 	if err != nil {
 		return err
 	}
+	if d.CallbackKey, err = h.callbackKey(ctx, p.ID); err != nil {
+		return err
+	}
 	for _, k := range keys {
 		if !k.Operator {
 			d.Keys = append(d.Keys, k)
@@ -330,6 +352,38 @@ func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	h.settingsPage(w, r, s, secret)
+}
+
+// rotateCallbackKey gives the project a new callback signing key (its
+// public half is no secret: the page shows it after a redirect).
+func (h *Handler) rotateCallbackKey(w http.ResponseWriter, r *http.Request, s *session) {
+	if _, err := h.cfg.CallbackKeys.Rotate(r.Context(), s.user.ProjectID, project.DefaultCallbackKeyGrace); err != nil {
+		h.pages.Fail(w, "rotate callback key", err)
+		return
+	}
+	settingsRedirect(w, r, "callback-key", "callback-key")
+}
+
+// callbackKey reads project id's callback signing key for the settings page.
+func (h *Handler) callbackKey(ctx context.Context, id int64) (*callbackKeyView, error) {
+	ck := h.cfg.CallbackKeys
+	if ck == nil {
+		return nil, nil
+	}
+	pub, err := ck.Public(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &callbackKeyView{PEM: pub.PEM, Grace: hours(project.DefaultCallbackKeyGrace)}
+	if pub.PreviousPEM != "" {
+		v.PreviousUntil = &pub.PreviousUntil
+	}
+	server, err := ck.ServerPublic()
+	if err != nil {
+		return nil, err
+	}
+	v.Shared = pub.PEM == server
+	return v, nil
 }
 
 // settingsRedirect sends the browser back to the settings page's section

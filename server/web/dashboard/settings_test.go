@@ -23,6 +23,7 @@ import (
 	phkey "github.com/payhook/payhook/server/apikey"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web/dashboard"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -432,5 +433,82 @@ func TestPrivateEndpointIsOneProjects(t *testing.T) {
 	}
 	if p := a.do(http.MethodPost, "/dashboard/settings/test-webhook", url.Values{"csrf": {tokenA}, "url": {onlyA}}); p.Code != http.StatusSeeOther {
 		t.Fatalf("project A's test webhook: %d %s", p.Code, p.Body)
+	}
+}
+
+// TestDashboardCallbackKey: the settings page shows the public key that
+// /pubkey/ gives the project's API key, and rotates it: the page and
+// /pubkey/ then show the new key, with the old one published until the
+// grace ends. The default project is told it still shares the server's key.
+func TestDashboardCallbackKey(t *testing.T) {
+	t.Parallel()
+	d := newDash(t)
+	ctx := context.Background()
+	pubkey := func(key string) (string, string) {
+		r := d.in.Get(t, "/pubkey/", nil, key)
+		if r.Code != 200 {
+			t.Fatalf("/pubkey/: %d %s", r.Code, r.Body)
+		}
+		pub, _ := r.JSON["pubkey"].(string)
+		prev, _ := r.JSON["previous_pubkey"].(string)
+		return pub, prev
+	}
+	shown := func(p webtest.Page) string {
+		m := regexp.MustCompile(`(?s)<pre id="callback-pubkey">(.*?)</pre>`).FindStringSubmatch(p.Body)
+		if m == nil {
+			t.Fatalf("no callback key on the page:\n%s", p.Body)
+		}
+		return html.UnescapeString(m[1])
+	}
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	before, _ := pubkey(d.in.KeyA)
+	sp := a.do(http.MethodGet, "/dashboard/settings/", nil)
+	sp.Want(t, 200, "Callback signing key", "Rotate the callback signing key")
+	sp.WantNot(t, `id="callback-key-shared"`, `id="callback-key-grace"`)
+	if got := shown(sp); got != before {
+		t.Fatalf("the page shows\n%s\n/pubkey/ answers\n%s", got, before)
+	}
+
+	// A refused CSRF token changes nothing.
+	a.do(http.MethodPost, "/dashboard/settings/rotate-callback-key", url.Values{"csrf": {"forged"}}).Want(t, http.StatusForbidden)
+	if now, _ := pubkey(d.in.KeyA); now != before {
+		t.Fatal("a forged post rotated the key")
+	}
+
+	p := a.do(http.MethodPost, "/dashboard/settings/rotate-callback-key", url.Values{"csrf": {token}})
+	if p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/settings/?done=callback-key#callback-key" {
+		t.Fatalf("rotate: %d %v", p.Code, p.Header)
+	}
+	after, prev := pubkey(d.in.KeyA)
+	if after == before || prev != before {
+		t.Fatalf("after the rotation /pubkey/ answers new=%v previous=old %v", after != before, prev == before)
+	}
+	sp = a.do(http.MethodGet, "/dashboard/settings/?done=callback-key", nil)
+	until := d.clock.Now().Add(project.DefaultCallbackKeyGrace)
+	sp.Want(t, 200, "The callback signing key is rotated", "also publishes the previous key", until.Format("2006-01-02 15:04:05 UTC"))
+	if got := shown(sp); got != after {
+		t.Fatal("the page does not show the new key")
+	}
+	// B's key is untouched.
+	if b, _ := pubkey(d.in.KeyB); b == before || b == after {
+		t.Fatal("B shares A's key")
+	}
+
+	// A user of the default project is told it signs with the server's key.
+	def, err := project.Default(ctx, d.in.Server.DB().Client, d.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dashboard.CreateUser(ctx, d.in.Server.DB().Client, def.ID, "carol@default.example", password, d.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c := d.user(t)
+	c.signIn("carol@default.example", password)
+	server, _ := pubkey("")
+	sp = c.do(http.MethodGet, "/dashboard/settings/", nil)
+	sp.Want(t, 200, `id="callback-key-shared"`)
+	if got := shown(sp); got != server {
+		t.Fatal("the default project's page does not show the server's key")
 	}
 }
