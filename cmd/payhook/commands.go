@@ -59,7 +59,7 @@ func commands() *command {
 			{name: "revoke", synopsis: "ID|NAME [--project ID]", run: apikeyRevoke},
 		}},
 		{name: "project", subs: []*command{
-			{name: "create", synopsis: "--name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--accept btc,eth] [--confirmations btc=2]... [--json]",
+			{name: "create", synopsis: "--name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--accept btc,eth] [--confirmations btc=2]... [--scope read,create,payouts,management] [--json]",
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectCreate(ctx, args, e.stdout, e.stderr)
 				}},

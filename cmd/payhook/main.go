@@ -61,7 +61,7 @@ Usage:
                                      list API keys (id, name, prefix, project, kind, created, last used, revoked)
   payhook apikey revoke ID|NAME [--project ID]
                                      revoke a key: every instance answers it 401 from its next request on
-  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--json]
+  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--scope read,create] [--json]
   payhook project list | rotate-secret --project ID [--grace 24h] | rotate-callback-key --project ID [--grace 72h] | update --project ID --payout-notify-url URL | wallet set|remove --project ID ...
                                      manage merchant projects: API keys, IPN secret, payout wallets
   payhook user create --project ID --email EMAIL

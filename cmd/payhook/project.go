@@ -35,23 +35,28 @@ func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var accept, confirmations listFlag
 	fs.Var(&accept, "accept", "a coin the project accepts (repeatable or comma-separated; default: every coin)")
 	fs.Var(&confirmations, "confirmations", "default required confirmations, TICKER=N (repeatable or comma-separated)")
-	asJSON := fs.Bool("json", false, `print {"project_id":..,"apikey":"..","ipn_secret":".."}`)
+	var scopes listFlag
+	fs.Var(&scopes, "scope", "what the project's first API key may do: read, create, payouts, management (repeatable or comma-separated; default: all four)")
+	asJSON := fs.Bool("json", false, `print {"project_id":..,"apikey":"..","ipn_secret":"..","apikey_scopes":[..]}`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
+	if _, err := admin.ParseScopes(scopes); err != nil {
+		return fmt.Errorf("--scope: %w", err)
+	}
 	resp, err := admin.CreateProject(ctx, *dsn, *registryFile, &payhookv1.CreateProjectRequest{
-		Name: *name, Currency: *currency, Wallets: wallets, Tickers: accept, Confirmations: confirmations,
+		Name: *name, Currency: *currency, Wallets: wallets, Tickers: accept, Confirmations: confirmations, ApikeyScopes: scopes,
 	})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"project_id": resp.GetProjectId(), "apikey": resp.GetApikey(), "ipn_secret": resp.GetIpnSecret()})
+		return json.NewEncoder(stdout).Encode(map[string]any{"project_id": resp.GetProjectId(), "apikey": resp.GetApikey(), "ipn_secret": resp.GetIpnSecret(), "apikey_scopes": resp.GetApikeyScopes()})
 	}
-	fmt.Fprintf(stdout, "project_id  %d\napikey      %s\nipn_secret  %s\n", resp.GetProjectId(), resp.GetApikey(), resp.GetIpnSecret())
+	fmt.Fprintf(stdout, "project_id  %d\napikey      %s\nipn_secret  %s\nscopes      %s\n", resp.GetProjectId(), resp.GetApikey(), resp.GetIpnSecret(), strings.Join(resp.GetApikeyScopes(), ","))
 	fmt.Fprintf(stderr, "project %q created; its API key and IPN secret are shown only this once.\n", *name)
 	return nil
 }
