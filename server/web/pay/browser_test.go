@@ -121,11 +121,16 @@ func TestBrowserCheckout(t *testing.T) {
 		"option", "1m:10.00", "option", "12m:100.00")
 	subURL := s["subscription_url"].(string)
 	var sub string
+	// With the script each coin shows the chosen plan's amount only.
+	visible := `Array.from(document.querySelectorAll('input[value="btc"] ~ .coin-amounts .coin-amount')).filter(e => e.offsetParent !== null).map(e => e.dataset.option).join()`
+	var before, after string
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(subURL),
 		chromedp.WaitVisible(chromedp.CSS(`#choose-form`)),
 		webtest.Shot("subscription-plans.png"),
+		webtest.Into(&before, chromedp.Evaluate[string](visible)),
 		chromedp.Click(chromedp.CSS(`input[name="option"][value="12m"]`)),
+		webtest.Into(&after, chromedp.Evaluate[string](visible)),
 		chromedp.Click(chromedp.CSS(`input[name="coin"][value="btc"]`)),
 		chromedp.Click(chromedp.CSS(`#choose`)),
 		chromedp.WaitVisible(chromedp.CSS(`#address`)),
@@ -133,6 +138,9 @@ func TestBrowserCheckout(t *testing.T) {
 		webtest.Shot("subscription-renewal.png"),
 	); err != nil {
 		t.Fatalf("subscription page: %v", err)
+	}
+	if before != "1m" || after != "12m" {
+		t.Fatalf("btc's plan amounts shown: %q before choosing, %q after choosing 12m", before, after)
 	}
 	if !strings.Contains(sub, "Renewal: 12 months") || !strings.Contains(sub, "100.00 USD") {
 		t.Fatalf("subscription renewal page: %s", sub)

@@ -22,7 +22,10 @@
 //   - Coins are offered in the project's order of preference (its accepted
 //     tickers as listed), each with an icon of payhook's own (embedded SVG,
 //     assets/coin-*.svg) and, for a fixed amount, what the value is in it
-//     now (the quote choosing it holds).
+//     now (the quote choosing it holds). A subscription's coins show
+//     what each plan option costs in them; the script shows only the
+//     chosen plan's, and without it every plan's is listed with its
+//     period.
 //   - A payment waiting in its chain's mempool (Config.Mempool) shows as
 //     "payment detected" at once, on the page and in status.json; it is no
 //     payment yet, so the merchant hears of it from its block (no

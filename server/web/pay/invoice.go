@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 	qrcode "github.com/skip2/go-qrcode"
 
+	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
@@ -134,6 +135,19 @@ type coinChoice struct {
 	Amount string
 	// Selected marks the chosen coin.
 	Selected bool
+	// Plans are, on a subscription page, what each plan option costs in
+	// the coin now (the quote choosing both would hold).
+	Plans []planAmount
+
+	ticker chains.Ticker
+}
+
+// planAmount is what a subscription's plan option costs in one coin.
+type planAmount struct {
+	// Option is the option's period (1m); Label says it (1 month).
+	Option, Label string
+	// Amount is the option's value in the coin.
+	Amount string
 }
 
 // quoteView is an address handed out with its quote.
@@ -198,7 +212,7 @@ func (h *Handler) coins(p *entdb.Project, inv *entdb.Invoice, chosen string) ([]
 	var out []coinChoice
 	stale := false
 	for _, t := range order {
-		c := coinChoice{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Symbol: strings.ToUpper(t.Coin), Icon: h.iconOf(t.Coin)}
+		c := coinChoice{Coin: invoice.TickerName(t), Label: web.CoinLabel(t), Symbol: strings.ToUpper(t.Coin), Icon: h.iconOf(t.Coin), ticker: t}
 		if inv.Value != nil {
 			rate, ok := invoice.Rate(h.cfg.Prices, t, inv.Currency)
 			if !ok {

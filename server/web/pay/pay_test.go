@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +196,37 @@ func TestChooseRefused(t *testing.T) {
 	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5")
 	p := webtest.Fetch(t, http.MethodPost, r["payment_url"].(string), url.Values{"coin": {"nocoin"}})
 	p.Want(t, 400, `id="error"`, "not a coin payhook supports", `name="coin"`)
+}
+
+// TestSubscriptionPlanAmounts: the subscription page shows, for each coin,
+// what every plan option costs in it (all of them without the script, each
+// with its period), and the renewal the payer then opens is quoted at
+// exactly that amount.
+func TestSubscriptionPlanAmounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.request(t, "/subscription/create/", "notify_url", notifyURL, "currency", "USD", "customer", "alice@example.com",
+		"option", "1m:25.00", "option", "12m:250.00")
+	subURL := s["subscription_url"].(string)
+	p := webtest.Fetch(t, http.MethodGet, subURL, nil)
+	amounts := regexp.MustCompile(`<span class="coin-amount" data-option="(\w+)">([0-9.]+) BTC <span class="coin-per">/ ([^<]+)</span>`).
+		FindAllStringSubmatch(p.Body, -1)
+	if p.Code != 200 || len(amounts) != 2 || amounts[0][1] != "1m" || amounts[0][3] != "1 month" || amounts[1][1] != "12m" || amounts[1][3] != "12 months" {
+		t.Fatalf("btc's plan amounts %q on:\n%s", amounts, p.Body)
+	}
+	// A second coin has its own amounts.
+	if n := strings.Count(p.Body, `data-option="12m"`); n < 2 {
+		t.Fatalf("12m amounts on %d coins", n)
+	}
+	for _, a := range amounts {
+		q := e.request(t, "/subscription/address/", "token", s["token"].(string), "option", a[1], "coin", "btc")
+		if q["value_coin"] != a[2] {
+			t.Errorf("option %s: the page says %s BTC, the renewal's quote %v", a[1], a[2], q["value_coin"])
+		}
+	}
+
+	// One option: its amount alone, without a period.
+	one := e.request(t, "/subscription/create/", "notify_url", notifyURL, "currency", "USD", "option", "1m:25.00")
+	p = webtest.Fetch(t, http.MethodGet, one["subscription_url"].(string), nil)
+	p.Want(t, 200, `<span class="coin-amount" data-option="1m">`+amounts[0][2]+` BTC</span>`)
 }

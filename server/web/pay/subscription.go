@@ -10,6 +10,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	entinvoice "github.com/payhook/payhook/ent/db/invoice"
+	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/merchant/subscription"
@@ -112,10 +113,11 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 		}
 		d.Options = append(d.Options, optionView{Period: o.Period, Label: periodLabel(pr, o.Period), Value: v})
 	}
-	// The coins of a plan: quoted like a checkout of a fixed amount (which
-	// amount depends on the plan chosen: none is shown).
+	// The coins of a plan: quoted like a checkout of a fixed amount, each
+	// with what every option costs in it now.
 	probe := &entdb.Invoice{ProjectID: sub.ProjectID, Currency: sub.Currency, Value: &decimal.Decimal{}}
 	d.Coins, d.PricesDown = h.coins(p, probe, "")
+	h.planAmounts(d.Coins, sub, pr)
 	if inv := h.renewal(r, sub, r.URL.Query().Get("payment_id")); inv != nil {
 		rd, err := h.invoiceData(ctx, pr, p, inv, r.URL.Path, r.URL.Query().Get("coin"))
 		if err != nil {
@@ -131,6 +133,28 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 		d.Refresh, d.RefreshURL = rd.refresh()
 	}
 	h.render(w, pr, status, "subscription", d)
+}
+
+// planAmounts sets what each of sub's options costs in each coin, at the
+// rate a renewal's quote would hold now (coins lists only coins with one).
+func (h *Handler) planAmounts(coins []coinChoice, sub *entdb.Subscription, pr *i18n.Printer) {
+	for i := range coins {
+		t := coins[i].ticker
+		rate, ok := invoice.Rate(h.cfg.Prices, t, sub.Currency)
+		if !ok {
+			continue
+		}
+		for _, o := range sub.Options {
+			v, err := decimal.NewFromString(o.Value)
+			if err != nil || !v.IsPositive() {
+				continue
+			}
+			coins[i].Plans = append(coins[i].Plans, planAmount{
+				Option: o.Period, Label: periodLabel(pr, o.Period),
+				Amount: payload.FormatAmount(invoice.QuoteCoin(v, rate, t.Decimals), t.Decimals),
+			})
+		}
+	}
 }
 
 // periodLabel says a subscription period in words in pr's language: 1m

@@ -24,6 +24,21 @@
     });
   });
 
+  // A subscription's plan chooser: each coin shows what the chosen plan
+  // costs in it (without the script, every plan's amount is shown).
+  var plans = document.querySelectorAll("input[name=option]");
+  if (plans.length > 1) {
+    var showPlan = function () {
+      var chosen = document.querySelector("input[name=option]:checked");
+      var v = chosen ? chosen.value : "";
+      document.querySelectorAll(".coin-amount[data-option]").forEach(function (e) {
+        e.hidden = e.getAttribute("data-option") !== v;
+      });
+    };
+    plans.forEach(function (p) { p.addEventListener("change", showPlan); });
+    showPlan();
+  }
+
   // The server's clock, so a wrong clock on the phone does not mislead.
   var skew = Number(body.dataset.now || 0) * 1000;
   skew = skew ? skew - Date.now() : 0;
