@@ -232,8 +232,13 @@ func TestAnonymousRateLimit(t *testing.T) {
 			wantLimited(t, "info", call(t, http.MethodGet, in.BaseURL+"/info/", "", client, nil), 200, "3", "0", "3", "")
 			r := call(t, http.MethodGet, page, "", neighbour, nil)
 			wantLimited(t, "page from the same /24", r, 429, "3", "0", "3", "1")
-			if !strings.Contains(r.body, "Too many requests from your network") {
+			if !strings.Contains(r.body, "Too many requests from your network. Wait 1 second and") || r.get("Content-Type") != "text/html; charset=utf-8" {
 				t.Fatalf("page refusal: %s", r.body)
+			}
+			// In the visitor's language.
+			r = call(t, http.MethodGet, page+"?lang=de", "", neighbour, nil)
+			if r.code != 429 || !strings.Contains(r.body, `<html lang="de">`) || !strings.Contains(r.body, "Zu viele Anfragen aus Ihrem Netzwerk") {
+				t.Fatalf("page refusal in German: %d %s", r.code, r.body)
 			}
 			r = call(t, http.MethodGet, page+"status.json", "", client, nil)
 			wantLimited(t, "status refused", r, 429, "3", "0", "3", "1")

@@ -38,8 +38,22 @@ func page(t *testing.T, u string) string {
 // askRefund posts the hosted page's refund form.
 func askRefund(t *testing.T, pageURL, addr string) (int, string) {
 	t.Helper()
+	return askRefundIn(t, pageURL, addr, "")
+}
+
+// askRefundIn posts the hosted page's refund form with an Accept-Language.
+func askRefundIn(t *testing.T, pageURL, addr, lang string) (int, string) {
+	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(pageURL+"refund", url.Values{"address": {addr}})
+	req, err := http.NewRequest(http.MethodPost, pageURL+"refund", strings.NewReader(url.Values{"address": {addr}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if lang != "" {
+		req.Header.Set("Accept-Language", lang)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +104,11 @@ func TestRefundByPayer(t *testing.T) {
 			if html := page(t, pageURL); !strings.Contains(html, `id="refund-form"`) || !strings.Contains(html, "0.001 BTC more than was due") {
 				t.Fatalf("the overpaid page offers no refund:\n%s", html)
 			}
-			if code, body := askRefund(t, pageURL, "not-an-address"); code != 400 || !strings.Contains(body, "address") {
+			if code, body := askRefund(t, pageURL, "not-an-address"); code != 400 || !strings.Contains(body, "This is not a valid BTC address") {
 				t.Errorf("a bad refund address: HTTP %d", code)
+			}
+			if code, body := askRefundIn(t, pageURL, "not-an-address", "de"); code != 400 || !strings.Contains(body, "Das ist keine gültige BTC-Adresse") {
+				t.Errorf("a bad refund address, in German: HTTP %d\n%s", code, body)
 			}
 			if code, _ := askRefund(t, pageURL, dest); code != http.StatusSeeOther {
 				t.Fatalf("refund request: HTTP %d", code)

@@ -627,7 +627,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	s.http = &http.Server{
 		// The key leaves the query before any handler sees the request;
 		// the request metrics label by route, never by path or query.
-		Handler:           met.InstrumentHTTP(gateway.APIKeyFromQuery(limiter.HTTP(mux))),
+		Handler:           met.InstrumentHTTP(gateway.APIKeyFromQuery(limiter.HTTP(mux, pages.Refused))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,

@@ -26,6 +26,26 @@ type InvalidError struct {
 	Param string
 	// Reason says what is wrong.
 	Reason string
+	// Payer, when set, is what a hosted page tells a payer instead of
+	// Reason, in the payer's language.
+	Payer *PayerText
+}
+
+// PayerText is a refusal as a hosted page says it to a payer: Key names
+// the message in the pages' catalogue (server/web/pay/i18n), Args are its
+// arguments.
+type PayerText struct {
+	Key  string
+	Args []any
+}
+
+// ForPayer returns what a hosted page says of an error: the key of its
+// message and the message's arguments.
+func ForPayer(key string, args ...any) *PayerText { return &PayerText{Key: key, Args: args} }
+
+// InvalidForPayer is Invalid with the text a hosted page shows a payer.
+func InvalidForPayer(payer *PayerText, param, format string, args ...any) error {
+	return &InvalidError{Param: param, Reason: fmt.Sprintf(format, args...), Payer: payer}
 }
 
 func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Param, e.Reason) }

@@ -9,16 +9,22 @@ import (
 	"github.com/payhook/payhook/server/route"
 )
 
+// RefusalPage answers a hosted page request the limits refused (status
+// 429, its Retry-After and RateLimit headers already set) or could not
+// check (status 503), in the visitor's language.
+type RefusalPage func(w http.ResponseWriter, r *http.Request, status int)
+
 // HTTP wraps the HTTP listener's handler: it finds each request's client
 // network (ClientAddr, Network) and puts it in the request's context for
 // the calls forwarded to gRPC (DialOptions), and takes a token of that
 // network's bucket for every request to a hosted page (a checkout,
 // deposit or subscription page, its status.json, its forms). A refused
 // page request is a 429 with Retry-After and the RateLimit headers: JSON
-// for status.json, text otherwise. The pages' assets, the health check,
+// for status.json, refused's page otherwise (plain English text when nil).
+// The pages' assets, the health check,
 // metrics, documents and the dashboard (which has its own sign-in limit)
 // take no token.
-func (l *Limiter) HTTP(next http.Handler) http.Handler {
+func (l *Limiter) HTTP(next http.Handler, refused RefusalPage) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr, ok := ClientAddr(r, l.cfg.TrustedProxies)
 		if !ok {
@@ -36,10 +42,14 @@ func (l *Limiter) HTTP(next http.Handler) http.Handler {
 		switch {
 		case errors.As(err, &d):
 			res.SetHeaders(w.Header())
-			tooMany(w, r, d.Reason)
+			tooMany(w, r, d.Reason, refused)
 			return
 		case err != nil:
 			l.logger.ErrorContext(r.Context(), "hosted page: rate limit", "error", err)
+			if refused != nil && !strings.HasSuffix(r.URL.Path, "/status.json") {
+				refused(w, r, http.StatusServiceUnavailable)
+				return
+			}
 			http.Error(w, "The page is not available now; try again in a minute.", http.StatusServiceUnavailable)
 			return
 		case limited:
@@ -62,14 +72,18 @@ func hostedPage(path string) bool {
 }
 
 // tooMany answers 429 with msg: the API's JSON error to status.json (the
-// page's script backs off), text to the page itself.
-func tooMany(w http.ResponseWriter, r *http.Request, msg string) {
+// page's script backs off), refused's page (or text) to the page itself.
+func tooMany(w http.ResponseWriter, r *http.Request, msg string, refused RefusalPage) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if strings.HasSuffix(r.URL.Path, "/status.json") {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "error": msg})
+		return
+	}
+	if refused != nil {
+		refused(w, r, http.StatusTooManyRequests)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -28,6 +28,8 @@ type InvalidError = address.InvalidError
 type CapError struct {
 	// Reason says what is full and what the payer can do.
 	Reason string
+	// Payer is the same for a hosted page, in the payer's language.
+	Payer *address.PayerText
 }
 
 func (e *CapError) Error() string { return e.Reason }
@@ -39,3 +41,9 @@ func (e *CapError) Kind() kind.Kind { return kind.Conflict }
 func (e *CapError) Message(error) string { return e.Reason }
 
 func invalid(param, format string, args ...any) error { return address.Invalid(param, format, args...) }
+
+// payerInvalid is invalid with the text a hosted page shows a payer (key
+// and args of the pages' catalogue).
+func payerInvalid(key string, args []any, param, format string, fargs ...any) error {
+	return address.InvalidForPayer(address.ForPayer(key, args...), param, format, fargs...)
+}

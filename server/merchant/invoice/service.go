@@ -285,8 +285,11 @@ func (s *Service) checkHostedCap(ctx context.Context, inv *entdb.Invoice) error 
 	for i, t := range tickers {
 		names[i] = strings.ToUpper(CoinName(t))
 	}
-	return &CapError{Reason: fmt.Sprintf("This payment already has %d addresses, the most this page hands out: pay with one of the coins chosen before (%s).",
-		len(tickers), strings.Join(names, ", "))}
+	return &CapError{
+		Reason: fmt.Sprintf("This payment already has %d addresses, the most this page hands out: pay with one of the coins chosen before (%s).",
+			len(tickers), strings.Join(names, ", ")),
+		Payer: address.ForPayer("error.cap_invoice", len(tickers), strings.Join(names, ", ")),
+	}
 }
 
 // Get returns the project's invoice of kind with public id paymentID.
@@ -327,13 +330,13 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 	}
 	t, err := s.cfg.Addresses.Lookup(strings.Replace(strings.TrimSpace(coin), "_", "/", 1))
 	if errors.Is(err, chains.ErrUnknownTicker) {
-		return nil, invalid("coin", "%q is not a coin payhook supports (GET /info/ lists them)", truncate(coin))
+		return nil, payerInvalid("error.coin_unknown", nil, "coin", "%q is not a coin payhook supports (GET /info/ lists them)", truncate(coin))
 	}
 	if err != nil {
 		return nil, err
 	}
 	if len(p.Tickers) > 0 && !contains(p.Tickers, t.Ticker) {
-		return nil, invalid("coin", "this project does not accept %s", t.Ticker)
+		return nil, payerInvalid("error.coin_not_accepted", []any{strings.ToUpper(t.Coin)}, "coin", "this project does not accept %s", t.Ticker)
 	}
 	if a, err := s.cfg.Addresses.FindForInvoice(ctx, inv.ProjectID, inv.ID, t.Ticker); err == nil {
 		return &Quote{Address: a, Ticker: t, Invoice: inv}, nil
@@ -342,7 +345,7 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 	}
 	now := s.cfg.Now()
 	if inv.ExpiresAt != nil && !now.Before(*inv.ExpiresAt) {
-		return nil, invalid("payment_id", "the %s expired at %d", kind, inv.ExpiresAt.Unix())
+		return nil, payerInvalid("status.expired", nil, "payment_id", "the %s expired at %d", kind, inv.ExpiresAt.Unix())
 	}
 	if key.Hosted {
 		if err := s.checkHostedCap(ctx, inv); err != nil {
@@ -367,14 +370,14 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 			if err := price.Why(s.cfg.Prices, t.Ticker, inv.Currency); err != nil {
 				return nil, err // stale: 503, naming the cause
 			}
-			return nil, invalid("coin", "%s has no price in %s now; choose another coin", t.Ticker, inv.Currency)
+			return nil, payerInvalid("error.coin_no_price", []any{strings.ToUpper(t.Coin)}, "coin", "%s has no price in %s now; choose another coin", t.Ticker, inv.Currency)
 		}
 		v := QuoteCoin(*inv.Value, rate, t.Decimals)
 		if v.GreaterThanOrEqual(maxCoin) {
-			return nil, invalid("coin", "%s %s is more than payhook can quote in %s; choose another coin", inv.Value.String(), inv.Currency, t.Coin)
+			return nil, payerInvalid("error.coin_too_large", []any{strings.ToUpper(t.Coin)}, "coin", "%s %s is more than payhook can quote in %s; choose another coin", inv.Value.String(), inv.Currency, t.Coin)
 		}
 		if v.LessThan(t.MinTransaction) {
-			return nil, invalid("coin", "%s %s is %s %s, below the minimum transaction of %s %s; choose another coin",
+			return nil, payerInvalid("error.below_minimum", []any{v.String(), strings.ToUpper(t.Coin), t.MinTransaction.String()}, "coin", "%s %s is %s %s, below the minimum transaction of %s %s; choose another coin",
 				inv.Value.String(), inv.Currency, v.String(), t.Coin, t.MinTransaction.String(), t.Coin)
 		}
 		link.ValueCoin = &v

@@ -3,6 +3,7 @@ package refund
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -155,11 +156,11 @@ func (s *Service) PayerRequest(ctx context.Context, l *invoice.Logs, addr string
 		return nil, ErrNothingToRefund
 	}
 	if addr == "" {
-		return nil, address.Invalid("address", "is required: where the refund goes")
+		return nil, address.InvalidForPayer(address.ForPayer("error.refund_address_required"), "address", "is required: where the refund goes")
 	}
 	for _, c := range cands {
 		if err := chains.ValidateAddress(c.Ticker, addr); err != nil {
-			return nil, address.Invalid("address", "%v", err)
+			return nil, address.InvalidForPayer(address.ForPayer("error.refund_address_invalid", strings.ToUpper(c.Ticker.Coin)), "address", "%v", err)
 		}
 	}
 	inv := l.Invoice

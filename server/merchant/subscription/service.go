@@ -180,7 +180,7 @@ func findOption(sub *entdb.Subscription, raw string) (schema.PlanOption, error) 
 		}
 		names[i] = o.Period
 	}
-	return schema.PlanOption{}, invalid("option", "%s is not an option of this subscription (its options: %s)", quote(raw), strings.Join(names, ", "))
+	return schema.PlanOption{}, address.InvalidForPayer(address.ForPayer("error.option_unknown"), "option", "%s is not an option of this subscription (its options: %s)", quote(raw), strings.Join(names, ", "))
 }
 
 // Address hands out an address for coin to pay a renewal of the option
@@ -230,7 +230,7 @@ func (s *Service) Address(ctx context.Context, key invoice.Caller, tok, option, 
 func (s *Service) checkCoin(ctx context.Context, projectID int64, coin string) (chains.Ticker, error) {
 	t, err := s.cfg.Addresses.Lookup(strings.Replace(strings.TrimSpace(coin), "_", "/", 1))
 	if errors.Is(err, chains.ErrUnknownTicker) {
-		return t, invalid("coin", "%s is not a coin payhook supports (GET /info/ lists them)", quote(coin))
+		return t, address.InvalidForPayer(address.ForPayer("error.coin_unknown"), "coin", "%s is not a coin payhook supports (GET /info/ lists them)", quote(coin))
 	}
 	if err != nil {
 		return t, err
@@ -245,7 +245,7 @@ func (s *Service) checkCoin(ctx context.Context, projectID int64, coin string) (
 				return t, nil
 			}
 		}
-		return t, invalid("coin", "this project does not accept %s", t.Ticker)
+		return t, address.InvalidForPayer(address.ForPayer("error.coin_not_accepted", strings.ToUpper(t.Coin)), "coin", "this project does not accept %s", t.Ticker)
 	}
 	return t, nil
 }
@@ -285,8 +285,11 @@ func (s *Service) checkHostedCap(ctx context.Context, sub *entdb.Subscription, i
 		return err
 	}
 	minutes := max((first.Sub(now)+time.Minute-1)/time.Minute, 1)
-	return &invoice.CapError{Reason: fmt.Sprintf("This subscription has %d payment addresses open, the most its page hands out: pay to one of them, or choose again in %d min, when the oldest expires.",
-		n, minutes)}
+	return &invoice.CapError{
+		Reason: fmt.Sprintf("This subscription has %d payment addresses open, the most its page hands out: pay to one of them, or choose again in %d min, when the oldest expires.",
+			n, minutes),
+		Payer: address.ForPayer("error.cap_subscription", n, int(minutes)),
+	}
 }
 
 // openStatuses are the invoice_status values of a renewal that may still

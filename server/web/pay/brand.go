@@ -28,6 +28,9 @@ type brandView struct {
 // brandOf returns p's identity for the page at path, and the page's
 // stylesheet of the brand colour ("" when it has none).
 func brandOf(p *entdb.Project, path string) (brandView, string) {
+	if p == nil {
+		return brandView{}, ""
+	}
 	b := brandView{Contact: p.SupportContact, ContactURL: project.SupportLink(p.SupportContact)}
 	if p.Name != project.DefaultName {
 		b.Name = p.Name
@@ -87,7 +90,7 @@ func serveBrandCSS(w http.ResponseWriter, p *entdb.Project) {
 func (h *Handler) serveLogo(w http.ResponseWriter, r *http.Request, p *entdb.Project) {
 	logo := project.Logo(p)
 	if len(logo) == 0 {
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 		return
 	}
 	web.ServeLogo(w, r, logo, p.LogoType, 86400)

@@ -234,11 +234,11 @@ func (h *Handler) coins(p *entdb.Project, inv *entdb.Invoice, chosen string) ([]
 func (h *Handler) invoicePage(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
 	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
 	if errors.Is(err, invoice.ErrNotFound) {
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 		return
 	}
 	if err != nil {
-		h.pages.Fail(w, "find invoice", err)
+		h.fail(w, r, "find invoice", err)
 		return
 	}
 	h.showInvoice(w, r, inv, r.URL.Path, r.URL.Query().Get("coin"), "", http.StatusOK, nil)
@@ -250,12 +250,12 @@ func (h *Handler) showInvoice(w http.ResponseWriter, r *http.Request, inv *entdb
 	pr := h.printer(w, r)
 	p, err := project.Get(r.Context(), h.cfg.DB, inv.ProjectID)
 	if err != nil {
-		h.pages.Fail(w, "invoice page", err)
+		h.fail(w, r, "invoice page", err)
 		return
 	}
 	d, err := h.invoiceData(r.Context(), pr, p, inv, path, coin)
 	if err != nil {
-		h.pages.Fail(w, "invoice page", err)
+		h.fail(w, r, "invoice page", err)
 		return
 	}
 	d.chrome = h.chromeOf(r, pr, p, path, d.Title)
@@ -380,7 +380,7 @@ func (h *Handler) refundView(ctx context.Context, pr *i18n.Printer, l *invoice.L
 // (refund.Service.PayerRequest) and shows the page again.
 func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) {
 	if h.cfg.Refunds == nil {
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 		return
 	}
 	inv, ok := h.postedInvoice(w, r, kind, id)
@@ -391,7 +391,7 @@ func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, kind inv
 	page := strings.TrimSuffix(r.URL.Path, "refund")
 	l, err := h.cfg.Invoices.Logs(ctx, kind, inv.ProjectID, inv.PublicID)
 	if err != nil {
-		h.pages.Fail(w, "invoice logs", err)
+		h.fail(w, r, "invoice logs", err)
 		return
 	}
 	_, err = h.cfg.Refunds.PayerRequest(ctx, l, strings.TrimSpace(r.PostForm.Get("address")))
@@ -399,9 +399,13 @@ func (h *Handler) invoiceRefund(w http.ResponseWriter, r *http.Request, kind inv
 	case err == nil:
 		http.Redirect(w, r, page, http.StatusSeeOther)
 	case k == ikind.Invalid || k == ikind.FailedPrecondition:
-		h.showInvoice(w, r, inv, page, "", ikind.Message(err), http.StatusBadRequest, nil)
+		msg, _, ok := customerError(h.printer(w, r), err)
+		if !ok {
+			msg = payerText(h.printer(w, r), nil)
+		}
+		h.showInvoice(w, r, inv, page, "", msg, http.StatusBadRequest, nil)
 	default:
-		h.pages.Fail(w, "record a refund request", err)
+		h.fail(w, r, "record a refund request", err)
 	}
 }
 
@@ -545,11 +549,11 @@ func (h *Handler) postedInvoice(w http.ResponseWriter, r *http.Request, kind inv
 	}
 	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)
 	if errors.Is(err, invoice.ErrNotFound) {
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 		return nil, false
 	}
 	if err != nil {
-		h.pages.Fail(w, "find invoice", err)
+		h.fail(w, r, "find invoice", err)
 		return nil, false
 	}
 	return inv, true
@@ -574,26 +578,26 @@ func (h *Handler) invoiceChoose(w http.ResponseWriter, r *http.Request, kind inv
 		return
 	}
 	if err != nil {
-		h.pages.Fail(w, "hand out address", err)
+		h.fail(w, r, "hand out address", err)
 		return
 	}
 	http.Redirect(w, r, r.URL.Path+"?coin="+url.QueryEscape(coin), http.StatusSeeOther)
 }
 
 // customerError returns what the customer may read of err, in pr's
-// language where the page has the words, and the page's status: the
-// reason of a refused choice (a coin without a price, below the minimum,
-// expired: 400, the service's reason, in English; one address too many:
-// 409), that the shop cannot take payments (400), or what to do when
-// prices are down (503).
+// language, with the page's status, and whether err is one the customer
+// may read at all (a refusal of their choice, not a failure). A refusal
+// is said by its PayerText; one without is a generic "choose again" (the
+// service's own reason is English and written for a merchant's
+// developer).
 func customerError(pr *i18n.Printer, err error) (string, int, bool) {
 	var ie *invoice.InvalidError
 	if errors.As(err, &ie) {
-		return ie.Reason, http.StatusBadRequest, true
+		return payerText(pr, ie.Payer), http.StatusBadRequest, true
 	}
 	var ce *invoice.CapError
 	if errors.As(err, &ce) {
-		return ce.Reason, http.StatusConflict, true
+		return payerText(pr, ce.Payer), http.StatusConflict, true
 	}
 	if errors.Is(err, invoice.ErrNoKey) {
 		return pr.T("error.no_key"), http.StatusBadRequest, true
@@ -601,7 +605,18 @@ func customerError(pr *i18n.Printer, err error) (string, int, bool) {
 	if errors.Is(err, price.ErrStale) {
 		return pr.T("choose.prices_down"), http.StatusServiceUnavailable, true
 	}
+	if errors.Is(err, refund.ErrNothingToRefund) {
+		return pr.T("error.nothing_to_refund"), http.StatusConflict, true
+	}
 	return "", 0, false
+}
+
+// payerText says t in pr's language; nil is the generic refusal.
+func payerText(pr *i18n.Printer, t *address.PayerText) string {
+	if t == nil {
+		return pr.T("error.choice")
+	}
+	return pr.T(t.Key, t.Args...)
 }
 
 // invoiceStatus answers the live status of a checkout or deposit as JSON.

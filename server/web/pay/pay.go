@@ -18,8 +18,6 @@ import (
 // Handler serves the hosted pages.
 type Handler struct {
 	cfg Config
-	// pages are the English pages, for the not-found and error pages.
-	pages *web.Pages
 	// cat and printers are the message catalogues and a printer per
 	// language code; langPages the pages per language code (their "t"
 	// function is the language's).
@@ -60,14 +58,13 @@ func New(cfg Config) (*Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range []string{"invoice", "subscription"} {
+		for _, name := range []string{"invoice", "subscription", "message"} {
 			if err := pages.Framed(name, templateFS, "templates/parts.html", "templates/"+name+".html"); err != nil {
 				return nil, err
 			}
 		}
 		h.printers[l.Code], h.langPages[l.Code] = p, pages
 	}
-	h.pages = h.langPages[cat.Languages()[0].Code]
 	icons, err := fs.Glob(assetFS, "assets/coin-*.svg")
 	if err != nil {
 		return nil, err
@@ -105,8 +102,7 @@ func (h *Handler) Wrap(next http.Handler) http.Handler {
 // ServeHTTP serves the hosted pages; anything else is a 404 page.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.route(w, r) {
-		web.Secure(w)
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 	}
 }
 
@@ -172,7 +168,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	case rest == "" || rest == "status.json":
 		web.MethodNotAllowed(w, "GET, HEAD, POST")
 	default:
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 	}
 	return true
 }
@@ -190,18 +186,18 @@ func (h *Handler) brandAsset(w http.ResponseWriter, r *http.Request, segment, id
 	} else {
 		inv, err := h.cfg.Invoices.Find(r.Context(), kindOf(segment), id)
 		if errors.Is(err, invoice.ErrNotFound) {
-			h.pages.NotFound(w)
+			h.notFound(w, r)
 			return
 		}
 		if err != nil {
-			h.pages.Fail(w, "find invoice", err)
+			h.fail(w, r, "find invoice", err)
 			return
 		}
 		projectID = inv.ProjectID
 	}
 	p, err := project.Get(r.Context(), h.cfg.DB, projectID)
 	if err != nil {
-		h.pages.Fail(w, "get project", err)
+		h.fail(w, r, "get project", err)
 		return
 	}
 	if what == "logo" {

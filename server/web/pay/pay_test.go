@@ -195,7 +195,8 @@ func TestChooseRefused(t *testing.T) {
 	e := newEnv(t)
 	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "5")
 	p := webtest.Fetch(t, http.MethodPost, r["payment_url"].(string), url.Values{"coin": {"nocoin"}})
-	p.Want(t, 400, `id="error"`, "not a coin payhook supports", `name="coin"`)
+	p.Want(t, 400, `id="error"`, "This coin cannot be used here", `name="coin"`)
+	p.WantNot(t, "payhook supports", "GET /info/")
 }
 
 // TestSubscriptionPlanAmounts: the subscription page shows, for each coin,

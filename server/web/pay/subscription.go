@@ -69,11 +69,11 @@ func (h *Handler) renewal(r *http.Request, sub *entdb.Subscription, id string) *
 func (h *Handler) findSubscription(w http.ResponseWriter, r *http.Request, tok string) *entdb.Subscription {
 	sub, err := h.cfg.Subscriptions.Find(r.Context(), tok)
 	if errors.Is(err, subscription.ErrNotFound) {
-		h.pages.NotFound(w)
+		h.notFound(w, r)
 		return nil
 	}
 	if err != nil {
-		h.pages.Fail(w, "find subscription", err)
+		h.fail(w, r, "find subscription", err)
 		return nil
 	}
 	return sub
@@ -94,7 +94,7 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 	pr := h.printer(w, r)
 	p, err := project.Get(ctx, h.cfg.DB, sub.ProjectID)
 	if err != nil {
-		h.pages.Fail(w, "subscription page", err)
+		h.fail(w, r, "subscription page", err)
 		return
 	}
 	d := &subscriptionPageData{
@@ -121,7 +121,7 @@ func (h *Handler) showSubscription(w http.ResponseWriter, r *http.Request, sub *
 	if inv := h.renewal(r, sub, r.URL.Query().Get("payment_id")); inv != nil {
 		rd, err := h.invoiceData(ctx, pr, p, inv, r.URL.Path, r.URL.Query().Get("coin"))
 		if err != nil {
-			h.pages.Fail(w, "subscription page", err)
+			h.fail(w, r, "subscription page", err)
 			return
 		}
 		if rd.Status.Code == "paid" {
@@ -197,7 +197,7 @@ func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok
 		return
 	}
 	if err != nil {
-		h.pages.Fail(w, "hand out address", err)
+		h.fail(w, r, "hand out address", err)
 		return
 	}
 	v := url.Values{"payment_id": {q.Invoice.PublicID}, "coin": {coin}}

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -247,4 +248,54 @@ func TestBranding(t *testing.T) {
 			t.Errorf("%s: %d", u, got.Code)
 		}
 	}
+}
+
+// postLang posts form to u with an Accept-Language.
+func postLang(t *testing.T, u string, form url.Values, acceptLanguage string) webtest.Page {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept-Language", acceptLanguage)
+	resp, err := webtest.NoRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return webtest.Page{Code: resp.StatusCode, Header: resp.Header, Body: b.String(), URL: u}
+}
+
+// TestRefusalsInLanguage: what a payer is refused, and the not-found and
+// error pages, are said in the page's language, never in the service's
+// English written for developers.
+func TestRefusalsInLanguage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// Not found, in each language, with its status.
+	for _, c := range []struct{ lang, want string }{
+		{"de", "Hier gibt es keine Zahlung."},
+		{"es", "Aquí no hay ningún pago."},
+		{"pt", "Não há nenhum pagamento aqui."},
+		{"en", "There is no payment here."},
+	} {
+		p := fetchLang(t, e.in.BaseURL+"/payment/chk_doesnotexist/", c.lang)
+		p.Want(t, 404, `<html lang="`+c.lang+`">`, c.want)
+	}
+	// A coin the page does not offer, and one below the network's minimum.
+	r := e.request(t, "/checkout/request/", "notify_url", notifyURL, "value", "1", "currency", "USD")
+	p := postLang(t, r["payment_url"].(string), url.Values{"coin": {"nocoin"}}, "es")
+	p.Want(t, 400, `<html lang="es">`, "Esta moneda no se puede usar aquí.", `name="coin"`)
+	p.WantNot(t, "payhook supports")
+	p = postLang(t, r["payment_url"].(string), url.Values{"coin": {"btc"}}, "pt")
+	p.Want(t, 400, "menos do que o menor pagamento que a rede aceita (0.0001 BTC)")
+	p.WantNot(t, "below the minimum")
+	// A plan the subscription does not have.
+	s := e.request(t, "/subscription/create/", "notify_url", notifyURL, "currency", "USD", "option", "1m:25.00")
+	p = postLang(t, s["subscription_url"].(string), url.Values{"option": {"7d"}, "coin": {"btc"}}, "de")
+	p.Want(t, 400, "Wählen Sie einen der aufgeführten Tarife.")
+	p.WantNot(t, "not an option")
 }
