@@ -77,8 +77,10 @@ func restWithKey(t *testing.T, in *servertest.Instance, method, path string, que
 // Connect alike; the key with another request is 409; keys are per API
 // key; a failed call runs again on retry; reads ignore the header; a key
 // over 255 characters is 400; a call whose instance crashed (its key left
-// in progress) is 409 until the lease ends and then runs on retry; a key
-// is honoured 24 hours, then forgotten and deleted.
+// in progress) is 409 until the lease ends, and then, if it had committed
+// a write (its row marked in that write's transaction), 409 interrupted
+// until the key expires, or, if it had written nothing, run on retry; a
+// key is honoured 24 hours, then forgotten and deleted.
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -231,7 +233,13 @@ func TestIdempotencyKey(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum := sha256.Sum256(append([]byte(method+"\x00"), b...))
+			// crashed-1 committed its checkout (its row is marked);
+			// crashed-2 died before it wrote anything.
 			if err := db.IdempotencyKey.Create().SetAPIKeyID(keyA.ID).SetKey("crashed-1").SetMethod(method).
+				SetRequestHash(hex.EncodeToString(sum[:])).SetCreatedAt(clk.Now()).SetCommittedAt(clk.Now()).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.IdempotencyKey.Create().SetAPIKeyID(keyA.ID).SetKey("crashed-2").SetMethod(method).
 				SetRequestHash(hex.EncodeToString(sum[:])).SetCreatedAt(clk.Now()).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -245,18 +253,34 @@ func TestIdempotencyKey(t *testing.T) {
 			if r := restWithKey(t, in, http.MethodGet, "/checkout/request/", url.Values{"notify_url": {hook}, "value": {"25"}, "currency": {"USD"}}, "", in.KeyA, "crashed-1"); r.code != 409 || !strings.Contains(r.body, "in progress") {
 				t.Fatalf("REST within the lease: %d %s", r.code, r.body)
 			}
-			// After the lease the crashed call may or may not have
-			// committed: it is never run again under its key.
+			// After the lease the call that committed is never run again
+			// under its key.
 			clk.Advance(idempotency.DefaultLease)
 			_, err = checkoutClient.RequestCheckout(cctx, chk)
 			if status.Code(err) != codes.AlreadyExists || !strings.Contains(status.Convert(err).Message(), "was interrupted") {
 				t.Fatalf("after the lease: %v; want the call reported interrupted", err)
 			}
-			if r := restWithKey(t, in, http.MethodGet, "/checkout/request/", url.Values{"notify_url": {hook}, "value": {"25"}, "currency": {"USD"}}, "", in.KeyA, "crashed-1"); r.code != 409 || !strings.Contains(r.body, "new Idempotency-Key") {
+			if r := restWithKey(t, in, http.MethodGet, "/checkout/request/", url.Values{"notify_url": {hook}, "value": {"25"}, "currency": {"USD"}}, "", in.KeyA, "crashed-1"); r.code != 409 || !strings.Contains(r.body, "look up what it did") {
 				t.Fatalf("REST after the lease: %d %s", r.code, r.body)
 			}
 			if checkouts() != before {
 				t.Fatalf("an interrupted call ran again: %d checkouts, %d before", checkouts(), before)
+			}
+			// The call that wrote nothing runs on retry, once, and its
+			// answer is kept.
+			c2ctx := metadata.AppendToOutgoingContext(servertest.WithKey(ctx, in.KeyA), "idempotency-key", "crashed-2")
+			rerun, err := checkoutClient.RequestCheckout(c2ctx, chk)
+			if err != nil || checkouts() != before+1 {
+				t.Fatalf("retry of a call that wrote nothing: %v; %d checkouts, %d before", err, checkouts(), before)
+			}
+			replay, err := checkoutClient.RequestCheckout(c2ctx, chk)
+			if err != nil || replay.GetPaymentId() != rerun.GetPaymentId() || checkouts() != before+1 {
+				t.Fatalf("replay of the rerun: %v %v", replay, err)
+			}
+			// A real call's write marked its row in its transaction.
+			row, err := db.IdempotencyKey.Query().Where(entidem.Key("crashed-2")).Only(ctx)
+			if err != nil || row.CommittedAt == nil || row.Status != 200 {
+				t.Fatalf("the rerun's row: %+v %v", row, err)
 			}
 
 			// 24 hours on, the key is forgotten: the call runs afresh, and

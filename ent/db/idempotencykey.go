@@ -32,7 +32,9 @@ type IdempotencyKey struct {
 	// The response body as sent.
 	Response []byte `json:"response,omitempty"`
 	// The response's Content-Type.
-	ContentType  string `json:"content_type,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	// When the call first wrote (set in the transaction that wrote); null while it has written nothing.
+	CommittedAt  *time.Time `json:"committed_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -47,7 +49,7 @@ func (*IdempotencyKey) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case idempotencykey.FieldKey, idempotencykey.FieldMethod, idempotencykey.FieldRequestHash, idempotencykey.FieldContentType:
 			values[i] = new(sql.NullString)
-		case idempotencykey.FieldCreatedAt:
+		case idempotencykey.FieldCreatedAt, idempotencykey.FieldCommittedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -118,6 +120,13 @@ func (_m *IdempotencyKey) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ContentType = value.String
 			}
+		case idempotencykey.FieldCommittedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field committed_at", values[i])
+			} else if value.Valid {
+				_m.CommittedAt = new(time.Time)
+				*_m.CommittedAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -177,6 +186,11 @@ func (_m *IdempotencyKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("content_type=")
 	builder.WriteString(_m.ContentType)
+	builder.WriteString(", ")
+	if v := _m.CommittedAt; v != nil {
+		builder.WriteString("committed_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -94,6 +94,20 @@ func (_c *IdempotencyKeyCreate) SetNillableContentType(v *string) *IdempotencyKe
 	return _c
 }
 
+// SetCommittedAt sets the "committed_at" field.
+func (_c *IdempotencyKeyCreate) SetCommittedAt(v time.Time) *IdempotencyKeyCreate {
+	_c.mutation.SetCommittedAt(v)
+	return _c
+}
+
+// SetNillableCommittedAt sets the "committed_at" field if the given value is not nil.
+func (_c *IdempotencyKeyCreate) SetNillableCommittedAt(v *time.Time) *IdempotencyKeyCreate {
+	if v != nil {
+		_c.SetCommittedAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *IdempotencyKeyCreate) SetID(v int64) *IdempotencyKeyCreate {
 	_c.mutation.SetID(v)
@@ -252,6 +266,10 @@ func (_c *IdempotencyKeyCreate) createSpec() (*IdempotencyKey, *sqlgraph.CreateS
 		_spec.SetField(idempotencykey.FieldContentType, field.TypeString, value)
 		_node.ContentType = value
 	}
+	if value, ok := _c.mutation.CommittedAt(); ok {
+		_spec.SetField(idempotencykey.FieldCommittedAt, field.TypeTime, value)
+		_node.CommittedAt = &value
+	}
 	return _node, _spec
 }
 
@@ -349,6 +367,24 @@ func (u *IdempotencyKeyUpsert) SetContentType(v string) *IdempotencyKeyUpsert {
 // UpdateContentType sets the "content_type" field to the value that was provided on create.
 func (u *IdempotencyKeyUpsert) UpdateContentType() *IdempotencyKeyUpsert {
 	u.SetExcluded(idempotencykey.FieldContentType)
+	return u
+}
+
+// SetCommittedAt sets the "committed_at" field.
+func (u *IdempotencyKeyUpsert) SetCommittedAt(v time.Time) *IdempotencyKeyUpsert {
+	u.Set(idempotencykey.FieldCommittedAt, v)
+	return u
+}
+
+// UpdateCommittedAt sets the "committed_at" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsert) UpdateCommittedAt() *IdempotencyKeyUpsert {
+	u.SetExcluded(idempotencykey.FieldCommittedAt)
+	return u
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (u *IdempotencyKeyUpsert) ClearCommittedAt() *IdempotencyKeyUpsert {
+	u.SetNull(idempotencykey.FieldCommittedAt)
 	return u
 }
 
@@ -468,6 +504,27 @@ func (u *IdempotencyKeyUpsertOne) SetContentType(v string) *IdempotencyKeyUpsert
 func (u *IdempotencyKeyUpsertOne) UpdateContentType() *IdempotencyKeyUpsertOne {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.UpdateContentType()
+	})
+}
+
+// SetCommittedAt sets the "committed_at" field.
+func (u *IdempotencyKeyUpsertOne) SetCommittedAt(v time.Time) *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetCommittedAt(v)
+	})
+}
+
+// UpdateCommittedAt sets the "committed_at" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertOne) UpdateCommittedAt() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateCommittedAt()
+	})
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (u *IdempotencyKeyUpsertOne) ClearCommittedAt() *IdempotencyKeyUpsertOne {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearCommittedAt()
 	})
 }
 
@@ -753,6 +810,27 @@ func (u *IdempotencyKeyUpsertBulk) SetContentType(v string) *IdempotencyKeyUpser
 func (u *IdempotencyKeyUpsertBulk) UpdateContentType() *IdempotencyKeyUpsertBulk {
 	return u.Update(func(s *IdempotencyKeyUpsert) {
 		s.UpdateContentType()
+	})
+}
+
+// SetCommittedAt sets the "committed_at" field.
+func (u *IdempotencyKeyUpsertBulk) SetCommittedAt(v time.Time) *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.SetCommittedAt(v)
+	})
+}
+
+// UpdateCommittedAt sets the "committed_at" field to the value that was provided on create.
+func (u *IdempotencyKeyUpsertBulk) UpdateCommittedAt() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.UpdateCommittedAt()
+	})
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (u *IdempotencyKeyUpsertBulk) ClearCommittedAt() *IdempotencyKeyUpsertBulk {
+	return u.Update(func(s *IdempotencyKeyUpsert) {
+		s.ClearCommittedAt()
 	})
 }
 

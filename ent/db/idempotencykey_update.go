@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -75,6 +76,26 @@ func (_u *IdempotencyKeyUpdate) SetNillableContentType(v *string) *IdempotencyKe
 	return _u
 }
 
+// SetCommittedAt sets the "committed_at" field.
+func (_u *IdempotencyKeyUpdate) SetCommittedAt(v time.Time) *IdempotencyKeyUpdate {
+	_u.mutation.SetCommittedAt(v)
+	return _u
+}
+
+// SetNillableCommittedAt sets the "committed_at" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdate) SetNillableCommittedAt(v *time.Time) *IdempotencyKeyUpdate {
+	if v != nil {
+		_u.SetCommittedAt(*v)
+	}
+	return _u
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (_u *IdempotencyKeyUpdate) ClearCommittedAt() *IdempotencyKeyUpdate {
+	_u.mutation.ClearCommittedAt()
+	return _u
+}
+
 // Mutation returns the IdempotencyKeyMutation object of the builder.
 func (_u *IdempotencyKeyUpdate) Mutation() *IdempotencyKeyMutation {
 	return _u.mutation
@@ -136,6 +157,12 @@ func (_u *IdempotencyKeyUpdate) sqlSave(ctx context.Context) (_node int, err err
 	}
 	if value, ok := _u.mutation.ContentType(); ok {
 		_spec.SetField(idempotencykey.FieldContentType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CommittedAt(); ok {
+		_spec.SetField(idempotencykey.FieldCommittedAt, field.TypeTime, value)
+	}
+	if _u.mutation.CommittedAtCleared() {
+		_spec.ClearField(idempotencykey.FieldCommittedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -203,6 +230,26 @@ func (_u *IdempotencyKeyUpdateOne) SetNillableContentType(v *string) *Idempotenc
 	if v != nil {
 		_u.SetContentType(*v)
 	}
+	return _u
+}
+
+// SetCommittedAt sets the "committed_at" field.
+func (_u *IdempotencyKeyUpdateOne) SetCommittedAt(v time.Time) *IdempotencyKeyUpdateOne {
+	_u.mutation.SetCommittedAt(v)
+	return _u
+}
+
+// SetNillableCommittedAt sets the "committed_at" field if the given value is not nil.
+func (_u *IdempotencyKeyUpdateOne) SetNillableCommittedAt(v *time.Time) *IdempotencyKeyUpdateOne {
+	if v != nil {
+		_u.SetCommittedAt(*v)
+	}
+	return _u
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (_u *IdempotencyKeyUpdateOne) ClearCommittedAt() *IdempotencyKeyUpdateOne {
+	_u.mutation.ClearCommittedAt()
 	return _u
 }
 
@@ -297,6 +344,12 @@ func (_u *IdempotencyKeyUpdateOne) sqlSave(ctx context.Context) (_node *Idempote
 	}
 	if value, ok := _u.mutation.ContentType(); ok {
 		_spec.SetField(idempotencykey.FieldContentType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.CommittedAt(); ok {
+		_spec.SetField(idempotencykey.FieldCommittedAt, field.TypeTime, value)
+	}
+	if _u.mutation.CommittedAtCleared() {
+		_spec.ClearField(idempotencykey.FieldCommittedAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &IdempotencyKey{config: _u.config}

@@ -8990,6 +8990,7 @@ type IdempotencyKeyMutation struct {
 	addstatus     *int
 	response      *[]byte
 	content_type  *string
+	committed_at  *time.Time
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*IdempotencyKey, error)
@@ -9441,6 +9442,55 @@ func (m *IdempotencyKeyMutation) ResetContentType() {
 	m.content_type = nil
 }
 
+// SetCommittedAt sets the "committed_at" field.
+func (m *IdempotencyKeyMutation) SetCommittedAt(t time.Time) {
+	m.committed_at = &t
+}
+
+// CommittedAt returns the value of the "committed_at" field in the mutation.
+func (m *IdempotencyKeyMutation) CommittedAt() (r time.Time, exists bool) {
+	v := m.committed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCommittedAt returns the old "committed_at" field's value of the IdempotencyKey entity.
+// If the IdempotencyKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *IdempotencyKeyMutation) OldCommittedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCommittedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCommittedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCommittedAt: %w", err)
+	}
+	return oldValue.CommittedAt, nil
+}
+
+// ClearCommittedAt clears the value of the "committed_at" field.
+func (m *IdempotencyKeyMutation) ClearCommittedAt() {
+	m.committed_at = nil
+	m.clearedFields[idempotencykey.FieldCommittedAt] = struct{}{}
+}
+
+// CommittedAtCleared returns if the "committed_at" field was cleared in this mutation.
+func (m *IdempotencyKeyMutation) CommittedAtCleared() bool {
+	_, ok := m.clearedFields[idempotencykey.FieldCommittedAt]
+	return ok
+}
+
+// ResetCommittedAt resets all changes to the "committed_at" field.
+func (m *IdempotencyKeyMutation) ResetCommittedAt() {
+	m.committed_at = nil
+	delete(m.clearedFields, idempotencykey.FieldCommittedAt)
+}
+
 // Where appends a list predicates to the IdempotencyKeyMutation builder.
 func (m *IdempotencyKeyMutation) Where(ps ...predicate.IdempotencyKey) {
 	m.predicates = append(m.predicates, ps...)
@@ -9475,7 +9525,7 @@ func (m *IdempotencyKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *IdempotencyKeyMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.created_at != nil {
 		fields = append(fields, idempotencykey.FieldCreatedAt)
 	}
@@ -9499,6 +9549,9 @@ func (m *IdempotencyKeyMutation) Fields() []string {
 	}
 	if m.content_type != nil {
 		fields = append(fields, idempotencykey.FieldContentType)
+	}
+	if m.committed_at != nil {
+		fields = append(fields, idempotencykey.FieldCommittedAt)
 	}
 	return fields
 }
@@ -9524,6 +9577,8 @@ func (m *IdempotencyKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Response()
 	case idempotencykey.FieldContentType:
 		return m.ContentType()
+	case idempotencykey.FieldCommittedAt:
+		return m.CommittedAt()
 	}
 	return nil, false
 }
@@ -9549,6 +9604,8 @@ func (m *IdempotencyKeyMutation) OldField(ctx context.Context, name string) (ent
 		return m.OldResponse(ctx)
 	case idempotencykey.FieldContentType:
 		return m.OldContentType(ctx)
+	case idempotencykey.FieldCommittedAt:
+		return m.OldCommittedAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown IdempotencyKey field %s", name)
 }
@@ -9614,6 +9671,13 @@ func (m *IdempotencyKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetContentType(v)
 		return nil
+	case idempotencykey.FieldCommittedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCommittedAt(v)
+		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey field %s", name)
 }
@@ -9674,6 +9738,9 @@ func (m *IdempotencyKeyMutation) ClearedFields() []string {
 	if m.FieldCleared(idempotencykey.FieldResponse) {
 		fields = append(fields, idempotencykey.FieldResponse)
 	}
+	if m.FieldCleared(idempotencykey.FieldCommittedAt) {
+		fields = append(fields, idempotencykey.FieldCommittedAt)
+	}
 	return fields
 }
 
@@ -9690,6 +9757,9 @@ func (m *IdempotencyKeyMutation) ClearField(name string) error {
 	switch name {
 	case idempotencykey.FieldResponse:
 		m.ClearResponse()
+		return nil
+	case idempotencykey.FieldCommittedAt:
+		m.ClearCommittedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey nullable field %s", name)
@@ -9722,6 +9792,9 @@ func (m *IdempotencyKeyMutation) ResetField(name string) error {
 		return nil
 	case idempotencykey.FieldContentType:
 		m.ResetContentType()
+		return nil
+	case idempotencykey.FieldCommittedAt:
+		m.ResetCommittedAt()
 		return nil
 	}
 	return fmt.Errorf("unknown IdempotencyKey field %s", name)

@@ -9,9 +9,11 @@ import (
 // IdempotencyKey records a mutating call made with an Idempotency-Key
 // header (or gRPC metadata), so that a retry with the same key and body is
 // answered with the stored response instead of acting twice. It is written
-// before the call runs (status 0) and completed with the response in the
-// same transaction as nothing else: a call cut off by a crash leaves the key
-// in progress until it expires.
+// before the call runs (status 0) and completed with the response after it.
+// Every transaction the call commits marks the row (committed_at) inside
+// itself, so a call cut off by a crash is known to have done nothing (no
+// mark: a retry runs it) or something (marked: a retry is told to look it
+// up).
 type IdempotencyKey struct{ ent.Schema }
 
 // Mixin of the IdempotencyKey.
@@ -35,6 +37,8 @@ func (IdempotencyKey) Fields() []ent.Field {
 			Comment("The response body as sent."),
 		field.String("content_type").Default("").
 			Comment("The response's Content-Type."),
+		field.Time("committed_at").Optional().Nillable().
+			Comment("When the call first wrote (set in the transaction that wrote); null while it has written nothing."),
 	}
 }
 

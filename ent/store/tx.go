@@ -9,7 +9,9 @@ import (
 
 // WithTx runs fn in a transaction of client: committed when fn returns nil,
 // rolled back otherwise. A failed commit is rolled back too, since a commit
-// hook may fail before the database commit happens.
+// hook may fail before the database commit happens. Under a call's
+// Idempotency-Key claim (WithIdempotencyClaim) the transaction marks the
+// claim's row before it commits, whatever it wrote (raw statements too).
 func WithTx(ctx context.Context, client *entdb.Client, fn func(*entdb.Tx) error) error {
 	tx, err := client.Tx(ctx)
 	if err != nil {
@@ -18,6 +20,12 @@ func WithTx(ctx context.Context, client *entdb.Client, fn func(*entdb.Tx) error)
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
+	}
+	if c := claimOf(ctx); c != nil {
+		if err := c.markTx(ctx, tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		_ = tx.Rollback()

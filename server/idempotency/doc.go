@@ -15,22 +15,25 @@
 //   - A call that succeeded stores its response in its row; every retry
 //     within TTL (24 hours from the first call) is answered with it.
 //   - A call that failed releases its claim (the row is deleted): a retry
-//     runs the call again. payhook's handlers write in transactions, so a
-//     failed call left nothing behind to duplicate.
+//     runs the call again, unless the call committed a write before it
+//     failed (below): that key is never run again.
 //   - A key older than TTL is expired: the next call with it runs afresh,
 //     and Expire (run by Collector every few minutes) deletes it.
 //
 // # Failure modes
 //
-//   - An instance that crashes while a call runs leaves its row in
-//     progress: a retry is ErrInProgress during Lease (a minute by
-//     default), then ErrInterrupted until the key expires. The store
-//     cannot tell a call that crashed before its transaction committed
-//     from one that crashed after (its response not yet stored), so it
-//     never runs a key's call twice: the client looks up the outcome and
-//     retries with a new key if nothing was done. The interceptor ends a
-//     claimed call's context at half the lease, so a call still running is
-//     never reported interrupted. (Storing the response in the handler's
-//     own transaction would close the window instead, at the cost of every
-//     handler knowing of idempotency: docs/decisions.md.)
+//   - Every transaction a claimed call commits marks its row
+//     (committed_at) inside itself (store.WithIdempotencyClaim, bound by
+//     the interceptor through Bind), and a write outside a transaction
+//     marks it just before. An instance that crashes while a call runs
+//     leaves its row in progress: a retry is ErrInProgress during Lease (a
+//     minute by default); after it, an unmarked row proves the call
+//     committed nothing, so the retry takes the key and runs; a marked one
+//     is ErrInterrupted until the key expires (the call took effect, its
+//     answer was never stored: the client looks it up).
+//   - The takeover deletes the row only while it is unmarked, and a mark
+//     updates the row only while it exists in progress: an old call still
+//     writing after its key was taken over is refused (store.ErrClaimLost),
+//     so the call and its retry never both take effect. The interceptor
+//     also ends a claimed call's context at half the lease.
 package idempotency

@@ -12,10 +12,10 @@ var (
 	ErrInProgress = kind.New(kind.Aborted, "a call with this Idempotency-Key is in progress: retry once it has finished")
 	// ErrInterrupted refuses a call whose Idempotency-Key was claimed by a
 	// call that never finished (its instance stopped while it ran, past the
-	// lease): whether that call took effect is unknown, so it is never run
-	// a second time under the same key (409). The client looks up what it
-	// asked for and, if nothing was done, retries with a new key.
-	ErrInterrupted = kind.New(kind.Conflict, "the call made with this Idempotency-Key was interrupted (the server stopped while it ran) and may or may not have taken effect: look up what it was to do, and if it was not done, retry with a new Idempotency-Key")
+	// lease, or it failed) after it had committed a write: its answer was
+	// never stored, and running it again would act twice (409). The client
+	// looks up what it asked for.
+	ErrInterrupted = kind.New(kind.Conflict, "the call made with this Idempotency-Key was interrupted (the server stopped, or the call failed, after it had taken effect) and its answer was not kept: look up what it did (the checkout, the payout); it is never run a second time under this key")
 	// ErrMismatch refuses a call whose Idempotency-Key was used with
 	// another method or other parameters (409).
 	ErrMismatch = kind.New(kind.Conflict, "Idempotency-Key reused with a different request: a key names one call, with its parameters")

@@ -8,6 +8,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	entidem "github.com/payhook/payhook/ent/db/idempotencykey"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/interceptor"
 )
@@ -121,10 +122,21 @@ func (s *Store) Begin(ctx context.Context, call interceptor.IdempotentCall) (int
 			return interceptor.IdempotencyClaim{}, ErrMismatch
 		case old.Status != statusInProgress:
 			return interceptor.IdempotencyClaim{ID: old.ID, Replayed: true, Response: old.Response}, nil
+		case !old.CreatedAt.After(now.Add(-s.cfg.Lease)) && old.CommittedAt == nil:
+			// Abandoned before it wrote anything: every transaction of a
+			// claimed call marks its row inside itself (store.
+			// WithIdempotencyClaim), so an unmarked row proves nothing
+			// was committed. The key is given to this call, which runs;
+			// the row is deleted only while still unmarked, so a
+			// transaction of the old call committing now either marked
+			// it first (this turn then finds it marked) or finds it gone
+			// and is refused.
+			if err := s.remove(ctx, old, true); err != nil {
+				return interceptor.IdempotencyClaim{}, err
+			}
 		case !old.CreatedAt.After(now.Add(-s.cfg.Lease)):
-			// Abandoned: the instance that ran the call is gone, and
-			// whether the call committed is unknown (a create may have,
-			// its answer not stored). Running it again could do it twice.
+			// Abandoned after it committed a write, its answer never
+			// stored: running it again would do it twice.
 			return interceptor.IdempotencyClaim{}, ErrInterrupted
 		default:
 			return interceptor.IdempotencyClaim{}, ErrInProgress
@@ -134,13 +146,14 @@ func (s *Store) Begin(ctx context.Context, call interceptor.IdempotentCall) (int
 	return interceptor.IdempotencyClaim{}, ErrInProgress
 }
 
-// remove deletes row old (only while it is still in progress, when
-// inProgress is set): the row's id is the claim, so a concurrent Begin that
-// removed it first and inserted its own is not disturbed.
-func (s *Store) remove(ctx context.Context, old *entdb.IdempotencyKey, inProgress bool) error {
+// remove deletes row old (only while it is still in progress and
+// unmarked, when abandoned is set): the row's id is the claim, so a
+// concurrent Begin that removed it first and inserted its own is not
+// disturbed.
+func (s *Store) remove(ctx context.Context, old *entdb.IdempotencyKey, abandoned bool) error {
 	q := s.db.IdempotencyKey.Delete().Where(entidem.ID(old.ID))
-	if inProgress {
-		q = q.Where(entidem.Status(statusInProgress))
+	if abandoned {
+		q = q.Where(entidem.Status(statusInProgress), entidem.CommittedAtIsNil())
 	}
 	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("remove Idempotency-Key %d: %w", old.ID, err)
@@ -168,14 +181,22 @@ func (s *Store) Complete(ctx context.Context, claim interceptor.IdempotencyClaim
 }
 
 // Release implements interceptor.IdempotencyStore: it deletes the claim's
-// row, so that a retry runs the call again.
+// row, so that a retry runs the call again, unless the failed call
+// committed a write first (its row is marked): that key stays claimed, a
+// retry is told it was interrupted, and nothing runs twice.
 func (s *Store) Release(ctx context.Context, claim interceptor.IdempotencyClaim) error {
 	if _, err := s.db.IdempotencyKey.Delete().
-		Where(entidem.ID(claim.ID), entidem.Status(statusInProgress)).
+		Where(entidem.ID(claim.ID), entidem.Status(statusInProgress), entidem.CommittedAtIsNil()).
 		Exec(ctx); err != nil {
 		return fmt.Errorf("release Idempotency-Key %d: %w", claim.ID, err)
 	}
 	return nil
+}
+
+// Bind implements interceptor.IdempotencyStore: ctx runs the claimed call,
+// whose every write marks the claim's row (store.WithIdempotencyClaim).
+func (s *Store) Bind(ctx context.Context, claim interceptor.IdempotencyClaim) (context.Context, func()) {
+	return store.WithIdempotencyClaim(ctx, claim.ID, s.cfg.Now)
 }
 
 // Expire deletes the keys older than the TTL and returns how many.

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
@@ -110,9 +113,15 @@ func TestStore(t *testing.T) {
 			t.Fatalf("after a release: %+v", c)
 		}
 
-		// Abandoned: a claim in progress past its lease is never run again
-		// (its call may have committed): ErrInterrupted until it expires.
-		begin(t, s, call(4, "order-3", "a"))
+		// Abandoned after a write: a claim in progress past its lease
+		// whose call committed something is never run again:
+		// ErrInterrupted until it expires.
+		abandoned := begin(t, s, call(4, "order-3", "a"))
+		actx, unbind := s.Bind(ctx, abandoned)
+		if err := writeQuote(actx, db, "btc"); err != nil {
+			t.Fatal(err)
+		}
+		unbind()
 		clk.Advance(59 * time.Second)
 		if _, err := s.Begin(ctx, call(4, "order-3", "a")); !errors.Is(err, idempotency.ErrInProgress) {
 			t.Fatalf("within the lease: %v", err)
@@ -136,6 +145,63 @@ func TestStore(t *testing.T) {
 		if c := begin(t, s, call(4, "order-3", "a")); !c.Replayed || string(c.Response) != "retried" {
 			t.Fatalf("after the retry: %+v", c)
 		}
+		// Abandoned before any write: nothing was committed, so past the
+		// lease the key is given to the retry, which runs; the old call's
+		// late write is refused and its late completion stores nothing.
+		// Within the lease the retry is told the call is in progress.
+		lost := begin(t, s, call(6, "order-4", "a"))
+		lctx, lunbind := s.Bind(ctx, lost)
+		defer lunbind()
+		clk.Advance(30 * time.Second)
+		if _, err := s.Begin(ctx, call(6, "order-4", "a")); !errors.Is(err, idempotency.ErrInProgress) {
+			t.Fatalf("an unmarked claim within the lease: %v", err)
+		}
+		clk.Advance(30 * time.Second)
+		takeover := begin(t, s, call(6, "order-4", "a"))
+		if takeover.Replayed || takeover.ID == lost.ID {
+			t.Fatalf("an unmarked claim after the lease: %+v; want a fresh claim", takeover)
+		}
+		if err := writeQuote(lctx, db, "ltc"); !errors.Is(err, store.ErrClaimLost) {
+			t.Fatalf("the abandoned call's late write: %v; want ErrClaimLost", err)
+		}
+		if n, _ := db.Client.PriceQuote.Query().Count(ctx); n != 1 {
+			t.Fatalf("%d price quotes; the refused write left one", n)
+		}
+		if err := s.Complete(ctx, lost, []byte("late")); err == nil {
+			t.Fatal("the abandoned call's late completion was stored")
+		}
+		// A call that failed after writing keeps its key (Release leaves a
+		// marked row): the retry is told it is in progress, then
+		// interrupted, and never runs.
+		failed := begin(t, s, call(7, "order-5", "a"))
+		fctx, funbind := s.Bind(ctx, failed)
+		// A write outside a transaction marks the row before it.
+		if err := db.Client.PriceQuote.Create().SetCoin("doge").SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
+			SetFetchedAt(time.Now().UTC()).Exec(fctx); err != nil {
+			t.Fatal(err)
+		}
+		funbind()
+		if err := s.Release(ctx, failed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Begin(ctx, call(7, "order-5", "a")); !errors.Is(err, idempotency.ErrInProgress) {
+			t.Fatalf("a failed call that wrote, retried at once: %v", err)
+		}
+		clk.Advance(time.Minute)
+		if _, err := s.Begin(ctx, call(7, "order-5", "a")); !errors.Is(err, idempotency.ErrInterrupted) {
+			t.Fatalf("a failed call that wrote, after the lease: %v", err)
+		}
+		// Writes after the handler returned (unbind) mark nothing.
+		closed := begin(t, s, call(8, "order-6", "a"))
+		cctx, cunbind := s.Bind(ctx, closed)
+		cunbind()
+		if err := writeQuote(cctx, db, "eth"); err != nil {
+			t.Fatal(err)
+		}
+		if row, _ := db.Client.IdempotencyKey.Get(ctx, closed.ID); row.CommittedAt != nil {
+			t.Fatal("a write after unbind marked the claim")
+		}
+
 		// A completed call is never taken over, however old (within the
 		// TTL).
 		clk.Advance(time.Hour)
@@ -204,4 +270,55 @@ func TestCollector(t *testing.T) {
 	idempotency.NewCollector(s, 0, discard()).Stop()
 }
 
+// writeQuote writes a price quote of coin in a transaction under ctx.
+func writeQuote(ctx context.Context, db *store.DB, coin string) error {
+	return store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
+		return tx.PriceQuote.Create().SetCoin(coin).SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
+			SetFetchedAt(time.Now().UTC()).Exec(ctx)
+	})
+}
+
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestStoreTakeoverRace: a retry of an abandoned key racing the old
+// call's transaction, which has marked the row and not yet committed, is
+// told the call was interrupted once that transaction commits, however the
+// two interleave (on PostgreSQL the retry's claim waits for the
+// transaction's row lock; a delete of the unmarked row that came first
+// would have made the mark refuse the write): the call never runs twice.
+func TestStoreTakeoverRace(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+		s := idempotency.New(db.Client, idempotency.Config{Now: clk.Now})
+		old := begin(t, s, call(1, "slow", "a"))
+		octx, unbind := s.Bind(ctx, old)
+		defer unbind()
+		tx, err := db.Client.Tx(octx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The write marks the row inside the open transaction.
+		if err := tx.PriceQuote.Create().SetCoin("btc").SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
+			SetFetchedAt(time.Now().UTC()).Exec(octx); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Minute)
+		got := make(chan error, 1)
+		go func() {
+			_, err := s.Begin(ctx, call(1, "slow", "a"))
+			got <- err
+		}()
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; !errors.Is(err, idempotency.ErrInterrupted) {
+			t.Fatalf("the retry racing the old call's commit: %v; want ErrInterrupted", err)
+		}
+		if n, _ := db.Client.PriceQuote.Query().Count(ctx); n != 1 {
+			t.Fatalf("%d writes", n)
+		}
+	})
+}

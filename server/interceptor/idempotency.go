@@ -73,8 +73,13 @@ type IdempotencyStore interface {
 	Begin(ctx context.Context, call IdempotentCall) (IdempotencyClaim, error)
 	// Complete stores the response of the claimed call.
 	Complete(ctx context.Context, claim IdempotencyClaim, response []byte) error
-	// Release forgets the claim of a call that failed.
+	// Release forgets the claim of a call that failed (unless it wrote
+	// something first).
 	Release(ctx context.Context, claim IdempotencyClaim) error
+	// Bind returns the context the claimed call runs in, which lets the
+	// store know whether the call wrote anything, and the function to call
+	// when the handler returns.
+	Bind(ctx context.Context, claim IdempotencyClaim) (context.Context, func())
 	// Lease is how long a claim in progress is honoured: after it, the
 	// store takes the claim as abandoned (the instance running it
 	// crashed) and gives the key to the next call. The interceptor ends a
@@ -143,6 +148,8 @@ func (i *idempotency) unary(ctx context.Context, req any, info *grpc.UnaryServer
 	// it, so that a retry never takes over a call still running.
 	hctx, cancel := context.WithTimeout(ctx, i.store.Lease()/2)
 	defer cancel()
+	hctx, unbind := i.store.Bind(hctx, claim)
+	defer unbind()
 	panicked := true
 	defer func() {
 		if panicked {
@@ -156,6 +163,7 @@ func (i *idempotency) unary(ctx context.Context, req any, info *grpc.UnaryServer
 		}
 	}()
 	resp, err := h(hctx, req)
+	unbind()
 	panicked = false
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer fcancel()

@@ -89,6 +89,10 @@ func (m *memStore) Release(_ context.Context, c interceptor.IdempotencyClaim) er
 
 func (m *memStore) Lease() time.Duration { return m.lease }
 
+func (m *memStore) Bind(ctx context.Context, _ interceptor.IdempotencyClaim) (context.Context, func()) {
+	return ctx, func() {}
+}
+
 func (m *memStore) calls() []interceptor.IdempotentCall {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -29,6 +29,8 @@ const (
 	FieldResponse = "response"
 	// FieldContentType holds the string denoting the content_type field in the database.
 	FieldContentType = "content_type"
+	// FieldCommittedAt holds the string denoting the committed_at field in the database.
+	FieldCommittedAt = "committed_at"
 	// Table holds the table name of the idempotencykey in the database.
 	Table = "idempotency_keys"
 )
@@ -44,6 +46,7 @@ var Columns = []string{
 	FieldStatus,
 	FieldResponse,
 	FieldContentType,
+	FieldCommittedAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -112,4 +115,9 @@ func ByStatus(opts ...sql.OrderTermOption) OrderOption {
 // ByContentType orders the results by the content_type field.
 func ByContentType(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldContentType, opts...).ToFunc()
+}
+
+// ByCommittedAt orders the results by the committed_at field.
+func ByCommittedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCommittedAt, opts...).ToFunc()
 }

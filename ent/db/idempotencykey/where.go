@@ -94,6 +94,11 @@ func ContentType(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldContentType, v))
 }
 
+// CommittedAt applies equality check predicate on the "committed_at" field. It's identical to CommittedAtEQ.
+func CommittedAt(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldCommittedAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldEQ(FieldCreatedAt, v))
@@ -522,6 +527,56 @@ func ContentTypeEqualFold(v string) predicate.IdempotencyKey {
 // ContentTypeContainsFold applies the ContainsFold predicate on the "content_type" field.
 func ContentTypeContainsFold(v string) predicate.IdempotencyKey {
 	return predicate.IdempotencyKey(sql.FieldContainsFold(FieldContentType, v))
+}
+
+// CommittedAtEQ applies the EQ predicate on the "committed_at" field.
+func CommittedAtEQ(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldEQ(FieldCommittedAt, v))
+}
+
+// CommittedAtNEQ applies the NEQ predicate on the "committed_at" field.
+func CommittedAtNEQ(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNEQ(FieldCommittedAt, v))
+}
+
+// CommittedAtIn applies the In predicate on the "committed_at" field.
+func CommittedAtIn(vs ...time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIn(FieldCommittedAt, vs...))
+}
+
+// CommittedAtNotIn applies the NotIn predicate on the "committed_at" field.
+func CommittedAtNotIn(vs ...time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotIn(FieldCommittedAt, vs...))
+}
+
+// CommittedAtGT applies the GT predicate on the "committed_at" field.
+func CommittedAtGT(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGT(FieldCommittedAt, v))
+}
+
+// CommittedAtGTE applies the GTE predicate on the "committed_at" field.
+func CommittedAtGTE(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldGTE(FieldCommittedAt, v))
+}
+
+// CommittedAtLT applies the LT predicate on the "committed_at" field.
+func CommittedAtLT(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLT(FieldCommittedAt, v))
+}
+
+// CommittedAtLTE applies the LTE predicate on the "committed_at" field.
+func CommittedAtLTE(v time.Time) predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldLTE(FieldCommittedAt, v))
+}
+
+// CommittedAtIsNil applies the IsNil predicate on the "committed_at" field.
+func CommittedAtIsNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldIsNull(FieldCommittedAt))
+}
+
+// CommittedAtNotNil applies the NotNil predicate on the "committed_at" field.
+func CommittedAtNotNil() predicate.IdempotencyKey {
+	return predicate.IdempotencyKey(sql.FieldNotNull(FieldCommittedAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -299,6 +299,7 @@ var (
 		{Name: "status", Type: field.TypeInt, Default: 0},
 		{Name: "response", Type: field.TypeBytes, Nullable: true},
 		{Name: "content_type", Type: field.TypeString, Default: ""},
+		{Name: "committed_at", Type: field.TypeTime, Nullable: true},
 	}
 	// IdempotencyKeysTable holds the schema information for the "idempotency_keys" table.
 	IdempotencyKeysTable = &schema.Table{
