@@ -177,7 +177,7 @@ func TestStore(t *testing.T) {
 		fctx, funbind := s.Bind(ctx, failed)
 		// A write outside a transaction marks the row before it.
 		if err := db.Client.PriceQuote.Create().SetCoin("doge").SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
-			SetFetchedAt(time.Now().UTC()).Exec(fctx); err != nil {
+			SetFetchedAt(quoteTime).Exec(fctx); err != nil {
 			t.Fatal(err)
 		}
 		funbind()
@@ -274,7 +274,7 @@ func TestCollector(t *testing.T) {
 func writeQuote(ctx context.Context, db *store.DB, coin string) error {
 	return store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
 		return tx.PriceQuote.Create().SetCoin(coin).SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
-			SetFetchedAt(time.Now().UTC()).Exec(ctx)
+			SetFetchedAt(quoteTime).Exec(ctx)
 	})
 }
 
@@ -302,7 +302,7 @@ func TestStoreTakeoverRace(t *testing.T) {
 		}
 		// The write marks the row inside the open transaction.
 		if err := tx.PriceQuote.Create().SetCoin("btc").SetCurrency("USD").SetPrice(decimal.NewFromInt(1)).
-			SetFetchedAt(time.Now().UTC()).Exec(octx); err != nil {
+			SetFetchedAt(quoteTime).Exec(octx); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(time.Minute)
@@ -322,3 +322,6 @@ func TestStoreTakeoverRace(t *testing.T) {
 		}
 	})
 }
+
+// quoteTime is when the test's price quotes were fetched (any fixed time).
+var quoteTime = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
