@@ -23,6 +23,9 @@ import (
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/email"
+	"github.com/payhook/payhook/ent/db/endpoint"
+	"github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
@@ -64,6 +67,12 @@ type Client struct {
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
 	DeliveryEvent *DeliveryEventClient
+	// Email is the client for interacting with the Email builders.
+	Email *EmailClient
+	// Endpoint is the client for interacting with the Endpoint builders.
+	Endpoint *EndpointClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// Forward is the client for interacting with the Forward builders.
 	Forward *ForwardClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -115,6 +124,9 @@ func (c *Client) init() {
 	c.DashboardUser = NewDashboardUserClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.DeliveryEvent = NewDeliveryEventClient(c.config)
+	c.Email = NewEmailClient(c.config)
+	c.Endpoint = NewEndpointClient(c.config)
+	c.Event = NewEventClient(c.config)
 	c.Forward = NewForwardClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Invoice = NewInvoiceClient(c.config)
@@ -231,6 +243,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DashboardUser:    NewDashboardUserClient(cfg),
 		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
+		Email:            NewEmailClient(cfg),
+		Endpoint:         NewEndpointClient(cfg),
+		Event:            NewEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
 		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
@@ -274,6 +289,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DashboardUser:    NewDashboardUserClient(cfg),
 		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
 		DeliveryEvent:    NewDeliveryEventClient(cfg),
+		Email:            NewEmailClient(cfg),
+		Endpoint:         NewEndpointClient(cfg),
+		Event:            NewEventClient(cfg),
 		Forward:          NewForwardClient(cfg),
 		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
 		Invoice:          NewInvoiceClient(cfg),
@@ -320,10 +338,10 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
-		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward,
-		c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification, c.Outbound,
-		c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project, c.RateBucket,
-		c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
+		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
+		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
+		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -334,10 +352,10 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
-		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Forward,
-		c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification, c.Outbound,
-		c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project, c.RateBucket,
-		c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
+		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
+		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
+		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -362,6 +380,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.DeliveryAttempt.mutate(ctx, m)
 	case *DeliveryEventMutation:
 		return c.DeliveryEvent.mutate(ctx, m)
+	case *EmailMutation:
+		return c.Email.mutate(ctx, m)
+	case *EndpointMutation:
+		return c.Endpoint.mutate(ctx, m)
+	case *EventMutation:
+		return c.Event.mutate(ctx, m)
 	case *ForwardMutation:
 		return c.Forward.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
@@ -1556,6 +1580,405 @@ func (c *DeliveryEventClient) mutate(ctx context.Context, m *DeliveryEventMutati
 		return (&DeliveryEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown DeliveryEvent mutation op: %q", m.Op())
+	}
+}
+
+// EmailClient is a client for the Email schema.
+type EmailClient struct {
+	config
+}
+
+// NewEmailClient returns a client for the Email from the given config.
+func NewEmailClient(c config) *EmailClient {
+	return &EmailClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `email.Hooks(f(g(h())))`.
+func (c *EmailClient) Use(hooks ...Hook) {
+	c.hooks.Email = append(c.hooks.Email, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `email.Intercept(f(g(h())))`.
+func (c *EmailClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Email = append(c.inters.Email, interceptors...)
+}
+
+// Create returns a builder for creating a Email entity.
+func (c *EmailClient) Create() *EmailCreate {
+	mutation := newEmailMutation(c.config, OpCreate)
+	return &EmailCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Email entities.
+func (c *EmailClient) CreateBulk(builders ...*EmailCreate) *EmailCreateBulk {
+	return &EmailCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EmailClient) MapCreateBulk(slice any, setFunc func(*EmailCreate, int)) *EmailCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EmailCreateBulk{err: fmt.Errorf("calling to EmailClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EmailCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EmailCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Email.
+func (c *EmailClient) Update() *EmailUpdate {
+	mutation := newEmailMutation(c.config, OpUpdate)
+	return &EmailUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EmailClient) UpdateOne(_m *Email) *EmailUpdateOne {
+	mutation := newEmailMutation(c.config, OpUpdateOne, withEmail(_m))
+	return &EmailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EmailClient) UpdateOneID(id int64) *EmailUpdateOne {
+	mutation := newEmailMutation(c.config, OpUpdateOne, withEmailID(id))
+	return &EmailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Email.
+func (c *EmailClient) Delete() *EmailDelete {
+	mutation := newEmailMutation(c.config, OpDelete)
+	return &EmailDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EmailClient) DeleteOne(_m *Email) *EmailDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EmailClient) DeleteOneID(id int64) *EmailDeleteOne {
+	builder := c.Delete().Where(email.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EmailDeleteOne{builder}
+}
+
+// Query returns a query builder for Email.
+func (c *EmailClient) Query() *EmailQuery {
+	return &EmailQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEmail},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Email entity by its id.
+func (c *EmailClient) Get(ctx context.Context, id int64) (*Email, error) {
+	return c.Query().Where(email.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EmailClient) GetX(ctx context.Context, id int64) *Email {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EmailClient) Hooks() []Hook {
+	return c.hooks.Email
+}
+
+// Interceptors returns the client interceptors.
+func (c *EmailClient) Interceptors() []Interceptor {
+	return c.inters.Email
+}
+
+func (c *EmailClient) mutate(ctx context.Context, m *EmailMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EmailCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EmailUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EmailUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EmailDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Email mutation op: %q", m.Op())
+	}
+}
+
+// EndpointClient is a client for the Endpoint schema.
+type EndpointClient struct {
+	config
+}
+
+// NewEndpointClient returns a client for the Endpoint from the given config.
+func NewEndpointClient(c config) *EndpointClient {
+	return &EndpointClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `endpoint.Hooks(f(g(h())))`.
+func (c *EndpointClient) Use(hooks ...Hook) {
+	c.hooks.Endpoint = append(c.hooks.Endpoint, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `endpoint.Intercept(f(g(h())))`.
+func (c *EndpointClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Endpoint = append(c.inters.Endpoint, interceptors...)
+}
+
+// Create returns a builder for creating a Endpoint entity.
+func (c *EndpointClient) Create() *EndpointCreate {
+	mutation := newEndpointMutation(c.config, OpCreate)
+	return &EndpointCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Endpoint entities.
+func (c *EndpointClient) CreateBulk(builders ...*EndpointCreate) *EndpointCreateBulk {
+	return &EndpointCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EndpointClient) MapCreateBulk(slice any, setFunc func(*EndpointCreate, int)) *EndpointCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EndpointCreateBulk{err: fmt.Errorf("calling to EndpointClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EndpointCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EndpointCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Endpoint.
+func (c *EndpointClient) Update() *EndpointUpdate {
+	mutation := newEndpointMutation(c.config, OpUpdate)
+	return &EndpointUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EndpointClient) UpdateOne(_m *Endpoint) *EndpointUpdateOne {
+	mutation := newEndpointMutation(c.config, OpUpdateOne, withEndpoint(_m))
+	return &EndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EndpointClient) UpdateOneID(id int64) *EndpointUpdateOne {
+	mutation := newEndpointMutation(c.config, OpUpdateOne, withEndpointID(id))
+	return &EndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Endpoint.
+func (c *EndpointClient) Delete() *EndpointDelete {
+	mutation := newEndpointMutation(c.config, OpDelete)
+	return &EndpointDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EndpointClient) DeleteOne(_m *Endpoint) *EndpointDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EndpointClient) DeleteOneID(id int64) *EndpointDeleteOne {
+	builder := c.Delete().Where(endpoint.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EndpointDeleteOne{builder}
+}
+
+// Query returns a query builder for Endpoint.
+func (c *EndpointClient) Query() *EndpointQuery {
+	return &EndpointQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEndpoint},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Endpoint entity by its id.
+func (c *EndpointClient) Get(ctx context.Context, id int64) (*Endpoint, error) {
+	return c.Query().Where(endpoint.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EndpointClient) GetX(ctx context.Context, id int64) *Endpoint {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EndpointClient) Hooks() []Hook {
+	return c.hooks.Endpoint
+}
+
+// Interceptors returns the client interceptors.
+func (c *EndpointClient) Interceptors() []Interceptor {
+	return c.inters.Endpoint
+}
+
+func (c *EndpointClient) mutate(ctx context.Context, m *EndpointMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EndpointCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EndpointUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EndpointUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EndpointDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Endpoint mutation op: %q", m.Op())
+	}
+}
+
+// EventClient is a client for the Event schema.
+type EventClient struct {
+	config
+}
+
+// NewEventClient returns a client for the Event from the given config.
+func NewEventClient(c config) *EventClient {
+	return &EventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `event.Hooks(f(g(h())))`.
+func (c *EventClient) Use(hooks ...Hook) {
+	c.hooks.Event = append(c.hooks.Event, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `event.Intercept(f(g(h())))`.
+func (c *EventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Event = append(c.inters.Event, interceptors...)
+}
+
+// Create returns a builder for creating a Event entity.
+func (c *EventClient) Create() *EventCreate {
+	mutation := newEventMutation(c.config, OpCreate)
+	return &EventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Event entities.
+func (c *EventClient) CreateBulk(builders ...*EventCreate) *EventCreateBulk {
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EventClient) MapCreateBulk(slice any, setFunc func(*EventCreate, int)) *EventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EventCreateBulk{err: fmt.Errorf("calling to EventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Event.
+func (c *EventClient) Update() *EventUpdate {
+	mutation := newEventMutation(c.config, OpUpdate)
+	return &EventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EventClient) UpdateOne(_m *Event) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEvent(_m))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EventClient) UpdateOneID(id int64) *EventUpdateOne {
+	mutation := newEventMutation(c.config, OpUpdateOne, withEventID(id))
+	return &EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Event.
+func (c *EventClient) Delete() *EventDelete {
+	mutation := newEventMutation(c.config, OpDelete)
+	return &EventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EventClient) DeleteOne(_m *Event) *EventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EventClient) DeleteOneID(id int64) *EventDeleteOne {
+	builder := c.Delete().Where(event.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EventDeleteOne{builder}
+}
+
+// Query returns a query builder for Event.
+func (c *EventClient) Query() *EventQuery {
+	return &EventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Event entity by its id.
+func (c *EventClient) Get(ctx context.Context, id int64) (*Event, error) {
+	return c.Query().Where(event.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EventClient) GetX(ctx context.Context, id int64) *Event {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EventClient) Hooks() []Hook {
+	return c.hooks.Event
+}
+
+// Interceptors returns the client interceptors.
+func (c *EventClient) Interceptors() []Interceptor {
+	return c.inters.Event
+}
+
+func (c *EventClient) mutate(ctx context.Context, m *EventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown Event mutation op: %q", m.Op())
 	}
 }
 
@@ -3835,15 +4258,17 @@ func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMu
 type (
 	hooks struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, IdempotencyKey, Invoice, LedgerEntry,
-		Notification, Outbound, Payment, Payout, PayoutRequest, PriceQuote, Project,
-		RateBucket, Refund, SigningKey, Subscription, WatchedTransfer []ent.Hook
+		DeliveryAttempt, DeliveryEvent, Email, Endpoint, Event, Forward,
+		IdempotencyKey, Invoice, LedgerEntry, Notification, Outbound, Payment, Payout,
+		PayoutRequest, PriceQuote, Project, RateBucket, Refund, SigningKey,
+		Subscription, WatchedTransfer []ent.Hook
 	}
 	inters struct {
 		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Forward, IdempotencyKey, Invoice, LedgerEntry,
-		Notification, Outbound, Payment, Payout, PayoutRequest, PriceQuote, Project,
-		RateBucket, Refund, SigningKey, Subscription, WatchedTransfer []ent.Interceptor
+		DeliveryAttempt, DeliveryEvent, Email, Endpoint, Event, Forward,
+		IdempotencyKey, Invoice, LedgerEntry, Notification, Outbound, Payment, Payout,
+		PayoutRequest, PriceQuote, Project, RateBucket, Refund, SigningKey,
+		Subscription, WatchedTransfer []ent.Interceptor
 	}
 )
 

@@ -20,6 +20,9 @@ import (
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/email"
+	"github.com/payhook/payhook/ent/db/endpoint"
+	"github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
@@ -104,6 +107,9 @@ func checkColumn(t, c string) error {
 			dashboarduser.Table:    dashboarduser.ValidColumn,
 			deliveryattempt.Table:  deliveryattempt.ValidColumn,
 			deliveryevent.Table:    deliveryevent.ValidColumn,
+			email.Table:            email.ValidColumn,
+			endpoint.Table:         endpoint.ValidColumn,
+			event.Table:            event.ValidColumn,
 			forward.Table:          forward.ValidColumn,
 			idempotencykey.Table:   idempotencykey.ValidColumn,
 			invoice.Table:          invoice.ValidColumn,

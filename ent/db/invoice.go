@@ -28,6 +28,8 @@ type Invoice struct {
 	PublicID string `json:"public_id,omitempty"`
 	// Kind holds the value of the "kind" field.
 	Kind invoice.Kind `json:"kind,omitempty"`
+	// The payer's email for a receipt (the request's email parameter); empty sends none.
+	Email string `json:"email,omitempty"`
 	// Webhook URL; empty sends no webhooks.
 	NotifyURL string `json:"notify_url,omitempty"`
 	// RedirectURL holds the value of the "redirect_url" field.
@@ -76,7 +78,7 @@ func (*Invoice) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case invoice.FieldID, invoice.FieldProjectID, invoice.FieldSubscriptionID:
 			values[i] = new(sql.NullInt64)
-		case invoice.FieldPublicID, invoice.FieldKind, invoice.FieldNotifyURL, invoice.FieldRedirectURL, invoice.FieldCurrency, invoice.FieldItemDescription, invoice.FieldSuccessToken, invoice.FieldOption, invoice.FieldStatus, invoice.FieldLatePayments:
+		case invoice.FieldPublicID, invoice.FieldKind, invoice.FieldEmail, invoice.FieldNotifyURL, invoice.FieldRedirectURL, invoice.FieldCurrency, invoice.FieldItemDescription, invoice.FieldSuccessToken, invoice.FieldOption, invoice.FieldStatus, invoice.FieldLatePayments:
 			values[i] = new(sql.NullString)
 		case invoice.FieldCreatedAt, invoice.FieldUpdatedAt, invoice.FieldExpiresAt, invoice.FieldPaidAt:
 			values[i] = new(sql.NullTime)
@@ -130,6 +132,12 @@ func (_m *Invoice) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field kind", values[i])
 			} else if value.Valid {
 				_m.Kind = invoice.Kind(value.String)
+			}
+		case invoice.FieldEmail:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field email", values[i])
+			} else if value.Valid {
+				_m.Email = value.String
 			}
 		case invoice.FieldNotifyURL:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -281,6 +289,9 @@ func (_m *Invoice) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("kind=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Kind))
+	builder.WriteString(", ")
+	builder.WriteString("email=")
+	builder.WriteString(_m.Email)
 	builder.WriteString(", ")
 	builder.WriteString("notify_url=")
 	builder.WriteString(_m.NotifyURL)

@@ -69,6 +69,20 @@ func (_c *InvoiceCreate) SetKind(v invoice.Kind) *InvoiceCreate {
 	return _c
 }
 
+// SetEmail sets the "email" field.
+func (_c *InvoiceCreate) SetEmail(v string) *InvoiceCreate {
+	_c.mutation.SetEmail(v)
+	return _c
+}
+
+// SetNillableEmail sets the "email" field if the given value is not nil.
+func (_c *InvoiceCreate) SetNillableEmail(v *string) *InvoiceCreate {
+	if v != nil {
+		_c.SetEmail(*v)
+	}
+	return _c
+}
+
 // SetNotifyURL sets the "notify_url" field.
 func (_c *InvoiceCreate) SetNotifyURL(v string) *InvoiceCreate {
 	_c.mutation.SetNotifyURL(v)
@@ -326,6 +340,10 @@ func (_c *InvoiceCreate) defaults() {
 		v := invoice.DefaultUpdatedAt()
 		_c.mutation.SetUpdatedAt(v)
 	}
+	if _, ok := _c.mutation.Email(); !ok {
+		v := invoice.DefaultEmail
+		_c.mutation.SetEmail(v)
+	}
 	if _, ok := _c.mutation.RedirectURL(); !ok {
 		v := invoice.DefaultRedirectURL
 		_c.mutation.SetRedirectURL(v)
@@ -394,6 +412,9 @@ func (_c *InvoiceCreate) check() error {
 		if err := invoice.KindValidator(v); err != nil {
 			return &ValidationError{Name: "kind", err: fmt.Errorf(`db: validator failed for field "Invoice.kind": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Email(); !ok {
+		return &ValidationError{Name: "email", err: errors.New(`db: missing required field "Invoice.email"`)}
 	}
 	if _, ok := _c.mutation.NotifyURL(); !ok {
 		return &ValidationError{Name: "notify_url", err: errors.New(`db: missing required field "Invoice.notify_url"`)}
@@ -498,6 +519,10 @@ func (_c *InvoiceCreate) createSpec() (*Invoice, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Kind(); ok {
 		_spec.SetField(invoice.FieldKind, field.TypeEnum, value)
 		_node.Kind = value
+	}
+	if value, ok := _c.mutation.Email(); ok {
+		_spec.SetField(invoice.FieldEmail, field.TypeString, value)
+		_node.Email = value
 	}
 	if value, ok := _c.mutation.NotifyURL(); ok {
 		_spec.SetField(invoice.FieldNotifyURL, field.TypeString, value)
@@ -685,6 +710,9 @@ func (u *InvoiceUpsertOne) UpdateNewValues() *InvoiceUpsertOne {
 		}
 		if _, exists := u.create.mutation.Kind(); exists {
 			s.SetIgnore(invoice.FieldKind)
+		}
+		if _, exists := u.create.mutation.Email(); exists {
+			s.SetIgnore(invoice.FieldEmail)
 		}
 		if _, exists := u.create.mutation.NotifyURL(); exists {
 			s.SetIgnore(invoice.FieldNotifyURL)
@@ -1001,6 +1029,9 @@ func (u *InvoiceUpsertBulk) UpdateNewValues() *InvoiceUpsertBulk {
 			}
 			if _, exists := b.mutation.Kind(); exists {
 				s.SetIgnore(invoice.FieldKind)
+			}
+			if _, exists := b.mutation.Email(); exists {
+				s.SetIgnore(invoice.FieldEmail)
 			}
 			if _, exists := b.mutation.NotifyURL(); exists {
 				s.SetIgnore(invoice.FieldNotifyURL)

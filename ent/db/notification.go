@@ -51,7 +51,7 @@ type Notification struct {
 	SigningKey string `json:"signing_key,omitempty"`
 	// Signature made once, by the first attempt, and stored with its record (set once, never changed); empty until then, and for unsigned and per-attempt signers.
 	Signature string `json:"signature,omitempty"`
-	// Status holds the value of the "status" field.
+	// paused: its endpoint is paused; it waits (next_attempt_at null, its window stopped) until resumed.
 	Status notification.Status `json:"status,omitempty"`
 	// Attempts holds the value of the "attempts" field.
 	Attempts int `json:"attempts,omitempty"`
@@ -65,6 +65,10 @@ type Notification struct {
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
 	// Identifier of the dispatcher holding the lease.
 	LeaseOwner string `json:"lease_owner,omitempty"`
+	// The endpoint it is delivered to; null for a notify_url, a callback or a payout webhook.
+	EndpointID *int64 `json:"endpoint_id,omitempty"`
+	// The merchant event it delivers (events); null for low-level callbacks and older rows.
+	EventID *int64 `json:"event_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the NotificationQuery when eager-loading is set.
 	Edges        NotificationEdges `json:"edges"`
@@ -109,7 +113,7 @@ func (*Notification) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case notification.FieldResend:
 			values[i] = new(sql.NullBool)
-		case notification.FieldID, notification.FieldOwnerID, notification.FieldAttempts:
+		case notification.FieldID, notification.FieldOwnerID, notification.FieldAttempts, notification.FieldEndpointID, notification.FieldEventID:
 			values[i] = new(sql.NullInt64)
 		case notification.FieldUUID, notification.FieldService, notification.FieldEvent, notification.FieldSubject, notification.FieldTopic, notification.FieldSequence, notification.FieldHost, notification.FieldMethod, notification.FieldURL, notification.FieldContentType, notification.FieldSignatureScheme, notification.FieldSigningKey, notification.FieldSignature, notification.FieldStatus, notification.FieldLeaseOwner:
 			values[i] = new(sql.NullString)
@@ -283,6 +287,20 @@ func (_m *Notification) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LeaseOwner = value.String
 			}
+		case notification.FieldEndpointID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field endpoint_id", values[i])
+			} else if value.Valid {
+				_m.EndpointID = new(int64)
+				*_m.EndpointID = value.Int64
+			}
+		case notification.FieldEventID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field event_id", values[i])
+			} else if value.Valid {
+				_m.EventID = new(int64)
+				*_m.EventID = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -406,6 +424,16 @@ func (_m *Notification) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("lease_owner=")
 	builder.WriteString(_m.LeaseOwner)
+	builder.WriteString(", ")
+	if v := _m.EndpointID; v != nil {
+		builder.WriteString("endpoint_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.EventID; v != nil {
+		builder.WriteString("event_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

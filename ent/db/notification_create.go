@@ -312,6 +312,34 @@ func (_c *NotificationCreate) SetNillableLeaseOwner(v *string) *NotificationCrea
 	return _c
 }
 
+// SetEndpointID sets the "endpoint_id" field.
+func (_c *NotificationCreate) SetEndpointID(v int64) *NotificationCreate {
+	_c.mutation.SetEndpointID(v)
+	return _c
+}
+
+// SetNillableEndpointID sets the "endpoint_id" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableEndpointID(v *int64) *NotificationCreate {
+	if v != nil {
+		_c.SetEndpointID(*v)
+	}
+	return _c
+}
+
+// SetEventID sets the "event_id" field.
+func (_c *NotificationCreate) SetEventID(v int64) *NotificationCreate {
+	_c.mutation.SetEventID(v)
+	return _c
+}
+
+// SetNillableEventID sets the "event_id" field if the given value is not nil.
+func (_c *NotificationCreate) SetNillableEventID(v *int64) *NotificationCreate {
+	if v != nil {
+		_c.SetEventID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *NotificationCreate) SetID(v int64) *NotificationCreate {
 	_c.mutation.SetID(v)
@@ -657,6 +685,14 @@ func (_c *NotificationCreate) createSpec() (*Notification, *sqlgraph.CreateSpec)
 		_spec.SetField(notification.FieldLeaseOwner, field.TypeString, value)
 		_node.LeaseOwner = value
 	}
+	if value, ok := _c.mutation.EndpointID(); ok {
+		_spec.SetField(notification.FieldEndpointID, field.TypeInt64, value)
+		_node.EndpointID = &value
+	}
+	if value, ok := _c.mutation.EventID(); ok {
+		_spec.SetField(notification.FieldEventID, field.TypeInt64, value)
+		_node.EventID = &value
+	}
 	if nodes := _c.mutation.DeliveryAttemptsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -934,6 +970,12 @@ func (u *NotificationUpsertOne) UpdateNewValues() *NotificationUpsertOne {
 		}
 		if _, exists := u.create.mutation.SigningKey(); exists {
 			s.SetIgnore(notification.FieldSigningKey)
+		}
+		if _, exists := u.create.mutation.EndpointID(); exists {
+			s.SetIgnore(notification.FieldEndpointID)
+		}
+		if _, exists := u.create.mutation.EventID(); exists {
+			s.SetIgnore(notification.FieldEventID)
 		}
 	}))
 	return u
@@ -1346,6 +1388,12 @@ func (u *NotificationUpsertBulk) UpdateNewValues() *NotificationUpsertBulk {
 			}
 			if _, exists := b.mutation.SigningKey(); exists {
 				s.SetIgnore(notification.FieldSigningKey)
+			}
+			if _, exists := b.mutation.EndpointID(); exists {
+				s.SetIgnore(notification.FieldEndpointID)
+			}
+			if _, exists := b.mutation.EventID(); exists {
+				s.SetIgnore(notification.FieldEventID)
 			}
 		}
 	}))

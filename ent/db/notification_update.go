@@ -362,6 +362,12 @@ func (_u *NotificationUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if _u.mutation.LeaseOwnerCleared() {
 		_spec.ClearField(notification.FieldLeaseOwner, field.TypeString)
 	}
+	if _u.mutation.EndpointIDCleared() {
+		_spec.ClearField(notification.FieldEndpointID, field.TypeInt64)
+	}
+	if _u.mutation.EventIDCleared() {
+		_spec.ClearField(notification.FieldEventID, field.TypeInt64)
+	}
 	if _u.mutation.DeliveryAttemptsCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
@@ -834,6 +840,12 @@ func (_u *NotificationUpdateOne) sqlSave(ctx context.Context) (_node *Notificati
 	}
 	if _u.mutation.LeaseOwnerCleared() {
 		_spec.ClearField(notification.FieldLeaseOwner, field.TypeString)
+	}
+	if _u.mutation.EndpointIDCleared() {
+		_spec.ClearField(notification.FieldEndpointID, field.TypeInt64)
+	}
+	if _u.mutation.EventIDCleared() {
+		_spec.ClearField(notification.FieldEventID, field.TypeInt64)
 	}
 	if _u.mutation.DeliveryAttemptsCleared() {
 		edge := &sqlgraph.EdgeSpec{

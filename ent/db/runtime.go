@@ -13,6 +13,9 @@ import (
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/email"
+	"github.com/payhook/payhook/ent/db/endpoint"
+	"github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/db/forward"
 	"github.com/payhook/payhook/ent/db/idempotencykey"
 	"github.com/payhook/payhook/ent/db/invoice"
@@ -309,6 +312,111 @@ func init() {
 	deliveryeventDescError := deliveryeventFields[12].Descriptor()
 	// deliveryevent.DefaultError holds the default value on creation for the error field.
 	deliveryevent.DefaultError = deliveryeventDescError.Default.(string)
+	emailMixin := schema.Email{}.Mixin()
+	emailMixinFields0 := emailMixin[0].Fields()
+	_ = emailMixinFields0
+	emailFields := schema.Email{}.Fields()
+	_ = emailFields
+	// emailDescCreatedAt is the schema descriptor for created_at field.
+	emailDescCreatedAt := emailMixinFields0[0].Descriptor()
+	// email.DefaultCreatedAt holds the default value on creation for the created_at field.
+	email.DefaultCreatedAt = emailDescCreatedAt.Default.(func() time.Time)
+	// emailDescProjectID is the schema descriptor for project_id field.
+	emailDescProjectID := emailFields[1].Descriptor()
+	// email.DefaultProjectID holds the default value on creation for the project_id field.
+	email.DefaultProjectID = emailDescProjectID.Default.(int64)
+	// emailDescKind is the schema descriptor for kind field.
+	emailDescKind := emailFields[2].Descriptor()
+	// email.KindValidator is a validator for the "kind" field. It is called by the builders before save.
+	email.KindValidator = emailDescKind.Validators[0].(func(string) error)
+	// emailDescDedupeKey is the schema descriptor for dedupe_key field.
+	emailDescDedupeKey := emailFields[3].Descriptor()
+	// email.DedupeKeyValidator is a validator for the "dedupe_key" field. It is called by the builders before save.
+	email.DedupeKeyValidator = emailDescDedupeKey.Validators[0].(func(string) error)
+	// emailDescTo is the schema descriptor for to field.
+	emailDescTo := emailFields[4].Descriptor()
+	// email.ToValidator is a validator for the "to" field. It is called by the builders before save.
+	email.ToValidator = emailDescTo.Validators[0].(func(string) error)
+	// emailDescSubject is the schema descriptor for subject field.
+	emailDescSubject := emailFields[5].Descriptor()
+	// email.SubjectValidator is a validator for the "subject" field. It is called by the builders before save.
+	email.SubjectValidator = emailDescSubject.Validators[0].(func(string) error)
+	// emailDescHTMLBody is the schema descriptor for html_body field.
+	emailDescHTMLBody := emailFields[7].Descriptor()
+	// email.DefaultHTMLBody holds the default value on creation for the html_body field.
+	email.DefaultHTMLBody = emailDescHTMLBody.Default.(string)
+	// emailDescAttempts is the schema descriptor for attempts field.
+	emailDescAttempts := emailFields[9].Descriptor()
+	// email.DefaultAttempts holds the default value on creation for the attempts field.
+	email.DefaultAttempts = emailDescAttempts.Default.(int)
+	// email.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	email.AttemptsValidator = emailDescAttempts.Validators[0].(func(int) error)
+	// emailDescLastError is the schema descriptor for last_error field.
+	emailDescLastError := emailFields[11].Descriptor()
+	// email.DefaultLastError holds the default value on creation for the last_error field.
+	email.DefaultLastError = emailDescLastError.Default.(string)
+	endpointMixin := schema.Endpoint{}.Mixin()
+	endpointMixinFields0 := endpointMixin[0].Fields()
+	_ = endpointMixinFields0
+	endpointFields := schema.Endpoint{}.Fields()
+	_ = endpointFields
+	// endpointDescCreatedAt is the schema descriptor for created_at field.
+	endpointDescCreatedAt := endpointMixinFields0[0].Descriptor()
+	// endpoint.DefaultCreatedAt holds the default value on creation for the created_at field.
+	endpoint.DefaultCreatedAt = endpointDescCreatedAt.Default.(func() time.Time)
+	// endpointDescUpdatedAt is the schema descriptor for updated_at field.
+	endpointDescUpdatedAt := endpointMixinFields0[1].Descriptor()
+	// endpoint.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	endpoint.DefaultUpdatedAt = endpointDescUpdatedAt.Default.(func() time.Time)
+	// endpoint.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	endpoint.UpdateDefaultUpdatedAt = endpointDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// endpointDescPublicID is the schema descriptor for public_id field.
+	endpointDescPublicID := endpointFields[2].Descriptor()
+	// endpoint.PublicIDValidator is a validator for the "public_id" field. It is called by the builders before save.
+	endpoint.PublicIDValidator = endpointDescPublicID.Validators[0].(func(string) error)
+	// endpointDescURL is the schema descriptor for url field.
+	endpointDescURL := endpointFields[3].Descriptor()
+	// endpoint.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	endpoint.URLValidator = endpointDescURL.Validators[0].(func(string) error)
+	// endpointDescDescription is the schema descriptor for description field.
+	endpointDescDescription := endpointFields[4].Descriptor()
+	// endpoint.DefaultDescription holds the default value on creation for the description field.
+	endpoint.DefaultDescription = endpointDescDescription.Default.(string)
+	// endpointDescEventTypes is the schema descriptor for event_types field.
+	endpointDescEventTypes := endpointFields[5].Descriptor()
+	// endpoint.DefaultEventTypes holds the default value on creation for the event_types field.
+	endpoint.DefaultEventTypes = endpointDescEventTypes.Default.([]string)
+	// endpointDescPreviousSecret is the schema descriptor for previous_secret field.
+	endpointDescPreviousSecret := endpointFields[7].Descriptor()
+	// endpoint.DefaultPreviousSecret holds the default value on creation for the previous_secret field.
+	endpoint.DefaultPreviousSecret = endpointDescPreviousSecret.Default.(string)
+	// endpointDescMaxPerSecond is the schema descriptor for max_per_second field.
+	endpointDescMaxPerSecond := endpointFields[9].Descriptor()
+	// endpoint.DefaultMaxPerSecond holds the default value on creation for the max_per_second field.
+	endpoint.DefaultMaxPerSecond = endpointDescMaxPerSecond.Default.(int)
+	// endpoint.MaxPerSecondValidator is a validator for the "max_per_second" field. It is called by the builders before save.
+	endpoint.MaxPerSecondValidator = endpointDescMaxPerSecond.Validators[0].(func(int) error)
+	eventMixin := schema.Event{}.Mixin()
+	eventMixinFields0 := eventMixin[0].Fields()
+	_ = eventMixinFields0
+	eventFields := schema.Event{}.Fields()
+	_ = eventFields
+	// eventDescCreatedAt is the schema descriptor for created_at field.
+	eventDescCreatedAt := eventMixinFields0[0].Descriptor()
+	// event.DefaultCreatedAt holds the default value on creation for the created_at field.
+	event.DefaultCreatedAt = eventDescCreatedAt.Default.(func() time.Time)
+	// eventDescUUID is the schema descriptor for uuid field.
+	eventDescUUID := eventFields[2].Descriptor()
+	// event.UUIDValidator is a validator for the "uuid" field. It is called by the builders before save.
+	event.UUIDValidator = eventDescUUID.Validators[0].(func(string) error)
+	// eventDescType is the schema descriptor for type field.
+	eventDescType := eventFields[3].Descriptor()
+	// event.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	event.TypeValidator = eventDescType.Validators[0].(func(string) error)
+	// eventDescRef is the schema descriptor for ref field.
+	eventDescRef := eventFields[4].Descriptor()
+	// event.DefaultRef holds the default value on creation for the ref field.
+	event.DefaultRef = eventDescRef.Default.(string)
 	forwardMixin := schema.Forward{}.Mixin()
 	forwardMixinFields0 := forwardMixin[0].Fields()
 	_ = forwardMixinFields0
@@ -398,40 +506,44 @@ func init() {
 	invoiceDescPublicID := invoiceFields[2].Descriptor()
 	// invoice.PublicIDValidator is a validator for the "public_id" field. It is called by the builders before save.
 	invoice.PublicIDValidator = invoiceDescPublicID.Validators[0].(func(string) error)
+	// invoiceDescEmail is the schema descriptor for email field.
+	invoiceDescEmail := invoiceFields[4].Descriptor()
+	// invoice.DefaultEmail holds the default value on creation for the email field.
+	invoice.DefaultEmail = invoiceDescEmail.Default.(string)
 	// invoiceDescRedirectURL is the schema descriptor for redirect_url field.
-	invoiceDescRedirectURL := invoiceFields[5].Descriptor()
+	invoiceDescRedirectURL := invoiceFields[6].Descriptor()
 	// invoice.DefaultRedirectURL holds the default value on creation for the redirect_url field.
 	invoice.DefaultRedirectURL = invoiceDescRedirectURL.Default.(string)
 	// invoiceDescCurrency is the schema descriptor for currency field.
-	invoiceDescCurrency := invoiceFields[6].Descriptor()
+	invoiceDescCurrency := invoiceFields[7].Descriptor()
 	// invoice.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	invoice.CurrencyValidator = invoiceDescCurrency.Validators[0].(func(string) error)
 	// invoiceDescItemDescription is the schema descriptor for item_description field.
-	invoiceDescItemDescription := invoiceFields[8].Descriptor()
+	invoiceDescItemDescription := invoiceFields[9].Descriptor()
 	// invoice.DefaultItemDescription holds the default value on creation for the item_description field.
 	invoice.DefaultItemDescription = invoiceDescItemDescription.Default.(string)
 	// invoiceDescPost is the schema descriptor for post field.
-	invoiceDescPost := invoiceFields[10].Descriptor()
+	invoiceDescPost := invoiceFields[11].Descriptor()
 	// invoice.DefaultPost holds the default value on creation for the post field.
 	invoice.DefaultPost = invoiceDescPost.Default.(bool)
 	// invoiceDescJSON is the schema descriptor for json field.
-	invoiceDescJSON := invoiceFields[11].Descriptor()
+	invoiceDescJSON := invoiceFields[12].Descriptor()
 	// invoice.DefaultJSON holds the default value on creation for the json field.
 	invoice.DefaultJSON = invoiceDescJSON.Default.(bool)
 	// invoiceDescConvert is the schema descriptor for convert field.
-	invoiceDescConvert := invoiceFields[12].Descriptor()
+	invoiceDescConvert := invoiceFields[13].Descriptor()
 	// invoice.DefaultConvert holds the default value on creation for the convert field.
 	invoice.DefaultConvert = invoiceDescConvert.Default.(bool)
 	// invoiceDescSuccessToken is the schema descriptor for success_token field.
-	invoiceDescSuccessToken := invoiceFields[13].Descriptor()
+	invoiceDescSuccessToken := invoiceFields[14].Descriptor()
 	// invoice.DefaultSuccessToken holds the default value on creation for the success_token field.
 	invoice.DefaultSuccessToken = invoiceDescSuccessToken.Default.(string)
 	// invoiceDescOption is the schema descriptor for option field.
-	invoiceDescOption := invoiceFields[15].Descriptor()
+	invoiceDescOption := invoiceFields[16].Descriptor()
 	// invoice.DefaultOption holds the default value on creation for the option field.
 	invoice.DefaultOption = invoiceDescOption.Default.(string)
 	// invoiceDescUnderpaidTolerance is the schema descriptor for underpaid_tolerance field.
-	invoiceDescUnderpaidTolerance := invoiceFields[18].Descriptor()
+	invoiceDescUnderpaidTolerance := invoiceFields[19].Descriptor()
 	// invoice.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
 	invoice.DefaultUnderpaidTolerance = invoiceDescUnderpaidTolerance.Default.(decimal.Decimal)
 	ledgerentryMixin := schema.LedgerEntry{}.Mixin()

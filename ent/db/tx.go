@@ -30,6 +30,12 @@ type Tx struct {
 	DeliveryAttempt *DeliveryAttemptClient
 	// DeliveryEvent is the client for interacting with the DeliveryEvent builders.
 	DeliveryEvent *DeliveryEventClient
+	// Email is the client for interacting with the Email builders.
+	Email *EmailClient
+	// Endpoint is the client for interacting with the Endpoint builders.
+	Endpoint *EndpointClient
+	// Event is the client for interacting with the Event builders.
+	Event *EventClient
 	// Forward is the client for interacting with the Forward builders.
 	Forward *ForwardClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -201,6 +207,9 @@ func (tx *Tx) init() {
 	tx.DashboardUser = NewDashboardUserClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.DeliveryEvent = NewDeliveryEventClient(tx.config)
+	tx.Email = NewEmailClient(tx.config)
+	tx.Endpoint = NewEndpointClient(tx.config)
+	tx.Event = NewEventClient(tx.config)
 	tx.Forward = NewForwardClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Invoice = NewInvoiceClient(tx.config)

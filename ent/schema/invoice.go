@@ -25,6 +25,8 @@ func (Invoice) Fields() []ent.Field {
 		field.String("public_id").NotEmpty().Unique().Immutable().
 			Comment("payment_id (checkout, deposit) as the merchant knows it."),
 		field.Enum("kind").Values("checkout", "deposit", "subscription").Immutable(),
+		field.String("email").Default("").Immutable().
+			Comment("The payer's email for a receipt (the request's email parameter); empty sends none."),
 		field.Text("notify_url").Immutable().
 			Comment("Webhook URL; empty sends no webhooks."),
 		field.Text("redirect_url").Default("").Immutable(),

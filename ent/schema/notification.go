@@ -49,7 +49,8 @@ func (Notification) Fields() []ent.Field {
 			Comment("Which key of its signer signs it (the signer resolves it; a per-attempt signer reads its current value)."),
 		field.Text("signature").Default("").
 			Comment("Signature made once, by the first attempt, and stored with its record (set once, never changed); empty until then, and for unsigned and per-attempt signers."),
-		field.Enum("status").Values("pending", "retrying", "acknowledged", "failed").Default("pending"),
+		field.Enum("status").Values("pending", "retrying", "acknowledged", "failed", "paused").Default("pending").
+			Comment("paused: its endpoint is paused; it waits (next_attempt_at null, its window stopped) until resumed."),
 		field.Int("attempts").NonNegative().Default(0),
 		field.Time("next_attempt_at").Optional().Nillable().
 			Comment("When the next attempt is due; nil once acknowledged or failed."),
@@ -61,6 +62,10 @@ func (Notification) Fields() []ent.Field {
 			Comment("A dispatcher holds the row until then."),
 		field.String("lease_owner").Optional().
 			Comment("Identifier of the dispatcher holding the lease."),
+		field.Int64("endpoint_id").Optional().Nillable().Immutable().
+			Comment("The endpoint it is delivered to; null for a notify_url, a callback or a payout webhook."),
+		field.Int64("event_id").Optional().Nillable().Immutable().
+			Comment("The merchant event it delivers (events); null for low-level callbacks and older rows."),
 	}
 }
 
@@ -98,5 +103,9 @@ func (Notification) Indexes() []ent.Index {
 			StorageKey("notification_sequence_undelivered"),
 		// An owner's notifications, newest first (logs, dashboards).
 		index.Fields("owner_id", "subject"),
+		// An endpoint's notifications: pausing and resuming it, its log.
+		index.Fields("endpoint_id", "id").
+			Annotations(entsql.IndexWhere("(endpoint_id IS NOT NULL)")).
+			StorageKey("notification_endpoint"),
 	}
 }

@@ -21,6 +21,8 @@ const (
 	colIPNSecret         = "projects.ipn_secret"
 	colPreviousIPNSecret = "projects.previous_ipn_secret"
 	colPrivatePEM        = "signing_keys.private_pem"
+	colEndpointSecret    = "endpoints.secret"
+	colPreviousEndpoint  = "endpoints.previous_secret"
 )
 
 // ErrNoSecretsKey refuses to write a secret when the process has no
@@ -172,6 +174,58 @@ func installSealing(c *entdb.Client, s *secrets) {
 	}))
 }
 
+// installEndpointSealing seals the endpoints' signing secrets as the
+// projects' IPN secrets are.
+func installEndpointSealing(c *entdb.Client, s *secrets) {
+	c.Endpoint.Use(func(next ent.Mutator) ent.Mutator {
+		return hook.EndpointFunc(func(ctx context.Context, m *entdb.EndpointMutation) (ent.Value, error) {
+			if v, ok := m.Secret(); ok {
+				sv, err := s.seal(v, colEndpointSecret)
+				if err != nil {
+					return nil, err
+				}
+				m.SetSecret(sv)
+			}
+			if v, ok := m.PreviousSecret(); ok {
+				sv, err := s.seal(v, colPreviousEndpoint)
+				if err != nil {
+					return nil, err
+				}
+				m.SetPreviousSecret(sv)
+			}
+			v, err := next.Mutate(ctx, m)
+			if e, ok := v.(*entdb.Endpoint); ok && err == nil {
+				err = openEndpoint(s, e)
+			}
+			return v, err
+		})
+	})
+	c.Endpoint.Intercept(entdb.InterceptFunc(func(next entdb.Querier) entdb.Querier {
+		return entdb.QuerierFunc(func(ctx context.Context, q entdb.Query) (entdb.Value, error) {
+			v, err := next.Query(ctx, q)
+			if es, ok := v.([]*entdb.Endpoint); ok && err == nil {
+				for _, e := range es {
+					if err := openEndpoint(s, e); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return v, err
+		})
+	}))
+}
+
+func openEndpoint(s *secrets, e *entdb.Endpoint) error {
+	var err error
+	if e.Secret, err = s.open(e.Secret, colEndpointSecret); err != nil {
+		return fmt.Errorf("endpoint %d: %w", e.ID, err)
+	}
+	if e.PreviousSecret, err = s.open(e.PreviousSecret, colPreviousEndpoint); err != nil {
+		return fmt.Errorf("endpoint %d: %w", e.ID, err)
+	}
+	return nil
+}
+
 func openProject(s *secrets, p *entdb.Project) error {
 	var err error
 	if p.IpnSecret, err = s.open(p.IpnSecret, colIPNSecret); err != nil {
@@ -201,6 +255,9 @@ func (db *DB) SealSecrets(ctx context.Context) error {
 	}
 	if _, err := db.Client.SigningKey.Query().All(ctx); err != nil {
 		return fmt.Errorf("open signing keys: %w", err)
+	}
+	if _, err := db.Client.Endpoint.Query().All(ctx); err != nil {
+		return fmt.Errorf("open endpoint secrets: %w", err)
 	}
 	// Writing a plain value back seals it.
 	ps, err := db.Client.Project.Query().Where(entproject.Or(

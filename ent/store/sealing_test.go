@@ -68,6 +68,26 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		if k2, err := db.Client.SigningKey.Get(ctx, k.ID); err != nil || k2.PrivatePem != "-----PRIVATE-----" {
 			t.Errorf("read private key = %v, %v; want it opened", k2, err)
 		}
+		// An endpoint's signing secrets.
+		e, err := db.Client.Endpoint.Create().SetProjectID(p.ID).SetPublicID("ep_1").SetURL("https://shop.example/hook").
+			SetSecret("whsec_endpoint").SetPreviousSecret("whsec_before").SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil || e.Secret != "whsec_endpoint" || e.PreviousSecret != "whsec_before" {
+			t.Fatalf("created endpoint %+v, %v; want its secrets opened", e, err)
+		}
+		var es, eprev string
+		q = "SELECT secret, previous_secret FROM endpoints WHERE id = $1"
+		if db.Dialect == store.SQLite {
+			q = "SELECT secret, previous_secret FROM endpoints WHERE id = ?"
+		}
+		if err := db.SQL.QueryRowContext(ctx, q, e.ID).Scan(&es, &eprev); err != nil {
+			t.Fatal(err)
+		}
+		if !sealed.IsSealed(es) || !sealed.IsSealed(eprev) || strings.Contains(es+eprev, "whsec_") {
+			t.Errorf("stored endpoint secrets %q %q; want them sealed", es, eprev)
+		}
+		if e2, err := db.Client.Endpoint.Get(ctx, e.ID); err != nil || e2.Secret != "whsec_endpoint" || e2.PreviousSecret != "whsec_before" {
+			t.Errorf("read endpoint %v, %v; want its secrets opened", e2, err)
+		}
 	})
 }
 

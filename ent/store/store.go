@@ -193,6 +193,7 @@ func OpenPool(ctx context.Context, dsn string, p Pool) (*DB, error) {
 		secrets: &secrets{},
 	}
 	installSealing(db.Client, db.secrets)
+	installEndpointSealing(db.Client, db.secrets)
 	installIdempotencyMarks(db.Client)
 	if d == SQLite {
 		db.sqlitePath = name

@@ -105,6 +105,42 @@ func (f DeliveryEventFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DeliveryEventMutation", m)
 }
 
+// The EmailFunc type is an adapter to allow the use of ordinary
+// function as Email mutator.
+type EmailFunc func(context.Context, *db.EmailMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EmailFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.EmailMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.EmailMutation", m)
+}
+
+// The EndpointFunc type is an adapter to allow the use of ordinary
+// function as Endpoint mutator.
+type EndpointFunc func(context.Context, *db.EndpointMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EndpointFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.EndpointMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.EndpointMutation", m)
+}
+
+// The EventFunc type is an adapter to allow the use of ordinary
+// function as Event mutator.
+type EventFunc func(context.Context, *db.EventMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EventFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.EventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.EventMutation", m)
+}
+
 // The ForwardFunc type is an adapter to allow the use of ordinary
 // function as Forward mutator.
 type ForwardFunc func(context.Context, *db.ForwardMutation) (db.Value, error)

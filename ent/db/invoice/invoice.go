@@ -25,6 +25,8 @@ const (
 	FieldPublicID = "public_id"
 	// FieldKind holds the string denoting the kind field in the database.
 	FieldKind = "kind"
+	// FieldEmail holds the string denoting the email field in the database.
+	FieldEmail = "email"
 	// FieldNotifyURL holds the string denoting the notify_url field in the database.
 	FieldNotifyURL = "notify_url"
 	// FieldRedirectURL holds the string denoting the redirect_url field in the database.
@@ -69,6 +71,7 @@ var Columns = []string{
 	FieldProjectID,
 	FieldPublicID,
 	FieldKind,
+	FieldEmail,
 	FieldNotifyURL,
 	FieldRedirectURL,
 	FieldCurrency,
@@ -106,6 +109,8 @@ var (
 	UpdateDefaultUpdatedAt func() time.Time
 	// PublicIDValidator is a validator for the "public_id" field. It is called by the builders before save.
 	PublicIDValidator func(string) error
+	// DefaultEmail holds the default value on creation for the "email" field.
+	DefaultEmail string
 	// DefaultRedirectURL holds the default value on creation for the "redirect_url" field.
 	DefaultRedirectURL string
 	// CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
@@ -236,6 +241,11 @@ func ByPublicID(opts ...sql.OrderTermOption) OrderOption {
 // ByKind orders the results by the kind field.
 func ByKind(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldKind, opts...).ToFunc()
+}
+
+// ByEmail orders the results by the email field.
+func ByEmail(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEmail, opts...).ToFunc()
 }
 
 // ByNotifyURL orders the results by the notify_url field.

@@ -245,6 +245,109 @@ var (
 			},
 		},
 	}
+	// EmailsColumns holds the columns for the "emails" table.
+	EmailsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64, Default: 0},
+		{Name: "kind", Type: field.TypeString},
+		{Name: "dedupe_key", Type: field.TypeString, Unique: true},
+		{Name: "to", Type: field.TypeString},
+		{Name: "subject", Type: field.TypeString},
+		{Name: "text_body", Type: field.TypeString, Size: 2147483647},
+		{Name: "html_body", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "sent", "failed"}, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Size: 2147483647, Default: ""},
+		{Name: "sent_at", Type: field.TypeTime, Nullable: true},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
+	}
+	// EmailsTable holds the schema information for the "emails" table.
+	EmailsTable = &schema.Table{
+		Name:       "emails",
+		Columns:    EmailsColumns,
+		PrimaryKey: []*schema.Column{EmailsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "email_due",
+				Unique:  false,
+				Columns: []*schema.Column{EmailsColumns[11], EmailsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "(next_attempt_at IS NOT NULL)",
+				},
+			},
+		},
+	}
+	// EndpointsColumns holds the columns for the "endpoints" table.
+	EndpointsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "public_id", Type: field.TypeString, Unique: true},
+		{Name: "url", Type: field.TypeString, Size: 2147483647},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "event_types", Type: field.TypeJSON},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "previous_secret", Type: field.TypeString, Default: ""},
+		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true},
+		{Name: "max_per_second", Type: field.TypeInt, Default: 0},
+		{Name: "failing_since", Type: field.TypeTime, Nullable: true},
+		{Name: "last_success_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paused_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paused_reason", Type: field.TypeEnum, Nullable: true, Enums: []string{"failing", "merchant", "operator"}},
+		{Name: "deleted_at", Type: field.TypeTime, Nullable: true},
+	}
+	// EndpointsTable holds the schema information for the "endpoints" table.
+	EndpointsTable = &schema.Table{
+		Name:       "endpoints",
+		Columns:    EndpointsColumns,
+		PrimaryKey: []*schema.Column{EndpointsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "endpoint_live",
+				Unique:  false,
+				Columns: []*schema.Column{EndpointsColumns[3]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "(deleted_at IS NULL)",
+				},
+			},
+		},
+	}
+	// EventsColumns holds the columns for the "events" table.
+	EventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "uuid", Type: field.TypeString, Unique: true},
+		{Name: "type", Type: field.TypeString},
+		{Name: "ref", Type: field.TypeString, Default: ""},
+		{Name: "payload", Type: field.TypeBytes},
+	}
+	// EventsTable holds the schema information for the "events" table.
+	EventsTable = &schema.Table{
+		Name:       "events",
+		Columns:    EventsColumns,
+		PrimaryKey: []*schema.Column{EventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "event_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[0]},
+			},
+			{
+				Name:    "event_project_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[2], EventsColumns[1]},
+			},
+			{
+				Name:    "event_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{EventsColumns[1]},
+			},
+		},
+	}
 	// ForwardsColumns holds the columns for the "forwards" table.
 	ForwardsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -327,6 +430,7 @@ var (
 		{Name: "project_id", Type: field.TypeInt64},
 		{Name: "public_id", Type: field.TypeString, Unique: true},
 		{Name: "kind", Type: field.TypeEnum, Enums: []string{"checkout", "deposit", "subscription"}},
+		{Name: "email", Type: field.TypeString, Default: ""},
 		{Name: "notify_url", Type: field.TypeString, Size: 2147483647},
 		{Name: "redirect_url", Type: field.TypeString, Size: 2147483647, Default: ""},
 		{Name: "currency", Type: field.TypeString},
@@ -358,7 +462,7 @@ var (
 			{
 				Name:    "invoice_subscription_id",
 				Unique:  false,
-				Columns: []*schema.Column{InvoicesColumns[16]},
+				Columns: []*schema.Column{InvoicesColumns[17]},
 			},
 		},
 	}
@@ -418,13 +522,15 @@ var (
 		{Name: "signature_scheme", Type: field.TypeString, Default: ""},
 		{Name: "signing_key", Type: field.TypeString, Default: ""},
 		{Name: "signature", Type: field.TypeString, Size: 2147483647, Default: ""},
-		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "retrying", "acknowledged", "failed"}, Default: "pending"},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"pending", "retrying", "acknowledged", "failed", "paused"}, Default: "pending"},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
 		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
 		{Name: "expires_at", Type: field.TypeTime},
 		{Name: "resend", Type: field.TypeBool, Default: false},
 		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
 		{Name: "lease_owner", Type: field.TypeString, Nullable: true},
+		{Name: "endpoint_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "event_id", Type: field.TypeInt64, Nullable: true},
 	}
 	// NotificationsTable holds the schema information for the "notifications" table.
 	NotificationsTable = &schema.Table{
@@ -460,6 +566,14 @@ var (
 				Name:    "notification_owner_id_subject",
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[4], NotificationsColumns[7]},
+			},
+			{
+				Name:    "notification_endpoint",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[25], NotificationsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "(endpoint_id IS NOT NULL)",
+				},
 			},
 		},
 	}
@@ -864,6 +978,9 @@ var (
 		DashboardUsersTable,
 		DeliveryAttemptsTable,
 		DeliveryEventsTable,
+		EmailsTable,
+		EndpointsTable,
+		EventsTable,
 		ForwardsTable,
 		IdempotencyKeysTable,
 		InvoicesTable,

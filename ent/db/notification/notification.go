@@ -63,6 +63,10 @@ const (
 	FieldLeaseUntil = "lease_until"
 	// FieldLeaseOwner holds the string denoting the lease_owner field in the database.
 	FieldLeaseOwner = "lease_owner"
+	// FieldEndpointID holds the string denoting the endpoint_id field in the database.
+	FieldEndpointID = "endpoint_id"
+	// FieldEventID holds the string denoting the event_id field in the database.
+	FieldEventID = "event_id"
 	// EdgeDeliveryAttempts holds the string denoting the delivery_attempts edge name in mutations.
 	EdgeDeliveryAttempts = "delivery_attempts"
 	// EdgeEvents holds the string denoting the events edge name in mutations.
@@ -112,6 +116,8 @@ var Columns = []string{
 	FieldResend,
 	FieldLeaseUntil,
 	FieldLeaseOwner,
+	FieldEndpointID,
+	FieldEventID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -175,6 +181,7 @@ const (
 	StatusRetrying     Status = "retrying"
 	StatusAcknowledged Status = "acknowledged"
 	StatusFailed       Status = "failed"
+	StatusPaused       Status = "paused"
 )
 
 func (s Status) String() string {
@@ -184,7 +191,7 @@ func (s Status) String() string {
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
 func StatusValidator(s Status) error {
 	switch s {
-	case StatusPending, StatusRetrying, StatusAcknowledged, StatusFailed:
+	case StatusPending, StatusRetrying, StatusAcknowledged, StatusFailed, StatusPaused:
 		return nil
 	default:
 		return fmt.Errorf("notification: invalid enum value for status field: %q", s)
@@ -312,6 +319,16 @@ func ByLeaseUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByLeaseOwner orders the results by the lease_owner field.
 func ByLeaseOwner(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLeaseOwner, opts...).ToFunc()
+}
+
+// ByEndpointID orders the results by the endpoint_id field.
+func ByEndpointID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEndpointID, opts...).ToFunc()
+}
+
+// ByEventID orders the results by the event_id field.
+func ByEventID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEventID, opts...).ToFunc()
 }
 
 // ByDeliveryAttemptsCount orders the results by delivery_attempts count.

@@ -170,6 +170,16 @@ func LeaseOwner(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldLeaseOwner, v))
 }
 
+// EndpointID applies equality check predicate on the "endpoint_id" field. It's identical to EndpointIDEQ.
+func EndpointID(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEndpointID, v))
+}
+
+// EventID applies equality check predicate on the "event_id" field. It's identical to EventIDEQ.
+func EventID(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEventID, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Notification {
 	return predicate.Notification(sql.FieldEQ(FieldCreatedAt, v))
@@ -1468,6 +1478,106 @@ func LeaseOwnerEqualFold(v string) predicate.Notification {
 // LeaseOwnerContainsFold applies the ContainsFold predicate on the "lease_owner" field.
 func LeaseOwnerContainsFold(v string) predicate.Notification {
 	return predicate.Notification(sql.FieldContainsFold(FieldLeaseOwner, v))
+}
+
+// EndpointIDEQ applies the EQ predicate on the "endpoint_id" field.
+func EndpointIDEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEndpointID, v))
+}
+
+// EndpointIDNEQ applies the NEQ predicate on the "endpoint_id" field.
+func EndpointIDNEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldEndpointID, v))
+}
+
+// EndpointIDIn applies the In predicate on the "endpoint_id" field.
+func EndpointIDIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldEndpointID, vs...))
+}
+
+// EndpointIDNotIn applies the NotIn predicate on the "endpoint_id" field.
+func EndpointIDNotIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldEndpointID, vs...))
+}
+
+// EndpointIDGT applies the GT predicate on the "endpoint_id" field.
+func EndpointIDGT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldEndpointID, v))
+}
+
+// EndpointIDGTE applies the GTE predicate on the "endpoint_id" field.
+func EndpointIDGTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldEndpointID, v))
+}
+
+// EndpointIDLT applies the LT predicate on the "endpoint_id" field.
+func EndpointIDLT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldEndpointID, v))
+}
+
+// EndpointIDLTE applies the LTE predicate on the "endpoint_id" field.
+func EndpointIDLTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldEndpointID, v))
+}
+
+// EndpointIDIsNil applies the IsNil predicate on the "endpoint_id" field.
+func EndpointIDIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldEndpointID))
+}
+
+// EndpointIDNotNil applies the NotNil predicate on the "endpoint_id" field.
+func EndpointIDNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldEndpointID))
+}
+
+// EventIDEQ applies the EQ predicate on the "event_id" field.
+func EventIDEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldEQ(FieldEventID, v))
+}
+
+// EventIDNEQ applies the NEQ predicate on the "event_id" field.
+func EventIDNEQ(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNEQ(FieldEventID, v))
+}
+
+// EventIDIn applies the In predicate on the "event_id" field.
+func EventIDIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldIn(FieldEventID, vs...))
+}
+
+// EventIDNotIn applies the NotIn predicate on the "event_id" field.
+func EventIDNotIn(vs ...int64) predicate.Notification {
+	return predicate.Notification(sql.FieldNotIn(FieldEventID, vs...))
+}
+
+// EventIDGT applies the GT predicate on the "event_id" field.
+func EventIDGT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGT(FieldEventID, v))
+}
+
+// EventIDGTE applies the GTE predicate on the "event_id" field.
+func EventIDGTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldGTE(FieldEventID, v))
+}
+
+// EventIDLT applies the LT predicate on the "event_id" field.
+func EventIDLT(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLT(FieldEventID, v))
+}
+
+// EventIDLTE applies the LTE predicate on the "event_id" field.
+func EventIDLTE(v int64) predicate.Notification {
+	return predicate.Notification(sql.FieldLTE(FieldEventID, v))
+}
+
+// EventIDIsNil applies the IsNil predicate on the "event_id" field.
+func EventIDIsNil() predicate.Notification {
+	return predicate.Notification(sql.FieldIsNull(FieldEventID))
+}
+
+// EventIDNotNil applies the NotNil predicate on the "event_id" field.
+func EventIDNotNil() predicate.Notification {
+	return predicate.Notification(sql.FieldNotNull(FieldEventID))
 }
 
 // HasDeliveryAttempts applies the HasEdge predicate on the "delivery_attempts" edge.

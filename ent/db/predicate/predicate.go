@@ -30,6 +30,15 @@ type DeliveryAttempt func(*sql.Selector)
 // DeliveryEvent is the predicate function for deliveryevent builders.
 type DeliveryEvent func(*sql.Selector)
 
+// Email is the predicate function for email builders.
+type Email func(*sql.Selector)
+
+// Endpoint is the predicate function for endpoint builders.
+type Endpoint func(*sql.Selector)
+
+// Event is the predicate function for event builders.
+type Event func(*sql.Selector)
+
 // Forward is the predicate function for forward builders.
 type Forward func(*sql.Selector)
 
