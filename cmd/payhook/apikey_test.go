@@ -92,6 +92,12 @@ func TestProjectCreateScope(t *testing.T) {
 	if _, err := cli("project", "create", "--name", "bad", "--scope", "read,admin"); err == nil || !strings.Contains(err.Error(), "--scope") || !strings.Contains(err.Error(), "admin") {
 		t.Fatalf("an unknown scope: %v", err)
 	}
+	if _, err := cli("project", "create", "--name", "bad", "--scope", ""); err == nil || !strings.Contains(err.Error(), "at least one") {
+		t.Fatalf("an empty --scope: %v", err)
+	}
+	if _, err := cli("apikey", "create", "--name", "bad", "--scope", " , "); err == nil || !strings.Contains(err.Error(), "at least one") {
+		t.Fatalf("an empty --scope on apikey create: %v", err)
+	}
 	if out, _ := cli("project", "list"); strings.Contains(out, "bad") {
 		t.Fatalf("a refused create made a project:\n%s", out)
 	}

@@ -61,7 +61,7 @@ Usage:
                                      list API keys (id, name, prefix, project, kind, created, last used, revoked)
   payhook apikey revoke ID|NAME [--project ID]
                                      revoke a key: every instance answers it 401 from its next request on
-  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--scope read,create] [--json]
+  payhook project create --name NAME [--currency USD] [--wallet TICKER=ADDRESS[,ADDRESS@SHARE...]]... [--scope read,create,payouts,management] [--json]
   payhook project list | rotate-secret --project ID [--grace 24h] | rotate-callback-key --project ID [--grace 72h] | update --project ID --payout-notify-url URL | wallet set|remove --project ID ...
                                      manage merchant projects: API keys, IPN secret, payout wallets
   payhook user create --project ID --email EMAIL
@@ -402,6 +402,9 @@ func apikeyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
+	if err := scopesGiven(fs, scopes); err != nil {
+		return err
+	}
 	if _, err := admin.ParseScopes(scopes); err != nil {
 		return fmt.Errorf("--scope: %w", err)
 	}
@@ -495,6 +498,17 @@ func (d *delaysFlag) Set(s string) error {
 type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// scopesGiven checks --scope of fs: given, it must name at least one scope
+// (an empty value would silently mean every scope).
+func scopesGiven(fs *flag.FlagSet, scopes listFlag) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "scope" })
+	if set && len(scopes) == 0 {
+		return errors.New("--scope: name at least one of read, create, payouts, management (leave the flag out for all four)")
+	}
+	return nil
+}
 
 func (l *listFlag) Set(s string) error {
 	for v := range strings.SplitSeq(s, ",") {

@@ -44,6 +44,9 @@ func projectCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if strings.TrimSpace(*name) == "" {
 		return errors.New("--name: required")
 	}
+	if err := scopesGiven(fs, scopes); err != nil {
+		return err
+	}
 	if _, err := admin.ParseScopes(scopes); err != nil {
 		return fmt.Errorf("--scope: %w", err)
 	}

@@ -47,7 +47,13 @@ type claimKey struct{}
 //
 // A row that is gone, or no longer in progress, refuses the write
 // (ErrClaimLost). So an unmarked row in progress proves the call committed
-// nothing, and idempotency.Store may give its key to a retry.
+// nothing through ent or WithTx, and idempotency.Store may give its key to
+// a retry. (Statements on the raw pool outside a transaction, such as the
+// rate limiter's token buckets, are not marked: nothing of a call's effect
+// is written that way.) A direct write while the same call holds a
+// transaction that marked the row would wait for that transaction's lock;
+// no handler writes that way (on SQLite it would wait for the database
+// lock in any case).
 func WithIdempotencyClaim(ctx context.Context, id int64, now func() time.Time) (context.Context, func()) {
 	c := &idempotencyClaim{id: id, now: now}
 	return context.WithValue(ctx, claimKey{}, c), func() {
@@ -109,6 +115,12 @@ func (c *idempotencyClaim) mark(ctx context.Context, client *entdb.IdempotencyKe
 		return fmt.Errorf("mark Idempotency-Key %d: %w", c.id, err)
 	}
 	if n == 0 {
+		if c.isClosed() {
+			// The handler returned (and its answer was stored) while
+			// this write of work it left running was marking: nothing
+			// of the call is being fenced any more.
+			return nil
+		}
 		return fmt.Errorf("Idempotency-Key %d: %w", c.id, ErrClaimLost)
 	}
 	return nil

@@ -15,15 +15,15 @@
 //   - A call that succeeded stores its response in its row; every retry
 //     within TTL (24 hours from the first call) is answered with it.
 //   - A call that failed releases its claim (the row is deleted): a retry
-//     runs the call again, unless the call committed a write before it
-//     failed (below): that key is never run again.
+//     runs the call again. payhook's handlers write what a call does in one
+//     transaction, rolled back on failure.
 //   - A key older than TTL is expired: the next call with it runs afresh,
 //     and Expire (run by Collector every few minutes) deletes it.
 //
 // # Failure modes
 //
-//   - Every transaction a claimed call commits marks its row
-//     (committed_at) inside itself (store.WithIdempotencyClaim, bound by
+//   - Every transaction a claimed call commits through ent or
+//     store.WithTx marks its row (committed_at) inside itself (store.WithIdempotencyClaim, bound by
 //     the interceptor through Bind), and a write outside a transaction
 //     marks it just before. An instance that crashes while a call runs
 //     leaves its row in progress: a retry is ErrInProgress during Lease (a

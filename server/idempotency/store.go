@@ -181,12 +181,14 @@ func (s *Store) Complete(ctx context.Context, claim interceptor.IdempotencyClaim
 }
 
 // Release implements interceptor.IdempotencyStore: it deletes the claim's
-// row, so that a retry runs the call again, unless the failed call
-// committed a write first (its row is marked): that key stays claimed, a
-// retry is told it was interrupted, and nothing runs twice.
+// row, so that a retry runs the call again. A call that failed left nothing
+// lasting behind (payhook's handlers write what a call does in one
+// transaction, rolled back on failure; what else they may write, such as a
+// row lock's touch, is harmless to repeat), so its marks do not hold the
+// key: they answer only whether a call cut off by a crash committed.
 func (s *Store) Release(ctx context.Context, claim interceptor.IdempotencyClaim) error {
 	if _, err := s.db.IdempotencyKey.Delete().
-		Where(entidem.ID(claim.ID), entidem.Status(statusInProgress), entidem.CommittedAtIsNil()).
+		Where(entidem.ID(claim.ID), entidem.Status(statusInProgress)).
 		Exec(ctx); err != nil {
 		return fmt.Errorf("release Idempotency-Key %d: %w", claim.ID, err)
 	}

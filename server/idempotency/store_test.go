@@ -170,9 +170,8 @@ func TestStore(t *testing.T) {
 		if err := s.Complete(ctx, lost, []byte("late")); err == nil {
 			t.Fatal("the abandoned call's late completion was stored")
 		}
-		// A call that failed after writing keeps its key (Release leaves a
-		// marked row): the retry is told it is in progress, then
-		// interrupted, and never runs.
+		// A call that failed is released even if it wrote (a lock's
+		// touch, say; what it did rolled back): its retry runs.
 		failed := begin(t, s, call(7, "order-5", "a"))
 		fctx, funbind := s.Bind(ctx, failed)
 		// A write outside a transaction marks the row before it.
@@ -180,16 +179,26 @@ func TestStore(t *testing.T) {
 			SetFetchedAt(quoteTime).Exec(fctx); err != nil {
 			t.Fatal(err)
 		}
+		if row, _ := db.Client.IdempotencyKey.Get(ctx, failed.ID); row == nil || row.CommittedAt == nil {
+			t.Fatal("a direct write did not mark the claim")
+		}
 		funbind()
 		if err := s.Release(ctx, failed); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Begin(ctx, call(7, "order-5", "a")); !errors.Is(err, idempotency.ErrInProgress) {
-			t.Fatalf("a failed call that wrote, retried at once: %v", err)
+		if c := begin(t, s, call(7, "order-5", "a")); c.Replayed || c.ID == failed.ID {
+			t.Fatalf("the retry of a failed call: %+v; want a fresh claim", c)
 		}
-		clk.Advance(time.Minute)
-		if _, err := s.Begin(ctx, call(7, "order-5", "a")); !errors.Is(err, idempotency.ErrInterrupted) {
-			t.Fatalf("a failed call that wrote, after the lease: %v", err)
+		// A late write of work the handler left running, after its
+		// answer was stored, is not refused.
+		done := begin(t, s, call(9, "order-7", "a"))
+		dctx, dunbind := s.Bind(ctx, done)
+		dunbind()
+		if err := s.Complete(ctx, done, []byte("ok")); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeQuote(dctx, db, "sol"); err != nil {
+			t.Fatalf("a write after the call completed: %v", err)
 		}
 		// Writes after the handler returned (unbind) mark nothing.
 		closed := begin(t, s, call(8, "order-6", "a"))

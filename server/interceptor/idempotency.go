@@ -189,7 +189,7 @@ func (i *idempotency) unary(ctx context.Context, req any, info *grpc.UnaryServer
 	if cerr := i.store.Complete(fctx, claim, out); cerr != nil {
 		// The call took effect: its caller gets the response. A retry
 		// with the key finds it in progress until the lease ends, then
-		// runs the call again.
+		// interrupted (its row is marked): it is never run again.
 		i.logger.WarnContext(ctx, "store the response of an Idempotency-Key", "method", info.FullMethod, "error", cerr)
 	}
 	return resp, nil

@@ -544,7 +544,7 @@ func redirect(inv *entdb.Invoice) string {
 func (h *Handler) postedInvoice(w http.ResponseWriter, r *http.Request, kind invoice.Kind, id string) (*entdb.Invoice, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
+		h.badForm(w, r)
 		return nil, false
 	}
 	inv, err := h.cfg.Invoices.Find(r.Context(), kind, id)

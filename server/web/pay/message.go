@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/payhook/payhook/server/web"
+	"github.com/payhook/payhook/server/web/pay/i18n"
 )
 
 // messagePageData is a page that only says something: not found, a
@@ -19,10 +20,9 @@ type messagePageData struct {
 	Reload string
 }
 
-// message renders the message page with status in the visitor's language.
-func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, titleKey, text, reload string) {
+// message renders the message page with status in pr's language.
+func (h *Handler) message(w http.ResponseWriter, r *http.Request, pr *i18n.Printer, status int, titleKey, text, reload string) {
 	web.Secure(w)
-	pr := h.printer(w, r)
 	d := messagePageData{Text: text, Reload: reload}
 	d.chrome = h.chromeOf(r, pr, nil, r.URL.Path, pr.T(titleKey))
 	h.render(w, pr, status, "message", d)
@@ -31,7 +31,7 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request, status int, ti
 // notFound is the 404 page: no payment here.
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	pr := h.printer(w, r)
-	h.message(w, r, http.StatusNotFound, "notfound.title", pr.T("notfound.text"), "")
+	h.message(w, r, pr, http.StatusNotFound, "notfound.title", pr.T("notfound.text"), "")
 }
 
 // fail is the 500 page of a failure the visitor cannot fix; err is
@@ -39,7 +39,14 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	h.cfg.Logger.ErrorContext(r.Context(), "hosted page: "+what, "error", err)
 	pr := h.printer(w, r)
-	h.message(w, r, http.StatusInternalServerError, "fail.title", pr.T("fail.text"), pr.T("page.reload"))
+	h.message(w, r, pr, http.StatusInternalServerError, "fail.title", pr.T("fail.text"), pr.T("page.reload"))
+}
+
+// badForm is the 400 page of a form post that does not parse (too large,
+// or not a form).
+func (h *Handler) badForm(w http.ResponseWriter, r *http.Request) {
+	pr := h.printer(w, r)
+	h.message(w, r, pr, http.StatusBadRequest, "fail.title", pr.T("error.choice"), "")
 }
 
 // Refused answers a page request the request limits refused (429: its
@@ -52,8 +59,8 @@ func (h *Handler) Refused(w http.ResponseWriter, r *http.Request, status int) {
 		if err != nil || wait < 1 {
 			wait = 1
 		}
-		h.message(w, r, status, "busy.title", pr.T("busy.text", wait), pr.T("busy.reload"))
+		h.message(w, r, pr, status, "busy.title", pr.T("busy.text", wait), pr.T("busy.reload"))
 		return
 	}
-	h.message(w, r, status, "fail.title", pr.T("busy.unavailable"), pr.T("page.reload"))
+	h.message(w, r, pr, status, "fail.title", pr.T("busy.unavailable"), pr.T("page.reload"))
 }

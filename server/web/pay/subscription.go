@@ -178,7 +178,7 @@ func periodLabel(pr *i18n.Printer, raw string) string {
 func (h *Handler) subscriptionChoose(w http.ResponseWriter, r *http.Request, tok string) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
+		h.badForm(w, r)
 		return
 	}
 	sub := h.findSubscription(w, r, tok)

@@ -298,4 +298,8 @@ func TestRefusalsInLanguage(t *testing.T) {
 	p = postLang(t, s["subscription_url"].(string), url.Values{"option": {"7d"}, "coin": {"btc"}}, "de")
 	p.Want(t, 400, "Wählen Sie einen der aufgeführten Tarife.")
 	p.WantNot(t, "not an option")
+	// A form too large to parse.
+	p = postLang(t, s["subscription_url"].(string), url.Values{"option": {strings.Repeat("x", 5000)}}, "pt")
+	p.Want(t, 400, `<html lang="pt">`, "Esta escolha não é possível.")
+	p.WantNot(t, "bad form")
 }
