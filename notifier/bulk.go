@@ -29,6 +29,7 @@ var notificationColumns = []column{
 	col(notification.FieldSignatureScheme, "text"), col(notification.FieldSigningKey, "text"), col(notification.FieldSignature, "text"), col(notification.FieldStatus, "text"),
 	col(notification.FieldAttempts, "bigint"), col(notification.FieldNextAttemptAt, "timestamptz"), col(notification.FieldExpiresAt, "timestamptz"),
 	col(notification.FieldLeaseUntil, "timestamptz"), col(notification.FieldLeaseOwner, "text"),
+	col(notification.FieldEndpointID, "bigint"), col(notification.FieldEventID, "bigint"),
 }
 
 // insertNotifications inserts rows and sets their ids.
@@ -43,6 +44,7 @@ func insertNotifications(ctx context.Context, tx *entdb.Tx, d store.Dialect, row
 			r.SignatureScheme, r.SigningKey, r.Signature, string(r.Status),
 			r.Attempts, store.Nullable(r.NextAttemptAt), r.ExpiresAt,
 			store.Nullable(r.LeaseUntil), r.LeaseOwner,
+			store.Nullable(r.EndpointID), store.Nullable(r.EventID),
 		}
 	}
 	ids, err := store.InsertRows(ctx, tx, d, notification.Table, notificationColumns, vals, "", true)

@@ -669,7 +669,12 @@ func (d *Dispatcher) send(c claim) {
 		st := resp.Status
 		r.status = &st
 		r.body = storable(resp.Body, d.cfg.StoredBody)
-		if ok, why := egress.Acknowledged(resp.Status, resp.Body); ok {
+		ack := egress.Acknowledged
+		if c.n.EndpointID != nil {
+			// An endpoint's delivery (Standard Webhooks): any 2xx.
+			ack = func(status int, _ []byte) (bool, string) { return egress.Acknowledged2xx(status) }
+		}
+		if ok, why := ack(resp.Status, resp.Body); ok {
 			r.outcome = deliveryattempt.OutcomeAcknowledged
 		} else {
 			r.outcome, r.err = deliveryattempt.OutcomeFailed, why

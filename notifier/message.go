@@ -31,6 +31,14 @@ type Message struct {
 	// Signing names the signer and key that sign the message; the zero
 	// value sends it unsigned.
 	Signing Signing
+	// EndpointID is the endpoint (endpoints) the message is delivered to,
+	// 0 for none (a notify_url, a callback); EventID the merchant event
+	// (events) it delivers, 0 for none. Stored with it, for its endpoint's
+	// pauses, logs and replays.
+	EndpointID, EventID int64
+	// Paused stores the message paused (its endpoint is): it waits,
+	// unattempted and with its window stopped, until the endpoint resumes.
+	Paused bool
 }
 
 // Subject labels a message. The notifier gives these labels no meaning

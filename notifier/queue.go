@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -128,6 +129,19 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 		seq := m.Subject.Sequence
 		row.Sequence = &seq
 	}
+	if m.EndpointID != 0 {
+		id := m.EndpointID
+		row.EndpointID = &id
+	}
+	if m.EventID != 0 {
+		id := m.EventID
+		row.EventID = &id
+	}
+	if m.Paused {
+		// Waits for its endpoint: not due, and its window starts when the
+		// endpoint resumes (the resume sets both).
+		row.Status, row.NextAttemptAt = notification.StatusPaused, nil
+	}
 	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
 	pt := p.(*pendingTx)
 	pt.rows = append(pt.rows, row)
@@ -161,8 +175,13 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notification, first map[*entdb.Notification]bool, next entdb.Committer) error {
 	var st stored
 	if q.handOff != nil {
+		// A paused row waits for its endpoint: never handed off.
+		due := rows
+		if slices.ContainsFunc(rows, isPaused) {
+			due = slices.DeleteFunc(slices.Clone(rows), isPaused)
+		}
 		var err error
-		if st, err = q.handOff.claimStored(ctx, tx, rows, first); err != nil {
+		if st, err = q.handOff.claimStored(ctx, tx, due, first); err != nil {
 			return err
 		}
 	}
@@ -184,6 +203,9 @@ func (q *Queue) commit(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 	}
 	return nil
 }
+
+// isPaused tells a row stored paused (its endpoint is paused).
+func isPaused(r *entdb.Notification) bool { return r.Status == notification.StatusPaused }
 
 // EnqueueNow stores one message in its own transaction.
 func (q *Queue) EnqueueNow(ctx context.Context, m Message) (*entdb.Notification, error) {
@@ -210,7 +232,11 @@ func (q *Queue) insert(ctx context.Context, tx *entdb.Tx, rows []*entdb.Notifica
 		if r.Attempts == 0 && r.NextAttemptAt != nil {
 			due = r.NextAttemptAt
 		}
-		evs[i] = q.events.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(notification.StatusPending), due)
+		status := notification.StatusPending
+		if isPaused(r) {
+			status, due = notification.StatusPaused, nil
+		}
+		evs[i] = q.events.newEvent(r, deliveryevent.KindCreated, 0, "", nil, "", string(status), due)
 	}
 	if err := q.events.insert(ctx, tx, q.events.lock(ctx, tx), evs); err != nil {
 		return nil, err

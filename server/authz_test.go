@@ -70,6 +70,10 @@ type authzFixture struct {
 	// newWrongAsset records a credited erc20/usdt payment of A held as
 	// wrong_asset (sent to an ETH address) and returns its txid_in.
 	newWrongAsset func() string
+	// endpoint is a webhook endpoint of A; newEndpoint makes another and
+	// returns its id (for the calls that delete one).
+	endpoint    string
+	newEndpoint func() string
 }
 
 // authzRow says how to call one method for the matrix.
@@ -143,6 +147,26 @@ var authzRows = map[protoreflect.FullName]authzRow{
 
 	"payhook.v1.NotificationService.ResendNotification": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.ResendNotificationRequest{Uuid: f.notification}
+	}},
+	"payhook.v1.EndpointService.CreateEndpoint": {req: func(f *authzFixture) proto.Message {
+		return &payhookv1.CreateEndpointRequest{Url: f.hook, EventTypes: []string{"*"}}
+	}},
+	"payhook.v1.EndpointService.ListEndpoints": {req: func(*authzFixture) proto.Message { return &payhookv1.ListEndpointsRequest{} }},
+	"payhook.v1.EndpointService.GetEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetEndpointRequest{EndpointId: f.endpoint}
+	}},
+	"payhook.v1.EndpointService.UpdateEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		d := "changed"
+		return &payhookv1.UpdateEndpointRequest{EndpointId: f.endpoint, Description: &d}
+	}},
+	"payhook.v1.EndpointService.DeleteEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.DeleteEndpointRequest{EndpointId: f.newEndpoint()}
+	}},
+	"payhook.v1.EndpointService.RotateEndpointSecret": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.RotateEndpointSecretRequest{EndpointId: f.endpoint}
+	}},
+	"payhook.v1.EndpointService.TestEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.TestEndpointRequest{EndpointId: f.endpoint}
 	}},
 	"payhook.v1.NotificationService.TestNotification": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.TestNotificationRequest{Url: f.hook}
@@ -444,6 +468,15 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 			f.notification = n.GetUuid()
 		}
 	}
+	endpoints := payhookv1.NewEndpointServiceClient(in.Conn)
+	f.newEndpoint = func() string {
+		e, err := endpoints.CreateEndpoint(a, &payhookv1.CreateEndpointRequest{Url: hook, EventTypes: []string{"*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.GetEndpoint().GetEndpointId()
+	}
+	f.endpoint = f.newEndpoint()
 	spare, err := payhookv1.NewProjectServiceClient(in.Conn).CreateProject(servertest.WithKey(ctx, operator),
 		&payhookv1.CreateProjectRequest{Name: "spare"})
 	if err != nil {

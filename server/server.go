@@ -47,6 +47,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -82,6 +83,8 @@ type Server struct {
 	notifier *notifier.Notifier
 	// callbacks are the keys that sign low-level callbacks.
 	callbacks *project.CallbackKeys
+	// endpoints are the projects' webhook endpoints.
+	endpoints *endpoint.Service
 	devnet    *devnet.Devnet
 	payouts   *payout.Service
 	payments  *payment.Service
@@ -315,8 +318,9 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 		Delivery:     s.cfg.Delivery,
 		DefaultOwner: defaultOwner,
 		Now:          s.cfg.Now,
-		Signers:      []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks)},
-		Observer:     met,
+		Signers: []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks),
+			signer.NewStandardWebhookSigner(endpoint.NewRing(s.db.Client, secretTTL, s.cfg.Now))},
+		Observer: met,
 	}, s.logger)
 	if err != nil {
 		return err
@@ -523,6 +527,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds, s.payments))
 	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now, limiter)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
+	s.endpoints = endpoint.New(endpoint.Config{
+		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue, Quota: limiter,
+	})
+	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
@@ -719,6 +727,10 @@ func (s *Server) OperatorAddr() string {
 
 // DB is the server's database (for tests and subcommands).
 func (s *Server) DB() *store.DB { return s.db }
+
+// Endpoints returns the projects' webhook endpoints (tests publish events
+// through it).
+func (s *Server) Endpoints() *endpoint.Service { return s.endpoints }
 
 // ForgetCallbackKey makes this instance read project id's callback key
 // anew at its next callback (after a rotation made elsewhere, which every

@@ -42,6 +42,16 @@ func Acknowledged(status int, body []byte) (ok bool, why string) {
 	return false, fmt.Sprintf("body %s is neither {\"status\":\"ok\"} nor plain-text ok", excerpt(trimmed))
 }
 
+// Acknowledged2xx is the acknowledgement rule of an endpoint's deliveries
+// (Standard Webhooks receivers answer any 2xx, commonly 204 with no body):
+// ok for every 2xx status, whatever the body.
+func Acknowledged2xx(status int) (ok bool, why string) {
+	if status < 200 || status > 299 {
+		return false, fmt.Sprintf("HTTP status %d is not 2xx", status)
+	}
+	return true, fmt.Sprintf("HTTP %d (an endpoint's delivery: any 2xx)", status)
+}
+
 // ackJSON decides a body that starts with '{'. json.Unmarshal refuses
 // trailing data after the object. A map keeps member names exact (a struct
 // would also match "Status" or "STATUS"); with a duplicated "status" the

@@ -196,6 +196,25 @@ func Encode(notifyURL string, t Transport, fields []Field, params []Param) (Requ
 	}
 }
 
+// JSON returns fields as the JSON object a JSON POST carries (the body
+// Encode makes for TransportJSON, without params). Errors are Encode's for
+// the same fields.
+func JSON(fields []Field) ([]byte, error) {
+	for i, f := range fields {
+		switch {
+		case f.Name == "":
+			return nil, Invalid("fields["+strconv.Itoa(i)+"]", "has an empty name")
+		case !utf8.ValidString(f.Name):
+			return nil, Invalid("fields["+strconv.Itoa(i)+"]", "name is not valid UTF-8")
+		case f.Kind == KindString && !utf8.ValidString(f.Text):
+			return nil, Invalid(f.Name, "is not valid UTF-8")
+		case f.Kind > KindNull:
+			return nil, Invalid(f.Name, "has unknown kind %d", f.Kind)
+		}
+	}
+	return append(appendJSON(nil, fields), '}'), nil
+}
+
 // repeated reports whether a parameter before i has the same JSON member
 // name as params[i] (names that differ only in invalid UTF-8 bytes can
 // decode to the same name). seen, when not nil, is the set of names of

@@ -91,3 +91,20 @@ func TestSignedData(t *testing.T) {
 		t.Errorf("POST signed data = %q, want the body", got)
 	}
 }
+
+// TestJSON: JSON is the body Encode makes for a JSON POST without params,
+// and refuses what Encode refuses.
+func TestJSON(t *testing.T) {
+	fields := []Field{String("a", "x\"y"), Int("n", 7), {Name: "z", Kind: KindNull}, Object("o", `{"k":1}`)}
+	got, err := JSON(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := Encode("https://shop.example/hook", TransportJSON, fields, nil)
+	if err != nil || string(got) != string(req.Body) || string(got) != `{"a":"x\"y","n":7,"z":null,"o":{"k":1}}` {
+		t.Fatalf("JSON %s, Encode %s (%v)", got, req.Body, err)
+	}
+	if _, err := JSON([]Field{String("", "x")}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("an empty name: %v", err)
+	}
+}

@@ -73,6 +73,29 @@ func (s staticSecrets) Secrets(context.Context, string, time.Time) ([]string, er
 	return s, nil
 }
 
+// SchemeStandardWebhooks names the endpoints' scheme: the Standard Webhooks
+// construction under its own header names (webhook-id, webhook-timestamp,
+// webhook-signature), so the Standard Webhooks libraries verify an endpoint's
+// deliveries as they are.
+const SchemeStandardWebhooks = "standard-webhooks-v1"
+
+// The Standard Webhooks headers (SchemeStandardWebhooks).
+const (
+	StandardIDHeader        = "webhook-id"
+	StandardTimestampHeader = "webhook-timestamp"
+	StandardSignatureHeader = "webhook-signature"
+)
+
+// webhookHeaders are the header names a WebhookSigner writes.
+type webhookHeaders struct {
+	scheme, id, timestamp, signature, event string
+}
+
+var (
+	serviceHeaders  = webhookHeaders{SchemeWebhook, WebhookIDHeader, WebhookTimestampHeader, WebhookSignatureHeader, WebhookEventHeader}
+	standardHeaders = webhookHeaders{SchemeStandardWebhooks, StandardIDHeader, StandardTimestampHeader, StandardSignatureHeader, ""}
+)
+
 // WebhookSigner signs every attempt of a merchant webhook with the Standard
 // Webhooks construction: for each secret the ring gives at the attempt's
 // time, "v1," + Base64(HMAC-SHA256(key, "<uuid>.<unix seconds>.<signed
@@ -81,16 +104,27 @@ func (s staticSecrets) Secrets(context.Context, string, time.Time) ([]string, er
 // x-service-id, x-service-timestamp, x-service-signature and, when the
 // attempt has one, x-service-event.
 type WebhookSigner struct {
-	ring SecretRing
+	ring    SecretRing
+	headers webhookHeaders
 }
 
 var _ AttemptSigner = (*WebhookSigner)(nil)
 
 // NewWebhookSigner returns a signer taking its secrets from ring.
-func NewWebhookSigner(ring SecretRing) *WebhookSigner { return &WebhookSigner{ring: ring} }
+func NewWebhookSigner(ring SecretRing) *WebhookSigner {
+	return &WebhookSigner{ring: ring, headers: serviceHeaders}
+}
+
+// NewStandardWebhookSigner returns the endpoints' signer
+// (SchemeStandardWebhooks): the same construction as NewWebhookSigner's,
+// sent as webhook-id, webhook-timestamp and webhook-signature, with no
+// event header (the payload's type says it).
+func NewStandardWebhookSigner(ring SecretRing) *WebhookSigner {
+	return &WebhookSigner{ring: ring, headers: standardHeaders}
+}
 
 // Scheme implements Signer.
-func (s *WebhookSigner) Scheme() string { return SchemeWebhook }
+func (s *WebhookSigner) Scheme() string { return s.headers.scheme }
 
 // SignAttempt implements AttemptSigner. It fails, naming the problem but
 // never a secret, when the ring fails, has no secret for key, or gives a
@@ -116,11 +150,11 @@ func (s *WebhookSigner) SignAttempt(ctx context.Context, key string, a Attempt) 
 		}
 	}
 	h := http.Header{}
-	h.Set(WebhookIDHeader, a.UUID)
-	h.Set(WebhookTimestampHeader, strconv.FormatInt(ts, 10))
-	h.Set(WebhookSignatureHeader, strings.Join(sigs, " "))
-	if a.Event != "" {
-		h.Set(WebhookEventHeader, a.Event)
+	h.Set(s.headers.id, a.UUID)
+	h.Set(s.headers.timestamp, strconv.FormatInt(ts, 10))
+	h.Set(s.headers.signature, strings.Join(sigs, " "))
+	if a.Event != "" && s.headers.event != "" {
+		h.Set(s.headers.event, a.Event)
 	}
 	return h, nil
 }

@@ -65,6 +65,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 			"GetLogs", "GetQrCode", "WatchDeliveries", "GetCheckoutLogs", "GetDepositLogs", "ListNotifications",
 			"ListHeldFunds", "ListPayoutRequests", "GetPayoutWallet", "GetPayoutBalance", "ListPayoutRequestPage",
 			"ListPayouts", "GetPayoutStatus", "ListProjects", "GetRefund", "FetchSubscription", "ListSubscriptions",
+			"ListEndpoints", "GetEndpoint",
 		},
 		interceptor.ScopeCreate: {
 			"CreateAddress", "RequestCheckout", "GetCheckoutAddress", "RequestDeposit", "GetDepositAddress",
@@ -77,6 +78,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 		interceptor.ScopeManagement: {
 			"ResendNotification", "TestNotification", "CreateProject", "RotateSecret", "SetWallet", "SetPayoutNotify",
 			"SetPayoutLimit", "SetPaymentExceptions", "SetRateLimit", "RemoveWallet",
+			"CreateEndpoint", "UpdateEndpoint", "DeleteEndpoint", "RotateEndpointSecret", "TestEndpoint",
 		},
 	}
 	wantScope := map[protoreflect.Name]string{}

@@ -1,0 +1,290 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/merchant/endpoint"
+	"github.com/payhook/payhook/server/servertest"
+)
+
+// delivered is one request an endpoint received.
+type delivered struct {
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+	Secret  string            `json:"secret"`
+	// Now is the receiver's clock, Unix seconds.
+	Now int64 `json:"now"`
+}
+
+// endpointReceiver records what reaches it and answers 204.
+type endpointReceiver struct {
+	mu  sync.Mutex
+	got []delivered
+}
+
+func (r *endpointReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	d := delivered{Headers: map[string]string{}, Body: string(b)}
+	for _, h := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "x-service-signature"} {
+		if v := req.Header.Get(h); v != "" {
+			d.Headers[h] = v
+		}
+	}
+	r.mu.Lock()
+	r.got = append(r.got, d)
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *endpointReceiver) take() []delivered {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.got
+	r.got = nil
+	return out
+}
+
+// verifyWithLibrary has the standardwebhooks npm package verify each
+// delivery with its secret, as a merchant's receiver would, and returns the
+// payload types it verified, in order.
+func verifyWithLibrary(t *testing.T, ds []delivered) []string {
+	t.Helper()
+	node := needSDKs(t) // clients/sdkcompat holds standardwebhooks too
+	in, err := json.Marshal(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "verify_delivery.cjs")
+	cmd.Dir = sdkDir
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("standardwebhooks refused a delivery: %v\n%s", err, out)
+	}
+	var types []string
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "ok" {
+			t.Fatalf("standardwebhooks: %q", line)
+		}
+		types = append(types, f[2])
+	}
+	return types
+}
+
+// TestEndpoints: a project's endpoint is created, listed, changed and
+// deleted over REST, with errors that name the parameter and no access to
+// another project's; a published event reaches every endpoint whose filter
+// matches (and is recorded in the event log), signed with the endpoint's
+// secret under the Standard Webhooks headers, which the standardwebhooks
+// npm package verifies unmodified; the test delivery ignores the filter; a
+// rotated secret signs beside the new one during its grace; a deleted
+// endpoint receives nothing more.
+func TestEndpoints(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rcv := &endpointReceiver{}
+			hook := httptest.NewServer(rcv)
+			t.Cleanup(hook.Close)
+			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+			in := servertest.Start(t, d, func(c *server.Config) {
+				c.ManualDelivery = true
+				c.Now = clk.Now
+				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
+			})
+			runDue := func() {
+				t.Helper()
+				if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// Refusals name what is wrong.
+			for _, c := range []struct{ body, want string }{
+				{`{"url": "http://10.0.0.1/hook", "event_types": ["*"]}`, "url"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": []}`, "event_types"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": ["checkout..payment"]}`, "empty segment"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": ["Checkout.*"]}`, "lowercase"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": ["*"], "max_per_second": 5000}`, "max_per_second"},
+			} {
+				r := in.PostJSON(t, "/endpoint/create/", c.body, in.KeyA)
+				if r.Code != 400 || !strings.Contains(string(r.Body), c.want) {
+					t.Errorf("create %s: %d %s; want 400 naming %s", c.body, r.Code, r.Body, c.want)
+				}
+			}
+			// Project B may not use A's private exception.
+			if r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["*"]}`, in.KeyB); r.Code != 400 {
+				t.Errorf("B with A's private endpoint: %d %s", r.Code, r.Body)
+			}
+
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["checkout.*", "checkout.*"], "description": "orders"}`, in.KeyA)
+			if r.Code != 200 {
+				t.Fatalf("create: %d %s", r.Code, r.Body)
+			}
+			ep, _ := r.JSON["endpoint"].(map[string]any)
+			secret, _ := r.JSON["secret"].(string)
+			id, _ := ep["endpoint_id"].(string)
+			if !strings.HasPrefix(id, endpoint.IDPrefix) || !strings.HasPrefix(secret, "whsec_") || ep["status"] != "active" ||
+				fmt.Sprint(ep["event_types"]) != "[checkout.*]" || ep["description"] != "orders" {
+				t.Fatalf("created %s", r.Body)
+			}
+			if l := in.Get(t, "/endpoint/list/", nil, in.KeyA); l.Code != 200 || !strings.Contains(string(l.Body), id) || strings.Contains(string(l.Body), secret) {
+				t.Fatalf("list: %d %s", l.Code, l.Body)
+			}
+			if g := in.Get(t, "/endpoint/get/", url.Values{"endpoint_id": {id}}, in.KeyB); g.Code != 404 {
+				t.Fatalf("B reads A's endpoint: %d %s", g.Code, g.Body)
+			}
+			if l := in.Get(t, "/endpoint/list/", nil, in.KeyB); l.Code != 200 || strings.Contains(string(l.Body), id) {
+				t.Fatalf("B's list: %d %s", l.Code, l.Body)
+			}
+			u := in.PostJSON(t, "/endpoint/update/", `{"endpoint_id": "`+id+`", "event_types": ["*.payment.completed"]}`, in.KeyA)
+			if u.Code != 200 || !strings.Contains(string(u.Body), `*.payment.completed`) || !strings.Contains(string(u.Body), `"orders"`) {
+				t.Fatalf("update: %d %s", u.Code, u.Body)
+			}
+
+			// Two events: the endpoint wants the completed one only.
+			publish := func(typ string) string {
+				t.Helper()
+				evID := uuid.NewString()
+				err := store.WithTx(ctx, in.Server.DB().Client, func(tx *entdb.Tx) error {
+					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+						Project: in.ProjectA, UUID: evID, Type: typ, Service: "checkout", Ref: "chk_1",
+						Fields: []payload.Field{payload.String("event_type", typ), payload.String("uuid", evID), payload.Int("confirmations", 3)},
+					})
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return evID
+			}
+			publish("checkout.payment.pending")
+			completed := publish("checkout.payment.completed")
+			tr := in.PostJSON(t, "/endpoint/test/", `{"endpoint_id": "`+id+`"}`, in.KeyA)
+			if tr.Code != 200 {
+				t.Fatalf("test: %d %s", tr.Code, tr.Body)
+			}
+			runDue()
+			got := rcv.take()
+			if len(got) != 2 {
+				t.Fatalf("%d deliveries, want the completed event and the test", len(got))
+			}
+			for i := range got {
+				got[i].Secret, got[i].Now = secret, clk.Now().Unix()
+				if got[i].Headers["content-type"] != "application/json" || got[i].Headers["x-service-signature"] != "" {
+					t.Fatalf("delivery headers %v", got[i].Headers)
+				}
+			}
+			// Deliveries are concurrent: in no particular order.
+			if types := verifyWithLibrary(t, got); !slices.Equal(slices.Sorted(slices.Values(types)), []string{"checkout.payment.completed", "test.webhook"}) {
+				t.Fatalf("verified types %v", types)
+			}
+			body := got[0].Body
+			if !strings.Contains(body, `"type":"checkout.payment.completed"`) {
+				body = got[1].Body
+			}
+			var env endpoint.Envelope
+			if err := json.Unmarshal([]byte(body), &env); err != nil || env.Type != "checkout.payment.completed" ||
+				string(env.Data) != `{"event_type":"checkout.payment.completed","uuid":"`+completed+`","confirmations":3}` {
+				t.Fatalf("delivery body %s (%v)", body, err)
+			}
+			// Both events are in the log; the deliveries carry the endpoint
+			// and the event.
+			db := in.Server.DB().Client
+			if n, _ := db.Event.Query().Count(ctx); n != 2 {
+				t.Fatalf("%d events logged, want 2", n)
+			}
+			ns, err := db.Notification.Query().Where(notification.EndpointIDNotNil()).All(ctx)
+			if err != nil || len(ns) != 2 {
+				t.Fatalf("endpoint notifications %d %v", len(ns), err)
+			}
+			for _, n := range ns {
+				if n.Status != notification.StatusAcknowledged || (n.Event != "test.webhook" && n.EventID == nil) {
+					t.Fatalf("notification %+v", n)
+				}
+			}
+
+			// Rotation: the old secret also signs during the grace.
+			rot := in.PostJSON(t, "/endpoint/rotate-secret/", `{"endpoint_id": "`+id+`", "grace_seconds": 3600}`, in.KeyA)
+			newSecret, _ := rot.JSON["secret"].(string)
+			if rot.Code != 200 || newSecret == secret || !strings.HasPrefix(newSecret, "whsec_") {
+				t.Fatalf("rotate: %d %s", rot.Code, rot.Body)
+			}
+			clk.Advance(2 * time.Second) // past the secrets' cache
+			publish("deposit.payment.completed")
+			runDue()
+			got = rcv.take()
+			if len(got) != 1 || len(strings.Fields(got[0].Headers["webhook-signature"])) != 2 {
+				t.Fatalf("after the rotation: %+v", got)
+			}
+			got[0].Now = clk.Now().Unix()
+			withOld, withNew := got[0], got[0]
+			withOld.Secret, withNew.Secret = secret, newSecret
+			verifyWithLibrary(t, []delivered{withOld, withNew})
+
+			// Deleted: nothing more; gone from the API.
+			if r := in.PostJSON(t, "/endpoint/delete/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 200 {
+				t.Fatalf("delete: %d %s", r.Code, r.Body)
+			}
+			if r := in.PostJSON(t, "/endpoint/delete/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 404 {
+				t.Fatalf("delete twice: %d %s", r.Code, r.Body)
+			}
+			publish("checkout.payment.completed")
+			runDue()
+			if got := rcv.take(); len(got) != 0 {
+				t.Fatalf("a deleted endpoint received %d deliveries", len(got))
+			}
+		})
+	}
+}
+
+// TestEndpointMatches: the filter patterns.
+func TestEndpointMatches(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		p, t string
+		want bool
+	}{
+		{"*", "checkout.payment.confirmed", true},
+		{"*", "test.webhook", true},
+		{"checkout.*", "checkout.payment.confirmed", true},
+		{"checkout.*", "checkout.refund.pending", true},
+		{"checkout.*", "deposit.payment.confirmed", false},
+		{"checkout.*", "checkout", false},
+		{"*.payment.completed", "subscription.payment.completed", true},
+		{"*.payment.completed", "subscription.payment.confirmed", false},
+		{"*.payment.completed", "payment.completed", false},
+		{"checkout.payment.confirmed", "checkout.payment.confirmed", true},
+		{"checkout.payment", "checkout.payment.confirmed", false},
+		{"checkout.*.confirmed", "checkout.payment.confirmed", true},
+		{"checkout.*.confirmed", "checkout.refund.payment.confirmed", false},
+	} {
+		if got := endpoint.Matches(c.p, c.t); got != c.want {
+			t.Errorf("Matches(%q, %q) = %v, want %v", c.p, c.t, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier"
+	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/notifier/signer"
+)
+
+// Enqueuer stores a notification in the transaction of the change it
+// reports (notifier.Queue).
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *entdb.Tx, m notifier.Message) (*entdb.Notification, error)
+}
+
+// Event is a merchant event to publish: what happened, to which project.
+type Event struct {
+	// Project owns it.
+	Project int64
+	// UUID identifies it (the payload's uuid).
+	UUID string
+	// Type is its event type (checkout.payment.confirmed, ...).
+	Type string
+	// Service, Ref, Topic and Sequence label its deliveries as the
+	// notify_url's are labelled (notifier.Subject).
+	Service, Ref, Topic, Sequence string
+	// Fields are its payload, as the notify_url's JSON POST carries it.
+	Fields []payload.Field
+}
+
+// KeyRef is the signing key reference of endpoint id's deliveries (Ring
+// reads it).
+func KeyRef(id int64) string { return "endpoint:" + strconv.FormatInt(id, 10) }
+
+// ParseKeyRef reads a KeyRef.
+func ParseKeyRef(ref string) (int64, error) {
+	s, ok := strings.CutPrefix(ref, "endpoint:")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if !ok || err != nil || id <= 0 {
+		return 0, fmt.Errorf("%q is not an endpoint key reference", ref)
+	}
+	return id, nil
+}
+
+// Envelope is the body of an endpoint's delivery: the Standard Webhooks
+// payload shape, the event's type and time around its payload (the fields
+// a JSON notify_url receives, unchanged).
+type Envelope struct {
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Publish records ev in the project's event log and stores one delivery
+// of it to each of the project's live endpoints whose filter matches, all
+// in tx: a paused endpoint's delivery is stored paused. It returns the
+// event's row.
+func (s *Service) Publish(ctx context.Context, tx *entdb.Tx, q Enqueuer, ev Event) (*entdb.Event, error) {
+	data, err := payload.JSON(ev.Fields)
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.Type, err)
+	}
+	now := s.now()
+	body, err := json.Marshal(Envelope{Type: ev.Type, Timestamp: now.UTC().Format(time.RFC3339), Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", ev.Type, err)
+	}
+	row, err := tx.Event.Create().SetProjectID(ev.Project).SetUUID(ev.UUID).SetType(ev.Type).SetRef(ev.Ref).
+		SetPayload(body).SetCreatedAt(now).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record event %s: %w", ev.Type, err)
+	}
+	eps, err := s.cache.get(ctx, s.db, ev.Project)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range eps {
+		if !Wants(e, ev.Type) {
+			continue
+		}
+		if err := s.deliver(ctx, tx, q, e, row, ev); err != nil {
+			return nil, err
+		}
+	}
+	return row, nil
+}
+
+// deliver stores one delivery of event row to endpoint e.
+func (s *Service) deliver(ctx context.Context, tx *entdb.Tx, q Enqueuer, e *entdb.Endpoint, row *entdb.Event, ev Event) error {
+	m := notifier.Message{
+		UUID:  uuid.NewString(),
+		Owner: e.ProjectID,
+		Subject: notifier.Subject{
+			Service: ev.Service, Event: row.Type, Ref: ev.Ref, Topic: ev.Topic,
+		},
+		Request: payload.Request{Method: "POST", URL: e.URL, ContentType: "application/json", Body: row.Payload},
+		Signing: notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
+		// Each endpoint's deliveries of a payment keep their order, apart
+		// from the notify_url's.
+		EndpointID: e.ID, EventID: row.ID, Paused: e.PausedAt != nil,
+	}
+	if ev.Sequence != "" {
+		m.Subject.Sequence = ev.Sequence + "@" + e.PublicID
+	}
+	if _, err := q.Enqueue(ctx, tx, m); err != nil {
+		return fmt.Errorf("deliver event %s to endpoint %s: %w", row.Type, e.PublicID, err)
+	}
+	return nil
+}
+
+// TestEvent is the event type of a test delivery (the same as the
+// notify_url's test webhook).
+const TestEvent = "test.webhook"
+
+// Test stores a test.webhook delivery to the project's endpoint id,
+// whatever its filter, and returns its uuid. It is not recorded in the
+// event log (it reports nothing that happened); it takes one of the
+// project's test events (TestQuota).
+func (s *Service) Test(ctx context.Context, projectID int64, id string) (string, error) {
+	e, err := s.Get(ctx, projectID, id)
+	if err != nil {
+		return "", err
+	}
+	if s.quota != nil {
+		if err := s.quota.TestEvent(ctx, projectID); err != nil {
+			return "", err
+		}
+	}
+	now := s.now()
+	evID := uuid.NewString()
+	data, err := payload.JSON([]payload.Field{
+		payload.String("event_type", TestEvent),
+		payload.String("uuid", evID),
+		payload.Int("project_id", projectID),
+		payload.String("endpoint_id", e.PublicID),
+		payload.Int("created_at", now.Unix()),
+	})
+	if err != nil {
+		return "", err
+	}
+	body, err := json.Marshal(Envelope{Type: TestEvent, Timestamp: now.UTC().Format(time.RFC3339), Data: data})
+	if err != nil {
+		return "", err
+	}
+	m := notifier.Message{
+		UUID:       uuid.NewString(),
+		Owner:      projectID,
+		Subject:    notifier.Subject{Service: "endpoint", Event: TestEvent, Ref: e.PublicID},
+		Request:    payload.Request{Method: "POST", URL: e.URL, ContentType: "application/json", Body: body},
+		Signing:    notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
+		EndpointID: e.ID, Paused: e.PausedAt != nil,
+	}
+	err = store.WithTx(ctx, s.db, func(tx *entdb.Tx) error {
+		_, err := s.queue.Enqueue(ctx, tx, m)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store the test delivery to %s: %w", e.PublicID, err)
+	}
+	return evID, nil
+}
+
+// endpointCache keeps each project's live endpoints for ttl, so that
+// publishing an event costs no query on a busy project.
+type endpointCache struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu sync.Mutex
+	m  map[int64]cachedEndpoints
+}
+
+type cachedEndpoints struct {
+	eps   []*entdb.Endpoint
+	until time.Time
+}
+
+func (c *endpointCache) get(ctx context.Context, db *entdb.Client, project int64) ([]*entdb.Endpoint, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.m[project]
+	c.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.eps, nil
+	}
+	eps, err := db.Endpoint.Query().
+		Where(entendpoint.ProjectID(project), entendpoint.DeletedAtIsNil()).
+		Order(entdb.Asc(entendpoint.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the endpoints of project %d: %w", project, err)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[int64]cachedEndpoints{}
+	}
+	c.m[project] = cachedEndpoints{eps: eps, until: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return eps, nil
+}
+
+func (c *endpointCache) forget(project int64) {
+	c.mu.Lock()
+	delete(c.m, project)
+	c.mu.Unlock()
+}
+
+// Ring is the endpoints' secret ring (signer.SecretRing) for KeyRef keys:
+// an endpoint's current secret and, during a rotation's grace, the one it
+// replaced. A deleted endpoint's deliveries still sign. What it read is
+// kept for its TTL (one read a second per busy endpoint, not one per
+// attempt); a rotation signs the attempts that start after that.
+type Ring struct {
+	db  *entdb.Client
+	ttl time.Duration
+	now func() time.Time
+
+	mu sync.Mutex
+	m  map[int64]ringEntry
+}
+
+type ringEntry struct {
+	e     *entdb.Endpoint
+	until time.Time
+}
+
+var _ signer.SecretRing = (*Ring)(nil)
+
+// NewRing returns the ring of db's endpoints, keeping what it reads for ttl.
+func NewRing(db *entdb.Client, ttl time.Duration, now func() time.Time) *Ring {
+	return &Ring{db: db, ttl: ttl, now: now}
+}
+
+// Secrets implements signer.SecretRing.
+func (r *Ring) Secrets(ctx context.Context, key string, at time.Time) ([]string, error) {
+	id, err := ParseKeyRef(key)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	r.mu.Lock()
+	c, ok := r.m[id]
+	r.mu.Unlock()
+	if !ok || !now.Before(c.until) {
+		e, err := r.db.Endpoint.Get(ctx, id)
+		if entdb.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read endpoint %d's secrets: %w", id, err)
+		}
+		c = ringEntry{e: e, until: now.Add(r.ttl)}
+		r.mu.Lock()
+		if r.m == nil {
+			r.m = map[int64]ringEntry{}
+		}
+		r.m[id] = c
+		r.mu.Unlock()
+	}
+	out := []string{c.e.Secret}
+	if c.e.PreviousSecret != "" && c.e.PreviousSecretUntil != nil && at.Before(*c.e.PreviousSecretUntil) {
+		out = append(out, c.e.PreviousSecret)
+	}
+	return out, nil
+}
