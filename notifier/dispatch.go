@@ -16,6 +16,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/store"
@@ -931,6 +932,9 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 		if err := insertAttempts(ctx, tx, d.db.Dialect, attempts); err != nil {
 			return err
 		}
+		if err := endpointHealth(ctx, tx, batch); err != nil {
+			return err
+		}
 		events = make([]*entdb.DeliveryEvent, len(batch))
 		for i, r := range batch {
 			status, at := written[i].status, written[i].at
@@ -953,6 +957,54 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 		d.observeFinished(finished...)
 	}
 	return events, err
+}
+
+// endpointHealth records, in the transaction that records a batch's
+// attempts, how each endpoint the batch delivered to is doing: an
+// acknowledged delivery clears its failing_since and sets last_success_at;
+// a failed or blocked one sets failing_since, once, to when it failed. An
+// endpoint failing since long enough is paused by its monitor
+// (server/merchant/endpoint). A batch without endpoint deliveries costs
+// nothing.
+func endpointHealth(ctx context.Context, tx *entdb.Tx, batch []result) error {
+	var ok []int64
+	failed := map[int64]time.Time{}
+	for _, r := range batch {
+		id := r.c.n.EndpointID
+		if id == nil {
+			continue
+		}
+		switch r.outcome {
+		case deliveryattempt.OutcomeAcknowledged:
+			ok = append(ok, *id)
+		case deliveryattempt.OutcomeFailed, deliveryattempt.OutcomeBlocked:
+			if at, seen := failed[*id]; !seen || r.finished.Before(at) {
+				failed[*id] = r.finished
+			}
+		}
+	}
+	if len(ok) > 0 {
+		last := batch[0].finished
+		for _, r := range batch {
+			if r.finished.After(last) {
+				last = r.finished
+			}
+		}
+		if err := tx.Endpoint.Update().Where(entendpoint.IDIn(ok...)).
+			ClearFailingSince().SetLastSuccessAt(last).Exec(ctx); err != nil {
+			return fmt.Errorf("record endpoints' successes: %w", err)
+		}
+	}
+	for id, at := range failed {
+		if slices.Contains(ok, id) {
+			continue // a success in the same batch: not failing
+		}
+		if err := tx.Endpoint.Update().Where(entendpoint.ID(id), entendpoint.FailingSinceIsNil()).
+			SetFailingSince(at).Exec(ctx); err != nil {
+			return fmt.Errorf("record endpoint %d's failure: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // observeFinished tells the observer of notifications that left the queue

@@ -72,8 +72,8 @@ type authzFixture struct {
 	newWrongAsset func() string
 	// endpoint is a webhook endpoint of A; newEndpoint makes another and
 	// returns its id (for the calls that delete one).
-	endpoint    string
-	newEndpoint func() string
+	endpoint                    string
+	newEndpoint, pausedEndpoint func() string
 }
 
 // authzRow says how to call one method for the matrix.
@@ -164,6 +164,12 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	}},
 	"payhook.v1.EndpointService.RotateEndpointSecret": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.RotateEndpointSecretRequest{EndpointId: f.endpoint}
+	}},
+	"payhook.v1.EndpointService.PauseEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.PauseEndpointRequest{EndpointId: f.endpoint} // pausing twice is no error
+	}},
+	"payhook.v1.EndpointService.ResumeEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ResumeEndpointRequest{EndpointId: f.pausedEndpoint()}
 	}},
 	"payhook.v1.EndpointService.TestEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.TestEndpointRequest{EndpointId: f.endpoint}
@@ -477,6 +483,13 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		return e.GetEndpoint().GetEndpointId()
 	}
 	f.endpoint = f.newEndpoint()
+	resumable := f.newEndpoint()
+	f.pausedEndpoint = func() string {
+		if _, err := endpoints.PauseEndpoint(a, &payhookv1.PauseEndpointRequest{EndpointId: resumable}); err != nil {
+			t.Fatal(err)
+		}
+		return resumable
+	}
 	spare, err := payhookv1.NewProjectServiceClient(in.Conn).CreateProject(servertest.WithKey(ctx, operator),
 		&payhookv1.CreateProjectRequest{Name: "spare"})
 	if err != nil {

@@ -56,6 +56,10 @@ type Config struct {
 	// on the configured clock, chains are read when the devnet changes
 	// them, and live prices are refreshed by RefreshPrices only. Tests.
 	ManualDelivery bool
+	// EndpointPauseAfter is how long every attempt to a webhook endpoint
+	// must have failed before it is paused (endpoint.DefaultPauseAfter
+	// when 0).
+	EndpointPauseAfter time.Duration
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// OutboundFaults inject crashes into the outbound engine. Tests.

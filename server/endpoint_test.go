@@ -288,3 +288,163 @@ func TestEndpointMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointPause: an endpoint whose every attempt has failed for 24
+// hours is paused by the monitor (not before): its deliveries wait,
+// unattempted, and events published meanwhile wait too; resuming delivers
+// them all, each once, each window extended by the time it waited. A
+// merchant pauses and resumes over REST; resuming an active endpoint is a
+// 400-class refusal.
+func TestEndpointPause(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			var down sync.Mutex
+			failing := true
+			var order []string
+			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				down.Lock()
+				defer down.Unlock()
+				if failing {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+					return
+				}
+				b, _ := io.ReadAll(r.Body)
+				var env endpoint.Envelope
+				_ = json.Unmarshal(b, &env)
+				var data struct{ UUID string }
+				_ = json.Unmarshal(env.Data, &data)
+				order = append(order, data.UUID)
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			t.Cleanup(hook.Close)
+			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+			in := servertest.Start(t, d, func(c *server.Config) {
+				c.ManualDelivery = true
+				c.Now = clk.Now
+				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
+			})
+			db := in.Server.DB().Client
+			runDue := func() {
+				t.Helper()
+				if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			check := func() int {
+				t.Helper()
+				n, err := in.Server.EndpointMonitor().Check(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["*"]}`, in.KeyA)
+			ep, _ := r.JSON["endpoint"].(map[string]any)
+			id, _ := ep["endpoint_id"].(string)
+			if r.Code != 200 || id == "" {
+				t.Fatalf("create: %d %s", r.Code, r.Body)
+			}
+			publish := func() string {
+				t.Helper()
+				evID := uuid.NewString()
+				err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
+					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+						Project: in.ProjectA, UUID: evID, Type: "checkout.payment.completed", Service: "checkout",
+						Fields: []payload.Field{payload.String("uuid", evID)},
+					})
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return evID
+			}
+			first := publish()
+			runDue() // fails at 12:00: failing since then
+			e, _ := db.Endpoint.Query().Only(ctx)
+			if e.FailingSince == nil || !e.FailingSince.Equal(clk.Now()) {
+				t.Fatalf("failing_since %v", e.FailingSince)
+			}
+			// Retried on its schedule, failing, for 23 hours: not paused.
+			for range 23 {
+				clk.Advance(time.Hour)
+				runDue()
+			}
+			if n := check(); n != 0 {
+				t.Fatalf("paused after 23 hours of failures")
+			}
+			second := publish()
+			clk.Advance(time.Hour)
+			runDue()
+			if n := check(); n != 1 {
+				t.Fatalf("not paused after 24 hours of failures")
+			}
+			g := in.Get(t, "/endpoint/get/", url.Values{"endpoint_id": {id}}, in.KeyA)
+			if !strings.Contains(string(g.Body), `"status":"paused"`) || !strings.Contains(string(g.Body), `"paused_reason":"failing"`) {
+				t.Fatalf("paused endpoint: %s", g.Body)
+			}
+			pausedAt := clk.Now()
+			third := publish() // stored paused
+			ns, _ := db.Notification.Query().Where(notification.EndpointIDNotNil()).All(ctx)
+			if len(ns) != 3 {
+				t.Fatalf("%d deliveries", len(ns))
+			}
+			attempts := map[string]int{}
+			for _, n := range ns {
+				if n.Status != notification.StatusPaused || n.NextAttemptAt != nil {
+					t.Fatalf("while paused: %s %s next %v", n.UUID, n.Status, n.NextAttemptAt)
+				}
+				attempts[n.UUID] = n.Attempts
+			}
+			// Three days pass: nothing is attempted, nothing expires.
+			clk.Advance(72 * time.Hour)
+			runDue()
+			check()
+			for _, n := range ns {
+				cur, _ := db.Notification.Get(ctx, n.ID)
+				if cur.Status != notification.StatusPaused || cur.Attempts != attempts[n.UUID] {
+					t.Fatalf("attempted or expired while paused: %+v", cur)
+				}
+			}
+			// Resumed (the receiver is back): everything, oldest first.
+			down.Lock()
+			failing = false
+			down.Unlock()
+			if r := in.PostJSON(t, "/endpoint/resume/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 200 || !strings.Contains(string(r.Body), `"status":"active"`) {
+				t.Fatalf("resume: %d %s", r.Code, r.Body)
+			}
+			for _, n := range ns {
+				cur, _ := db.Notification.Get(ctx, n.ID)
+				from := pausedAt
+				if n.CreatedAt.After(from) {
+					from = n.CreatedAt
+				}
+				if want := n.ExpiresAt.Add(clk.Now().Sub(from)); !cur.ExpiresAt.Equal(want) {
+					t.Fatalf("window of %s ends %v, want %v (extended by the wait)", n.UUID, cur.ExpiresAt, want)
+				}
+			}
+			runDue()
+			// Due together, claimed oldest first; attempted in parallel, so
+			// they may arrive in any order (docs/decisions.md).
+			if !slices.Equal(slices.Sorted(slices.Values(order)), slices.Sorted(slices.Values([]string{first, second, third}))) {
+				t.Fatalf("delivered %v, want each of %v once", order, []string{first, second, third})
+			}
+			if r := in.PostJSON(t, "/endpoint/resume/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "not paused") {
+				t.Fatalf("resume an active endpoint: %d %s", r.Code, r.Body)
+			}
+			// The merchant pauses by hand: a new event waits.
+			if r := in.PostJSON(t, "/endpoint/pause/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 200 || !strings.Contains(string(r.Body), `"paused_reason":"merchant"`) {
+				t.Fatalf("pause: %d %s", r.Code, r.Body)
+			}
+			clk.Advance(2 * time.Second) // past the endpoints' cache
+			publish()
+			runDue()
+			if len(order) != 3 {
+				t.Fatalf("a paused endpoint received %v", order)
+			}
+		})
+	}
+}

@@ -83,14 +83,16 @@ type Server struct {
 	notifier *notifier.Notifier
 	// callbacks are the keys that sign low-level callbacks.
 	callbacks *project.CallbackKeys
-	// endpoints are the projects' webhook endpoints.
-	endpoints *endpoint.Service
-	devnet    *devnet.Devnet
-	payouts   *payout.Service
-	payments  *payment.Service
-	outbound  *outbound.Engine
-	watchers  map[string]*payment.Watcher
-	nodes     []node
+	// endpoints are the projects' webhook endpoints; endpointMonitor
+	// pauses the failing ones.
+	endpoints       *endpoint.Service
+	endpointMonitor *endpoint.Monitor
+	devnet          *devnet.Devnet
+	payouts         *payout.Service
+	payments        *payment.Service
+	outbound        *outbound.Engine
+	watchers        map[string]*payment.Watcher
+	nodes           []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
 	// idempotency deletes expired Idempotency-Keys.
@@ -529,8 +531,10 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	s.endpoints = endpoint.New(endpoint.Config{
 		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue, Quota: limiter,
+		Wake: s.notifier.Dispatcher.Wake,
 	})
 	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
+	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, nil, s.logger)
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
@@ -732,6 +736,10 @@ func (s *Server) DB() *store.DB { return s.db }
 // through it).
 func (s *Server) Endpoints() *endpoint.Service { return s.endpoints }
 
+// EndpointMonitor returns the monitor that pauses failing endpoints (tests
+// run its rounds with ManualDelivery).
+func (s *Server) EndpointMonitor() *endpoint.Monitor { return s.endpointMonitor }
+
 // ForgetCallbackKey makes this instance read project id's callback key
 // anew at its next callback (after a rotation made elsewhere, which every
 // instance otherwise sees within a second).
@@ -824,6 +832,12 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.idempotency.Start(ctx); err != nil {
 		return fmt.Errorf("start the Idempotency-Key collector: %w", err)
 	}
+	if !s.cfg.ManualDelivery {
+		// Tests that drive delivery run the monitor's rounds themselves.
+		if err := s.endpointMonitor.Start(ctx); err != nil {
+			return fmt.Errorf("start the endpoint monitor: %w", err)
+		}
+	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
 	if s.opLis != nil {
@@ -895,6 +909,9 @@ func (s *Server) Stop() error {
 		}
 		if s.idempotency != nil {
 			s.idempotency.Stop()
+		}
+		if s.endpointMonitor != nil {
+			s.endpointMonitor.Stop()
 		}
 		for _, n := range s.nodes {
 			if c, ok := n.backend.(interface{ Close() }); ok {

@@ -309,6 +309,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	var providers listFlag
 	fs.Var(&providers, "price-provider", "live price provider: coinbase, coingecko, kraken, frankfurter, each optionally NAME=BASEURL; all are asked and each price is the median of those that answer; repeatable (default all four)")
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
+	fs.DurationVar(&cfg.EndpointPauseAfter, "endpoint-pause-after", 0, "how long every attempt to a webhook endpoint must have failed before it is paused (its deliveries wait; default 24h)")
 	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before it is not used: requests needing it answer 503, /healthz says degraded, payloads omit it (default 1h; negative: no limit)")
 	fs.Float64Var(&cfg.Limits.KeyRate, "key-rate", ratelimit.DefaultKeyRate, "requests per second each API key may make (refused 429 with Retry-After beyond it); a project's own limit (payhook project update --rate-limit) replaces it; 0: no limit")
 	fs.IntVar(&cfg.Limits.KeyBurst, "key-burst", ratelimit.DefaultKeyBurst, "requests an API key may make at once before --key-rate applies")

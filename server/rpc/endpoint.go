@@ -112,6 +112,32 @@ func (s *EndpointServer) RotateEndpointSecret(ctx context.Context, req *payhookv
 	return out, nil
 }
 
+// PauseEndpoint implements payhookv1.EndpointServiceServer.
+func (s *EndpointServer) PauseEndpoint(ctx context.Context, req *payhookv1.PauseEndpointRequest) (*payhookv1.PauseEndpointResponse, error) {
+	projectID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.endpoints.Pause(ctx, projectID, req.GetEndpointId())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.PauseEndpointResponse{Endpoint: endpointOf(e)}, nil
+}
+
+// ResumeEndpoint implements payhookv1.EndpointServiceServer.
+func (s *EndpointServer) ResumeEndpoint(ctx context.Context, req *payhookv1.ResumeEndpointRequest) (*payhookv1.ResumeEndpointResponse, error) {
+	projectID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.endpoints.Resume(ctx, projectID, req.GetEndpointId())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.ResumeEndpointResponse{Endpoint: endpointOf(e)}, nil
+}
+
 // TestEndpoint implements payhookv1.EndpointServiceServer.
 func (s *EndpointServer) TestEndpoint(ctx context.Context, req *payhookv1.TestEndpointRequest) (*payhookv1.TestEndpointResponse, error) {
 	projectID, err := owner(ctx)
@@ -134,6 +160,9 @@ func endpointOf(e *entdb.Endpoint) *payhookv1.Endpoint {
 	}
 	if e.PausedAt != nil {
 		out.Status, out.PausedAt = "paused", timestamppb.New(*e.PausedAt)
+		if e.PausedReason != nil {
+			out.PausedReason = string(*e.PausedReason)
+		}
 	}
 	if e.FailingSince != nil {
 		out.FailingSince = timestamppb.New(*e.FailingSince)

@@ -40,6 +40,9 @@ type Endpoint struct {
 	MaxPerSecond int32 `protobuf:"varint,5,opt,name=max_per_second,json=maxPerSecond,proto3" json:"max_per_second,omitempty"`
 	// status is active, or paused (its deliveries wait).
 	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	// paused_reason says who paused it: failing (payhook, after every
+	// attempt failed for 24 hours), merchant or operator.
+	PausedReason string `protobuf:"bytes,11,opt,name=paused_reason,json=pausedReason,proto3" json:"paused_reason,omitempty"`
 	// paused_at is when it was paused, while it is.
 	PausedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=paused_at,json=pausedAt,proto3" json:"paused_at,omitempty"`
 	// failing_since is the first failed attempt since its last success,
@@ -121,6 +124,13 @@ func (x *Endpoint) GetMaxPerSecond() int32 {
 func (x *Endpoint) GetStatus() string {
 	if x != nil {
 		return x.Status
+	}
+	return ""
+}
+
+func (x *Endpoint) GetPausedReason() string {
+	if x != nil {
+		return x.PausedReason
 	}
 	return ""
 }
@@ -870,12 +880,196 @@ func (x *TestEndpointResponse) GetUuid() string {
 	return ""
 }
 
+// PauseEndpointRequest names the endpoint.
+type PauseEndpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint_id identifies it.
+	EndpointId    string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseEndpointRequest) Reset() {
+	*x = PauseEndpointRequest{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseEndpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseEndpointRequest) ProtoMessage() {}
+
+func (x *PauseEndpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseEndpointRequest.ProtoReflect.Descriptor instead.
+func (*PauseEndpointRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PauseEndpointRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+// PauseEndpointResponse is the paused endpoint.
+type PauseEndpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint is the endpoint.
+	Endpoint      *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseEndpointResponse) Reset() {
+	*x = PauseEndpointResponse{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseEndpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseEndpointResponse) ProtoMessage() {}
+
+func (x *PauseEndpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseEndpointResponse.ProtoReflect.Descriptor instead.
+func (*PauseEndpointResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PauseEndpointResponse) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+// ResumeEndpointRequest names the endpoint.
+type ResumeEndpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint_id identifies it.
+	EndpointId    string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeEndpointRequest) Reset() {
+	*x = ResumeEndpointRequest{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeEndpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeEndpointRequest) ProtoMessage() {}
+
+func (x *ResumeEndpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeEndpointRequest.ProtoReflect.Descriptor instead.
+func (*ResumeEndpointRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ResumeEndpointRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+// ResumeEndpointResponse is the resumed endpoint.
+type ResumeEndpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint is the endpoint.
+	Endpoint      *Endpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeEndpointResponse) Reset() {
+	*x = ResumeEndpointResponse{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeEndpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeEndpointResponse) ProtoMessage() {}
+
+func (x *ResumeEndpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeEndpointResponse.ProtoReflect.Descriptor instead.
+func (*ResumeEndpointResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ResumeEndpointResponse) GetEndpoint() *Endpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
 var File_payhook_v1_endpoint_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_endpoint_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/endpoint.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xae\x03\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xd3\x03\n" +
 	"\bEndpoint\x12\x1f\n" +
 	"\vendpoint_id\x18\x01 \x01(\tR\n" +
 	"endpointId\x12\x10\n" +
@@ -884,7 +1078,8 @@ const file_payhook_v1_endpoint_proto_rawDesc = "" +
 	"\vevent_types\x18\x04 \x03(\tR\n" +
 	"eventTypes\x12$\n" +
 	"\x0emax_per_second\x18\x05 \x01(\x05R\fmaxPerSecond\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\x127\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x12#\n" +
+	"\rpaused_reason\x18\v \x01(\tR\fpausedReason\x127\n" +
 	"\tpaused_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bpausedAt\x12?\n" +
 	"\rfailing_since\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\x129\n" +
 	"\n" +
@@ -941,14 +1136,26 @@ const file_payhook_v1_endpoint_proto_rawDesc = "" +
 	"\vendpoint_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"endpointId\"*\n" +
 	"\x14TestEndpointResponse\x12\x12\n" +
-	"\x04uuid\x18\x01 \x01(\tR\x04uuid2\xfe\x06\n" +
+	"\x04uuid\x18\x01 \x01(\tR\x04uuid\"B\n" +
+	"\x14PauseEndpointRequest\x12*\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"endpointId\"I\n" +
+	"\x15PauseEndpointResponse\x120\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x14.payhook.v1.EndpointR\bendpoint\"C\n" +
+	"\x15ResumeEndpointRequest\x12*\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"endpointId\"J\n" +
+	"\x16ResumeEndpointResponse\x120\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x14.payhook.v1.EndpointR\bendpoint2\xf6\b\n" +
 	"\x0fEndpointService\x12|\n" +
 	"\x0eCreateEndpoint\x12!.payhook.v1.CreateEndpointRequest\x1a\".payhook.v1.CreateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/create\x12t\n" +
 	"\rListEndpoints\x12 .payhook.v1.ListEndpointsRequest\x1a!.payhook.v1.ListEndpointsResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/endpoint/list\x12m\n" +
 	"\vGetEndpoint\x12\x1e.payhook.v1.GetEndpointRequest\x1a\x1f.payhook.v1.GetEndpointResponse\"\x1d\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/endpoint/get\x12|\n" +
 	"\x0eUpdateEndpoint\x12!.payhook.v1.UpdateEndpointRequest\x1a\".payhook.v1.UpdateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/update\x12|\n" +
 	"\x0eDeleteEndpoint\x12!.payhook.v1.DeleteEndpointRequest\x1a\".payhook.v1.DeleteEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/delete\x12\x95\x01\n" +
-	"\x14RotateEndpointSecret\x12'.payhook.v1.RotateEndpointSecretRequest\x1a(.payhook.v1.RotateEndpointSecretResponse\"*\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/endpoint/rotate-secret\x12t\n" +
+	"\x14RotateEndpointSecret\x12'.payhook.v1.RotateEndpointSecretRequest\x1a(.payhook.v1.RotateEndpointSecretResponse\"*\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/endpoint/rotate-secret\x12x\n" +
+	"\rPauseEndpoint\x12 .payhook.v1.PauseEndpointRequest\x1a!.payhook.v1.PauseEndpointResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/endpoint/pause\x12|\n" +
+	"\x0eResumeEndpoint\x12!.payhook.v1.ResumeEndpointRequest\x1a\".payhook.v1.ResumeEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/resume\x12t\n" +
 	"\fTestEndpoint\x12\x1f.payhook.v1.TestEndpointRequest\x1a .payhook.v1.TestEndpointResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/endpoint/testB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -963,7 +1170,7 @@ func file_payhook_v1_endpoint_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_endpoint_proto_rawDescData
 }
 
-var file_payhook_v1_endpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_payhook_v1_endpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_payhook_v1_endpoint_proto_goTypes = []any{
 	(*Endpoint)(nil),                     // 0: payhook.v1.Endpoint
 	(*CreateEndpointRequest)(nil),        // 1: payhook.v1.CreateEndpointRequest
@@ -980,37 +1187,47 @@ var file_payhook_v1_endpoint_proto_goTypes = []any{
 	(*RotateEndpointSecretResponse)(nil), // 12: payhook.v1.RotateEndpointSecretResponse
 	(*TestEndpointRequest)(nil),          // 13: payhook.v1.TestEndpointRequest
 	(*TestEndpointResponse)(nil),         // 14: payhook.v1.TestEndpointResponse
-	(*timestamppb.Timestamp)(nil),        // 15: google.protobuf.Timestamp
+	(*PauseEndpointRequest)(nil),         // 15: payhook.v1.PauseEndpointRequest
+	(*PauseEndpointResponse)(nil),        // 16: payhook.v1.PauseEndpointResponse
+	(*ResumeEndpointRequest)(nil),        // 17: payhook.v1.ResumeEndpointRequest
+	(*ResumeEndpointResponse)(nil),       // 18: payhook.v1.ResumeEndpointResponse
+	(*timestamppb.Timestamp)(nil),        // 19: google.protobuf.Timestamp
 }
 var file_payhook_v1_endpoint_proto_depIdxs = []int32{
-	15, // 0: payhook.v1.Endpoint.paused_at:type_name -> google.protobuf.Timestamp
-	15, // 1: payhook.v1.Endpoint.failing_since:type_name -> google.protobuf.Timestamp
-	15, // 2: payhook.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
-	15, // 3: payhook.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
+	19, // 0: payhook.v1.Endpoint.paused_at:type_name -> google.protobuf.Timestamp
+	19, // 1: payhook.v1.Endpoint.failing_since:type_name -> google.protobuf.Timestamp
+	19, // 2: payhook.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
+	19, // 3: payhook.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 4: payhook.v1.CreateEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
 	0,  // 5: payhook.v1.ListEndpointsResponse.endpoints:type_name -> payhook.v1.Endpoint
 	0,  // 6: payhook.v1.GetEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
 	0,  // 7: payhook.v1.UpdateEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
-	15, // 8: payhook.v1.RotateEndpointSecretResponse.previous_secret_until:type_name -> google.protobuf.Timestamp
-	1,  // 9: payhook.v1.EndpointService.CreateEndpoint:input_type -> payhook.v1.CreateEndpointRequest
-	3,  // 10: payhook.v1.EndpointService.ListEndpoints:input_type -> payhook.v1.ListEndpointsRequest
-	5,  // 11: payhook.v1.EndpointService.GetEndpoint:input_type -> payhook.v1.GetEndpointRequest
-	7,  // 12: payhook.v1.EndpointService.UpdateEndpoint:input_type -> payhook.v1.UpdateEndpointRequest
-	9,  // 13: payhook.v1.EndpointService.DeleteEndpoint:input_type -> payhook.v1.DeleteEndpointRequest
-	11, // 14: payhook.v1.EndpointService.RotateEndpointSecret:input_type -> payhook.v1.RotateEndpointSecretRequest
-	13, // 15: payhook.v1.EndpointService.TestEndpoint:input_type -> payhook.v1.TestEndpointRequest
-	2,  // 16: payhook.v1.EndpointService.CreateEndpoint:output_type -> payhook.v1.CreateEndpointResponse
-	4,  // 17: payhook.v1.EndpointService.ListEndpoints:output_type -> payhook.v1.ListEndpointsResponse
-	6,  // 18: payhook.v1.EndpointService.GetEndpoint:output_type -> payhook.v1.GetEndpointResponse
-	8,  // 19: payhook.v1.EndpointService.UpdateEndpoint:output_type -> payhook.v1.UpdateEndpointResponse
-	10, // 20: payhook.v1.EndpointService.DeleteEndpoint:output_type -> payhook.v1.DeleteEndpointResponse
-	12, // 21: payhook.v1.EndpointService.RotateEndpointSecret:output_type -> payhook.v1.RotateEndpointSecretResponse
-	14, // 22: payhook.v1.EndpointService.TestEndpoint:output_type -> payhook.v1.TestEndpointResponse
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	19, // 8: payhook.v1.RotateEndpointSecretResponse.previous_secret_until:type_name -> google.protobuf.Timestamp
+	0,  // 9: payhook.v1.PauseEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
+	0,  // 10: payhook.v1.ResumeEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
+	1,  // 11: payhook.v1.EndpointService.CreateEndpoint:input_type -> payhook.v1.CreateEndpointRequest
+	3,  // 12: payhook.v1.EndpointService.ListEndpoints:input_type -> payhook.v1.ListEndpointsRequest
+	5,  // 13: payhook.v1.EndpointService.GetEndpoint:input_type -> payhook.v1.GetEndpointRequest
+	7,  // 14: payhook.v1.EndpointService.UpdateEndpoint:input_type -> payhook.v1.UpdateEndpointRequest
+	9,  // 15: payhook.v1.EndpointService.DeleteEndpoint:input_type -> payhook.v1.DeleteEndpointRequest
+	11, // 16: payhook.v1.EndpointService.RotateEndpointSecret:input_type -> payhook.v1.RotateEndpointSecretRequest
+	15, // 17: payhook.v1.EndpointService.PauseEndpoint:input_type -> payhook.v1.PauseEndpointRequest
+	17, // 18: payhook.v1.EndpointService.ResumeEndpoint:input_type -> payhook.v1.ResumeEndpointRequest
+	13, // 19: payhook.v1.EndpointService.TestEndpoint:input_type -> payhook.v1.TestEndpointRequest
+	2,  // 20: payhook.v1.EndpointService.CreateEndpoint:output_type -> payhook.v1.CreateEndpointResponse
+	4,  // 21: payhook.v1.EndpointService.ListEndpoints:output_type -> payhook.v1.ListEndpointsResponse
+	6,  // 22: payhook.v1.EndpointService.GetEndpoint:output_type -> payhook.v1.GetEndpointResponse
+	8,  // 23: payhook.v1.EndpointService.UpdateEndpoint:output_type -> payhook.v1.UpdateEndpointResponse
+	10, // 24: payhook.v1.EndpointService.DeleteEndpoint:output_type -> payhook.v1.DeleteEndpointResponse
+	12, // 25: payhook.v1.EndpointService.RotateEndpointSecret:output_type -> payhook.v1.RotateEndpointSecretResponse
+	16, // 26: payhook.v1.EndpointService.PauseEndpoint:output_type -> payhook.v1.PauseEndpointResponse
+	18, // 27: payhook.v1.EndpointService.ResumeEndpoint:output_type -> payhook.v1.ResumeEndpointResponse
+	14, // 28: payhook.v1.EndpointService.TestEndpoint:output_type -> payhook.v1.TestEndpointResponse
+	20, // [20:29] is the sub-list for method output_type
+	11, // [11:20] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_endpoint_proto_init() }
@@ -1026,7 +1243,7 @@ func file_payhook_v1_endpoint_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_endpoint_proto_rawDesc), len(file_payhook_v1_endpoint_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,8 @@ const (
 	EndpointService_UpdateEndpoint_FullMethodName       = "/payhook.v1.EndpointService/UpdateEndpoint"
 	EndpointService_DeleteEndpoint_FullMethodName       = "/payhook.v1.EndpointService/DeleteEndpoint"
 	EndpointService_RotateEndpointSecret_FullMethodName = "/payhook.v1.EndpointService/RotateEndpointSecret"
+	EndpointService_PauseEndpoint_FullMethodName        = "/payhook.v1.EndpointService/PauseEndpoint"
+	EndpointService_ResumeEndpoint_FullMethodName       = "/payhook.v1.EndpointService/ResumeEndpoint"
 	EndpointService_TestEndpoint_FullMethodName         = "/payhook.v1.EndpointService/TestEndpoint"
 )
 
@@ -53,6 +55,13 @@ type EndpointServiceClient interface {
 	// RotateEndpointSecret gives an endpoint a new signing secret; the old
 	// one also signs during the grace period (24 hours unless given).
 	RotateEndpointSecret(ctx context.Context, in *RotateEndpointSecretRequest, opts ...grpc.CallOption) (*RotateEndpointSecretResponse, error)
+	// PauseEndpoint pauses an endpoint: its deliveries wait, unattempted and
+	// with their 48-hour windows stopped, until it is resumed. payhook pauses
+	// an endpoint itself when every attempt to it has failed for 24 hours.
+	PauseEndpoint(ctx context.Context, in *PauseEndpointRequest, opts ...grpc.CallOption) (*PauseEndpointResponse, error)
+	// ResumeEndpoint resumes a paused endpoint: what waited is delivered,
+	// oldest first, each with its window extended by the time it waited.
+	ResumeEndpoint(ctx context.Context, in *ResumeEndpointRequest, opts ...grpc.CallOption) (*ResumeEndpointResponse, error)
 	// TestEndpoint sends a test.webhook event to one endpoint (whatever its
 	// filter), delivered and retried like any event.
 	TestEndpoint(ctx context.Context, in *TestEndpointRequest, opts ...grpc.CallOption) (*TestEndpointResponse, error)
@@ -126,6 +135,26 @@ func (c *endpointServiceClient) RotateEndpointSecret(ctx context.Context, in *Ro
 	return out, nil
 }
 
+func (c *endpointServiceClient) PauseEndpoint(ctx context.Context, in *PauseEndpointRequest, opts ...grpc.CallOption) (*PauseEndpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseEndpointResponse)
+	err := c.cc.Invoke(ctx, EndpointService_PauseEndpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *endpointServiceClient) ResumeEndpoint(ctx context.Context, in *ResumeEndpointRequest, opts ...grpc.CallOption) (*ResumeEndpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeEndpointResponse)
+	err := c.cc.Invoke(ctx, EndpointService_ResumeEndpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *endpointServiceClient) TestEndpoint(ctx context.Context, in *TestEndpointRequest, opts ...grpc.CallOption) (*TestEndpointResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(TestEndpointResponse)
@@ -161,6 +190,13 @@ type EndpointServiceServer interface {
 	// RotateEndpointSecret gives an endpoint a new signing secret; the old
 	// one also signs during the grace period (24 hours unless given).
 	RotateEndpointSecret(context.Context, *RotateEndpointSecretRequest) (*RotateEndpointSecretResponse, error)
+	// PauseEndpoint pauses an endpoint: its deliveries wait, unattempted and
+	// with their 48-hour windows stopped, until it is resumed. payhook pauses
+	// an endpoint itself when every attempt to it has failed for 24 hours.
+	PauseEndpoint(context.Context, *PauseEndpointRequest) (*PauseEndpointResponse, error)
+	// ResumeEndpoint resumes a paused endpoint: what waited is delivered,
+	// oldest first, each with its window extended by the time it waited.
+	ResumeEndpoint(context.Context, *ResumeEndpointRequest) (*ResumeEndpointResponse, error)
 	// TestEndpoint sends a test.webhook event to one endpoint (whatever its
 	// filter), delivered and retried like any event.
 	TestEndpoint(context.Context, *TestEndpointRequest) (*TestEndpointResponse, error)
@@ -191,6 +227,12 @@ func (UnimplementedEndpointServiceServer) DeleteEndpoint(context.Context, *Delet
 }
 func (UnimplementedEndpointServiceServer) RotateEndpointSecret(context.Context, *RotateEndpointSecretRequest) (*RotateEndpointSecretResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RotateEndpointSecret not implemented")
+}
+func (UnimplementedEndpointServiceServer) PauseEndpoint(context.Context, *PauseEndpointRequest) (*PauseEndpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseEndpoint not implemented")
+}
+func (UnimplementedEndpointServiceServer) ResumeEndpoint(context.Context, *ResumeEndpointRequest) (*ResumeEndpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeEndpoint not implemented")
 }
 func (UnimplementedEndpointServiceServer) TestEndpoint(context.Context, *TestEndpointRequest) (*TestEndpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TestEndpoint not implemented")
@@ -324,6 +366,42 @@ func _EndpointService_RotateEndpointSecret_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EndpointService_PauseEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EndpointServiceServer).PauseEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EndpointService_PauseEndpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EndpointServiceServer).PauseEndpoint(ctx, req.(*PauseEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EndpointService_ResumeEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EndpointServiceServer).ResumeEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EndpointService_ResumeEndpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EndpointServiceServer).ResumeEndpoint(ctx, req.(*ResumeEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _EndpointService_TestEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(TestEndpointRequest)
 	if err := dec(in); err != nil {
@@ -372,6 +450,14 @@ var EndpointService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RotateEndpointSecret",
 			Handler:    _EndpointService_RotateEndpointSecret_Handler,
+		},
+		{
+			MethodName: "PauseEndpoint",
+			Handler:    _EndpointService_PauseEndpoint_Handler,
+		},
+		{
+			MethodName: "ResumeEndpoint",
+			Handler:    _EndpointService_ResumeEndpoint_Handler,
 		},
 		{
 			MethodName: "TestEndpoint",

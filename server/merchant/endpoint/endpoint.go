@@ -37,7 +37,7 @@ import (
 // Limits of an endpoint's fields.
 const (
 	// MaxPerProject is the most live endpoints a project may have.
-	MaxPerProject = 20
+	MaxPerProject = 50
 	// MaxEventTypes is the most entries of an endpoint's filter.
 	MaxEventTypes = 50
 	// MaxDescription is the longest description, in characters.
@@ -87,6 +87,7 @@ type Service struct {
 	cache endpointCache
 	queue Enqueuer
 	quota TestQuota
+	wake  func()
 }
 
 // TestQuota bounds a project's test events (ratelimit.Limiter.TestEvent).
@@ -111,6 +112,9 @@ type Config struct {
 	Queue Enqueuer
 	// Quota, when not nil, bounds test events.
 	Quota TestQuota
+	// Wake, when not nil, tells the dispatcher that deliveries are due
+	// (after a resume).
+	Wake func()
 	// CacheTTL is how long a project's endpoints are kept in memory for
 	// Publish (DefaultCacheTTL when 0); changes made through this Service
 	// are seen at once on this instance.
@@ -127,7 +131,7 @@ func New(cfg Config) *Service {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
-		queue: cfg.Queue, quota: cfg.Quota}
+		queue: cfg.Queue, quota: cfg.Quota, wake: cfg.Wake}
 	if len(cfg.KnownTypes) > 0 {
 		known := slices.Clone(cfg.KnownTypes)
 		s.known = func(t string) bool { return slices.Contains(known, t) }
@@ -169,7 +173,8 @@ func (s *Service) Create(ctx context.Context, projectID int64, spec Spec) (*entd
 			return fmt.Errorf("count the project's endpoints: %w", err)
 		}
 		if n >= MaxPerProject {
-			return address.Invalid("url", "the project has %d endpoints, the most it may have: delete one first", n)
+			return kind.New(kind.FailedPrecondition, "too many endpoints",
+				kind.Public(fmt.Sprintf("the project has %d endpoints, the most it may have: delete one first", n)))
 		}
 		e, err = tx.Endpoint.Create().SetProjectID(projectID).SetPublicID(id).SetURL(u).
 			SetEventTypes(types).SetDescription(spec.Description).SetMaxPerSecond(spec.MaxPerSecond).

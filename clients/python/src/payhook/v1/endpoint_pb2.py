@@ -17,7 +17,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/endpoint.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xc0\x02\n\x08\x45ndpoint\x12\x13\n\x0b\x65ndpoint_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x13\n\x0b\x65vent_types\x18\x04 \x03(\t\x12\x16\n\x0emax_per_second\x18\x05 \x01(\x05\x12\x0e\n\x06status\x18\x06 \x01(\t\x12-\n\tpaused_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rfailing_since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x99\x01\n\x15\x43reateEndpointRequest\x12\x1c\n\x03url\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80\x10\x12\x1f\n\x0b\x65vent_types\x18\x02 \x03(\tB\n\xbaH\x07\x92\x01\x04\x08\x01\x10\x32\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\xd0\x0f\x12\"\n\x0emax_per_second\x18\x04 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x00\"P\n\x16\x43reateEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\x12\x0e\n\x06secret\x18\x02 \x01(\t\"\x16\n\x14ListEndpointsRequest\"@\n\x15ListEndpointsResponse\x12\'\n\tendpoints\x18\x01 \x03(\x0b\x32\x14.payhook.v1.Endpoint\"9\n\x12GetEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"=\n\x13GetEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\"\xef\x01\n\x15UpdateEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\x1a\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x10H\x00\x88\x01\x01\x12\x1d\n\x0b\x65vent_types\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x32\x12\"\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\xd0\x0fH\x01\x88\x01\x01\x12\'\n\x0emax_per_second\x18\x05 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x00H\x02\x88\x01\x01\x42\x06\n\x04_urlB\x0e\n\x0c_descriptionB\x11\n\x0f_max_per_second\"@\n\x16UpdateEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\"<\n\x15\x44\x65leteEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"\x18\n\x16\x44\x65leteEndpointResponse\"f\n\x1bRotateEndpointSecretRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\"\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0b\xbaH\x08\"\x06\x18\x80\xf5$(\x00\"i\n\x1cRotateEndpointSecretResponse\x12\x0e\n\x06secret\x18\x01 \x01(\t\x12\x39\n\x15previous_secret_until\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\":\n\x13TestEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"$\n\x14TestEndpointResponse\x12\x0c\n\x04uuid\x18\x01 \x01(\t2\xfe\x06\n\x0f\x45ndpointService\x12|\n\x0e\x43reateEndpoint\x12!.payhook.v1.CreateEndpointRequest\x1a\".payhook.v1.CreateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/create:\x01*\x12t\n\rListEndpoints\x12 .payhook.v1.ListEndpointsRequest\x1a!.payhook.v1.ListEndpointsResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/endpoint/list\x12m\n\x0bGetEndpoint\x12\x1e.payhook.v1.GetEndpointRequest\x1a\x1f.payhook.v1.GetEndpointResponse\"\x1d\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/endpoint/get\x12|\n\x0eUpdateEndpoint\x12!.payhook.v1.UpdateEndpointRequest\x1a\".payhook.v1.UpdateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/update:\x01*\x12|\n\x0e\x44\x65leteEndpoint\x12!.payhook.v1.DeleteEndpointRequest\x1a\".payhook.v1.DeleteEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/delete:\x01*\x12\x95\x01\n\x14RotateEndpointSecret\x12\'.payhook.v1.RotateEndpointSecretRequest\x1a(.payhook.v1.RotateEndpointSecretResponse\"*\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1c\"\x17/endpoint/rotate-secret:\x01*\x12t\n\x0cTestEndpoint\x12\x1f.payhook.v1.TestEndpointRequest\x1a .payhook.v1.TestEndpointResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x13\"\x0e/endpoint/test:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19payhook/v1/endpoint.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\"\xd7\x02\n\x08\x45ndpoint\x12\x13\n\x0b\x65ndpoint_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x13\n\x0b\x65vent_types\x18\x04 \x03(\t\x12\x16\n\x0emax_per_second\x18\x05 \x01(\x05\x12\x0e\n\x06status\x18\x06 \x01(\t\x12\x15\n\rpaused_reason\x18\x0b \x01(\t\x12-\n\tpaused_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rfailing_since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x99\x01\n\x15\x43reateEndpointRequest\x12\x1c\n\x03url\x18\x01 \x01(\tB\x0f\xbaH\x04r\x02\x10\x01\xbaH\x05r\x03\x18\x80\x10\x12\x1f\n\x0b\x65vent_types\x18\x02 \x03(\tB\n\xbaH\x07\x92\x01\x04\x08\x01\x10\x32\x12\x1d\n\x0b\x64\x65scription\x18\x03 \x01(\tB\x08\xbaH\x05r\x03\x18\xd0\x0f\x12\"\n\x0emax_per_second\x18\x04 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x00\"P\n\x16\x43reateEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\x12\x0e\n\x06secret\x18\x02 \x01(\t\"\x16\n\x14ListEndpointsRequest\"@\n\x15ListEndpointsResponse\x12\'\n\tendpoints\x18\x01 \x03(\x0b\x32\x14.payhook.v1.Endpoint\"9\n\x12GetEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"=\n\x13GetEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\"\xef\x01\n\x15UpdateEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\x1a\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x10H\x00\x88\x01\x01\x12\x1d\n\x0b\x65vent_types\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x32\x12\"\n\x0b\x64\x65scription\x18\x04 \x01(\tB\x08\xbaH\x05r\x03\x18\xd0\x0fH\x01\x88\x01\x01\x12\'\n\x0emax_per_second\x18\x05 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xe8\x07(\x00H\x02\x88\x01\x01\x42\x06\n\x04_urlB\x0e\n\x0c_descriptionB\x11\n\x0f_max_per_second\"@\n\x16UpdateEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\"<\n\x15\x44\x65leteEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"\x18\n\x16\x44\x65leteEndpointResponse\"f\n\x1bRotateEndpointSecretRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\x12\"\n\rgrace_seconds\x18\x02 \x01(\x03\x42\x0b\xbaH\x08\"\x06\x18\x80\xf5$(\x00\"i\n\x1cRotateEndpointSecretResponse\x12\x0e\n\x06secret\x18\x01 \x01(\t\x12\x39\n\x15previous_secret_until\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\":\n\x13TestEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"$\n\x14TestEndpointResponse\x12\x0c\n\x04uuid\x18\x01 \x01(\t\";\n\x14PauseEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"?\n\x15PauseEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint\"<\n\x15ResumeEndpointRequest\x12#\n\x0b\x65ndpoint_id\x18\x01 \x01(\tB\x0e\xbaH\x04r\x02\x10\x01\xbaH\x04r\x02\x18@\"@\n\x16ResumeEndpointResponse\x12&\n\x08\x65ndpoint\x18\x01 \x01(\x0b\x32\x14.payhook.v1.Endpoint2\xf6\x08\n\x0f\x45ndpointService\x12|\n\x0e\x43reateEndpoint\x12!.payhook.v1.CreateEndpointRequest\x1a\".payhook.v1.CreateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/create:\x01*\x12t\n\rListEndpoints\x12 .payhook.v1.ListEndpointsRequest\x1a!.payhook.v1.ListEndpointsResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/endpoint/list\x12m\n\x0bGetEndpoint\x12\x1e.payhook.v1.GetEndpointRequest\x1a\x1f.payhook.v1.GetEndpointResponse\"\x1d\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/endpoint/get\x12|\n\x0eUpdateEndpoint\x12!.payhook.v1.UpdateEndpointRequest\x1a\".payhook.v1.UpdateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/update:\x01*\x12|\n\x0e\x44\x65leteEndpoint\x12!.payhook.v1.DeleteEndpointRequest\x1a\".payhook.v1.DeleteEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/delete:\x01*\x12\x95\x01\n\x14RotateEndpointSecret\x12\'.payhook.v1.RotateEndpointSecretRequest\x1a(.payhook.v1.RotateEndpointSecretResponse\"*\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1c\"\x17/endpoint/rotate-secret:\x01*\x12x\n\rPauseEndpoint\x12 .payhook.v1.PauseEndpointRequest\x1a!.payhook.v1.PauseEndpointResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x14\"\x0f/endpoint/pause:\x01*\x12|\n\x0eResumeEndpoint\x12!.payhook.v1.ResumeEndpointRequest\x1a\".payhook.v1.ResumeEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15\"\x10/endpoint/resume:\x01*\x12t\n\x0cTestEndpoint\x12\x1f.payhook.v1.TestEndpointRequest\x1a .payhook.v1.TestEndpointResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x13\"\x0e/endpoint/test:\x01*B5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.endpoint_pb2', globals())
@@ -53,6 +53,10 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _ROTATEENDPOINTSECRETREQUEST.fields_by_name['grace_seconds']._serialized_options = b'\272H\010\"\006\030\200\365$(\000'
   _TESTENDPOINTREQUEST.fields_by_name['endpoint_id']._options = None
   _TESTENDPOINTREQUEST.fields_by_name['endpoint_id']._serialized_options = b'\272H\004r\002\020\001\272H\004r\002\030@'
+  _PAUSEENDPOINTREQUEST.fields_by_name['endpoint_id']._options = None
+  _PAUSEENDPOINTREQUEST.fields_by_name['endpoint_id']._serialized_options = b'\272H\004r\002\020\001\272H\004r\002\030@'
+  _RESUMEENDPOINTREQUEST.fields_by_name['endpoint_id']._options = None
+  _RESUMEENDPOINTREQUEST.fields_by_name['endpoint_id']._serialized_options = b'\272H\004r\002\020\001\272H\004r\002\030@'
   _ENDPOINTSERVICE.methods_by_name['CreateEndpoint']._options = None
   _ENDPOINTSERVICE.methods_by_name['CreateEndpoint']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\025\"\020/endpoint/create:\001*'
   _ENDPOINTSERVICE.methods_by_name['ListEndpoints']._options = None
@@ -65,38 +69,50 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _ENDPOINTSERVICE.methods_by_name['DeleteEndpoint']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\025\"\020/endpoint/delete:\001*'
   _ENDPOINTSERVICE.methods_by_name['RotateEndpointSecret']._options = None
   _ENDPOINTSERVICE.methods_by_name['RotateEndpointSecret']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\034\"\027/endpoint/rotate-secret:\001*'
+  _ENDPOINTSERVICE.methods_by_name['PauseEndpoint']._options = None
+  _ENDPOINTSERVICE.methods_by_name['PauseEndpoint']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\024\"\017/endpoint/pause:\001*'
+  _ENDPOINTSERVICE.methods_by_name['ResumeEndpoint']._options = None
+  _ENDPOINTSERVICE.methods_by_name['ResumeEndpoint']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\025\"\020/endpoint/resume:\001*'
   _ENDPOINTSERVICE.methods_by_name['TestEndpoint']._options = None
   _ENDPOINTSERVICE.methods_by_name['TestEndpoint']._serialized_options = b'\220\373\030\002\230\373\030\004\202\323\344\223\002\023\"\016/endpoint/test:\001*'
   _ENDPOINT._serialized_start=159
-  _ENDPOINT._serialized_end=479
-  _CREATEENDPOINTREQUEST._serialized_start=482
-  _CREATEENDPOINTREQUEST._serialized_end=635
-  _CREATEENDPOINTRESPONSE._serialized_start=637
-  _CREATEENDPOINTRESPONSE._serialized_end=717
-  _LISTENDPOINTSREQUEST._serialized_start=719
-  _LISTENDPOINTSREQUEST._serialized_end=741
-  _LISTENDPOINTSRESPONSE._serialized_start=743
-  _LISTENDPOINTSRESPONSE._serialized_end=807
-  _GETENDPOINTREQUEST._serialized_start=809
-  _GETENDPOINTREQUEST._serialized_end=866
-  _GETENDPOINTRESPONSE._serialized_start=868
-  _GETENDPOINTRESPONSE._serialized_end=929
-  _UPDATEENDPOINTREQUEST._serialized_start=932
-  _UPDATEENDPOINTREQUEST._serialized_end=1171
-  _UPDATEENDPOINTRESPONSE._serialized_start=1173
-  _UPDATEENDPOINTRESPONSE._serialized_end=1237
-  _DELETEENDPOINTREQUEST._serialized_start=1239
-  _DELETEENDPOINTREQUEST._serialized_end=1299
-  _DELETEENDPOINTRESPONSE._serialized_start=1301
-  _DELETEENDPOINTRESPONSE._serialized_end=1325
-  _ROTATEENDPOINTSECRETREQUEST._serialized_start=1327
-  _ROTATEENDPOINTSECRETREQUEST._serialized_end=1429
-  _ROTATEENDPOINTSECRETRESPONSE._serialized_start=1431
-  _ROTATEENDPOINTSECRETRESPONSE._serialized_end=1536
-  _TESTENDPOINTREQUEST._serialized_start=1538
-  _TESTENDPOINTREQUEST._serialized_end=1596
-  _TESTENDPOINTRESPONSE._serialized_start=1598
-  _TESTENDPOINTRESPONSE._serialized_end=1634
-  _ENDPOINTSERVICE._serialized_start=1637
-  _ENDPOINTSERVICE._serialized_end=2531
+  _ENDPOINT._serialized_end=502
+  _CREATEENDPOINTREQUEST._serialized_start=505
+  _CREATEENDPOINTREQUEST._serialized_end=658
+  _CREATEENDPOINTRESPONSE._serialized_start=660
+  _CREATEENDPOINTRESPONSE._serialized_end=740
+  _LISTENDPOINTSREQUEST._serialized_start=742
+  _LISTENDPOINTSREQUEST._serialized_end=764
+  _LISTENDPOINTSRESPONSE._serialized_start=766
+  _LISTENDPOINTSRESPONSE._serialized_end=830
+  _GETENDPOINTREQUEST._serialized_start=832
+  _GETENDPOINTREQUEST._serialized_end=889
+  _GETENDPOINTRESPONSE._serialized_start=891
+  _GETENDPOINTRESPONSE._serialized_end=952
+  _UPDATEENDPOINTREQUEST._serialized_start=955
+  _UPDATEENDPOINTREQUEST._serialized_end=1194
+  _UPDATEENDPOINTRESPONSE._serialized_start=1196
+  _UPDATEENDPOINTRESPONSE._serialized_end=1260
+  _DELETEENDPOINTREQUEST._serialized_start=1262
+  _DELETEENDPOINTREQUEST._serialized_end=1322
+  _DELETEENDPOINTRESPONSE._serialized_start=1324
+  _DELETEENDPOINTRESPONSE._serialized_end=1348
+  _ROTATEENDPOINTSECRETREQUEST._serialized_start=1350
+  _ROTATEENDPOINTSECRETREQUEST._serialized_end=1452
+  _ROTATEENDPOINTSECRETRESPONSE._serialized_start=1454
+  _ROTATEENDPOINTSECRETRESPONSE._serialized_end=1559
+  _TESTENDPOINTREQUEST._serialized_start=1561
+  _TESTENDPOINTREQUEST._serialized_end=1619
+  _TESTENDPOINTRESPONSE._serialized_start=1621
+  _TESTENDPOINTRESPONSE._serialized_end=1657
+  _PAUSEENDPOINTREQUEST._serialized_start=1659
+  _PAUSEENDPOINTREQUEST._serialized_end=1718
+  _PAUSEENDPOINTRESPONSE._serialized_start=1720
+  _PAUSEENDPOINTRESPONSE._serialized_end=1783
+  _RESUMEENDPOINTREQUEST._serialized_start=1785
+  _RESUMEENDPOINTREQUEST._serialized_end=1845
+  _RESUMEENDPOINTRESPONSE._serialized_start=1847
+  _RESUMEENDPOINTRESPONSE._serialized_end=1911
+  _ENDPOINTSERVICE._serialized_start=1914
+  _ENDPOINTSERVICE._serialized_end=3056
 # @@protoc_insertion_point(module_scope)

@@ -40,7 +40,7 @@ class DeleteEndpointResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Endpoint(_message.Message):
-    __slots__ = ["created_at", "description", "endpoint_id", "event_types", "failing_since", "max_per_second", "paused_at", "status", "updated_at", "url"]
+    __slots__ = ["created_at", "description", "endpoint_id", "event_types", "failing_since", "max_per_second", "paused_at", "paused_reason", "status", "updated_at", "url"]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class Endpoint(_message.Message):
     FAILING_SINCE_FIELD_NUMBER: _ClassVar[int]
     MAX_PER_SECOND_FIELD_NUMBER: _ClassVar[int]
     PAUSED_AT_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_REASON_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
@@ -58,10 +59,11 @@ class Endpoint(_message.Message):
     failing_since: _timestamp_pb2.Timestamp
     max_per_second: int
     paused_at: _timestamp_pb2.Timestamp
+    paused_reason: str
     status: str
     updated_at: _timestamp_pb2.Timestamp
     url: str
-    def __init__(self, endpoint_id: _Optional[str] = ..., url: _Optional[str] = ..., description: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., max_per_second: _Optional[int] = ..., status: _Optional[str] = ..., paused_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failing_since: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, endpoint_id: _Optional[str] = ..., url: _Optional[str] = ..., description: _Optional[str] = ..., event_types: _Optional[_Iterable[str]] = ..., max_per_second: _Optional[int] = ..., status: _Optional[str] = ..., paused_reason: _Optional[str] = ..., paused_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., failing_since: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetEndpointRequest(_message.Message):
     __slots__ = ["endpoint_id"]
@@ -84,6 +86,30 @@ class ListEndpointsResponse(_message.Message):
     ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
     endpoints: _containers.RepeatedCompositeFieldContainer[Endpoint]
     def __init__(self, endpoints: _Optional[_Iterable[_Union[Endpoint, _Mapping]]] = ...) -> None: ...
+
+class PauseEndpointRequest(_message.Message):
+    __slots__ = ["endpoint_id"]
+    ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    endpoint_id: str
+    def __init__(self, endpoint_id: _Optional[str] = ...) -> None: ...
+
+class PauseEndpointResponse(_message.Message):
+    __slots__ = ["endpoint"]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: Endpoint
+    def __init__(self, endpoint: _Optional[_Union[Endpoint, _Mapping]] = ...) -> None: ...
+
+class ResumeEndpointRequest(_message.Message):
+    __slots__ = ["endpoint_id"]
+    ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    endpoint_id: str
+    def __init__(self, endpoint_id: _Optional[str] = ...) -> None: ...
+
+class ResumeEndpointResponse(_message.Message):
+    __slots__ = ["endpoint"]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    endpoint: Endpoint
+    def __init__(self, endpoint: _Optional[_Union[Endpoint, _Mapping]] = ...) -> None: ...
 
 class RotateEndpointSecretRequest(_message.Message):
     __slots__ = ["endpoint_id", "grace_seconds"]

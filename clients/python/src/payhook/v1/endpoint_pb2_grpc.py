@@ -49,6 +49,16 @@ class EndpointServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretResponse.FromString,
                 )
+        self.PauseEndpoint = channel.unary_unary(
+                '/payhook.v1.EndpointService/PauseEndpoint',
+                request_serializer=payhook_dot_v1_dot_endpoint__pb2.PauseEndpointRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_endpoint__pb2.PauseEndpointResponse.FromString,
+                )
+        self.ResumeEndpoint = channel.unary_unary(
+                '/payhook.v1.EndpointService/ResumeEndpoint',
+                request_serializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.FromString,
+                )
         self.TestEndpoint = channel.unary_unary(
                 '/payhook.v1.EndpointService/TestEndpoint',
                 request_serializer=payhook_dot_v1_dot_endpoint__pb2.TestEndpointRequest.SerializeToString,
@@ -109,6 +119,23 @@ class EndpointServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PauseEndpoint(self, request, context):
+        """PauseEndpoint pauses an endpoint: its deliveries wait, unattempted and
+        with their 48-hour windows stopped, until it is resumed. payhook pauses
+        an endpoint itself when every attempt to it has failed for 24 hours.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeEndpoint(self, request, context):
+        """ResumeEndpoint resumes a paused endpoint: what waited is delivered,
+        oldest first, each with its window extended by the time it waited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def TestEndpoint(self, request, context):
         """TestEndpoint sends a test.webhook event to one endpoint (whatever its
         filter), delivered and retried like any event.
@@ -149,6 +176,16 @@ def add_EndpointServiceServicer_to_server(servicer, server):
                     servicer.RotateEndpointSecret,
                     request_deserializer=payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretResponse.SerializeToString,
+            ),
+            'PauseEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseEndpoint,
+                    request_deserializer=payhook_dot_v1_dot_endpoint__pb2.PauseEndpointRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_endpoint__pb2.PauseEndpointResponse.SerializeToString,
+            ),
+            'ResumeEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeEndpoint,
+                    request_deserializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.SerializeToString,
             ),
             'TestEndpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.TestEndpoint,
@@ -269,6 +306,40 @@ class EndpointService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.EndpointService/RotateEndpointSecret',
             payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretRequest.SerializeToString,
             payhook_dot_v1_dot_endpoint__pb2.RotateEndpointSecretResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def PauseEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.EndpointService/PauseEndpoint',
+            payhook_dot_v1_dot_endpoint__pb2.PauseEndpointRequest.SerializeToString,
+            payhook_dot_v1_dot_endpoint__pb2.PauseEndpointResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ResumeEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.EndpointService/ResumeEndpoint',
+            payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.SerializeToString,
+            payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

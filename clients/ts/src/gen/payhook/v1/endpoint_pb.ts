@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/endpoint.proto.
  */
 export const file_payhook_v1_endpoint: GenFile = /*@__PURE__*/
-  fileDesc("ChlwYXlob29rL3YxL2VuZHBvaW50LnByb3RvEgpwYXlob29rLnYxIsACCghFbmRwb2ludBITCgtlbmRwb2ludF9pZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSEwoLZXZlbnRfdHlwZXMYBCADKAkSFgoObWF4X3Blcl9zZWNvbmQYBSABKAUSDgoGc3RhdHVzGAYgASgJEi0KCXBhdXNlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZmFpbGluZ19zaW5jZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAEKFUNyZWF0ZUVuZHBvaW50UmVxdWVzdBIXCgN1cmwYASABKAlCCrpIB3IFEAEYgBASHwoLZXZlbnRfdHlwZXMYAiADKAlCCrpIB5IBBAgBEDISHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGNAPEiIKDm1heF9wZXJfc2Vjb25kGAQgASgFQgq6SAcaBRjoBygAIlAKFkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USJgoIZW5kcG9pbnQYASABKAsyFC5wYXlob29rLnYxLkVuZHBvaW50Eg4KBnNlY3JldBgCIAEoCSIWChRMaXN0RW5kcG9pbnRzUmVxdWVzdCJAChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USJwoJZW5kcG9pbnRzGAEgAygLMhQucGF5aG9vay52MS5FbmRwb2ludCI0ChJHZXRFbmRwb2ludFJlcXVlc3QSHgoLZW5kcG9pbnRfaWQYASABKAlCCbpIBnIEEAEYQCI9ChNHZXRFbmRwb2ludFJlc3BvbnNlEiYKCGVuZHBvaW50GAEgASgLMhQucGF5aG9vay52MS5FbmRwb2ludCLqAQoVVXBkYXRlRW5kcG9pbnRSZXF1ZXN0Eh4KC2VuZHBvaW50X2lkGAEgASgJQgm6SAZyBBABGEASGgoDdXJsGAIgASgJQgi6SAVyAxiAEEgAiAEBEh0KC2V2ZW50X3R5cGVzGAMgAygJQgi6SAWSAQIQMhIiCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMY0A9IAYgBARInCg5tYXhfcGVyX3NlY29uZBgFIAEoBUIKukgHGgUY6AcoAEgCiAEBQgYKBF91cmxCDgoMX2Rlc2NyaXB0aW9uQhEKD19tYXhfcGVyX3NlY29uZCJAChZVcGRhdGVFbmRwb2ludFJlc3BvbnNlEiYKCGVuZHBvaW50GAEgASgLMhQucGF5aG9vay52MS5FbmRwb2ludCI3ChVEZWxldGVFbmRwb2ludFJlcXVlc3QSHgoLZW5kcG9pbnRfaWQYASABKAlCCbpIBnIEEAEYQCIYChZEZWxldGVFbmRwb2ludFJlc3BvbnNlImEKG1JvdGF0ZUVuZHBvaW50U2VjcmV0UmVxdWVzdBIeCgtlbmRwb2ludF9pZBgBIAEoCUIJukgGcgQQARhAEiIKDWdyYWNlX3NlY29uZHMYAiABKANCC7pICCIGGID1JCgAImkKHFJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2USDgoGc2VjcmV0GAEgASgJEjkKFXByZXZpb3VzX3NlY3JldF91bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNQoTVGVzdEVuZHBvaW50UmVxdWVzdBIeCgtlbmRwb2ludF9pZBgBIAEoCUIJukgGcgQQARhAIiQKFFRlc3RFbmRwb2ludFJlc3BvbnNlEgwKBHV1aWQYASABKAky/gYKD0VuZHBvaW50U2VydmljZRJ8Cg5DcmVhdGVFbmRwb2ludBIhLnBheWhvb2sudjEuQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0GiIucGF5aG9vay52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlIiOQ+xgCmPsYBILT5JMCFToBKiIQL2VuZHBvaW50L2NyZWF0ZRJ0Cg1MaXN0RW5kcG9pbnRzEiAucGF5aG9vay52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBohLnBheWhvb2sudjEuTGlzdEVuZHBvaW50c1Jlc3BvbnNlIh6Q+xgCmPsYAYLT5JMCEBIOL2VuZHBvaW50L2xpc3QSbQoLR2V0RW5kcG9pbnQSHi5wYXlob29rLnYxLkdldEVuZHBvaW50UmVxdWVzdBofLnBheWhvb2sudjEuR2V0RW5kcG9pbnRSZXNwb25zZSIdkPsYApj7GAGC0+STAg8SDS9lbmRwb2ludC9nZXQSfAoOVXBkYXRlRW5kcG9pbnQSIS5wYXlob29rLnYxLlVwZGF0ZUVuZHBvaW50UmVxdWVzdBoiLnBheWhvb2sudjEuVXBkYXRlRW5kcG9pbnRSZXNwb25zZSIjkPsYApj7GASC0+STAhU6ASoiEC9lbmRwb2ludC91cGRhdGUSfAoORGVsZXRlRW5kcG9pbnQSIS5wYXlob29rLnYxLkRlbGV0ZUVuZHBvaW50UmVxdWVzdBoiLnBheWhvb2sudjEuRGVsZXRlRW5kcG9pbnRSZXNwb25zZSIjkPsYApj7GASC0+STAhU6ASoiEC9lbmRwb2ludC9kZWxldGUSlQEKFFJvdGF0ZUVuZHBvaW50U2VjcmV0EicucGF5aG9vay52MS5Sb3RhdGVFbmRwb2ludFNlY3JldFJlcXVlc3QaKC5wYXlob29rLnYxLlJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2UiKpD7GAKY+xgEgtPkkwIcOgEqIhcvZW5kcG9pbnQvcm90YXRlLXNlY3JldBJ0CgxUZXN0RW5kcG9pbnQSHy5wYXlob29rLnYxLlRlc3RFbmRwb2ludFJlcXVlc3QaIC5wYXlob29rLnYxLlRlc3RFbmRwb2ludFJlc3BvbnNlIiGQ+xgCmPsYBILT5JMCEzoBKiIOL2VuZHBvaW50L3Rlc3RCNVozZ2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svdjE7cGF5aG9va3YxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
+  fileDesc("ChlwYXlob29rL3YxL2VuZHBvaW50LnByb3RvEgpwYXlob29rLnYxItcCCghFbmRwb2ludBITCgtlbmRwb2ludF9pZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSEwoLZXZlbnRfdHlwZXMYBCADKAkSFgoObWF4X3Blcl9zZWNvbmQYBSABKAUSDgoGc3RhdHVzGAYgASgJEhUKDXBhdXNlZF9yZWFzb24YCyABKAkSLQoJcGF1c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1mYWlsaW5nX3NpbmNlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKUAQoVQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0EhcKA3VybBgBIAEoCUIKukgHcgUQARiAEBIfCgtldmVudF90eXBlcxgCIAMoCUIKukgHkgEECAEQMhIdCgtkZXNjcmlwdGlvbhgDIAEoCUIIukgFcgMY0A8SIgoObWF4X3Blcl9zZWNvbmQYBCABKAVCCrpIBxoFGOgHKAAiUAoWQ3JlYXRlRW5kcG9pbnRSZXNwb25zZRImCghlbmRwb2ludBgBIAEoCzIULnBheWhvb2sudjEuRW5kcG9pbnQSDgoGc2VjcmV0GAIgASgJIhYKFExpc3RFbmRwb2ludHNSZXF1ZXN0IkAKFUxpc3RFbmRwb2ludHNSZXNwb25zZRInCgllbmRwb2ludHMYASADKAsyFC5wYXlob29rLnYxLkVuZHBvaW50IjQKEkdldEVuZHBvaW50UmVxdWVzdBIeCgtlbmRwb2ludF9pZBgBIAEoCUIJukgGcgQQARhAIj0KE0dldEVuZHBvaW50UmVzcG9uc2USJgoIZW5kcG9pbnQYASABKAsyFC5wYXlob29rLnYxLkVuZHBvaW50IuoBChVVcGRhdGVFbmRwb2ludFJlcXVlc3QSHgoLZW5kcG9pbnRfaWQYASABKAlCCbpIBnIEEAEYQBIaCgN1cmwYAiABKAlCCLpIBXIDGIAQSACIAQESHQoLZXZlbnRfdHlwZXMYAyADKAlCCLpIBZIBAhAyEiIKC2Rlc2NyaXB0aW9uGAQgASgJQgi6SAVyAxjQD0gBiAEBEicKDm1heF9wZXJfc2Vjb25kGAUgASgFQgq6SAcaBRjoBygASAKIAQFCBgoEX3VybEIOCgxfZGVzY3JpcHRpb25CEQoPX21heF9wZXJfc2Vjb25kIkAKFlVwZGF0ZUVuZHBvaW50UmVzcG9uc2USJgoIZW5kcG9pbnQYASABKAsyFC5wYXlob29rLnYxLkVuZHBvaW50IjcKFURlbGV0ZUVuZHBvaW50UmVxdWVzdBIeCgtlbmRwb2ludF9pZBgBIAEoCUIJukgGcgQQARhAIhgKFkRlbGV0ZUVuZHBvaW50UmVzcG9uc2UiYQobUm90YXRlRW5kcG9pbnRTZWNyZXRSZXF1ZXN0Eh4KC2VuZHBvaW50X2lkGAEgASgJQgm6SAZyBBABGEASIgoNZ3JhY2Vfc2Vjb25kcxgCIAEoA0ILukgIIgYYgPUkKAAiaQocUm90YXRlRW5kcG9pbnRTZWNyZXRSZXNwb25zZRIOCgZzZWNyZXQYASABKAkSOQoVcHJldmlvdXNfc2VjcmV0X3VudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI1ChNUZXN0RW5kcG9pbnRSZXF1ZXN0Eh4KC2VuZHBvaW50X2lkGAEgASgJQgm6SAZyBBABGEAiJAoUVGVzdEVuZHBvaW50UmVzcG9uc2USDAoEdXVpZBgBIAEoCSI2ChRQYXVzZUVuZHBvaW50UmVxdWVzdBIeCgtlbmRwb2ludF9pZBgBIAEoCUIJukgGcgQQARhAIj8KFVBhdXNlRW5kcG9pbnRSZXNwb25zZRImCghlbmRwb2ludBgBIAEoCzIULnBheWhvb2sudjEuRW5kcG9pbnQiNwoVUmVzdW1lRW5kcG9pbnRSZXF1ZXN0Eh4KC2VuZHBvaW50X2lkGAEgASgJQgm6SAZyBBABGEAiQAoWUmVzdW1lRW5kcG9pbnRSZXNwb25zZRImCghlbmRwb2ludBgBIAEoCzIULnBheWhvb2sudjEuRW5kcG9pbnQy9ggKD0VuZHBvaW50U2VydmljZRJ8Cg5DcmVhdGVFbmRwb2ludBIhLnBheWhvb2sudjEuQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0GiIucGF5aG9vay52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlIiOQ+xgCmPsYBILT5JMCFToBKiIQL2VuZHBvaW50L2NyZWF0ZRJ0Cg1MaXN0RW5kcG9pbnRzEiAucGF5aG9vay52MS5MaXN0RW5kcG9pbnRzUmVxdWVzdBohLnBheWhvb2sudjEuTGlzdEVuZHBvaW50c1Jlc3BvbnNlIh6Q+xgCmPsYAYLT5JMCEBIOL2VuZHBvaW50L2xpc3QSbQoLR2V0RW5kcG9pbnQSHi5wYXlob29rLnYxLkdldEVuZHBvaW50UmVxdWVzdBofLnBheWhvb2sudjEuR2V0RW5kcG9pbnRSZXNwb25zZSIdkPsYApj7GAGC0+STAg8SDS9lbmRwb2ludC9nZXQSfAoOVXBkYXRlRW5kcG9pbnQSIS5wYXlob29rLnYxLlVwZGF0ZUVuZHBvaW50UmVxdWVzdBoiLnBheWhvb2sudjEuVXBkYXRlRW5kcG9pbnRSZXNwb25zZSIjkPsYApj7GASC0+STAhU6ASoiEC9lbmRwb2ludC91cGRhdGUSfAoORGVsZXRlRW5kcG9pbnQSIS5wYXlob29rLnYxLkRlbGV0ZUVuZHBvaW50UmVxdWVzdBoiLnBheWhvb2sudjEuRGVsZXRlRW5kcG9pbnRSZXNwb25zZSIjkPsYApj7GASC0+STAhU6ASoiEC9lbmRwb2ludC9kZWxldGUSlQEKFFJvdGF0ZUVuZHBvaW50U2VjcmV0EicucGF5aG9vay52MS5Sb3RhdGVFbmRwb2ludFNlY3JldFJlcXVlc3QaKC5wYXlob29rLnYxLlJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2UiKpD7GAKY+xgEgtPkkwIcOgEqIhcvZW5kcG9pbnQvcm90YXRlLXNlY3JldBJ4Cg1QYXVzZUVuZHBvaW50EiAucGF5aG9vay52MS5QYXVzZUVuZHBvaW50UmVxdWVzdBohLnBheWhvb2sudjEuUGF1c2VFbmRwb2ludFJlc3BvbnNlIiKQ+xgCmPsYBILT5JMCFDoBKiIPL2VuZHBvaW50L3BhdXNlEnwKDlJlc3VtZUVuZHBvaW50EiEucGF5aG9vay52MS5SZXN1bWVFbmRwb2ludFJlcXVlc3QaIi5wYXlob29rLnYxLlJlc3VtZUVuZHBvaW50UmVzcG9uc2UiI5D7GAKY+xgEgtPkkwIVOgEqIhAvZW5kcG9pbnQvcmVzdW1lEnQKDFRlc3RFbmRwb2ludBIfLnBheWhvb2sudjEuVGVzdEVuZHBvaW50UmVxdWVzdBogLnBheWhvb2sudjEuVGVzdEVuZHBvaW50UmVzcG9uc2UiIZD7GAKY+xgEgtPkkwITOgEqIg4vZW5kcG9pbnQvdGVzdEI1WjNnaXRodWIuY29tL3BheWhvb2svcGF5aG9vay9nZW4vcGF5aG9vay92MTtwYXlob29rdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_payhook_v1_access]);
 
 /**
  * Endpoint is a webhook endpoint of the project.
@@ -65,6 +65,14 @@ export type Endpoint = Message<"payhook.v1.Endpoint"> & {
    * @generated from field: string status = 6;
    */
   status: string;
+
+  /**
+   * paused_reason says who paused it: failing (payhook, after every
+   * attempt failed for 24 hours), merchant or operator.
+   *
+   * @generated from field: string paused_reason = 11;
+   */
+  pausedReason: string;
 
   /**
    * paused_at is when it was paused, while it is.
@@ -457,6 +465,90 @@ export const TestEndpointResponseSchema: GenMessage<TestEndpointResponse> = /*@_
   messageDesc(file_payhook_v1_endpoint, 14);
 
 /**
+ * PauseEndpointRequest names the endpoint.
+ *
+ * @generated from message payhook.v1.PauseEndpointRequest
+ */
+export type PauseEndpointRequest = Message<"payhook.v1.PauseEndpointRequest"> & {
+  /**
+   * endpoint_id identifies it.
+   *
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+};
+
+/**
+ * Describes the message payhook.v1.PauseEndpointRequest.
+ * Use `create(PauseEndpointRequestSchema)` to create a new message.
+ */
+export const PauseEndpointRequestSchema: GenMessage<PauseEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_endpoint, 15);
+
+/**
+ * PauseEndpointResponse is the paused endpoint.
+ *
+ * @generated from message payhook.v1.PauseEndpointResponse
+ */
+export type PauseEndpointResponse = Message<"payhook.v1.PauseEndpointResponse"> & {
+  /**
+   * endpoint is the endpoint.
+   *
+   * @generated from field: payhook.v1.Endpoint endpoint = 1;
+   */
+  endpoint?: Endpoint | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.PauseEndpointResponse.
+ * Use `create(PauseEndpointResponseSchema)` to create a new message.
+ */
+export const PauseEndpointResponseSchema: GenMessage<PauseEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_endpoint, 16);
+
+/**
+ * ResumeEndpointRequest names the endpoint.
+ *
+ * @generated from message payhook.v1.ResumeEndpointRequest
+ */
+export type ResumeEndpointRequest = Message<"payhook.v1.ResumeEndpointRequest"> & {
+  /**
+   * endpoint_id identifies it.
+   *
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+};
+
+/**
+ * Describes the message payhook.v1.ResumeEndpointRequest.
+ * Use `create(ResumeEndpointRequestSchema)` to create a new message.
+ */
+export const ResumeEndpointRequestSchema: GenMessage<ResumeEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_endpoint, 17);
+
+/**
+ * ResumeEndpointResponse is the resumed endpoint.
+ *
+ * @generated from message payhook.v1.ResumeEndpointResponse
+ */
+export type ResumeEndpointResponse = Message<"payhook.v1.ResumeEndpointResponse"> & {
+  /**
+   * endpoint is the endpoint.
+   *
+   * @generated from field: payhook.v1.Endpoint endpoint = 1;
+   */
+  endpoint?: Endpoint | undefined;
+};
+
+/**
+ * Describes the message payhook.v1.ResumeEndpointResponse.
+ * Use `create(ResumeEndpointResponseSchema)` to create a new message.
+ */
+export const ResumeEndpointResponseSchema: GenMessage<ResumeEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_endpoint, 18);
+
+/**
  * EndpointService manages a project's webhook endpoints: destinations beside
  * each payment's notify_url that receive every merchant event whose type
  * matches their filter, signed with the endpoint's own secret under the
@@ -528,6 +620,29 @@ export const EndpointService: GenService<{
     methodKind: "unary";
     input: typeof RotateEndpointSecretRequestSchema;
     output: typeof RotateEndpointSecretResponseSchema;
+  },
+  /**
+   * PauseEndpoint pauses an endpoint: its deliveries wait, unattempted and
+   * with their 48-hour windows stopped, until it is resumed. payhook pauses
+   * an endpoint itself when every attempt to it has failed for 24 hours.
+   *
+   * @generated from rpc payhook.v1.EndpointService.PauseEndpoint
+   */
+  pauseEndpoint: {
+    methodKind: "unary";
+    input: typeof PauseEndpointRequestSchema;
+    output: typeof PauseEndpointResponseSchema;
+  },
+  /**
+   * ResumeEndpoint resumes a paused endpoint: what waited is delivered,
+   * oldest first, each with its window extended by the time it waited.
+   *
+   * @generated from rpc payhook.v1.EndpointService.ResumeEndpoint
+   */
+  resumeEndpoint: {
+    methodKind: "unary";
+    input: typeof ResumeEndpointRequestSchema;
+    output: typeof ResumeEndpointResponseSchema;
   },
   /**
    * TestEndpoint sends a test.webhook event to one endpoint (whatever its
