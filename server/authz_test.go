@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -170,6 +171,9 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	}},
 	"payhook.v1.EndpointService.ResumeEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.ResumeEndpointRequest{EndpointId: f.pausedEndpoint()}
+	}},
+	"payhook.v1.EndpointService.ReplayEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.ReplayEndpointRequest{EndpointId: f.endpoint, Since: timestamppb.New(time.Unix(0, 0))}
 	}},
 	"payhook.v1.EndpointService.TestEndpoint": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.TestEndpointRequest{EndpointId: f.endpoint}

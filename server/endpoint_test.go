@@ -448,3 +448,96 @@ func TestEndpointPause(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointReplay: a replay sends an endpoint, again, the events of a
+// time range its filter and the request's types match, as new deliveries
+// (new ids) carrying the same payloads; the range's bounds hold; a missing
+// since is a 400.
+func TestEndpointReplay(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rcv := &endpointReceiver{}
+			hook := httptest.NewServer(rcv)
+			t.Cleanup(hook.Close)
+			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+			in := servertest.Start(t, d, func(c *server.Config) {
+				c.ManualDelivery = true
+				c.Now = clk.Now
+				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
+			})
+			db := in.Server.DB().Client
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["checkout.*", "deposit.*"]}`, in.KeyA)
+			ep, _ := r.JSON["endpoint"].(map[string]any)
+			id, _ := ep["endpoint_id"].(string)
+			if r.Code != 200 {
+				t.Fatalf("create: %d %s", r.Code, r.Body)
+			}
+			publish := func(typ string) string {
+				t.Helper()
+				evID := uuid.NewString()
+				if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
+					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+						Project: in.ProjectA, UUID: evID, Type: typ, Fields: []payload.Field{payload.String("uuid", evID)},
+					})
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				clk.Advance(time.Minute)
+				return evID
+			}
+			early := publish("checkout.payment.pending")  // 12:00
+			c1 := publish("checkout.payment.completed")   // 12:01
+			publish("subscription.payment.completed")     // 12:02, not in the filter
+			d1 := publish("deposit.payment.completed")    // 12:03
+			late := publish("checkout.payment.completed") // 12:04
+			if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			first := rcv.take()
+			if len(first) != 4 {
+				t.Fatalf("%d first deliveries, want 4", len(first))
+			}
+			body := func(ds []delivered) []string {
+				var ids []string
+				for _, d := range ds {
+					var env endpoint.Envelope
+					var data struct{ UUID string }
+					if json.Unmarshal([]byte(d.Body), &env) != nil || json.Unmarshal(env.Data, &data) != nil {
+						t.Fatalf("body %s", d.Body)
+					}
+					ids = append(ids, data.UUID)
+				}
+				return slices.Sorted(slices.Values(ids))
+			}
+			// 12:01 to 12:04, completed payments only.
+			rp := in.PostJSON(t, "/endpoint/replay/", `{"endpoint_id": "`+id+`", "since": "2026-11-28T12:01:00Z", "until": "2026-11-28T12:04:00Z", "event_types": ["*.payment.completed"]}`, in.KeyA)
+			if rp.Code != 200 || rp.JSON["replayed"] != float64(2) {
+				t.Fatalf("replay: %d %s", rp.Code, rp.Body)
+			}
+			if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			again := rcv.take()
+			if got, want := body(again), slices.Sorted(slices.Values([]string{c1, d1})); !slices.Equal(got, want) {
+				t.Fatalf("replayed %v, want %v (not %s, %s)", got, want, early, late)
+			}
+			for _, a := range again {
+				for _, f := range first {
+					if a.Headers["webhook-id"] == f.Headers["webhook-id"] {
+						t.Fatalf("a replay reused delivery id %s", a.Headers["webhook-id"])
+					}
+				}
+			}
+			if r := in.PostJSON(t, "/endpoint/replay/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "since") {
+				t.Fatalf("replay without since: %d %s", r.Code, r.Body)
+			}
+			if r := in.PostJSON(t, "/endpoint/replay/", `{"endpoint_id": "`+id+`", "since": "2026-11-28T12:00:00Z"}`, in.KeyB); r.Code != 404 {
+				t.Fatalf("B replays A's endpoint: %d %s", r.Code, r.Body)
+			}
+		})
+	}
+}

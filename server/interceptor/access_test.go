@@ -79,7 +79,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 			"ResendNotification", "TestNotification", "CreateProject", "RotateSecret", "SetWallet", "SetPayoutNotify",
 			"SetPayoutLimit", "SetPaymentExceptions", "SetRateLimit", "RemoveWallet",
 			"CreateEndpoint", "UpdateEndpoint", "DeleteEndpoint", "RotateEndpointSecret", "TestEndpoint",
-			"PauseEndpoint", "ResumeEndpoint",
+			"PauseEndpoint", "ResumeEndpoint", "ReplayEndpoint",
 		},
 	}
 	wantScope := map[protoreflect.Name]string{}

@@ -138,6 +138,27 @@ func (s *EndpointServer) ResumeEndpoint(ctx context.Context, req *payhookv1.Resu
 	return &payhookv1.ResumeEndpointResponse{Endpoint: endpointOf(e)}, nil
 }
 
+// ReplayEndpoint implements payhookv1.EndpointServiceServer.
+func (s *EndpointServer) ReplayEndpoint(ctx context.Context, req *payhookv1.ReplayEndpointRequest) (*payhookv1.ReplayEndpointResponse, error) {
+	projectID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := endpoint.ReplayRange{Since: req.GetSince().AsTime(), EventTypes: req.GetEventTypes()}
+	if req.Until != nil {
+		r.Until = req.GetUntil().AsTime()
+	}
+	done, err := s.endpoints.Replay(ctx, projectID, req.GetEndpointId(), r)
+	if err != nil {
+		return nil, err
+	}
+	out := &payhookv1.ReplayEndpointResponse{Replayed: int32(done.Count)} //nolint:gosec // at most endpoint.MaxReplay
+	if !done.Next.IsZero() {
+		out.NextSince = timestamppb.New(done.Next)
+	}
+	return out, nil
+}
+
 // TestEndpoint implements payhookv1.EndpointServiceServer.
 func (s *EndpointServer) TestEndpoint(ctx context.Context, req *payhookv1.TestEndpointRequest) (*payhookv1.TestEndpointResponse, error) {
 	projectID, err := owner(ctx)

@@ -1064,6 +1064,136 @@ func (x *ResumeEndpointResponse) GetEndpoint() *Endpoint {
 	return nil
 }
 
+// ReplayEndpointRequest names the endpoint and the range.
+type ReplayEndpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint_id identifies it.
+	EndpointId string `protobuf:"bytes,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// since is the time of the first event to send again (included).
+	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// until, when given, is the end of the range (excluded).
+	Until *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	// event_types, when given, narrows the endpoint's filter (names or
+	// patterns).
+	EventTypes    []string `protobuf:"bytes,4,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEndpointRequest) Reset() {
+	*x = ReplayEndpointRequest{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEndpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEndpointRequest) ProtoMessage() {}
+
+func (x *ReplayEndpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEndpointRequest.ProtoReflect.Descriptor instead.
+func (*ReplayEndpointRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReplayEndpointRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *ReplayEndpointRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ReplayEndpointRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *ReplayEndpointRequest) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+// ReplayEndpointResponse says what was sent again.
+type ReplayEndpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// replayed is how many events were sent again.
+	Replayed int32 `protobuf:"varint,1,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// next_since, when set, is where the replay stopped at its limit: call
+	// again with since set to it for the rest.
+	NextSince     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=next_since,json=nextSince,proto3" json:"next_since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayEndpointResponse) Reset() {
+	*x = ReplayEndpointResponse{}
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayEndpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayEndpointResponse) ProtoMessage() {}
+
+func (x *ReplayEndpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_endpoint_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayEndpointResponse.ProtoReflect.Descriptor instead.
+func (*ReplayEndpointResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_endpoint_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReplayEndpointResponse) GetReplayed() int32 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *ReplayEndpointResponse) GetNextSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NextSince
+	}
+	return nil
+}
+
 var File_payhook_v1_endpoint_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_endpoint_proto_rawDesc = "" +
@@ -1146,7 +1276,18 @@ const file_payhook_v1_endpoint_proto_rawDesc = "" +
 	"\vendpoint_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
 	"endpointId\"J\n" +
 	"\x16ResumeEndpointResponse\x120\n" +
-	"\bendpoint\x18\x01 \x01(\v2\x14.payhook.v1.EndpointR\bendpoint2\xf6\b\n" +
+	"\bendpoint\x18\x01 \x01(\v2\x14.payhook.v1.EndpointR\bendpoint\"\xda\x01\n" +
+	"\x15ReplayEndpointRequest\x12*\n" +
+	"\vendpoint_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\n" +
+	"endpointId\x128\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\x05since\x120\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12)\n" +
+	"\vevent_types\x18\x04 \x03(\tB\b\xbaH\x05\x92\x01\x02\x102R\n" +
+	"eventTypes\"o\n" +
+	"\x16ReplayEndpointResponse\x12\x1a\n" +
+	"\breplayed\x18\x01 \x01(\x05R\breplayed\x129\n" +
+	"\n" +
+	"next_since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tnextSince2\xf4\t\n" +
 	"\x0fEndpointService\x12|\n" +
 	"\x0eCreateEndpoint\x12!.payhook.v1.CreateEndpointRequest\x1a\".payhook.v1.CreateEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/create\x12t\n" +
 	"\rListEndpoints\x12 .payhook.v1.ListEndpointsRequest\x1a!.payhook.v1.ListEndpointsResponse\"\x1e\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/endpoint/list\x12m\n" +
@@ -1155,7 +1296,8 @@ const file_payhook_v1_endpoint_proto_rawDesc = "" +
 	"\x0eDeleteEndpoint\x12!.payhook.v1.DeleteEndpointRequest\x1a\".payhook.v1.DeleteEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/delete\x12\x95\x01\n" +
 	"\x14RotateEndpointSecret\x12'.payhook.v1.RotateEndpointSecretRequest\x1a(.payhook.v1.RotateEndpointSecretResponse\"*\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/endpoint/rotate-secret\x12x\n" +
 	"\rPauseEndpoint\x12 .payhook.v1.PauseEndpointRequest\x1a!.payhook.v1.PauseEndpointResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/endpoint/pause\x12|\n" +
-	"\x0eResumeEndpoint\x12!.payhook.v1.ResumeEndpointRequest\x1a\".payhook.v1.ResumeEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/resume\x12t\n" +
+	"\x0eResumeEndpoint\x12!.payhook.v1.ResumeEndpointRequest\x1a\".payhook.v1.ResumeEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/resume\x12|\n" +
+	"\x0eReplayEndpoint\x12!.payhook.v1.ReplayEndpointRequest\x1a\".payhook.v1.ReplayEndpointResponse\"#\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/endpoint/replay\x12t\n" +
 	"\fTestEndpoint\x12\x1f.payhook.v1.TestEndpointRequest\x1a .payhook.v1.TestEndpointResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x04\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/endpoint/testB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -1170,7 +1312,7 @@ func file_payhook_v1_endpoint_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_endpoint_proto_rawDescData
 }
 
-var file_payhook_v1_endpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_payhook_v1_endpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_payhook_v1_endpoint_proto_goTypes = []any{
 	(*Endpoint)(nil),                     // 0: payhook.v1.Endpoint
 	(*CreateEndpointRequest)(nil),        // 1: payhook.v1.CreateEndpointRequest
@@ -1191,43 +1333,50 @@ var file_payhook_v1_endpoint_proto_goTypes = []any{
 	(*PauseEndpointResponse)(nil),        // 16: payhook.v1.PauseEndpointResponse
 	(*ResumeEndpointRequest)(nil),        // 17: payhook.v1.ResumeEndpointRequest
 	(*ResumeEndpointResponse)(nil),       // 18: payhook.v1.ResumeEndpointResponse
-	(*timestamppb.Timestamp)(nil),        // 19: google.protobuf.Timestamp
+	(*ReplayEndpointRequest)(nil),        // 19: payhook.v1.ReplayEndpointRequest
+	(*ReplayEndpointResponse)(nil),       // 20: payhook.v1.ReplayEndpointResponse
+	(*timestamppb.Timestamp)(nil),        // 21: google.protobuf.Timestamp
 }
 var file_payhook_v1_endpoint_proto_depIdxs = []int32{
-	19, // 0: payhook.v1.Endpoint.paused_at:type_name -> google.protobuf.Timestamp
-	19, // 1: payhook.v1.Endpoint.failing_since:type_name -> google.protobuf.Timestamp
-	19, // 2: payhook.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
-	19, // 3: payhook.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
+	21, // 0: payhook.v1.Endpoint.paused_at:type_name -> google.protobuf.Timestamp
+	21, // 1: payhook.v1.Endpoint.failing_since:type_name -> google.protobuf.Timestamp
+	21, // 2: payhook.v1.Endpoint.created_at:type_name -> google.protobuf.Timestamp
+	21, // 3: payhook.v1.Endpoint.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 4: payhook.v1.CreateEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
 	0,  // 5: payhook.v1.ListEndpointsResponse.endpoints:type_name -> payhook.v1.Endpoint
 	0,  // 6: payhook.v1.GetEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
 	0,  // 7: payhook.v1.UpdateEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
-	19, // 8: payhook.v1.RotateEndpointSecretResponse.previous_secret_until:type_name -> google.protobuf.Timestamp
+	21, // 8: payhook.v1.RotateEndpointSecretResponse.previous_secret_until:type_name -> google.protobuf.Timestamp
 	0,  // 9: payhook.v1.PauseEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
 	0,  // 10: payhook.v1.ResumeEndpointResponse.endpoint:type_name -> payhook.v1.Endpoint
-	1,  // 11: payhook.v1.EndpointService.CreateEndpoint:input_type -> payhook.v1.CreateEndpointRequest
-	3,  // 12: payhook.v1.EndpointService.ListEndpoints:input_type -> payhook.v1.ListEndpointsRequest
-	5,  // 13: payhook.v1.EndpointService.GetEndpoint:input_type -> payhook.v1.GetEndpointRequest
-	7,  // 14: payhook.v1.EndpointService.UpdateEndpoint:input_type -> payhook.v1.UpdateEndpointRequest
-	9,  // 15: payhook.v1.EndpointService.DeleteEndpoint:input_type -> payhook.v1.DeleteEndpointRequest
-	11, // 16: payhook.v1.EndpointService.RotateEndpointSecret:input_type -> payhook.v1.RotateEndpointSecretRequest
-	15, // 17: payhook.v1.EndpointService.PauseEndpoint:input_type -> payhook.v1.PauseEndpointRequest
-	17, // 18: payhook.v1.EndpointService.ResumeEndpoint:input_type -> payhook.v1.ResumeEndpointRequest
-	13, // 19: payhook.v1.EndpointService.TestEndpoint:input_type -> payhook.v1.TestEndpointRequest
-	2,  // 20: payhook.v1.EndpointService.CreateEndpoint:output_type -> payhook.v1.CreateEndpointResponse
-	4,  // 21: payhook.v1.EndpointService.ListEndpoints:output_type -> payhook.v1.ListEndpointsResponse
-	6,  // 22: payhook.v1.EndpointService.GetEndpoint:output_type -> payhook.v1.GetEndpointResponse
-	8,  // 23: payhook.v1.EndpointService.UpdateEndpoint:output_type -> payhook.v1.UpdateEndpointResponse
-	10, // 24: payhook.v1.EndpointService.DeleteEndpoint:output_type -> payhook.v1.DeleteEndpointResponse
-	12, // 25: payhook.v1.EndpointService.RotateEndpointSecret:output_type -> payhook.v1.RotateEndpointSecretResponse
-	16, // 26: payhook.v1.EndpointService.PauseEndpoint:output_type -> payhook.v1.PauseEndpointResponse
-	18, // 27: payhook.v1.EndpointService.ResumeEndpoint:output_type -> payhook.v1.ResumeEndpointResponse
-	14, // 28: payhook.v1.EndpointService.TestEndpoint:output_type -> payhook.v1.TestEndpointResponse
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	21, // 11: payhook.v1.ReplayEndpointRequest.since:type_name -> google.protobuf.Timestamp
+	21, // 12: payhook.v1.ReplayEndpointRequest.until:type_name -> google.protobuf.Timestamp
+	21, // 13: payhook.v1.ReplayEndpointResponse.next_since:type_name -> google.protobuf.Timestamp
+	1,  // 14: payhook.v1.EndpointService.CreateEndpoint:input_type -> payhook.v1.CreateEndpointRequest
+	3,  // 15: payhook.v1.EndpointService.ListEndpoints:input_type -> payhook.v1.ListEndpointsRequest
+	5,  // 16: payhook.v1.EndpointService.GetEndpoint:input_type -> payhook.v1.GetEndpointRequest
+	7,  // 17: payhook.v1.EndpointService.UpdateEndpoint:input_type -> payhook.v1.UpdateEndpointRequest
+	9,  // 18: payhook.v1.EndpointService.DeleteEndpoint:input_type -> payhook.v1.DeleteEndpointRequest
+	11, // 19: payhook.v1.EndpointService.RotateEndpointSecret:input_type -> payhook.v1.RotateEndpointSecretRequest
+	15, // 20: payhook.v1.EndpointService.PauseEndpoint:input_type -> payhook.v1.PauseEndpointRequest
+	17, // 21: payhook.v1.EndpointService.ResumeEndpoint:input_type -> payhook.v1.ResumeEndpointRequest
+	19, // 22: payhook.v1.EndpointService.ReplayEndpoint:input_type -> payhook.v1.ReplayEndpointRequest
+	13, // 23: payhook.v1.EndpointService.TestEndpoint:input_type -> payhook.v1.TestEndpointRequest
+	2,  // 24: payhook.v1.EndpointService.CreateEndpoint:output_type -> payhook.v1.CreateEndpointResponse
+	4,  // 25: payhook.v1.EndpointService.ListEndpoints:output_type -> payhook.v1.ListEndpointsResponse
+	6,  // 26: payhook.v1.EndpointService.GetEndpoint:output_type -> payhook.v1.GetEndpointResponse
+	8,  // 27: payhook.v1.EndpointService.UpdateEndpoint:output_type -> payhook.v1.UpdateEndpointResponse
+	10, // 28: payhook.v1.EndpointService.DeleteEndpoint:output_type -> payhook.v1.DeleteEndpointResponse
+	12, // 29: payhook.v1.EndpointService.RotateEndpointSecret:output_type -> payhook.v1.RotateEndpointSecretResponse
+	16, // 30: payhook.v1.EndpointService.PauseEndpoint:output_type -> payhook.v1.PauseEndpointResponse
+	18, // 31: payhook.v1.EndpointService.ResumeEndpoint:output_type -> payhook.v1.ResumeEndpointResponse
+	20, // 32: payhook.v1.EndpointService.ReplayEndpoint:output_type -> payhook.v1.ReplayEndpointResponse
+	14, // 33: payhook.v1.EndpointService.TestEndpoint:output_type -> payhook.v1.TestEndpointResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_endpoint_proto_init() }
@@ -1243,7 +1392,7 @@ func file_payhook_v1_endpoint_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_endpoint_proto_rawDesc), len(file_payhook_v1_endpoint_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	EndpointService_RotateEndpointSecret_FullMethodName = "/payhook.v1.EndpointService/RotateEndpointSecret"
 	EndpointService_PauseEndpoint_FullMethodName        = "/payhook.v1.EndpointService/PauseEndpoint"
 	EndpointService_ResumeEndpoint_FullMethodName       = "/payhook.v1.EndpointService/ResumeEndpoint"
+	EndpointService_ReplayEndpoint_FullMethodName       = "/payhook.v1.EndpointService/ReplayEndpoint"
 	EndpointService_TestEndpoint_FullMethodName         = "/payhook.v1.EndpointService/TestEndpoint"
 )
 
@@ -62,6 +63,11 @@ type EndpointServiceClient interface {
 	// ResumeEndpoint resumes a paused endpoint: what waited is delivered,
 	// oldest first, each with its window extended by the time it waited.
 	ResumeEndpoint(ctx context.Context, in *ResumeEndpointRequest, opts ...grpc.CallOption) (*ResumeEndpointResponse, error)
+	// ReplayEndpoint sends an endpoint, again, every event of a time range
+	// that its filter (and the request's event types) matches: new
+	// deliveries with new ids, signed afresh. At most 10,000 events a call;
+	// next_since says where to continue.
+	ReplayEndpoint(ctx context.Context, in *ReplayEndpointRequest, opts ...grpc.CallOption) (*ReplayEndpointResponse, error)
 	// TestEndpoint sends a test.webhook event to one endpoint (whatever its
 	// filter), delivered and retried like any event.
 	TestEndpoint(ctx context.Context, in *TestEndpointRequest, opts ...grpc.CallOption) (*TestEndpointResponse, error)
@@ -155,6 +161,16 @@ func (c *endpointServiceClient) ResumeEndpoint(ctx context.Context, in *ResumeEn
 	return out, nil
 }
 
+func (c *endpointServiceClient) ReplayEndpoint(ctx context.Context, in *ReplayEndpointRequest, opts ...grpc.CallOption) (*ReplayEndpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayEndpointResponse)
+	err := c.cc.Invoke(ctx, EndpointService_ReplayEndpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *endpointServiceClient) TestEndpoint(ctx context.Context, in *TestEndpointRequest, opts ...grpc.CallOption) (*TestEndpointResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(TestEndpointResponse)
@@ -197,6 +213,11 @@ type EndpointServiceServer interface {
 	// ResumeEndpoint resumes a paused endpoint: what waited is delivered,
 	// oldest first, each with its window extended by the time it waited.
 	ResumeEndpoint(context.Context, *ResumeEndpointRequest) (*ResumeEndpointResponse, error)
+	// ReplayEndpoint sends an endpoint, again, every event of a time range
+	// that its filter (and the request's event types) matches: new
+	// deliveries with new ids, signed afresh. At most 10,000 events a call;
+	// next_since says where to continue.
+	ReplayEndpoint(context.Context, *ReplayEndpointRequest) (*ReplayEndpointResponse, error)
 	// TestEndpoint sends a test.webhook event to one endpoint (whatever its
 	// filter), delivered and retried like any event.
 	TestEndpoint(context.Context, *TestEndpointRequest) (*TestEndpointResponse, error)
@@ -233,6 +254,9 @@ func (UnimplementedEndpointServiceServer) PauseEndpoint(context.Context, *PauseE
 }
 func (UnimplementedEndpointServiceServer) ResumeEndpoint(context.Context, *ResumeEndpointRequest) (*ResumeEndpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResumeEndpoint not implemented")
+}
+func (UnimplementedEndpointServiceServer) ReplayEndpoint(context.Context, *ReplayEndpointRequest) (*ReplayEndpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayEndpoint not implemented")
 }
 func (UnimplementedEndpointServiceServer) TestEndpoint(context.Context, *TestEndpointRequest) (*TestEndpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TestEndpoint not implemented")
@@ -402,6 +426,24 @@ func _EndpointService_ResumeEndpoint_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EndpointService_ReplayEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayEndpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EndpointServiceServer).ReplayEndpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EndpointService_ReplayEndpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EndpointServiceServer).ReplayEndpoint(ctx, req.(*ReplayEndpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _EndpointService_TestEndpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(TestEndpointRequest)
 	if err := dec(in); err != nil {
@@ -458,6 +500,10 @@ var EndpointService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResumeEndpoint",
 			Handler:    _EndpointService_ResumeEndpoint_Handler,
+		},
+		{
+			MethodName: "ReplayEndpoint",
+			Handler:    _EndpointService_ReplayEndpoint_Handler,
 		},
 		{
 			MethodName: "TestEndpoint",

@@ -99,6 +99,26 @@ class PauseEndpointResponse(_message.Message):
     endpoint: Endpoint
     def __init__(self, endpoint: _Optional[_Union[Endpoint, _Mapping]] = ...) -> None: ...
 
+class ReplayEndpointRequest(_message.Message):
+    __slots__ = ["endpoint_id", "event_types", "since", "until"]
+    ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    endpoint_id: str
+    event_types: _containers.RepeatedScalarFieldContainer[str]
+    since: _timestamp_pb2.Timestamp
+    until: _timestamp_pb2.Timestamp
+    def __init__(self, endpoint_id: _Optional[str] = ..., since: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., event_types: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReplayEndpointResponse(_message.Message):
+    __slots__ = ["next_since", "replayed"]
+    NEXT_SINCE_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    next_since: _timestamp_pb2.Timestamp
+    replayed: int
+    def __init__(self, replayed: _Optional[int] = ..., next_since: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class ResumeEndpointRequest(_message.Message):
     __slots__ = ["endpoint_id"]
     ENDPOINT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -59,6 +59,11 @@ class EndpointServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.FromString,
                 )
+        self.ReplayEndpoint = channel.unary_unary(
+                '/payhook.v1.EndpointService/ReplayEndpoint',
+                request_serializer=payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointResponse.FromString,
+                )
         self.TestEndpoint = channel.unary_unary(
                 '/payhook.v1.EndpointService/TestEndpoint',
                 request_serializer=payhook_dot_v1_dot_endpoint__pb2.TestEndpointRequest.SerializeToString,
@@ -136,6 +141,16 @@ class EndpointServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReplayEndpoint(self, request, context):
+        """ReplayEndpoint sends an endpoint, again, every event of a time range
+        that its filter (and the request's event types) matches: new
+        deliveries with new ids, signed afresh. At most 10,000 events a call;
+        next_since says where to continue.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def TestEndpoint(self, request, context):
         """TestEndpoint sends a test.webhook event to one endpoint (whatever its
         filter), delivered and retried like any event.
@@ -186,6 +201,11 @@ def add_EndpointServiceServicer_to_server(servicer, server):
                     servicer.ResumeEndpoint,
                     request_deserializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.SerializeToString,
+            ),
+            'ReplayEndpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReplayEndpoint,
+                    request_deserializer=payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointResponse.SerializeToString,
             ),
             'TestEndpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.TestEndpoint,
@@ -340,6 +360,23 @@ class EndpointService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.EndpointService/ResumeEndpoint',
             payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointRequest.SerializeToString,
             payhook_dot_v1_dot_endpoint__pb2.ResumeEndpointResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ReplayEndpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.EndpointService/ReplayEndpoint',
+            payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointRequest.SerializeToString,
+            payhook_dot_v1_dot_endpoint__pb2.ReplayEndpointResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
