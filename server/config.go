@@ -60,6 +60,10 @@ type Config struct {
 	// must have failed before it is paused (endpoint.DefaultPauseAfter
 	// when 0).
 	EndpointPauseAfter time.Duration
+	// Retention is how old delivery records (notifications, their
+	// attempts and events, the merchant event log) must be to be deleted
+	// (retention.DefaultAge when 0; negative keeps everything).
+	Retention time.Duration
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// OutboundFaults inject crashes into the outbound engine. Tests.

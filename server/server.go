@@ -59,6 +59,7 @@ import (
 	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/ratelimit"
+	"github.com/payhook/payhook/server/retention"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/rpc"
 	"github.com/payhook/payhook/server/web"
@@ -87,12 +88,14 @@ type Server struct {
 	// pauses the failing ones.
 	endpoints       *endpoint.Service
 	endpointMonitor *endpoint.Monitor
-	devnet          *devnet.Devnet
-	payouts         *payout.Service
-	payments        *payment.Service
-	outbound        *outbound.Engine
-	watchers        map[string]*payment.Watcher
-	nodes           []node
+	// retention deletes old delivery records.
+	retention *retention.Job
+	devnet    *devnet.Devnet
+	payouts   *payout.Service
+	payments  *payment.Service
+	outbound  *outbound.Engine
+	watchers  map[string]*payment.Watcher
+	nodes     []node
 	// livePrices is the live price feed (--prices live); nil with the table.
 	livePrices *price.Live
 	// idempotency deletes expired Idempotency-Keys.
@@ -535,6 +538,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	})
 	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
 	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, nil, s.logger)
+	s.retention = retention.New(retention.Config{DB: s.db.Client, Age: s.cfg.Retention, Now: s.cfg.Now, Logger: s.logger})
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,
@@ -736,6 +740,10 @@ func (s *Server) DB() *store.DB { return s.db }
 // through it).
 func (s *Server) Endpoints() *endpoint.Service { return s.endpoints }
 
+// Retention returns the job that deletes old delivery records (tests run
+// it with ManualDelivery).
+func (s *Server) Retention() *retention.Job { return s.retention }
+
 // EndpointMonitor returns the monitor that pauses failing endpoints (tests
 // run its rounds with ManualDelivery).
 func (s *Server) EndpointMonitor() *endpoint.Monitor { return s.endpointMonitor }
@@ -837,6 +845,9 @@ func (s *Server) Start(ctx context.Context) error {
 		if err := s.endpointMonitor.Start(ctx); err != nil {
 			return fmt.Errorf("start the endpoint monitor: %w", err)
 		}
+		if err := s.retention.Start(ctx); err != nil {
+			return fmt.Errorf("start the retention job: %w", err)
+		}
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.Go(func() { s.probeDatabase(run) })
@@ -912,6 +923,9 @@ func (s *Server) Stop() error {
 		}
 		if s.endpointMonitor != nil {
 			s.endpointMonitor.Stop()
+		}
+		if s.retention != nil {
+			s.retention.Stop()
 		}
 		for _, n := range s.nodes {
 			if c, ok := n.backend.(interface{ Close() }); ok {

@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -309,6 +310,18 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	var providers listFlag
 	fs.Var(&providers, "price-provider", "live price provider: coinbase, coingecko, kraken, frankfurter, each optionally NAME=BASEURL; all are asked and each price is the median of those that answer; repeatable (default all four)")
 	fs.DurationVar(&cfg.Chains.PriceTTL, "price-ttl", 0, "how often live prices are refreshed (default 5m)")
+	fs.Func("retention-days", "how many days delivery records (notifications, attempts, the event log) are kept; never one still waiting or paused, never the ledger (default 90; 0 keeps everything)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 36500 {
+			return errors.New("want a whole number of days, 0 to 36500 (0 keeps everything)")
+		}
+		if n == 0 {
+			cfg.Retention = -1
+		} else {
+			cfg.Retention = time.Duration(n) * 24 * time.Hour
+		}
+		return nil
+	})
 	fs.DurationVar(&cfg.EndpointPauseAfter, "endpoint-pause-after", 0, "how long every attempt to a webhook endpoint must have failed before it is paused (its deliveries wait; default 24h)")
 	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before it is not used: requests needing it answer 503, /healthz says degraded, payloads omit it (default 1h; negative: no limit)")
 	fs.Float64Var(&cfg.Limits.KeyRate, "key-rate", ratelimit.DefaultKeyRate, "requests per second each API key may make (refused 429 with Retry-After beyond it); a project's own limit (payhook project update --rate-limit) replaces it; 0: no limit")

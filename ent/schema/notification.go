@@ -107,5 +107,10 @@ func (Notification) Indexes() []ent.Index {
 		index.Fields("endpoint_id", "id").
 			Annotations(entsql.IndexWhere("(endpoint_id IS NOT NULL)")).
 			StorageKey("notification_endpoint"),
+		// The deliveries of a merchant event: retention keeps an event
+		// while one of them waits.
+		index.Fields("event_id").
+			Annotations(entsql.IndexWhere("(event_id IS NOT NULL)")).
+			StorageKey("notification_event"),
 	}
 }

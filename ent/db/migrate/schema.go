@@ -575,6 +575,14 @@ var (
 					Where: "(endpoint_id IS NOT NULL)",
 				},
 			},
+			{
+				Name:    "notification_event",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[26]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "(event_id IS NOT NULL)",
+				},
+			},
 		},
 	}
 	// OutboundsColumns holds the columns for the "outbounds" table.

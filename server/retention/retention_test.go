@@ -1,0 +1,153 @@
+package retention_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/deliveryevent"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/db/predicate"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/retention"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var now = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// TestRun: a run deletes the notifications older than the age that are
+// finished, with their attempts and delivery events, in batches, and keeps
+// every one still to deliver, paused, being attempted, younger, or newer
+// than its endpoint's last acknowledgement; it deletes the delivery event
+// log older than the age, and old merchant events but one a paused
+// delivery carries; a second run deletes nothing more.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		c := db.Client
+		old := now.Add(-100 * 24 * time.Hour)
+		young := now.Add(-10 * 24 * time.Hour)
+		okEP := c.Endpoint.Create().SetProjectID(1).SetPublicID("ep_ok").SetURL("https://a.example/h").SetSecret("whsec_x").
+			SetLastSuccessAt(old.Add(time.Hour)).SetCreatedAt(old).SetUpdatedAt(old).SaveX(ctx)
+		downEP := c.Endpoint.Create().SetProjectID(1).SetPublicID("ep_down").SetURL("https://b.example/h").SetSecret("whsec_x").
+			SetLastSuccessAt(old.Add(-time.Hour)).SetCreatedAt(old).SetUpdatedAt(old).SaveX(ctx)
+		goneEP := c.Endpoint.Create().SetProjectID(1).SetPublicID("ep_gone").SetURL("https://c.example/h").SetSecret("whsec_x").
+			SetDeletedAt(old).SetCreatedAt(old).SetUpdatedAt(old).SaveX(ctx)
+		evOld := c.Event.Create().SetProjectID(1).SetUUID("e1").SetType("checkout.payment.completed").SetPayload([]byte("{}")).SetCreatedAt(old).SaveX(ctx)
+		evWaiting := c.Event.Create().SetProjectID(1).SetUUID("e2").SetType("checkout.payment.completed").SetPayload([]byte("{}")).SetCreatedAt(old).SaveX(ctx)
+		evYoung := c.Event.Create().SetProjectID(1).SetUUID("e3").SetType("checkout.payment.completed").SetPayload([]byte("{}")).SetCreatedAt(young).SaveX(ctx)
+
+		type row struct {
+			name     string
+			at       time.Time
+			status   notification.Status
+			next     bool
+			lease    bool
+			endpoint *entdb.Endpoint
+			event    *entdb.Event
+			gone     bool
+		}
+		rows := []row{
+			{name: "old acknowledged", at: old, status: notification.StatusAcknowledged, event: evOld, gone: true},
+			{name: "old failed", at: old, status: notification.StatusFailed, gone: true},
+			{name: "old retrying", at: old, status: notification.StatusRetrying, next: true},
+			{name: "old paused", at: old, status: notification.StatusPaused, event: evWaiting, endpoint: downEP},
+			{name: "old, being attempted", at: old, status: notification.StatusAcknowledged, lease: true},
+			{name: "old, before its endpoint's last success", at: old, status: notification.StatusAcknowledged, endpoint: okEP, gone: true},
+			{name: "old, after its endpoint's last success", at: old, status: notification.StatusFailed, endpoint: downEP},
+			{name: "old, of a deleted endpoint", at: old, status: notification.StatusFailed, endpoint: goneEP, gone: true},
+			{name: "old acknowledged 2", at: old.Add(time.Minute), status: notification.StatusAcknowledged, gone: true},
+			{name: "young acknowledged", at: young, status: notification.StatusAcknowledged, event: evYoung},
+			{name: "young failed", at: young, status: notification.StatusFailed},
+		}
+		ids := map[string]int64{}
+		for i, r := range rows {
+			m := c.Notification.Create().SetUUID(fmt.Sprintf("n%d", i)).SetOwnerID(1).SetMethod("POST").SetURL("https://a.example/h").
+				SetBody([]byte("{}")).SetStatus(r.status).SetExpiresAt(r.at.Add(48 * time.Hour)).SetCreatedAt(r.at).SetUpdatedAt(r.at)
+			if r.next {
+				m.SetNextAttemptAt(now.Add(time.Minute))
+			}
+			if r.lease {
+				m.SetLeaseUntil(now.Add(time.Minute)).SetLeaseOwner("x")
+			}
+			if r.endpoint != nil {
+				m.SetEndpointID(r.endpoint.ID)
+			}
+			if r.event != nil {
+				m.SetEventID(r.event.ID)
+			}
+			n := m.SaveX(ctx)
+			ids[r.name] = n.ID
+			c.DeliveryAttempt.Create().SetNotificationID(n.ID).SetNumber(1).SetStartedAt(r.at).
+				SetRequestMethod("POST").SetRequestURL("https://a.example/h").SaveX(ctx)
+			c.DeliveryEvent.Create().SetNotificationID(n.ID).SetOwnerID(1).SetUUID(n.UUID).SetKind("created").
+				SetDeliveryStatus("pending").SetCreatedAt(r.at).SaveX(ctx)
+		}
+		ledgerBefore := c.LedgerEntry.Query().CountX(ctx)
+
+		job := retention.New(retention.Config{DB: c, Batch: 2, Now: func() time.Time { return now }})
+		res, err := job.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for _, r := range rows {
+			_, err := c.Notification.Get(ctx, ids[r.name])
+			gone := entdb.IsNotFound(err)
+			if gone != r.gone {
+				t.Errorf("%s: deleted %v, want %v", r.name, gone, r.gone)
+			}
+			if r.gone {
+				want++
+			}
+			na := c.DeliveryAttempt.Query().Where(deliveryAttemptOf(ids[r.name])).CountX(ctx)
+			ne := c.DeliveryEvent.Query().Where(deliveryEventOf(ids[r.name])).CountX(ctx)
+			if (na == 0) != r.gone || (ne == 0) != r.at.Before(now.Add(-retention.DefaultAge)) {
+				t.Errorf("%s: %d attempts and %d delivery events left", r.name, na, ne)
+			}
+		}
+		if res.Notifications != want || res.Attempts != want || res.DeliveryEvents != len(rows)-2 || res.Events != 1 || res.Batches < 3 {
+			t.Errorf("result %+v, want %d notifications and attempts, %d delivery events, 1 event, in several batches", res, want, len(rows)-2)
+		}
+		for ev, keep := range map[*entdb.Event]bool{evOld: false, evWaiting: true, evYoung: true} {
+			if _, err := c.Event.Get(ctx, ev.ID); entdb.IsNotFound(err) == keep {
+				t.Errorf("event %s kept %v, want %v", ev.UUID, !entdb.IsNotFound(err), keep)
+			}
+		}
+		if c.LedgerEntry.Query().CountX(ctx) != ledgerBefore {
+			t.Error("the ledger was pruned")
+		}
+		again, err := job.Run(ctx)
+		if err != nil || again.Notifications+again.Events != 0 {
+			t.Fatalf("a second run deleted %+v (%v)", again, err)
+		}
+		// Negative age keeps everything.
+		if res, err := retention.New(retention.Config{DB: c, Age: -1, Now: func() time.Time { return now.Add(1000 * time.Hour) }}).Run(ctx); err != nil || res.Notifications != 0 {
+			t.Fatalf("negative age: %+v %v", res, err)
+		}
+	})
+}
+
+// TestJobStops: a started job stops, and so does one never started.
+func TestJobStops(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, store.SQLite)
+	j := retention.New(retention.Config{DB: db.Client, Interval: time.Millisecond})
+	if err := j.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	j.Stop()
+	retention.New(retention.Config{DB: db.Client}).Stop()
+}
+
+func deliveryAttemptOf(id int64) predicate.DeliveryAttempt { return deliveryattempt.NotificationID(id) }
+func deliveryEventOf(id int64) predicate.DeliveryEvent     { return deliveryevent.NotificationID(id) }
