@@ -490,6 +490,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	s.payments.AfterPoll(s.payouts.Tick)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
+	events, err := rpc.NewEventServer()
+	if err != nil {
+		return err
+	}
+	payhookv1.RegisterEventServiceServer(s.grpc, events)
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}

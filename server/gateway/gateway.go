@@ -134,6 +134,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"notification": payhookv1.RegisterNotificationServiceHandler,
 		"payout":       payhookv1.RegisterPayoutServiceHandler,
 		"refund":       payhookv1.RegisterRefundServiceHandler,
+		"event":        payhookv1.RegisterEventServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register %s service: %w", name, err)

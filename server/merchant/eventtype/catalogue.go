@@ -1,7 +1,5 @@
 package eventtype
 
-import "fmt"
-
 // Event is one event type of the catalogue.
 type Event struct {
 	// Name is the event type (checkout.payment.confirmed): the payload's
@@ -105,7 +103,7 @@ func Lookup(name string) (Event, error) {
 			return e, nil
 		}
 	}
-	return Event{}, fmt.Errorf("%w %q: GET /events/types/ lists them", ErrUnknown, name)
+	return Event{}, Unknown(name)
 }
 
 // Field returns the definition of the field name of e, and whether e's
