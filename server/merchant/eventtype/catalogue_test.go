@@ -7,7 +7,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/payhook/payhook/internal/kind"
@@ -180,4 +182,28 @@ func payloadRequest(method, url, ctype, body string) payload.Request {
 		r.Body = []byte(body)
 	}
 	return r
+}
+
+// TestDocsListEveryEventType: docs/events.md, the merchants' page, names
+// every event type of the catalogue and none other.
+func TestDocsListEveryEventType(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "events.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| (`[^|]+`) \\|").FindAllStringSubmatch(string(b), -1) {
+		for _, n := range strings.Split(m[1], ", ") {
+			listed[strings.Trim(n, "`")] = true
+		}
+	}
+	for _, e := range eventtype.All() {
+		if !listed[e.Name] {
+			t.Errorf("docs/events.md does not list %s", e.Name)
+		}
+		delete(listed, e.Name)
+	}
+	for n := range listed {
+		t.Errorf("docs/events.md lists %s, which the catalogue has not", n)
+	}
 }
