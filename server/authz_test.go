@@ -113,6 +113,9 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	"payhook.v1.AddressService.Convert": {req: func(*authzFixture) proto.Message {
 		return &payhookv1.ConvertRequest{Ticker: "btc", Value: "10", From: "USD"}
 	}},
+	"payhook.v1.EventService.ListEventTypes": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ListEventTypesRequest{Name: "checkout.payment.confirmed"}
+	}},
 
 	"payhook.v1.CheckoutService.RequestCheckout": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.RequestCheckoutRequest{NotifyUrl: f.hook, Value: "10", Currency: "USD"}

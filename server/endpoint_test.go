@@ -65,6 +65,31 @@ func (r *endpointReceiver) take() []delivered {
 	return out
 }
 
+// paymentFields is a payload of a checkout or deposit payment event (type
+// like "checkout.payment.completed") as the invoice reactor builds it,
+// with uuid id: what the event catalogue's schema asks.
+func paymentFields(typ, id string) []payload.Field {
+	parts := strings.Split(typ, ".")
+	stage := parts[len(parts)-1]
+	invoiceStatus := "pending"
+	if stage == "completed" {
+		invoiceStatus = "paid"
+	}
+	fs := []payload.Field{
+		payload.String("event_type", typ), payload.String("uuid", id), payload.String("payment_id", "chk_1"),
+		payload.String("payment_status", stage), payload.String("invoice_status", invoiceStatus),
+	}
+	if parts[0] == "checkout" {
+		fs = append(fs, payload.String("value", "10.00"))
+	}
+	fs = append(fs, payload.String("currency", "USD"), payload.String("paid_coin", "btc"),
+		payload.String("paid_amount", "0.0001"), payload.String("paid_amount_fiat", "10.00"))
+	if stage == "completed" {
+		fs = append(fs, payload.String("received_amount", "0.000099"), payload.String("received_amount_fiat", "9.90"))
+	}
+	return append(fs, payload.String("txid_in", "ab12"), payload.Int("confirmations", 3))
+}
+
 // verifyWithLibrary has the standardwebhooks npm package verify each
 // delivery with its secret, as a merchant's receiver would, and returns the
 // payload types it verified, in order.
@@ -129,6 +154,8 @@ func TestEndpoints(t *testing.T) {
 				{`{"url": "` + hook.URL + `/hook", "event_types": []}`, "event_types"},
 				{`{"url": "` + hook.URL + `/hook", "event_types": ["checkout..payment"]}`, "empty segment"},
 				{`{"url": "` + hook.URL + `/hook", "event_types": ["Checkout.*"]}`, "lowercase"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": ["chekout.*"]}`, "matches no event type"},
+				{`{"url": "` + hook.URL + `/hook", "event_types": ["checkout.payment.confirmd"]}`, "matches no event type"},
 				{`{"url": "` + hook.URL + `/hook", "event_types": ["*"], "max_per_second": 5000}`, "max_per_second"},
 			} {
 				r := in.PostJSON(t, "/endpoint/create/", c.body, in.KeyA)
@@ -173,7 +200,7 @@ func TestEndpoints(t *testing.T) {
 				err := store.WithTx(ctx, in.Server.DB().Client, func(tx *entdb.Tx) error {
 					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
 						Project: in.ProjectA, UUID: evID, Type: typ, Service: "checkout", Ref: "chk_1",
-						Fields: []payload.Field{payload.String("event_type", typ), payload.String("uuid", evID), payload.Int("confirmations", 3)},
+						Fields: paymentFields(typ, evID),
 					})
 					return err
 				})
@@ -208,8 +235,9 @@ func TestEndpoints(t *testing.T) {
 				body = got[1].Body
 			}
 			var env endpoint.Envelope
+			want, _ := payload.JSON(paymentFields("checkout.payment.completed", completed))
 			if err := json.Unmarshal([]byte(body), &env); err != nil || env.Type != "checkout.payment.completed" ||
-				string(env.Data) != `{"event_type":"checkout.payment.completed","uuid":"`+completed+`","confirmations":3}` {
+				string(env.Data) != string(want) {
 				t.Fatalf("delivery body %s (%v)", body, err)
 			}
 			// Both events are in the log; the deliveries carry the endpoint
@@ -353,7 +381,7 @@ func TestEndpointPause(t *testing.T) {
 				err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
 					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
 						Project: in.ProjectA, UUID: evID, Type: "checkout.payment.completed", Service: "checkout",
-						Fields: []payload.Field{payload.String("uuid", evID)},
+						Fields: paymentFields("checkout.payment.completed", evID),
 					})
 					return err
 				})
@@ -480,7 +508,7 @@ func TestEndpointReplay(t *testing.T) {
 				evID := uuid.NewString()
 				if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
 					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
-						Project: in.ProjectA, UUID: evID, Type: typ, Fields: []payload.Field{payload.String("uuid", evID)},
+						Project: in.ProjectA, UUID: evID, Type: typ, Fields: paymentFields(typ, evID),
 					})
 					return err
 				}); err != nil {

@@ -48,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
 	"github.com/payhook/payhook/server/merchant/endpoint"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -499,6 +500,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	s.payments.AfterPoll(s.payouts.Tick)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
+	events, err := rpc.NewEventServer()
+	if err != nil {
+		return err
+	}
+	payhookv1.RegisterEventServiceServer(s.grpc, events)
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -534,7 +540,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	s.endpoints = endpoint.New(endpoint.Config{
 		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue, Quota: limiter,
-		Wake: s.notifier.Dispatcher.Wake,
+		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
 	})
 	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
 	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, nil, s.logger)

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 )
 
 // Payment statuses a callback reports.
@@ -97,32 +98,30 @@ type Callback struct {
 	Params []payload.Param
 }
 
-// Wire names of the payload fields, in the order they are written.
-const (
-	fUUID                      = "uuid"
-	fAddressIn                 = "address_in"
-	fAddressOut                = "address_out"
-	fTxidIn                    = "txid_in"
-	fTxidOut                   = "txid_out"
-	fConfirmations             = "confirmations"
-	fRequiredConfirmations     = "required_confirmations"
-	fPaymentStatus             = "payment_status"
-	fCoin                      = "coin"
-	fPrice                     = "price"
-	fValueCoin                 = "value_coin"
-	fValueForwardedCoin        = "value_forwarded_coin"
-	fFeeCoin                   = "fee_coin"
-	fNetworkFee                = "network_fee"
-	fValueCoinConvert          = "value_coin_convert"
-	fValueForwardedCoinConvert = "value_forwarded_coin_convert"
+// cb is the callback's field definitions: every field is written through
+// one of them, and the catalogue (GET /events/types/) lists the same.
+var cb = &eventtype.Callback
+
+// Wire names of the payload fields, for the messages of refused input.
+var (
+	fUUID, fAddressIn, fAddressOut         = cb.UUID.Name, cb.AddressIn.Name, cb.AddressOut.Name
+	fTxidIn, fTxidOut, fCoin               = cb.TxidIn.Name, cb.TxidOut.Name, cb.Coin.Name
+	fConfirmations, fRequiredConfirmations = cb.Confirmations.Name, cb.RequiredConfirmations.Name
+	fPaymentStatus, fPrice, fValueCoin     = cb.PaymentStatus.Name, cb.Price.Name, cb.ValueCoin.Name
+	fValueForwardedCoin, fFeeCoin          = cb.ValueForwardedCoin.Name, cb.FeeCoin.Name
+	fNetworkFee, fValueCoinConvert         = cb.NetworkFee.Name, cb.ValueCoinConvert.Name
+	fValueForwardedCoinConvert             = cb.ValueForwardedConvert.Name
 )
 
-var fieldOrder = [...]string{
-	fUUID, fAddressIn, fAddressOut, fTxidIn, fTxidOut, fConfirmations,
-	fRequiredConfirmations, fPaymentStatus, fCoin, fPrice, fValueCoin,
-	fValueForwardedCoin, fFeeCoin, fNetworkFee, fValueCoinConvert,
-	fValueForwardedCoinConvert,
-}
+// fieldOrder is the payload's field names in the order they are written.
+var fieldOrder = func() []string {
+	defs := eventtype.CallbackFields()
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Spec().Name
+	}
+	return names
+}()
 
 // ReservedFields lists every field name the payload can carry, in the order
 // they are written. Custom parameters with these names are refused at
@@ -132,11 +131,11 @@ var ReservedFields = FieldOrder()
 
 // FieldOrder returns a fresh copy of the payload field names in the order
 // they are written.
-func FieldOrder() []string { return append([]string(nil), fieldOrder[:]...) }
+func FieldOrder() []string { return append([]string(nil), fieldOrder...) }
 
 // IsReserved reports whether name is a payload field name (case-sensitive),
 // which a custom parameter must not use.
-func IsReserved(name string) bool { return slices.Contains(fieldOrder[:], name) }
+func IsReserved(name string) bool { return slices.Contains(fieldOrder, name) }
 
 // EncodeCallback builds the request that delivers c to callbackURL (the
 // final callback URL, cb_params included) with transport t; see
@@ -243,37 +242,37 @@ func (c *Callback) fields() ([]payload.Field, error) {
 
 	l := make([]payload.Field, 0, len(fieldOrder))
 	l = append(l,
-		payload.String(fUUID, c.UUID),
-		payload.String(fAddressIn, c.AddressIn),
-		payload.Object(fAddressOut, addressOut),
-		payload.String(fTxidIn, c.TxidIn))
+		cb.UUID.Of(c.UUID),
+		cb.AddressIn.Of(c.AddressIn),
+		cb.AddressOut.Of(addressOut),
+		cb.TxidIn.Of(c.TxidIn))
 	if !progress && c.TxidOut != "" {
-		l = append(l, payload.String(fTxidOut, c.TxidOut))
+		l = append(l, cb.TxidOut.Of(c.TxidOut))
 	}
 	l = append(l,
-		payload.Int(fConfirmations, c.Confirmations),
-		payload.Int(fRequiredConfirmations, c.RequiredConfirmations),
-		payload.String(fPaymentStatus, c.PaymentStatus),
-		payload.String(fCoin, c.Coin))
+		cb.Confirmations.Of(c.Confirmations),
+		cb.RequiredConfirmations.Of(c.RequiredConfirmations),
+		cb.PaymentStatus.Of(c.PaymentStatus),
+		cb.Coin.Of(c.Coin))
 	if c.Price != nil {
-		l = append(l, payload.String(fPrice, price))
+		l = append(l, cb.Price.Of(price))
 	}
-	l = append(l, payload.Field{Name: fValueCoin, Kind: payload.KindNumber, Text: payload.FormatAmount(c.ValueCoin, c.Decimals)})
+	l = append(l, cb.ValueCoin.Of(c.ValueCoin, c.Decimals))
 	if !progress {
-		for _, a := range [...]struct {
-			name string
-			a    payload.Amount
-		}{{fValueForwardedCoin, c.ValueForwardedCoin}, {fFeeCoin, c.FeeCoin}, {fNetworkFee, c.NetworkFee}} {
-			if f, ok := payload.Money(a.name, a.a, c.Decimals); ok {
+		for _, m := range [...]struct {
+			money func(payload.Amount, int32) (payload.Field, bool)
+			a     payload.Amount
+		}{{cb.ValueForwardedCoin.Money, c.ValueForwardedCoin}, {cb.FeeCoin.Money, c.FeeCoin}, {cb.NetworkFee.Money, c.NetworkFee}} {
+			if f, ok := m.money(m.a, c.Decimals); ok {
 				l = append(l, f)
 			}
 		}
 	}
 	if c.ValueCoinConvert != nil {
-		l = append(l, payload.String(fValueCoinConvert, *c.ValueCoinConvert))
+		l = append(l, cb.ValueCoinConvert.Of(*c.ValueCoinConvert))
 	}
 	if !progress && c.ValueForwardedCoinConvert != nil {
-		l = append(l, payload.String(fValueForwardedCoinConvert, *c.ValueForwardedCoinConvert))
+		l = append(l, cb.ValueForwardedConvert.Of(*c.ValueForwardedCoinConvert))
 	}
 	return l, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
 )
@@ -44,15 +45,17 @@ func (r *WrongAssetReactor) React(ctx context.Context, tx *entdb.Tx, cs []paymen
 		a := c.Address
 		expected, received := strings.ReplaceAll(a.Ticker, "/", "_"), strings.ReplaceAll(c.Ticker.Ticker, "/", "_")
 		id := uuid.NewString()
+		// Every field through its catalogue definition (eventtype.WrongAsset).
+		f := &eventtype.WrongAsset
 		fields := []payload.Field{
-			payload.String("event_type", WrongAssetEvent),
-			payload.String("uuid", id),
-			payload.String("address_in", a.AddressIn),
-			payload.String("coin", received),
-			payload.String("expected_coin", expected),
-			payload.String("value_coin", payload.FormatAmount(c.ValueCoin, c.Ticker.Decimals)),
-			payload.String("txid_in", c.Payment.TxidIn),
-			payload.Int("confirmations", c.Confirmations),
+			f.EventType.Of(WrongAssetEvent),
+			f.UUID.Of(id),
+			f.AddressIn.Of(a.AddressIn),
+			f.Coin.Of(received),
+			f.ExpectedCoin.Of(expected),
+			f.ValueCoin.Of(c.ValueCoin, c.Ticker.Decimals),
+			f.TxidIn.Of(c.Payment.TxidIn),
+			f.Confirmations.Of(c.Confirmations),
 		}
 		url, transport := a.CallbackURL, payload.TransportFor(a.Post, a.JSON)
 		scheme, service := signer.SchemeRSAWebhook, ServiceLabel
@@ -62,7 +65,7 @@ func (r *WrongAssetReactor) React(ctx context.Context, tx *entdb.Tx, cs []paymen
 			if err != nil {
 				return fmt.Errorf("invoice of %s: %w", a.AddressIn, err)
 			}
-			fields = append(fields, payload.String("payment_id", inv.PublicID))
+			fields = append(fields, f.PaymentID.Of(inv.PublicID))
 			url, transport, scheme, service = inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), signer.SchemeWebhook, string(inv.Kind)
 		} else {
 			for _, cp := range a.CustomParams {

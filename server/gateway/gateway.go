@@ -135,6 +135,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"payout":       payhookv1.RegisterPayoutServiceHandler,
 		"refund":       payhookv1.RegisterRefundServiceHandler,
 		"endpoint":     payhookv1.RegisterEndpointServiceHandler,
+		"event":        payhookv1.RegisterEventServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register %s service: %w", name, err)

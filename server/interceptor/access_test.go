@@ -42,6 +42,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 		"payhook.v1.AddressService.GetInfo":              payhookv1.Access_ACCESS_PUBLIC,
 		"payhook.v1.AddressService.EstimateFee":          payhookv1.Access_ACCESS_PUBLIC,
 		"payhook.v1.AddressService.Convert":              payhookv1.Access_ACCESS_PUBLIC,
+		"payhook.v1.EventService.ListEventTypes":         payhookv1.Access_ACCESS_PUBLIC,
 		"payhook.v1.DevnetService.Pay":                   payhookv1.Access_ACCESS_DEVNET,
 		"payhook.v1.DevnetService.Mine":                  payhookv1.Access_ACCESS_DEVNET,
 		"payhook.v1.DevnetService.Reorg":                 payhookv1.Access_ACCESS_DEVNET,

@@ -262,6 +262,14 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	call(request{op: "AddressService_ConvertForToken", path: "/trc20/usdt/convert/", query: q("value", "100", "from", "usd"), want: 200})
 	call(request{op: "AddressService_ConvertForToken", path: "/trc20/nocoin/convert/", query: q("value", "100", "from", "usd"), want: 404})
 
+	// The event catalogue: public, every event type or one by name.
+	types := call(request{op: "EventService_ListEventTypes", path: "/events/types/", want: 200})
+	if l, _ := types["event_types"].([]any); len(l) < 20 {
+		t.Errorf("GET /events/types/ lists %d event types", len(l))
+	}
+	call(request{op: "EventService_ListEventTypes", path: "/events/types/", query: q("name", "checkout.payment.confirmed"), want: 200})
+	call(request{op: "EventService_ListEventTypes", path: "/events/types/", query: q("name", "checkout.payment.lost"), want: 404})
+
 	// The merchant API.
 	chk := call(request{op: "CheckoutService_RequestCheckout", path: "/checkout/request/", query: q("notify_url", notify, "value", "100", "currency", "USD"), key: key, want: 200})
 	call(request{op: "CheckoutService_RequestCheckout", path: "/checkout/request/", query: q("value", "10"), key: key, want: 400})

@@ -8,10 +8,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,13 +31,16 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/merchant/eventtype/eventtypetest"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
 	"github.com/payhook/payhook/server/ratelimit"
@@ -165,6 +171,9 @@ func StartLogged(t testing.TB, d store.Dialect, logger *slog.Logger, mutate ...f
 		t.Fatalf("servertest: new server: %v", err)
 	}
 	inst := &Instance{Server: s, BaseURL: "http://" + s.HTTPAddr(), Out: out, DSN: cfg.Store.DB, ProjectA: projects[A], ProjectB: projects[B]}
+	// Runs after the server stops (cleanups run last first), before the
+	// database is dropped.
+	t.Cleanup(func() { CheckNotifications(t, inst.DSN) })
 	t.Cleanup(func() {
 		if inst.Conn != nil {
 			_ = inst.Conn.Close()
@@ -334,4 +343,102 @@ func (in *Instance) EnqueueCallback(t testing.TB, a *entdb.Address, p *entdb.Pay
 		t.Fatalf("servertest: enqueue: %v", err)
 	}
 	return row
+}
+
+// CheckNotifications validates every notification stored in the database
+// dsn against the schema of its event type in the event catalogue
+// (server/merchant/eventtype): a JSON body as it is, a GET or form payload
+// field by field. A notification whose event type the catalogue does not
+// list fails too, so every payload a test makes a server send is one the
+// catalogue describes. Start runs it when the test ends, after the server
+// stopped; each failure names the notification, its event and what does
+// not match. Rows whose event is a bare payment status (pending,
+// confirmed, completed) on a low-level callback are skipped: that is how
+// callbacks were stored before event types existed, which tests of old
+// rows write by hand; no builder writes one.
+func CheckNotifications(t testing.TB, dsn string) {
+	t.Helper()
+	check, err := eventtypetest.Default()
+	if err != nil {
+		t.Errorf("servertest: the event catalogue's schemas: %v", err)
+		return
+	}
+	ctx := context.Background()
+	ns, err := storedNotifications(ctx, dsn)
+	if err != nil {
+		if gone(ctx, dsn) {
+			// The test removed its database (a test of a lost database):
+			// nothing is left to check.
+			return
+		}
+		t.Errorf("servertest: read the notifications to check them: %v", err)
+		return
+	}
+	for _, n := range ns {
+		if n.Service == address.ServiceLabel && (n.Event == address.StatusPending || n.Event == address.StatusConfirmed || n.Event == address.StatusCompleted) {
+			continue // a row as stored before event types
+		}
+		req := payload.Request{Method: n.Method, URL: n.URL, ContentType: n.ContentType, Body: n.Body}
+		if n.EndpointID != nil {
+			// An endpoint's delivery: the Standard Webhooks envelope of
+			// its event, whose data is the JSON payload.
+			var env struct {
+				Type      string          `json:"type"`
+				Timestamp time.Time       `json:"timestamp"`
+				Data      json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal(n.Body, &env); err != nil || env.Type != n.Event || env.Timestamp.IsZero() || len(env.Data) == 0 {
+				t.Errorf("servertest: endpoint delivery %s (event %q) is not its event's envelope: %s (%v)", n.UUID, n.Event, n.Body, err)
+				continue
+			}
+			req.Body = env.Data
+		}
+		if err := check.Check(n.Event, req); err != nil {
+			t.Errorf("servertest: notification %s (event %q, %s %s) does not match the event catalogue: %v", n.UUID, n.Event, n.Method, n.ContentType, err)
+		}
+	}
+}
+
+// storedNotifications reads the notifications of the database dsn, on a
+// connection of its own.
+func storedNotifications(ctx context.Context, dsn string) ([]*entdb.Notification, error) {
+	db, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Client.Notification.Query().
+		Select(notification.FieldUUID, notification.FieldService, notification.FieldEvent, notification.FieldMethod,
+			notification.FieldURL, notification.FieldContentType, notification.FieldBody, notification.FieldEndpointID).
+		Order(entdb.Asc(notification.FieldID)).All(ctx)
+}
+
+// gone reports whether the database dsn no longer exists: its SQLite file
+// was removed, or its PostgreSQL server, asked through its maintenance
+// database, has none of its name.
+func gone(ctx context.Context, dsn string) bool {
+	d, name, err := store.ParseDSN(dsn)
+	if err != nil {
+		return false
+	}
+	if d == store.SQLite {
+		_, err := os.Stat(name)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	u.Path = "/postgres"
+	admin, err := store.Open(ctx, u.String())
+	if err != nil {
+		return false
+	}
+	defer admin.Close()
+	var n int
+	if err := admin.SQL.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", db).Scan(&n); err != nil {
+		return false
+	}
+	return n == 0
 }

@@ -81,9 +81,9 @@ type Service struct {
 	db    *entdb.Client
 	rules *egress.Rules
 	now   func() time.Time
-	// known tells whether an event type exists (the event catalogue); nil
-	// accepts any well-formed type.
-	known func(eventType string) bool
+	// known are the event types payhook sends (the event catalogue); nil
+	// accepts any well-formed entry.
+	known []string
 	cache endpointCache
 	queue Enqueuer
 	quota TestQuota
@@ -132,10 +132,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
 		queue: cfg.Queue, quota: cfg.Quota, wake: cfg.Wake}
-	if len(cfg.KnownTypes) > 0 {
-		known := slices.Clone(cfg.KnownTypes)
-		s.known = func(t string) bool { return slices.Contains(known, t) }
-	}
+	s.known = slices.Clone(cfg.KnownTypes)
 	return s
 }
 
@@ -317,8 +314,8 @@ func (s *Service) checkTypes(types []string) ([]string, error) {
 		if err := checkPattern(t); err != nil {
 			return nil, address.Invalid("event_types", "%q: %v", truncate(t), err)
 		}
-		if s.known != nil && !strings.Contains(t, "*") && !s.known(t) {
-			return nil, address.Invalid("event_types", "%q is not an event type payhook sends (GET /events/types/ lists them)", truncate(t))
+		if len(s.known) > 0 && !slices.ContainsFunc(s.known, func(k string) bool { return Matches(t, k) }) {
+			return nil, address.Invalid("event_types", "%q matches no event type payhook sends (GET /events/types/ lists them)", truncate(t))
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)

@@ -17,6 +17,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 )
 
 // Enqueuer stores a notification in the transaction of the change it
@@ -140,12 +141,9 @@ func (s *Service) Test(ctx context.Context, projectID int64, id string) (string,
 	}
 	now := s.now()
 	evID := uuid.NewString()
+	f := &eventtype.Test
 	data, err := payload.JSON([]payload.Field{
-		payload.String("event_type", TestEvent),
-		payload.String("uuid", evID),
-		payload.Int("project_id", projectID),
-		payload.String("endpoint_id", e.PublicID),
-		payload.Int("created_at", now.Unix()),
+		f.EventType.Of(TestEvent), f.UUID.Of(evID), f.ProjectID.Of(projectID), f.CreatedAt.Of(now.Unix()), f.EndpointID.Of(e.PublicID),
 	})
 	if err != nil {
 		return "", err

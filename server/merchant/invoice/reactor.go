@@ -20,6 +20,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
 )
@@ -347,32 +348,6 @@ func (d dialect) setStatuses(ctx context.Context, tx *entdb.Tx, invs []*entdb.In
 	return nil
 }
 
-// Webhook field names of checkout and deposit webhooks.
-const (
-	fEventType          = "event_type"
-	fUUID               = "uuid"
-	fPaymentID          = "payment_id"
-	fPaymentStatus      = "payment_status"
-	fInvoiceStatus      = "invoice_status"
-	fValue              = "value"
-	fCurrency           = "currency"
-	fPaidCoin           = "paid_coin"
-	fPaidAmount         = "paid_amount"
-	fPaidAmountFiat     = "paid_amount_fiat"
-	fReceivedAmount     = "received_amount"
-	fReceivedAmountFiat = "received_amount_fiat"
-	fTxidIn             = "txid_in"
-	fTxidOut            = "txid_out"
-	fConfirmations      = "confirmations"
-	// The payment exceptions' fields (docs/decisions.md, "Payment
-	// exceptions").
-	fAmountDue          = "amount_due"
-	fAmountDueFiat      = "amount_due_fiat"
-	fOverpaidAmount     = "overpaid_amount"
-	fOverpaidAmountFiat = "overpaid_amount_fiat"
-	fHoldReason         = "hold_reason"
-)
-
 // EventType is the event type of a payment stage of kind.
 func EventType(kind Kind, status string) string { return string(kind) + ".payment." + status }
 
@@ -388,21 +363,17 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, st Settlement) (
 	id := uuid.NewString()
 	event := EventType(kind, string(c.Status))
 	places := FiatPlaces(r.prices, inv.Currency)
-	fiat := func(name string, d *decimal.Decimal) payload.Field {
-		if d == nil {
-			return payload.Field{Name: name, Kind: payload.KindNull}
-		}
-		return payload.String(name, payload.FormatAmount(*d, places))
-	}
+	// Every field through its catalogue definition (eventtype.Invoice).
+	f := &eventtype.Invoice
 	fields := []payload.Field{
-		payload.String(fEventType, event),
-		payload.String(fUUID, id),
-		payload.String(fPaymentID, inv.PublicID),
-		payload.String(fPaymentStatus, string(c.Status)),
-		payload.String(fInvoiceStatus, string(status)),
+		f.EventType.Of(event),
+		f.UUID.Of(id),
+		f.PaymentID.Of(inv.PublicID),
+		f.PaymentStatus.Of(string(c.Status)),
+		f.InvoiceStatus.Of(string(status)),
 	}
 	if kind == Checkout {
-		fields = append(fields, fiat(fValue, inv.Value))
+		fields = append(fields, f.Value.Of(inv.Value, places))
 	}
 	confs := c.Confirmations
 	if n, fixed := t.Rules().FixedConfirmations(t); fixed {
@@ -414,39 +385,33 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, st Settlement) (
 	}
 	fb := Fallback(p.ValueFiat, inv.Value, netFiat)
 	fields = append(fields,
-		payload.String(fCurrency, inv.Currency),
-		payload.String(fPaidCoin, TickerName(t)),
-		payload.String(fPaidAmount, payload.FormatAmount(c.ValueCoin, t.Decimals)),
-		fiat(fPaidAmountFiat, fb.Paid),
+		f.Currency.Of(inv.Currency),
+		f.PaidCoin.Of(TickerName(t)),
+		f.PaidAmount.Of(c.ValueCoin, t.Decimals),
+		f.PaidAmountFiat.Of(fb.Paid, places),
 	)
 	if c.Status == chains.StatusCompleted && c.Forward != nil {
 		fields = append(fields,
-			payload.String(fReceivedAmount, payload.FormatAmount(c.Forward.ValueForwardedCoin, t.Decimals)),
-			fiat(fReceivedAmountFiat, fb.Received),
+			f.ReceivedAmount.Of(c.Forward.ValueForwardedCoin, t.Decimals),
+			f.ReceivedAmountFiat.Of(fb.Received, places),
 		)
-	}
-	coin := func(name string, d *decimal.Decimal) payload.Field {
-		if d == nil {
-			return payload.Field{Name: name, Kind: payload.KindNull}
-		}
-		return payload.String(name, payload.FormatAmount(*d, t.Decimals))
 	}
 	ex := exceptionsOf(r.prices, &t, inv, p, c.ValueCoin, st, places)
 	if ex.DueFiat != nil {
-		fields = append(fields, coin(fAmountDue, ex.Due), fiat(fAmountDueFiat, ex.DueFiat))
+		fields = append(fields, f.AmountDue.Of(ex.Due, t.Decimals), f.AmountDueFiat.Of(*ex.DueFiat, places))
 	}
 	if ex.OverpaidFiat != nil {
-		fields = append(fields, coin(fOverpaidAmount, ex.Overpaid), fiat(fOverpaidAmountFiat, ex.OverpaidFiat))
+		fields = append(fields, f.OverpaidAmount.Of(ex.Overpaid, t.Decimals), f.OverpaidAmountFiat.Of(*ex.OverpaidFiat, places))
 	}
 	if p.HoldReason == entpayment.HoldReasonLatePayment {
 		// Credited, never forwarded: held until the merchant refunds it.
-		fields = append(fields, payload.String(fHoldReason, string(p.HoldReason)))
+		fields = append(fields, f.HoldReason.Of(string(p.HoldReason)))
 	}
-	fields = append(fields, payload.String(fTxidIn, p.TxidIn))
+	fields = append(fields, f.TxidIn.Of(p.TxidIn))
 	if c.Forward != nil && c.Forward.TxidOut != "" {
-		fields = append(fields, payload.String(fTxidOut, c.Forward.TxidOut))
+		fields = append(fields, f.TxidOut.Of(c.Forward.TxidOut))
 	}
-	fields = append(fields, payload.Int(fConfirmations, confs))
+	fields = append(fields, f.Confirmations.Of(confs))
 	req, err := payload.Encode(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
 	if err != nil {
 		return notifier.Message{}, fmt.Errorf("encode webhook of %s: %w", inv.PublicID, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -62,12 +63,7 @@ func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (str
 		}
 	}
 	id := uuid.NewString()
-	req, err := payload.Encode(u, payload.TransportJSON, []payload.Field{
-		payload.String("event_type", TestEvent),
-		payload.String("uuid", id),
-		payload.Int("project_id", projectID),
-		payload.Int("created_at", s.now().Unix()),
-	}, nil)
+	req, err := payload.Encode(u, payload.TransportJSON, testFields(id, projectID, s.now()), nil)
 	if err != nil {
 		return "", fmt.Errorf("encode test webhook: %w", err)
 	}
@@ -83,6 +79,13 @@ func (s *Service) Test(ctx context.Context, projectID int64, rawURL string) (str
 		return err
 	})
 	return id, err
+}
+
+// testFields are the payload of test webhook id of the project, asked
+// for at, each through its catalogue definition (eventtype.Test).
+func testFields(id string, projectID int64, at time.Time) []payload.Field {
+	f := &eventtype.Test
+	return []payload.Field{f.EventType.Of(TestEvent), f.UUID.Of(id), f.ProjectID.Of(projectID), f.CreatedAt.Of(at.Unix())}
 }
 
 // Resend schedules one more attempt of the project's notification uuid now:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/project"
 )
 
@@ -53,38 +55,15 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *
 	if err != nil {
 		return fmt.Errorf("payout %d requests: %w", p.ID, err)
 	}
-	requests := map[string]string{}
-	for _, r := range rs {
-		requests[r.Address] = payload.FormatAmount(r.Value, t.Decimals)
-	}
-	reqJSON, err := json.Marshal(requests)
-	if err != nil {
-		return fmt.Errorf("payout %d requests: %w", p.ID, err)
-	}
 	event := EventDone
 	if p.Status != entpayout.StatusDone {
 		event = EventError
 	}
 	id := uuid.NewString()
-	fields := []payload.Field{
-		payload.String("uuid", id),
-		payload.Int("payout_id", p.ID),
-		payload.String("status", string(p.Status)),
-		payload.String("coin", p.Ticker),
-		payload.String("total_requested", payload.FormatAmount(p.TotalRequested, t.Decimals)),
-		payload.String("fee", payload.FormatAmount(p.Fee, t.Decimals)),
-		payload.String("blockchain_fee", payload.FormatAmount(p.BlockchainFee, t.Decimals)),
-		payload.String("total_with_fee", payload.FormatAmount(p.TotalRequested.Add(p.Fee).Add(p.BlockchainFee), t.Decimals)),
-		payload.String("from", p.FromAddress),
-		payload.String("requests", string(reqJSON)),
+	fields, err := webhookFields(id, t, p, rs, s.cfg.Now())
+	if err != nil {
+		return err
 	}
-	if p.Txid != "" {
-		fields = append(fields, payload.String("txid", p.Txid))
-	}
-	if p.Error != "" {
-		fields = append(fields, payload.String("error", p.Error))
-	}
-	fields = append(fields, payload.Int("timestamp", s.cfg.Now().Unix()))
 	req, err := payload.Encode(pr.PayoutNotifyURL, payload.TransportFor(pr.PayoutNotifyPost, false), fields, nil)
 	if err != nil {
 		return fmt.Errorf("encode the webhook of payout %d: %w", p.ID, err)
@@ -99,4 +78,38 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *
 		Signing: notifier.Signing{Scheme: signer.SchemeWebhook, Key: project.KeyRef(p.ProjectID)},
 	})
 	return err
+}
+
+// webhookFields are the payload of payout p's webhook id, whose requests
+// are rs, at now: each field through its catalogue definition
+// (eventtype.Payout).
+func webhookFields(id string, t chains.Ticker, p *entdb.Payout, rs []*entdb.PayoutRequest, now time.Time) ([]payload.Field, error) {
+	requests := map[string]string{}
+	for _, r := range rs {
+		requests[r.Address] = payload.FormatAmount(r.Value, t.Decimals)
+	}
+	reqJSON, err := json.Marshal(requests)
+	if err != nil {
+		return nil, fmt.Errorf("payout %d requests: %w", p.ID, err)
+	}
+	f := &eventtype.Payout
+	fields := []payload.Field{
+		f.UUID.Of(id),
+		f.PayoutID.Of(p.ID),
+		f.Status.Of(string(p.Status)),
+		f.Coin.Of(p.Ticker),
+		f.TotalRequested.Of(p.TotalRequested, t.Decimals),
+		f.Fee.Of(p.Fee, t.Decimals),
+		f.BlockchainFee.Of(p.BlockchainFee, t.Decimals),
+		f.TotalWithFee.Of(p.TotalRequested.Add(p.Fee).Add(p.BlockchainFee), t.Decimals),
+		f.From.Of(p.FromAddress),
+		f.Requests.Of(string(reqJSON)),
+	}
+	if p.Txid != "" {
+		fields = append(fields, f.Txid.Of(p.Txid))
+	}
+	if p.Error != "" {
+		fields = append(fields, f.Error.Of(p.Error))
+	}
+	return append(fields, f.Timestamp.Of(now.Unix())), nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/payout"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -301,24 +302,26 @@ func EventType(k string, status entrefund.Status) string { return k + ".refund."
 func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, inv *entdb.Invoice, p *entdb.Payment, r *entdb.Refund) error {
 	id := uuid.NewString()
 	event := EventType(string(inv.Kind), r.Status)
+	// Every field through its catalogue definition (eventtype.Refund).
+	f := &eventtype.Refund
 	fields := []payload.Field{
-		payload.String("event_type", event),
-		payload.String("uuid", id),
-		payload.String("payment_id", inv.PublicID),
-		payload.String("refund_id", r.UUID),
-		payload.String("refund_status", string(r.Status)),
-		payload.String("coin", invoice.TickerName(t)),
-		payload.String("value", payload.FormatAmount(r.Value, t.Decimals)),
-		payload.String("address", r.Address),
-		payload.String("txid_in", p.TxidIn),
+		f.EventType.Of(event),
+		f.UUID.Of(id),
+		f.PaymentID.Of(inv.PublicID),
+		f.RefundID.Of(r.UUID),
+		f.RefundStatus.Of(string(r.Status)),
+		f.Coin.Of(invoice.TickerName(t)),
+		f.Value.Of(r.Value, t.Decimals),
+		f.Address.Of(r.Address),
+		f.TxidIn.Of(p.TxidIn),
 	}
 	if r.Txid != "" {
-		fields = append(fields, payload.String("txid", r.Txid))
+		fields = append(fields, f.Txid.Of(r.Txid))
 	}
 	if r.Error != "" {
-		fields = append(fields, payload.String("error", r.Error))
+		fields = append(fields, f.Error.Of(r.Error))
 	}
-	fields = append(fields, payload.Int("timestamp", s.now().Unix()))
+	fields = append(fields, f.Timestamp.Of(s.now().Unix()))
 	req, err := payload.Encode(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
 	if err != nil {
 		return fmt.Errorf("encode the webhook of refund %s: %w", r.UUID, err)

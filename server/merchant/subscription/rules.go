@@ -7,6 +7,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/notifier/payload"
+	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/invoice"
 )
 
@@ -88,28 +89,11 @@ type Stage struct {
 	Confirmations int64
 }
 
-// Webhook field names of subscription renewal webhooks.
-const (
-	fEventType          = "event_type"
-	fUUID               = "uuid"
-	fToken              = "token"
-	fPaymentID          = "payment_id"
-	fOption             = "subscription_option"
-	fOptionValue        = "subscription_option_value"
-	fPaymentStatus      = "payment_status"
-	fInvoiceStatus      = "invoice_status"
-	fCurrency           = "payment_currency"
-	fPaidCoin           = "payment_paid_coin"
-	fPaidAmount         = "payment_paid_amount"
-	fPaidAmountFiat     = "payment_paid_amount_fiat"
-	fReceivedAmount     = "payment_received_amount"
-	fReceivedAmountFiat = "payment_received_amount_fiat"
-	fTxidIn             = "txid_in"
-	fTxidOut            = "txid_out"
-	fConfirmations      = "confirmations"
-	optionValuePlaces   = 2
-	eventTypePrefix     = "subscription.payment."
-)
+// optionValuePlaces rounds subscription_option_value.
+const optionValuePlaces = 2
+
+// eventTypePrefix starts the event type of a renewal payment's stage.
+const eventTypePrefix = "subscription.payment."
 
 // EventType is the event type of a renewal payment's stage.
 func EventType(st chains.Status) string { return eventTypePrefix + string(st) }
@@ -124,18 +108,11 @@ func EventType(st chains.Status) string { return eventTypePrefix + string(st) }
 // coin at the payment's rate, else takes payment_paid_amount_fiat; either
 // may be null.
 func Fields(s Stage) []payload.Field {
-	num := func(name, text string) payload.Field {
-		return payload.Field{Name: name, Kind: payload.KindNumber, Text: text}
-	}
-	fiat := func(name string, d *decimal.Decimal) payload.Field {
-		if d == nil {
-			return payload.Field{Name: name, Kind: payload.KindNull}
-		}
-		return num(name, payload.FormatAmount(*d, s.FiatPlaces))
-	}
-	optionValue := "0"
+	// Every field through its catalogue definition (eventtype.Subscription).
+	f := &eventtype.Subscription
+	optionValue := decimal.Zero
 	if s.OptionValue != nil {
-		optionValue = payload.FormatAmount(*s.OptionValue, optionValuePlaces)
+		optionValue = *s.OptionValue
 	}
 	var netFiat *decimal.Decimal
 	if s.ReceivedCoin != nil {
@@ -143,32 +120,32 @@ func Fields(s Stage) []payload.Field {
 	}
 	fb := invoice.Fallback(s.PaidFiat, s.OptionValue, netFiat)
 	fields := []payload.Field{
-		payload.String(fEventType, EventType(s.PaymentStatus)),
-		payload.String(fUUID, s.UUID),
-		payload.String(fToken, s.Token),
-		payload.String(fPaymentID, s.PaymentID),
-		payload.String(fPaymentStatus, string(s.PaymentStatus)),
-		payload.String(fInvoiceStatus, string(s.InvoiceStatus)),
-		payload.String(fOption, s.Option),
-		num(fOptionValue, optionValue),
-		payload.String(fCurrency, s.Currency),
-		payload.String(fPaidCoin, invoice.TickerName(s.Ticker)),
-		num(fPaidAmount, payload.FormatAmount(s.PaidCoin, s.Ticker.Decimals)),
-		fiat(fPaidAmountFiat, fb.Paid),
+		f.EventType.Of(EventType(s.PaymentStatus)),
+		f.UUID.Of(s.UUID),
+		f.Token.Of(s.Token),
+		f.PaymentID.Of(s.PaymentID),
+		f.PaymentStatus.Of(string(s.PaymentStatus)),
+		f.InvoiceStatus.Of(string(s.InvoiceStatus)),
+		f.Option.Of(s.Option),
+		f.OptionValue.Of(optionValue, optionValuePlaces),
+		f.Currency.Of(s.Currency),
+		f.PaidCoin.Of(invoice.TickerName(s.Ticker)),
+		f.PaidAmount.Of(s.PaidCoin, s.Ticker.Decimals),
+		f.PaidAmountFiat.Of(fb.Paid, s.FiatPlaces),
 	}
 	if s.PaymentStatus == chains.StatusCompleted && s.ReceivedCoin != nil {
 		fields = append(fields,
-			num(fReceivedAmount, payload.FormatAmount(*s.ReceivedCoin, s.Ticker.Decimals)),
-			fiat(fReceivedAmountFiat, fb.Received),
+			f.ReceivedAmount.Of(*s.ReceivedCoin, s.Ticker.Decimals),
+			f.ReceivedAmountFiat.Of(fb.Received, s.FiatPlaces),
 		)
 	}
-	fields = append(fields, payload.String(fTxidIn, s.TxidIn))
+	fields = append(fields, f.TxidIn.Of(s.TxidIn))
 	if s.TxidOut != "" {
-		fields = append(fields, payload.String(fTxidOut, s.TxidOut))
+		fields = append(fields, f.TxidOut.Of(s.TxidOut))
 	}
 	confs := s.Confirmations
 	if n, fixed := s.Ticker.Rules().FixedConfirmations(s.Ticker); fixed {
 		confs = n
 	}
-	return append(fields, payload.Int(fConfirmations, confs))
+	return append(fields, f.Confirmations.Of(confs))
 }

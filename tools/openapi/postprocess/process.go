@@ -55,6 +55,8 @@ var rules = map[string]rule{
 	"NotificationService_ResendNotification": {notFound: true, writes: true},
 	"NotificationService_TestNotification":   {writes: true},
 	"NotificationService_ListNotifications":  {},
+
+	"EventService_ListEventTypes": {public: true, notFound: true},
 }
 
 // Names of the schemas this step adds.
