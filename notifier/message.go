@@ -39,6 +39,10 @@ type Message struct {
 	// Paused stores the message paused (its endpoint is): it waits,
 	// unattempted and with its window stopped, until the endpoint resumes.
 	Paused bool
+	// Payload is the payload's fields before their transport encoding (a
+	// merchant event's, which the project's endpoints receive as JSON);
+	// not stored.
+	Payload []payload.Field
 }
 
 // Subject labels a message. The notifier gives these labels no meaning

@@ -331,6 +331,10 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 	if err != nil {
 		return err
 	}
+	s.endpoints = endpoint.New(endpoint.Config{
+		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
+		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
+	})
 	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
 		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
 	}
@@ -410,7 +414,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		Registry:      registry,
 		Backends:      backends,
 		Outbound:      s.outbound,
-		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect),
+		Reactors:      reactors(s.merchantEvents(), prices, s.cfg.Now, s.db.Dialect),
 		Now:           s.cfg.Now,
 		StartNearHead: nearHead,
 	}, s.logger)
@@ -428,11 +432,17 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	return registry, prices, nil
 }
 
+// merchantEvents is the Enqueuer of every merchant event's builder: the
+// queue, with each event also published to the project's endpoints.
+func (s *Server) merchantEvents() endpoint.Fanout {
+	return endpoint.Fanout{Queue: s.notifier.Queue, Endpoints: s.endpoints}
+}
+
 // reactors routes each address service's payment changes to its reactor:
 // low-level (custom) payments to the callback reactor, every invoice's
 // (checkouts, deposits, subscription renewals) to the invoice reactor with
 // the renewals' hooks.
-func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, dialect store.Dialect) payment.Reactors {
+func reactors(q address.Enqueuer, prices price.Source, now func() time.Time, dialect store.Dialect) payment.Reactors {
 	postgres := dialect == store.Postgres
 	callbacks := address.NewCallbackReactor(q, prices)
 	invoices := invoice.NewReactor(q, prices, signer.SchemeWebhook, now, postgres, map[invoice.Kind]invoice.Hooks{
@@ -493,7 +503,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
 		FeePercent: s.cfg.Chains.PayoutFeePercent, Interval: s.cfg.Chains.PayoutInterval, MinBatch: s.cfg.Chains.PayoutMinBatch,
-		Queue: s.notifier.Queue, Now: s.cfg.Now,
+		Queue: s.merchantEvents(), Now: s.cfg.Now,
 	}, s.logger)
 	// Queued payouts are planned after each poll of their ticker's chain,
 	// by the instance that watches it.
@@ -534,14 +544,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	})
 	payhookv1.RegisterCheckoutServiceServer(s.grpc, rpc.NewCheckoutServer(invoices))
 	payhookv1.RegisterDepositServiceServer(s.grpc, rpc.NewDepositServer(invoices))
-	refunds := refund.New(s.db, invoices, s.payouts, s.notifier.Queue, s.cfg.Now)
+	refunds := refund.New(s.db, invoices, s.payouts, s.merchantEvents(), s.cfg.Now)
 	payhookv1.RegisterRefundServiceServer(s.grpc, rpc.NewRefundServer(refunds, s.payments))
 	notifications := notification.New(s.db.Client, s.notifier.Queue, s.notifier.Dispatcher.Rules(), s.cfg.Now, limiter)
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
-	s.endpoints = endpoint.New(endpoint.Config{
-		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue, Quota: limiter,
-		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
-	})
+	s.endpoints.SetQuota(limiter)
 	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
 	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, nil, s.logger)
 	s.retention = retention.New(retention.Config{DB: s.db.Client, Age: s.cfg.Retention, Now: s.cfg.Now, Logger: s.logger})

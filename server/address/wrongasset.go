@@ -85,6 +85,7 @@ func (r *WrongAssetReactor) React(ctx context.Context, tx *entdb.Tx, cs []paymen
 			},
 			Request: req,
 			Signing: notifier.Signing{Scheme: scheme, Key: project.KeyRef(a.ProjectID)},
+			Payload: fields,
 		}); err != nil {
 			return err
 		}

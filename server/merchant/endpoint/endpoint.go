@@ -136,6 +136,10 @@ func New(cfg Config) *Service {
 	return s
 }
 
+// SetQuota sets the bound of test events (the request limiter, built after
+// the service).
+func (s *Service) SetQuota(q TestQuota) { s.quota = q }
+
 // Create adds an endpoint to project projectID and returns it with its
 // signing secret (shown this once by the API; it stays readable by the
 // owner through the secret's rotation only).

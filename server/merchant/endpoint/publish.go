@@ -55,6 +55,37 @@ func ParseKeyRef(ref string) (int64, error) {
 	return id, nil
 }
 
+// Fanout is the Enqueuer the merchant event builders write to: it stores
+// each message as it is (the notify_url's delivery) and publishes each
+// merchant event (an HMAC-signed message with its payload's fields) to
+// the project's event log and endpoints, in the same transaction.
+// Low-level callbacks (RSA) pass through untouched.
+type Fanout struct {
+	// Queue stores the messages.
+	Queue Enqueuer
+	// Endpoints publishes the events.
+	Endpoints *Service
+}
+
+// Enqueue implements the builders' Enqueuer.
+func (f Fanout) Enqueue(ctx context.Context, tx *entdb.Tx, m notifier.Message) (*entdb.Notification, error) {
+	row, err := f.Queue.Enqueue(ctx, tx, m)
+	if err != nil {
+		return nil, err
+	}
+	if m.Signing.Scheme != signer.SchemeWebhook || m.Payload == nil || m.EndpointID != 0 {
+		return row, nil
+	}
+	if _, err := f.Endpoints.Publish(ctx, tx, f.Queue, Event{
+		Project: m.Owner, UUID: m.UUID, Type: m.Subject.Event,
+		Service: m.Subject.Service, Ref: m.Subject.Ref, Topic: m.Subject.Topic, Sequence: m.Subject.Sequence,
+		Fields: m.Payload,
+	}); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
 // Envelope is the body of an endpoint's delivery: the Standard Webhooks
 // payload shape, the event's type and time around its payload (the fields
 // a JSON notify_url receives, unchanged).

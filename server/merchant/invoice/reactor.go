@@ -430,6 +430,7 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, st Settlement) (
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: r.scheme, Key: project.KeyRef(inv.ProjectID)},
+		Payload: fields,
 	}, nil
 }
 

@@ -76,6 +76,7 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: signer.SchemeWebhook, Key: project.KeyRef(p.ProjectID)},
+		Payload: fields,
 	})
 	return err
 }

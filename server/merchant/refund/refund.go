@@ -335,6 +335,7 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, inv
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: signer.SchemeWebhook, Key: project.KeyRef(inv.ProjectID)},
+		Payload: fields,
 	})
 	return err
 }

@@ -136,7 +136,8 @@ func (h Hooks) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Inv
 		st.ReceivedCoin = &c.Forward.ValueForwardedCoin
 		st.TxidOut = c.Forward.TxidOut
 	}
-	req, err := payload.Encode(sub.NotifyURL, payload.TransportFor(sub.Post, sub.JSON), Fields(st), nil)
+	fields := Fields(st)
+	req, err := payload.Encode(sub.NotifyURL, payload.TransportFor(sub.Post, sub.JSON), fields, nil)
 	if err != nil {
 		return notifier.Message{}, fmt.Errorf("encode webhook of %s: %w", inv.PublicID, err)
 	}
@@ -154,5 +155,6 @@ func (h Hooks) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Inv
 		},
 		Request: req,
 		Signing: notifier.Signing{Scheme: h.scheme, Key: project.KeyRef(sub.ProjectID)},
+		Payload: fields,
 	}, nil
 }
