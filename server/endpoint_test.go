@@ -569,3 +569,66 @@ func TestEndpointReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestEndpointsReceivePaymentEvents: a checkout paid on the devnet sends
+// its webhooks to the notify_url as before and the same events (the same
+// uuids and payloads, as JSON) to the project's endpoint whose filter
+// matches, where the standardwebhooks package verifies them; the event log
+// holds each once; project B's endpoint receives nothing of A's.
+func TestEndpointsReceivePaymentEvents(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rcvA, rcvB := &endpointReceiver{}, &endpointReceiver{}
+			hookA, hookB := httptest.NewServer(rcvA), httptest.NewServer(rcvB)
+			t.Cleanup(hookA.Close)
+			t.Cleanup(hookB.Close)
+			e := newMerchantEnv(t, d, func(c *server.Config) {
+				c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints,
+					servertest.AllowPrivate(hookA.URL+"/hook", servertest.A)[0], servertest.AllowPrivate(hookB.URL+"/hook", servertest.B)[0])
+			})
+			mk := func(key, url, filter string) string {
+				t.Helper()
+				r := e.in.PostJSON(t, "/endpoint/create/", `{"url": "`+url+`", "event_types": ["`+filter+`"]}`, key)
+				if r.Code != 200 {
+					t.Fatalf("create: %d %s", r.Code, r.Body)
+				}
+				s, _ := r.JSON["secret"].(string)
+				return s
+			}
+			secretA := mk(e.in.KeyA, hookA.URL+"/hook", "checkout.*")
+			mk(e.in.KeyB, hookB.URL+"/hook", "*")
+			c := newExceptionCheckout(t, e)
+			hooks := c.pay(t, e, c.quote)
+			e.mine(t, "btc", 3)
+			more, errs := e.ms.take()
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			hooks = append(hooks, more...)
+			got := rcvA.take()
+			if len(hooks) == 0 || len(got) != len(hooks) {
+				t.Fatalf("%d notify_url webhooks, %d endpoint deliveries", len(hooks), len(got))
+			}
+			for i := range got {
+				got[i].Secret, got[i].Now = secretA, clock.Now().Unix()
+			}
+			types := verifyWithLibrary(t, got)
+			var want []string
+			for _, h := range hooks {
+				want = append(want, h.event)
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(types)), slices.Sorted(slices.Values(want))) {
+				t.Fatalf("endpoint got %v, notify_url %v", types, want)
+			}
+			if n, _ := e.in.Server.DB().Client.Event.Query().Count(ctx); n != len(hooks) {
+				t.Fatalf("%d events logged, want %d", n, len(hooks))
+			}
+			if b := rcvB.take(); len(b) != 0 {
+				t.Fatalf("B's endpoint received %d of A's events", len(b))
+			}
+		})
+	}
+}
