@@ -152,6 +152,7 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	"payhook.v1.NotificationService.ResendNotification": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.ResendNotificationRequest{Uuid: f.notification}
 	}},
+	"payhook.v1.EventService.ListEvents": {req: func(*authzFixture) proto.Message { return &payhookv1.ListEventsRequest{} }},
 	"payhook.v1.EndpointService.CreateEndpoint": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.CreateEndpointRequest{Url: f.hook, EventTypes: []string{"*"}}
 	}},

@@ -480,7 +480,8 @@ func TestEndpointPause(t *testing.T) {
 // TestEndpointReplay: a replay sends an endpoint, again, the events of a
 // time range its filter and the request's types match, as new deliveries
 // (new ids) carrying the same payloads; the range's bounds hold; a missing
-// since is a 400.
+// since is a 400. GET /events/ pages through the log in order from a
+// cursor, filtered by type, the project's own only.
 func TestEndpointReplay(t *testing.T) {
 	t.Parallel()
 	for _, d := range storetest.Dialects() {
@@ -559,6 +560,44 @@ func TestEndpointReplay(t *testing.T) {
 						t.Fatalf("a replay reused delivery id %s", a.Headers["webhook-id"])
 					}
 				}
+			}
+			// The event log, pulled in pages from a cursor.
+			var pulled []string
+			after := ""
+			for range 10 {
+				l := in.Get(t, "/events/", url.Values{"after": {after}, "limit": {"2"}}, in.KeyA)
+				if l.Code != 200 {
+					t.Fatalf("events: %d %s", l.Code, l.Body)
+				}
+				evs, _ := l.JSON["events"].([]any)
+				for _, e := range evs {
+					m := e.(map[string]any)
+					var data struct{ UUID string }
+					if err := json.Unmarshal([]byte(m["payload"].(string)), &data); err != nil || data.UUID != m["uuid"] {
+						t.Fatalf("event %v: payload %v", m, err)
+					}
+					pulled = append(pulled, m["uuid"].(string))
+				}
+				next, _ := l.JSON["next_cursor"].(string)
+				if len(evs) == 0 {
+					if next != after {
+						t.Fatalf("an empty page moved the cursor from %q to %q", after, next)
+					}
+					break
+				}
+				after = next
+			}
+			if len(pulled) != 5 || pulled[0] != early || pulled[1] != c1 || pulled[3] != d1 || pulled[4] != late {
+				t.Fatalf("pulled %v", pulled)
+			}
+			if l := in.Get(t, "/events/", url.Values{"event_types": {"deposit.*"}}, in.KeyA); !strings.Contains(string(l.Body), d1) || strings.Contains(string(l.Body), c1) {
+				t.Fatalf("events of deposit.*: %s", l.Body)
+			}
+			if l := in.Get(t, "/events/", nil, in.KeyB); l.Code != 200 || strings.Contains(string(l.Body), c1) {
+				t.Fatalf("B's events: %d %s", l.Code, l.Body)
+			}
+			if l := in.Get(t, "/events/", url.Values{"after": {"x1"}}, in.KeyA); l.Code != 400 || !strings.Contains(string(l.Body), "after") {
+				t.Fatalf("a bad cursor: %d %s", l.Code, l.Body)
 			}
 			if r := in.PostJSON(t, "/endpoint/replay/", `{"endpoint_id": "`+id+`"}`, in.KeyA); r.Code != 400 || !strings.Contains(string(r.Body), "since") {
 				t.Fatalf("replay without since: %d %s", r.Code, r.Body)

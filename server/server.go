@@ -510,7 +510,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	s.payments.AfterPoll(s.payouts.Tick)
 	payhookv1.RegisterPayoutServiceServer(s.grpc, rpc.NewPayoutServer(s.payouts))
 	payhookv1.RegisterProjectServiceServer(s.grpc, rpc.NewProjectServer(admin.Projects(s.db.Client, registry, s.notifier.Dispatcher.Rules(), s.cfg.Now)))
-	events, err := rpc.NewEventServer()
+	events, err := rpc.NewEventServer(s.endpoints)
 	if err != nil {
 		return err
 	}

@@ -303,6 +303,8 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	call(request{op: "NotificationService_ResendNotification", path: "/notification/resend/", body: `{"uuid":"` + str(t, test, "uuid") + `"}`, key: in.KeyB, want: 404})
 	call(request{op: "NotificationService_ListNotifications", path: "/notification/list/", key: key, want: 200})
 	call(request{op: "NotificationService_ListNotifications", path: "/notification/list/", query: q("status", "lost"), key: key, want: 400})
+	call(request{op: "EventService_ListEvents", path: "/events/", query: q("limit", "10"), key: key, want: 200})
+	call(request{op: "EventService_ListEvents", path: "/events/", query: q("after", "not-a-cursor"), key: key, want: 400})
 
 	for _, id := range slices.Sorted(maps.Keys(c.exercised)) {
 		if e := c.exercised[id]; !e[0] || !e[1] {

@@ -3,10 +3,12 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
+	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/eventtype"
 )
 
@@ -15,14 +17,16 @@ import (
 // the binary runs).
 type EventServer struct {
 	payhookv1.UnimplementedEventServiceServer
-	types []*payhookv1.EventType
+	types     []*payhookv1.EventType
+	endpoints *endpoint.Service
 }
 
-// NewEventServer returns the event service; an error means a schema of the
-// catalogue does not convert to a google.protobuf.Struct.
-func NewEventServer() (*EventServer, error) {
+// NewEventServer returns the event service over the projects' event logs
+// (endpoints); an error means a schema of the catalogue does not convert
+// to a google.protobuf.Struct.
+func NewEventServer(endpoints *endpoint.Service) (*EventServer, error) {
 	all := eventtype.All()
-	s := &EventServer{types: make([]*payhookv1.EventType, len(all))}
+	s := &EventServer{types: make([]*payhookv1.EventType, len(all)), endpoints: endpoints}
 	for i, e := range all {
 		schema, err := structpb.NewStruct(e.Schema())
 		if err != nil {
@@ -31,6 +35,26 @@ func NewEventServer() (*EventServer, error) {
 		s.types[i] = &payhookv1.EventType{Name: e.Name, Description: e.Description, Services: e.Services, Schema: schema}
 	}
 	return s, nil
+}
+
+// ListEvents implements payhookv1.EventServiceServer.
+func (s *EventServer) ListEvents(ctx context.Context, req *payhookv1.ListEventsRequest) (*payhookv1.ListEventsResponse, error) {
+	projectID, err := owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	evs, next, err := s.endpoints.Log(ctx, projectID, req.GetAfter(), int(req.GetLimit()), req.GetEventTypes())
+	if err != nil {
+		return nil, err
+	}
+	out := &payhookv1.ListEventsResponse{NextCursor: next, Events: make([]*payhookv1.Event, len(evs))}
+	for i, e := range evs {
+		out.Events[i] = &payhookv1.Event{
+			Cursor: e.Cursor, Uuid: e.Row.UUID, Type: e.Row.Type,
+			CreatedAt: e.Row.CreatedAt.UTC().Format(time.RFC3339), Payload: string(e.Data),
+		}
+	}
+	return out, nil
 }
 
 // ListEventTypes implements payhookv1.EventServiceServer.

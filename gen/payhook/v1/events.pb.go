@@ -24,6 +24,212 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ListEventsRequest selects a page of the event log.
+type ListEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// after is the cursor of the last event already read (an event's
+	// cursor, or next_cursor); empty starts at the oldest event kept.
+	After string `protobuf:"bytes,1,opt,name=after,proto3" json:"after,omitempty"`
+	// limit is the page size (default 100, at most 500).
+	Limit int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// event_types, when given, keeps only these types or patterns (a * is
+	// one whole segment; a last * matches the rest).
+	EventTypes    []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEventsRequest) Reset() {
+	*x = ListEventsRequest{}
+	mi := &file_payhook_v1_events_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEventsRequest) ProtoMessage() {}
+
+func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_events_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
+func (*ListEventsRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListEventsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListEventsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListEventsRequest) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+// ListEventsResponse is a page of events.
+type ListEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// events are the page, oldest first.
+	Events []*Event `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// next_cursor continues after this page (the last event's cursor); the
+	// same cursor when the page is empty, so a poller keeps it.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListEventsResponse) Reset() {
+	*x = ListEventsResponse{}
+	mi := &file_payhook_v1_events_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListEventsResponse) ProtoMessage() {}
+
+func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_events_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
+func (*ListEventsResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListEventsResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *ListEventsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// Event is one event of the project's log.
+type Event struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// cursor is its position in the log: pass it as after to read what
+	// follows.
+	Cursor string `protobuf:"bytes,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// uuid is the event's id (the payload's uuid).
+	Uuid string `protobuf:"bytes,2,opt,name=uuid,proto3" json:"uuid,omitempty"`
+	// type is its event type.
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// created_at is when it happened, RFC 3339 in UTC.
+	CreatedAt string `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// payload is the exact JSON text a JSON notify_url received (amounts
+	// keep every digit, which a JSON number decoded as a double would not).
+	Payload       string `protobuf:"bytes,5,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Event) Reset() {
+	*x = Event{}
+	mi := &file_payhook_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Event) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Event) ProtoMessage() {}
+
+func (x *Event) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Event.ProtoReflect.Descriptor instead.
+func (*Event) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Event) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+func (x *Event) GetUuid() string {
+	if x != nil {
+		return x.Uuid
+	}
+	return ""
+}
+
+func (x *Event) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Event) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *Event) GetPayload() string {
+	if x != nil {
+		return x.Payload
+	}
+	return ""
+}
+
 // ListEventTypesRequest selects the event types to list.
 type ListEventTypesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -36,7 +242,7 @@ type ListEventTypesRequest struct {
 
 func (x *ListEventTypesRequest) Reset() {
 	*x = ListEventTypesRequest{}
-	mi := &file_payhook_v1_events_proto_msgTypes[0]
+	mi := &file_payhook_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +254,7 @@ func (x *ListEventTypesRequest) String() string {
 func (*ListEventTypesRequest) ProtoMessage() {}
 
 func (x *ListEventTypesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_events_proto_msgTypes[0]
+	mi := &file_payhook_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +267,7 @@ func (x *ListEventTypesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventTypesRequest.ProtoReflect.Descriptor instead.
 func (*ListEventTypesRequest) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_events_proto_rawDescGZIP(), []int{0}
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListEventTypesRequest) GetName() string {
@@ -84,7 +290,7 @@ type ListEventTypesResponse struct {
 
 func (x *ListEventTypesResponse) Reset() {
 	*x = ListEventTypesResponse{}
-	mi := &file_payhook_v1_events_proto_msgTypes[1]
+	mi := &file_payhook_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +302,7 @@ func (x *ListEventTypesResponse) String() string {
 func (*ListEventTypesResponse) ProtoMessage() {}
 
 func (x *ListEventTypesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_events_proto_msgTypes[1]
+	mi := &file_payhook_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +315,7 @@ func (x *ListEventTypesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventTypesResponse.ProtoReflect.Descriptor instead.
 func (*ListEventTypesResponse) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListEventTypesResponse) GetEventTypes() []*EventType {
@@ -141,7 +347,7 @@ type EventType struct {
 
 func (x *EventType) Reset() {
 	*x = EventType{}
-	mi := &file_payhook_v1_events_proto_msgTypes[2]
+	mi := &file_payhook_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +359,7 @@ func (x *EventType) String() string {
 func (*EventType) ProtoMessage() {}
 
 func (x *EventType) ProtoReflect() protoreflect.Message {
-	mi := &file_payhook_v1_events_proto_msgTypes[2]
+	mi := &file_payhook_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +372,7 @@ func (x *EventType) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventType.ProtoReflect.Descriptor instead.
 func (*EventType) Descriptor() ([]byte, []int) {
-	return file_payhook_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_payhook_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EventType) GetName() string {
@@ -202,7 +408,24 @@ var File_payhook_v1_events_proto protoreflect.FileDescriptor
 const file_payhook_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"\x17payhook/v1/events.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17payhook/v1/access.proto\"4\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17payhook/v1/access.proto\"\x7f\n" +
+	"\x11ListEventsRequest\x12\x1d\n" +
+	"\x05after\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18 R\x05after\x12 \n" +
+	"\x05limit\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\x05limit\x12)\n" +
+	"\vevent_types\x18\x03 \x03(\tB\b\xbaH\x05\x92\x01\x02\x102R\n" +
+	"eventTypes\"`\n" +
+	"\x12ListEventsResponse\x12)\n" +
+	"\x06events\x18\x01 \x03(\v2\x11.payhook.v1.EventR\x06events\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\x80\x01\n" +
+	"\x05Event\x12\x16\n" +
+	"\x06cursor\x18\x01 \x01(\tR\x06cursor\x12\x12\n" +
+	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\tR\tcreatedAt\x12\x18\n" +
+	"\apayload\x18\x05 \x01(\tR\apayload\"4\n" +
 	"\x15ListEventTypesRequest\x12\x1b\n" +
 	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04name\"P\n" +
 	"\x16ListEventTypesResponse\x126\n" +
@@ -212,9 +435,11 @@ const file_payhook_v1_events_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
 	"\bservices\x18\x03 \x03(\tR\bservices\x12/\n" +
-	"\x06schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06schema2\x82\x01\n" +
+	"\x06schema\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06schema2\xe8\x01\n" +
 	"\fEventService\x12r\n" +
-	"\x0eListEventTypes\x12!.payhook.v1.ListEventTypesRequest\x1a\".payhook.v1.ListEventTypesResponse\"\x19\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/events/typesB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
+	"\x0eListEventTypes\x12!.payhook.v1.ListEventTypesRequest\x1a\".payhook.v1.ListEventTypesResponse\"\x19\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/events/types\x12d\n" +
+	"\n" +
+	"ListEvents\x12\x1d.payhook.v1.ListEventsRequest\x1a\x1e.payhook.v1.ListEventsResponse\"\x17\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\t\x12\a/eventsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
 	file_payhook_v1_events_proto_rawDescOnce sync.Once
@@ -228,23 +453,29 @@ func file_payhook_v1_events_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_events_proto_rawDescData
 }
 
-var file_payhook_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_payhook_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_payhook_v1_events_proto_goTypes = []any{
-	(*ListEventTypesRequest)(nil),  // 0: payhook.v1.ListEventTypesRequest
-	(*ListEventTypesResponse)(nil), // 1: payhook.v1.ListEventTypesResponse
-	(*EventType)(nil),              // 2: payhook.v1.EventType
-	(*structpb.Struct)(nil),        // 3: google.protobuf.Struct
+	(*ListEventsRequest)(nil),      // 0: payhook.v1.ListEventsRequest
+	(*ListEventsResponse)(nil),     // 1: payhook.v1.ListEventsResponse
+	(*Event)(nil),                  // 2: payhook.v1.Event
+	(*ListEventTypesRequest)(nil),  // 3: payhook.v1.ListEventTypesRequest
+	(*ListEventTypesResponse)(nil), // 4: payhook.v1.ListEventTypesResponse
+	(*EventType)(nil),              // 5: payhook.v1.EventType
+	(*structpb.Struct)(nil),        // 6: google.protobuf.Struct
 }
 var file_payhook_v1_events_proto_depIdxs = []int32{
-	2, // 0: payhook.v1.ListEventTypesResponse.event_types:type_name -> payhook.v1.EventType
-	3, // 1: payhook.v1.EventType.schema:type_name -> google.protobuf.Struct
-	0, // 2: payhook.v1.EventService.ListEventTypes:input_type -> payhook.v1.ListEventTypesRequest
-	1, // 3: payhook.v1.EventService.ListEventTypes:output_type -> payhook.v1.ListEventTypesResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	2, // 0: payhook.v1.ListEventsResponse.events:type_name -> payhook.v1.Event
+	5, // 1: payhook.v1.ListEventTypesResponse.event_types:type_name -> payhook.v1.EventType
+	6, // 2: payhook.v1.EventType.schema:type_name -> google.protobuf.Struct
+	3, // 3: payhook.v1.EventService.ListEventTypes:input_type -> payhook.v1.ListEventTypesRequest
+	0, // 4: payhook.v1.EventService.ListEvents:input_type -> payhook.v1.ListEventsRequest
+	4, // 5: payhook.v1.EventService.ListEventTypes:output_type -> payhook.v1.ListEventTypesResponse
+	1, // 6: payhook.v1.EventService.ListEvents:output_type -> payhook.v1.ListEventsResponse
+	5, // [5:7] is the sub-list for method output_type
+	3, // [3:5] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_events_proto_init() }
@@ -259,7 +490,7 @@ func file_payhook_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_events_proto_rawDesc), len(file_payhook_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

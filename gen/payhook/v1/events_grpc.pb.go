@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	EventService_ListEventTypes_FullMethodName = "/payhook.v1.EventService/ListEventTypes"
+	EventService_ListEvents_FullMethodName     = "/payhook.v1.EventService/ListEvents"
 )
 
 // EventServiceClient is the client API for EventService service.
@@ -36,6 +37,12 @@ type EventServiceClient interface {
 	// payload builders use. Public: no API key needed (it describes the
 	// server, not a project).
 	ListEventTypes(ctx context.Context, in *ListEventTypesRequest, opts ...grpc.CallOption) (*ListEventTypesResponse, error)
+	// ListEvents pages through the project's event log in the order the
+	// events happened, from a cursor: every merchant event (what its
+	// notify_url and endpoints received), kept for the retention period, so
+	// a merchant reconciles after an outage by reading from the last cursor
+	// it processed.
+	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error)
 }
 
 type eventServiceClient struct {
@@ -56,6 +63,16 @@ func (c *eventServiceClient) ListEventTypes(ctx context.Context, in *ListEventTy
 	return out, nil
 }
 
+func (c *eventServiceClient) ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*ListEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListEventsResponse)
+	err := c.cc.Invoke(ctx, EventService_ListEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EventServiceServer is the server API for EventService service.
 // All implementations must embed UnimplementedEventServiceServer
 // for forward compatibility.
@@ -70,6 +87,12 @@ type EventServiceServer interface {
 	// payload builders use. Public: no API key needed (it describes the
 	// server, not a project).
 	ListEventTypes(context.Context, *ListEventTypesRequest) (*ListEventTypesResponse, error)
+	// ListEvents pages through the project's event log in the order the
+	// events happened, from a cursor: every merchant event (what its
+	// notify_url and endpoints received), kept for the retention period, so
+	// a merchant reconciles after an outage by reading from the last cursor
+	// it processed.
+	ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error)
 	mustEmbedUnimplementedEventServiceServer()
 }
 
@@ -82,6 +105,9 @@ type UnimplementedEventServiceServer struct{}
 
 func (UnimplementedEventServiceServer) ListEventTypes(context.Context, *ListEventTypesRequest) (*ListEventTypesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListEventTypes not implemented")
+}
+func (UnimplementedEventServiceServer) ListEvents(context.Context, *ListEventsRequest) (*ListEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListEvents not implemented")
 }
 func (UnimplementedEventServiceServer) mustEmbedUnimplementedEventServiceServer() {}
 func (UnimplementedEventServiceServer) testEmbeddedByValue()                      {}
@@ -122,6 +148,24 @@ func _EventService_ListEventTypes_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EventService_ListEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).ListEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EventService_ListEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).ListEvents(ctx, req.(*ListEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // EventService_ServiceDesc is the grpc.ServiceDesc for EventService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -132,6 +176,10 @@ var EventService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListEventTypes",
 			Handler:    _EventService_ListEventTypes_Handler,
+		},
+		{
+			MethodName: "ListEvents",
+			Handler:    _EventService_ListEvents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -57,6 +57,7 @@ var rules = map[string]rule{
 	"NotificationService_ListNotifications":  {},
 
 	"EventService_ListEventTypes": {public: true, notFound: true},
+	"EventService_ListEvents":     {},
 }
 
 // Names of the schemas this step adds.

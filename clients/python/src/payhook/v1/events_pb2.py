@@ -17,7 +17,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from payhook.v1 import access_pb2 as payhook_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/events.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17payhook/v1/access.proto\".\n\x15ListEventTypesRequest\x12\x15\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x18@\"D\n\x16ListEventTypesResponse\x12*\n\x0b\x65vent_types\x18\x01 \x03(\x0b\x32\x15.payhook.v1.EventType\"i\n\tEventType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08services\x18\x03 \x03(\t\x12\'\n\x06schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct2\x82\x01\n\x0c\x45ventService\x12r\n\x0eListEventTypes\x12!.payhook.v1.ListEventTypesRequest\x1a\".payhook.v1.ListEventTypesResponse\"\x19\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/events/typesB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17payhook/v1/events.proto\x12\npayhook.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17payhook/v1/access.proto\"e\n\x11ListEventsRequest\x12\x16\n\x05\x61\x66ter\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x18 \x12\x19\n\x05limit\x18\x02 \x01(\x05\x42\n\xbaH\x07\x1a\x05\x18\xf4\x03(\x00\x12\x1d\n\x0b\x65vent_types\x18\x03 \x03(\tB\x08\xbaH\x05\x92\x01\x02\x10\x32\"L\n\x12ListEventsResponse\x12!\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x11.payhook.v1.Event\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"X\n\x05\x45vent\x12\x0e\n\x06\x63ursor\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\x12\x12\n\ncreated_at\x18\x04 \x01(\t\x12\x0f\n\x07payload\x18\x05 \x01(\t\".\n\x15ListEventTypesRequest\x12\x15\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x18@\"D\n\x16ListEventTypesResponse\x12*\n\x0b\x65vent_types\x18\x01 \x03(\x0b\x32\x15.payhook.v1.EventType\"i\n\tEventType\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x10\n\x08services\x18\x03 \x03(\t\x12\'\n\x06schema\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct2\xe8\x01\n\x0c\x45ventService\x12r\n\x0eListEventTypes\x12!.payhook.v1.ListEventTypesRequest\x1a\".payhook.v1.ListEventTypesResponse\"\x19\x90\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0f\x12\r/events/types\x12\x64\n\nListEvents\x12\x1d.payhook.v1.ListEventsRequest\x1a\x1e.payhook.v1.ListEventsResponse\"\x17\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\t\x12\x07/eventsB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'payhook.v1.events_pb2', globals())
@@ -25,16 +25,30 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1'
+  _LISTEVENTSREQUEST.fields_by_name['after']._options = None
+  _LISTEVENTSREQUEST.fields_by_name['after']._serialized_options = b'\272H\004r\002\030 '
+  _LISTEVENTSREQUEST.fields_by_name['limit']._options = None
+  _LISTEVENTSREQUEST.fields_by_name['limit']._serialized_options = b'\272H\007\032\005\030\364\003(\000'
+  _LISTEVENTSREQUEST.fields_by_name['event_types']._options = None
+  _LISTEVENTSREQUEST.fields_by_name['event_types']._serialized_options = b'\272H\005\222\001\002\0202'
   _LISTEVENTTYPESREQUEST.fields_by_name['name']._options = None
   _LISTEVENTTYPESREQUEST.fields_by_name['name']._serialized_options = b'\272H\004r\002\030@'
   _EVENTSERVICE.methods_by_name['ListEventTypes']._options = None
   _EVENTSERVICE.methods_by_name['ListEventTypes']._serialized_options = b'\220\373\030\001\202\323\344\223\002\017\022\r/events/types'
-  _LISTEVENTTYPESREQUEST._serialized_start=153
-  _LISTEVENTTYPESREQUEST._serialized_end=199
-  _LISTEVENTTYPESRESPONSE._serialized_start=201
-  _LISTEVENTTYPESRESPONSE._serialized_end=269
-  _EVENTTYPE._serialized_start=271
-  _EVENTTYPE._serialized_end=376
-  _EVENTSERVICE._serialized_start=379
-  _EVENTSERVICE._serialized_end=509
+  _EVENTSERVICE.methods_by_name['ListEvents']._options = None
+  _EVENTSERVICE.methods_by_name['ListEvents']._serialized_options = b'\220\373\030\002\230\373\030\001\202\323\344\223\002\t\022\007/events'
+  _LISTEVENTSREQUEST._serialized_start=153
+  _LISTEVENTSREQUEST._serialized_end=254
+  _LISTEVENTSRESPONSE._serialized_start=256
+  _LISTEVENTSRESPONSE._serialized_end=332
+  _EVENT._serialized_start=334
+  _EVENT._serialized_end=422
+  _LISTEVENTTYPESREQUEST._serialized_start=424
+  _LISTEVENTTYPESREQUEST._serialized_end=470
+  _LISTEVENTTYPESRESPONSE._serialized_start=472
+  _LISTEVENTTYPESRESPONSE._serialized_end=540
+  _EVENTTYPE._serialized_start=542
+  _EVENTTYPE._serialized_end=647
+  _EVENTSERVICE._serialized_start=650
+  _EVENTSERVICE._serialized_end=882
 # @@protoc_insertion_point(module_scope)

@@ -9,6 +9,20 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Event(_message.Message):
+    __slots__ = ["created_at", "cursor", "payload", "type", "uuid"]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    UUID_FIELD_NUMBER: _ClassVar[int]
+    created_at: str
+    cursor: str
+    payload: str
+    type: str
+    uuid: str
+    def __init__(self, cursor: _Optional[str] = ..., uuid: _Optional[str] = ..., type: _Optional[str] = ..., created_at: _Optional[str] = ..., payload: _Optional[str] = ...) -> None: ...
+
 class EventType(_message.Message):
     __slots__ = ["description", "name", "schema", "services"]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -32,3 +46,21 @@ class ListEventTypesResponse(_message.Message):
     EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
     event_types: _containers.RepeatedCompositeFieldContainer[EventType]
     def __init__(self, event_types: _Optional[_Iterable[_Union[EventType, _Mapping]]] = ...) -> None: ...
+
+class ListEventsRequest(_message.Message):
+    __slots__ = ["after", "event_types", "limit"]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    EVENT_TYPES_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    after: str
+    event_types: _containers.RepeatedScalarFieldContainer[str]
+    limit: int
+    def __init__(self, after: _Optional[str] = ..., limit: _Optional[int] = ..., event_types: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListEventsResponse(_message.Message):
+    __slots__ = ["events", "next_cursor"]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[Event]
+    next_cursor: str
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...

@@ -23,6 +23,11 @@ class EventServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_events__pb2.ListEventTypesRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_events__pb2.ListEventTypesResponse.FromString,
                 )
+        self.ListEvents = channel.unary_unary(
+                '/payhook.v1.EventService/ListEvents',
+                request_serializer=payhook_dot_v1_dot_events__pb2.ListEventsRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_events__pb2.ListEventsResponse.FromString,
+                )
 
 
 class EventServiceServicer(object):
@@ -42,6 +47,17 @@ class EventServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEvents(self, request, context):
+        """ListEvents pages through the project's event log in the order the
+        events happened, from a cursor: every merchant event (what its
+        notify_url and endpoints received), kept for the retention period, so
+        a merchant reconciles after an outage by reading from the last cursor
+        it processed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EventServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -49,6 +65,11 @@ def add_EventServiceServicer_to_server(servicer, server):
                     servicer.ListEventTypes,
                     request_deserializer=payhook_dot_v1_dot_events__pb2.ListEventTypesRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_events__pb2.ListEventTypesResponse.SerializeToString,
+            ),
+            'ListEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEvents,
+                    request_deserializer=payhook_dot_v1_dot_events__pb2.ListEventsRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_events__pb2.ListEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -78,5 +99,22 @@ class EventService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.EventService/ListEventTypes',
             payhook_dot_v1_dot_events__pb2.ListEventTypesRequest.SerializeToString,
             payhook_dot_v1_dot_events__pb2.ListEventTypesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.EventService/ListEvents',
+            payhook_dot_v1_dot_events__pb2.ListEventsRequest.SerializeToString,
+            payhook_dot_v1_dot_events__pb2.ListEventsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

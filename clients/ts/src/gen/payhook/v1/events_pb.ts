@@ -14,7 +14,124 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file payhook/v1/events.proto.
  */
 export const file_payhook_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChdwYXlob29rL3YxL2V2ZW50cy5wcm90bxIKcGF5aG9vay52MSIuChVMaXN0RXZlbnRUeXBlc1JlcXVlc3QSFQoEbmFtZRgBIAEoCUIHukgEcgIYQCJEChZMaXN0RXZlbnRUeXBlc1Jlc3BvbnNlEioKC2V2ZW50X3R5cGVzGAEgAygLMhUucGF5aG9vay52MS5FdmVudFR5cGUiaQoJRXZlbnRUeXBlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEAoIc2VydmljZXMYAyADKAkSJwoGc2NoZW1hGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDKCAQoMRXZlbnRTZXJ2aWNlEnIKDkxpc3RFdmVudFR5cGVzEiEucGF5aG9vay52MS5MaXN0RXZlbnRUeXBlc1JlcXVlc3QaIi5wYXlob29rLnYxLkxpc3RFdmVudFR5cGVzUmVzcG9uc2UiGZD7GAGC0+STAg8SDS9ldmVudHMvdHlwZXNCNVozZ2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svdjE7cGF5aG9va3YxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_payhook_v1_access]);
+  fileDesc("ChdwYXlob29rL3YxL2V2ZW50cy5wcm90bxIKcGF5aG9vay52MSJlChFMaXN0RXZlbnRzUmVxdWVzdBIWCgVhZnRlchgBIAEoCUIHukgEcgIYIBIZCgVsaW1pdBgCIAEoBUIKukgHGgUY9AMoABIdCgtldmVudF90eXBlcxgDIAMoCUIIukgFkgECEDIiTAoSTGlzdEV2ZW50c1Jlc3BvbnNlEiEKBmV2ZW50cxgBIAMoCzIRLnBheWhvb2sudjEuRXZlbnQSEwoLbmV4dF9jdXJzb3IYAiABKAkiWAoFRXZlbnQSDgoGY3Vyc29yGAEgASgJEgwKBHV1aWQYAiABKAkSDAoEdHlwZRgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgJEg8KB3BheWxvYWQYBSABKAkiLgoVTGlzdEV2ZW50VHlwZXNSZXF1ZXN0EhUKBG5hbWUYASABKAlCB7pIBHICGEAiRAoWTGlzdEV2ZW50VHlwZXNSZXNwb25zZRIqCgtldmVudF90eXBlcxgBIAMoCzIVLnBheWhvb2sudjEuRXZlbnRUeXBlImkKCUV2ZW50VHlwZRIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhAKCHNlcnZpY2VzGAMgAygJEicKBnNjaGVtYRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qy6AEKDEV2ZW50U2VydmljZRJyCg5MaXN0RXZlbnRUeXBlcxIhLnBheWhvb2sudjEuTGlzdEV2ZW50VHlwZXNSZXF1ZXN0GiIucGF5aG9vay52MS5MaXN0RXZlbnRUeXBlc1Jlc3BvbnNlIhmQ+xgBgtPkkwIPEg0vZXZlbnRzL3R5cGVzEmQKCkxpc3RFdmVudHMSHS5wYXlob29rLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh4ucGF5aG9vay52MS5MaXN0RXZlbnRzUmVzcG9uc2UiF5D7GAKY+xgBgtPkkwIJEgcvZXZlbnRzQjVaM2dpdGh1Yi5jb20vcGF5aG9vay9wYXlob29rL2dlbi9wYXlob29rL3YxO3BheWhvb2t2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_payhook_v1_access]);
+
+/**
+ * ListEventsRequest selects a page of the event log.
+ *
+ * @generated from message payhook.v1.ListEventsRequest
+ */
+export type ListEventsRequest = Message<"payhook.v1.ListEventsRequest"> & {
+  /**
+   * after is the cursor of the last event already read (an event's
+   * cursor, or next_cursor); empty starts at the oldest event kept.
+   *
+   * @generated from field: string after = 1;
+   */
+  after: string;
+
+  /**
+   * limit is the page size (default 100, at most 500).
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * event_types, when given, keeps only these types or patterns (a * is
+   * one whole segment; a last * matches the rest).
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+};
+
+/**
+ * Describes the message payhook.v1.ListEventsRequest.
+ * Use `create(ListEventsRequestSchema)` to create a new message.
+ */
+export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_events, 0);
+
+/**
+ * ListEventsResponse is a page of events.
+ *
+ * @generated from message payhook.v1.ListEventsResponse
+ */
+export type ListEventsResponse = Message<"payhook.v1.ListEventsResponse"> & {
+  /**
+   * events are the page, oldest first.
+   *
+   * @generated from field: repeated payhook.v1.Event events = 1;
+   */
+  events: Event[];
+
+  /**
+   * next_cursor continues after this page (the last event's cursor); the
+   * same cursor when the page is empty, so a poller keeps it.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message payhook.v1.ListEventsResponse.
+ * Use `create(ListEventsResponseSchema)` to create a new message.
+ */
+export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_events, 1);
+
+/**
+ * Event is one event of the project's log.
+ *
+ * @generated from message payhook.v1.Event
+ */
+export type Event = Message<"payhook.v1.Event"> & {
+  /**
+   * cursor is its position in the log: pass it as after to read what
+   * follows.
+   *
+   * @generated from field: string cursor = 1;
+   */
+  cursor: string;
+
+  /**
+   * uuid is the event's id (the payload's uuid).
+   *
+   * @generated from field: string uuid = 2;
+   */
+  uuid: string;
+
+  /**
+   * type is its event type.
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * created_at is when it happened, RFC 3339 in UTC.
+   *
+   * @generated from field: string created_at = 4;
+   */
+  createdAt: string;
+
+  /**
+   * payload is the exact JSON text a JSON notify_url received (amounts
+   * keep every digit, which a JSON number decoded as a double would not).
+   *
+   * @generated from field: string payload = 5;
+   */
+  payload: string;
+};
+
+/**
+ * Describes the message payhook.v1.Event.
+ * Use `create(EventSchema)` to create a new message.
+ */
+export const EventSchema: GenMessage<Event> = /*@__PURE__*/
+  messageDesc(file_payhook_v1_events, 2);
 
 /**
  * ListEventTypesRequest selects the event types to list.
@@ -36,7 +153,7 @@ export type ListEventTypesRequest = Message<"payhook.v1.ListEventTypesRequest"> 
  * Use `create(ListEventTypesRequestSchema)` to create a new message.
  */
 export const ListEventTypesRequestSchema: GenMessage<ListEventTypesRequest> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_events, 0);
+  messageDesc(file_payhook_v1_events, 3);
 
 /**
  * ListEventTypesResponse is the catalogue.
@@ -59,7 +176,7 @@ export type ListEventTypesResponse = Message<"payhook.v1.ListEventTypesResponse"
  * Use `create(ListEventTypesResponseSchema)` to create a new message.
  */
 export const ListEventTypesResponseSchema: GenMessage<ListEventTypesResponse> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_events, 1);
+  messageDesc(file_payhook_v1_events, 4);
 
 /**
  * EventType is one event type payhook sends.
@@ -106,7 +223,7 @@ export type EventType = Message<"payhook.v1.EventType"> & {
  * Use `create(EventTypeSchema)` to create a new message.
  */
 export const EventTypeSchema: GenMessage<EventType> = /*@__PURE__*/
-  messageDesc(file_payhook_v1_events, 2);
+  messageDesc(file_payhook_v1_events, 5);
 
 /**
  * EventService describes the events payhook sends to merchants: the
@@ -129,6 +246,20 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof ListEventTypesRequestSchema;
     output: typeof ListEventTypesResponseSchema;
+  },
+  /**
+   * ListEvents pages through the project's event log in the order the
+   * events happened, from a cursor: every merchant event (what its
+   * notify_url and endpoints received), kept for the retention period, so
+   * a merchant reconciles after an outage by reading from the last cursor
+   * it processed.
+   *
+   * @generated from rpc payhook.v1.EventService.ListEvents
+   */
+  listEvents: {
+    methodKind: "unary";
+    input: typeof ListEventsRequestSchema;
+    output: typeof ListEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payhook_v1_events, 0);
