@@ -87,6 +87,49 @@ type pendingTx struct {
 	// first holds the rows whose sequence has no earlier message
 	// (Subject.FirstOfSequence).
 	first map[*entdb.Notification]bool
+	// before run first when the transaction commits (BeforeStore).
+	before []func(ctx context.Context, tx *entdb.Tx) error
+}
+
+// pending returns tx's pending notifications, registering the hooks that
+// store them when it commits (or forget them when it rolls back) the
+// first time.
+func (q *Queue) pending(tx *entdb.Tx) *pendingTx {
+	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
+	pt := p.(*pendingTx)
+	if loaded {
+		return pt
+	}
+	tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
+		return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
+			q.pendingTxs.Delete(tx)
+			return next.Rollback(ctx, tx)
+		})
+	})
+	tx.OnCommit(func(next entdb.Committer) entdb.Committer {
+		return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
+			// The before hooks may enqueue more: they run while the
+			// transaction's pending rows are still the ones Enqueue adds to.
+			for i := 0; i < len(pt.before); i++ {
+				if err := pt.before[i](ctx, tx); err != nil {
+					q.pendingTxs.Delete(tx)
+					return err
+				}
+			}
+			q.pendingTxs.Delete(tx)
+			return q.commit(ctx, tx, pt.rows, pt.first, next)
+		})
+	})
+	return pt
+}
+
+// BeforeStore runs fn when tx commits, before the notifications tx
+// enqueued are stored, inside the transaction: fn may write rows in bulk
+// and Enqueue more notifications (the endpoints' event log writes its
+// events there, then their deliveries). Hooks run in the order given.
+func (q *Queue) BeforeStore(tx *entdb.Tx, fn func(ctx context.Context, tx *entdb.Tx) error) {
+	pt := q.pending(tx)
+	pt.before = append(pt.before, fn)
 }
 
 // Enqueue stores m inside the caller's transaction: the frozen request
@@ -142,29 +185,13 @@ func (q *Queue) Enqueue(ctx context.Context, tx *entdb.Tx, m Message) (*entdb.No
 		// endpoint resumes (the resume sets both).
 		row.Status, row.NextAttemptAt = notification.StatusPaused, nil
 	}
-	p, loaded := q.pendingTxs.LoadOrStore(tx, &pendingTx{})
-	pt := p.(*pendingTx)
+	pt := q.pending(tx)
 	pt.rows = append(pt.rows, row)
 	if m.Subject.FirstOfSequence && row.Sequence != nil {
 		if pt.first == nil {
 			pt.first = map[*entdb.Notification]bool{}
 		}
 		pt.first[row] = true
-	}
-	if !loaded {
-		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
-			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
-				q.pendingTxs.Delete(tx)
-				return next.Rollback(ctx, tx)
-			})
-		})
-		tx.OnCommit(func(next entdb.Committer) entdb.Committer {
-			return entdb.CommitFunc(func(ctx context.Context, tx *entdb.Tx) error {
-				p, _ := q.pendingTxs.LoadAndDelete(tx)
-				pt := p.(*pendingTx)
-				return q.commit(ctx, tx, pt.rows, pt.first, next)
-			})
-		})
 	}
 	return row, nil
 }

@@ -198,11 +198,10 @@ func TestEndpoints(t *testing.T) {
 				t.Helper()
 				evID := uuid.NewString()
 				err := store.WithTx(ctx, in.Server.DB().Client, func(tx *entdb.Tx) error {
-					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
 						Project: in.ProjectA, UUID: evID, Type: typ, Service: "checkout", Ref: "chk_1",
 						Fields: paymentFields(typ, evID),
 					})
-					return err
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -379,11 +378,10 @@ func TestEndpointPause(t *testing.T) {
 				t.Helper()
 				evID := uuid.NewString()
 				err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
-					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
 						Project: in.ProjectA, UUID: evID, Type: "checkout.payment.completed", Service: "checkout",
 						Fields: paymentFields("checkout.payment.completed", evID),
 					})
-					return err
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -508,10 +506,9 @@ func TestEndpointReplay(t *testing.T) {
 				t.Helper()
 				evID := uuid.NewString()
 				if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
-					_, err := in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
+					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
 						Project: in.ProjectA, UUID: evID, Type: typ, Fields: paymentFields(typ, evID),
 					})
-					return err
 				}); err != nil {
 					t.Fatal(err)
 				}

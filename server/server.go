@@ -332,7 +332,7 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 		return err
 	}
 	s.endpoints = endpoint.New(endpoint.Config{
-		DB: s.db.Client, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
+		DB: s.db.Client, Dialect: s.db.Dialect, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
 		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
 	})
 	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {

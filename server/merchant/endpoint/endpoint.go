@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -88,6 +89,10 @@ type Service struct {
 	queue Enqueuer
 	quota TestQuota
 	wake  func()
+	// dialect writes the event log in bulk; pending holds each open
+	// transaction's published events (*pendingEvents).
+	dialect store.Dialect
+	pending sync.Map
 }
 
 // TestQuota bounds a project's test events (ratelimit.Limiter.TestEvent).
@@ -97,8 +102,9 @@ type TestQuota interface {
 
 // Config configures a Service.
 type Config struct {
-	// DB is the database.
-	DB *entdb.Client
+	// DB is the database, of Dialect.
+	DB      *entdb.Client
+	Dialect store.Dialect
 	// Rules check endpoint URLs as every webhook URL is checked (public
 	// HTTP(S), or the operator's exception for the project).
 	Rules *egress.Rules
@@ -131,7 +137,7 @@ func New(cfg Config) *Service {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
-		queue: cfg.Queue, quota: cfg.Quota, wake: cfg.Wake}
+		queue: cfg.Queue, quota: cfg.Quota, wake: cfg.Wake, dialect: cfg.Dialect}
 	s.known = slices.Clone(cfg.KnownTypes)
 	return s
 }

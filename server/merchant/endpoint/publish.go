@@ -13,6 +13,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
+	entevent "github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
@@ -21,9 +22,11 @@ import (
 )
 
 // Enqueuer stores a notification in the transaction of the change it
-// reports (notifier.Queue).
+// reports, and runs a hook before a transaction's notifications are stored
+// (notifier.Queue).
 type Enqueuer interface {
 	Enqueue(ctx context.Context, tx *entdb.Tx, m notifier.Message) (*entdb.Notification, error)
+	BeforeStore(tx *entdb.Tx, fn func(ctx context.Context, tx *entdb.Tx) error)
 }
 
 // Event is a merchant event to publish: what happened, to which project.
@@ -76,7 +79,7 @@ func (f Fanout) Enqueue(ctx context.Context, tx *entdb.Tx, m notifier.Message) (
 	if m.Signing.Scheme != signer.SchemeWebhook || m.Payload == nil || m.EndpointID != 0 {
 		return row, nil
 	}
-	if _, err := f.Endpoints.Publish(ctx, tx, f.Queue, Event{
+	if err := f.Endpoints.Publish(ctx, tx, f.Queue, Event{
 		Project: m.Owner, UUID: m.UUID, Type: m.Subject.Event,
 		Service: m.Subject.Service, Ref: m.Subject.Ref, Topic: m.Subject.Topic, Sequence: m.Subject.Sequence,
 		Fields: m.Payload,
@@ -97,36 +100,91 @@ type Envelope struct {
 
 // Publish records ev in the project's event log and stores one delivery
 // of it to each of the project's live endpoints whose filter matches, all
-// in tx: a paused endpoint's delivery is stored paused. It returns the
-// event's row.
-func (s *Service) Publish(ctx context.Context, tx *entdb.Tx, q Enqueuer, ev Event) (*entdb.Event, error) {
+// in tx: a paused endpoint's delivery is stored paused. The events of a
+// transaction are written together when it commits (one statement, before
+// its notifications: q.BeforeStore), so a block of payments costs one
+// insert, not one per event.
+func (s *Service) Publish(ctx context.Context, tx *entdb.Tx, q Enqueuer, ev Event) error {
 	data, err := payload.JSON(ev.Fields)
 	if err != nil {
-		return nil, fmt.Errorf("event %s: %w", ev.Type, err)
+		return fmt.Errorf("event %s: %w", ev.Type, err)
 	}
 	now := s.now()
-	body, err := json.Marshal(Envelope{Type: ev.Type, Timestamp: now.UTC().Format(time.RFC3339), Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("event %s: %w", ev.Type, err)
+	body := envelope(ev.Type, now, data)
+	p, loaded := s.pending.LoadOrStore(tx, &pendingEvents{})
+	pe := p.(*pendingEvents)
+	pe.evs = append(pe.evs, pendingEvent{ev: ev, body: body, at: now})
+	if !loaded {
+		tx.OnRollback(func(next entdb.Rollbacker) entdb.Rollbacker {
+			return entdb.RollbackFunc(func(ctx context.Context, tx *entdb.Tx) error {
+				s.pending.Delete(tx)
+				return next.Rollback(ctx, tx)
+			})
+		})
+		q.BeforeStore(tx, func(ctx context.Context, tx *entdb.Tx) error {
+			s.pending.Delete(tx)
+			return s.flush(ctx, tx, q, pe.evs)
+		})
 	}
-	row, err := tx.Event.Create().SetProjectID(ev.Project).SetUUID(ev.UUID).SetType(ev.Type).SetRef(ev.Ref).
-		SetPayload(body).SetCreatedAt(now).Save(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("record event %s: %w", ev.Type, err)
+	return nil
+}
+
+// pendingEvents are the events a transaction published, written when it
+// commits.
+type pendingEvents struct{ evs []pendingEvent }
+
+type pendingEvent struct {
+	ev   Event
+	body []byte
+	at   time.Time
+}
+
+var eventColumns = []store.Column{
+	{Name: entevent.FieldCreatedAt, PGType: "timestamptz"}, {Name: entevent.FieldProjectID, PGType: "bigint"},
+	{Name: entevent.FieldUUID, PGType: "text"}, {Name: entevent.FieldType, PGType: "text"},
+	{Name: entevent.FieldRef, PGType: "text"}, {Name: entevent.FieldPayload, PGType: "bytea"},
+}
+
+// flush writes a transaction's events in one statement, then stores their
+// deliveries to the endpoints that want them.
+func (s *Service) flush(ctx context.Context, tx *entdb.Tx, q Enqueuer, evs []pendingEvent) error {
+	vals := make([][]any, len(evs))
+	for i, e := range evs {
+		vals[i] = []any{e.at, e.ev.Project, e.ev.UUID, e.ev.Type, e.ev.Ref, e.body}
 	}
-	eps, err := s.cache.get(ctx, s.db, ev.Project)
+	ids, err := store.InsertRows(ctx, tx, s.dialect, entevent.Table, eventColumns, vals, "", true)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("record %d events: %w", len(evs), err)
 	}
-	for _, e := range eps {
-		if !Wants(e, ev.Type) {
-			continue
+	for i, e := range evs {
+		eps, err := s.cache.get(ctx, s.db, e.ev.Project)
+		if err != nil {
+			return err
 		}
-		if err := s.deliver(ctx, tx, q, e, row, ev); err != nil {
-			return nil, err
+		for _, ep := range eps {
+			if !Wants(ep, e.ev.Type) {
+				continue
+			}
+			row := &entdb.Event{ID: ids[i], Type: e.ev.Type, Payload: e.body}
+			if err := s.deliver(ctx, tx, q, ep, row, e.ev); err != nil {
+				return err
+			}
 		}
 	}
-	return row, nil
+	return nil
+}
+
+// envelope is the body of an endpoint's delivery (Envelope), written
+// without reflection: {"type":..,"timestamp":..,"data":..}.
+func envelope(typ string, at time.Time, data []byte) []byte {
+	b := make([]byte, 0, len(data)+len(typ)+64)
+	b = append(b, `{"type":`...)
+	b = payload.AppendJSONString(b, typ)
+	b = append(b, `,"timestamp":"`...)
+	b = at.UTC().AppendFormat(b, time.RFC3339)
+	b = append(b, `","data":`...)
+	b = append(b, data...)
+	return append(b, '}')
 }
 
 // deliver stores one delivery of event row to endpoint e.
@@ -179,10 +237,7 @@ func (s *Service) Test(ctx context.Context, projectID int64, id string) (string,
 	if err != nil {
 		return "", err
 	}
-	body, err := json.Marshal(Envelope{Type: TestEvent, Timestamp: now.UTC().Format(time.RFC3339), Data: data})
-	if err != nil {
-		return "", err
-	}
+	body := envelope(TestEvent, now, data)
 	m := notifier.Message{
 		UUID:       uuid.NewString(),
 		Owner:      projectID,
