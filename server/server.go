@@ -47,6 +47,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -92,6 +93,13 @@ type Server struct {
 	livePrices *price.Live
 	// idempotency deletes expired Idempotency-Keys.
 	idempotency *idempotency.Collector
+	// mail stores emails and mailSender sends them; both nil without
+	// --smtp-url (email off).
+	mail       *mail.Outbox
+	mailSender *mail.Sender
+	// priceAlert is the episode of stale prices the operator was emailed
+	// about.
+	priceAlert priceAlert
 	// pricedTickers are the tickers offered, whose prices /healthz watches.
 	pricedTickers []string
 
@@ -126,6 +134,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
 	met.ObserveBuild(cfg.Build)
+	if err := s.buildMail(met); err != nil {
+		return nil, err
+	}
 	defaultOwner, err := s.privateEndpointOwner(ctx)
 	if err != nil {
 		return nil, err
@@ -181,6 +192,23 @@ func (s *Server) buildStore(ctx context.Context) error {
 			s.logger.Info("applied migrations", "versions", applied)
 		}
 	}
+	return nil
+}
+
+// buildMail builds the email outbox and sender (--smtp-url), counted by
+// met, or says once that email is off.
+func (s *Server) buildMail(met *metrics.Metrics) error {
+	var err error
+	s.mail, s.mailSender, err = mail.New(s.db, s.cfg.Email, met, s.logger)
+	if err != nil {
+		return err
+	}
+	if s.mailSender == nil {
+		s.logger.Info("email off (no --smtp-url): no payout approval, price alert or payer receipt is emailed, and none is stored to send later")
+		return nil
+	}
+	met.ObserveEmail()
+	s.logger.Info("email on", "smtp", s.mailSender.Server(), "operator_emails", len(s.cfg.Email.Operators))
 	return nil
 }
 
@@ -400,7 +428,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		Registry:      registry,
 		Backends:      backends,
 		Outbound:      s.outbound,
-		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect),
+		Reactors:      reactors(s.notifier.Queue, prices, s.cfg.Now, s.db.Dialect, s.mail),
 		Now:           s.cfg.Now,
 		StartNearHead: nearHead,
 	}, s.logger)
@@ -421,13 +449,14 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 // reactors routes each address service's payment changes to its reactor:
 // low-level (custom) payments to the callback reactor, every invoice's
 // (checkouts, deposits, subscription renewals) to the invoice reactor with
-// the renewals' hooks.
-func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, dialect store.Dialect) payment.Reactors {
+// the renewals' hooks; a paid checkout's receipt goes to receipts (nil:
+// email off).
+func reactors(q *notifier.Queue, prices price.Source, now func() time.Time, dialect store.Dialect, receipts *mail.Outbox) payment.Reactors {
 	postgres := dialect == store.Postgres
 	callbacks := address.NewCallbackReactor(q, prices)
 	invoices := invoice.NewReactor(q, prices, signer.SchemeWebhook, now, postgres, map[invoice.Kind]invoice.Hooks{
 		invoice.Subscription: subscription.NewHooks(prices, signer.SchemeWebhook),
-	})
+	}, receipts)
 	return payment.Reactors{
 		address.ServiceLabel:         callbacks,
 		string(invoice.Checkout):     invoices,
@@ -483,7 +512,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
 		FeePercent: s.cfg.Chains.PayoutFeePercent, Interval: s.cfg.Chains.PayoutInterval, MinBatch: s.cfg.Chains.PayoutMinBatch,
-		Queue: s.notifier.Queue, Now: s.cfg.Now,
+		Queue: s.notifier.Queue, Mail: s.mail, Now: s.cfg.Now,
 	}, s.logger)
 	// Queued payouts are planned after each poll of their ticker's chain,
 	// by the instance that watches it.
@@ -758,6 +787,10 @@ func (s *Server) Watcher(ticker string) *payment.Watcher { return s.watchers[tic
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 
+// Mail is the server's email sender (tests run its RunDue); nil when email
+// is off.
+func (s *Server) Mail() *mail.Sender { return s.mailSender }
+
 // Start serves both listeners in the background, starts the dispatcher and
 // the chain watchers (unless ManualDelivery), reports SERVING and returns
 // once all of that is running. ctx bounds starting only: what runs in the
@@ -802,6 +835,14 @@ func (s *Server) Start(ctx context.Context) error {
 				return fmt.Errorf("start live prices: %w", err)
 			}
 		}
+		if s.mailSender != nil {
+			if err := s.mailSender.Start(ctx); err != nil {
+				return fmt.Errorf("start email: %w", err)
+			}
+			if s.livePrices != nil && len(s.cfg.Email.Operators) > 0 {
+				s.Go(func() { s.watchPrices(run) })
+			}
+		}
 		if s.devnet != nil && s.cfg.Chains.DevnetBlockTime > 0 {
 			// The mining loop lives until Stop, not until ctx ends.
 			if err := s.devnet.Start(context.WithoutCancel(ctx), s.cfg.Chains.DevnetBlockTime); err != nil {
@@ -823,7 +864,8 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // Stop shuts down in order: health NOT_SERVING, drain HTTP and gRPC within
-// the shutdown timeout, stop the dispatcher and the chain watchers, then
+// the shutdown timeout, stop the dispatcher, the email sender and the
+// chain watchers, then
 // close the database. It is idempotent and waits; it may be called without
 // Start, or after a failed one. It returns what closing reported, the same
 // to every caller.
@@ -872,6 +914,9 @@ func (s *Server) Stop() error {
 		// In-flight attempts finish or are recorded as interrupted; queued
 		// work stays in the database.
 		s.notifier.Stop()
+		if s.mailSender != nil {
+			s.mailSender.Stop() // a batch in flight is sent and recorded
+		}
 		if s.devnet != nil {
 			s.devnet.Stop()
 		}
