@@ -19,9 +19,11 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/browserrpc"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/ratelimit"
+	"github.com/payhook/payhook/server/web/dashboard"
 )
 
 // Config is everything payhook serve needs, grouped by the part of the
@@ -44,6 +46,12 @@ type Config struct {
 	// network, hosted-page addresses, test webhooks (server/ratelimit,
 	// whose WithDefaults holds their defaults).
 	Limits ratelimit.Limits
+	// Email is the SMTP server and the operator's addresses (--smtp-url,
+	// PAYHOOK_SMTP_PASSWORD, --operator-email: server/mail, whose
+	// WithDefaults holds their defaults). Without a URL payhook sends, and
+	// stores, no email. Its clock and dashboard link are the server's
+	// (Now, API.PublicURL).
+	Email mail.Config
 	// Dev turns on developer conveniences: an API key is created and printed
 	// when the database has none (when it has some, the command that creates
 	// another is printed instead), the chains are simulated (the devnet),
@@ -299,6 +307,11 @@ func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = clock.Now
 	}
+	c.Email = c.Email.WithDefaults()
+	c.Email.Now = c.Now
+	if c.API.PublicURL != "" && c.Email.DashboardURL == "" {
+		c.Email.DashboardURL = strings.TrimRight(c.API.PublicURL, "/") + dashboard.Prefix
+	}
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
@@ -326,6 +339,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Limits.Validate(); err != nil {
+		return err
+	}
+	if err := c.Email.Validate(); err != nil {
 		return err
 	}
 	if c.Chains.DevnetBlockTime > 0 && !c.Dev {

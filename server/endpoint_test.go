@@ -24,8 +24,10 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server"
+	"github.com/payhook/payhook/server/mail/mailtest"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/servertest"
+	"github.com/payhook/payhook/server/web/dashboard"
 )
 
 // delivered is one request an endpoint received.
@@ -348,12 +350,16 @@ func TestEndpointPause(t *testing.T) {
 			}))
 			t.Cleanup(hook.Close)
 			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
-			in := servertest.Start(t, d, func(c *server.Config) {
+			smtp := mailtest.Start(t, mailtest.Options{TLS: true})
+			in := servertest.Start(t, d, withEmail(smtp), func(c *server.Config) {
 				c.ManualDelivery = true
 				c.Now = clk.Now
 				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
 			})
 			db := in.Server.DB().Client
+			if _, err := dashboard.CreateUser(ctx, db, in.ProjectA, "owner@shop.example", "a long password 1", clk.Now()); err != nil {
+				t.Fatal(err)
+			}
 			runDue := func() {
 				t.Helper()
 				if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
@@ -411,6 +417,14 @@ func TestEndpointPause(t *testing.T) {
 			g := in.Get(t, "/endpoint/get/", url.Values{"endpoint_id": {id}}, in.KeyA)
 			if !strings.Contains(string(g.Body), `"status":"paused"`) || !strings.Contains(string(g.Body), `"paused_reason":"failing"`) {
 				t.Fatalf("paused endpoint: %s", g.Body)
+			}
+			// The project's users are emailed, once.
+			runMail(t, in)
+			if got := smtp.Wait(t, 1); len(got) != 1 || !strings.Contains(string(got[0].Raw), strings.TrimPrefix(hook.URL, "http://")) || got[0].To[0] != "owner@shop.example" {
+				t.Fatalf("paused email: %+v", got)
+			}
+			if n := check(); n != 0 {
+				t.Fatal("paused twice")
 			}
 			pausedAt := clk.Now()
 			third := publish() // stored paused

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -13,6 +14,7 @@ import (
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/pricequote"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/server/metrics"
 )
 
@@ -126,6 +128,102 @@ func (s *Server) degraded() string {
 		return se.Error()
 	}
 	return ""
+}
+
+// priceAlert is what this instance knows of the operator's price alerts:
+// the start of the episode of stale prices it has emailed about (zero
+// while prices are fresh, or before the first email).
+type priceAlert struct {
+	mu    sync.Mutex
+	since time.Time
+}
+
+// priceCheckInterval is how often the server looks whether prices went
+// stale, to email the operator (a minute late at most).
+const priceCheckInterval = time.Minute
+
+// watchPrices checks the prices every priceCheckInterval until ctx ends.
+func (s *Server) watchPrices(ctx context.Context) {
+	t := time.NewTicker(priceCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.CheckPrices(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("email the operator about stale prices: trying again at the next check", "error", err)
+		}
+	}
+}
+
+// CheckPrices emails the operator (--operator-email) when a coin payhook
+// serves has no fresh price (what /healthz reports as degraded): once per
+// episode, from the first check that finds the prices stale until one
+// finds them fresh again. The episode's start, which names the email
+// (its dedupe key), is when the freshest stored price of a stale coin
+// became too old (price_quotes, which every instance writes), so the
+// instances on one database, and this one after a restart, send one
+// email per episode; with no stored price at all it is this check's time.
+// Before the first refresh of prices has finished nothing is sent. The
+// server checks every minute (priceCheckInterval); with ManualDelivery
+// only this does. It does nothing when email is off or prices are the
+// table.
+func (s *Server) CheckPrices(ctx context.Context) error {
+	if s.mail == nil || s.livePrices == nil {
+		return nil
+	}
+	se := s.stalePrices()
+	s.priceAlert.mu.Lock()
+	defer s.priceAlert.mu.Unlock()
+	switch {
+	case se == nil:
+		s.priceAlert.since = time.Time{} // the episode is over
+		return nil
+	case se.Pending || !s.priceAlert.since.IsZero():
+		return nil
+	}
+	since, err := s.staleSince(ctx, se)
+	if err != nil {
+		return err
+	}
+	if err := store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		return s.mail.PriceDegraded(ctx, tx, since, se.Error())
+	}); err != nil {
+		return err
+	}
+	s.priceAlert.since = since
+	s.logger.Warn("prices stale: the operator is emailed", "since", since, "reason", se.Error())
+	return nil
+}
+
+// staleSince is when the episode of se began: the earliest time a stale
+// coin's freshest stored price passed the maximum age; now when none of
+// them has a stored price.
+func (s *Server) staleSince(ctx context.Context, se *price.StaleError) (time.Time, error) {
+	var coins []string
+	for _, v := range se.Values {
+		if v.Currency == "USD" {
+			coins = append(coins, v.Coin)
+		}
+	}
+	since := s.cfg.Now()
+	if len(coins) == 0 {
+		return since, nil
+	}
+	rows, err := s.db.Client.PriceQuote.Query().
+		Where(pricequote.CurrencyEQ("USD"), pricequote.CoinIn(coins...)).
+		Select(pricequote.FieldFetchedAt).All(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored prices of %v: %w", coins, err)
+	}
+	for i, r := range rows {
+		if at := r.FetchedAt.Add(s.livePrices.MaxAge()); i == 0 || at.Before(since) {
+			since = at
+		}
+	}
+	return since.UTC(), nil
 }
 
 // priceStats feeds the price metrics.

@@ -33,6 +33,7 @@ import (
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/price"
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/sealed"
@@ -47,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/invoice"
@@ -101,6 +103,13 @@ type Server struct {
 	livePrices *price.Live
 	// idempotency deletes expired Idempotency-Keys.
 	idempotency *idempotency.Collector
+	// mail stores emails and mailSender sends them; both nil without
+	// --smtp-url (email off).
+	mail       *mail.Outbox
+	mailSender *mail.Sender
+	// priceAlert is the episode of stale prices the operator was emailed
+	// about.
+	priceAlert priceAlert
 	// pricedTickers are the tickers offered, whose prices /healthz watches.
 	pricedTickers []string
 
@@ -135,6 +144,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Server, err e
 	// its queue at scrape time.
 	met := metrics.New(nil, nil)
 	met.ObserveBuild(cfg.Build)
+	if err := s.buildMail(met); err != nil {
+		return nil, err
+	}
 	defaultOwner, err := s.privateEndpointOwner(ctx)
 	if err != nil {
 		return nil, err
@@ -190,6 +202,23 @@ func (s *Server) buildStore(ctx context.Context) error {
 			s.logger.Info("applied migrations", "versions", applied)
 		}
 	}
+	return nil
+}
+
+// buildMail builds the email outbox and sender (--smtp-url), counted by
+// met, or says once that email is off.
+func (s *Server) buildMail(met *metrics.Metrics) error {
+	var err error
+	s.mail, s.mailSender, err = mail.New(s.db, s.cfg.Email, met, s.logger)
+	if err != nil {
+		return err
+	}
+	if s.mailSender == nil {
+		s.logger.Info("email off (no --smtp-url): no payout approval, price alert or payer receipt is emailed, and none is stored to send later")
+		return nil
+	}
+	met.ObserveEmail()
+	s.logger.Info("email on", "smtp", s.mailSender.Server(), "operator_emails", len(s.cfg.Email.Operators))
 	return nil
 }
 
@@ -414,7 +443,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 		Registry:      registry,
 		Backends:      backends,
 		Outbound:      s.outbound,
-		Reactors:      reactors(s.merchantEvents(), prices, s.cfg.Now, s.db.Dialect),
+		Reactors:      reactors(s.merchantEvents(), prices, s.cfg.Now, s.db.Dialect, s.mail),
 		Now:           s.cfg.Now,
 		StartNearHead: nearHead,
 	}, s.logger)
@@ -441,13 +470,14 @@ func (s *Server) merchantEvents() endpoint.Fanout {
 // reactors routes each address service's payment changes to its reactor:
 // low-level (custom) payments to the callback reactor, every invoice's
 // (checkouts, deposits, subscription renewals) to the invoice reactor with
-// the renewals' hooks.
-func reactors(q address.Enqueuer, prices price.Source, now func() time.Time, dialect store.Dialect) payment.Reactors {
+// the renewals' hooks; a paid checkout's receipt goes to receipts (nil:
+// email off).
+func reactors(q address.Enqueuer, prices price.Source, now func() time.Time, dialect store.Dialect, receipts *mail.Outbox) payment.Reactors {
 	postgres := dialect == store.Postgres
 	callbacks := address.NewCallbackReactor(q, prices)
 	invoices := invoice.NewReactor(q, prices, signer.SchemeWebhook, now, postgres, map[invoice.Kind]invoice.Hooks{
 		invoice.Subscription: subscription.NewHooks(prices, signer.SchemeWebhook),
-	})
+	}, receipts)
 	return payment.Reactors{
 		address.ServiceLabel:         callbacks,
 		string(invoice.Checkout):     invoices,
@@ -503,7 +533,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
 		FeePercent: s.cfg.Chains.PayoutFeePercent, Interval: s.cfg.Chains.PayoutInterval, MinBatch: s.cfg.Chains.PayoutMinBatch,
-		Queue: s.merchantEvents(), Now: s.cfg.Now,
+		Queue: s.merchantEvents(), Mail: s.mail, Now: s.cfg.Now,
 	}, s.logger)
 	// Queued payouts are planned after each poll of their ticker's chain,
 	// by the instance that watches it.
@@ -550,7 +580,13 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterNotificationServiceServer(s.grpc, rpc.NewNotificationServer(notifications))
 	s.endpoints.SetQuota(limiter)
 	payhookv1.RegisterEndpointServiceServer(s.grpc, rpc.NewEndpointServer(s.endpoints))
-	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, nil, s.logger)
+	s.endpointMonitor = endpoint.NewMonitor(s.endpoints, s.cfg.EndpointPauseAfter, 0, func(ctx context.Context, tx *entdb.Tx, e *entdb.Endpoint) error {
+		since := s.cfg.Now()
+		if e.FailingSince != nil {
+			since = *e.FailingSince
+		}
+		return s.mail.EndpointPaused(ctx, tx, e.ProjectID, e.URL, since)
+	}, s.logger)
 	s.retention = retention.New(retention.Config{DB: s.db.Client, Age: s.cfg.Retention, Now: s.cfg.Now, Logger: s.logger})
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
@@ -799,6 +835,10 @@ func (s *Server) Watcher(ticker string) *payment.Watcher { return s.watchers[tic
 // Notifier is the server's notifier (for tests and the payment code).
 func (s *Server) Notifier() *notifier.Notifier { return s.notifier }
 
+// Mail is the server's email sender (tests run its RunDue); nil when email
+// is off.
+func (s *Server) Mail() *mail.Sender { return s.mailSender }
+
 // Start serves both listeners in the background, starts the dispatcher and
 // the chain watchers (unless ManualDelivery), reports SERVING and returns
 // once all of that is running. ctx bounds starting only: what runs in the
@@ -843,6 +883,14 @@ func (s *Server) Start(ctx context.Context) error {
 				return fmt.Errorf("start live prices: %w", err)
 			}
 		}
+		if s.mailSender != nil {
+			if err := s.mailSender.Start(ctx); err != nil {
+				return fmt.Errorf("start email: %w", err)
+			}
+			if s.livePrices != nil && len(s.cfg.Email.Operators) > 0 {
+				s.Go(func() { s.watchPrices(run) })
+			}
+		}
 		if s.devnet != nil && s.cfg.Chains.DevnetBlockTime > 0 {
 			// The mining loop lives until Stop, not until ctx ends.
 			if err := s.devnet.Start(context.WithoutCancel(ctx), s.cfg.Chains.DevnetBlockTime); err != nil {
@@ -873,7 +921,8 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // Stop shuts down in order: health NOT_SERVING, drain HTTP and gRPC within
-// the shutdown timeout, stop the dispatcher and the chain watchers, then
+// the shutdown timeout, stop the dispatcher, the email sender and the
+// chain watchers, then
 // close the database. It is idempotent and waits; it may be called without
 // Start, or after a failed one. It returns what closing reported, the same
 // to every caller.
@@ -922,6 +971,9 @@ func (s *Server) Stop() error {
 		// In-flight attempts finish or are recorded as interrupted; queued
 		// work stays in the database.
 		s.notifier.Stop()
+		if s.mailSender != nil {
+			s.mailSender.Stop() // a batch in flight is sent and recorded
+		}
 		if s.devnet != nil {
 			s.devnet.Stop()
 		}

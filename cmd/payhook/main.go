@@ -331,6 +331,9 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	fs.IntVar(&cfg.Limits.InvoiceAddresses, "page-addresses-per-invoice", ratelimit.DefaultInvoiceAddresses, "most addresses the hosted checkout and deposit pages hand out for one invoice (one per coin a payer chooses); 0: no cap")
 	fs.IntVar(&cfg.Limits.SubscriptionAddresses, "page-addresses-per-subscription", ratelimit.DefaultSubscriptionAddresses, "most open addresses (of renewals neither paid nor expired) a subscription's hosted page hands out; 0: no cap")
 	fs.IntVar(&cfg.Limits.TestEvents, "test-events-per-day", ratelimit.DefaultTestEvents, "test webhooks (POST /notification/test/) each project may send a day; 0: no limit")
+	fs.StringVar(&cfg.Email.URL, "smtp-url", "", "SMTP server payhook emails through: smtp://[USER[:PASSWORD]@]HOST[:PORT]?from=ADDRESS (STARTTLS required, port 587; tls=none for a relay on this host) or smtps://... (implicit TLS, port 465); the password may be given in PAYHOOK_SMTP_PASSWORD instead (default: off, no email is sent)")
+	var operatorEmails listFlag
+	fs.Var(&operatorEmails, "operator-email", "the operator's address, emailed when prices go stale (needs --smtp-url); repeatable or comma-separated")
 	if err := parse(fs, args); err != nil {
 		return server.Config{}, "", err
 	}
@@ -373,6 +376,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	cfg.Delivery.AllowPrivateEndpoints = allow
 	cfg.API.TrustedProxies = proxies
 	cfg.API.CORSOrigins = corsOrigins
+	cfg.Email.Operators = operatorEmails
+	// The SMTP password, from a secret store that injects environment
+	// variables rather than in --smtp-url; never printed.
+	cfg.Email.Password = os.Getenv("PAYHOOK_SMTP_PASSWORD")
 	// On the command line 0 turns a limit off; in server.Config 0 is the
 	// default.
 	cfg.Limits.KeyRate = ratelimit.FromFlag(cfg.Limits.KeyRate)

@@ -66,6 +66,8 @@ type Metrics struct {
 	// series caches the children of the known label pairs. It is built in
 	// New and only read afterwards, so AttemptFinished needs no lock.
 	series map[string]transportSeries
+
+	email emailMetrics
 }
 
 // transportSeries holds one transport's duration histogram and its counter

@@ -37,7 +37,7 @@ func (s *CheckoutServer) RequestCheckout(ctx context.Context, req *payhookv1.Req
 		ProjectID: key.ProjectID, NotifyURL: req.GetNotifyUrl(), RedirectURL: req.GetRedirectUrl(),
 		Value: req.GetValue(), Currency: req.GetCurrency(), ItemDescription: req.GetItemDescription(),
 		ExpireAt: req.GetExpireAt(), Post: req.GetPost(), JSON: req.GetJson(), Convert: req.GetConvert(),
-		UnderpaidTolerance: req.GetUnderpaidTolerance(), LatePayments: req.GetLatePayments(),
+		UnderpaidTolerance: req.GetUnderpaidTolerance(), LatePayments: req.GetLatePayments(), Email: req.GetEmail(),
 	})
 	if err != nil {
 		return nil, err

@@ -56,7 +56,11 @@ type RequestCheckoutRequest struct {
 	// credit (forwarded as any other) or refund (credited, notified, held for a
 	// refund; its webhooks carry hold_reason late_payment); the project's when
 	// empty.
-	LatePayments  string `protobuf:"bytes,11,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	LatePayments string `protobuf:"bytes,11,opt,name=late_payments,json=latePayments,proto3" json:"late_payments,omitempty"`
+	// email is the payer's address: payhook emails them a receipt once the
+	// checkout is paid (when the server sends email, --smtp-url). A payhook
+	// extension of the family's checkout request; empty sends none.
+	Email         string `protobuf:"bytes,12,opt,name=email,proto3" json:"email,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,6 +168,13 @@ func (x *RequestCheckoutRequest) GetUnderpaidTolerance() string {
 func (x *RequestCheckoutRequest) GetLatePayments() string {
 	if x != nil {
 		return x.LatePayments
+	}
+	return ""
+}
+
+func (x *RequestCheckoutRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
 	}
 	return ""
 }
@@ -1793,7 +1804,7 @@ var File_payhook_v1_merchant_proto protoreflect.FileDescriptor
 const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\n" +
 	"\x19payhook/v1/merchant.proto\x12\n" +
-	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\x1a\x18payhook/v1/address.proto\"\xb0\x03\n" +
+	"payhook.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17payhook/v1/access.proto\x1a\x18payhook/v1/address.proto\"\xd5\x03\n" +
 	"\x16RequestCheckoutRequest\x12+\n" +
 	"\fredirect_url\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x10R\vredirectUrl\x12)\n" +
 	"\n" +
@@ -1808,7 +1819,9 @@ const file_payhook_v1_merchant_proto_rawDesc = "" +
 	"\aconvert\x18\t \x01(\bR\aconvert\x128\n" +
 	"\x13underpaid_tolerance\x18\n" +
 	" \x01(\tB\a\xbaH\x04r\x02\x18(R\x12underpaidTolerance\x12,\n" +
-	"\rlate_payments\x18\v \x01(\tB\a\xbaH\x04r\x02\x18(R\flatePayments\"\xf3\x01\n" +
+	"\rlate_payments\x18\v \x01(\tB\a\xbaH\x04r\x02\x18(R\flatePayments\x12#\n" +
+	"\x05email\x18\f \x01(\tB\r\xbaH\n" +
+	"\xd8\x01\x01r\x05\x18\xfe\x01`\x01R\x05email\"\xf3\x01\n" +
 	"\x17RequestCheckoutResponse\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12\x1f\n" +

@@ -3,6 +3,7 @@ package invoice
 import (
 	"errors"
 	"fmt"
+	netmail "net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -130,6 +131,28 @@ func CheckRedirectURL(raw string) (string, error) {
 		return "", invalid("redirect_url", "must be an absolute http or https URL without credentials")
 	}
 	return raw, nil
+}
+
+// MaxEmail is the longest email parameter: SMTP's path limit less its
+// brackets.
+const MaxEmail = 254
+
+// CheckEmail checks a checkout's email parameter, the payer's address for
+// a receipt: empty (none), or one plain address (name@example.com, no
+// display name), which is returned trimmed.
+func CheckEmail(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", nil
+	}
+	a, err := netmail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "", invalid("email", "%q is not an email address (name@example.com)", truncate(raw))
+	}
+	if len(s) > MaxEmail {
+		return "", invalid("email", "is longer than %d characters", MaxEmail)
+	}
+	return s, nil
 }
 
 // CheckDescription checks item_description.

@@ -1,8 +1,10 @@
 package invoice
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/payload"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/eventtype"
 	"github.com/payhook/payhook/server/merchant/project"
 	"github.com/payhook/payhook/server/payment"
@@ -33,7 +36,9 @@ import (
 // computes each invoice_status from every payment of the invoice, records
 // the statuses (and, the first time an invoice is paid, its kind's Paid),
 // and stores each change's webhook as its kind builds it. The statements it
-// runs do not grow with the number of changes.
+// runs do not grow with the number of changes. A checkout that carries
+// the payer's email gets its receipt stored, in the same transaction, the
+// first time it is paid.
 type Reactor struct {
 	db     dialect
 	queue  address.Enqueuer
@@ -41,6 +46,7 @@ type Reactor struct {
 	scheme string
 	now    func() time.Time
 	hooks  map[Kind]Hooks
+	mail   *mail.Outbox
 }
 
 // dialect says which database the reactor writes (bulk statements differ).
@@ -66,9 +72,10 @@ type Batch interface {
 // NewReactor returns the reactor of checkouts and deposits, and of the
 // other kinds hooks gives (subscription renewals); scheme names the
 // notifier's per-attempt signer of merchant webhooks. postgres selects the
-// PostgreSQL form of its bulk statements.
-func NewReactor(q address.Enqueuer, prices price.Source, scheme string, now func() time.Time, postgres bool, hooks map[Kind]Hooks) *Reactor {
-	r := &Reactor{db: dialect{postgres}, queue: q, prices: prices, scheme: scheme, now: now, hooks: map[Kind]Hooks{}}
+// PostgreSQL form of its bulk statements. receipts stores the payers'
+// receipts (nil: email is off, none are sent).
+func NewReactor(q address.Enqueuer, prices price.Source, scheme string, now func() time.Time, postgres bool, hooks map[Kind]Hooks, receipts *mail.Outbox) *Reactor {
+	r := &Reactor{db: dialect{postgres}, queue: q, prices: prices, scheme: scheme, now: now, hooks: map[Kind]Hooks{}, mail: receipts}
 	r.hooks[Checkout] = own{r}
 	r.hooks[Deposit] = own{r}
 	for k, h := range hooks {
@@ -150,6 +157,7 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) 
 		was[inv.ID] = Status(inv.Status)
 	}
 	var msgs []notifier.Message
+	var receipts []mail.Receipt
 	for _, c := range cs {
 		inv := byID[*c.Address.InvoiceID]
 		st := statusAfter(inv, stored[inv.ID], c.Payment, c.Status, now)
@@ -159,6 +167,9 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) 
 			inv.PaidAt = &paidAt
 			if err := batches[Kind(inv.Kind)].Paid(ctx, tx, inv, now); err != nil {
 				return err
+			}
+			if r.mail != nil && Kind(inv.Kind) == Checkout && inv.Email != "" {
+				receipts = append(receipts, r.receipt(c, inv, stored[inv.ID], now))
 			}
 		}
 		inv.Status = entinvoice.Status(status)
@@ -184,7 +195,38 @@ func (r *Reactor) React(ctx context.Context, tx *entdb.Tx, cs []payment.Change) 
 			return err
 		}
 	}
-	return nil
+	return r.mail.Receipts(ctx, tx, receipts...)
+}
+
+// receipt is the payer's receipt of checkout inv, paid by change c (its
+// payment as the change reports it) with the other payments pays stored:
+// the amount, and every payment that counts toward it with its coin and
+// transaction, in the order they were recorded.
+func (r *Reactor) receipt(c payment.Change, inv *entdb.Invoice, pays []*entdb.Payment, paidAt time.Time) mail.Receipt {
+	rc := mail.Receipt{ProjectID: inv.ProjectID, To: inv.Email, PaymentID: inv.PublicID, Description: inv.ItemDescription, PaidAt: paidAt}
+	if inv.Value != nil {
+		rc.Value = inv.Value.StringFixed(FiatPlaces(r.prices, inv.Currency)) + " " + inv.Currency
+	}
+	type paid struct {
+		id int64
+		rp mail.ReceiptPayment
+	}
+	all := []paid{{c.Payment.ID, mail.ReceiptPayment{Amount: payload.FormatAmount(c.ValueCoin, c.Ticker.Decimals), Coin: TickerName(c.Ticker), TxID: c.Payment.TxidIn}}}
+	for _, p := range pays {
+		if p.ID == c.Payment.ID || !countsToward(p) {
+			continue
+		}
+		ticker := p.Ticker
+		if ticker == "" {
+			ticker = c.Ticker.Ticker // a row from before payments named their coin
+		}
+		all = append(all, paid{p.ID, mail.ReceiptPayment{Amount: p.ValueCoin.String(), Coin: CoinName(ticker), TxID: p.TxidIn}})
+	}
+	slices.SortFunc(all, func(a, b paid) int { return cmp.Compare(a.id, b.id) })
+	for _, p := range all {
+		rc.Payments = append(rc.Payments, p.rp)
+	}
+	return rc
 }
 
 // lock locks the invoices ids within tx, in id order, and reads them, so

@@ -108,6 +108,9 @@ type Request struct {
 	// UnderpaidTolerance and LatePayments are a checkout's payment
 	// exception rules as given; empty takes the project's.
 	UnderpaidTolerance, LatePayments string
+	// Email is a checkout's payer's address, emailed a receipt once it is
+	// paid (payhook's extension of the family's request); empty: none.
+	Email string
 }
 
 // Create validates r and stores a new invoice of kind (Checkout or
@@ -156,12 +159,16 @@ func (s *Service) Create(ctx context.Context, kind Kind, r Request) (*entdb.Invo
 		if err != nil {
 			return nil, err
 		}
+		email, err := CheckEmail(r.Email)
+		if err != nil {
+			return nil, err
+		}
 		if value != nil {
 			if err := s.priceable(p, cur.Code); err != nil {
 				return nil, err
 			}
 		}
-		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok).
+		c.SetNillableValue(value).SetExpiresAt(exp).SetRedirectURL(redirect).SetSuccessToken(tok).SetEmail(email).
 			SetUnderpaidTolerance(tol).SetLatePayments(entinvoice.LatePayments(late))
 	}
 	id, err := token(prefix)

@@ -131,6 +131,12 @@ func (s *Service) admit(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 			SetQueuedAt(now).SetUpdatedAt(now).Exec(ctx); err != nil {
 			return false, fmt.Errorf("payout %d: %w", p.ID, err)
 		}
+		p.Status, p.ApprovalReason, p.QueuedAt = entpayout.StatusPendingApproval, reason, &now
+		// The project's dashboard users are told, in this transaction: the
+		// payout waits for them.
+		if err := s.cfg.Mail.PayoutApproval(ctx, tx, p); err != nil {
+			return false, fmt.Errorf("email the approval of payout %d: %w", p.ID, err)
+		}
 		return false, nil
 	case approver != "" && p.Status == entpayout.StatusPendingApproval:
 		return true, nil

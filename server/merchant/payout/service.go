@@ -25,6 +25,7 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/ledger"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/outbound"
 )
 
@@ -70,6 +71,9 @@ type Config struct {
 	// must reach before it is sent (--payout-min-batch); a smaller batch
 	// waits for more payouts.
 	MinBatch map[string]decimal.Decimal
+	// Mail stores the email asking the project's dashboard users to
+	// approve a payout that waits for them; nil (email off) sends none.
+	Mail *mail.Outbox
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 }

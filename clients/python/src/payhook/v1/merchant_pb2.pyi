@@ -219,9 +219,10 @@ class Notification(_message.Message):
     def __init__(self, uuid: _Optional[str] = ..., event_type: _Optional[str] = ..., status: _Optional[str] = ..., attempts: _Optional[int] = ..., next_attempt_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., url: _Optional[str] = ..., logs: _Optional[_Iterable[_Union[_address_pb2.DeliveryAttempt, _Mapping]]] = ...) -> None: ...
 
 class RequestCheckoutRequest(_message.Message):
-    __slots__ = ["convert", "currency", "expire_at", "item_description", "json", "late_payments", "notify_url", "post", "redirect_url", "underpaid_tolerance", "value"]
+    __slots__ = ["convert", "currency", "email", "expire_at", "item_description", "json", "late_payments", "notify_url", "post", "redirect_url", "underpaid_tolerance", "value"]
     CONVERT_FIELD_NUMBER: _ClassVar[int]
     CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    EMAIL_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_AT_FIELD_NUMBER: _ClassVar[int]
     ITEM_DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     JSON_FIELD_NUMBER: _ClassVar[int]
@@ -233,6 +234,7 @@ class RequestCheckoutRequest(_message.Message):
     VALUE_FIELD_NUMBER: _ClassVar[int]
     convert: bool
     currency: str
+    email: str
     expire_at: int
     item_description: str
     json: bool
@@ -242,7 +244,7 @@ class RequestCheckoutRequest(_message.Message):
     redirect_url: str
     underpaid_tolerance: str
     value: str
-    def __init__(self, redirect_url: _Optional[str] = ..., notify_url: _Optional[str] = ..., value: _Optional[str] = ..., currency: _Optional[str] = ..., item_description: _Optional[str] = ..., expire_at: _Optional[int] = ..., post: bool = ..., json: bool = ..., convert: bool = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ...) -> None: ...
+    def __init__(self, redirect_url: _Optional[str] = ..., notify_url: _Optional[str] = ..., value: _Optional[str] = ..., currency: _Optional[str] = ..., item_description: _Optional[str] = ..., expire_at: _Optional[int] = ..., post: bool = ..., json: bool = ..., convert: bool = ..., underpaid_tolerance: _Optional[str] = ..., late_payments: _Optional[str] = ..., email: _Optional[str] = ...) -> None: ...
 
 class RequestCheckoutResponse(_message.Message):
     __slots__ = ["expires_at", "late_payments", "payment_id", "payment_url", "success_token", "underpaid_tolerance"]
