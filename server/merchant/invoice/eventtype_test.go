@@ -32,7 +32,7 @@ func TestWebhooksMatchTheCatalogue(t *testing.T) {
 		t.Fatal("no btc")
 	}
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	r := NewReactor(nil, price.Default(), "webhook", func() time.Time { return now }, false, nil)
+	r := NewReactor(nil, price.Default(), "webhook", func() time.Time { return now }, false, nil, nil)
 	d := decimal.RequireFromString
 	ptr := func(s string) *decimal.Decimal { v := d(s); return &v }
 	type variant struct {
