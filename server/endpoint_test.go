@@ -120,6 +120,53 @@ func verifyWithLibrary(t *testing.T, ds []delivered) []string {
 	return types
 }
 
+// endpointEnv is a test server delivering by hand (RunDue) on a manual
+// clock, with a receiver (h) that project A's endpoints may point at
+// (hook).
+type endpointEnv struct {
+	in   *servertest.Instance
+	clk  *clock.Manual
+	hook string
+}
+
+func newEndpointEnv(t *testing.T, d store.Dialect, h http.Handler, mutate ...func(*server.Config)) *endpointEnv {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	e := &endpointEnv{clk: clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)), hook: srv.URL + "/hook"}
+	e.in = servertest.Start(t, d, append(mutate, func(c *server.Config) {
+		c.ManualDelivery = true
+		c.Now = e.clk.Now
+		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(e.hook, servertest.A)...)
+	})...)
+	return e
+}
+
+// runDue makes the attempts due now.
+func (e *endpointEnv) runDue(t *testing.T) {
+	t.Helper()
+	if err := e.in.Server.Notifier().Dispatcher.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// publish publishes a payment event of type typ of project A and returns
+// its uuid.
+func (e *endpointEnv) publish(t *testing.T, typ string) string {
+	t.Helper()
+	ctx := context.Background()
+	evID := uuid.NewString()
+	if err := store.WithTx(ctx, e.in.Server.DB().Client, func(tx *entdb.Tx) error {
+		return e.in.Server.Endpoints().Publish(ctx, tx, e.in.Server.Notifier().Queue, endpoint.Event{
+			Project: e.in.ProjectA, UUID: evID, Type: typ, Service: strings.Split(typ, ".")[0], Ref: "chk_1",
+			Fields: paymentFields(typ, evID),
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return evID
+}
+
 // TestEndpoints: a project's endpoint is created, listed, changed and
 // deleted over REST, with errors that name the parameter and no access to
 // another project's; a published event reaches every endpoint whose filter
@@ -135,30 +182,20 @@ func TestEndpoints(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			rcv := &endpointReceiver{}
-			hook := httptest.NewServer(rcv)
-			t.Cleanup(hook.Close)
-			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
-			in := servertest.Start(t, d, func(c *server.Config) {
-				c.ManualDelivery = true
-				c.Now = clk.Now
-				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
-			})
-			runDue := func() {
-				t.Helper()
-				if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e := newEndpointEnv(t, d, rcv)
+			in, clk, hookURL := e.in, e.clk, e.hook
+			runDue := func() { t.Helper(); e.runDue(t) }
+			publish := func(typ string) string { t.Helper(); return e.publish(t, typ) }
 
 			// Refusals name what is wrong.
 			for _, c := range []struct{ body, want string }{
 				{`{"url": "http://10.0.0.1/hook", "event_types": ["*"]}`, "url"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": []}`, "event_types"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": ["checkout..payment"]}`, "empty segment"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": ["Checkout.*"]}`, "lowercase"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": ["chekout.*"]}`, "matches no event type"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": ["checkout.payment.confirmd"]}`, "matches no event type"},
-				{`{"url": "` + hook.URL + `/hook", "event_types": ["*"], "max_per_second": 5000}`, "max_per_second"},
+				{`{"url": "` + hookURL + `", "event_types": []}`, "event_types"},
+				{`{"url": "` + hookURL + `", "event_types": ["checkout..payment"]}`, "empty segment"},
+				{`{"url": "` + hookURL + `", "event_types": ["Checkout.*"]}`, "lowercase"},
+				{`{"url": "` + hookURL + `", "event_types": ["chekout.*"]}`, "matches no event type"},
+				{`{"url": "` + hookURL + `", "event_types": ["checkout.payment.confirmd"]}`, "matches no event type"},
+				{`{"url": "` + hookURL + `", "event_types": ["*"], "max_per_second": 5000}`, "max_per_second"},
 			} {
 				r := in.PostJSON(t, "/endpoint/create/", c.body, in.KeyA)
 				if r.Code != 400 || !strings.Contains(string(r.Body), c.want) {
@@ -166,11 +203,11 @@ func TestEndpoints(t *testing.T) {
 				}
 			}
 			// Project B may not use A's private exception.
-			if r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["*"]}`, in.KeyB); r.Code != 400 {
+			if r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hookURL+`", "event_types": ["*"]}`, in.KeyB); r.Code != 400 {
 				t.Errorf("B with A's private endpoint: %d %s", r.Code, r.Body)
 			}
 
-			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["checkout.*", "checkout.*"], "description": "orders"}`, in.KeyA)
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hookURL+`", "event_types": ["checkout.*", "checkout.*"], "description": "orders"}`, in.KeyA)
 			if r.Code != 200 {
 				t.Fatalf("create: %d %s", r.Code, r.Body)
 			}
@@ -196,20 +233,6 @@ func TestEndpoints(t *testing.T) {
 			}
 
 			// Two events: the endpoint wants the completed one only.
-			publish := func(typ string) string {
-				t.Helper()
-				evID := uuid.NewString()
-				err := store.WithTx(ctx, in.Server.DB().Client, func(tx *entdb.Tx) error {
-					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
-						Project: in.ProjectA, UUID: evID, Type: typ, Service: "checkout", Ref: "chk_1",
-						Fields: paymentFields(typ, evID),
-					})
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return evID
-			}
 			publish("checkout.payment.pending")
 			completed := publish("checkout.payment.completed")
 			tr := in.PostJSON(t, "/endpoint/test/", `{"endpoint_id": "`+id+`"}`, in.KeyA)
@@ -333,7 +356,7 @@ func TestEndpointPause(t *testing.T) {
 			var down sync.Mutex
 			failing := true
 			var order []string
-			hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				down.Lock()
 				defer down.Unlock()
 				if failing {
@@ -347,25 +370,15 @@ func TestEndpointPause(t *testing.T) {
 				_ = json.Unmarshal(env.Data, &data)
 				order = append(order, data.UUID)
 				w.WriteHeader(http.StatusNoContent)
-			}))
-			t.Cleanup(hook.Close)
-			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
-			smtp := mailtest.Start(t, mailtest.Options{TLS: true})
-			in := servertest.Start(t, d, withEmail(smtp), func(c *server.Config) {
-				c.ManualDelivery = true
-				c.Now = clk.Now
-				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
 			})
+			smtp := mailtest.Start(t, mailtest.Options{TLS: true})
+			env := newEndpointEnv(t, d, receiver, withEmail(smtp))
+			in, clk, hookURL := env.in, env.clk, env.hook
 			db := in.Server.DB().Client
 			if _, err := dashboard.CreateUser(ctx, db, in.ProjectA, "owner@shop.example", "a long password 1", clk.Now()); err != nil {
 				t.Fatal(err)
 			}
-			runDue := func() {
-				t.Helper()
-				if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
+			runDue := func() { t.Helper(); env.runDue(t) }
 			check := func() int {
 				t.Helper()
 				n, err := in.Server.EndpointMonitor().Check(ctx)
@@ -374,26 +387,13 @@ func TestEndpointPause(t *testing.T) {
 				}
 				return n
 			}
-			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["*"]}`, in.KeyA)
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hookURL+`", "event_types": ["*"]}`, in.KeyA)
 			ep, _ := r.JSON["endpoint"].(map[string]any)
 			id, _ := ep["endpoint_id"].(string)
 			if r.Code != 200 || id == "" {
 				t.Fatalf("create: %d %s", r.Code, r.Body)
 			}
-			publish := func() string {
-				t.Helper()
-				evID := uuid.NewString()
-				err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
-					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
-						Project: in.ProjectA, UUID: evID, Type: "checkout.payment.completed", Service: "checkout",
-						Fields: paymentFields("checkout.payment.completed", evID),
-					})
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return evID
-			}
+			publish := func() string { t.Helper(); return env.publish(t, "checkout.payment.completed") }
 			first := publish()
 			runDue() // fails at 12:00: failing since then
 			e, _ := db.Endpoint.Query().Only(ctx)
@@ -420,7 +420,7 @@ func TestEndpointPause(t *testing.T) {
 			}
 			// The project's users are emailed, once.
 			runMail(t, in)
-			if got := smtp.Wait(t, 1); len(got) != 1 || !strings.Contains(string(got[0].Raw), strings.TrimPrefix(hook.URL, "http://")) || got[0].To[0] != "owner@shop.example" {
+			if got := smtp.Wait(t, 1); len(got) != 1 || !strings.Contains(string(got[0].Raw), strings.TrimSuffix(strings.TrimPrefix(hookURL, "http://"), "/hook")) || got[0].To[0] != "owner@shop.example" {
 				t.Fatalf("paused email: %+v", got)
 			}
 			if n := check(); n != 0 {
@@ -499,18 +499,10 @@ func TestEndpointReplay(t *testing.T) {
 	for _, d := range storetest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			rcv := &endpointReceiver{}
-			hook := httptest.NewServer(rcv)
-			t.Cleanup(hook.Close)
-			clk := clock.NewManual(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
-			in := servertest.Start(t, d, func(c *server.Config) {
-				c.ManualDelivery = true
-				c.Now = clk.Now
-				c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(hook.URL+"/hook", servertest.A)
-			})
-			db := in.Server.DB().Client
-			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hook.URL+`/hook", "event_types": ["checkout.*", "deposit.*"]}`, in.KeyA)
+			env := newEndpointEnv(t, d, rcv)
+			in, clk, hookURL := env.in, env.clk, env.hook
+			r := in.PostJSON(t, "/endpoint/create/", `{"url": "`+hookURL+`", "event_types": ["checkout.*", "deposit.*"]}`, in.KeyA)
 			ep, _ := r.JSON["endpoint"].(map[string]any)
 			id, _ := ep["endpoint_id"].(string)
 			if r.Code != 200 {
@@ -518,14 +510,7 @@ func TestEndpointReplay(t *testing.T) {
 			}
 			publish := func(typ string) string {
 				t.Helper()
-				evID := uuid.NewString()
-				if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
-					return in.Server.Endpoints().Publish(ctx, tx, in.Server.Notifier().Queue, endpoint.Event{
-						Project: in.ProjectA, UUID: evID, Type: typ, Fields: paymentFields(typ, evID),
-					})
-				}); err != nil {
-					t.Fatal(err)
-				}
+				evID := env.publish(t, typ)
 				clk.Advance(time.Minute)
 				return evID
 			}
@@ -534,9 +519,7 @@ func TestEndpointReplay(t *testing.T) {
 			publish("subscription.payment.completed")     // 12:02, not in the filter
 			d1 := publish("deposit.payment.completed")    // 12:03
 			late := publish("checkout.payment.completed") // 12:04
-			if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
-				t.Fatal(err)
-			}
+			env.runDue(t)
 			first := rcv.take()
 			if len(first) != 4 {
 				t.Fatalf("%d first deliveries, want 4", len(first))
@@ -558,9 +541,7 @@ func TestEndpointReplay(t *testing.T) {
 			if rp.Code != 200 || rp.JSON["replayed"] != float64(2) {
 				t.Fatalf("replay: %d %s", rp.Code, rp.Body)
 			}
-			if err := in.Server.Notifier().Dispatcher.RunDue(ctx); err != nil {
-				t.Fatal(err)
-			}
+			env.runDue(t)
 			again := rcv.take()
 			if got, want := body(again), slices.Sorted(slices.Values([]string{c1, d1})); !slices.Equal(got, want) {
 				t.Fatalf("replayed %v, want %v (not %s, %s)", got, want, early, late)

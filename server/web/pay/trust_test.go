@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,9 +46,23 @@ func (e *env) brand(t *testing.T, b project.Branding) {
 // fetchLang fetches u with an Accept-Language header and cookies.
 func fetchLang(t *testing.T, u, acceptLanguage string, cookies ...*http.Cookie) webtest.Page {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	return requestLang(t, http.MethodGet, u, nil, acceptLanguage, cookies...)
+}
+
+// requestLang makes a request (a form post when form is not nil) with an
+// Accept-Language and cookies, following no redirect.
+func requestLang(t *testing.T, method, u string, form url.Values, acceptLanguage string, cookies ...*http.Cookie) webtest.Page {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, u, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if acceptLanguage != "" {
 		req.Header.Set("Accept-Language", acceptLanguage)
@@ -253,20 +268,7 @@ func TestBranding(t *testing.T) {
 // postLang posts form to u with an Accept-Language.
 func postLang(t *testing.T, u string, form url.Values, acceptLanguage string) webtest.Page {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept-Language", acceptLanguage)
-	resp, err := webtest.NoRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return webtest.Page{Code: resp.StatusCode, Header: resp.Header, Body: b.String(), URL: u}
+	return requestLang(t, http.MethodPost, u, form, acceptLanguage)
 }
 
 // TestRefusalsInLanguage: what a payer is refused, and the not-found and
