@@ -44,6 +44,10 @@ func TestBrowserDashboard(t *testing.T) {
 	var second string
 	if err := chromedp.Do(ctx,
 		chromedp.Reload(),
+		// Polling starts in the reloaded page's own context: evaluating
+		// while the old one is torn down fails with "Cannot find context
+		// with specified id" (seen under load in CI).
+		chromedp.WaitVisible(chromedp.CSS(`#attempt-1`)),
 		// The live stream may swap the row in again after the page loads:
 		// the row is looked up afresh at each try, never held across the
 		// swap (a held node can be gone by the time it is read).
