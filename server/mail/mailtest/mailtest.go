@@ -107,6 +107,9 @@ func Start(t testing.TB, opts Options) *Server {
 	}()
 	t.Cleanup(func() {
 		_ = s.srv.Close()
+		// Close closes the listeners Serve has registered; one closed before
+		// its goroutine ran would be missed, so close it here too.
+		_ = l.Close()
 		<-done
 	})
 	return s
