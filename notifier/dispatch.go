@@ -968,6 +968,7 @@ func (d *Dispatcher) record(ctx context.Context, batch []result) ([]*entdb.Deliv
 // nothing.
 func endpointHealth(ctx context.Context, tx *entdb.Tx, batch []result) error {
 	var ok []int64
+	var last time.Time // the batch's latest success
 	failed := map[int64]time.Time{}
 	for _, r := range batch {
 		id := r.c.n.EndpointID
@@ -977,6 +978,9 @@ func endpointHealth(ctx context.Context, tx *entdb.Tx, batch []result) error {
 		switch r.outcome {
 		case deliveryattempt.OutcomeAcknowledged:
 			ok = append(ok, *id)
+			if r.finished.After(last) {
+				last = r.finished
+			}
 		case deliveryattempt.OutcomeFailed, deliveryattempt.OutcomeBlocked:
 			if at, seen := failed[*id]; !seen || r.finished.Before(at) {
 				failed[*id] = r.finished
@@ -984,12 +988,6 @@ func endpointHealth(ctx context.Context, tx *entdb.Tx, batch []result) error {
 		}
 	}
 	if len(ok) > 0 {
-		last := batch[0].finished
-		for _, r := range batch {
-			if r.finished.After(last) {
-				last = r.finished
-			}
-		}
 		if err := tx.Endpoint.Update().Where(entendpoint.IDIn(ok...)).
 			ClearFailingSince().SetLastSuccessAt(last).Exec(ctx); err != nil {
 			return fmt.Errorf("record endpoints' successes: %w", err)

@@ -116,8 +116,6 @@ type Config struct {
 	KnownTypes []string
 	// Queue stores deliveries (TestEndpoint's; Publish takes the caller's).
 	Queue Enqueuer
-	// Quota, when not nil, bounds test events.
-	Quota TestQuota
 	// Wake, when not nil, tells the dispatcher that deliveries are due
 	// (after a resume).
 	Wake func()
@@ -137,13 +135,13 @@ func New(cfg Config) *Service {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
-		queue: cfg.Queue, quota: cfg.Quota, wake: cfg.Wake, dialect: cfg.Dialect}
+		queue: cfg.Queue, wake: cfg.Wake, dialect: cfg.Dialect}
 	s.known = slices.Clone(cfg.KnownTypes)
 	return s
 }
 
-// SetQuota sets the bound of test events (the request limiter, built after
-// the service).
+// SetQuota sets the bound of test events (the request limiter, which the
+// server builds after the service); without one they are unbounded.
 func (s *Service) SetQuota(q TestQuota) { s.quota = q }
 
 // Create adds an endpoint to project projectID and returns it with its

@@ -161,11 +161,11 @@ func (s *Service) flush(ctx context.Context, tx *entdb.Tx, q Enqueuer, evs []pen
 		if err != nil {
 			return err
 		}
+		row := &entdb.Event{ID: ids[i], Type: e.ev.Type, Payload: e.body}
 		for _, ep := range eps {
 			if !Wants(ep, e.ev.Type) {
 				continue
 			}
-			row := &entdb.Event{ID: ids[i], Type: e.ev.Type, Payload: e.body}
 			if err := s.deliver(ctx, tx, q, ep, row, e.ev); err != nil {
 				return err
 			}
@@ -189,25 +189,30 @@ func envelope(typ string, at time.Time, data []byte) []byte {
 
 // deliver stores one delivery of event row to endpoint e.
 func (s *Service) deliver(ctx context.Context, tx *entdb.Tx, q Enqueuer, e *entdb.Endpoint, row *entdb.Event, ev Event) error {
-	m := notifier.Message{
-		UUID:  uuid.NewString(),
-		Owner: e.ProjectID,
-		Subject: notifier.Subject{
-			Service: ev.Service, Event: row.Type, Ref: ev.Ref, Topic: ev.Topic,
-		},
-		Request: payload.Request{Method: "POST", URL: e.URL, ContentType: "application/json", Body: row.Payload},
-		Signing: notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
+	subject := notifier.Subject{Service: ev.Service, Event: row.Type, Ref: ev.Ref, Topic: ev.Topic}
+	if ev.Sequence != "" {
 		// Each endpoint's deliveries of a payment keep their order, apart
 		// from the notify_url's.
-		EndpointID: e.ID, EventID: row.ID, Paused: e.PausedAt != nil,
+		subject.Sequence = ev.Sequence + "@" + e.PublicID
 	}
-	if ev.Sequence != "" {
-		m.Subject.Sequence = ev.Sequence + "@" + e.PublicID
-	}
-	if _, err := q.Enqueue(ctx, tx, m); err != nil {
+	if _, err := q.Enqueue(ctx, tx, delivery(e, subject, row.Payload, row.ID)); err != nil {
 		return fmt.Errorf("deliver event %s to endpoint %s: %w", row.Type, e.PublicID, err)
 	}
 	return nil
+}
+
+// delivery is the message that delivers body (an event's envelope) to
+// endpoint e: a JSON POST signed with the endpoint's secret, stored paused
+// while the endpoint is; eventID is the event's row (0 for a test).
+func delivery(e *entdb.Endpoint, subject notifier.Subject, body []byte, eventID int64) notifier.Message {
+	return notifier.Message{
+		UUID:       uuid.NewString(),
+		Owner:      e.ProjectID,
+		Subject:    subject,
+		Request:    payload.Request{Method: "POST", URL: e.URL, ContentType: payload.ContentTypeJSON, Body: body},
+		Signing:    notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
+		EndpointID: e.ID, EventID: eventID, Paused: e.PausedAt != nil,
+	}
 }
 
 // TestEvent is the event type of a test delivery (the same as the
@@ -238,14 +243,7 @@ func (s *Service) Test(ctx context.Context, projectID int64, id string) (string,
 		return "", err
 	}
 	body := envelope(TestEvent, now, data)
-	m := notifier.Message{
-		UUID:       uuid.NewString(),
-		Owner:      projectID,
-		Subject:    notifier.Subject{Service: "endpoint", Event: TestEvent, Ref: e.PublicID},
-		Request:    payload.Request{Method: "POST", URL: e.URL, ContentType: "application/json", Body: body},
-		Signing:    notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
-		EndpointID: e.ID, Paused: e.PausedAt != nil,
-	}
+	m := delivery(e, notifier.Subject{Service: "endpoint", Event: TestEvent, Ref: e.PublicID}, body, 0)
 	err = store.WithTx(ctx, s.db, func(tx *entdb.Tx) error {
 		_, err := s.queue.Enqueue(ctx, tx, m)
 		return err

@@ -6,14 +6,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	entdb "github.com/payhook/payhook/ent/db"
 	entevent "github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/notifier"
-	"github.com/payhook/payhook/notifier/payload"
-	"github.com/payhook/payhook/notifier/signer"
 	"github.com/payhook/payhook/server/address"
 )
 
@@ -69,14 +65,18 @@ func (s *Service) Replay(ctx context.Context, projectID int64, id string, r Repl
 	if err != nil {
 		return Replayed{}, err
 	}
-	var out Replayed
-	after := int64(0)
-	for out.Count < MaxReplay {
+	// inRange are the range's events after the event id after, in order.
+	inRange := func(after int64) *entdb.EventQuery {
 		q := s.db.Event.Query().Where(entevent.ProjectID(projectID), entevent.CreatedAtGTE(r.Since), entevent.IDGT(after))
 		if !r.Until.IsZero() {
 			q = q.Where(entevent.CreatedAtLT(r.Until))
 		}
-		evs, err := q.Order(entdb.Asc(entevent.FieldID)).Limit(replayBatch).All(ctx)
+		return q.Order(entdb.Asc(entevent.FieldID))
+	}
+	var out Replayed
+	after := int64(0)
+	for out.Count < MaxReplay {
+		evs, err := inRange(after).Limit(replayBatch).All(ctx)
 		if err != nil {
 			return out, fmt.Errorf("read the events to replay: %w", err)
 		}
@@ -92,14 +92,8 @@ func (s *Service) Replay(ctx context.Context, projectID int64, id string, r Repl
 				if !Wants(e, ev.Type) || (types != nil && !slices.ContainsFunc(types, func(p string) bool { return Matches(p, ev.Type) })) {
 					continue
 				}
-				if _, err := s.queue.Enqueue(ctx, tx, notifier.Message{
-					UUID:       uuid.NewString(),
-					Owner:      projectID,
-					Subject:    notifier.Subject{Service: "endpoint", Event: ev.Type, Ref: ev.Ref},
-					Request:    payload.Request{Method: "POST", URL: e.URL, ContentType: "application/json", Body: ev.Payload},
-					Signing:    notifier.Signing{Scheme: signer.SchemeStandardWebhooks, Key: KeyRef(e.ID)},
-					EndpointID: e.ID, EventID: ev.ID, Paused: e.PausedAt != nil,
-				}); err != nil {
+				subject := notifier.Subject{Service: "endpoint", Event: ev.Type, Ref: ev.Ref}
+				if _, err := s.queue.Enqueue(ctx, tx, delivery(e, subject, ev.Payload, ev.ID)); err != nil {
 					return fmt.Errorf("replay event %s to %s: %w", ev.UUID, e.PublicID, err)
 				}
 				out.Count++
@@ -115,11 +109,7 @@ func (s *Service) Replay(ctx context.Context, projectID int64, id string, r Repl
 		after = evs[len(evs)-1].ID
 	}
 	// Stopped at MaxReplay at a batch's end: say where the rest starts.
-	q := s.db.Event.Query().Where(entevent.ProjectID(projectID), entevent.CreatedAtGTE(r.Since), entevent.IDGT(after))
-	if !r.Until.IsZero() {
-		q = q.Where(entevent.CreatedAtLT(r.Until))
-	}
-	next, err := q.Order(entdb.Asc(entevent.FieldID)).First(ctx)
+	next, err := inRange(after).First(ctx)
 	switch {
 	case entdb.IsNotFound(err):
 	case err != nil:

@@ -207,13 +207,6 @@ func (c *CallbackKeys) Rotate(ctx context.Context, id int64, grace time.Duration
 	return pub, err
 }
 
-// IsDefault tells whether project id is the default project, whose key is
-// the server's until it is rotated (and which /pubkey/ without an API key
-// publishes).
-func (c *CallbackKeys) IsDefault(ctx context.Context, id int64) (bool, error) {
-	return c.isDefault(ctx, id)
-}
-
 // createCallbackKey stores a new active key for project id.
 func createCallbackKey(ctx context.Context, db *entdb.Client, id int64, bits int, now time.Time) error {
 	_, priv, pub, err := signer.GenerateRSAKey(bits)
