@@ -356,13 +356,15 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 		Signers: []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks),
 			signer.NewStandardWebhookSigner(endpoint.NewRing(s.db.Client, secretTTL, s.cfg.Now))},
 		Observer: met,
+		// Endpoints' max_per_second, in buckets every instance shares.
+		Throttle: endpointThrottle{ratelimit.NewBuckets(s.db, s.cfg.Now, s.logger)},
 	}, s.logger)
 	if err != nil {
 		return err
 	}
 	s.endpoints = endpoint.New(endpoint.Config{
 		DB: s.db.Client, Dialect: s.db.Dialect, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
-		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
+		Wake: s.notifier.Dispatcher.Wake, RateChanged: s.notifier.Dispatcher.ForgetRate, KnownTypes: eventtype.Names(),
 	})
 	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
 		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
