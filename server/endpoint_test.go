@@ -426,6 +426,13 @@ func TestEndpointPause(t *testing.T) {
 			if n := check(); n != 0 {
 				t.Fatal("paused twice")
 			}
+			// The operator is told: the gauge its alert reads, the counter.
+			m := in.Get(t, "/metrics", nil, in.OperatorKey(t))
+			for _, line := range []string{"payhook_webhook_endpoints_paused_failing 1\n", `payhook_webhook_endpoint_pauses_total{reason="failing"} 1` + "\n"} {
+				if !strings.Contains(string(m.Body), line) {
+					t.Fatalf("/metrics lacks %q", line)
+				}
+			}
 			pausedAt := clk.Now()
 			third := publish() // stored paused
 			ns, _ := db.Notification.Query().Where(notification.EndpointIDNotNil()).All(ctx)
@@ -484,6 +491,12 @@ func TestEndpointPause(t *testing.T) {
 			runDue()
 			if len(order) != 3 {
 				t.Fatalf("a paused endpoint received %v", order)
+			}
+			m = in.Get(t, "/metrics", nil, in.OperatorKey(t))
+			for _, line := range []string{"payhook_webhook_endpoints_paused_failing 0\n", `payhook_webhook_endpoint_pauses_total{reason="merchant"} 1` + "\n"} {
+				if !strings.Contains(string(m.Body), line) {
+					t.Fatalf("/metrics lacks %q", line)
+				}
 			}
 		})
 	}

@@ -365,7 +365,9 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 	s.endpoints = endpoint.New(endpoint.Config{
 		DB: s.db.Client, Dialect: s.db.Dialect, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
 		Wake: s.notifier.Dispatcher.Wake, RateChanged: s.notifier.Dispatcher.ForgetRate, KnownTypes: eventtype.Names(),
+		Paused: met.EndpointPaused,
 	})
+	met.ObserveEndpoints(s.endpoints.PausedFailing)
 	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
 		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
 	}

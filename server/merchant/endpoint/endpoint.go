@@ -92,6 +92,8 @@ type Service struct {
 	// rateChanged tells the dispatcher an endpoint's max_per_second
 	// changed.
 	rateChanged func(id int64)
+	// onPause is told of each committed pause, by reason.
+	onPause func(reason string)
 	// dialect writes the event log in bulk; pending holds each open
 	// transaction's published events (*pendingEvents).
 	dialect store.Dialect
@@ -125,6 +127,9 @@ type Config struct {
 	// RateChanged, when not nil, is told that an endpoint's max_per_second
 	// changed (the dispatcher forgets the rate it read).
 	RateChanged func(id int64)
+	// Paused, when not nil, is told of each pause once committed, by
+	// reason (failing, merchant): the operator's metrics.
+	Paused func(reason string)
 	// CacheTTL is how long a project's endpoints are kept in memory for
 	// Publish (DefaultCacheTTL when 0); changes made through this Service
 	// are seen at once on this instance.
@@ -141,7 +146,7 @@ func New(cfg Config) *Service {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
-		queue: cfg.Queue, wake: cfg.Wake, rateChanged: cfg.RateChanged, dialect: cfg.Dialect}
+		queue: cfg.Queue, wake: cfg.Wake, rateChanged: cfg.RateChanged, onPause: cfg.Paused, dialect: cfg.Dialect}
 	s.known = slices.Clone(cfg.KnownTypes)
 	return s
 }
