@@ -673,6 +673,7 @@ func TestEndpointsReceivePaymentEvents(t *testing.T) {
 			if b := rcvB.take(); len(b) != 0 {
 				t.Fatalf("B's endpoint received %d of A's events", len(b))
 			}
+
 		})
 	}
 }
