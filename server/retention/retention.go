@@ -25,6 +25,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	entemail "github.com/payhook/payhook/ent/db/email"
 	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
 	entevent "github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -82,7 +83,7 @@ func (c Config) withDefaults() Config {
 
 // Result counts what a run deleted, and its batches.
 type Result struct {
-	Notifications, Attempts, DeliveryEvents, Events int
+	Notifications, Attempts, DeliveryEvents, Events, Emails int
 	// Batches is how many transactions it made.
 	Batches int
 }
@@ -116,9 +117,9 @@ func (j *Job) Start(ctx context.Context) error {
 			switch {
 			case err != nil && run.Err() == nil:
 				j.cfg.Logger.Warn("retention", "error", err)
-			case res.Notifications+res.Events > 0:
+			case res.Notifications+res.Events+res.Emails > 0:
 				j.cfg.Logger.Info("retention: deleted old delivery records", "notifications", res.Notifications,
-					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events)
+					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events, "emails", res.Emails)
 			}
 		}
 	})
@@ -143,7 +144,49 @@ func (j *Job) Run(ctx context.Context) (Result, error) {
 	if err := j.events(ctx, cutoff, &res); err != nil {
 		return res, err
 	}
+	if err := j.emails(ctx, cutoff, &res); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// emails deletes the email outbox's finished emails (sent, or failed for
+// good) created before the cutoff; a pending one stays whatever its age.
+// It reads in primary-key order, which is time order, and stops at the
+// first young email.
+func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
+	after := int64(0)
+	for {
+		ms, err := j.cfg.DB.Email.Query().Where(entemail.IDGT(after)).Order(entdb.Asc(entemail.FieldID)).Limit(j.cfg.Batch).
+			Select(entemail.FieldID, entemail.FieldCreatedAt, entemail.FieldStatus).All(ctx)
+		if err != nil {
+			return fmt.Errorf("read old emails: %w", err)
+		}
+		var ids []int64
+		young := false
+		for _, m := range ms {
+			if !m.CreatedAt.Before(cutoff) {
+				young = true
+				break
+			}
+			after = m.ID
+			if m.Status != entemail.StatusPending {
+				ids = append(ids, m.ID)
+			}
+		}
+		if len(ids) > 0 {
+			// Rechecked: an email still pending is never deleted.
+			n, err := j.cfg.DB.Email.Delete().Where(entemail.IDIn(ids...), entemail.StatusNEQ(entemail.StatusPending)).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("delete old emails: %w", err)
+			}
+			res.Emails += n
+			res.Batches++
+		}
+		if young || len(ms) < j.cfg.Batch {
+			return nil
+		}
+	}
 }
 
 // deliveryEvents deletes the delivery event log (WatchDeliveries' stream)
