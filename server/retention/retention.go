@@ -60,6 +60,27 @@ type Config struct {
 	Now func() time.Time
 	// Logger logs each run's counts and failures.
 	Logger *slog.Logger
+	// Observe, when not nil, is told of each batch: the table it read
+	// (notifications, delivery_events, events, emails), how many rows it
+	// deleted there and how long its statements took.
+	Observe func(table string, deleted int, took time.Duration)
+	// NoPacing runs batches back to back (tests); by default the job
+	// pauses after each batch as long as it took.
+	NoPacing bool
+}
+
+// observe reports a batch of table that began at start, then paces the
+// run: it pauses as long as the batch took, so the job takes at most half
+// of one database connection's time and the traffic it runs beside keeps
+// its latency.
+func (j *Job) observe(table string, deleted int, start time.Time) {
+	took := clock.Now().Sub(start)
+	if j.cfg.Observe != nil {
+		j.cfg.Observe(table, deleted, took)
+	}
+	if !j.cfg.NoPacing {
+		time.Sleep(min(took, time.Second)) //nolint:forbidigo // a pace of work on the wall clock, not a schedule
+	}
 }
 
 func (c Config) withDefaults() Config {
@@ -195,8 +216,12 @@ func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
 // order, which is time order, and stops at the first young event: no
 // index beyond the primary key (the log is written on the hot path).
 func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result) error {
+	// The cursor spares each batch the index entries of the rows deleted
+	// before it (dead until vacuumed).
+	after := int64(0)
 	for {
-		evs, err := j.cfg.DB.DeliveryEvent.Query().Order(entdb.Asc(deliveryevent.FieldID)).Limit(j.cfg.Batch).
+		start := clock.Now()
+		evs, err := j.cfg.DB.DeliveryEvent.Query().Where(deliveryevent.IDGT(after)).Order(entdb.Asc(deliveryevent.FieldID)).Limit(j.cfg.Batch).
 			Select(deliveryevent.FieldID, deliveryevent.FieldCreatedAt).All(ctx)
 		if err != nil {
 			return fmt.Errorf("read old delivery events: %w", err)
@@ -215,8 +240,10 @@ func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result)
 		if err != nil {
 			return fmt.Errorf("delete old delivery events: %w", err)
 		}
+		after = ids[len(ids)-1]
 		res.DeliveryEvents += n
 		res.Batches++
+		j.observe("delivery_events", n, start)
 		if len(ids) < len(evs) || len(evs) < j.cfg.Batch {
 			return nil
 		}
@@ -228,6 +255,7 @@ func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result)
 func (j *Job) notifications(ctx context.Context, now, cutoff time.Time, res *Result) error {
 	after := int64(0)
 	for {
+		start := clock.Now()
 		rows, err := j.cfg.DB.Notification.Query().
 			Where(notification.IDGT(after)).
 			Order(entdb.Asc(notification.FieldID)).Limit(j.cfg.Batch).
@@ -269,9 +297,11 @@ func (j *Job) notifications(ctx context.Context, now, cutoff time.Time, res *Res
 			ids = append(ids, r.ID)
 		}
 		if len(ids) > 0 {
+			before := res.Notifications
 			if err := j.deleteNotifications(ctx, ids, res); err != nil {
 				return err
 			}
+			j.observe("notifications", res.Notifications-before, start)
 		}
 		if young || len(rows) < j.cfg.Batch {
 			return nil
