@@ -48,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/ledger/export"
 	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/eventtype"
@@ -545,6 +546,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	payhookv1.RegisterEventServiceServer(s.grpc, events)
+	exporter, err := s.exporter(prices)
+	if err != nil {
+		return err
+	}
+	payhookv1.RegisterExportServiceServer(s.grpc, rpc.NewExportServer(exporter))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -1105,4 +1111,22 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = s.Stop()
 	logger.Info("stopped", "error", err)
 	return err
+}
+
+// exporter is the accounting export: every ticker of the registry file is
+// known to it (a journal line of a coin no longer offered still converts),
+// and a stored price values a line within the live prices' maximum age.
+func (s *Server) exporter(prices price.Source) (*export.Exporter, error) {
+	all, err := admin.LoadRegistry(s.cfg.Chains.RegistryFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg := export.Config{
+		DB: s.db.Client, Tickers: all.Lookup,
+		FiatPlaces: func(currency string) int32 { return invoice.FiatPlaces(prices, currency) },
+	}
+	if s.livePrices != nil && s.livePrices.MaxAge() > 0 {
+		cfg.MaxPriceAge = s.livePrices.MaxAge()
+	}
+	return export.New(cfg)
 }
