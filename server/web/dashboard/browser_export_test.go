@@ -20,7 +20,7 @@ import (
 // from the navigation, keeps the offered range (this month up to today),
 // chooses CSV and clicks Download; the browser saves the file under the
 // name the server gives (ledger-FROM-TO.csv), and its rows are the
-// project's two payments, in order.
+// project's two payments, in order. The page fits a phone's width.
 func TestBrowserDashboardExport(t *testing.T) {
 	t.Parallel()
 	ctx := webtest.Browser(t)
@@ -97,4 +97,9 @@ func TestBrowserDashboardExport(t *testing.T) {
 	if !slices.Equal(amounts, []string{"0.5", "0.25"}) {
 		t.Errorf("downloaded amounts %v, want the two payments in order\n%s", amounts, b)
 	}
+	// The page fits a phone's width, as every dashboard page does.
+	if err := chromedp.Do(ctx, webtest.AtPhoneWidth()); err != nil {
+		t.Fatal(err)
+	}
+	webtest.FitsWidth(t, ctx, d.in.BaseURL+"/dashboard/export/", "#download")
 }
