@@ -48,6 +48,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/ledger/export"
 	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/eventtype"
@@ -549,6 +550,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	payhookv1.RegisterEventServiceServer(s.grpc, events)
+	exporter, err := s.exporter(prices)
+	if err != nil {
+		return err
+	}
+	payhookv1.RegisterExportServiceServer(s.grpc, rpc.NewExportServer(exporter))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -611,7 +617,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
+		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, Export: exporter, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
@@ -1109,4 +1115,22 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = s.Stop()
 	logger.Info("stopped", "error", err)
 	return err
+}
+
+// exporter is the accounting export: every ticker of the registry file is
+// known to it (a journal line of a coin no longer offered still converts),
+// and a stored price values a line within the live prices' maximum age.
+func (s *Server) exporter(prices price.Source) (*export.Exporter, error) {
+	all, err := admin.LoadRegistry(s.cfg.Chains.RegistryFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg := export.Config{
+		DB: s.db.Client, Tickers: all.Lookup,
+		FiatPlaces: func(currency string) int32 { return invoice.FiatPlaces(prices, currency) },
+	}
+	if s.livePrices != nil && s.livePrices.MaxAge() > 0 {
+		cfg.MaxPriceAge = s.livePrices.MaxAge()
+	}
+	return export.New(cfg)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/ledger/export"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -57,6 +58,9 @@ type Config struct {
 	Refunds *refund.Service
 	// Payments forwards the wrong-asset payments a user releases.
 	Payments refund.Forwarder
+	// Export writes the project's accounting export (the export page);
+	// nil serves no export page.
+	Export *export.Exporter
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events

@@ -250,7 +250,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	case h.invoiceRoutes(w, r, s, rest, get, post),
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.payoutRoutes(w, r, s, rest, get, post),
-		h.liveRoutes(w, r, s, rest, get, post):
+		h.liveRoutes(w, r, s, rest, get, post),
+		h.exportRoutes(w, r, s, rest, get):
 	default:
 		h.pages.NotFound(w)
 	}
