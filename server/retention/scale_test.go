@@ -29,7 +29,7 @@ import (
 )
 
 // scaleRows is how many old notifications TestRetentionScale stores (each
-// with an attempt and a delivery event): PAYHOOK_RETENTION_ROWS, 100,000
+// with an attempt and a delivery event): PAYHOOK_RETENTION_ROWS, 30,000
 // by default (the suite's share of a two-core machine; docs/benchmarks.md
 // has the run with a million).
 func scaleRows(t *testing.T) int {
@@ -40,7 +40,7 @@ func scaleRows(t *testing.T) int {
 		}
 		return n
 	}
-	return 100_000
+	return 30_000
 }
 
 // TestRetentionScale, on PostgreSQL: with many finished notifications
