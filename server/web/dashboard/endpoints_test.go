@@ -2,16 +2,22 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	entdb "github.com/payhook/payhook/ent/db"
 	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/web/webtest"
 )
 
@@ -199,5 +205,55 @@ func testDashboardEndpointForms(t *testing.T, d *dash) {
 	a.do(http.MethodGet, page, nil).Want(t, 404)
 	if n := len(liveEndpoints(t, d, d.in.ProjectA)); n != 0 {
 		t.Fatalf("%d endpoints after the delete", n)
+	}
+}
+
+// TestDashboardEndpointReplayCapped: a replay of more than
+// endpoint.MaxReplay events queues that many, says where the rest starts
+// and fills the form with it; sent again, the form queues the rest.
+func TestDashboardEndpointReplayCapped(t *testing.T) {
+	t.Parallel()
+	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
+		testDashboardEndpointReplayCapped(t, newDash(t, liveDatabase(t, dialect)))
+	})
+}
+
+func testDashboardEndpointReplayCapped(t *testing.T, d *dash) {
+	ctx := context.Background()
+	db := d.in.Server.DB().Client
+	publish := func(n int) {
+		t.Helper()
+		if err := store.WithTx(ctx, db, func(tx *entdb.Tx) error {
+			for range n {
+				id := uuid.NewString()
+				if err := d.in.Server.Endpoints().Publish(ctx, tx, d.in.Server.Notifier().Queue, endpoint.Event{
+					Project: d.in.ProjectA, UUID: id, Type: "checkout.payment.completed", Service: "checkout", Ref: "chk_1",
+					Fields: checkoutFields("checkout.payment.completed", id),
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(endpoint.MaxReplay) // at 12:00, before the endpoint: logged, not delivered
+	d.clock.Advance(5 * time.Minute)
+	publish(1) // at 12:05
+
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	created := a.do(http.MethodPost, "/dashboard/endpoints/", url.Values{"csrf": {token}, "url": {d.hook}, "event_types": {"checkout.*"}})
+	created.Want(t, 200, "shown only this once")
+	page := "/dashboard/endpoints/" + endpointIDShown.FindStringSubmatch(created.Body)[1] + "/"
+	first := a.do(http.MethodPost, page+"replay", url.Values{"csrf": {token}, "since": {"2026-11-24T00:00"}})
+	wantShown(t, first, 200, fmt.Sprintf(`<span id="replayed-count">%d</span> events queued`, endpoint.MaxReplay),
+		`the rest starts at <span id="next-since">2026-11-24 12:05:00 UTC</span>`, `id="replay-since" value="2026-11-24T12:05:00"`)
+	rest := a.do(http.MethodPost, page+"replay", url.Values{"csrf": {token}, "since": {"2026-11-24T12:05:00"}})
+	wantShown(t, rest, 200, `<span id="replayed-count">1</span> event queued`)
+	rest.WantNot(t, "next-since")
+	if n, err := db.Notification.Query().Where(notification.EndpointIDNotNil()).Count(ctx); err != nil || n != endpoint.MaxReplay+1 {
+		t.Fatalf("%d deliveries stored (%v), want %d", n, err, endpoint.MaxReplay+1)
 	}
 }
