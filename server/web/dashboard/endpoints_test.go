@@ -57,8 +57,9 @@ func liveEndpoints(t *testing.T, d *dash, project int64) []*entdb.Endpoint {
 // was typed (a 400, never a 500), and change nothing; a form without the
 // session's CSRF token is a 403 that changes nothing; a created endpoint's
 // secret is shown once; another project's endpoint is a 404; pausing from
-// the page shows the banner on every page, resuming removes it; resume,
-// replay and rotation refusals are shown on the page.
+// the page shows the banner on every page, resuming removes it; resume
+// and replay refusals are shown on the page; a rotation shows the new
+// secret once; a test event is listed among the deliveries.
 func TestDashboardEndpointForms(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
@@ -197,6 +198,12 @@ func testDashboardEndpointForms(t *testing.T, d *dash) {
 		t.Fatalf("resume: %d %s", p.Code, p.Body)
 	}
 	a.do(http.MethodGet, "/dashboard/notifications/", nil).WantNot(t, banner)
+
+	// A test event: a test.webhook delivery, listed on the page.
+	if p := a.do(http.MethodPost, page+"test", form()); p.Code != http.StatusSeeOther || p.Header.Get("Location") != page+"?done=test#deliveries" {
+		t.Fatalf("test: %d %v", p.Code, p.Header)
+	}
+	a.do(http.MethodGet, page+"?done=test", nil).Want(t, 200, "A test.webhook event is queued", "<td>test.webhook</td>", `<dd id="ep-waiting">1</dd>`)
 
 	if p := a.do(http.MethodPost, page+"delete", form()); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/endpoints/?done=deleted" {
 		t.Fatalf("delete: %d %v", p.Code, p.Header)
