@@ -17,6 +17,7 @@ import (
 	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/web/webtest"
 )
@@ -263,4 +264,22 @@ func testDashboardEndpointReplayCapped(t *testing.T, d *dash) {
 	if n, err := db.Notification.Query().Where(notification.EndpointIDNotNil()).Count(ctx); err != nil || n != endpoint.MaxReplay+1 {
 		t.Fatalf("%d deliveries stored (%v), want %d", n, err, endpoint.MaxReplay+1)
 	}
+}
+
+// TestDashboardEndpointTestQuota: a test event beyond the project's test
+// webhooks of the day is refused with 429 and the quota's reason, on the
+// endpoint's page.
+func TestDashboardEndpointTestQuota(t *testing.T) {
+	t.Parallel()
+	d := newDash(t, func(c *server.Config) { c.Limits.TestEvents = 1 })
+	a := d.user(t)
+	_, token := a.signIn(d.emailA, password)
+	created := a.do(http.MethodPost, "/dashboard/endpoints/", url.Values{"csrf": {token}, "url": {d.hook}, "event_types": {"*"}})
+	created.Want(t, 200, "shown only this once")
+	page := "/dashboard/endpoints/" + endpointIDShown.FindStringSubmatch(created.Body)[1] + "/"
+	if p := a.do(http.MethodPost, page+"test", url.Values{"csrf": {token}}); p.Code != http.StatusSeeOther {
+		t.Fatalf("the first test: %d %s", p.Code, p.Body)
+	}
+	wantShown(t, a.do(http.MethodPost, page+"test", url.Values{"csrf": {token}}), http.StatusTooManyRequests,
+		`<p class="error" id="action-error" role="alert">test webhooks: this project may send 1 a day and has sent them; retry in`)
 }
