@@ -205,6 +205,13 @@ func testDashboardEndpointForms(t *testing.T, d *dash) {
 		t.Fatalf("test: %d %v", p.Code, p.Header)
 	}
 	a.do(http.MethodGet, page+"?done=test", nil).Want(t, 200, "A test.webhook event is queued", "<td>test.webhook</td>", `<dd id="ep-waiting">1</dd>`)
+	// Its row links to its notification's page, which shows it.
+	n, err := d.in.Server.DB().Client.Notification.Query().Where(notification.EndpointIDNotNil()).Only(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.do(http.MethodGet, page, nil).Want(t, 200, `<a href="/dashboard/notifications/`+n.UUID+`/">`)
+	a.do(http.MethodGet, "/dashboard/notifications/"+n.UUID+"/", nil).Want(t, 200, n.UUID, "test.webhook", d.hook, "Webhook-Signature")
 
 	if p := a.do(http.MethodPost, page+"delete", form()); p.Code != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/endpoints/?done=deleted" {
 		t.Fatalf("delete: %d %v", p.Code, p.Header)
