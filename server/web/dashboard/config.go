@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/ledger/export"
+	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -50,6 +51,10 @@ type Config struct {
 	// Notifications lists and resends a project's notifications (the
 	// same service as the API's).
 	Notifications *notification.Service
+	// Endpoints creates, changes, pauses, resumes, tests and replays the
+	// project's webhook endpoints (the same service as the API's); nil
+	// hides their pages, their nav link and the paused-endpoint banner.
+	Endpoints *endpoint.Service
 	// Payouts lists and approves the payouts waiting for approval; nil
 	// shows none.
 	Payouts *payout.Service
