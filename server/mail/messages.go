@@ -18,14 +18,14 @@ import (
 // English, as the dashboard is.
 
 // PayoutApproval stores, in tx, the email telling each of the project's
-// dashboard users that payout p waits for their approval (p is
+// owners (who alone may approve; not disabled) that payout p waits for their approval (p is
 // pending_approval; its approval_reason says which limit it passed). Once
 // per payout and user.
 func (o *Outbox) PayoutApproval(ctx context.Context, tx *entdb.Tx, p *entdb.Payout) error {
 	if o == nil {
 		return nil
 	}
-	name, _, users, err := o.projectUsers(ctx, tx, p.ProjectID)
+	name, _, users, err := o.projectUsers(ctx, tx, p.ProjectID, dashboarduser.RoleOwner)
 	if err != nil || len(users) == 0 {
 		return err
 	}
@@ -52,14 +52,14 @@ func (o *Outbox) PayoutApproval(ctx context.Context, tx *entdb.Tx, p *entdb.Payo
 }
 
 // EndpointPaused stores, in tx, the email telling each of the project's
-// dashboard users that payhook paused the webhooks to endpointURL at since
+// owners and developers (not disabled) that payhook paused the webhooks to endpointURL at since
 // (deliveries to it kept failing). Once per endpoint, pause and user: a
 // later pause of the same endpoint is another email.
 func (o *Outbox) EndpointPaused(ctx context.Context, tx *entdb.Tx, projectID int64, endpointURL string, since time.Time) error {
 	if o == nil {
 		return nil
 	}
-	name, _, users, err := o.projectUsers(ctx, tx, projectID)
+	name, _, users, err := o.projectUsers(ctx, tx, projectID, dashboarduser.RoleOwner, dashboarduser.RoleDeveloper)
 	if err != nil || len(users) == 0 {
 		return err
 	}
@@ -208,15 +208,15 @@ func receiptBody(r Receipt, name, contact string) body {
 }
 
 // projectUsers reads the project's name and support contact, and the
-// addresses of its dashboard users (their sign-in names; one that is no
-// email address is skipped and logged).
-func (o *Outbox) projectUsers(ctx context.Context, tx *entdb.Tx, projectID int64) (name, contact string, users []string, err error) {
+// addresses of its dashboard users of roles who are not disabled (their
+// sign-in names; one that is no email address is skipped and logged).
+func (o *Outbox) projectUsers(ctx context.Context, tx *entdb.Tx, projectID int64, roles ...dashboarduser.Role) (name, contact string, users []string, err error) {
 	p, err := tx.Project.Query().Where(entproject.ID(projectID)).
 		Select(entproject.FieldName, entproject.FieldSupportContact).Only(ctx)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("project %d: %w", projectID, err)
 	}
-	us, err := tx.DashboardUser.Query().Where(dashboarduser.ProjectID(projectID)).
+	us, err := tx.DashboardUser.Query().Where(dashboarduser.ProjectID(projectID), dashboarduser.RoleIn(roles...), dashboarduser.DisabledAtIsNil()).
 		Order(entdb.Asc(dashboarduser.FieldID)).Select(dashboarduser.FieldEmail).All(ctx)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("dashboard users of project %d: %w", projectID, err)

@@ -47,6 +47,8 @@ type dashLayout struct {
 	CSRF string
 	// Nav names the current section.
 	Nav string
+	// Role is the signed-in user's role (owner, developer, viewer).
+	Role string
 }
 
 // Handler serves the dashboard.
@@ -219,6 +221,12 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.forbidden(w)
 		return true
 	}
+	// One check for every route (roles.go): a route not declared there is
+	// refused before any handler runs.
+	w, ok = h.authorize(w, r, s, rest)
+	if !ok {
+		return true
+	}
 	switch {
 	case rest == "" && get:
 		http.Redirect(w, r, Prefix+"notifications/", http.StatusSeeOther)
@@ -250,7 +258,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	case h.invoiceRoutes(w, r, s, rest, get, post),
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.payoutRoutes(w, r, s, rest, get, post),
-		h.liveRoutes(w, r, s, rest, get, post):
+		h.liveRoutes(w, r, s, rest, get, post),
+		h.teamRoutes(w, r, s, rest, get, post):
 	default:
 		h.pages.NotFound(w)
 	}
@@ -278,7 +287,7 @@ func (h *Handler) forbidden(w http.ResponseWriter) {
 
 // layoutOf returns the frame of a signed-in page.
 func (h *Handler) layoutOf(r *http.Request, s *session, title, nav string) dashLayout {
-	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav}
+	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav, Role: string(s.user.Role)}
 	if p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID); err == nil {
 		l.Project = p.Name
 	}
