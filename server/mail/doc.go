@@ -8,6 +8,8 @@
 //   - prices are stale (an episode of /healthz's degraded): the operator
 //     (--operator-email), once per episode;
 //   - a checkout given the payer's email is paid: the payer's receipt.
+//   - an owner invites someone to the dashboard: the invitee, with a
+//     one-time link.
 //
 // # Guarantees
 //

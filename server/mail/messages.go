@@ -119,6 +119,60 @@ func (o *Outbox) PriceDegraded(ctx context.Context, tx *entdb.Tx, since time.Tim
 	return o.Enqueue(ctx, tx, emails...)
 }
 
+// Invitation is an owner's invitation to a project's dashboard.
+type Invitation struct {
+	// ID is the invitation's id (one email per invitation).
+	ID int64
+	// ProjectID is the project the invitee joins.
+	ProjectID int64
+	// To is the invitee's address.
+	To string
+	// Role is what they may do (owner, developer, viewer); Inviter who
+	// invited them (an email).
+	Role, Inviter string
+	// Link is the one-time link that sets their password: it holds the
+	// token, and is in no log.
+	Link string
+	// Expires is when the link stops working.
+	Expires time.Time
+}
+
+// roleWhat says what each role may do, for the invitee.
+var roleWhat = map[string]string{
+	"owner":     "everything, users and payout approval included",
+	"developer": "endpoints, API keys, secrets, events and settings, but not payouts, payout wallets or users",
+	"viewer":    "read everything, change nothing",
+}
+
+// Invite stores, in tx, the invitation's email to the invitee: who invited
+// them to which project as what, and the one-time link to set a password.
+// Once per invitation.
+func (o *Outbox) Invite(ctx context.Context, tx *entdb.Tx, inv Invitation) error {
+	if o == nil {
+		return nil
+	}
+	p, err := tx.Project.Query().Where(entproject.ID(inv.ProjectID)).Select(entproject.FieldName).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("project %d: %w", inv.ProjectID, err)
+	}
+	b := body{
+		intro: []string{fmt.Sprintf("%s invited you to the payhook dashboard of project %s, as %s: %s.", inv.Inviter, p.Name, inv.Role, roleWhat[inv.Role])},
+		facts: []fact{
+			{"Project", p.Name},
+			{"Role", inv.Role},
+			{"Invited by", inv.Inviter},
+			{"Link valid until", utc(inv.Expires)},
+		},
+		action: &action{"Accept: choose your password", inv.Link},
+		outro: []string{
+			"The link works once: it lets you choose a password and signs you in. Your sign-in name is this address.",
+			"If you did not expect this invitation, ignore this email: nothing happens unless the link is opened and a password chosen.",
+		},
+	}
+	return o.Enqueue(ctx, tx, Email{ProjectID: inv.ProjectID, Kind: KindInvitation, Cause: strconv.FormatInt(inv.ID, 10), To: inv.To,
+		Subject: fmt.Sprintf("[%s] You are invited to the payhook dashboard", p.Name), Text: b.text(), HTML: b.html()})
+}
+
 // Receipt is a paid checkout's receipt, for the payer who gave the
 // checkout their address.
 type Receipt struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -22,6 +23,9 @@ import (
 
 // DefaultSessionTTL is how long a dashboard session lasts.
 const DefaultSessionTTL = 12 * time.Hour
+
+// DefaultInvitationTTL is how long an invitation's link works.
+const DefaultInvitationTTL = 7 * 24 * time.Hour
 
 // DefaultStreamHeartbeat is how often an idle live stream of the dashboard
 // writes a comment (and re-checks its session).
@@ -68,8 +72,15 @@ type Config struct {
 	// (the operator's exceptions of the user's project included); nil
 	// checks the URL rules only.
 	Rules *egress.Rules
+	// Mail stores the invitations' emails; nil (email off) refuses to
+	// invite.
+	Mail *mail.Outbox
+	// InvitationTTL is how long an invitation's link works
+	// (DefaultInvitationTTL when 0).
+	InvitationTTL time.Duration
 	// PublicURL is the server's configured public base URL; when it is
-	// https, cookies are Secure even if TLS ends in a proxy.
+	// https, cookies are Secure even if TLS ends in a proxy. Invitation
+	// links start with it (no invitation without it).
 	PublicURL string
 	// TrustedProxies are the networks of reverse proxies in front of
 	// payhook: a request from one is attributed to the address its
@@ -99,6 +110,9 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = clock.UTC
+	}
+	if c.InvitationTTL <= 0 {
+		c.InvitationTTL = DefaultInvitationTTL
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL

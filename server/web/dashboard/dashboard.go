@@ -199,6 +199,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return true
 	}
+	if token, ok := strings.CutPrefix(rest, "invite/"); ok {
+		h.inviteRoute(w, r, token, get, post)
+		return true
+	}
 	c, _ := r.Cookie(sessionCookie)
 	var token string
 	if c != nil {

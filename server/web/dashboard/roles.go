@@ -116,6 +116,8 @@ var routes = []route{
 	{method: "GET", path: "team/", role: RoleOwner},
 	{method: "POST", path: "team/{id}/disable", role: RoleOwner},
 	{method: "POST", path: "team/{id}/sessions/revoke", role: RoleOwner},
+	{method: "POST", path: "team/invite", role: RoleOwner},
+	{method: "POST", path: "team/invitations/{id}/revoke", role: RoleOwner},
 }
 
 // match reports whether path matches the route's, returning the values of

@@ -20,6 +20,9 @@ const teamPath = Prefix + "team/"
 var teamDone = map[string]string{
 	"disabled": "The user is disabled: their sessions are ended and they cannot sign in.",
 	"sessions": "The user's sessions are ended: they must sign in again.",
+	"invited":  "The invitation is sent: its link works once, for 7 days.",
+
+	"invitation-revoked": "The invitation is withdrawn: its link opens nothing.",
 }
 
 // teamData is the team page.
@@ -28,6 +31,13 @@ type teamData struct {
 	Users []teamUser
 	Done  string
 	Error string
+	// Invitations are the open invitations; InviteError says why an
+	// invitation was refused, InviteEmail and InviteRole echo its form.
+	Invitations             []pendingInvitation
+	InviteError             string
+	InviteEmail, InviteRole string
+	// Roles are the invitation form's choices.
+	Roles []string
 }
 
 // teamUser is one user of the team page.
@@ -57,6 +67,10 @@ func (h *Handler) teamRoutes(w http.ResponseWriter, r *http.Request, s *session,
 		h.disableUser(w, r, s, id)
 	case action == "sessions/revoke" && post:
 		h.endSessions(w, r, s, id)
+	case sub == "invite" && post:
+		h.invite(w, r, s)
+	case strings.HasPrefix(sub, "invitations/") && strings.HasSuffix(sub, "/revoke") && post:
+		h.revokeInvitation(w, r, s, strings.TrimSuffix(strings.TrimPrefix(sub, "invitations/"), "/revoke"))
 	default:
 		return false
 	}
@@ -64,6 +78,12 @@ func (h *Handler) teamRoutes(w http.ResponseWriter, r *http.Request, s *session,
 }
 
 func (h *Handler) teamPage(w http.ResponseWriter, r *http.Request, s *session, status int, done, refusal string) {
+	h.teamPageWith(w, r, s, status, func(d *teamData) { d.Done, d.Error = done, refusal })
+}
+
+// teamPageWith renders the team page with status after set has filled in
+// what the request adds.
+func (h *Handler) teamPageWith(w http.ResponseWriter, r *http.Request, s *session, status int, set func(*teamData)) {
 	ctx := r.Context()
 	users, err := h.cfg.DB.DashboardUser.Query().Where(dashboarduser.ProjectID(s.user.ProjectID)).
 		Order(entdb.Asc(dashboarduser.FieldEmail)).All(ctx)
@@ -71,7 +91,11 @@ func (h *Handler) teamPage(w http.ResponseWriter, r *http.Request, s *session, s
 		h.pages.Fail(w, "team", err)
 		return
 	}
-	d := teamData{dashLayout: h.layoutOf(r, s, "Team", "team"), Done: done, Error: refusal}
+	d := teamData{dashLayout: h.layoutOf(r, s, "Team", "team"), Roles: []string{string(RoleViewer), string(RoleDeveloper), string(RoleOwner)}}
+	if d.Invitations, err = h.invitations(ctx, s.user.ProjectID); err != nil {
+		h.pages.Fail(w, "team invitations", err)
+		return
+	}
 	for _, u := range users {
 		n, err := h.cfg.DB.DashboardSession.Query().
 			Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtGT(h.cfg.Now())).Count(ctx)
@@ -84,6 +108,7 @@ func (h *Handler) teamPage(w http.ResponseWriter, r *http.Request, s *session, s
 			Disabled: u.DisabledAt != nil, Sessions: n, Self: u.ID == s.user.ID,
 		})
 	}
+	set(&d)
 	h.pages.Render(w, status, "team", d)
 }
 

@@ -255,23 +255,33 @@ func (h *Handler) signIn(ctx context.Context, email, password string) (string, b
 	if err := h.cfg.DB.DashboardUser.UpdateOneID(u.ID).SetFailedSignins(0).ClearLockedUntil().Exec(ctx); err != nil {
 		return "", false, fmt.Errorf("reset failed sign-ins: %w", err)
 	}
-	token, err := randomToken()
+	token, err := h.openSession(ctx, h.cfg.DB, u)
 	if err != nil {
 		return "", false, err
+	}
+	return token, true, nil
+}
+
+// openSession opens a session of u with db and returns its token.
+func (h *Handler) openSession(ctx context.Context, db *entdb.Client, u *entdb.DashboardUser) (string, error) {
+	now := h.cfg.Now()
+	token, err := randomToken()
+	if err != nil {
+		return "", err
 	}
 	csrf, err := randomToken()
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
 	// Expired sessions of the user go when a new one opens.
-	if _, err := h.cfg.DB.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
-		return "", false, fmt.Errorf("delete expired sessions: %w", err)
+	if _, err := db.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+		return "", fmt.Errorf("delete expired sessions: %w", err)
 	}
-	if err := h.cfg.DB.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
-		SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetCreatedAt(now).Exec(ctx); err != nil {
-		return "", false, fmt.Errorf("open session: %w", err)
+	if err := db.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
+		SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetReauthAt(now).SetCreatedAt(now).Exec(ctx); err != nil {
+		return "", fmt.Errorf("open session: %w", err)
 	}
-	return token, true, nil
+	return token, nil
 }
 
 // lookup returns the open session of token, or nil.
