@@ -608,8 +608,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
-		Mail: s.mail,
-		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
+		Rules: s.notifier.Dispatcher.Rules(), Mail: s.mail, Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
