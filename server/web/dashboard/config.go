@@ -87,6 +87,10 @@ type Config struct {
 	// X-Forwarded-For names (for the per-network sign-in limit). Without
 	// them the connection's peer is the client.
 	TrustedProxies []netip.Prefix
+	// ReauthWindow is how long after proving it is them (sign-in, or the
+	// password or a TOTP code again) a user may rotate secrets and keys or
+	// change payout wallets (DefaultReauthWindow when 0).
+	ReauthWindow time.Duration
 	// SessionTTL is how long a session lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	// SecretGrace is how long a secret rotated on the dashboard keeps
@@ -113,6 +117,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.InvitationTTL <= 0 {
 		c.InvitationTTL = DefaultInvitationTTL
+	}
+	if c.ReauthWindow <= 0 {
+		c.ReauthWindow = DefaultReauthWindow
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL

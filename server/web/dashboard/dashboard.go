@@ -17,6 +17,7 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -225,6 +226,11 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.forbidden(w)
 		return true
 	}
+	// A session owing its TOTP code or its enrolment reaches only those.
+	if s.row.Pending != dashboardsession.PendingNone {
+		h.pendingRoute(w, r, s, rest, get, post)
+		return true
+	}
 	// One check for every route (roles.go): a route not declared there is
 	// refused before any handler runs.
 	w, ok = h.authorize(w, r, s, rest)
@@ -263,7 +269,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.payoutRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post),
-		h.teamRoutes(w, r, s, rest, get, post):
+		h.teamRoutes(w, r, s, rest, get, post),
+		h.accountRoutes(w, r, s, rest, get, post):
 	default:
 		h.pages.NotFound(w)
 	}

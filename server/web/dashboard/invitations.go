@@ -12,6 +12,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardinvitation"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/mail"
@@ -237,6 +238,13 @@ func (h *Handler) inviteRoute(w http.ResponseWriter, r *http.Request, token stri
 		return
 	}
 	now := h.cfg.Now()
+	pending := dashboardsession.PendingNone
+	if required, err := h.requires2FA(ctx, &entdb.DashboardUser{ProjectID: inv.ProjectID, Role: dashboarduser.Role(inv.Role)}); err != nil {
+		h.pages.Fail(w, "accept invitation", err)
+		return
+	} else if required {
+		pending = dashboardsession.PendingEnrol
+	}
 	var sessionToken string
 	err = inTx(ctx, h.cfg.DB, func(tx *entdb.Client) error {
 		// Spend the link first: of two submissions, one creates the user.
@@ -256,7 +264,7 @@ func (h *Handler) inviteRoute(w http.ResponseWriter, r *http.Request, token stri
 		if err != nil {
 			return err
 		}
-		if sessionToken, err = h.openSession(ctx, tx, u); err != nil {
+		if sessionToken, err = h.openSession(ctx, tx, u, pending); err != nil {
 			return err
 		}
 		return audit.Record(ctx, tx, h.auditEntry(r, &session{user: u}, "user.accept_invitation", string(inv.Role)))

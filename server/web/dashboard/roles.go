@@ -85,7 +85,6 @@ var routes = []route{
 	{method: "POST", path: "settings/test-webhook", role: RoleDeveloper},
 	{method: "POST", path: "settings/payout-webhook", role: RoleDeveloper, action: "settings.payout_webhook"},
 	{method: "POST", path: "settings/exceptions", role: RoleDeveloper, action: "settings.payment_exceptions"},
-	{method: "POST", path: "settings/security", role: RoleOwner, action: "settings.require_owner_2fa"},
 
 	{method: "GET", path: "checkouts", role: RoleViewer},
 	{method: "GET", path: "checkouts/", role: RoleViewer},
@@ -117,6 +116,13 @@ var routes = []route{
 	{method: "POST", path: "team/{id}/disable", role: RoleOwner},
 	{method: "POST", path: "team/{id}/sessions/revoke", role: RoleOwner},
 	{method: "POST", path: "team/invite", role: RoleOwner},
+	{method: "POST", path: "team/security", role: RoleOwner},
+
+	{method: "GET", path: "account/", role: RoleViewer},
+	{method: "POST", path: "account/totp/start", role: RoleViewer},
+	{method: "POST", path: "account/totp/confirm", role: RoleViewer},
+	{method: "POST", path: "account/totp/disable", role: RoleViewer, reauth: true},
+	{method: "POST", path: "reauth", role: RoleViewer},
 	{method: "POST", path: "team/invitations/{id}/revoke", role: RoleOwner},
 }
 
@@ -187,6 +193,9 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, s *session, 
 		return w, false
 	case !admits(s.user.Role, rt.role):
 		h.denied(w, r, s, rt.role)
+		return w, false
+	case rt.reauth && !h.recent(s):
+		h.reauthPage(w, r, s, http.StatusForbidden, backTo(rest), "")
 		return w, false
 	}
 	if rt.method != http.MethodPost || rt.action == "" {

@@ -21,6 +21,7 @@ var teamDone = map[string]string{
 	"disabled": "The user is disabled: their sessions are ended and they cannot sign in.",
 	"sessions": "The user's sessions are ended: they must sign in again.",
 	"invited":  "The invitation is sent: its link works once, for 7 days.",
+	"security": "Saved: owners without two-factor sign-in set it up at their next sign-in.",
 
 	"invitation-revoked": "The invitation is withdrawn: its link opens nothing.",
 }
@@ -38,6 +39,8 @@ type teamData struct {
 	InviteEmail, InviteRole string
 	// Roles are the invitation form's choices.
 	Roles []string
+	// Require2FA: the project requires two-factor sign-in of owners.
+	Require2FA bool
 }
 
 // teamUser is one user of the team page.
@@ -92,6 +95,10 @@ func (h *Handler) teamPageWith(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	d := teamData{dashLayout: h.layoutOf(r, s, "Team", "team"), Roles: []string{string(RoleViewer), string(RoleDeveloper), string(RoleOwner)}}
+	if d.Require2FA, err = h.requires2FA(ctx, &entdb.DashboardUser{ProjectID: s.user.ProjectID, Role: RoleOwner}); err != nil {
+		h.pages.Fail(w, "team", err)
+		return
+	}
 	if d.Invitations, err = h.invitations(ctx, s.user.ProjectID); err != nil {
 		h.pages.Fail(w, "team invitations", err)
 		return

@@ -255,15 +255,25 @@ func (h *Handler) signIn(ctx context.Context, email, password string) (string, b
 	if err := h.cfg.DB.DashboardUser.UpdateOneID(u.ID).SetFailedSignins(0).ClearLockedUntil().Exec(ctx); err != nil {
 		return "", false, fmt.Errorf("reset failed sign-ins: %w", err)
 	}
-	token, err := h.openSession(ctx, h.cfg.DB, u)
+	pending := dashboardsession.PendingNone
+	if u.TotpEnabledAt != nil {
+		pending = dashboardsession.PendingTotp
+	} else if required, err := h.requires2FA(ctx, u); err != nil {
+		return "", false, err
+	} else if required {
+		pending = dashboardsession.PendingEnrol
+	}
+	token, err := h.openSession(ctx, h.cfg.DB, u, pending)
 	if err != nil {
 		return "", false, err
 	}
 	return token, true, nil
 }
 
-// openSession opens a session of u with db and returns its token.
-func (h *Handler) openSession(ctx context.Context, db *entdb.Client, u *entdb.DashboardUser) (string, error) {
+// openSession opens a session of u with db and returns its token. A
+// session pending its TOTP code or enrolment lasts PendingTTL and has not
+// re-authenticated; an open one has, now.
+func (h *Handler) openSession(ctx context.Context, db *entdb.Client, u *entdb.DashboardUser, pending dashboardsession.Pending) (string, error) {
 	now := h.cfg.Now()
 	token, err := randomToken()
 	if err != nil {
@@ -277,8 +287,14 @@ func (h *Handler) openSession(ctx context.Context, db *entdb.Client, u *entdb.Da
 	if _, err := db.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
 		return "", fmt.Errorf("delete expired sessions: %w", err)
 	}
-	if err := db.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
-		SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetReauthAt(now).SetCreatedAt(now).Exec(ctx); err != nil {
+	c := db.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
+		SetPending(pending).SetCreatedAt(now)
+	if pending == dashboardsession.PendingNone {
+		c.SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetReauthAt(now)
+	} else {
+		c.SetExpiresAt(now.Add(PendingTTL))
+	}
+	if err := c.Exec(ctx); err != nil {
 		return "", fmt.Errorf("open session: %w", err)
 	}
 	return token, nil
