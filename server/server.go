@@ -44,6 +44,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
@@ -515,6 +516,8 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		// The request limits, right after authentication.
 		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
 		Idempotency: idem,
+		// Every successful call of the management and payouts scopes.
+		Audit: audit.Calls{DB: s.db.Client, Now: s.cfg.Now},
 	}, s.logger)
 	if err != nil {
 		return err

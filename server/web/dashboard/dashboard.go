@@ -270,7 +270,8 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.payoutRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post),
 		h.teamRoutes(w, r, s, rest, get, post),
-		h.accountRoutes(w, r, s, rest, get, post):
+		h.accountRoutes(w, r, s, rest, get, post),
+		h.auditRoutes(w, r, s, rest, get, post):
 	default:
 		h.pages.NotFound(w)
 	}

@@ -112,6 +112,9 @@ var routes = []route{
 	{method: "GET", path: "activity", role: RoleViewer},
 	{method: "GET", path: "activity/", role: RoleViewer},
 
+	{method: "GET", path: "audit/", role: RoleOwner},
+	{method: "GET", path: "audit.csv", role: RoleOwner},
+
 	{method: "GET", path: "team/", role: RoleOwner},
 	{method: "POST", path: "team/{id}/disable", role: RoleOwner},
 	{method: "POST", path: "team/{id}/sessions/revoke", role: RoleOwner},
