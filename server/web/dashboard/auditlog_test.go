@@ -16,7 +16,7 @@ import (
 
 // TestAuditLog: the dashboard's changes and the management API's calls are
 // in the audit log with who, what and from where; a refused form, a read
-// and a payment's creation (the hot path) are not; the page is an owner's
+// a failed call, a read and a payment's creation (the hot path) are not; the page is an owner's
 // (a developer is refused) and its CSV export is a streamed download.
 func TestAuditLog(t *testing.T) {
 	t.Parallel()
@@ -28,7 +28,11 @@ func TestAuditLog(t *testing.T) {
 	_, token := o.signIn(d.emailA, password)
 	o.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {"=shop backend"}, "scope": {"read"}}).Want(t, 200)
 	o.do(http.MethodPost, "/dashboard/settings/keys", url.Values{"csrf": {token}, "name": {""}, "scope": {"read"}}).Want(t, http.StatusBadRequest)
-	// The API: a management call (recorded), a read and a checkout (not).
+	// The API: a management call (recorded); a refused one, a read and a
+	// checkout (not).
+	if r := d.in.Do(t, http.MethodPost, d.in.BaseURL+"/notification/test/?url="+url.QueryEscape("ftp://x"), d.in.KeyA); r.Code != http.StatusBadRequest {
+		t.Fatalf("a bad test webhook: %d %s", r.Code, r.Body)
+	}
 	if r := d.in.Do(t, http.MethodPost, d.in.BaseURL+"/notification/test/?url="+url.QueryEscape(d.hook), d.in.KeyA); r.Code != 200 {
 		t.Fatalf("test webhook: %d %s", r.Code, r.Body)
 	}
