@@ -144,7 +144,7 @@ func TestDeployFilesUseExportedMetrics(t *testing.T) {
 	// What the issues ask alerts for: the delivery queue, failures, chain
 	// lag and chain down, stale prices, checkouts failing for want of one.
 	for _, want := range []string{"PayhookDeliveryQueueGrowing", "PayhookDeliveryFailureRate", "PayhookNotificationsFailedPermanently",
-		"PayhookChainDown", "PayhookChainLagging", "PayhookPriceStale", "PayhookPricesUnavailable", "PayhookPriceProviderDown"} {
+		"PayhookChainDown", "PayhookChainLagging", "PayhookPriceStale", "PayhookPricesUnavailable", "PayhookPriceProviderDown", "PayhookWebhookEndpointPaused"} {
 		if !contains(alerts, want) {
 			t.Errorf("alerts.yml lacks %s", want)
 		}

@@ -69,7 +69,7 @@ func BenchmarkEnqueueClaim(b *testing.B) {
 				capa := f.d.capacity()
 				f.d.mu.Unlock()
 				capa.free = 64
-				res, err := f.d.claim(ctx, capa, nil, nil)
+				res, err := f.d.claim(ctx, capa, nil, nil, nil)
 				c := res.claims
 				if err != nil {
 					b.Fatal(err)

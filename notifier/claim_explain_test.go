@@ -75,7 +75,7 @@ func TestClaimUsesIndex(t *testing.T) {
 	capa := d.capacity()
 	d.mu.Unlock()
 	capa.free = 64
-	if _, err := d.claim(ctx, capa, []string{"x:1"}, []string{"address-payment:1"}); err != nil {
+	if _, err := d.claim(ctx, capa, []string{"x:1"}, []string{"address-payment:1"}, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	// The check a notification of a sequence makes when it is stored (is

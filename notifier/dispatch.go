@@ -43,7 +43,7 @@ type claim struct {
 
 // dispatch claims as many due notifications as free capacity allows and
 // starts their attempts in the background. It returns how many it claimed
-// (or pulled forward from a park), and when to look again (again): at
+// (or pulled forward from a park, or took tokens for: throttle.go), and when to look again (again): at
 // once (more may be due: the claim stopped at its limit, or parked rows
 // were made due), soon (the claim stopped at its limit but left rows of a
 // destination at its bound: rows of others may be behind them), or not
@@ -85,7 +85,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 	d.mu.Unlock()
 	capa.free = free
 	d.parkSaturated(full)
-	res, err := d.claim(ctx, capa, full, busy)
+	res, err := d.claim(ctx, capa, full, busy, d.dryEndpoints(d.cfg.Now()))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -114,7 +114,17 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 	case res.truncated:
 		again = rescanAfter
 	}
-	return len(claims) + pulled, again, nil
+	// Throttled endpoints whose rows waited for a token take more.
+	// (Tokens taken count as work done: the rows they are for are claimed
+	// next.)
+	tokens, refilled, err := d.refill(ctx, res.wantTokens)
+	if err != nil {
+		d.logger.Warn("take tokens of throttled endpoints", "error", err)
+	}
+	if refilled > 0 && (again == 0 || refilled < again) {
+		again = refilled
+	}
+	return len(claims) + pulled + tokens, again, nil
 }
 
 // backlogFull reports whether every destination with a backlog is at its
@@ -189,6 +199,7 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 // destination and its sequence's turn. d.mu must be held. The slot is
 // given back by send, the sequence's turn and sends by recordBatch.
 func (d *Dispatcher) takeSlot(row *entdb.Notification, now time.Time) {
+	d.spendToken(row)
 	d.perHost[row.Host]++
 	if d.perHost[row.Host] >= d.cfg.PerHost {
 		if _, ok := d.fullSince[row.Host]; !ok {
@@ -429,15 +440,16 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 // their status and window.
 // The destinations whose due rows the scan saw to the end are cleared
 // from the backlog.
-func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string) (claimed, error) {
+func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busySequences []string, dry []int64) (claimed, error) {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
 	var claims []claim
 	var events []*entdb.DeliveryEvent
 	var left map[string]bool // destinations with rows left for want of a slot
+	var want map[int64]int   // throttled endpoints' rows left for want of a token
 	var whole bool           // the scan read every due row it could claim
 	err := store.WithTx(ctx, d.db.Client, func(tx *entdb.Tx) error {
-		claims, events, left = nil, nil, map[string]bool{}
+		claims, events, left, want = nil, nil, map[string]bool{}, map[int64]int{}
 		if err := d.asyncCommit(ctx, tx); err != nil {
 			return err
 		}
@@ -462,6 +474,9 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		if len(busySequences) > 0 {
 			q.Where(notification.Or(notification.SequenceIsNil(), notification.SequenceNotIn(busySequences...)))
 		}
+		if len(dry) > 0 {
+			q.Where(notification.Or(notification.EndpointIDIsNil(), notification.EndpointIDNotIn(dry...)))
+		}
 		if d.db.Dialect == store.Postgres {
 			q.ForUpdate(entsql.WithLockAction(entsql.SkipLocked))
 		}
@@ -470,10 +485,21 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 			return fmt.Errorf("select due: %w", err)
 		}
 		whole = len(rows) < capa.free
+		if err := d.loadRates(ctx, tx, rows); err != nil {
+			return err
+		}
 		lock := d.events.lock(ctx, tx)
 		ids := make([]int64, 0, len(rows))
 		capa := capa.clone() // this transaction may be retried
+		d.mu.Lock()
+		d.addThrottles(capa)
+		d.mu.Unlock()
 		for _, row := range rows {
+			if capa.dry(row) {
+				want[*row.EndpointID]++
+				capa.hold(row)
+				continue
+			}
 			if !capa.allows(row) {
 				if !capa.sequenceWaits(row) {
 					left[row.Host] = true
@@ -551,7 +577,7 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		}
 	}
 	d.mu.Unlock()
-	return claimed{claims: claims, events: events, bound: len(left) > 0, truncated: !whole}, nil
+	return claimed{claims: claims, events: events, bound: len(left) > 0, truncated: !whole, wantTokens: want}, nil
 }
 
 // claimed is what a claim took and what it saw.
@@ -562,6 +588,9 @@ type claimed struct {
 	// destination. truncated: the scan stopped at its limit (more rows
 	// may be due).
 	bound, truncated bool
+	// wantTokens counts, per throttled endpoint, the rows left for want of
+	// a token.
+	wantTokens map[int64]int
 }
 
 // interruptPrevious records the attempt that was in flight when the lease

@@ -45,6 +45,12 @@ type Dispatcher struct {
 	// free slot, so a busy destination gets its notifications in the order
 	// they became due. A claim whose scan sees every due row clears it.
 	backlog map[string]bool
+	// Throttled endpoints (throttle.go): their rates as read, the tokens
+	// taken ahead, and until when each bucket is known empty.
+	throttle Throttle
+	rates    map[int64]rateEntry
+	reserve  map[int64]int
+	dryUntil map[int64]time.Time
 	// scannedAt is when the last claim scanned the due rows; rescan asks
 	// the next dispatch to scan whatever it knows (Wake). See dispatch.
 	scannedAt time.Time
@@ -91,12 +97,19 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
 		backlog:      map[string]bool{},
+		throttle:     cfg.Throttle,
+		rates:        map[int64]rateEntry{},
+		reserve:      map[int64]int{},
+		dryUntil:     map[int64]time.Time{},
 		held:         newHeldQueue(),
 		toSign:       make(chan *heldRow, max(cfg.Hold, 1)),
 		sendCtx:      sendCtx,
 		sendCancel:   cancel,
 		results:      make(chan result, 1024),
 		recorderDone: make(chan struct{}),
+	}
+	if d.throttle == nil {
+		d.throttle = &localThrottle{now: cfg.Now, buckets: map[int64]*localBucket{}}
 	}
 	q.handOff = d
 	go d.recordLoop()
@@ -258,27 +271,40 @@ type capacity struct {
 	perHostMax int
 	perHost    map[string]int
 	sequences  map[string]bool
+	// tokens are the starts left to each throttled endpoint (throttle.go).
+	tokens map[int64]int
 }
 
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
-	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight))}
+	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{}}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
 	}
+	d.addThrottles(c)
 	return c
 }
 
 func (c *capacity) clone() *capacity {
-	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), sequences: maps.Clone(c.sequences)}
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
 }
 
 // allows reports whether row may start an attempt now: a worker and a slot
 // of its destination are free (so a dead endpoint cannot hold every
-// worker), and no notification of its sequence is in flight or waiting
-// before it (so first attempts keep the order in which they were stored).
+// worker), no notification of its sequence is in flight or waiting
+// before it (so first attempts keep the order in which they were stored),
+// and its endpoint, if throttled, has a token left.
 func (c *capacity) allows(row *entdb.Notification) bool {
-	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && !c.sequenceWaits(row)
+	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && !c.sequenceWaits(row) && !c.dry(row)
+}
+
+// dry reports whether row's endpoint is throttled and has no token left.
+func (c *capacity) dry(row *entdb.Notification) bool {
+	if row.EndpointID == nil {
+		return false
+	}
+	t, ok := c.tokens[*row.EndpointID]
+	return ok && t <= 0
 }
 
 // sequenceWaits reports whether row waits for an earlier notification of
@@ -291,6 +317,11 @@ func (c *capacity) sequenceWaits(row *entdb.Notification) bool {
 func (c *capacity) take(row *entdb.Notification) {
 	c.free--
 	c.perHost[row.Host]++
+	if row.EndpointID != nil {
+		if t, ok := c.tokens[*row.EndpointID]; ok {
+			c.tokens[*row.EndpointID] = t - 1
+		}
+	}
 	c.hold(row)
 }
 
@@ -404,6 +435,9 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 			return stored{}, fmt.Errorf("check earlier notifications: %w", err)
 		}
 	}
+	if err := d.loadRates(ctx, tx, rows); err != nil {
+		return stored{}, err
+	}
 	until := now.Add(d.cfg.Lease)
 	out := stored{wakeFor: map[string]bool{}}
 	d.mu.Lock()
@@ -443,6 +477,16 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 				out.wakeFor[r.Host] = true
 				continue
 			}
+		}
+		if capa.dry(r) {
+			// Its endpoint has no token left: stored due, for the dispatch
+			// loop, which takes more (throttle.go).
+			if r.Sequence != nil {
+				dueSeq[*r.Sequence] = true
+			}
+			capa.hold(r)
+			out.wakeFor[r.Host] = true
+			continue
 		}
 		if !on || d.backlog[r.Host] || heldSeq(r) || !capa.allows(r) {
 			if d.handOff && d.canHold(r) {

@@ -175,7 +175,8 @@ const unknownDuration = 250 * time.Millisecond
 // canHold reports whether row, which cannot start now, may be held (see
 // Holding). d.mu must be held.
 func (d *Dispatcher) canHold(row *entdb.Notification) bool {
-	if d.cfg.Hold <= 0 {
+	if _, _, ok := d.throttled(row); d.cfg.Hold <= 0 || ok {
+		// A throttled endpoint's row starts only with a token: never held.
 		return false
 	}
 	limit := d.cfg.Hold

@@ -132,6 +132,9 @@ type Config struct {
 	Signers []signer.Signer
 	// Observer, when set, is told of every finished attempt (metrics).
 	Observer Observer
+	// Throttle grants the tokens of endpoints' rate limits (throttle.go):
+	// token buckets in this process when nil (one instance).
+	Throttle Throttle
 }
 
 // Observer is told of delivery outcomes, for metrics. Its methods must not

@@ -16,7 +16,7 @@ rm -rf "$out"
 mkdir -p "$out/google/api" "$out/buf/validate"
 
 g=$(moddir "$GATEWAY_V1")
-cp "$g/third_party/googleapis/google/api/annotations.proto" "$g/third_party/googleapis/google/api/http.proto" "$out/google/api/"
+cp "$g/third_party/googleapis/google/api/annotations.proto" "$g/third_party/googleapis/google/api/http.proto" "$g/third_party/googleapis/google/api/httpbody.proto" "$out/google/api/"
 cp "$g/third_party/googleapis/LICENSE" "$out/google/LICENSE"
 
 p=$(moddir "$PROTOVALIDATE")
@@ -31,6 +31,6 @@ Copied by \`scripts/protodeps.sh\` from modules on the Go module proxy; do not e
 
 | files | from | licence |
 |---|---|---|
-| google/api/annotations.proto, http.proto | $GATEWAY_V1 (third_party/googleapis) | google/LICENSE (Apache-2.0) |
+| google/api/annotations.proto, http.proto, httpbody.proto | $GATEWAY_V1 (third_party/googleapis) | google/LICENSE (Apache-2.0) |
 | buf/validate/validate.proto | $PROTOVALIDATE (proto/protovalidate) | buf/LICENSE (Apache-2.0) |
 MD

@@ -153,6 +153,9 @@ var authzRows = map[protoreflect.FullName]authzRow{
 		return &payhookv1.ResendNotificationRequest{Uuid: f.notification}
 	}},
 	"payhook.v1.EventService.ListEvents": {req: func(*authzFixture) proto.Message { return &payhookv1.ListEventsRequest{} }},
+	"payhook.v1.ExportService.ExportLedger": {req: func(*authzFixture) proto.Message {
+		return &payhookv1.ExportLedgerRequest{From: "2026-01-01", To: "2026-02-01"}
+	}},
 	"payhook.v1.EndpointService.CreateEndpoint": {req: func(f *authzFixture) proto.Message {
 		return &payhookv1.CreateEndpointRequest{Url: f.hook, EventTypes: []string{"*"}}
 	}},
@@ -779,7 +782,8 @@ func callREST(ctx context.Context, t *testing.T, in *servertest.Instance, md pro
 	}
 	defer resp.Body.Close()
 	var raw []byte
-	if resp.StatusCode == http.StatusOK && md.IsStreamingServer() {
+	// A stream of google.api.HttpBody is a file (the export): read whole.
+	if resp.StatusCode == http.StatusOK && md.IsStreamingServer() && md.Output().FullName() != "google.api.HttpBody" {
 		// The stream's first message, past heartbeats (empty lines).
 		br := bufio.NewReader(resp.Body)
 		for len(bytes.TrimSpace(raw)) == 0 {

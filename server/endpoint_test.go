@@ -426,6 +426,13 @@ func TestEndpointPause(t *testing.T) {
 			if n := check(); n != 0 {
 				t.Fatal("paused twice")
 			}
+			// The operator is told: the gauge its alert reads, the counter.
+			m := in.Get(t, "/metrics", nil, in.OperatorKey(t))
+			for _, line := range []string{"payhook_webhook_endpoints_paused_failing 1\n", `payhook_webhook_endpoint_pauses_total{reason="failing"} 1` + "\n"} {
+				if !strings.Contains(string(m.Body), line) {
+					t.Fatalf("/metrics lacks %q", line)
+				}
+			}
 			pausedAt := clk.Now()
 			third := publish() // stored paused
 			ns, _ := db.Notification.Query().Where(notification.EndpointIDNotNil()).All(ctx)
@@ -484,6 +491,12 @@ func TestEndpointPause(t *testing.T) {
 			runDue()
 			if len(order) != 3 {
 				t.Fatalf("a paused endpoint received %v", order)
+			}
+			m = in.Get(t, "/metrics", nil, in.OperatorKey(t))
+			for _, line := range []string{"payhook_webhook_endpoints_paused_failing 0\n", `payhook_webhook_endpoint_pauses_total{reason="merchant"} 1` + "\n"} {
+				if !strings.Contains(string(m.Body), line) {
+					t.Fatalf("/metrics lacks %q", line)
+				}
 			}
 		})
 	}
@@ -660,6 +673,77 @@ func TestEndpointsReceivePaymentEvents(t *testing.T) {
 			if b := rcvB.take(); len(b) != 0 {
 				t.Fatalf("B's endpoint received %d of A's events", len(b))
 			}
+
+		})
+	}
+}
+
+// TestEndpointThrottle: an endpoint's max_per_second holds its deliveries
+// to that rate on the injected clock (a second's worth at once, then one
+// per 1/rate), with the rest left stored and due, while another endpoint
+// of the same project and host gets every event at once; lifting the limit
+// delivers the rest at once.
+func TestEndpointThrottle(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			var mu sync.Mutex
+			got := map[string]int{}
+			receiver := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got[r.URL.Query().Get("to")]++
+				mu.Unlock()
+				w.WriteHeader(http.StatusNoContent)
+			})
+			env := newEndpointEnv(t, d, receiver)
+			in, clk := env.in, env.clk
+			create := func(body string) string {
+				t.Helper()
+				r := in.PostJSON(t, "/endpoint/create/", body, in.KeyA)
+				ep, _ := r.JSON["endpoint"].(map[string]any)
+				id, _ := ep["endpoint_id"].(string)
+				if r.Code != 200 || id == "" {
+					t.Fatalf("create: %d %s", r.Code, r.Body)
+				}
+				return id
+			}
+			slow := create(`{"url": "` + env.hook + `?to=slow", "event_types": ["*"], "max_per_second": 2}`)
+			create(`{"url": "` + env.hook + `?to=fast", "event_types": ["*"]}`)
+			want := func(step string, slowN, fastN int) {
+				t.Helper()
+				env.runDue(t)
+				mu.Lock()
+				defer mu.Unlock()
+				if got["slow"] != slowN || got["fast"] != fastN {
+					t.Fatalf("%s: slow endpoint got %d, fast %d; want %d and %d", step, got["slow"], got["fast"], slowN, fastN)
+				}
+			}
+			for range 7 {
+				env.publish(t, "checkout.payment.completed")
+			}
+			want("at once", 2, 7)
+			want("again at the same instant", 2, 7)
+			clk.Advance(500 * time.Millisecond)
+			want("half a second later", 3, 7)
+			clk.Advance(500 * time.Millisecond)
+			want("a second later", 4, 7)
+			clk.Advance(time.Hour) // the bucket holds a second's worth at most
+			want("an hour later", 6, 7)
+			n, err := in.Server.DB().Client.Notification.Query().
+				Where(notification.StatusEQ(notification.StatusPending)).Count(ctx)
+			if err != nil || n != 1 {
+				t.Fatalf("pending deliveries: %d, %v; want the slow endpoint's last, stored", n, err)
+			}
+			// Lifting the limit: what is left, and what comes, goes at once.
+			if r := in.PostJSON(t, "/endpoint/update/", `{"endpoint_id": "`+slow+`", "max_per_second": 0}`, in.KeyA); r.Code != 200 {
+				t.Fatalf("update: %d %s", r.Code, r.Body)
+			}
+			for range 3 {
+				env.publish(t, "checkout.payment.completed")
+			}
+			want("without a limit", 10, 10)
 		})
 	}
 }

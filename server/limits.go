@@ -1,6 +1,10 @@
 package server
 
 import (
+	"context"
+	"strconv"
+	"time"
+
 	"github.com/payhook/payhook/server/ratelimit"
 )
 
@@ -12,4 +16,12 @@ func (s *Server) buildLimiter() (*ratelimit.Limiter, error) {
 		return nil, err
 	}
 	return ratelimit.New(s.db, ratelimit.Config{Limits: s.cfg.Limits, TrustedProxies: proxies, Now: s.cfg.Now}, s.logger)
+}
+
+// endpointThrottle holds webhook endpoints to their max_per_second: each
+// endpoint's bucket (key endpoint:<id>) holds a second's worth of starts.
+type endpointThrottle struct{ b *ratelimit.Buckets }
+
+func (t endpointThrottle) TakeUpTo(ctx context.Context, id int64, perSecond, n int) (int, time.Duration, error) {
+	return t.b.TakeUpTo(ctx, "endpoint:"+strconv.FormatInt(id, 10), ratelimit.Limit{Rate: float64(perSecond), Burst: perSecond}, n)
 }

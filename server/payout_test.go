@@ -13,7 +13,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains/family"
+	entevent "github.com/payhook/payhook/ent/db/event"
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
+	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
@@ -355,6 +357,16 @@ func TestPayoutLimitsAndApproval(t *testing.T) {
 			otherID := fmt.Sprint(created.JSON["payout_info"].(map[string]any)["id"])
 			if resp := approve(otherID, m[1]); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("approving another project's payout: HTTP %d", resp.StatusCode)
+			}
+			// The project has no payout_notify_url: no webhook is stored, and
+			// each payout done is still in its event log (for its endpoints
+			// and GET /events/).
+			db := e.in.Server.DB().Client
+			if n, _ := db.Notification.Query().Where(notification.EventEQ("payout.done")).Count(ctx); n != 0 {
+				t.Errorf("%d payout webhooks stored without a payout_notify_url", n)
+			}
+			if n, _ := db.Event.Query().Where(entevent.ProjectID(e.in.ProjectA), entevent.Type("payout.done")).Count(ctx); n != 3 {
+				t.Errorf("%d payout.done events logged, want 3", n)
 			}
 		})
 	}

@@ -49,6 +49,7 @@ import (
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
 	"github.com/payhook/payhook/server/interceptor"
+	"github.com/payhook/payhook/server/ledger/export"
 	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/eventtype"
@@ -357,14 +358,18 @@ func (s *Server) buildNotifier(sg signer.StoredSigner, defaultOwner int64, met *
 		Signers: []signer.Signer{sg, webhooks, signer.NewBoth(signer.SchemeRSAWebhook, sg, webhooks),
 			signer.NewStandardWebhookSigner(endpoint.NewRing(s.db.Client, secretTTL, s.cfg.Now))},
 		Observer: met,
+		// Endpoints' max_per_second, in buckets every instance shares.
+		Throttle: endpointThrottle{ratelimit.NewBuckets(s.db, s.cfg.Now, s.logger)},
 	}, s.logger)
 	if err != nil {
 		return err
 	}
 	s.endpoints = endpoint.New(endpoint.Config{
 		DB: s.db.Client, Dialect: s.db.Dialect, Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Queue: s.notifier.Queue,
-		Wake: s.notifier.Dispatcher.Wake, KnownTypes: eventtype.Names(),
+		Wake: s.notifier.Dispatcher.Wake, RateChanged: s.notifier.Dispatcher.ForgetRate, KnownTypes: eventtype.Names(),
+		Paused: met.EndpointPaused,
 	})
+	met.ObserveEndpoints(s.endpoints.PausedFailing)
 	for _, a := range s.notifier.Dispatcher.Rules().Allowances() {
 		s.logger.Info("private endpoint allowed", "project", a.Owner, "endpoint", a.Endpoint.String())
 	}
@@ -548,6 +553,11 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		return err
 	}
 	payhookv1.RegisterEventServiceServer(s.grpc, events)
+	exporter, err := s.exporter(prices)
+	if err != nil {
+		return err
+	}
+	payhookv1.RegisterExportServiceServer(s.grpc, rpc.NewExportServer(exporter))
 	if s.devnet != nil {
 		payhookv1.RegisterDevnetServiceServer(s.grpc, rpc.NewDevnetServer(s.devnet, s.pollChain))
 	}
@@ -610,7 +620,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	}
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
-		Notifications: notifications, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
+		Notifications: notifications, Endpoints: s.endpoints, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, Export: exporter, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
 		Rules: s.notifier.Dispatcher.Rules(), Mail: s.mail, Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
@@ -1108,4 +1118,22 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = s.Stop()
 	logger.Info("stopped", "error", err)
 	return err
+}
+
+// exporter is the accounting export: every ticker of the registry file is
+// known to it (a journal line of a coin no longer offered still converts),
+// and a stored price values a line within the live prices' maximum age.
+func (s *Server) exporter(prices price.Source) (*export.Exporter, error) {
+	all, err := admin.LoadRegistry(s.cfg.Chains.RegistryFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg := export.Config{
+		DB: s.db.Client, Tickers: all.Lookup,
+		FiatPlaces: func(currency string) int32 { return invoice.FiatPlaces(prices, currency) },
+	}
+	if s.livePrices != nil && s.livePrices.MaxAge() > 0 {
+		cfg.MaxPriceAge = s.livePrices.MaxAge()
+	}
+	return export.New(cfg)
 }

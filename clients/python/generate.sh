@@ -40,7 +40,7 @@ rm -rf "$out/payhook/v1" "$out/google/api" "$out/buf/validate"
 mkdir -p "$out/payhook"
 
 cd "$root/proto"
-third_party=(google/api/annotations.proto google/api/http.proto buf/validate/validate.proto)
+third_party=(google/api/annotations.proto google/api/http.proto google/api/httpbody.proto buf/validate/validate.proto)
 ours=(payhook/v1/*.proto)
 protoc -I. -Ithird_party --python_out="$out" --pyi_out="$out" "${ours[@]}" "${third_party[@]}"
 # Services exist only in payhook's own protos.

@@ -111,6 +111,9 @@ func Money(name string, a Amount, places int32) (f Field, ok bool) {
 // Errors wrap ErrInvalid; most are a *FieldError naming the field
 // ("notify_url" for the URL).
 func Encode(notifyURL string, t Transport, fields []Field, params []Param) (Request, error) {
+	if notifyURL == "" {
+		return Request{}, Invalid("notify_url", "is required")
+	}
 	if !t.valid() {
 		return Request{}, Invalid("transport", "unknown transport %d", int(t))
 	}
@@ -309,4 +312,16 @@ type Param struct {
 	Key string
 	// Value is the decoded parameter value.
 	Value string
+}
+
+// EncodeOptional is Encode for a merchant event whose notify URL is
+// optional: without one (notifyURL empty) it returns the empty Request, a
+// message with no destination of its own, whose event still reaches the
+// project's event log and webhook endpoints (server/merchant/endpoint's
+// Fanout, which stores no notification for it).
+func EncodeOptional(notifyURL string, t Transport, fields []Field, params []Param) (Request, error) {
+	if notifyURL == "" {
+		return Request{}, nil
+	}
+	return Encode(notifyURL, t, fields, params)
 }

@@ -100,6 +100,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 	g := &gateway{cfg: cfg, logger: logger, params: ix}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler()),
+		runtime.WithMarshalerOption(rawMIME, &rawMarshaler{marshaler: newMarshaler()}),
 		runtime.WithIncomingHeaderMatcher(headerMatcher),
 		// gRPC metadata is the server's business: a REST answer carries
 		// none of it (by default every 200 would carry
@@ -136,6 +137,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 		"refund":       payhookv1.RegisterRefundServiceHandler,
 		"endpoint":     payhookv1.RegisterEndpointServiceHandler,
 		"event":        payhookv1.RegisterEventServiceHandler,
+		"export":       payhookv1.RegisterExportServiceHandler,
 	} {
 		if err := register(ctx, mux, conn); err != nil {
 			return nil, fmt.Errorf("register %s service: %w", name, err)
@@ -146,7 +148,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, cfg Config, logger *slog.Lo
 			return nil, fmt.Errorf("register devnet service: %w", err)
 		}
 	}
-	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, g.queryAsBody(outputsAsStrings(mux))))), nil
+	return StripTrailingSlash(g.guard(checkTicker(cfg.Tickers, g.queryAsBody(outputsAsStrings(rawRoutes(mux)))))), nil
 }
 
 // queryBodyPaths are the POST methods whose parameters may come in the
@@ -385,13 +387,18 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Del("Trailer")
 	w.Header().Del("Transfer-Encoding")
 	w.WriteHeader(code)
+	_, _ = w.Write(errorJSON(msg))
+}
+
+// errorJSON is the family's error body saying msg.
+func errorJSON(msg string) []byte {
 	// Without HTML escaping: an error that says "& as %26" reads so in
 	// a terminal.
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(errorBody{Status: "error", Error: msg})
-	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // errorHandler renders a gRPC status as the family's error body with the

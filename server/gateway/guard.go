@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -90,6 +91,12 @@ func (g *gateway) beforeResponse(ctx context.Context, w http.ResponseWriter, res
 		if md, ok := runtime.ServerMetadataFromContext(ctx); ok && len(md.HeaderMD.Get(interceptor.ReplayedMetadata)) > 0 {
 			w.Header().Set(ReplayedHeader, "true")
 		}
+		if _, ok := resp.(*httpbody.HttpBody); ok {
+			rawMessage(ctx, w)
+		}
+		return nil
+	}
+	if rawStart(ctx, w) {
 		return nil
 	}
 	sw, ok := w.(*streamWriter)

@@ -66,7 +66,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 			"GetLogs", "GetQrCode", "WatchDeliveries", "GetCheckoutLogs", "GetDepositLogs", "ListNotifications",
 			"ListHeldFunds", "ListPayoutRequests", "GetPayoutWallet", "GetPayoutBalance", "ListPayoutRequestPage",
 			"ListPayouts", "GetPayoutStatus", "ListProjects", "GetRefund", "FetchSubscription", "ListSubscriptions",
-			"ListEndpoints", "GetEndpoint", "ListEvents",
+			"ListEndpoints", "GetEndpoint", "ListEvents", "ExportLedger",
 		},
 		interceptor.ScopeCreate: {
 			"CreateAddress", "RequestCheckout", "GetCheckoutAddress", "RequestDeposit", "GetDepositAddress",

@@ -67,7 +67,8 @@ type Metrics struct {
 	// New and only read afterwards, so AttemptFinished needs no lock.
 	series map[string]transportSeries
 
-	email emailMetrics
+	email    emailMetrics
+	endpoint endpointMetrics
 }
 
 // transportSeries holds one transport's duration histogram and its counter

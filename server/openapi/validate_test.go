@@ -306,6 +306,31 @@ func TestEveryOperationAnswersAsDocumented(t *testing.T) {
 	call(request{op: "EventService_ListEvents", path: "/events/", query: q("limit", "10"), key: key, want: 200})
 	call(request{op: "EventService_ListEvents", path: "/events/", query: q("after", "not-a-cursor"), key: key, want: 400})
 
+	// Webhook endpoints.
+	ep := call(request{op: "EndpointService_CreateEndpoint", path: "/endpoint/create/", body: `{"url":"` + notify + `","event_types":["checkout.*"],"description":"orders"}`, key: key, want: 200})
+	call(request{op: "EndpointService_CreateEndpoint", path: "/endpoint/create/", body: `{"url":"` + notify + `","event_types":["nope.*"]}`, key: key, want: 400})
+	epObj, _ := ep["endpoint"].(map[string]any)
+	epID := str(t, epObj, "endpoint_id")
+	idBody := `{"endpoint_id":"` + epID + `"}`
+	call(request{op: "EndpointService_ListEndpoints", path: "/endpoint/list/", key: key, want: 200})
+	call(request{op: "EndpointService_ListEndpoints", path: "/endpoint/list/", want: 401})
+	call(request{op: "EndpointService_GetEndpoint", path: "/endpoint/get/", query: q("endpoint_id", epID), key: key, want: 200})
+	call(request{op: "EndpointService_GetEndpoint", path: "/endpoint/get/", query: q("endpoint_id", epID), key: in.KeyB, want: 404})
+	call(request{op: "EndpointService_UpdateEndpoint", path: "/endpoint/update/", body: `{"endpoint_id":"` + epID + `","max_per_second":5}`, key: key, want: 200})
+	call(request{op: "EndpointService_UpdateEndpoint", path: "/endpoint/update/", body: `{"endpoint_id":"` + epID + `","max_per_second":5000}`, key: key, want: 400})
+	call(request{op: "EndpointService_RotateEndpointSecret", path: "/endpoint/rotate-secret/", body: idBody, key: key, want: 200})
+	call(request{op: "EndpointService_RotateEndpointSecret", path: "/endpoint/rotate-secret/", body: idBody, key: in.KeyB, want: 404})
+	call(request{op: "EndpointService_TestEndpoint", path: "/endpoint/test/", body: idBody, key: key, want: 200})
+	call(request{op: "EndpointService_TestEndpoint", path: "/endpoint/test/", body: `{}`, key: key, want: 400})
+	call(request{op: "EndpointService_PauseEndpoint", path: "/endpoint/pause/", body: idBody, key: key, want: 200})
+	call(request{op: "EndpointService_PauseEndpoint", path: "/endpoint/pause/", body: idBody, key: in.KeyB, want: 404})
+	call(request{op: "EndpointService_ResumeEndpoint", path: "/endpoint/resume/", body: idBody, key: key, want: 200})
+	call(request{op: "EndpointService_ResumeEndpoint", path: "/endpoint/resume/", body: idBody, key: key, want: 400})
+	call(request{op: "EndpointService_ReplayEndpoint", path: "/endpoint/replay/", body: `{"endpoint_id":"` + epID + `","since":"2026-01-01T00:00:00Z"}`, key: key, want: 200})
+	call(request{op: "EndpointService_ReplayEndpoint", path: "/endpoint/replay/", body: idBody, key: key, want: 400})
+	call(request{op: "EndpointService_DeleteEndpoint", path: "/endpoint/delete/", body: idBody, key: key, want: 200})
+	call(request{op: "EndpointService_DeleteEndpoint", path: "/endpoint/delete/", body: idBody, key: key, want: 404})
+
 	for _, id := range slices.Sorted(maps.Keys(c.exercised)) {
 		if e := c.exercised[id]; !e[0] || !e[1] {
 			t.Errorf("operation %s was not exercised (success %v, error %v)", id, e[0], e[1])

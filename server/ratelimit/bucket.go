@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/ratebucket"
 	"github.com/payhook/payhook/ent/store"
 )
@@ -213,4 +214,73 @@ func (b *Buckets) prune(ctx context.Context, now time.Time) {
 	if err != nil {
 		b.logger.WarnContext(ctx, "prune rate buckets", "error", err)
 	}
+}
+
+// TakeUpTo takes up to n tokens of the bucket key of shape l at once (the
+// whole tokens it holds, at most n) and returns how many it took and, when
+// it took none, how long until the bucket holds one. It is for a consumer
+// that takes tokens ahead for a batch (the dispatcher's throttled
+// endpoints); a request's own limit takes one with Take. The bucket is
+// read and written in one transaction, its row locked on PostgreSQL
+// (SQLite's transactions take the write lock at BEGIN), so instances
+// sharing a bucket never take the same token. A limit that is not On
+// grants all n.
+func (b *Buckets) TakeUpTo(ctx context.Context, key string, l Limit, n int) (int, time.Duration, error) {
+	if !l.On() {
+		return n, 0, nil
+	}
+	if n <= 0 {
+		return 0, 0, nil
+	}
+	l = l.normal()
+	now := b.now()
+	if r, ok := b.remembered(key, l, now); ok {
+		return 0, r.RetryAfter, nil
+	}
+	b.prune(ctx, now)
+	var took int
+	var retry time.Duration
+	take := func(tx *entdb.Tx) error {
+		took, retry = 0, 0
+		q := tx.RateBucket.Query().Where(ratebucket.Key(key))
+		if b.db.Dialect == store.Postgres {
+			q.ForUpdate()
+		}
+		row, err := q.Only(ctx)
+		tokens, at := float64(l.Burst), now
+		switch {
+		case entdb.IsNotFound(err):
+		case err != nil:
+			return err
+		default:
+			tokens, at = row.Tokens, row.UpdatedAt
+			if now.After(at) { // another instance's clock may read ahead
+				tokens = math.Min(float64(l.Burst), tokens+l.Rate*now.Sub(at).Seconds())
+				at = now
+			}
+		}
+		took = min(n, int(math.Floor(tokens+1e-9)))
+		if took <= 0 {
+			took = 0
+			retry = seconds(math.Max(1-tokens, 0) / l.Rate)
+			return nil // nothing changes
+		}
+		tokens -= float64(took)
+		if row == nil {
+			return tx.RateBucket.Create().SetKey(key).SetTokens(tokens).SetUpdatedAt(at).Exec(ctx)
+		}
+		return tx.RateBucket.UpdateOne(row).SetTokens(tokens).SetUpdatedAt(at).Exec(ctx)
+	}
+	err := store.WithTx(ctx, b.db.Client, take)
+	if entdb.IsConstraintError(err) {
+		// Another instance created the bucket meanwhile: it exists now.
+		err = store.WithTx(ctx, b.db.Client, take)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("take tokens of %s: %w", key, err)
+	}
+	if took == 0 {
+		b.remember(key, l, now.Add(retry))
+	}
+	return took, retry, nil
 }

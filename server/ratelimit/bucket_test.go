@@ -168,3 +168,63 @@ func TestBucketPrune(t *testing.T) {
 		}
 	})
 }
+
+// TestBucketTakeUpTo: a batch take gets the whole tokens the bucket holds,
+// at most the number asked, shares the bucket with single takes and with
+// another instance, says when the next token comes when it got none, and
+// concurrent batch takes never get more than the bucket held.
+func TestBucketTakeUpTo(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		clk := clock.NewManual(t0)
+		a := ratelimit.NewBuckets(db, clk.Now, discard)
+		l := ratelimit.Limit{Rate: 4, Burst: 4}
+		upTo := func(b *ratelimit.Buckets, n, want int, wantRetry time.Duration) {
+			t.Helper()
+			got, retry, err := b.TakeUpTo(ctx, "e", l, n)
+			if err != nil || got != want || retry != wantRetry {
+				t.Fatalf("take up to %d: %d, retry %v, %v; want %d, retry %v", n, got, retry, err, want, wantRetry)
+			}
+		}
+		upTo(a, 3, 3, 0) // a new bucket is full
+		upTo(a, 3, 1, 0) // what is left
+		upTo(a, 3, 0, 250*time.Millisecond)
+		clk.Advance(600 * time.Millisecond) // 2.4 tokens: 2 whole
+		b := ratelimit.NewBuckets(db, clk.Now, discard)
+		upTo(b, 5, 2, 0)
+		if r := take(t, a, "e", l); r.Allowed {
+			t.Fatalf("a single take got a token the batch took: %+v", r)
+		}
+		clk.Advance(time.Hour)
+		if r := take(t, a, "e", l); !r.Allowed || r.Remaining != 3 {
+			t.Fatalf("after an hour: %+v, want allowed with 3 left", r)
+		}
+		upTo(a, 10, 3, 0)
+		if got, _, err := a.TakeUpTo(ctx, "off", ratelimit.Limit{}, 7); err != nil || got != 7 {
+			t.Fatalf("no limit: %d, %v; want all 7", got, err)
+		}
+
+		// Concurrent batch takes of a fresh bucket share its burst.
+		clk.Advance(time.Hour)
+		var total atomic.Int64
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := ratelimit.NewBuckets(db, clk.Now, discard)
+				got, _, err := c.TakeUpTo(ctx, "shared", ratelimit.Limit{Rate: 1, Burst: 10}, 4)
+				if err != nil {
+					t.Errorf("concurrent take: %v", err)
+				}
+				total.Add(int64(got))
+			}()
+		}
+		wg.Wait()
+		if total.Load() != 10 {
+			t.Fatalf("concurrent batch takes got %d tokens of a bucket of 10", total.Load())
+		}
+	})
+}

@@ -25,6 +25,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	entemail "github.com/payhook/payhook/ent/db/email"
 	entendpoint "github.com/payhook/payhook/ent/db/endpoint"
 	entevent "github.com/payhook/payhook/ent/db/event"
 	"github.com/payhook/payhook/ent/db/notification"
@@ -59,6 +60,27 @@ type Config struct {
 	Now func() time.Time
 	// Logger logs each run's counts and failures.
 	Logger *slog.Logger
+	// Observe, when not nil, is told of each batch: the table it read
+	// (notifications, delivery_events, events, emails), how many rows it
+	// deleted there and how long its statements took.
+	Observe func(table string, deleted int, took time.Duration)
+	// NoPacing runs batches back to back (tests); by default the job
+	// pauses after each batch as long as it took.
+	NoPacing bool
+}
+
+// observe reports a batch of table that began at start, then paces the
+// run: it pauses as long as the batch took, so the job takes at most half
+// of one database connection's time and the traffic it runs beside keeps
+// its latency.
+func (j *Job) observe(table string, deleted int, start time.Time) {
+	took := clock.Now().Sub(start)
+	if j.cfg.Observe != nil {
+		j.cfg.Observe(table, deleted, took)
+	}
+	if !j.cfg.NoPacing {
+		time.Sleep(min(took, time.Second)) //nolint:forbidigo // a pace of work on the wall clock, not a schedule
+	}
 }
 
 func (c Config) withDefaults() Config {
@@ -82,7 +104,7 @@ func (c Config) withDefaults() Config {
 
 // Result counts what a run deleted, and its batches.
 type Result struct {
-	Notifications, Attempts, DeliveryEvents, Events int
+	Notifications, Attempts, DeliveryEvents, Events, Emails int
 	// Batches is how many transactions it made.
 	Batches int
 }
@@ -116,9 +138,9 @@ func (j *Job) Start(ctx context.Context) error {
 			switch {
 			case err != nil && run.Err() == nil:
 				j.cfg.Logger.Warn("retention", "error", err)
-			case res.Notifications+res.Events > 0:
+			case res.Notifications+res.Events+res.Emails > 0:
 				j.cfg.Logger.Info("retention: deleted old delivery records", "notifications", res.Notifications,
-					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events)
+					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events, "emails", res.Emails)
 			}
 		}
 	})
@@ -143,7 +165,49 @@ func (j *Job) Run(ctx context.Context) (Result, error) {
 	if err := j.events(ctx, cutoff, &res); err != nil {
 		return res, err
 	}
+	if err := j.emails(ctx, cutoff, &res); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// emails deletes the email outbox's finished emails (sent, or failed for
+// good) created before the cutoff; a pending one stays whatever its age.
+// It reads in primary-key order, which is time order, and stops at the
+// first young email.
+func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
+	after := int64(0)
+	for {
+		ms, err := j.cfg.DB.Email.Query().Where(entemail.IDGT(after)).Order(entdb.Asc(entemail.FieldID)).Limit(j.cfg.Batch).
+			Select(entemail.FieldID, entemail.FieldCreatedAt, entemail.FieldStatus).All(ctx)
+		if err != nil {
+			return fmt.Errorf("read old emails: %w", err)
+		}
+		var ids []int64
+		young := false
+		for _, m := range ms {
+			if !m.CreatedAt.Before(cutoff) {
+				young = true
+				break
+			}
+			after = m.ID
+			if m.Status != entemail.StatusPending {
+				ids = append(ids, m.ID)
+			}
+		}
+		if len(ids) > 0 {
+			// Rechecked: an email still pending is never deleted.
+			n, err := j.cfg.DB.Email.Delete().Where(entemail.IDIn(ids...), entemail.StatusNEQ(entemail.StatusPending)).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("delete old emails: %w", err)
+			}
+			res.Emails += n
+			res.Batches++
+		}
+		if young || len(ms) < j.cfg.Batch {
+			return nil
+		}
+	}
 }
 
 // deliveryEvents deletes the delivery event log (WatchDeliveries' stream)
@@ -152,8 +216,12 @@ func (j *Job) Run(ctx context.Context) (Result, error) {
 // order, which is time order, and stops at the first young event: no
 // index beyond the primary key (the log is written on the hot path).
 func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result) error {
+	// The cursor spares each batch the index entries of the rows deleted
+	// before it (dead until vacuumed).
+	after := int64(0)
 	for {
-		evs, err := j.cfg.DB.DeliveryEvent.Query().Order(entdb.Asc(deliveryevent.FieldID)).Limit(j.cfg.Batch).
+		start := clock.Now()
+		evs, err := j.cfg.DB.DeliveryEvent.Query().Where(deliveryevent.IDGT(after)).Order(entdb.Asc(deliveryevent.FieldID)).Limit(j.cfg.Batch).
 			Select(deliveryevent.FieldID, deliveryevent.FieldCreatedAt).All(ctx)
 		if err != nil {
 			return fmt.Errorf("read old delivery events: %w", err)
@@ -172,8 +240,10 @@ func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result)
 		if err != nil {
 			return fmt.Errorf("delete old delivery events: %w", err)
 		}
+		after = ids[len(ids)-1]
 		res.DeliveryEvents += n
 		res.Batches++
+		j.observe("delivery_events", n, start)
 		if len(ids) < len(evs) || len(evs) < j.cfg.Batch {
 			return nil
 		}
@@ -185,6 +255,7 @@ func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result)
 func (j *Job) notifications(ctx context.Context, now, cutoff time.Time, res *Result) error {
 	after := int64(0)
 	for {
+		start := clock.Now()
 		rows, err := j.cfg.DB.Notification.Query().
 			Where(notification.IDGT(after)).
 			Order(entdb.Asc(notification.FieldID)).Limit(j.cfg.Batch).
@@ -226,9 +297,11 @@ func (j *Job) notifications(ctx context.Context, now, cutoff time.Time, res *Res
 			ids = append(ids, r.ID)
 		}
 		if len(ids) > 0 {
+			before := res.Notifications
 			if err := j.deleteNotifications(ctx, ids, res); err != nil {
 				return err
 			}
+			j.observe("notifications", res.Notifications-before, start)
 		}
 		if young || len(rows) < j.cfg.Batch {
 			return nil

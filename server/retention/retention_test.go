@@ -11,6 +11,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
+	entemail "github.com/payhook/payhook/ent/db/email"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/store"
@@ -93,6 +94,19 @@ func TestRun(t *testing.T) {
 				SetDeliveryStatus("pending").SetCreatedAt(r.at).SaveX(ctx)
 		}
 		ledgerBefore := c.LedgerEntry.Query().CountX(ctx)
+		// The email outbox: old sent and failed emails go, an old pending
+		// one (its retries still running) and young ones stay.
+		emails := map[string]bool{}
+		for i, e := range []struct {
+			at     time.Time
+			status entemail.Status
+			gone   bool
+		}{{old, entemail.StatusSent, true}, {old, entemail.StatusPending, false}, {old, entemail.StatusFailed, true}, {old, entemail.StatusSent, true}, {young, entemail.StatusSent, false}, {old, entemail.StatusSent, false}} {
+			key := fmt.Sprintf("receipt:%d:a@b.example", i)
+			emails[key] = e.gone
+			c.Email.Create().SetKind("receipt").SetDedupeKey(key).SetTo("a@b.example").SetSubject("s").SetTextBody("t").
+				SetStatus(e.status).SetCreatedAt(e.at).SaveX(ctx)
+		}
 
 		job := retention.New(retention.Config{DB: c, Batch: 2, Now: func() time.Time { return now }})
 		res, err := job.Run(ctx)
@@ -122,6 +136,17 @@ func TestRun(t *testing.T) {
 			if _, err := c.Event.Get(ctx, ev.ID); entdb.IsNotFound(err) == keep {
 				t.Errorf("event %s kept %v, want %v", ev.UUID, !entdb.IsNotFound(err), keep)
 			}
+		}
+		for key, gone := range emails {
+			n := c.Email.Query().Where(entemail.DedupeKey(key)).CountX(ctx)
+			if (n == 0) != gone {
+				t.Errorf("email %s: deleted %v, want %v", key, n == 0, gone)
+			}
+		}
+		// The last old email was stored after a young one: the run stops at
+		// the first young email (time order), so it waits for a later run.
+		if res.Emails != 3 {
+			t.Errorf("%d emails deleted, want 3", res.Emails)
 		}
 		if c.LedgerEntry.Query().CountX(ctx) != ledgerBefore {
 			t.Error("the ledger was pruned")

@@ -89,7 +89,7 @@ func TestEveryRouteInDerivedSets(t *testing.T) {
 func TestReservedNames(t *testing.T) {
 	t.Parallel()
 	want := []string{
-		"checkout", "dashboard", "deliveries", "deposit", "devnet", "docs", "endpoint", "events", "healthz", "info",
+		"checkout", "dashboard", "deliveries", "deposit", "devnet", "docs", "endpoint", "events", "healthz", "info", "ledger",
 		"metrics", "notification", "openapi.json", "operator", "payment", "payout", "pubkey", "refund", "subscription", "wrong_asset",
 	}
 	if got := route.Default().ReservedNames(); !slices.Equal(got, want) {

@@ -89,6 +89,11 @@ type Service struct {
 	queue Enqueuer
 	quota TestQuota
 	wake  func()
+	// rateChanged tells the dispatcher an endpoint's max_per_second
+	// changed.
+	rateChanged func(id int64)
+	// onPause is told of each committed pause, by reason.
+	onPause func(reason string)
 	// dialect writes the event log in bulk; pending holds each open
 	// transaction's published events (*pendingEvents).
 	dialect store.Dialect
@@ -119,6 +124,12 @@ type Config struct {
 	// Wake, when not nil, tells the dispatcher that deliveries are due
 	// (after a resume).
 	Wake func()
+	// RateChanged, when not nil, is told that an endpoint's max_per_second
+	// changed (the dispatcher forgets the rate it read).
+	RateChanged func(id int64)
+	// Paused, when not nil, is told of each pause once committed, by
+	// reason (failing, merchant): the operator's metrics.
+	Paused func(reason string)
 	// CacheTTL is how long a project's endpoints are kept in memory for
 	// Publish (DefaultCacheTTL when 0); changes made through this Service
 	// are seen at once on this instance.
@@ -135,7 +146,7 @@ func New(cfg Config) *Service {
 		cfg.CacheTTL = DefaultCacheTTL
 	}
 	s := &Service{db: cfg.DB, rules: cfg.Rules, now: cfg.Now, cache: endpointCache{ttl: cfg.CacheTTL, now: cfg.Now},
-		queue: cfg.Queue, wake: cfg.Wake, dialect: cfg.Dialect}
+		queue: cfg.Queue, wake: cfg.Wake, rateChanged: cfg.RateChanged, onPause: cfg.Paused, dialect: cfg.Dialect}
 	s.known = slices.Clone(cfg.KnownTypes)
 	return s
 }
@@ -256,6 +267,9 @@ func (s *Service) Update(ctx context.Context, projectID int64, id string, up Upd
 		return nil, fmt.Errorf("update endpoint %q: %w", id, err)
 	}
 	s.cache.forget(projectID)
+	if up.MaxPerSecond != nil && s.rateChanged != nil {
+		s.rateChanged(e.ID)
+	}
 	return e, nil
 }
 

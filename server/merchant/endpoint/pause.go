@@ -50,7 +50,23 @@ func (s *Service) Pause(ctx context.Context, projectID int64, id string) (*entdb
 		return nil, err
 	}
 	s.cache.forget(projectID)
+	s.observePause(entendpoint.PausedReasonMerchant)
 	return s.Get(ctx, projectID, id)
+}
+
+// observePause tells the observer (metrics) of a committed pause.
+func (s *Service) observePause(r entendpoint.PausedReason) {
+	if s.onPause != nil {
+		s.onPause(r.String())
+	}
+}
+
+// PausedFailing counts the endpoints, of every project, paused because
+// every attempt failed and not resumed (the operator's gauge).
+func (s *Service) PausedFailing(ctx context.Context) (int, error) {
+	return s.db.Endpoint.Query().
+		Where(entendpoint.DeletedAtIsNil(), entendpoint.PausedAtNotNil(), entendpoint.PausedReasonEQ(entendpoint.PausedReasonFailing)).
+		Count(ctx)
 }
 
 // pause marks e paused and holds its due deliveries.
@@ -220,7 +236,8 @@ func (m *Monitor) Check(ctx context.Context) (int, error) {
 		}
 		m.s.cache.forget(e.ProjectID)
 		paused++
-		m.logger.Warn("webhook endpoint paused: every attempt failed", "project", e.ProjectID, "endpoint", e.PublicID,
+		m.s.observePause(entendpoint.PausedReasonFailing)
+		m.logger.Warn("webhook endpoint paused: every attempt failed", "event", "endpoint.paused", "project", e.ProjectID, "endpoint", e.PublicID,
 			"failing_since", e.FailingSince, "url", e.URL)
 	}
 	ids, err := m.s.db.Endpoint.Query().Where(entendpoint.PausedAtNotNil()).IDs(ctx)

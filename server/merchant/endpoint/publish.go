@@ -72,11 +72,20 @@ type Fanout struct {
 
 // Enqueue implements the builders' Enqueuer.
 func (f Fanout) Enqueue(ctx context.Context, tx *entdb.Tx, m notifier.Message) (*entdb.Notification, error) {
-	row, err := f.Queue.Enqueue(ctx, tx, m)
-	if err != nil {
-		return nil, err
+	event := m.Signing.Scheme == signer.SchemeWebhook && m.Payload != nil && m.EndpointID == 0
+	var row *entdb.Notification
+	switch {
+	case m.Request.URL != "":
+		var err error
+		if row, err = f.Queue.Enqueue(ctx, tx, m); err != nil {
+			return nil, err
+		}
+	case !event:
+		return nil, fmt.Errorf("message %s %s has no URL", m.Subject.Service, m.Subject.Event)
 	}
-	if m.Signing.Scheme != signer.SchemeWebhook || m.Payload == nil || m.EndpointID != 0 {
+	// A merchant event without a notify URL of its own (no row) still
+	// reaches the event log and the endpoints.
+	if !event {
 		return row, nil
 	}
 	if err := f.Endpoints.Publish(ctx, tx, f.Queue, Event{

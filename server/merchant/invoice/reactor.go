@@ -93,9 +93,8 @@ func (o own) Load(context.Context, *entdb.Tx, []*entdb.Invoice) (Batch, error) {
 func (o own) Paid(context.Context, *entdb.Tx, *entdb.Invoice, time.Time) error { return nil }
 
 func (o own) Message(c payment.Change, inv *entdb.Invoice, st Settlement) (notifier.Message, bool, error) {
-	if inv.NotifyURL == "" {
-		return notifier.Message{}, false, nil
-	}
+	// Without a notify_url the message has no destination of its own: the
+	// project's endpoints and event log still get its event (Fanout).
 	m, err := o.r.message(c, inv, st)
 	return m, err == nil, err
 }
@@ -454,7 +453,7 @@ func (r *Reactor) message(c payment.Change, inv *entdb.Invoice, st Settlement) (
 		fields = append(fields, f.TxidOut.Of(c.Forward.TxidOut))
 	}
 	fields = append(fields, f.Confirmations.Of(confs))
-	req, err := payload.Encode(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
+	req, err := payload.EncodeOptional(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
 	if err != nil {
 		return notifier.Message{}, fmt.Errorf("encode webhook of %s: %w", inv.PublicID, err)
 	}

@@ -33,8 +33,9 @@ const (
 	EventError = "payout.error"
 )
 
-// notify stores p's payout webhook within tx when its project has a
-// payout_notify_url: one per terminal state (done, error), signed with the
+// notify stores p's payout webhook within tx (to the project's
+// payout_notify_url if it has one, and to its event log and endpoints in
+// any case): one per terminal state (done, error), signed with the
 // project's IPN secret at every attempt like every merchant webhook, sent
 // as a form POST or a GET (the project's choice), and retried and logged by
 // the notifier. Its fields: uuid, payout_id, status, coin, the amounts,
@@ -47,9 +48,6 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *
 	pr, err := tx.Project.Get(ctx, p.ProjectID)
 	if err != nil {
 		return fmt.Errorf("project of payout %d: %w", p.ID, err)
-	}
-	if pr.PayoutNotifyURL == "" {
-		return nil
 	}
 	rs, err := tx.PayoutRequest.Query().Where(payoutrequest.PayoutID(p.ID)).All(ctx)
 	if err != nil {
@@ -64,7 +62,9 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *
 	if err != nil {
 		return err
 	}
-	req, err := payload.Encode(pr.PayoutNotifyURL, payload.TransportFor(pr.PayoutNotifyPost, false), fields, nil)
+	// Without a payout_notify_url the message has no destination of its
+	// own: the project's endpoints and event log still get its event.
+	req, err := payload.EncodeOptional(pr.PayoutNotifyURL, payload.TransportFor(pr.PayoutNotifyPost, false), fields, nil)
 	if err != nil {
 		return fmt.Errorf("encode the webhook of payout %d: %w", p.ID, err)
 	}

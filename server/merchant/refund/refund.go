@@ -322,7 +322,7 @@ func (s *Service) notify(ctx context.Context, tx *entdb.Tx, t chains.Ticker, inv
 		fields = append(fields, f.Error.Of(r.Error))
 	}
 	fields = append(fields, f.Timestamp.Of(s.now().Unix()))
-	req, err := payload.Encode(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
+	req, err := payload.EncodeOptional(inv.NotifyURL, payload.TransportFor(inv.Post, inv.JSON), fields, nil)
 	if err != nil {
 		return fmt.Errorf("encode the webhook of refund %s: %w", r.UUID, err)
 	}

@@ -78,9 +78,8 @@ func (b batch) Paid(ctx context.Context, tx *entdb.Tx, inv *entdb.Invoice, now t
 // Message implements invoice.Batch.
 func (b batch) Message(c payment.Change, inv *entdb.Invoice, st invoice.Settlement) (notifier.Message, bool, error) {
 	sub := b.subs[*inv.SubscriptionID]
-	if sub.NotifyURL == "" {
-		return notifier.Message{}, false, nil
-	}
+	// Without a notify_url the message has no destination of its own: the
+	// project's endpoints and event log still get its event (Fanout).
 	m, err := b.h.message(c, sub, inv, st.Status)
 	return m, err == nil, err
 }
@@ -137,7 +136,7 @@ func (h Hooks) message(c payment.Change, sub *entdb.Subscription, inv *entdb.Inv
 		st.TxidOut = c.Forward.TxidOut
 	}
 	fields := Fields(st)
-	req, err := payload.Encode(sub.NotifyURL, payload.TransportFor(sub.Post, sub.JSON), fields, nil)
+	req, err := payload.EncodeOptional(sub.NotifyURL, payload.TransportFor(sub.Post, sub.JSON), fields, nil)
 	if err != nil {
 		return notifier.Message{}, fmt.Errorf("encode webhook of %s: %w", inv.PublicID, err)
 	}

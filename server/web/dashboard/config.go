@@ -12,7 +12,9 @@ import (
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/ledger/export"
 	"github.com/payhook/payhook/server/mail"
+	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
 	"github.com/payhook/payhook/server/merchant/payout"
@@ -53,6 +55,10 @@ type Config struct {
 	// Notifications lists and resends a project's notifications (the
 	// same service as the API's).
 	Notifications *notification.Service
+	// Endpoints creates, changes, pauses, resumes, tests and replays the
+	// project's webhook endpoints (the same service as the API's); nil
+	// hides their pages, their nav link and the paused-endpoint banner.
+	Endpoints *endpoint.Service
 	// Payouts lists and approves the payouts waiting for approval; nil
 	// shows none.
 	Payouts *payout.Service
@@ -61,6 +67,9 @@ type Config struct {
 	Refunds *refund.Service
 	// Payments forwards the wrong-asset payments a user releases.
 	Payments refund.Forwarder
+	// Export writes the project's accounting export (the export page);
+	// nil serves no export page.
+	Export *export.Exporter
 	// Events is the delivery-event stream (the same as WatchDeliveries'):
 	// the live updates read it.
 	Events *notifier.Events

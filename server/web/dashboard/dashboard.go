@@ -48,6 +48,10 @@ type dashLayout struct {
 	CSRF string
 	// Nav names the current section.
 	Nav string
+	// Endpoints shows the webhook endpoints' nav link; Paused are the
+	// project's paused endpoints, each with a banner linking to its page.
+	Endpoints bool
+	Paused    []pausedEndpoint
 	// Role is the signed-in user's role (owner, developer, viewer).
 	Role string
 }
@@ -268,7 +272,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	case h.invoiceRoutes(w, r, s, rest, get, post),
 		h.settingsRoutes(w, r, s, rest, get, post),
 		h.payoutRoutes(w, r, s, rest, get, post),
+		h.endpointRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post),
+		h.exportRoutes(w, r, s, rest, get),
 		h.teamRoutes(w, r, s, rest, get, post),
 		h.accountRoutes(w, r, s, rest, get, post),
 		h.auditRoutes(w, r, s, rest, get, post):
@@ -302,6 +308,14 @@ func (h *Handler) layoutOf(r *http.Request, s *session, title, nav string) dashL
 	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav, Role: string(s.user.Role)}
 	if p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID); err == nil {
 		l.Project = p.Name
+	}
+	if h.cfg.Endpoints != nil {
+		l.Endpoints = true
+		var err error
+		// Without the banner the page is still worth showing.
+		if l.Paused, err = h.pausedEndpoints(r.Context(), s.user.ProjectID); err != nil {
+			h.cfg.Logger.Warn("dashboard: paused endpoints", "error", err)
+		}
 	}
 	return l
 }

@@ -15,8 +15,11 @@
 // (deliveries per hour by outcome and attempt latency over 48 hours,
 // server-rendered SVG), notifications (one with its payload, the headers
 // each attempt sent as recorded, and its attempts), checkouts, deposits and
-// subscriptions with their payments and invoice_status, and settings
-// (among them the hosted pages' colour, support contact and logo).
+// subscriptions with their payments and invoice_status, webhook endpoints
+// (list, create, edit, pause and resume, test, replay, secret rotation,
+// recent deliveries; a banner on every page while one is paused), the
+// accounting export (a streamed CSV or JSON download of the ledger), and
+// settings (among them the hosted pages' colour, support contact and logo).
 // /dashboard/events is a server-sent-event stream of the project's delivery
 // events (the same database-backed stream as WatchDeliveries; Last-Event-ID
 // resumes it); it ends when the session does and when the server stops.

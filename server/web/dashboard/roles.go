@@ -108,6 +108,23 @@ var routes = []route{
 	{method: "POST", path: "payouts/wrong-asset/{id}/forward", role: RoleOwner, action: "wrong_asset.forward"},
 	{method: "POST", path: "payouts/wrong-asset/{id}/refund", role: RoleOwner, action: "wrong_asset.refund"},
 
+	{method: "GET", path: "endpoints", role: RoleViewer},
+	{method: "GET", path: "endpoints/", role: RoleViewer},
+	{method: "POST", path: "endpoints/", role: RoleDeveloper, action: "endpoint.create", target: "url"},
+	{method: "GET", path: "endpoints/{id}", role: RoleViewer},
+	{method: "GET", path: "endpoints/{id}/", role: RoleViewer},
+	{method: "POST", path: "endpoints/{id}/update", role: RoleDeveloper, action: "endpoint.update"},
+	{method: "POST", path: "endpoints/{id}/rotate-secret", role: RoleDeveloper, action: "endpoint.rotate_secret", reauth: true},
+	{method: "POST", path: "endpoints/{id}/pause", role: RoleDeveloper, action: "endpoint.pause"},
+	{method: "POST", path: "endpoints/{id}/resume", role: RoleDeveloper, action: "endpoint.resume"},
+	{method: "POST", path: "endpoints/{id}/test", role: RoleDeveloper},
+	{method: "POST", path: "endpoints/{id}/delete", role: RoleDeveloper, action: "endpoint.delete"},
+	{method: "POST", path: "endpoints/{id}/replay", role: RoleDeveloper, action: "endpoint.replay"},
+
+	{method: "GET", path: "export", role: RoleViewer},
+	{method: "GET", path: "export/", role: RoleViewer},
+	{method: "GET", path: "export/download", role: RoleViewer},
+
 	{method: "GET", path: "events", role: RoleViewer},
 	{method: "GET", path: "activity", role: RoleViewer},
 	{method: "GET", path: "activity/", role: RoleViewer},

@@ -58,6 +58,17 @@ var rules = map[string]rule{
 
 	"EventService_ListEventTypes": {public: true, notFound: true},
 	"EventService_ListEvents":     {},
+
+	"EndpointService_CreateEndpoint":       {writes: true},
+	"EndpointService_ListEndpoints":        {},
+	"EndpointService_GetEndpoint":          {notFound: true},
+	"EndpointService_UpdateEndpoint":       {notFound: true, writes: true},
+	"EndpointService_DeleteEndpoint":       {notFound: true, writes: true},
+	"EndpointService_RotateEndpointSecret": {notFound: true, writes: true},
+	"EndpointService_PauseEndpoint":        {notFound: true, writes: true},
+	"EndpointService_ResumeEndpoint":       {notFound: true, writes: true},
+	"EndpointService_ReplayEndpoint":       {notFound: true, writes: true},
+	"EndpointService_TestEndpoint":         {notFound: true, writes: true},
 }
 
 // Names of the schemas this step adds.
