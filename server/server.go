@@ -44,6 +44,7 @@ import (
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/apikey"
+	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/browserrpc"
 	"github.com/payhook/payhook/server/gateway"
 	"github.com/payhook/payhook/server/idempotency"
@@ -520,6 +521,8 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		// The request limits, right after authentication.
 		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
 		Idempotency: idem,
+		// Every successful call of the management and payouts scopes.
+		Audit: audit.Calls{DB: s.db.Client, Now: s.cfg.Now},
 	}, s.logger)
 	if err != nil {
 		return err
@@ -618,7 +621,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	dash, err := dashboard.New(dashboard.Config{
 		DB: s.db.Client, Invoices: invoices, Subscriptions: subs, Addresses: addresses, Prices: prices,
 		Notifications: notifications, Endpoints: s.endpoints, Payouts: s.payouts, Refunds: refunds, Payments: s.payments, Events: s.notifier.Events, Export: exporter, PublicURL: cfg.PublicURL, CallbackKeys: s.callbacks,
-		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
+		Rules: s.notifier.Dispatcher.Rules(), Mail: s.mail, Now: s.cfg.Now, Logger: s.logger, TrustedProxies: proxies, StreamHeartbeat: cfg.StreamHeartbeat,
 	})
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)

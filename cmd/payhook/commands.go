@@ -91,10 +91,24 @@ func commands() *command {
 			}},
 		}},
 		{name: "user", subs: []*command{
-			{name: "create", synopsis: "--project ID --email EMAIL [--db DSN]   (the password is read from standard input)",
+			{name: "create", synopsis: "--project ID --email EMAIL [--role owner|developer|viewer] [--db DSN]   (the password is read from standard input)",
 				run: prefixed("create", func(ctx context.Context, e *env, args []string) error {
 					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
 				})},
+			{name: "disable", synopsis: "--email EMAIL [--db DSN]   (ends their sessions too)",
+				run: prefixed("disable", func(ctx context.Context, e *env, args []string) error {
+					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
+				})},
+			{name: "reset-password", synopsis: "--email EMAIL [--generate] [--db DSN]   (the new password is read from standard input, or generated and printed)",
+				run: prefixed("reset-password", func(ctx context.Context, e *env, args []string) error {
+					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
+				})},
+			{name: "sessions", subs: []*command{
+				{name: "revoke", synopsis: "--email EMAIL [--db DSN]",
+					run: prefixed("sessions-revoke", func(ctx context.Context, e *env, args []string) error {
+						return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
+					})},
+			}},
 		}},
 		{name: "funds", synopsis: "[--json]", run: func(ctx context.Context, e *env, args []string) error {
 			return funds(ctx, args, e.stdout, e.stderr)

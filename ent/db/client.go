@@ -17,8 +17,11 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardinvitation"
+	"github.com/payhook/payhook/ent/db/dashboardrecoverycode"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -55,10 +58,16 @@ type Client struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// ChainBlock is the client for interacting with the ChainBlock builders.
 	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
+	// DashboardInvitation is the client for interacting with the DashboardInvitation builders.
+	DashboardInvitation *DashboardInvitationClient
+	// DashboardRecoveryCode is the client for interacting with the DashboardRecoveryCode builders.
+	DashboardRecoveryCode *DashboardRecoveryCodeClient
 	// DashboardSession is the client for interacting with the DashboardSession builders.
 	DashboardSession *DashboardSessionClient
 	// DashboardUser is the client for interacting with the DashboardUser builders.
@@ -118,8 +127,11 @@ func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Address = NewAddressClient(c.config)
+	c.AuditEntry = NewAuditEntryClient(c.config)
 	c.ChainBlock = NewChainBlockClient(c.config)
 	c.ChainCursor = NewChainCursorClient(c.config)
+	c.DashboardInvitation = NewDashboardInvitationClient(c.config)
+	c.DashboardRecoveryCode = NewDashboardRecoveryCodeClient(c.config)
 	c.DashboardSession = NewDashboardSessionClient(c.config)
 	c.DashboardUser = NewDashboardUserClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
@@ -233,35 +245,38 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:              ctx,
-		config:           cfg,
-		APIKey:           NewAPIKeyClient(cfg),
-		Address:          NewAddressClient(cfg),
-		ChainBlock:       NewChainBlockClient(cfg),
-		ChainCursor:      NewChainCursorClient(cfg),
-		DashboardSession: NewDashboardSessionClient(cfg),
-		DashboardUser:    NewDashboardUserClient(cfg),
-		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
-		DeliveryEvent:    NewDeliveryEventClient(cfg),
-		Email:            NewEmailClient(cfg),
-		Endpoint:         NewEndpointClient(cfg),
-		Event:            NewEventClient(cfg),
-		Forward:          NewForwardClient(cfg),
-		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
-		Invoice:          NewInvoiceClient(cfg),
-		LedgerEntry:      NewLedgerEntryClient(cfg),
-		Notification:     NewNotificationClient(cfg),
-		Outbound:         NewOutboundClient(cfg),
-		Payment:          NewPaymentClient(cfg),
-		Payout:           NewPayoutClient(cfg),
-		PayoutRequest:    NewPayoutRequestClient(cfg),
-		PriceQuote:       NewPriceQuoteClient(cfg),
-		Project:          NewProjectClient(cfg),
-		RateBucket:       NewRateBucketClient(cfg),
-		Refund:           NewRefundClient(cfg),
-		SigningKey:       NewSigningKeyClient(cfg),
-		Subscription:     NewSubscriptionClient(cfg),
-		WatchedTransfer:  NewWatchedTransferClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		APIKey:                NewAPIKeyClient(cfg),
+		Address:               NewAddressClient(cfg),
+		AuditEntry:            NewAuditEntryClient(cfg),
+		ChainBlock:            NewChainBlockClient(cfg),
+		ChainCursor:           NewChainCursorClient(cfg),
+		DashboardInvitation:   NewDashboardInvitationClient(cfg),
+		DashboardRecoveryCode: NewDashboardRecoveryCodeClient(cfg),
+		DashboardSession:      NewDashboardSessionClient(cfg),
+		DashboardUser:         NewDashboardUserClient(cfg),
+		DeliveryAttempt:       NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:         NewDeliveryEventClient(cfg),
+		Email:                 NewEmailClient(cfg),
+		Endpoint:              NewEndpointClient(cfg),
+		Event:                 NewEventClient(cfg),
+		Forward:               NewForwardClient(cfg),
+		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
+		Invoice:               NewInvoiceClient(cfg),
+		LedgerEntry:           NewLedgerEntryClient(cfg),
+		Notification:          NewNotificationClient(cfg),
+		Outbound:              NewOutboundClient(cfg),
+		Payment:               NewPaymentClient(cfg),
+		Payout:                NewPayoutClient(cfg),
+		PayoutRequest:         NewPayoutRequestClient(cfg),
+		PriceQuote:            NewPriceQuoteClient(cfg),
+		Project:               NewProjectClient(cfg),
+		RateBucket:            NewRateBucketClient(cfg),
+		Refund:                NewRefundClient(cfg),
+		SigningKey:            NewSigningKeyClient(cfg),
+		Subscription:          NewSubscriptionClient(cfg),
+		WatchedTransfer:       NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -279,35 +294,38 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:              ctx,
-		config:           cfg,
-		APIKey:           NewAPIKeyClient(cfg),
-		Address:          NewAddressClient(cfg),
-		ChainBlock:       NewChainBlockClient(cfg),
-		ChainCursor:      NewChainCursorClient(cfg),
-		DashboardSession: NewDashboardSessionClient(cfg),
-		DashboardUser:    NewDashboardUserClient(cfg),
-		DeliveryAttempt:  NewDeliveryAttemptClient(cfg),
-		DeliveryEvent:    NewDeliveryEventClient(cfg),
-		Email:            NewEmailClient(cfg),
-		Endpoint:         NewEndpointClient(cfg),
-		Event:            NewEventClient(cfg),
-		Forward:          NewForwardClient(cfg),
-		IdempotencyKey:   NewIdempotencyKeyClient(cfg),
-		Invoice:          NewInvoiceClient(cfg),
-		LedgerEntry:      NewLedgerEntryClient(cfg),
-		Notification:     NewNotificationClient(cfg),
-		Outbound:         NewOutboundClient(cfg),
-		Payment:          NewPaymentClient(cfg),
-		Payout:           NewPayoutClient(cfg),
-		PayoutRequest:    NewPayoutRequestClient(cfg),
-		PriceQuote:       NewPriceQuoteClient(cfg),
-		Project:          NewProjectClient(cfg),
-		RateBucket:       NewRateBucketClient(cfg),
-		Refund:           NewRefundClient(cfg),
-		SigningKey:       NewSigningKeyClient(cfg),
-		Subscription:     NewSubscriptionClient(cfg),
-		WatchedTransfer:  NewWatchedTransferClient(cfg),
+		ctx:                   ctx,
+		config:                cfg,
+		APIKey:                NewAPIKeyClient(cfg),
+		Address:               NewAddressClient(cfg),
+		AuditEntry:            NewAuditEntryClient(cfg),
+		ChainBlock:            NewChainBlockClient(cfg),
+		ChainCursor:           NewChainCursorClient(cfg),
+		DashboardInvitation:   NewDashboardInvitationClient(cfg),
+		DashboardRecoveryCode: NewDashboardRecoveryCodeClient(cfg),
+		DashboardSession:      NewDashboardSessionClient(cfg),
+		DashboardUser:         NewDashboardUserClient(cfg),
+		DeliveryAttempt:       NewDeliveryAttemptClient(cfg),
+		DeliveryEvent:         NewDeliveryEventClient(cfg),
+		Email:                 NewEmailClient(cfg),
+		Endpoint:              NewEndpointClient(cfg),
+		Event:                 NewEventClient(cfg),
+		Forward:               NewForwardClient(cfg),
+		IdempotencyKey:        NewIdempotencyKeyClient(cfg),
+		Invoice:               NewInvoiceClient(cfg),
+		LedgerEntry:           NewLedgerEntryClient(cfg),
+		Notification:          NewNotificationClient(cfg),
+		Outbound:              NewOutboundClient(cfg),
+		Payment:               NewPaymentClient(cfg),
+		Payout:                NewPayoutClient(cfg),
+		PayoutRequest:         NewPayoutRequestClient(cfg),
+		PriceQuote:            NewPriceQuoteClient(cfg),
+		Project:               NewProjectClient(cfg),
+		RateBucket:            NewRateBucketClient(cfg),
+		Refund:                NewRefundClient(cfg),
+		SigningKey:            NewSigningKeyClient(cfg),
+		Subscription:          NewSubscriptionClient(cfg),
+		WatchedTransfer:       NewWatchedTransferClient(cfg),
 	}, nil
 }
 
@@ -337,7 +355,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
+		c.APIKey, c.Address, c.AuditEntry, c.ChainBlock, c.ChainCursor,
+		c.DashboardInvitation, c.DashboardRecoveryCode, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
 		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
 		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
@@ -351,7 +370,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Address, c.ChainBlock, c.ChainCursor, c.DashboardSession,
+		c.APIKey, c.Address, c.AuditEntry, c.ChainBlock, c.ChainCursor,
+		c.DashboardInvitation, c.DashboardRecoveryCode, c.DashboardSession,
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
 		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
 		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
@@ -368,10 +388,16 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.APIKey.mutate(ctx, m)
 	case *AddressMutation:
 		return c.Address.mutate(ctx, m)
+	case *AuditEntryMutation:
+		return c.AuditEntry.mutate(ctx, m)
 	case *ChainBlockMutation:
 		return c.ChainBlock.mutate(ctx, m)
 	case *ChainCursorMutation:
 		return c.ChainCursor.mutate(ctx, m)
+	case *DashboardInvitationMutation:
+		return c.DashboardInvitation.mutate(ctx, m)
+	case *DashboardRecoveryCodeMutation:
+		return c.DashboardRecoveryCode.mutate(ctx, m)
 	case *DashboardSessionMutation:
 		return c.DashboardSession.mutate(ctx, m)
 	case *DashboardUserMutation:
@@ -753,6 +779,139 @@ func (c *AddressClient) mutate(ctx context.Context, m *AddressMutation) (Value, 
 	}
 }
 
+// AuditEntryClient is a client for the AuditEntry schema.
+type AuditEntryClient struct {
+	config
+}
+
+// NewAuditEntryClient returns a client for the AuditEntry from the given config.
+func NewAuditEntryClient(c config) *AuditEntryClient {
+	return &AuditEntryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `auditentry.Hooks(f(g(h())))`.
+func (c *AuditEntryClient) Use(hooks ...Hook) {
+	c.hooks.AuditEntry = append(c.hooks.AuditEntry, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `auditentry.Intercept(f(g(h())))`.
+func (c *AuditEntryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AuditEntry = append(c.inters.AuditEntry, interceptors...)
+}
+
+// Create returns a builder for creating a AuditEntry entity.
+func (c *AuditEntryClient) Create() *AuditEntryCreate {
+	mutation := newAuditEntryMutation(c.config, OpCreate)
+	return &AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AuditEntry entities.
+func (c *AuditEntryClient) CreateBulk(builders ...*AuditEntryCreate) *AuditEntryCreateBulk {
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AuditEntryClient) MapCreateBulk(slice any, setFunc func(*AuditEntryCreate, int)) *AuditEntryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AuditEntryCreateBulk{err: fmt.Errorf("calling to AuditEntryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AuditEntryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AuditEntryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AuditEntry.
+func (c *AuditEntryClient) Update() *AuditEntryUpdate {
+	mutation := newAuditEntryMutation(c.config, OpUpdate)
+	return &AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AuditEntryClient) UpdateOne(_m *AuditEntry) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntry(_m))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AuditEntryClient) UpdateOneID(id int64) *AuditEntryUpdateOne {
+	mutation := newAuditEntryMutation(c.config, OpUpdateOne, withAuditEntryID(id))
+	return &AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AuditEntry.
+func (c *AuditEntryClient) Delete() *AuditEntryDelete {
+	mutation := newAuditEntryMutation(c.config, OpDelete)
+	return &AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AuditEntryClient) DeleteOne(_m *AuditEntry) *AuditEntryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AuditEntryClient) DeleteOneID(id int64) *AuditEntryDeleteOne {
+	builder := c.Delete().Where(auditentry.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AuditEntryDeleteOne{builder}
+}
+
+// Query returns a query builder for AuditEntry.
+func (c *AuditEntryClient) Query() *AuditEntryQuery {
+	return &AuditEntryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAuditEntry},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AuditEntry entity by its id.
+func (c *AuditEntryClient) Get(ctx context.Context, id int64) (*AuditEntry, error) {
+	return c.Query().Where(auditentry.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AuditEntryClient) GetX(ctx context.Context, id int64) *AuditEntry {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *AuditEntryClient) Hooks() []Hook {
+	return c.hooks.AuditEntry
+}
+
+// Interceptors returns the client interceptors.
+func (c *AuditEntryClient) Interceptors() []Interceptor {
+	return c.inters.AuditEntry
+}
+
+func (c *AuditEntryClient) mutate(ctx context.Context, m *AuditEntryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AuditEntryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AuditEntryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AuditEntryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AuditEntryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown AuditEntry mutation op: %q", m.Op())
+	}
+}
+
 // ChainBlockClient is a client for the ChainBlock schema.
 type ChainBlockClient struct {
 	config
@@ -1016,6 +1175,272 @@ func (c *ChainCursorClient) mutate(ctx context.Context, m *ChainCursorMutation) 
 		return (&ChainCursorDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("db: unknown ChainCursor mutation op: %q", m.Op())
+	}
+}
+
+// DashboardInvitationClient is a client for the DashboardInvitation schema.
+type DashboardInvitationClient struct {
+	config
+}
+
+// NewDashboardInvitationClient returns a client for the DashboardInvitation from the given config.
+func NewDashboardInvitationClient(c config) *DashboardInvitationClient {
+	return &DashboardInvitationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `dashboardinvitation.Hooks(f(g(h())))`.
+func (c *DashboardInvitationClient) Use(hooks ...Hook) {
+	c.hooks.DashboardInvitation = append(c.hooks.DashboardInvitation, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `dashboardinvitation.Intercept(f(g(h())))`.
+func (c *DashboardInvitationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DashboardInvitation = append(c.inters.DashboardInvitation, interceptors...)
+}
+
+// Create returns a builder for creating a DashboardInvitation entity.
+func (c *DashboardInvitationClient) Create() *DashboardInvitationCreate {
+	mutation := newDashboardInvitationMutation(c.config, OpCreate)
+	return &DashboardInvitationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DashboardInvitation entities.
+func (c *DashboardInvitationClient) CreateBulk(builders ...*DashboardInvitationCreate) *DashboardInvitationCreateBulk {
+	return &DashboardInvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DashboardInvitationClient) MapCreateBulk(slice any, setFunc func(*DashboardInvitationCreate, int)) *DashboardInvitationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DashboardInvitationCreateBulk{err: fmt.Errorf("calling to DashboardInvitationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DashboardInvitationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DashboardInvitationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DashboardInvitation.
+func (c *DashboardInvitationClient) Update() *DashboardInvitationUpdate {
+	mutation := newDashboardInvitationMutation(c.config, OpUpdate)
+	return &DashboardInvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DashboardInvitationClient) UpdateOne(_m *DashboardInvitation) *DashboardInvitationUpdateOne {
+	mutation := newDashboardInvitationMutation(c.config, OpUpdateOne, withDashboardInvitation(_m))
+	return &DashboardInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DashboardInvitationClient) UpdateOneID(id int64) *DashboardInvitationUpdateOne {
+	mutation := newDashboardInvitationMutation(c.config, OpUpdateOne, withDashboardInvitationID(id))
+	return &DashboardInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DashboardInvitation.
+func (c *DashboardInvitationClient) Delete() *DashboardInvitationDelete {
+	mutation := newDashboardInvitationMutation(c.config, OpDelete)
+	return &DashboardInvitationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DashboardInvitationClient) DeleteOne(_m *DashboardInvitation) *DashboardInvitationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DashboardInvitationClient) DeleteOneID(id int64) *DashboardInvitationDeleteOne {
+	builder := c.Delete().Where(dashboardinvitation.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DashboardInvitationDeleteOne{builder}
+}
+
+// Query returns a query builder for DashboardInvitation.
+func (c *DashboardInvitationClient) Query() *DashboardInvitationQuery {
+	return &DashboardInvitationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDashboardInvitation},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DashboardInvitation entity by its id.
+func (c *DashboardInvitationClient) Get(ctx context.Context, id int64) (*DashboardInvitation, error) {
+	return c.Query().Where(dashboardinvitation.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DashboardInvitationClient) GetX(ctx context.Context, id int64) *DashboardInvitation {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DashboardInvitationClient) Hooks() []Hook {
+	return c.hooks.DashboardInvitation
+}
+
+// Interceptors returns the client interceptors.
+func (c *DashboardInvitationClient) Interceptors() []Interceptor {
+	return c.inters.DashboardInvitation
+}
+
+func (c *DashboardInvitationClient) mutate(ctx context.Context, m *DashboardInvitationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DashboardInvitationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DashboardInvitationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DashboardInvitationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DashboardInvitationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown DashboardInvitation mutation op: %q", m.Op())
+	}
+}
+
+// DashboardRecoveryCodeClient is a client for the DashboardRecoveryCode schema.
+type DashboardRecoveryCodeClient struct {
+	config
+}
+
+// NewDashboardRecoveryCodeClient returns a client for the DashboardRecoveryCode from the given config.
+func NewDashboardRecoveryCodeClient(c config) *DashboardRecoveryCodeClient {
+	return &DashboardRecoveryCodeClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `dashboardrecoverycode.Hooks(f(g(h())))`.
+func (c *DashboardRecoveryCodeClient) Use(hooks ...Hook) {
+	c.hooks.DashboardRecoveryCode = append(c.hooks.DashboardRecoveryCode, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `dashboardrecoverycode.Intercept(f(g(h())))`.
+func (c *DashboardRecoveryCodeClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DashboardRecoveryCode = append(c.inters.DashboardRecoveryCode, interceptors...)
+}
+
+// Create returns a builder for creating a DashboardRecoveryCode entity.
+func (c *DashboardRecoveryCodeClient) Create() *DashboardRecoveryCodeCreate {
+	mutation := newDashboardRecoveryCodeMutation(c.config, OpCreate)
+	return &DashboardRecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DashboardRecoveryCode entities.
+func (c *DashboardRecoveryCodeClient) CreateBulk(builders ...*DashboardRecoveryCodeCreate) *DashboardRecoveryCodeCreateBulk {
+	return &DashboardRecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DashboardRecoveryCodeClient) MapCreateBulk(slice any, setFunc func(*DashboardRecoveryCodeCreate, int)) *DashboardRecoveryCodeCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DashboardRecoveryCodeCreateBulk{err: fmt.Errorf("calling to DashboardRecoveryCodeClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DashboardRecoveryCodeCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DashboardRecoveryCodeCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DashboardRecoveryCode.
+func (c *DashboardRecoveryCodeClient) Update() *DashboardRecoveryCodeUpdate {
+	mutation := newDashboardRecoveryCodeMutation(c.config, OpUpdate)
+	return &DashboardRecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DashboardRecoveryCodeClient) UpdateOne(_m *DashboardRecoveryCode) *DashboardRecoveryCodeUpdateOne {
+	mutation := newDashboardRecoveryCodeMutation(c.config, OpUpdateOne, withDashboardRecoveryCode(_m))
+	return &DashboardRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DashboardRecoveryCodeClient) UpdateOneID(id int64) *DashboardRecoveryCodeUpdateOne {
+	mutation := newDashboardRecoveryCodeMutation(c.config, OpUpdateOne, withDashboardRecoveryCodeID(id))
+	return &DashboardRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DashboardRecoveryCode.
+func (c *DashboardRecoveryCodeClient) Delete() *DashboardRecoveryCodeDelete {
+	mutation := newDashboardRecoveryCodeMutation(c.config, OpDelete)
+	return &DashboardRecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DashboardRecoveryCodeClient) DeleteOne(_m *DashboardRecoveryCode) *DashboardRecoveryCodeDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DashboardRecoveryCodeClient) DeleteOneID(id int64) *DashboardRecoveryCodeDeleteOne {
+	builder := c.Delete().Where(dashboardrecoverycode.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DashboardRecoveryCodeDeleteOne{builder}
+}
+
+// Query returns a query builder for DashboardRecoveryCode.
+func (c *DashboardRecoveryCodeClient) Query() *DashboardRecoveryCodeQuery {
+	return &DashboardRecoveryCodeQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDashboardRecoveryCode},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DashboardRecoveryCode entity by its id.
+func (c *DashboardRecoveryCodeClient) Get(ctx context.Context, id int64) (*DashboardRecoveryCode, error) {
+	return c.Query().Where(dashboardrecoverycode.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DashboardRecoveryCodeClient) GetX(ctx context.Context, id int64) *DashboardRecoveryCode {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *DashboardRecoveryCodeClient) Hooks() []Hook {
+	return c.hooks.DashboardRecoveryCode
+}
+
+// Interceptors returns the client interceptors.
+func (c *DashboardRecoveryCodeClient) Interceptors() []Interceptor {
+	return c.inters.DashboardRecoveryCode
+}
+
+func (c *DashboardRecoveryCodeClient) mutate(ctx context.Context, m *DashboardRecoveryCodeMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DashboardRecoveryCodeCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DashboardRecoveryCodeUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DashboardRecoveryCodeUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DashboardRecoveryCodeDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown DashboardRecoveryCode mutation op: %q", m.Op())
 	}
 }
 
@@ -4257,18 +4682,20 @@ func (c *WatchedTransferClient) mutate(ctx context.Context, m *WatchedTransferMu
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Email, Endpoint, Event, Forward,
-		IdempotencyKey, Invoice, LedgerEntry, Notification, Outbound, Payment, Payout,
-		PayoutRequest, PriceQuote, Project, RateBucket, Refund, SigningKey,
-		Subscription, WatchedTransfer []ent.Hook
+		APIKey, Address, AuditEntry, ChainBlock, ChainCursor, DashboardInvitation,
+		DashboardRecoveryCode, DashboardSession, DashboardUser, DeliveryAttempt,
+		DeliveryEvent, Email, Endpoint, Event, Forward, IdempotencyKey, Invoice,
+		LedgerEntry, Notification, Outbound, Payment, Payout, PayoutRequest,
+		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription,
+		WatchedTransfer []ent.Hook
 	}
 	inters struct {
-		APIKey, Address, ChainBlock, ChainCursor, DashboardSession, DashboardUser,
-		DeliveryAttempt, DeliveryEvent, Email, Endpoint, Event, Forward,
-		IdempotencyKey, Invoice, LedgerEntry, Notification, Outbound, Payment, Payout,
-		PayoutRequest, PriceQuote, Project, RateBucket, Refund, SigningKey,
-		Subscription, WatchedTransfer []ent.Interceptor
+		APIKey, Address, AuditEntry, ChainBlock, ChainCursor, DashboardInvitation,
+		DashboardRecoveryCode, DashboardSession, DashboardUser, DeliveryAttempt,
+		DeliveryEvent, Email, Endpoint, Event, Forward, IdempotencyKey, Invoice,
+		LedgerEntry, Notification, Outbound, Payment, Payout, PayoutRequest,
+		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription,
+		WatchedTransfer []ent.Interceptor
 	}
 )
 

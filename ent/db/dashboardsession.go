@@ -26,7 +26,11 @@ type DashboardSession struct {
 	// Synchronizer token every form of the session posts back.
 	CsrfToken string `json:"-"`
 	// The session ends then; signing out deletes it sooner.
-	ExpiresAt    time.Time `json:"expires_at,omitempty"`
+	ExpiresAt time.Time `json:"expires_at,omitempty"`
+	// What the session must do before it opens any page: none, totp (give the code after the password), enrol (set up two-factor sign-in: the project requires it of owners).
+	Pending dashboardsession.Pending `json:"pending,omitempty"`
+	// When the user last proved it is them (sign-in, or the password or a code given again): sensitive changes need it recent.
+	ReauthAt     *time.Time `json:"reauth_at,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -37,9 +41,9 @@ func (*DashboardSession) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case dashboardsession.FieldID, dashboardsession.FieldUserID:
 			values[i] = new(sql.NullInt64)
-		case dashboardsession.FieldTokenHash, dashboardsession.FieldCsrfToken:
+		case dashboardsession.FieldTokenHash, dashboardsession.FieldCsrfToken, dashboardsession.FieldPending:
 			values[i] = new(sql.NullString)
-		case dashboardsession.FieldCreatedAt, dashboardsession.FieldExpiresAt:
+		case dashboardsession.FieldCreatedAt, dashboardsession.FieldExpiresAt, dashboardsession.FieldReauthAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -92,6 +96,19 @@ func (_m *DashboardSession) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ExpiresAt = value.Time
 			}
+		case dashboardsession.FieldPending:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pending", values[i])
+			} else if value.Valid {
+				_m.Pending = dashboardsession.Pending(value.String)
+			}
+		case dashboardsession.FieldReauthAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field reauth_at", values[i])
+			} else if value.Valid {
+				_m.ReauthAt = new(time.Time)
+				*_m.ReauthAt = value.Time
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -141,6 +158,14 @@ func (_m *DashboardSession) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("expires_at=")
 	builder.WriteString(_m.ExpiresAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("pending=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Pending))
+	builder.WriteString(", ")
+	if v := _m.ReauthAt; v != nil {
+		builder.WriteString("reauth_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

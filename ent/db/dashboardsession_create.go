@@ -60,6 +60,34 @@ func (_c *DashboardSessionCreate) SetExpiresAt(v time.Time) *DashboardSessionCre
 	return _c
 }
 
+// SetPending sets the "pending" field.
+func (_c *DashboardSessionCreate) SetPending(v dashboardsession.Pending) *DashboardSessionCreate {
+	_c.mutation.SetPending(v)
+	return _c
+}
+
+// SetNillablePending sets the "pending" field if the given value is not nil.
+func (_c *DashboardSessionCreate) SetNillablePending(v *dashboardsession.Pending) *DashboardSessionCreate {
+	if v != nil {
+		_c.SetPending(*v)
+	}
+	return _c
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (_c *DashboardSessionCreate) SetReauthAt(v time.Time) *DashboardSessionCreate {
+	_c.mutation.SetReauthAt(v)
+	return _c
+}
+
+// SetNillableReauthAt sets the "reauth_at" field if the given value is not nil.
+func (_c *DashboardSessionCreate) SetNillableReauthAt(v *time.Time) *DashboardSessionCreate {
+	if v != nil {
+		_c.SetReauthAt(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *DashboardSessionCreate) SetID(v int64) *DashboardSessionCreate {
 	_c.mutation.SetID(v)
@@ -105,6 +133,10 @@ func (_c *DashboardSessionCreate) defaults() {
 		v := dashboardsession.DefaultCreatedAt()
 		_c.mutation.SetCreatedAt(v)
 	}
+	if _, ok := _c.mutation.Pending(); !ok {
+		v := dashboardsession.DefaultPending
+		_c.mutation.SetPending(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -133,6 +165,14 @@ func (_c *DashboardSessionCreate) check() error {
 	}
 	if _, ok := _c.mutation.ExpiresAt(); !ok {
 		return &ValidationError{Name: "expires_at", err: errors.New(`db: missing required field "DashboardSession.expires_at"`)}
+	}
+	if _, ok := _c.mutation.Pending(); !ok {
+		return &ValidationError{Name: "pending", err: errors.New(`db: missing required field "DashboardSession.pending"`)}
+	}
+	if v, ok := _c.mutation.Pending(); ok {
+		if err := dashboardsession.PendingValidator(v); err != nil {
+			return &ValidationError{Name: "pending", err: fmt.Errorf(`db: validator failed for field "DashboardSession.pending": %w`, err)}
+		}
 	}
 	return nil
 }
@@ -186,6 +226,14 @@ func (_c *DashboardSessionCreate) createSpec() (*DashboardSession, *sqlgraph.Cre
 	if value, ok := _c.mutation.ExpiresAt(); ok {
 		_spec.SetField(dashboardsession.FieldExpiresAt, field.TypeTime, value)
 		_node.ExpiresAt = value
+	}
+	if value, ok := _c.mutation.Pending(); ok {
+		_spec.SetField(dashboardsession.FieldPending, field.TypeEnum, value)
+		_node.Pending = value
+	}
+	if value, ok := _c.mutation.ReauthAt(); ok {
+		_spec.SetField(dashboardsession.FieldReauthAt, field.TypeTime, value)
+		_node.ReauthAt = &value
 	}
 	return _node, _spec
 }
@@ -248,6 +296,36 @@ func (u *DashboardSessionUpsert) SetExpiresAt(v time.Time) *DashboardSessionUpse
 // UpdateExpiresAt sets the "expires_at" field to the value that was provided on create.
 func (u *DashboardSessionUpsert) UpdateExpiresAt() *DashboardSessionUpsert {
 	u.SetExcluded(dashboardsession.FieldExpiresAt)
+	return u
+}
+
+// SetPending sets the "pending" field.
+func (u *DashboardSessionUpsert) SetPending(v dashboardsession.Pending) *DashboardSessionUpsert {
+	u.Set(dashboardsession.FieldPending, v)
+	return u
+}
+
+// UpdatePending sets the "pending" field to the value that was provided on create.
+func (u *DashboardSessionUpsert) UpdatePending() *DashboardSessionUpsert {
+	u.SetExcluded(dashboardsession.FieldPending)
+	return u
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (u *DashboardSessionUpsert) SetReauthAt(v time.Time) *DashboardSessionUpsert {
+	u.Set(dashboardsession.FieldReauthAt, v)
+	return u
+}
+
+// UpdateReauthAt sets the "reauth_at" field to the value that was provided on create.
+func (u *DashboardSessionUpsert) UpdateReauthAt() *DashboardSessionUpsert {
+	u.SetExcluded(dashboardsession.FieldReauthAt)
+	return u
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (u *DashboardSessionUpsert) ClearReauthAt() *DashboardSessionUpsert {
+	u.SetNull(dashboardsession.FieldReauthAt)
 	return u
 }
 
@@ -322,6 +400,41 @@ func (u *DashboardSessionUpsertOne) SetExpiresAt(v time.Time) *DashboardSessionU
 func (u *DashboardSessionUpsertOne) UpdateExpiresAt() *DashboardSessionUpsertOne {
 	return u.Update(func(s *DashboardSessionUpsert) {
 		s.UpdateExpiresAt()
+	})
+}
+
+// SetPending sets the "pending" field.
+func (u *DashboardSessionUpsertOne) SetPending(v dashboardsession.Pending) *DashboardSessionUpsertOne {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.SetPending(v)
+	})
+}
+
+// UpdatePending sets the "pending" field to the value that was provided on create.
+func (u *DashboardSessionUpsertOne) UpdatePending() *DashboardSessionUpsertOne {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.UpdatePending()
+	})
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (u *DashboardSessionUpsertOne) SetReauthAt(v time.Time) *DashboardSessionUpsertOne {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.SetReauthAt(v)
+	})
+}
+
+// UpdateReauthAt sets the "reauth_at" field to the value that was provided on create.
+func (u *DashboardSessionUpsertOne) UpdateReauthAt() *DashboardSessionUpsertOne {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.UpdateReauthAt()
+	})
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (u *DashboardSessionUpsertOne) ClearReauthAt() *DashboardSessionUpsertOne {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.ClearReauthAt()
 	})
 }
 
@@ -562,6 +675,41 @@ func (u *DashboardSessionUpsertBulk) SetExpiresAt(v time.Time) *DashboardSession
 func (u *DashboardSessionUpsertBulk) UpdateExpiresAt() *DashboardSessionUpsertBulk {
 	return u.Update(func(s *DashboardSessionUpsert) {
 		s.UpdateExpiresAt()
+	})
+}
+
+// SetPending sets the "pending" field.
+func (u *DashboardSessionUpsertBulk) SetPending(v dashboardsession.Pending) *DashboardSessionUpsertBulk {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.SetPending(v)
+	})
+}
+
+// UpdatePending sets the "pending" field to the value that was provided on create.
+func (u *DashboardSessionUpsertBulk) UpdatePending() *DashboardSessionUpsertBulk {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.UpdatePending()
+	})
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (u *DashboardSessionUpsertBulk) SetReauthAt(v time.Time) *DashboardSessionUpsertBulk {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.SetReauthAt(v)
+	})
+}
+
+// UpdateReauthAt sets the "reauth_at" field to the value that was provided on create.
+func (u *DashboardSessionUpsertBulk) UpdateReauthAt() *DashboardSessionUpsertBulk {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.UpdateReauthAt()
+	})
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (u *DashboardSessionUpsertBulk) ClearReauthAt() *DashboardSessionUpsertBulk {
+	return u.Update(func(s *DashboardSessionUpsert) {
+		s.ClearReauthAt()
 	})
 }
 

@@ -43,6 +43,40 @@ func (_u *DashboardSessionUpdate) SetNillableExpiresAt(v *time.Time) *DashboardS
 	return _u
 }
 
+// SetPending sets the "pending" field.
+func (_u *DashboardSessionUpdate) SetPending(v dashboardsession.Pending) *DashboardSessionUpdate {
+	_u.mutation.SetPending(v)
+	return _u
+}
+
+// SetNillablePending sets the "pending" field if the given value is not nil.
+func (_u *DashboardSessionUpdate) SetNillablePending(v *dashboardsession.Pending) *DashboardSessionUpdate {
+	if v != nil {
+		_u.SetPending(*v)
+	}
+	return _u
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (_u *DashboardSessionUpdate) SetReauthAt(v time.Time) *DashboardSessionUpdate {
+	_u.mutation.SetReauthAt(v)
+	return _u
+}
+
+// SetNillableReauthAt sets the "reauth_at" field if the given value is not nil.
+func (_u *DashboardSessionUpdate) SetNillableReauthAt(v *time.Time) *DashboardSessionUpdate {
+	if v != nil {
+		_u.SetReauthAt(*v)
+	}
+	return _u
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (_u *DashboardSessionUpdate) ClearReauthAt() *DashboardSessionUpdate {
+	_u.mutation.ClearReauthAt()
+	return _u
+}
+
 // Mutation returns the DashboardSessionMutation object of the builder.
 func (_u *DashboardSessionUpdate) Mutation() *DashboardSessionMutation {
 	return _u.mutation
@@ -75,6 +109,16 @@ func (_u *DashboardSessionUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *DashboardSessionUpdate) check() error {
+	if v, ok := _u.mutation.Pending(); ok {
+		if err := dashboardsession.PendingValidator(v); err != nil {
+			return &ValidationError{Name: "pending", err: fmt.Errorf(`db: validator failed for field "DashboardSession.pending": %w`, err)}
+		}
+	}
+	return nil
+}
+
 // Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
 func (_u *DashboardSessionUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *DashboardSessionUpdate {
 	_u.modifiers = append(_u.modifiers, modifiers...)
@@ -82,6 +126,9 @@ func (_u *DashboardSessionUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)
 }
 
 func (_u *DashboardSessionUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(dashboardsession.Table, dashboardsession.Columns, sqlgraph.NewFieldSpec(dashboardsession.FieldID, field.TypeInt64))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
@@ -92,6 +139,15 @@ func (_u *DashboardSessionUpdate) sqlSave(ctx context.Context) (_node int, err e
 	}
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(dashboardsession.FieldExpiresAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Pending(); ok {
+		_spec.SetField(dashboardsession.FieldPending, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.ReauthAt(); ok {
+		_spec.SetField(dashboardsession.FieldReauthAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReauthAtCleared() {
+		_spec.ClearField(dashboardsession.FieldReauthAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -126,6 +182,40 @@ func (_u *DashboardSessionUpdateOne) SetNillableExpiresAt(v *time.Time) *Dashboa
 	if v != nil {
 		_u.SetExpiresAt(*v)
 	}
+	return _u
+}
+
+// SetPending sets the "pending" field.
+func (_u *DashboardSessionUpdateOne) SetPending(v dashboardsession.Pending) *DashboardSessionUpdateOne {
+	_u.mutation.SetPending(v)
+	return _u
+}
+
+// SetNillablePending sets the "pending" field if the given value is not nil.
+func (_u *DashboardSessionUpdateOne) SetNillablePending(v *dashboardsession.Pending) *DashboardSessionUpdateOne {
+	if v != nil {
+		_u.SetPending(*v)
+	}
+	return _u
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (_u *DashboardSessionUpdateOne) SetReauthAt(v time.Time) *DashboardSessionUpdateOne {
+	_u.mutation.SetReauthAt(v)
+	return _u
+}
+
+// SetNillableReauthAt sets the "reauth_at" field if the given value is not nil.
+func (_u *DashboardSessionUpdateOne) SetNillableReauthAt(v *time.Time) *DashboardSessionUpdateOne {
+	if v != nil {
+		_u.SetReauthAt(*v)
+	}
+	return _u
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (_u *DashboardSessionUpdateOne) ClearReauthAt() *DashboardSessionUpdateOne {
+	_u.mutation.ClearReauthAt()
 	return _u
 }
 
@@ -174,6 +264,16 @@ func (_u *DashboardSessionUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// check runs all checks and user-defined validators on the builder.
+func (_u *DashboardSessionUpdateOne) check() error {
+	if v, ok := _u.mutation.Pending(); ok {
+		if err := dashboardsession.PendingValidator(v); err != nil {
+			return &ValidationError{Name: "pending", err: fmt.Errorf(`db: validator failed for field "DashboardSession.pending": %w`, err)}
+		}
+	}
+	return nil
+}
+
 // Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
 func (_u *DashboardSessionUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *DashboardSessionUpdateOne {
 	_u.modifiers = append(_u.modifiers, modifiers...)
@@ -181,6 +281,9 @@ func (_u *DashboardSessionUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuild
 }
 
 func (_u *DashboardSessionUpdateOne) sqlSave(ctx context.Context) (_node *DashboardSession, err error) {
+	if err := _u.check(); err != nil {
+		return _node, err
+	}
 	_spec := sqlgraph.NewUpdateSpec(dashboardsession.Table, dashboardsession.Columns, sqlgraph.NewFieldSpec(dashboardsession.FieldID, field.TypeInt64))
 	id, ok := _u.mutation.ID()
 	if !ok {
@@ -208,6 +311,15 @@ func (_u *DashboardSessionUpdateOne) sqlSave(ctx context.Context) (_node *Dashbo
 	}
 	if value, ok := _u.mutation.ExpiresAt(); ok {
 		_spec.SetField(dashboardsession.FieldExpiresAt, field.TypeTime, value)
+	}
+	if value, ok := _u.mutation.Pending(); ok {
+		_spec.SetField(dashboardsession.FieldPending, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.ReauthAt(); ok {
+		_spec.SetField(dashboardsession.FieldReauthAt, field.TypeTime, value)
+	}
+	if _u.mutation.ReauthAtCleared() {
+		_spec.ClearField(dashboardsession.FieldReauthAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &DashboardSession{config: _u.config}

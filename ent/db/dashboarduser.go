@@ -28,7 +28,17 @@ type DashboardUser struct {
 	// Failed sign-ins since the last success or lockout.
 	FailedSignins int `json:"failed_signins,omitempty"`
 	// No sign-in succeeds before this time.
-	LockedUntil  *time.Time `json:"locked_until,omitempty"`
+	LockedUntil *time.Time `json:"locked_until,omitempty"`
+	// What the user may do in the project: owner (everything), developer (all but payouts, payout wallets and users), viewer (read only).
+	Role dashboarduser.Role `json:"role,omitempty"`
+	// Set when the user was disabled: they cannot sign in, their sessions ended then.
+	DisabledAt *time.Time `json:"disabled_at,omitempty"`
+	// TOTP (RFC 6238) secret in base32, sealed at rest (ent/store); empty without two-factor sign-in or before enrolment starts.
+	TotpSecret string `json:"-"`
+	// When the user confirmed their TOTP enrolment with a code; null: sign-in asks no code.
+	TotpEnabledAt *time.Time `json:"totp_enabled_at,omitempty"`
+	// The 30-second step of the last TOTP code accepted: a code is accepted once.
+	TotpLastStep int64 `json:"totp_last_step,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -37,11 +47,11 @@ func (*DashboardUser) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case dashboarduser.FieldID, dashboarduser.FieldProjectID, dashboarduser.FieldFailedSignins:
+		case dashboarduser.FieldID, dashboarduser.FieldProjectID, dashboarduser.FieldFailedSignins, dashboarduser.FieldTotpLastStep:
 			values[i] = new(sql.NullInt64)
-		case dashboarduser.FieldEmail, dashboarduser.FieldPasswordHash:
+		case dashboarduser.FieldEmail, dashboarduser.FieldPasswordHash, dashboarduser.FieldRole, dashboarduser.FieldTotpSecret:
 			values[i] = new(sql.NullString)
-		case dashboarduser.FieldCreatedAt, dashboarduser.FieldLockedUntil:
+		case dashboarduser.FieldCreatedAt, dashboarduser.FieldLockedUntil, dashboarduser.FieldDisabledAt, dashboarduser.FieldTotpEnabledAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -101,6 +111,38 @@ func (_m *DashboardUser) assignValues(columns []string, values []any) error {
 				_m.LockedUntil = new(time.Time)
 				*_m.LockedUntil = value.Time
 			}
+		case dashboarduser.FieldRole:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field role", values[i])
+			} else if value.Valid {
+				_m.Role = dashboarduser.Role(value.String)
+			}
+		case dashboarduser.FieldDisabledAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field disabled_at", values[i])
+			} else if value.Valid {
+				_m.DisabledAt = new(time.Time)
+				*_m.DisabledAt = value.Time
+			}
+		case dashboarduser.FieldTotpSecret:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field totp_secret", values[i])
+			} else if value.Valid {
+				_m.TotpSecret = value.String
+			}
+		case dashboarduser.FieldTotpEnabledAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field totp_enabled_at", values[i])
+			} else if value.Valid {
+				_m.TotpEnabledAt = new(time.Time)
+				*_m.TotpEnabledAt = value.Time
+			}
+		case dashboarduser.FieldTotpLastStep:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field totp_last_step", values[i])
+			} else if value.Valid {
+				_m.TotpLastStep = value.Int64
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -155,6 +197,24 @@ func (_m *DashboardUser) String() string {
 		builder.WriteString("locked_until=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("role=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Role))
+	builder.WriteString(", ")
+	if v := _m.DisabledAt; v != nil {
+		builder.WriteString("disabled_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("totp_secret=<sensitive>")
+	builder.WriteString(", ")
+	if v := _m.TotpEnabledAt; v != nil {
+		builder.WriteString("totp_enabled_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("totp_last_step=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TotpLastStep))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -82,6 +82,76 @@ func (_c *DashboardUserCreate) SetNillableLockedUntil(v *time.Time) *DashboardUs
 	return _c
 }
 
+// SetRole sets the "role" field.
+func (_c *DashboardUserCreate) SetRole(v dashboarduser.Role) *DashboardUserCreate {
+	_c.mutation.SetRole(v)
+	return _c
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_c *DashboardUserCreate) SetNillableRole(v *dashboarduser.Role) *DashboardUserCreate {
+	if v != nil {
+		_c.SetRole(*v)
+	}
+	return _c
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (_c *DashboardUserCreate) SetDisabledAt(v time.Time) *DashboardUserCreate {
+	_c.mutation.SetDisabledAt(v)
+	return _c
+}
+
+// SetNillableDisabledAt sets the "disabled_at" field if the given value is not nil.
+func (_c *DashboardUserCreate) SetNillableDisabledAt(v *time.Time) *DashboardUserCreate {
+	if v != nil {
+		_c.SetDisabledAt(*v)
+	}
+	return _c
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (_c *DashboardUserCreate) SetTotpSecret(v string) *DashboardUserCreate {
+	_c.mutation.SetTotpSecret(v)
+	return _c
+}
+
+// SetNillableTotpSecret sets the "totp_secret" field if the given value is not nil.
+func (_c *DashboardUserCreate) SetNillableTotpSecret(v *string) *DashboardUserCreate {
+	if v != nil {
+		_c.SetTotpSecret(*v)
+	}
+	return _c
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (_c *DashboardUserCreate) SetTotpEnabledAt(v time.Time) *DashboardUserCreate {
+	_c.mutation.SetTotpEnabledAt(v)
+	return _c
+}
+
+// SetNillableTotpEnabledAt sets the "totp_enabled_at" field if the given value is not nil.
+func (_c *DashboardUserCreate) SetNillableTotpEnabledAt(v *time.Time) *DashboardUserCreate {
+	if v != nil {
+		_c.SetTotpEnabledAt(*v)
+	}
+	return _c
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_c *DashboardUserCreate) SetTotpLastStep(v int64) *DashboardUserCreate {
+	_c.mutation.SetTotpLastStep(v)
+	return _c
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_c *DashboardUserCreate) SetNillableTotpLastStep(v *int64) *DashboardUserCreate {
+	if v != nil {
+		_c.SetTotpLastStep(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *DashboardUserCreate) SetID(v int64) *DashboardUserCreate {
 	_c.mutation.SetID(v)
@@ -131,6 +201,18 @@ func (_c *DashboardUserCreate) defaults() {
 		v := dashboarduser.DefaultFailedSignins
 		_c.mutation.SetFailedSignins(v)
 	}
+	if _, ok := _c.mutation.Role(); !ok {
+		v := dashboarduser.DefaultRole
+		_c.mutation.SetRole(v)
+	}
+	if _, ok := _c.mutation.TotpSecret(); !ok {
+		v := dashboarduser.DefaultTotpSecret
+		_c.mutation.SetTotpSecret(v)
+	}
+	if _, ok := _c.mutation.TotpLastStep(); !ok {
+		v := dashboarduser.DefaultTotpLastStep
+		_c.mutation.SetTotpLastStep(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -164,6 +246,20 @@ func (_c *DashboardUserCreate) check() error {
 		if err := dashboarduser.FailedSigninsValidator(v); err != nil {
 			return &ValidationError{Name: "failed_signins", err: fmt.Errorf(`db: validator failed for field "DashboardUser.failed_signins": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Role(); !ok {
+		return &ValidationError{Name: "role", err: errors.New(`db: missing required field "DashboardUser.role"`)}
+	}
+	if v, ok := _c.mutation.Role(); ok {
+		if err := dashboarduser.RoleValidator(v); err != nil {
+			return &ValidationError{Name: "role", err: fmt.Errorf(`db: validator failed for field "DashboardUser.role": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.TotpSecret(); !ok {
+		return &ValidationError{Name: "totp_secret", err: errors.New(`db: missing required field "DashboardUser.totp_secret"`)}
+	}
+	if _, ok := _c.mutation.TotpLastStep(); !ok {
+		return &ValidationError{Name: "totp_last_step", err: errors.New(`db: missing required field "DashboardUser.totp_last_step"`)}
 	}
 	return nil
 }
@@ -221,6 +317,26 @@ func (_c *DashboardUserCreate) createSpec() (*DashboardUser, *sqlgraph.CreateSpe
 	if value, ok := _c.mutation.LockedUntil(); ok {
 		_spec.SetField(dashboarduser.FieldLockedUntil, field.TypeTime, value)
 		_node.LockedUntil = &value
+	}
+	if value, ok := _c.mutation.Role(); ok {
+		_spec.SetField(dashboarduser.FieldRole, field.TypeEnum, value)
+		_node.Role = value
+	}
+	if value, ok := _c.mutation.DisabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldDisabledAt, field.TypeTime, value)
+		_node.DisabledAt = &value
+	}
+	if value, ok := _c.mutation.TotpSecret(); ok {
+		_spec.SetField(dashboarduser.FieldTotpSecret, field.TypeString, value)
+		_node.TotpSecret = value
+	}
+	if value, ok := _c.mutation.TotpEnabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldTotpEnabledAt, field.TypeTime, value)
+		_node.TotpEnabledAt = &value
+	}
+	if value, ok := _c.mutation.TotpLastStep(); ok {
+		_spec.SetField(dashboarduser.FieldTotpLastStep, field.TypeInt64, value)
+		_node.TotpLastStep = value
 	}
 	return _node, _spec
 }
@@ -331,6 +447,84 @@ func (u *DashboardUserUpsert) UpdateLockedUntil() *DashboardUserUpsert {
 // ClearLockedUntil clears the value of the "locked_until" field.
 func (u *DashboardUserUpsert) ClearLockedUntil() *DashboardUserUpsert {
 	u.SetNull(dashboarduser.FieldLockedUntil)
+	return u
+}
+
+// SetRole sets the "role" field.
+func (u *DashboardUserUpsert) SetRole(v dashboarduser.Role) *DashboardUserUpsert {
+	u.Set(dashboarduser.FieldRole, v)
+	return u
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *DashboardUserUpsert) UpdateRole() *DashboardUserUpsert {
+	u.SetExcluded(dashboarduser.FieldRole)
+	return u
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (u *DashboardUserUpsert) SetDisabledAt(v time.Time) *DashboardUserUpsert {
+	u.Set(dashboarduser.FieldDisabledAt, v)
+	return u
+}
+
+// UpdateDisabledAt sets the "disabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsert) UpdateDisabledAt() *DashboardUserUpsert {
+	u.SetExcluded(dashboarduser.FieldDisabledAt)
+	return u
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (u *DashboardUserUpsert) ClearDisabledAt() *DashboardUserUpsert {
+	u.SetNull(dashboarduser.FieldDisabledAt)
+	return u
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (u *DashboardUserUpsert) SetTotpSecret(v string) *DashboardUserUpsert {
+	u.Set(dashboarduser.FieldTotpSecret, v)
+	return u
+}
+
+// UpdateTotpSecret sets the "totp_secret" field to the value that was provided on create.
+func (u *DashboardUserUpsert) UpdateTotpSecret() *DashboardUserUpsert {
+	u.SetExcluded(dashboarduser.FieldTotpSecret)
+	return u
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (u *DashboardUserUpsert) SetTotpEnabledAt(v time.Time) *DashboardUserUpsert {
+	u.Set(dashboarduser.FieldTotpEnabledAt, v)
+	return u
+}
+
+// UpdateTotpEnabledAt sets the "totp_enabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsert) UpdateTotpEnabledAt() *DashboardUserUpsert {
+	u.SetExcluded(dashboarduser.FieldTotpEnabledAt)
+	return u
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (u *DashboardUserUpsert) ClearTotpEnabledAt() *DashboardUserUpsert {
+	u.SetNull(dashboarduser.FieldTotpEnabledAt)
+	return u
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *DashboardUserUpsert) SetTotpLastStep(v int64) *DashboardUserUpsert {
+	u.Set(dashboarduser.FieldTotpLastStep, v)
+	return u
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *DashboardUserUpsert) UpdateTotpLastStep() *DashboardUserUpsert {
+	u.SetExcluded(dashboarduser.FieldTotpLastStep)
+	return u
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *DashboardUserUpsert) AddTotpLastStep(v int64) *DashboardUserUpsert {
+	u.Add(dashboarduser.FieldTotpLastStep, v)
 	return u
 }
 
@@ -455,6 +649,97 @@ func (u *DashboardUserUpsertOne) UpdateLockedUntil() *DashboardUserUpsertOne {
 func (u *DashboardUserUpsertOne) ClearLockedUntil() *DashboardUserUpsertOne {
 	return u.Update(func(s *DashboardUserUpsert) {
 		s.ClearLockedUntil()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *DashboardUserUpsertOne) SetRole(v dashboarduser.Role) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *DashboardUserUpsertOne) UpdateRole() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (u *DashboardUserUpsertOne) SetDisabledAt(v time.Time) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetDisabledAt(v)
+	})
+}
+
+// UpdateDisabledAt sets the "disabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsertOne) UpdateDisabledAt() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateDisabledAt()
+	})
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (u *DashboardUserUpsertOne) ClearDisabledAt() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.ClearDisabledAt()
+	})
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (u *DashboardUserUpsertOne) SetTotpSecret(v string) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpSecret(v)
+	})
+}
+
+// UpdateTotpSecret sets the "totp_secret" field to the value that was provided on create.
+func (u *DashboardUserUpsertOne) UpdateTotpSecret() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpSecret()
+	})
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (u *DashboardUserUpsertOne) SetTotpEnabledAt(v time.Time) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpEnabledAt(v)
+	})
+}
+
+// UpdateTotpEnabledAt sets the "totp_enabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsertOne) UpdateTotpEnabledAt() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpEnabledAt()
+	})
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (u *DashboardUserUpsertOne) ClearTotpEnabledAt() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.ClearTotpEnabledAt()
+	})
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *DashboardUserUpsertOne) SetTotpLastStep(v int64) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpLastStep(v)
+	})
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *DashboardUserUpsertOne) AddTotpLastStep(v int64) *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.AddTotpLastStep(v)
+	})
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *DashboardUserUpsertOne) UpdateTotpLastStep() *DashboardUserUpsertOne {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpLastStep()
 	})
 }
 
@@ -745,6 +1030,97 @@ func (u *DashboardUserUpsertBulk) UpdateLockedUntil() *DashboardUserUpsertBulk {
 func (u *DashboardUserUpsertBulk) ClearLockedUntil() *DashboardUserUpsertBulk {
 	return u.Update(func(s *DashboardUserUpsert) {
 		s.ClearLockedUntil()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *DashboardUserUpsertBulk) SetRole(v dashboarduser.Role) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *DashboardUserUpsertBulk) UpdateRole() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (u *DashboardUserUpsertBulk) SetDisabledAt(v time.Time) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetDisabledAt(v)
+	})
+}
+
+// UpdateDisabledAt sets the "disabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsertBulk) UpdateDisabledAt() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateDisabledAt()
+	})
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (u *DashboardUserUpsertBulk) ClearDisabledAt() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.ClearDisabledAt()
+	})
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (u *DashboardUserUpsertBulk) SetTotpSecret(v string) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpSecret(v)
+	})
+}
+
+// UpdateTotpSecret sets the "totp_secret" field to the value that was provided on create.
+func (u *DashboardUserUpsertBulk) UpdateTotpSecret() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpSecret()
+	})
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (u *DashboardUserUpsertBulk) SetTotpEnabledAt(v time.Time) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpEnabledAt(v)
+	})
+}
+
+// UpdateTotpEnabledAt sets the "totp_enabled_at" field to the value that was provided on create.
+func (u *DashboardUserUpsertBulk) UpdateTotpEnabledAt() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpEnabledAt()
+	})
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (u *DashboardUserUpsertBulk) ClearTotpEnabledAt() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.ClearTotpEnabledAt()
+	})
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (u *DashboardUserUpsertBulk) SetTotpLastStep(v int64) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.SetTotpLastStep(v)
+	})
+}
+
+// AddTotpLastStep adds v to the "totp_last_step" field.
+func (u *DashboardUserUpsertBulk) AddTotpLastStep(v int64) *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.AddTotpLastStep(v)
+	})
+}
+
+// UpdateTotpLastStep sets the "totp_last_step" field to the value that was provided on create.
+func (u *DashboardUserUpsertBulk) UpdateTotpLastStep() *DashboardUserUpsertBulk {
+	return u.Update(func(s *DashboardUserUpsert) {
+		s.UpdateTotpLastStep()
 	})
 }
 

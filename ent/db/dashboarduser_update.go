@@ -98,6 +98,95 @@ func (_u *DashboardUserUpdate) ClearLockedUntil() *DashboardUserUpdate {
 	return _u
 }
 
+// SetRole sets the "role" field.
+func (_u *DashboardUserUpdate) SetRole(v dashboarduser.Role) *DashboardUserUpdate {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *DashboardUserUpdate) SetNillableRole(v *dashboarduser.Role) *DashboardUserUpdate {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (_u *DashboardUserUpdate) SetDisabledAt(v time.Time) *DashboardUserUpdate {
+	_u.mutation.SetDisabledAt(v)
+	return _u
+}
+
+// SetNillableDisabledAt sets the "disabled_at" field if the given value is not nil.
+func (_u *DashboardUserUpdate) SetNillableDisabledAt(v *time.Time) *DashboardUserUpdate {
+	if v != nil {
+		_u.SetDisabledAt(*v)
+	}
+	return _u
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (_u *DashboardUserUpdate) ClearDisabledAt() *DashboardUserUpdate {
+	_u.mutation.ClearDisabledAt()
+	return _u
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (_u *DashboardUserUpdate) SetTotpSecret(v string) *DashboardUserUpdate {
+	_u.mutation.SetTotpSecret(v)
+	return _u
+}
+
+// SetNillableTotpSecret sets the "totp_secret" field if the given value is not nil.
+func (_u *DashboardUserUpdate) SetNillableTotpSecret(v *string) *DashboardUserUpdate {
+	if v != nil {
+		_u.SetTotpSecret(*v)
+	}
+	return _u
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (_u *DashboardUserUpdate) SetTotpEnabledAt(v time.Time) *DashboardUserUpdate {
+	_u.mutation.SetTotpEnabledAt(v)
+	return _u
+}
+
+// SetNillableTotpEnabledAt sets the "totp_enabled_at" field if the given value is not nil.
+func (_u *DashboardUserUpdate) SetNillableTotpEnabledAt(v *time.Time) *DashboardUserUpdate {
+	if v != nil {
+		_u.SetTotpEnabledAt(*v)
+	}
+	return _u
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (_u *DashboardUserUpdate) ClearTotpEnabledAt() *DashboardUserUpdate {
+	_u.mutation.ClearTotpEnabledAt()
+	return _u
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_u *DashboardUserUpdate) SetTotpLastStep(v int64) *DashboardUserUpdate {
+	_u.mutation.ResetTotpLastStep()
+	_u.mutation.SetTotpLastStep(v)
+	return _u
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_u *DashboardUserUpdate) SetNillableTotpLastStep(v *int64) *DashboardUserUpdate {
+	if v != nil {
+		_u.SetTotpLastStep(*v)
+	}
+	return _u
+}
+
+// AddTotpLastStep adds value to the "totp_last_step" field.
+func (_u *DashboardUserUpdate) AddTotpLastStep(v int64) *DashboardUserUpdate {
+	_u.mutation.AddTotpLastStep(v)
+	return _u
+}
+
 // Mutation returns the DashboardUserMutation object of the builder.
 func (_u *DashboardUserUpdate) Mutation() *DashboardUserMutation {
 	return _u.mutation
@@ -147,6 +236,11 @@ func (_u *DashboardUserUpdate) check() error {
 			return &ValidationError{Name: "failed_signins", err: fmt.Errorf(`db: validator failed for field "DashboardUser.failed_signins": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Role(); ok {
+		if err := dashboarduser.RoleValidator(v); err != nil {
+			return &ValidationError{Name: "role", err: fmt.Errorf(`db: validator failed for field "DashboardUser.role": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -185,6 +279,30 @@ func (_u *DashboardUserUpdate) sqlSave(ctx context.Context) (_node int, err erro
 	}
 	if _u.mutation.LockedUntilCleared() {
 		_spec.ClearField(dashboarduser.FieldLockedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(dashboarduser.FieldRole, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.DisabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldDisabledAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisabledAtCleared() {
+		_spec.ClearField(dashboarduser.FieldDisabledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TotpSecret(); ok {
+		_spec.SetField(dashboarduser.FieldTotpSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.TotpEnabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldTotpEnabledAt, field.TypeTime, value)
+	}
+	if _u.mutation.TotpEnabledAtCleared() {
+		_spec.ClearField(dashboarduser.FieldTotpEnabledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TotpLastStep(); ok {
+		_spec.SetField(dashboarduser.FieldTotpLastStep, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTotpLastStep(); ok {
+		_spec.AddField(dashboarduser.FieldTotpLastStep, field.TypeInt64, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -277,6 +395,95 @@ func (_u *DashboardUserUpdateOne) ClearLockedUntil() *DashboardUserUpdateOne {
 	return _u
 }
 
+// SetRole sets the "role" field.
+func (_u *DashboardUserUpdateOne) SetRole(v dashboarduser.Role) *DashboardUserUpdateOne {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *DashboardUserUpdateOne) SetNillableRole(v *dashboarduser.Role) *DashboardUserUpdateOne {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (_u *DashboardUserUpdateOne) SetDisabledAt(v time.Time) *DashboardUserUpdateOne {
+	_u.mutation.SetDisabledAt(v)
+	return _u
+}
+
+// SetNillableDisabledAt sets the "disabled_at" field if the given value is not nil.
+func (_u *DashboardUserUpdateOne) SetNillableDisabledAt(v *time.Time) *DashboardUserUpdateOne {
+	if v != nil {
+		_u.SetDisabledAt(*v)
+	}
+	return _u
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (_u *DashboardUserUpdateOne) ClearDisabledAt() *DashboardUserUpdateOne {
+	_u.mutation.ClearDisabledAt()
+	return _u
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (_u *DashboardUserUpdateOne) SetTotpSecret(v string) *DashboardUserUpdateOne {
+	_u.mutation.SetTotpSecret(v)
+	return _u
+}
+
+// SetNillableTotpSecret sets the "totp_secret" field if the given value is not nil.
+func (_u *DashboardUserUpdateOne) SetNillableTotpSecret(v *string) *DashboardUserUpdateOne {
+	if v != nil {
+		_u.SetTotpSecret(*v)
+	}
+	return _u
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (_u *DashboardUserUpdateOne) SetTotpEnabledAt(v time.Time) *DashboardUserUpdateOne {
+	_u.mutation.SetTotpEnabledAt(v)
+	return _u
+}
+
+// SetNillableTotpEnabledAt sets the "totp_enabled_at" field if the given value is not nil.
+func (_u *DashboardUserUpdateOne) SetNillableTotpEnabledAt(v *time.Time) *DashboardUserUpdateOne {
+	if v != nil {
+		_u.SetTotpEnabledAt(*v)
+	}
+	return _u
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (_u *DashboardUserUpdateOne) ClearTotpEnabledAt() *DashboardUserUpdateOne {
+	_u.mutation.ClearTotpEnabledAt()
+	return _u
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (_u *DashboardUserUpdateOne) SetTotpLastStep(v int64) *DashboardUserUpdateOne {
+	_u.mutation.ResetTotpLastStep()
+	_u.mutation.SetTotpLastStep(v)
+	return _u
+}
+
+// SetNillableTotpLastStep sets the "totp_last_step" field if the given value is not nil.
+func (_u *DashboardUserUpdateOne) SetNillableTotpLastStep(v *int64) *DashboardUserUpdateOne {
+	if v != nil {
+		_u.SetTotpLastStep(*v)
+	}
+	return _u
+}
+
+// AddTotpLastStep adds value to the "totp_last_step" field.
+func (_u *DashboardUserUpdateOne) AddTotpLastStep(v int64) *DashboardUserUpdateOne {
+	_u.mutation.AddTotpLastStep(v)
+	return _u
+}
+
 // Mutation returns the DashboardUserMutation object of the builder.
 func (_u *DashboardUserUpdateOne) Mutation() *DashboardUserMutation {
 	return _u.mutation
@@ -339,6 +546,11 @@ func (_u *DashboardUserUpdateOne) check() error {
 			return &ValidationError{Name: "failed_signins", err: fmt.Errorf(`db: validator failed for field "DashboardUser.failed_signins": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Role(); ok {
+		if err := dashboarduser.RoleValidator(v); err != nil {
+			return &ValidationError{Name: "role", err: fmt.Errorf(`db: validator failed for field "DashboardUser.role": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -394,6 +606,30 @@ func (_u *DashboardUserUpdateOne) sqlSave(ctx context.Context) (_node *Dashboard
 	}
 	if _u.mutation.LockedUntilCleared() {
 		_spec.ClearField(dashboarduser.FieldLockedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(dashboarduser.FieldRole, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.DisabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldDisabledAt, field.TypeTime, value)
+	}
+	if _u.mutation.DisabledAtCleared() {
+		_spec.ClearField(dashboarduser.FieldDisabledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TotpSecret(); ok {
+		_spec.SetField(dashboarduser.FieldTotpSecret, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.TotpEnabledAt(); ok {
+		_spec.SetField(dashboarduser.FieldTotpEnabledAt, field.TypeTime, value)
+	}
+	if _u.mutation.TotpEnabledAtCleared() {
+		_spec.ClearField(dashboarduser.FieldTotpEnabledAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.TotpLastStep(); ok {
+		_spec.SetField(dashboarduser.FieldTotpLastStep, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedTotpLastStep(); ok {
+		_spec.AddField(dashboarduser.FieldTotpLastStep, field.TypeInt64, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &DashboardUser{config: _u.config}

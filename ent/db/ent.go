@@ -14,8 +14,11 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardinvitation"
+	"github.com/payhook/payhook/ent/db/dashboardrecoverycode"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -99,33 +102,36 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:           apikey.ValidColumn,
-			address.Table:          address.ValidColumn,
-			chainblock.Table:       chainblock.ValidColumn,
-			chaincursor.Table:      chaincursor.ValidColumn,
-			dashboardsession.Table: dashboardsession.ValidColumn,
-			dashboarduser.Table:    dashboarduser.ValidColumn,
-			deliveryattempt.Table:  deliveryattempt.ValidColumn,
-			deliveryevent.Table:    deliveryevent.ValidColumn,
-			email.Table:            email.ValidColumn,
-			endpoint.Table:         endpoint.ValidColumn,
-			event.Table:            event.ValidColumn,
-			forward.Table:          forward.ValidColumn,
-			idempotencykey.Table:   idempotencykey.ValidColumn,
-			invoice.Table:          invoice.ValidColumn,
-			ledgerentry.Table:      ledgerentry.ValidColumn,
-			notification.Table:     notification.ValidColumn,
-			outbound.Table:         outbound.ValidColumn,
-			payment.Table:          payment.ValidColumn,
-			payout.Table:           payout.ValidColumn,
-			payoutrequest.Table:    payoutrequest.ValidColumn,
-			pricequote.Table:       pricequote.ValidColumn,
-			project.Table:          project.ValidColumn,
-			ratebucket.Table:       ratebucket.ValidColumn,
-			refund.Table:           refund.ValidColumn,
-			signingkey.Table:       signingkey.ValidColumn,
-			subscription.Table:     subscription.ValidColumn,
-			watchedtransfer.Table:  watchedtransfer.ValidColumn,
+			apikey.Table:                apikey.ValidColumn,
+			address.Table:               address.ValidColumn,
+			auditentry.Table:            auditentry.ValidColumn,
+			chainblock.Table:            chainblock.ValidColumn,
+			chaincursor.Table:           chaincursor.ValidColumn,
+			dashboardinvitation.Table:   dashboardinvitation.ValidColumn,
+			dashboardrecoverycode.Table: dashboardrecoverycode.ValidColumn,
+			dashboardsession.Table:      dashboardsession.ValidColumn,
+			dashboarduser.Table:         dashboarduser.ValidColumn,
+			deliveryattempt.Table:       deliveryattempt.ValidColumn,
+			deliveryevent.Table:         deliveryevent.ValidColumn,
+			email.Table:                 email.ValidColumn,
+			endpoint.Table:              endpoint.ValidColumn,
+			event.Table:                 event.ValidColumn,
+			forward.Table:               forward.ValidColumn,
+			idempotencykey.Table:        idempotencykey.ValidColumn,
+			invoice.Table:               invoice.ValidColumn,
+			ledgerentry.Table:           ledgerentry.ValidColumn,
+			notification.Table:          notification.ValidColumn,
+			outbound.Table:              outbound.ValidColumn,
+			payment.Table:               payment.ValidColumn,
+			payout.Table:                payout.ValidColumn,
+			payoutrequest.Table:         payoutrequest.ValidColumn,
+			pricequote.Table:            pricequote.ValidColumn,
+			project.Table:               project.ValidColumn,
+			ratebucket.Table:            ratebucket.ValidColumn,
+			refund.Table:                refund.ValidColumn,
+			signingkey.Table:            signingkey.ValidColumn,
+			subscription.Table:          subscription.ValidColumn,
+			watchedtransfer.Table:       watchedtransfer.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

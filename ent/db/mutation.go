@@ -13,8 +13,11 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardinvitation"
+	"github.com/payhook/payhook/ent/db/dashboardrecoverycode"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -52,33 +55,36 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeAPIKey           = "APIKey"
-	TypeAddress          = "Address"
-	TypeChainBlock       = "ChainBlock"
-	TypeChainCursor      = "ChainCursor"
-	TypeDashboardSession = "DashboardSession"
-	TypeDashboardUser    = "DashboardUser"
-	TypeDeliveryAttempt  = "DeliveryAttempt"
-	TypeDeliveryEvent    = "DeliveryEvent"
-	TypeEmail            = "Email"
-	TypeEndpoint         = "Endpoint"
-	TypeEvent            = "Event"
-	TypeForward          = "Forward"
-	TypeIdempotencyKey   = "IdempotencyKey"
-	TypeInvoice          = "Invoice"
-	TypeLedgerEntry      = "LedgerEntry"
-	TypeNotification     = "Notification"
-	TypeOutbound         = "Outbound"
-	TypePayment          = "Payment"
-	TypePayout           = "Payout"
-	TypePayoutRequest    = "PayoutRequest"
-	TypePriceQuote       = "PriceQuote"
-	TypeProject          = "Project"
-	TypeRateBucket       = "RateBucket"
-	TypeRefund           = "Refund"
-	TypeSigningKey       = "SigningKey"
-	TypeSubscription     = "Subscription"
-	TypeWatchedTransfer  = "WatchedTransfer"
+	TypeAPIKey                = "APIKey"
+	TypeAddress               = "Address"
+	TypeAuditEntry            = "AuditEntry"
+	TypeChainBlock            = "ChainBlock"
+	TypeChainCursor           = "ChainCursor"
+	TypeDashboardInvitation   = "DashboardInvitation"
+	TypeDashboardRecoveryCode = "DashboardRecoveryCode"
+	TypeDashboardSession      = "DashboardSession"
+	TypeDashboardUser         = "DashboardUser"
+	TypeDeliveryAttempt       = "DeliveryAttempt"
+	TypeDeliveryEvent         = "DeliveryEvent"
+	TypeEmail                 = "Email"
+	TypeEndpoint              = "Endpoint"
+	TypeEvent                 = "Event"
+	TypeForward               = "Forward"
+	TypeIdempotencyKey        = "IdempotencyKey"
+	TypeInvoice               = "Invoice"
+	TypeLedgerEntry           = "LedgerEntry"
+	TypeNotification          = "Notification"
+	TypeOutbound              = "Outbound"
+	TypePayment               = "Payment"
+	TypePayout                = "Payout"
+	TypePayoutRequest         = "PayoutRequest"
+	TypePriceQuote            = "PriceQuote"
+	TypeProject               = "Project"
+	TypeRateBucket            = "RateBucket"
+	TypeRefund                = "Refund"
+	TypeSigningKey            = "SigningKey"
+	TypeSubscription          = "Subscription"
+	TypeWatchedTransfer       = "WatchedTransfer"
 )
 
 // APIKeyMutation represents an operation that mutates the APIKey nodes in the graph.
@@ -3147,6 +3153,839 @@ func (m *AddressMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Address edge %s", name)
 }
 
+// AuditEntryMutation represents an operation that mutates the AuditEntry nodes in the graph.
+type AuditEntryMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	project_id    *int64
+	addproject_id *int64
+	actor_kind    *auditentry.ActorKind
+	actor_id      *int64
+	addactor_id   *int64
+	actor         *string
+	action        *string
+	target        *string
+	ip            *string
+	user_agent    *string
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*AuditEntry, error)
+	predicates    []predicate.AuditEntry
+}
+
+var _ ent.Mutation = (*AuditEntryMutation)(nil)
+
+// auditentryOption allows management of the mutation configuration using functional options.
+type auditentryOption func(*AuditEntryMutation)
+
+// newAuditEntryMutation creates new mutation for the AuditEntry entity.
+func newAuditEntryMutation(c config, op Op, opts ...auditentryOption) *AuditEntryMutation {
+	m := &AuditEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAuditEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAuditEntryID sets the ID field of the mutation.
+func withAuditEntryID(id int64) auditentryOption {
+	return func(m *AuditEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AuditEntry
+		)
+		m.oldValue = func(ctx context.Context) (*AuditEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AuditEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAuditEntry sets the old AuditEntry of the mutation.
+func withAuditEntry(node *AuditEntry) auditentryOption {
+	return func(m *AuditEntryMutation) {
+		m.oldValue = func(context.Context) (*AuditEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AuditEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AuditEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AuditEntry entities.
+func (m *AuditEntryMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AuditEntryMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AuditEntryMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AuditEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AuditEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AuditEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AuditEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *AuditEntryMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *AuditEntryMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *AuditEntryMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *AuditEntryMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *AuditEntryMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetActorKind sets the "actor_kind" field.
+func (m *AuditEntryMutation) SetActorKind(ak auditentry.ActorKind) {
+	m.actor_kind = &ak
+}
+
+// ActorKind returns the value of the "actor_kind" field in the mutation.
+func (m *AuditEntryMutation) ActorKind() (r auditentry.ActorKind, exists bool) {
+	v := m.actor_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorKind returns the old "actor_kind" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActorKind(ctx context.Context) (v auditentry.ActorKind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorKind: %w", err)
+	}
+	return oldValue.ActorKind, nil
+}
+
+// ResetActorKind resets all changes to the "actor_kind" field.
+func (m *AuditEntryMutation) ResetActorKind() {
+	m.actor_kind = nil
+}
+
+// SetActorID sets the "actor_id" field.
+func (m *AuditEntryMutation) SetActorID(i int64) {
+	m.actor_id = &i
+	m.addactor_id = nil
+}
+
+// ActorID returns the value of the "actor_id" field in the mutation.
+func (m *AuditEntryMutation) ActorID() (r int64, exists bool) {
+	v := m.actor_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActorID returns the old "actor_id" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActorID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActorID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActorID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActorID: %w", err)
+	}
+	return oldValue.ActorID, nil
+}
+
+// AddActorID adds i to the "actor_id" field.
+func (m *AuditEntryMutation) AddActorID(i int64) {
+	if m.addactor_id != nil {
+		*m.addactor_id += i
+	} else {
+		m.addactor_id = &i
+	}
+}
+
+// AddedActorID returns the value that was added to the "actor_id" field in this mutation.
+func (m *AuditEntryMutation) AddedActorID() (r int64, exists bool) {
+	v := m.addactor_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetActorID resets all changes to the "actor_id" field.
+func (m *AuditEntryMutation) ResetActorID() {
+	m.actor_id = nil
+	m.addactor_id = nil
+}
+
+// SetActor sets the "actor" field.
+func (m *AuditEntryMutation) SetActor(s string) {
+	m.actor = &s
+}
+
+// Actor returns the value of the "actor" field in the mutation.
+func (m *AuditEntryMutation) Actor() (r string, exists bool) {
+	v := m.actor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActor returns the old "actor" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldActor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActor: %w", err)
+	}
+	return oldValue.Actor, nil
+}
+
+// ResetActor resets all changes to the "actor" field.
+func (m *AuditEntryMutation) ResetActor() {
+	m.actor = nil
+}
+
+// SetAction sets the "action" field.
+func (m *AuditEntryMutation) SetAction(s string) {
+	m.action = &s
+}
+
+// Action returns the value of the "action" field in the mutation.
+func (m *AuditEntryMutation) Action() (r string, exists bool) {
+	v := m.action
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAction returns the old "action" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldAction(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAction: %w", err)
+	}
+	return oldValue.Action, nil
+}
+
+// ResetAction resets all changes to the "action" field.
+func (m *AuditEntryMutation) ResetAction() {
+	m.action = nil
+}
+
+// SetTarget sets the "target" field.
+func (m *AuditEntryMutation) SetTarget(s string) {
+	m.target = &s
+}
+
+// Target returns the value of the "target" field in the mutation.
+func (m *AuditEntryMutation) Target() (r string, exists bool) {
+	v := m.target
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTarget returns the old "target" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldTarget(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTarget is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTarget requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTarget: %w", err)
+	}
+	return oldValue.Target, nil
+}
+
+// ResetTarget resets all changes to the "target" field.
+func (m *AuditEntryMutation) ResetTarget() {
+	m.target = nil
+}
+
+// SetIP sets the "ip" field.
+func (m *AuditEntryMutation) SetIP(s string) {
+	m.ip = &s
+}
+
+// IP returns the value of the "ip" field in the mutation.
+func (m *AuditEntryMutation) IP() (r string, exists bool) {
+	v := m.ip
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIP returns the old "ip" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldIP(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIP is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIP requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIP: %w", err)
+	}
+	return oldValue.IP, nil
+}
+
+// ResetIP resets all changes to the "ip" field.
+func (m *AuditEntryMutation) ResetIP() {
+	m.ip = nil
+}
+
+// SetUserAgent sets the "user_agent" field.
+func (m *AuditEntryMutation) SetUserAgent(s string) {
+	m.user_agent = &s
+}
+
+// UserAgent returns the value of the "user_agent" field in the mutation.
+func (m *AuditEntryMutation) UserAgent() (r string, exists bool) {
+	v := m.user_agent
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserAgent returns the old "user_agent" field's value of the AuditEntry entity.
+// If the AuditEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AuditEntryMutation) OldUserAgent(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserAgent is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserAgent requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserAgent: %w", err)
+	}
+	return oldValue.UserAgent, nil
+}
+
+// ResetUserAgent resets all changes to the "user_agent" field.
+func (m *AuditEntryMutation) ResetUserAgent() {
+	m.user_agent = nil
+}
+
+// Where appends a list predicates to the AuditEntryMutation builder.
+func (m *AuditEntryMutation) Where(ps ...predicate.AuditEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AuditEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AuditEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AuditEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AuditEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AuditEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AuditEntry).
+func (m *AuditEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AuditEntryMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.created_at != nil {
+		fields = append(fields, auditentry.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, auditentry.FieldProjectID)
+	}
+	if m.actor_kind != nil {
+		fields = append(fields, auditentry.FieldActorKind)
+	}
+	if m.actor_id != nil {
+		fields = append(fields, auditentry.FieldActorID)
+	}
+	if m.actor != nil {
+		fields = append(fields, auditentry.FieldActor)
+	}
+	if m.action != nil {
+		fields = append(fields, auditentry.FieldAction)
+	}
+	if m.target != nil {
+		fields = append(fields, auditentry.FieldTarget)
+	}
+	if m.ip != nil {
+		fields = append(fields, auditentry.FieldIP)
+	}
+	if m.user_agent != nil {
+		fields = append(fields, auditentry.FieldUserAgent)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AuditEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case auditentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case auditentry.FieldProjectID:
+		return m.ProjectID()
+	case auditentry.FieldActorKind:
+		return m.ActorKind()
+	case auditentry.FieldActorID:
+		return m.ActorID()
+	case auditentry.FieldActor:
+		return m.Actor()
+	case auditentry.FieldAction:
+		return m.Action()
+	case auditentry.FieldTarget:
+		return m.Target()
+	case auditentry.FieldIP:
+		return m.IP()
+	case auditentry.FieldUserAgent:
+		return m.UserAgent()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AuditEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case auditentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case auditentry.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case auditentry.FieldActorKind:
+		return m.OldActorKind(ctx)
+	case auditentry.FieldActorID:
+		return m.OldActorID(ctx)
+	case auditentry.FieldActor:
+		return m.OldActor(ctx)
+	case auditentry.FieldAction:
+		return m.OldAction(ctx)
+	case auditentry.FieldTarget:
+		return m.OldTarget(ctx)
+	case auditentry.FieldIP:
+		return m.OldIP(ctx)
+	case auditentry.FieldUserAgent:
+		return m.OldUserAgent(ctx)
+	}
+	return nil, fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case auditentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case auditentry.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case auditentry.FieldActorKind:
+		v, ok := value.(auditentry.ActorKind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorKind(v)
+		return nil
+	case auditentry.FieldActorID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActorID(v)
+		return nil
+	case auditentry.FieldActor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActor(v)
+		return nil
+	case auditentry.FieldAction:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAction(v)
+		return nil
+	case auditentry.FieldTarget:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTarget(v)
+		return nil
+	case auditentry.FieldIP:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIP(v)
+		return nil
+	case auditentry.FieldUserAgent:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserAgent(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AuditEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, auditentry.FieldProjectID)
+	}
+	if m.addactor_id != nil {
+		fields = append(fields, auditentry.FieldActorID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AuditEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case auditentry.FieldProjectID:
+		return m.AddedProjectID()
+	case auditentry.FieldActorID:
+		return m.AddedActorID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AuditEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case auditentry.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case auditentry.FieldActorID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddActorID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AuditEntryMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AuditEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AuditEntryMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown AuditEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AuditEntryMutation) ResetField(name string) error {
+	switch name {
+	case auditentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case auditentry.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case auditentry.FieldActorKind:
+		m.ResetActorKind()
+		return nil
+	case auditentry.FieldActorID:
+		m.ResetActorID()
+		return nil
+	case auditentry.FieldActor:
+		m.ResetActor()
+		return nil
+	case auditentry.FieldAction:
+		m.ResetAction()
+		return nil
+	case auditentry.FieldTarget:
+		m.ResetTarget()
+		return nil
+	case auditentry.FieldIP:
+		m.ResetIP()
+		return nil
+	case auditentry.FieldUserAgent:
+		m.ResetUserAgent()
+		return nil
+	}
+	return fmt.Errorf("unknown AuditEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AuditEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AuditEntryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AuditEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AuditEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AuditEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AuditEntryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AuditEntryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown AuditEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AuditEntryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown AuditEntry edge %s", name)
+}
+
 // ChainBlockMutation represents an operation that mutates the ChainBlock nodes in the graph.
 type ChainBlockMutation struct {
 	config
@@ -4153,6 +4992,1432 @@ func (m *ChainCursorMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown ChainCursor edge %s", name)
 }
 
+// DashboardInvitationMutation represents an operation that mutates the DashboardInvitation nodes in the graph.
+type DashboardInvitationMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	project_id    *int64
+	addproject_id *int64
+	email         *string
+	role          *dashboardinvitation.Role
+	token_hash    *string
+	invited_by    *int64
+	addinvited_by *int64
+	expires_at    *time.Time
+	accepted_at   *time.Time
+	revoked_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DashboardInvitation, error)
+	predicates    []predicate.DashboardInvitation
+}
+
+var _ ent.Mutation = (*DashboardInvitationMutation)(nil)
+
+// dashboardinvitationOption allows management of the mutation configuration using functional options.
+type dashboardinvitationOption func(*DashboardInvitationMutation)
+
+// newDashboardInvitationMutation creates new mutation for the DashboardInvitation entity.
+func newDashboardInvitationMutation(c config, op Op, opts ...dashboardinvitationOption) *DashboardInvitationMutation {
+	m := &DashboardInvitationMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDashboardInvitation,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDashboardInvitationID sets the ID field of the mutation.
+func withDashboardInvitationID(id int64) dashboardinvitationOption {
+	return func(m *DashboardInvitationMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DashboardInvitation
+		)
+		m.oldValue = func(ctx context.Context) (*DashboardInvitation, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DashboardInvitation.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDashboardInvitation sets the old DashboardInvitation of the mutation.
+func withDashboardInvitation(node *DashboardInvitation) dashboardinvitationOption {
+	return func(m *DashboardInvitationMutation) {
+		m.oldValue = func(context.Context) (*DashboardInvitation, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DashboardInvitationMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DashboardInvitationMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DashboardInvitation entities.
+func (m *DashboardInvitationMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DashboardInvitationMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DashboardInvitationMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DashboardInvitation.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DashboardInvitationMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DashboardInvitationMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DashboardInvitationMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *DashboardInvitationMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *DashboardInvitationMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *DashboardInvitationMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *DashboardInvitationMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *DashboardInvitationMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetEmail sets the "email" field.
+func (m *DashboardInvitationMutation) SetEmail(s string) {
+	m.email = &s
+}
+
+// Email returns the value of the "email" field in the mutation.
+func (m *DashboardInvitationMutation) Email() (r string, exists bool) {
+	v := m.email
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEmail returns the old "email" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldEmail(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEmail is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEmail requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEmail: %w", err)
+	}
+	return oldValue.Email, nil
+}
+
+// ResetEmail resets all changes to the "email" field.
+func (m *DashboardInvitationMutation) ResetEmail() {
+	m.email = nil
+}
+
+// SetRole sets the "role" field.
+func (m *DashboardInvitationMutation) SetRole(d dashboardinvitation.Role) {
+	m.role = &d
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *DashboardInvitationMutation) Role() (r dashboardinvitation.Role, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldRole(ctx context.Context) (v dashboardinvitation.Role, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *DashboardInvitationMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *DashboardInvitationMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *DashboardInvitationMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldTokenHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *DashboardInvitationMutation) ResetTokenHash() {
+	m.token_hash = nil
+}
+
+// SetInvitedBy sets the "invited_by" field.
+func (m *DashboardInvitationMutation) SetInvitedBy(i int64) {
+	m.invited_by = &i
+	m.addinvited_by = nil
+}
+
+// InvitedBy returns the value of the "invited_by" field in the mutation.
+func (m *DashboardInvitationMutation) InvitedBy() (r int64, exists bool) {
+	v := m.invited_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvitedBy returns the old "invited_by" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldInvitedBy(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvitedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvitedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvitedBy: %w", err)
+	}
+	return oldValue.InvitedBy, nil
+}
+
+// AddInvitedBy adds i to the "invited_by" field.
+func (m *DashboardInvitationMutation) AddInvitedBy(i int64) {
+	if m.addinvited_by != nil {
+		*m.addinvited_by += i
+	} else {
+		m.addinvited_by = &i
+	}
+}
+
+// AddedInvitedBy returns the value that was added to the "invited_by" field in this mutation.
+func (m *DashboardInvitationMutation) AddedInvitedBy() (r int64, exists bool) {
+	v := m.addinvited_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetInvitedBy resets all changes to the "invited_by" field.
+func (m *DashboardInvitationMutation) ResetInvitedBy() {
+	m.invited_by = nil
+	m.addinvited_by = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *DashboardInvitationMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *DashboardInvitationMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *DashboardInvitationMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// SetAcceptedAt sets the "accepted_at" field.
+func (m *DashboardInvitationMutation) SetAcceptedAt(t time.Time) {
+	m.accepted_at = &t
+}
+
+// AcceptedAt returns the value of the "accepted_at" field in the mutation.
+func (m *DashboardInvitationMutation) AcceptedAt() (r time.Time, exists bool) {
+	v := m.accepted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAcceptedAt returns the old "accepted_at" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldAcceptedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAcceptedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAcceptedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAcceptedAt: %w", err)
+	}
+	return oldValue.AcceptedAt, nil
+}
+
+// ClearAcceptedAt clears the value of the "accepted_at" field.
+func (m *DashboardInvitationMutation) ClearAcceptedAt() {
+	m.accepted_at = nil
+	m.clearedFields[dashboardinvitation.FieldAcceptedAt] = struct{}{}
+}
+
+// AcceptedAtCleared returns if the "accepted_at" field was cleared in this mutation.
+func (m *DashboardInvitationMutation) AcceptedAtCleared() bool {
+	_, ok := m.clearedFields[dashboardinvitation.FieldAcceptedAt]
+	return ok
+}
+
+// ResetAcceptedAt resets all changes to the "accepted_at" field.
+func (m *DashboardInvitationMutation) ResetAcceptedAt() {
+	m.accepted_at = nil
+	delete(m.clearedFields, dashboardinvitation.FieldAcceptedAt)
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *DashboardInvitationMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *DashboardInvitationMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the DashboardInvitation entity.
+// If the DashboardInvitation object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardInvitationMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *DashboardInvitationMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[dashboardinvitation.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *DashboardInvitationMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[dashboardinvitation.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *DashboardInvitationMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, dashboardinvitation.FieldRevokedAt)
+}
+
+// Where appends a list predicates to the DashboardInvitationMutation builder.
+func (m *DashboardInvitationMutation) Where(ps ...predicate.DashboardInvitation) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DashboardInvitationMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DashboardInvitationMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DashboardInvitation, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DashboardInvitationMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DashboardInvitationMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DashboardInvitation).
+func (m *DashboardInvitationMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DashboardInvitationMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.created_at != nil {
+		fields = append(fields, dashboardinvitation.FieldCreatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, dashboardinvitation.FieldProjectID)
+	}
+	if m.email != nil {
+		fields = append(fields, dashboardinvitation.FieldEmail)
+	}
+	if m.role != nil {
+		fields = append(fields, dashboardinvitation.FieldRole)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, dashboardinvitation.FieldTokenHash)
+	}
+	if m.invited_by != nil {
+		fields = append(fields, dashboardinvitation.FieldInvitedBy)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, dashboardinvitation.FieldExpiresAt)
+	}
+	if m.accepted_at != nil {
+		fields = append(fields, dashboardinvitation.FieldAcceptedAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, dashboardinvitation.FieldRevokedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DashboardInvitationMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardinvitation.FieldCreatedAt:
+		return m.CreatedAt()
+	case dashboardinvitation.FieldProjectID:
+		return m.ProjectID()
+	case dashboardinvitation.FieldEmail:
+		return m.Email()
+	case dashboardinvitation.FieldRole:
+		return m.Role()
+	case dashboardinvitation.FieldTokenHash:
+		return m.TokenHash()
+	case dashboardinvitation.FieldInvitedBy:
+		return m.InvitedBy()
+	case dashboardinvitation.FieldExpiresAt:
+		return m.ExpiresAt()
+	case dashboardinvitation.FieldAcceptedAt:
+		return m.AcceptedAt()
+	case dashboardinvitation.FieldRevokedAt:
+		return m.RevokedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DashboardInvitationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case dashboardinvitation.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case dashboardinvitation.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case dashboardinvitation.FieldEmail:
+		return m.OldEmail(ctx)
+	case dashboardinvitation.FieldRole:
+		return m.OldRole(ctx)
+	case dashboardinvitation.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case dashboardinvitation.FieldInvitedBy:
+		return m.OldInvitedBy(ctx)
+	case dashboardinvitation.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	case dashboardinvitation.FieldAcceptedAt:
+		return m.OldAcceptedAt(ctx)
+	case dashboardinvitation.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown DashboardInvitation field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardInvitationMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case dashboardinvitation.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case dashboardinvitation.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case dashboardinvitation.FieldEmail:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEmail(v)
+		return nil
+	case dashboardinvitation.FieldRole:
+		v, ok := value.(dashboardinvitation.Role)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case dashboardinvitation.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case dashboardinvitation.FieldInvitedBy:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvitedBy(v)
+		return nil
+	case dashboardinvitation.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	case dashboardinvitation.FieldAcceptedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAcceptedAt(v)
+		return nil
+	case dashboardinvitation.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardInvitation field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DashboardInvitationMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, dashboardinvitation.FieldProjectID)
+	}
+	if m.addinvited_by != nil {
+		fields = append(fields, dashboardinvitation.FieldInvitedBy)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DashboardInvitationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardinvitation.FieldProjectID:
+		return m.AddedProjectID()
+	case dashboardinvitation.FieldInvitedBy:
+		return m.AddedInvitedBy()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardInvitationMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case dashboardinvitation.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case dashboardinvitation.FieldInvitedBy:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddInvitedBy(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardInvitation numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DashboardInvitationMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(dashboardinvitation.FieldAcceptedAt) {
+		fields = append(fields, dashboardinvitation.FieldAcceptedAt)
+	}
+	if m.FieldCleared(dashboardinvitation.FieldRevokedAt) {
+		fields = append(fields, dashboardinvitation.FieldRevokedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DashboardInvitationMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DashboardInvitationMutation) ClearField(name string) error {
+	switch name {
+	case dashboardinvitation.FieldAcceptedAt:
+		m.ClearAcceptedAt()
+		return nil
+	case dashboardinvitation.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardInvitation nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DashboardInvitationMutation) ResetField(name string) error {
+	switch name {
+	case dashboardinvitation.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case dashboardinvitation.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case dashboardinvitation.FieldEmail:
+		m.ResetEmail()
+		return nil
+	case dashboardinvitation.FieldRole:
+		m.ResetRole()
+		return nil
+	case dashboardinvitation.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case dashboardinvitation.FieldInvitedBy:
+		m.ResetInvitedBy()
+		return nil
+	case dashboardinvitation.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	case dashboardinvitation.FieldAcceptedAt:
+		m.ResetAcceptedAt()
+		return nil
+	case dashboardinvitation.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardInvitation field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DashboardInvitationMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DashboardInvitationMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DashboardInvitationMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DashboardInvitationMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DashboardInvitationMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DashboardInvitationMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DashboardInvitationMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DashboardInvitation unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DashboardInvitationMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DashboardInvitation edge %s", name)
+}
+
+// DashboardRecoveryCodeMutation represents an operation that mutates the DashboardRecoveryCode nodes in the graph.
+type DashboardRecoveryCodeMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	user_id       *int64
+	adduser_id    *int64
+	code_hash     *string
+	used_at       *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*DashboardRecoveryCode, error)
+	predicates    []predicate.DashboardRecoveryCode
+}
+
+var _ ent.Mutation = (*DashboardRecoveryCodeMutation)(nil)
+
+// dashboardrecoverycodeOption allows management of the mutation configuration using functional options.
+type dashboardrecoverycodeOption func(*DashboardRecoveryCodeMutation)
+
+// newDashboardRecoveryCodeMutation creates new mutation for the DashboardRecoveryCode entity.
+func newDashboardRecoveryCodeMutation(c config, op Op, opts ...dashboardrecoverycodeOption) *DashboardRecoveryCodeMutation {
+	m := &DashboardRecoveryCodeMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeDashboardRecoveryCode,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withDashboardRecoveryCodeID sets the ID field of the mutation.
+func withDashboardRecoveryCodeID(id int64) dashboardrecoverycodeOption {
+	return func(m *DashboardRecoveryCodeMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *DashboardRecoveryCode
+		)
+		m.oldValue = func(ctx context.Context) (*DashboardRecoveryCode, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().DashboardRecoveryCode.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withDashboardRecoveryCode sets the old DashboardRecoveryCode of the mutation.
+func withDashboardRecoveryCode(node *DashboardRecoveryCode) dashboardrecoverycodeOption {
+	return func(m *DashboardRecoveryCodeMutation) {
+		m.oldValue = func(context.Context) (*DashboardRecoveryCode, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m DashboardRecoveryCodeMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m DashboardRecoveryCodeMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of DashboardRecoveryCode entities.
+func (m *DashboardRecoveryCodeMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *DashboardRecoveryCodeMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *DashboardRecoveryCodeMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().DashboardRecoveryCode.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *DashboardRecoveryCodeMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *DashboardRecoveryCodeMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the DashboardRecoveryCode entity.
+// If the DashboardRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardRecoveryCodeMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *DashboardRecoveryCodeMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUserID sets the "user_id" field.
+func (m *DashboardRecoveryCodeMutation) SetUserID(i int64) {
+	m.user_id = &i
+	m.adduser_id = nil
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *DashboardRecoveryCodeMutation) UserID() (r int64, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the DashboardRecoveryCode entity.
+// If the DashboardRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardRecoveryCodeMutation) OldUserID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// AddUserID adds i to the "user_id" field.
+func (m *DashboardRecoveryCodeMutation) AddUserID(i int64) {
+	if m.adduser_id != nil {
+		*m.adduser_id += i
+	} else {
+		m.adduser_id = &i
+	}
+}
+
+// AddedUserID returns the value that was added to the "user_id" field in this mutation.
+func (m *DashboardRecoveryCodeMutation) AddedUserID() (r int64, exists bool) {
+	v := m.adduser_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *DashboardRecoveryCodeMutation) ResetUserID() {
+	m.user_id = nil
+	m.adduser_id = nil
+}
+
+// SetCodeHash sets the "code_hash" field.
+func (m *DashboardRecoveryCodeMutation) SetCodeHash(s string) {
+	m.code_hash = &s
+}
+
+// CodeHash returns the value of the "code_hash" field in the mutation.
+func (m *DashboardRecoveryCodeMutation) CodeHash() (r string, exists bool) {
+	v := m.code_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCodeHash returns the old "code_hash" field's value of the DashboardRecoveryCode entity.
+// If the DashboardRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardRecoveryCodeMutation) OldCodeHash(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCodeHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCodeHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCodeHash: %w", err)
+	}
+	return oldValue.CodeHash, nil
+}
+
+// ResetCodeHash resets all changes to the "code_hash" field.
+func (m *DashboardRecoveryCodeMutation) ResetCodeHash() {
+	m.code_hash = nil
+}
+
+// SetUsedAt sets the "used_at" field.
+func (m *DashboardRecoveryCodeMutation) SetUsedAt(t time.Time) {
+	m.used_at = &t
+}
+
+// UsedAt returns the value of the "used_at" field in the mutation.
+func (m *DashboardRecoveryCodeMutation) UsedAt() (r time.Time, exists bool) {
+	v := m.used_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUsedAt returns the old "used_at" field's value of the DashboardRecoveryCode entity.
+// If the DashboardRecoveryCode object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardRecoveryCodeMutation) OldUsedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUsedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUsedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUsedAt: %w", err)
+	}
+	return oldValue.UsedAt, nil
+}
+
+// ClearUsedAt clears the value of the "used_at" field.
+func (m *DashboardRecoveryCodeMutation) ClearUsedAt() {
+	m.used_at = nil
+	m.clearedFields[dashboardrecoverycode.FieldUsedAt] = struct{}{}
+}
+
+// UsedAtCleared returns if the "used_at" field was cleared in this mutation.
+func (m *DashboardRecoveryCodeMutation) UsedAtCleared() bool {
+	_, ok := m.clearedFields[dashboardrecoverycode.FieldUsedAt]
+	return ok
+}
+
+// ResetUsedAt resets all changes to the "used_at" field.
+func (m *DashboardRecoveryCodeMutation) ResetUsedAt() {
+	m.used_at = nil
+	delete(m.clearedFields, dashboardrecoverycode.FieldUsedAt)
+}
+
+// Where appends a list predicates to the DashboardRecoveryCodeMutation builder.
+func (m *DashboardRecoveryCodeMutation) Where(ps ...predicate.DashboardRecoveryCode) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the DashboardRecoveryCodeMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *DashboardRecoveryCodeMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.DashboardRecoveryCode, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *DashboardRecoveryCodeMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *DashboardRecoveryCodeMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (DashboardRecoveryCode).
+func (m *DashboardRecoveryCodeMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *DashboardRecoveryCodeMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.created_at != nil {
+		fields = append(fields, dashboardrecoverycode.FieldCreatedAt)
+	}
+	if m.user_id != nil {
+		fields = append(fields, dashboardrecoverycode.FieldUserID)
+	}
+	if m.code_hash != nil {
+		fields = append(fields, dashboardrecoverycode.FieldCodeHash)
+	}
+	if m.used_at != nil {
+		fields = append(fields, dashboardrecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *DashboardRecoveryCodeMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardrecoverycode.FieldCreatedAt:
+		return m.CreatedAt()
+	case dashboardrecoverycode.FieldUserID:
+		return m.UserID()
+	case dashboardrecoverycode.FieldCodeHash:
+		return m.CodeHash()
+	case dashboardrecoverycode.FieldUsedAt:
+		return m.UsedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *DashboardRecoveryCodeMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case dashboardrecoverycode.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case dashboardrecoverycode.FieldUserID:
+		return m.OldUserID(ctx)
+	case dashboardrecoverycode.FieldCodeHash:
+		return m.OldCodeHash(ctx)
+	case dashboardrecoverycode.FieldUsedAt:
+		return m.OldUsedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown DashboardRecoveryCode field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardRecoveryCodeMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case dashboardrecoverycode.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case dashboardrecoverycode.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case dashboardrecoverycode.FieldCodeHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCodeHash(v)
+		return nil
+	case dashboardrecoverycode.FieldUsedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUsedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardRecoveryCode field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *DashboardRecoveryCodeMutation) AddedFields() []string {
+	var fields []string
+	if m.adduser_id != nil {
+		fields = append(fields, dashboardrecoverycode.FieldUserID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *DashboardRecoveryCodeMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case dashboardrecoverycode.FieldUserID:
+		return m.AddedUserID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *DashboardRecoveryCodeMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case dashboardrecoverycode.FieldUserID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUserID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardRecoveryCode numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *DashboardRecoveryCodeMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(dashboardrecoverycode.FieldUsedAt) {
+		fields = append(fields, dashboardrecoverycode.FieldUsedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *DashboardRecoveryCodeMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *DashboardRecoveryCodeMutation) ClearField(name string) error {
+	switch name {
+	case dashboardrecoverycode.FieldUsedAt:
+		m.ClearUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardRecoveryCode nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *DashboardRecoveryCodeMutation) ResetField(name string) error {
+	switch name {
+	case dashboardrecoverycode.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case dashboardrecoverycode.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case dashboardrecoverycode.FieldCodeHash:
+		m.ResetCodeHash()
+		return nil
+	case dashboardrecoverycode.FieldUsedAt:
+		m.ResetUsedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown DashboardRecoveryCode field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *DashboardRecoveryCodeMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *DashboardRecoveryCodeMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *DashboardRecoveryCodeMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *DashboardRecoveryCodeMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *DashboardRecoveryCodeMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *DashboardRecoveryCodeMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *DashboardRecoveryCodeMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown DashboardRecoveryCode unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *DashboardRecoveryCodeMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown DashboardRecoveryCode edge %s", name)
+}
+
 // DashboardSessionMutation represents an operation that mutates the DashboardSession nodes in the graph.
 type DashboardSessionMutation struct {
 	config
@@ -4165,6 +6430,8 @@ type DashboardSessionMutation struct {
 	adduser_id    *int64
 	csrf_token    *string
 	expires_at    *time.Time
+	pending       *dashboardsession.Pending
+	reauth_at     *time.Time
 	clearedFields map[string]struct{}
 	done          bool
 	oldValue      func(context.Context) (*DashboardSession, error)
@@ -4475,6 +6742,91 @@ func (m *DashboardSessionMutation) ResetExpiresAt() {
 	m.expires_at = nil
 }
 
+// SetPending sets the "pending" field.
+func (m *DashboardSessionMutation) SetPending(d dashboardsession.Pending) {
+	m.pending = &d
+}
+
+// Pending returns the value of the "pending" field in the mutation.
+func (m *DashboardSessionMutation) Pending() (r dashboardsession.Pending, exists bool) {
+	v := m.pending
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPending returns the old "pending" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldPending(ctx context.Context) (v dashboardsession.Pending, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPending is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPending requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPending: %w", err)
+	}
+	return oldValue.Pending, nil
+}
+
+// ResetPending resets all changes to the "pending" field.
+func (m *DashboardSessionMutation) ResetPending() {
+	m.pending = nil
+}
+
+// SetReauthAt sets the "reauth_at" field.
+func (m *DashboardSessionMutation) SetReauthAt(t time.Time) {
+	m.reauth_at = &t
+}
+
+// ReauthAt returns the value of the "reauth_at" field in the mutation.
+func (m *DashboardSessionMutation) ReauthAt() (r time.Time, exists bool) {
+	v := m.reauth_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReauthAt returns the old "reauth_at" field's value of the DashboardSession entity.
+// If the DashboardSession object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardSessionMutation) OldReauthAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReauthAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReauthAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReauthAt: %w", err)
+	}
+	return oldValue.ReauthAt, nil
+}
+
+// ClearReauthAt clears the value of the "reauth_at" field.
+func (m *DashboardSessionMutation) ClearReauthAt() {
+	m.reauth_at = nil
+	m.clearedFields[dashboardsession.FieldReauthAt] = struct{}{}
+}
+
+// ReauthAtCleared returns if the "reauth_at" field was cleared in this mutation.
+func (m *DashboardSessionMutation) ReauthAtCleared() bool {
+	_, ok := m.clearedFields[dashboardsession.FieldReauthAt]
+	return ok
+}
+
+// ResetReauthAt resets all changes to the "reauth_at" field.
+func (m *DashboardSessionMutation) ResetReauthAt() {
+	m.reauth_at = nil
+	delete(m.clearedFields, dashboardsession.FieldReauthAt)
+}
+
 // Where appends a list predicates to the DashboardSessionMutation builder.
 func (m *DashboardSessionMutation) Where(ps ...predicate.DashboardSession) {
 	m.predicates = append(m.predicates, ps...)
@@ -4509,7 +6861,7 @@ func (m *DashboardSessionMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *DashboardSessionMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 7)
 	if m.created_at != nil {
 		fields = append(fields, dashboardsession.FieldCreatedAt)
 	}
@@ -4524,6 +6876,12 @@ func (m *DashboardSessionMutation) Fields() []string {
 	}
 	if m.expires_at != nil {
 		fields = append(fields, dashboardsession.FieldExpiresAt)
+	}
+	if m.pending != nil {
+		fields = append(fields, dashboardsession.FieldPending)
+	}
+	if m.reauth_at != nil {
+		fields = append(fields, dashboardsession.FieldReauthAt)
 	}
 	return fields
 }
@@ -4543,6 +6901,10 @@ func (m *DashboardSessionMutation) Field(name string) (ent.Value, bool) {
 		return m.CsrfToken()
 	case dashboardsession.FieldExpiresAt:
 		return m.ExpiresAt()
+	case dashboardsession.FieldPending:
+		return m.Pending()
+	case dashboardsession.FieldReauthAt:
+		return m.ReauthAt()
 	}
 	return nil, false
 }
@@ -4562,6 +6924,10 @@ func (m *DashboardSessionMutation) OldField(ctx context.Context, name string) (e
 		return m.OldCsrfToken(ctx)
 	case dashboardsession.FieldExpiresAt:
 		return m.OldExpiresAt(ctx)
+	case dashboardsession.FieldPending:
+		return m.OldPending(ctx)
+	case dashboardsession.FieldReauthAt:
+		return m.OldReauthAt(ctx)
 	}
 	return nil, fmt.Errorf("unknown DashboardSession field %s", name)
 }
@@ -4605,6 +6971,20 @@ func (m *DashboardSessionMutation) SetField(name string, value ent.Value) error 
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetExpiresAt(v)
+		return nil
+	case dashboardsession.FieldPending:
+		v, ok := value.(dashboardsession.Pending)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPending(v)
+		return nil
+	case dashboardsession.FieldReauthAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReauthAt(v)
 		return nil
 	}
 	return fmt.Errorf("unknown DashboardSession field %s", name)
@@ -4650,7 +7030,11 @@ func (m *DashboardSessionMutation) AddField(name string, value ent.Value) error 
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *DashboardSessionMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(dashboardsession.FieldReauthAt) {
+		fields = append(fields, dashboardsession.FieldReauthAt)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -4663,6 +7047,11 @@ func (m *DashboardSessionMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *DashboardSessionMutation) ClearField(name string) error {
+	switch name {
+	case dashboardsession.FieldReauthAt:
+		m.ClearReauthAt()
+		return nil
+	}
 	return fmt.Errorf("unknown DashboardSession nullable field %s", name)
 }
 
@@ -4684,6 +7073,12 @@ func (m *DashboardSessionMutation) ResetField(name string) error {
 		return nil
 	case dashboardsession.FieldExpiresAt:
 		m.ResetExpiresAt()
+		return nil
+	case dashboardsession.FieldPending:
+		m.ResetPending()
+		return nil
+	case dashboardsession.FieldReauthAt:
+		m.ResetReauthAt()
 		return nil
 	}
 	return fmt.Errorf("unknown DashboardSession field %s", name)
@@ -4751,6 +7146,12 @@ type DashboardUserMutation struct {
 	failed_signins    *int
 	addfailed_signins *int
 	locked_until      *time.Time
+	role              *dashboarduser.Role
+	disabled_at       *time.Time
+	totp_secret       *string
+	totp_enabled_at   *time.Time
+	totp_last_step    *int64
+	addtotp_last_step *int64
 	clearedFields     map[string]struct{}
 	done              bool
 	oldValue          func(context.Context) (*DashboardUser, error)
@@ -5130,6 +7531,232 @@ func (m *DashboardUserMutation) ResetLockedUntil() {
 	delete(m.clearedFields, dashboarduser.FieldLockedUntil)
 }
 
+// SetRole sets the "role" field.
+func (m *DashboardUserMutation) SetRole(d dashboarduser.Role) {
+	m.role = &d
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *DashboardUserMutation) Role() (r dashboarduser.Role, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldRole(ctx context.Context) (v dashboarduser.Role, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *DashboardUserMutation) ResetRole() {
+	m.role = nil
+}
+
+// SetDisabledAt sets the "disabled_at" field.
+func (m *DashboardUserMutation) SetDisabledAt(t time.Time) {
+	m.disabled_at = &t
+}
+
+// DisabledAt returns the value of the "disabled_at" field in the mutation.
+func (m *DashboardUserMutation) DisabledAt() (r time.Time, exists bool) {
+	v := m.disabled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisabledAt returns the old "disabled_at" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldDisabledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisabledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisabledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisabledAt: %w", err)
+	}
+	return oldValue.DisabledAt, nil
+}
+
+// ClearDisabledAt clears the value of the "disabled_at" field.
+func (m *DashboardUserMutation) ClearDisabledAt() {
+	m.disabled_at = nil
+	m.clearedFields[dashboarduser.FieldDisabledAt] = struct{}{}
+}
+
+// DisabledAtCleared returns if the "disabled_at" field was cleared in this mutation.
+func (m *DashboardUserMutation) DisabledAtCleared() bool {
+	_, ok := m.clearedFields[dashboarduser.FieldDisabledAt]
+	return ok
+}
+
+// ResetDisabledAt resets all changes to the "disabled_at" field.
+func (m *DashboardUserMutation) ResetDisabledAt() {
+	m.disabled_at = nil
+	delete(m.clearedFields, dashboarduser.FieldDisabledAt)
+}
+
+// SetTotpSecret sets the "totp_secret" field.
+func (m *DashboardUserMutation) SetTotpSecret(s string) {
+	m.totp_secret = &s
+}
+
+// TotpSecret returns the value of the "totp_secret" field in the mutation.
+func (m *DashboardUserMutation) TotpSecret() (r string, exists bool) {
+	v := m.totp_secret
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotpSecret returns the old "totp_secret" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldTotpSecret(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotpSecret is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotpSecret requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotpSecret: %w", err)
+	}
+	return oldValue.TotpSecret, nil
+}
+
+// ResetTotpSecret resets all changes to the "totp_secret" field.
+func (m *DashboardUserMutation) ResetTotpSecret() {
+	m.totp_secret = nil
+}
+
+// SetTotpEnabledAt sets the "totp_enabled_at" field.
+func (m *DashboardUserMutation) SetTotpEnabledAt(t time.Time) {
+	m.totp_enabled_at = &t
+}
+
+// TotpEnabledAt returns the value of the "totp_enabled_at" field in the mutation.
+func (m *DashboardUserMutation) TotpEnabledAt() (r time.Time, exists bool) {
+	v := m.totp_enabled_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotpEnabledAt returns the old "totp_enabled_at" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldTotpEnabledAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotpEnabledAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotpEnabledAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotpEnabledAt: %w", err)
+	}
+	return oldValue.TotpEnabledAt, nil
+}
+
+// ClearTotpEnabledAt clears the value of the "totp_enabled_at" field.
+func (m *DashboardUserMutation) ClearTotpEnabledAt() {
+	m.totp_enabled_at = nil
+	m.clearedFields[dashboarduser.FieldTotpEnabledAt] = struct{}{}
+}
+
+// TotpEnabledAtCleared returns if the "totp_enabled_at" field was cleared in this mutation.
+func (m *DashboardUserMutation) TotpEnabledAtCleared() bool {
+	_, ok := m.clearedFields[dashboarduser.FieldTotpEnabledAt]
+	return ok
+}
+
+// ResetTotpEnabledAt resets all changes to the "totp_enabled_at" field.
+func (m *DashboardUserMutation) ResetTotpEnabledAt() {
+	m.totp_enabled_at = nil
+	delete(m.clearedFields, dashboarduser.FieldTotpEnabledAt)
+}
+
+// SetTotpLastStep sets the "totp_last_step" field.
+func (m *DashboardUserMutation) SetTotpLastStep(i int64) {
+	m.totp_last_step = &i
+	m.addtotp_last_step = nil
+}
+
+// TotpLastStep returns the value of the "totp_last_step" field in the mutation.
+func (m *DashboardUserMutation) TotpLastStep() (r int64, exists bool) {
+	v := m.totp_last_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotpLastStep returns the old "totp_last_step" field's value of the DashboardUser entity.
+// If the DashboardUser object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *DashboardUserMutation) OldTotpLastStep(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotpLastStep is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotpLastStep requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotpLastStep: %w", err)
+	}
+	return oldValue.TotpLastStep, nil
+}
+
+// AddTotpLastStep adds i to the "totp_last_step" field.
+func (m *DashboardUserMutation) AddTotpLastStep(i int64) {
+	if m.addtotp_last_step != nil {
+		*m.addtotp_last_step += i
+	} else {
+		m.addtotp_last_step = &i
+	}
+}
+
+// AddedTotpLastStep returns the value that was added to the "totp_last_step" field in this mutation.
+func (m *DashboardUserMutation) AddedTotpLastStep() (r int64, exists bool) {
+	v := m.addtotp_last_step
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTotpLastStep resets all changes to the "totp_last_step" field.
+func (m *DashboardUserMutation) ResetTotpLastStep() {
+	m.totp_last_step = nil
+	m.addtotp_last_step = nil
+}
+
 // Where appends a list predicates to the DashboardUserMutation builder.
 func (m *DashboardUserMutation) Where(ps ...predicate.DashboardUser) {
 	m.predicates = append(m.predicates, ps...)
@@ -5164,7 +7791,7 @@ func (m *DashboardUserMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *DashboardUserMutation) Fields() []string {
-	fields := make([]string, 0, 6)
+	fields := make([]string, 0, 11)
 	if m.created_at != nil {
 		fields = append(fields, dashboarduser.FieldCreatedAt)
 	}
@@ -5182,6 +7809,21 @@ func (m *DashboardUserMutation) Fields() []string {
 	}
 	if m.locked_until != nil {
 		fields = append(fields, dashboarduser.FieldLockedUntil)
+	}
+	if m.role != nil {
+		fields = append(fields, dashboarduser.FieldRole)
+	}
+	if m.disabled_at != nil {
+		fields = append(fields, dashboarduser.FieldDisabledAt)
+	}
+	if m.totp_secret != nil {
+		fields = append(fields, dashboarduser.FieldTotpSecret)
+	}
+	if m.totp_enabled_at != nil {
+		fields = append(fields, dashboarduser.FieldTotpEnabledAt)
+	}
+	if m.totp_last_step != nil {
+		fields = append(fields, dashboarduser.FieldTotpLastStep)
 	}
 	return fields
 }
@@ -5203,6 +7845,16 @@ func (m *DashboardUserMutation) Field(name string) (ent.Value, bool) {
 		return m.FailedSignins()
 	case dashboarduser.FieldLockedUntil:
 		return m.LockedUntil()
+	case dashboarduser.FieldRole:
+		return m.Role()
+	case dashboarduser.FieldDisabledAt:
+		return m.DisabledAt()
+	case dashboarduser.FieldTotpSecret:
+		return m.TotpSecret()
+	case dashboarduser.FieldTotpEnabledAt:
+		return m.TotpEnabledAt()
+	case dashboarduser.FieldTotpLastStep:
+		return m.TotpLastStep()
 	}
 	return nil, false
 }
@@ -5224,6 +7876,16 @@ func (m *DashboardUserMutation) OldField(ctx context.Context, name string) (ent.
 		return m.OldFailedSignins(ctx)
 	case dashboarduser.FieldLockedUntil:
 		return m.OldLockedUntil(ctx)
+	case dashboarduser.FieldRole:
+		return m.OldRole(ctx)
+	case dashboarduser.FieldDisabledAt:
+		return m.OldDisabledAt(ctx)
+	case dashboarduser.FieldTotpSecret:
+		return m.OldTotpSecret(ctx)
+	case dashboarduser.FieldTotpEnabledAt:
+		return m.OldTotpEnabledAt(ctx)
+	case dashboarduser.FieldTotpLastStep:
+		return m.OldTotpLastStep(ctx)
 	}
 	return nil, fmt.Errorf("unknown DashboardUser field %s", name)
 }
@@ -5275,6 +7937,41 @@ func (m *DashboardUserMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLockedUntil(v)
 		return nil
+	case dashboarduser.FieldRole:
+		v, ok := value.(dashboarduser.Role)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case dashboarduser.FieldDisabledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisabledAt(v)
+		return nil
+	case dashboarduser.FieldTotpSecret:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotpSecret(v)
+		return nil
+	case dashboarduser.FieldTotpEnabledAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotpEnabledAt(v)
+		return nil
+	case dashboarduser.FieldTotpLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotpLastStep(v)
+		return nil
 	}
 	return fmt.Errorf("unknown DashboardUser field %s", name)
 }
@@ -5289,6 +7986,9 @@ func (m *DashboardUserMutation) AddedFields() []string {
 	if m.addfailed_signins != nil {
 		fields = append(fields, dashboarduser.FieldFailedSignins)
 	}
+	if m.addtotp_last_step != nil {
+		fields = append(fields, dashboarduser.FieldTotpLastStep)
+	}
 	return fields
 }
 
@@ -5301,6 +8001,8 @@ func (m *DashboardUserMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedProjectID()
 	case dashboarduser.FieldFailedSignins:
 		return m.AddedFailedSignins()
+	case dashboarduser.FieldTotpLastStep:
+		return m.AddedTotpLastStep()
 	}
 	return nil, false
 }
@@ -5324,6 +8026,13 @@ func (m *DashboardUserMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddFailedSignins(v)
 		return nil
+	case dashboarduser.FieldTotpLastStep:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotpLastStep(v)
+		return nil
 	}
 	return fmt.Errorf("unknown DashboardUser numeric field %s", name)
 }
@@ -5334,6 +8043,12 @@ func (m *DashboardUserMutation) ClearedFields() []string {
 	var fields []string
 	if m.FieldCleared(dashboarduser.FieldLockedUntil) {
 		fields = append(fields, dashboarduser.FieldLockedUntil)
+	}
+	if m.FieldCleared(dashboarduser.FieldDisabledAt) {
+		fields = append(fields, dashboarduser.FieldDisabledAt)
+	}
+	if m.FieldCleared(dashboarduser.FieldTotpEnabledAt) {
+		fields = append(fields, dashboarduser.FieldTotpEnabledAt)
 	}
 	return fields
 }
@@ -5351,6 +8066,12 @@ func (m *DashboardUserMutation) ClearField(name string) error {
 	switch name {
 	case dashboarduser.FieldLockedUntil:
 		m.ClearLockedUntil()
+		return nil
+	case dashboarduser.FieldDisabledAt:
+		m.ClearDisabledAt()
+		return nil
+	case dashboarduser.FieldTotpEnabledAt:
+		m.ClearTotpEnabledAt()
 		return nil
 	}
 	return fmt.Errorf("unknown DashboardUser nullable field %s", name)
@@ -5377,6 +8098,21 @@ func (m *DashboardUserMutation) ResetField(name string) error {
 		return nil
 	case dashboarduser.FieldLockedUntil:
 		m.ResetLockedUntil()
+		return nil
+	case dashboarduser.FieldRole:
+		m.ResetRole()
+		return nil
+	case dashboarduser.FieldDisabledAt:
+		m.ResetDisabledAt()
+		return nil
+	case dashboarduser.FieldTotpSecret:
+		m.ResetTotpSecret()
+		return nil
+	case dashboarduser.FieldTotpEnabledAt:
+		m.ResetTotpEnabledAt()
+		return nil
+	case dashboarduser.FieldTotpLastStep:
+		m.ResetTotpLastStep()
 		return nil
 	}
 	return fmt.Errorf("unknown DashboardUser field %s", name)
@@ -24436,6 +27172,7 @@ type ProjectMutation struct {
 	logo                  *[]byte
 	logo_type             *string
 	auto_refund_overpaid  *bool
+	require_owner_2fa     *bool
 	clearedFields         map[string]struct{}
 	done                  bool
 	oldValue              func(context.Context) (*Project, error)
@@ -25432,6 +28169,42 @@ func (m *ProjectMutation) ResetAutoRefundOverpaid() {
 	m.auto_refund_overpaid = nil
 }
 
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (m *ProjectMutation) SetRequireOwner2fa(b bool) {
+	m.require_owner_2fa = &b
+}
+
+// RequireOwner2fa returns the value of the "require_owner_2fa" field in the mutation.
+func (m *ProjectMutation) RequireOwner2fa() (r bool, exists bool) {
+	v := m.require_owner_2fa
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequireOwner2fa returns the old "require_owner_2fa" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldRequireOwner2fa(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequireOwner2fa is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequireOwner2fa requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequireOwner2fa: %w", err)
+	}
+	return oldValue.RequireOwner2fa, nil
+}
+
+// ResetRequireOwner2fa resets all changes to the "require_owner_2fa" field.
+func (m *ProjectMutation) ResetRequireOwner2fa() {
+	m.require_owner_2fa = nil
+}
+
 // Where appends a list predicates to the ProjectMutation builder.
 func (m *ProjectMutation) Where(ps ...predicate.Project) {
 	m.predicates = append(m.predicates, ps...)
@@ -25466,7 +28239,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 22)
+	fields := make([]string, 0, 23)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -25533,6 +28306,9 @@ func (m *ProjectMutation) Fields() []string {
 	if m.auto_refund_overpaid != nil {
 		fields = append(fields, project.FieldAutoRefundOverpaid)
 	}
+	if m.require_owner_2fa != nil {
+		fields = append(fields, project.FieldRequireOwner2fa)
+	}
 	return fields
 }
 
@@ -25585,6 +28361,8 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.LogoType()
 	case project.FieldAutoRefundOverpaid:
 		return m.AutoRefundOverpaid()
+	case project.FieldRequireOwner2fa:
+		return m.RequireOwner2fa()
 	}
 	return nil, false
 }
@@ -25638,6 +28416,8 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldLogoType(ctx)
 	case project.FieldAutoRefundOverpaid:
 		return m.OldAutoRefundOverpaid(ctx)
+	case project.FieldRequireOwner2fa:
+		return m.OldRequireOwner2fa(ctx)
 	}
 	return nil, fmt.Errorf("unknown Project field %s", name)
 }
@@ -25801,6 +28581,13 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetAutoRefundOverpaid(v)
 		return nil
+	case project.FieldRequireOwner2fa:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequireOwner2fa(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)
 }
@@ -25963,6 +28750,9 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldAutoRefundOverpaid:
 		m.ResetAutoRefundOverpaid()
+		return nil
+	case project.FieldRequireOwner2fa:
+		m.ResetRequireOwner2fa()
 		return nil
 	}
 	return fmt.Errorf("unknown Project field %s", name)

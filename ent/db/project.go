@@ -64,7 +64,9 @@ type Project struct {
 	LogoType string `json:"logo_type,omitempty"`
 	// A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant).
 	AutoRefundOverpaid bool `json:"auto_refund_overpaid,omitempty"`
-	selectValues       sql.SelectValues
+	// The project's owners must sign in with a TOTP code: one without enrolls at their next sign-in.
+	RequireOwner2fa bool `json:"require_owner_2fa,omitempty"`
+	selectValues    sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -76,7 +78,7 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case project.FieldUnderpaidTolerance:
 			values[i] = new(decimal.Decimal)
-		case project.FieldPayoutNotifyPost, project.FieldAutoRefundOverpaid:
+		case project.FieldPayoutNotifyPost, project.FieldAutoRefundOverpaid, project.FieldRequireOwner2fa:
 			values[i] = new(sql.NullBool)
 		case project.FieldRateLimit:
 			values[i] = new(sql.NullFloat64)
@@ -248,6 +250,12 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.AutoRefundOverpaid = value.Bool
 			}
+		case project.FieldRequireOwner2fa:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field require_owner_2fa", values[i])
+			} else if value.Valid {
+				_m.RequireOwner2fa = value.Bool
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -351,6 +359,9 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("auto_refund_overpaid=")
 	builder.WriteString(fmt.Sprintf("%v", _m.AutoRefundOverpaid))
+	builder.WriteString(", ")
+	builder.WriteString("require_owner_2fa=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RequireOwner2fa))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -276,6 +276,20 @@ func (_c *ProjectCreate) SetNillableAutoRefundOverpaid(v *bool) *ProjectCreate {
 	return _c
 }
 
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (_c *ProjectCreate) SetRequireOwner2fa(v bool) *ProjectCreate {
+	_c.mutation.SetRequireOwner2fa(v)
+	return _c
+}
+
+// SetNillableRequireOwner2fa sets the "require_owner_2fa" field if the given value is not nil.
+func (_c *ProjectCreate) SetNillableRequireOwner2fa(v *bool) *ProjectCreate {
+	if v != nil {
+		_c.SetRequireOwner2fa(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ProjectCreate) SetID(v int64) *ProjectCreate {
 	_c.mutation.SetID(v)
@@ -385,6 +399,10 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultAutoRefundOverpaid
 		_c.mutation.SetAutoRefundOverpaid(v)
 	}
+	if _, ok := _c.mutation.RequireOwner2fa(); !ok {
+		v := project.DefaultRequireOwner2fa
+		_c.mutation.SetRequireOwner2fa(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -465,6 +483,9 @@ func (_c *ProjectCreate) check() error {
 	}
 	if _, ok := _c.mutation.AutoRefundOverpaid(); !ok {
 		return &ValidationError{Name: "auto_refund_overpaid", err: errors.New(`db: missing required field "Project.auto_refund_overpaid"`)}
+	}
+	if _, ok := _c.mutation.RequireOwner2fa(); !ok {
+		return &ValidationError{Name: "require_owner_2fa", err: errors.New(`db: missing required field "Project.require_owner_2fa"`)}
 	}
 	return nil
 }
@@ -586,6 +607,10 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
 		_node.AutoRefundOverpaid = value
+	}
+	if value, ok := _c.mutation.RequireOwner2fa(); ok {
+		_spec.SetField(project.FieldRequireOwner2fa, field.TypeBool, value)
+		_node.RequireOwner2fa = value
 	}
 	return _node, _spec
 }
@@ -918,6 +943,18 @@ func (u *ProjectUpsert) SetAutoRefundOverpaid(v bool) *ProjectUpsert {
 // UpdateAutoRefundOverpaid sets the "auto_refund_overpaid" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateAutoRefundOverpaid() *ProjectUpsert {
 	u.SetExcluded(project.FieldAutoRefundOverpaid)
+	return u
+}
+
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (u *ProjectUpsert) SetRequireOwner2fa(v bool) *ProjectUpsert {
+	u.Set(project.FieldRequireOwner2fa, v)
+	return u
+}
+
+// UpdateRequireOwner2fa sets the "require_owner_2fa" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateRequireOwner2fa() *ProjectUpsert {
+	u.SetExcluded(project.FieldRequireOwner2fa)
 	return u
 }
 
@@ -1298,6 +1335,20 @@ func (u *ProjectUpsertOne) SetAutoRefundOverpaid(v bool) *ProjectUpsertOne {
 func (u *ProjectUpsertOne) UpdateAutoRefundOverpaid() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateAutoRefundOverpaid()
+	})
+}
+
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (u *ProjectUpsertOne) SetRequireOwner2fa(v bool) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRequireOwner2fa(v)
+	})
+}
+
+// UpdateRequireOwner2fa sets the "require_owner_2fa" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateRequireOwner2fa() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRequireOwner2fa()
 	})
 }
 
@@ -1844,6 +1895,20 @@ func (u *ProjectUpsertBulk) SetAutoRefundOverpaid(v bool) *ProjectUpsertBulk {
 func (u *ProjectUpsertBulk) UpdateAutoRefundOverpaid() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateAutoRefundOverpaid()
+	})
+}
+
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (u *ProjectUpsertBulk) SetRequireOwner2fa(v bool) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetRequireOwner2fa(v)
+	})
+}
+
+// UpdateRequireOwner2fa sets the "require_owner_2fa" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateRequireOwner2fa() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateRequireOwner2fa()
 	})
 }
 

@@ -316,6 +316,20 @@ func (_u *ProjectUpdate) SetNillableAutoRefundOverpaid(v *bool) *ProjectUpdate {
 	return _u
 }
 
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (_u *ProjectUpdate) SetRequireOwner2fa(v bool) *ProjectUpdate {
+	_u.mutation.SetRequireOwner2fa(v)
+	return _u
+}
+
+// SetNillableRequireOwner2fa sets the "require_owner_2fa" field if the given value is not nil.
+func (_u *ProjectUpdate) SetNillableRequireOwner2fa(v *bool) *ProjectUpdate {
+	if v != nil {
+		_u.SetRequireOwner2fa(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdate) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -482,6 +496,9 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RequireOwner2fa(); ok {
+		_spec.SetField(project.FieldRequireOwner2fa, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -789,6 +806,20 @@ func (_u *ProjectUpdateOne) SetNillableAutoRefundOverpaid(v *bool) *ProjectUpdat
 	return _u
 }
 
+// SetRequireOwner2fa sets the "require_owner_2fa" field.
+func (_u *ProjectUpdateOne) SetRequireOwner2fa(v bool) *ProjectUpdateOne {
+	_u.mutation.SetRequireOwner2fa(v)
+	return _u
+}
+
+// SetNillableRequireOwner2fa sets the "require_owner_2fa" field if the given value is not nil.
+func (_u *ProjectUpdateOne) SetNillableRequireOwner2fa(v *bool) *ProjectUpdateOne {
+	if v != nil {
+		_u.SetRequireOwner2fa(*v)
+	}
+	return _u
+}
+
 // Mutation returns the ProjectMutation object of the builder.
 func (_u *ProjectUpdateOne) Mutation() *ProjectMutation {
 	return _u.mutation
@@ -985,6 +1016,9 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.AutoRefundOverpaid(); ok {
 		_spec.SetField(project.FieldAutoRefundOverpaid, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RequireOwner2fa(); ok {
+		_spec.SetField(project.FieldRequireOwner2fa, field.TypeBool, value)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Project{config: _u.config}

@@ -7,8 +7,11 @@ import (
 
 	"github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/apikey"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	"github.com/payhook/payhook/ent/db/dashboardinvitation"
+	"github.com/payhook/payhook/ent/db/dashboardrecoverycode"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -162,6 +165,35 @@ func init() {
 	addressDescMultiChain := addressFields[23].Descriptor()
 	// address.DefaultMultiChain holds the default value on creation for the multi_chain field.
 	address.DefaultMultiChain = addressDescMultiChain.Default.(bool)
+	auditentryMixin := schema.AuditEntry{}.Mixin()
+	auditentryMixinFields0 := auditentryMixin[0].Fields()
+	_ = auditentryMixinFields0
+	auditentryFields := schema.AuditEntry{}.Fields()
+	_ = auditentryFields
+	// auditentryDescCreatedAt is the schema descriptor for created_at field.
+	auditentryDescCreatedAt := auditentryMixinFields0[0].Descriptor()
+	// auditentry.DefaultCreatedAt holds the default value on creation for the created_at field.
+	auditentry.DefaultCreatedAt = auditentryDescCreatedAt.Default.(func() time.Time)
+	// auditentryDescActor is the schema descriptor for actor field.
+	auditentryDescActor := auditentryFields[4].Descriptor()
+	// auditentry.DefaultActor holds the default value on creation for the actor field.
+	auditentry.DefaultActor = auditentryDescActor.Default.(string)
+	// auditentryDescAction is the schema descriptor for action field.
+	auditentryDescAction := auditentryFields[5].Descriptor()
+	// auditentry.ActionValidator is a validator for the "action" field. It is called by the builders before save.
+	auditentry.ActionValidator = auditentryDescAction.Validators[0].(func(string) error)
+	// auditentryDescTarget is the schema descriptor for target field.
+	auditentryDescTarget := auditentryFields[6].Descriptor()
+	// auditentry.DefaultTarget holds the default value on creation for the target field.
+	auditentry.DefaultTarget = auditentryDescTarget.Default.(string)
+	// auditentryDescIP is the schema descriptor for ip field.
+	auditentryDescIP := auditentryFields[7].Descriptor()
+	// auditentry.DefaultIP holds the default value on creation for the ip field.
+	auditentry.DefaultIP = auditentryDescIP.Default.(string)
+	// auditentryDescUserAgent is the schema descriptor for user_agent field.
+	auditentryDescUserAgent := auditentryFields[8].Descriptor()
+	// auditentry.DefaultUserAgent holds the default value on creation for the user_agent field.
+	auditentry.DefaultUserAgent = auditentryDescUserAgent.Default.(string)
 	chainblockFields := schema.ChainBlock{}.Fields()
 	_ = chainblockFields
 	// chainblockDescTicker is the schema descriptor for ticker field.
@@ -201,6 +233,36 @@ func init() {
 	chaincursor.DefaultHeight = chaincursorDescHeight.Default.(int64)
 	// chaincursor.HeightValidator is a validator for the "height" field. It is called by the builders before save.
 	chaincursor.HeightValidator = chaincursorDescHeight.Validators[0].(func(int64) error)
+	dashboardinvitationMixin := schema.DashboardInvitation{}.Mixin()
+	dashboardinvitationMixinFields0 := dashboardinvitationMixin[0].Fields()
+	_ = dashboardinvitationMixinFields0
+	dashboardinvitationFields := schema.DashboardInvitation{}.Fields()
+	_ = dashboardinvitationFields
+	// dashboardinvitationDescCreatedAt is the schema descriptor for created_at field.
+	dashboardinvitationDescCreatedAt := dashboardinvitationMixinFields0[0].Descriptor()
+	// dashboardinvitation.DefaultCreatedAt holds the default value on creation for the created_at field.
+	dashboardinvitation.DefaultCreatedAt = dashboardinvitationDescCreatedAt.Default.(func() time.Time)
+	// dashboardinvitationDescEmail is the schema descriptor for email field.
+	dashboardinvitationDescEmail := dashboardinvitationFields[2].Descriptor()
+	// dashboardinvitation.EmailValidator is a validator for the "email" field. It is called by the builders before save.
+	dashboardinvitation.EmailValidator = dashboardinvitationDescEmail.Validators[0].(func(string) error)
+	// dashboardinvitationDescTokenHash is the schema descriptor for token_hash field.
+	dashboardinvitationDescTokenHash := dashboardinvitationFields[4].Descriptor()
+	// dashboardinvitation.TokenHashValidator is a validator for the "token_hash" field. It is called by the builders before save.
+	dashboardinvitation.TokenHashValidator = dashboardinvitationDescTokenHash.Validators[0].(func(string) error)
+	dashboardrecoverycodeMixin := schema.DashboardRecoveryCode{}.Mixin()
+	dashboardrecoverycodeMixinFields0 := dashboardrecoverycodeMixin[0].Fields()
+	_ = dashboardrecoverycodeMixinFields0
+	dashboardrecoverycodeFields := schema.DashboardRecoveryCode{}.Fields()
+	_ = dashboardrecoverycodeFields
+	// dashboardrecoverycodeDescCreatedAt is the schema descriptor for created_at field.
+	dashboardrecoverycodeDescCreatedAt := dashboardrecoverycodeMixinFields0[0].Descriptor()
+	// dashboardrecoverycode.DefaultCreatedAt holds the default value on creation for the created_at field.
+	dashboardrecoverycode.DefaultCreatedAt = dashboardrecoverycodeDescCreatedAt.Default.(func() time.Time)
+	// dashboardrecoverycodeDescCodeHash is the schema descriptor for code_hash field.
+	dashboardrecoverycodeDescCodeHash := dashboardrecoverycodeFields[2].Descriptor()
+	// dashboardrecoverycode.CodeHashValidator is a validator for the "code_hash" field. It is called by the builders before save.
+	dashboardrecoverycode.CodeHashValidator = dashboardrecoverycodeDescCodeHash.Validators[0].(func(string) error)
 	dashboardsessionMixin := schema.DashboardSession{}.Mixin()
 	dashboardsessionMixinFields0 := dashboardsessionMixin[0].Fields()
 	_ = dashboardsessionMixinFields0
@@ -241,6 +303,14 @@ func init() {
 	dashboarduser.DefaultFailedSignins = dashboarduserDescFailedSignins.Default.(int)
 	// dashboarduser.FailedSigninsValidator is a validator for the "failed_signins" field. It is called by the builders before save.
 	dashboarduser.FailedSigninsValidator = dashboarduserDescFailedSignins.Validators[0].(func(int) error)
+	// dashboarduserDescTotpSecret is the schema descriptor for totp_secret field.
+	dashboarduserDescTotpSecret := dashboarduserFields[8].Descriptor()
+	// dashboarduser.DefaultTotpSecret holds the default value on creation for the totp_secret field.
+	dashboarduser.DefaultTotpSecret = dashboarduserDescTotpSecret.Default.(string)
+	// dashboarduserDescTotpLastStep is the schema descriptor for totp_last_step field.
+	dashboarduserDescTotpLastStep := dashboarduserFields[10].Descriptor()
+	// dashboarduser.DefaultTotpLastStep holds the default value on creation for the totp_last_step field.
+	dashboarduser.DefaultTotpLastStep = dashboarduserDescTotpLastStep.Default.(int64)
 	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
 	_ = deliveryattemptFields
 	// deliveryattemptDescNumber is the schema descriptor for number field.
@@ -905,6 +975,10 @@ func init() {
 	projectDescAutoRefundOverpaid := projectFields[20].Descriptor()
 	// project.DefaultAutoRefundOverpaid holds the default value on creation for the auto_refund_overpaid field.
 	project.DefaultAutoRefundOverpaid = projectDescAutoRefundOverpaid.Default.(bool)
+	// projectDescRequireOwner2fa is the schema descriptor for require_owner_2fa field.
+	projectDescRequireOwner2fa := projectFields[21].Descriptor()
+	// project.DefaultRequireOwner2fa holds the default value on creation for the require_owner_2fa field.
+	project.DefaultRequireOwner2fa = projectDescRequireOwner2fa.Default.(bool)
 	ratebucketFields := schema.RateBucket{}.Fields()
 	_ = ratebucketFields
 	// ratebucketDescKey is the schema descriptor for key field.

@@ -18,10 +18,16 @@ type Tx struct {
 	APIKey *APIKeyClient
 	// Address is the client for interacting with the Address builders.
 	Address *AddressClient
+	// AuditEntry is the client for interacting with the AuditEntry builders.
+	AuditEntry *AuditEntryClient
 	// ChainBlock is the client for interacting with the ChainBlock builders.
 	ChainBlock *ChainBlockClient
 	// ChainCursor is the client for interacting with the ChainCursor builders.
 	ChainCursor *ChainCursorClient
+	// DashboardInvitation is the client for interacting with the DashboardInvitation builders.
+	DashboardInvitation *DashboardInvitationClient
+	// DashboardRecoveryCode is the client for interacting with the DashboardRecoveryCode builders.
+	DashboardRecoveryCode *DashboardRecoveryCodeClient
 	// DashboardSession is the client for interacting with the DashboardSession builders.
 	DashboardSession *DashboardSessionClient
 	// DashboardUser is the client for interacting with the DashboardUser builders.
@@ -201,8 +207,11 @@ func (tx *Tx) Client() *Client {
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Address = NewAddressClient(tx.config)
+	tx.AuditEntry = NewAuditEntryClient(tx.config)
 	tx.ChainBlock = NewChainBlockClient(tx.config)
 	tx.ChainCursor = NewChainCursorClient(tx.config)
+	tx.DashboardInvitation = NewDashboardInvitationClient(tx.config)
+	tx.DashboardRecoveryCode = NewDashboardRecoveryCodeClient(tx.config)
 	tx.DashboardSession = NewDashboardSessionClient(tx.config)
 	tx.DashboardUser = NewDashboardUserClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)

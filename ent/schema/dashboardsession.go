@@ -26,6 +26,10 @@ func (DashboardSession) Fields() []ent.Field {
 			Comment("Synchronizer token every form of the session posts back."),
 		field.Time("expires_at").
 			Comment("The session ends then; signing out deletes it sooner."),
+		field.Enum("pending").Values("none", "totp", "enrol").Default("none").
+			Comment("What the session must do before it opens any page: none, totp (give the code after the password), enrol (set up two-factor sign-in: the project requires it of owners)."),
+		field.Time("reauth_at").Optional().Nillable().
+			Comment("When the user last proved it is them (sign-in, or the password or a code given again): sensitive changes need it recent."),
 	}
 }
 

@@ -7,8 +7,9 @@ import (
 )
 
 // DashboardUser is a person who signs in to the dashboard (/dashboard/) and
-// sees one project. The operator creates users from the command line; only
-// an argon2id hash of the password is stored.
+// sees one project, with a role there. The operator creates users from the
+// command line, an owner invites them; only an argon2id hash of the password
+// is stored, and the TOTP secret is sealed at rest (ent/store).
 type DashboardUser struct{ ent.Schema }
 
 // Mixin of the DashboardUser.
@@ -28,6 +29,16 @@ func (DashboardUser) Fields() []ent.Field {
 			Comment("Failed sign-ins since the last success or lockout."),
 		field.Time("locked_until").Optional().Nillable().
 			Comment("No sign-in succeeds before this time."),
+		field.Enum("role").Values(RoleOwner, RoleDeveloper, RoleViewer).Default(RoleOwner).
+			Comment("What the user may do in the project: owner (everything), developer (all but payouts, payout wallets and users), viewer (read only)."),
+		field.Time("disabled_at").Optional().Nillable().
+			Comment("Set when the user was disabled: they cannot sign in, their sessions ended then."),
+		field.String("totp_secret").Default("").Sensitive().
+			Comment("TOTP (RFC 6238) secret in base32, sealed at rest (ent/store); empty without two-factor sign-in or before enrolment starts."),
+		field.Time("totp_enabled_at").Optional().Nillable().
+			Comment("When the user confirmed their TOTP enrolment with a code; null: sign-in asks no code."),
+		field.Int64("totp_last_step").Default(0).
+			Comment("The 30-second step of the last TOTP code accepted: a code is accepted once."),
 	}
 }
 
@@ -35,3 +46,10 @@ func (DashboardUser) Fields() []ent.Field {
 func (DashboardUser) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("project_id")}
 }
+
+// The roles of a dashboard user, most powerful first.
+const (
+	RoleOwner     = "owner"
+	RoleDeveloper = "developer"
+	RoleViewer    = "viewer"
+)

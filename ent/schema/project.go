@@ -60,5 +60,7 @@ func (Project) Fields() []ent.Field {
 			Comment("The logo's media type; empty when there is no logo."),
 		field.Bool("auto_refund_overpaid").Default(false).
 			Comment("A refund the payer asks for on the hosted page of an overpaid invoice is approved at once (other payer refunds wait for the merchant)."),
+		field.Bool("require_owner_2fa").Default(false).
+			Comment("The project's owners must sign in with a TOTP code: one without enrolls at their next sign-in."),
 	}
 }

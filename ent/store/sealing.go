@@ -23,6 +23,7 @@ const (
 	colPrivatePEM        = "signing_keys.private_pem"
 	colEndpointSecret    = "endpoints.secret"
 	colPreviousEndpoint  = "endpoints.previous_secret"
+	colTOTPSecret        = "dashboard_users.totp_secret"
 )
 
 // ErrNoSecretsKey refuses to write a secret when the process has no
@@ -215,6 +216,42 @@ func installEndpointSealing(c *entdb.Client, s *secrets) {
 	}))
 }
 
+// installTOTPSealing seals the dashboard users' TOTP secrets as the
+// projects' IPN secrets are.
+func installTOTPSealing(c *entdb.Client, s *secrets) {
+	c.DashboardUser.Use(func(next ent.Mutator) ent.Mutator {
+		return hook.DashboardUserFunc(func(ctx context.Context, m *entdb.DashboardUserMutation) (ent.Value, error) {
+			if v, ok := m.TotpSecret(); ok {
+				sv, err := s.seal(v, colTOTPSecret)
+				if err != nil {
+					return nil, err
+				}
+				m.SetTotpSecret(sv)
+			}
+			v, err := next.Mutate(ctx, m)
+			if u, ok := v.(*entdb.DashboardUser); ok && err == nil {
+				if u.TotpSecret, err = s.open(u.TotpSecret, colTOTPSecret); err != nil {
+					return nil, fmt.Errorf("dashboard user %d: %w", u.ID, err)
+				}
+			}
+			return v, err
+		})
+	})
+	c.DashboardUser.Intercept(entdb.InterceptFunc(func(next entdb.Querier) entdb.Querier {
+		return entdb.QuerierFunc(func(ctx context.Context, q entdb.Query) (entdb.Value, error) {
+			v, err := next.Query(ctx, q)
+			if us, ok := v.([]*entdb.DashboardUser); ok && err == nil {
+				for _, u := range us {
+					if u.TotpSecret, err = s.open(u.TotpSecret, colTOTPSecret); err != nil {
+						return nil, fmt.Errorf("dashboard user %d: %w", u.ID, err)
+					}
+				}
+			}
+			return v, err
+		})
+	}))
+}
+
 func openEndpoint(s *secrets, e *entdb.Endpoint) error {
 	var err error
 	if e.Secret, err = s.open(e.Secret, colEndpointSecret); err != nil {
@@ -258,6 +295,9 @@ func (db *DB) SealSecrets(ctx context.Context) error {
 	}
 	if _, err := db.Client.Endpoint.Query().All(ctx); err != nil {
 		return fmt.Errorf("open endpoint secrets: %w", err)
+	}
+	if _, err := db.Client.DashboardUser.Query().All(ctx); err != nil {
+		return fmt.Errorf("open TOTP secrets: %w", err)
 	}
 	// Writing a plain value back seals it.
 	ps, err := db.Client.Project.Query().Where(entproject.Or(

@@ -88,6 +88,26 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		if e2, err := db.Client.Endpoint.Get(ctx, e.ID); err != nil || e2.Secret != "whsec_endpoint" || e2.PreviousSecret != "whsec_before" {
 			t.Errorf("read endpoint %v, %v; want its secrets opened", e2, err)
 		}
+		// A dashboard user's TOTP secret.
+		u, err := db.Client.DashboardUser.Create().SetProjectID(p.ID).SetEmail("a@shop.example").SetPasswordHash("x").
+			SetTotpSecret("JBSWY3DPEHPK3PXP").SetCreatedAt(now).Save(ctx)
+		if err != nil || u.TotpSecret != "JBSWY3DPEHPK3PXP" {
+			t.Fatalf("created user %v, %v; want the TOTP secret opened", u, err)
+		}
+		var ts string
+		q = "SELECT totp_secret FROM dashboard_users WHERE id = $1"
+		if db.Dialect == store.SQLite {
+			q = "SELECT totp_secret FROM dashboard_users WHERE id = ?"
+		}
+		if err := db.SQL.QueryRowContext(ctx, q, u.ID).Scan(&ts); err != nil {
+			t.Fatal(err)
+		}
+		if !sealed.IsSealed(ts) || strings.Contains(ts, "JBSWY3DP") {
+			t.Errorf("stored TOTP secret %q; want it sealed", ts)
+		}
+		if u2, err := db.Client.DashboardUser.Get(ctx, u.ID); err != nil || u2.TotpSecret != "JBSWY3DPEHPK3PXP" {
+			t.Errorf("read user %v, %v; want the TOTP secret opened", u2, err)
+		}
 	})
 }
 

@@ -194,6 +194,7 @@ func OpenPool(ctx context.Context, dsn string, p Pool) (*DB, error) {
 	}
 	installSealing(db.Client, db.secrets)
 	installEndpointSealing(db.Client, db.secrets)
+	installTOTPSealing(db.Client, db.secrets)
 	installIdempotencyMarks(db.Client)
 	if d == SQLite {
 		db.sqlitePath = name

@@ -135,6 +135,10 @@ type Config struct {
 	// Idempotency, when set, keeps the calls made with an Idempotency-Key
 	// (see IdempotencyStore); without it the header is ignored.
 	Idempotency IdempotencyStore
+	// Audit, when set, records each successful unary call of a mutating
+	// method whose scope is Audited, innermost (a call answered from the
+	// idempotency store changed nothing and is not recorded again).
+	Audit AuditRecorder
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -169,6 +173,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
 	e := &errs{logger: logger, classify: cfg.Classify}
 	idem := &idempotency{store: cfg.Idempotency, access: a.access, logger: logger}
+	aud := &auditor{rec: cfg.Audit, access: a.access, logger: logger}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),
@@ -178,6 +183,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 		orPassUnary(cfg.LimitUnary),
 		validateUnary(v),
 		idem.unary,
+		aud.unary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		logging.StreamServerInterceptor(lg, logOpts...),

@@ -3,11 +3,13 @@
 // them over SMTP (github.com/wneessen/go-mail) with retries.
 //
 // What is sent, to whom (messages.go):
-//   - a payout waits for approval: the project's dashboard users;
-//   - webhooks to an endpoint are paused: the project's dashboard users;
+//   - a payout waits for approval: the project's owners (not disabled);
+//   - webhooks to an endpoint are paused: the project's owners and developers;
 //   - prices are stale (an episode of /healthz's degraded): the operator
 //     (--operator-email), once per episode;
 //   - a checkout given the payer's email is paid: the payer's receipt.
+//   - an owner invites someone to the dashboard: the invitee, with a
+//     one-time link.
 //
 // # Guarantees
 //

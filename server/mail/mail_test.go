@@ -60,6 +60,15 @@ func newEnv(t *testing.T, db *store.DB, opts mailtest.Options) *env {
 			t.Fatal(err)
 		}
 	}
+	// A viewer gets no payout or endpoint email; a disabled owner none.
+	if err := db.Client.DashboardUser.Create().SetProjectID(p.ID).SetEmail("val@shop.example").SetPasswordHash("$argon2id$x").
+		SetRole("viewer").SetCreatedAt(t0).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Client.DashboardUser.Create().SetProjectID(p.ID).SetEmail("dan@shop.example").SetPasswordHash("$argon2id$x").
+		SetDisabledAt(t0).SetCreatedAt(t0).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// Another project's user never gets this project's emails.
 	other, err := project.Create(ctx, db.Client, project.Params{Name: "Other"}, t0)
 	if err != nil {

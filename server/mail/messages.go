@@ -18,14 +18,14 @@ import (
 // English, as the dashboard is.
 
 // PayoutApproval stores, in tx, the email telling each of the project's
-// dashboard users that payout p waits for their approval (p is
+// owners (who alone may approve; not disabled) that payout p waits for their approval (p is
 // pending_approval; its approval_reason says which limit it passed). Once
 // per payout and user.
 func (o *Outbox) PayoutApproval(ctx context.Context, tx *entdb.Tx, p *entdb.Payout) error {
 	if o == nil {
 		return nil
 	}
-	name, _, users, err := o.projectUsers(ctx, tx, p.ProjectID)
+	name, _, users, err := o.projectUsers(ctx, tx, p.ProjectID, dashboarduser.RoleOwner)
 	if err != nil || len(users) == 0 {
 		return err
 	}
@@ -52,14 +52,14 @@ func (o *Outbox) PayoutApproval(ctx context.Context, tx *entdb.Tx, p *entdb.Payo
 }
 
 // EndpointPaused stores, in tx, the email telling each of the project's
-// dashboard users that payhook paused the webhooks to endpointURL at since
+// owners and developers (not disabled) that payhook paused the webhooks to endpointURL at since
 // (deliveries to it kept failing). Once per endpoint, pause and user: a
 // later pause of the same endpoint is another email.
 func (o *Outbox) EndpointPaused(ctx context.Context, tx *entdb.Tx, projectID int64, endpointURL string, since time.Time) error {
 	if o == nil {
 		return nil
 	}
-	name, _, users, err := o.projectUsers(ctx, tx, projectID)
+	name, _, users, err := o.projectUsers(ctx, tx, projectID, dashboarduser.RoleOwner, dashboarduser.RoleDeveloper)
 	if err != nil || len(users) == 0 {
 		return err
 	}
@@ -117,6 +117,60 @@ func (o *Outbox) PriceDegraded(ctx context.Context, tx *entdb.Tx, since time.Tim
 			Text:    b.text(), HTML: b.html()}
 	}
 	return o.Enqueue(ctx, tx, emails...)
+}
+
+// Invitation is an owner's invitation to a project's dashboard.
+type Invitation struct {
+	// ID is the invitation's id (one email per invitation).
+	ID int64
+	// ProjectID is the project the invitee joins.
+	ProjectID int64
+	// To is the invitee's address.
+	To string
+	// Role is what they may do (owner, developer, viewer); Inviter who
+	// invited them (an email).
+	Role, Inviter string
+	// Link is the one-time link that sets their password: it holds the
+	// token, and is in no log.
+	Link string
+	// Expires is when the link stops working.
+	Expires time.Time
+}
+
+// roleWhat says what each role may do, for the invitee.
+var roleWhat = map[string]string{
+	"owner":     "everything, users and payout approval included",
+	"developer": "endpoints, API keys, secrets, events and settings, but not payouts, payout wallets or users",
+	"viewer":    "read everything, change nothing",
+}
+
+// Invite stores, in tx, the invitation's email to the invitee: who invited
+// them to which project as what, and the one-time link to set a password.
+// Once per invitation.
+func (o *Outbox) Invite(ctx context.Context, tx *entdb.Tx, inv Invitation) error {
+	if o == nil {
+		return nil
+	}
+	p, err := tx.Project.Query().Where(entproject.ID(inv.ProjectID)).Select(entproject.FieldName).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("project %d: %w", inv.ProjectID, err)
+	}
+	b := body{
+		intro: []string{fmt.Sprintf("%s invited you to the payhook dashboard of project %s, as %s: %s.", inv.Inviter, p.Name, inv.Role, roleWhat[inv.Role])},
+		facts: []fact{
+			{"Project", p.Name},
+			{"Role", inv.Role},
+			{"Invited by", inv.Inviter},
+			{"Link valid until", utc(inv.Expires)},
+		},
+		action: &action{"Accept: choose your password", inv.Link},
+		outro: []string{
+			"The link works once: it lets you choose a password and signs you in. Your sign-in name is this address.",
+			"If you did not expect this invitation, ignore this email: nothing happens unless the link is opened and a password chosen.",
+		},
+	}
+	return o.Enqueue(ctx, tx, Email{ProjectID: inv.ProjectID, Kind: KindInvitation, Cause: strconv.FormatInt(inv.ID, 10), To: inv.To,
+		Subject: fmt.Sprintf("[%s] You are invited to the payhook dashboard", p.Name), Text: b.text(), HTML: b.html()})
 }
 
 // Receipt is a paid checkout's receipt, for the payer who gave the
@@ -208,15 +262,15 @@ func receiptBody(r Receipt, name, contact string) body {
 }
 
 // projectUsers reads the project's name and support contact, and the
-// addresses of its dashboard users (their sign-in names; one that is no
-// email address is skipped and logged).
-func (o *Outbox) projectUsers(ctx context.Context, tx *entdb.Tx, projectID int64) (name, contact string, users []string, err error) {
+// addresses of its dashboard users of roles who are not disabled (their
+// sign-in names; one that is no email address is skipped and logged).
+func (o *Outbox) projectUsers(ctx context.Context, tx *entdb.Tx, projectID int64, roles ...dashboarduser.Role) (name, contact string, users []string, err error) {
 	p, err := tx.Project.Query().Where(entproject.ID(projectID)).
 		Select(entproject.FieldName, entproject.FieldSupportContact).Only(ctx)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("project %d: %w", projectID, err)
 	}
-	us, err := tx.DashboardUser.Query().Where(dashboarduser.ProjectID(projectID)).
+	us, err := tx.DashboardUser.Query().Where(dashboarduser.ProjectID(projectID), dashboarduser.RoleIn(roles...), dashboarduser.DisabledAtIsNil()).
 		Order(entdb.Asc(dashboarduser.FieldID)).Select(dashboarduser.FieldEmail).All(ctx)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("dashboard users of project %d: %w", projectID, err)

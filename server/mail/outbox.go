@@ -31,6 +31,9 @@ const (
 	// KindReceipt: a checkout that carried the payer's email was paid (to
 	// the payer).
 	KindReceipt Kind = "receipt"
+	// KindInvitation: an owner invited someone to the project's dashboard
+	// (to the invitee).
+	KindInvitation Kind = "invitation"
 )
 
 // Email is one email to store: to one recipient, about one cause.

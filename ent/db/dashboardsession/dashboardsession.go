@@ -3,6 +3,7 @@
 package dashboardsession
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -23,6 +24,10 @@ const (
 	FieldCsrfToken = "csrf_token"
 	// FieldExpiresAt holds the string denoting the expires_at field in the database.
 	FieldExpiresAt = "expires_at"
+	// FieldPending holds the string denoting the pending field in the database.
+	FieldPending = "pending"
+	// FieldReauthAt holds the string denoting the reauth_at field in the database.
+	FieldReauthAt = "reauth_at"
 	// Table holds the table name of the dashboardsession in the database.
 	Table = "dashboard_sessions"
 )
@@ -35,6 +40,8 @@ var Columns = []string{
 	FieldUserID,
 	FieldCsrfToken,
 	FieldExpiresAt,
+	FieldPending,
+	FieldReauthAt,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -55,6 +62,33 @@ var (
 	// CsrfTokenValidator is a validator for the "csrf_token" field. It is called by the builders before save.
 	CsrfTokenValidator func(string) error
 )
+
+// Pending defines the type for the "pending" enum field.
+type Pending string
+
+// PendingNone is the default value of the Pending enum.
+const DefaultPending = PendingNone
+
+// Pending values.
+const (
+	PendingNone  Pending = "none"
+	PendingTotp  Pending = "totp"
+	PendingEnrol Pending = "enrol"
+)
+
+func (pe Pending) String() string {
+	return string(pe)
+}
+
+// PendingValidator is a validator for the "pending" field enum values. It is called by the builders before save.
+func PendingValidator(pe Pending) error {
+	switch pe {
+	case PendingNone, PendingTotp, PendingEnrol:
+		return nil
+	default:
+		return fmt.Errorf("dashboardsession: invalid enum value for pending field: %q", pe)
+	}
+}
 
 // OrderOption defines the ordering options for the DashboardSession queries.
 type OrderOption func(*sql.Selector)
@@ -87,4 +121,14 @@ func ByCsrfToken(opts ...sql.OrderTermOption) OrderOption {
 // ByExpiresAt orders the results by the expires_at field.
 func ByExpiresAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldExpiresAt, opts...).ToFunc()
+}
+
+// ByPending orders the results by the pending field.
+func ByPending(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPending, opts...).ToFunc()
+}
+
+// ByReauthAt orders the results by the reauth_at field.
+func ByReauthAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReauthAt, opts...).ToFunc()
 }

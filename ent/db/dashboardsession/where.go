@@ -79,6 +79,11 @@ func ExpiresAt(v time.Time) predicate.DashboardSession {
 	return predicate.DashboardSession(sql.FieldEQ(FieldExpiresAt, v))
 }
 
+// ReauthAt applies equality check predicate on the "reauth_at" field. It's identical to ReauthAtEQ.
+func ReauthAt(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldEQ(FieldReauthAt, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.DashboardSession {
 	return predicate.DashboardSession(sql.FieldEQ(FieldCreatedAt, v))
@@ -327,6 +332,76 @@ func ExpiresAtLT(v time.Time) predicate.DashboardSession {
 // ExpiresAtLTE applies the LTE predicate on the "expires_at" field.
 func ExpiresAtLTE(v time.Time) predicate.DashboardSession {
 	return predicate.DashboardSession(sql.FieldLTE(FieldExpiresAt, v))
+}
+
+// PendingEQ applies the EQ predicate on the "pending" field.
+func PendingEQ(v Pending) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldEQ(FieldPending, v))
+}
+
+// PendingNEQ applies the NEQ predicate on the "pending" field.
+func PendingNEQ(v Pending) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldNEQ(FieldPending, v))
+}
+
+// PendingIn applies the In predicate on the "pending" field.
+func PendingIn(vs ...Pending) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldIn(FieldPending, vs...))
+}
+
+// PendingNotIn applies the NotIn predicate on the "pending" field.
+func PendingNotIn(vs ...Pending) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldNotIn(FieldPending, vs...))
+}
+
+// ReauthAtEQ applies the EQ predicate on the "reauth_at" field.
+func ReauthAtEQ(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldEQ(FieldReauthAt, v))
+}
+
+// ReauthAtNEQ applies the NEQ predicate on the "reauth_at" field.
+func ReauthAtNEQ(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldNEQ(FieldReauthAt, v))
+}
+
+// ReauthAtIn applies the In predicate on the "reauth_at" field.
+func ReauthAtIn(vs ...time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldIn(FieldReauthAt, vs...))
+}
+
+// ReauthAtNotIn applies the NotIn predicate on the "reauth_at" field.
+func ReauthAtNotIn(vs ...time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldNotIn(FieldReauthAt, vs...))
+}
+
+// ReauthAtGT applies the GT predicate on the "reauth_at" field.
+func ReauthAtGT(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldGT(FieldReauthAt, v))
+}
+
+// ReauthAtGTE applies the GTE predicate on the "reauth_at" field.
+func ReauthAtGTE(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldGTE(FieldReauthAt, v))
+}
+
+// ReauthAtLT applies the LT predicate on the "reauth_at" field.
+func ReauthAtLT(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldLT(FieldReauthAt, v))
+}
+
+// ReauthAtLTE applies the LTE predicate on the "reauth_at" field.
+func ReauthAtLTE(v time.Time) predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldLTE(FieldReauthAt, v))
+}
+
+// ReauthAtIsNil applies the IsNil predicate on the "reauth_at" field.
+func ReauthAtIsNil() predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldIsNull(FieldReauthAt))
+}
+
+// ReauthAtNotNil applies the NotNil predicate on the "reauth_at" field.
+func ReauthAtNotNil() predicate.DashboardSession {
+	return predicate.DashboardSession(sql.FieldNotNull(FieldReauthAt))
 }
 
 // And groups predicates with the AND operator between them.

@@ -3,6 +3,7 @@
 package dashboarduser
 
 import (
+	"fmt"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -25,6 +26,16 @@ const (
 	FieldFailedSignins = "failed_signins"
 	// FieldLockedUntil holds the string denoting the locked_until field in the database.
 	FieldLockedUntil = "locked_until"
+	// FieldRole holds the string denoting the role field in the database.
+	FieldRole = "role"
+	// FieldDisabledAt holds the string denoting the disabled_at field in the database.
+	FieldDisabledAt = "disabled_at"
+	// FieldTotpSecret holds the string denoting the totp_secret field in the database.
+	FieldTotpSecret = "totp_secret"
+	// FieldTotpEnabledAt holds the string denoting the totp_enabled_at field in the database.
+	FieldTotpEnabledAt = "totp_enabled_at"
+	// FieldTotpLastStep holds the string denoting the totp_last_step field in the database.
+	FieldTotpLastStep = "totp_last_step"
 	// Table holds the table name of the dashboarduser in the database.
 	Table = "dashboard_users"
 )
@@ -38,6 +49,11 @@ var Columns = []string{
 	FieldPasswordHash,
 	FieldFailedSignins,
 	FieldLockedUntil,
+	FieldRole,
+	FieldDisabledAt,
+	FieldTotpSecret,
+	FieldTotpEnabledAt,
+	FieldTotpLastStep,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -61,7 +77,38 @@ var (
 	DefaultFailedSignins int
 	// FailedSigninsValidator is a validator for the "failed_signins" field. It is called by the builders before save.
 	FailedSigninsValidator func(int) error
+	// DefaultTotpSecret holds the default value on creation for the "totp_secret" field.
+	DefaultTotpSecret string
+	// DefaultTotpLastStep holds the default value on creation for the "totp_last_step" field.
+	DefaultTotpLastStep int64
 )
+
+// Role defines the type for the "role" enum field.
+type Role string
+
+// RoleOwner is the default value of the Role enum.
+const DefaultRole = RoleOwner
+
+// Role values.
+const (
+	RoleOwner     Role = "owner"
+	RoleDeveloper Role = "developer"
+	RoleViewer    Role = "viewer"
+)
+
+func (r Role) String() string {
+	return string(r)
+}
+
+// RoleValidator is a validator for the "role" field enum values. It is called by the builders before save.
+func RoleValidator(r Role) error {
+	switch r {
+	case RoleOwner, RoleDeveloper, RoleViewer:
+		return nil
+	default:
+		return fmt.Errorf("dashboarduser: invalid enum value for role field: %q", r)
+	}
+}
 
 // OrderOption defines the ordering options for the DashboardUser queries.
 type OrderOption func(*sql.Selector)
@@ -99,4 +146,29 @@ func ByFailedSignins(opts ...sql.OrderTermOption) OrderOption {
 // ByLockedUntil orders the results by the locked_until field.
 func ByLockedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLockedUntil, opts...).ToFunc()
+}
+
+// ByRole orders the results by the role field.
+func ByRole(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRole, opts...).ToFunc()
+}
+
+// ByDisabledAt orders the results by the disabled_at field.
+func ByDisabledAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDisabledAt, opts...).ToFunc()
+}
+
+// ByTotpSecret orders the results by the totp_secret field.
+func ByTotpSecret(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTotpSecret, opts...).ToFunc()
+}
+
+// ByTotpEnabledAt orders the results by the totp_enabled_at field.
+func ByTotpEnabledAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTotpEnabledAt, opts...).ToFunc()
+}
+
+// ByTotpLastStep orders the results by the totp_last_step field.
+func ByTotpLastStep(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTotpLastStep, opts...).ToFunc()
 }

@@ -84,6 +84,26 @@ func LockedUntil(v time.Time) predicate.DashboardUser {
 	return predicate.DashboardUser(sql.FieldEQ(FieldLockedUntil, v))
 }
 
+// DisabledAt applies equality check predicate on the "disabled_at" field. It's identical to DisabledAtEQ.
+func DisabledAt(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldDisabledAt, v))
+}
+
+// TotpSecret applies equality check predicate on the "totp_secret" field. It's identical to TotpSecretEQ.
+func TotpSecret(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpSecret, v))
+}
+
+// TotpEnabledAt applies equality check predicate on the "totp_enabled_at" field. It's identical to TotpEnabledAtEQ.
+func TotpEnabledAt(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpEnabledAt, v))
+}
+
+// TotpLastStep applies equality check predicate on the "totp_last_step" field. It's identical to TotpLastStepEQ.
+func TotpLastStep(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpLastStep, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.DashboardUser {
 	return predicate.DashboardUser(sql.FieldEQ(FieldCreatedAt, v))
@@ -382,6 +402,231 @@ func LockedUntilIsNil() predicate.DashboardUser {
 // LockedUntilNotNil applies the NotNil predicate on the "locked_until" field.
 func LockedUntilNotNil() predicate.DashboardUser {
 	return predicate.DashboardUser(sql.FieldNotNull(FieldLockedUntil))
+}
+
+// RoleEQ applies the EQ predicate on the "role" field.
+func RoleEQ(v Role) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldRole, v))
+}
+
+// RoleNEQ applies the NEQ predicate on the "role" field.
+func RoleNEQ(v Role) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNEQ(FieldRole, v))
+}
+
+// RoleIn applies the In predicate on the "role" field.
+func RoleIn(vs ...Role) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIn(FieldRole, vs...))
+}
+
+// RoleNotIn applies the NotIn predicate on the "role" field.
+func RoleNotIn(vs ...Role) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotIn(FieldRole, vs...))
+}
+
+// DisabledAtEQ applies the EQ predicate on the "disabled_at" field.
+func DisabledAtEQ(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldDisabledAt, v))
+}
+
+// DisabledAtNEQ applies the NEQ predicate on the "disabled_at" field.
+func DisabledAtNEQ(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNEQ(FieldDisabledAt, v))
+}
+
+// DisabledAtIn applies the In predicate on the "disabled_at" field.
+func DisabledAtIn(vs ...time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIn(FieldDisabledAt, vs...))
+}
+
+// DisabledAtNotIn applies the NotIn predicate on the "disabled_at" field.
+func DisabledAtNotIn(vs ...time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotIn(FieldDisabledAt, vs...))
+}
+
+// DisabledAtGT applies the GT predicate on the "disabled_at" field.
+func DisabledAtGT(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGT(FieldDisabledAt, v))
+}
+
+// DisabledAtGTE applies the GTE predicate on the "disabled_at" field.
+func DisabledAtGTE(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGTE(FieldDisabledAt, v))
+}
+
+// DisabledAtLT applies the LT predicate on the "disabled_at" field.
+func DisabledAtLT(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLT(FieldDisabledAt, v))
+}
+
+// DisabledAtLTE applies the LTE predicate on the "disabled_at" field.
+func DisabledAtLTE(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLTE(FieldDisabledAt, v))
+}
+
+// DisabledAtIsNil applies the IsNil predicate on the "disabled_at" field.
+func DisabledAtIsNil() predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIsNull(FieldDisabledAt))
+}
+
+// DisabledAtNotNil applies the NotNil predicate on the "disabled_at" field.
+func DisabledAtNotNil() predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotNull(FieldDisabledAt))
+}
+
+// TotpSecretEQ applies the EQ predicate on the "totp_secret" field.
+func TotpSecretEQ(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpSecret, v))
+}
+
+// TotpSecretNEQ applies the NEQ predicate on the "totp_secret" field.
+func TotpSecretNEQ(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNEQ(FieldTotpSecret, v))
+}
+
+// TotpSecretIn applies the In predicate on the "totp_secret" field.
+func TotpSecretIn(vs ...string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIn(FieldTotpSecret, vs...))
+}
+
+// TotpSecretNotIn applies the NotIn predicate on the "totp_secret" field.
+func TotpSecretNotIn(vs ...string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotIn(FieldTotpSecret, vs...))
+}
+
+// TotpSecretGT applies the GT predicate on the "totp_secret" field.
+func TotpSecretGT(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGT(FieldTotpSecret, v))
+}
+
+// TotpSecretGTE applies the GTE predicate on the "totp_secret" field.
+func TotpSecretGTE(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGTE(FieldTotpSecret, v))
+}
+
+// TotpSecretLT applies the LT predicate on the "totp_secret" field.
+func TotpSecretLT(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLT(FieldTotpSecret, v))
+}
+
+// TotpSecretLTE applies the LTE predicate on the "totp_secret" field.
+func TotpSecretLTE(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLTE(FieldTotpSecret, v))
+}
+
+// TotpSecretContains applies the Contains predicate on the "totp_secret" field.
+func TotpSecretContains(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldContains(FieldTotpSecret, v))
+}
+
+// TotpSecretHasPrefix applies the HasPrefix predicate on the "totp_secret" field.
+func TotpSecretHasPrefix(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldHasPrefix(FieldTotpSecret, v))
+}
+
+// TotpSecretHasSuffix applies the HasSuffix predicate on the "totp_secret" field.
+func TotpSecretHasSuffix(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldHasSuffix(FieldTotpSecret, v))
+}
+
+// TotpSecretEqualFold applies the EqualFold predicate on the "totp_secret" field.
+func TotpSecretEqualFold(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEqualFold(FieldTotpSecret, v))
+}
+
+// TotpSecretContainsFold applies the ContainsFold predicate on the "totp_secret" field.
+func TotpSecretContainsFold(v string) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldContainsFold(FieldTotpSecret, v))
+}
+
+// TotpEnabledAtEQ applies the EQ predicate on the "totp_enabled_at" field.
+func TotpEnabledAtEQ(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtNEQ applies the NEQ predicate on the "totp_enabled_at" field.
+func TotpEnabledAtNEQ(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNEQ(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtIn applies the In predicate on the "totp_enabled_at" field.
+func TotpEnabledAtIn(vs ...time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIn(FieldTotpEnabledAt, vs...))
+}
+
+// TotpEnabledAtNotIn applies the NotIn predicate on the "totp_enabled_at" field.
+func TotpEnabledAtNotIn(vs ...time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotIn(FieldTotpEnabledAt, vs...))
+}
+
+// TotpEnabledAtGT applies the GT predicate on the "totp_enabled_at" field.
+func TotpEnabledAtGT(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGT(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtGTE applies the GTE predicate on the "totp_enabled_at" field.
+func TotpEnabledAtGTE(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGTE(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtLT applies the LT predicate on the "totp_enabled_at" field.
+func TotpEnabledAtLT(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLT(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtLTE applies the LTE predicate on the "totp_enabled_at" field.
+func TotpEnabledAtLTE(v time.Time) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLTE(FieldTotpEnabledAt, v))
+}
+
+// TotpEnabledAtIsNil applies the IsNil predicate on the "totp_enabled_at" field.
+func TotpEnabledAtIsNil() predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIsNull(FieldTotpEnabledAt))
+}
+
+// TotpEnabledAtNotNil applies the NotNil predicate on the "totp_enabled_at" field.
+func TotpEnabledAtNotNil() predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotNull(FieldTotpEnabledAt))
+}
+
+// TotpLastStepEQ applies the EQ predicate on the "totp_last_step" field.
+func TotpLastStepEQ(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldEQ(FieldTotpLastStep, v))
+}
+
+// TotpLastStepNEQ applies the NEQ predicate on the "totp_last_step" field.
+func TotpLastStepNEQ(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNEQ(FieldTotpLastStep, v))
+}
+
+// TotpLastStepIn applies the In predicate on the "totp_last_step" field.
+func TotpLastStepIn(vs ...int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldIn(FieldTotpLastStep, vs...))
+}
+
+// TotpLastStepNotIn applies the NotIn predicate on the "totp_last_step" field.
+func TotpLastStepNotIn(vs ...int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldNotIn(FieldTotpLastStep, vs...))
+}
+
+// TotpLastStepGT applies the GT predicate on the "totp_last_step" field.
+func TotpLastStepGT(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGT(FieldTotpLastStep, v))
+}
+
+// TotpLastStepGTE applies the GTE predicate on the "totp_last_step" field.
+func TotpLastStepGTE(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldGTE(FieldTotpLastStep, v))
+}
+
+// TotpLastStepLT applies the LT predicate on the "totp_last_step" field.
+func TotpLastStepLT(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLT(FieldTotpLastStep, v))
+}
+
+// TotpLastStepLTE applies the LTE predicate on the "totp_last_step" field.
+func TotpLastStepLTE(v int64) predicate.DashboardUser {
+	return predicate.DashboardUser(sql.FieldLTE(FieldTotpLastStep, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -33,6 +33,18 @@ func (f AddressFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.AddressMutation", m)
 }
 
+// The AuditEntryFunc type is an adapter to allow the use of ordinary
+// function as AuditEntry mutator.
+type AuditEntryFunc func(context.Context, *db.AuditEntryMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AuditEntryFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.AuditEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.AuditEntryMutation", m)
+}
+
 // The ChainBlockFunc type is an adapter to allow the use of ordinary
 // function as ChainBlock mutator.
 type ChainBlockFunc func(context.Context, *db.ChainBlockMutation) (db.Value, error)
@@ -55,6 +67,30 @@ func (f ChainCursorFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.ChainCursorMutation", m)
+}
+
+// The DashboardInvitationFunc type is an adapter to allow the use of ordinary
+// function as DashboardInvitation mutator.
+type DashboardInvitationFunc func(context.Context, *db.DashboardInvitationMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DashboardInvitationFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.DashboardInvitationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DashboardInvitationMutation", m)
+}
+
+// The DashboardRecoveryCodeFunc type is an adapter to allow the use of ordinary
+// function as DashboardRecoveryCode mutator.
+type DashboardRecoveryCodeFunc func(context.Context, *db.DashboardRecoveryCodeMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f DashboardRecoveryCodeFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.DashboardRecoveryCodeMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.DashboardRecoveryCodeMutation", m)
 }
 
 // The DashboardSessionFunc type is an adapter to allow the use of ordinary

@@ -83,6 +83,32 @@ var (
 			},
 		},
 	}
+	// AuditEntriesColumns holds the columns for the "audit_entries" table.
+	AuditEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "actor_kind", Type: field.TypeEnum, Enums: []string{"user", "api_key"}},
+		{Name: "actor_id", Type: field.TypeInt64},
+		{Name: "actor", Type: field.TypeString, Default: ""},
+		{Name: "action", Type: field.TypeString},
+		{Name: "target", Type: field.TypeString, Default: ""},
+		{Name: "ip", Type: field.TypeString, Default: ""},
+		{Name: "user_agent", Type: field.TypeString, Default: ""},
+	}
+	// AuditEntriesTable holds the schema information for the "audit_entries" table.
+	AuditEntriesTable = &schema.Table{
+		Name:       "audit_entries",
+		Columns:    AuditEntriesColumns,
+		PrimaryKey: []*schema.Column{AuditEntriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "auditentry_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{AuditEntriesColumns[2], AuditEntriesColumns[0]},
+			},
+		},
+	}
 	// ChainBlocksColumns holds the columns for the "chain_blocks" table.
 	ChainBlocksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -117,6 +143,53 @@ var (
 		Columns:    ChainCursorsColumns,
 		PrimaryKey: []*schema.Column{ChainCursorsColumns[0]},
 	}
+	// DashboardInvitationsColumns holds the columns for the "dashboard_invitations" table.
+	DashboardInvitationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "email", Type: field.TypeString},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"owner", "developer", "viewer"}},
+		{Name: "token_hash", Type: field.TypeString, Unique: true},
+		{Name: "invited_by", Type: field.TypeInt64},
+		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "accepted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true},
+	}
+	// DashboardInvitationsTable holds the schema information for the "dashboard_invitations" table.
+	DashboardInvitationsTable = &schema.Table{
+		Name:       "dashboard_invitations",
+		Columns:    DashboardInvitationsColumns,
+		PrimaryKey: []*schema.Column{DashboardInvitationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "dashboardinvitation_project_id",
+				Unique:  false,
+				Columns: []*schema.Column{DashboardInvitationsColumns[2]},
+			},
+		},
+	}
+	// DashboardRecoveryCodesColumns holds the columns for the "dashboard_recovery_codes" table.
+	DashboardRecoveryCodesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "user_id", Type: field.TypeInt64},
+		{Name: "code_hash", Type: field.TypeString},
+		{Name: "used_at", Type: field.TypeTime, Nullable: true},
+	}
+	// DashboardRecoveryCodesTable holds the schema information for the "dashboard_recovery_codes" table.
+	DashboardRecoveryCodesTable = &schema.Table{
+		Name:       "dashboard_recovery_codes",
+		Columns:    DashboardRecoveryCodesColumns,
+		PrimaryKey: []*schema.Column{DashboardRecoveryCodesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "dashboardrecoverycode_user_id_code_hash",
+				Unique:  true,
+				Columns: []*schema.Column{DashboardRecoveryCodesColumns[2], DashboardRecoveryCodesColumns[3]},
+			},
+		},
+	}
 	// DashboardSessionsColumns holds the columns for the "dashboard_sessions" table.
 	DashboardSessionsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -125,6 +198,8 @@ var (
 		{Name: "user_id", Type: field.TypeInt64},
 		{Name: "csrf_token", Type: field.TypeString},
 		{Name: "expires_at", Type: field.TypeTime},
+		{Name: "pending", Type: field.TypeEnum, Enums: []string{"none", "totp", "enrol"}, Default: "none"},
+		{Name: "reauth_at", Type: field.TypeTime, Nullable: true},
 	}
 	// DashboardSessionsTable holds the schema information for the "dashboard_sessions" table.
 	DashboardSessionsTable = &schema.Table{
@@ -153,6 +228,11 @@ var (
 		{Name: "password_hash", Type: field.TypeString},
 		{Name: "failed_signins", Type: field.TypeInt, Default: 0},
 		{Name: "locked_until", Type: field.TypeTime, Nullable: true},
+		{Name: "role", Type: field.TypeEnum, Enums: []string{"owner", "developer", "viewer"}, Default: "owner"},
+		{Name: "disabled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "totp_secret", Type: field.TypeString, Default: ""},
+		{Name: "totp_enabled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "totp_last_step", Type: field.TypeInt64, Default: 0},
 	}
 	// DashboardUsersTable holds the schema information for the "dashboard_users" table.
 	DashboardUsersTable = &schema.Table{
@@ -822,6 +902,7 @@ var (
 		{Name: "logo", Type: field.TypeBytes, Nullable: true},
 		{Name: "logo_type", Type: field.TypeString, Default: ""},
 		{Name: "auto_refund_overpaid", Type: field.TypeBool, Default: false},
+		{Name: "require_owner_2fa", Type: field.TypeBool, Default: false},
 	}
 	// ProjectsTable holds the schema information for the "projects" table.
 	ProjectsTable = &schema.Table{
@@ -980,8 +1061,11 @@ var (
 	Tables = []*schema.Table{
 		APIKeysTable,
 		AddressesTable,
+		AuditEntriesTable,
 		ChainBlocksTable,
 		ChainCursorsTable,
+		DashboardInvitationsTable,
+		DashboardRecoveryCodesTable,
 		DashboardSessionsTable,
 		DashboardUsersTable,
 		DeliveryAttemptsTable,

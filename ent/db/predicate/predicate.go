@@ -12,11 +12,20 @@ type APIKey func(*sql.Selector)
 // Address is the predicate function for address builders.
 type Address func(*sql.Selector)
 
+// AuditEntry is the predicate function for auditentry builders.
+type AuditEntry func(*sql.Selector)
+
 // ChainBlock is the predicate function for chainblock builders.
 type ChainBlock func(*sql.Selector)
 
 // ChainCursor is the predicate function for chaincursor builders.
 type ChainCursor func(*sql.Selector)
+
+// DashboardInvitation is the predicate function for dashboardinvitation builders.
+type DashboardInvitation func(*sql.Selector)
+
+// DashboardRecoveryCode is the predicate function for dashboardrecoverycode builders.
+type DashboardRecoveryCode func(*sql.Selector)
 
 // DashboardSession is the predicate function for dashboardsession builders.
 type DashboardSession func(*sql.Selector)

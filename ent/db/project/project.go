@@ -60,6 +60,8 @@ const (
 	FieldLogoType = "logo_type"
 	// FieldAutoRefundOverpaid holds the string denoting the auto_refund_overpaid field in the database.
 	FieldAutoRefundOverpaid = "auto_refund_overpaid"
+	// FieldRequireOwner2fa holds the string denoting the require_owner_2fa field in the database.
+	FieldRequireOwner2fa = "require_owner_2fa"
 	// Table holds the table name of the project in the database.
 	Table = "projects"
 )
@@ -89,6 +91,7 @@ var Columns = []string{
 	FieldLogo,
 	FieldLogoType,
 	FieldAutoRefundOverpaid,
+	FieldRequireOwner2fa,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -142,6 +145,8 @@ var (
 	DefaultLogoType string
 	// DefaultAutoRefundOverpaid holds the default value on creation for the "auto_refund_overpaid" field.
 	DefaultAutoRefundOverpaid bool
+	// DefaultRequireOwner2fa holds the default value on creation for the "require_owner_2fa" field.
+	DefaultRequireOwner2fa bool
 )
 
 // LatePayments defines the type for the "late_payments" enum field.
@@ -261,4 +266,9 @@ func ByLogoType(opts ...sql.OrderTermOption) OrderOption {
 // ByAutoRefundOverpaid orders the results by the auto_refund_overpaid field.
 func ByAutoRefundOverpaid(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAutoRefundOverpaid, opts...).ToFunc()
+}
+
+// ByRequireOwner2fa orders the results by the require_owner_2fa field.
+func ByRequireOwner2fa(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRequireOwner2fa, opts...).ToFunc()
 }

@@ -140,6 +140,11 @@ func AutoRefundOverpaid(v bool) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldAutoRefundOverpaid, v))
 }
 
+// RequireOwner2fa applies equality check predicate on the "require_owner_2fa" field. It's identical to RequireOwner2faEQ.
+func RequireOwner2fa(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRequireOwner2fa, v))
+}
+
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.
 func CreatedAtEQ(v time.Time) predicate.Project {
 	return predicate.Project(sql.FieldEQ(FieldCreatedAt, v))
@@ -1008,6 +1013,16 @@ func AutoRefundOverpaidEQ(v bool) predicate.Project {
 // AutoRefundOverpaidNEQ applies the NEQ predicate on the "auto_refund_overpaid" field.
 func AutoRefundOverpaidNEQ(v bool) predicate.Project {
 	return predicate.Project(sql.FieldNEQ(FieldAutoRefundOverpaid, v))
+}
+
+// RequireOwner2faEQ applies the EQ predicate on the "require_owner_2fa" field.
+func RequireOwner2faEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldEQ(FieldRequireOwner2fa, v))
+}
+
+// RequireOwner2faNEQ applies the NEQ predicate on the "require_owner_2fa" field.
+func RequireOwner2faNEQ(v bool) predicate.Project {
+	return predicate.Project(sql.FieldNEQ(FieldRequireOwner2fa, v))
 }
 
 // And groups predicates with the AND operator between them.

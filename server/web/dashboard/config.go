@@ -13,6 +13,7 @@ import (
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/address"
 	"github.com/payhook/payhook/server/ledger/export"
+	"github.com/payhook/payhook/server/mail"
 	"github.com/payhook/payhook/server/merchant/endpoint"
 	"github.com/payhook/payhook/server/merchant/invoice"
 	"github.com/payhook/payhook/server/merchant/notification"
@@ -24,6 +25,9 @@ import (
 
 // DefaultSessionTTL is how long a dashboard session lasts.
 const DefaultSessionTTL = 12 * time.Hour
+
+// DefaultInvitationTTL is how long an invitation's link works.
+const DefaultInvitationTTL = 7 * 24 * time.Hour
 
 // DefaultStreamHeartbeat is how often an idle live stream of the dashboard
 // writes a comment (and re-checks its session).
@@ -77,14 +81,25 @@ type Config struct {
 	// (the operator's exceptions of the user's project included); nil
 	// checks the URL rules only.
 	Rules *egress.Rules
+	// Mail stores the invitations' emails; nil (email off) refuses to
+	// invite.
+	Mail *mail.Outbox
+	// InvitationTTL is how long an invitation's link works
+	// (DefaultInvitationTTL when 0).
+	InvitationTTL time.Duration
 	// PublicURL is the server's configured public base URL; when it is
-	// https, cookies are Secure even if TLS ends in a proxy.
+	// https, cookies are Secure even if TLS ends in a proxy. Invitation
+	// links start with it (no invitation without it).
 	PublicURL string
 	// TrustedProxies are the networks of reverse proxies in front of
 	// payhook: a request from one is attributed to the address its
 	// X-Forwarded-For names (for the per-network sign-in limit). Without
 	// them the connection's peer is the client.
 	TrustedProxies []netip.Prefix
+	// ReauthWindow is how long after proving it is them (sign-in, or the
+	// password or a TOTP code again) a user may rotate secrets and keys or
+	// change payout wallets (DefaultReauthWindow when 0).
+	ReauthWindow time.Duration
 	// SessionTTL is how long a session lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
 	// SecretGrace is how long a secret rotated on the dashboard keeps
@@ -108,6 +123,12 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.Now == nil {
 		c.Now = clock.UTC
+	}
+	if c.InvitationTTL <= 0 {
+		c.InvitationTTL = DefaultInvitationTTL
+	}
+	if c.ReauthWindow <= 0 {
+		c.ReauthWindow = DefaultReauthWindow
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = DefaultSessionTTL

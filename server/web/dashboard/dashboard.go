@@ -17,6 +17,7 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -51,6 +52,8 @@ type dashLayout struct {
 	// project's paused endpoints, each with a banner linking to its page.
 	Endpoints bool
 	Paused    []pausedEndpoint
+	// Role is the signed-in user's role (owner, developer, viewer).
+	Role string
 }
 
 // Handler serves the dashboard.
@@ -201,6 +204,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return true
 	}
+	if token, ok := strings.CutPrefix(rest, "invite/"); ok {
+		h.inviteRoute(w, r, token, get, post)
+		return true
+	}
 	c, _ := r.Cookie(sessionCookie)
 	var token string
 	if c != nil {
@@ -221,6 +228,17 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if post && subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.row.CsrfToken)) != 1 {
 		h.forbidden(w)
+		return true
+	}
+	// A session owing its TOTP code or its enrolment reaches only those.
+	if s.row.Pending != dashboardsession.PendingNone {
+		h.pendingRoute(w, r, s, rest, get, post)
+		return true
+	}
+	// One check for every route (roles.go): a route not declared there is
+	// refused before any handler runs.
+	w, ok = h.authorize(w, r, s, rest)
+	if !ok {
 		return true
 	}
 	switch {
@@ -256,7 +274,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 		h.payoutRoutes(w, r, s, rest, get, post),
 		h.endpointRoutes(w, r, s, rest, get, post),
 		h.liveRoutes(w, r, s, rest, get, post),
-		h.exportRoutes(w, r, s, rest, get):
+		h.exportRoutes(w, r, s, rest, get),
+		h.teamRoutes(w, r, s, rest, get, post),
+		h.accountRoutes(w, r, s, rest, get, post),
+		h.auditRoutes(w, r, s, rest, get, post):
 	default:
 		h.pages.NotFound(w)
 	}
@@ -284,7 +305,7 @@ func (h *Handler) forbidden(w http.ResponseWriter) {
 
 // layoutOf returns the frame of a signed-in page.
 func (h *Handler) layoutOf(r *http.Request, s *session, title, nav string) dashLayout {
-	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav}
+	l := dashLayout{Title: title, Email: s.user.Email, CSRF: s.row.CsrfToken, Nav: nav, Role: string(s.user.Role)}
 	if p, err := project.Get(r.Context(), h.cfg.DB, s.user.ProjectID); err == nil {
 		l.Project = p.Name
 	}

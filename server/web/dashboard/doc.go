@@ -24,7 +24,22 @@
 // events (the same database-backed stream as WatchDeliveries; Last-Event-ID
 // resumes it); it ends when the session does and when the server stops.
 //
+// Each user has a role in the project (owner, developer, viewer: roles.go).
+// Owners also see the Team page (users, invitations by email, the
+// two-factor policy) and the audit log (server/audit; CSV export). A user
+// may enrol TOTP two-factor sign-in (totp.go); sign-in then asks for a code
+// after the password, and sensitive changes for the password or a code
+// again after DefaultReauthWindow.
+//
 // Guarantees:
+//   - Every route of a signed-in session is declared in one table with the
+//     least role that may use it; a request matching none is refused
+//     before any handler runs. A session owing its TOTP code or its
+//     enrolment reaches only those pages.
+//   - A disabled user has no session and cannot sign in; an invitation's
+//     link works once, until it expires or is withdrawn; a TOTP code is
+//     accepted once; recovery codes, invitation and session tokens are
+//     stored as hashes, the TOTP key sealed (ent/store).
 //   - Cookies are HttpOnly, SameSite=Lax, scoped to /dashboard/, and Secure
 //     over TLS or when the configured public URL is https (TLS ending in a
 //     proxy). The database never holds a session token, only its hash.

@@ -11,6 +11,8 @@ var (
 	// ErrInvalidUser reports a user that cannot be created; the message
 	// names the field.
 	ErrInvalidUser = errors.New("invalid dashboard user")
+	// ErrNoUser reports an email no dashboard user signs in with.
+	ErrNoUser = errors.New("no such dashboard user")
 	// ErrUserExists reports an email that already has a dashboard user.
 	ErrUserExists = errors.New("dashboard user exists")
 	// ErrBusy reports a sign-in refused because the password checks

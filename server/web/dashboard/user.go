@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -31,16 +32,25 @@ const (
 	MaxConcurrentPasswordChecks = 2
 )
 
-// CreateUser stores a dashboard user of project projectID who signs in with
-// email and password. The email is kept in lower case; the password is
-// stored as an argon2id hash only.
+// CreateUser stores an owner of project projectID who signs in with email
+// and password (CreateUserRole with RoleOwner).
 func CreateUser(ctx context.Context, db *entdb.Client, projectID int64, email, password string, now time.Time) (*entdb.DashboardUser, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
-		return nil, fmt.Errorf("%w: email %q is not an address", ErrInvalidUser, email)
+	return CreateUserRole(ctx, db, projectID, email, password, RoleOwner, now)
+}
+
+// CreateUserRole stores a dashboard user of project projectID with role
+// who signs in with email and password. The email is kept in lower case;
+// the password is stored as an argon2id hash only.
+func CreateUserRole(ctx context.Context, db *entdb.Client, projectID int64, email, password string, role dashboarduser.Role, now time.Time) (*entdb.DashboardUser, error) {
+	email, err := checkEmail(email)
+	if err != nil {
+		return nil, err
 	}
-	if len([]rune(password)) < MinPasswordLength {
-		return nil, fmt.Errorf("%w: the password must have at least %d characters", ErrInvalidUser, MinPasswordLength)
+	if err := dashboarduser.RoleValidator(role); err != nil {
+		return nil, fmt.Errorf("%w: role %q is none of owner, developer, viewer", ErrInvalidUser, role)
+	}
+	if err := checkNewPassword(password); err != nil {
+		return nil, err
 	}
 	if _, err := project.Get(ctx, db, projectID); err != nil {
 		return nil, fmt.Errorf("%w: project %d: %w", ErrInvalidUser, projectID, err)
@@ -49,7 +59,7 @@ func CreateUser(ctx context.Context, db *entdb.Client, projectID int64, email, p
 	if err != nil {
 		return nil, err
 	}
-	u, err := db.DashboardUser.Create().SetProjectID(projectID).SetEmail(email).SetPasswordHash(hash).SetCreatedAt(now).Save(ctx)
+	u, err := db.DashboardUser.Create().SetProjectID(projectID).SetEmail(email).SetPasswordHash(hash).SetRole(role).SetCreatedAt(now).Save(ctx)
 	if entdb.IsConstraintError(err) {
 		return nil, fmt.Errorf("%w: %s", ErrUserExists, email)
 	}
@@ -57,6 +67,124 @@ func CreateUser(ctx context.Context, db *entdb.Client, projectID int64, email, p
 		return nil, fmt.Errorf("create dashboard user: %w", err)
 	}
 	return u, nil
+}
+
+// checkEmail returns email in lower case, or ErrInvalidUser when it is no
+// address.
+func checkEmail(email string) (string, error) {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email {
+		return "", fmt.Errorf("%w: email %q is not an address", ErrInvalidUser, email)
+	}
+	return email, nil
+}
+
+// checkNewPassword refuses a password too short or too long to be set.
+func checkNewPassword(password string) error {
+	if len([]rune(password)) < MinPasswordLength {
+		return fmt.Errorf("%w: the password must have at least %d characters", ErrInvalidUser, MinPasswordLength)
+	}
+	if len(password) > MaxPasswordBytes {
+		return fmt.Errorf("%w: the password is longer than %d bytes", ErrInvalidUser, MaxPasswordBytes)
+	}
+	return nil
+}
+
+// UserByEmail returns the dashboard user signing in as email; errors wrap
+// ErrNoUser when there is none.
+func UserByEmail(ctx context.Context, db *entdb.Client, email string) (*entdb.DashboardUser, error) {
+	u, err := db.DashboardUser.Query().Where(dashboarduser.Email(strings.ToLower(strings.TrimSpace(email)))).Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: %s", ErrNoUser, email)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find dashboard user: %w", err)
+	}
+	return u, nil
+}
+
+// DisableUser disables user id and ends all their sessions, in one
+// transaction: they cannot sign in from then on. Disabling a disabled user
+// changes nothing. record, when not nil, runs in the same transaction
+// (the audit entry).
+func DisableUser(ctx context.Context, db *entdb.Client, id int64, now time.Time, record func(*entdb.Client) error) error {
+	return inTx(ctx, db, func(tx *entdb.Client) error {
+		if err := tx.DashboardUser.Update().Where(dashboarduser.ID(id), dashboarduser.DisabledAtIsNil()).
+			SetDisabledAt(now).Exec(ctx); err != nil {
+			return fmt.Errorf("disable dashboard user %d: %w", id, err)
+		}
+		if _, err := tx.DashboardSession.Delete().Where(dashboardsession.UserID(id)).Exec(ctx); err != nil {
+			return fmt.Errorf("end sessions of dashboard user %d: %w", id, err)
+		}
+		if record != nil {
+			return record(tx)
+		}
+		return nil
+	})
+}
+
+// EndSessions ends every session of user id (signs them out everywhere)
+// and returns how many there were. record, when not nil, runs in the same
+// transaction.
+func EndSessions(ctx context.Context, db *entdb.Client, id int64, record func(*entdb.Client) error) (n int, err error) {
+	err = inTx(ctx, db, func(tx *entdb.Client) error {
+		if n, err = tx.DashboardSession.Delete().Where(dashboardsession.UserID(id)).Exec(ctx); err != nil {
+			return fmt.Errorf("end sessions of dashboard user %d: %w", id, err)
+		}
+		if record != nil {
+			return record(tx)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// ResetPassword sets user id's password, lifts a lockout and ends all their
+// sessions.
+func ResetPassword(ctx context.Context, db *entdb.Client, id int64, password string) error {
+	if err := checkNewPassword(password); err != nil {
+		return err
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return inTx(ctx, db, func(tx *entdb.Client) error {
+		if err := tx.DashboardUser.UpdateOneID(id).SetPasswordHash(hash).SetFailedSignins(0).ClearLockedUntil().Exec(ctx); err != nil {
+			return fmt.Errorf("set password of dashboard user %d: %w", id, err)
+		}
+		if _, err := tx.DashboardSession.Delete().Where(dashboardsession.UserID(id)).Exec(ctx); err != nil {
+			return fmt.Errorf("end sessions of dashboard user %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// GeneratePassword returns a new random password (24 characters of
+// URL-safe Base64, 144 bits).
+func GeneratePassword() (string, error) {
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// inTx runs f in a transaction of db (db itself when it is already a
+// transaction's client).
+func inTx(ctx context.Context, db *entdb.Client, f func(*entdb.Client) error) error {
+	tx, err := db.Tx(ctx)
+	if errors.Is(err, entdb.ErrTxStarted) {
+		return f(db)
+	}
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := f(tx.Client()); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // randomToken returns 32 random bytes in URL-safe Base64.
@@ -106,13 +234,13 @@ func (h *Handler) signIn(ctx context.Context, email, password string) (string, b
 	// Claim the attempt before the slow check, atomically: concurrent
 	// guesses cannot all pass a count read before any of them was added.
 	claimed, err := h.cfg.DB.DashboardUser.Update().
-		Where(dashboarduser.ID(u.ID), dashboarduser.FailedSigninsLT(MaxFailedSignins),
+		Where(dashboarduser.ID(u.ID), dashboarduser.DisabledAtIsNil(), dashboarduser.FailedSigninsLT(MaxFailedSignins),
 			dashboarduser.Or(dashboarduser.LockedUntilIsNil(), dashboarduser.LockedUntilLTE(now))).
 		AddFailedSignins(1).Save(ctx)
 	if err != nil {
 		return "", false, fmt.Errorf("count sign-in attempt: %w", err)
 	}
-	if claimed == 0 { // locked, or its attempts are all in flight
+	if claimed == 0 { // disabled, locked, or its attempts are all in flight
 		checkPassword(h.dummyHash, password)
 		return "", false, nil
 	}
@@ -127,23 +255,49 @@ func (h *Handler) signIn(ctx context.Context, email, password string) (string, b
 	if err := h.cfg.DB.DashboardUser.UpdateOneID(u.ID).SetFailedSignins(0).ClearLockedUntil().Exec(ctx); err != nil {
 		return "", false, fmt.Errorf("reset failed sign-ins: %w", err)
 	}
-	token, err := randomToken()
+	pending := dashboardsession.PendingNone
+	if u.TotpEnabledAt != nil {
+		pending = dashboardsession.PendingTotp
+	} else if required, err := h.requires2FA(ctx, u); err != nil {
+		return "", false, err
+	} else if required {
+		pending = dashboardsession.PendingEnrol
+	}
+	token, err := h.openSession(ctx, h.cfg.DB, u, pending)
 	if err != nil {
 		return "", false, err
+	}
+	return token, true, nil
+}
+
+// openSession opens a session of u with db and returns its token. A
+// session pending its TOTP code or enrolment lasts PendingTTL and has not
+// re-authenticated; an open one has, now.
+func (h *Handler) openSession(ctx context.Context, db *entdb.Client, u *entdb.DashboardUser, pending dashboardsession.Pending) (string, error) {
+	now := h.cfg.Now()
+	token, err := randomToken()
+	if err != nil {
+		return "", err
 	}
 	csrf, err := randomToken()
 	if err != nil {
-		return "", false, err
+		return "", err
 	}
 	// Expired sessions of the user go when a new one opens.
-	if _, err := h.cfg.DB.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
-		return "", false, fmt.Errorf("delete expired sessions: %w", err)
+	if _, err := db.DashboardSession.Delete().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtLTE(now)).Exec(ctx); err != nil {
+		return "", fmt.Errorf("delete expired sessions: %w", err)
 	}
-	if err := h.cfg.DB.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
-		SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetCreatedAt(now).Exec(ctx); err != nil {
-		return "", false, fmt.Errorf("open session: %w", err)
+	c := db.DashboardSession.Create().SetTokenHash(tokenHash(token)).SetUserID(u.ID).SetCsrfToken(csrf).
+		SetPending(pending).SetCreatedAt(now)
+	if pending == dashboardsession.PendingNone {
+		c.SetExpiresAt(now.Add(h.cfg.SessionTTL)).SetReauthAt(now)
+	} else {
+		c.SetExpiresAt(now.Add(PendingTTL))
 	}
-	return token, true, nil
+	if err := c.Exec(ctx); err != nil {
+		return "", fmt.Errorf("open session: %w", err)
+	}
+	return token, nil
 }
 
 // lookup returns the open session of token, or nil.
@@ -160,7 +314,7 @@ func (h *Handler) lookup(ctx context.Context, token string) (*session, error) {
 		return nil, fmt.Errorf("find session: %w", err)
 	}
 	u, err := h.cfg.DB.DashboardUser.Get(ctx, s.UserID)
-	if entdb.IsNotFound(err) {
+	if entdb.IsNotFound(err) || (err == nil && u.DisabledAt != nil) {
 		return nil, nil
 	}
 	if err != nil {
