@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/payhook/payhook/internal/clock"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,7 +105,7 @@ func TestUserRoleDisableResetRevoke(t *testing.T) {
 		t.Helper()
 		for i := range n {
 			if err := db.Client.DashboardSession.Create().SetTokenHash(strings.Repeat(strconv.Itoa(i), 64)).SetUserID(u.ID).
-				SetCsrfToken("c").SetExpiresAt(time.Now().Add(time.Hour)).SetCreatedAt(time.Now()).Exec(ctx); err != nil {
+				SetCsrfToken("c").SetExpiresAt(clock.UTC().Add(time.Hour)).SetCreatedAt(clock.UTC()).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}

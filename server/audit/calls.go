@@ -7,7 +7,7 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/apikey"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
 	"github.com/payhook/payhook/server/interceptor"
 )
 
@@ -27,7 +27,7 @@ func (c Calls) RecordCall(ctx context.Context, call interceptor.AuditedCall) err
 	if call.ProjectID == 0 {
 		return fmt.Errorf("audit %s: no project", call.Method)
 	}
-	k, err := c.DB.APIKey.Query().Where(apikey.ID(call.Key.ID)).Select(apikey.FieldName).Only(ctx)
+	k, err := c.DB.APIKey.Query().Where(entapikey.ID(call.Key.ID)).Select(entapikey.FieldName).Only(ctx)
 	if err != nil {
 		return fmt.Errorf("audit %s: api key %d: %w", call.Method, call.Key.ID, err)
 	}

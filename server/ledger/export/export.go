@@ -11,11 +11,11 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/address"
-	"github.com/payhook/payhook/ent/db/invoice"
+	entaddress "github.com/payhook/payhook/ent/db/address"
+	entinvoice "github.com/payhook/payhook/ent/db/invoice"
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
-	"github.com/payhook/payhook/ent/db/outbound"
-	"github.com/payhook/payhook/ent/db/payment"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/db/payout"
 	"github.com/payhook/payhook/ent/db/refund"
 )
@@ -217,8 +217,8 @@ func (e *Exporter) references(ctx context.Context, lines []*entdb.LedgerEntry) (
 		}
 	}
 	if len(payIDs) > 0 {
-		ps, err := db.Payment.Query().Where(payment.IDIn(slices.Collect(maps.Keys(payIDs))...)).
-			Select(payment.FieldID, payment.FieldAddressID, payment.FieldTxidIn, payment.FieldValueCoin, payment.FieldValueFiat).All(ctx)
+		ps, err := db.Payment.Query().Where(entpayment.IDIn(slices.Collect(maps.Keys(payIDs))...)).
+			Select(entpayment.FieldID, entpayment.FieldAddressID, entpayment.FieldTxidIn, entpayment.FieldValueCoin, entpayment.FieldValueFiat).All(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("export: payments: %w", err)
 		}
@@ -227,8 +227,8 @@ func (e *Exporter) references(ctx context.Context, lines []*entdb.LedgerEntry) (
 			out.payments[p.ID] = p
 			addrIDs[p.AddressID] = true
 		}
-		as, err := db.Address.Query().Where(address.IDIn(slices.Collect(maps.Keys(addrIDs))...), address.InvoiceIDNotNil()).
-			Select(address.FieldID, address.FieldInvoiceID).All(ctx)
+		as, err := db.Address.Query().Where(entaddress.IDIn(slices.Collect(maps.Keys(addrIDs))...), entaddress.InvoiceIDNotNil()).
+			Select(entaddress.FieldID, entaddress.FieldInvoiceID).All(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("export: addresses: %w", err)
 		}
@@ -237,8 +237,8 @@ func (e *Exporter) references(ctx context.Context, lines []*entdb.LedgerEntry) (
 			invOf[*a.InvoiceID] = append(invOf[*a.InvoiceID], a.ID)
 		}
 		if len(invOf) > 0 {
-			invs, err := db.Invoice.Query().Where(invoice.IDIn(slices.Collect(maps.Keys(invOf))...)).
-				Select(invoice.FieldID, invoice.FieldPublicID, invoice.FieldCurrency).All(ctx)
+			invs, err := db.Invoice.Query().Where(entinvoice.IDIn(slices.Collect(maps.Keys(invOf))...)).
+				Select(entinvoice.FieldID, entinvoice.FieldPublicID, entinvoice.FieldCurrency).All(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("export: invoices: %w", err)
 			}
@@ -251,8 +251,8 @@ func (e *Exporter) references(ctx context.Context, lines []*entdb.LedgerEntry) (
 	}
 	if len(obIDs) > 0 {
 		ids := slices.Collect(maps.Keys(obIDs))
-		obs, err := db.Outbound.Query().Where(outbound.IDIn(ids...)).
-			Select(outbound.FieldID, outbound.FieldTxid, outbound.FieldPurpose).All(ctx)
+		obs, err := db.Outbound.Query().Where(entoutbound.IDIn(ids...)).
+			Select(entoutbound.FieldID, entoutbound.FieldTxid, entoutbound.FieldPurpose).All(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("export: outbounds: %w", err)
 		}
@@ -280,8 +280,8 @@ func (e *Exporter) references(ctx context.Context, lines []*entdb.LedgerEntry) (
 				invIDs[r.InvoiceID] = true
 			}
 			if len(invIDs) > 0 {
-				invs, err := db.Invoice.Query().Where(invoice.IDIn(slices.Collect(maps.Keys(invIDs))...)).
-					Select(invoice.FieldID, invoice.FieldPublicID).All(ctx)
+				invs, err := db.Invoice.Query().Where(entinvoice.IDIn(slices.Collect(maps.Keys(invIDs))...)).
+					Select(entinvoice.FieldID, entinvoice.FieldPublicID).All(ctx)
 				if err != nil {
 					return nil, fmt.Errorf("export: refunded invoices: %w", err)
 				}

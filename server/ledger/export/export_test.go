@@ -17,7 +17,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
-	"github.com/payhook/payhook/ent/db/outbound"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
@@ -89,7 +89,7 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 		}
 		return p
 	}
-	ob := func(project int64, purpose outbound.Purpose, txid string) *entdb.Outbound {
+	ob := func(project int64, purpose entoutbound.Purpose, txid string) *entdb.Outbound {
 		o, err := c.Outbound.Create().SetKey(txid).SetTicker("btc").SetPurpose(purpose).SetProjectID(project).
 			SetFromAddress("bc1qfrom").SetFromIndex(1).SetInputs([]schema.Transfer{}).SetOutputs([]schema.Output{}).
 			SetNetworkFee(dec("0.0001")).SetTxid(txid).Save(ctx)
@@ -124,7 +124,7 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 	cp := pay(ca, "tx-checkout", "0.15", &fiat)
 	f.checkoutTx = cp.TxidIn
 	r := ledger.Ref{ProjectID: f.project, PaymentID: cp.ID, AddressID: ca.ID}
-	fw := ob(f.project, outbound.PurposeForward, "tx-forward")
+	fw := ob(f.project, entoutbound.PurposeForward, "tx-forward")
 	f.forwardTx = fw.Txid
 	rf := r
 	rf.OutboundID = fw.ID
@@ -143,7 +143,7 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 
 	// A payout of 0.2 with 0.001 payout fee, 0.0002 network fee and 0.0488
 	// change, spending the plain payment (held).
-	pob := ob(f.project, outbound.PurposePayout, "tx-payout")
+	pob := ob(f.project, entoutbound.PurposePayout, "tx-payout")
 	f.payoutTx = pob.Txid
 	pout, err := c.Payout.Create().SetProjectID(f.project).SetAPIKeyID(key.ID).SetTicker("btc").SetTotalRequested(dec("0.2")).SetOutboundID(pob.ID).Save(ctx)
 	if err != nil {
@@ -153,7 +153,7 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 	write(t0.Add(3*time.Hour), ledger.PayoutSend(btc, ledger.Ref{ProjectID: f.project, OutboundID: pob.ID}, dec("0.25"), dec("0.2"), dec("0.001"), dec("0.0002")))
 
 	// A refund of 0.01 of the checkout's payment: a payout of one request.
-	rob := ob(f.project, outbound.PurposePayout, "tx-refund")
+	rob := ob(f.project, entoutbound.PurposePayout, "tx-refund")
 	rpo, err := c.Payout.Create().SetProjectID(f.project).SetAPIKeyID(key.ID).SetTicker("btc").SetTotalRequested(dec("0.01")).SetOutboundID(rob.ID).Save(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -137,7 +137,7 @@ type jsonWriter struct {
 func (j *jsonWriter) start() {
 	if !j.started {
 		j.started = true
-		j.w.WriteString("[")
+		_, _ = j.w.WriteString("[") // a bufio.Writer's error sticks: Flush returns it
 	}
 }
 
@@ -148,10 +148,10 @@ func (j *jsonWriter) Write(r *Row) error {
 		return err
 	}
 	if j.rows > 0 {
-		j.w.WriteString(",")
+		_, _ = j.w.WriteString(",") // sticky, as above
 	}
 	j.rows++
-	j.w.WriteString("\n")
+	_, _ = j.w.WriteString("\n") // sticky, as above
 	_, err = j.w.Write(b)
 	return err
 }
@@ -164,8 +164,8 @@ func (j *jsonWriter) Flush() error {
 func (j *jsonWriter) Close() error {
 	j.start()
 	if j.rows > 0 {
-		j.w.WriteString("\n")
+		_, _ = j.w.WriteString("\n") // sticky, as above
 	}
-	j.w.WriteString("]\n")
+	_, _ = j.w.WriteString("]\n") // sticky: the Flush below returns it
 	return j.w.Flush()
 }
