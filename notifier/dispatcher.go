@@ -45,10 +45,12 @@ type Dispatcher struct {
 	// free slot, so a busy destination gets its notifications in the order
 	// they became due. A claim whose scan sees every due row clears it.
 	backlog map[string]bool
-	// Throttled endpoints (throttle.go): their rates as read, the tokens
-	// taken ahead, and until when each bucket is known empty.
+	// Throttled endpoints (throttle.go): when each endpoint's rate was
+	// read, the rates of those that have one (what each capacity copies),
+	// the tokens taken ahead, and until when each bucket is known empty.
 	throttle Throttle
-	rates    map[int64]rateEntry
+	rates    map[int64]time.Time
+	limited  map[int64]int
 	reserve  map[int64]int
 	dryUntil map[int64]time.Time
 	// scannedAt is when the last claim scanned the due rows; rescan asks
@@ -98,7 +100,8 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		fullSince:    map[string]time.Time{},
 		backlog:      map[string]bool{},
 		throttle:     cfg.Throttle,
-		rates:        map[int64]rateEntry{},
+		rates:        map[int64]time.Time{},
+		limited:      map[int64]int{},
 		reserve:      map[int64]int{},
 		dryUntil:     map[int64]time.Time{},
 		held:         newHeldQueue(),

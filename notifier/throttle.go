@@ -36,22 +36,13 @@ type Throttle interface {
 // (its instance forgets it at once when it changes: ForgetRate).
 const rateTTL = 10 * time.Second
 
-// rateEntry is an endpoint's rate as read at a time (0: no limit).
-type rateEntry struct {
-	perSecond int
-	at        time.Time
-}
-
 // throttled returns row's endpoint's rate when it has one (d.mu held).
 func (d *Dispatcher) throttled(row *entdb.Notification) (int64, int, bool) {
 	if row.EndpointID == nil {
 		return 0, 0, false
 	}
-	r, ok := d.rates[*row.EndpointID]
-	if !ok || r.perSecond <= 0 {
-		return 0, 0, false
-	}
-	return *row.EndpointID, r.perSecond, true
+	r, ok := d.limited[*row.EndpointID]
+	return *row.EndpointID, r, ok
 }
 
 // ForgetRate makes the dispatcher read endpoint id's rate again (it
@@ -60,6 +51,7 @@ func (d *Dispatcher) ForgetRate(id int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.rates, id)
+	delete(d.limited, id)
 	delete(d.dryUntil, id)
 }
 
@@ -76,7 +68,7 @@ func (d *Dispatcher) loadRates(ctx context.Context, tx *entdb.Tx, rows []*entdb.
 			continue
 		}
 		seen[*r.EndpointID] = true
-		if e, ok := d.rates[*r.EndpointID]; !ok || now.Sub(e.at) >= rateTTL || now.Before(e.at) {
+		if at, ok := d.rates[*r.EndpointID]; !ok || now.Sub(at) >= rateTTL || now.Before(at) {
 			ids = append(ids, *r.EndpointID)
 		}
 	}
@@ -95,11 +87,14 @@ func (d *Dispatcher) loadRates(ctx context.Context, tx *entdb.Tx, rows []*entdb.
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, id := range ids {
-		d.rates[id] = rateEntry{at: now} // deleted: no limit
+		d.rates[id] = now // deleted: no limit
+		delete(d.limited, id)
 	}
 	for _, f := range found {
-		d.rates[f.ID] = rateEntry{perSecond: f.MaxPerSecond, at: now}
-		if f.MaxPerSecond <= 0 {
+		if f.MaxPerSecond > 0 {
+			d.limited[f.ID] = f.MaxPerSecond
+		} else {
+			delete(d.limited, f.ID)
 			delete(d.reserve, f.ID)
 		}
 	}
@@ -112,8 +107,8 @@ func (d *Dispatcher) addThrottles(c *capacity) {
 	if c.tokens == nil {
 		c.tokens = map[int64]int{}
 	}
-	for id, r := range d.rates {
-		if _, ok := c.tokens[id]; !ok && r.perSecond > 0 {
+	for id := range d.limited {
+		if _, ok := c.tokens[id]; !ok {
 			c.tokens[id] = d.reserve[id]
 		}
 	}
@@ -156,7 +151,7 @@ func (d *Dispatcher) refill(ctx context.Context, want map[int64]int) (took int, 
 	now := d.cfg.Now()
 	for id, n := range want {
 		d.mu.Lock()
-		rate := d.rates[id].perSecond
+		rate := d.limited[id]
 		d.mu.Unlock()
 		if rate <= 0 {
 			again = atOnce

@@ -522,7 +522,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		LimitUnary: limiter.Unary, LimitStream: limiter.Stream,
 		Idempotency: idem,
 		// Every successful call of the management and payouts scopes.
-		Audit: audit.Calls{DB: s.db.Client, Now: s.cfg.Now},
+		Audit: audit.Calls{DB: s.db.Client, Now: s.cfg.Now}, ClientAddr: limiter.CallerAddr,
 	}, s.logger)
 	if err != nil {
 		return err

@@ -3,12 +3,10 @@ package interceptor
 import (
 	"context"
 	"log/slog"
-	"net"
-	"strings"
+	"net/netip"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -25,8 +23,8 @@ type AuditedCall struct {
 	// Target names what was changed: the request's first set field among
 	// auditTargets ("" when none).
 	Target string
-	// IP and UserAgent are the client's (through the REST gateway, the
-	// address the gateway saw).
+	// IP and UserAgent are the client's (Config.ClientAddr: through the
+	// REST gateway, the HTTP request's client behind the trusted proxies).
 	IP, UserAgent string
 }
 
@@ -49,6 +47,7 @@ var auditTargets = []protoreflect.Name{"id", "endpoint_id", "payout_id", "refund
 type auditor struct {
 	rec    AuditRecorder
 	access *accessTable
+	client func(ctx context.Context) (netip.Addr, bool)
 	logger *slog.Logger
 }
 
@@ -84,13 +83,9 @@ func (a *auditor) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo
 	} else if v := md.Get("user-agent"); len(v) > 0 {
 		call.UserAgent = v[0]
 	}
-	if v := md.Get("x-forwarded-for"); len(v) > 0 {
-		hops := strings.Split(v[len(v)-1], ",")
-		call.IP = strings.TrimSpace(hops[len(hops)-1])
-	} else if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		call.IP = p.Addr.String()
-		if host, _, err := net.SplitHostPort(call.IP); err == nil {
-			call.IP = host
+	if a.client != nil {
+		if ip, ok := a.client(ctx); ok {
+			call.IP = ip.String()
 		}
 	}
 	if rerr := a.rec.RecordCall(ctx, call); rerr != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -139,6 +140,10 @@ type Config struct {
 	// method whose scope is Audited, innermost (a call answered from the
 	// idempotency store changed nothing and is not recorded again).
 	Audit AuditRecorder
+	// ClientAddr, when set, is the address of a call's client for the
+	// audit log (ratelimit.Limiter.CallerAddr: only the server's own
+	// gateway connection may name one).
+	ClientAddr func(ctx context.Context) (netip.Addr, bool)
 }
 
 // Chain returns the unary and stream interceptors, outermost first.
@@ -173,7 +178,7 @@ func Chain(cfg Config, logger *slog.Logger) ([]grpc.UnaryServerInterceptor, []gr
 	a := &auth{keys: cfg.Keys, access: newAccessTable(cfg.Descriptors, logger)}
 	e := &errs{logger: logger, classify: cfg.Classify}
 	idem := &idempotency{store: cfg.Idempotency, access: a.access, logger: logger}
-	aud := &auditor{rec: cfg.Audit, access: a.access, logger: logger}
+	aud := &auditor{rec: cfg.Audit, access: a.access, client: cfg.ClientAddr, logger: logger}
 	unary := []grpc.UnaryServerInterceptor{
 		logging.UnaryServerInterceptor(lg, logOpts...),
 		recovery.UnaryServerInterceptor(rec),

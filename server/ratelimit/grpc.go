@@ -19,6 +19,8 @@ import (
 const (
 	mdToken   = "payhook-limiter-token"
 	mdNetwork = "payhook-client-network"
+	// mdAddr is the client's address itself (the audit log's "from where").
+	mdAddr = "payhook-client-addr"
 )
 
 // Unary is the server interceptor of unary calls; it runs after
@@ -143,21 +145,49 @@ func (l *Limiter) outgoing(ctx context.Context) context.Context {
 	md = md.Copy()
 	md.Set(mdToken, l.token)
 	md.Delete(mdNetwork)
-	if n, ok := networkFrom(ctx); ok {
-		md.Set(mdNetwork, n.String())
+	md.Delete(mdAddr)
+	if a, ok := clientFrom(ctx); ok {
+		md.Set(mdNetwork, Network(a).String())
+		md.Set(mdAddr, a.String())
 	}
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-type networkKey struct{}
-
-// withNetwork returns ctx carrying the client network n.
-func withNetwork(ctx context.Context, n netip.Prefix) context.Context {
-	return context.WithValue(ctx, networkKey{}, n)
+// CallerAddr is the address of a call's client: the one the server's own
+// connection names for a forwarded call (the HTTP request's, ClientAddr:
+// through the trusted proxies), the peer's for a direct gRPC client. A
+// client's own metadata is never believed: the forwarded address counts
+// only with the limiter's token.
+func (l *Limiter) CallerAddr(ctx context.Context) (netip.Addr, bool) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if tok := md.Get(mdToken); len(tok) > 0 && l.internal(tok[0]) {
+		addrs := md.Get(mdAddr)
+		if len(addrs) == 0 {
+			return netip.Addr{}, false
+		}
+		a, err := netip.ParseAddr(addrs[0])
+		return a, err == nil
+	}
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return netip.Addr{}, false
+	}
+	ap, err := netip.ParseAddrPort(p.Addr.String())
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), true
 }
 
-// networkFrom returns the client network ctx carries.
-func networkFrom(ctx context.Context) (netip.Prefix, bool) {
-	n, ok := ctx.Value(networkKey{}).(netip.Prefix)
-	return n, ok
+type clientKey struct{}
+
+// withClient returns ctx carrying the client address a.
+func withClient(ctx context.Context, a netip.Addr) context.Context {
+	return context.WithValue(ctx, clientKey{}, a)
+}
+
+// clientFrom returns the client address ctx carries.
+func clientFrom(ctx context.Context) (netip.Addr, bool) {
+	a, ok := ctx.Value(clientKey{}).(netip.Addr)
+	return a, ok
 }

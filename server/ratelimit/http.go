@@ -15,8 +15,9 @@ import (
 type RefusalPage func(w http.ResponseWriter, r *http.Request, status int)
 
 // HTTP wraps the HTTP listener's handler: it finds each request's client
-// network (ClientAddr, Network) and puts it in the request's context for
-// the calls forwarded to gRPC (DialOptions), and takes a token of that
+// address (ClientAddr) and puts it in the request's context for the calls
+// forwarded to gRPC (DialOptions: its network for the limits, the address
+// for the audit log), and takes a token of that
 // network's bucket for every request to a hosted page (a checkout,
 // deposit or subscription page, its status.json, its forms). A refused
 // page request is a 429 with Retry-After and the RateLimit headers: JSON
@@ -32,7 +33,7 @@ func (l *Limiter) HTTP(next http.Handler, refused RefusalPage) http.Handler {
 			return
 		}
 		n := Network(addr)
-		r = r.WithContext(withNetwork(r.Context(), n))
+		r = r.WithContext(withClient(r.Context(), addr))
 		if !hostedPage(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return

@@ -64,22 +64,22 @@ type Config struct {
 	// (notifications, delivery_events, events, emails), how many rows it
 	// deleted there and how long its statements took.
 	Observe func(table string, deleted int, took time.Duration)
-	// NoPacing runs batches back to back (tests); by default the job
-	// pauses after each batch as long as it took.
-	NoPacing bool
 }
 
 // observe reports a batch of table that began at start, then paces the
-// run: it pauses as long as the batch took, so the job takes at most half
-// of one database connection's time and the traffic it runs beside keeps
-// its latency.
-func (j *Job) observe(table string, deleted int, start time.Time) {
+// run: it pauses as long as the batch took (at most a second, less if ctx
+// ends), so the job takes at most half of one database connection's time
+// and the traffic it runs beside keeps its latency.
+func (j *Job) observe(ctx context.Context, table string, deleted int, start time.Time) {
 	took := clock.Now().Sub(start)
 	if j.cfg.Observe != nil {
 		j.cfg.Observe(table, deleted, took)
 	}
-	if !j.cfg.NoPacing {
-		time.Sleep(min(took, time.Second)) //nolint:forbidigo // a pace of work on the wall clock, not a schedule
+	pause := time.NewTimer(min(took, time.Second))
+	defer pause.Stop()
+	select {
+	case <-pause.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -243,7 +243,7 @@ func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result)
 		after = ids[len(ids)-1]
 		res.DeliveryEvents += n
 		res.Batches++
-		j.observe("delivery_events", n, start)
+		j.observe(ctx, "delivery_events", n, start)
 		if len(ids) < len(evs) || len(evs) < j.cfg.Batch {
 			return nil
 		}
@@ -301,7 +301,7 @@ func (j *Job) notifications(ctx context.Context, now, cutoff time.Time, res *Res
 			if err := j.deleteNotifications(ctx, ids, res); err != nil {
 				return err
 			}
-			j.observe("notifications", res.Notifications-before, start)
+			j.observe(ctx, "notifications", res.Notifications-before, start)
 		}
 		if young || len(rows) < j.cfg.Batch {
 			return nil

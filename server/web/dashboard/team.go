@@ -134,24 +134,33 @@ func (h *Handler) teamUserOf(r *http.Request, s *session, raw string) (*entdb.Da
 	return u, err
 }
 
+// teamTarget is the project's user a Team action names (raw), or nil when
+// it has answered: 404 for a user that is not the project's.
+func (h *Handler) teamTarget(w http.ResponseWriter, r *http.Request, s *session, raw string) *entdb.DashboardUser {
+	u, err := h.teamUserOf(r, s, raw)
+	if err != nil {
+		h.pages.Fail(w, "find user", err)
+		return nil
+	}
+	if u == nil {
+		h.pages.NotFound(w)
+	}
+	return u
+}
+
 // disableUser disables a user of the project and ends their sessions; the
 // audit entry commits with it. An owner cannot disable themselves (the
 // project would be left without the one who can undo it).
 func (h *Handler) disableUser(w http.ResponseWriter, r *http.Request, s *session, raw string) {
-	u, err := h.teamUserOf(r, s, raw)
-	if err != nil {
-		h.pages.Fail(w, "find user", err)
-		return
-	}
+	u := h.teamTarget(w, r, s, raw)
 	if u == nil {
-		h.pages.NotFound(w)
 		return
 	}
 	if u.ID == s.user.ID {
 		h.teamPage(w, r, s, http.StatusBadRequest, "", "You cannot disable yourself: another owner can.")
 		return
 	}
-	err = DisableUser(r.Context(), h.cfg.DB, u.ID, h.cfg.Now(), func(tx *entdb.Client) error {
+	err := DisableUser(r.Context(), h.cfg.DB, u.ID, h.cfg.Now(), func(tx *entdb.Client) error {
 		return audit.Record(r.Context(), tx, h.auditEntry(r, s, "user.disable", u.Email))
 	})
 	if err != nil {
@@ -164,16 +173,11 @@ func (h *Handler) disableUser(w http.ResponseWriter, r *http.Request, s *session
 // endSessions signs a user of the project out everywhere; the audit entry
 // commits with it.
 func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, s *session, raw string) {
-	u, err := h.teamUserOf(r, s, raw)
-	if err != nil {
-		h.pages.Fail(w, "find user", err)
-		return
-	}
+	u := h.teamTarget(w, r, s, raw)
 	if u == nil {
-		h.pages.NotFound(w)
 		return
 	}
-	_, err = EndSessions(r.Context(), h.cfg.DB, u.ID, func(tx *entdb.Client) error {
+	_, err := EndSessions(r.Context(), h.cfg.DB, u.ID, func(tx *entdb.Client) error {
 		return audit.Record(r.Context(), tx, h.auditEntry(r, s, "user.end_sessions", u.Email))
 	})
 	if err != nil {
