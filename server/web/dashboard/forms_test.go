@@ -106,7 +106,7 @@ func TestRoleFormsShown(t *testing.T) {
 			"developer": {"signout", "notifications/{id}/resend", "settings/rotate-secret", "settings/keys", "settings/keys/{id}/revoke",
 				"settings/branding", "endpoints/", "endpoints/{id}/update", "endpoints/{id}/delete"},
 			"owner": {"signout", "notifications/{id}/resend", "settings/rotate-secret", "settings/wallets", "checkouts/{id}/refund",
-				"endpoints/{id}/update", "team/{id}/disable", "team/invite", "team/security"},
+				"endpoints/{id}/update", "team/{id}/role", "team/{id}/enable", "team/{id}/disable", "team/invite", "team/security"},
 		} {
 			for _, path := range want {
 				if !shown[role][path] {

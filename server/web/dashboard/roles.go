@@ -134,6 +134,8 @@ var routes = []route{
 
 	{method: "GET", path: "team/", role: RoleOwner},
 	{method: "POST", path: "team/{id}/disable", role: RoleOwner},
+	{method: "POST", path: "team/{id}/enable", role: RoleOwner},
+	{method: "POST", path: "team/{id}/role", role: RoleOwner, reauth: true},
 	{method: "POST", path: "team/{id}/sessions/revoke", role: RoleOwner},
 	{method: "POST", path: "team/invite", role: RoleOwner},
 	{method: "POST", path: "team/security", role: RoleOwner},
