@@ -144,6 +144,7 @@ var routes = []route{
 	{method: "POST", path: "account/totp/start", role: RoleViewer},
 	{method: "POST", path: "account/totp/confirm", role: RoleViewer},
 	{method: "POST", path: "account/totp/disable", role: RoleViewer, reauth: true},
+	{method: "POST", path: "account/recovery-codes", role: RoleViewer, reauth: true},
 	{method: "POST", path: "reauth", role: RoleViewer},
 	{method: "POST", path: "team/invitations/{id}/revoke", role: RoleOwner},
 }
