@@ -99,6 +99,14 @@ func commands() *command {
 				run: prefixed("disable", func(ctx context.Context, e *env, args []string) error {
 					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
 				})},
+			{name: "enable", synopsis: "--email EMAIL [--db DSN]   (a disabled user signs in again)",
+				run: prefixed("enable", func(ctx context.Context, e *env, args []string) error {
+					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
+				})},
+			{name: "role", synopsis: "--email EMAIL --role owner|developer|viewer [--db DSN]   (applies from their next request)",
+				run: prefixed("role", func(ctx context.Context, e *env, args []string) error {
+					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)
+				})},
 			{name: "reset-password", synopsis: "--email EMAIL [--generate] [--db DSN]   (the new password is read from standard input, or generated and printed)",
 				run: prefixed("reset-password", func(ctx context.Context, e *env, args []string) error {
 					return userCmd(ctx, args, e.stdin, e.stdout, e.stderr)

@@ -14,6 +14,8 @@ import (
 const userUsage = `usage:
   payhook user create --project ID --email EMAIL [--role owner|developer|viewer] [--db DSN]   (the password is read from standard input)
   payhook user disable --email EMAIL [--db DSN]
+  payhook user enable --email EMAIL [--db DSN]
+  payhook user role --email EMAIL --role owner|developer|viewer [--db DSN]
   payhook user reset-password --email EMAIL [--generate] [--db DSN]
   payhook user sessions revoke --email EMAIL [--db DSN]`
 
@@ -21,7 +23,7 @@ const userUsage = `usage:
 const maxPasswordBytes = 1024
 
 // userCmd runs `payhook user ...`; args[0] is the subcommand (create,
-// disable, reset-password, sessions-revoke).
+// disable, enable, role, reset-password, sessions-revoke).
 func userCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(userUsage)
@@ -29,7 +31,7 @@ func userCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	switch args[0] {
 	case "create":
 		return userCreate(ctx, args[1:], stdin, stdout, stderr)
-	case "disable", "reset-password", "sessions-revoke":
+	case "disable", "enable", "role", "reset-password", "sessions-revoke":
 	default:
 		return errors.New(userUsage)
 	}
@@ -41,6 +43,10 @@ func userCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if args[0] == "reset-password" {
 		fs.BoolVar(&generate, "generate", false, "generate a random password and print it, instead of reading one from standard input")
 	}
+	var role string
+	if args[0] == "role" {
+		fs.StringVar(&role, "role", "", "the user's new role (required): owner (everything), developer (no payouts, payout wallets or users), viewer (read only)")
+	}
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -48,7 +54,31 @@ func userCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if who == "" {
 		return errors.New("--email: required")
 	}
+	if args[0] == "role" && strings.TrimSpace(role) == "" {
+		return errors.New("--role: required (owner, developer or viewer)")
+	}
 	switch args[0] {
+	case "enable":
+		enabled, err := admin.EnableDashboardUser(ctx, *dsn, who)
+		if err != nil {
+			return err
+		}
+		if !enabled {
+			fmt.Fprintf(stderr, "dashboard user %s is not disabled: nothing changed.\n", who)
+			return nil
+		}
+		fmt.Fprintf(stderr, "dashboard user %s enabled: they sign in with their password again.\n", who)
+	case "role":
+		was, err := admin.SetDashboardUserRole(ctx, *dsn, who, role)
+		if err != nil {
+			return err
+		}
+		now := strings.ToLower(strings.TrimSpace(role))
+		if was == now {
+			fmt.Fprintf(stderr, "dashboard user %s is %s already: nothing changed.\n", who, now)
+			return nil
+		}
+		fmt.Fprintf(stderr, "dashboard user %s is now %s (was %s), from their next request; their sessions go on.\n", who, now, was)
 	case "disable":
 		if err := admin.DisableDashboardUser(ctx, *dsn, who); err != nil {
 			return err

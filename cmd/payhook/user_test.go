@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/payhook/payhook/internal/clock"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/web/dashboard"
 )
 
@@ -150,5 +152,113 @@ func TestUserRoleDisableResetRevoke(t *testing.T) {
 		if _, err := cli(pw, append(args, "--email", "nobody@shop.example")...); !errors.Is(err, dashboard.ErrNoUser) {
 			t.Errorf("%v of an unknown email: %v", args, err)
 		}
+	}
+}
+
+// TestUserEnableRole: user role gives a user another role (any case; an
+// unknown one, or none, is refused) and says what it was; the project's
+// last enabled owner can be neither given another role nor disabled, by
+// the CLI as by the dashboard, until another user is owner; user enable
+// lets a disabled user sign in again and changes nothing for an enabled
+// one; an unknown email is refused by both. On both dialects.
+func TestUserEnableRole(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(string(dialect), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := storetest.DSN(t, dialect)
+			var out, errOut bytes.Buffer
+			if err := run(ctx, []string{"migrate", "--db", dsn}, &out, &errOut); err != nil {
+				t.Fatalf("migrate: %v (%s)", err, errOut.String())
+			}
+			out.Reset()
+			if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+				t.Fatal(err, errOut.String())
+			}
+			var created struct {
+				ProjectID int64 `json:"project_id"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+				t.Fatal(err)
+			}
+			id := strconv.FormatInt(created.ProjectID, 10)
+			cli := func(stdin string, args ...string) (string, error) {
+				out.Reset()
+				errOut.Reset()
+				err := runIn(ctx, append([]string{"user"}, append(args, "--db", dsn)...), strings.NewReader(stdin), &out, &errOut)
+				return errOut.String(), err
+			}
+			const pw = "correct horse battery staple\n"
+			for _, u := range [][2]string{{"owner@shop.example", "owner"}, {"dev@shop.example", "developer"}} {
+				if _, err := cli(pw, "create", "--project", id, "--email", u[0], "--role", u[1]); err != nil {
+					t.Fatal(err, errOut.String())
+				}
+			}
+			db, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			user := func(email string) *entdb.DashboardUser {
+				t.Helper()
+				u, err := dashboard.UserByEmail(ctx, db.Client, email)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return u
+			}
+
+			if said, err := cli("", "role", "--email", "DEV@shop.example", "--role", "Viewer"); err != nil || user("dev@shop.example").Role != dashboard.RoleViewer ||
+				!strings.Contains(said, "is now viewer (was developer)") {
+				t.Fatalf("role viewer: %q %v", said, err)
+			}
+			if said, err := cli("", "role", "--email", "dev@shop.example", "--role", "viewer"); err != nil || !strings.Contains(said, "nothing changed") {
+				t.Fatalf("the same role: %q %v", said, err)
+			}
+			if _, err := cli("", "role", "--email", "dev@shop.example", "--role", "admin"); !errors.Is(err, dashboard.ErrInvalidUser) {
+				t.Fatalf("--role admin: %v", err)
+			}
+			if _, err := cli("", "role", "--email", "dev@shop.example"); err == nil || !strings.Contains(err.Error(), "--role") {
+				t.Fatalf("without --role: %v", err)
+			}
+
+			// The last enabled owner stays one.
+			if _, err := cli("", "role", "--email", "owner@shop.example", "--role", "developer"); !errors.Is(err, dashboard.ErrLastOwner) ||
+				!strings.Contains(err.Error(), "owner@shop.example is its last") {
+				t.Fatalf("demote the last owner: %v", err)
+			}
+			if _, err := cli("", "disable", "--email", "owner@shop.example"); !errors.Is(err, dashboard.ErrLastOwner) {
+				t.Fatalf("disable the last owner: %v", err)
+			}
+			if u := user("owner@shop.example"); u.Role != dashboard.RoleOwner || u.DisabledAt != nil {
+				t.Fatalf("a refused change changed the owner: %+v", u)
+			}
+			if _, err := cli("", "role", "--email", "dev@shop.example", "--role", "owner"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cli("", "disable", "--email", "owner@shop.example"); err != nil || user("owner@shop.example").DisabledAt == nil {
+				t.Fatalf("disable an owner beside another: %v", err)
+			}
+			// The disabled owner does not count: the other is the last.
+			if _, err := cli("", "role", "--email", "dev@shop.example", "--role", "viewer"); !errors.Is(err, dashboard.ErrLastOwner) {
+				t.Fatalf("demote the last enabled owner: %v", err)
+			}
+
+			// Enable.
+			if said, err := cli("", "enable", "--email", "owner@shop.example"); err != nil || user("owner@shop.example").DisabledAt != nil ||
+				!strings.Contains(said, "enabled") {
+				t.Fatalf("enable: %q %v", said, err)
+			}
+			if said, err := cli("", "enable", "--email", "owner@shop.example"); err != nil || !strings.Contains(said, "is not disabled: nothing changed") {
+				t.Fatalf("enable an enabled user: %q %v", said, err)
+			}
+			if _, err := cli("", "role", "--email", "dev@shop.example", "--role", "viewer"); err != nil {
+				t.Fatalf("demote beside the enabled owner: %v", err)
+			}
+			for _, args := range [][]string{{"enable"}, {"role", "--role", "viewer"}} {
+				if _, err := cli("", append(args, "--email", "nobody@shop.example")...); !errors.Is(err, dashboard.ErrNoUser) {
+					t.Errorf("%v of an unknown email: %v", args, err)
+				}
+			}
+		})
 	}
 }

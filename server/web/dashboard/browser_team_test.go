@@ -18,9 +18,10 @@ import (
 // message), chooses a password and is signed in; enrols two-factor
 // sign-in (the QR code shown, the code computed from the key with the
 // test's clock) and sees the recovery codes; signs out and in again with
-// the password and then a TOTP code; is refused rotating the secret; the
-// owner's audit log then shows the invitation, its acceptance and the
-// enrolment.
+// the password and then a TOTP code; is shown no button to rotate the
+// secret (the section says the role cannot change it) and is refused the
+// Team page; the owner's audit log then shows the invitation, its
+// acceptance and the enrolment.
 func TestBrowserTeam(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
@@ -91,7 +92,8 @@ func TestBrowserTeam(t *testing.T) {
 
 		// The next step's code: the one that confirmed enrolment is spent.
 		d.clock.Advance(dashboard.TOTPPeriod)
-		var denied string
+		var denied, readOnly string
+		var rotate bool
 		if err := chromedp.Do(ctx,
 			chromedp.SendKeys(chromedp.CSS(`#email`), viewer),
 			chromedp.SendKeys(chromedp.CSS(`#password`), password),
@@ -101,8 +103,10 @@ func TestBrowserTeam(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#verify`)),
 			chromedp.WaitVisible(chromedp.CSS(`#signout`)),
 			chromedp.Navigate(d.in.BaseURL+"/dashboard/settings/"),
-			chromedp.WaitVisible(chromedp.CSS(`#rotate`)),
-			chromedp.Click(chromedp.CSS(`#rotate`)),
+			chromedp.WaitVisible(chromedp.CSS(`#secret .read-only`)),
+			webtest.Into(&readOnly, chromedp.Text(chromedp.CSS(`#secret .read-only`))),
+			webtest.Into(&rotate, chromedp.Evaluate[bool](`document.querySelector("#rotate") !== null`)),
+			chromedp.Navigate(d.in.BaseURL+"/dashboard/team/"),
 			chromedp.WaitVisible(chromedp.CSS(`#denied`)),
 			webtest.Into(&denied, chromedp.Text(chromedp.CSS(`#denied`))),
 			webtest.Shot("dashboard-denied.png"),
@@ -111,8 +115,11 @@ func TestBrowserTeam(t *testing.T) {
 		); err != nil {
 			t.Fatalf("TOTP sign-in, refused change: %v", err)
 		}
-		if !strings.Contains(denied, "viewer") || !strings.Contains(denied, "developer") {
+		if !strings.Contains(denied, "viewer") || !strings.Contains(denied, "owner") {
 			t.Fatalf("refusal: %q", denied)
+		}
+		if rotate || readOnly != "Your role (viewer) cannot change this." {
+			t.Fatalf("the viewer's settings: rotate button %v, %q", rotate, readOnly)
 		}
 
 		var log string

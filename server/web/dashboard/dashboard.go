@@ -18,6 +18,7 @@ import (
 
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
+	"github.com/payhook/payhook/ent/db/dashboarduser"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/notifier"
 	"github.com/payhook/payhook/server/merchant/project"
@@ -54,6 +55,20 @@ type dashLayout struct {
 	Paused    []pausedEndpoint
 	// Role is the signed-in user's role (owner, developer, viewer).
 	Role string
+}
+
+// Can reports whether the signed-in user's role admits the POST route of
+// path (a form's action, below Prefix; a route's {id} segment matches any
+// value): a page shows a change's form only to the roles that may make
+// it, from the one route table the server enforces. A page of no
+// signed-in user (Role "") can nothing.
+func (l dashLayout) Can(path string) bool {
+	rest, ok := strings.CutPrefix(path, Prefix)
+	if !ok {
+		return false
+	}
+	rt, _, _ := lookupRoute(http.MethodPost, rest)
+	return rt != nil && admits(dashboarduser.Role(l.Role), rt.role)
 }
 
 // Handler serves the dashboard.

@@ -134,6 +134,8 @@ var routes = []route{
 
 	{method: "GET", path: "team/", role: RoleOwner},
 	{method: "POST", path: "team/{id}/disable", role: RoleOwner},
+	{method: "POST", path: "team/{id}/enable", role: RoleOwner},
+	{method: "POST", path: "team/{id}/role", role: RoleOwner, reauth: true},
 	{method: "POST", path: "team/{id}/sessions/revoke", role: RoleOwner},
 	{method: "POST", path: "team/invite", role: RoleOwner},
 	{method: "POST", path: "team/security", role: RoleOwner},
@@ -142,6 +144,7 @@ var routes = []route{
 	{method: "POST", path: "account/totp/start", role: RoleViewer},
 	{method: "POST", path: "account/totp/confirm", role: RoleViewer},
 	{method: "POST", path: "account/totp/disable", role: RoleViewer, reauth: true},
+	{method: "POST", path: "account/recovery-codes", role: RoleViewer, reauth: true},
 	{method: "POST", path: "reauth", role: RoleViewer},
 	{method: "POST", path: "team/invitations/{id}/revoke", role: RoleOwner},
 }

@@ -18,3 +18,13 @@ func Declared(method, path string) bool {
 	rt, _, _ := lookupRoute(method, path)
 	return rt != nil
 }
+
+// RouteOf returns the declared route of method and path (below Prefix),
+// its path as declared ({id} segments and all).
+func RouteOf(method, path string) (Route, bool) {
+	rt, _, _ := lookupRoute(method, path)
+	if rt == nil {
+		return Route{}, false
+	}
+	return Route{rt.method, rt.path, string(rt.role)}, true
+}

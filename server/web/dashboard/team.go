@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,16 +14,19 @@ import (
 )
 
 // teamPath is the team page: the project's users, their roles and
-// two-factor state, the forms that disable a user or end their sessions,
-// and the invitations.
+// two-factor state, the forms that change a user's role, disable or
+// enable a user or end their sessions, and the invitations.
 const teamPath = Prefix + "team/"
 
 // teamDone are the notes a redirect after a team change shows (?done=).
 var teamDone = map[string]string{
-	"disabled": "The user is disabled: their sessions are ended and they cannot sign in.",
-	"sessions": "The user's sessions are ended: they must sign in again.",
-	"invited":  "The invitation is sent: its link works once, for 7 days.",
-	"security": "Saved: owners without two-factor sign-in set it up at their next sign-in.",
+	"disabled":  "The user is disabled: their sessions are ended and they cannot sign in.",
+	"enabled":   "The user is enabled: they sign in with their password again.",
+	"role":      "The role is changed: it applies from the user's next page, without signing them out.",
+	"same-role": "Nothing changed: the user has that role already.",
+	"sessions":  "The user's sessions are ended: they must sign in again.",
+	"invited":   "The invitation is sent: its link works once, for 7 days.",
+	"security":  "Saved: owners without two-factor sign-in set it up at their next sign-in.",
 
 	"invitation-revoked": "The invitation is withdrawn: its link opens nothing.",
 }
@@ -68,6 +73,10 @@ func (h *Handler) teamRoutes(w http.ResponseWriter, r *http.Request, s *session,
 		h.teamPage(w, r, s, http.StatusOK, teamDone[r.URL.Query().Get("done")], "")
 	case action == "disable" && post:
 		h.disableUser(w, r, s, id)
+	case action == "enable" && post:
+		h.enableUser(w, r, s, id)
+	case action == "role" && post:
+		h.setRole(w, r, s, id)
 	case action == "sessions/revoke" && post:
 		h.endSessions(w, r, s, id)
 	case sub == "invite" && post:
@@ -163,6 +172,10 @@ func (h *Handler) disableUser(w http.ResponseWriter, r *http.Request, s *session
 	err := DisableUser(r.Context(), h.cfg.DB, u.ID, h.cfg.Now(), func(tx *entdb.Client) error {
 		return audit.Record(r.Context(), tx, h.auditEntry(r, s, "user.disable", u.Email))
 	})
+	if errors.Is(err, ErrLastOwner) {
+		h.teamPage(w, r, s, http.StatusConflict, "", lastOwnerRefusal(u.Email))
+		return
+	}
 	if err != nil {
 		h.pages.Fail(w, "disable user", err)
 		return
@@ -189,4 +202,67 @@ func (h *Handler) endSessions(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	http.Redirect(w, r, teamPath+"?done=sessions", http.StatusSeeOther)
+}
+
+// lastOwnerRefusal says why a change of the project's last enabled owner
+// is refused.
+func lastOwnerRefusal(email string) string {
+	return email + " is the project's last enabled owner: make another user owner (or enable one) first. The project keeps at least one."
+}
+
+// enableUser enables a disabled user of the project; the audit entry
+// commits with it.
+func (h *Handler) enableUser(w http.ResponseWriter, r *http.Request, s *session, raw string) {
+	u := h.teamTarget(w, r, s, raw)
+	if u == nil {
+		return
+	}
+	enabled, err := EnableUser(r.Context(), h.cfg.DB, s.user.ProjectID, u.ID, func(tx *entdb.Client) error {
+		return audit.Record(r.Context(), tx, h.auditEntry(r, s, "user.enable", u.Email))
+	})
+	switch {
+	case errors.Is(err, ErrNoUser):
+		h.pages.NotFound(w)
+	case err != nil:
+		h.pages.Fail(w, "enable user", err)
+	case !enabled:
+		h.teamPage(w, r, s, http.StatusConflict, "", u.Email+" is not disabled: there is nothing to enable.")
+	default:
+		http.Redirect(w, r, teamPath+"?done=enabled", http.StatusSeeOther)
+	}
+}
+
+// setRole gives a user of the project the form's role (recently
+// re-authenticated); the audit entry, naming the user and the new role,
+// commits with it. The user's sessions go on: their next request loads
+// the new role. An owner may give themselves another role while another
+// enabled owner remains; they then leave the Team page.
+func (h *Handler) setRole(w http.ResponseWriter, r *http.Request, s *session, raw string) {
+	u := h.teamTarget(w, r, s, raw)
+	if u == nil {
+		return
+	}
+	field := r.PostFormValue("role")
+	role, ok := ParseRole(field)
+	if !ok {
+		h.teamPage(w, r, s, http.StatusBadRequest, "", fmt.Sprintf("The role %q is none of owner, developer, viewer.", field))
+		return
+	}
+	was, err := SetUserRole(r.Context(), h.cfg.DB, s.user.ProjectID, u.ID, role, h.cfg.Now(), func(tx *entdb.Client) error {
+		return audit.Record(r.Context(), tx, h.auditEntry(r, s, "user.role", u.Email+" as "+string(role)))
+	})
+	switch {
+	case errors.Is(err, ErrLastOwner):
+		h.teamPage(w, r, s, http.StatusConflict, "", lastOwnerRefusal(u.Email))
+	case errors.Is(err, ErrNoUser):
+		h.pages.NotFound(w)
+	case err != nil:
+		h.pages.Fail(w, "set role", err)
+	case was == role:
+		http.Redirect(w, r, teamPath+"?done=same-role", http.StatusSeeOther)
+	case u.ID == s.user.ID:
+		http.Redirect(w, r, Prefix+"notifications/", http.StatusSeeOther)
+	default:
+		http.Redirect(w, r, teamPath+"?done=role", http.StatusSeeOther)
+	}
 }

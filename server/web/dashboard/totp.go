@@ -9,6 +9,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"html/template"
 	"image/png"
@@ -117,6 +118,55 @@ func useRecoveryCode(ctx context.Context, db *entdb.Client, u *entdb.DashboardUs
 		return false, fmt.Errorf("use recovery code: %w", err)
 	}
 	return n == 1, nil
+}
+
+// storeRecoveryCodes replaces every recovery code of user userID, used or
+// not, with codes (their hashes), with db.
+func storeRecoveryCodes(ctx context.Context, db *entdb.Client, userID int64, codes []string, now time.Time) error {
+	if _, err := db.DashboardRecoveryCode.Delete().Where(dashboardrecoverycode.UserID(userID)).Exec(ctx); err != nil {
+		return fmt.Errorf("delete recovery codes: %w", err)
+	}
+	for _, c := range codes {
+		if err := db.DashboardRecoveryCode.Create().SetUserID(userID).SetCodeHash(recoveryHash(c)).SetCreatedAt(now).Exec(ctx); err != nil {
+			return fmt.Errorf("store recovery code: %w", err)
+		}
+	}
+	return nil
+}
+
+// RegenerateRecoveryCodes makes RecoveryCodes new recovery codes for user
+// userID, who signs in with TOTP, and returns them (to be shown once):
+// their hashes replace every earlier code, which stops working at once.
+// record (the audit entry, when not nil) runs in the same transaction. A
+// user without two-factor sign-in is ErrTwoFactorOff.
+func RegenerateRecoveryCodes(ctx context.Context, db *entdb.Client, userID int64, now time.Time, record func(*entdb.Client) error) ([]string, error) {
+	codes, err := newRecoveryCodes()
+	if err != nil {
+		return nil, err
+	}
+	err = inTx(ctx, db, func(tx *entdb.Client) error {
+		u, err := tx.DashboardUser.Get(ctx, userID)
+		if entdb.IsNotFound(err) {
+			return fmt.Errorf("%w: id %d", ErrNoUser, userID)
+		}
+		if err != nil {
+			return fmt.Errorf("find dashboard user %d: %w", userID, err)
+		}
+		if u.TotpEnabledAt == nil {
+			return fmt.Errorf("%w: %s has no recovery codes to replace", ErrTwoFactorOff, u.Email)
+		}
+		if err := storeRecoveryCodes(ctx, tx, userID, codes, now); err != nil {
+			return err
+		}
+		if record != nil {
+			return record(tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return codes, nil
 }
 
 // secondFactor checks a code given after the password (or to
@@ -257,6 +307,8 @@ func (h *Handler) accountRoutes(w http.ResponseWriter, r *http.Request, s *sessi
 		h.totpConfirm(w, r, s)
 	case rest == "account/totp/disable" && post:
 		h.totpDisable(w, r, s)
+	case rest == "account/recovery-codes" && post:
+		h.regenerateRecoveryCodes(w, r, s)
 	case rest == "reauth" && post:
 		h.reauth(w, r, s)
 	case rest == "team/security" && post:
@@ -373,13 +425,8 @@ func (h *Handler) totpConfirm(w http.ResponseWriter, r *http.Request, s *session
 		if err := tx.DashboardUser.UpdateOneID(u.ID).SetTotpEnabledAt(now).Exec(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.DashboardRecoveryCode.Delete().Where(dashboardrecoverycode.UserID(u.ID)).Exec(ctx); err != nil {
+		if err := storeRecoveryCodes(ctx, tx, u.ID, codes, now); err != nil {
 			return err
-		}
-		for _, c := range codes {
-			if err := tx.DashboardRecoveryCode.Create().SetUserID(u.ID).SetCodeHash(recoveryHash(c)).SetCreatedAt(now).Exec(ctx); err != nil {
-				return err
-			}
 		}
 		if s.row.Pending != dashboardsession.PendingNone {
 			if err := tx.DashboardSession.UpdateOneID(s.row.ID).SetPending(dashboardsession.PendingNone).SetReauthAt(now).
@@ -442,6 +489,30 @@ func (h *Handler) totpDisable(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	http.Redirect(w, r, Prefix+"account/?done=totp-off", http.StatusSeeOther)
+}
+
+// regenerateRecoveryCodes replaces the user's recovery codes with ten new
+// ones, shown on this response only (recently re-authenticated); the old
+// ones stop working at once. The audit entry commits with them.
+func (h *Handler) regenerateRecoveryCodes(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	codes, err := RegenerateRecoveryCodes(ctx, h.cfg.DB, s.user.ID, h.cfg.Now(), func(tx *entdb.Client) error {
+		return audit.Record(ctx, tx, h.auditEntry(r, s, "user.recovery_codes", s.user.Email))
+	})
+	if errors.Is(err, ErrTwoFactorOff) {
+		h.accountPage(w, r, s, http.StatusBadRequest, func(d *accountData) {
+			d.Error = "Two-factor sign-in is off: there are no recovery codes to replace. Set it up first; it gives you ten."
+		})
+		return
+	}
+	if err != nil {
+		h.pages.Fail(w, "recovery codes", err)
+		return
+	}
+	h.accountPage(w, r, s, http.StatusOK, func(d *accountData) {
+		d.RecoveryCodes = codes
+		d.Done = "New recovery codes are made: your earlier ones no longer work."
+	})
 }
 
 // setRequire2FA sets whether the project's owners must sign in with a

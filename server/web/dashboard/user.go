@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"entgo.io/ent/dialect"
+	"entgo.io/ent/dialect/sql"
+
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/dashboardsession"
 	"github.com/payhook/payhook/ent/db/dashboarduser"
@@ -105,10 +108,25 @@ func UserByEmail(ctx context.Context, db *entdb.Client, email string) (*entdb.Da
 
 // DisableUser disables user id and ends all their sessions, in one
 // transaction: they cannot sign in from then on. Disabling a disabled user
-// changes nothing. record, when not nil, runs in the same transaction
+// changes nothing. The project's last enabled owner is not disabled
+// (ErrLastOwner). record, when not nil, runs in the same transaction
 // (the audit entry).
 func DisableUser(ctx context.Context, db *entdb.Client, id int64, now time.Time, record func(*entdb.Client) error) error {
 	return inTx(ctx, db, func(tx *entdb.Client) error {
+		u, err := tx.DashboardUser.Get(ctx, id)
+		if entdb.IsNotFound(err) {
+			return fmt.Errorf("%w: id %d", ErrNoUser, id)
+		}
+		if err != nil {
+			return fmt.Errorf("find dashboard user %d: %w", id, err)
+		}
+		owners, err := enabledOwners(ctx, tx, u.ProjectID)
+		if err != nil {
+			return err
+		}
+		if lastOwner(owners, u) {
+			return fmt.Errorf("%w: %s is its last; make another user owner (or enable one) first", ErrLastOwner, u.Email)
+		}
 		if err := tx.DashboardUser.Update().Where(dashboarduser.ID(id), dashboarduser.DisabledAtIsNil()).
 			SetDisabledAt(now).Exec(ctx); err != nil {
 			return fmt.Errorf("disable dashboard user %d: %w", id, err)
@@ -121,6 +139,137 @@ func DisableUser(ctx context.Context, db *entdb.Client, id int64, now time.Time,
 		}
 		return nil
 	})
+}
+
+// EnableUser enables user userID of project projectID, disabled before:
+// they sign in with their password again (disabling ended their
+// sessions). It reports whether the user was disabled; enabling an
+// enabled user changes nothing, and record (the audit entry, when not
+// nil) runs in the same transaction only when it changed something. A
+// user of another project is ErrNoUser.
+func EnableUser(ctx context.Context, db *entdb.Client, projectID, userID int64, record func(*entdb.Client) error) (enabled bool, err error) {
+	err = inTx(ctx, db, func(tx *entdb.Client) error {
+		n, err := tx.DashboardUser.Update().
+			Where(dashboarduser.ID(userID), dashboarduser.ProjectID(projectID), dashboarduser.DisabledAtNotNil()).
+			ClearDisabledAt().Save(ctx)
+		if err != nil {
+			return fmt.Errorf("enable dashboard user %d: %w", userID, err)
+		}
+		if n == 0 {
+			if _, err := projectUser(ctx, tx, projectID, userID); err != nil {
+				return err
+			}
+			return nil
+		}
+		enabled = true
+		if record != nil {
+			return record(tx)
+		}
+		return nil
+	})
+	return enabled, err
+}
+
+// SetUserRole gives user userID of project projectID role and returns the
+// role they had; record (the audit entry, when not nil) runs in the same
+// transaction, only when the role changes. No session ends: every request
+// loads its user, so the new role applies from the user's next request.
+// The project keeps at least one enabled owner: giving its last another
+// role is ErrLastOwner. A user promoted to owner of a project that
+// requires two-factor sign-in of owners, without it, has their open
+// sessions sent to set it up first (as their next sign-in would be). A
+// user of another project is ErrNoUser.
+func SetUserRole(ctx context.Context, db *entdb.Client, projectID, userID int64, role dashboarduser.Role, now time.Time, record func(*entdb.Client) error) (was dashboarduser.Role, err error) {
+	if err := dashboarduser.RoleValidator(role); err != nil {
+		return "", fmt.Errorf("%w: role %q is none of owner, developer, viewer", ErrInvalidUser, role)
+	}
+	err = inTx(ctx, db, func(tx *entdb.Client) error {
+		owners, err := enabledOwners(ctx, tx, projectID)
+		if err != nil {
+			return err
+		}
+		u, err := projectUser(ctx, tx, projectID, userID)
+		if err != nil {
+			return err
+		}
+		if was = u.Role; was == role {
+			return nil
+		}
+		if role != RoleOwner && lastOwner(owners, u) {
+			return fmt.Errorf("%w: %s is its last; make another user owner (or enable one) first", ErrLastOwner, u.Email)
+		}
+		if err := tx.DashboardUser.UpdateOneID(u.ID).SetRole(role).Exec(ctx); err != nil {
+			return fmt.Errorf("set role of dashboard user %d: %w", u.ID, err)
+		}
+		if role == RoleOwner && u.TotpEnabledAt == nil {
+			p, err := project.Get(ctx, tx, projectID)
+			if err != nil {
+				return err
+			}
+			if p.RequireOwner2fa {
+				if _, err := tx.DashboardSession.Update().Where(dashboardsession.UserID(u.ID), dashboardsession.ExpiresAtGT(now),
+					dashboardsession.PendingEQ(dashboardsession.PendingNone)).SetPending(dashboardsession.PendingEnrol).Save(ctx); err != nil {
+					return fmt.Errorf("send the sessions of dashboard user %d to enrol: %w", u.ID, err)
+				}
+			}
+		}
+		if record != nil {
+			return record(tx)
+		}
+		return nil
+	})
+	return was, err
+}
+
+// projectUser returns user userID of project projectID, or ErrNoUser
+// (another project's user is as unknown as a missing one).
+func projectUser(ctx context.Context, db *entdb.Client, projectID, userID int64) (*entdb.DashboardUser, error) {
+	u, err := db.DashboardUser.Query().Where(dashboarduser.ID(userID), dashboarduser.ProjectID(projectID)).Only(ctx)
+	if entdb.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: id %d in project %d", ErrNoUser, userID, projectID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find dashboard user %d: %w", userID, err)
+	}
+	return u, nil
+}
+
+// enabledOwners returns the ids of the project's enabled owners. On
+// PostgreSQL their rows stay locked until tx ends, so two changes at once
+// cannot each see the other's owner remain and both commit (leaving
+// none): the second waits and then sees the first's change. SQLite's
+// transactions take the write lock when they begin (_txlock=immediate),
+// so they run one at a time already.
+func enabledOwners(ctx context.Context, tx *entdb.Client, projectID int64) ([]int64, error) {
+	var ids []int64
+	err := tx.DashboardUser.Query().
+		Where(dashboarduser.ProjectID(projectID), dashboarduser.RoleEQ(RoleOwner), dashboarduser.DisabledAtIsNil()).
+		Unique(false). // FOR UPDATE is not allowed with DISTINCT
+		Select(dashboarduser.FieldID).
+		Modify(func(s *sql.Selector) {
+			if s.Dialect() == dialect.Postgres {
+				s.ForUpdate()
+			}
+		}).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("find the project's owners: %w", err)
+	}
+	return ids, nil
+}
+
+// lastOwner reports whether u is an enabled owner and no other user is
+// among owners (the project's enabled owners): taking u's role or
+// disabling u would leave the project without one.
+func lastOwner(owners []int64, u *entdb.DashboardUser) bool {
+	if u.Role != RoleOwner || u.DisabledAt != nil {
+		return false
+	}
+	for _, id := range owners {
+		if id != u.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // EndSessions ends every session of user id (signs them out everywhere)
