@@ -681,7 +681,7 @@ func ledgerFileResponse() object {
 					"format": "binary",
 					"description": "RFC 4180 CSV in UTF-8, lines ending in LF: the header row `" + header +
 						"`, then one row per ledger line; the columns are LedgerRow's.",
-					"pattern": "^" + regexp.QuoteMeta(header) + "\n",
+					"pattern": "^" + regexp.QuoteMeta(header) + `\n`,
 				},
 			},
 			"application/json": object{

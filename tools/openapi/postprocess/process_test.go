@@ -129,7 +129,7 @@ func TestProcess(t *testing.T) {
 		{"form body", js(doc.Paths["/PayoutService_ProcessPayout/"]["post"]["requestBody"].(map[string]any)["content"]), `{"application/json":{"schema":{"$ref":"#/components/schemas/payhook.v1.ProcessPayoutRequest"}},"application/x-www-form-urlencoded":{"schema":{"$ref":"#/components/schemas/payhook.v1.ProcessPayoutRequest"}}}`},
 		{"no form body unless the rule says so", js(doc.Paths["/PayoutService_CreatePayoutRequests/"]["post"]["requestBody"].(map[string]any)["content"].(map[string]any)["application/x-www-form-urlencoded"]), `null`},
 		{"export media types", js(slices.Sorted(maps.Keys(export["content"].(map[string]any)))), `["application/json","text/csv"]`},
-		{"export CSV", js(export["content"].(map[string]any)["text/csv"].(map[string]any)["schema"].(map[string]any)["pattern"]), `"^entry_id,time,kind,coin,amount,fiat_value,fiat_currency,fiat_source,txid,invoice_id,payout_id,refund_id\n"`},
+		{"export CSV", js(export["content"].(map[string]any)["text/csv"].(map[string]any)["schema"].(map[string]any)["pattern"]), `"^entry_id,time,kind,coin,amount,fiat_value,fiat_currency,fiat_source,txid,invoice_id,payout_id,refund_id\\n"`},
 		{"export JSON", js(export["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["items"]), `{"$ref":"#/components/schemas/LedgerRow"}`},
 		{"export file name", js(slices.Collect(maps.Keys(export["headers"].(map[string]any)))), `["Content-Disposition"]`},
 		{"export row", js(schemas["LedgerRow"]["required"]), `["entry_id","time","kind","coin","amount","fiat_value","fiat_currency","fiat_source","txid","invoice_id","payout_id","refund_id"]`},
