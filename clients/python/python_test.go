@@ -71,8 +71,9 @@ func lastLine(b []byte) string {
 // TestPythonClient starts a --dev server with its delivery and chain loops
 // running and a receiver it may deliver to, then runs the client's unittest
 // suite: the live test (create an address, pay and mine, WatchDeliveries
-// until the callback is acknowledged, verify its signature, read the logs)
-// and every cross-language webhook vector. A skipped Python test fails this
+// until the callback is acknowledged, verify its signature, read the logs;
+// read the payout wallet and balance, stream the accounting export) and
+// every cross-language webhook vector. A skipped Python test fails this
 // one: CI must run them all.
 func TestPythonClient(t *testing.T) {
 	t.Parallel()
@@ -108,8 +109,9 @@ func TestPythonClient(t *testing.T) {
 		t.Fatalf("no unittest summary:\n%s", out)
 	case bytes.Contains(out, []byte("skipped")):
 		t.Fatalf("a Python test was skipped:\n%s", out)
-	case !bytes.Contains(out, []byte("test_pay_watch_and_read_logs (")) || !bytes.Contains(out, []byte("test_every_vector (")):
-		t.Fatalf("the live test or the vectors did not run:\n%s", out)
+	case !bytes.Contains(out, []byte("test_pay_watch_and_read_logs (")) || !bytes.Contains(out, []byte("test_payout_wallet_and_export (")) ||
+		!bytes.Contains(out, []byte("test_every_vector (")):
+		t.Fatalf("the live tests or the vectors did not run:\n%s", out)
 	}
 	t.Logf("python3 -m unittest: ran %s tests\n%s", ran[1], out)
 }

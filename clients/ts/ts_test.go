@@ -58,8 +58,9 @@ func needNPM(t *testing.T) (node, npm string) {
 // TestClient runs `npm test` in clients/ts against a --dev server: the
 // webhook vectors, and the client test that creates an address, pays it on
 // the devnet, follows WatchDeliveries until the callback is delivered to a
-// receiver here, verifies its signature and reads the logs. Every node test
-// must pass and none may be skipped.
+// receiver here, verifies its signature and reads the logs, and the one
+// that reads the payout wallet and balance and streams the accounting
+// export. Every node test must pass and none may be skipped.
 func TestClient(t *testing.T) {
 	t.Parallel()
 	_, npm := needNPM(t)
@@ -109,7 +110,7 @@ func TestClient(t *testing.T) {
 		}
 	}
 	// The vectors (15 + 21) and the server tests at least.
-	if totals["pass"] < 36+3*len(protocols) {
+	if totals["pass"] < 36+4*len(protocols) {
 		t.Errorf("node tests: only %d passed", totals["pass"])
 	}
 	// A skipped suite is not counted in "# skipped": look for its mark.
@@ -120,6 +121,9 @@ func TestClient(t *testing.T) {
 	// Connect and gRPC-Web over connect-web.
 	if n := len(serverTestPassed.FindAll(out, -1)); n != len(protocols) {
 		t.Errorf("the server test passed over %d protocols, want %d", n, len(protocols))
+	}
+	if n := len(payoutTestPassed.FindAll(out, -1)); n != len(protocols) {
+		t.Errorf("the payout and export test passed over %d protocols, want %d", n, len(protocols))
 	}
 	for _, p := range protocols {
 		if !bytes.Contains(out, []byte("payhook API over "+p)) {
@@ -139,6 +143,10 @@ var protocols = []string{"gRPC", "Connect", "gRPC-Web", "Connect (connect-web, f
 
 // serverTestPassed matches the TAP line of the client test's main case.
 var serverTestPassed = regexp.MustCompile(`(?m)^\s*ok \d+ - create an address, pay it, follow its delivery, read its logs$`)
+
+// payoutTestPassed matches the TAP line of the payout wallet and export
+// case.
+var payoutTestPassed = regexp.MustCompile(`(?m)^\s*ok \d+ - read the payout wallet and balance, export the ledger$`)
 
 // skipped matches a TAP line of a skipped test or suite.
 var skipped = regexp.MustCompile(`(?m)^\s*ok \d+ - .* # SKIP.*$`)

@@ -41,7 +41,8 @@ func get(t *testing.T, h http.Handler, method, path string) *http.Response {
 }
 
 // TestServed: a real server serves the document and the reference page
-// (every operation on it), with its stylesheet, under a CSP that allows no
+// (every operation on it, each body's media types, response headers,
+// referenced parameters), with its stylesheet, under a CSP that allows no
 // script and nothing from elsewhere.
 func TestServed(t *testing.T) {
 	in := servertest.Start(t, store.SQLite)
@@ -86,6 +87,18 @@ func TestServed(t *testing.T) {
 				t.Errorf("/docs/ lacks %s (%s)", op.OperationID, path)
 			}
 		}
+	}
+	// Every media type of a body is named (the export's CSV and JSON, a
+	// form body), response headers are listed, and a parameter given by
+	// reference (Idempotency-Key) is shown as itself.
+	for _, want := range []string{"<code>text/csv</code>: string", "<code>application/json</code>: array of",
+		"Body as <code>application/x-www-form-urlencoded</code>", "Header <code>Content-Disposition</code>", "<code>Idempotency-Key</code>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("/docs/ lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "<td><code></code>") {
+		t.Errorf("/docs/ shows a parameter without a name")
 	}
 	if resp, css := fetch("/docs/style.css"); resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") || len(css) == 0 {
 		t.Errorf("/docs/style.css: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))

@@ -19,6 +19,7 @@ type Spec struct {
 	Components struct {
 		Schemas         map[string]*schema
 		Responses       map[string]*response
+		Parameters      map[string]*parameter
 		SecuritySchemes map[string]struct{ Type, In, Name, Description string } `json:"securitySchemes"`
 	}
 }
@@ -29,21 +30,27 @@ type operation struct {
 	Description string
 	Tags        []string
 	Security    *[]map[string][]string
-	Parameters  []struct {
-		Name, In, Description string
-		Required              bool
-		Schema                *schema
-	}
+	Parameters  []*parameter
 	RequestBody *struct {
 		Content map[string]struct{ Schema *schema }
 	} `json:"requestBody"`
 	Responses map[string]*response
 }
 
+// parameter is an operation's parameter, or a reference to one of
+// components.parameters (the Idempotency-Key header).
+type parameter struct {
+	Ref                   string `json:"$ref"`
+	Name, In, Description string
+	Required              bool
+	Schema                *schema
+}
+
 type response struct {
 	Ref         string `json:"$ref"`
 	Description string
 	Content     map[string]struct{ Schema *schema }
+	Headers     map[string]json.RawMessage
 }
 
 type schema struct {
@@ -121,12 +128,31 @@ type pageOp struct {
 	Method, Path string
 	Op           *operation
 	Public       bool
+	Body         []pageContent
 	Responses    []pageResp
 }
 
 type pageResp struct {
 	Code, Description string
-	Schema            *schema
+	Contents          []pageContent
+	Headers           []string
+}
+
+// pageContent is one media type of a body; Label is set when the body is
+// not only JSON, so that each type is named.
+type pageContent struct {
+	Media  string
+	Label  bool
+	Schema *schema
+}
+
+// contents lists a body's media types in order.
+func contents(m map[string]struct{ Schema *schema }) []pageContent {
+	out := make([]pageContent, 0, len(m))
+	for _, media := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, pageContent{Media: media, Label: len(m) > 1 || media != "application/json", Schema: m[media].Schema})
+	}
+	return out
 }
 
 type pageTag struct {
@@ -167,9 +193,9 @@ var pageTemplate = template.Must(template.New("docs").Funcs(template.FuncMap{
 {{if .Op.Parameters}}<table><caption>Parameters</caption><tr><th>name</th><th>in</th><th>type</th><th>description</th></tr>
 {{range .Op.Parameters}}<tr><td><code>{{.Name}}</code>{{if .Required}} <em>required</em>{{end}}</td><td>{{.In}}</td><td>{{type .Schema}}</td><td><pre>{{.Description}}</pre></td></tr>
 {{end}}</table>{{end}}
-{{with .Op.RequestBody}}<p>JSON body: {{range .Content}}{{type .Schema}}{{end}}</p>{{end}}
-<table><caption>Responses</caption><tr><th>status</th><th>body</th><th>when</th></tr>
-{{range .Responses}}<tr><td>{{.Code}}</td><td>{{type .Schema}}</td><td>{{.Description}}</td></tr>
+{{range .Body}}<p>{{if .Label}}Body as <code>{{.Media}}</code>{{else}}JSON body{{end}}: {{type .Schema}}</p>
+{{end}}<table><caption>Responses</caption><tr><th>status</th><th>body</th><th>when</th></tr>
+{{range .Responses}}<tr><td>{{.Code}}</td><td>{{range $i, $c := .Contents}}{{if $i}}<br>{{end}}{{if $c.Label}}<code>{{$c.Media}}</code>: {{end}}{{type $c.Schema}}{{end}}</td><td>{{.Description}}{{range .Headers}}<br>Header <code>{{.}}</code>{{end}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}{{end}}
@@ -202,11 +228,18 @@ func render(spec *Spec) ([]byte, error) {
 						return nil, fmt.Errorf("%s %s: response %s: no such component", method, path, code)
 					}
 				}
-				pr := pageResp{Code: code, Description: r.Description}
-				for _, c := range r.Content {
-					pr.Schema = c.Schema
+				po.Responses = append(po.Responses, pageResp{Code: code, Description: r.Description,
+					Contents: contents(r.Content), Headers: slices.Sorted(maps.Keys(r.Headers))})
+			}
+			if op.RequestBody != nil {
+				po.Body = contents(op.RequestBody.Content)
+			}
+			for i, p := range op.Parameters {
+				if p.Ref != "" {
+					if op.Parameters[i] = spec.Components.Parameters[refName(p.Ref)]; op.Parameters[i] == nil {
+						return nil, fmt.Errorf("%s %s: parameter %s: no such component", method, path, p.Ref)
+					}
 				}
-				po.Responses = append(po.Responses, pr)
 			}
 			tag := "Other"
 			if len(op.Tags) > 0 {

@@ -1,6 +1,7 @@
 """The client against a running --dev payhook server: create an address, pay
 and mine on the devnet, follow WatchDeliveries until the callback's events
-arrive, verify the callback's signature, and read it back in the logs.
+arrive, verify the callback's signature, and read it back in the logs; read
+the project's payout wallet and balance, and stream the accounting export.
 
 clients/python/python_test.go starts the server and sets
 PAYHOOK_GRPC_ADDR (host:port of its gRPC API), PAYHOOK_API_KEY (a project's
@@ -8,6 +9,9 @@ key) and PAYHOOK_CALLBACK_URL (a receiver the server may deliver to, which
 acknowledges). Without PAYHOOK_GRPC_ADDR the test is skipped.
 """
 
+import csv
+import datetime
+import io
 import json
 import os
 import time
@@ -20,7 +24,7 @@ import grpc
 
 import payhook
 from payhook import webhooks
-from payhook.v1 import address_pb2, delivery_pb2, devnet_pb2
+from payhook.v1 import address_pb2, delivery_pb2, devnet_pb2, export_pb2, payout_pb2
 
 #: DEADLINE bounds the whole flow, in seconds; every call's timeout is what
 #: is left of it.
@@ -142,6 +146,40 @@ class LiveTest(unittest.TestCase):
         self.assertEqual(attempts[0].response_status, 200)
         self.assertEqual(attempts[0].request_method, "POST")
         self.assertIn(created_event.uuid, [d.uuid for d in cb.deliveries])
+
+    def test_payout_wallet_and_export(self):
+        c = self.client
+        # The wallet is handed out on first use, then stays the project's.
+        wallet = c.payout.GetPayoutWallet(payout_pb2.GetPayoutWalletRequest(ticker="ltc"), timeout=self.left())
+        self.assertTrue(wallet.address)
+        again = c.payout.GetPayoutWallet(payout_pb2.GetPayoutWalletRequest(ticker="ltc"), timeout=self.left())
+        self.assertEqual(again.address, wallet.address)
+        balance = c.payout.GetPayoutBalance(payout_pb2.GetPayoutBalanceRequest(ticker="ltc"), timeout=self.left())
+        self.assertRegex(balance.balance, r"^\d+(\.\d+)?$")
+
+        # The export is a stream of the file's parts; the header metadata
+        # names the file.
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        start, end = (today - datetime.timedelta(days=1)).isoformat(), (today + datetime.timedelta(days=2)).isoformat()
+        req = export_pb2.ExportLedgerRequest(to=end, format="csv", **{"from": start})  # from is a keyword
+        stream = c.export.ExportLedger(req, timeout=self.left())
+        self.addCleanup(stream.cancel)
+        parts = []
+        for part in stream:
+            self.assertEqual(part.content_type, "text/csv; charset=utf-8")
+            parts.append(part.data)
+        headers = dict(stream.initial_metadata())
+        self.assertEqual(headers.get("content-disposition"), f"attachment; filename=ledger-{start}-{end}.csv")
+        rows = list(csv.reader(io.StringIO(b"".join(parts).decode("utf-8"))))
+        self.assertEqual(rows[0], ["entry_id", "time", "kind", "coin", "amount", "fiat_value", "fiat_currency",
+                                   "fiat_source", "txid", "invoice_id", "payout_id", "refund_id"])
+        for row in rows[1:]:
+            self.assertEqual(len(row), 12, row)
+
+        # A reversed range is refused before anything is sent.
+        with self.assertRaises(grpc.RpcError) as cm:
+            list(c.export.ExportLedger(export_pb2.ExportLedgerRequest(to=start, **{"from": end}), timeout=self.left()))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
 
 
 if __name__ == "__main__":

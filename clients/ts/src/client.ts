@@ -2,9 +2,12 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { AddressService } from "./gen/payhook/v1/address_pb.js";
 import { DeliveryService } from "./gen/payhook/v1/delivery_pb.js";
 import { DevnetService } from "./gen/payhook/v1/devnet_pb.js";
+import { ExportService } from "./gen/payhook/v1/export_pb.js";
 import { CheckoutService, DepositService, NotificationService } from "./gen/payhook/v1/merchant_pb.js";
 import { OperatorService } from "./gen/payhook/v1/operator_pb.js";
+import { PayoutService } from "./gen/payhook/v1/payout_pb.js";
 import { ProjectService } from "./gen/payhook/v1/project_pb.js";
+import { RefundService } from "./gen/payhook/v1/refund_pb.js";
 import { SubscriptionService } from "./gen/payhook/v1/subscription_pb.js";
 
 /**
@@ -22,6 +25,12 @@ export interface PayhookClient {
   readonly subscription: Client<typeof SubscriptionService>;
   /** notification resends, tests and lists merchant notifications. */
   readonly notification: Client<typeof NotificationService>;
+  /** payout is the project's payout wallet, balance, payout requests and payouts. */
+  readonly payout: Client<typeof PayoutService>;
+  /** refund refunds invoice payments and handles wrong-asset payments. */
+  readonly refund: Client<typeof RefundService>;
+  /** export streams the project's accounting export (ExportLedger: the file's parts). */
+  readonly export: Client<typeof ExportService>;
   /** project manages projects, IPN secrets and wallets. */
   readonly project: Client<typeof ProjectService>;
   /** delivery streams delivery events (WatchDeliveries). */
@@ -47,6 +56,9 @@ export function createPayhookClient(transport: Transport): PayhookClient {
     deposit: createClient(DepositService, transport),
     subscription: createClient(SubscriptionService, transport),
     notification: createClient(NotificationService, transport),
+    payout: createClient(PayoutService, transport),
+    refund: createClient(RefundService, transport),
+    export: createClient(ExportService, transport),
     project: createClient(ProjectService, transport),
     delivery: createClient(DeliveryService, transport),
     operator: createClient(OperatorService, transport),

@@ -3,7 +3,8 @@
 // create a payment address, pay it on the devnet, follow WatchDeliveries
 // until its callback is stored (and, with a reachable receiver, delivered),
 // verify that callback's x-ca-signature with the server's public key, and
-// read the address's logs.
+// read the address's logs; read the project's payout wallet and balance,
+// and stream the accounting export.
 //
 // Environment:
 //   PAYHOOK_GRPC_ADDR     host:port of the server's gRPC listener (the test
@@ -81,6 +82,46 @@ function suite(protocol: string, skip: string | false, transport: MakeTransport)
     test("protovalidate rules answer invalid argument", async () => {
       await assert.rejects(
         payhook.address.createAddress({ ticker: "btc", callback: "ftp://merchant.example/ipn" }),
+        (err: unknown) => ConnectError.from(err).code === Code.InvalidArgument,
+      );
+    });
+
+    test("read the payout wallet and balance, export the ledger", async () => {
+      const deadline = AbortSignal.timeout(deadlineMs);
+      // The wallet is handed out on first use, then stays the project's.
+      const { address } = await payhook.payout.getPayoutWallet({ ticker: "ltc" }, { signal: deadline });
+      assert.notEqual(address, "");
+      assert.equal((await payhook.payout.getPayoutWallet({ ticker: "ltc" }, { signal: deadline })).address, address);
+      const { balance } = await payhook.payout.getPayoutBalance({ ticker: "ltc" }, { signal: deadline });
+      assert.match(balance, /^\d+(\.\d+)?$/);
+
+      // The export is a stream of the file's parts; the header names it.
+      const day = 86_400_000;
+      const from = new Date(Date.now() - day).toISOString().slice(0, 10);
+      const to = new Date(Date.now() + 2 * day).toISOString().slice(0, 10);
+      let disposition = "";
+      const onHeader = (h: Headers) => {
+        disposition = h.get("content-disposition") ?? "";
+      };
+      const parts: Uint8Array[] = [];
+      for await (const part of payhook.export.exportLedger({ from, to, format: "csv" }, { signal: deadline, onHeader })) {
+        assert.equal(part.contentType, "text/csv; charset=utf-8");
+        parts.push(part.data);
+      }
+      assert.equal(disposition, `attachment; filename=ledger-${from}-${to}.csv`);
+      const csv = Buffer.concat(parts).toString("utf8");
+      assert.ok(csv.endsWith("\n"), csv);
+      const [header, ...rows] = csv.slice(0, -1).split("\n");
+      assert.equal(header, "entry_id,time,kind,coin,amount,fiat_value,fiat_currency,fiat_source,txid,invoice_id,payout_id,refund_id");
+      for (const row of rows) {
+        assert.match(row, /^\d+,[^,]+,[a-z_]+,[a-z0-9_]+,-?\d/, row);
+      }
+      await assert.rejects(
+        async () => {
+          for await (const _ of payhook.export.exportLedger({ from: to, to: from }, { signal: deadline })) {
+            // a reversed range sends nothing
+          }
+        },
         (err: unknown) => ConnectError.from(err).code === Code.InvalidArgument,
       );
     });

@@ -27,7 +27,13 @@
 //     optional field is left out until set, never null; a
 //     google.protobuf.Value is a string or null;
 //   - a query parameter or body field with a minimum length is required (the
-//     server answers 400 without it).
+//     server answers 400 without it), and so is a body number that must be
+//     above zero;
+//   - an operation whose body the gateway also takes as a URL-encoded form
+//     (the payout, refund and notification POSTs) documents that form too;
+//   - the accounting export (GET /ledger/export/), a stream of
+//     google.api.HttpBody messages, is the file the gateway writes: CSV or
+//     a JSON array of LedgerRow, with its Content-Disposition.
 //
 // It refuses a document it has already processed, and one whose operations
 // are not the ones it knows, so a proto change that needs a new rule here

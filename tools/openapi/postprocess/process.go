@@ -25,6 +25,15 @@ type rule struct {
 	// and declares a scope other than read; a test checks this against
 	// the descriptors), so it takes an Idempotency-Key header.
 	writes bool
+	// form: the gateway also takes the body's fields as a URL-encoded
+	// form, each once (server/gateway's queryBodyPaths), as this API
+	// family's payout clients send them.
+	form bool
+	// ledgerFile: the method streams the accounting export as
+	// google.api.HttpBody messages, which the gateway writes as one file
+	// (server/gateway's rawPaths): its 200 is that file, CSV or JSON, not
+	// a JSON message (see ledgerFileResponse).
+	ledgerFile bool
 }
 
 // rules lists every operation of the document. An operation missing here,
@@ -52,8 +61,8 @@ var rules = map[string]rule{
 	"SubscriptionService_FetchSubscription":      {notFound: true},
 	"SubscriptionService_ListSubscriptions":      {},
 
-	"NotificationService_ResendNotification": {notFound: true, writes: true},
-	"NotificationService_TestNotification":   {writes: true},
+	"NotificationService_ResendNotification": {notFound: true, writes: true, form: true},
+	"NotificationService_TestNotification":   {writes: true, form: true},
 	"NotificationService_ListNotifications":  {},
 
 	"EventService_ListEventTypes": {public: true, notFound: true},
@@ -69,6 +78,25 @@ var rules = map[string]rule{
 	"EndpointService_ResumeEndpoint":       {notFound: true, writes: true},
 	"EndpointService_ReplayEndpoint":       {notFound: true, writes: true},
 	"EndpointService_TestEndpoint":         {notFound: true, writes: true},
+
+	"PayoutService_GetPayoutWallet":          {},
+	"PayoutService_GetPayoutBalance":         {},
+	"PayoutService_CreatePayoutRequests":     {writes: true},
+	"PayoutService_ProcessPayoutRequests":    {writes: true},
+	"PayoutService_ListPayoutRequestPage":    {},
+	"PayoutService_ListPayouts":              {},
+	"PayoutService_CreatePayoutFromRequests": {notFound: true, writes: true, form: true},
+	"PayoutService_ProcessPayout":            {notFound: true, writes: true, form: true},
+	"PayoutService_GetPayoutStatus":          {notFound: true, form: true},
+
+	"RefundService_RefundCheckout":    {notFound: true, writes: true, form: true},
+	"RefundService_RefundDeposit":     {notFound: true, writes: true, form: true},
+	"RefundService_ApproveRefund":     {notFound: true, writes: true, form: true},
+	"RefundService_ForwardWrongAsset": {notFound: true, writes: true, form: true},
+	"RefundService_RefundWrongAsset":  {notFound: true, writes: true, form: true},
+	"RefundService_GetRefund":         {notFound: true},
+
+	"ExportService_ExportLedger": {ledgerFile: true},
 }
 
 // Names of the schemas this step adds.
@@ -78,9 +106,11 @@ const (
 	// tickerInfoSchema is the body of GET /{ticker}/info/: a CoinInfo with
 	// the status.
 	tickerInfoSchema = "TickerInfo"
-	coinInfoSchema   = "payhook.v1.CoinInfo"
-	valueSchema      = "google.protobuf.Value"
-	schemaPrefix     = "#/components/schemas/"
+	// ledgerRowSchema is one row of the accounting export's JSON form.
+	ledgerRowSchema = "LedgerRow"
+	coinInfoSchema  = "payhook.v1.CoinInfo"
+	valueSchema     = "google.protobuf.Value"
+	schemaPrefix    = "#/components/schemas/"
 )
 
 // tokenPath matches the plugin's rendering of a `{ticker=*/*}` binding.
@@ -122,7 +152,10 @@ func Process(in []byte) ([]byte, error) {
 		}
 		if ref := refOf(o.op["requestBody"], "content", "application/json", "schema"); ref != "" {
 			bodySchemas[ref] = true
+		} else if s := o.bodySchema(); s != nil {
+			requireSet(s) // a body with path parameters: inline
 		}
+		o.formBody()
 		resp, err := o.responses(schemas)
 		if err != nil {
 			return nil, err
@@ -150,6 +183,7 @@ func Process(in []byte) ([]byte, error) {
 		addStatus(schemas[name].(object))
 	}
 	addInfoSchemas(schemas)
+	addLedgerRowSchema(schemas)
 	prune(doc, schemas)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -271,7 +305,12 @@ func (o *operation) responses(schemas object) (string, error) {
 		return "", fmt.Errorf("%s %s: no 200 response schema", o.method, o.path)
 	}
 	status := ref
-	if o.base == "AddressService_GetInfo" {
+	if rules[o.base].ledgerFile {
+		ok = ledgerFileResponse()
+		o.op["summary"] = strings.TrimPrefix(o.base, "ExportService_")
+		o.op["description"] = ledgerFileDescription
+		status = ""
+	} else if o.base == "AddressService_GetInfo" {
 		name := infoSchema
 		ok["description"] = "Every offered ticker, keyed by network; no status member."
 		if o.ticker {
@@ -366,17 +405,85 @@ func dropNull(s object) bool {
 // as required; protojson reads int64 from a number or a string, as the
 // plugin says.
 func requestBodySchema(schemas object, name string) {
-	s := schemas[name].(object)
+	requireSet(schemas[name].(object))
+}
+
+// requireSet marks the fields of a request body's schema s that the server
+// refuses when absent as required: a string, list or map with a minimum
+// size, and a number that must be above zero (an absent one is zero). The
+// fields the plugin marks required stay so.
+func requireSet(s object) {
 	props, _ := s["properties"].(object)
-	var required []any
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if p := props[k].(object); positive(p["minLength"]) {
-			required = append(required, k)
+	required := map[string]bool{}
+	old, _ := s["required"].([]any)
+	for _, k := range old {
+		required[fmt.Sprint(k)] = true
+	}
+	for k, p := range props {
+		if mustBeSet(p.(object)) {
+			required[k] = true
 		}
 	}
-	if len(required) > 0 {
-		s["required"] = required
+	if len(required) == 0 {
+		return
 	}
+	var out []any
+	for _, k := range slices.Sorted(maps.Keys(required)) {
+		out = append(out, k)
+	}
+	s["required"] = out
+}
+
+// mustBeSet reports whether a body field of schema p is refused when
+// absent: its minimum size is positive, or it is a number (not a proto3
+// optional one, which may be absent) whose zero is below its minimum.
+func mustBeSet(p object) bool {
+	if positive(p["minLength"]) || positive(p["minItems"]) || positive(p["minProperties"]) {
+		return true
+	}
+	t := types(p)
+	if slices.Contains(t, "null") || !(slices.Contains(t, "integer") || slices.Contains(t, "number")) {
+		return false
+	}
+	if n, ok := p["exclusiveMinimum"].(json.Number); ok {
+		f, err := n.Float64()
+		return err == nil && f >= 0
+	}
+	if n, ok := p["minimum"].(json.Number); ok {
+		f, err := n.Float64()
+		return err == nil && f > 0
+	}
+	return false
+}
+
+// bodySchema returns the operation's inline JSON body schema, nil when it
+// has none or refers to a component.
+func (o *operation) bodySchema() object {
+	rb, _ := o.op["requestBody"].(object)
+	content, _ := rb["content"].(object)
+	media, _ := content["application/json"].(object)
+	s, _ := media["schema"].(object)
+	if s == nil || s["$ref"] != nil {
+		return nil
+	}
+	return s
+}
+
+// formBody adds the URL-encoded form to the body of an operation whose
+// rule says the gateway takes one: the same fields, each once.
+func (o *operation) formBody() {
+	if !rules[o.base].form {
+		return
+	}
+	rb, _ := o.op["requestBody"].(object)
+	content, _ := rb["content"].(object)
+	media, _ := content["application/json"].(object)
+	if media == nil {
+		return
+	}
+	content["application/x-www-form-urlencoded"] = object{"schema": media["schema"]}
+	rb["description"] = "A JSON object; or the same fields, each once, as a URL-encoded form body, " +
+		"or with no body in the query string, as this API family's clients send them."
 }
 
 // responseSchema gives a message's properties the JSON types and presence
@@ -513,5 +620,95 @@ func walkRefs(v any, used map[string]bool) {
 		for _, x := range t {
 			walkRefs(x, used)
 		}
+	}
+}
+
+// ledgerColumns are the accounting export's columns, in the file's order
+// (server/ledger/export.Columns; a test checks), with what each holds.
+var ledgerColumns = []struct{ name, description string }{
+	{"entry_id", "The ledger line's id: rows are in its order, and the exports of two adjoining ranges never share one."},
+	{"time", "When the line was journaled, RFC 3339 in UTC."},
+	{"kind", "What the row records: payment, reversal, change, sweep, forward, fee, network_fee, payout or refund (docs/merchant.md, Export)."},
+	{"coin", "The coin as the merchant API names it (`btc`, `trc20_usdt`)."},
+	{"amount", "What the project's balance at payhook moved by, in coin units (a decimal string): a payment is positive; a forward, fee, network fee, payout or refund negative."},
+	{"fiat_value", "The amount valued at the time, in fiat_currency; empty when payhook holds no price it can vouch for at that time."},
+	{"fiat_currency", "The currency of fiat_value (the invoice's, or the project's); empty with it."},
+	{"fiat_source", "Where the rate came from: `payment` (the value payhook gave the payment when it saw it) or `price:<providers>`; empty with fiat_value."},
+	{"txid", "The transaction: the outgoing one for a line of one (forward, payout, sweep), else the payment's incoming one."},
+	{"invoice_id", "The public id of the invoice whose payment the line is about; empty for none."},
+	{"payout_id", "The payout's id; empty for none."},
+	{"refund_id", "The refund's id; empty for none."},
+}
+
+// ledgerFileDescription describes the export as the gateway answers it:
+// the file, not the gRPC stream of its parts.
+const ledgerFileDescription = "The project's accounting export of a date range: one row per ledger line that moves the " +
+	"project's balance at payhook (payment, reversal, change, sweep, forward, fee, network_fee, payout, refund), in " +
+	"journal order, with the coin, the amount in coin units, the fiat value at the time and its source, the txid and the " +
+	"invoice, payout or refund id. See docs/merchant.md (Export).\n\n" +
+	"The answer is the file itself, with no status member: CSV with a header row (`format=csv`, the default) or one " +
+	"JSON array of row objects (`format=json`), every value a string, named by its Content-Disposition. It is written " +
+	"as it is read, so a parameter error is answered before any of it (400, with the error body), but an error after " +
+	"the file began (the database failing) cannot change the 200 already sent: the file stops, cut anywhere, and the " +
+	"error body `{\"status\":\"error\",\"error\":\"...\"}` follows its last bytes. A CSV that does not end " +
+	"with a newline, or JSON that does not parse, is not a whole export: ask again."
+
+// ledgerFileResponse is the 200 of the accounting export: the file, CSV
+// or JSON, and the header naming it.
+func ledgerFileResponse() object {
+	names := make([]string, len(ledgerColumns))
+	for i, c := range ledgerColumns {
+		names[i] = c.name
+	}
+	header := strings.Join(names, ",")
+	return object{
+		"description": "The export file, streamed. Its Content-Type is `text/csv; charset=utf-8` or `application/json`, by `format`.",
+		"headers": object{
+			"Content-Disposition": object{
+				"description": "`attachment; filename=ledger-FROM-TO.csv` (or `.json`): FROM and TO are the range's ends, a " +
+					"date (`2026-01-01`) when the end is a midnight UTC, else a time (`2026-01-31T120000Z`).",
+				"required": true,
+				"schema": object{
+					"type":    "string",
+					"pattern": `^attachment; filename=ledger-[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{6}Z)?-[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{6}Z)?\.(csv|json)$`,
+				},
+			},
+		},
+		"content": object{
+			"text/csv": object{
+				"schema": object{
+					"type":   "string",
+					"format": "binary",
+					"description": "RFC 4180 CSV in UTF-8, lines ending in LF: the header row `" + header +
+						"`, then one row per ledger line; the columns are LedgerRow's.",
+					"pattern": "^" + regexp.QuoteMeta(header) + `\n`,
+				},
+			},
+			"application/json": object{
+				"schema": object{
+					"type":        "array",
+					"description": "Every row, as an object of strings.",
+					"items":       object{"$ref": schemaPrefix + ledgerRowSchema},
+				},
+			},
+		},
+	}
+}
+
+// addLedgerRowSchema adds the export's JSON row (pruned with the export).
+func addLedgerRowSchema(schemas object) {
+	props := object{}
+	required := make([]any, len(ledgerColumns))
+	for i, c := range ledgerColumns {
+		props[c.name] = object{"type": "string", "description": c.description}
+		required[i] = c.name
+	}
+	schemas[ledgerRowSchema] = object{
+		"type":                 "object",
+		"title":                ledgerRowSchema,
+		"description":          "One row of the accounting export: a ledger line, every value a string (empty when unknown).",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,6 +35,18 @@ func pluginDoc(t *testing.T, edit func(paths object)) []byte {
 	paths["/*/{*}/create"] = object{"get": object{"operationId": "AddressService_CreateAddress2", "responses": resp("payhook.v1.Created"),
 		"parameters": []any{object{"name": "*", "in": "path", "required": true, "schema": object{"type": "string"}}}}}
 	paths["/{ticker}/info"] = object{"get": object{"operationId": "AddressService_GetInfo2", "responses": resp("payhook.v1.GetInfoResponse")}}
+	// A body by reference, which the gateway also takes as a form; an
+	// inline body (the operation has path parameters).
+	body := func(schema object) object {
+		return object{"required": true, "content": object{"application/json": object{"schema": schema}}}
+	}
+	paths["/PayoutService_ProcessPayout"] = object{"post": object{"operationId": "PayoutService_ProcessPayout", "responses": resp("payhook.v1.Plain"),
+		"requestBody": body(object{"$ref": schemaPrefix + "payhook.v1.ProcessPayoutRequest"})}}
+	paths["/PayoutService_CreatePayoutRequests"] = object{"post": object{"operationId": "PayoutService_CreatePayoutRequests", "responses": resp("payhook.v1.Plain"),
+		"requestBody": body(object{"type": "object", "properties": object{
+			"outputs": object{"type": "object", "minProperties": 1, "additionalProperties": object{"type": "string"}},
+			"note":    object{"type": "string"},
+		}})}}
 	if edit != nil {
 		edit(paths)
 	}
@@ -55,6 +69,13 @@ func pluginDoc(t *testing.T, edit func(paths object)) []byte {
 				"google.protobuf.Timestamp":  object{"type": "string", "format": "date-time"},
 				"google.protobuf.Value":      object{},
 				"payhook.v1.Unused":          object{"type": "object"},
+				"payhook.v1.ProcessPayoutRequest": object{"type": "object", "required": []any{"note"}, "properties": object{
+					"payout_id": object{"type": []any{"integer", "string"}, "format": "int64", "exclusiveMinimum": 0},
+					"limit":     object{"type": "integer", "minimum": 0},
+					"size":      object{"type": []any{"integer", "null"}, "minimum": 1},
+					"note":      object{"type": "string"},
+				}},
+				"google.api.HttpBody": object{"type": "object"},
 			},
 		},
 	}
@@ -81,6 +102,7 @@ func TestProcess(t *testing.T) {
 	create := doc.Paths["/{ticker}/create/"]["get"]
 	token := doc.Paths["/{network}/{token}/create/"]["get"]
 	schemas := doc.Components.Schemas
+	export := doc.Paths["/ExportService_ExportLedger/"]["get"]["responses"].(map[string]any)["200"].(map[string]any)
 	checks := []struct{ name, got, want string }{
 		{"token operationId", js(token["operationId"]), `"AddressService_CreateAddressForToken"`},
 		{"token path parameters", js([]any{token["parameters"].([]any)[0].(map[string]any)["name"], token["parameters"].([]any)[1].(map[string]any)["name"]}), `["network","token"]`},
@@ -102,6 +124,16 @@ func TestProcess(t *testing.T) {
 		{"required members", js(schemas["payhook.v1.Created"]["required"]), `["status","count","expires_at","value"]`},
 		{"status member", js(schemas["TickerInfo"]["required"]), `["status","ticker"]`},
 		{"unused schemas pruned", js([]bool{schemas["payhook.v1.Unused"] != nil, schemas["payhook.v1.GetInfoResponse"] != nil, schemas["google.protobuf.Value"] != nil}), `[false,false,false]`},
+		{"a body number above zero is required", js(schemas["payhook.v1.ProcessPayoutRequest"]["required"]), `["note","payout_id"]`},
+		{"an inline body's map with a minimum size is required", js(doc.Paths["/PayoutService_CreatePayoutRequests/"]["post"]["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["required"]), `["outputs"]`},
+		{"form body", js(doc.Paths["/PayoutService_ProcessPayout/"]["post"]["requestBody"].(map[string]any)["content"]), `{"application/json":{"schema":{"$ref":"#/components/schemas/payhook.v1.ProcessPayoutRequest"}},"application/x-www-form-urlencoded":{"schema":{"$ref":"#/components/schemas/payhook.v1.ProcessPayoutRequest"}}}`},
+		{"no form body unless the rule says so", js(doc.Paths["/PayoutService_CreatePayoutRequests/"]["post"]["requestBody"].(map[string]any)["content"].(map[string]any)["application/x-www-form-urlencoded"]), `null`},
+		{"export media types", js(slices.Sorted(maps.Keys(export["content"].(map[string]any)))), `["application/json","text/csv"]`},
+		{"export CSV", js(export["content"].(map[string]any)["text/csv"].(map[string]any)["schema"].(map[string]any)["pattern"]), `"^entry_id,time,kind,coin,amount,fiat_value,fiat_currency,fiat_source,txid,invoice_id,payout_id,refund_id\\n"`},
+		{"export JSON", js(export["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)["items"]), `{"$ref":"#/components/schemas/LedgerRow"}`},
+		{"export file name", js(slices.Collect(maps.Keys(export["headers"].(map[string]any)))), `["Content-Disposition"]`},
+		{"export row", js(schemas["LedgerRow"]["required"]), `["entry_id","time","kind","coin","amount","fiat_value","fiat_currency","fiat_source","txid","invoice_id","payout_id","refund_id"]`},
+		{"no HttpBody", js(schemas["google.api.HttpBody"]), `null`},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

@@ -27,9 +27,12 @@ from payhook.v1 import (
     address_pb2_grpc,
     delivery_pb2_grpc,
     devnet_pb2_grpc,
+    export_pb2_grpc,
     merchant_pb2_grpc,
     operator_pb2_grpc,
+    payout_pb2_grpc,
     project_pb2_grpc,
+    refund_pb2_grpc,
     subscription_pb2_grpc,
 )
 
@@ -134,6 +137,12 @@ class Client:
         self.deposit = merchant_pb2_grpc.DepositServiceStub(channel)
         #: notification resends, tests and lists merchant notifications.
         self.notification = merchant_pb2_grpc.NotificationServiceStub(channel)
+        #: payout is the project's payout wallet, balance, payout requests and payouts.
+        self.payout = payout_pb2_grpc.PayoutServiceStub(channel)
+        #: refund refunds invoice payments and handles wrong-asset payments.
+        self.refund = refund_pb2_grpc.RefundServiceStub(channel)
+        #: export streams the project's accounting export (ExportLedger: the file's parts).
+        self.export = export_pb2_grpc.ExportServiceStub(channel)
         #: subscription is the merchant API's subscriptions.
         self.subscription = subscription_pb2_grpc.SubscriptionServiceStub(channel)
         #: project manages projects, secrets and wallets.
