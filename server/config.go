@@ -72,6 +72,10 @@ type Config struct {
 	// attempts and events, the merchant event log) must be to be deleted
 	// (retention.DefaultAge when 0; negative keeps everything).
 	Retention time.Duration
+	// AuditRetention is how old audit log entries must be to be deleted
+	// (retention.DefaultAuditAge, 400 days, when 0; negative keeps
+	// every entry).
+	AuditRetention time.Duration
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 	// OutboundFaults inject crashes into the outbound engine. Tests.

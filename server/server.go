@@ -600,7 +600,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 		}
 		return s.mail.EndpointPaused(ctx, tx, e.ProjectID, e.URL, since)
 	}, s.logger)
-	s.retention = retention.New(retention.Config{DB: s.db.Client, Age: s.cfg.Retention, Now: s.cfg.Now, Logger: s.logger})
+	s.retention = retention.New(retention.Config{DB: s.db.Client, Age: s.cfg.Retention, AuditAge: s.cfg.AuditRetention, Now: s.cfg.Now, Logger: s.logger})
 	subs := subscription.New(subscription.Config{
 		DB: s.db.Client, Invoices: invoices, Addresses: addresses, Prices: prices,
 		Rules: s.notifier.Dispatcher.Rules(), Now: s.cfg.Now, BaseURL: publicURL,

@@ -322,6 +322,18 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 		}
 		return nil
 	})
+	fs.Func("audit-retention-days", "how many days audit log entries (who changed what, from the dashboard, the API or these commands) are kept (default 400: a yearly audit finds its whole year; 0 keeps everything)", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 36500 {
+			return errors.New("want a whole number of days, 0 to 36500 (0 keeps everything)")
+		}
+		if n == 0 {
+			cfg.AuditRetention = -1
+		} else {
+			cfg.AuditRetention = time.Duration(n) * 24 * time.Hour
+		}
+		return nil
+	})
 	fs.DurationVar(&cfg.EndpointPauseAfter, "endpoint-pause-after", 0, "how long every attempt to a webhook endpoint must have failed before it is paused (its deliveries wait; default 24h)")
 	fs.DurationVar(&cfg.Chains.PriceMaxAge, "price-max-age", 0, "how old a price may be before it is not used: requests needing it answer 503, /healthz says degraded, payloads omit it (default 1h; negative: no limit)")
 	fs.Float64Var(&cfg.Limits.KeyRate, "key-rate", ratelimit.DefaultKeyRate, "requests per second each API key may make (refused 429 with Retry-After beyond it); a project's own limit (payhook project update --rate-limit) replaces it; 0: no limit")

@@ -21,11 +21,11 @@ type AuditEntry struct {
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// The project changed.
 	ProjectID int64 `json:"project_id,omitempty"`
-	// Who made the change: a dashboard user or an API key.
+	// Who made the change: a dashboard user, an API key, or the operator (a payhook CLI command).
 	ActorKind auditentry.ActorKind `json:"actor_kind,omitempty"`
-	// The DashboardUser's or the APIKey's id.
+	// The DashboardUser's or the APIKey's id; 0 for the operator.
 	ActorID int64 `json:"actor_id,omitempty"`
-	// The user's email or the key's name, as they were then.
+	// The user's email or the key's name, as they were then; cli:<OS user> for the operator.
 	Actor string `json:"actor,omitempty"`
 	// What was done: user.disable, settings.rotate_secret, PayoutService/ApprovePayout, ...
 	Action string `json:"action,omitempty"`

@@ -48,12 +48,21 @@ func (LedgerEntry) Indexes() []ent.Index {
 		// event fails instead of counting twice.
 		index.Fields("key", "account").Unique(),
 		// The held funds, address by address (the operator's listing).
-		// Only held lines are indexed: every line is written once and
-		// read seldom, so no other index taxes the writes of the hot path
-		// (a credited and forwarded payment writes eight lines, none held).
+		// Only held lines are indexed here: every line is written once and
+		// read seldom, so this index does not tax the writes of the hot
+		// path (a credited and forwarded payment writes eight lines, none
+		// held).
 		// (SQLite keeps the predicate as written, PostgreSQL as it prints it: see TestMigrationsMatchSchema.)
 		index.Fields("address_id", "id").
 			Annotations(entsql.IndexWhere("account = 'held'")).
 			StorageKey("ledgerentry_held_address_id_id"),
+		// The accounting export (server/ledger/export) of a project and a
+		// date range, in id order, on a journal that is never pruned: the
+		// first finds the range's first and last ids by reading the
+		// range's entries alone (an index-only scan, not the project's
+		// older years), the second reads the pages between them in id
+		// order, each a range scan that stops at the page's size.
+		index.Fields("project_id", "created_at", "id"),
+		index.Fields("project_id", "id"),
 	}
 }

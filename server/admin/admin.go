@@ -7,15 +7,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
+	"os/user"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/address"
+	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/route"
 	"github.com/payhook/payhook/server/rpc"
 )
@@ -194,4 +200,62 @@ func noDatabase(dsn, why string) error {
 	}
 	return fmt.Errorf("%w: %s; give the server's database with --db (or PAYHOOK_DB), or create this one with %q (payhook serve creates it too)",
 		ErrNoDatabase, why, migrate)
+}
+
+// operatorEntry is the audit entry of action on target in project
+// projectID by the operator running this command, at at: actor kind
+// operator, actor "cli:" and the OS user, no address, and "payhook-cli"
+// (with the module's version when the binary knows it) as user agent.
+// Target never holds a secret.
+func operatorEntry(projectID int64, action, target string, at time.Time) audit.Entry {
+	return audit.Entry{
+		ProjectID: projectID, ActorKind: audit.Operator, Actor: OperatorActor(),
+		Action: action, Target: target, UserAgent: CLIUserAgent(), At: at,
+	}
+}
+
+// OperatorActor is how the audit log names the operator running this
+// process: "cli:" and the OS user's name ($USER when the system cannot
+// say, "unknown" when neither can).
+func OperatorActor() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	if name == "" {
+		name = os.Getenv("USER")
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return "cli:" + name
+}
+
+// CLIUserAgent is the user agent of the operator's audit entries:
+// payhook-cli/<the main module's version> when the binary was built with
+// one (go install ...@v1.2.3, or a build that stamped its VCS version),
+// else payhook-cli.
+func CLIUserAgent() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return "payhook-cli/" + bi.Main.Version
+	}
+	return "payhook-cli"
+}
+
+// recordInTx writes the operator's entry of action with tx (the
+// change's transaction's client): the entry commits with the change, and
+// a failure to write it undoes the change.
+func recordInTx(ctx context.Context, tx *entdb.Client, projectID int64, action, target string, at time.Time) error {
+	return audit.Record(ctx, tx, operatorEntry(projectID, action, target, at))
+}
+
+// recordDone writes the operator's entry of action after a change that
+// committed in a transaction of its own. The change stands whatever
+// happens here: an entry that cannot be written is logged (a warning on
+// standard error), not returned, so a command that did its work never
+// reports a failure (nor hides a secret it shows once).
+func recordDone(ctx context.Context, db *entdb.Client, projectID int64, action, target string) {
+	if err := audit.Record(ctx, db, operatorEntry(projectID, action, target, clock.UTC())); err != nil {
+		slog.Default().Warn("the change is made but its audit entry is not written", "action", action, "project", projectID, "err", err)
+	}
 }

@@ -5,13 +5,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/auditentry"
+	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/admin"
+	"github.com/payhook/payhook/server/audit"
 )
 
 // TestErrorsNameTheFlag: what the operator typed wrong is named by its
@@ -176,6 +182,151 @@ func TestOnlyMigrateCreatesTheDatabase(t *testing.T) {
 			if _, err := admin.ListProjects(t.Context(), db); err != nil {
 				t.Fatalf("ListProjects after Migrate: %v", err)
 			}
+		})
+	}
+}
+
+// auditEntries returns every audit entry of the database named by dsn,
+// oldest first.
+func auditEntries(t *testing.T, dsn string) []*entdb.AuditEntry {
+	t.Helper()
+	db, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	rows, err := db.Client.AuditEntry.Query().Order(entdb.Asc(auditentry.FieldID)).All(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestOperatorChangesAudited: the CLI's changes to a project are in its
+// audit log with actor kind operator, actor cli:<OS user>, no address and
+// the CLI's user agent, each with its action and target and never a
+// secret (the IPN secret, a key, a password); a command that fails
+// records nothing. Both dialects. Not parallel: the secrets key comes from
+// the environment (PAYHOOK_SEED), as it does for the commands.
+func TestOperatorChangesAudited(t *testing.T) {
+	t.Setenv("PAYHOOK_SEED", strings.Repeat("ab", 32))
+	const btc = "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := t.Context()
+			dsn := storetest.DSN(t, d)
+			if _, err := admin.Migrate(ctx, dsn, ""); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+			var secrets []string
+			created, err := admin.CreateProject(ctx, dsn, "", &payhookv1.CreateProjectRequest{Name: "shop"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := created.GetProjectId()
+			secrets = append(secrets, created.GetApikey(), created.GetIpnSecret())
+			secret, err := admin.RotateProjectSecret(ctx, dsn, id, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secrets = append(secrets, secret)
+			if err := admin.SetProjectWallet(ctx, dsn, "", id, "BTC="+btc); err != nil {
+				t.Fatal(err)
+			}
+			const password = "correct horse battery staple"
+			if _, err := admin.CreateDashboardUserRole(ctx, dsn, id, "Dev@Shop.example", password, "developer"); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.ResetDashboardPassword(ctx, dsn, "dev@shop.example", password+" again"); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.DisableDashboardUser(ctx, dsn, "dev@shop.example"); err != nil {
+				t.Fatal(err)
+			}
+			key, _, err := admin.CreateScopedAPIKey(ctx, dsn, id, "till", false, []string{"read"}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secrets = append(secrets, key, password)
+			revoked, err := admin.RevokeAPIKey(ctx, dsn, 0, "till", now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type want struct{ action, target string }
+			wants := []want{
+				{"project.create", "shop"},
+				{"settings.rotate_ipn_secret", ""},
+				{"settings.wallet_set", "btc"},
+				{"user.create", "dev@shop.example as developer"},
+				{"user.reset_password", "dev@shop.example"},
+				{"user.disable", "dev@shop.example"},
+				{"api_key.create", "till"},
+				{"api_key.revoke", strconv.FormatInt(revoked.ID, 10)},
+			}
+			check := func(t *testing.T) {
+				t.Helper()
+				got := auditEntries(t, dsn)
+				if len(got) != len(wants) {
+					for _, e := range got {
+						t.Logf("entry %+v", e)
+					}
+					t.Fatalf("%d audit entries, want %d", len(got), len(wants))
+				}
+				for i, e := range got {
+					w := wants[i]
+					if e.ProjectID != id || e.ActorKind != audit.Operator || e.ActorID != 0 || e.Actor != admin.OperatorActor() ||
+						!strings.HasPrefix(e.Actor, "cli:") || e.Action != w.action || e.Target != w.target ||
+						e.IP != "" || e.UserAgent != admin.CLIUserAgent() || !strings.HasPrefix(e.UserAgent, "payhook-cli") {
+						t.Errorf("entry %d: %+v, want project %d, operator %s, %s on %q, no address, %s",
+							i, e, id, admin.OperatorActor(), w.action, w.target, admin.CLIUserAgent())
+					}
+					for _, s := range secrets {
+						if strings.Contains(e.Actor+e.Target+e.Action, s) {
+							t.Errorf("entry %d holds a secret: %+v", i, e)
+						}
+					}
+				}
+			}
+			check(t)
+
+			// Failed commands record nothing.
+			failures := map[string]func() error{
+				"wallet of another ticker's address": func() error {
+					return admin.SetProjectWallet(ctx, dsn, "", id, "ltc="+btc)
+				},
+				"wallet of an unknown project": func() error {
+					return admin.SetProjectWallet(ctx, dsn, "", 999, "btc="+btc)
+				},
+				"rotation of an unknown project": func() error {
+					_, err := admin.RotateProjectSecret(ctx, dsn, 999, time.Hour)
+					return err
+				},
+				"disable of an unknown user": func() error {
+					return admin.DisableDashboardUser(ctx, dsn, "nobody@shop.example")
+				},
+				"user with a short password": func() error {
+					_, err := admin.CreateDashboardUserRole(ctx, dsn, id, "v@shop.example", "short", "viewer")
+					return err
+				},
+				"key of an unknown project": func() error {
+					_, _, err := admin.CreateScopedAPIKey(ctx, dsn, 999, "k", false, nil, now)
+					return err
+				},
+				"revocation of an unknown key": func() error {
+					_, err := admin.RevokeAPIKey(ctx, dsn, id, "nosuchkey", now)
+					return err
+				},
+				"rate limit without a value": func() error {
+					return admin.SetProjectRateLimit(ctx, dsn, id, nil, nil)
+				},
+			}
+			for name, f := range failures {
+				if err := f(); err == nil {
+					t.Errorf("%s: no error", name)
+				}
+			}
+			check(t)
 		})
 	}
 }

@@ -59,7 +59,8 @@ func CreateAPIKey(ctx context.Context, dsn, name string, operator bool, now time
 // project when 0) with scopes (every scope when empty; see ParseScopes); it
 // returns the key's scopes too. Scopes bind operator keys as well; an
 // operator's key belongs to the default project, so operator with another
-// project is an error.
+// project is an error. The key's project's audit log records api_key.create
+// on the key's name in the key's transaction.
 func CreateScopedAPIKey(ctx context.Context, dsn string, projectID int64, name string, operator bool, scopes []string, now time.Time) (key string, granted []string, err error) {
 	if operator && projectID != 0 {
 		return "", nil, errors.New("--project: an operator's key belongs to the default project; leave out --project or --operator")
@@ -68,12 +69,17 @@ func CreateScopedAPIKey(ctx context.Context, dsn string, projectID int64, name s
 		return "", nil, err // before the database is opened, or created
 	}
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		k, row, err := apikey.Issue(ctx, db.Client, apikey.Spec{Name: name, ProjectID: projectID, Operator: operator, Scopes: scopes}, now)
-		if err != nil {
-			return fmt.Errorf("create api key %q: %w", name, err)
-		}
-		key, granted = k, row.Scopes
-		return nil
+		return store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
+			k, row, err := apikey.Issue(ctx, tx.Client(), apikey.Spec{Name: name, ProjectID: projectID, Operator: operator, Scopes: scopes}, now)
+			if err != nil {
+				return fmt.Errorf("create api key %q: %w", name, err)
+			}
+			if err := recordInTx(ctx, tx.Client(), row.ProjectID, "api_key.create", row.Name, now); err != nil {
+				return err
+			}
+			key, granted = k, row.Scopes
+			return nil
+		})
 	})
 	return key, granted, err
 }
@@ -102,22 +108,29 @@ func ListAPIKeys(ctx context.Context, dsn string, projectID int64) (keys []APIKe
 // Of several keys with that name, the ones still active count; more than
 // one is ErrAmbiguousAPIKey, naming each. Every instance refuses the key
 // from its next request on, as keys are resolved from the database on each
-// request. Revoking a revoked key keeps its first revocation time.
+// request. Revoking a revoked key keeps its first revocation time. The
+// key's project's audit log records api_key.revoke on the key's id in the
+// revocation's transaction.
 func RevokeAPIKey(ctx context.Context, dsn string, projectID int64, ref string, now time.Time) (key APIKeyInfo, err error) {
 	ref = strings.TrimSpace(ref)
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		id, perr := strconv.ParseInt(ref, 10, 64)
-		if perr != nil {
-			if id, err = keyByName(ctx, db.Client, projectID, ref); err != nil {
+		return store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
+			id, perr := strconv.ParseInt(ref, 10, 64)
+			if perr != nil {
+				if id, err = keyByName(ctx, tx.Client(), projectID, ref); err != nil {
+					return err
+				}
+			}
+			row, err := apikey.Revoke(ctx, tx.Client(), projectID, id, now)
+			if err != nil {
 				return err
 			}
-		}
-		row, err := apikey.Revoke(ctx, db.Client, projectID, id, now)
-		if err != nil {
-			return err
-		}
-		key = apiKeyInfo(row)
-		return nil
+			if err := recordInTx(ctx, tx.Client(), row.ProjectID, "api_key.revoke", strconv.FormatInt(row.ID, 10), now); err != nil {
+				return err
+			}
+			key = apiKeyInfo(row)
+			return nil
+		})
 	})
 	return key, err
 }

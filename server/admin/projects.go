@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/payhook/payhook/chains"
@@ -28,8 +29,9 @@ func Projects(db *entdb.Client, registry *chains.Registry, rules *egress.Rules, 
 }
 
 // withProjects opens the database named by dsn, migrates it and runs fn
-// with the project administration (the embedded registry or registryFile).
-func withProjects(ctx context.Context, dsn, registryFile string, fn func(*project.Service) error) error {
+// with the project administration (the embedded registry or registryFile)
+// and the database.
+func withProjects(ctx context.Context, dsn, registryFile string, fn func(*project.Service, *entdb.Client) error) error {
 	registry, err := LoadRegistry(registryFile)
 	if err != nil {
 		return err
@@ -42,23 +44,53 @@ func withProjects(ctx context.Context, dsn, registryFile string, fn func(*projec
 		}
 		// No destination rules: the command does not know serve's
 		// --allow-private-endpoint; the notifier checks every attempt.
-		return fn(Projects(db.Client, registry, nil, clock.UTC))
+		return fn(Projects(db.Client, registry, nil, clock.UTC), db.Client)
+	})
+}
+
+// changeProject runs change on project id with the project administration
+// (withProjects) and, once it succeeded, records action on target in the
+// project's audit log. The project service commits each change in a
+// transaction of its own, so the entry follows it (recordDone).
+func changeProject(ctx context.Context, dsn, registryFile string, id int64, action, target string, change func(*project.Service) error) error {
+	return withProjects(ctx, dsn, registryFile, func(p *project.Service, db *entdb.Client) error {
+		if err := change(p); err != nil {
+			return err
+		}
+		recordDone(ctx, db, id, action, target)
+		return nil
+	})
+}
+
+// changeProjectDB is changeProject for a change made on the database
+// itself.
+func changeProjectDB(ctx context.Context, dsn string, id int64, action, target string, change func(*entdb.Client) error) error {
+	return withMigratedDB(ctx, dsn, func(db *store.DB) error {
+		if err := change(db.Client); err != nil {
+			return err
+		}
+		recordDone(ctx, db.Client, id, action, target)
+		return nil
 	})
 }
 
 // CreateProject creates a project in the database named by dsn, with its
-// first API key and IPN secret (shown this once).
+// first API key and IPN secret (shown this once), recorded in the new
+// project's audit log (project.create, on its name).
 func CreateProject(ctx context.Context, dsn, registryFile string, req *payhookv1.CreateProjectRequest) (resp *payhookv1.CreateProjectResponse, err error) {
-	err = withProjects(ctx, dsn, registryFile, func(p *project.Service) error {
-		resp, err = rpc.NewProjectServer(p).CreateProject(ctx, req)
-		return err
+	err = withProjects(ctx, dsn, registryFile, func(p *project.Service, db *entdb.Client) error {
+		if resp, err = rpc.NewProjectServer(p).CreateProject(ctx, req); err != nil {
+			return err
+		}
+		recordDone(ctx, db, resp.GetProjectId(), "project.create", req.GetName())
+		return nil
 	})
 	return resp, err
 }
 
 // ListProjects lists the projects of the database named by dsn.
 func ListProjects(ctx context.Context, dsn string) (resp *payhookv1.ListProjectsResponse, err error) {
-	err = withProjects(ctx, dsn, "", func(p *project.Service) error {
+	err = withProjects(ctx, dsn, "", func(p *project.Service, _ *entdb.Client) error {
 		resp, err = rpc.NewProjectServer(p).ListProjects(ctx, &payhookv1.ListProjectsRequest{})
 		return err
 	})
@@ -66,9 +98,10 @@ func ListProjects(ctx context.Context, dsn string) (resp *payhookv1.ListProjects
 }
 
 // RotateProjectSecret rotates a project's IPN secret; the old one signs
-// beside the new one for grace.
+// beside the new one for grace. Audited as settings.rotate_ipn_secret
+// (never the secret).
 func RotateProjectSecret(ctx context.Context, dsn string, id int64, grace time.Duration) (secret string, err error) {
-	err = withProjects(ctx, dsn, "", func(p *project.Service) error {
+	err = changeProject(ctx, dsn, "", id, "settings.rotate_ipn_secret", "", func(p *project.Service) error {
 		secret, err = p.RotateSecret(ctx, id, grace)
 		return err
 	})
@@ -81,31 +114,37 @@ const DefaultCallbackKeyGrace = project.DefaultCallbackKeyGrace
 
 // RotateCallbackKey gives a project a new callback signing key (of the
 // server's default size) and returns its public half; the old one is still
-// published for grace.
+// published for grace. Audited as settings.rotate_callback_key.
 func RotateCallbackKey(ctx context.Context, dsn string, id int64, grace time.Duration) (pub string, err error) {
-	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		pub, err = project.RotateCallbackKey(ctx, db.Client, id, grace, 0, clock.Now())
+	err = changeProjectDB(ctx, dsn, id, "settings.rotate_callback_key", "", func(db *entdb.Client) error {
+		pub, err = project.RotateCallbackKey(ctx, db, id, grace, 0, clock.Now())
 		return err
 	})
 	return pub, err
 }
 
 // SetProjectWallet sets a project's payout wallets for a ticker from a
-// TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
+// TICKER=ADDRESS[,ADDRESS@SHARE...] spec. Audited as settings.wallet_set
+// on the ticker.
 func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, spec string) error {
-	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.SetWallet(ctx, id, spec) })
+	ticker, _, _ := strings.Cut(spec, "=")
+	ticker = strings.ToLower(strings.TrimSpace(ticker))
+	return changeProject(ctx, dsn, registryFile, id, "settings.wallet_set", ticker, func(p *project.Service) error { return p.SetWallet(ctx, id, spec) })
 }
 
 // SetProjectPayoutNotify sets where a project's payout webhooks go ("" for
-// none), as form POSTs or, when post is false, GET requests.
+// none), as form POSTs or, when post is false, GET requests. Audited as
+// settings.payout_webhook, without the URL (it may carry credentials).
 func SetProjectPayoutNotify(ctx context.Context, dsn string, id int64, rawURL string, post bool) error {
-	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetPayoutNotify(ctx, id, rawURL, post) })
+	return changeProject(ctx, dsn, "", id, "settings.payout_webhook", "", func(p *project.Service) error { return p.SetPayoutNotify(ctx, id, rawURL, post) })
 }
 
 // SetProjectPayoutLimit sets what a project may pay out of ticker without a
 // dashboard user's approval, per payout and per UTC day ("0" or "": none).
+// Audited as settings.payout_limit on the ticker.
 func SetProjectPayoutLimit(ctx context.Context, dsn, registryFile string, id int64, ticker, perPayout, perDay string) error {
-	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error {
+	target := strings.ToLower(strings.TrimSpace(ticker))
+	return changeProject(ctx, dsn, registryFile, id, "settings.payout_limit", target, func(p *project.Service) error {
 		return p.SetPayoutLimit(ctx, id, ticker, perPayout, perDay)
 	})
 }
@@ -113,25 +152,28 @@ func SetProjectPayoutLimit(ctx context.Context, dsn, registryFile string, id int
 // SetProjectPaymentExceptions sets a project's payment exception rules:
 // its underpaid_tolerance (percent) and late_payments policy (credit or
 // refund), and whether payers' refunds of overpayments are approved at
-// once (autoRefund); nil leaves one as it is.
+// once (autoRefund); nil leaves one as it is. Audited as
+// settings.payment_exceptions.
 func SetProjectPaymentExceptions(ctx context.Context, dsn string, id int64, tolerance, late *string, autoRefund *bool) error {
-	return withProjects(ctx, dsn, "", func(p *project.Service) error {
+	return changeProject(ctx, dsn, "", id, "settings.payment_exceptions", "", func(p *project.Service) error {
 		return p.SetPaymentExceptions(ctx, id, tolerance, late, autoRefund)
 	})
 }
 
 // SetProjectRateLimit sets the request limit of each of a project's API
 // keys: rate per second (0: the server's --key-rate; negative: none) and
-// burst (0: the server's --key-burst); nil leaves one as it is.
+// burst (0: the server's --key-burst); nil leaves one as it is. Audited
+// as settings.rate_limit.
 func SetProjectRateLimit(ctx context.Context, dsn string, id int64, rate *float64, burst *int64) error {
-	return withProjects(ctx, dsn, "", func(p *project.Service) error { return p.SetRateLimit(ctx, id, rate, burst) })
+	return changeProject(ctx, dsn, "", id, "settings.rate_limit", "", func(p *project.Service) error { return p.SetRateLimit(ctx, id, rate, burst) })
 }
 
 // SetProjectBranding sets what a project's hosted pages show payers: its
 // brand colour (#rrggbb, "" for payhook's), support contact (an email
 // address or https URL, "" for none) and logo (the file at logoFile, a
 // PNG, JPEG or SVG of at most 100 KiB; "" removes it). A nil argument
-// leaves that setting; a refused one changes nothing.
+// leaves that setting; a refused one changes nothing. Audited as
+// settings.branding.
 func SetProjectBranding(ctx context.Context, dsn string, id int64, color, contact, logoFile *string) error {
 	b := project.Branding{Color: color, Contact: contact}
 	if logoFile != nil {
@@ -144,8 +186,8 @@ func SetProjectBranding(ctx context.Context, dsn string, id int64, color, contac
 		}
 		b.Logo = &logo
 	}
-	return withMigratedDB(ctx, dsn, func(db *store.DB) error {
-		return project.SetBranding(ctx, db.Client, id, b, clock.UTC())
+	return changeProjectDB(ctx, dsn, id, "settings.branding", "", func(db *entdb.Client) error {
+		return project.SetBranding(ctx, db, id, b, clock.UTC())
 	})
 }
 
@@ -168,13 +210,16 @@ func readLogo(path string) ([]byte, error) {
 }
 
 // RemoveProjectWallet removes a project's payout wallets for a ticker.
+// Audited as settings.wallet_remove on the ticker.
 func RemoveProjectWallet(ctx context.Context, dsn, registryFile string, id int64, ticker string) error {
-	return withProjects(ctx, dsn, registryFile, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })
+	target := strings.ToLower(strings.TrimSpace(ticker))
+	return changeProject(ctx, dsn, registryFile, id, "settings.wallet_remove", target, func(p *project.Service) error { return p.RemoveWallet(ctx, id, ticker) })
 }
 
 // CreateDashboardUser creates, in the database named by dsn, a dashboard
 // user of project id who signs in with email and password, and returns the
-// user's id.
+// user's id. Audited as user.create, "EMAIL as owner" (never the
+// password).
 func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, password string) (uid int64, err error) {
 	err = withMigratedDB(ctx, dsn, func(db *store.DB) error {
 		u, err := dashboard.CreateUser(ctx, db.Client, id, email, password, clock.UTC())
@@ -182,6 +227,7 @@ func CreateDashboardUser(ctx context.Context, dsn string, id int64, email, passw
 			return err
 		}
 		uid = u.ID
+		recordDone(ctx, db.Client, u.ProjectID, "user.create", u.Email+" as "+string(u.Role))
 		return nil
 	})
 	return uid, err

@@ -20,6 +20,9 @@ const (
 	User = auditentry.ActorKindUser
 	// APIKey is an API key (ActorID is the APIKey's id).
 	APIKey = auditentry.ActorKindAPIKey
+	// Operator is the operator through a payhook command (server/admin):
+	// ActorID is 0, Actor "cli:" and the OS user who ran it.
+	Operator = auditentry.ActorKindOperator
 )
 
 // Bounds of what an entry keeps.
@@ -35,7 +38,7 @@ type Entry struct {
 	// ProjectID is the project changed.
 	ProjectID int64
 	// ActorKind and ActorID are who changed it; Actor is their name then
-	// (an email, a key's name).
+	// (an email, a key's name, cli:<OS user>).
 	ActorKind auditentry.ActorKind
 	ActorID   int64
 	Actor     string

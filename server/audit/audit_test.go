@@ -73,3 +73,32 @@ func TestListAndCSV(t *testing.T) {
 		}
 	})
 }
+
+// TestOperatorEntry: an entry of the operator (a payhook command) is
+// stored and exported with actor kind operator, actor id 0, its cli:
+// actor, no address and the CLI's user agent.
+func TestOperatorEntry(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+		p, err := project.Create(ctx, db.Client, project.Params{Name: "shop"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := audit.Record(ctx, db.Client, audit.Entry{ProjectID: p.ID, ActorKind: audit.Operator, Actor: "cli:root",
+			Action: "settings.wallet_set", Target: "btc", UserAgent: "payhook-cli", At: t0}); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := audit.WriteCSV(ctx, db.Client, p.ID, &b, nil); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		want := []string{"operator", "0", "cli:root", "settings.wallet_set", "btc", "", "payhook-cli"}
+		if err != nil || len(rows) != 2 || strings.Join(rows[1][2:], ",") != strings.Join(want, ",") {
+			t.Fatalf("csv %q %v, want a row ending %q", rows, err, want)
+		}
+	})
+}

@@ -1,7 +1,9 @@
 // Package audit is the project's audit log: one row per change made
-// through the dashboard or the management API, saying who (a dashboard
-// user or an API key), what (an action and its target), when and from
-// where (the client's address and User-Agent).
+// through the dashboard, the management API or the operator's payhook
+// commands, saying who (a dashboard user, an API key, or the operator:
+// "cli:" and the OS user who ran the command), what (an action and its
+// target), when and from where (the client's address and User-Agent; no
+// address and "payhook-cli" for a command).
 //
 // # Guarantees
 //
@@ -11,7 +13,11 @@
 //     Where the change commits inside a service of its own (a settings
 //     form, an RPC), the entry is written right after it succeeded: a
 //     crash between the two loses the entry, never invents one.
-//   - Append only: nothing in payhook updates or deletes an entry.
+//   - Append only: nothing in payhook updates an entry; the retention job
+//     (server/retention) deletes entries older than its audit age (400
+//     days by default, --audit-retention-days), never younger ones.
+//   - No secret is recorded: a password, a key or a secret is never an
+//     actor or a target (a key is named by its name or id).
 //   - A refused or failed change is not recorded.
 //
 // # Failure modes

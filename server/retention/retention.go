@@ -1,7 +1,8 @@
 // Package retention deletes old delivery records: notifications with their
 // attempts, the delivery event log, and the merchant event log, older than a
-// configured age, in small batches that hold no long locks. It never
-// deletes:
+// configured age, and the audit log older than an age of its own (400 days
+// by default: a yearly audit finds its whole year), in small batches that
+// hold no long locks. It never deletes:
 //
 //   - a notification still to deliver (pending, retrying: inside its
 //     window) or paused, or one being attempted;
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	entemail "github.com/payhook/payhook/ent/db/email"
@@ -39,6 +41,10 @@ import (
 const (
 	// DefaultAge is how old a record must be to be deleted.
 	DefaultAge = 90 * 24 * time.Hour
+	// DefaultAuditAge is how old an audit entry must be to be deleted:
+	// over a year, so that a yearly audit, made some weeks after the year
+	// it covers, still finds all of it.
+	DefaultAuditAge = 400 * 24 * time.Hour
 	// DefaultBatch is how many rows one transaction reads and deletes.
 	DefaultBatch = 1000
 	// DefaultInterval is how often a Collector runs.
@@ -52,6 +58,11 @@ type Config struct {
 	// Age is how old a record must be to be deleted (DefaultAge when 0; a
 	// negative age keeps everything).
 	Age time.Duration
+	// AuditAge is how old an audit entry (the audit log, server/audit)
+	// must be to be deleted (DefaultAuditAge when 0; a negative age keeps
+	// every entry). It is apart from Age: the audit log answers for who
+	// changed what, and is kept longer than delivery records.
+	AuditAge time.Duration
 	// Batch is how many rows a transaction handles (DefaultBatch when 0).
 	Batch int
 	// Interval is how often the Collector runs (DefaultInterval when 0).
@@ -61,7 +72,7 @@ type Config struct {
 	// Logger logs each run's counts and failures.
 	Logger *slog.Logger
 	// Observe, when not nil, is told of each batch: the table it read
-	// (notifications, delivery_events, events, emails), how many rows it
+	// (notifications, delivery_events, events, emails, audit_entries), how many rows it
 	// deleted there and how long its statements took.
 	Observe func(table string, deleted int, took time.Duration)
 }
@@ -87,6 +98,9 @@ func (c Config) withDefaults() Config {
 	if c.Age == 0 {
 		c.Age = DefaultAge
 	}
+	if c.AuditAge == 0 {
+		c.AuditAge = DefaultAuditAge
+	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
@@ -105,6 +119,8 @@ func (c Config) withDefaults() Config {
 // Result counts what a run deleted, and its batches.
 type Result struct {
 	Notifications, Attempts, DeliveryEvents, Events, Emails int
+	// AuditEntries is how many audit entries it deleted.
+	AuditEntries int
 	// Batches is how many transactions it made.
 	Batches int
 }
@@ -138,9 +154,10 @@ func (j *Job) Start(ctx context.Context) error {
 			switch {
 			case err != nil && run.Err() == nil:
 				j.cfg.Logger.Warn("retention", "error", err)
-			case res.Notifications+res.Events+res.Emails > 0:
-				j.cfg.Logger.Info("retention: deleted old delivery records", "notifications", res.Notifications,
-					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events, "emails", res.Emails)
+			case res.Notifications+res.DeliveryEvents+res.Events+res.Emails+res.AuditEntries > 0:
+				j.cfg.Logger.Info("retention: deleted old records", "notifications", res.Notifications,
+					"attempts", res.Attempts, "delivery_events", res.DeliveryEvents, "events", res.Events, "emails", res.Emails,
+					"audit_entries", res.AuditEntries)
 			}
 		}
 	})
@@ -148,27 +165,78 @@ func (j *Job) Start(ctx context.Context) error {
 }
 
 // Run makes one pass: it deletes every record older than the age that
-// may go, batch by batch, and returns the counts.
+// may go, and every audit entry older than the audit age, batch by batch,
+// and returns the counts.
 func (j *Job) Run(ctx context.Context) (Result, error) {
 	var res Result
-	if j.cfg.Age < 0 {
-		return res, nil
-	}
 	now := j.cfg.Now()
-	cutoff := now.Add(-j.cfg.Age)
-	if err := j.notifications(ctx, now, cutoff, &res); err != nil {
+	if err := j.deliveryRecords(ctx, now, &res); err != nil {
 		return res, err
 	}
-	if err := j.deliveryEvents(ctx, cutoff, &res); err != nil {
-		return res, err
-	}
-	if err := j.events(ctx, cutoff, &res); err != nil {
-		return res, err
-	}
-	if err := j.emails(ctx, cutoff, &res); err != nil {
-		return res, err
+	if j.cfg.AuditAge >= 0 {
+		if err := j.auditEntries(ctx, now.Add(-j.cfg.AuditAge), &res); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
+}
+
+// deliveryRecords deletes the delivery records older than the age (none
+// when it is negative).
+func (j *Job) deliveryRecords(ctx context.Context, now time.Time, res *Result) error {
+	if j.cfg.Age < 0 {
+		return nil
+	}
+	cutoff := now.Add(-j.cfg.Age)
+	if err := j.notifications(ctx, now, cutoff, res); err != nil {
+		return err
+	}
+	if err := j.deliveryEvents(ctx, cutoff, res); err != nil {
+		return err
+	}
+	if err := j.events(ctx, cutoff, res); err != nil {
+		return err
+	}
+	return j.emails(ctx, cutoff, res)
+}
+
+// auditEntries deletes the audit log's entries created before the cutoff,
+// every project's. Like deliveryEvents it reads in primary-key order,
+// which is time order (an entry is written when its change is made), from
+// the oldest, and stops at the first young entry: each batch is one range
+// of the primary key, and the deletes name ids (no other index; see
+// ent/schema/auditentry.go).
+func (j *Job) auditEntries(ctx context.Context, cutoff time.Time, res *Result) error {
+	after := int64(0)
+	for {
+		start := clock.Now()
+		es, err := j.cfg.DB.AuditEntry.Query().Where(auditentry.IDGT(after)).Order(entdb.Asc(auditentry.FieldID)).Limit(j.cfg.Batch).
+			Select(auditentry.FieldID, auditentry.FieldCreatedAt).All(ctx)
+		if err != nil {
+			return fmt.Errorf("read old audit entries: %w", err)
+		}
+		var ids []int64
+		for _, e := range es {
+			if !e.CreatedAt.Before(cutoff) {
+				break
+			}
+			ids = append(ids, e.ID)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		n, err := j.cfg.DB.AuditEntry.Delete().Where(auditentry.IDIn(ids...)).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("delete old audit entries: %w", err)
+		}
+		after = ids[len(ids)-1]
+		res.AuditEntries += n
+		res.Batches++
+		j.observe(ctx, "audit_entries", n, start)
+		if len(ids) < len(es) || len(es) < j.cfg.Batch {
+			return nil
+		}
+	}
 }
 
 // emails deletes the email outbox's finished emails (sent, or failed for

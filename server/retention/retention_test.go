@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/deliveryevent"
 	entemail "github.com/payhook/payhook/ent/db/email"
@@ -160,6 +161,83 @@ func TestRun(t *testing.T) {
 			t.Fatalf("negative age: %+v %v", res, err)
 		}
 	})
+}
+
+// TestAuditRetention: a run deletes the audit entries older than the audit
+// age (400 days by default, whatever the delivery records' age), in
+// batches, and keeps the younger ones; a negative audit age keeps every
+// entry, and the delivery records' age does not touch the audit log.
+func TestAuditRetention(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		c := db.Client
+		// Ages in days, stored in this order; want are the ids kept under
+		// the default audit age.
+		ages := []time.Duration{700, 450, 401, 402, 399, 100, 1}
+		var want []int64
+		for i, days := range ages {
+			e := c.AuditEntry.Create().SetProjectID(1).SetActorKind(auditentry.ActorKindOperator).SetActorID(0).SetActor("cli:root").
+				SetAction(fmt.Sprintf("settings.%d", i)).SetCreatedAt(now.Add(-time.Duration(days) * 24 * time.Hour)).SaveX(ctx)
+			if days < 400 {
+				want = append(want, e.ID)
+			}
+		}
+		kept := func() []int64 {
+			return c.AuditEntry.Query().Order(entdb.Asc(auditentry.FieldID)).IDsX(ctx)
+		}
+		clk := func() time.Time { return now }
+
+		// Keep everything: a negative audit age, whatever the delivery age.
+		res, err := retention.New(retention.Config{DB: c, Age: time.Hour, AuditAge: -1, Now: clk}).Run(ctx)
+		if err != nil || res.AuditEntries != 0 || len(kept()) != len(ages) {
+			t.Fatalf("negative audit age: %+v %v, %d entries left of %d", res, err, len(kept()), len(ages))
+		}
+		// Delivery records kept forever do not keep the audit log: the
+		// default audit age (AuditAge 0) deletes the four entries over 400
+		// days old, in batches of two.
+		var batches []int
+		res, err = retention.New(retention.Config{DB: c, Age: -1, Batch: 2, Now: clk,
+			Observe: func(table string, n int, _ time.Duration) {
+				if table == "audit_entries" {
+					batches = append(batches, n)
+				}
+			}}).Run(ctx)
+		if err != nil || res.AuditEntries != 4 || res.Batches != 2 || fmt.Sprint(batches) != "[2 2]" {
+			t.Fatalf("default audit age: %+v %v, batches %v; want 4 entries deleted in two batches", res, err, batches)
+		}
+		if got := kept(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("entries left %v, want %v (those under 400 days old)", got, want)
+		}
+		// A shorter audit age deletes more; a second run finds nothing.
+		job := retention.New(retention.Config{DB: c, AuditAge: 30 * 24 * time.Hour, Now: clk})
+		if res, err := job.Run(ctx); err != nil || res.AuditEntries != 2 {
+			t.Fatalf("30-day audit age: %+v %v, want 2 entries deleted", res, err)
+		}
+		if res, err := job.Run(ctx); err != nil || res.AuditEntries != 0 || len(kept()) != 1 {
+			t.Fatalf("second run: %+v %v, %d entries left, want 1", res, err, len(kept()))
+		}
+	})
+}
+
+// TestAuditRetentionPlan, on PostgreSQL: the audit retention's batch read
+// and delete are ranges of the primary key (an index scan, never a
+// sequential one) on a table of 50,000 entries.
+func TestAuditRetentionPlan(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, store.Postgres)
+	ctx := context.Background()
+	if _, err := db.SQL.ExecContext(ctx, `
+INSERT INTO audit_entries (created_at, project_id, actor_kind, actor_id, actor, action)
+SELECT now() - (50000 - g) * interval '1 hour', 1 + g % 7, 'operator', 0, 'cli:root', 'settings.branding' FROM generate_series(1, 50000) g;
+ANALYZE audit_entries`); err != nil {
+		t.Fatal(err)
+	}
+	explainBatch(t, db.SQL, []string{
+		`SELECT id, created_at FROM audit_entries WHERE id > 1000 ORDER BY id LIMIT 1000`,
+		`DELETE FROM audit_entries WHERE id IN (1001, 1002, 1003)`,
+	}, "audit_entries_pkey")
 }
 
 // TestJobStops: a started job stops, and so does one never started.

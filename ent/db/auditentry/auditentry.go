@@ -80,8 +80,9 @@ type ActorKind string
 
 // ActorKind values.
 const (
-	ActorKindUser   ActorKind = "user"
-	ActorKindAPIKey ActorKind = "api_key"
+	ActorKindUser     ActorKind = "user"
+	ActorKindAPIKey   ActorKind = "api_key"
+	ActorKindOperator ActorKind = "operator"
 )
 
 func (ak ActorKind) String() string {
@@ -91,7 +92,7 @@ func (ak ActorKind) String() string {
 // ActorKindValidator is a validator for the "actor_kind" field enum values. It is called by the builders before save.
 func ActorKindValidator(ak ActorKind) error {
 	switch ak {
-	case ActorKindUser, ActorKindAPIKey:
+	case ActorKindUser, ActorKindAPIKey, ActorKindOperator:
 		return nil
 	default:
 		return fmt.Errorf("auditentry: invalid enum value for actor_kind field: %q", ak)

@@ -88,7 +88,7 @@ var (
 		{Name: "id", Type: field.TypeInt64, Increment: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "project_id", Type: field.TypeInt64},
-		{Name: "actor_kind", Type: field.TypeEnum, Enums: []string{"user", "api_key"}},
+		{Name: "actor_kind", Type: field.TypeEnum, Enums: []string{"user", "api_key", "operator"}},
 		{Name: "actor_id", Type: field.TypeInt64},
 		{Name: "actor", Type: field.TypeString, Default: ""},
 		{Name: "action", Type: field.TypeString},
@@ -579,6 +579,16 @@ var (
 				Annotation: &entsql.IndexAnnotation{
 					Where: "account = 'held'",
 				},
+			},
+			{
+				Name:    "ledgerentry_project_id_created_at_id",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerEntriesColumns[2], LedgerEntriesColumns[1], LedgerEntriesColumns[0]},
+			},
+			{
+				Name:    "ledgerentry_project_id_id",
+				Unique:  false,
+				Columns: []*schema.Column{LedgerEntriesColumns[2], LedgerEntriesColumns[0]},
 			},
 		},
 	}

@@ -49,9 +49,16 @@
 //
 // # Guarantees and failure modes
 //
-// Lines are read in id order in pages of Config.PageSize (keyset: each
-// query starts after the last id read), each page's references in one
-// query per table; memory is bounded by a page whatever the range. Each
+// Lines are read in id order (journal order: rows are in entry_id order)
+// in pages of Config.PageSize (keyset: each query starts after the last id
+// read), each page's references in one query per table; memory is bounded
+// by a page whatever the range. The journal is never pruned, so the reads
+// are bounded by the range, not by the journal: one query finds the first
+// and last ids of the project's lines dated in the range (the
+// (project_id, created_at, id) index), and the pages read the project's
+// lines between the two ((project_id, id) index), keeping those dated in
+// the range (a line dated outside it lies between the two only when the
+// journal's clocks disagreed with its ids). Each
 // page is written before the next is read, so a slow client holds no
 // database transaction open. A line journaled during an export with a time
 // inside the range may be missed or included: export closed periods. An

@@ -2,12 +2,15 @@ package export
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	entsql "entgo.io/ent/dialect/sql"
 
 	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
@@ -153,18 +156,35 @@ func (e *Exporter) Export(ctx context.Context, project int64, r Range, w Writer)
 	if err != nil {
 		return 0, err
 	}
+	first, last, err := e.bounds(ctx, project, r)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	var after int64
-	for {
-		lines, err := e.cfg.DB.LedgerEntry.Query().
-			Where(entledger.ProjectID(project), entledger.CreatedAtGTE(r.From), entledger.CreatedAtLT(r.To),
-				entledger.IDGT(after), entledger.AccountIn(exported...)).
+	after := first - 1
+	for first > 0 {
+		// The project's lines between the range's first and last, in id
+		// order: a range of the (project_id, id) index that stops at the
+		// page's size. The range's times are checked here, not in the
+		// query: a line dated out of the range lies between the two only
+		// when the journal's clocks disagree with its ids, and a planner
+		// that took both conditions for independent would sort the range
+		// per page instead.
+		page, err := e.cfg.DB.LedgerEntry.Query().
+			Where(entledger.ProjectID(project), entledger.IDGT(after), entledger.IDLTE(last), entledger.AccountIn(exported...)).
 			Order(entdb.Asc(entledger.FieldID)).Limit(e.cfg.PageSize).All(ctx)
 		if err != nil {
 			return n, fmt.Errorf("export: ledger lines after %d: %w", after, err)
 		}
-		if len(lines) == 0 {
-			return n, w.Flush()
+		if len(page) == 0 {
+			break
+		}
+		after = page[len(page)-1].ID
+		lines := page[:0:0]
+		for _, l := range page {
+			if !l.CreatedAt.Before(r.From) && l.CreatedAt.Before(r.To) {
+				lines = append(lines, l)
+			}
 		}
 		refs, err := e.references(ctx, lines)
 		if err != nil {
@@ -183,11 +203,40 @@ func (e *Exporter) Export(ctx context.Context, project int64, r Range, w Writer)
 		if err := w.Flush(); err != nil {
 			return n, err
 		}
-		if len(lines) < e.cfg.PageSize {
+		if len(page) < e.cfg.PageSize {
 			return n, nil
 		}
-		after = lines[len(lines)-1].ID
 	}
+	return n, w.Flush()
+}
+
+// bounds returns the ids of the first and last of project's lines dated
+// in r (0, 0 when there is none): one read of the range's entries of the
+// (project_id, created_at, id) index, whatever the journal holds before or
+// after it. The count is there to keep it that read: a query of min and
+// max alone lets PostgreSQL look for each in id order instead, from the
+// project's first line (min) and from its last (max), through every line
+// out of the range.
+func (e *Exporter) bounds(ctx context.Context, project int64, r Range) (first, last int64, err error) {
+	var v []struct {
+		N  int64         `sql:"n"`
+		Lo sql.NullInt64 `sql:"lo"`
+		Hi sql.NullInt64 `sql:"hi"`
+	}
+	err = e.cfg.DB.LedgerEntry.Query().
+		Where(entledger.ProjectID(project), entledger.CreatedAtGTE(r.From), entledger.CreatedAtLT(r.To)).
+		Aggregate(
+			func(s *entsql.Selector) string { return entsql.As(entsql.Count("*"), "n") },
+			func(s *entsql.Selector) string { return entsql.As(entsql.Min(s.C(entledger.FieldID)), "lo") },
+			func(s *entsql.Selector) string { return entsql.As(entsql.Max(s.C(entledger.FieldID)), "hi") },
+		).Scan(ctx, &v)
+	if err != nil {
+		return 0, 0, fmt.Errorf("export: the range's ledger lines: %w", err)
+	}
+	if len(v) != 1 || v[0].N == 0 {
+		return 0, 0, nil
+	}
+	return v[0].Lo.Int64, v[0].Hi.Int64, nil
 }
 
 // refs are what a page's lines refer to, by id.
