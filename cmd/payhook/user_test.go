@@ -11,9 +11,11 @@ import (
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
+	"github.com/payhook/payhook/ent/db/auditentry"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/web/dashboard"
 )
 
@@ -258,6 +260,25 @@ func TestUserEnableRole(t *testing.T) {
 				if _, err := cli("", append(args, "--email", "nobody@shop.example")...); !errors.Is(err, dashboard.ErrNoUser) {
 					t.Errorf("%v of an unknown email: %v", args, err)
 				}
+			}
+
+			// Each change is in the audit log as the operator's, once (a
+			// refused one and one that changed nothing are not).
+			entries, err := db.Client.AuditEntry.Query().Where(auditentry.ActionIn("user.role", "user.enable")).
+				Order(entdb.Asc(auditentry.FieldID)).All(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range entries {
+				if e.ActorKind != audit.Operator || !strings.HasPrefix(e.Actor, "cli:") {
+					t.Errorf("entry %s by %s %q", e.Action, e.ActorKind, e.Actor)
+				}
+				got = append(got, e.Action+" "+e.Target)
+			}
+			want := []string{"user.role dev@shop.example as viewer", "user.role dev@shop.example as owner", "user.enable owner@shop.example", "user.role dev@shop.example as viewer"}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("audit entries\n got %q\nwant %q", got, want)
 			}
 		})
 	}

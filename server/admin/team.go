@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/web/dashboard"
@@ -18,7 +19,9 @@ func EnableDashboardUser(ctx context.Context, dsn, email string) (enabled bool, 
 		if err != nil {
 			return err
 		}
-		enabled, err = dashboard.EnableUser(ctx, db.Client, u.ProjectID, u.ID, nil)
+		enabled, err = dashboard.EnableUser(ctx, db.Client, u.ProjectID, u.ID, func(tx *entdb.Client) error {
+			return recordInTx(ctx, tx, u.ProjectID, "user.enable", u.Email, clock.UTC())
+		})
 		return err
 	})
 	return enabled, err
@@ -39,7 +42,10 @@ func SetDashboardUserRole(ctx context.Context, dsn, email, role string) (was str
 		if err != nil {
 			return err
 		}
-		old, err := dashboard.SetUserRole(ctx, db.Client, u.ProjectID, u.ID, r, clock.UTC(), nil)
+		now := clock.UTC()
+		old, err := dashboard.SetUserRole(ctx, db.Client, u.ProjectID, u.ID, r, now, func(tx *entdb.Client) error {
+			return recordInTx(ctx, tx, u.ProjectID, "user.role", u.Email+" as "+string(r), now)
+		})
 		was = string(old)
 		return err
 	})
