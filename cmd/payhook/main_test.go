@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -316,4 +317,31 @@ func migratedDB(t *testing.T, name string) string {
 		t.Fatalf("migrate: %v (%s)", err, errOut.String())
 	}
 	return dsn
+}
+
+// cliProject creates a project named shop in the migrated database dsn
+// with `payhook project create` and returns its id.
+func cliProject(t *testing.T, dsn string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	var created struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
+		t.Fatal(err)
+	}
+	return strconv.FormatInt(created.ProjectID, 10)
+}
+
+// projectID is the project id cliProject returned, as a number.
+func projectID(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

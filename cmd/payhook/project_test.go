@@ -110,17 +110,8 @@ func TestProjectCommands(t *testing.T) {
 func TestProjectUpdatePayoutNotify(t *testing.T) {
 	ctx := context.Background()
 	dsn := migratedDB(t, "cli.db")
+	id := cliProject(t, dsn)
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	var created struct {
-		ProjectID int64 `json:"project_id"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.FormatInt(created.ProjectID, 10)
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", "https://shop.example/payouts", "--payout-notify-get"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +120,7 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	p, err := project.Get(ctx, db.Client, created.ProjectID)
+	p, err := project.Get(ctx, db.Client, projectID(t, id))
 	if err != nil || p.PayoutNotifyURL != "https://shop.example/payouts" || p.PayoutNotifyPost {
 		t.Fatalf("after update: %q post=%v (%v)", p.PayoutNotifyURL, p.PayoutNotifyPost, err)
 	}
@@ -143,7 +134,7 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-limit", "ltc=0.5/2"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = project.Get(ctx, db.Client, created.ProjectID); p.PayoutLimits["ltc"].PerPayout.String() != "0.5" || p.PayoutLimits["ltc"].PerDay.String() != "2" || p.PayoutNotifyURL == "" {
+	if p, _ = project.Get(ctx, db.Client, projectID(t, id)); p.PayoutLimits["ltc"].PerPayout.String() != "0.5" || p.PayoutLimits["ltc"].PerDay.String() != "2" || p.PayoutNotifyURL == "" {
 		t.Errorf("after --payout-limit: %+v (the webhook URL must stay %q)", p.PayoutLimits, p.PayoutNotifyURL)
 	}
 	for _, bad := range []string{"ltc=0.5", "ltc=-1/2", "ltc=0.123456789/1", "nosuchcoin=1/1"} {
@@ -154,7 +145,7 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 	if err := run(ctx, []string{"project", "update", "--db", dsn, "--project", id, "--payout-notify-url", ""}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = project.Get(ctx, db.Client, created.ProjectID); p.PayoutNotifyURL != "" || !p.PayoutNotifyPost {
+	if p, _ = project.Get(ctx, db.Client, projectID(t, id)); p.PayoutNotifyURL != "" || !p.PayoutNotifyPost {
 		t.Errorf("after clearing: %q post=%v", p.PayoutNotifyURL, p.PayoutNotifyPost)
 	}
 }
@@ -166,17 +157,8 @@ func TestProjectUpdatePayoutNotify(t *testing.T) {
 func TestProjectUpdatePaymentExceptions(t *testing.T) {
 	ctx := context.Background()
 	dsn := migratedDB(t, "cli.db")
+	id := cliProject(t, dsn)
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	var created struct {
-		ProjectID int64 `json:"project_id"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.FormatInt(created.ProjectID, 10)
 	update := func(args ...string) error {
 		return run(ctx, append([]string{"project", "update", "--db", dsn, "--project", id}, args...), &out, &errOut)
 	}
@@ -190,7 +172,7 @@ func TestProjectUpdatePaymentExceptions(t *testing.T) {
 	defer db.Close()
 	want := func(tol, late string) {
 		t.Helper()
-		p, err := project.Get(ctx, db.Client, created.ProjectID)
+		p, err := project.Get(ctx, db.Client, projectID(t, id))
 		if err != nil || p.UnderpaidTolerance.String() != tol || string(p.LatePayments) != late {
 			t.Fatalf("project: tolerance %s late %s (%v), want %s %s", p.UnderpaidTolerance, p.LatePayments, err, tol, late)
 		}
@@ -268,17 +250,8 @@ func TestProjectUpdateBranding(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	dsn := migratedDB(t, "cli.db")
+	id := cliProject(t, dsn)
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	var created struct {
-		ProjectID int64 `json:"project_id"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.FormatInt(created.ProjectID, 10)
 	update := func(args ...string) error {
 		return run(ctx, append([]string{"project", "update", "--db", dsn, "--project", id}, args...), &out, &errOut)
 	}
@@ -300,7 +273,7 @@ func TestProjectUpdateBranding(t *testing.T) {
 	defer db.Close()
 	want := func(color, contact, logoType string) {
 		t.Helper()
-		p, err := project.Get(ctx, db.Client, created.ProjectID)
+		p, err := project.Get(ctx, db.Client, projectID(t, id))
 		if err != nil || p.BrandColor != color || p.SupportContact != contact || p.LogoType != logoType || (logoType != "") != (len(project.Logo(p)) > 0) {
 			t.Fatalf("project: %q %q %q (%v), want %q %q %q", p.BrandColor, p.SupportContact, p.LogoType, err, color, contact, logoType)
 		}

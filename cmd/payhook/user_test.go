@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -25,17 +24,8 @@ import (
 func TestUserCreate(t *testing.T) {
 	ctx := context.Background()
 	dsn := migratedDB(t, "cli.db")
+	id := cliProject(t, dsn)
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	var created struct {
-		ProjectID int64 `json:"project_id"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.FormatInt(created.ProjectID, 10)
 	user := func(stdin, project, email string) (string, error) {
 		out.Reset()
 		errOut.Reset()
@@ -72,17 +62,8 @@ func TestUserCreate(t *testing.T) {
 func TestUserRoleDisableResetRevoke(t *testing.T) {
 	ctx := context.Background()
 	dsn := migratedDB(t, "cli.db")
+	id := cliProject(t, dsn)
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-		t.Fatal(err, errOut.String())
-	}
-	var created struct {
-		ProjectID int64 `json:"project_id"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-		t.Fatal(err)
-	}
-	id := strconv.FormatInt(created.ProjectID, 10)
 	cli := func(stdin string, args ...string) (string, error) {
 		out.Reset()
 		errOut.Reset()
@@ -172,17 +153,7 @@ func TestUserEnableRole(t *testing.T) {
 			if err := run(ctx, []string{"migrate", "--db", dsn}, &out, &errOut); err != nil {
 				t.Fatalf("migrate: %v (%s)", err, errOut.String())
 			}
-			out.Reset()
-			if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop", "--json"}, &out, &errOut); err != nil {
-				t.Fatal(err, errOut.String())
-			}
-			var created struct {
-				ProjectID int64 `json:"project_id"`
-			}
-			if err := json.Unmarshal(out.Bytes(), &created); err != nil {
-				t.Fatal(err)
-			}
-			id := strconv.FormatInt(created.ProjectID, 10)
+			id := cliProject(t, dsn)
 			cli := func(stdin string, args ...string) (string, error) {
 				out.Reset()
 				errOut.Reset()

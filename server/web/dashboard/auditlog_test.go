@@ -22,7 +22,7 @@ import (
 func TestAuditLog(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
 		d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)

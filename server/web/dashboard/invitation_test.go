@@ -144,7 +144,7 @@ func TestTeamInvitation(t *testing.T) {
 func TestTeamInvitationWithoutEmail(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		o := d.user(t)
 		_, token := o.signIn(d.emailA, password)
 		o.do(http.MethodPost, "/dashboard/team/invite", url.Values{"csrf": {token}, "email": {"new@shop.example"}, "role": {"viewer"}}).

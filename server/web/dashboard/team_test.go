@@ -26,6 +26,16 @@ func (d *dash) addUser(t *testing.T, email string, role dashboarduser.Role) *ent
 	return u
 }
 
+// userByEmail returns the dashboard user signing in as email.
+func (d *dash) userByEmail(t *testing.T, email string) *entdb.DashboardUser {
+	t.Helper()
+	u, err := dashboard.UserByEmail(context.Background(), d.in.Server.DB().Client, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 var (
 	hrefs   = regexp.MustCompile(`href="(/dashboard/[^"#?]*)`)
 	actions = regexp.MustCompile(`<form method="post" action="(/dashboard/[^"#?]*)`)
@@ -40,7 +50,7 @@ var (
 func TestRoleEveryRoute(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		d.failedNotification(t)
 		d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
 		d.addUser(t, "viewer@shop.example", dashboard.RoleViewer)
@@ -131,7 +141,7 @@ func TestRoleEveryRoute(t *testing.T) {
 func TestRoleViewerAndDeveloper(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
 		d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
@@ -180,19 +190,13 @@ func TestRoleViewerAndDeveloper(t *testing.T) {
 func TestTeamDisable(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
 		dev := d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
 		viewer := d.addUser(t, "viewer@shop.example", dashboard.RoleViewer)
-		other, err := dashboard.UserByEmail(ctx, db, d.emailB)
-		if err != nil {
-			t.Fatal(err)
-		}
-		owner, err := dashboard.UserByEmail(ctx, db, d.emailA)
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := d.userByEmail(t, d.emailB)
+		owner := d.userByEmail(t, d.emailA)
 		du := d.user(t)
 		du.signIn("dev@shop.example", password)
 		vu := d.user(t)

@@ -29,19 +29,13 @@ import (
 func TestTeamRoleAndEnable(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
 		dev := d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
 		viewer := d.addUser(t, "viewer@shop.example", dashboard.RoleViewer)
-		owner, err := dashboard.UserByEmail(ctx, db, d.emailA)
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := dashboard.UserByEmail(ctx, db, d.emailB)
-		if err != nil {
-			t.Fatal(err)
-		}
+		owner := d.userByEmail(t, d.emailA)
+		other := d.userByEmail(t, d.emailB)
 		id := func(u *entdb.DashboardUser) string { return strconv.FormatInt(u.ID, 10) }
 		role := func(u *entdb.DashboardUser) dashboarduser.Role {
 			t.Helper()
@@ -169,7 +163,7 @@ func TestTeamRoleAndEnable(t *testing.T) {
 func TestTeamRolePromotedOwnerEnrols(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		dev := d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
 		du := d.user(t)
 		du.signIn("dev@shop.example", password)
@@ -196,13 +190,10 @@ func TestTeamRolePromotedOwnerEnrols(t *testing.T) {
 func TestLastOwnerAtOnce(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
-		a, err := dashboard.UserByEmail(ctx, db, d.emailA)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := d.userByEmail(t, d.emailA)
 		b := d.addUser(t, "second@shop.example", dashboard.RoleOwner)
 		for round := range 10 {
 			var wg sync.WaitGroup

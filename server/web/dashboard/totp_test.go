@@ -88,7 +88,7 @@ func (u *user) signInPassword(email string) (webtest.Page, string) {
 func TestTOTPEnrolAndSignIn(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		ctx := context.Background()
 		db := d.in.Server.DB().Client
 		u := d.user(t)
@@ -179,7 +179,7 @@ func (u *user) signInPasswordless() (webtest.Page, string) {
 func TestTOTPRequiredOfOwners(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
-		d := newDash(t, liveDatabase(t, dialect), liveDatabase(t, dialect))
+		d := newDash(t, liveDatabase(t, dialect))
 		d.addUser(t, "owner2@shop.example", dashboard.RoleOwner)
 		d.addUser(t, "dev@shop.example", dashboard.RoleDeveloper)
 		o := d.user(t)
