@@ -100,10 +100,13 @@ func TestBrowserDashboardSettings(t *testing.T) {
 		// The row's text once the reloaded page has laid it out (read at
 		// once, a loaded machine has answered "").
 		webtest.Until(`(document.querySelector("#attempt-1")?.innerText ?? "").includes("acknowledged")`, 30*time.Second),
-		webtest.Into(&attempt, chromedp.Text(chromedp.CSS(`#attempt-1`))),
+		// Read by script, not by node: a node id fetched before the page
+		// settled is gone after it did ("No node with given id found" on a
+		// loaded machine).
+		webtest.Into(&attempt, chromedp.Evaluate[string](`document.querySelector("#attempt-1").innerText`)),
 		chromedp.Navigate(settings),
-		chromedp.WaitVisible(chromedp.CSS(`#tests`)),
-		webtest.Into(&tests, chromedp.Text(chromedp.CSS(`#tests`))),
+		webtest.Until(`(document.querySelector("#tests")?.innerText ?? "").includes("acknowledged")`, 30*time.Second),
+		webtest.Into(&tests, chromedp.Evaluate[string](`document.querySelector("#tests").innerText`)),
 		webtest.Shot("dashboard-settings.png"),
 	); err != nil {
 		t.Fatalf("the test's outcome: %v", err)
