@@ -135,6 +135,9 @@ func (p parser) utxo(spec string) (*Key, string) {
 		}
 		return nil, fmt.Sprintf("inside a descriptor write the key as %s: the script type is the descriptor's %s(), not the key's %s prefix", want, script, kv.prefix)
 	}
+	if script.segwit() && !utxo.HasSegwit(p.t) {
+		return nil, fmt.Sprintf("%s() gives segwit addresses, and %s has no segwit: write pkh(KEY/0/*)", script, p.t.Ticker)
+	}
 	if reason := pathProblem(path); reason != "" {
 		return nil, reason
 	}
@@ -435,10 +438,10 @@ func pathProblem(path string) string {
 	return fmt.Sprintf("the path %q is not accepted: only /0/* (the account's receive chain) is", safeQuote(path))
 }
 
-// safeQuote returns s when it is made of path characters only (so an error
-// never echoes key material), else a placeholder.
+// safeQuote returns s when it is short or made of path characters only (so
+// an error never echoes key material), else a placeholder.
 func safeQuote(s string) string {
-	if len(s) <= 40 && strings.Trim(s, "0123456789/*'h") == "" {
+	if len(s) <= 12 || len(s) <= 40 && strings.Trim(s, "0123456789/*'h") == "" {
 		return s
 	}
 	return "..."
