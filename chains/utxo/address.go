@@ -128,6 +128,14 @@ func Params(t chains.Ticker) (*chaincfg.Params, bool) {
 	return net.params, true
 }
 
+// HasSegwit reports whether t's network (on t.Net) has segwit addresses
+// (btc and ltc: bech32 and bech32m); false for bch, doge and a network this
+// package does not know.
+func HasSegwit(t chains.Ticker) bool {
+	net, ok := networkOn(t.Network, t.Net)
+	return ok && net.segwitHRP != ""
+}
+
 // pubKeyAddress returns the address a compressed secp256k1 key controls, in
 // the form deposit addresses use: P2WPKH for btc and ltc, P2PKH (as
 // CashAddr for bch) for bch and doge.
