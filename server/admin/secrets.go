@@ -239,7 +239,8 @@ func readPassphraseFile(path string) ([]byte, error) {
 // secretsKeyFromEnv loads the key that seals the database's secrets the way
 // `payhook serve` finds it, from the environment the admin commands share
 // with it: PAYHOOK_SECRETS_KEY_FILE, else the seed in PAYHOOK_SEED, else the
-// seed file PAYHOOK_SEED_FILE (default DefaultSeedPath). It runs only when
+// seed file PAYHOOK_SEED_FILE (default DefaultSeedPath; an encrypted one
+// opens with the passphrase SeedPassphrase finds). It runs only when
 // a command writes or reads a secret (a project's creation or rotation, the
 // default project's creation): other commands need no key.
 func secretsKeyFromEnv() (*sealed.Box, error) {
