@@ -133,26 +133,6 @@ func envNodes(environ []string, nodes nodesFlag) {
 	}
 }
 
-// seedCmd: payhook seed init [--seed-file PATH].
-func seedCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "init" {
-		return errors.New("usage: payhook seed init [--seed-file PATH]")
-	}
-	fs := newFlagSet("payhook seed init", stderr)
-	path := fs.String("seed-file", "", "where to write the new hex master seed (mode 0600); never overwritten (default "+seedFileDefaultText+")")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if *path == "" {
-		*path = defaultSeedFile(stderr)
-	}
-	if err := server.InitSeed(*path); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote a new master seed to %s (mode 0600).\nBack it up now, offline: every payment address and its funds derive from it, and nothing else can recover them.\n", *path)
-	return nil
-}
-
 // chainCmd: payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json].
 // The chains' details are the operator's: on the public listener they need
 // an operator's key (--apikey, PAYHOOK_APIKEY); the operator listener

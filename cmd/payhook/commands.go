@@ -131,9 +131,12 @@ func commands() *command {
 			return listen(ctx, args, e.stdout, e.stderr)
 		}},
 		{name: "seed", subs: []*command{
-			{name: "init", synopsis: "[--seed-file PATH]", run: prefixed("init", func(_ context.Context, e *env, args []string) error {
-				return seedCmd(args, e.stdout, e.stderr)
-			})},
+			{name: "init", synopsis: "[--seed-file PATH] [--encrypt [--seed-passphrase-file FILE]]", run: func(_ context.Context, e *env, args []string) error {
+				return seedInit(args, e.stdout, e.stderr)
+			}},
+			{name: "encrypt", synopsis: "[--seed-file PATH] [--seed-passphrase-file FILE]", run: func(_ context.Context, e *env, args []string) error {
+				return seedEncrypt(args, e.stdout, e.stderr)
+			}},
 		}},
 		{name: "chain", subs: []*command{
 			{name: "status", synopsis: "[--server http://127.0.0.1:8080] [--apikey KEY] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {

@@ -75,8 +75,11 @@ Usage:
                                      print your delivery events as they happen
   payhook listen --forward-to http://localhost:3000/hook [--address A]
                                      replay your deliveries against a local server
-  payhook seed init [--seed-file PATH]
-                                     write a new master seed (mode 0600; never overwritten); back it up
+  payhook seed init [--seed-file PATH] [--encrypt]
+                                     write a new master seed (mode 0600; never overwritten); back it up;
+                                     --encrypt seals it under a passphrase that serve then needs
+  payhook seed encrypt [--seed-file PATH]
+                                     encrypt an existing plain seed file in place (the same seed)
   payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
                                      (an operator's key, or --server at serve's --operator-listen)
@@ -273,7 +276,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	var corsOrigins listFlag
 	fs.Var(&corsOrigins, "cors-origin", "browser origin (scheme://host[:port], or * for any) whose pages may call the Connect and gRPC-Web API across origins; repeatable (default: none)")
 	fs.BoolVar(&cfg.Dev, "dev", false, "developer mode: simulated chains, loopback listeners, and an API key printed when the database has none")
-	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", "", "hex master seed that payment addresses derive from (created with --dev on first start; back it up) (default "+seedFileDefaultText+")")
+	fs.StringVar(&cfg.Keys.SeedFile, "seed-file", "", "master seed that payment addresses derive from, hex or encrypted (payhook seed init --encrypt; then see --seed-passphrase-file) (created with --dev on first start; back it up) (default "+seedFileDefaultText+")")
+	seedPassFile := fs.String("seed-passphrase-file", "", seedPassphraseFileUsage)
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
 	fs.StringVar(&cfg.Keys.SecretsKeyFile, "secrets-key-file", "", "32-byte hex key (mode 0600) that seals the secrets kept in the database (default: derived from the seed)")
 	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
@@ -370,6 +374,17 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	if cfg.Keys.SeedFile == "" && cfg.Keys.Seed == nil {
 		cfg.Keys.SeedFile = defaultSeedFile(stderr)
 	}
+	if cfg.Keys.Seed == nil {
+		// An encrypted seed file opens here, before anything starts.
+		seed, err := openSealedSeed(cfg.Keys.SeedFile, *seedPassFile)
+		if err != nil {
+			return server.Config{}, "", err
+		}
+		cfg.Keys.Seed = seed
+	}
+	// Whatever the seed, its passphrase leaves the environment: no process
+	// payhook starts inherits it.
+	_ = os.Unsetenv(admin.SeedPassphraseEnv)
 	if len(nodes) > 0 {
 		cfg.Chains.Nodes = nodes
 	}

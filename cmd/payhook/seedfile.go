@@ -1,16 +1,190 @@
 package main
 
 import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 
+	"github.com/payhook/payhook/internal/seedbox"
+	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
 )
 
 // seedFileDefaultText describes defaultSeedFile in --help.
 const seedFileDefaultText = "$XDG_CONFIG_HOME/payhook/seed, else ~/.config/payhook/seed"
 
+// seedPassphraseFileUsage is --seed-passphrase-file's help, serve's and the
+// seed commands'.
+const seedPassphraseFileUsage = "file (mode 0600) whose first line is the passphrase of an encrypted seed file; else PAYHOOK_SEED_PASSPHRASE holds it, else it is asked on the terminal"
+
 // defaultSeedFile is where serve and seed init keep the address seed when
 // --seed-file (PAYHOOK_SEED_FILE) is not given (admin.DefaultSeedPath: the
 // user's configuration directory, or ./payhook.seed of earlier versions
 // with a notice on stderr).
 func defaultSeedFile(stderr io.Writer) string { return admin.DefaultSeedPath(stderr) }
+
+// seedFlags are the seed commands' flags: the seed file and where the
+// passphrase comes from.
+func seedFlags(fs *flag.FlagSet, what string) (path, passFile *string) {
+	path = fs.String("seed-file", "", what+" (default "+seedFileDefaultText+")")
+	passFile = fs.String("seed-passphrase-file", "", seedPassphraseFileUsage)
+	return path, passFile
+}
+
+// seedInit: payhook seed init [--seed-file PATH] [--encrypt
+// [--seed-passphrase-file FILE]].
+func seedInit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook seed init", stderr)
+	path, passFile := seedFlags(fs, "where to write the new master seed (mode 0600); never overwritten")
+	encrypt := fs.Bool("encrypt", false, "encrypt the seed under a passphrase (asked twice on a terminal; else PAYHOOK_SEED_PASSPHRASE or --seed-passphrase-file), which serve then needs at every start")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		*path = defaultSeedFile(stderr)
+	}
+	if !*encrypt {
+		if err := server.InitSeed(*path); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote a new master seed to %s (mode 0600).\nBack it up now, offline: every payment address and its funds derive from it, and nothing else can recover them.\n", *path)
+		return nil
+	}
+	if _, err := os.Stat(*path); err == nil {
+		return fmt.Errorf("%s exists: payhook seed init never overwrites a seed (funds may depend on it); payhook seed encrypt encrypts it", *path)
+	}
+	pass, _, err := admin.SeedPassphrase(*path, *passFile, true)
+	if err != nil {
+		return err
+	}
+	seed := make([]byte, 64)
+	if _, err := rand.Read(seed); err != nil {
+		return fmt.Errorf("generate seed: %w", err)
+	}
+	data, err := seedbox.Seal(seed, pass, seedbox.Params{})
+	if err != nil {
+		return err
+	}
+	clear(seed)
+	if err := os.MkdirAll(filepath.Dir(*path), 0o700); err != nil {
+		return fmt.Errorf("--seed-file: %w", err)
+	}
+	f, err := os.OpenFile(*path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("--seed-file: %w", err)
+	}
+	if err := writeSync(f, data); err != nil {
+		return fmt.Errorf("--seed-file: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote a new master seed, encrypted under your passphrase, to %s (mode 0600).\nBack up the file and the passphrase now, apart: every payment address and its funds derive from the seed, and neither alone recovers them. serve needs the passphrase at every start.\n", *path)
+	return nil
+}
+
+// seedEncrypt: payhook seed encrypt [--seed-file PATH]
+// [--seed-passphrase-file FILE]: the plain seed file encrypted in place,
+// the same seed.
+func seedEncrypt(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook seed encrypt", stderr)
+	path, passFile := seedFlags(fs, "the hex seed file to encrypt in place")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		*path = defaultSeedFile(stderr)
+	}
+	raw, err := os.ReadFile(*path)
+	if err != nil {
+		return fmt.Errorf("--seed-file: %w", err)
+	}
+	if seedbox.IsSealed(raw) {
+		return fmt.Errorf("--seed-file %s is already encrypted", *path)
+	}
+	seed, err := admin.ReadSeed(*path)
+	if err != nil {
+		return err
+	}
+	pass, _, err := admin.SeedPassphrase(*path, *passFile, true)
+	if err != nil {
+		return err
+	}
+	data, err := seedbox.Seal(seed, pass, seedbox.Params{})
+	if err != nil {
+		return err
+	}
+	// What is written opens to the same seed, before the plain one goes.
+	if back, err := seedbox.Open(data, pass); err != nil || !bytes.Equal(back, seed) {
+		return fmt.Errorf("encrypt: the sealed seed does not open to the same seed (%v); %s is unchanged", err, *path)
+	}
+	if err := replaceFile(*path, data); err != nil {
+		return fmt.Errorf("--seed-file %s: %w (the file is unchanged)", *path, err)
+	}
+	fmt.Fprintf(stdout, "encrypted the master seed in %s under your passphrase (the same seed: addresses and keys do not change).\nBack up the passphrase apart from the file; copies of the plain file made before (backups) still hold the seed in clear. serve needs the passphrase at every start.\n", *path)
+	return nil
+}
+
+// writeSync writes data to f, flushes it to the disk and closes f.
+func writeSync(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close() // the write's error is the one to report
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// replaceFile replaces path with data atomically: a temporary file (mode
+// 0600) in its directory, written and flushed, renamed over it; the
+// directory is flushed too, so that the rename survives a crash.
+func replaceFile(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := writeSync(f, data); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // not every system flushes a directory; the rename is done
+		_ = d.Close()
+	}
+	return nil
+}
+
+// openSealedSeed returns the seed of an encrypted seed file at path, opened
+// with the passphrase (--seed-passphrase-file's passFile,
+// PAYHOOK_SEED_PASSPHRASE, or the terminal), or nil when path holds a plain
+// seed or nothing: serve opens it before anything starts, so that a wrong
+// passphrase stops it at once.
+func openSealedSeed(path, passFile string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !seedbox.IsSealed(raw)) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--seed-file: %w", err)
+	}
+	return admin.OpenSeed(path, passFile)
+}
