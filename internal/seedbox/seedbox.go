@@ -106,7 +106,9 @@ func (p Params) check() error {
 // not a hex seed.
 func IsSealed(data []byte) bool { return bytes.HasPrefix(data, []byte(prefix)) }
 
-var b64 = base64.RawStdEncoding
+// b64 decodes strictly: a changed padding bit of the last character is an
+// altered file, not the same bytes.
+var b64 = base64.RawStdEncoding.Strict()
 
 // derive returns the AEAD key and the passphrase check.
 func derive(passphrase, salt []byte, p Params) (key, check []byte) {
