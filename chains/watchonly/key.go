@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -465,25 +466,102 @@ func (k *Key) Script() Script { return k.script }
 // EIP-55 for EVM). Errors wrap chains.ErrInvalidIndex: i of 2^31 or more,
 // or the rare index BIP 32 declares invalid (skip to the next one).
 func (k *Key) Address(i uint32) (string, error) {
-	if i >= hdkeychain.HardenedKeyStart {
-		return "", fmt.Errorf("%w: %d: must be below 2^31", chains.ErrInvalidIndex, i)
+	c, err := k.Child(ReceiveChain, i)
+	if err != nil {
+		return "", err
 	}
-	child, err := k.chain.Derive(i)
+	return c.Address, nil
+}
+
+// ChangeAddress returns address c of the key's internal (change) chain,
+// KEY/1/c, the chain a payout's change goes to (BIP 44's internal chain,
+// which the merchant's wallet scans as its own). EVM keys have no change
+// chain. Errors are Address's.
+func (k *Key) ChangeAddress(c uint32) (string, error) {
+	ch, err := k.Child(ChangeChain, c)
+	if err != nil {
+		return "", err
+	}
+	return ch.Address, nil
+}
+
+// The chains of an account key.
+const (
+	// ReceiveChain is /0, the external chain payhook hands out.
+	ReceiveChain uint32 = 0
+	// ChangeChain is /1, the internal chain of change outputs.
+	ChangeChain uint32 = 1
+)
+
+// Child is the public key at KEY/chain/i with what a signer needs to
+// find its private key (BIP 174's BIP32 derivation).
+type Child struct {
+	// Address is the child's address, as Address encodes it.
+	Address string
+	// PubKey is the compressed secp256k1 public key, 33 bytes.
+	PubKey []byte
+	// Fingerprint is the master key's fingerprint from the descriptor's
+	// key origin; without an origin it is the account key's own
+	// fingerprint (as Bitcoin Core does for an origin-less xpub).
+	Fingerprint [4]byte
+	// Path is the full path from that key: the origin's steps then
+	// chain, i; without an origin only chain, i.
+	Path []uint32
+}
+
+// Child derives KEY/chain/i, chain ReceiveChain or ChangeChain (EVM keys:
+// ReceiveChain only). Errors wrap chains.ErrInvalidIndex as Address's do.
+func (k *Key) Child(chain, i uint32) (Child, error) {
+	if i >= hdkeychain.HardenedKeyStart {
+		return Child{}, fmt.Errorf("%w: %d: must be below 2^31", chains.ErrInvalidIndex, i)
+	}
+	base := k.chain
+	switch {
+	case chain == ChangeChain && !k.evm:
+		var err error
+		if base, err = k.account.Derive(ChangeChain); err != nil {
+			return Child{}, fmt.Errorf("%w: the account's change chain /1 is invalid under BIP 32", chains.ErrInvalidIndex)
+		}
+	case chain != ReceiveChain:
+		return Child{}, fmt.Errorf("%w: chain %d: want /0 (receive) or, for UTXO keys, /1 (change)", chains.ErrInvalidIndex, chain)
+	}
+	child, err := base.Derive(i)
 	if err != nil {
 		if errors.Is(err, hdkeychain.ErrInvalidChild) {
-			return "", fmt.Errorf("%w: %d: BIP 32 declares this child invalid: skip it", chains.ErrInvalidIndex, i)
+			return Child{}, fmt.Errorf("%w: %d: BIP 32 declares this child invalid: skip it", chains.ErrInvalidIndex, i)
 		}
-		return "", fmt.Errorf("derive address %d: %w", i, err)
+		return Child{}, fmt.Errorf("derive address %d: %w", i, err)
 	}
 	pub, err := child.ECPubKey()
 	if err != nil {
-		return "", fmt.Errorf("derive address %d: %w", i, err)
+		return Child{}, fmt.Errorf("derive address %d: %w", i, err)
 	}
+	c := Child{PubKey: pub.SerializeCompressed()}
+	if k.origin != nil {
+		c.Fingerprint = k.origin.fingerprint
+		c.Path = append(append([]uint32{}, k.origin.path...), chain, i)
+	} else {
+		accPub, err := k.account.ECPubKey()
+		if err != nil {
+			return Child{}, fmt.Errorf("derive address %d: %w", i, err)
+		}
+		copy(c.Fingerprint[:], btcutil.Hash160(accPub.SerializeCompressed())[:4])
+		c.Path = []uint32{chain, i}
+	}
+	if c.Address, err = k.encode(pub); err != nil {
+		return Child{}, fmt.Errorf("derive address %d: %w", i, err)
+	}
+	return c, nil
+}
+
+// encode returns the address of pub for the key's script type.
+func (k *Key) encode(pub *btcec.PublicKey) (string, error) {
 	if k.evm {
 		return crypto.PubkeyToAddress(*pub.ToECDSA()).Hex(), nil
 	}
 	hash := btcutil.Hash160(pub.SerializeCompressed())
 	var a btcutil.Address
+	var err error
 	switch k.script {
 	case P2PKH:
 		a, err = btcutil.NewAddressPubKeyHash(hash, k.params)
@@ -494,10 +572,10 @@ func (k *Key) Address(i uint32) (string, error) {
 	case P2TR:
 		a, err = btcutil.NewAddressTaproot(schnorr.SerializePubKey(txscript.ComputeTaprootKeyNoScript(pub)), k.params)
 	default:
-		return "", fmt.Errorf("derive address %d: unknown script type %d", i, k.script)
+		return "", fmt.Errorf("unknown script type %d", k.script)
 	}
 	if err != nil {
-		return "", fmt.Errorf("derive address %d: %w", i, err)
+		return "", err
 	}
 	s, ok := utxo.EncodeAddress(k.ticker, a)
 	if !ok {
