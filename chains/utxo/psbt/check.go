@@ -18,7 +18,15 @@ const MaxSize = 4 << 20
 func (p *Prepared) Base64() string { return base64.StdEncoding.EncodeToString(p.PSBT) }
 
 // Parse reads a PSBT, binary or base64 (surrounding white space ignored).
-func Parse(b []byte) (*bpsbt.Packet, error) {
+// btcd's parser panics on some malformed fields (a BIP 32 derivation
+// shorter than its fingerprint: testdata/fuzz/FuzzCheck); that is an
+// ErrMalformed here, not a crash.
+func Parse(b []byte) (p *bpsbt.Packet, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("%w: %v", ErrMalformed, r)
+		}
+	}()
 	if len(b) > MaxSize {
 		return nil, fmt.Errorf("%w: %d bytes is more than %d", ErrMalformed, len(b), MaxSize)
 	}
@@ -26,7 +34,7 @@ func Parse(b []byte) (*bpsbt.Packet, error) {
 	if b64 {
 		b = bytes.TrimSpace(b)
 	}
-	p, err := bpsbt.NewFromRawBytes(bytes.NewReader(b), b64)
+	p, err = bpsbt.NewFromRawBytes(bytes.NewReader(b), b64)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}

@@ -3,6 +3,7 @@ package psbt_test
 import (
 	"testing"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"go.uber.org/goleak"
 
 	"github.com/payhook/payhook/chains"
@@ -28,3 +29,5 @@ func ticker(t testing.TB, name string, net chains.Net) chains.Ticker {
 	}
 	return tk
 }
+
+func hash160(b []byte) []byte { return btcutil.Hash160(b) }

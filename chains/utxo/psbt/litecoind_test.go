@@ -341,7 +341,7 @@ func mine(t *testing.T, n *nodetest.Litecoind, blocks int) {
 
 // account derives the account key at path from seed: its tprv and tpub
 // and the master key's fingerprint.
-func account(t *testing.T, seed []byte, path ...uint32) (string, string, uint32) {
+func account(t testing.TB, seed []byte, path ...uint32) (string, string, uint32) {
 	t.Helper()
 	k, err := hdkeychain.NewMaster(seed, &chaincfg.TestNet3Params)
 	if err != nil {
