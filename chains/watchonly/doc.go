@@ -16,7 +16,9 @@
 // For an EVM ticker it accepts an xpub at the account level (m/44'/60'/0',
 // depth 3); addresses are /0/i, EIP-55.
 //
-// Only the external (receive) chain /0/* is used. Private keys, multisig
+// Only the external (receive) chain /0/* is handed out; ChangeAddress and
+// Child also derive the internal chain /1/c, where a PSBT payout's change
+// goes (chains/utxo/psbt). Private keys, multisig
 // and script descriptors, change chains, hardened and multipath wildcards
 // are refused with a *KeyError saying why. docs/decisions.md gives the
 // rules and their reasons.
