@@ -64,17 +64,28 @@ func Check(prepared, signed []byte) (rawTx []byte, err error) {
 		if in.FinalScriptSig == nil && in.FinalScriptWitness == nil && len(in.PartialSigs) == 0 {
 			return nil, fmt.Errorf("%w: input %d (%s) has no signature", ErrUnsigned, i, want.UnsignedTx.TxIn[i].PreviousOutPoint)
 		}
+		for _, ps := range in.PartialSigs {
+			if err := hashTypeAll(i, ps.Signature); err != nil {
+				return nil, err
+			}
+		}
 		// What the input spends is payhook's word, not the signer's.
 		got.Inputs[i].WitnessUtxo = want.Inputs[i].WitnessUtxo
 		got.Inputs[i].NonWitnessUtxo = want.Inputs[i].NonWitnessUtxo
 		got.Inputs[i].RedeemScript = want.Inputs[i].RedeemScript
 		got.Inputs[i].WitnessScript = nil
+		// The hash type is payhook's too: SIGHASH_ALL (sigHashAll checks
+		// the signatures themselves once finalized).
+		got.Inputs[i].SighashType = 0
 	}
 	tx, err := finalize(got)
 	if err != nil {
 		return nil, err
 	}
 	if err := verify(want, tx); err != nil {
+		return nil, err
+	}
+	if err := sigHashAll(want, tx); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
@@ -132,6 +143,54 @@ func verify(want *bpsbt.Packet, tx *wire.MsgTx) error {
 		}
 	}
 	return nil
+}
+
+// sigHashAll refuses a signature of any hash type but SIGHASH_ALL. A
+// signature under SIGHASH_NONE, SINGLE or ANYONECANPAY verifies, but does
+// not commit to every output (or input): whoever relays the transaction
+// could reuse it to pay elsewhere. Every input Prepare builds spends
+// P2PKH (the signature is the scriptSig's first push) or P2WPKH, plain or
+// nested in P2SH (the witness's first item).
+func sigHashAll(want *bpsbt.Packet, tx *wire.MsgTx) error {
+	for i, in := range tx.TxIn {
+		var sig []byte
+		prev := want.Inputs[i].WitnessUtxo
+		if prev == nil {
+			prev = want.Inputs[i].NonWitnessUtxo.TxOut[in.PreviousOutPoint.Index]
+		}
+		switch txscript.GetScriptClass(prev.PkScript) {
+		case txscript.PubKeyHashTy:
+			pushes, err := txscript.PushedData(in.SignatureScript)
+			if err != nil || len(pushes) != 2 {
+				return fmt.Errorf("%w: input %d: the signature script is not a signature and a key", ErrUnsigned, i)
+			}
+			sig = pushes[0]
+		case txscript.WitnessV0PubKeyHashTy, txscript.ScriptHashTy:
+			if len(in.Witness) != 2 {
+				return fmt.Errorf("%w: input %d: the witness is not a signature and a key", ErrUnsigned, i)
+			}
+			sig = in.Witness[0]
+		default:
+			return fmt.Errorf("%w: input %d spends a script payhook does not check signatures of", ErrUnsigned, i)
+		}
+		if err := hashTypeAll(i, sig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashTypeAll refuses input i's signature sig unless its hash type (its
+// last byte) is SIGHASH_ALL.
+func hashTypeAll(i int, sig []byte) error {
+	if len(sig) > 0 && txscript.SigHashType(sig[len(sig)-1]) == txscript.SigHashAll {
+		return nil
+	}
+	ht := -1
+	if len(sig) > 0 {
+		ht = int(sig[len(sig)-1])
+	}
+	return fmt.Errorf("%w: input %d is signed with hash type %#x, not SIGHASH_ALL (0x01): such a signature does not commit to every output", ErrUnsigned, i, ht)
 }
 
 // sameTx names the first difference between the prepared transaction and
