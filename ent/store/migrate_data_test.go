@@ -174,3 +174,37 @@ func TestMigrationMovesPayoutRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrationLedgerIndexesRerun: the ledger export's indexes are built
+// CONCURRENTLY, outside a transaction, so a run interrupted between them
+// leaves the first behind (INVALID, after a failed build) and goose does
+// not record the version; the next migrate completes instead of finding
+// the index exists. PostgreSQL only (SQLite builds them in a transaction).
+func TestMigrationLedgerIndexesRerun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.OpenEmpty(t, store.Postgres)
+	if _, err := store.MigrateFS(ctx, db, migrationsUpTo(t, store.Postgres, "20261129011540")); err != nil {
+		t.Fatal(err)
+	}
+	// What an interrupted run leaves: the first index built, the second
+	// begun (an index of its name), the version not recorded.
+	for _, q := range []string{
+		`CREATE INDEX "ledgerentry_project_id_created_at_id" ON "ledger_entries" ("project_id", "created_at", "id")`,
+		`CREATE INDEX "ledgerentry_project_id_id" ON "ledger_entries" ("project_id")`,
+	} {
+		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.Migrate(ctx, db); err != nil {
+		t.Fatalf("migrate after an interrupted index build: %v", err)
+	}
+	var def string
+	if err := db.SQL.QueryRowContext(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = 'ledgerentry_project_id_id'`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, "(project_id, id)") {
+		t.Fatalf("the index left behind was kept: %s", def)
+	}
+}
