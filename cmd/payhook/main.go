@@ -370,6 +370,8 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 			return server.Config{}, "", errors.New("PAYHOOK_SEED: want 32 to 128 hex digits (a 16- to 64-byte seed)")
 		}
 		cfg.Keys.Seed = seed
+		// The seed is open: its passphrase is needed no more.
+		admin.ForgetSeedPassphrase()
 	}
 	if cfg.Keys.SeedFile == "" && cfg.Keys.Seed == nil {
 		cfg.Keys.SeedFile = defaultSeedFile(stderr)

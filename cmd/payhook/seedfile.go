@@ -80,8 +80,11 @@ func seedInit(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--seed-file: %w", err)
 	}
 	if err := writeSync(f, data); err != nil {
+		// Nothing was written that holds a seed: the next init may try again.
+		_ = os.Remove(*path)
 		return fmt.Errorf("--seed-file: %w", err)
 	}
+	syncDir(filepath.Dir(*path))
 	fmt.Fprintf(stdout, "wrote a new master seed, encrypted under your passphrase, to %s (mode 0600).\nBack up the file and the passphrase now, apart: every payment address and its funds derive from the seed, and neither alone recovers them. serve needs the passphrase at every start.\n", *path)
 	return nil
 }
@@ -166,11 +169,18 @@ func replaceFile(path string, data []byte) (err error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir flushes directory dir, so that a file created or renamed in it
+// survives a crash; not every system flushes a directory, and what was
+// done is done, so it reports nothing.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // not every system flushes a directory; the rename is done
+		_ = d.Sync()
 		_ = d.Close()
 	}
-	return nil
 }
 
 // openSealedSeed returns the seed of an encrypted seed file at path, opened

@@ -84,10 +84,11 @@ func DefaultParams() Params {
 
 // MinParams and MaxParams bound the parameters Seal and Open accept: below
 // the minimum a passphrase is cheap to guess; above the maximum a file
-// could exhaust the machine (1 GiB, 10 passes).
+// could exhaust the machine (256 MiB, as a small server has 512 MiB to 1
+// GiB of memory; 10 passes).
 var (
 	MinParams = Params{Time: 1, Memory: 8 * 1024, Threads: 1}
-	MaxParams = Params{Time: 10, Memory: 1024 * 1024, Threads: 16}
+	MaxParams = Params{Time: 10, Memory: 256 * 1024, Threads: 16}
 )
 
 func (p Params) check() error {

@@ -191,6 +191,7 @@ func TestAbsurdParams(t *testing.T) {
 	for name, d := range map[string][]byte{
 		"memory 4 TiB":      swap("m=8192", "m=4294967295"),
 		"memory 2 GiB":      swap("m=8192", fmt.Sprint("m=", 2*1024*1024)),
+		"memory 512 MiB":    swap("m=8192", fmt.Sprint("m=", 512*1024)),
 		"memory overflow":   swap("m=8192", "m=99999999999"),
 		"memory 0":          swap("m=8192", "m=0"),
 		"memory too little": swap("m=8192", "m=64"),
@@ -203,7 +204,8 @@ func TestAbsurdParams(t *testing.T) {
 		"scrypt":            swap("argon2id", "scrypt"),
 		"aes":               swap("xchacha20poly1305", "aes256gcm"),
 		"extra field":       swap(" salt=", " x=1 salt="),
-		"short salt":        swap(" salt=", " salt=AAAA"),
+		"long salt":         swap(" salt=", " salt=AAAA"),
+		"short salt":        shortSalt(data),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := seedbox.Open(d, []byte("pw")); !errors.Is(err, seedbox.ErrMalformed) {
@@ -214,4 +216,12 @@ func TestAbsurdParams(t *testing.T) {
 	if _, err := seedbox.Seal(seed64(), []byte("pw"), seedbox.Params{Time: 1, Memory: 4 << 20, Threads: 1}); !errors.Is(err, seedbox.ErrMalformed) {
 		t.Fatalf("Seal with 4 GiB: %v", err)
 	}
+}
+
+// shortSalt is data with its salt cut to 8 bytes (11 base64 characters).
+func shortSalt(data []byte) []byte {
+	s := string(data)
+	i := strings.Index(s, " salt=") + len(" salt=")
+	j := i + strings.IndexAny(s[i:], " \n")
+	return []byte(s[:i] + s[i:i+11] + s[j:])
 }

@@ -245,6 +245,8 @@ func enabledOwners(ctx context.Context, tx *entdb.Client, projectID int64) ([]in
 	err := tx.DashboardUser.Query().
 		Where(dashboarduser.ProjectID(projectID), dashboarduser.RoleEQ(RoleOwner), dashboarduser.DisabledAtIsNil()).
 		Unique(false). // FOR UPDATE is not allowed with DISTINCT
+		// Locked in one order by every transaction, so two cannot deadlock.
+		Order(entdb.Asc(dashboarduser.FieldID)).
 		Select(dashboarduser.FieldID).
 		Modify(func(s *sql.Selector) {
 			if s.Dialect() == dialect.Postgres {
