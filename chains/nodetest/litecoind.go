@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"testing"
@@ -116,15 +117,28 @@ func (n *Litecoind) Call(out any, method string, params ...any) error {
 	return n.call(ctx, out, method, params...)
 }
 
+// CallWallet calls method on the node's wallet named wallet (one the test
+// made with createwallet: another party's wallet beside payhook's).
+func (n *Litecoind) CallWallet(wallet string, out any, method string, params ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.callAt(ctx, n.rpcURL+"wallet/"+url.PathEscape(wallet), out, method, params...)
+}
+
 func (n *Litecoind) call(ctx context.Context, out any, method string, params ...any) error {
-	if params == nil {
-		params = []any{}
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
 	u := n.rpcURL
 	if method != "createwallet" && method != "stop" && isWalletCall(method) {
 		u += "wallet/payhook"
 	}
+	return n.callAt(ctx, u, out, method, params...)
+}
+
+// callAt calls method at the node's RPC URL u.
+func (n *Litecoind) callAt(ctx context.Context, u string, out any, method string, params ...any) error {
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -1,17 +1,13 @@
 package psbt_test
 
 import (
-	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -27,49 +23,11 @@ const h = hdkeychain.HardenedKeyStart
 
 // merchant is a second wallet in the node, holding the merchant's private
 // descriptor: it plays the hardware wallet.
-type merchant struct {
-	n   *nodetest.Litecoind
-	url string
-}
+type merchant struct{ n *nodetest.Litecoind }
 
 func (m merchant) call(t *testing.T, out any, method string, params ...any) error {
 	t.Helper()
-	if params == nil {
-		params = []any{}
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "1.0", "id": 1, "method": method, "params": params})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.SetBasicAuth("payhook", "regtest-secret")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	d := json.NewDecoder(resp.Body)
-	d.UseNumber()
-	if err := d.Decode(&r); err != nil {
-		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
-	}
-	if r.Error != nil {
-		return errors.New(r.Error.Message)
-	}
-	if out != nil {
-		d := json.NewDecoder(bytes.NewReader(r.Result))
-		d.UseNumber()
-		return d.Decode(out)
-	}
-	return nil
+	return m.n.CallWallet("merchant", out, method, params...)
 }
 
 func (m merchant) must(t *testing.T, out any, method string, params ...any) {
@@ -106,7 +64,7 @@ func (m merchant) sign(t *testing.T, b64 string) []byte {
 func TestPayoutAgainstLitecoind(t *testing.T) {
 	n := nodetest.StartLitecoind(t, 110)
 	n.Must(nil, "createwallet", "merchant")
-	m := merchant{n: n, url: strings.TrimSuffix(n.URL, "/") + "/wallet/merchant"}
+	m := merchant{n: n}
 	ltc := ticker(t, "ltc", chains.Regtest)
 
 	for _, c := range []struct {
