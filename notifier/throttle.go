@@ -62,10 +62,13 @@ func (d *Dispatcher) loadRates(ctx context.Context, tx *entdb.Tx, rows []*entdb.
 	now := d.cfg.Now()
 	var ids []int64
 	d.mu.Lock()
-	seen := map[int64]bool{}
+	var seen map[int64]bool // made at the first endpoint's row: callbacks have none
 	for _, r := range rows {
 		if r.EndpointID == nil || seen[*r.EndpointID] {
 			continue
+		}
+		if seen == nil {
+			seen = map[int64]bool{}
 		}
 		seen[*r.EndpointID] = true
 		if at, ok := d.rates[*r.EndpointID]; !ok || now.Sub(at) >= rateTTL || now.Before(at) {

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	entdb "github.com/payhook/payhook/ent/db"
@@ -201,40 +202,65 @@ func (j *Job) deliveryRecords(ctx context.Context, now time.Time, res *Result) e
 }
 
 // auditEntries deletes the audit log's entries created before the cutoff,
-// every project's. Like deliveryEvents it reads in primary-key order,
-// which is time order (an entry is written when its change is made), from
-// the oldest, and stops at the first young entry: each batch is one range
-// of the primary key, and the deletes name ids (no other index; see
-// ent/schema/auditentry.go).
+// every project's, from the oldest: no index beyond the primary key (see
+// ent/schema/auditentry.go; oldPrefix).
 func (j *Job) auditEntries(ctx context.Context, cutoff time.Time, res *Result) error {
-	after := int64(0)
-	for {
-		start := clock.Now()
+	n, err := j.oldPrefix(ctx, "audit entries", cutoff, func(after int64) ([]idAt, error) {
 		es, err := j.cfg.DB.AuditEntry.Query().Where(auditentry.IDGT(after)).Order(entdb.Asc(auditentry.FieldID)).Limit(j.cfg.Batch).
 			Select(auditentry.FieldID, auditentry.FieldCreatedAt).All(ctx)
+		out := make([]idAt, len(es))
+		for i, e := range es {
+			out[i] = idAt{e.ID, e.CreatedAt}
+		}
+		return out, err
+	}, func(ids []int64) (int, error) {
+		return j.cfg.DB.AuditEntry.Delete().Where(auditentry.IDIn(ids...)).Exec(ctx)
+	}, res)
+	res.AuditEntries += n
+	return err
+}
+
+// idAt is a row's id and creation time.
+type idAt struct {
+	id int64
+	at time.Time
+}
+
+// oldPrefix deletes, batch by batch, the rows of a log older than the
+// cutoff: it reads them in primary-key order, which is time order (a row
+// is written when what it records happens), from a cursor that spares
+// each batch the index entries of the rows deleted before it (dead until
+// vacuumed), and stops at the first young row. read returns up to a batch
+// of rows after an id; del deletes ids and says how many went. It returns
+// how many rows it deleted; what names the log in errors.
+func (j *Job) oldPrefix(ctx context.Context, what string, cutoff time.Time, read func(after int64) ([]idAt, error), del func([]int64) (int, error), res *Result) (int, error) {
+	after, deleted := int64(0), 0
+	for {
+		start := clock.Now()
+		rows, err := read(after)
 		if err != nil {
-			return fmt.Errorf("read old audit entries: %w", err)
+			return deleted, fmt.Errorf("read old %s: %w", what, err)
 		}
 		var ids []int64
-		for _, e := range es {
-			if !e.CreatedAt.Before(cutoff) {
+		for _, r := range rows {
+			if !r.at.Before(cutoff) {
 				break
 			}
-			ids = append(ids, e.ID)
+			ids = append(ids, r.id)
 		}
 		if len(ids) == 0 {
-			return nil
+			return deleted, nil
 		}
-		n, err := j.cfg.DB.AuditEntry.Delete().Where(auditentry.IDIn(ids...)).Exec(ctx)
+		n, err := del(ids)
 		if err != nil {
-			return fmt.Errorf("delete old audit entries: %w", err)
+			return deleted, fmt.Errorf("delete old %s: %w", what, err)
 		}
 		after = ids[len(ids)-1]
-		res.AuditEntries += n
+		deleted += n
 		res.Batches++
-		j.observe(ctx, "audit_entries", n, start)
-		if len(ids) < len(es) || len(es) < j.cfg.Batch {
-			return nil
+		j.observe(ctx, strings.ReplaceAll(what, " ", "_"), n, start)
+		if len(ids) < len(rows) || len(rows) < j.cfg.Batch {
+			return deleted, nil
 		}
 	}
 }
@@ -246,6 +272,7 @@ func (j *Job) auditEntries(ctx context.Context, cutoff time.Time, res *Result) e
 func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
 	after := int64(0)
 	for {
+		start := clock.Now()
 		ms, err := j.cfg.DB.Email.Query().Where(entemail.IDGT(after)).Order(entdb.Asc(entemail.FieldID)).Limit(j.cfg.Batch).
 			Select(entemail.FieldID, entemail.FieldCreatedAt, entemail.FieldStatus).All(ctx)
 		if err != nil {
@@ -271,6 +298,7 @@ func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
 			}
 			res.Emails += n
 			res.Batches++
+			j.observe(ctx, "emails", n, start)
 		}
 		if young || len(ms) < j.cfg.Batch {
 			return nil
@@ -280,42 +308,22 @@ func (j *Job) emails(ctx context.Context, cutoff time.Time, res *Result) error {
 
 // deliveryEvents deletes the delivery event log (WatchDeliveries' stream)
 // older than the cutoff, whatever its notifications became: a watcher
-// resumes from a cursor at most the age old. It reads in primary-key
-// order, which is time order, and stops at the first young event: no
-// index beyond the primary key (the log is written on the hot path).
+// resumes from a cursor at most the age old. No index beyond the primary
+// key (the log is written on the hot path; oldPrefix).
 func (j *Job) deliveryEvents(ctx context.Context, cutoff time.Time, res *Result) error {
-	// The cursor spares each batch the index entries of the rows deleted
-	// before it (dead until vacuumed).
-	after := int64(0)
-	for {
-		start := clock.Now()
+	n, err := j.oldPrefix(ctx, "delivery events", cutoff, func(after int64) ([]idAt, error) {
 		evs, err := j.cfg.DB.DeliveryEvent.Query().Where(deliveryevent.IDGT(after)).Order(entdb.Asc(deliveryevent.FieldID)).Limit(j.cfg.Batch).
 			Select(deliveryevent.FieldID, deliveryevent.FieldCreatedAt).All(ctx)
-		if err != nil {
-			return fmt.Errorf("read old delivery events: %w", err)
+		out := make([]idAt, len(evs))
+		for i, e := range evs {
+			out[i] = idAt{e.ID, e.CreatedAt}
 		}
-		var ids []int64
-		for _, e := range evs {
-			if !e.CreatedAt.Before(cutoff) {
-				break
-			}
-			ids = append(ids, e.ID)
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		n, err := j.cfg.DB.DeliveryEvent.Delete().Where(deliveryevent.IDIn(ids...)).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("delete old delivery events: %w", err)
-		}
-		after = ids[len(ids)-1]
-		res.DeliveryEvents += n
-		res.Batches++
-		j.observe(ctx, "delivery_events", n, start)
-		if len(ids) < len(evs) || len(evs) < j.cfg.Batch {
-			return nil
-		}
-	}
+		return out, err
+	}, func(ids []int64) (int, error) {
+		return j.cfg.DB.DeliveryEvent.Delete().Where(deliveryevent.IDIn(ids...)).Exec(ctx)
+	}, res)
+	res.DeliveryEvents += n
+	return err
 }
 
 // notifications deletes the old notifications that may go, with their
