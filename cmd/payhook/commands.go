@@ -137,6 +137,9 @@ func commands() *command {
 			{name: "encrypt", synopsis: "[--seed-file PATH] [--seed-passphrase-file FILE]", run: func(_ context.Context, e *env, args []string) error {
 				return seedEncrypt(args, e.stdout, e.stderr)
 			}},
+			{name: "passphrase", synopsis: "[--seed-file PATH] [--seed-passphrase-file FILE] [--new-passphrase-file FILE]", run: func(_ context.Context, e *env, args []string) error {
+				return seedPassphrase(args, e.stdout, e.stderr)
+			}},
 		}},
 		{name: "chain", subs: []*command{
 			{name: "status", synopsis: "[--server http://127.0.0.1:8080] [--apikey KEY] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {

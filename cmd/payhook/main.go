@@ -80,6 +80,8 @@ Usage:
                                      --encrypt seals it under a passphrase that serve then needs
   payhook seed encrypt [--seed-file PATH]
                                      encrypt an existing plain seed file in place (the same seed)
+  payhook seed passphrase [--seed-file PATH] [--new-passphrase-file FILE]
+                                     change an encrypted seed file's passphrase in place (the same seed)
   payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
                                      (an operator's key, or --server at serve's --operator-listen)

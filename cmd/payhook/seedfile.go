@@ -11,6 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/term"
+
+	"github.com/payhook/payhook/internal/sealed"
 	"github.com/payhook/payhook/internal/seedbox"
 	"github.com/payhook/payhook/server"
 	"github.com/payhook/payhook/server/admin"
@@ -197,4 +200,128 @@ func openSealedSeed(path, passFile string) ([]byte, error) {
 		return nil, fmt.Errorf("--seed-file: %w", err)
 	}
 	return admin.OpenSeed(path, passFile)
+}
+
+// newPassphraseFileUsage is seed passphrase's --new-passphrase-file help.
+const newPassphraseFileUsage = "file (mode 0600) whose first line is the new passphrase; else it is asked twice on the terminal"
+
+// promptNewPassphrase asks for a new passphrase on the terminal, without
+// echo, twice; ok is false when standard input is no terminal. Tests
+// replace it.
+var promptNewPassphrase = func(path string) (pass []byte, ok bool, err error) {
+	fd := int(os.Stdin.Fd())
+	if !term.IsTerminal(fd) {
+		return nil, false, nil
+	}
+	fmt.Fprintf(os.Stderr, "new passphrase of the address seed %s: ", path)
+	pass, err = term.ReadPassword(fd)
+	fmt.Fprintln(os.Stderr)
+	if err != nil {
+		return nil, true, err
+	}
+	fmt.Fprint(os.Stderr, "the same new passphrase again: ")
+	again, err := term.ReadPassword(fd)
+	fmt.Fprintln(os.Stderr)
+	if err != nil {
+		return nil, true, err
+	}
+	if !bytes.Equal(pass, again) {
+		return nil, true, errors.New("the two entries differ")
+	}
+	return pass, true, nil
+}
+
+// maxPassphraseFile bounds a passphrase file, as admin does for the old
+// one: a larger one is likely the wrong file.
+const maxPassphraseFile = 1024
+
+// newSeedPassphrase returns the new passphrase of the seed file path: the
+// first line of file (mode 0600) when given, else what the terminal is
+// told twice. It is never in an error.
+func newSeedPassphrase(path, file string) ([]byte, error) {
+	if file == "" {
+		pass, ok, err := promptNewPassphrase(path)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--seed-file %s: no new passphrase: name a file (mode 0600) whose first line is it with --new-passphrase-file (or PAYHOOK_NEW_PASSPHRASE_FILE), or run payhook on a terminal, which asks for it twice", path)
+		case err != nil:
+			return nil, fmt.Errorf("new passphrase: %w", err)
+		case len(pass) == 0:
+			return nil, fmt.Errorf("new passphrase: %w", seedbox.ErrEmptyPassphrase)
+		}
+		return pass, nil
+	}
+	if err := sealed.CheckPrivate(file, "--new-passphrase-file"); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--new-passphrase-file: %w", err)
+	}
+	if len(b) > maxPassphraseFile {
+		return nil, fmt.Errorf("--new-passphrase-file %s: %d bytes, more than a passphrase (%d at most): is it the right file?", file, len(b), maxPassphraseFile)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 {
+		return nil, fmt.Errorf("--new-passphrase-file %s: the first line is empty", file)
+	}
+	return line, nil
+}
+
+// seedPassphrase: payhook seed passphrase [--seed-file PATH]
+// [--seed-passphrase-file FILE] [--new-passphrase-file FILE]: the
+// encrypted seed file sealed again in place under a new passphrase (the
+// same seed, the same Argon2id parameters, a new salt and nonce).
+func seedPassphrase(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook seed passphrase", stderr)
+	path, passFile := seedFlags(fs, "the encrypted seed file whose passphrase changes, in place")
+	newPassFile := fs.String("new-passphrase-file", "", newPassphraseFileUsage)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		*path = defaultSeedFile(stderr)
+	}
+	raw, err := os.ReadFile(*path)
+	if err != nil {
+		return fmt.Errorf("--seed-file: %w", err)
+	}
+	if !seedbox.IsSealed(raw) {
+		return fmt.Errorf("--seed-file %s is not encrypted: payhook seed encrypt encrypts it", *path)
+	}
+	params, err := seedbox.ParamsOf(raw)
+	if err != nil {
+		return fmt.Errorf("--seed-file %s: %w", *path, err)
+	}
+	// The old passphrase, the way serve finds it (and the same error when
+	// it is wrong); it is forgotten when the command ends.
+	defer admin.ForgetSeedPassphrase()
+	seed, err := admin.OpenSeed(*path, *passFile)
+	if err != nil {
+		return err
+	}
+	defer clear(seed)
+	pass, err := newSeedPassphrase(*path, *newPassFile)
+	if err != nil {
+		return err
+	}
+	defer clear(pass)
+	if _, err := seedbox.Open(raw, pass); err == nil {
+		return fmt.Errorf("--seed-file %s: the new passphrase is the one it has; %s is unchanged", *path, *path)
+	}
+	data, err := seedbox.Seal(seed, pass, params)
+	if err != nil {
+		return err
+	}
+	// What is written opens to the same seed under the new passphrase,
+	// before the old file goes.
+	if back, err := seedbox.Open(data, pass); err != nil || !bytes.Equal(back, seed) {
+		return fmt.Errorf("passphrase: the sealed seed does not open to the same seed (%v); %s is unchanged", err, *path)
+	}
+	if err := replaceFile(*path, data); err != nil {
+		return fmt.Errorf("--seed-file %s: %w (the file is unchanged)", *path, err)
+	}
+	fmt.Fprintf(stdout, "sealed the master seed in %s under the new passphrase (the same seed: addresses and keys do not change).\nThe old passphrase no longer opens this file, but still opens copies made before (backups): replace them. serve needs the new passphrase from its next start.\n", *path)
+	return nil
 }
