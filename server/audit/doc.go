@@ -25,4 +25,10 @@
 //   - An entry that cannot be written after its change succeeded is
 //     logged by the caller (the change stands; the caller does not fail a
 //     change that happened).
+//   - An entry is dated by its writer's clock (the server's, or that of
+//     the host that ran the operator's command), so ids and dates may
+//     disagree by a clock's error. Retention passes an entry dated ahead
+//     and deletes the older ones stored after it; the one dated ahead goes
+//     once it is older than the audit age by its own date (server/retention,
+//     oldPrefix).
 package audit

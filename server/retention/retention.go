@@ -13,8 +13,11 @@
 //   - anything of the ledger (the books are never pruned).
 //
 // Rows are read in primary-key order, which is the order they were
-// stored, from the oldest: each batch is an index range scan, and a run
-// stops at the first row younger than the cutoff.
+// stored, from the oldest: each batch is an index range scan. A run stops
+// at the first row younger than the cutoff, except in the delivery event
+// log and the audit log, which go on past young rows for up to a batch
+// (oldPrefix): a row dated ahead by its writer's clock does not hold back
+// the older rows stored after it.
 package retention
 
 import (
@@ -227,12 +230,19 @@ type idAt struct {
 }
 
 // oldPrefix deletes, batch by batch, the rows of a log older than the
-// cutoff: it reads them in primary-key order, which is time order (a row
-// is written when what it records happens), from a cursor that spares
+// cutoff. It reads them in primary-key order, which is about time order (a
+// row is written when what it records happens), from a cursor that spares
 // each batch the index entries of the rows deleted before it (dead until
-// vacuumed), and stops at the first young row. read returns up to a batch
-// of rows after an id; del deletes ids and says how many went. It returns
-// how many rows it deleted; what names the log in errors.
+// vacuumed). In each batch it deletes every row older than the cutoff and
+// keeps the younger ones, and it stops after a batch with no old row (or
+// a short one). So a row dated ahead of the rows stored after it (a
+// writer whose clock is fast: an operator's payhook command on another
+// host, an instance off by minutes) is kept until it is old by its own
+// date, and the older rows after it go all the same: a run passes any
+// stretch of fewer than a batch of young rows in a row. It reads at most
+// one batch of young rows beyond the last old row it finds. read returns
+// up to a batch of rows after an id; del deletes ids and says how many
+// went. It returns how many rows it deleted; what names the log in errors.
 func (j *Job) oldPrefix(ctx context.Context, what string, cutoff time.Time, read func(after int64) ([]idAt, error), del func([]int64) (int, error), res *Result) (int, error) {
 	after, deleted := int64(0), 0
 	for {
@@ -243,10 +253,9 @@ func (j *Job) oldPrefix(ctx context.Context, what string, cutoff time.Time, read
 		}
 		var ids []int64
 		for _, r := range rows {
-			if !r.at.Before(cutoff) {
-				break
+			if r.at.Before(cutoff) {
+				ids = append(ids, r.id)
 			}
-			ids = append(ids, r.id)
 		}
 		if len(ids) == 0 {
 			return deleted, nil
@@ -255,11 +264,11 @@ func (j *Job) oldPrefix(ctx context.Context, what string, cutoff time.Time, read
 		if err != nil {
 			return deleted, fmt.Errorf("delete old %s: %w", what, err)
 		}
-		after = ids[len(ids)-1]
+		after = rows[len(rows)-1].id
 		deleted += n
 		res.Batches++
 		j.observe(ctx, strings.ReplaceAll(what, " ", "_"), n, start)
-		if len(ids) < len(rows) || len(rows) < j.cfg.Batch {
+		if len(rows) < j.cfg.Batch {
 			return deleted, nil
 		}
 	}

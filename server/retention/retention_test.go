@@ -17,6 +17,7 @@ import (
 	"github.com/payhook/payhook/ent/db/predicate"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
+	"github.com/payhook/payhook/server/audit"
 	"github.com/payhook/payhook/server/retention"
 )
 
@@ -217,6 +218,81 @@ func TestAuditRetention(t *testing.T) {
 		}
 		if res, err := job.Run(ctx); err != nil || res.AuditEntries != 0 || len(kept()) != 1 {
 			t.Fatalf("second run: %+v %v, %d entries left, want 1", res, err, len(kept()))
+		}
+	})
+}
+
+// TestAuditRetentionFutureDated: an operator's entry dated 10 days ahead
+// by the clock of the host that ran the command (written as the CLI
+// writes it, audit.Record with that clock) neither holds back the older
+// entries stored after it, which go in the same run whatever the batch,
+// nor goes before it is older than the audit age by its own date. A
+// whole batch of young entries in a row does end a run (the documented
+// bound): the older entries after it wait for those to age.
+func TestAuditRetentionFutureDated(t *testing.T) {
+	t.Parallel()
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		ctx := context.Background()
+		c := db.Client
+		const day = 24 * time.Hour
+		// The entries were written 405 days before now, by the server (its
+		// clock right) and by an operator's command (its clock 10 days
+		// ahead); the last one 10 days before now.
+		written := now.Add(-405 * day)
+		record := func(kind auditentry.ActorKind, action string, at time.Time) int64 {
+			t.Helper()
+			if err := audit.Record(ctx, c, audit.Entry{ProjectID: 1, ActorKind: kind, Actor: "cli:root", Action: action, At: at}); err != nil {
+				t.Fatal(err)
+			}
+			return c.AuditEntry.Query().Order(entdb.Desc(auditentry.FieldID)).FirstIDX(ctx)
+		}
+		kept := func() []int64 { return c.AuditEntry.Query().Order(entdb.Asc(auditentry.FieldID)).IDsX(ctx) }
+		at := func(d time.Duration) func() time.Time { return func() time.Time { return now.Add(d) } }
+
+		for _, batch := range []int{2, 3, 4, 0} {
+			t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) {
+				c.AuditEntry.Delete().ExecX(ctx)
+				record(audit.APIKey, "server.1", written.Add(-2*day))
+				record(audit.APIKey, "server.2", written.Add(-day))
+				ahead := record(audit.Operator, "cli.ahead", written.Add(10*day))
+				for i := range 5 {
+					record(audit.APIKey, fmt.Sprintf("server.%d", i+3), written.Add(time.Duration(i+1)*time.Hour))
+				}
+				young := record(audit.User, "user.young", now.Add(-10*day))
+
+				res, err := retention.New(retention.Config{DB: c, Age: -1, Batch: batch, Now: at(0)}).Run(ctx)
+				if err != nil || res.AuditEntries != 7 {
+					t.Fatalf("run: %+v %v, want the 7 entries over 400 days old deleted", res, err)
+				}
+				if got := kept(); fmt.Sprint(got) != fmt.Sprint([]int64{ahead, young}) {
+					t.Fatalf("entries left %v, want %v (the one dated ahead, the young one)", got, []int64{ahead, young})
+				}
+				// Dated now-395 days: kept 4 days on, gone 6 days on.
+				if res, err := retention.New(retention.Config{DB: c, Age: -1, Batch: batch, Now: at(4 * day)}).Run(ctx); err != nil || res.AuditEntries != 0 {
+					t.Fatalf("4 days on: %+v %v, want nothing deleted (the entry is 399 days old by its date)", res, err)
+				}
+				if res, err := retention.New(retention.Config{DB: c, Age: -1, Batch: batch, Now: at(6 * day)}).Run(ctx); err != nil || res.AuditEntries != 1 {
+					t.Fatalf("6 days on: %+v %v, want the entry dated ahead deleted", res, err)
+				}
+				if got := kept(); fmt.Sprint(got) != fmt.Sprint([]int64{young}) {
+					t.Fatalf("entries left %v, want %v", got, []int64{young})
+				}
+			})
+		}
+
+		// The bound: a batch (2) of entries dated ahead in a row ends the
+		// run before the old entry after them, which goes once they have
+		// aged.
+		c.AuditEntry.Delete().ExecX(ctx)
+		record(audit.Operator, "cli.ahead.1", written.Add(10*day))
+		record(audit.Operator, "cli.ahead.2", written.Add(10*day))
+		record(audit.APIKey, "server.old", written)
+		if res, err := retention.New(retention.Config{DB: c, Age: -1, Batch: 2, Now: at(0)}).Run(ctx); err != nil || res.AuditEntries != 0 {
+			t.Fatalf("behind a whole batch dated ahead: %+v %v, want nothing deleted", res, err)
+		}
+		if res, err := retention.New(retention.Config{DB: c, Age: -1, Batch: 2, Now: at(6 * day)}).Run(ctx); err != nil || res.AuditEntries != 3 {
+			t.Fatalf("6 days on: %+v %v, want all 3 deleted", res, err)
 		}
 	})
 }
