@@ -186,9 +186,9 @@ func TestCreateAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := der.Address(tk, uint32(row.DerivationIndex))
+			want, err := der.Address(tk, uint32(*row.DerivationIndex))
 			if err != nil || want != addrIn {
-				t.Fatalf("address_in %s is not the seed's address at index %d (%s, %v): funds would be unrecoverable", addrIn, row.DerivationIndex, want, err)
+				t.Fatalf("address_in %s is not the seed's address at index %d (%s, %v): funds would be unrecoverable", addrIn, *row.DerivationIndex, want, err)
 			}
 		}
 

@@ -79,7 +79,7 @@ func Compute(t chains.Ticker, value, networkFee decimal.Decimal, shares []Share)
 		return Plan{}, fmt.Errorf("%s value %s is below the minimum %s: %w", t.Ticker, value, t.MinTransaction, ErrBelowMinimum)
 	}
 
-	fee := value.Mul(t.FeeRate).RoundFloor(t.Decimals)
+	fee := Fee(t, value)
 	netFee := networkFee.RoundCeil(t.Decimals)
 	forwarded := value.Sub(fee).Sub(netFee)
 	if forwarded.Sign() <= 0 {
@@ -104,6 +104,13 @@ func Compute(t chains.Ticker, value, networkFee decimal.Decimal, shares []Share)
 		}
 	}
 	return Plan{Value: value, Fee: fee, NetworkFee: netFee, Forwarded: forwarded, Outputs: outputs}, nil
+}
+
+// Fee is the service fee on value received in t's coin: t.FeeRate of it,
+// rounded down to a base unit. Compute deducts it from a forward; a payment
+// to a merchant's own key owes it.
+func Fee(t chains.Ticker, value decimal.Decimal) decimal.Decimal {
+	return value.Mul(t.FeeRate).RoundFloor(t.Decimals)
 }
 
 // checkTicker rejects what LoadRegistry would, as far as Compute depends on

@@ -612,3 +612,15 @@ func (k *Key) Descriptor() string {
 
 // String returns Descriptor: a public key's descriptor is no secret.
 func (k *Key) String() string { return k.Descriptor() }
+
+// Space names the key's address space: its script type and account key,
+// without the key origin or a checksum (wpkh(tpub.../0/*); an EVM key's
+// "evm:" and account xpub). Two spellings of one key (with and without an
+// origin, a bare zpub and its wpkh descriptor) have one space, and so hand
+// out the same addresses; two keys of one space are one key.
+func (k *Key) Space() string {
+	if k.evm {
+		return "evm:" + k.account.String()
+	}
+	return k.script.wrap(k.account.String() + "/0/*")
+}

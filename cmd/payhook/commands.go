@@ -80,13 +80,17 @@ func commands() *command {
 					return projectUpdate(ctx, args, e.stderr)
 				}},
 			{name: "wallet", subs: []*command{
-				{name: "set", synopsis: "--project ID --wallet TICKER=ADDRESS[,ADDRESS@SHARE...]",
+				{name: "set", synopsis: "--project ID [--gap N] TICKER=ADDRESS[,ADDRESS@SHARE...] | TICKER=KEY   (KEY: an xpub/zpub/tpub... or a descriptor such as wpkh([fp/84h/0h/0h]xpub.../0/*): a watch-only wallet)",
 					run: func(ctx context.Context, e *env, args []string) error {
-						return projectWallet(ctx, "set", args, e.stderr)
+						return projectWallet(ctx, "set", args, e.stdout, e.stderr)
 					}},
 				{name: "remove", synopsis: "--project ID --ticker TICKER",
 					run: func(ctx context.Context, e *env, args []string) error {
-						return projectWallet(ctx, "remove", args, e.stderr)
+						return projectWallet(ctx, "remove", args, e.stdout, e.stderr)
+					}},
+				{name: "show", synopsis: "--project ID   (the watch-only wallets: key, first addresses, gap)",
+					run: func(ctx context.Context, e *env, args []string) error {
+						return projectWallet(ctx, "show", args, e.stdout, e.stderr)
 					}},
 			}},
 		}},

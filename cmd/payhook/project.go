@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/admin"
+	"github.com/payhook/payhook/server/merchant/project"
 )
 
 // walletsFlag collects repeated --wallet values whole (a value holds
@@ -143,28 +145,56 @@ func projectRotateCallbackKey(ctx context.Context, args []string, stdout, stderr
 	return nil
 }
 
-func projectWallet(ctx context.Context, op string, args []string, stderr io.Writer) error {
+func projectWallet(ctx context.Context, op string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("payhook project wallet "+op, stderr)
 	dsn := dbFlag(fs)
 	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
 	id := fs.Int64("project", 0, "the project's id (required)")
 	var wallet, ticker *string
-	if op == "set" {
-		wallet = fs.String("wallet", "", "TICKER=ADDRESS[,ADDRESS@SHARE...] (required)")
-	} else {
+	var gap *int
+	switch op {
+	case "set":
+		wallet = fs.String("wallet", "", "TICKER=ADDRESS[,ADDRESS@SHARE...], or TICKER=KEY: the merchant's extended public key or output descriptor (a watch-only wallet); also accepted as the one argument")
+		gap = fs.Int("gap", 0, fmt.Sprintf("with a key: how many unused addresses in a row the merchant's wallet scans (its gap limit; default %d, kept when the key is set again)", project.DefaultGapLimit))
+	case "remove":
 		ticker = fs.String("ticker", "", "the ticker whose wallets are removed (required)")
 	}
-	if err := parse(fs, args); err != nil {
+	n := 0
+	if op == "set" {
+		n = 1
+	}
+	pos, err := parseN(fs, args, n)
+	if err != nil {
 		return err
 	}
 	if *id <= 0 {
 		return errors.New("--project: required")
 	}
-	if op == "set" {
+	switch op {
+	case "show":
+		return projectWalletShow(ctx, *dsn, *registryFile, *id, stdout)
+	case "set":
+		if len(pos) == 1 {
+			if *wallet != "" {
+				return errors.New("want one wallet, as --wallet or as the one argument, not both")
+			}
+			*wallet = pos[0]
+		}
 		if *wallet == "" {
 			return errors.New("--wallet: required")
 		}
-		return admin.SetProjectWallet(ctx, *dsn, *registryFile, *id, *wallet)
+		_, value, _ := strings.Cut(*wallet, "=")
+		if !project.IsKeySpec(value) {
+			if *gap != 0 {
+				return errors.New("--gap: only with a key (TICKER=KEY)")
+			}
+			return admin.SetProjectWallet(ctx, *dsn, *registryFile, *id, *wallet)
+		}
+		wk, err := admin.SetProjectWatchKey(ctx, *dsn, *registryFile, *id, *wallet, *gap)
+		if err != nil {
+			return err
+		}
+		return projectWalletShow(ctx, *dsn, *registryFile, *id, stdout, wk.ID)
 	}
 	if *ticker == "" {
 		return errors.New("--ticker: required")
@@ -259,5 +289,36 @@ func projectUpdate(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "project %d updated.\n", *id)
+	return nil
+}
+
+// projectWalletShow prints project id's watch-only wallets (only those of
+// keys only, when given): each key's descriptor, its first addresses for
+// the merchant to compare with their wallet's, and how far payhook's
+// addresses have run ahead of the last one used.
+func projectWalletShow(ctx context.Context, dsn, registryFile string, id int64, stdout io.Writer, only ...int64) error {
+	ws, err := admin.ProjectWatchWallets(ctx, dsn, registryFile, id)
+	if err != nil {
+		return err
+	}
+	if len(ws) == 0 {
+		fmt.Fprintf(stdout, "project %d has no watch-only wallet\n", id)
+		return nil
+	}
+	for _, w := range ws {
+		if len(only) > 0 && !slices.Contains(only, w.Key.ID) {
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: watch-only, key %s\n", w.Ticker, w.Key.Descriptor)
+		for _, a := range w.First {
+			fmt.Fprintf(stdout, "  /0/%d %s\n", a.Index, a.Address)
+		}
+		fmt.Fprintf(stdout, "  handed out %d, last used %d, gap limit %d; your wallet must scan at least %d past its last used address\n",
+			w.Handed, w.LastUsed, w.Key.GapLimit, w.WalletNeeds())
+		if w.Outrun() {
+			fmt.Fprintf(stdout, "  WARNING: payhook's addresses have run %d past the gap limit %d: raise your wallet's gap limit to %d (and payhook's with --gap) or it may not show every payment\n",
+				w.WalletNeeds(), w.Key.GapLimit, w.WalletNeeds())
+		}
+	}
 	return nil
 }

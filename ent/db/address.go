@@ -47,8 +47,12 @@ type Address struct {
 	Family string `json:"family,omitempty"`
 	// The deposit address.
 	AddressIn string `json:"address_in,omitempty"`
-	// HD derivation index of address_in; never reused.
-	DerivationIndex int64 `json:"derivation_index,omitempty"`
+	// HD derivation index of address_in under the operator's seed; never reused. NULL for an address of a merchant's watch-only key (watch_key_id), which payhook holds no key of.
+	DerivationIndex *int64 `json:"derivation_index,omitempty"`
+	// The merchant's watch-only key (watch_keys) address_in was derived from; NULL for the operator's seed. Such an address's payments are never forwarded: they are in the merchant's wallet.
+	WatchKeyID *int64 `json:"watch_key_id,omitempty"`
+	// Receive index of address_in under its watch key (KEY/0/watch_index).
+	WatchIndex *int64 `json:"watch_index,omitempty"`
 	// Final URL that callbacks are sent to.
 	CallbackURL string `json:"callback_url,omitempty"`
 	// Lowercase hex SHA-256 of callback_url; makes (api_key_id, ticker, callback_url) unique.
@@ -119,7 +123,7 @@ func (*Address) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case address.FieldPost, address.FieldJSON, address.FieldConvert, address.FieldMultiToken, address.FieldMultiChain:
 			values[i] = new(sql.NullBool)
-		case address.FieldID, address.FieldAPIKeyID, address.FieldProjectID, address.FieldInvoiceID, address.FieldDerivationIndex, address.FieldRequiredConfirmations:
+		case address.FieldID, address.FieldAPIKeyID, address.FieldProjectID, address.FieldInvoiceID, address.FieldDerivationIndex, address.FieldWatchKeyID, address.FieldWatchIndex, address.FieldRequiredConfirmations:
 			values[i] = new(sql.NullInt64)
 		case address.FieldService, address.FieldTicker, address.FieldFamily, address.FieldAddressIn, address.FieldCallbackURL, address.FieldCallbackKey, address.FieldPriority:
 			values[i] = new(sql.NullString)
@@ -233,7 +237,22 @@ func (_m *Address) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field derivation_index", values[i])
 			} else if value.Valid {
-				_m.DerivationIndex = value.Int64
+				_m.DerivationIndex = new(int64)
+				*_m.DerivationIndex = value.Int64
+			}
+		case address.FieldWatchKeyID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field watch_key_id", values[i])
+			} else if value.Valid {
+				_m.WatchKeyID = new(int64)
+				*_m.WatchKeyID = value.Int64
+			}
+		case address.FieldWatchIndex:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field watch_index", values[i])
+			} else if value.Valid {
+				_m.WatchIndex = new(int64)
+				*_m.WatchIndex = value.Int64
 			}
 		case address.FieldCallbackURL:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -400,8 +419,20 @@ func (_m *Address) String() string {
 	builder.WriteString("address_in=")
 	builder.WriteString(_m.AddressIn)
 	builder.WriteString(", ")
-	builder.WriteString("derivation_index=")
-	builder.WriteString(fmt.Sprintf("%v", _m.DerivationIndex))
+	if v := _m.DerivationIndex; v != nil {
+		builder.WriteString("derivation_index=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.WatchKeyID; v != nil {
+		builder.WriteString("watch_key_id=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.WatchIndex; v != nil {
+		builder.WriteString("watch_index=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("callback_url=")
 	builder.WriteString(_m.CallbackURL)

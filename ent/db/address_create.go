@@ -174,6 +174,42 @@ func (_c *AddressCreate) SetDerivationIndex(v int64) *AddressCreate {
 	return _c
 }
 
+// SetNillableDerivationIndex sets the "derivation_index" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableDerivationIndex(v *int64) *AddressCreate {
+	if v != nil {
+		_c.SetDerivationIndex(*v)
+	}
+	return _c
+}
+
+// SetWatchKeyID sets the "watch_key_id" field.
+func (_c *AddressCreate) SetWatchKeyID(v int64) *AddressCreate {
+	_c.mutation.SetWatchKeyID(v)
+	return _c
+}
+
+// SetNillableWatchKeyID sets the "watch_key_id" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableWatchKeyID(v *int64) *AddressCreate {
+	if v != nil {
+		_c.SetWatchKeyID(*v)
+	}
+	return _c
+}
+
+// SetWatchIndex sets the "watch_index" field.
+func (_c *AddressCreate) SetWatchIndex(v int64) *AddressCreate {
+	_c.mutation.SetWatchIndex(v)
+	return _c
+}
+
+// SetNillableWatchIndex sets the "watch_index" field if the given value is not nil.
+func (_c *AddressCreate) SetNillableWatchIndex(v *int64) *AddressCreate {
+	if v != nil {
+		_c.SetWatchIndex(*v)
+	}
+	return _c
+}
+
 // SetCallbackURL sets the "callback_url" field.
 func (_c *AddressCreate) SetCallbackURL(v string) *AddressCreate {
 	_c.mutation.SetCallbackURL(v)
@@ -437,12 +473,14 @@ func (_c *AddressCreate) check() error {
 			return &ValidationError{Name: "address_in", err: fmt.Errorf(`db: validator failed for field "Address.address_in": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.DerivationIndex(); !ok {
-		return &ValidationError{Name: "derivation_index", err: errors.New(`db: missing required field "Address.derivation_index"`)}
-	}
 	if v, ok := _c.mutation.DerivationIndex(); ok {
 		if err := address.DerivationIndexValidator(v); err != nil {
 			return &ValidationError{Name: "derivation_index", err: fmt.Errorf(`db: validator failed for field "Address.derivation_index": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.WatchIndex(); ok {
+		if err := address.WatchIndexValidator(v); err != nil {
+			return &ValidationError{Name: "watch_index", err: fmt.Errorf(`db: validator failed for field "Address.watch_index": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.CallbackURL(); !ok {
@@ -584,7 +622,15 @@ func (_c *AddressCreate) createSpec() (*Address, *sqlgraph.CreateSpec) {
 	}
 	if value, ok := _c.mutation.DerivationIndex(); ok {
 		_spec.SetField(address.FieldDerivationIndex, field.TypeInt64, value)
-		_node.DerivationIndex = value
+		_node.DerivationIndex = &value
+	}
+	if value, ok := _c.mutation.WatchKeyID(); ok {
+		_spec.SetField(address.FieldWatchKeyID, field.TypeInt64, value)
+		_node.WatchKeyID = &value
+	}
+	if value, ok := _c.mutation.WatchIndex(); ok {
+		_spec.SetField(address.FieldWatchIndex, field.TypeInt64, value)
+		_node.WatchIndex = &value
 	}
 	if value, ok := _c.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)
@@ -896,6 +942,12 @@ func (u *AddressUpsertOne) UpdateNewValues() *AddressUpsertOne {
 		}
 		if _, exists := u.create.mutation.DerivationIndex(); exists {
 			s.SetIgnore(address.FieldDerivationIndex)
+		}
+		if _, exists := u.create.mutation.WatchKeyID(); exists {
+			s.SetIgnore(address.FieldWatchKeyID)
+		}
+		if _, exists := u.create.mutation.WatchIndex(); exists {
+			s.SetIgnore(address.FieldWatchIndex)
 		}
 		if _, exists := u.create.mutation.MultiToken(); exists {
 			s.SetIgnore(address.FieldMultiToken)
@@ -1301,6 +1353,12 @@ func (u *AddressUpsertBulk) UpdateNewValues() *AddressUpsertBulk {
 			}
 			if _, exists := b.mutation.DerivationIndex(); exists {
 				s.SetIgnore(address.FieldDerivationIndex)
+			}
+			if _, exists := b.mutation.WatchKeyID(); exists {
+				s.SetIgnore(address.FieldWatchKeyID)
+			}
+			if _, exists := b.mutation.WatchIndex(); exists {
+				s.SetIgnore(address.FieldWatchIndex)
 			}
 			if _, exists := b.mutation.MultiToken(); exists {
 				s.SetIgnore(address.FieldMultiToken)

@@ -308,6 +308,15 @@ func (_u *AddressUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.LateHoldFromCleared() {
 		_spec.ClearField(address.FieldLateHoldFrom, field.TypeTime)
 	}
+	if _u.mutation.DerivationIndexCleared() {
+		_spec.ClearField(address.FieldDerivationIndex, field.TypeInt64)
+	}
+	if _u.mutation.WatchKeyIDCleared() {
+		_spec.ClearField(address.FieldWatchKeyID, field.TypeInt64)
+	}
+	if _u.mutation.WatchIndexCleared() {
+		_spec.ClearField(address.FieldWatchIndex, field.TypeInt64)
+	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)
 	}
@@ -720,6 +729,15 @@ func (_u *AddressUpdateOne) sqlSave(ctx context.Context) (_node *Address, err er
 	}
 	if _u.mutation.LateHoldFromCleared() {
 		_spec.ClearField(address.FieldLateHoldFrom, field.TypeTime)
+	}
+	if _u.mutation.DerivationIndexCleared() {
+		_spec.ClearField(address.FieldDerivationIndex, field.TypeInt64)
+	}
+	if _u.mutation.WatchKeyIDCleared() {
+		_spec.ClearField(address.FieldWatchKeyID, field.TypeInt64)
+	}
+	if _u.mutation.WatchIndexCleared() {
+		_spec.ClearField(address.FieldWatchIndex, field.TypeInt64)
 	}
 	if value, ok := _u.mutation.CallbackURL(); ok {
 		_spec.SetField(address.FieldCallbackURL, field.TypeString, value)

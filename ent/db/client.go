@@ -45,6 +45,7 @@ import (
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
+	"github.com/payhook/payhook/ent/db/watchkey"
 
 	stdsql "database/sql"
 )
@@ -112,6 +113,8 @@ type Client struct {
 	SigningKey *SigningKeyClient
 	// Subscription is the client for interacting with the Subscription builders.
 	Subscription *SubscriptionClient
+	// WatchKey is the client for interacting with the WatchKey builders.
+	WatchKey *WatchKeyClient
 	// WatchedTransfer is the client for interacting with the WatchedTransfer builders.
 	WatchedTransfer *WatchedTransferClient
 }
@@ -154,6 +157,7 @@ func (c *Client) init() {
 	c.Refund = NewRefundClient(c.config)
 	c.SigningKey = NewSigningKeyClient(c.config)
 	c.Subscription = NewSubscriptionClient(c.config)
+	c.WatchKey = NewWatchKeyClient(c.config)
 	c.WatchedTransfer = NewWatchedTransferClient(c.config)
 }
 
@@ -276,6 +280,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Refund:                NewRefundClient(cfg),
 		SigningKey:            NewSigningKeyClient(cfg),
 		Subscription:          NewSubscriptionClient(cfg),
+		WatchKey:              NewWatchKeyClient(cfg),
 		WatchedTransfer:       NewWatchedTransferClient(cfg),
 	}, nil
 }
@@ -325,6 +330,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Refund:                NewRefundClient(cfg),
 		SigningKey:            NewSigningKeyClient(cfg),
 		Subscription:          NewSubscriptionClient(cfg),
+		WatchKey:              NewWatchKeyClient(cfg),
 		WatchedTransfer:       NewWatchedTransferClient(cfg),
 	}, nil
 }
@@ -360,7 +366,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
 		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
 		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
-		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchKey,
+		c.WatchedTransfer,
 	} {
 		n.Use(hooks...)
 	}
@@ -375,7 +382,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.DashboardUser, c.DeliveryAttempt, c.DeliveryEvent, c.Email, c.Endpoint,
 		c.Event, c.Forward, c.IdempotencyKey, c.Invoice, c.LedgerEntry, c.Notification,
 		c.Outbound, c.Payment, c.Payout, c.PayoutRequest, c.PriceQuote, c.Project,
-		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchedTransfer,
+		c.RateBucket, c.Refund, c.SigningKey, c.Subscription, c.WatchKey,
+		c.WatchedTransfer,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -442,6 +450,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SigningKey.mutate(ctx, m)
 	case *SubscriptionMutation:
 		return c.Subscription.mutate(ctx, m)
+	case *WatchKeyMutation:
+		return c.WatchKey.mutate(ctx, m)
 	case *WatchedTransferMutation:
 		return c.WatchedTransfer.mutate(ctx, m)
 	default:
@@ -4546,6 +4556,139 @@ func (c *SubscriptionClient) mutate(ctx context.Context, m *SubscriptionMutation
 	}
 }
 
+// WatchKeyClient is a client for the WatchKey schema.
+type WatchKeyClient struct {
+	config
+}
+
+// NewWatchKeyClient returns a client for the WatchKey from the given config.
+func NewWatchKeyClient(c config) *WatchKeyClient {
+	return &WatchKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `watchkey.Hooks(f(g(h())))`.
+func (c *WatchKeyClient) Use(hooks ...Hook) {
+	c.hooks.WatchKey = append(c.hooks.WatchKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `watchkey.Intercept(f(g(h())))`.
+func (c *WatchKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.WatchKey = append(c.inters.WatchKey, interceptors...)
+}
+
+// Create returns a builder for creating a WatchKey entity.
+func (c *WatchKeyClient) Create() *WatchKeyCreate {
+	mutation := newWatchKeyMutation(c.config, OpCreate)
+	return &WatchKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of WatchKey entities.
+func (c *WatchKeyClient) CreateBulk(builders ...*WatchKeyCreate) *WatchKeyCreateBulk {
+	return &WatchKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WatchKeyClient) MapCreateBulk(slice any, setFunc func(*WatchKeyCreate, int)) *WatchKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WatchKeyCreateBulk{err: fmt.Errorf("calling to WatchKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WatchKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WatchKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for WatchKey.
+func (c *WatchKeyClient) Update() *WatchKeyUpdate {
+	mutation := newWatchKeyMutation(c.config, OpUpdate)
+	return &WatchKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WatchKeyClient) UpdateOne(_m *WatchKey) *WatchKeyUpdateOne {
+	mutation := newWatchKeyMutation(c.config, OpUpdateOne, withWatchKey(_m))
+	return &WatchKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WatchKeyClient) UpdateOneID(id int64) *WatchKeyUpdateOne {
+	mutation := newWatchKeyMutation(c.config, OpUpdateOne, withWatchKeyID(id))
+	return &WatchKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for WatchKey.
+func (c *WatchKeyClient) Delete() *WatchKeyDelete {
+	mutation := newWatchKeyMutation(c.config, OpDelete)
+	return &WatchKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WatchKeyClient) DeleteOne(_m *WatchKey) *WatchKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WatchKeyClient) DeleteOneID(id int64) *WatchKeyDeleteOne {
+	builder := c.Delete().Where(watchkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WatchKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for WatchKey.
+func (c *WatchKeyClient) Query() *WatchKeyQuery {
+	return &WatchKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWatchKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a WatchKey entity by its id.
+func (c *WatchKeyClient) Get(ctx context.Context, id int64) (*WatchKey, error) {
+	return c.Query().Where(watchkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WatchKeyClient) GetX(ctx context.Context, id int64) *WatchKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *WatchKeyClient) Hooks() []Hook {
+	return c.hooks.WatchKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *WatchKeyClient) Interceptors() []Interceptor {
+	return c.inters.WatchKey
+}
+
+func (c *WatchKeyClient) mutate(ctx context.Context, m *WatchKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WatchKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WatchKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WatchKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WatchKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("db: unknown WatchKey mutation op: %q", m.Op())
+	}
+}
+
 // WatchedTransferClient is a client for the WatchedTransfer schema.
 type WatchedTransferClient struct {
 	config
@@ -4686,7 +4829,7 @@ type (
 		DashboardRecoveryCode, DashboardSession, DashboardUser, DeliveryAttempt,
 		DeliveryEvent, Email, Endpoint, Event, Forward, IdempotencyKey, Invoice,
 		LedgerEntry, Notification, Outbound, Payment, Payout, PayoutRequest,
-		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription,
+		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription, WatchKey,
 		WatchedTransfer []ent.Hook
 	}
 	inters struct {
@@ -4694,7 +4837,7 @@ type (
 		DashboardRecoveryCode, DashboardSession, DashboardUser, DeliveryAttempt,
 		DeliveryEvent, Email, Endpoint, Event, Forward, IdempotencyKey, Invoice,
 		LedgerEntry, Notification, Outbound, Payment, Payout, PayoutRequest,
-		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription,
+		PriceQuote, Project, RateBucket, Refund, SigningKey, Subscription, WatchKey,
 		WatchedTransfer []ent.Interceptor
 	}
 )

@@ -42,6 +42,7 @@ import (
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
+	"github.com/payhook/payhook/ent/db/watchkey"
 )
 
 // ent aliases to avoid import conflicts in user's code.
@@ -131,6 +132,7 @@ func checkColumn(t, c string) error {
 			refund.Table:                refund.ValidColumn,
 			signingkey.Table:            signingkey.ValidColumn,
 			subscription.Table:          subscription.ValidColumn,
+			watchkey.Table:              watchkey.ValidColumn,
 			watchedtransfer.Table:       watchedtransfer.ValidColumn,
 		})
 	})

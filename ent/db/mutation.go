@@ -42,6 +42,7 @@ import (
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
+	"github.com/payhook/payhook/ent/db/watchkey"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
@@ -84,6 +85,7 @@ const (
 	TypeRefund                = "Refund"
 	TypeSigningKey            = "SigningKey"
 	TypeSubscription          = "Subscription"
+	TypeWatchKey              = "WatchKey"
 	TypeWatchedTransfer       = "WatchedTransfer"
 )
 
@@ -1142,6 +1144,10 @@ type AddressMutation struct {
 	address_in                *string
 	derivation_index          *int64
 	addderivation_index       *int64
+	watch_key_id              *int64
+	addwatch_key_id           *int64
+	watch_index               *int64
+	addwatch_index            *int64
 	callback_url              *string
 	callback_key              *string
 	destinations              *[]schema.Destination
@@ -1863,7 +1869,7 @@ func (m *AddressMutation) DerivationIndex() (r int64, exists bool) {
 // OldDerivationIndex returns the old "derivation_index" field's value of the Address entity.
 // If the Address object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *AddressMutation) OldDerivationIndex(ctx context.Context) (v int64, err error) {
+func (m *AddressMutation) OldDerivationIndex(ctx context.Context) (v *int64, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldDerivationIndex is only allowed on UpdateOne operations")
 	}
@@ -1895,10 +1901,164 @@ func (m *AddressMutation) AddedDerivationIndex() (r int64, exists bool) {
 	return *v, true
 }
 
+// ClearDerivationIndex clears the value of the "derivation_index" field.
+func (m *AddressMutation) ClearDerivationIndex() {
+	m.derivation_index = nil
+	m.addderivation_index = nil
+	m.clearedFields[address.FieldDerivationIndex] = struct{}{}
+}
+
+// DerivationIndexCleared returns if the "derivation_index" field was cleared in this mutation.
+func (m *AddressMutation) DerivationIndexCleared() bool {
+	_, ok := m.clearedFields[address.FieldDerivationIndex]
+	return ok
+}
+
 // ResetDerivationIndex resets all changes to the "derivation_index" field.
 func (m *AddressMutation) ResetDerivationIndex() {
 	m.derivation_index = nil
 	m.addderivation_index = nil
+	delete(m.clearedFields, address.FieldDerivationIndex)
+}
+
+// SetWatchKeyID sets the "watch_key_id" field.
+func (m *AddressMutation) SetWatchKeyID(i int64) {
+	m.watch_key_id = &i
+	m.addwatch_key_id = nil
+}
+
+// WatchKeyID returns the value of the "watch_key_id" field in the mutation.
+func (m *AddressMutation) WatchKeyID() (r int64, exists bool) {
+	v := m.watch_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWatchKeyID returns the old "watch_key_id" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldWatchKeyID(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWatchKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWatchKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWatchKeyID: %w", err)
+	}
+	return oldValue.WatchKeyID, nil
+}
+
+// AddWatchKeyID adds i to the "watch_key_id" field.
+func (m *AddressMutation) AddWatchKeyID(i int64) {
+	if m.addwatch_key_id != nil {
+		*m.addwatch_key_id += i
+	} else {
+		m.addwatch_key_id = &i
+	}
+}
+
+// AddedWatchKeyID returns the value that was added to the "watch_key_id" field in this mutation.
+func (m *AddressMutation) AddedWatchKeyID() (r int64, exists bool) {
+	v := m.addwatch_key_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearWatchKeyID clears the value of the "watch_key_id" field.
+func (m *AddressMutation) ClearWatchKeyID() {
+	m.watch_key_id = nil
+	m.addwatch_key_id = nil
+	m.clearedFields[address.FieldWatchKeyID] = struct{}{}
+}
+
+// WatchKeyIDCleared returns if the "watch_key_id" field was cleared in this mutation.
+func (m *AddressMutation) WatchKeyIDCleared() bool {
+	_, ok := m.clearedFields[address.FieldWatchKeyID]
+	return ok
+}
+
+// ResetWatchKeyID resets all changes to the "watch_key_id" field.
+func (m *AddressMutation) ResetWatchKeyID() {
+	m.watch_key_id = nil
+	m.addwatch_key_id = nil
+	delete(m.clearedFields, address.FieldWatchKeyID)
+}
+
+// SetWatchIndex sets the "watch_index" field.
+func (m *AddressMutation) SetWatchIndex(i int64) {
+	m.watch_index = &i
+	m.addwatch_index = nil
+}
+
+// WatchIndex returns the value of the "watch_index" field in the mutation.
+func (m *AddressMutation) WatchIndex() (r int64, exists bool) {
+	v := m.watch_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWatchIndex returns the old "watch_index" field's value of the Address entity.
+// If the Address object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AddressMutation) OldWatchIndex(ctx context.Context) (v *int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWatchIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWatchIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWatchIndex: %w", err)
+	}
+	return oldValue.WatchIndex, nil
+}
+
+// AddWatchIndex adds i to the "watch_index" field.
+func (m *AddressMutation) AddWatchIndex(i int64) {
+	if m.addwatch_index != nil {
+		*m.addwatch_index += i
+	} else {
+		m.addwatch_index = &i
+	}
+}
+
+// AddedWatchIndex returns the value that was added to the "watch_index" field in this mutation.
+func (m *AddressMutation) AddedWatchIndex() (r int64, exists bool) {
+	v := m.addwatch_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearWatchIndex clears the value of the "watch_index" field.
+func (m *AddressMutation) ClearWatchIndex() {
+	m.watch_index = nil
+	m.addwatch_index = nil
+	m.clearedFields[address.FieldWatchIndex] = struct{}{}
+}
+
+// WatchIndexCleared returns if the "watch_index" field was cleared in this mutation.
+func (m *AddressMutation) WatchIndexCleared() bool {
+	_, ok := m.clearedFields[address.FieldWatchIndex]
+	return ok
+}
+
+// ResetWatchIndex resets all changes to the "watch_index" field.
+func (m *AddressMutation) ResetWatchIndex() {
+	m.watch_index = nil
+	m.addwatch_index = nil
+	delete(m.clearedFields, address.FieldWatchIndex)
 }
 
 // SetCallbackURL sets the "callback_url" field.
@@ -2462,7 +2622,7 @@ func (m *AddressMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *AddressMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 27)
 	if m.created_at != nil {
 		fields = append(fields, address.FieldCreatedAt)
 	}
@@ -2504,6 +2664,12 @@ func (m *AddressMutation) Fields() []string {
 	}
 	if m.derivation_index != nil {
 		fields = append(fields, address.FieldDerivationIndex)
+	}
+	if m.watch_key_id != nil {
+		fields = append(fields, address.FieldWatchKeyID)
+	}
+	if m.watch_index != nil {
+		fields = append(fields, address.FieldWatchIndex)
 	}
 	if m.callback_url != nil {
 		fields = append(fields, address.FieldCallbackURL)
@@ -2574,6 +2740,10 @@ func (m *AddressMutation) Field(name string) (ent.Value, bool) {
 		return m.AddressIn()
 	case address.FieldDerivationIndex:
 		return m.DerivationIndex()
+	case address.FieldWatchKeyID:
+		return m.WatchKeyID()
+	case address.FieldWatchIndex:
+		return m.WatchIndex()
 	case address.FieldCallbackURL:
 		return m.CallbackURL()
 	case address.FieldCallbackKey:
@@ -2633,6 +2803,10 @@ func (m *AddressMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldAddressIn(ctx)
 	case address.FieldDerivationIndex:
 		return m.OldDerivationIndex(ctx)
+	case address.FieldWatchKeyID:
+		return m.OldWatchKeyID(ctx)
+	case address.FieldWatchIndex:
+		return m.OldWatchIndex(ctx)
 	case address.FieldCallbackURL:
 		return m.OldCallbackURL(ctx)
 	case address.FieldCallbackKey:
@@ -2762,6 +2936,20 @@ func (m *AddressMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDerivationIndex(v)
 		return nil
+	case address.FieldWatchKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWatchKeyID(v)
+		return nil
+	case address.FieldWatchIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWatchIndex(v)
+		return nil
 	case address.FieldCallbackURL:
 		v, ok := value.(string)
 		if !ok {
@@ -2856,6 +3044,12 @@ func (m *AddressMutation) AddedFields() []string {
 	if m.addderivation_index != nil {
 		fields = append(fields, address.FieldDerivationIndex)
 	}
+	if m.addwatch_key_id != nil {
+		fields = append(fields, address.FieldWatchKeyID)
+	}
+	if m.addwatch_index != nil {
+		fields = append(fields, address.FieldWatchIndex)
+	}
 	if m.addrequired_confirmations != nil {
 		fields = append(fields, address.FieldRequiredConfirmations)
 	}
@@ -2873,6 +3067,10 @@ func (m *AddressMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedInvoiceID()
 	case address.FieldDerivationIndex:
 		return m.AddedDerivationIndex()
+	case address.FieldWatchKeyID:
+		return m.AddedWatchKeyID()
+	case address.FieldWatchIndex:
+		return m.AddedWatchIndex()
 	case address.FieldRequiredConfirmations:
 		return m.AddedRequiredConfirmations()
 	}
@@ -2905,6 +3103,20 @@ func (m *AddressMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddDerivationIndex(v)
 		return nil
+	case address.FieldWatchKeyID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWatchKeyID(v)
+		return nil
+	case address.FieldWatchIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWatchIndex(v)
+		return nil
 	case address.FieldRequiredConfirmations:
 		v, ok := value.(int32)
 		if !ok {
@@ -2935,6 +3147,15 @@ func (m *AddressMutation) ClearedFields() []string {
 	if m.FieldCleared(address.FieldLateHoldFrom) {
 		fields = append(fields, address.FieldLateHoldFrom)
 	}
+	if m.FieldCleared(address.FieldDerivationIndex) {
+		fields = append(fields, address.FieldDerivationIndex)
+	}
+	if m.FieldCleared(address.FieldWatchKeyID) {
+		fields = append(fields, address.FieldWatchKeyID)
+	}
+	if m.FieldCleared(address.FieldWatchIndex) {
+		fields = append(fields, address.FieldWatchIndex)
+	}
 	return fields
 }
 
@@ -2963,6 +3184,15 @@ func (m *AddressMutation) ClearField(name string) error {
 		return nil
 	case address.FieldLateHoldFrom:
 		m.ClearLateHoldFrom()
+		return nil
+	case address.FieldDerivationIndex:
+		m.ClearDerivationIndex()
+		return nil
+	case address.FieldWatchKeyID:
+		m.ClearWatchKeyID()
+		return nil
+	case address.FieldWatchIndex:
+		m.ClearWatchIndex()
 		return nil
 	}
 	return fmt.Errorf("unknown Address nullable field %s", name)
@@ -3013,6 +3243,12 @@ func (m *AddressMutation) ResetField(name string) error {
 		return nil
 	case address.FieldDerivationIndex:
 		m.ResetDerivationIndex()
+		return nil
+	case address.FieldWatchKeyID:
+		m.ResetWatchKeyID()
+		return nil
+	case address.FieldWatchIndex:
+		m.ResetWatchIndex()
 		return nil
 	case address.FieldCallbackURL:
 		m.ResetCallbackURL()
@@ -27155,6 +27391,7 @@ type ProjectMutation struct {
 	previous_ipn_secret   *string
 	previous_secret_until *time.Time
 	wallets               *map[string][]schema.Destination
+	watch_keys            *map[string]int64
 	confirmations         *map[string]int32
 	tickers               *[]string
 	appendtickers         []string
@@ -27582,6 +27819,42 @@ func (m *ProjectMutation) OldWallets(ctx context.Context) (v map[string][]schema
 // ResetWallets resets all changes to the "wallets" field.
 func (m *ProjectMutation) ResetWallets() {
 	m.wallets = nil
+}
+
+// SetWatchKeys sets the "watch_keys" field.
+func (m *ProjectMutation) SetWatchKeys(value map[string]int64) {
+	m.watch_keys = &value
+}
+
+// WatchKeys returns the value of the "watch_keys" field in the mutation.
+func (m *ProjectMutation) WatchKeys() (r map[string]int64, exists bool) {
+	v := m.watch_keys
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWatchKeys returns the old "watch_keys" field's value of the Project entity.
+// If the Project object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ProjectMutation) OldWatchKeys(ctx context.Context) (v map[string]int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWatchKeys is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWatchKeys requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWatchKeys: %w", err)
+	}
+	return oldValue.WatchKeys, nil
+}
+
+// ResetWatchKeys resets all changes to the "watch_keys" field.
+func (m *ProjectMutation) ResetWatchKeys() {
+	m.watch_keys = nil
 }
 
 // SetConfirmations sets the "confirmations" field.
@@ -28239,7 +28512,7 @@ func (m *ProjectMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ProjectMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.created_at != nil {
 		fields = append(fields, project.FieldCreatedAt)
 	}
@@ -28263,6 +28536,9 @@ func (m *ProjectMutation) Fields() []string {
 	}
 	if m.wallets != nil {
 		fields = append(fields, project.FieldWallets)
+	}
+	if m.watch_keys != nil {
+		fields = append(fields, project.FieldWatchKeys)
 	}
 	if m.confirmations != nil {
 		fields = append(fields, project.FieldConfirmations)
@@ -28333,6 +28609,8 @@ func (m *ProjectMutation) Field(name string) (ent.Value, bool) {
 		return m.PreviousSecretUntil()
 	case project.FieldWallets:
 		return m.Wallets()
+	case project.FieldWatchKeys:
+		return m.WatchKeys()
 	case project.FieldConfirmations:
 		return m.Confirmations()
 	case project.FieldTickers:
@@ -28388,6 +28666,8 @@ func (m *ProjectMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldPreviousSecretUntil(ctx)
 	case project.FieldWallets:
 		return m.OldWallets(ctx)
+	case project.FieldWatchKeys:
+		return m.OldWatchKeys(ctx)
 	case project.FieldConfirmations:
 		return m.OldConfirmations(ctx)
 	case project.FieldTickers:
@@ -28482,6 +28762,13 @@ func (m *ProjectMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetWallets(v)
+		return nil
+	case project.FieldWatchKeys:
+		v, ok := value.(map[string]int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWatchKeys(v)
 		return nil
 	case project.FieldConfirmations:
 		v, ok := value.(map[string]int32)
@@ -28708,6 +28995,9 @@ func (m *ProjectMutation) ResetField(name string) error {
 		return nil
 	case project.FieldWallets:
 		m.ResetWallets()
+		return nil
+	case project.FieldWatchKeys:
+		m.ResetWatchKeys()
 		return nil
 	case project.FieldConfirmations:
 		m.ResetConfirmations()
@@ -32186,6 +32476,764 @@ func (m *SubscriptionMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SubscriptionMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Subscription edge %s", name)
+}
+
+// WatchKeyMutation represents an operation that mutates the WatchKey nodes in the graph.
+type WatchKeyMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int64
+	created_at    *time.Time
+	updated_at    *time.Time
+	project_id    *int64
+	addproject_id *int64
+	space         *string
+	descriptor    *string
+	next_index    *int64
+	addnext_index *int64
+	gap_limit     *int32
+	addgap_limit  *int32
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*WatchKey, error)
+	predicates    []predicate.WatchKey
+}
+
+var _ ent.Mutation = (*WatchKeyMutation)(nil)
+
+// watchkeyOption allows management of the mutation configuration using functional options.
+type watchkeyOption func(*WatchKeyMutation)
+
+// newWatchKeyMutation creates new mutation for the WatchKey entity.
+func newWatchKeyMutation(c config, op Op, opts ...watchkeyOption) *WatchKeyMutation {
+	m := &WatchKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWatchKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWatchKeyID sets the ID field of the mutation.
+func withWatchKeyID(id int64) watchkeyOption {
+	return func(m *WatchKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WatchKey
+		)
+		m.oldValue = func(ctx context.Context) (*WatchKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WatchKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWatchKey sets the old WatchKey of the mutation.
+func withWatchKey(node *WatchKey) watchkeyOption {
+	return func(m *WatchKeyMutation) {
+		m.oldValue = func(context.Context) (*WatchKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WatchKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WatchKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("db: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of WatchKey entities.
+func (m *WatchKeyMutation) SetID(id int64) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WatchKeyMutation) ID() (id int64, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WatchKeyMutation) IDs(ctx context.Context) ([]int64, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int64{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WatchKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WatchKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WatchKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WatchKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *WatchKeyMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *WatchKeyMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *WatchKeyMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetProjectID sets the "project_id" field.
+func (m *WatchKeyMutation) SetProjectID(i int64) {
+	m.project_id = &i
+	m.addproject_id = nil
+}
+
+// ProjectID returns the value of the "project_id" field in the mutation.
+func (m *WatchKeyMutation) ProjectID() (r int64, exists bool) {
+	v := m.project_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProjectID returns the old "project_id" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldProjectID(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProjectID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProjectID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProjectID: %w", err)
+	}
+	return oldValue.ProjectID, nil
+}
+
+// AddProjectID adds i to the "project_id" field.
+func (m *WatchKeyMutation) AddProjectID(i int64) {
+	if m.addproject_id != nil {
+		*m.addproject_id += i
+	} else {
+		m.addproject_id = &i
+	}
+}
+
+// AddedProjectID returns the value that was added to the "project_id" field in this mutation.
+func (m *WatchKeyMutation) AddedProjectID() (r int64, exists bool) {
+	v := m.addproject_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetProjectID resets all changes to the "project_id" field.
+func (m *WatchKeyMutation) ResetProjectID() {
+	m.project_id = nil
+	m.addproject_id = nil
+}
+
+// SetSpace sets the "space" field.
+func (m *WatchKeyMutation) SetSpace(s string) {
+	m.space = &s
+}
+
+// Space returns the value of the "space" field in the mutation.
+func (m *WatchKeyMutation) Space() (r string, exists bool) {
+	v := m.space
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSpace returns the old "space" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldSpace(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSpace is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSpace requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSpace: %w", err)
+	}
+	return oldValue.Space, nil
+}
+
+// ResetSpace resets all changes to the "space" field.
+func (m *WatchKeyMutation) ResetSpace() {
+	m.space = nil
+}
+
+// SetDescriptor sets the "descriptor" field.
+func (m *WatchKeyMutation) SetDescriptor(s string) {
+	m.descriptor = &s
+}
+
+// Descriptor returns the value of the "descriptor" field in the mutation.
+func (m *WatchKeyMutation) Descriptor() (r string, exists bool) {
+	v := m.descriptor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescriptor returns the old "descriptor" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldDescriptor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescriptor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescriptor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescriptor: %w", err)
+	}
+	return oldValue.Descriptor, nil
+}
+
+// ResetDescriptor resets all changes to the "descriptor" field.
+func (m *WatchKeyMutation) ResetDescriptor() {
+	m.descriptor = nil
+}
+
+// SetNextIndex sets the "next_index" field.
+func (m *WatchKeyMutation) SetNextIndex(i int64) {
+	m.next_index = &i
+	m.addnext_index = nil
+}
+
+// NextIndex returns the value of the "next_index" field in the mutation.
+func (m *WatchKeyMutation) NextIndex() (r int64, exists bool) {
+	v := m.next_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextIndex returns the old "next_index" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldNextIndex(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextIndex is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextIndex requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextIndex: %w", err)
+	}
+	return oldValue.NextIndex, nil
+}
+
+// AddNextIndex adds i to the "next_index" field.
+func (m *WatchKeyMutation) AddNextIndex(i int64) {
+	if m.addnext_index != nil {
+		*m.addnext_index += i
+	} else {
+		m.addnext_index = &i
+	}
+}
+
+// AddedNextIndex returns the value that was added to the "next_index" field in this mutation.
+func (m *WatchKeyMutation) AddedNextIndex() (r int64, exists bool) {
+	v := m.addnext_index
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNextIndex resets all changes to the "next_index" field.
+func (m *WatchKeyMutation) ResetNextIndex() {
+	m.next_index = nil
+	m.addnext_index = nil
+}
+
+// SetGapLimit sets the "gap_limit" field.
+func (m *WatchKeyMutation) SetGapLimit(i int32) {
+	m.gap_limit = &i
+	m.addgap_limit = nil
+}
+
+// GapLimit returns the value of the "gap_limit" field in the mutation.
+func (m *WatchKeyMutation) GapLimit() (r int32, exists bool) {
+	v := m.gap_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGapLimit returns the old "gap_limit" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldGapLimit(ctx context.Context) (v int32, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGapLimit is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGapLimit requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGapLimit: %w", err)
+	}
+	return oldValue.GapLimit, nil
+}
+
+// AddGapLimit adds i to the "gap_limit" field.
+func (m *WatchKeyMutation) AddGapLimit(i int32) {
+	if m.addgap_limit != nil {
+		*m.addgap_limit += i
+	} else {
+		m.addgap_limit = &i
+	}
+}
+
+// AddedGapLimit returns the value that was added to the "gap_limit" field in this mutation.
+func (m *WatchKeyMutation) AddedGapLimit() (r int32, exists bool) {
+	v := m.addgap_limit
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGapLimit resets all changes to the "gap_limit" field.
+func (m *WatchKeyMutation) ResetGapLimit() {
+	m.gap_limit = nil
+	m.addgap_limit = nil
+}
+
+// Where appends a list predicates to the WatchKeyMutation builder.
+func (m *WatchKeyMutation) Where(ps ...predicate.WatchKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WatchKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WatchKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WatchKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WatchKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WatchKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WatchKey).
+func (m *WatchKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WatchKeyMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.created_at != nil {
+		fields = append(fields, watchkey.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, watchkey.FieldUpdatedAt)
+	}
+	if m.project_id != nil {
+		fields = append(fields, watchkey.FieldProjectID)
+	}
+	if m.space != nil {
+		fields = append(fields, watchkey.FieldSpace)
+	}
+	if m.descriptor != nil {
+		fields = append(fields, watchkey.FieldDescriptor)
+	}
+	if m.next_index != nil {
+		fields = append(fields, watchkey.FieldNextIndex)
+	}
+	if m.gap_limit != nil {
+		fields = append(fields, watchkey.FieldGapLimit)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WatchKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case watchkey.FieldCreatedAt:
+		return m.CreatedAt()
+	case watchkey.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case watchkey.FieldProjectID:
+		return m.ProjectID()
+	case watchkey.FieldSpace:
+		return m.Space()
+	case watchkey.FieldDescriptor:
+		return m.Descriptor()
+	case watchkey.FieldNextIndex:
+		return m.NextIndex()
+	case watchkey.FieldGapLimit:
+		return m.GapLimit()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WatchKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case watchkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case watchkey.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case watchkey.FieldProjectID:
+		return m.OldProjectID(ctx)
+	case watchkey.FieldSpace:
+		return m.OldSpace(ctx)
+	case watchkey.FieldDescriptor:
+		return m.OldDescriptor(ctx)
+	case watchkey.FieldNextIndex:
+		return m.OldNextIndex(ctx)
+	case watchkey.FieldGapLimit:
+		return m.OldGapLimit(ctx)
+	}
+	return nil, fmt.Errorf("unknown WatchKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WatchKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case watchkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case watchkey.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case watchkey.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProjectID(v)
+		return nil
+	case watchkey.FieldSpace:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSpace(v)
+		return nil
+	case watchkey.FieldDescriptor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescriptor(v)
+		return nil
+	case watchkey.FieldNextIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextIndex(v)
+		return nil
+	case watchkey.FieldGapLimit:
+		v, ok := value.(int32)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGapLimit(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WatchKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WatchKeyMutation) AddedFields() []string {
+	var fields []string
+	if m.addproject_id != nil {
+		fields = append(fields, watchkey.FieldProjectID)
+	}
+	if m.addnext_index != nil {
+		fields = append(fields, watchkey.FieldNextIndex)
+	}
+	if m.addgap_limit != nil {
+		fields = append(fields, watchkey.FieldGapLimit)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WatchKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case watchkey.FieldProjectID:
+		return m.AddedProjectID()
+	case watchkey.FieldNextIndex:
+		return m.AddedNextIndex()
+	case watchkey.FieldGapLimit:
+		return m.AddedGapLimit()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WatchKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case watchkey.FieldProjectID:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddProjectID(v)
+		return nil
+	case watchkey.FieldNextIndex:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNextIndex(v)
+		return nil
+	case watchkey.FieldGapLimit:
+		v, ok := value.(int32)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGapLimit(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WatchKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WatchKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WatchKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WatchKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown WatchKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WatchKeyMutation) ResetField(name string) error {
+	switch name {
+	case watchkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case watchkey.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case watchkey.FieldProjectID:
+		m.ResetProjectID()
+		return nil
+	case watchkey.FieldSpace:
+		m.ResetSpace()
+		return nil
+	case watchkey.FieldDescriptor:
+		m.ResetDescriptor()
+		return nil
+	case watchkey.FieldNextIndex:
+		m.ResetNextIndex()
+		return nil
+	case watchkey.FieldGapLimit:
+		m.ResetGapLimit()
+		return nil
+	}
+	return fmt.Errorf("unknown WatchKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WatchKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WatchKeyMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WatchKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WatchKeyMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WatchKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WatchKeyMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WatchKeyMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown WatchKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WatchKeyMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown WatchKey edge %s", name)
 }
 
 // WatchedTransferMutation represents an operation that mutates the WatchedTransfer nodes in the graph.

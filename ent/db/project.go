@@ -36,6 +36,8 @@ type Project struct {
 	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
 	// Payout wallets per ticker: what a payment without its own forwarding address forwards to, by share.
 	Wallets map[string][]schema.Destination `json:"wallets,omitempty"`
+	// Watch-only wallets per ticker: the merchant's key (watch_keys.id) the project's addresses of the ticker are derived from; such a ticker has no payout wallets and nothing is forwarded.
+	WatchKeys map[string]int64 `json:"watch_keys,omitempty"`
 	// Default required confirmations per ticker; the ticker's default when absent.
 	Confirmations map[string]int32 `json:"confirmations,omitempty"`
 	// Tickers the project accepts; empty accepts every ticker the server supports.
@@ -74,7 +76,7 @@ func (*Project) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case project.FieldWallets, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits, project.FieldLogo:
+		case project.FieldWallets, project.FieldWatchKeys, project.FieldConfirmations, project.FieldTickers, project.FieldPayoutLimits, project.FieldLogo:
 			values[i] = new([]byte)
 		case project.FieldUnderpaidTolerance:
 			values[i] = new(decimal.Decimal)
@@ -158,6 +160,14 @@ func (_m *Project) assignValues(columns []string, values []any) error {
 			} else if value != nil && len(*value) > 0 {
 				if err := json.Unmarshal(*value, &_m.Wallets); err != nil {
 					return fmt.Errorf("unmarshal field wallets: %w", err)
+				}
+			}
+		case project.FieldWatchKeys:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field watch_keys", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.WatchKeys); err != nil {
+					return fmt.Errorf("unmarshal field watch_keys: %w", err)
 				}
 			}
 		case project.FieldConfirmations:
@@ -315,6 +325,9 @@ func (_m *Project) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("wallets=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Wallets))
+	builder.WriteString(", ")
+	builder.WriteString("watch_keys=")
+	builder.WriteString(fmt.Sprintf("%v", _m.WatchKeys))
 	builder.WriteString(", ")
 	builder.WriteString("confirmations=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Confirmations))

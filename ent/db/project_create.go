@@ -112,6 +112,12 @@ func (_c *ProjectCreate) SetWallets(v map[string][]schema.Destination) *ProjectC
 	return _c
 }
 
+// SetWatchKeys sets the "watch_keys" field.
+func (_c *ProjectCreate) SetWatchKeys(v map[string]int64) *ProjectCreate {
+	_c.mutation.SetWatchKeys(v)
+	return _c
+}
+
 // SetConfirmations sets the "confirmations" field.
 func (_c *ProjectCreate) SetConfirmations(v map[string]int32) *ProjectCreate {
 	_c.mutation.SetConfirmations(v)
@@ -351,6 +357,10 @@ func (_c *ProjectCreate) defaults() {
 		v := project.DefaultWallets
 		_c.mutation.SetWallets(v)
 	}
+	if _, ok := _c.mutation.WatchKeys(); !ok {
+		v := project.DefaultWatchKeys
+		_c.mutation.SetWatchKeys(v)
+	}
 	if _, ok := _c.mutation.Confirmations(); !ok {
 		v := project.DefaultConfirmations
 		_c.mutation.SetConfirmations(v)
@@ -437,6 +447,9 @@ func (_c *ProjectCreate) check() error {
 	}
 	if _, ok := _c.mutation.Wallets(); !ok {
 		return &ValidationError{Name: "wallets", err: errors.New(`db: missing required field "Project.wallets"`)}
+	}
+	if _, ok := _c.mutation.WatchKeys(); !ok {
+		return &ValidationError{Name: "watch_keys", err: errors.New(`db: missing required field "Project.watch_keys"`)}
 	}
 	if _, ok := _c.mutation.Confirmations(); !ok {
 		return &ValidationError{Name: "confirmations", err: errors.New(`db: missing required field "Project.confirmations"`)}
@@ -551,6 +564,10 @@ func (_c *ProjectCreate) createSpec() (*Project, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Wallets(); ok {
 		_spec.SetField(project.FieldWallets, field.TypeJSON, value)
 		_node.Wallets = value
+	}
+	if value, ok := _c.mutation.WatchKeys(); ok {
+		_spec.SetField(project.FieldWatchKeys, field.TypeJSON, value)
+		_node.WatchKeys = value
 	}
 	if value, ok := _c.mutation.Confirmations(); ok {
 		_spec.SetField(project.FieldConfirmations, field.TypeJSON, value)
@@ -751,6 +768,18 @@ func (u *ProjectUpsert) SetWallets(v map[string][]schema.Destination) *ProjectUp
 // UpdateWallets sets the "wallets" field to the value that was provided on create.
 func (u *ProjectUpsert) UpdateWallets() *ProjectUpsert {
 	u.SetExcluded(project.FieldWallets)
+	return u
+}
+
+// SetWatchKeys sets the "watch_keys" field.
+func (u *ProjectUpsert) SetWatchKeys(v map[string]int64) *ProjectUpsert {
+	u.Set(project.FieldWatchKeys, v)
+	return u
+}
+
+// UpdateWatchKeys sets the "watch_keys" field to the value that was provided on create.
+func (u *ProjectUpsert) UpdateWatchKeys() *ProjectUpsert {
+	u.SetExcluded(project.FieldWatchKeys)
 	return u
 }
 
@@ -1111,6 +1140,20 @@ func (u *ProjectUpsertOne) SetWallets(v map[string][]schema.Destination) *Projec
 func (u *ProjectUpsertOne) UpdateWallets() *ProjectUpsertOne {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateWallets()
+	})
+}
+
+// SetWatchKeys sets the "watch_keys" field.
+func (u *ProjectUpsertOne) SetWatchKeys(v map[string]int64) *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetWatchKeys(v)
+	})
+}
+
+// UpdateWatchKeys sets the "watch_keys" field to the value that was provided on create.
+func (u *ProjectUpsertOne) UpdateWatchKeys() *ProjectUpsertOne {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateWatchKeys()
 	})
 }
 
@@ -1671,6 +1714,20 @@ func (u *ProjectUpsertBulk) SetWallets(v map[string][]schema.Destination) *Proje
 func (u *ProjectUpsertBulk) UpdateWallets() *ProjectUpsertBulk {
 	return u.Update(func(s *ProjectUpsert) {
 		s.UpdateWallets()
+	})
+}
+
+// SetWatchKeys sets the "watch_keys" field.
+func (u *ProjectUpsertBulk) SetWatchKeys(v map[string]int64) *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.SetWatchKeys(v)
+	})
+}
+
+// UpdateWatchKeys sets the "watch_keys" field to the value that was provided on create.
+func (u *ProjectUpsertBulk) UpdateWatchKeys() *ProjectUpsertBulk {
+	return u.Update(func(s *ProjectUpsert) {
+		s.UpdateWatchKeys()
 	})
 }
 

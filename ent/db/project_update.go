@@ -120,6 +120,12 @@ func (_u *ProjectUpdate) SetWallets(v map[string][]schema.Destination) *ProjectU
 	return _u
 }
 
+// SetWatchKeys sets the "watch_keys" field.
+func (_u *ProjectUpdate) SetWatchKeys(v map[string]int64) *ProjectUpdate {
+	_u.mutation.SetWatchKeys(v)
+	return _u
+}
+
 // SetConfirmations sets the "confirmations" field.
 func (_u *ProjectUpdate) SetConfirmations(v map[string]int32) *ProjectUpdate {
 	_u.mutation.SetConfirmations(v)
@@ -438,6 +444,9 @@ func (_u *ProjectUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Wallets(); ok {
 		_spec.SetField(project.FieldWallets, field.TypeJSON, value)
 	}
+	if value, ok := _u.mutation.WatchKeys(); ok {
+		_spec.SetField(project.FieldWatchKeys, field.TypeJSON, value)
+	}
 	if value, ok := _u.mutation.Confirmations(); ok {
 		_spec.SetField(project.FieldConfirmations, field.TypeJSON, value)
 	}
@@ -607,6 +616,12 @@ func (_u *ProjectUpdateOne) ClearPreviousSecretUntil() *ProjectUpdateOne {
 // SetWallets sets the "wallets" field.
 func (_u *ProjectUpdateOne) SetWallets(v map[string][]schema.Destination) *ProjectUpdateOne {
 	_u.mutation.SetWallets(v)
+	return _u
+}
+
+// SetWatchKeys sets the "watch_keys" field.
+func (_u *ProjectUpdateOne) SetWatchKeys(v map[string]int64) *ProjectUpdateOne {
+	_u.mutation.SetWatchKeys(v)
 	return _u
 }
 
@@ -957,6 +972,9 @@ func (_u *ProjectUpdateOne) sqlSave(ctx context.Context) (_node *Project, err er
 	}
 	if value, ok := _u.mutation.Wallets(); ok {
 		_spec.SetField(project.FieldWallets, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.WatchKeys(); ok {
+		_spec.SetField(project.FieldWatchKeys, field.TypeJSON, value)
 	}
 	if value, ok := _u.mutation.Confirmations(); ok {
 		_spec.SetField(project.FieldConfirmations, field.TypeJSON, value)

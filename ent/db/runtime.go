@@ -35,6 +35,7 @@ import (
 	"github.com/payhook/payhook/ent/db/signingkey"
 	"github.com/payhook/payhook/ent/db/subscription"
 	"github.com/payhook/payhook/ent/db/watchedtransfer"
+	"github.com/payhook/payhook/ent/db/watchkey"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/shopspring/decimal"
 )
@@ -123,46 +124,50 @@ func init() {
 	addressDescDerivationIndex := addressFields[12].Descriptor()
 	// address.DerivationIndexValidator is a validator for the "derivation_index" field. It is called by the builders before save.
 	address.DerivationIndexValidator = addressDescDerivationIndex.Validators[0].(func(int64) error)
+	// addressDescWatchIndex is the schema descriptor for watch_index field.
+	addressDescWatchIndex := addressFields[14].Descriptor()
+	// address.WatchIndexValidator is a validator for the "watch_index" field. It is called by the builders before save.
+	address.WatchIndexValidator = addressDescWatchIndex.Validators[0].(func(int64) error)
 	// addressDescCallbackURL is the schema descriptor for callback_url field.
-	addressDescCallbackURL := addressFields[13].Descriptor()
+	addressDescCallbackURL := addressFields[15].Descriptor()
 	// address.CallbackURLValidator is a validator for the "callback_url" field. It is called by the builders before save.
 	address.CallbackURLValidator = addressDescCallbackURL.Validators[0].(func(string) error)
 	// addressDescCallbackKey is the schema descriptor for callback_key field.
-	addressDescCallbackKey := addressFields[14].Descriptor()
+	addressDescCallbackKey := addressFields[16].Descriptor()
 	// address.CallbackKeyValidator is a validator for the "callback_key" field. It is called by the builders before save.
 	address.CallbackKeyValidator = addressDescCallbackKey.Validators[0].(func(string) error)
 	// addressDescPost is the schema descriptor for post field.
-	addressDescPost := addressFields[16].Descriptor()
+	addressDescPost := addressFields[18].Descriptor()
 	// address.DefaultPost holds the default value on creation for the post field.
 	address.DefaultPost = addressDescPost.Default.(bool)
 	// addressDescJSON is the schema descriptor for json field.
-	addressDescJSON := addressFields[17].Descriptor()
+	addressDescJSON := addressFields[19].Descriptor()
 	// address.DefaultJSON holds the default value on creation for the json field.
 	address.DefaultJSON = addressDescJSON.Default.(bool)
 	// addressDescConvert is the schema descriptor for convert field.
-	addressDescConvert := addressFields[18].Descriptor()
+	addressDescConvert := addressFields[20].Descriptor()
 	// address.DefaultConvert holds the default value on creation for the convert field.
 	address.DefaultConvert = addressDescConvert.Default.(bool)
 	// addressDescCustomParams is the schema descriptor for custom_params field.
-	addressDescCustomParams := addressFields[19].Descriptor()
+	addressDescCustomParams := addressFields[21].Descriptor()
 	// address.DefaultCustomParams holds the default value on creation for the custom_params field.
 	address.DefaultCustomParams = addressDescCustomParams.Default.(func() []schema.Param)
 	// addressDescRequiredConfirmations is the schema descriptor for required_confirmations field.
-	addressDescRequiredConfirmations := addressFields[20].Descriptor()
+	addressDescRequiredConfirmations := addressFields[22].Descriptor()
 	// address.RequiredConfirmationsValidator is a validator for the "required_confirmations" field. It is called by the builders before save.
 	address.RequiredConfirmationsValidator = addressDescRequiredConfirmations.Validators[0].(func(int32) error)
 	// addressDescPriority is the schema descriptor for priority field.
-	addressDescPriority := addressFields[21].Descriptor()
+	addressDescPriority := addressFields[23].Descriptor()
 	// address.DefaultPriority holds the default value on creation for the priority field.
 	address.DefaultPriority = addressDescPriority.Default.(string)
 	// address.PriorityValidator is a validator for the "priority" field. It is called by the builders before save.
 	address.PriorityValidator = addressDescPriority.Validators[0].(func(string) error)
 	// addressDescMultiToken is the schema descriptor for multi_token field.
-	addressDescMultiToken := addressFields[22].Descriptor()
+	addressDescMultiToken := addressFields[24].Descriptor()
 	// address.DefaultMultiToken holds the default value on creation for the multi_token field.
 	address.DefaultMultiToken = addressDescMultiToken.Default.(bool)
 	// addressDescMultiChain is the schema descriptor for multi_chain field.
-	addressDescMultiChain := addressFields[23].Descriptor()
+	addressDescMultiChain := addressFields[25].Descriptor()
 	// address.DefaultMultiChain holds the default value on creation for the multi_chain field.
 	address.DefaultMultiChain = addressDescMultiChain.Default.(bool)
 	auditentryMixin := schema.AuditEntry{}.Mixin()
@@ -929,54 +934,58 @@ func init() {
 	projectDescWallets := projectFields[6].Descriptor()
 	// project.DefaultWallets holds the default value on creation for the wallets field.
 	project.DefaultWallets = projectDescWallets.Default.(map[string][]schema.Destination)
+	// projectDescWatchKeys is the schema descriptor for watch_keys field.
+	projectDescWatchKeys := projectFields[7].Descriptor()
+	// project.DefaultWatchKeys holds the default value on creation for the watch_keys field.
+	project.DefaultWatchKeys = projectDescWatchKeys.Default.(map[string]int64)
 	// projectDescConfirmations is the schema descriptor for confirmations field.
-	projectDescConfirmations := projectFields[7].Descriptor()
+	projectDescConfirmations := projectFields[8].Descriptor()
 	// project.DefaultConfirmations holds the default value on creation for the confirmations field.
 	project.DefaultConfirmations = projectDescConfirmations.Default.(map[string]int32)
 	// projectDescTickers is the schema descriptor for tickers field.
-	projectDescTickers := projectFields[8].Descriptor()
+	projectDescTickers := projectFields[9].Descriptor()
 	// project.DefaultTickers holds the default value on creation for the tickers field.
 	project.DefaultTickers = projectDescTickers.Default.([]string)
 	// projectDescPayoutNotifyURL is the schema descriptor for payout_notify_url field.
-	projectDescPayoutNotifyURL := projectFields[9].Descriptor()
+	projectDescPayoutNotifyURL := projectFields[10].Descriptor()
 	// project.DefaultPayoutNotifyURL holds the default value on creation for the payout_notify_url field.
 	project.DefaultPayoutNotifyURL = projectDescPayoutNotifyURL.Default.(string)
 	// projectDescPayoutNotifyPost is the schema descriptor for payout_notify_post field.
-	projectDescPayoutNotifyPost := projectFields[11].Descriptor()
+	projectDescPayoutNotifyPost := projectFields[12].Descriptor()
 	// project.DefaultPayoutNotifyPost holds the default value on creation for the payout_notify_post field.
 	project.DefaultPayoutNotifyPost = projectDescPayoutNotifyPost.Default.(bool)
 	// projectDescUnderpaidTolerance is the schema descriptor for underpaid_tolerance field.
-	projectDescUnderpaidTolerance := projectFields[12].Descriptor()
+	projectDescUnderpaidTolerance := projectFields[13].Descriptor()
 	// project.DefaultUnderpaidTolerance holds the default value on creation for the underpaid_tolerance field.
 	project.DefaultUnderpaidTolerance = projectDescUnderpaidTolerance.Default.(decimal.Decimal)
 	// projectDescRateLimit is the schema descriptor for rate_limit field.
-	projectDescRateLimit := projectFields[14].Descriptor()
+	projectDescRateLimit := projectFields[15].Descriptor()
 	// project.DefaultRateLimit holds the default value on creation for the rate_limit field.
 	project.DefaultRateLimit = projectDescRateLimit.Default.(float64)
 	// projectDescRateBurst is the schema descriptor for rate_burst field.
-	projectDescRateBurst := projectFields[15].Descriptor()
+	projectDescRateBurst := projectFields[16].Descriptor()
 	// project.DefaultRateBurst holds the default value on creation for the rate_burst field.
 	project.DefaultRateBurst = projectDescRateBurst.Default.(int)
 	// project.RateBurstValidator is a validator for the "rate_burst" field. It is called by the builders before save.
 	project.RateBurstValidator = projectDescRateBurst.Validators[0].(func(int) error)
 	// projectDescBrandColor is the schema descriptor for brand_color field.
-	projectDescBrandColor := projectFields[16].Descriptor()
+	projectDescBrandColor := projectFields[17].Descriptor()
 	// project.DefaultBrandColor holds the default value on creation for the brand_color field.
 	project.DefaultBrandColor = projectDescBrandColor.Default.(string)
 	// projectDescSupportContact is the schema descriptor for support_contact field.
-	projectDescSupportContact := projectFields[17].Descriptor()
+	projectDescSupportContact := projectFields[18].Descriptor()
 	// project.DefaultSupportContact holds the default value on creation for the support_contact field.
 	project.DefaultSupportContact = projectDescSupportContact.Default.(string)
 	// projectDescLogoType is the schema descriptor for logo_type field.
-	projectDescLogoType := projectFields[19].Descriptor()
+	projectDescLogoType := projectFields[20].Descriptor()
 	// project.DefaultLogoType holds the default value on creation for the logo_type field.
 	project.DefaultLogoType = projectDescLogoType.Default.(string)
 	// projectDescAutoRefundOverpaid is the schema descriptor for auto_refund_overpaid field.
-	projectDescAutoRefundOverpaid := projectFields[20].Descriptor()
+	projectDescAutoRefundOverpaid := projectFields[21].Descriptor()
 	// project.DefaultAutoRefundOverpaid holds the default value on creation for the auto_refund_overpaid field.
 	project.DefaultAutoRefundOverpaid = projectDescAutoRefundOverpaid.Default.(bool)
 	// projectDescRequireOwner2fa is the schema descriptor for require_owner_2fa field.
-	projectDescRequireOwner2fa := projectFields[21].Descriptor()
+	projectDescRequireOwner2fa := projectFields[22].Descriptor()
 	// project.DefaultRequireOwner2fa holds the default value on creation for the require_owner_2fa field.
 	project.DefaultRequireOwner2fa = projectDescRequireOwner2fa.Default.(bool)
 	ratebucketFields := schema.RateBucket{}.Fields()
@@ -1092,6 +1101,41 @@ func init() {
 	subscriptionDescJSON := subscriptionFields[8].Descriptor()
 	// subscription.DefaultJSON holds the default value on creation for the json field.
 	subscription.DefaultJSON = subscriptionDescJSON.Default.(bool)
+	watchkeyMixin := schema.WatchKey{}.Mixin()
+	watchkeyMixinFields0 := watchkeyMixin[0].Fields()
+	_ = watchkeyMixinFields0
+	watchkeyFields := schema.WatchKey{}.Fields()
+	_ = watchkeyFields
+	// watchkeyDescCreatedAt is the schema descriptor for created_at field.
+	watchkeyDescCreatedAt := watchkeyMixinFields0[0].Descriptor()
+	// watchkey.DefaultCreatedAt holds the default value on creation for the created_at field.
+	watchkey.DefaultCreatedAt = watchkeyDescCreatedAt.Default.(func() time.Time)
+	// watchkeyDescUpdatedAt is the schema descriptor for updated_at field.
+	watchkeyDescUpdatedAt := watchkeyMixinFields0[1].Descriptor()
+	// watchkey.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	watchkey.DefaultUpdatedAt = watchkeyDescUpdatedAt.Default.(func() time.Time)
+	// watchkey.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	watchkey.UpdateDefaultUpdatedAt = watchkeyDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// watchkeyDescSpace is the schema descriptor for space field.
+	watchkeyDescSpace := watchkeyFields[2].Descriptor()
+	// watchkey.SpaceValidator is a validator for the "space" field. It is called by the builders before save.
+	watchkey.SpaceValidator = watchkeyDescSpace.Validators[0].(func(string) error)
+	// watchkeyDescDescriptor is the schema descriptor for descriptor field.
+	watchkeyDescDescriptor := watchkeyFields[3].Descriptor()
+	// watchkey.DescriptorValidator is a validator for the "descriptor" field. It is called by the builders before save.
+	watchkey.DescriptorValidator = watchkeyDescDescriptor.Validators[0].(func(string) error)
+	// watchkeyDescNextIndex is the schema descriptor for next_index field.
+	watchkeyDescNextIndex := watchkeyFields[4].Descriptor()
+	// watchkey.DefaultNextIndex holds the default value on creation for the next_index field.
+	watchkey.DefaultNextIndex = watchkeyDescNextIndex.Default.(int64)
+	// watchkey.NextIndexValidator is a validator for the "next_index" field. It is called by the builders before save.
+	watchkey.NextIndexValidator = watchkeyDescNextIndex.Validators[0].(func(int64) error)
+	// watchkeyDescGapLimit is the schema descriptor for gap_limit field.
+	watchkeyDescGapLimit := watchkeyFields[5].Descriptor()
+	// watchkey.DefaultGapLimit holds the default value on creation for the gap_limit field.
+	watchkey.DefaultGapLimit = watchkeyDescGapLimit.Default.(int32)
+	// watchkey.GapLimitValidator is a validator for the "gap_limit" field. It is called by the builders before save.
+	watchkey.GapLimitValidator = watchkeyDescGapLimit.Validators[0].(func(int32) error)
 	watchedtransferFields := schema.WatchedTransfer{}.Fields()
 	_ = watchedtransferFields
 	// watchedtransferDescTicker is the schema descriptor for ticker field.

@@ -72,6 +72,8 @@ type Tx struct {
 	SigningKey *SigningKeyClient
 	// Subscription is the client for interacting with the Subscription builders.
 	Subscription *SubscriptionClient
+	// WatchKey is the client for interacting with the WatchKey builders.
+	WatchKey *WatchKeyClient
 	// WatchedTransfer is the client for interacting with the WatchedTransfer builders.
 	WatchedTransfer *WatchedTransferClient
 
@@ -234,6 +236,7 @@ func (tx *Tx) init() {
 	tx.Refund = NewRefundClient(tx.config)
 	tx.SigningKey = NewSigningKeyClient(tx.config)
 	tx.Subscription = NewSubscriptionClient(tx.config)
+	tx.WatchKey = NewWatchKeyClient(tx.config)
 	tx.WatchedTransfer = NewWatchedTransferClient(tx.config)
 }
 

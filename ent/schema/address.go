@@ -41,8 +41,12 @@ func (Address) Fields() []ent.Field {
 			Comment(`Chain family that derives and watches the address, e.g. "utxo".`),
 		field.String("address_in").NotEmpty().Unique().Immutable().
 			Comment("The deposit address."),
-		field.Int64("derivation_index").NonNegative().Unique().Immutable().
-			Comment("HD derivation index of address_in; never reused."),
+		field.Int64("derivation_index").NonNegative().Optional().Nillable().Unique().Immutable().
+			Comment("HD derivation index of address_in under the operator's seed; never reused. NULL for an address of a merchant's watch-only key (watch_key_id), which payhook holds no key of."),
+		field.Int64("watch_key_id").Optional().Nillable().Immutable().
+			Comment("The merchant's watch-only key (watch_keys) address_in was derived from; NULL for the operator's seed. Such an address's payments are never forwarded: they are in the merchant's wallet."),
+		field.Int64("watch_index").NonNegative().Optional().Nillable().Immutable().
+			Comment("Receive index of address_in under its watch key (KEY/0/watch_index)."),
 		field.Text("callback_url").NotEmpty().
 			Comment("Final URL that callbacks are sent to."),
 		field.String("callback_key").Match(sha256Hex).
@@ -87,5 +91,7 @@ func (Address) Indexes() []ent.Index {
 		// prefix also serves the project's per-coin listings.
 		index.Fields("project_id", "ticker", "callback_key").Unique(),
 		index.Fields("invoice_id"),
+		// Each index of a merchant's key is handed out once.
+		index.Fields("watch_key_id", "watch_index").Unique(),
 	}
 }

@@ -31,6 +31,8 @@ func (Project) Fields() []ent.Field {
 			Comment("End of the rotation's grace period."),
 		field.JSON("wallets", map[string][]Destination{}).Default(map[string][]Destination{}).
 			Comment("Payout wallets per ticker: what a payment without its own forwarding address forwards to, by share."),
+		field.JSON("watch_keys", map[string]int64{}).Default(map[string]int64{}).Annotations(entsql.Default(`{}`)).
+			Comment("Watch-only wallets per ticker: the merchant's key (watch_keys.id) the project's addresses of the ticker are derived from; such a ticker has no payout wallets and nothing is forwarded."),
 		field.JSON("confirmations", map[string]int32{}).Default(map[string]int32{}).
 			Comment("Default required confirmations per ticker; the ticker's default when absent."),
 		field.JSON("tickers", []string{}).Default([]string{}).

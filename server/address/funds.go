@@ -12,6 +12,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/server/ledger"
+	"github.com/payhook/payhook/server/outbound"
 )
 
 // HeldTicker is what payhook holds in one ticker: the payments whose funds
@@ -140,9 +141,14 @@ func (s *Service) HeldFunds(ctx context.Context, size int, after int64) (HeldFun
 		if err != nil {
 			return out, err
 		}
+		index, err := outbound.SeedIndex(a)
+		if err != nil {
+			// Nothing a merchant's key receives is journaled as held.
+			return out, fmt.Errorf("held funds: %w", err)
+		}
 		out.Addresses = append(out.Addresses, HeldAddress{ID: a.ID, Ticker: t, ProjectID: h.ProjectID, AddressIn: a.AddressIn,
 			Balance: ledger.Coins(t, h.Units), Payments: h.Payments, Reasons: h.Reasons,
-			DerivationIndex: a.DerivationIndex, DerivationPath: chains.DerivationPath(t, uint32(a.DerivationIndex))})
+			DerivationIndex: int64(index), DerivationPath: chains.DerivationPath(t, index)})
 	}
 	if more && len(page) > 0 {
 		out.Next = page[len(page)-1].AddressID

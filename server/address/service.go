@@ -14,11 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/watchonly"
 	entdb "github.com/payhook/payhook/ent/db"
 	entaddress "github.com/payhook/payhook/ent/db/address"
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
@@ -26,6 +28,7 @@ import (
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/kind"
 	"github.com/payhook/payhook/notifier/egress"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -38,6 +41,9 @@ type Service struct {
 	deriver  *chains.Deriver
 	rules    *egress.Rules
 	now      func() time.Time
+
+	// keys are the parsed watch-only keys, by ticker and descriptor.
+	keys sync.Map
 
 	// Ready, when set, is asked before an address of a ticker is handed
 	// out; an error (wrapping ErrChainNotReady) refuses it.
@@ -90,6 +96,9 @@ type CreateParams struct {
 	// service, set by PayoutWallet, is the address's service when it is
 	// neither low-level nor an invoice's.
 	service string
+	// watchKeyID, when set, is the merchant's watch-only key the address
+	// is derived from instead of the operator's seed.
+	watchKeyID *int64
 }
 
 // InvoiceLink is what an address handed out for a merchant invoice
@@ -131,6 +140,9 @@ type InvoiceParams struct {
 	Confirmations *int32
 	// Link is the invoice and the quote.
 	Link InvoiceLink
+	// WatchKeyID, when set, is the project's watch-only key of the ticker:
+	// the address is derived from it (Destinations are then ignored).
+	WatchKeyID *int64
 }
 
 // InvoiceKey is the callback key of an invoice's address: an invoice has at
@@ -160,9 +172,13 @@ func (s *Service) CreateForInvoice(ctx context.Context, p InvoiceParams) (*entdb
 		return nil, err
 	}
 	link := p.Link
-	cp := CreateParams{APIKeyID: p.APIKeyID, ProjectID: p.ProjectID, Post: p.Post || p.JSON, JSON: p.JSON, invoice: &link}
+	cp := CreateParams{APIKeyID: p.APIKeyID, ProjectID: p.ProjectID, Post: p.Post || p.JSON, JSON: p.JSON, invoice: &link, watchKeyID: p.WatchKeyID}
+	dests := p.Destinations
+	if p.WatchKeyID != nil {
+		dests = []schema.Destination{}
+	}
 	for range 8 {
-		a, err := s.insert(ctx, cp, p.Ticker, CallbackURL{URL: p.NotifyURL, Params: []schema.Param{}}, key, p.Destinations, confs)
+		a, err := s.insert(ctx, cp, p.Ticker, CallbackURL{URL: p.NotifyURL, Params: []schema.Param{}}, key, dests, confs)
 		if err == nil {
 			return a, nil
 		}
@@ -310,7 +326,15 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*entdb.Address, c
 		if len(pr.Tickers) > 0 && !slices.Contains(pr.Tickers, t.Ticker) {
 			return nil, t, invalid("ticker", "this project does not accept %s", t.Ticker)
 		}
-		if len(dests) == 0 {
+		if id, ok := pr.WatchKeys[t.Ticker]; ok {
+			// The merchant's own key: the address is theirs, and what it
+			// receives stays in their wallet.
+			if len(dests) > 0 {
+				return nil, t, invalid("address", "this project receives %s in its own wallet (a watch-only key): payments stay where they land and are not forwarded; omit address", t.Ticker)
+			}
+			p.watchKeyID = &id
+			dests = []schema.Destination{}
+		} else if len(dests) == 0 {
 			// No forwarding address: the project's payout wallets for the
 			// coin receive the funds; without one, payhook holds them.
 			dests = pr.Wallets[t.Ticker]
@@ -444,37 +468,15 @@ func (s *Service) insert(ctx context.Context, p CreateParams, t chains.Ticker, c
 const derivationLock = 0x70617969
 
 func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t chains.Ticker, cb CallbackURL, key string, dests []schema.Destination, confs int32) (*entdb.Address, error) {
-	if s.postgres {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", derivationLock); err != nil {
-			return nil, fmt.Errorf("lock derivation index: %w", err)
+	c := tx.Address.Create()
+	if p.watchKeyID != nil {
+		if err := s.deriveWatch(ctx, tx, t, *p.watchKeyID, c); err != nil {
+			return nil, err
 		}
-	}
-	last, err := tx.Address.Query().
-		Order(entdb.Desc(entaddress.FieldDerivationIndex)).
-		Limit(1).
-		Select(entaddress.FieldDerivationIndex).
-		Ints(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("next derivation index: %w", err)
-	}
-	var index int64
-	if len(last) > 0 {
-		index = int64(last[0]) + 1
-	}
-	var addrIn string
-	for {
-		addrIn, err = s.deriver.Address(t, uint32(index))
-		if errors.Is(err, chains.ErrInvalidIndex) && index < 1<<31-1 {
-			index++ // BIP32 skips the (astronomically rare) invalid child.
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("derive %s address %d: %w", t.Ticker, index, err)
-		}
-		break
+	} else if err := s.deriveSeed(ctx, tx, t, c); err != nil {
+		return nil, err
 	}
 	now := s.now()
-	c := tx.Address.Create()
 	if p.service != "" {
 		c.SetService(p.service)
 	}
@@ -487,8 +489,6 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		SetProjectID(p.ProjectID).
 		SetTicker(t.Ticker).
 		SetFamily(string(t.Family)).
-		SetAddressIn(addrIn).
-		SetDerivationIndex(index).
 		SetCallbackURL(cb.URL).
 		SetCallbackKey(key).
 		SetDestinations(dests).
@@ -503,6 +503,88 @@ func (s *Service) insertTx(ctx context.Context, tx *entdb.Tx, p CreateParams, t 
 		SetCreatedAt(now).
 		SetUpdatedAt(now).
 		Save(ctx)
+}
+
+// deriveSeed sets c's address to the operator seed's next derivation
+// index: one more than the highest handed out, under a lock on PostgreSQL.
+func (s *Service) deriveSeed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, c *entdb.AddressCreate) error {
+	if s.postgres {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", derivationLock); err != nil {
+			return fmt.Errorf("lock derivation index: %w", err)
+		}
+	}
+	last, err := tx.Address.Query().
+		Where(entaddress.DerivationIndexNotNil()).
+		Order(entdb.Desc(entaddress.FieldDerivationIndex)).
+		Limit(1).
+		Select(entaddress.FieldDerivationIndex).
+		Ints(ctx)
+	if err != nil {
+		return fmt.Errorf("next derivation index: %w", err)
+	}
+	var index int64
+	if len(last) > 0 {
+		index = int64(last[0]) + 1
+	}
+	var addrIn string
+	for {
+		addrIn, err = s.deriver.Address(t, uint32(index))
+		if errors.Is(err, chains.ErrInvalidIndex) && index < 1<<31-1 {
+			index++ // BIP32 skips the (astronomically rare) invalid child.
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("derive %s address %d: %w", t.Ticker, index, err)
+		}
+		break
+	}
+	c.SetAddressIn(addrIn).SetDerivationIndex(index)
+	return nil
+}
+
+// deriveWatch sets c's address to the next receive index of the merchant's
+// watch-only key id. The key's row is updated first, so on PostgreSQL a
+// concurrent create of the same key waits for this transaction, then takes
+// the next index; an index BIP 32 declares invalid is skipped for good.
+func (s *Service) deriveWatch(ctx context.Context, tx *entdb.Tx, t chains.Ticker, id int64, c *entdb.AddressCreate) error {
+	for {
+		wk, err := tx.WatchKey.UpdateOneID(id).AddNextIndex(1).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("next index of watch key %d: %w", id, err)
+		}
+		k, err := s.watchKey(t, wk.Descriptor)
+		if err != nil {
+			return err
+		}
+		index := wk.NextIndex - 1
+		if index >= 1<<31 {
+			return kind.Wrap(kind.Unavailable, fmt.Errorf("the %s key has handed out all 2^31 of its receive addresses: set another key", t.Ticker))
+		}
+		addrIn, err := k.Address(uint32(index))
+		if errors.Is(err, chains.ErrInvalidIndex) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("derive %s address %d of watch key %d: %w", t.Ticker, index, id, err)
+		}
+		c.SetAddressIn(addrIn).SetWatchKeyID(id).SetWatchIndex(index)
+		return nil
+	}
+}
+
+// watchKey parses a stored watch key's descriptor for t, once per
+// descriptor and ticker.
+func (s *Service) watchKey(t chains.Ticker, descriptor string) (*watchonly.Key, error) {
+	ck := t.Ticker + "\x00" + descriptor
+	if k, ok := s.keys.Load(ck); ok {
+		return k.(*watchonly.Key), nil
+	}
+	k, err := watchonly.Parse(t, descriptor)
+	if err != nil {
+		return nil, fmt.Errorf("stored watch key of %s: %w", t.Ticker, err)
+	}
+	s.keys.Store(ck, k)
+	return k, nil
 }
 
 // find returns the project's address for ticker and callback key (the

@@ -132,6 +132,31 @@ func SetProjectWallet(ctx context.Context, dsn, registryFile string, id int64, s
 	return changeProject(ctx, dsn, registryFile, id, "settings.wallet_set", ticker, func(p *project.Service) error { return p.SetWallet(ctx, id, spec) })
 }
 
+// SetProjectWatchKey makes a merchant's key (TICKER=KEY: an extended
+// public key or an output descriptor) a project's watch-only wallet of the
+// ticker, with gap limit gap (0 keeps the key's), and returns the key as
+// stored. Audited as settings.wallet_set on the ticker (a public key is no
+// secret, but the entry names only the ticker, as for addresses).
+func SetProjectWatchKey(ctx context.Context, dsn, registryFile string, id int64, spec string, gap int) (wk *entdb.WatchKey, err error) {
+	ticker, _, _ := strings.Cut(spec, "=")
+	ticker = strings.ToLower(strings.TrimSpace(ticker))
+	err = changeProject(ctx, dsn, registryFile, id, "settings.wallet_set", ticker, func(p *project.Service) error {
+		wk, err = p.SetWatchKey(ctx, id, spec, gap)
+		return err
+	})
+	return wk, err
+}
+
+// ProjectWatchWallets returns a project's watch-only wallets with what the
+// merchant's wallet needs to scan.
+func ProjectWatchWallets(ctx context.Context, dsn, registryFile string, id int64) (ws []project.WatchWallet, err error) {
+	err = withProjects(ctx, dsn, registryFile, func(p *project.Service, _ *entdb.Client) error {
+		ws, err = p.WatchWallets(ctx, id)
+		return err
+	})
+	return ws, err
+}
+
 // SetProjectPayoutNotify sets where a project's payout webhooks go ("" for
 // none), as form POSTs or, when post is false, GET requests. Audited as
 // settings.payout_webhook, without the URL (it may carry credentials).

@@ -18,11 +18,16 @@
 //	swept        swept from a held address towards the project's payout wallet (account chains), not credited there yet
 //	payout       paid out to the destinations of payout requests
 //	refund       the next money flow's
+//	direct       received straight into the merchant's own wallet (a watch-only key): never payhook's
+//	owed         service fees a watch-only key's payments owe the operator (negative), until settled
 //
 // # Events and their lines
 //
 //	credit    received -v, pending +v          a payment reaches its required confirmations
 //	hold      pending -v, held +v              it is held (no wallet, below the minimum or dust, ...)
+//	direct    pending -v, direct +v, fee +f, owed -f   it landed in the merchant's own wallet (an address of
+//	                                           their watch-only key): nothing to forward; the service fee
+//	                                           f is owed, not deducted
 //	release   held -v, pending +v              a held payment is forwarded after all (with its address's next ones)
 //	plan      pending -v, outgoing +v          it is planned into an outgoing transaction
 //	send      outgoing -v, forwarded +f, fee +s, network_fee +n (f+s+n = v)   that transaction is sent

@@ -32,6 +32,8 @@ const (
 	Loss       = entledger.AccountLoss
 	Payout     = entledger.AccountPayout
 	Swept      = entledger.AccountSwept
+	InWallet   = entledger.AccountDirect
+	Owed       = entledger.AccountOwed
 )
 
 // Line is one account's part of an entry, in coin units.
@@ -86,6 +88,18 @@ func entry(event Event, t chains.Ticker, r Ref, key string, lines ...Line) Entry
 // confirmations: received -v, pending +v.
 func Credit(t chains.Ticker, r Ref, v decimal.Decimal) Entry {
 	return entry(entledger.EventCredit, t, r, paymentKey(entledger.EventCredit, r), Line{Received, v.Neg()}, Line{Pending, v})
+}
+
+// Direct journals a payment of value v to an address of the merchant's
+// watch-only key, credited and in the merchant's own wallet: pending -v,
+// direct +v; and the service fee it owes, which nothing deducted: fee +f,
+// owed -f (the project's debt to the operator, until settled).
+func Direct(t chains.Ticker, r Ref, v, fee decimal.Decimal) Entry {
+	lines := []Line{{Pending, v.Neg()}, {InWallet, v}}
+	if fee.Sign() != 0 {
+		lines = append(lines, Line{Fee, fee}, Line{Owed, fee.Neg()})
+	}
+	return entry(entledger.EventDirect, t, r, paymentKey(entledger.EventDirect, r), lines...)
 }
 
 // Hold journals the payment's value v held for reason: pending -v, held +v.

@@ -81,7 +81,7 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 			return fmt.Errorf("load payments: %w", err)
 		}
 		pl := &planner{s: s, tx: tx, t: t, netFee: netFee, now: s.now()}
-		var noWallet []*entdb.Payment
+		var noWallet, direct []*entdb.Payment
 		var merchant []*entdb.Address // in the order of their first payment
 		byAddress := map[int64][]*entdb.Payment{}
 		for _, p := range ps {
@@ -94,6 +94,8 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 			}
 			a := p.Edges.Address
 			switch {
+			case a.WatchKeyID != nil:
+				direct = append(direct, p)
 			case len(a.Destinations) == 0:
 				noWallet = append(noWallet, p)
 			case a.InvoiceID != nil:
@@ -108,6 +110,9 @@ func (s *Service) forward(ctx context.Context, t chains.Ticker, ids []int64) (op
 			}
 		}
 		if err := s.holdNoWallet(ctx, tx, t, noWallet, pl.now, &pl.journal, &pl.pub); err != nil {
+			return err
+		}
+		if err := s.completeDirect(ctx, tx, t, direct, pl.now, &pl.journal, &pl.pub); err != nil {
 			return err
 		}
 		held, err := pl.held(ctx, merchant)
@@ -177,8 +182,7 @@ func (pl *planner) alone(ctx context.Context, a *entdb.Address, p *entdb.Payment
 		return err
 	}
 	key := fmt.Sprintf("fwd-%d-%s", p.ID, p.TxidIn)
-	pl.add(a, key, []member{{p: p, intentID: key, part: part{fee: plan.Fee, networkFee: plan.NetworkFee, forwarded: plan.Forwarded, outputs: toSchema(plan.Outputs)}}}, plan)
-	return nil
+	return pl.add(a, key, []member{{p: p, intentID: key, part: part{fee: plan.Fee, networkFee: plan.NetworkFee, forwarded: plan.Forwarded, outputs: toSchema(plan.Outputs)}}}, plan)
 }
 
 // address plans, within the planner's transaction, the forwarding of ps,
@@ -243,8 +247,7 @@ func (pl *planner) address(ctx context.Context, a *entdb.Address, ps, held []*en
 	last := members[len(members)-1]
 	key := fmt.Sprintf("fwd-%d-%s", last.ID, last.TxidIn)
 	if len(members) == 1 {
-		pl.add(a, key, []member{{p: last, intentID: key, part: part{fee: plan.Fee, networkFee: plan.NetworkFee, forwarded: plan.Forwarded, outputs: toSchema(plan.Outputs)}}}, plan)
-		return nil
+		return pl.add(a, key, []member{{p: last, intentID: key, part: part{fee: plan.Fee, networkFee: plan.NetworkFee, forwarded: plan.Forwarded, outputs: toSchema(plan.Outputs)}}}, plan)
 	}
 	parts := splitPlan(pl.t, plan, values)
 	ms := make([]member, len(members))
@@ -255,7 +258,9 @@ func (pl *planner) address(ctx context.Context, a *entdb.Address, ps, held []*en
 			return fmt.Errorf("note payment %d forwarded in a group: %w", m.ID, err)
 		}
 	}
-	pl.add(a, key, ms, plan)
+	if err := pl.add(a, key, ms, plan); err != nil {
+		return err
+	}
 	pl.s.logger.Info("payments forwarded together: their sum reached the minimum",
 		"ticker", pl.t.Ticker, "address_in", a.AddressIn, "payments", len(members), "sum_coin", sum.String(), "intent", key)
 	return nil
@@ -360,15 +365,20 @@ func (pl *planner) hold(ctx context.Context, a *entdb.Address, p *entdb.Payment,
 
 // add plans one transaction from address a, of key, carrying members'
 // forwards of plan.
-func (pl *planner) add(a *entdb.Address, key string, members []member, plan distribute.Plan) {
+func (pl *planner) add(a *entdb.Address, key string, members []member, plan distribute.Plan) error {
+	from, err := outbound.SeedIndex(a)
+	if err != nil {
+		return fmt.Errorf("plan forward %s: %w", key, err)
+	}
 	in := outbound.Intent{Key: key, Ticker: pl.t, Purpose: outbound.PurposeForward, ProjectID: a.ProjectID,
-		From: a.AddressIn, FromIndex: uint32(a.DerivationIndex), Outputs: plan.Outputs, NetworkFee: plan.NetworkFee,
+		From: a.AddressIn, FromIndex: from, Outputs: plan.Outputs, NetworkFee: plan.NetworkFee,
 		GasPercent: pl.priority(a).GasPercent}
 	for _, m := range members {
 		in.Inputs = append(in.Inputs, chains.Transfer{TxID: m.p.TxidIn, Index: m.p.OutputIndex, To: a.AddressIn, Value: m.p.ValueCoin})
 	}
 	pl.intents = append(pl.intents, in)
 	pl.members = append(pl.members, members)
+	return nil
 }
 
 // commit records the planned transactions, their forwards and the journal,
@@ -464,6 +474,56 @@ func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticke
 		ids[i] = p.ID
 		s.logger.Info("funds held: no forwarding address; they stay on the payment address until swept (payhook funds)",
 			"ticker", t.Ticker, "address_in", a.AddressIn, "value_coin", q.ValueCoin.String(), "txid_in", p.TxidIn)
+	}
+	return stopWatching(ctx, tx, ids...)
+}
+
+// directNote is the note of a payment to the merchant's own key.
+const directNote = "in the merchant's own wallet (watch-only key): nothing to forward; the service fee is owed, not deducted"
+
+// completeDirect completes credited payments ps, whose addresses are the
+// merchant's own (a watch-only key), within tx: the funds are in the
+// merchant's wallet already. A Forward records it (no transaction, no
+// outputs, no network fee; value_forwarded_coin is the whole value and
+// fee_coin the service fee the project owes), the payment is completed,
+// its Distributed change published and journaled (direct, the fee owed),
+// and it is no longer watched.
+func (s *Service) completeDirect(ctx context.Context, tx *entdb.Tx, t chains.Ticker, ps []*entdb.Payment, now time.Time, journal *[]ledger.Entry, pub *changes) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	creates := make([]*entdb.ForwardCreate, len(ps))
+	for i, p := range ps {
+		creates[i] = tx.Forward.Create().
+			SetPaymentID(p.ID).SetIntentID(fmt.Sprintf("direct-%d-%s", p.ID, p.TxidIn)).
+			SetOutputs([]schema.Output{}).SetFeeCoin(distribute.Fee(t, p.ValueCoin)).SetNetworkFee(decimal.Zero).
+			SetValueForwardedCoin(p.ValueCoin).SetStatus(entforward.StatusDone).
+			SetCreatedAt(now).SetUpdatedAt(now)
+	}
+	fwds, err := tx.Forward.CreateBulk(creates...).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("record %d direct payments: %w", len(ps), err)
+	}
+	ids := make([]int64, len(ps))
+	for i, p := range ps {
+		f := fwds[i]
+		q, err := tx.Payment.UpdateOne(p).
+			SetStatus(entpayment.StatusCompleted).
+			SetValueForwardedCoin(f.ValueForwardedCoin).SetFeeCoin(f.FeeCoin).SetNetworkFee(f.NetworkFee).
+			SetNote(withNote(p.Note, directNote)).
+			SetForwardedAt(now).SetUpdatedAt(now).
+			Save(ctx)
+		if err != nil {
+			return fmt.Errorf("complete direct payment %d: %w", p.ID, err)
+		}
+		a := p.Edges.Address
+		q.Edges.Address = a
+		*journal = append(*journal, ledger.Direct(t, ref(a, q), q.ValueCoin, f.FeeCoin))
+		pub.publish(Change{
+			Kind: Distributed, Ticker: t, Address: a, Payment: q,
+			Status: chains.StatusCompleted, Confirmations: q.Confirmations, ValueCoin: q.ValueCoin, Forward: f,
+		})
+		ids[i] = p.ID
 	}
 	return stopWatching(ctx, tx, ids...)
 }

@@ -372,7 +372,14 @@ func (s *Service) newPayment(tx *entdb.Tx, t chains.Ticker, a *entdb.Address, o 
 		SetConfirmations(step.Confirmations).SetStatus(entpayment.Status(step.Status)).
 		SetNillableCreditedAt(when(step.Credit, now)).
 		SetCreatedAt(now).SetUpdatedAt(now)
-	if why := notForwardable(t, a, o.Value); why != "" {
+	if a.WatchKeyID != nil {
+		// The merchant's own key: nothing is forwarded, so no minimum
+		// applies and nothing is held but an asset the address was not
+		// made for (the merchant is told; it is in their wallet).
+		if s.wrongAsset(t, a) {
+			c.SetHoldReason(entpayment.HoldReasonWrongAsset).SetNote(wrongAssetWatchNote)
+		}
+	} else if why := notForwardable(t, a, o.Value); why != "" {
 		c.SetHoldReason(entpayment.HoldReasonBelowMinimum).SetNote(notForwardedNote + why)
 	} else if s.wrongAsset(t, a) {
 		// Credited (the merchant is told by a wrong_asset webhook), held
@@ -396,6 +403,11 @@ func (s *Service) newPayment(tx *entdb.Tx, t chains.Ticker, a *entdb.Address, o 
 func credited(journal []ledger.Entry, t chains.Ticker, a *entdb.Address, p *entdb.Payment) []ledger.Entry {
 	r := ref(a, p)
 	journal = append(journal, ledger.Credit(t, r, p.ValueCoin))
+	if a.WatchKeyID != nil && p.HoldReason != entpayment.HoldReasonNone {
+		// In the merchant's wallet, not payhook's to hold; an asset the
+		// address was not made for owes no fee.
+		return append(journal, ledger.Direct(t, r, p.ValueCoin, decimal.Zero))
+	}
 	if p.HoldReason != entpayment.HoldReasonNone {
 		journal = append(journal, ledger.Hold(t, r, p.ValueCoin, string(p.HoldReason)))
 	}
@@ -528,6 +540,9 @@ const (
 	// wrongAssetNote is the note of a payment of another asset than its
 	// address takes, held until the merchant forwards or refunds it.
 	wrongAssetNote = "held as wrong_asset: another asset than the address was created for, without multi_token; the merchant forwards or refunds it"
+	// wrongAssetWatchNote is wrongAssetNote's for an address of the
+	// merchant's watch-only key, which payhook cannot move.
+	wrongAssetWatchNote = "wrong_asset: another asset than the address was created for, without multi_token; it is in the merchant's own wallet (watch-only key), not counted, owes no fee"
 	// latePaymentNote is the note of a payment held as late for a refund.
 	latePaymentNote = "held for a refund: paid after its checkout expired, under the checkout's late_payments refund policy; credited and notified, not forwarded"
 	// reorgedNote is the note of a payment that left the chain after its

@@ -43,6 +43,10 @@ const (
 	FieldAddressIn = "address_in"
 	// FieldDerivationIndex holds the string denoting the derivation_index field in the database.
 	FieldDerivationIndex = "derivation_index"
+	// FieldWatchKeyID holds the string denoting the watch_key_id field in the database.
+	FieldWatchKeyID = "watch_key_id"
+	// FieldWatchIndex holds the string denoting the watch_index field in the database.
+	FieldWatchIndex = "watch_index"
 	// FieldCallbackURL holds the string denoting the callback_url field in the database.
 	FieldCallbackURL = "callback_url"
 	// FieldCallbackKey holds the string denoting the callback_key field in the database.
@@ -104,6 +108,8 @@ var Columns = []string{
 	FieldFamily,
 	FieldAddressIn,
 	FieldDerivationIndex,
+	FieldWatchKeyID,
+	FieldWatchIndex,
 	FieldCallbackURL,
 	FieldCallbackKey,
 	FieldDestinations,
@@ -146,6 +152,8 @@ var (
 	AddressInValidator func(string) error
 	// DerivationIndexValidator is a validator for the "derivation_index" field. It is called by the builders before save.
 	DerivationIndexValidator func(int64) error
+	// WatchIndexValidator is a validator for the "watch_index" field. It is called by the builders before save.
+	WatchIndexValidator func(int64) error
 	// CallbackURLValidator is a validator for the "callback_url" field. It is called by the builders before save.
 	CallbackURLValidator func(string) error
 	// CallbackKeyValidator is a validator for the "callback_key" field. It is called by the builders before save.
@@ -246,6 +254,16 @@ func ByAddressIn(opts ...sql.OrderTermOption) OrderOption {
 // ByDerivationIndex orders the results by the derivation_index field.
 func ByDerivationIndex(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDerivationIndex, opts...).ToFunc()
+}
+
+// ByWatchKeyID orders the results by the watch_key_id field.
+func ByWatchKeyID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWatchKeyID, opts...).ToFunc()
+}
+
+// ByWatchIndex orders the results by the watch_index field.
+func ByWatchIndex(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWatchIndex, opts...).ToFunc()
 }
 
 // ByCallbackURL orders the results by the callback_url field.

@@ -126,6 +126,16 @@ func DerivationIndex(v int64) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldDerivationIndex, v))
 }
 
+// WatchKeyID applies equality check predicate on the "watch_key_id" field. It's identical to WatchKeyIDEQ.
+func WatchKeyID(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldWatchKeyID, v))
+}
+
+// WatchIndex applies equality check predicate on the "watch_index" field. It's identical to WatchIndexEQ.
+func WatchIndex(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldWatchIndex, v))
+}
+
 // CallbackURL applies equality check predicate on the "callback_url" field. It's identical to CallbackURLEQ.
 func CallbackURL(v string) predicate.Address {
 	return predicate.Address(sql.FieldEQ(FieldCallbackURL, v))
@@ -859,6 +869,116 @@ func DerivationIndexLT(v int64) predicate.Address {
 // DerivationIndexLTE applies the LTE predicate on the "derivation_index" field.
 func DerivationIndexLTE(v int64) predicate.Address {
 	return predicate.Address(sql.FieldLTE(FieldDerivationIndex, v))
+}
+
+// DerivationIndexIsNil applies the IsNil predicate on the "derivation_index" field.
+func DerivationIndexIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldDerivationIndex))
+}
+
+// DerivationIndexNotNil applies the NotNil predicate on the "derivation_index" field.
+func DerivationIndexNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldDerivationIndex))
+}
+
+// WatchKeyIDEQ applies the EQ predicate on the "watch_key_id" field.
+func WatchKeyIDEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDNEQ applies the NEQ predicate on the "watch_key_id" field.
+func WatchKeyIDNEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDIn applies the In predicate on the "watch_key_id" field.
+func WatchKeyIDIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldWatchKeyID, vs...))
+}
+
+// WatchKeyIDNotIn applies the NotIn predicate on the "watch_key_id" field.
+func WatchKeyIDNotIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldWatchKeyID, vs...))
+}
+
+// WatchKeyIDGT applies the GT predicate on the "watch_key_id" field.
+func WatchKeyIDGT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDGTE applies the GTE predicate on the "watch_key_id" field.
+func WatchKeyIDGTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDLT applies the LT predicate on the "watch_key_id" field.
+func WatchKeyIDLT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDLTE applies the LTE predicate on the "watch_key_id" field.
+func WatchKeyIDLTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldWatchKeyID, v))
+}
+
+// WatchKeyIDIsNil applies the IsNil predicate on the "watch_key_id" field.
+func WatchKeyIDIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldWatchKeyID))
+}
+
+// WatchKeyIDNotNil applies the NotNil predicate on the "watch_key_id" field.
+func WatchKeyIDNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldWatchKeyID))
+}
+
+// WatchIndexEQ applies the EQ predicate on the "watch_index" field.
+func WatchIndexEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldEQ(FieldWatchIndex, v))
+}
+
+// WatchIndexNEQ applies the NEQ predicate on the "watch_index" field.
+func WatchIndexNEQ(v int64) predicate.Address {
+	return predicate.Address(sql.FieldNEQ(FieldWatchIndex, v))
+}
+
+// WatchIndexIn applies the In predicate on the "watch_index" field.
+func WatchIndexIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldIn(FieldWatchIndex, vs...))
+}
+
+// WatchIndexNotIn applies the NotIn predicate on the "watch_index" field.
+func WatchIndexNotIn(vs ...int64) predicate.Address {
+	return predicate.Address(sql.FieldNotIn(FieldWatchIndex, vs...))
+}
+
+// WatchIndexGT applies the GT predicate on the "watch_index" field.
+func WatchIndexGT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGT(FieldWatchIndex, v))
+}
+
+// WatchIndexGTE applies the GTE predicate on the "watch_index" field.
+func WatchIndexGTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldGTE(FieldWatchIndex, v))
+}
+
+// WatchIndexLT applies the LT predicate on the "watch_index" field.
+func WatchIndexLT(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLT(FieldWatchIndex, v))
+}
+
+// WatchIndexLTE applies the LTE predicate on the "watch_index" field.
+func WatchIndexLTE(v int64) predicate.Address {
+	return predicate.Address(sql.FieldLTE(FieldWatchIndex, v))
+}
+
+// WatchIndexIsNil applies the IsNil predicate on the "watch_index" field.
+func WatchIndexIsNil() predicate.Address {
+	return predicate.Address(sql.FieldIsNull(FieldWatchIndex))
+}
+
+// WatchIndexNotNil applies the NotNil predicate on the "watch_index" field.
+func WatchIndexNotNil() predicate.Address {
+	return predicate.Address(sql.FieldNotNull(FieldWatchIndex))
 }
 
 // CallbackURLEQ applies the EQ predicate on the "callback_url" field.

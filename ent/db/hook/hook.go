@@ -357,6 +357,18 @@ func (f SubscriptionFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, 
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.SubscriptionMutation", m)
 }
 
+// The WatchKeyFunc type is an adapter to allow the use of ordinary
+// function as WatchKey mutator.
+type WatchKeyFunc func(context.Context, *db.WatchKeyMutation) (db.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WatchKeyFunc) Mutate(ctx context.Context, m db.Mutation) (db.Value, error) {
+	if mv, ok := m.(*db.WatchKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *db.WatchKeyMutation", m)
+}
+
 // The WatchedTransferFunc type is an adapter to allow the use of ordinary
 // function as WatchedTransfer mutator.
 type WatchedTransferFunc func(context.Context, *db.WatchedTransferMutation) (db.Value, error)

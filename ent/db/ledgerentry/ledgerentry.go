@@ -92,6 +92,7 @@ const (
 	EventSweep    Event = "sweep"
 	EventPayout   Event = "payout"
 	EventRefund   Event = "refund"
+	EventDirect   Event = "direct"
 )
 
 func (e Event) String() string {
@@ -101,7 +102,7 @@ func (e Event) String() string {
 // EventValidator is a validator for the "event" field enum values. It is called by the builders before save.
 func EventValidator(e Event) error {
 	switch e {
-	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventBounce, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund:
+	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventBounce, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund, EventDirect:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for event field: %q", e)
@@ -124,6 +125,8 @@ const (
 	AccountSwept      Account = "swept"
 	AccountPayout     Account = "payout"
 	AccountRefund     Account = "refund"
+	AccountDirect     Account = "direct"
+	AccountOwed       Account = "owed"
 )
 
 func (a Account) String() string {
@@ -133,7 +136,7 @@ func (a Account) String() string {
 // AccountValidator is a validator for the "account" field enum values. It is called by the builders before save.
 func AccountValidator(a Account) error {
 	switch a {
-	case AccountReceived, AccountPending, AccountHeld, AccountOutgoing, AccountForwarded, AccountFee, AccountNetworkFee, AccountLoss, AccountSwept, AccountPayout, AccountRefund:
+	case AccountReceived, AccountPending, AccountHeld, AccountOutgoing, AccountForwarded, AccountFee, AccountNetworkFee, AccountLoss, AccountSwept, AccountPayout, AccountRefund, AccountDirect, AccountOwed:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for account field: %q", a)

@@ -43,7 +43,9 @@ var (
 		{Name: "ticker", Type: field.TypeString},
 		{Name: "family", Type: field.TypeString},
 		{Name: "address_in", Type: field.TypeString, Unique: true},
-		{Name: "derivation_index", Type: field.TypeInt64, Unique: true},
+		{Name: "derivation_index", Type: field.TypeInt64, Unique: true, Nullable: true},
+		{Name: "watch_key_id", Type: field.TypeInt64, Nullable: true},
+		{Name: "watch_index", Type: field.TypeInt64, Nullable: true},
 		{Name: "callback_url", Type: field.TypeString, Size: 2147483647},
 		{Name: "callback_key", Type: field.TypeString},
 		{Name: "destinations", Type: field.TypeJSON},
@@ -65,7 +67,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "addresses_api_keys_addresses",
-				Columns:    []*schema.Column{AddressesColumns[25]},
+				Columns:    []*schema.Column{AddressesColumns[27]},
 				RefColumns: []*schema.Column{APIKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -74,12 +76,17 @@ var (
 			{
 				Name:    "address_project_id_ticker_callback_key",
 				Unique:  true,
-				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[10], AddressesColumns[15]},
+				Columns: []*schema.Column{AddressesColumns[3], AddressesColumns[10], AddressesColumns[17]},
 			},
 			{
 				Name:    "address_invoice_id",
 				Unique:  false,
 				Columns: []*schema.Column{AddressesColumns[5]},
+			},
+			{
+				Name:    "address_watch_key_id_watch_index",
+				Unique:  true,
+				Columns: []*schema.Column{AddressesColumns[14], AddressesColumns[15]},
 			},
 		},
 	}
@@ -552,8 +559,8 @@ var (
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "project_id", Type: field.TypeInt64},
 		{Name: "ticker", Type: field.TypeString},
-		{Name: "event", Type: field.TypeEnum, Enums: []string{"credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund"}},
-		{Name: "account", Type: field.TypeEnum, Enums: []string{"received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund"}},
+		{Name: "event", Type: field.TypeEnum, Enums: []string{"credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund", "direct"}},
+		{Name: "account", Type: field.TypeEnum, Enums: []string{"received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund", "direct", "owed"}},
 		{Name: "amount", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(60,0)", "sqlite3": "text"}},
 		{Name: "key", Type: field.TypeString},
 		{Name: "payment_id", Type: field.TypeInt64, Nullable: true},
@@ -898,6 +905,7 @@ var (
 		{Name: "previous_ipn_secret", Type: field.TypeString, Default: ""},
 		{Name: "previous_secret_until", Type: field.TypeTime, Nullable: true},
 		{Name: "wallets", Type: field.TypeJSON},
+		{Name: "watch_keys", Type: field.TypeJSON, Default: "{}"},
 		{Name: "confirmations", Type: field.TypeJSON},
 		{Name: "tickers", Type: field.TypeJSON},
 		{Name: "payout_notify_url", Type: field.TypeString, Size: 2147483647, Default: ""},
@@ -1027,6 +1035,23 @@ var (
 			},
 		},
 	}
+	// WatchKeysColumns holds the columns for the "watch_keys" table.
+	WatchKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt64, Increment: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "project_id", Type: field.TypeInt64},
+		{Name: "space", Type: field.TypeString, Unique: true, Size: 2147483647},
+		{Name: "descriptor", Type: field.TypeString, Size: 2147483647},
+		{Name: "next_index", Type: field.TypeInt64, Default: 0},
+		{Name: "gap_limit", Type: field.TypeInt32, Default: 20},
+	}
+	// WatchKeysTable holds the schema information for the "watch_keys" table.
+	WatchKeysTable = &schema.Table{
+		Name:       "watch_keys",
+		Columns:    WatchKeysColumns,
+		PrimaryKey: []*schema.Column{WatchKeysColumns[0]},
+	}
 	// WatchedTransfersColumns holds the columns for the "watched_transfers" table.
 	WatchedTransfersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt64, Increment: true},
@@ -1098,6 +1123,7 @@ var (
 		RefundsTable,
 		SigningKeysTable,
 		SubscriptionsTable,
+		WatchKeysTable,
 		WatchedTransfersTable,
 	}
 )

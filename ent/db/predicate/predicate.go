@@ -93,5 +93,8 @@ type SigningKey func(*sql.Selector)
 // Subscription is the predicate function for subscription builders.
 type Subscription func(*sql.Selector)
 
+// WatchKey is the predicate function for watchkey builders.
+type WatchKey func(*sql.Selector)
+
 // WatchedTransfer is the predicate function for watchedtransfer builders.
 type WatchedTransfer func(*sql.Selector)

@@ -32,6 +32,8 @@ const (
 	FieldPreviousSecretUntil = "previous_secret_until"
 	// FieldWallets holds the string denoting the wallets field in the database.
 	FieldWallets = "wallets"
+	// FieldWatchKeys holds the string denoting the watch_keys field in the database.
+	FieldWatchKeys = "watch_keys"
 	// FieldConfirmations holds the string denoting the confirmations field in the database.
 	FieldConfirmations = "confirmations"
 	// FieldTickers holds the string denoting the tickers field in the database.
@@ -77,6 +79,7 @@ var Columns = []string{
 	FieldPreviousIpnSecret,
 	FieldPreviousSecretUntil,
 	FieldWallets,
+	FieldWatchKeys,
 	FieldConfirmations,
 	FieldTickers,
 	FieldPayoutNotifyURL,
@@ -121,6 +124,8 @@ var (
 	DefaultPreviousIpnSecret string
 	// DefaultWallets holds the default value on creation for the "wallets" field.
 	DefaultWallets map[string][]schema.Destination
+	// DefaultWatchKeys holds the default value on creation for the "watch_keys" field.
+	DefaultWatchKeys map[string]int64
 	// DefaultConfirmations holds the default value on creation for the "confirmations" field.
 	DefaultConfirmations map[string]int32
 	// DefaultTickers holds the default value on creation for the "tickers" field.

@@ -393,10 +393,17 @@ func (s *Service) Address(ctx context.Context, kind Kind, key Caller, paymentID,
 	if c, ok := p.Confirmations[t.Ticker]; ok {
 		confs = &c
 	}
-	a, err := s.cfg.Addresses.CreateForInvoice(ctx, address.InvoiceParams{
+	ip := address.InvoiceParams{
 		APIKeyID: key.APIKeyID, ProjectID: inv.ProjectID, Ticker: t, NotifyURL: inv.NotifyURL,
 		Post: inv.Post, JSON: inv.JSON, Destinations: p.Wallets[t.Ticker], Confirmations: confs, Link: link,
-	})
+	}
+	if id, ok := p.WatchKeys[t.Ticker]; ok {
+		// The merchant's own key: the payment lands in their wallet, where
+		// payhook cannot hold it for a refund (late payments are credited;
+		// docs/decisions.md).
+		ip.WatchKeyID, ip.Destinations, ip.Link.LateHoldFrom = &id, nil, nil
+	}
+	a, err := s.cfg.Addresses.CreateForInvoice(ctx, ip)
 	if err != nil {
 		return nil, err
 	}

@@ -564,13 +564,17 @@ func (s *Service) planSweeps(ctx context.Context, tx *entdb.Tx, t chains.Ticker,
 		if out.Sign() <= 0 || s.engine.Check(t, []chains.Output{{Address: wallet.AddressIn, Amount: out}}) != nil {
 			continue
 		}
+		from, err := outbound.SeedIndex(src.address)
+		if err != nil {
+			return nil, false, fmt.Errorf("plan sweep: %w", err)
+		}
 		transfers := make([]chains.Transfer, len(src.payments))
 		for i, h := range src.payments {
 			transfers[i] = chains.Transfer{TxID: h.payment.TxidIn, Index: h.payment.OutputIndex, To: h.address.AddressIn, Value: h.value}
 		}
 		intents = append(intents, outbound.Intent{
 			Key: "sweep:" + uuid.NewString(), Ticker: t, Purpose: outbound.PurposeSweep, ProjectID: src.address.ProjectID,
-			From: src.address.AddressIn, FromIndex: uint32(src.address.DerivationIndex), Inputs: transfers,
+			From: src.address.AddressIn, FromIndex: from, Inputs: transfers,
 			Outputs: []chains.Output{{Address: wallet.AddressIn, Amount: out}}, NetworkFee: one,
 		})
 		plans = append(plans, src.payments)
@@ -739,7 +743,11 @@ func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, w
 	keys := map[string]uint32{}
 	for _, h := range inputs {
 		if h.address.AddressIn != wallet.AddressIn {
-			keys[h.address.AddressIn] = uint32(h.address.DerivationIndex)
+			index, err := outbound.SeedIndex(h.address)
+			if err != nil {
+				return nil, fmt.Errorf("plan payout: %w", err)
+			}
+			keys[h.address.AddressIn] = index
 		}
 	}
 	if len(keys) == 0 {
@@ -769,9 +777,13 @@ func (s *Service) record(ctx context.Context, tx *entdb.Tx, t chains.Ticker, wal
 		transfers[i] = chains.Transfer{TxID: h.payment.TxidIn, Index: h.payment.OutputIndex, To: h.address.AddressIn, Value: h.value}
 		recorded[i] = schema.PayoutInput{PaymentID: h.payment.ID, AddressID: h.address.ID, Value: h.value, HoldReason: string(h.payment.HoldReason)}
 	}
+	from, err := outbound.SeedIndex(wallet)
+	if err != nil {
+		return nil, fmt.Errorf("plan payout %d: %w", ps[0].ID, err)
+	}
 	o, err := s.engine.Plan(ctx, tx, outbound.Intent{
 		Key: "payout:" + strconv.FormatInt(ps[0].ID, 10), Ticker: t, Purpose: outbound.PurposePayout, ProjectID: ps[0].ProjectID,
-		From: wallet.AddressIn, FromIndex: uint32(wallet.DerivationIndex), Inputs: transfers, Keys: keys, Outputs: outs,
+		From: wallet.AddressIn, FromIndex: from, Inputs: transfers, Keys: keys, Outputs: outs,
 		NetworkFee: networkFee,
 	})
 	if err != nil {

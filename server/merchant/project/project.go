@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -334,16 +335,20 @@ func SetWallet(ctx context.Context, db *entdb.Client, id int64, ticker string, d
 	if err := checkWallet(ticker, ds); err != nil {
 		return err
 	}
-	return updateWallets(ctx, db, id, now, func(w map[string][]schema.Destination) { w[ticker] = ds })
+	return updateWallets(ctx, db, id, now, ticker, func(w map[string][]schema.Destination) { w[ticker] = ds })
 }
 
 // RemoveWallet removes a project's payout wallets for ticker; its payments
 // are then held (payhook funds lists them).
 func RemoveWallet(ctx context.Context, db *entdb.Client, id int64, ticker string, now time.Time) error {
-	return updateWallets(ctx, db, id, now, func(w map[string][]schema.Destination) { delete(w, ticker) })
+	return updateWallets(ctx, db, id, now, ticker, func(w map[string][]schema.Destination) { delete(w, ticker) })
 }
 
-func updateWallets(ctx context.Context, db *entdb.Client, id int64, now time.Time, change func(map[string][]schema.Destination)) error {
+// updateWallets changes project id's payout wallets, and makes its
+// addresses of ticker come from the operator's seed again (a watch-only
+// key of the ticker is set aside; its addresses are still watched, and set
+// again it continues where it stopped).
+func updateWallets(ctx context.Context, db *entdb.Client, id int64, now time.Time, ticker string, change func(map[string][]schema.Destination)) error {
 	tx, err := db.Tx(ctx)
 	if err != nil {
 		return err
@@ -361,7 +366,12 @@ func updateWallets(ctx context.Context, db *entdb.Client, id int64, now time.Tim
 		w[k] = v
 	}
 	change(w)
-	if _, err := tx.Project.UpdateOneID(id).SetWallets(w).SetUpdatedAt(now).Save(ctx); err != nil {
+	keys := maps.Clone(p.WatchKeys)
+	delete(keys, ticker)
+	if keys == nil {
+		keys = map[string]int64{}
+	}
+	if _, err := tx.Project.UpdateOneID(id).SetWallets(w).SetWatchKeys(keys).SetUpdatedAt(now).Save(ctx); err != nil {
 		return fmt.Errorf("store wallets of project %d: %w", id, err)
 	}
 	return tx.Commit()

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/watchonly"
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
@@ -99,6 +100,68 @@ func (s *Service) wallet(spec string) (string, []schema.Destination, error) {
 	return t.Ticker, ds, nil
 }
 
+// watchKey parses a TICKER=KEY wallet spec, a merchant's extended public
+// key or output descriptor (IsKeySpec): ok is false for a spec of
+// addresses. gap is the key's gap limit, 0 to keep it.
+func (s *Service) watchKey(spec string, gap int) (WatchKeyParams, bool, error) {
+	name, value, found := strings.Cut(spec, "=")
+	if !found || !IsKeySpec(value) {
+		return WatchKeyParams{}, false, nil
+	}
+	t, err := s.ticker("wallet", name)
+	if err != nil {
+		return WatchKeyParams{}, true, err
+	}
+	k, err := watchonly.Parse(t, value)
+	if err != nil {
+		return WatchKeyParams{}, true, fmt.Errorf("%w: wallet %s: %v", ErrInvalid, t.Ticker, err)
+	}
+	return WatchKeyParams{Ticker: t, Key: k, GapLimit: gap}, true, nil
+}
+
+// SetWatchKey sets project id's watch-only wallet from a TICKER=KEY spec
+// (an extended public key or an output descriptor), with gap limit gap (0
+// keeps the key's: DefaultGapLimit for a new one).
+func (s *Service) SetWatchKey(ctx context.Context, id int64, spec string, gap int) (*entdb.WatchKey, error) {
+	w, ok, err := s.watchKey(spec, gap)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, invalid("wallet %q: want TICKER=KEY, an extended public key or an output descriptor", spec)
+	}
+	return SetWatchKey(ctx, s.cfg.DB, id, w, s.cfg.Now())
+}
+
+// WatchWallets returns project id's watch-only wallets with what their
+// merchant's wallet needs to scan.
+func (s *Service) WatchWallets(ctx context.Context, id int64) ([]WatchWallet, error) {
+	pr, err := Get(ctx, s.cfg.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := WatchWallets(ctx, s.cfg.DB, pr)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		t, ok := s.cfg.Registry.Lookup(w.Ticker)
+		if !ok {
+			continue // a ticker this server no longer runs
+		}
+		k, err := watchonly.Parse(t, w.Key.Descriptor)
+		if err != nil {
+			return nil, fmt.Errorf("stored watch key of %s: %w", t.Ticker, err)
+		}
+		for n := uint32(0); len(ws[i].First) < 3 && n < 10; n++ {
+			if a, err := k.Address(n); err == nil {
+				ws[i].First = append(ws[i].First, IndexedAddress{Index: n, Address: a})
+			}
+		}
+	}
+	return ws, nil
+}
+
 // chainsTicker turns trc20_usdt into trc20/usdt.
 func chainsTicker(s string) string { return strings.Replace(s, "_", "/", 1) }
 
@@ -117,7 +180,15 @@ func (s *Service) ticker(param, name string) (chains.Ticker, error) {
 // once.
 func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, IssuedKey, error) {
 	wallets := map[string][]schema.Destination{}
+	var watch []WatchKeyParams
 	for _, spec := range req.Wallets {
+		if w, ok, err := s.watchKey(spec, 0); ok || err != nil {
+			if err != nil {
+				return nil, IssuedKey{}, err
+			}
+			watch = append(watch, w)
+			continue
+		}
 		t, ds, err := s.wallet(spec)
 		if err != nil {
 			return nil, IssuedKey{}, err
@@ -156,6 +227,16 @@ func (s *Service) Create(ctx context.Context, req Request) (*entdb.Project, Issu
 		if pr, err = Create(ctx, tx.Client(), Params{Name: name, Currency: currency, Wallets: wallets, Tickers: tickers, Confirmations: confs}, s.cfg.Now()); err != nil {
 			return err
 		}
+		for _, w := range watch {
+			if _, err := setWatchKeyTx(ctx, tx, pr.ID, w, s.cfg.Now()); err != nil {
+				return err
+			}
+		}
+		if len(watch) > 0 {
+			if pr, err = tx.Project.Get(ctx, pr.ID); err != nil {
+				return err
+			}
+		}
 		var row *entdb.APIKey
 		if key.Key, row, err = s.cfg.IssueKey(ctx, tx.Client(), name, pr.ID, req.APIKeyScopes, s.cfg.Now()); err != nil {
 			return err
@@ -185,6 +266,13 @@ func (s *Service) RotateSecret(ctx context.Context, id int64, grace time.Duratio
 // SetWallet sets project id's payout wallets of a ticker from a
 // TICKER=ADDRESS[,ADDRESS@SHARE...] spec.
 func (s *Service) SetWallet(ctx context.Context, id int64, spec string) error {
+	if w, ok, err := s.watchKey(spec, 0); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		_, err = SetWatchKey(ctx, s.cfg.DB, id, w, s.cfg.Now())
+		return err
+	}
 	t, ds, err := s.wallet(spec)
 	if err != nil {
 		return err
