@@ -1,0 +1,217 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains/watchonly"
+	entpayment "github.com/payhook/payhook/ent/db/payment"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/server/merchant/project"
+)
+
+// merchantNodeWallet is the merchant's own wallet in the node: watch-only,
+// holding the key payhook derives from, and scanning like a wallet with a
+// gap limit (BIP 44): it watches every index up to gap past the last one
+// that received anything, and widens as payments arrive.
+type merchantNodeWallet struct {
+	e        *ltcEnv
+	name     string
+	desc     string // with its checksum
+	gap      int
+	imported int // indexes 0 to imported-1 are watched
+}
+
+func (w *merchantNodeWallet) call(t *testing.T, out any, method string, params ...any) {
+	t.Helper()
+	if err := w.e.n.CallWallet(w.name, out, method, params...); err != nil {
+		t.Fatalf("merchant wallet %s: %v", method, err)
+	}
+}
+
+// importUpTo watches indexes 0 to end-1, rescanning the chain for them.
+func (w *merchantNodeWallet) importUpTo(t *testing.T, end int) {
+	t.Helper()
+	var res []struct {
+		Success bool           `json:"success"`
+		Error   map[string]any `json:"error"`
+	}
+	w.call(t, &res, "importmulti", []map[string]any{{"desc": w.desc, "range": []int{0, end - 1}, "watchonly": true, "timestamp": 0}}, map[string]any{"rescan": true})
+	if len(res) != 1 || !res[0].Success {
+		t.Fatalf("importmulti: %+v", res)
+	}
+	w.imported = end
+}
+
+// scan is the wallet's gap-limit discovery: widen to gap past the last
+// used index until nothing new is found. It returns the received amount of
+// each address it watches.
+func (w *merchantNodeWallet) scan(t *testing.T, addrs []string) map[string]decimal.Decimal {
+	t.Helper()
+	for {
+		got := map[string]decimal.Decimal{}
+		last := -1
+		for i := 0; i < w.imported && i < len(addrs); i++ {
+			var v json.Number
+			w.call(t, &v, "getreceivedbyaddress", addrs[i], 0)
+			d := decimal.RequireFromString(v.String())
+			if d.IsPositive() {
+				got[addrs[i]] = d
+				last = i
+			}
+		}
+		if last+1+w.gap <= w.imported {
+			return got
+		}
+		w.importUpTo(t, last+1+w.gap)
+	}
+}
+
+// TestLitecoindWatchOnly: a project whose ltc wallet is the merchant's key
+// (a wpkh tpub descriptor) hands out exactly the addresses the node's
+// deriveaddresses gives for that descriptor, in order; payments to them
+// are notified confirmed and completed with nothing sent, and a
+// watch-only wallet in the node that imports the descriptor sees every one
+// of them in the merchant's own wallet. A payment past the merchant
+// wallet's gap limit is found by payhook at once, reported as outrunning
+// the gap limit, and found by the wallet once the addresses before it are
+// used up to it.
+func TestLitecoindWatchOnly(t *testing.T) {
+	t.Parallel()
+	e := newLTCEnv(t, store.SQLite)
+	ctx := context.Background()
+
+	// The merchant's hardware wallet: an account key of their seed, of
+	// which payhook is given the public half.
+	master, err := hdkeychain.NewMaster([]byte(strings.Repeat("ltcmerch", 4)), &chaincfg.TestNet3Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpub, _ := master.ECPubKey()
+	acct := master
+	for _, s := range []uint32{84, 1, 0} {
+		if acct, err = acct.Derive(hdkeychain.HardenedKeyStart + s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpub, _ := acct.Neuter()
+	spec := fmt.Sprintf("wpkh([%x/84h/1h/0h]%s/0/*)", btcutil.Hash160(mpub.SerializeCompressed())[:4], tpub.String())
+	key, err := watchonly.Parse(e.tk, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gap = 20
+	db := e.in.Server.DB().Client
+	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: key, GapLimit: gap}, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	// 32 addresses handed out: exactly the node's derivation, in order.
+	const n = 32
+	var addrs []string
+	for i := range n {
+		r := e.in.Get(t, "/ltc/create/", url.Values{"callback": {fmt.Sprintf("%s/hook?n=%d", e.sink.URL, i)}, "json": {"1"}, "confirmations": {"1"}}, e.in.KeyA)
+		wantStatus(t, r, 200)
+		addrs = append(addrs, r.JSON["address_in"].(string))
+	}
+	var derived []string
+	e.n.Must(&derived, "deriveaddresses", key.Descriptor(), []int{0, n - 1})
+	if strings.Join(derived, ",") != strings.Join(addrs, ",") {
+		t.Fatalf("payhook handed out\n%v\nthe node derives\n%v", addrs, derived)
+	}
+
+	w := &merchantNodeWallet{e: e, name: "merchant", desc: key.Descriptor(), gap: gap}
+	e.n.Must(nil, "createwallet", w.name, true) // no private keys
+	w.importUpTo(t, gap)
+
+	pay := func(i int, v string) string {
+		t.Helper()
+		var txid string
+		e.n.Must(&txid, "sendtoaddress", addrs[i], json.Number(v))
+		return txid
+	}
+	// Index 5, then index 30: 24 unused addresses before it, past the
+	// wallet's gap of 20.
+	pay(5, "0.1")
+	pay(30, "0.2")
+	e.step(t, 1)
+	e.step(t, 0)
+	completed := 0
+	for _, s := range e.sink.statuses() {
+		if s == "completed" {
+			completed++
+		}
+	}
+	if completed != 2 {
+		t.Fatalf("callbacks %v: want both payments completed", e.sink.statuses())
+	}
+	if n, _ := db.Outbound.Query().Count(ctx); n > 0 {
+		t.Fatalf("%d outgoing transactions: nothing may be sent from the merchant's key", n)
+	}
+	ps, err := db.Payment.Query().Where(entpayment.StatusEQ(entpayment.StatusCompleted)).All(ctx)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("completed payments %d, %v", len(ps), err)
+	}
+	for _, p := range ps {
+		if !p.ValueForwardedCoin.Equal(p.ValueCoin) {
+			t.Fatalf("payment %s: value_forwarded_coin %s, value_coin %s", p.TxidIn, p.ValueForwardedCoin, p.ValueCoin)
+		}
+	}
+	report := func() project.WatchWallet {
+		t.Helper()
+		pr, err := project.Get(ctx, db, e.in.ProjectA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := project.WatchWallets(ctx, db, pr)
+		if err != nil || len(ws) != 1 {
+			t.Fatalf("watch wallets %v, %v", ws, err)
+		}
+		return ws[0]
+	}
+	if r := report(); r.LongestGap != 24 || !r.Outrun() || r.LastUsed != 30 {
+		t.Fatalf("report: longest gap %d, last used %d, outrun %v; want 24, 30, true", r.LongestGap, r.LastUsed, r.Outrun())
+	}
+
+	// The merchant's wallet, scanning its gap limit, sees index 5 but
+	// not yet index 30.
+	seen := w.scan(t, addrs)
+	if !seen[addrs[5]].Equal(decimal.RequireFromString("0.1")) || seen[addrs[30]].IsPositive() {
+		t.Fatalf("merchant wallet sees %v: want index 5 and not yet index 30", seen)
+	}
+	// A payment to index 12 uses the addresses up to within the gap of
+	// index 30: the wallet finds it, and payhook's report is within the
+	// gap limit again.
+	pay(12, "0.3")
+	e.step(t, 1)
+	e.step(t, 0)
+	seen = w.scan(t, addrs)
+	for i, v := range map[int]string{5: "0.1", 12: "0.3", 30: "0.2"} {
+		if !seen[addrs[i]].Equal(decimal.RequireFromString(v)) {
+			t.Fatalf("merchant wallet sees %v: want index %d with %s", seen, i, v)
+		}
+	}
+	if r := report(); r.LongestGap != 17 || r.Outrun() {
+		t.Fatalf("report after index 12: longest gap %d, outrun %v; want 17, false", r.LongestGap, r.Outrun())
+	}
+	var unspent []struct {
+		Address string `json:"address"`
+	}
+	w.call(t, &unspent, "listunspent", 0)
+	if len(unspent) != 3 {
+		t.Fatalf("the merchant's wallet holds %d outputs, want the 3 payments: %+v", len(unspent), unspent)
+	}
+	if errs := e.sink.errs; len(errs) > 0 {
+		t.Errorf("signature failures: %v", errs)
+	}
+}
