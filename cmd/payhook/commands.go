@@ -79,6 +79,14 @@ func commands() *command {
 				run: func(ctx context.Context, e *env, args []string) error {
 					return projectUpdate(ctx, args, e.stderr)
 				}},
+			{name: "fees", synopsis: "--project ID [--since YYYY-MM-DD] [--until YYYY-MM-DD]   (service fees its watch-only wallets owe: accrued, settled, outstanding)",
+				run: func(ctx context.Context, e *env, args []string) error {
+					return projectFees(ctx, args, e.stdout, e.stderr)
+				}},
+			{name: "settle", synopsis: "--project ID --ticker TICKER --amount AMOUNT --reference INVOICE   (records fees owed as paid outside payhook)",
+				run: func(ctx context.Context, e *env, args []string) error {
+					return projectSettle(ctx, args, e.stdout, e.stderr)
+				}},
 			{name: "wallet", subs: []*command{
 				{name: "set", synopsis: "--project ID [--gap N] TICKER=ADDRESS[,ADDRESS@SHARE...] | TICKER=KEY   (KEY: an xpub/zpub/tpub... or a descriptor such as wpkh([fp/84h/0h/0h]xpub.../0/*): a watch-only wallet)",
 					run: func(ctx context.Context, e *env, args []string) error {

@@ -322,3 +322,74 @@ func projectWalletShow(ctx context.Context, dsn, registryFile string, id int64, 
 	}
 	return nil
 }
+
+// projectFees prints the service fees a project's watch-only wallets owe:
+// per coin, accrued and settled in the period, and outstanding at its end.
+func projectFees(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project fees", stderr)
+	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
+	id := fs.Int64("project", 0, "the project's id (required)")
+	since := fs.String("since", "", "first day of the period, YYYY-MM-DD (UTC); empty: from the start")
+	until := fs.String("until", "", "day after the period, YYYY-MM-DD (UTC); empty: until now")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	day := func(name, v string) (time.Time, error) {
+		if v == "" {
+			return time.Time{}, nil
+		}
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--%s: %q is not a date YYYY-MM-DD", name, v)
+		}
+		return d, nil
+	}
+	from, err := day("since", *since)
+	if err != nil {
+		return err
+	}
+	to, err := day("until", *until)
+	if err != nil {
+		return err
+	}
+	owed, err := admin.ProjectFeesOwed(ctx, *dsn, *registryFile, *id, from, to)
+	if err != nil {
+		return err
+	}
+	if len(owed) == 0 {
+		fmt.Fprintf(stdout, "project %d owes no fees: it has no payments to a watch-only wallet\n", *id)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COIN\tACCRUED\tSETTLED\tOUTSTANDING")
+	for _, f := range owed {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Ticker, f.Accrued, f.Settled, f.Outstanding)
+	}
+	return tw.Flush()
+}
+
+// projectSettle records fees a project owes as paid outside payhook.
+func projectSettle(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("payhook project settle", stderr)
+	dsn := dbFlag(fs)
+	registryFile := fs.String("registry-file", "", "JSON ticker registry replacing the embedded one (as serve takes it)")
+	id := fs.Int64("project", 0, "the project's id (required)")
+	ticker := fs.String("ticker", "", "the coin the fees are owed in (required)")
+	amount := fs.String("amount", "", "how much of the fees owed was paid, in coin units (required)")
+	reference := fs.String("reference", "", "your invoice's reference; each settles once (required)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 {
+		return errors.New("--project: required")
+	}
+	if err := admin.SettleProjectFees(ctx, *dsn, *registryFile, *id, *ticker, *amount, *reference); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "settled %s %s of project %d's fees owed (reference %s)\n", *amount, *ticker, *id, *reference)
+	return nil
+}

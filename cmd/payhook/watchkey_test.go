@@ -3,11 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/payhook/payhook/chains/distribute"
+	"github.com/payhook/payhook/chains/family"
+	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/admin"
 	"github.com/payhook/payhook/server/merchant/project"
 )
@@ -99,5 +107,83 @@ func TestProjectWatchKeyCommands(t *testing.T) {
 	}
 	if p, _ = project.Get(ctx, db.Client, pid); len(p.WatchKeys) != 0 || len(p.Wallets["btc"]) != 1 {
 		t.Fatalf("after setting addresses: watch keys %v, wallets %v", p.WatchKeys, p.Wallets)
+	}
+}
+
+// TestProjectFeesAndSettle: the fees a project's payments to its own key
+// owe are listed per coin, accrued in a period and outstanding; settle
+// records part of them as paid under a reference, once; more than is owed,
+// a reference used twice and bad amounts are refused, naming the flag.
+func TestProjectFeesAndSettle(t *testing.T) {
+	ctx := context.Background()
+	dsn := migratedDB(t, "fees.db")
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"project", "create", "--db", dsn, "--name", "shop"}, &out, &errOut); err != nil {
+		t.Fatal(err, errOut.String())
+	}
+	db, err := admin.Open(ctx, dsn, store.Pool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ps, err := project.List(ctx, db.Client)
+	if err != nil || len(ps) == 0 {
+		t.Fatal(ps, err)
+	}
+	pid := ps[len(ps)-1].ID
+	id := strconv.FormatInt(pid, 10)
+	tk, _ := family.DefaultRegistry().Lookup("ltc")
+	// Two payments to the merchant's key, 10 and 2 LTC, a day apart.
+	day := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	for i, v := range []string{"10", "2"} {
+		value := decimal.RequireFromString(v)
+		err := store.WithTx(ctx, db.Client, func(tx *entdb.Tx) error {
+			r := ledger.Ref{ProjectID: pid, PaymentID: int64(100 + i)}
+			return ledger.Write(ctx, tx, db.Dialect, day.AddDate(0, 0, i), ledger.Credit(tk, r, value), ledger.Direct(tk, r, value, distribute.Fee(tk, value)))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fee10, fee2 := distribute.Fee(tk, decimal.NewFromInt(10)), distribute.Fee(tk, decimal.NewFromInt(2))
+	if !fee10.IsPositive() {
+		t.Fatalf("ltc has no service fee to owe (%s)", tk.FeeRate)
+	}
+	fees := func(args ...string) string {
+		t.Helper()
+		out.Reset()
+		if err := run(ctx, append([]string{"project", "fees", "--db", dsn, "--project", id}, args...), &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(out.String()), " ")
+	}
+	if got, want := fees(), fmt.Sprintf("COIN ACCRUED SETTLED OUTSTANDING ltc %s 0 %s", fee10.Add(fee2), fee10.Add(fee2)); got != want {
+		t.Fatalf("fees printed %q, want %q", got, want)
+	}
+	if got, want := fees("--since", "2026-11-21"), fmt.Sprintf("ltc %s 0 %s", fee2, fee10.Add(fee2)); !strings.HasSuffix(got, want) {
+		t.Fatalf("fees since the 21st printed %q, want it to end %q", got, want)
+	}
+	settle := func(amount, ref string) error {
+		return run(ctx, []string{"project", "settle", "--db", dsn, "--project", id, "--ticker", "ltc", "--amount", amount, "--reference", ref}, &out, &errOut)
+	}
+	if err := settle(fee10.String(), "INV-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fees(), fmt.Sprintf("ltc %s %s %s", fee10.Add(fee2), fee10, fee2); !strings.HasSuffix(got, want) {
+		t.Fatalf("fees after settling printed %q, want it to end %q", got, want)
+	}
+	for _, c := range []struct{ amount, ref, want string }{
+		{fee2.String(), "INV-1", "--reference"},
+		{fee2.Add(fee10).String(), "INV-2", "--amount"},
+		{"-1", "INV-3", "--amount"},
+		{"0.000000001", "INV-4", "--amount"},
+		{fee2.String(), "", "--reference"},
+	} {
+		if err := settle(c.amount, c.ref); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("settle %s %q: %v, want an error naming %s", c.amount, c.ref, err, c.want)
+		}
+	}
+	if got := fees(); !strings.HasSuffix(got, fee2.String()) {
+		t.Fatalf("refused settlements changed the outstanding fees: %q", got)
 	}
 }

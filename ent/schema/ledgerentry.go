@@ -24,9 +24,9 @@ func (LedgerEntry) Fields() []ent.Field {
 		field.Int64("id"),
 		field.Int64("project_id").Immutable(),
 		field.String("ticker").NotEmpty().Immutable(),
-		field.Enum("event").Values("credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund", "direct").Immutable().
+		field.Enum("event").Values("credit", "hold", "release", "plan", "send", "unplan", "bounce", "reversal", "restore", "sweep", "payout", "refund", "direct", "settle").Immutable().
 			Comment("What happened: see server/ledger for the lines each event writes."),
-		field.Enum("account").Values("received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund", "direct", "owed").Immutable().
+		field.Enum("account").Values("received", "pending", "held", "outgoing", "forwarded", "fee", "network_fee", "loss", "swept", "payout", "refund", "direct", "owed", "settled").Immutable().
 			Comment("Which balance the line moves."),
 		field.Other("amount", decimal.Decimal{}).SchemaType(unitsType).Immutable().
 			Comment("Signed amount in the coin's base units (satoshi, wei, ...)."),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -235,5 +236,62 @@ func HeldSummary(ctx context.Context, c *entdb.Client) ([]HeldTicker, error) {
 		out = append(out, *h)
 	}
 	slices.SortFunc(out, func(a, b HeldTicker) int { return cmp.Compare(a.Ticker, b.Ticker) })
+	return out, nil
+}
+
+// FeesOwed is what a project's watch-only keys owe the operator in one
+// coin: the service fees of payments that landed in the merchant's own
+// wallet, which nothing deducted.
+type FeesOwed struct {
+	// Ticker is the coin.
+	Ticker string
+	// Accrued is the fees owed by payments journaled in the period, in
+	// base units.
+	Accrued decimal.Decimal
+	// Settled is what the operator recorded as paid in the period.
+	Settled decimal.Decimal
+	// Outstanding is what is owed at the end of the period, all time.
+	Outstanding decimal.Decimal
+}
+
+// OwedFees returns project's fees owed per coin (sorted), accrued and settled
+// in [from, to) (zero times leave the bound open), and outstanding up to
+// to. Sums are exact (decimals added here, as Balances does).
+func OwedFees(ctx context.Context, c *entdb.Client, project int64, from, to time.Time) ([]FeesOwed, error) {
+	q := c.LedgerEntry.Query().Where(entledger.ProjectID(project), entledger.AccountEQ(entledger.AccountOwed))
+	if !to.IsZero() {
+		q.Where(entledger.CreatedAtLT(to))
+	}
+	var rows []struct {
+		Ticker    string          `json:"ticker"`
+		Event     Event           `json:"event"`
+		Amount    decimal.Decimal `json:"amount"`
+		CreatedAt time.Time       `json:"created_at"`
+	}
+	if err := q.Select(entledger.FieldTicker, entledger.FieldEvent, entledger.FieldAmount, entledger.FieldCreatedAt).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("fees owed: %w", err)
+	}
+	by := map[string]*FeesOwed{}
+	for _, r := range rows {
+		f := by[r.Ticker]
+		if f == nil {
+			f = &FeesOwed{Ticker: r.Ticker}
+			by[r.Ticker] = f
+		}
+		f.Outstanding = f.Outstanding.Sub(r.Amount) // owed lines are negative
+		if !from.IsZero() && r.CreatedAt.Before(from) {
+			continue
+		}
+		if r.Event == entledger.EventSettle {
+			f.Settled = f.Settled.Add(r.Amount)
+		} else {
+			f.Accrued = f.Accrued.Sub(r.Amount)
+		}
+	}
+	out := make([]FeesOwed, 0, len(by))
+	for _, f := range by {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b FeesOwed) int { return cmp.Compare(a.Ticker, b.Ticker) })
 	return out, nil
 }

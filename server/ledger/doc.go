@@ -20,6 +20,7 @@
 //	refund       the next money flow's
 //	direct       received straight into the merchant's own wallet (a watch-only key): never payhook's
 //	owed         service fees a watch-only key's payments owe the operator (negative), until settled
+//	settled      service fees owed that the operator recorded as paid outside payhook (negative)
 //
 // # Events and their lines
 //
@@ -28,6 +29,8 @@
 //	direct    pending -v, direct +v, fee +f, owed -f   it landed in the merchant's own wallet (an address of
 //	                                           their watch-only key): nothing to forward; the service fee
 //	                                           f is owed, not deducted
+//	settle    owed +v, settled -v              the operator records v of the fees owed as paid (an invoice
+//	                                           settled outside payhook; key settle:<project>:<reference>)
 //	release   held -v, pending +v              a held payment is forwarded after all (with its address's next ones)
 //	plan      pending -v, outgoing +v          it is planned into an outgoing transaction
 //	send      outgoing -v, forwarded +f, fee +s, network_fee +n (f+s+n = v)   that transaction is sent

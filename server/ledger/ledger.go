@@ -32,8 +32,11 @@ const (
 	Loss       = entledger.AccountLoss
 	Payout     = entledger.AccountPayout
 	Swept      = entledger.AccountSwept
-	InWallet   = entledger.AccountDirect
-	Owed       = entledger.AccountOwed
+	// InWallet is the account direct: what landed in the merchant's
+	// own wallet (a watch-only key).
+	InWallet = entledger.AccountDirect
+	Owed     = entledger.AccountOwed
+	Settled  = entledger.AccountSettled
 )
 
 // Line is one account's part of an entry, in coin units.
@@ -100,6 +103,14 @@ func Direct(t chains.Ticker, r Ref, v, fee decimal.Decimal) Entry {
 		lines = append(lines, Line{Fee, fee}, Line{Owed, fee.Neg()})
 	}
 	return entry(entledger.EventDirect, t, r, paymentKey(entledger.EventDirect, r), lines...)
+}
+
+// Settle journals amount v of project's service fees owed in t's coin as
+// settled by the operator's invoice reference (paid outside payhook):
+// owed +v, settled -v. One reference settles once per project and coin.
+func Settle(t chains.Ticker, project int64, v decimal.Decimal, reference string) Entry {
+	key := "settle:" + strconv.FormatInt(project, 10) + ":" + reference
+	return entry(entledger.EventSettle, t, Ref{ProjectID: project}, key, Line{Owed, v}, Line{Settled, v.Neg()})
 }
 
 // Hold journals the payment's value v held for reason: pending -v, held +v.

@@ -93,6 +93,7 @@ const (
 	EventPayout   Event = "payout"
 	EventRefund   Event = "refund"
 	EventDirect   Event = "direct"
+	EventSettle   Event = "settle"
 )
 
 func (e Event) String() string {
@@ -102,7 +103,7 @@ func (e Event) String() string {
 // EventValidator is a validator for the "event" field enum values. It is called by the builders before save.
 func EventValidator(e Event) error {
 	switch e {
-	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventBounce, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund, EventDirect:
+	case EventCredit, EventHold, EventRelease, EventPlan, EventSend, EventUnplan, EventBounce, EventReversal, EventRestore, EventSweep, EventPayout, EventRefund, EventDirect, EventSettle:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for event field: %q", e)
@@ -127,6 +128,7 @@ const (
 	AccountRefund     Account = "refund"
 	AccountDirect     Account = "direct"
 	AccountOwed       Account = "owed"
+	AccountSettled    Account = "settled"
 )
 
 func (a Account) String() string {
@@ -136,7 +138,7 @@ func (a Account) String() string {
 // AccountValidator is a validator for the "account" field enum values. It is called by the builders before save.
 func AccountValidator(a Account) error {
 	switch a {
-	case AccountReceived, AccountPending, AccountHeld, AccountOutgoing, AccountForwarded, AccountFee, AccountNetworkFee, AccountLoss, AccountSwept, AccountPayout, AccountRefund, AccountDirect, AccountOwed:
+	case AccountReceived, AccountPending, AccountHeld, AccountOutgoing, AccountForwarded, AccountFee, AccountNetworkFee, AccountLoss, AccountSwept, AccountPayout, AccountRefund, AccountDirect, AccountOwed, AccountSettled:
 		return nil
 	default:
 		return fmt.Errorf("ledgerentry: invalid enum value for account field: %q", a)

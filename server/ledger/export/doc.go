@@ -6,7 +6,8 @@
 //
 // A row is one ledger line on an account where value crosses the edge of
 // what payhook keeps for the project: received, forwarded, fee,
-// network_fee and payout. Lines on the accounts inside payhook's custody
+// network_fee and payout; direct and owed for a project's watch-only keys.
+// Lines on the accounts inside payhook's custody
 // (pending, held, outgoing, swept, loss) only move value between its own
 // balances and are not rows. The row's amount is the line negated and in
 // coin units: what the project's balance at payhook moved by (a payment is
@@ -28,6 +29,10 @@
 //	network_fee  network_fee              the network's fee of a forward, payout or sweep
 //	payout       payout                   paid to a payout request's destination
 //	refund       payout                   the same, for the payout of a refund
+//	direct       direct                   a payment to the merchant's own key (watch-only): it is in
+//	                                      their wallet, so it leaves the balance at payhook at once
+//	fee_owed     owed                     that payment's service fee, owed instead of deducted: the
+//	                                      fee row takes it off the balance, this row puts it back
 //
 // # References and fiat
 //

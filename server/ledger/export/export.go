@@ -97,7 +97,7 @@ func New(cfg Config) (*Exporter, error) {
 // exported are the accounts whose lines are rows (see the package doc).
 var exported = []entledger.Account{
 	entledger.AccountReceived, entledger.AccountForwarded, entledger.AccountFee,
-	entledger.AccountNetworkFee, entledger.AccountPayout,
+	entledger.AccountNetworkFee, entledger.AccountPayout, entledger.AccountDirect, entledger.AccountOwed,
 }
 
 // The row kinds.
@@ -111,6 +111,8 @@ const (
 	KindNetworkFee = "network_fee"
 	KindPayout     = "payout"
 	KindRefund     = "refund"
+	KindDirect     = "direct"
+	KindFeeOwed    = "fee_owed"
 )
 
 // KindOf is the row kind of a line of event on account, refund telling a
@@ -134,6 +136,10 @@ func KindOf(event entledger.Event, account entledger.Account, refund bool) strin
 		return KindFee
 	case entledger.AccountNetworkFee:
 		return KindNetworkFee
+	case entledger.AccountDirect:
+		return KindDirect
+	case entledger.AccountOwed:
+		return KindFeeOwed
 	case entledger.AccountPayout:
 		if refund {
 			return KindRefund

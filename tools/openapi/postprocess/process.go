@@ -628,7 +628,7 @@ func walkRefs(v any, used map[string]bool) {
 var ledgerColumns = []struct{ name, description string }{
 	{"entry_id", "The ledger line's id: rows are in its order, and the exports of two adjoining ranges never share one."},
 	{"time", "When the line was journaled, RFC 3339 in UTC."},
-	{"kind", "What the row records: payment, reversal, change, sweep, forward, fee, network_fee, payout or refund (docs/merchant.md, Export)."},
+	{"kind", "What the row records: payment, reversal, change, sweep, forward, fee, network_fee, payout or refund; for a payment to the merchant's own key (watch-only), direct (it is in their wallet) and fee_owed (the service fee, owed instead of deducted) (docs/merchant.md, Export)."},
 	{"coin", "The coin as the merchant API names it (`btc`, `trc20_usdt`)."},
 	{"amount", "What the project's balance at payhook moved by, in coin units (a decimal string): a payment is positive; a forward, fee, network fee, payout or refund negative."},
 	{"fiat_value", "The amount valued at the time, in fiat_currency; empty when payhook holds no price it can vouch for at that time."},
@@ -643,7 +643,7 @@ var ledgerColumns = []struct{ name, description string }{
 // ledgerFileDescription describes the export as the gateway answers it:
 // the file, not the gRPC stream of its parts.
 const ledgerFileDescription = "The project's accounting export of a date range: one row per ledger line that moves the " +
-	"project's balance at payhook (payment, reversal, change, sweep, forward, fee, network_fee, payout, refund), in " +
+	"project's balance at payhook (payment, reversal, change, sweep, forward, fee, network_fee, payout, refund, direct, fee_owed), in " +
 	"journal order, with the coin, the amount in coin units, the fiat value at the time and its source, the txid and the " +
 	"invoice, payout or refund id. See docs/merchant.md (Export).\n\n" +
 	"The answer is the file itself, with no status member: CSV with a header row (`format=csv`, the default) or one " +
