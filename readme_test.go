@@ -43,15 +43,15 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	secs := sections(string(b))
-	if len(secs) < 4 {
+	if len(secs) < 5 {
 		t.Fatalf("README has %d sections", len(secs))
 	}
 	if intro := secs[0]; !strings.HasPrefix(intro, "# payhook\n\npayhook is ") {
 		t.Errorf("README does not start by saying what payhook is:\n%.200s", intro)
 	}
-	want := []string{"Two commands", "Five minutes to a verified callback", "Documentation"}
+	want := []string{"Two commands", "Five minutes to a verified callback", "Keep your keys off the server", "Documentation"}
 	for i, w := range want {
-		if !strings.HasPrefix(secs[i+1], w+"\n") {
+		if !strings.HasPrefix(secs[i+1], w+"\n") && !strings.HasPrefix(secs[i+1], w+" (") {
 			t.Fatalf("README section %d is %q, want %q", i+1, strings.SplitN(secs[i+1], "\n", 2)[0], w)
 		}
 	}
@@ -77,9 +77,12 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("docs: %v %v", docs, err)
 	}
 	for _, d := range docs {
-		if !strings.Contains(secs[3], "]("+d+")") {
+		if !strings.Contains(secs[4], "]("+d+")") {
 			t.Errorf("the table of contents does not link %s", d)
 		}
+	}
+	if keys := strings.Join(codeBlocks(secs[3]), "\n"); !strings.Contains(keys, "project wallet set") || !strings.Contains(keys, "wpkh(") {
+		t.Errorf("the watch-only section does not show setting a key: %q", keys)
 	}
 }
 
