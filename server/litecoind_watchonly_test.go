@@ -14,10 +14,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains/watchonly"
+	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/merchant/project"
+	"github.com/payhook/payhook/server/servertest"
 )
 
 // merchantNodeWallet is the merchant's own wallet in the node: watch-only,
@@ -213,5 +215,182 @@ func TestLitecoindWatchOnly(t *testing.T) {
 	}
 	if errs := e.sink.errs; len(errs) > 0 {
 		t.Errorf("signature failures: %v", errs)
+	}
+}
+
+// TestLitecoindPSBTPayout: a payout of a project whose ltc wallet is the
+// merchant's key is prepared as a PSBT from the payments payhook received
+// on the key's addresses; the merchant's wallet in the node (the private
+// descriptor: their hardware wallet) signs it with walletprocesspsbt;
+// payhook refuses an unsigned or edited one, accepts the signed one,
+// broadcasts it, and the payout is done: the destination is paid exactly,
+// the change goes to the key's /1/0, the journal records the payout from
+// the merchant's wallet and the fee owed. A second upload is 409.
+func TestLitecoindPSBTPayout(t *testing.T) {
+	t.Parallel()
+	e := newLTCEnv(t, store.SQLite)
+	ctx := context.Background()
+	master, err := hdkeychain.NewMaster([]byte(strings.Repeat("psbtmerc", 4)), &chaincfg.TestNet3Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpub, _ := master.ECPubKey()
+	fp := btcutil.Hash160(mpub.SerializeCompressed())[:4]
+	acct := master
+	for _, s := range []uint32{84, 1, 0} {
+		if acct, err = acct.Derive(hdkeychain.HardenedKeyStart + s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpub, _ := acct.Neuter()
+	desc := func(k string, chain int) string { return fmt.Sprintf("wpkh([%x/84h/1h/0h]%s/%d/*)", fp, k, chain) }
+	key, err := watchonly.Parse(e.tk, desc(tpub.String(), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := e.in.Server.DB().Client
+	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: key}, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The merchant's hardware wallet: the private descriptor, both chains.
+	e.n.Must(nil, "createwallet", "merchant")
+	var imports []map[string]any
+	for chain := range 2 {
+		var info struct {
+			Checksum string `json:"checksum"`
+		}
+		e.n.Must(&info, "getdescriptorinfo", desc(acct.String(), chain))
+		imports = append(imports, map[string]any{"desc": desc(acct.String(), chain) + "#" + info.Checksum,
+			"range": []int{0, 20}, "timestamp": "now", "internal": chain == 1})
+	}
+	var res []struct {
+		Success bool `json:"success"`
+		Error   any  `json:"error"`
+	}
+	if err := e.n.CallWallet("merchant", &res, "importmulti", imports); err != nil || len(res) != 2 || !res[0].Success || !res[1].Success {
+		t.Fatalf("importmulti: %+v %v", res, err)
+	}
+
+	for i, v := range []string{"1.0", "0.5"} {
+		r := e.in.Get(t, "/ltc/create/", url.Values{"callback": {fmt.Sprintf("%s/hook?n=%d", e.sink.URL, i)}, "confirmations": {"1"}}, e.in.KeyA)
+		wantStatus(t, r, 200)
+		e.n.Must(nil, "sendtoaddress", r.JSON["address_in"], json.Number(v))
+	}
+	e.step(t, 1)
+	e.step(t, 0)
+
+	var dest string
+	e.n.Must(&dest, "getnewaddress")
+	r := e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.7"}}`, dest), e.in.KeyA)
+	wantStatus(t, r, 200)
+	info := r.JSON["payout_info"].(map[string]any)
+	if info["status"] != "processing" {
+		t.Fatalf("payout %s: want processing, waiting for the merchant's signature", r.Body)
+	}
+	id := fmt.Sprint(info["id"])
+	g := e.in.Get(t, "/payout/psbt/", url.Values{"payout_id": {id}}, e.in.KeyA)
+	wantStatus(t, g, 200)
+	unsigned := g.JSON["psbt"].(string)
+	if g.JSON["signed"] == true || unsigned == "" {
+		t.Fatalf("GET /payout/psbt/: %s", g.Body)
+	}
+	if n, _ := db.Outbound.Query().Count(ctx); n != 1 {
+		t.Fatalf("%d outgoing transactions, want the one awaiting the signature", n)
+	}
+
+	submit := func(p string) servertest.Response {
+		t.Helper()
+		return e.postKey(t, "/payout/psbt/", fmt.Sprintf(`{"payout_id": %s, "psbt": %q}`, id, p), e.in.KeyA)
+	}
+	// Unsigned, and not base64: refused, naming why; nothing changes.
+	if r := submit(unsigned); r.Code != 400 || !strings.Contains(string(r.Body), "signed") {
+		t.Fatalf("an unsigned PSBT: HTTP %d %s", r.Code, r.Body)
+	}
+	if r := submit("not base64!"); r.Code != 400 || !strings.Contains(string(r.Body), "psbt") {
+		t.Fatalf("not base64: HTTP %d %s", r.Code, r.Body)
+	}
+	// Edited before signing: another destination, signed by the wallet.
+	var edited struct {
+		PSBT string `json:"psbt"`
+	}
+	var other string
+	e.n.Must(&other, "getnewaddress")
+	var decoded struct {
+		Tx struct {
+			Vin []struct {
+				TxID string `json:"txid"`
+				Vout int    `json:"vout"`
+			} `json:"vin"`
+		} `json:"tx"`
+	}
+	e.n.Must(&decoded, "decodepsbt", unsigned)
+	var ins []map[string]any
+	for _, in := range decoded.Tx.Vin {
+		ins = append(ins, map[string]any{"txid": in.TxID, "vout": in.Vout})
+	}
+	var forged string
+	e.n.Must(&forged, "createpsbt", ins, []map[string]any{{other: json.Number("0.7")}})
+	if err := e.n.CallWallet("merchant", &edited, "walletprocesspsbt", forged); err != nil {
+		t.Fatal(err)
+	}
+	if r := submit(edited.PSBT); r.Code != 400 || !strings.Contains(string(r.Body), "differs") {
+		t.Fatalf("an edited PSBT: HTTP %d %s", r.Code, r.Body)
+	}
+
+	var signed struct {
+		PSBT     string `json:"psbt"`
+		Complete bool   `json:"complete"`
+	}
+	if err := e.n.CallWallet("merchant", &signed, "walletprocesspsbt", unsigned); err != nil || !signed.Complete {
+		t.Fatalf("walletprocesspsbt: %+v %v", signed, err)
+	}
+	r = submit(signed.PSBT)
+	wantStatus(t, r, 200)
+	info = r.JSON["payout_info"].(map[string]any)
+	if info["status"] != "done" || info["txid"] == "" {
+		t.Fatalf("after the signed PSBT: %s", r.Body)
+	}
+	txid := info["txid"].(string)
+	if r := submit(signed.PSBT); r.Code != 409 {
+		t.Fatalf("a second upload: HTTP %d %s", r.Code, r.Body)
+	}
+	e.step(t, 1)
+
+	var tx struct {
+		Vout []struct {
+			Value        json.Number `json:"value"`
+			ScriptPubKey struct {
+				Address   string   `json:"address"`
+				Addresses []string `json:"addresses"`
+			} `json:"scriptPubKey"`
+		} `json:"vout"`
+		Confirmations int `json:"confirmations"`
+	}
+	e.n.Must(&tx, "getrawtransaction", txid, true)
+	changeAddr, _ := key.ChangeAddress(0)
+	paid := map[string]decimal.Decimal{}
+	for _, o := range tx.Vout {
+		a := o.ScriptPubKey.Address
+		if a == "" && len(o.ScriptPubKey.Addresses) == 1 {
+			a = o.ScriptPubKey.Addresses[0]
+		}
+		paid[a] = paid[a].Add(decimal.RequireFromString(o.Value.String()))
+	}
+	if tx.Confirmations < 1 || len(paid) != 2 || !paid[dest].Equal(decimal.RequireFromString("0.7")) || !paid[changeAddr].IsPositive() {
+		t.Fatalf("the payout transaction pays %v (confirmations %d); want 0.7 to %s and the change to the key's /1/0 %s", paid, tx.Confirmations, dest, changeAddr)
+	}
+	var lines []struct {
+		Account string          `json:"account"`
+		Amount  decimal.Decimal `json:"amount"`
+	}
+	if err := db.LedgerEntry.Query().Where(entledger.KeyHasPrefix("payout-psbt:")).Select(entledger.FieldAccount, entledger.FieldAmount).Scan(ctx, &lines); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]decimal.Decimal{}
+	for _, l := range lines {
+		got[l.Account] = l.Amount
+	}
+	if !got["payout"].Equal(decimal.NewFromInt(70_000_000)) || !got["direct"].IsNegative() || !got["network_fee"].IsPositive() {
+		t.Fatalf("journal of the payout: %v", got)
 	}
 }

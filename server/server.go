@@ -97,6 +97,8 @@ type Server struct {
 	retention *retention.Job
 	devnet    *devnet.Devnet
 	payouts   *payout.Service
+	// psbtNodes are the nodes that prepare payouts from merchants' watch-only keys.
+	psbtNodes map[string]payout.PSBTNode
 	payments  *payment.Service
 	outbound  *outbound.Engine
 	watchers  map[string]*payment.Watcher
@@ -416,9 +418,13 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	s.nodes = nodes
 	nearHead := map[string]bool{}
+	s.psbtNodes = map[string]payout.PSBTNode{}
 	for _, n := range nodes {
 		backends[n.ticker] = n.backend
 		nearHead[n.ticker] = true
+		if pn, ok := n.backend.(payout.PSBTNode); ok {
+			s.psbtNodes[n.ticker] = pn
+		}
 	}
 	if s.cfg.Dev {
 		s.devnet = devnet.New(registry, devnet.Options{Clock: s.cfg.Now})
@@ -541,7 +547,7 @@ func (s *Server) buildAPI(ctx context.Context, registry *chains.Registry, prices
 	payhookv1.RegisterOperatorServiceServer(s.grpc, rpc.NewOperatorServer(addresses))
 	s.payouts = payout.New(s.db, addresses, s.outbound, payout.Config{
 		FeePercent: s.cfg.Chains.PayoutFeePercent, Interval: s.cfg.Chains.PayoutInterval, MinBatch: s.cfg.Chains.PayoutMinBatch,
-		Queue: s.merchantEvents(), Mail: s.mail, Now: s.cfg.Now,
+		Queue: s.merchantEvents(), Mail: s.mail, Now: s.cfg.Now, PSBTNodes: s.psbtNodes,
 	}, s.logger)
 	// Queued payouts are planned after each poll of their ticker's chain,
 	// by the instance that watches it.

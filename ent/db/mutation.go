@@ -20811,6 +20811,7 @@ type OutboundMutation struct {
 	gas_percent     *int
 	addgas_percent  *int
 	state           *outbound.State
+	psbt            *[]byte
 	signed_tx       *[]byte
 	txid            *string
 	sends           *int32
@@ -21491,6 +21492,55 @@ func (m *OutboundMutation) ResetState() {
 	m.state = nil
 }
 
+// SetPsbt sets the "psbt" field.
+func (m *OutboundMutation) SetPsbt(b []byte) {
+	m.psbt = &b
+}
+
+// Psbt returns the value of the "psbt" field in the mutation.
+func (m *OutboundMutation) Psbt() (r []byte, exists bool) {
+	v := m.psbt
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPsbt returns the old "psbt" field's value of the Outbound entity.
+// If the Outbound object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OutboundMutation) OldPsbt(ctx context.Context) (v *[]byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPsbt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPsbt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPsbt: %w", err)
+	}
+	return oldValue.Psbt, nil
+}
+
+// ClearPsbt clears the value of the "psbt" field.
+func (m *OutboundMutation) ClearPsbt() {
+	m.psbt = nil
+	m.clearedFields[outbound.FieldPsbt] = struct{}{}
+}
+
+// PsbtCleared returns if the "psbt" field was cleared in this mutation.
+func (m *OutboundMutation) PsbtCleared() bool {
+	_, ok := m.clearedFields[outbound.FieldPsbt]
+	return ok
+}
+
+// ResetPsbt resets all changes to the "psbt" field.
+func (m *OutboundMutation) ResetPsbt() {
+	m.psbt = nil
+	delete(m.clearedFields, outbound.FieldPsbt)
+}
+
 // SetSignedTx sets the "signed_tx" field.
 func (m *OutboundMutation) SetSignedTx(b []byte) {
 	m.signed_tx = &b
@@ -21924,7 +21974,7 @@ func (m *OutboundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OutboundMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 21)
 	if m.created_at != nil {
 		fields = append(fields, outbound.FieldCreatedAt)
 	}
@@ -21963,6 +22013,9 @@ func (m *OutboundMutation) Fields() []string {
 	}
 	if m.state != nil {
 		fields = append(fields, outbound.FieldState)
+	}
+	if m.psbt != nil {
+		fields = append(fields, outbound.FieldPsbt)
 	}
 	if m.signed_tx != nil {
 		fields = append(fields, outbound.FieldSignedTx)
@@ -22019,6 +22072,8 @@ func (m *OutboundMutation) Field(name string) (ent.Value, bool) {
 		return m.GasPercent()
 	case outbound.FieldState:
 		return m.State()
+	case outbound.FieldPsbt:
+		return m.Psbt()
 	case outbound.FieldSignedTx:
 		return m.SignedTx()
 	case outbound.FieldTxid:
@@ -22068,6 +22123,8 @@ func (m *OutboundMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldGasPercent(ctx)
 	case outbound.FieldState:
 		return m.OldState(ctx)
+	case outbound.FieldPsbt:
+		return m.OldPsbt(ctx)
 	case outbound.FieldSignedTx:
 		return m.OldSignedTx(ctx)
 	case outbound.FieldTxid:
@@ -22181,6 +22238,13 @@ func (m *OutboundMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetState(v)
+		return nil
+	case outbound.FieldPsbt:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPsbt(v)
 		return nil
 	case outbound.FieldSignedTx:
 		v, ok := value.([]byte)
@@ -22324,6 +22388,9 @@ func (m *OutboundMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *OutboundMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(outbound.FieldPsbt) {
+		fields = append(fields, outbound.FieldPsbt)
+	}
 	if m.FieldCleared(outbound.FieldSignedTx) {
 		fields = append(fields, outbound.FieldSignedTx)
 	}
@@ -22350,6 +22417,9 @@ func (m *OutboundMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *OutboundMutation) ClearField(name string) error {
 	switch name {
+	case outbound.FieldPsbt:
+		m.ClearPsbt()
+		return nil
 	case outbound.FieldSignedTx:
 		m.ClearSignedTx()
 		return nil
@@ -22408,6 +22478,9 @@ func (m *OutboundMutation) ResetField(name string) error {
 		return nil
 	case outbound.FieldState:
 		m.ResetState()
+		return nil
+	case outbound.FieldPsbt:
+		m.ResetPsbt()
 		return nil
 	case outbound.FieldSignedTx:
 		m.ResetSignedTx()
@@ -32481,23 +32554,25 @@ func (m *SubscriptionMutation) ResetEdge(name string) error {
 // WatchKeyMutation represents an operation that mutates the WatchKey nodes in the graph.
 type WatchKeyMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int64
-	created_at    *time.Time
-	updated_at    *time.Time
-	project_id    *int64
-	addproject_id *int64
-	space         *string
-	descriptor    *string
-	next_index    *int64
-	addnext_index *int64
-	gap_limit     *int32
-	addgap_limit  *int32
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*WatchKey, error)
-	predicates    []predicate.WatchKey
+	op             Op
+	typ            string
+	id             *int64
+	created_at     *time.Time
+	updated_at     *time.Time
+	project_id     *int64
+	addproject_id  *int64
+	space          *string
+	descriptor     *string
+	next_index     *int64
+	addnext_index  *int64
+	next_change    *int64
+	addnext_change *int64
+	gap_limit      *int32
+	addgap_limit   *int32
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*WatchKey, error)
+	predicates     []predicate.WatchKey
 }
 
 var _ ent.Mutation = (*WatchKeyMutation)(nil)
@@ -32860,6 +32935,62 @@ func (m *WatchKeyMutation) ResetNextIndex() {
 	m.addnext_index = nil
 }
 
+// SetNextChange sets the "next_change" field.
+func (m *WatchKeyMutation) SetNextChange(i int64) {
+	m.next_change = &i
+	m.addnext_change = nil
+}
+
+// NextChange returns the value of the "next_change" field in the mutation.
+func (m *WatchKeyMutation) NextChange() (r int64, exists bool) {
+	v := m.next_change
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextChange returns the old "next_change" field's value of the WatchKey entity.
+// If the WatchKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WatchKeyMutation) OldNextChange(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextChange is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextChange requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextChange: %w", err)
+	}
+	return oldValue.NextChange, nil
+}
+
+// AddNextChange adds i to the "next_change" field.
+func (m *WatchKeyMutation) AddNextChange(i int64) {
+	if m.addnext_change != nil {
+		*m.addnext_change += i
+	} else {
+		m.addnext_change = &i
+	}
+}
+
+// AddedNextChange returns the value that was added to the "next_change" field in this mutation.
+func (m *WatchKeyMutation) AddedNextChange() (r int64, exists bool) {
+	v := m.addnext_change
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetNextChange resets all changes to the "next_change" field.
+func (m *WatchKeyMutation) ResetNextChange() {
+	m.next_change = nil
+	m.addnext_change = nil
+}
+
 // SetGapLimit sets the "gap_limit" field.
 func (m *WatchKeyMutation) SetGapLimit(i int32) {
 	m.gap_limit = &i
@@ -32950,7 +33081,7 @@ func (m *WatchKeyMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WatchKeyMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.created_at != nil {
 		fields = append(fields, watchkey.FieldCreatedAt)
 	}
@@ -32968,6 +33099,9 @@ func (m *WatchKeyMutation) Fields() []string {
 	}
 	if m.next_index != nil {
 		fields = append(fields, watchkey.FieldNextIndex)
+	}
+	if m.next_change != nil {
+		fields = append(fields, watchkey.FieldNextChange)
 	}
 	if m.gap_limit != nil {
 		fields = append(fields, watchkey.FieldGapLimit)
@@ -32992,6 +33126,8 @@ func (m *WatchKeyMutation) Field(name string) (ent.Value, bool) {
 		return m.Descriptor()
 	case watchkey.FieldNextIndex:
 		return m.NextIndex()
+	case watchkey.FieldNextChange:
+		return m.NextChange()
 	case watchkey.FieldGapLimit:
 		return m.GapLimit()
 	}
@@ -33015,6 +33151,8 @@ func (m *WatchKeyMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldDescriptor(ctx)
 	case watchkey.FieldNextIndex:
 		return m.OldNextIndex(ctx)
+	case watchkey.FieldNextChange:
+		return m.OldNextChange(ctx)
 	case watchkey.FieldGapLimit:
 		return m.OldGapLimit(ctx)
 	}
@@ -33068,6 +33206,13 @@ func (m *WatchKeyMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetNextIndex(v)
 		return nil
+	case watchkey.FieldNextChange:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextChange(v)
+		return nil
 	case watchkey.FieldGapLimit:
 		v, ok := value.(int32)
 		if !ok {
@@ -33089,6 +33234,9 @@ func (m *WatchKeyMutation) AddedFields() []string {
 	if m.addnext_index != nil {
 		fields = append(fields, watchkey.FieldNextIndex)
 	}
+	if m.addnext_change != nil {
+		fields = append(fields, watchkey.FieldNextChange)
+	}
 	if m.addgap_limit != nil {
 		fields = append(fields, watchkey.FieldGapLimit)
 	}
@@ -33104,6 +33252,8 @@ func (m *WatchKeyMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedProjectID()
 	case watchkey.FieldNextIndex:
 		return m.AddedNextIndex()
+	case watchkey.FieldNextChange:
+		return m.AddedNextChange()
 	case watchkey.FieldGapLimit:
 		return m.AddedGapLimit()
 	}
@@ -33128,6 +33278,13 @@ func (m *WatchKeyMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddNextIndex(v)
+		return nil
+	case watchkey.FieldNextChange:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddNextChange(v)
 		return nil
 	case watchkey.FieldGapLimit:
 		v, ok := value.(int32)
@@ -33180,6 +33337,9 @@ func (m *WatchKeyMutation) ResetField(name string) error {
 		return nil
 	case watchkey.FieldNextIndex:
 		m.ResetNextIndex()
+		return nil
+	case watchkey.FieldNextChange:
+		m.ResetNextChange()
 		return nil
 	case watchkey.FieldGapLimit:
 		m.ResetGapLimit()

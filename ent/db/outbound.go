@@ -28,11 +28,11 @@ type Outbound struct {
 	Key string `json:"key,omitempty"`
 	// Ticker holds the value of the "ticker" field.
 	Ticker string `json:"ticker,omitempty"`
-	// Which caller planned it; the caller completes its own records when it is sent.
+	// Which caller planned it; the caller completes its own records when it is sent. payout_psbt: a payout from a merchant's watch-only key, signed by the merchant (psbt).
 	Purpose outbound.Purpose `json:"purpose,omitempty"`
 	// The project whose funds it moves; 0 for the operator's own.
 	ProjectID int64 `json:"project_id,omitempty"`
-	// The payhook address the funds leave.
+	// The payhook address the funds leave (payout_psbt: the merchant's key, psbt:<watch key id>).
 	FromAddress string `json:"from_address,omitempty"`
 	// Derivation index of from_address's key.
 	FromIndex int64 `json:"from_index,omitempty"`
@@ -44,8 +44,10 @@ type Outbound struct {
 	NetworkFee decimal.Decimal `json:"network_fee,omitempty"`
 	// An EVM transaction's gas price as a percent of the node's (its address's priority); 0 for the node's own.
 	GasPercent int `json:"gas_percent,omitempty"`
-	// planned: recorded, nothing signed; signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content.
+	// planned: recorded, nothing signed; awaiting_signature: its psbt waits for the merchant's signature (nothing here can sign it); signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content.
 	State outbound.State `json:"state,omitempty"`
+	// payout_psbt: the unsigned PSBT (BIP 174) as prepared; the merchant's signed one must pay exactly what it does.
+	Psbt *[]byte `json:"psbt,omitempty"`
 	// The signed transaction(s), recorded before the first send; sent again, never re-signed.
 	SignedTx *[]byte `json:"signed_tx,omitempty"`
 	// Hash of the signed transaction, once signed.
@@ -89,7 +91,7 @@ func (*Outbound) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case outbound.FieldInputs, outbound.FieldOutputs, outbound.FieldSignedTx:
+		case outbound.FieldInputs, outbound.FieldOutputs, outbound.FieldPsbt, outbound.FieldSignedTx:
 			values[i] = new([]byte)
 		case outbound.FieldNetworkFee:
 			values[i] = new(decimal.Decimal)
@@ -201,6 +203,12 @@ func (_m *Outbound) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field state", values[i])
 			} else if value.Valid {
 				_m.State = outbound.State(value.String)
+			}
+		case outbound.FieldPsbt:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field psbt", values[i])
+			} else if value != nil {
+				_m.Psbt = value
 			}
 		case outbound.FieldSignedTx:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -326,6 +334,11 @@ func (_m *Outbound) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("state=")
 	builder.WriteString(fmt.Sprintf("%v", _m.State))
+	builder.WriteString(", ")
+	if v := _m.Psbt; v != nil {
+		builder.WriteString("psbt=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteString(", ")
 	if v := _m.SignedTx; v != nil {
 		builder.WriteString("signed_tx=")

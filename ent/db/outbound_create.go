@@ -143,6 +143,12 @@ func (_c *OutboundCreate) SetNillableState(v *outbound.State) *OutboundCreate {
 	return _c
 }
 
+// SetPsbt sets the "psbt" field.
+func (_c *OutboundCreate) SetPsbt(v []byte) *OutboundCreate {
+	_c.mutation.SetPsbt(v)
+	return _c
+}
+
 // SetSignedTx sets the "signed_tx" field.
 func (_c *OutboundCreate) SetSignedTx(v []byte) *OutboundCreate {
 	_c.mutation.SetSignedTx(v)
@@ -493,6 +499,10 @@ func (_c *OutboundCreate) createSpec() (*Outbound, *sqlgraph.CreateSpec) {
 		_spec.SetField(outbound.FieldState, field.TypeEnum, value)
 		_node.State = value
 	}
+	if value, ok := _c.mutation.Psbt(); ok {
+		_spec.SetField(outbound.FieldPsbt, field.TypeBytes, value)
+		_node.Psbt = &value
+	}
 	if value, ok := _c.mutation.SignedTx(); ok {
 		_spec.SetField(outbound.FieldSignedTx, field.TypeBytes, value)
 		_node.SignedTx = &value
@@ -758,6 +768,9 @@ func (u *OutboundUpsertOne) UpdateNewValues() *OutboundUpsertOne {
 		}
 		if _, exists := u.create.mutation.GasPercent(); exists {
 			s.SetIgnore(outbound.FieldGasPercent)
+		}
+		if _, exists := u.create.mutation.Psbt(); exists {
+			s.SetIgnore(outbound.FieldPsbt)
 		}
 		if _, exists := u.create.mutation.ReplacesID(); exists {
 			s.SetIgnore(outbound.FieldReplacesID)
@@ -1147,6 +1160,9 @@ func (u *OutboundUpsertBulk) UpdateNewValues() *OutboundUpsertBulk {
 			}
 			if _, exists := b.mutation.GasPercent(); exists {
 				s.SetIgnore(outbound.FieldGasPercent)
+			}
+			if _, exists := b.mutation.Psbt(); exists {
+				s.SetIgnore(outbound.FieldPsbt)
 			}
 			if _, exists := b.mutation.ReplacesID(); exists {
 				s.SetIgnore(outbound.FieldReplacesID)

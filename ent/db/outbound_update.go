@@ -267,6 +267,9 @@ func (_u *OutboundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.State(); ok {
 		_spec.SetField(outbound.FieldState, field.TypeEnum, value)
 	}
+	if _u.mutation.PsbtCleared() {
+		_spec.ClearField(outbound.FieldPsbt, field.TypeBytes)
+	}
 	if value, ok := _u.mutation.SignedTx(); ok {
 		_spec.SetField(outbound.FieldSignedTx, field.TypeBytes, value)
 	}
@@ -633,6 +636,9 @@ func (_u *OutboundUpdateOne) sqlSave(ctx context.Context) (_node *Outbound, err 
 	}
 	if value, ok := _u.mutation.State(); ok {
 		_spec.SetField(outbound.FieldState, field.TypeEnum, value)
+	}
+	if _u.mutation.PsbtCleared() {
+		_spec.ClearField(outbound.FieldPsbt, field.TypeBytes)
 	}
 	if value, ok := _u.mutation.SignedTx(); ok {
 		_spec.SetField(outbound.FieldSignedTx, field.TypeBytes, value)

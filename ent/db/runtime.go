@@ -751,17 +751,17 @@ func init() {
 	// outbound.DefaultGasPercent holds the default value on creation for the gas_percent field.
 	outbound.DefaultGasPercent = outboundDescGasPercent.Default.(int)
 	// outboundDescTxid is the schema descriptor for txid field.
-	outboundDescTxid := outboundFields[13].Descriptor()
+	outboundDescTxid := outboundFields[14].Descriptor()
 	// outbound.DefaultTxid holds the default value on creation for the txid field.
 	outbound.DefaultTxid = outboundDescTxid.Default.(string)
 	// outboundDescSends is the schema descriptor for sends field.
-	outboundDescSends := outboundFields[14].Descriptor()
+	outboundDescSends := outboundFields[15].Descriptor()
 	// outbound.DefaultSends holds the default value on creation for the sends field.
 	outbound.DefaultSends = outboundDescSends.Default.(int32)
 	// outbound.SendsValidator is a validator for the "sends" field. It is called by the builders before save.
 	outbound.SendsValidator = outboundDescSends.Validators[0].(func(int32) error)
 	// outboundDescLastError is the schema descriptor for last_error field.
-	outboundDescLastError := outboundFields[15].Descriptor()
+	outboundDescLastError := outboundFields[16].Descriptor()
 	// outbound.DefaultLastError holds the default value on creation for the last_error field.
 	outbound.DefaultLastError = outboundDescLastError.Default.(string)
 	paymentMixin := schema.Payment{}.Mixin()
@@ -1130,8 +1130,14 @@ func init() {
 	watchkey.DefaultNextIndex = watchkeyDescNextIndex.Default.(int64)
 	// watchkey.NextIndexValidator is a validator for the "next_index" field. It is called by the builders before save.
 	watchkey.NextIndexValidator = watchkeyDescNextIndex.Validators[0].(func(int64) error)
+	// watchkeyDescNextChange is the schema descriptor for next_change field.
+	watchkeyDescNextChange := watchkeyFields[5].Descriptor()
+	// watchkey.DefaultNextChange holds the default value on creation for the next_change field.
+	watchkey.DefaultNextChange = watchkeyDescNextChange.Default.(int64)
+	// watchkey.NextChangeValidator is a validator for the "next_change" field. It is called by the builders before save.
+	watchkey.NextChangeValidator = watchkeyDescNextChange.Validators[0].(func(int64) error)
 	// watchkeyDescGapLimit is the schema descriptor for gap_limit field.
-	watchkeyDescGapLimit := watchkeyFields[5].Descriptor()
+	watchkeyDescGapLimit := watchkeyFields[6].Descriptor()
 	// watchkey.DefaultGapLimit holds the default value on creation for the gap_limit field.
 	watchkey.DefaultGapLimit = watchkeyDescGapLimit.Default.(int32)
 	// watchkey.GapLimitValidator is a validator for the "gap_limit" field. It is called by the builders before save.

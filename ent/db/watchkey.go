@@ -29,6 +29,8 @@ type WatchKey struct {
 	Descriptor string `json:"descriptor,omitempty"`
 	// The next receive index to hand out (KEY/0/next_index); only grows.
 	NextIndex int64 `json:"next_index,omitempty"`
+	// The next change index a PSBT payout's change goes to (KEY/1/next_change); only grows.
+	NextChange int64 `json:"next_change,omitempty"`
 	// How many unused addresses in a row the merchant's wallet scans past its last used one; payhook reports when its addresses outrun it.
 	GapLimit     int32 `json:"gap_limit,omitempty"`
 	selectValues sql.SelectValues
@@ -39,7 +41,7 @@ func (*WatchKey) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case watchkey.FieldID, watchkey.FieldProjectID, watchkey.FieldNextIndex, watchkey.FieldGapLimit:
+		case watchkey.FieldID, watchkey.FieldProjectID, watchkey.FieldNextIndex, watchkey.FieldNextChange, watchkey.FieldGapLimit:
 			values[i] = new(sql.NullInt64)
 		case watchkey.FieldSpace, watchkey.FieldDescriptor:
 			values[i] = new(sql.NullString)
@@ -102,6 +104,12 @@ func (_m *WatchKey) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.NextIndex = value.Int64
 			}
+		case watchkey.FieldNextChange:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field next_change", values[i])
+			} else if value.Valid {
+				_m.NextChange = value.Int64
+			}
 		case watchkey.FieldGapLimit:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field gap_limit", values[i])
@@ -161,6 +169,9 @@ func (_m *WatchKey) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("next_index=")
 	builder.WriteString(fmt.Sprintf("%v", _m.NextIndex))
+	builder.WriteString(", ")
+	builder.WriteString("next_change=")
+	builder.WriteString(fmt.Sprintf("%v", _m.NextChange))
 	builder.WriteString(", ")
 	builder.WriteString("gap_limit=")
 	builder.WriteString(fmt.Sprintf("%v", _m.GapLimit))

@@ -82,6 +82,20 @@ func (_c *WatchKeyCreate) SetNillableNextIndex(v *int64) *WatchKeyCreate {
 	return _c
 }
 
+// SetNextChange sets the "next_change" field.
+func (_c *WatchKeyCreate) SetNextChange(v int64) *WatchKeyCreate {
+	_c.mutation.SetNextChange(v)
+	return _c
+}
+
+// SetNillableNextChange sets the "next_change" field if the given value is not nil.
+func (_c *WatchKeyCreate) SetNillableNextChange(v *int64) *WatchKeyCreate {
+	if v != nil {
+		_c.SetNextChange(*v)
+	}
+	return _c
+}
+
 // SetGapLimit sets the "gap_limit" field.
 func (_c *WatchKeyCreate) SetGapLimit(v int32) *WatchKeyCreate {
 	_c.mutation.SetGapLimit(v)
@@ -149,6 +163,10 @@ func (_c *WatchKeyCreate) defaults() {
 		v := watchkey.DefaultNextIndex
 		_c.mutation.SetNextIndex(v)
 	}
+	if _, ok := _c.mutation.NextChange(); !ok {
+		v := watchkey.DefaultNextChange
+		_c.mutation.SetNextChange(v)
+	}
 	if _, ok := _c.mutation.GapLimit(); !ok {
 		v := watchkey.DefaultGapLimit
 		_c.mutation.SetGapLimit(v)
@@ -188,6 +206,14 @@ func (_c *WatchKeyCreate) check() error {
 	if v, ok := _c.mutation.NextIndex(); ok {
 		if err := watchkey.NextIndexValidator(v); err != nil {
 			return &ValidationError{Name: "next_index", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_index": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.NextChange(); !ok {
+		return &ValidationError{Name: "next_change", err: errors.New(`db: missing required field "WatchKey.next_change"`)}
+	}
+	if v, ok := _c.mutation.NextChange(); ok {
+		if err := watchkey.NextChangeValidator(v); err != nil {
+			return &ValidationError{Name: "next_change", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_change": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.GapLimit(); !ok {
@@ -254,6 +280,10 @@ func (_c *WatchKeyCreate) createSpec() (*WatchKey, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.NextIndex(); ok {
 		_spec.SetField(watchkey.FieldNextIndex, field.TypeInt64, value)
 		_node.NextIndex = value
+	}
+	if value, ok := _c.mutation.NextChange(); ok {
+		_spec.SetField(watchkey.FieldNextChange, field.TypeInt64, value)
+		_node.NextChange = value
 	}
 	if value, ok := _c.mutation.GapLimit(); ok {
 		_spec.SetField(watchkey.FieldGapLimit, field.TypeInt32, value)
@@ -350,6 +380,24 @@ func (u *WatchKeyUpsert) UpdateNextIndex() *WatchKeyUpsert {
 // AddNextIndex adds v to the "next_index" field.
 func (u *WatchKeyUpsert) AddNextIndex(v int64) *WatchKeyUpsert {
 	u.Add(watchkey.FieldNextIndex, v)
+	return u
+}
+
+// SetNextChange sets the "next_change" field.
+func (u *WatchKeyUpsert) SetNextChange(v int64) *WatchKeyUpsert {
+	u.Set(watchkey.FieldNextChange, v)
+	return u
+}
+
+// UpdateNextChange sets the "next_change" field to the value that was provided on create.
+func (u *WatchKeyUpsert) UpdateNextChange() *WatchKeyUpsert {
+	u.SetExcluded(watchkey.FieldNextChange)
+	return u
+}
+
+// AddNextChange adds v to the "next_change" field.
+func (u *WatchKeyUpsert) AddNextChange(v int64) *WatchKeyUpsert {
+	u.Add(watchkey.FieldNextChange, v)
 	return u
 }
 
@@ -474,6 +522,27 @@ func (u *WatchKeyUpsertOne) AddNextIndex(v int64) *WatchKeyUpsertOne {
 func (u *WatchKeyUpsertOne) UpdateNextIndex() *WatchKeyUpsertOne {
 	return u.Update(func(s *WatchKeyUpsert) {
 		s.UpdateNextIndex()
+	})
+}
+
+// SetNextChange sets the "next_change" field.
+func (u *WatchKeyUpsertOne) SetNextChange(v int64) *WatchKeyUpsertOne {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.SetNextChange(v)
+	})
+}
+
+// AddNextChange adds v to the "next_change" field.
+func (u *WatchKeyUpsertOne) AddNextChange(v int64) *WatchKeyUpsertOne {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.AddNextChange(v)
+	})
+}
+
+// UpdateNextChange sets the "next_change" field to the value that was provided on create.
+func (u *WatchKeyUpsertOne) UpdateNextChange() *WatchKeyUpsertOne {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.UpdateNextChange()
 	})
 }
 
@@ -767,6 +836,27 @@ func (u *WatchKeyUpsertBulk) AddNextIndex(v int64) *WatchKeyUpsertBulk {
 func (u *WatchKeyUpsertBulk) UpdateNextIndex() *WatchKeyUpsertBulk {
 	return u.Update(func(s *WatchKeyUpsert) {
 		s.UpdateNextIndex()
+	})
+}
+
+// SetNextChange sets the "next_change" field.
+func (u *WatchKeyUpsertBulk) SetNextChange(v int64) *WatchKeyUpsertBulk {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.SetNextChange(v)
+	})
+}
+
+// AddNextChange adds v to the "next_change" field.
+func (u *WatchKeyUpsertBulk) AddNextChange(v int64) *WatchKeyUpsertBulk {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.AddNextChange(v)
+	})
+}
+
+// UpdateNextChange sets the "next_change" field to the value that was provided on create.
+func (u *WatchKeyUpsertBulk) UpdateNextChange() *WatchKeyUpsertBulk {
+	return u.Update(func(s *WatchKeyUpsert) {
+		s.UpdateNextChange()
 	})
 }
 

@@ -70,6 +70,27 @@ func (_u *WatchKeyUpdate) AddNextIndex(v int64) *WatchKeyUpdate {
 	return _u
 }
 
+// SetNextChange sets the "next_change" field.
+func (_u *WatchKeyUpdate) SetNextChange(v int64) *WatchKeyUpdate {
+	_u.mutation.ResetNextChange()
+	_u.mutation.SetNextChange(v)
+	return _u
+}
+
+// SetNillableNextChange sets the "next_change" field if the given value is not nil.
+func (_u *WatchKeyUpdate) SetNillableNextChange(v *int64) *WatchKeyUpdate {
+	if v != nil {
+		_u.SetNextChange(*v)
+	}
+	return _u
+}
+
+// AddNextChange adds value to the "next_change" field.
+func (_u *WatchKeyUpdate) AddNextChange(v int64) *WatchKeyUpdate {
+	_u.mutation.AddNextChange(v)
+	return _u
+}
+
 // SetGapLimit sets the "gap_limit" field.
 func (_u *WatchKeyUpdate) SetGapLimit(v int32) *WatchKeyUpdate {
 	_u.mutation.ResetGapLimit()
@@ -144,6 +165,11 @@ func (_u *WatchKeyUpdate) check() error {
 			return &ValidationError{Name: "next_index", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_index": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.NextChange(); ok {
+		if err := watchkey.NextChangeValidator(v); err != nil {
+			return &ValidationError{Name: "next_change", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_change": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.GapLimit(); ok {
 		if err := watchkey.GapLimitValidator(v); err != nil {
 			return &ValidationError{Name: "gap_limit", err: fmt.Errorf(`db: validator failed for field "WatchKey.gap_limit": %w`, err)}
@@ -181,6 +207,12 @@ func (_u *WatchKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedNextIndex(); ok {
 		_spec.AddField(watchkey.FieldNextIndex, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NextChange(); ok {
+		_spec.SetField(watchkey.FieldNextChange, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNextChange(); ok {
+		_spec.AddField(watchkey.FieldNextChange, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.GapLimit(); ok {
 		_spec.SetField(watchkey.FieldGapLimit, field.TypeInt32, value)
@@ -248,6 +280,27 @@ func (_u *WatchKeyUpdateOne) SetNillableNextIndex(v *int64) *WatchKeyUpdateOne {
 // AddNextIndex adds value to the "next_index" field.
 func (_u *WatchKeyUpdateOne) AddNextIndex(v int64) *WatchKeyUpdateOne {
 	_u.mutation.AddNextIndex(v)
+	return _u
+}
+
+// SetNextChange sets the "next_change" field.
+func (_u *WatchKeyUpdateOne) SetNextChange(v int64) *WatchKeyUpdateOne {
+	_u.mutation.ResetNextChange()
+	_u.mutation.SetNextChange(v)
+	return _u
+}
+
+// SetNillableNextChange sets the "next_change" field if the given value is not nil.
+func (_u *WatchKeyUpdateOne) SetNillableNextChange(v *int64) *WatchKeyUpdateOne {
+	if v != nil {
+		_u.SetNextChange(*v)
+	}
+	return _u
+}
+
+// AddNextChange adds value to the "next_change" field.
+func (_u *WatchKeyUpdateOne) AddNextChange(v int64) *WatchKeyUpdateOne {
+	_u.mutation.AddNextChange(v)
 	return _u
 }
 
@@ -338,6 +391,11 @@ func (_u *WatchKeyUpdateOne) check() error {
 			return &ValidationError{Name: "next_index", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_index": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.NextChange(); ok {
+		if err := watchkey.NextChangeValidator(v); err != nil {
+			return &ValidationError{Name: "next_change", err: fmt.Errorf(`db: validator failed for field "WatchKey.next_change": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.GapLimit(); ok {
 		if err := watchkey.GapLimitValidator(v); err != nil {
 			return &ValidationError{Name: "gap_limit", err: fmt.Errorf(`db: validator failed for field "WatchKey.gap_limit": %w`, err)}
@@ -392,6 +450,12 @@ func (_u *WatchKeyUpdateOne) sqlSave(ctx context.Context) (_node *WatchKey, err 
 	}
 	if value, ok := _u.mutation.AddedNextIndex(); ok {
 		_spec.AddField(watchkey.FieldNextIndex, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.NextChange(); ok {
+		_spec.SetField(watchkey.FieldNextChange, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedNextChange(); ok {
+		_spec.AddField(watchkey.FieldNextChange, field.TypeInt64, value)
 	}
 	if value, ok := _u.mutation.GapLimit(); ok {
 		_spec.SetField(watchkey.FieldGapLimit, field.TypeInt32, value)

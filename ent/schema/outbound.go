@@ -29,12 +29,12 @@ func (Outbound) Fields() []ent.Field {
 		field.String("key").NotEmpty().Unique().Immutable().
 			Comment("Idempotency key of the transaction: the caller's, plus #N for the N-th replacement."),
 		field.String("ticker").NotEmpty().Immutable(),
-		field.Enum("purpose").Values("forward", "sweep", "payout", "refund").Immutable().
-			Comment("Which caller planned it; the caller completes its own records when it is sent."),
+		field.Enum("purpose").Values("forward", "sweep", "payout", "refund", "payout_psbt").Immutable().
+			Comment("Which caller planned it; the caller completes its own records when it is sent. payout_psbt: a payout from a merchant's watch-only key, signed by the merchant (psbt)."),
 		field.Int64("project_id").Default(0).Immutable().
 			Comment("The project whose funds it moves; 0 for the operator's own."),
 		field.String("from_address").NotEmpty().Immutable().
-			Comment("The payhook address the funds leave."),
+			Comment("The payhook address the funds leave (payout_psbt: the merchant's key, psbt:<watch key id>)."),
 		field.Int64("from_index").NonNegative().Immutable().
 			Comment("Derivation index of from_address's key."),
 		field.JSON("inputs", []Transfer{}).Immutable().
@@ -45,8 +45,10 @@ func (Outbound) Fields() []ent.Field {
 			Comment("What the plan set aside for the network's fee, in coin units."),
 		field.Int("gas_percent").Default(0).Immutable().
 			Comment("An EVM transaction's gas price as a percent of the node's (its address's priority); 0 for the node's own."),
-		field.Enum("state").Values("planned", "signed", "sent", "landed", "failed", "replaced").Default("planned").
-			Comment("planned: recorded, nothing signed; signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content."),
+		field.Enum("state").Values("planned", "awaiting_signature", "signed", "sent", "landed", "failed", "replaced").Default("planned").
+			Comment("planned: recorded, nothing signed; awaiting_signature: its psbt waits for the merchant's signature (nothing here can sign it); signed: bytes recorded (maybe sent); sent: the network accepted it; landed: a block executed it; failed: a block included it and it failed, or it can never be signed as planned (an operator must look); replaced: it can never land and a new Outbound carries its content."),
+		field.Bytes("psbt").Optional().Nillable().Immutable().
+			Comment("payout_psbt: the unsigned PSBT (BIP 174) as prepared; the merchant's signed one must pay exactly what it does."),
 		field.Bytes("signed_tx").Optional().Nillable().
 			Comment("The signed transaction(s), recorded before the first send; sent again, never re-signed."),
 		field.String("txid").Default("").

@@ -30,6 +30,8 @@ func (WatchKey) Fields() []ent.Field {
 			Comment("The key in canonical form as last set (watchonly.Key.Descriptor: a descriptor with its checksum; an EVM account xpub): what the merchant's wallet imports."),
 		field.Int64("next_index").NonNegative().Default(0).
 			Comment("The next receive index to hand out (KEY/0/next_index); only grows."),
+		field.Int64("next_change").NonNegative().Default(0).
+			Comment("The next change index a PSBT payout's change goes to (KEY/1/next_change); only grows."),
 		field.Int32("gap_limit").Positive().Default(20).
 			Comment("How many unused addresses in a row the merchant's wallet scans past its last used one; payhook reports when its addresses outrun it."),
 	}

@@ -48,6 +48,9 @@
 //	                                           n the network's, c the change back to the payout
 //	                                           wallet, credited again (received -c) as a payment of
 //	                                           the wallet once confirmed
+//	payout    direct -(p+n), payout +p, network_fee +n, fee +f, owed -f   (payout-psbt) a payout
+//	                                           from the merchant's own wallet, signed by them, was sent;
+//	                                           the operator's fee f is owed
 //	payout    payout -p, fee -f, held +(p+f)   (payout-bounce) a sent payout transaction failed in its block
 //	                                           (EVM, TRON): nothing left the wallet; the network fee stays
 //	sweep     held -v, outgoing +v             (sweep-plan) a held payment is planned into a sweep to the

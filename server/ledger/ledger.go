@@ -209,6 +209,21 @@ func PayoutSend(t chains.Ticker, r Ref, spent, paid, fee, networkFee decimal.Dec
 		Line{Outgoing, spent.Neg()}, Line{Payout, paid}, Line{Fee, fee}, Line{NetworkFee, networkFee}, Line{Received, change})
 }
 
+// PayoutPSBTSend journals a sent payout r.OutboundID from the merchant's
+// own wallet (a watch-only key; they signed it): paid to the payout's
+// destinations and networkFee to the network left the merchant's wallet
+// (the change went back to it): direct -(paid+networkFee), payout +paid,
+// network_fee +networkFee; the operator's payout fee, which nothing
+// deducted, is owed: fee +fee, owed -fee.
+func PayoutPSBTSend(t chains.Ticker, r Ref, paid, fee, networkFee decimal.Decimal) Entry {
+	key := "payout-psbt:" + strconv.FormatInt(r.OutboundID, 10)
+	lines := []Line{{InWallet, paid.Add(networkFee).Neg()}, {Payout, paid}, {NetworkFee, networkFee}}
+	if fee.Sign() != 0 {
+		lines = append(lines, Line{Fee, fee}, Line{Owed, fee.Neg()})
+	}
+	return entry(entledger.EventPayout, t, r, key, lines...)
+}
+
 // PayoutBounce journals part of a sent payout transaction r.OutboundID
 // that a block included and failed (EVM, TRON): paid of what it paid out
 // and fee of the operator's payout fee never left the payout wallet, and

@@ -941,3 +941,54 @@ func (e *Engine) bounce(ctx context.Context, t chains.Ticker, o *entdb.Outbound,
 		return h.Bounced(ctx, tx, t, o)
 	})
 }
+
+// PurposePayoutPSBT is a payout from a merchant's watch-only key: the
+// merchant signs it (PlanExternal, RecordSigned).
+const PurposePayoutPSBT = entoutbound.PurposePayoutPsbt
+
+// ErrNotAwaiting is a signature for a transaction that does not wait for
+// one (signed already, or failed).
+var ErrNotAwaiting = errors.New("the transaction does not wait for a signature")
+
+// PlanExternal records in, within tx, as a transaction signed outside
+// payhook (a merchant's PSBT): awaiting_signature, with the unsigned psbt
+// the signed one must match. Nothing here signs, sends or resumes it
+// until RecordSigned records its bytes; then Send sends it as any other.
+func (e *Engine) PlanExternal(ctx context.Context, tx *entdb.Tx, in Intent, psbt []byte) (*entdb.Outbound, error) {
+	outs := merge(in.Outputs)
+	if len(outs) == 0 {
+		return nil, fmt.Errorf("outbound %s: no outputs", in.Key)
+	}
+	if err := e.Check(in.Ticker, outs); err != nil {
+		return nil, err
+	}
+	now := e.now()
+	o, err := tx.Outbound.Create().
+		SetCreatedAt(now).SetUpdatedAt(now).SetKey(in.Key).SetTicker(in.Ticker.Ticker).SetPurpose(in.Purpose).
+		SetProjectID(in.ProjectID).SetFromAddress(in.From).SetFromIndex(int64(in.FromIndex)).
+		SetInputs(transfers(in.Inputs, in.From, in.Keys)).SetOutputs(outputs(outs)).SetNetworkFee(in.NetworkFee).
+		SetState(entoutbound.StateAwaitingSignature).SetPsbt(psbt).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record outbound %s: %w", in.Key, err)
+	}
+	return o, nil
+}
+
+// RecordSigned records, within tx, the bytes raw (hash txid) of
+// transaction id signed outside payhook: awaiting_signature becomes
+// signed, and Send sends it. Another state is ErrNotAwaiting (a second
+// upload of the same payout records nothing).
+func (e *Engine) RecordSigned(ctx context.Context, tx *entdb.Tx, id int64, raw []byte, txid string) (*entdb.Outbound, error) {
+	n, err := tx.Outbound.Update().
+		Where(entoutbound.ID(id), entoutbound.StateEQ(entoutbound.StateAwaitingSignature)).
+		SetSignedTx(raw).SetTxid(txid).SetState(entoutbound.StateSigned).SetUpdatedAt(e.now()).
+		Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record the signed transaction %d: %w", id, err)
+	}
+	if n == 0 {
+		return nil, ErrNotAwaiting
+	}
+	return tx.Outbound.Get(ctx, id)
+}

@@ -2,10 +2,14 @@ package rpc
 
 import (
 	"context"
+	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
 	"github.com/payhook/payhook/server/address"
@@ -213,4 +217,39 @@ func payoutRequestInfo(r *entdb.PayoutRequest) *payhookv1.PayoutRequestInfo {
 		out.PayoutId = *r.PayoutID
 	}
 	return out
+}
+
+// GetPayoutPSBT implements payhookv1.PayoutServiceServer.
+func (s *PayoutServer) GetPayoutPSBT(ctx context.Context, req *payhookv1.GetPayoutPSBTRequest) (*payhookv1.GetPayoutPSBTResponse, error) {
+	c, err := payoutCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.payouts.GetPSBT(ctx, c, req.GetPayoutId())
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.payouts.Status(ctx, c, req.GetPayoutId())
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.GetPayoutPSBTResponse{PayoutInfo: payoutInfo(info), Psbt: base64.StdEncoding.EncodeToString(p.PSBT),
+		NetworkFee: p.NetworkFee.String(), Signed: p.Signed, Txid: p.TxID}, nil
+}
+
+// SubmitPayoutPSBT implements payhookv1.PayoutServiceServer.
+func (s *PayoutServer) SubmitPayoutPSBT(ctx context.Context, req *payhookv1.SubmitPayoutPSBTRequest) (*payhookv1.SubmitPayoutPSBTResponse, error) {
+	c, err := payoutCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(req.GetPsbt()))
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, "psbt: not base64 (export the signed PSBT as base64, or as a .psbt file's contents encoded)")
+	}
+	info, err := s.payouts.SubmitPSBT(ctx, c, req.GetPayoutId(), raw)
+	if err != nil {
+		return nil, err
+	}
+	return &payhookv1.SubmitPayoutPSBTResponse{PayoutInfo: payoutInfo(info)}, nil
 }

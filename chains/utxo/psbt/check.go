@@ -251,3 +251,13 @@ func sameTx(want *bpsbt.Packet, got *wire.MsgTx) error {
 	}
 	return fmt.Errorf("%w: %s", ErrMismatch, strings.Join(diffs, "; "))
 }
+
+// TxID returns the id of the serialized transaction raw (what Check
+// returns), hex as explorers show it.
+func TxID(raw []byte) (string, error) {
+	var tx wire.MsgTx
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		return "", fmt.Errorf("%w: the transaction does not parse: %v", ErrMalformed, err)
+	}
+	return tx.TxHash().String(), nil
+}

@@ -689,7 +689,7 @@ var (
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "key", Type: field.TypeString, Unique: true},
 		{Name: "ticker", Type: field.TypeString},
-		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"forward", "sweep", "payout", "refund"}},
+		{Name: "purpose", Type: field.TypeEnum, Enums: []string{"forward", "sweep", "payout", "refund", "payout_psbt"}},
 		{Name: "project_id", Type: field.TypeInt64, Default: 0},
 		{Name: "from_address", Type: field.TypeString},
 		{Name: "from_index", Type: field.TypeInt64},
@@ -697,7 +697,8 @@ var (
 		{Name: "outputs", Type: field.TypeJSON},
 		{Name: "network_fee", Type: field.TypeOther, SchemaType: map[string]string{"postgres": "numeric(38,18)", "sqlite3": "text"}},
 		{Name: "gas_percent", Type: field.TypeInt, Default: 0},
-		{Name: "state", Type: field.TypeEnum, Enums: []string{"planned", "signed", "sent", "landed", "failed", "replaced"}, Default: "planned"},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"planned", "awaiting_signature", "signed", "sent", "landed", "failed", "replaced"}, Default: "planned"},
+		{Name: "psbt", Type: field.TypeBytes, Nullable: true},
 		{Name: "signed_tx", Type: field.TypeBytes, Nullable: true},
 		{Name: "txid", Type: field.TypeString, Default: ""},
 		{Name: "sends", Type: field.TypeInt32, Default: 0},
@@ -720,7 +721,7 @@ var (
 			{
 				Name:    "outbound_ticker_txid",
 				Unique:  false,
-				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[15]},
+				Columns: []*schema.Column{OutboundsColumns[4], OutboundsColumns[16]},
 			},
 		},
 	}
@@ -1044,6 +1045,7 @@ var (
 		{Name: "space", Type: field.TypeString, Unique: true, Size: 2147483647},
 		{Name: "descriptor", Type: field.TypeString, Size: 2147483647},
 		{Name: "next_index", Type: field.TypeInt64, Default: 0},
+		{Name: "next_change", Type: field.TypeInt64, Default: 0},
 		{Name: "gap_limit", Type: field.TypeInt32, Default: 20},
 	}
 	// WatchKeysTable holds the schema information for the "watch_keys" table.

@@ -41,6 +41,8 @@ const (
 	FieldGasPercent = "gas_percent"
 	// FieldState holds the string denoting the state field in the database.
 	FieldState = "state"
+	// FieldPsbt holds the string denoting the psbt field in the database.
+	FieldPsbt = "psbt"
 	// FieldSignedTx holds the string denoting the signed_tx field in the database.
 	FieldSignedTx = "signed_tx"
 	// FieldTxid holds the string denoting the txid field in the database.
@@ -84,6 +86,7 @@ var Columns = []string{
 	FieldNetworkFee,
 	FieldGasPercent,
 	FieldState,
+	FieldPsbt,
 	FieldSignedTx,
 	FieldTxid,
 	FieldSends,
@@ -137,10 +140,11 @@ type Purpose string
 
 // Purpose values.
 const (
-	PurposeForward Purpose = "forward"
-	PurposeSweep   Purpose = "sweep"
-	PurposePayout  Purpose = "payout"
-	PurposeRefund  Purpose = "refund"
+	PurposeForward    Purpose = "forward"
+	PurposeSweep      Purpose = "sweep"
+	PurposePayout     Purpose = "payout"
+	PurposeRefund     Purpose = "refund"
+	PurposePayoutPsbt Purpose = "payout_psbt"
 )
 
 func (pu Purpose) String() string {
@@ -150,7 +154,7 @@ func (pu Purpose) String() string {
 // PurposeValidator is a validator for the "purpose" field enum values. It is called by the builders before save.
 func PurposeValidator(pu Purpose) error {
 	switch pu {
-	case PurposeForward, PurposeSweep, PurposePayout, PurposeRefund:
+	case PurposeForward, PurposeSweep, PurposePayout, PurposeRefund, PurposePayoutPsbt:
 		return nil
 	default:
 		return fmt.Errorf("outbound: invalid enum value for purpose field: %q", pu)
@@ -165,12 +169,13 @@ const DefaultState = StatePlanned
 
 // State values.
 const (
-	StatePlanned  State = "planned"
-	StateSigned   State = "signed"
-	StateSent     State = "sent"
-	StateLanded   State = "landed"
-	StateFailed   State = "failed"
-	StateReplaced State = "replaced"
+	StatePlanned           State = "planned"
+	StateAwaitingSignature State = "awaiting_signature"
+	StateSigned            State = "signed"
+	StateSent              State = "sent"
+	StateLanded            State = "landed"
+	StateFailed            State = "failed"
+	StateReplaced          State = "replaced"
 )
 
 func (s State) String() string {
@@ -180,7 +185,7 @@ func (s State) String() string {
 // StateValidator is a validator for the "state" field enum values. It is called by the builders before save.
 func StateValidator(s State) error {
 	switch s {
-	case StatePlanned, StateSigned, StateSent, StateLanded, StateFailed, StateReplaced:
+	case StatePlanned, StateAwaitingSignature, StateSigned, StateSent, StateLanded, StateFailed, StateReplaced:
 		return nil
 	default:
 		return fmt.Errorf("outbound: invalid enum value for state field: %q", s)

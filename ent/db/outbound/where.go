@@ -101,6 +101,11 @@ func GasPercent(v int) predicate.Outbound {
 	return predicate.Outbound(sql.FieldEQ(FieldGasPercent, v))
 }
 
+// Psbt applies equality check predicate on the "psbt" field. It's identical to PsbtEQ.
+func Psbt(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldEQ(FieldPsbt, v))
+}
+
 // SignedTx applies equality check predicate on the "signed_tx" field. It's identical to SignedTxEQ.
 func SignedTx(v []byte) predicate.Outbound {
 	return predicate.Outbound(sql.FieldEQ(FieldSignedTx, v))
@@ -609,6 +614,56 @@ func StateIn(vs ...State) predicate.Outbound {
 // StateNotIn applies the NotIn predicate on the "state" field.
 func StateNotIn(vs ...State) predicate.Outbound {
 	return predicate.Outbound(sql.FieldNotIn(FieldState, vs...))
+}
+
+// PsbtEQ applies the EQ predicate on the "psbt" field.
+func PsbtEQ(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldEQ(FieldPsbt, v))
+}
+
+// PsbtNEQ applies the NEQ predicate on the "psbt" field.
+func PsbtNEQ(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldNEQ(FieldPsbt, v))
+}
+
+// PsbtIn applies the In predicate on the "psbt" field.
+func PsbtIn(vs ...[]byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldIn(FieldPsbt, vs...))
+}
+
+// PsbtNotIn applies the NotIn predicate on the "psbt" field.
+func PsbtNotIn(vs ...[]byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldNotIn(FieldPsbt, vs...))
+}
+
+// PsbtGT applies the GT predicate on the "psbt" field.
+func PsbtGT(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldGT(FieldPsbt, v))
+}
+
+// PsbtGTE applies the GTE predicate on the "psbt" field.
+func PsbtGTE(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldGTE(FieldPsbt, v))
+}
+
+// PsbtLT applies the LT predicate on the "psbt" field.
+func PsbtLT(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldLT(FieldPsbt, v))
+}
+
+// PsbtLTE applies the LTE predicate on the "psbt" field.
+func PsbtLTE(v []byte) predicate.Outbound {
+	return predicate.Outbound(sql.FieldLTE(FieldPsbt, v))
+}
+
+// PsbtIsNil applies the IsNil predicate on the "psbt" field.
+func PsbtIsNil() predicate.Outbound {
+	return predicate.Outbound(sql.FieldIsNull(FieldPsbt))
+}
+
+// PsbtNotNil applies the NotNil predicate on the "psbt" field.
+func PsbtNotNil() predicate.Outbound {
+	return predicate.Outbound(sql.FieldNotNull(FieldPsbt))
 }
 
 // SignedTxEQ applies the EQ predicate on the "signed_tx" field.

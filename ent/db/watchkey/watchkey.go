@@ -25,6 +25,8 @@ const (
 	FieldDescriptor = "descriptor"
 	// FieldNextIndex holds the string denoting the next_index field in the database.
 	FieldNextIndex = "next_index"
+	// FieldNextChange holds the string denoting the next_change field in the database.
+	FieldNextChange = "next_change"
 	// FieldGapLimit holds the string denoting the gap_limit field in the database.
 	FieldGapLimit = "gap_limit"
 	// Table holds the table name of the watchkey in the database.
@@ -40,6 +42,7 @@ var Columns = []string{
 	FieldSpace,
 	FieldDescriptor,
 	FieldNextIndex,
+	FieldNextChange,
 	FieldGapLimit,
 }
 
@@ -68,6 +71,10 @@ var (
 	DefaultNextIndex int64
 	// NextIndexValidator is a validator for the "next_index" field. It is called by the builders before save.
 	NextIndexValidator func(int64) error
+	// DefaultNextChange holds the default value on creation for the "next_change" field.
+	DefaultNextChange int64
+	// NextChangeValidator is a validator for the "next_change" field. It is called by the builders before save.
+	NextChangeValidator func(int64) error
 	// DefaultGapLimit holds the default value on creation for the "gap_limit" field.
 	DefaultGapLimit int32
 	// GapLimitValidator is a validator for the "gap_limit" field. It is called by the builders before save.
@@ -110,6 +117,11 @@ func ByDescriptor(opts ...sql.OrderTermOption) OrderOption {
 // ByNextIndex orders the results by the next_index field.
 func ByNextIndex(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldNextIndex, opts...).ToFunc()
+}
+
+// ByNextChange orders the results by the next_change field.
+func ByNextChange(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldNextChange, opts...).ToFunc()
 }
 
 // ByGapLimit orders the results by the gap_limit field.

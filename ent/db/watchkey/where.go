@@ -84,6 +84,11 @@ func NextIndex(v int64) predicate.WatchKey {
 	return predicate.WatchKey(sql.FieldEQ(FieldNextIndex, v))
 }
 
+// NextChange applies equality check predicate on the "next_change" field. It's identical to NextChangeEQ.
+func NextChange(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldEQ(FieldNextChange, v))
+}
+
 // GapLimit applies equality check predicate on the "gap_limit" field. It's identical to GapLimitEQ.
 func GapLimit(v int32) predicate.WatchKey {
 	return predicate.WatchKey(sql.FieldEQ(FieldGapLimit, v))
@@ -377,6 +382,46 @@ func NextIndexLT(v int64) predicate.WatchKey {
 // NextIndexLTE applies the LTE predicate on the "next_index" field.
 func NextIndexLTE(v int64) predicate.WatchKey {
 	return predicate.WatchKey(sql.FieldLTE(FieldNextIndex, v))
+}
+
+// NextChangeEQ applies the EQ predicate on the "next_change" field.
+func NextChangeEQ(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldEQ(FieldNextChange, v))
+}
+
+// NextChangeNEQ applies the NEQ predicate on the "next_change" field.
+func NextChangeNEQ(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldNEQ(FieldNextChange, v))
+}
+
+// NextChangeIn applies the In predicate on the "next_change" field.
+func NextChangeIn(vs ...int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldIn(FieldNextChange, vs...))
+}
+
+// NextChangeNotIn applies the NotIn predicate on the "next_change" field.
+func NextChangeNotIn(vs ...int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldNotIn(FieldNextChange, vs...))
+}
+
+// NextChangeGT applies the GT predicate on the "next_change" field.
+func NextChangeGT(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldGT(FieldNextChange, v))
+}
+
+// NextChangeGTE applies the GTE predicate on the "next_change" field.
+func NextChangeGTE(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldGTE(FieldNextChange, v))
+}
+
+// NextChangeLT applies the LT predicate on the "next_change" field.
+func NextChangeLT(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldLT(FieldNextChange, v))
+}
+
+// NextChangeLTE applies the LTE predicate on the "next_change" field.
+func NextChangeLTE(v int64) predicate.WatchKey {
+	return predicate.WatchKey(sql.FieldLTE(FieldNextChange, v))
 }
 
 // GapLimitEQ applies the EQ predicate on the "gap_limit" field.

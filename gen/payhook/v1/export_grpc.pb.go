@@ -32,7 +32,7 @@ type ExportServiceClient interface {
 	// ExportLedger streams the project's accounting export of a date range:
 	// one row per ledger line that moves the project's balance at payhook
 	// (payment, reversal, change, sweep, forward, fee, network_fee, payout,
-	// refund), in journal order, with the coin, the amount in coin units,
+	// refund; with a watch-only key, direct and fee_owed), in journal order, with the coin, the amount in coin units,
 	// the fiat value at the time and its source, the txid and the invoice,
 	// payout or refund id. The file is CSV with a header row, or one JSON
 	// array of objects, every value a string; the messages carry
@@ -82,7 +82,7 @@ type ExportServiceServer interface {
 	// ExportLedger streams the project's accounting export of a date range:
 	// one row per ledger line that moves the project's balance at payhook
 	// (payment, reversal, change, sweep, forward, fee, network_fee, payout,
-	// refund), in journal order, with the coin, the amount in coin units,
+	// refund; with a watch-only key, direct and fee_owed), in journal order, with the coin, the amount in coin units,
 	// the fiat value at the time and its source, the txid and the invoice,
 	// payout or refund id. The file is CSV with a header row, or one JSON
 	// array of objects, every value a string; the messages carry

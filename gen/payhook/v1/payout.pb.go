@@ -1207,6 +1207,236 @@ func (x *PayoutInfo) GetApprovalReason() string {
 	return ""
 }
 
+// GetPayoutPSBTRequest is the query of `GET /payout/psbt/`.
+type GetPayoutPSBTRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_id is the payout.
+	PayoutId      int64 `protobuf:"varint,1,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutPSBTRequest) Reset() {
+	*x = GetPayoutPSBTRequest{}
+	mi := &file_payhook_v1_payout_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutPSBTRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutPSBTRequest) ProtoMessage() {}
+
+func (x *GetPayoutPSBTRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_payout_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutPSBTRequest.ProtoReflect.Descriptor instead.
+func (*GetPayoutPSBTRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_payout_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetPayoutPSBTRequest) GetPayoutId() int64 {
+	if x != nil {
+		return x.PayoutId
+	}
+	return 0
+}
+
+// GetPayoutPSBTResponse is the payout and its PSBT.
+type GetPayoutPSBTResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_info is the payout.
+	PayoutInfo *PayoutInfo `protobuf:"bytes,1,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
+	// psbt is the unsigned PSBT, base64 (what wallets import).
+	Psbt string `protobuf:"bytes,2,opt,name=psbt,proto3" json:"psbt,omitempty"`
+	// network_fee is the network's fee the transaction pays, in coin units
+	// (a decimal string).
+	NetworkFee string `protobuf:"bytes,3,opt,name=network_fee,json=networkFee,proto3" json:"network_fee,omitempty"`
+	// signed is true once the merchant's signed PSBT was accepted.
+	Signed bool `protobuf:"varint,4,opt,name=signed,proto3" json:"signed,omitempty"`
+	// txid is the transaction's id once signed; empty before.
+	Txid          string `protobuf:"bytes,5,opt,name=txid,proto3" json:"txid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutPSBTResponse) Reset() {
+	*x = GetPayoutPSBTResponse{}
+	mi := &file_payhook_v1_payout_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutPSBTResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutPSBTResponse) ProtoMessage() {}
+
+func (x *GetPayoutPSBTResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_payout_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutPSBTResponse.ProtoReflect.Descriptor instead.
+func (*GetPayoutPSBTResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_payout_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetPayoutPSBTResponse) GetPayoutInfo() *PayoutInfo {
+	if x != nil {
+		return x.PayoutInfo
+	}
+	return nil
+}
+
+func (x *GetPayoutPSBTResponse) GetPsbt() string {
+	if x != nil {
+		return x.Psbt
+	}
+	return ""
+}
+
+func (x *GetPayoutPSBTResponse) GetNetworkFee() string {
+	if x != nil {
+		return x.NetworkFee
+	}
+	return ""
+}
+
+func (x *GetPayoutPSBTResponse) GetSigned() bool {
+	if x != nil {
+		return x.Signed
+	}
+	return false
+}
+
+func (x *GetPayoutPSBTResponse) GetTxid() string {
+	if x != nil {
+		return x.Txid
+	}
+	return ""
+}
+
+// SubmitPayoutPSBTRequest is the body of `POST /payout/psbt/`.
+type SubmitPayoutPSBTRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_id is the payout.
+	PayoutId int64 `protobuf:"varint,1,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	// psbt is the merchant's signed PSBT, base64.
+	Psbt          string `protobuf:"bytes,2,opt,name=psbt,proto3" json:"psbt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitPayoutPSBTRequest) Reset() {
+	*x = SubmitPayoutPSBTRequest{}
+	mi := &file_payhook_v1_payout_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitPayoutPSBTRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitPayoutPSBTRequest) ProtoMessage() {}
+
+func (x *SubmitPayoutPSBTRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_payout_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitPayoutPSBTRequest.ProtoReflect.Descriptor instead.
+func (*SubmitPayoutPSBTRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_payout_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SubmitPayoutPSBTRequest) GetPayoutId() int64 {
+	if x != nil {
+		return x.PayoutId
+	}
+	return 0
+}
+
+func (x *SubmitPayoutPSBTRequest) GetPsbt() string {
+	if x != nil {
+		return x.Psbt
+	}
+	return ""
+}
+
+// SubmitPayoutPSBTResponse is the payout once its transaction is sent.
+type SubmitPayoutPSBTResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// payout_info is the payout.
+	PayoutInfo    *PayoutInfo `protobuf:"bytes,1,opt,name=payout_info,json=payoutInfo,proto3" json:"payout_info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitPayoutPSBTResponse) Reset() {
+	*x = SubmitPayoutPSBTResponse{}
+	mi := &file_payhook_v1_payout_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitPayoutPSBTResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitPayoutPSBTResponse) ProtoMessage() {}
+
+func (x *SubmitPayoutPSBTResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_v1_payout_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitPayoutPSBTResponse.ProtoReflect.Descriptor instead.
+func (*SubmitPayoutPSBTResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_v1_payout_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SubmitPayoutPSBTResponse) GetPayoutInfo() *PayoutInfo {
+	if x != nil {
+		return x.PayoutInfo
+	}
+	return nil
+}
+
 var File_payhook_v1_payout_proto protoreflect.FileDescriptor
 
 const file_payhook_v1_payout_proto_rawDesc = "" +
@@ -1303,7 +1533,24 @@ const file_payhook_v1_payout_proto_rawDesc = "" +
 	"\x0fapproval_reason\x18\r \x01(\tR\x0eapprovalReason\x1a;\n" +
 	"\rRequestsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\xeb\v\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
+	"\x14GetPayoutPSBTRequest\x12$\n" +
+	"\tpayout_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\bpayoutId\"\xb1\x01\n" +
+	"\x15GetPayoutPSBTResponse\x127\n" +
+	"\vpayout_info\x18\x01 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
+	"payoutInfo\x12\x12\n" +
+	"\x04psbt\x18\x02 \x01(\tR\x04psbt\x12\x1f\n" +
+	"\vnetwork_fee\x18\x03 \x01(\tR\n" +
+	"networkFee\x12\x16\n" +
+	"\x06signed\x18\x04 \x01(\bR\x06signed\x12\x12\n" +
+	"\x04txid\x18\x05 \x01(\tR\x04txid\"b\n" +
+	"\x17SubmitPayoutPSBTRequest\x12$\n" +
+	"\tpayout_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\bpayoutId\x12!\n" +
+	"\x04psbt\x18\x02 \x01(\tB\r\xbaH\n" +
+	"\xc8\x01\x01r\x05\x18\x80\x92\xf4\x01R\x04psbt\"S\n" +
+	"\x18SubmitPayoutPSBTResponse\x127\n" +
+	"\vpayout_info\x18\x01 \x01(\v2\x16.payhook.v1.PayoutInfoR\n" +
+	"payoutInfo2\xdf\r\n" +
 	"\rPayoutService\x12\xa4\x01\n" +
 	"\x0fGetPayoutWallet\x12\".payhook.v1.GetPayoutWalletRequest\x1a#.payhook.v1.GetPayoutWalletResponse\"H\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/address\x12\x18/{ticker}/payout/address\x12\xa7\x01\n" +
 	"\x10GetPayoutBalance\x12#.payhook.v1.GetPayoutBalanceRequest\x1a$.payhook.v1.GetPayoutBalanceResponse\"H\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02:Z\x1e\x12\x1c/{ticker=*/*}/payout/balance\x12\x18/{ticker}/payout/balance\x12\xc3\x01\n" +
@@ -1312,7 +1559,9 @@ const file_payhook_v1_payout_proto_rawDesc = "" +
 	"\x15ListPayoutRequestPage\x12(.payhook.v1.ListPayoutRequestPageRequest\x1a).payhook.v1.ListPayoutRequestPageResponse\"R\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02DZ#\x12!/{ticker=*/*}/payout/request/list\x12\x1d/{ticker}/payout/request/list\x12\x92\x01\n" +
 	"\vListPayouts\x12\x1e.payhook.v1.ListPayoutsRequest\x1a\x1f.payhook.v1.ListPayoutsResponse\"B\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x024Z\x1b\x12\x19/{ticker=*/*}/payout/list\x12\x15/{ticker}/payout/list\x12\x98\x01\n" +
 	"\x18CreatePayoutFromRequests\x12+.payhook.v1.CreatePayoutFromRequestsRequest\x1a,.payhook.v1.CreatePayoutFromRequestsResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/create\x12x\n" +
-	"\rProcessPayout\x12 .payhook.v1.ProcessPayoutRequest\x1a!.payhook.v1.ProcessPayoutResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/payout/process\x12}\n" +
+	"\rProcessPayout\x12 .payhook.v1.ProcessPayoutRequest\x1a!.payhook.v1.ProcessPayoutResponse\"\"\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x14:\x01*\"\x0f/payout/process\x12r\n" +
+	"\rGetPayoutPSBT\x12 .payhook.v1.GetPayoutPSBTRequest\x1a!.payhook.v1.GetPayoutPSBTResponse\"\x1c\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/payout/psbt\x12~\n" +
+	"\x10SubmitPayoutPSBT\x12#.payhook.v1.SubmitPayoutPSBTRequest\x1a$.payhook.v1.SubmitPayoutPSBTResponse\"\x1f\x90\xfb\x18\x02\x98\xfb\x18\x03\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/payout/psbt\x12}\n" +
 	"\x0fGetPayoutStatus\x12\".payhook.v1.GetPayoutStatusRequest\x1a#.payhook.v1.GetPayoutStatusResponse\"!\x90\xfb\x18\x02\x98\xfb\x18\x01\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/payout/statusB5Z3github.com/payhook/payhook/gen/payhook/v1;payhookv1b\x06proto3"
 
 var (
@@ -1327,7 +1576,7 @@ func file_payhook_v1_payout_proto_rawDescGZIP() []byte {
 	return file_payhook_v1_payout_proto_rawDescData
 }
 
-var file_payhook_v1_payout_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_payhook_v1_payout_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_payhook_v1_payout_proto_goTypes = []any{
 	(*GetPayoutWalletRequest)(nil),           // 0: payhook.v1.GetPayoutWalletRequest
 	(*GetPayoutWalletResponse)(nil),          // 1: payhook.v1.GetPayoutWalletResponse
@@ -1349,43 +1598,53 @@ var file_payhook_v1_payout_proto_goTypes = []any{
 	(*CreatePayoutFromRequestsResponse)(nil), // 17: payhook.v1.CreatePayoutFromRequestsResponse
 	(*GetPayoutStatusResponse)(nil),          // 18: payhook.v1.GetPayoutStatusResponse
 	(*PayoutInfo)(nil),                       // 19: payhook.v1.PayoutInfo
-	nil,                                      // 20: payhook.v1.CreatePayoutRequestsRequest.OutputsEntry
-	nil,                                      // 21: payhook.v1.ProcessPayoutRequestsRequest.OutputsEntry
-	nil,                                      // 22: payhook.v1.PayoutInfo.RequestsEntry
+	(*GetPayoutPSBTRequest)(nil),             // 20: payhook.v1.GetPayoutPSBTRequest
+	(*GetPayoutPSBTResponse)(nil),            // 21: payhook.v1.GetPayoutPSBTResponse
+	(*SubmitPayoutPSBTRequest)(nil),          // 22: payhook.v1.SubmitPayoutPSBTRequest
+	(*SubmitPayoutPSBTResponse)(nil),         // 23: payhook.v1.SubmitPayoutPSBTResponse
+	nil,                                      // 24: payhook.v1.CreatePayoutRequestsRequest.OutputsEntry
+	nil,                                      // 25: payhook.v1.ProcessPayoutRequestsRequest.OutputsEntry
+	nil,                                      // 26: payhook.v1.PayoutInfo.RequestsEntry
 }
 var file_payhook_v1_payout_proto_depIdxs = []int32{
-	20, // 0: payhook.v1.CreatePayoutRequestsRequest.outputs:type_name -> payhook.v1.CreatePayoutRequestsRequest.OutputsEntry
-	21, // 1: payhook.v1.ProcessPayoutRequestsRequest.outputs:type_name -> payhook.v1.ProcessPayoutRequestsRequest.OutputsEntry
+	24, // 0: payhook.v1.CreatePayoutRequestsRequest.outputs:type_name -> payhook.v1.CreatePayoutRequestsRequest.OutputsEntry
+	25, // 1: payhook.v1.ProcessPayoutRequestsRequest.outputs:type_name -> payhook.v1.ProcessPayoutRequestsRequest.OutputsEntry
 	19, // 2: payhook.v1.ProcessPayoutRequestsResponse.payout_info:type_name -> payhook.v1.PayoutInfo
 	10, // 3: payhook.v1.ListPayoutRequestPageResponse.payout_requests:type_name -> payhook.v1.PayoutRequestInfo
 	19, // 4: payhook.v1.ListPayoutsResponse.payouts:type_name -> payhook.v1.PayoutInfo
 	19, // 5: payhook.v1.ProcessPayoutResponse.payout_info:type_name -> payhook.v1.PayoutInfo
 	19, // 6: payhook.v1.CreatePayoutFromRequestsResponse.payout_info:type_name -> payhook.v1.PayoutInfo
 	19, // 7: payhook.v1.GetPayoutStatusResponse.payout_info:type_name -> payhook.v1.PayoutInfo
-	22, // 8: payhook.v1.PayoutInfo.requests:type_name -> payhook.v1.PayoutInfo.RequestsEntry
-	0,  // 9: payhook.v1.PayoutService.GetPayoutWallet:input_type -> payhook.v1.GetPayoutWalletRequest
-	2,  // 10: payhook.v1.PayoutService.GetPayoutBalance:input_type -> payhook.v1.GetPayoutBalanceRequest
-	4,  // 11: payhook.v1.PayoutService.CreatePayoutRequests:input_type -> payhook.v1.CreatePayoutRequestsRequest
-	6,  // 12: payhook.v1.PayoutService.ProcessPayoutRequests:input_type -> payhook.v1.ProcessPayoutRequestsRequest
-	8,  // 13: payhook.v1.PayoutService.ListPayoutRequestPage:input_type -> payhook.v1.ListPayoutRequestPageRequest
-	11, // 14: payhook.v1.PayoutService.ListPayouts:input_type -> payhook.v1.ListPayoutsRequest
-	13, // 15: payhook.v1.PayoutService.CreatePayoutFromRequests:input_type -> payhook.v1.CreatePayoutFromRequestsRequest
-	14, // 16: payhook.v1.PayoutService.ProcessPayout:input_type -> payhook.v1.ProcessPayoutRequest
-	16, // 17: payhook.v1.PayoutService.GetPayoutStatus:input_type -> payhook.v1.GetPayoutStatusRequest
-	1,  // 18: payhook.v1.PayoutService.GetPayoutWallet:output_type -> payhook.v1.GetPayoutWalletResponse
-	3,  // 19: payhook.v1.PayoutService.GetPayoutBalance:output_type -> payhook.v1.GetPayoutBalanceResponse
-	5,  // 20: payhook.v1.PayoutService.CreatePayoutRequests:output_type -> payhook.v1.CreatePayoutRequestsResponse
-	7,  // 21: payhook.v1.PayoutService.ProcessPayoutRequests:output_type -> payhook.v1.ProcessPayoutRequestsResponse
-	9,  // 22: payhook.v1.PayoutService.ListPayoutRequestPage:output_type -> payhook.v1.ListPayoutRequestPageResponse
-	12, // 23: payhook.v1.PayoutService.ListPayouts:output_type -> payhook.v1.ListPayoutsResponse
-	17, // 24: payhook.v1.PayoutService.CreatePayoutFromRequests:output_type -> payhook.v1.CreatePayoutFromRequestsResponse
-	15, // 25: payhook.v1.PayoutService.ProcessPayout:output_type -> payhook.v1.ProcessPayoutResponse
-	18, // 26: payhook.v1.PayoutService.GetPayoutStatus:output_type -> payhook.v1.GetPayoutStatusResponse
-	18, // [18:27] is the sub-list for method output_type
-	9,  // [9:18] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	26, // 8: payhook.v1.PayoutInfo.requests:type_name -> payhook.v1.PayoutInfo.RequestsEntry
+	19, // 9: payhook.v1.GetPayoutPSBTResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	19, // 10: payhook.v1.SubmitPayoutPSBTResponse.payout_info:type_name -> payhook.v1.PayoutInfo
+	0,  // 11: payhook.v1.PayoutService.GetPayoutWallet:input_type -> payhook.v1.GetPayoutWalletRequest
+	2,  // 12: payhook.v1.PayoutService.GetPayoutBalance:input_type -> payhook.v1.GetPayoutBalanceRequest
+	4,  // 13: payhook.v1.PayoutService.CreatePayoutRequests:input_type -> payhook.v1.CreatePayoutRequestsRequest
+	6,  // 14: payhook.v1.PayoutService.ProcessPayoutRequests:input_type -> payhook.v1.ProcessPayoutRequestsRequest
+	8,  // 15: payhook.v1.PayoutService.ListPayoutRequestPage:input_type -> payhook.v1.ListPayoutRequestPageRequest
+	11, // 16: payhook.v1.PayoutService.ListPayouts:input_type -> payhook.v1.ListPayoutsRequest
+	13, // 17: payhook.v1.PayoutService.CreatePayoutFromRequests:input_type -> payhook.v1.CreatePayoutFromRequestsRequest
+	14, // 18: payhook.v1.PayoutService.ProcessPayout:input_type -> payhook.v1.ProcessPayoutRequest
+	20, // 19: payhook.v1.PayoutService.GetPayoutPSBT:input_type -> payhook.v1.GetPayoutPSBTRequest
+	22, // 20: payhook.v1.PayoutService.SubmitPayoutPSBT:input_type -> payhook.v1.SubmitPayoutPSBTRequest
+	16, // 21: payhook.v1.PayoutService.GetPayoutStatus:input_type -> payhook.v1.GetPayoutStatusRequest
+	1,  // 22: payhook.v1.PayoutService.GetPayoutWallet:output_type -> payhook.v1.GetPayoutWalletResponse
+	3,  // 23: payhook.v1.PayoutService.GetPayoutBalance:output_type -> payhook.v1.GetPayoutBalanceResponse
+	5,  // 24: payhook.v1.PayoutService.CreatePayoutRequests:output_type -> payhook.v1.CreatePayoutRequestsResponse
+	7,  // 25: payhook.v1.PayoutService.ProcessPayoutRequests:output_type -> payhook.v1.ProcessPayoutRequestsResponse
+	9,  // 26: payhook.v1.PayoutService.ListPayoutRequestPage:output_type -> payhook.v1.ListPayoutRequestPageResponse
+	12, // 27: payhook.v1.PayoutService.ListPayouts:output_type -> payhook.v1.ListPayoutsResponse
+	17, // 28: payhook.v1.PayoutService.CreatePayoutFromRequests:output_type -> payhook.v1.CreatePayoutFromRequestsResponse
+	15, // 29: payhook.v1.PayoutService.ProcessPayout:output_type -> payhook.v1.ProcessPayoutResponse
+	21, // 30: payhook.v1.PayoutService.GetPayoutPSBT:output_type -> payhook.v1.GetPayoutPSBTResponse
+	23, // 31: payhook.v1.PayoutService.SubmitPayoutPSBT:output_type -> payhook.v1.SubmitPayoutPSBTResponse
+	18, // 32: payhook.v1.PayoutService.GetPayoutStatus:output_type -> payhook.v1.GetPayoutStatusResponse
+	22, // [22:33] is the sub-list for method output_type
+	11, // [11:22] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_payhook_v1_payout_proto_init() }
@@ -1400,7 +1659,7 @@ func file_payhook_v1_payout_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_v1_payout_proto_rawDesc), len(file_payhook_v1_payout_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

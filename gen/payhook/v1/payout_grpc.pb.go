@@ -27,6 +27,8 @@ const (
 	PayoutService_ListPayouts_FullMethodName              = "/payhook.v1.PayoutService/ListPayouts"
 	PayoutService_CreatePayoutFromRequests_FullMethodName = "/payhook.v1.PayoutService/CreatePayoutFromRequests"
 	PayoutService_ProcessPayout_FullMethodName            = "/payhook.v1.PayoutService/ProcessPayout"
+	PayoutService_GetPayoutPSBT_FullMethodName            = "/payhook.v1.PayoutService/GetPayoutPSBT"
+	PayoutService_SubmitPayoutPSBT_FullMethodName         = "/payhook.v1.PayoutService/SubmitPayoutPSBT"
 	PayoutService_GetPayoutStatus_FullMethodName          = "/payhook.v1.PayoutService/GetPayoutStatus"
 )
 
@@ -72,6 +74,22 @@ type PayoutServiceClient interface {
 	// inputs taken from the balance, and it is sent. Not enough balance is
 	// answered 400 (the payout stays created).
 	ProcessPayout(ctx context.Context, in *ProcessPayoutRequest, opts ...grpc.CallOption) (*ProcessPayoutResponse, error)
+	// GetPayoutPSBT answers the PSBT (BIP 174) of a payout whose project's
+	// wallet of its coin is the merchant's own key (watch-only): processing
+	// it prepared the transaction, spending payments payhook received on
+	// the key's addresses, with its change to the key's next change
+	// address; the merchant signs it on their own device and uploads it
+	// with SubmitPayoutPSBT. A payout sent from payhook's own wallet, or
+	// not processed yet, is answered 409.
+	GetPayoutPSBT(ctx context.Context, in *GetPayoutPSBTRequest, opts ...grpc.CallOption) (*GetPayoutPSBTResponse, error)
+	// SubmitPayoutPSBT takes the merchant's signed PSBT of a payout: it
+	// must pay exactly what GetPayoutPSBT's does (outputs, amounts, change to
+	// the merchant's own key), every input signed with SIGHASH_ALL; then it
+	// is finalised, broadcast and followed like any payout (done once the
+	// network accepts it). A PSBT that differs or is not fully signed is
+	// answered 400 naming why, and nothing changes; a payout already
+	// signed, 409.
+	SubmitPayoutPSBT(ctx context.Context, in *SubmitPayoutPSBTRequest, opts ...grpc.CallOption) (*SubmitPayoutPSBTResponse, error)
 	// GetPayoutStatus answers a payout's payout_info.
 	GetPayoutStatus(ctx context.Context, in *GetPayoutStatusRequest, opts ...grpc.CallOption) (*GetPayoutStatusResponse, error)
 }
@@ -164,6 +182,26 @@ func (c *payoutServiceClient) ProcessPayout(ctx context.Context, in *ProcessPayo
 	return out, nil
 }
 
+func (c *payoutServiceClient) GetPayoutPSBT(ctx context.Context, in *GetPayoutPSBTRequest, opts ...grpc.CallOption) (*GetPayoutPSBTResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPayoutPSBTResponse)
+	err := c.cc.Invoke(ctx, PayoutService_GetPayoutPSBT_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *payoutServiceClient) SubmitPayoutPSBT(ctx context.Context, in *SubmitPayoutPSBTRequest, opts ...grpc.CallOption) (*SubmitPayoutPSBTResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitPayoutPSBTResponse)
+	err := c.cc.Invoke(ctx, PayoutService_SubmitPayoutPSBT_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *payoutServiceClient) GetPayoutStatus(ctx context.Context, in *GetPayoutStatusRequest, opts ...grpc.CallOption) (*GetPayoutStatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetPayoutStatusResponse)
@@ -216,6 +254,22 @@ type PayoutServiceServer interface {
 	// inputs taken from the balance, and it is sent. Not enough balance is
 	// answered 400 (the payout stays created).
 	ProcessPayout(context.Context, *ProcessPayoutRequest) (*ProcessPayoutResponse, error)
+	// GetPayoutPSBT answers the PSBT (BIP 174) of a payout whose project's
+	// wallet of its coin is the merchant's own key (watch-only): processing
+	// it prepared the transaction, spending payments payhook received on
+	// the key's addresses, with its change to the key's next change
+	// address; the merchant signs it on their own device and uploads it
+	// with SubmitPayoutPSBT. A payout sent from payhook's own wallet, or
+	// not processed yet, is answered 409.
+	GetPayoutPSBT(context.Context, *GetPayoutPSBTRequest) (*GetPayoutPSBTResponse, error)
+	// SubmitPayoutPSBT takes the merchant's signed PSBT of a payout: it
+	// must pay exactly what GetPayoutPSBT's does (outputs, amounts, change to
+	// the merchant's own key), every input signed with SIGHASH_ALL; then it
+	// is finalised, broadcast and followed like any payout (done once the
+	// network accepts it). A PSBT that differs or is not fully signed is
+	// answered 400 naming why, and nothing changes; a payout already
+	// signed, 409.
+	SubmitPayoutPSBT(context.Context, *SubmitPayoutPSBTRequest) (*SubmitPayoutPSBTResponse, error)
 	// GetPayoutStatus answers a payout's payout_info.
 	GetPayoutStatus(context.Context, *GetPayoutStatusRequest) (*GetPayoutStatusResponse, error)
 	mustEmbedUnimplementedPayoutServiceServer()
@@ -251,6 +305,12 @@ func (UnimplementedPayoutServiceServer) CreatePayoutFromRequests(context.Context
 }
 func (UnimplementedPayoutServiceServer) ProcessPayout(context.Context, *ProcessPayoutRequest) (*ProcessPayoutResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProcessPayout not implemented")
+}
+func (UnimplementedPayoutServiceServer) GetPayoutPSBT(context.Context, *GetPayoutPSBTRequest) (*GetPayoutPSBTResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPayoutPSBT not implemented")
+}
+func (UnimplementedPayoutServiceServer) SubmitPayoutPSBT(context.Context, *SubmitPayoutPSBTRequest) (*SubmitPayoutPSBTResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitPayoutPSBT not implemented")
 }
 func (UnimplementedPayoutServiceServer) GetPayoutStatus(context.Context, *GetPayoutStatusRequest) (*GetPayoutStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPayoutStatus not implemented")
@@ -420,6 +480,42 @@ func _PayoutService_ProcessPayout_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PayoutService_GetPayoutPSBT_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPayoutPSBTRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PayoutServiceServer).GetPayoutPSBT(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PayoutService_GetPayoutPSBT_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PayoutServiceServer).GetPayoutPSBT(ctx, req.(*GetPayoutPSBTRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PayoutService_SubmitPayoutPSBT_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitPayoutPSBTRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PayoutServiceServer).SubmitPayoutPSBT(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PayoutService_SubmitPayoutPSBT_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PayoutServiceServer).SubmitPayoutPSBT(ctx, req.(*SubmitPayoutPSBTRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PayoutService_GetPayoutStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetPayoutStatusRequest)
 	if err := dec(in); err != nil {
@@ -476,6 +572,14 @@ var PayoutService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ProcessPayout",
 			Handler:    _PayoutService_ProcessPayout_Handler,
+		},
+		{
+			MethodName: "GetPayoutPSBT",
+			Handler:    _PayoutService_GetPayoutPSBT_Handler,
+		},
+		{
+			MethodName: "SubmitPayoutPSBT",
+			Handler:    _PayoutService_SubmitPayoutPSBT_Handler,
 		},
 		{
 			MethodName: "GetPayoutStatus",

@@ -46,6 +46,14 @@ func (s *Service) queue(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t ch
 			return nil, fmt.Errorf("approve payout %d: %w", p.ID, err)
 		}
 	}
+	wk, err := watchKeyOf(ctx, tx, p.ProjectID, t)
+	if err != nil {
+		return nil, err
+	}
+	if wk != nil {
+		// The merchant's own key: they sign it (GetPSBT, SubmitPSBT).
+		return nil, s.planPSBT(ctx, tx, p, t, wk)
+	}
 	utxo := t.Rules().SpendsSeveralAddresses(t)
 	if utxo && s.cfg.Interval[t.Ticker] <= 0 {
 		o, err := s.planUTXO(ctx, tx, t, wallet, []*entdb.Payout{p}, prefer)

@@ -74,6 +74,10 @@ type Config struct {
 	// Mail stores the email asking the project's dashboard users to
 	// approve a payout that waits for them; nil (email off) sends none.
 	Mail *mail.Outbox
+	// PSBTNodes are, per UTXO ticker, the node a payout from a merchant's
+	// watch-only key is prepared with (its UTXOs, fee rate); a ticker
+	// without one refuses such payouts.
+	PSBTNodes map[string]PSBTNode
 	// Now is the clock; clock.Now when nil.
 	Now func() time.Time
 }
@@ -99,6 +103,7 @@ func New(db *store.DB, addresses *address.Service, engine *outbound.Engine, cfg 
 	s := &Service{db: db, addresses: addresses, engine: engine, webhooks: cfg.Queue, cfg: cfg, logger: logger}
 	engine.Handle(outbound.PurposePayout, handler{s})
 	engine.Handle(outbound.PurposeSweep, sweeper{s})
+	engine.Handle(outbound.PurposePayoutPSBT, psbtHandler{handler{s}})
 	return s
 }
 

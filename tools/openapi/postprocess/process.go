@@ -88,6 +88,8 @@ var rules = map[string]rule{
 	"PayoutService_CreatePayoutFromRequests": {notFound: true, writes: true, form: true},
 	"PayoutService_ProcessPayout":            {notFound: true, writes: true, form: true},
 	"PayoutService_GetPayoutStatus":          {notFound: true, form: true},
+	"PayoutService_GetPayoutPSBT":            {notFound: true},
+	"PayoutService_SubmitPayoutPSBT":         {notFound: true, writes: true},
 
 	"RefundService_RefundCheckout":    {notFound: true, writes: true, form: true},
 	"RefundService_RefundDeposit":     {notFound: true, writes: true, form: true},

@@ -53,6 +53,26 @@ class GetPayoutBalanceResponse(_message.Message):
     balance: str
     def __init__(self, balance: _Optional[str] = ...) -> None: ...
 
+class GetPayoutPSBTRequest(_message.Message):
+    __slots__ = ["payout_id"]
+    PAYOUT_ID_FIELD_NUMBER: _ClassVar[int]
+    payout_id: int
+    def __init__(self, payout_id: _Optional[int] = ...) -> None: ...
+
+class GetPayoutPSBTResponse(_message.Message):
+    __slots__ = ["network_fee", "payout_info", "psbt", "signed", "txid"]
+    NETWORK_FEE_FIELD_NUMBER: _ClassVar[int]
+    PAYOUT_INFO_FIELD_NUMBER: _ClassVar[int]
+    PSBT_FIELD_NUMBER: _ClassVar[int]
+    SIGNED_FIELD_NUMBER: _ClassVar[int]
+    TXID_FIELD_NUMBER: _ClassVar[int]
+    network_fee: str
+    payout_info: PayoutInfo
+    psbt: str
+    signed: bool
+    txid: str
+    def __init__(self, payout_info: _Optional[_Union[PayoutInfo, _Mapping]] = ..., psbt: _Optional[str] = ..., network_fee: _Optional[str] = ..., signed: bool = ..., txid: _Optional[str] = ...) -> None: ...
+
 class GetPayoutStatusRequest(_message.Message):
     __slots__ = ["payout_id"]
     PAYOUT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -203,3 +223,17 @@ class ProcessPayoutResponse(_message.Message):
     payout_info: PayoutInfo
     queued: bool
     def __init__(self, payout_info: _Optional[_Union[PayoutInfo, _Mapping]] = ..., queued: bool = ...) -> None: ...
+
+class SubmitPayoutPSBTRequest(_message.Message):
+    __slots__ = ["payout_id", "psbt"]
+    PAYOUT_ID_FIELD_NUMBER: _ClassVar[int]
+    PSBT_FIELD_NUMBER: _ClassVar[int]
+    payout_id: int
+    psbt: str
+    def __init__(self, payout_id: _Optional[int] = ..., psbt: _Optional[str] = ...) -> None: ...
+
+class SubmitPayoutPSBTResponse(_message.Message):
+    __slots__ = ["payout_info"]
+    PAYOUT_INFO_FIELD_NUMBER: _ClassVar[int]
+    payout_info: PayoutInfo
+    def __init__(self, payout_info: _Optional[_Union[PayoutInfo, _Mapping]] = ...) -> None: ...

@@ -64,6 +64,16 @@ class PayoutServiceStub(object):
                 request_serializer=payhook_dot_v1_dot_payout__pb2.ProcessPayoutRequest.SerializeToString,
                 response_deserializer=payhook_dot_v1_dot_payout__pb2.ProcessPayoutResponse.FromString,
                 )
+        self.GetPayoutPSBT = channel.unary_unary(
+                '/payhook.v1.PayoutService/GetPayoutPSBT',
+                request_serializer=payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTResponse.FromString,
+                )
+        self.SubmitPayoutPSBT = channel.unary_unary(
+                '/payhook.v1.PayoutService/SubmitPayoutPSBT',
+                request_serializer=payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTRequest.SerializeToString,
+                response_deserializer=payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTResponse.FromString,
+                )
         self.GetPayoutStatus = channel.unary_unary(
                 '/payhook.v1.PayoutService/GetPayoutStatus',
                 request_serializer=payhook_dot_v1_dot_payout__pb2.GetPayoutStatusRequest.SerializeToString,
@@ -151,6 +161,32 @@ class PayoutServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPayoutPSBT(self, request, context):
+        """GetPayoutPSBT answers the PSBT (BIP 174) of a payout whose project's
+        wallet of its coin is the merchant's own key (watch-only): processing
+        it prepared the transaction, spending payments payhook received on
+        the key's addresses, with its change to the key's next change
+        address; the merchant signs it on their own device and uploads it
+        with SubmitPayoutPSBT. A payout sent from payhook's own wallet, or
+        not processed yet, is answered 409.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubmitPayoutPSBT(self, request, context):
+        """SubmitPayoutPSBT takes the merchant's signed PSBT of a payout: it
+        must pay exactly what GetPayoutPSBT's does (outputs, amounts, change to
+        the merchant's own key), every input signed with SIGHASH_ALL; then it
+        is finalised, broadcast and followed like any payout (done once the
+        network accepts it). A PSBT that differs or is not fully signed is
+        answered 400 naming why, and nothing changes; a payout already
+        signed, 409.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetPayoutStatus(self, request, context):
         """GetPayoutStatus answers a payout's payout_info.
         """
@@ -200,6 +236,16 @@ def add_PayoutServiceServicer_to_server(servicer, server):
                     servicer.ProcessPayout,
                     request_deserializer=payhook_dot_v1_dot_payout__pb2.ProcessPayoutRequest.FromString,
                     response_serializer=payhook_dot_v1_dot_payout__pb2.ProcessPayoutResponse.SerializeToString,
+            ),
+            'GetPayoutPSBT': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPayoutPSBT,
+                    request_deserializer=payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTResponse.SerializeToString,
+            ),
+            'SubmitPayoutPSBT': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitPayoutPSBT,
+                    request_deserializer=payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTRequest.FromString,
+                    response_serializer=payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTResponse.SerializeToString,
             ),
             'GetPayoutStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetPayoutStatus,
@@ -359,6 +405,40 @@ class PayoutService(object):
         return grpc.experimental.unary_unary(request, target, '/payhook.v1.PayoutService/ProcessPayout',
             payhook_dot_v1_dot_payout__pb2.ProcessPayoutRequest.SerializeToString,
             payhook_dot_v1_dot_payout__pb2.ProcessPayoutResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetPayoutPSBT(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.PayoutService/GetPayoutPSBT',
+            payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTRequest.SerializeToString,
+            payhook_dot_v1_dot_payout__pb2.GetPayoutPSBTResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SubmitPayoutPSBT(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/payhook.v1.PayoutService/SubmitPayoutPSBT',
+            payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTRequest.SerializeToString,
+            payhook_dot_v1_dot_payout__pb2.SubmitPayoutPSBTResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

@@ -19,10 +19,12 @@ CREATE UNIQUE INDEX `address_project_id_ticker_callback_key` ON `addresses` (`pr
 CREATE INDEX `address_invoice_id` ON `addresses` (`invoice_id`);
 -- create index "address_watch_key_id_watch_index" to table: "addresses"
 CREATE UNIQUE INDEX `address_watch_key_id_watch_index` ON `addresses` (`watch_key_id`, `watch_index`);
+-- add column "psbt" to table: "outbounds"
+ALTER TABLE `outbounds` ADD COLUMN `psbt` blob NULL;
 -- add column "watch_keys" to table: "projects"
 ALTER TABLE `projects` ADD COLUMN `watch_keys` json NOT NULL DEFAULT '{}';
 -- create "watch_keys" table
-CREATE TABLE `watch_keys` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `space` text NOT NULL, `descriptor` text NOT NULL, `next_index` integer NOT NULL DEFAULT (0), `gap_limit` integer NOT NULL DEFAULT (20));
+CREATE TABLE `watch_keys` (`id` integer NOT NULL PRIMARY KEY AUTOINCREMENT, `created_at` datetime NOT NULL, `updated_at` datetime NOT NULL, `project_id` integer NOT NULL, `space` text NOT NULL, `descriptor` text NOT NULL, `next_index` integer NOT NULL DEFAULT (0), `next_change` integer NOT NULL DEFAULT (0), `gap_limit` integer NOT NULL DEFAULT (20));
 -- create index "watch_keys_space_key" to table: "watch_keys"
 CREATE UNIQUE INDEX `watch_keys_space_key` ON `watch_keys` (`space`);
 -- enable back the enforcement of foreign-keys constraints
@@ -35,6 +37,8 @@ DROP INDEX `watch_keys_space_key`;
 DROP TABLE `watch_keys`;
 -- reverse: add column "watch_keys" to table: "projects"
 ALTER TABLE `projects` DROP COLUMN `watch_keys`;
+-- reverse: add column "psbt" to table: "outbounds"
+ALTER TABLE `outbounds` DROP COLUMN `psbt`;
 -- reverse: create index "address_watch_key_id_watch_index" to table: "addresses"
 DROP INDEX `address_watch_key_id_watch_index`;
 -- reverse: create index "address_invoice_id" to table: "addresses"
