@@ -19,7 +19,9 @@
 // (list, create, edit, pause and resume, test, replay, secret rotation,
 // recent deliveries; a banner on every page while one is paused), the
 // accounting export (a streamed CSV or JSON download of the ledger), and
-// settings (among them the hosted pages' colour, support contact and logo).
+// settings (among them the hosted pages' colour, support contact and logo,
+// and payout wallets: addresses, or the merchant's own key as a watch-only
+// wallet with its first addresses and gap-limit warning: watch.go).
 // /dashboard/events is a server-sent-event stream of the project's delivery
 // events (the same database-backed stream as WatchDeliveries; Last-Event-ID
 // resumes it); it ends when the session does and when the server stops.
@@ -51,7 +53,8 @@
 //     timeout.
 //   - Every response carries the headers of web.Secure; every value is
 //     rendered by html/template; a secret or API key just made is shown on
-//     that response only (no-store, never in a URL or a log).
+//     that response only (no-store, never in a URL or a log). A refused
+//     wallet key, or a private key typed among addresses, is never echoed.
 //   - A POST body is URL-encoded and at most MaxFormBytes, refused by its
 //     type before a byte is read otherwise; the one exception is the logo
 //     upload (settings/logo), a multipart body of at most MaxUploadBytes

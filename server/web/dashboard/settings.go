@@ -15,6 +15,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
 	entdb "github.com/payhook/payhook/ent/db"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/schema"
@@ -42,6 +43,8 @@ const recentTests = 5
 var settingsDone = map[string]string{
 	"wallet-saved":   "The payout wallet is saved: payments of that coin are forwarded to it from now on.",
 	"wallet-removed": "The payout wallet is removed: payments of that coin are now held (the operator's payhook funds lists them).",
+	"watch-saved":    "The watch-only wallet is saved: new addresses of that coin are derived from your key, and their payments go straight to your own wallet (nothing is forwarded).",
+	"watch-removed":  "The watch-only wallet is removed: new addresses of that coin come from this server again and their payments are held until a payout wallet is set; the addresses already handed out from your key are still watched.",
 	"key-revoked":    "The API key is revoked: it authenticates nothing from now on.",
 	"payout-webhook": "The payout webhook is saved: each payout done or failed from now on is notified there.",
 	"exceptions":     "The payment exception rules are saved: checkouts created from now on follow them (each checkout may name its own).",
@@ -74,10 +77,18 @@ type settingsData struct {
 	// Tickers are the offered coins a wallet can be set for.
 	Tickers []tickerChoice
 	Wallets []walletRow
-	// WalletTicker and WalletAddresses echo a refused wallet form.
-	WalletTicker    string
-	WalletAddresses string
-	WalletError     string
+	// WatchWallets are the coins whose wallet is the merchant's own key.
+	WatchWallets []watchRow
+	// WalletTicker, WalletAddresses and WalletGap echo a refused wallet
+	// form; WalletKeyCleared says the addresses field was emptied rather
+	// than echoed (a key, or a private key among addresses).
+	WalletTicker     string
+	WalletAddresses  string
+	WalletGap        string
+	WalletError      string
+	WalletKeyCleared bool
+	// DefaultGapLimit and MaxGapLimit bound the gap limit field.
+	DefaultGapLimit, MaxGapLimit int
 
 	// Keys are the project's merchant keys (never an operator's).
 	Keys []*entdb.APIKey
@@ -274,6 +285,11 @@ func (h *Handler) fillSettings(ctx context.Context, p *entdb.Project, d *setting
 		}
 		d.Wallets = append(d.Wallets, row)
 	}
+	var err error
+	if d.WatchWallets, err = h.watchRows(ctx, p); err != nil {
+		return err
+	}
+	d.DefaultGapLimit, d.MaxGapLimit = project.DefaultGapLimit, project.MaxGapLimit
 	d.PayoutURL, d.PayoutGET = p.PayoutNotifyURL, !p.PayoutNotifyPost
 	d.Tolerance, d.LateRefund = p.UnderpaidTolerance.String(), p.LatePayments == entproject.LatePaymentsRefund
 	d.AutoRefund = p.AutoRefundOverpaid
@@ -392,21 +408,30 @@ func settingsRedirect(w http.ResponseWriter, r *http.Request, done, section stri
 	http.Redirect(w, r, settingsPath+"?done="+done+"#"+section, http.StatusSeeOther)
 }
 
+// coin is the wallet form's coin, one this server offers.
+func (h *Handler) coin(ticker string) (chains.Ticker, error) {
+	ticker = strings.ToLower(strings.TrimSpace(ticker))
+	if ticker == "" {
+		return chains.Ticker{}, errors.New("choose a coin")
+	}
+	t, err := h.cfg.Addresses.Lookup(strings.Replace(ticker, "_", "/", 1))
+	if err != nil {
+		return chains.Ticker{}, fmt.Errorf("%s is not a coin this server offers", ticker)
+	}
+	return t, nil
+}
+
 // wallet parses and checks the wallet form as `payhook project wallet set`
 // does (project.ParseWallet, then each address against the ticker's
 // network), for tickers this server offers only. A refusal's message names
 // what is wrong.
 func (h *Handler) wallet(ticker, addresses string) (string, []schema.Destination, error) {
-	ticker = strings.ToLower(strings.TrimSpace(ticker))
-	if ticker == "" {
-		return "", nil, errors.New("choose a coin")
+	t, err := h.coin(ticker)
+	if err != nil {
+		return "", nil, err
 	}
 	if strings.TrimSpace(addresses) == "" {
 		return "", nil, errors.New("enter at least one address")
-	}
-	t, err := h.cfg.Addresses.Lookup(strings.Replace(ticker, "_", "/", 1))
-	if err != nil {
-		return "", nil, fmt.Errorf("%s is not a coin this server offers", ticker)
 	}
 	_, ds, err := project.ParseWallet(t.Ticker + "=" + addresses)
 	if err != nil {
@@ -418,13 +443,31 @@ func (h *Handler) wallet(ticker, addresses string) (string, []schema.Destination
 	return t.Ticker, ds, nil
 }
 
+// setWallet sets the coin's payout wallet from the form's addresses or,
+// when the field holds a key (project.IsKeySpec), its watch-only wallet
+// (setWatchKey), as `payhook project wallet set` does.
 func (h *Handler) setWallet(w http.ResponseWriter, r *http.Request, s *session) {
-	tickerIn, addrs := r.PostFormValue("ticker"), r.PostFormValue("addresses")
+	tickerIn, addrs, gapIn := r.PostFormValue("ticker"), r.PostFormValue("addresses"), r.PostFormValue("gap_limit")
+	if project.IsKeySpec(addrs) {
+		h.setWatchKey(w, r, s, tickerIn, addrs, gapIn)
+		return
+	}
 	refuse := func(err error) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
-			d.WalletTicker, d.WalletAddresses = tickerIn, addrs
+			d.WalletTicker, d.WalletAddresses, d.WalletGap = tickerIn, addrs, gapIn
 			d.WalletError = "The wallet was not saved: " + strings.TrimPrefix(err.Error(), project.ErrInvalid.Error()+": ")
 		})
+	}
+	if why := secretIn(addrs); why != "" {
+		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
+			d.WalletTicker, d.WalletGap, d.WalletKeyCleared = tickerIn, gapIn, true
+			d.WalletError = "The wallet was not saved: " + why + "."
+		})
+		return
+	}
+	if strings.TrimSpace(gapIn) != "" {
+		refuse(errors.New("the gap limit is only for a key (a watch-only wallet): leave it blank for addresses"))
+		return
 	}
 	ticker, ds, err := h.wallet(tickerIn, addrs)
 	if err != nil {
@@ -451,9 +494,10 @@ func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *sessio
 		h.pages.Fail(w, "get project", err)
 		return
 	}
-	if _, ok := p.Wallets[ticker]; !ok {
+	_, payout := p.Wallets[ticker]
+	if !payout && !project.HasWatchKey(p, ticker) {
 		h.showSettings(w, r, s, http.StatusBadRequest, func(d *settingsData) {
-			d.WalletError = fmt.Sprintf("The project has no payout wallet for %q to remove.", ticker)
+			d.WalletError = fmt.Sprintf("The project has no payout wallet or watch-only wallet for %q to remove.", ticker)
 		})
 		return
 	}
@@ -461,7 +505,11 @@ func (h *Handler) removeWallet(w http.ResponseWriter, r *http.Request, s *sessio
 		h.pages.Fail(w, "remove wallet", err)
 		return
 	}
-	settingsRedirect(w, r, "wallet-removed", "wallets")
+	done := "wallet-removed"
+	if !payout {
+		done = "watch-removed"
+	}
+	settingsRedirect(w, r, done, "wallets")
 }
 
 // createKey issues a key of the project with the scopes checked (at least
