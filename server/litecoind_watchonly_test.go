@@ -230,45 +230,13 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 	t.Parallel()
 	e := newLTCEnv(t, store.SQLite)
 	ctx := context.Background()
-	master, err := hdkeychain.NewMaster([]byte(strings.Repeat("psbtmerc", 4)), &chaincfg.TestNet3Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mpub, _ := master.ECPubKey()
-	fp := btcutil.Hash160(mpub.SerializeCompressed())[:4]
-	acct := master
-	for _, s := range []uint32{84, 1, 0} {
-		if acct, err = acct.Derive(hdkeychain.HardenedKeyStart + s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tpub, _ := acct.Neuter()
-	desc := func(k string, chain int) string { return fmt.Sprintf("wpkh([%x/84h/1h/0h]%s/%d/*)", fp, k, chain) }
-	key, err := watchonly.Parse(e.tk, desc(tpub.String(), 0))
+	key, err := watchonly.Parse(e.tk, e.n.MerchantWallet(t, "merchant", []byte(strings.Repeat("psbtmerc", 4))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := e.in.Server.DB().Client
 	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: key}, clock.Now()); err != nil {
 		t.Fatal(err)
-	}
-	// The merchant's hardware wallet: the private descriptor, both chains.
-	e.n.Must(nil, "createwallet", "merchant")
-	var imports []map[string]any
-	for chain := range 2 {
-		var info struct {
-			Checksum string `json:"checksum"`
-		}
-		e.n.Must(&info, "getdescriptorinfo", desc(acct.String(), chain))
-		imports = append(imports, map[string]any{"desc": desc(acct.String(), chain) + "#" + info.Checksum,
-			"range": []int{0, 20}, "timestamp": "now", "internal": chain == 1})
-	}
-	var res []struct {
-		Success bool `json:"success"`
-		Error   any  `json:"error"`
-	}
-	if err := e.n.CallWallet("merchant", &res, "importmulti", imports); err != nil || len(res) != 2 || !res[0].Success || !res[1].Success {
-		t.Fatalf("importmulti: %+v %v", res, err)
 	}
 
 	for i, v := range []string{"1.0", "0.5"} {

@@ -409,6 +409,7 @@ func everyOperation(t *testing.T, d store.Dialect) {
 
 	payoutsAndRefunds(t, c, in)
 	ledgerExport(t, c, in)
+	psbtPayouts(t, c, d)
 
 	for _, id := range slices.Sorted(maps.Keys(c.exercised)) {
 		if e := c.exercised[id]; !e[0] || !e[1] {
