@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -230,12 +231,18 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 	t.Parallel()
 	e := newLTCEnv(t, store.SQLite)
 	ctx := context.Background()
-	key, err := watchonly.Parse(e.tk, e.n.MerchantWallet(t, "merchant", []byte(strings.Repeat("psbtmerc", 4))))
+	spec := e.n.MerchantWallet(t, "merchant", []byte(strings.Repeat("psbtmerc", 4)))
+	key, err := watchonly.Parse(e.tk, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// First set without its key origin, as a bare descriptor.
+	bare, err := watchonly.Parse(e.tk, regexp.MustCompile(`\[[^\]]*\]`).ReplaceAllString(spec, ""))
+	if err != nil || bare.HasOrigin() {
+		t.Fatalf("bare key: %v", err)
+	}
 	db := e.in.Server.DB().Client
-	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: key}, clock.Now()); err != nil {
+	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: bare}, clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -249,7 +256,17 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 
 	var dest string
 	e.n.Must(&dest, "getnewaddress")
+	// Without the key origin a hardware wallet cannot find its key in the
+	// PSBT: refused, saying what to do; set again with it, the same key
+	// (its addresses, its payments) goes on.
 	r := e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.7"}}`, dest), e.in.KeyA)
+	if r.Code != 400 || !strings.Contains(string(r.Body), "key origin") {
+		t.Fatalf("a payout of a key without origin: HTTP %d %s", r.Code, r.Body)
+	}
+	if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: e.tk, Key: key}, clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r = e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.7"}}`, dest), e.in.KeyA)
 	wantStatus(t, r, 200)
 	info := r.JSON["payout_info"].(map[string]any)
 	if info["status"] != "processing" {

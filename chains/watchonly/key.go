@@ -613,6 +613,11 @@ func (k *Key) Descriptor() string {
 // String returns Descriptor: a public key's descriptor is no secret.
 func (k *Key) String() string { return k.Descriptor() }
 
+// HasOrigin reports whether the key came with its key origin (a
+// descriptor's [fingerprint/path]): what a hardware wallet needs to find
+// its key in a PSBT.
+func (k *Key) HasOrigin() bool { return k.origin != nil }
+
 // Space names the key's address space: its script type and account key,
 // without the key origin or a checksum (wpkh(tpub.../0/*); an EVM key's
 // "evm:" and account xpub). Two spellings of one key (with and without an

@@ -310,6 +310,9 @@ func projectWalletShow(ctx context.Context, dsn, registryFile string, id int64, 
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: watch-only, key %s\n", w.Ticker, w.Key.Descriptor)
+		if !strings.Contains(w.Key.Descriptor, "[") && !strings.HasPrefix(w.Key.Descriptor, "xpub") {
+			fmt.Fprintf(stdout, "  note: no key origin ([fingerprint/path]): payouts signed offline (PSBT) need it; set the key again as your wallet exports its descriptor\n")
+		}
 		for _, a := range w.First {
 			fmt.Fprintf(stdout, "  /0/%d %s\n", a.Index, a.Address)
 		}

@@ -87,6 +87,11 @@ func (s *Service) planPSBT(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t
 	if err != nil {
 		return fmt.Errorf("stored watch key of %s: %w", t.Ticker, err)
 	}
+	if !key.HasOrigin() {
+		// Hardware wallets find their key in a PSBT by the master key's
+		// fingerprint and the full path, which a bare xpub does not carry.
+		return fmt.Errorf("%w: the project's %s key has no key origin: set it again as a descriptor with its origin, e.g. wpkh([fingerprint/84h/0h/0h]xpub.../0/*), as your wallet exports it (the same key continues where it stopped), so your wallet can find its key in the PSBT", ErrPSBTUnsupported, t.Ticker)
+	}
 	rs, err := requestsOf(ctx, tx, []*entdb.Payout{p})
 	if err != nil {
 		return err

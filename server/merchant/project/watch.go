@@ -31,14 +31,17 @@ var keyPrefixes = []string{"xpub", "ypub", "zpub", "tpub", "upub", "vpub", "Ltub
 // IsKeySpec reports whether a wallet value (what follows TICKER=) is an
 // extended key or an output descriptor rather than a list of addresses:
 // it has a descriptor's parentheses, origin or checksum, or begins as an
-// extended key does (private ones too, so that they are refused as keys,
-// naming the mistake, not as bad addresses).
+// extended key does and is as long as one (private ones too, so that they
+// are refused as keys, naming the mistake, not as bad addresses). An
+// extended key is 111 characters; no address is longer than 90 (bech32),
+// so a Litecoin address that happens to begin with Ltub is an address.
 func IsKeySpec(v string) bool {
 	v = strings.TrimSpace(v)
 	if strings.ContainsAny(v, "()[]#") {
 		return true
 	}
-	return slices.ContainsFunc(keyPrefixes, func(p string) bool { return strings.HasPrefix(v, p) })
+	return len(v) > 100 && !strings.ContainsAny(v, ",@") &&
+		slices.ContainsFunc(keyPrefixes, func(p string) bool { return strings.HasPrefix(v, p) })
 }
 
 // WatchKeyParams are the inputs of SetWatchKey.
