@@ -65,23 +65,30 @@ func (h handler) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, sent [
 			return err
 		}
 		for _, p := range done {
-			p, err = tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusDone).SetTxid(o.Txid).SetDoneAt(now).SetUpdatedAt(now).Save(ctx)
-			if err != nil {
-				return fmt.Errorf("payout %d done: %w", p.ID, err)
-			}
-			if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
-				SetStatus(payoutrequest.StatusDone).SetUpdatedAt(now).Exec(ctx); err != nil {
-				return fmt.Errorf("payout %d requests done: %w", p.ID, err)
-			}
-			if err := h.s.ended(ctx, tx, t, p); err != nil {
-				return err
-			}
-			if err := h.s.notify(ctx, tx, t, p); err != nil {
+			if err := h.done(ctx, tx, t, p, o.Txid); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// done marks payout p done, sent as txid, with its requests, and stores
+// its webhooks, within tx.
+func (h handler) done(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *entdb.Payout, txid string) error {
+	now := h.s.cfg.Now()
+	p, err := tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusDone).SetTxid(txid).SetDoneAt(now).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("payout %d done: %w", p.ID, err)
+	}
+	if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
+		SetStatus(payoutrequest.StatusDone).SetUpdatedAt(now).Exec(ctx); err != nil {
+		return fmt.Errorf("payout %d requests done: %w", p.ID, err)
+	}
+	if err := h.s.ended(ctx, tx, t, p); err != nil {
+		return err
+	}
+	return h.s.notify(ctx, tx, t, p)
 }
 
 // Replaced: the payouts' transaction is next from now on.

@@ -18,7 +18,6 @@ import (
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	entpayout "github.com/payhook/payhook/ent/db/payout"
-	"github.com/payhook/payhook/ent/db/payoutrequest"
 	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/kind"
@@ -316,18 +315,7 @@ func (ph psbtHandler) Sent(ctx context.Context, tx *entdb.Tx, t chains.Ticker, s
 			if err := ledger.Write(ctx, tx, s.db.Dialect, now, e); err != nil {
 				return err
 			}
-			p, err = tx.Payout.UpdateOne(p).SetStatus(entpayout.StatusDone).SetTxid(o.Txid).SetDoneAt(now).SetUpdatedAt(now).Save(ctx)
-			if err != nil {
-				return fmt.Errorf("payout %d done: %w", p.ID, err)
-			}
-			if err := tx.PayoutRequest.Update().Where(payoutrequest.PayoutID(p.ID)).
-				SetStatus(payoutrequest.StatusDone).SetUpdatedAt(now).Exec(ctx); err != nil {
-				return fmt.Errorf("payout %d requests done: %w", p.ID, err)
-			}
-			if err := s.ended(ctx, tx, t, p); err != nil {
-				return err
-			}
-			if err := s.notify(ctx, tx, t, p); err != nil {
+			if err := ph.h.done(ctx, tx, t, p, o.Txid); err != nil {
 				return err
 			}
 		}
