@@ -254,6 +254,22 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 	e.step(t, 1)
 	e.step(t, 0)
 
+	// The payout wallet is the key's too: what funds it is the merchant's,
+	// and costs no fee.
+	pw := e.in.Get(t, "/ltc/payout/address/", nil, e.in.KeyA)
+	wantStatus(t, pw, 200)
+	if want, _ := key.Address(2); pw.JSON["address"] != want {
+		t.Fatalf("payout wallet %v, want the key's /0/2 %s", pw.JSON["address"], want)
+	}
+	e.n.Must(nil, "sendtoaddress", pw.JSON["address"], json.Number("0.25"))
+	for range 6 { // the coin's default confirmations
+		e.step(t, 1)
+	}
+	if p, err := db.Payment.Query().Where(entpayment.ValueCoinEQ(decimal.RequireFromString("0.25"))).Only(ctx); err != nil ||
+		p.Status != entpayment.StatusCompleted || !p.FeeCoin.IsZero() {
+		t.Fatalf("the payout wallet's funding: %+v %v; want completed, no fee", p, err)
+	}
+
 	var dest string
 	e.n.Must(&dest, "getnewaddress")
 	// Without the key origin a hardware wallet cannot find its key in the

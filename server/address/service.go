@@ -204,7 +204,9 @@ const (
 // PayoutWallet returns the project's payout wallet for ticker t, handing it
 // out on first use: a payhook address with no forwarding destination, so
 // every payment to it is credited and held as the project's payout balance
-// (this API family's `/{ticker}/payout/address/`). A project has one per
+// (this API family's `/{ticker}/payout/address/`). A project whose wallet
+// of t is the merchant's watch-only key gets an address of that key: what
+// funds it is in the merchant's wallet, for their PSBT payouts to spend. A project has one per
 // coin under any concurrency (the (project, ticker, callback key) unique
 // index decides).
 func (s *Service) PayoutWallet(ctx context.Context, apiKeyID, projectID int64, t chains.Ticker) (*entdb.Address, error) {
@@ -219,6 +221,17 @@ func (s *Service) PayoutWallet(ctx context.Context, apiKeyID, projectID int64, t
 		return nil, err
 	}
 	cp := CreateParams{APIKeyID: apiKeyID, ProjectID: projectID, service: PayoutWalletService}
+	if projectID != 0 {
+		pr, err := project.Get(ctx, s.db, projectID)
+		if err != nil {
+			return nil, err
+		}
+		if id, ok := pr.WatchKeys[t.Ticker]; ok {
+			// The merchant's own key: what funds it is in their wallet,
+			// which their payouts (PSBTs) spend.
+			cp.watchKeyID = &id
+		}
+	}
 	for range 8 {
 		a, err := s.insert(ctx, cp, t, CallbackURL{URL: PayoutWalletURL, Params: []schema.Param{}}, key, []schema.Destination{}, confs)
 		if err == nil {

@@ -481,6 +481,19 @@ func (s *Service) holdNoWallet(ctx context.Context, tx *entdb.Tx, t chains.Ticke
 // directNote is the note of a payment to the merchant's own key.
 const directNote = "in the merchant's own wallet (watch-only key): nothing to forward; the service fee is owed, not deducted"
 
+// payoutWalletService is server/address.PayoutWalletService: funding
+// one's own payout wallet is no payment to charge a fee on.
+const payoutWalletService = "payout"
+
+// directFee is the service fee payment p (with its Address edge) to the
+// merchant's own key owes: none for their payout wallet.
+func directFee(t chains.Ticker, p *entdb.Payment) decimal.Decimal {
+	if p.Edges.Address != nil && p.Edges.Address.Service == payoutWalletService {
+		return decimal.Zero
+	}
+	return distribute.Fee(t, p.ValueCoin)
+}
+
 // completeDirect completes credited payments ps, whose addresses are the
 // merchant's own (a watch-only key), within tx: the funds are in the
 // merchant's wallet already. A Forward records it (no transaction, no
@@ -496,7 +509,7 @@ func (s *Service) completeDirect(ctx context.Context, tx *entdb.Tx, t chains.Tic
 	for i, p := range ps {
 		creates[i] = tx.Forward.Create().
 			SetPaymentID(p.ID).SetIntentID(fmt.Sprintf("direct-%d-%s", p.ID, p.TxidIn)).
-			SetOutputs([]schema.Output{}).SetFeeCoin(distribute.Fee(t, p.ValueCoin)).SetNetworkFee(decimal.Zero).
+			SetOutputs([]schema.Output{}).SetFeeCoin(directFee(t, p)).SetNetworkFee(decimal.Zero).
 			SetValueForwardedCoin(p.ValueCoin).SetStatus(entforward.StatusDone).
 			SetCreatedAt(now).SetUpdatedAt(now)
 	}
