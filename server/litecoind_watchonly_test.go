@@ -270,6 +270,10 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 		t.Fatalf("the payout wallet's funding: %+v %v; want completed, no fee", p, err)
 	}
 
+	if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != "1.75" {
+		t.Fatalf("payout balance %s, want 1.75: what the merchant's payouts may spend", b.Body)
+	}
+
 	var dest string
 	e.n.Must(&dest, "getnewaddress")
 	// Without the key origin a hardware wallet cannot find its key in the
@@ -393,5 +397,9 @@ func TestLitecoindPSBTPayout(t *testing.T) {
 	}
 	if !got["payout"].Equal(decimal.NewFromInt(70_000_000)) || !got["direct"].IsNegative() || !got["network_fee"].IsPositive() {
 		t.Fatalf("journal of the payout: %v", got)
+	}
+	// The payout spent the 1.0 payment (largest first): the rest is left.
+	if b := e.in.Get(t, "/ltc/payout/balance/", nil, e.in.KeyA); b.JSON["balance"] != "0.75" {
+		t.Fatalf("payout balance after the payout %s, want 0.75", b.Body)
 	}
 }

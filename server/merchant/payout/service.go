@@ -138,17 +138,37 @@ type heldPayment struct {
 }
 
 // Balance returns the caller's project's spendable payout balance in
-// ticker, in coin units (`/{ticker}/payout/balance/`).
+// ticker, in coin units (`/{ticker}/payout/balance/`). For a project whose
+// wallet of ticker is the merchant's watch-only key, it is what its PSBT
+// payouts may spend: the payments payhook received on the key's addresses
+// that no payout spent (one the merchant spent from their own wallet is
+// counted until a payout finds it spent on the node).
 func (s *Service) Balance(ctx context.Context, c Caller, ticker string) (decimal.Decimal, error) {
 	t, err := s.ticker(ticker)
 	if err != nil {
 		return decimal.Zero, err
 	}
+	var sum decimal.Decimal
+	var watched bool
+	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
+		wk, err := watchKeyOf(ctx, tx, c.ProjectID, t)
+		if err != nil || wk == nil {
+			return err
+		}
+		watched = true
+		ps, err := s.psbtCandidates(ctx, tx, c.ProjectID, t, wk)
+		for _, p := range ps {
+			sum = sum.Add(p.ValueCoin)
+		}
+		return err
+	})
+	if err != nil || watched {
+		return sum, err
+	}
 	held, err := spendable(ctx, s.db.Client, c.ProjectID, t)
 	if err != nil {
 		return decimal.Zero, err
 	}
-	sum := decimal.Zero
 	for _, h := range held {
 		sum = sum.Add(h.value)
 	}
