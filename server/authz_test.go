@@ -20,6 +20,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -32,7 +33,12 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	entdb "github.com/payhook/payhook/ent/db"
+	entapikey "github.com/payhook/payhook/ent/db/apikey"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
+	entpayout "github.com/payhook/payhook/ent/db/payout"
 	entrefund "github.com/payhook/payhook/ent/db/refund"
+	"github.com/payhook/payhook/ent/schema"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/ent/store/storetest"
 	payhookv1 "github.com/payhook/payhook/gen/payhook/v1"
@@ -61,6 +67,9 @@ type authzFixture struct {
 	// of A (each call of the matrix consumes one).
 	payout                int64
 	newRequest, newPayout func() int64
+	// psbtPayout is a processing payout of A whose transaction waits for
+	// the merchant's signature (a PSBT), recorded directly.
+	psbtPayout int64
 	// checkoutTx, depositTx are confirmed btc payments of the checkout and
 	// the deposit, which the refund methods refund a little of per call.
 	checkoutTx, depositTx string
@@ -85,6 +94,11 @@ type authzRow struct {
 	// ownedByA: the request names a resource of project A, so any other
 	// project's key (the operator's is one) gets NotFound.
 	ownedByA bool
+	// passed: a valid request that the method itself refuses once
+	// authorization passed, with this outcome instead of allowed
+	// (SubmitPayoutPSBT: the fixture's PSBT is no signed one, and only a
+	// real chain makes one).
+	passed authzOutcome
 	// checksSentKey: a public method that reads a key it is sent
 	// (GetPublicKey answers that key's project's callback key), so a bad
 	// key is refused rather than ignored.
@@ -235,6 +249,12 @@ var authzRows = map[protoreflect.FullName]authzRow{
 	"payhook.v1.PayoutService.GetPayoutStatus": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.GetPayoutStatusRequest{PayoutId: f.payout}
 	}},
+	"payhook.v1.PayoutService.GetPayoutPSBT": {ownedByA: true, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.GetPayoutPSBTRequest{PayoutId: f.psbtPayout}
+	}},
+	"payhook.v1.PayoutService.SubmitPayoutPSBT": {ownedByA: true, passed: refusedInput, req: func(f *authzFixture) proto.Message {
+		return &payhookv1.SubmitPayoutPSBTRequest{PayoutId: f.psbtPayout, Psbt: "cHNidP8AAAA="}
+	}},
 
 	"payhook.v1.RefundService.RefundCheckout": {ownedByA: true, req: func(f *authzFixture) proto.Message {
 		return &payhookv1.RefundCheckoutRequest{PaymentId: f.checkout, TxidIn: f.checkoutTx, Address: btcDest, Value: "0.0001"}
@@ -291,6 +311,7 @@ type authzOutcome string
 
 const (
 	allowed         authzOutcome = "allowed"
+	refusedInput    authzOutcome = "refused its input (authorization passed)"
 	unauthenticated authzOutcome = "unauthenticated"
 	denied          authzOutcome = "permission denied"
 	notFound        authzOutcome = "not found"
@@ -527,6 +548,7 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 		return p.GetPayoutInfo().GetId()
 	}
 	f.payout = f.newPayout()
+	f.psbtPayout = psbtPayoutOf(ctx, t, db, in.ProjectA, now)
 	devnetClient := payhookv1.NewDevnetServiceClient(in.Conn)
 	for _, key := range []string{in.KeyA, in.KeyB, operator} {
 		w, err := payouts.GetPayoutWallet(servertest.WithKey(ctx, key), &payhookv1.GetPayoutWalletRequest{Ticker: "btc"})
@@ -624,6 +646,9 @@ func runAuthzMatrix(t *testing.T, d store.Dialect, methods []protoreflect.Method
 			for _, tr := range transports {
 				for _, id := range identities {
 					want, wantMsg := expectedOutcome(access, scope, id, row.ownedByA)
+					if want == allowed && row.passed != "" {
+						want, wantMsg = row.passed, ""
+					}
 					if row.checksSentKey && id.kind == "bad key" {
 						want, wantMsg = unauthenticated, "unknown api key"
 					}
@@ -820,6 +845,8 @@ func callREST(ctx context.Context, t *testing.T, in *servertest.Instance, md pro
 		res.outcome = unauthenticated
 	case http.StatusForbidden:
 		res.outcome = denied
+	case http.StatusBadRequest:
+		res.outcome = refusedInput
 	case http.StatusNotFound:
 		res.outcome = notFound
 		if strings.HasPrefix(msg, "no such endpoint") {
@@ -872,6 +899,8 @@ func outcomeOf(code codes.Code) authzOutcome {
 		return denied
 	case codes.NotFound:
 		return notFound
+	case codes.InvalidArgument:
+		return refusedInput
 	case codes.Unimplemented:
 		return unserved
 	}
@@ -939,4 +968,29 @@ func callConnect(ctx context.Context, t *testing.T, in *servertest.Instance, md 
 	}
 	res.outcome = outcomeOf(codes.Code(connect.CodeOf(err)))
 	return res
+}
+
+// psbtPayoutOf records a processing btc payout of project whose
+// transaction waits for the merchant's signature, as a watch-only
+// project's payout leaves it (the PSBT's bytes are not read by the
+// methods the matrix calls before they refuse or answer).
+func psbtPayoutOf(ctx context.Context, t *testing.T, db *entdb.Client, project int64, now time.Time) int64 {
+	t.Helper()
+	k, err := db.APIKey.Query().Where(entapikey.ProjectID(project)).First(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := db.Outbound.Create().SetCreatedAt(now).SetUpdatedAt(now).SetKey("payout:psbt-fixture").SetTicker("btc").
+		SetPurpose(entoutbound.PurposePayoutPsbt).SetProjectID(project).SetFromAddress("psbt:0").SetFromIndex(0).
+		SetInputs([]schema.Transfer{}).SetOutputs([]schema.Output{{Address: btcDest, Amount: decimal.RequireFromString("0.001")}}).
+		SetNetworkFee(decimal.Zero).SetState(entoutbound.StateAwaitingSignature).SetPsbt([]byte("psbt\xff\x00")).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.Payout.Create().SetCreatedAt(now).SetUpdatedAt(now).SetProjectID(project).SetAPIKeyID(k.ID).SetTicker("btc").
+		SetStatus(entpayout.StatusProcessing).SetTotalRequested(decimal.RequireFromString("0.001")).SetOutboundID(o.ID).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.ID
 }
