@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -213,6 +214,57 @@ func TestWatchOnlyDevnet(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestWatchOnlyConcurrentCreates: creates racing for a merchant's key get
+// one index each, 0 to n-1, none twice and none skipped, on both dialects
+// (the key's row is updated in each create's transaction: PostgreSQL
+// makes the others wait for it).
+func TestWatchOnlyConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	for _, d := range storetest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e := newDevEnv(t, d)
+			tk, _ := family.DefaultRegistry().Lookup("btc")
+			key, err := watchonly.Parse(tk, merchantAccount(t, 84, 0, "wpkh"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := e.in.Server.DB().Client
+			if _, err := project.SetWatchKey(ctx, db, e.in.ProjectA, project.WatchKeyParams{Ticker: tk, Key: key}, clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			const n = 24
+			got := make([]string, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := e.in.Get(t, "/btc/create/", q("callback", fmt.Sprintf("%s/hook?race=%d", e.sink.URL, i)), e.in.KeyA)
+					if r.Code != 200 {
+						t.Errorf("create %d: HTTP %d %s", i, r.Code, r.Body)
+						return
+					}
+					got[i], _ = r.JSON["address_in"].(string)
+				}()
+			}
+			wg.Wait()
+			want := map[string]bool{}
+			for i := range n {
+				a, _ := key.Address(uint32(i))
+				want[a] = true
+			}
+			for i, a := range got {
+				if !want[a] {
+					t.Fatalf("create %d got %q, not one of the key's first %d addresses (or twice)", i, a, n)
+				}
+				delete(want, a)
 			}
 		})
 	}
