@@ -32,6 +32,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
@@ -250,7 +251,7 @@ func (s *Server) sealSecrets(ctx context.Context, seed []byte) error {
 // fetch.
 type keys struct {
 	deriver *chains.Deriver
-	wallet  *chains.Keys // signs forwards
+	signer  chains.Signer // signs forwards, payouts, sweeps and refunds
 	// callbacks are the keys that sign low-level callbacks: the server's,
 	// and each project's own.
 	callbacks *project.CallbackKeys
@@ -303,7 +304,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
 	}
 	s.callbacks = callbacks
-	return keys{deriver: deriver, wallet: wallet, callbacks: callbacks}, nil
+	return keys{deriver: deriver, signer: keysign.New(wallet), callbacks: callbacks}, nil
 }
 
 // secretTTL is how long the webhook signer keeps a project's secrets before
@@ -407,7 +408,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	// Chain backends: the configured nodes, and the devnet in developer
 	// mode for every ticker without a node.
 	backends := map[string]chains.Backend{}
-	nodes, err := buildNodes(registry, cfg, k.wallet, func(ticker string) *http.Client {
+	nodes, err := buildNodes(registry, cfg, k.signer, func(ticker string) *http.Client {
 		return &http.Client{Timeout: cfg.NodeTimeout, Transport: timedTransport{base: http.DefaultTransport,
 			observe: func(d time.Duration, ok bool) { met.NodeRequest(ticker, d, ok) }}}
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/evm/jsonrpc"
+	"github.com/payhook/payhook/chains/keysign"
 	solrpc "github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
@@ -24,7 +25,10 @@ type Config struct {
 	// URL is the node's endpoint, with its credentials, as the family's
 	// backend documents it.
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only.
+	// Signer signs forwards (the process's own keys, keysign.Local, or a
+	// remote signer); nil makes the backend watch-only, unless Keys is set.
+	Signer chains.Signer
+	// Keys, when Signer is nil, signs through keysign.New(Keys).
 	Keys *chains.Keys
 	// Client is the HTTP client; nil lets the backend build one.
 	Client *http.Client
@@ -40,16 +44,19 @@ type Config struct {
 // The error wraps chains.ErrUnsupportedNetwork for a family without a node
 // backend, or is the backend's configuration error.
 func New(t chains.Ticker, cfg Config) (chains.Backend, error) {
+	if cfg.Signer == nil && cfg.Keys != nil {
+		cfg.Signer = keysign.New(cfg.Keys)
+	}
 	switch t.Family {
 	case chains.FamilyUTXO:
-		return asBackend(bitcoind.New(bitcoind.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout,
+		return asBackend(bitcoind.New(bitcoind.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout,
 			FallbackFee: cfg.FallbackFee, Client: cfg.Client}))
 	case chains.FamilyTron:
-		return asBackend(httpapi.New(httpapi.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(httpapi.New(httpapi.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	case chains.FamilyEVM:
-		return asBackend(jsonrpc.New(jsonrpc.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(jsonrpc.New(jsonrpc.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	case chains.FamilySolana:
-		return asBackend(solrpc.New(solrpc.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(solrpc.New(solrpc.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	}
 	return nil, fmt.Errorf("%w: no node backend for the %s family yet", chains.ErrUnsupportedNetwork, t.Family)
 }
