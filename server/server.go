@@ -14,6 +14,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -120,6 +121,9 @@ type Server struct {
 	// StopOnce runs the shutdown order once.
 	startstop.Base
 	stopErr error
+	// remote is the connection to the remote signer (--signer-url), nil
+	// when the process holds the seed.
+	remote io.Closer
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
@@ -257,8 +261,42 @@ type keys struct {
 	callbacks *project.CallbackKeys
 }
 
-// loadKeys loads (or creates) the address seed and the signing key.
+// loadKeys loads (or creates) the address seed, or reaches the remote
+// signer that holds it, and the signing key.
 func (s *Server) loadKeys(ctx context.Context) (keys, error) {
+	var (
+		k   keys
+		err error
+	)
+	if s.cfg.Keys.Remote() {
+		k, err = s.remoteKeys(ctx)
+	} else {
+		k, err = s.seedKeys(ctx)
+	}
+	if err != nil {
+		return keys{}, err
+	}
+	cfg := s.cfg.Keys
+	var key *rsa.PrivateKey
+	if cfg.SigningKeyFile != "" {
+		key, err = signer.LoadRSAKeyFile(cfg.SigningKeyFile)
+	} else {
+		key, err = signer.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, s.cfg.Now())
+	}
+	if err != nil {
+		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
+	}
+	callbacks := &project.CallbackKeys{
+		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
+	}
+	s.callbacks = callbacks
+	k.callbacks = callbacks
+	return k, nil
+}
+
+// seedKeys loads (or creates) the address seed: addresses derive from it
+// and the process signs with it (keysign.Local).
+func (s *Server) seedKeys(ctx context.Context) (keys, error) {
 	cfg := s.cfg.Keys
 	seed := cfg.Seed
 	if seed == nil {
@@ -290,21 +328,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 	if err != nil {
 		return keys{}, fmt.Errorf("address seed: %w", err)
 	}
-
-	var key *rsa.PrivateKey
-	if cfg.SigningKeyFile != "" {
-		key, err = signer.LoadRSAKeyFile(cfg.SigningKeyFile)
-	} else {
-		key, err = signer.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, s.cfg.Now())
-	}
-	if err != nil {
-		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
-	}
-	callbacks := &project.CallbackKeys{
-		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
-	}
-	s.callbacks = callbacks
-	return keys{deriver: deriver, signer: keysign.New(wallet), callbacks: callbacks}, nil
+	return keys{deriver: deriver, signer: keysign.New(wallet)}, nil
 }
 
 // secretTTL is how long the webhook signer keeps a project's secrets before
@@ -1030,6 +1054,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.db != nil {
 		errs = append(errs, s.db.Close())
+	}
+	if s.remote != nil {
+		errs = append(errs, s.remote.Close())
 	}
 	return errors.Join(errs...)
 }
