@@ -68,7 +68,7 @@ func (s *state) save(path string) error {
 		return fmt.Errorf("--state-file: %w", err)
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // gone after the rename; a leftover otherwise
+	defer func() { _ = os.Remove(tmp) }() // gone after the rename; a leftover otherwise
 	if _, err := f.Write(b); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("--state-file: %w", err)
@@ -87,7 +87,7 @@ func (s *state) save(path string) error {
 	if err != nil {
 		return fmt.Errorf("--state-file: %w", err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("--state-file: %w", err)
 	}
