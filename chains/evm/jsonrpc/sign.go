@@ -174,7 +174,7 @@ func (b *Backend) checkForward(f chains.Forward) (common.Address, []output, erro
 }
 
 // Sign implements chains.Backend. It signs one transaction per output,
-// from f.From with the key chains.Keys derives for f.FromIndex, for the
+// from f.From with the key of f.FromIndex (the signer's: chains.Signer), for the
 // chain id the node reports, with consecutive nonces from From's pending
 // transaction count and the fees of fees; each pays its output exactly
 // (a native value, or a token transfer(to, amount)). Gas limits come from
@@ -186,7 +186,7 @@ func (b *Backend) checkForward(f chains.Forward) (common.Address, []output, erro
 // fee cap, the cap is lowered to fit, down to the current base fee. A
 // token forward needs From's token balance to cover the outputs; its gas,
 // in the native coin, comes from the operator's gas address
-// (chains.Keys.OperatorAddress): when From's native balance does not cover
+// (the signer's OperatorAddress): when From's native balance does not cover
 // the transfers' gas, a top-up transaction from the operator to From of
 // the difference comes first. A node accepts the token transfers only once
 // the top-up is in a block: until then Send fails and must be called

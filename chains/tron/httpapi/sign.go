@@ -43,7 +43,7 @@ type signedTx struct {
 // A token forward's energy and bandwidth are paid in TRX by f.From: when
 // f.From holds less TRX than the transfers may burn (fee_limit and
 // bandwidth each), the first transaction is a TRX transfer from the
-// operator's address (chains.Keys.OperatorAddress) topping f.From up to
+// operator's address (the signer's OperatorAddress) topping f.From up to
 // that. Signed.TxID is the first transfer to an output.
 //
 // Errors wrap chains.ErrInvalidForward for a forward that cannot be
