@@ -91,7 +91,9 @@ func signerCmd(ctx context.Context, args []string, stdout, stderr io.Writer, log
 		return fmt.Errorf("signer: %w", err)
 	case <-ctx.Done():
 		gs.GracefulStop()
-		<-served
+		if err := <-served; err != nil {
+			return fmt.Errorf("signer: %w", err)
+		}
 		return nil
 	}
 }
