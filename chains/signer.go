@@ -63,8 +63,9 @@ type SignContext struct {
 	// ProjectID owns the funds; 0 for the operator's.
 	ProjectID int64
 	// Key is the outbound transaction's key (Forward.ID): one intent, one
-	// key, however often it is signed. A signer counts an amount against a
-	// limit once per key.
+	// key, however often it is signed. A signer logs it; one that counts
+	// amounts against a limit counts one transaction once by its own
+	// identity (its hash), not by this key, which the asker chooses.
 	Key string
 }
 

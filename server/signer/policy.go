@@ -131,7 +131,7 @@ func (p *Policy) ticker(registry *chains.Registry, name string) (chains.Ticker, 
 	if !ok {
 		return chains.Ticker{}, fmt.Errorf("unknown ticker %q", name)
 	}
-	if t.Family != chains.FamilyUTXO {
+	if !isUTXO(t) {
 		return chains.Ticker{}, fmt.Errorf("%w: %s: the remote signer signs only the utxo family yet", chains.ErrSignerUnsupported, name)
 	}
 	net := p.nets[t.Ticker]
@@ -212,4 +212,11 @@ func quoteAll(s []string) string {
 		out += strconv.Quote(a)
 	}
 	return out
+}
+
+// isUTXO reports whether t is of the UTXO family (the only one signed
+// remotely yet), by its rules (server/ never compares family names).
+func isUTXO(t chains.Ticker) bool {
+	_, ok := t.Rules().(utxo.Family)
+	return ok
 }

@@ -1,6 +1,7 @@
 package signer
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/btcsuite/btcd/wire"
 	"github.com/shopspring/decimal"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -93,18 +95,19 @@ func (s *Service) GetPublicKeys(_ context.Context, r *signerv1.GetPublicKeysRequ
 // seed (keysign.Local.CheckUTXO: each input's key controls it, each own
 // output pays its key), then against the policy (every other output pays
 // an allowed destination of the project and ticker, and the day's total
-// stays within the cap, an outbound key counted once), then signed; what
-// it counted is recorded durably before the signature is answered.
+// stays within the cap, one transaction counted once however often it is
+// signed), then signed; what it counted is recorded durably before the
+// signature is answered.
 func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*signerv1.SignUtxoResponse, error) {
 	c := r.GetContext()
 	if c.GetKey() == "" {
-		return nil, status.Error(codes.InvalidArgument, "context.key: the outbound key is required (it makes a signature idempotent against the cap)")
+		return nil, status.Error(codes.InvalidArgument, "context.key: the outbound key is required (the signer logs what each signature is for)")
 	}
 	t, ok := s.cfg.Registry.Lookup(c.GetTicker())
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "context.ticker: unknown ticker %q", c.GetTicker())
 	}
-	if t.Family != chains.FamilyUTXO {
+	if !isUTXO(t) {
 		return nil, status.Errorf(codes.Unimplemented, "%s: the remote signer signs only the utxo family yet", t.Ticker)
 	}
 	t, err := s.cfg.Policy.ticker(s.cfg.Registry, t.Ticker)
@@ -148,7 +151,10 @@ func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*sig
 		return nil, status.Error(codes.PermissionDenied, err.Error())
 	}
 	spentKey := fmt.Sprintf("%d/%s", c.GetProjectId(), t.Ticker)
-	counted := s.state.Keys[c.GetKey()]
+	// One transaction counts once, whatever key it comes under; the same
+	// key with another transaction counts again.
+	txKey := u.Tx.TxHash().String()
+	counted := s.state.Txs[txKey]
 	extra := decimal.Max(decimal.Zero, leaving.Sub(counted))
 	spent := s.state.Spent[spentKey]
 	if spent.Add(extra).GreaterThan(rule.cap) {
@@ -163,15 +169,15 @@ func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*sig
 	}
 	if extra.Sign() > 0 {
 		s.state.Spent[spentKey] = spent.Add(extra)
-		s.state.Keys[c.GetKey()] = counted.Add(extra)
+		s.state.Txs[txKey] = counted.Add(extra)
 		if err := s.state.save(s.cfg.StateFile); err != nil {
 			// Unrecorded, the signature is not handed out.
-			s.state.Spent[spentKey], s.state.Keys[c.GetKey()] = spent, counted
+			s.state.Spent[spentKey], s.state.Txs[txKey] = spent, counted
 			log.Error("the cap's state could not be recorded; nothing signed", "err", err.Error())
 			return nil, status.Error(codes.Unavailable, "the signer could not record its state; try again")
 		}
 	}
-	log.Info("signed", "leaving", leaving.String(), "spent_today", s.state.Spent[spentKey].String(), "cap", rule.cap.String())
+	log.Info("signed", "txid", signedTxID(signed), "leaving", leaving.String(), "spent_today", s.state.Spent[spentKey].String(), "cap", rule.cap.String())
 	return &signerv1.SignUtxoResponse{Tx: signed}, nil
 }
 
@@ -181,4 +187,13 @@ func NewGRPCServer(svc *Service, tc *tls.Config) *grpc.Server {
 	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(tc)))
 	signerv1.RegisterSignerServiceServer(gs, svc)
 	return gs
+}
+
+// signedTxID is the id of the signed transaction raw, for the log.
+func signedTxID(raw []byte) string {
+	var tx wire.MsgTx
+	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
+		return ""
+	}
+	return tx.TxHash().String()
 }

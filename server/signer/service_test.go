@@ -29,6 +29,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/utxo"
 	"github.com/payhook/payhook/internal/clock"
 	signerv1 "github.com/payhook/payhook/gen/payhook/signer/v1"
@@ -114,9 +115,9 @@ func code(err error) codes.Code { return status.Code(err) }
 // TestSignUtxoPolicy: a transaction to an allowed destination within the
 // cap is signed; one to another destination, of another project, on
 // another network, or over the day's cap is refused (PERMISSION_DENIED,
-// saying why); the same outbound key signed again counts once; the cap's
-// state survives a restart of the service, and a new UTC day starts
-// afresh.
+// saying why); the same transaction signed again counts once, another one
+// under the same outbound key counts anew; the cap's state survives a
+// restart of the service, and a new UTC day starts afresh.
 func TestSignUtxoPolicy(t *testing.T) {
 	e := newEnv(t)
 	s := e.service(t)
@@ -129,9 +130,13 @@ func TestSignUtxoPolicy(t *testing.T) {
 	if err := signed.Deserialize(bytes.NewReader(resp.GetTx())); err != nil || len(signed.TxIn[0].Witness) != 2 {
 		t.Fatalf("signed transaction: %v, witness %v", err, signed.TxIn)
 	}
-	// Again, the same key: counted once (0.6 of 1).
+	// The same transaction again: counted once (0.6 of 1).
 	if _, err := s.SignUtxo(ctx, e.request(t, "p1", e.dest, 60_000_000)); err != nil {
-		t.Fatalf("the same key again: %v", err)
+		t.Fatalf("the same transaction again: %v", err)
+	}
+	// Another transaction under the same key counts anew: 0.6 + 0.5 > 1.
+	if _, err := s.SignUtxo(ctx, e.request(t, "p1", e.dest, 50_000_000)); code(err) != codes.PermissionDenied {
+		t.Errorf("another transaction under a key already counted: %v, want PERMISSION_DENIED", err)
 	}
 
 	refused := map[string]struct {
@@ -166,8 +171,8 @@ func TestSignUtxoPolicy(t *testing.T) {
 		t.Errorf("an own output that pays another key: %v, want INVALID_ARGUMENT", err)
 	}
 
-	// A restart remembers the day's 0.6; the key signed before still
-	// counts once.
+	// A restart remembers the day's 0.6; the transaction signed before
+	// still counts once.
 	s = e.service(t)
 	if _, err := s.SignUtxo(ctx, e.request(t, "p7", e.dest, 50_000_000)); code(err) != codes.PermissionDenied {
 		t.Errorf("over the cap after a restart: %v", err)
@@ -279,8 +284,14 @@ func TestClientServer(t *testing.T) {
 			Inputs: []chains.UTXOInput{{Value: r.Inputs[0].GetValue(), Script: r.Inputs[0].GetScript(), Key: 1}},
 			Own:    []chains.UTXOOwnOutput{{Output: 1, Key: chains.KeyRef{Operator: true}}}}
 	}
-	if raw, err := c.SignUTXO(ctx, req("k1", e.dest, 1000)); err != nil || len(raw) == 0 {
-		t.Errorf("SignUTXO: %v", err)
+	raw, err := c.SignUTXO(ctx, req("k1", e.dest, 1000))
+	if err != nil {
+		t.Fatalf("SignUTXO: %v", err)
+	}
+	// The same bytes as the process's own signer (RFC 6979 signatures are
+	// deterministic): the remote signer is a drop-in chains.Signer.
+	if local, err := keysign.New(e.keys).SignUTXO(ctx, req("k1", e.dest, 1000)); err != nil || !bytes.Equal(local, raw) {
+		t.Errorf("the remote signer's transaction differs from keysign.Local's (%v)", err)
 	}
 	_, err = c.SignUTXO(ctx, req("k2", e.other, 1000))
 	if !errors.Is(err, chains.ErrSignerRefused) || !errors.Is(err, chains.ErrInvalidForward) || !strings.Contains(err.Error(), "does not allow") {

@@ -12,8 +12,10 @@ import (
 )
 
 // state is what the daily caps need to survive a restart: the UTC day,
-// what left each project's ticker that day, and what each outbound key
-// counted (so that signing one intent again counts it once). It lives in
+// what left each project's ticker that day, and what each transaction
+// counted, by the hash of its unsigned form (so that signing one
+// transaction again, as the server does after a crash, counts it once,
+// while another transaction under the same outbound key counts anew). It lives in
 // one small JSON file beside the seed, replaced atomically (a temporary
 // file, fsync, rename, fsync of the directory) before a signature is
 // returned: a crash after the write forgets nothing, and a crash before it
@@ -23,15 +25,15 @@ type state struct {
 	Day string `json:"day"`
 	// Spent is, per "project/ticker", the sum that left this day.
 	Spent map[string]decimal.Decimal `json:"spent"`
-	// Keys is, per outbound key, what it counted this day.
-	Keys map[string]decimal.Decimal `json:"keys"`
+	// Txs is, per unsigned transaction hash, what it counted this day.
+	Txs map[string]decimal.Decimal `json:"txs"`
 }
 
 // loadState reads path; a missing file is an empty state.
 func loadState(path string) (*state, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &state{Spent: map[string]decimal.Decimal{}, Keys: map[string]decimal.Decimal{}}, nil
+		return &state{Spent: map[string]decimal.Decimal{}, Txs: map[string]decimal.Decimal{}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--state-file: %w", err)
@@ -43,16 +45,17 @@ func loadState(path string) (*state, error) {
 	if s.Spent == nil {
 		s.Spent = map[string]decimal.Decimal{}
 	}
-	if s.Keys == nil {
-		s.Keys = map[string]decimal.Decimal{}
+	if s.Txs == nil {
+		s.Txs = map[string]decimal.Decimal{}
 	}
 	return &s, nil
 }
 
-// roll starts day afresh when it is not s's.
+// roll starts day afresh when it is not s's. (A transaction signed again
+// on the next day counts again: the cap errs on the side of less.)
 func (s *state) roll(day string) {
 	if s.Day != day {
-		s.Day, s.Spent, s.Keys = day, map[string]decimal.Decimal{}, map[string]decimal.Decimal{}
+		s.Day, s.Spent, s.Txs = day, map[string]decimal.Decimal{}, map[string]decimal.Decimal{}
 	}
 }
 
