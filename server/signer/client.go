@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
@@ -26,7 +27,13 @@ type ClientConfig struct {
 	// Cert and Key are the server's client certificate and key (PEM);
 	// CA is the CA the signer's certificate chains to.
 	Cert, Key, CA string
+	// Timeout bounds one call to the signer (DefaultTimeout when zero): a
+	// signer that hangs is then retried like one that is down.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds one call to the signer.
+const DefaultTimeout = 30 * time.Second
 
 // Validate names the first field that is wrong.
 func (c ClientConfig) Validate() error {
@@ -55,8 +62,9 @@ func (c ClientConfig) target() (hostport, host string, err error) {
 // chains.ErrSignerUnsupported. It caches the public keys it fetched. It is
 // safe for concurrent use.
 type Client struct {
-	conn *grpc.ClientConn
-	rpc  signerv1.SignerServiceClient
+	conn    *grpc.ClientConn
+	rpc     signerv1.SignerServiceClient
+	timeout time.Duration
 
 	mu   sync.Mutex
 	keys map[chains.KeyPath]*signerv1.PublicKeys
@@ -79,7 +87,11 @@ func Dial(cfg ClientConfig) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--signer-url: %w", err)
 	}
-	return &Client{conn: conn, rpc: signerv1.NewSignerServiceClient(conn), keys: map[chains.KeyPath]*signerv1.PublicKeys{}}, nil
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Client{conn: conn, rpc: signerv1.NewSignerServiceClient(conn), timeout: timeout, keys: map[chains.KeyPath]*signerv1.PublicKeys{}}, nil
 }
 
 // Close closes the connection.
@@ -101,7 +113,9 @@ func (c *Client) fetch(ctx context.Context, paths []chains.KeyPath) (map[chains.
 	}
 	c.mu.Unlock()
 	if len(missing) > 0 {
-		resp, err := c.rpc.GetPublicKeys(ctx, &signerv1.GetPublicKeysRequest{Paths: missing})
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		resp, err := c.rpc.GetPublicKeys(cctx, &signerv1.GetPublicKeysRequest{Paths: missing})
+		cancel()
 		if err != nil {
 			return nil, fromStatus("public keys", err)
 		}
@@ -194,7 +208,9 @@ func (c *Client) SignUTXO(ctx context.Context, r chains.UTXOSignRequest) ([]byte
 		}
 		req.Own = append(req.Own, &signerv1.UtxoOwnOutput{Output: uint32(o.Output), Key: &signerv1.KeyRef{Operator: o.Key.Operator, Index: o.Key.Index}})
 	}
-	resp, err := c.rpc.SignUtxo(ctx, req)
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.rpc.SignUtxo(cctx, req)
 	if err != nil {
 		return nil, fromStatus(x.Ticker.Ticker+" "+x.Key, err)
 	}
