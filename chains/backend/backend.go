@@ -14,7 +14,6 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/evm/jsonrpc"
-	"github.com/payhook/payhook/chains/keysign"
 	solrpc "github.com/payhook/payhook/chains/solana/rpc"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/utxo/bitcoind"
@@ -25,11 +24,10 @@ type Config struct {
 	// URL is the node's endpoint, with its credentials, as the family's
 	// backend documents it.
 	URL string
-	// Signer signs forwards (the process's own keys, keysign.Local, or a
-	// remote signer); nil makes the backend watch-only, unless Keys is set.
+	// Signer signs forwards, payouts, sweeps and refunds (the process's own
+	// keys, keysign.Local, or a remote signer); nil makes the backend
+	// watch-only.
 	Signer chains.Signer
-	// Keys, when Signer is nil, signs through keysign.New(Keys).
-	Keys *chains.Keys
 	// Client is the HTTP client; nil lets the backend build one.
 	Client *http.Client
 	// Timeout bounds one request (the backend's default when zero).
@@ -44,9 +42,6 @@ type Config struct {
 // The error wraps chains.ErrUnsupportedNetwork for a family without a node
 // backend, or is the backend's configuration error.
 func New(t chains.Ticker, cfg Config) (chains.Backend, error) {
-	if cfg.Signer == nil && cfg.Keys != nil {
-		cfg.Signer = keysign.New(cfg.Keys)
-	}
 	switch t.Family {
 	case chains.FamilyUTXO:
 		return asBackend(bitcoind.New(bitcoind.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout,
