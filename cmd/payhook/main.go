@@ -80,6 +80,9 @@ Usage:
                                      --encrypt seals it under a passphrase that serve then needs
   payhook seed encrypt [--seed-file PATH]
                                      encrypt an existing plain seed file in place (the same seed)
+  payhook signer --policy-file FILE --cert FILE --key FILE --client-ca FILE [--listen ADDR]
+                                     hold the seed on this machine and sign what a server asks
+                                     (serve --signer-url), within the policy (gRPC, mutual TLS)
   payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
                                      (an operator's key, or --server at serve's --operator-listen)
