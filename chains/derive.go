@@ -75,6 +75,27 @@ func NewDeriver(seed []byte, families []Family) (*Deriver, error) {
 	return d, nil
 }
 
+// NewPublicDeriver builds a Deriver from the extended public keys of the
+// payment address chains of secp256k1 key paths (external: each
+// m/purpose'/coin'/0'/0, as Keys.ExternalPublic returns it), for a server
+// that holds no seed (a remote signer holds it). It derives no ed25519
+// (Solana) address: SLIP-0010 has only hardened derivation, which needs
+// the private key; Address answers ErrUnsupportedNetwork for those, as for
+// any path not in external.
+func NewPublicDeriver(external map[KeyPath]*hdkeychain.ExtendedKey) (*Deriver, error) {
+	d := &Deriver{secp: map[KeyPath]*hdkeychain.ExtendedKey{}, ed: map[KeyPath]slip10Node{}}
+	for p, k := range external {
+		if p.Curve != Secp256k1 {
+			return nil, fmt.Errorf("%w: %s: only secp256k1 keys derive publicly", ErrUnsupportedNetwork, p.Path(0, 0))
+		}
+		if k == nil || k.IsPrivate() || k.Depth() != 4 || k.ChildIndex() != 0 {
+			return nil, fmt.Errorf("%w: %s: want the extended public key of m/%d'/%d'/0'/0", ErrInvalidSeed, p.Path(0, 0), p.Purpose, p.CoinType)
+		}
+		d.secp[p] = k
+	}
+	return d, nil
+}
+
 // externalChain derives m/purpose'/coin'/0'/0 and returns it as an extended
 // public key that shares no memory with the private keys, which are zeroed.
 func externalChain(master *hdkeychain.ExtendedKey, purpose, coin uint32) (*hdkeychain.ExtendedKey, error) {

@@ -45,6 +45,15 @@
 // wallets use), so funds stay recoverable from the seed alone. The same
 // index always yields the same address; tickers of one family share keys.
 //
+// # Signing
+//
+// Node backends build transactions and have a Signer (signer.go) sign
+// them: never a bare digest, always the whole transaction and what it is
+// for (SignContext: ticker, purpose, project, the outbound key), so that a
+// signer in another process (payhook signer) can hold the seed and refuse
+// what its policy forbids (ErrSignerRefused). keysign.Local signs with
+// Keys in the process.
+//
 // # Guarantees
 //
 //   - Every address a Deriver returns passes ValidateAddress for its ticker.

@@ -100,6 +100,40 @@ func (k *Keys) secp(t Ticker, branch, index uint32) (*btcec.PrivateKey, error) {
 	if p.Curve != Secp256k1 {
 		return nil, fmt.Errorf("%w: family %q has no secp256k1 keys", ErrUnsupportedNetwork, t.Family)
 	}
+	return k.secpAt(p, branch, index)
+}
+
+// ExternalPublic returns the extended public key of p's payment address
+// chain, m/purpose'/coin'/0'/0 (what a Deriver keeps): a remote signer
+// hands it to a server without the seed (NewPublicDeriver).
+func (k *Keys) ExternalPublic(p KeyPath) (*hdkeychain.ExtendedKey, error) {
+	if p.Curve != Secp256k1 {
+		return nil, fmt.Errorf("%w: %s: only secp256k1 keys have public derivation", ErrUnsupportedNetwork, p.Path(0, 0))
+	}
+	master, err := newMaster(k.seed)
+	if err != nil {
+		return nil, err
+	}
+	defer master.Zero()
+	return externalChain(master, p.Purpose, p.CoinType)
+}
+
+// OperatorPublic returns the public key of p's operator key,
+// m/purpose'/coin'/0'/1/0 (secp256k1 paths).
+func (k *Keys) OperatorPublic(p KeyPath) (*btcec.PublicKey, error) {
+	if p.Curve != Secp256k1 {
+		return nil, fmt.Errorf("%w: %s: not a secp256k1 path", ErrUnsupportedNetwork, p.Path(1, 0))
+	}
+	priv, err := k.secpAt(p, 1, operatorIndex)
+	if err != nil {
+		return nil, err
+	}
+	defer priv.Zero()
+	return priv.PubKey(), nil
+}
+
+// secpAt derives m/purpose'/coin'/0'/branch/index of p.
+func (k *Keys) secpAt(p KeyPath, branch, index uint32) (*btcec.PrivateKey, error) {
 	key, err := newMaster(k.seed)
 	if err != nil {
 		return nil, err

@@ -138,6 +138,11 @@ type Forward struct {
 	// neither From nor in Keys; account-chain backends, whose transactions
 	// leave one account, refuse any input on another address.
 	Keys map[string]uint32
+	// Purpose is what the transaction is for (PurposeForward, ...) and
+	// ProjectID whose funds it moves (0: the operator's): the context a
+	// Signer's policy reads (SignContext).
+	Purpose   string
+	ProjectID int64
 	// GasPercent is the gas price an EVM backend offers, as a percent of
 	// the node's (the payment address's priority, chains.Priority); 0 (or
 	// 100) for the node's own. Other families ignore it: a UTXO fee is

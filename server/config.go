@@ -23,6 +23,7 @@ import (
 	"github.com/payhook/payhook/server/metrics"
 	"github.com/payhook/payhook/server/outbound"
 	"github.com/payhook/payhook/server/ratelimit"
+	"github.com/payhook/payhook/server/signer"
 	"github.com/payhook/payhook/server/web/dashboard"
 )
 
@@ -190,7 +191,17 @@ type KeysConfig struct {
 	// in the database (--secrets-key-file: 32 bytes as hex, mode 0600);
 	// when empty the key is derived from the seed.
 	SecretsKeyFile string
+	// Signer, when its URL is set (--signer-url, --signer-cert,
+	// --signer-key, --signer-ca), is the remote signer (`payhook signer`,
+	// over mutual TLS) that holds the seed and signs every transaction: the
+	// server then reads no seed (Seed and SeedFile are not used), derives
+	// payment addresses from the public keys the signer gives, and needs
+	// SecretsKeyFile. Only the UTXO family signs remotely yet.
+	Signer signer.ClientConfig
 }
+
+// Remote reports whether a remote signer holds the seed.
+func (c KeysConfig) Remote() bool { return c.Signer.URL != "" }
 
 // ChainsConfig is the tickers, prices and chain watchers.
 type ChainsConfig struct {
@@ -519,6 +530,18 @@ func (c KeysConfig) WithDefaults() KeysConfig {
 func (c KeysConfig) Validate() error {
 	if c.SigningKeyBits < 2048 || c.SigningKeyBits > 8192 {
 		return fmt.Errorf("--signing-key-bits: %d is outside 2048..8192", c.SigningKeyBits)
+	}
+	if c.Remote() {
+		if err := c.Signer.Validate(); err != nil {
+			return err
+		}
+		if c.Seed != nil {
+			return errors.New("--signer-url: with a remote signer the server holds no seed: give it to payhook signer, not to serve (PAYHOOK_SEED, --seed-file)")
+		}
+		if c.SecretsKeyFile == "" {
+			return errors.New("--secrets-key-file: required with --signer-url (the server holds no seed to derive the key that seals the database's secrets from)")
+		}
+		return nil
 	}
 	if c.Seed == nil && c.SeedFile == "" {
 		return errors.New("--seed-file: must not be empty")

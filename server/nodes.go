@@ -78,7 +78,8 @@ func withNodeNetworks(registry *chains.Registry, nodes map[string]string) (*chai
 
 // buildNodes builds the backend of every configured node. It does no I/O:
 // nodes are probed when the server starts (probeNodes).
-func buildNodes(registry *chains.Registry, cfg ChainsConfig, keys *chains.Keys, client func(ticker string) *http.Client) ([]node, error) {
+// Each backend signs through signer (nil: watch-only).
+func buildNodes(registry *chains.Registry, cfg ChainsConfig, signer chains.Signer, client func(ticker string) *http.Client) ([]node, error) {
 	tickers := make([]string, 0, len(cfg.Nodes))
 	for t := range cfg.Nodes {
 		tickers = append(tickers, t)
@@ -91,7 +92,7 @@ func buildNodes(registry *chains.Registry, cfg ChainsConfig, keys *chains.Keys, 
 		if err != nil {
 			return nil, fmt.Errorf("--node %s: %w", name, err)
 		}
-		b, err := backend.New(t, backend.Config{URL: endpoint, Keys: keys, Timeout: cfg.NodeTimeout,
+		b, err := backend.New(t, backend.Config{URL: endpoint, Signer: signer, Timeout: cfg.NodeTimeout,
 			FallbackFee: cfg.FallbackFees[t.Ticker], Client: client(t.Ticker)})
 		if err != nil {
 			return nil, fmt.Errorf("--node %s: %w", name, err)

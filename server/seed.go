@@ -55,7 +55,7 @@ func loadOrCreateSeed(path string) (seed []byte, created bool, err error) {
 // that says how to make one (payhook seed init).
 func loadSeed(path string) ([]byte, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("--seed-file %s: no such file: with chain nodes configured the seed is never generated silently; create it with `payhook seed init --seed-file %s` and back it up", path, path)
+		return nil, fmt.Errorf("--seed-file %s: no such file: with chain nodes configured the seed is never generated silently; create it with `payhook seed init --seed-file %s` and back it up, or keep the seed off this server with a remote signer (--signer-url, payhook signer)", path, path)
 	}
 	seed, _, err := loadOrCreateSeed(path)
 	return seed, err

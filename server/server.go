@@ -14,6 +14,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,6 +33,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/devnet"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/price"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
@@ -121,6 +123,9 @@ type Server struct {
 	// StopOnce runs the shutdown order once.
 	startstop.Base
 	stopErr error
+	// remote is the connection to the remote signer (--signer-url), nil
+	// when the process holds the seed.
+	remote io.Closer
 }
 
 // New prepares a server: it validates cfg, opens and migrates the database,
@@ -252,14 +257,48 @@ func (s *Server) sealSecrets(ctx context.Context, seed []byte) error {
 // fetch.
 type keys struct {
 	deriver *chains.Deriver
-	wallet  *chains.Keys // signs forwards
+	signer  chains.Signer // signs forwards, payouts, sweeps and refunds
 	// callbacks are the keys that sign low-level callbacks: the server's,
 	// and each project's own.
 	callbacks *project.CallbackKeys
 }
 
-// loadKeys loads (or creates) the address seed and the signing key.
+// loadKeys loads (or creates) the address seed, or reaches the remote
+// signer that holds it, and the signing key.
 func (s *Server) loadKeys(ctx context.Context) (keys, error) {
+	var (
+		k   keys
+		err error
+	)
+	if s.cfg.Keys.Remote() {
+		k, err = s.remoteKeys(ctx)
+	} else {
+		k, err = s.seedKeys(ctx)
+	}
+	if err != nil {
+		return keys{}, err
+	}
+	cfg := s.cfg.Keys
+	var key *rsa.PrivateKey
+	if cfg.SigningKeyFile != "" {
+		key, err = signer.LoadRSAKeyFile(cfg.SigningKeyFile)
+	} else {
+		key, err = signer.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, s.cfg.Now())
+	}
+	if err != nil {
+		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
+	}
+	callbacks := &project.CallbackKeys{
+		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
+	}
+	s.callbacks = callbacks
+	k.callbacks = callbacks
+	return k, nil
+}
+
+// seedKeys loads (or creates) the address seed: addresses derive from it
+// and the process signs with it (keysign.Local).
+func (s *Server) seedKeys(ctx context.Context) (keys, error) {
 	cfg := s.cfg.Keys
 	seed := cfg.Seed
 	if seed == nil {
@@ -291,21 +330,7 @@ func (s *Server) loadKeys(ctx context.Context) (keys, error) {
 	if err != nil {
 		return keys{}, fmt.Errorf("address seed: %w", err)
 	}
-
-	var key *rsa.PrivateKey
-	if cfg.SigningKeyFile != "" {
-		key, err = signer.LoadRSAKeyFile(cfg.SigningKeyFile)
-	} else {
-		key, err = signer.EnsureRSAKey(ctx, s.db.Client, cfg.SigningKeyBits, s.cfg.Now())
-	}
-	if err != nil {
-		return keys{}, fmt.Errorf("--signing-key-file: %w", err)
-	}
-	callbacks := &project.CallbackKeys{
-		DB: s.db.Client, Server: key, Bits: cfg.SigningKeyBits, TTL: secretTTL, Now: s.cfg.Now,
-	}
-	s.callbacks = callbacks
-	return keys{deriver: deriver, wallet: wallet, callbacks: callbacks}, nil
+	return keys{deriver: deriver, signer: keysign.New(wallet)}, nil
 }
 
 // secretTTL is how long the webhook signer keeps a project's secrets before
@@ -409,7 +434,7 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	// Chain backends: the configured nodes, and the devnet in developer
 	// mode for every ticker without a node.
 	backends := map[string]chains.Backend{}
-	nodes, err := buildNodes(registry, cfg, k.wallet, func(ticker string) *http.Client {
+	nodes, err := buildNodes(registry, cfg, k.signer, func(ticker string) *http.Client {
 		return &http.Client{Timeout: cfg.NodeTimeout, Transport: timedTransport{base: http.DefaultTransport,
 			observe: func(d time.Duration, ok bool) { met.NodeRequest(ticker, d, ok) }}}
 	})
@@ -1035,6 +1060,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.db != nil {
 		errs = append(errs, s.db.Close())
+	}
+	if s.remote != nil {
+		errs = append(errs, s.remote.Close())
 	}
 	return errors.Join(errs...)
 }

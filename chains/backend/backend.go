@@ -24,8 +24,10 @@ type Config struct {
 	// URL is the node's endpoint, with its credentials, as the family's
 	// backend documents it.
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only.
-	Keys *chains.Keys
+	// Signer signs forwards, payouts, sweeps and refunds (the process's own
+	// keys, keysign.Local, or a remote signer); nil makes the backend
+	// watch-only.
+	Signer chains.Signer
 	// Client is the HTTP client; nil lets the backend build one.
 	Client *http.Client
 	// Timeout bounds one request (the backend's default when zero).
@@ -42,14 +44,14 @@ type Config struct {
 func New(t chains.Ticker, cfg Config) (chains.Backend, error) {
 	switch t.Family {
 	case chains.FamilyUTXO:
-		return asBackend(bitcoind.New(bitcoind.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout,
+		return asBackend(bitcoind.New(bitcoind.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout,
 			FallbackFee: cfg.FallbackFee, Client: cfg.Client}))
 	case chains.FamilyTron:
-		return asBackend(httpapi.New(httpapi.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(httpapi.New(httpapi.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	case chains.FamilyEVM:
-		return asBackend(jsonrpc.New(jsonrpc.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(jsonrpc.New(jsonrpc.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	case chains.FamilySolana:
-		return asBackend(solrpc.New(solrpc.Config{Ticker: t, URL: cfg.URL, Keys: cfg.Keys, Timeout: cfg.Timeout, Client: cfg.Client}))
+		return asBackend(solrpc.New(solrpc.Config{Ticker: t, URL: cfg.URL, Signer: cfg.Signer, Timeout: cfg.Timeout, Client: cfg.Client}))
 	}
 	return nil, fmt.Errorf("%w: no node backend for the %s family yet", chains.ErrUnsupportedNetwork, t.Family)
 }

@@ -153,6 +153,9 @@ func commands() *command {
 				return seedPassphrase(args, e.stdout, e.stderr)
 			}},
 		}},
+		{name: "signer", synopsis: "--policy-file FILE --cert FILE --key FILE --client-ca FILE [--listen ADDR] [--seed-file PATH] [--state-file PATH]", run: func(ctx context.Context, e *env, args []string) error {
+			return signerCmd(ctx, args, e.stdout, e.stderr, e.logger)
+		}},
 		{name: "chain", subs: []*command{
 			{name: "status", synopsis: "[--server http://127.0.0.1:8080] [--apikey KEY] [--json]", run: prefixed("status", func(ctx context.Context, e *env, args []string) error {
 				return chainCmd(ctx, args, e.stdout, e.stderr)

@@ -82,6 +82,9 @@ Usage:
                                      encrypt an existing plain seed file in place (the same seed)
   payhook seed passphrase [--seed-file PATH] [--new-passphrase-file FILE]
                                      change an encrypted seed file's passphrase in place (the same seed)
+  payhook signer --policy-file FILE --cert FILE --key FILE --client-ca FILE [--listen ADDR]
+                                     hold the seed on this machine and sign what a server asks
+                                     (serve --signer-url), within the policy (gRPC, mutual TLS)
   payhook chain status [--server http://127.0.0.1:8080] [--apikey KEY] [--json]
                                      each ticker's node, network, head, cursor and health
                                      (an operator's key, or --server at serve's --operator-listen)
@@ -282,6 +285,10 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	seedPassFile := fs.String("seed-passphrase-file", "", seedPassphraseFileUsage)
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
 	fs.StringVar(&cfg.Keys.SecretsKeyFile, "secrets-key-file", "", "32-byte hex key (mode 0600) that seals the secrets kept in the database (default: derived from the seed)")
+	fs.StringVar(&cfg.Keys.Signer.URL, "signer-url", "", "https://HOST:PORT of a remote signer (payhook signer) that holds the seed and signs every transaction; the server then reads no seed and needs --secrets-key-file (UTXO coins only yet)")
+	fs.StringVar(&cfg.Keys.Signer.Cert, "signer-cert", "", "with --signer-url: PEM client certificate this server presents to the signer")
+	fs.StringVar(&cfg.Keys.Signer.Key, "signer-key", "", "with --signer-url: PEM private key of --signer-cert")
+	fs.StringVar(&cfg.Keys.Signer.CA, "signer-ca", "", "with --signer-url: PEM CA certificate the signer's certificate must chain to")
 	fs.IntVar(&cfg.Keys.SigningKeyBits, "signing-key-bits", server.DefaultSigningKeyBits, "size of a generated signing key")
 	fs.StringVar(&cfg.Chains.RegistryFile, "registry-file", "", "JSON ticker registry replacing the embedded one")
 	fs.DurationVar(&cfg.API.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long in-flight requests may take on shutdown")
@@ -361,6 +368,14 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 		}
 	}
 	envNodes(os.Environ(), nodes)
+	if cfg.Keys.Remote() {
+		// The seed stays on the signer's machine: none is read here.
+		if cfg.Keys.SeedFile != "" || strings.TrimSpace(os.Getenv("PAYHOOK_SEED")) != "" {
+			return server.Config{}, "", errors.New("--signer-url: with a remote signer the server holds no seed: drop --seed-file (PAYHOOK_SEED_FILE) and PAYHOOK_SEED; the seed belongs to payhook signer")
+		}
+		_ = os.Unsetenv(admin.SeedPassphraseEnv)
+		return finishServeConfig(cfg, profile, nodes, fees, *payoutFee, payoutInterval, payoutMinBatch, providers, delays, allow, proxies, corsOrigins, operatorEmails)
+	}
 	if v := strings.TrimSpace(os.Getenv("PAYHOOK_SEED")); v != "" {
 		// The seed itself, hex, instead of --seed-file (secret stores that
 		// inject environment variables); never printed.
@@ -389,15 +404,21 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	// Whatever the seed, its passphrase leaves the environment: no process
 	// payhook starts inherits it.
 	_ = os.Unsetenv(admin.SeedPassphraseEnv)
+	return finishServeConfig(cfg, profile, nodes, fees, *payoutFee, payoutInterval, payoutMinBatch, providers, delays, allow, proxies, corsOrigins, operatorEmails)
+}
+
+// finishServeConfig sets what serveFlags parsed into cfg, after the seed.
+func finishServeConfig(cfg server.Config, profile string, nodes nodesFlag, fees feesFlag, payoutFee string, payoutInterval intervalsFlag,
+	payoutMinBatch minBatchFlag, providers listFlag, delays delaysFlag, allow, proxies, corsOrigins, operatorEmails listFlag) (server.Config, string, error) {
 	if len(nodes) > 0 {
 		cfg.Chains.Nodes = nodes
 	}
 	if len(fees) > 0 {
 		cfg.Chains.FallbackFees = fees
 	}
-	pf, err := decimal.NewFromString(*payoutFee)
+	pf, err := decimal.NewFromString(payoutFee)
 	if err != nil {
-		return server.Config{}, "", fmt.Errorf("--payout-fee %q: want a percentage such as 0.5", *payoutFee)
+		return server.Config{}, "", fmt.Errorf("--payout-fee %q: want a percentage such as 0.5", payoutFee)
 	}
 	cfg.Chains.PayoutFeePercent = pf
 	cfg.Chains.PayoutInterval = payoutInterval

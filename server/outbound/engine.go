@@ -300,7 +300,8 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	if !ok || !chains.SignsOffline(b) {
 		return
 	}
-	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys, GasPercent: in.GasPercent}
+	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys, GasPercent: in.GasPercent,
+		Purpose: string(in.Purpose), ProjectID: in.ProjectID}
 	sg, err := b.Sign(ctx, f)
 	if err != nil {
 		return
@@ -333,7 +334,8 @@ func outputs(os []chains.Output) []schema.Output {
 
 // forward is the backend's view of o.
 func forward(o *entdb.Outbound) chains.Forward {
-	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee, GasPercent: o.GasPercent}
+	f := chains.Forward{ID: o.Key, From: o.FromAddress, FromIndex: uint32(o.FromIndex), NetworkFee: o.NetworkFee, GasPercent: o.GasPercent,
+		Purpose: string(o.Purpose), ProjectID: o.ProjectID}
 	for _, in := range o.Inputs {
 		f.Inputs = append(f.Inputs, chains.Transfer{TxID: in.TxID, Index: in.Index, To: in.To, Value: in.Value})
 		if in.Key != nil {

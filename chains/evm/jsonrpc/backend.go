@@ -249,8 +249,8 @@ func (b *Backend) nativeTransfers(ctx context.Context, after, upTo int64, watche
 	// The operator's gas address tops payhook's own addresses up for token
 	// transfers: those are payhook's, never payments.
 	var operator *common.Address
-	if b.cfg.Keys != nil {
-		if op, err := b.cfg.Keys.OperatorAddress(b.tk); err == nil {
+	if b.cfg.Signer != nil {
+		if op, err := b.cfg.Signer.OperatorAddress(ctx, b.tk); err == nil {
 			a := common.HexToAddress(op)
 			operator = &a
 		}

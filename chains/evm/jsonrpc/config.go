@@ -11,6 +11,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/evm"
+	"github.com/payhook/payhook/chains/keysign"
 )
 
 // Defaults of Config.
@@ -39,8 +40,10 @@ type Config struct {
 	// is used: contract=0x... (see Contract) and chain_id=N (see ChainID).
 	// Error messages name the URL's scheme and host only.
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only (Sign returns
-	// ErrWatchOnly).
+	// Signer signs forwards (chains.Signer); nil makes the backend
+	// watch-only (Sign returns ErrWatchOnly), unless Keys is set.
+	Signer chains.Signer
+	// Keys, when Signer is nil, signs through keysign.New(Keys).
 	Keys *chains.Keys
 	// Client sends the requests; nil: a client of its own with Timeout,
 	// whose idle connections Close closes. Responses are read up to
@@ -73,6 +76,9 @@ type Config struct {
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
+	if c.Signer == nil && c.Keys != nil {
+		c.Signer = keysign.New(c.Keys)
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}

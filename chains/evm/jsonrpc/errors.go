@@ -25,6 +25,6 @@ var (
 
 	// ErrOperatorFunds reports a token forward whose gas top-up the
 	// operator's gas address cannot pay. The forward is valid: fund the
-	// operator's address (chains.Keys.OperatorAddress) and sign it again.
+	// operator's address (the signer's OperatorAddress) and sign it again.
 	ErrOperatorFunds = errors.New("operator gas address cannot pay the gas top-up")
 )

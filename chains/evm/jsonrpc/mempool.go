@@ -55,8 +55,8 @@ func (b *Backend) Mempool(ctx context.Context, watched func(string) bool) ([]cha
 		watched = func(string) bool { return true }
 	}
 	var operator *common.Address
-	if b.cfg.Keys != nil {
-		if op, err := b.cfg.Keys.OperatorAddress(b.tk); err == nil {
+	if b.cfg.Signer != nil {
+		if op, err := b.cfg.Signer.OperatorAddress(ctx, b.tk); err == nil {
 			a := common.HexToAddress(op)
 			operator = &a
 		}

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/shopspring/decimal"
 
@@ -176,7 +174,7 @@ func (b *Backend) checkForward(f chains.Forward) (common.Address, []output, erro
 }
 
 // Sign implements chains.Backend. It signs one transaction per output,
-// from f.From with the key chains.Keys derives for f.FromIndex, for the
+// from f.From with the key of f.FromIndex (the signer's: chains.Signer), for the
 // chain id the node reports, with consecutive nonces from From's pending
 // transaction count and the fees of fees; each pays its output exactly
 // (a native value, or a token transfer(to, amount)). Gas limits come from
@@ -188,7 +186,7 @@ func (b *Backend) checkForward(f chains.Forward) (common.Address, []output, erro
 // fee cap, the cap is lowered to fit, down to the current base fee. A
 // token forward needs From's token balance to cover the outputs; its gas,
 // in the native coin, comes from the operator's gas address
-// (chains.Keys.OperatorAddress): when From's native balance does not cover
+// (the signer's OperatorAddress): when From's native balance does not cover
 // the transfers' gas, a top-up transaction from the operator to From of
 // the difference comes first. A node accepts the token transfers only once
 // the top-up is in a block: until then Send fails and must be called
@@ -202,25 +200,15 @@ func (b *Backend) checkForward(f chains.Forward) (common.Address, []output, erro
 // chains.ErrNode. Sign a forward from an address only once the previous
 // one from it is in a block: balances are read at the latest block.
 func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
-	if b.cfg.Keys == nil {
+	if b.cfg.Signer == nil {
 		return chains.Signed{}, fmt.Errorf("%w: %s forward %q", ErrWatchOnly, b.tk.Ticker, f.ID)
 	}
 	from, outs, err := b.checkForward(f)
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	priv, err := b.cfg.Keys.Secp256k1(b.tk, f.FromIndex)
-	if err != nil {
-		return chains.Signed{}, b.invalidForward(f, "key of index %d: %v", f.FromIndex, err)
-	}
-	key, err := crypto.ToECDSA(priv.Serialize())
-	priv.Zero()
-	if err != nil {
-		return chains.Signed{}, b.invalidForward(f, "key of index %d is unusable", f.FromIndex)
-	}
-	if crypto.PubkeyToAddress(key.PublicKey) != from {
-		return chains.Signed{}, b.invalidForward(f, "%s is not the address of index %d", f.From, f.FromIndex)
-	}
+	// The signer's answer is checked to be from From (tx).
+	key := signingKey{ref: chains.KeyRef{Index: f.FromIndex}, addr: from}
 	chainID, err := b.chainIDFor(ctx)
 	if err != nil {
 		return chains.Signed{}, err
@@ -230,7 +218,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		return chains.Signed{}, err
 	}
 	fee = fee.at(f.GasPercent)
-	s := &signer{b: b, f: f, signer: types.LatestSignerForChainID(chainID), chainID: chainID, fee: fee}
+	s := &signer{b: b, f: f, signer: types.LatestSignerForChainID(chainID), chainID: chainID, fee: fee, ctx: f.SignContext(b.tk)}
 	var txs []*types.Transaction
 	if b.tk.Token {
 		txs, err = s.token(ctx, key, from, outs)
@@ -255,6 +243,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 
 // signer builds and signs one forward's transactions.
 type signer struct {
+	ctx     chains.SignContext
 	b       *Backend
 	f       chains.Forward
 	signer  types.Signer
@@ -313,23 +302,49 @@ func (s *signer) gasLimits(ctx context.Context, elems []rpc.BatchElem, gas []hex
 	return out, nil
 }
 
-// tx signs one transaction with key.
-func (s *signer) tx(key *ecdsa.PrivateKey, nonce uint64, to common.Address, value *big.Int, gas uint64, data []byte) (*types.Transaction, error) {
+// signingKey is the key a transaction is signed with, and the address it
+// must come from.
+type signingKey struct {
+	ref  chains.KeyRef
+	addr common.Address
+}
+
+// tx builds one transaction and has the signer sign it with key; the
+// answer must be that transaction, from key's address.
+func (s *signer) tx(ctx context.Context, key signingKey, nonce uint64, to common.Address, value *big.Int, gas uint64, data []byte) (*types.Transaction, error) {
 	var inner types.TxData
 	if s.fee.legacy {
 		inner = &types.LegacyTx{Nonce: nonce, GasPrice: s.fee.cap, Gas: gas, To: &to, Value: value, Data: data}
 	} else {
 		inner = &types.DynamicFeeTx{ChainID: s.chainID, Nonce: nonce, GasTipCap: s.fee.tip, GasFeeCap: s.fee.cap, Gas: gas, To: &to, Value: value, Data: data}
 	}
-	tx, err := types.SignNewTx(key, s.signer, inner)
+	unsigned := types.NewTx(inner)
+	raw, err := unsigned.MarshalBinary()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s forward %q: sign: %v", chains.ErrInvalidForward, s.b.tk.Ticker, s.f.ID, err)
+		return nil, fmt.Errorf("%w: %s forward %q: encode: %v", chains.ErrInvalidForward, s.b.tk.Ticker, s.f.ID, err)
+	}
+	signed, err := s.b.cfg.Signer.SignEVM(ctx, chains.EVMSignRequest{Context: s.ctx, Tx: raw, ChainID: s.chainID.String(), Key: key.ref})
+	if err != nil {
+		return nil, fmt.Errorf("%s forward %q: sign: %w", s.b.tk.Ticker, s.f.ID, err)
+	}
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(signed); err != nil {
+		return nil, fmt.Errorf("%w: %s forward %q: the signer answered no transaction: %v", chains.ErrSignerUnavailable, s.b.tk.Ticker, s.f.ID, err)
+	}
+	if s.signer.Hash(tx) != s.signer.Hash(unsigned) {
+		return nil, fmt.Errorf("%w: %s forward %q: the signer signed another transaction", chains.ErrSignerUnavailable, s.b.tk.Ticker, s.f.ID)
+	}
+	if sender, err := types.Sender(s.signer, tx); err != nil || sender != key.addr {
+		if key.ref.Operator {
+			return nil, fmt.Errorf("%w: %s: %s is not the operator's address", ErrOperatorFunds, s.b.tk.Ticker, key.addr.Hex())
+		}
+		return nil, s.b.invalidForward(s.f, "%s is not the address of index %d", key.addr.Hex(), key.ref.Index)
 	}
 	return tx, nil
 }
 
 // native signs one value transfer per output.
-func (s *signer) native(ctx context.Context, key *ecdsa.PrivateKey, from common.Address, outs []output) ([]*types.Transaction, error) {
+func (s *signer) native(ctx context.Context, key signingKey, from common.Address, outs []output) ([]*types.Transaction, error) {
 	b := s.b
 	var (
 		bal   hexutil.Big
@@ -377,7 +392,7 @@ func (s *signer) native(ctx context.Context, key *ecdsa.PrivateKey, from common.
 	}
 	txs := make([]*types.Transaction, len(outs))
 	for i, o := range outs {
-		if txs[i], err = s.tx(key, uint64(nonce)+uint64(i), o.to, o.amount, limits[i], nil); err != nil {
+		if txs[i], err = s.tx(ctx, key, uint64(nonce)+uint64(i), o.to, o.amount, limits[i], nil); err != nil {
 			return nil, err
 		}
 	}
@@ -385,7 +400,7 @@ func (s *signer) native(ctx context.Context, key *ecdsa.PrivateKey, from common.
 }
 
 // token signs the gas top-up (if needed) and one transfer per output.
-func (s *signer) token(ctx context.Context, key *ecdsa.PrivateKey, from common.Address, outs []output) ([]*types.Transaction, error) {
+func (s *signer) token(ctx context.Context, key signingKey, from common.Address, outs []output) ([]*types.Transaction, error) {
 	b := s.b
 	contract := b.res.contract
 	var (
@@ -435,7 +450,7 @@ func (s *signer) token(ctx context.Context, key *ecdsa.PrivateKey, from common.A
 		txs = append(txs, top)
 	}
 	for i, o := range outs {
-		tx, err := s.tx(key, uint64(nonce)+uint64(i), contract, new(big.Int), limits[i], transferData(o.to, o.amount))
+		tx, err := s.tx(ctx, key, uint64(nonce)+uint64(i), contract, new(big.Int), limits[i], transferData(o.to, o.amount))
 		if err != nil {
 			return nil, err
 		}
@@ -447,16 +462,11 @@ func (s *signer) token(ctx context.Context, key *ecdsa.PrivateKey, from common.A
 // topUp signs the operator's transfer of amount (wei) to from.
 func (s *signer) topUp(ctx context.Context, from common.Address, amount *big.Int) (*types.Transaction, error) {
 	b := s.b
-	priv, err := b.cfg.Keys.OperatorSecp256k1(b.tk)
+	opAddr, err := b.cfg.Signer.OperatorAddress(ctx, b.tk)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: operator key: %v", ErrOperatorFunds, b.tk.Ticker, err)
+		return nil, fmt.Errorf("%w: %s: operator address: %w", ErrOperatorFunds, b.tk.Ticker, err)
 	}
-	key, err := crypto.ToECDSA(priv.Serialize())
-	priv.Zero()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: operator key is unusable", ErrOperatorFunds, b.tk.Ticker)
-	}
-	op := crypto.PubkeyToAddress(key.PublicKey)
+	op := common.HexToAddress(opAddr)
 	var (
 		bal   hexutil.Big
 		nonce hexutil.Uint64
@@ -475,7 +485,7 @@ func (s *signer) topUp(ctx context.Context, from common.Address, amount *big.Int
 		return nil, fmt.Errorf("%w: %s forward %q: %s has %s, the top-up of %s needs %s with its gas",
 			ErrOperatorFunds, b.tk.Ticker, s.f.ID, op.Hex(), nativeWei(bal.ToInt()), nativeWei(amount), nativeWei(need))
 	}
-	return s.tx(key, uint64(nonce), from, amount, transferGas, nil)
+	return s.tx(ctx, signingKey{ref: chains.KeyRef{Operator: true}, addr: op}, uint64(nonce), from, amount, transferGas, nil)
 }
 
 // transferData is the call data of transfer(to, amount).

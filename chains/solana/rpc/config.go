@@ -10,6 +10,7 @@ import (
 	solana "github.com/gagliardetto/solana-go"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/keysign"
 )
 
 // Defaults applied by Config.WithDefaults.
@@ -38,8 +39,10 @@ type Config struct {
 	// (providers' api-key parameters are kept). The query parameter
 	// "mint" is the SPL mint and is removed before requests are sent.
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only (Sign fails
-	// with ErrWatchOnly).
+	// Signer signs forwards (chains.Signer); nil makes the backend
+	// watch-only (Sign fails with ErrWatchOnly), unless Keys is set.
+	Signer chains.Signer
+	// Keys, when Signer is nil, signs through keysign.New(Keys).
 	Keys *chains.Keys
 	// Client sends the requests; nil means a client with Timeout.
 	Client *http.Client
@@ -59,6 +62,9 @@ type Config struct {
 
 // WithDefaults returns c with its zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
+	if c.Signer == nil && c.Keys != nil {
+		c.Signer = keysign.New(c.Keys)
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -152,7 +158,7 @@ func (c Config) parse() (*url.URL, solana.PublicKey, error) {
 // ticker: native SOL or one SPL token. It is safe for concurrent use.
 type Backend struct {
 	ticker      chains.Ticker
-	keys        *chains.Keys
+	signer      chains.Signer
 	mint        solana.PublicKey // zero for SOL
 	concurrency int
 	page        int // signatures per getSignaturesForAddress
@@ -179,7 +185,7 @@ func New(cfg Config) (*Backend, error) {
 	}
 	return &Backend{
 		ticker:      cfg.Ticker,
-		keys:        cfg.Keys,
+		signer:      cfg.Signer,
 		mint:        mint,
 		concurrency: cfg.Concurrency,
 		page:        signaturePage,

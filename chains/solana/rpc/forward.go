@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -153,22 +154,14 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	if b.keys == nil {
+	if b.signer == nil {
 		return chains.Signed{}, fmt.Errorf("%w: %s forward %q", ErrWatchOnly, b.ticker.Ticker, f.ID)
-	}
-	priv, err := b.keys.Ed25519(b.ticker, f.FromIndex)
-	if err != nil {
-		return chains.Signed{}, invalid(f, "key %d: %v", f.FromIndex, err)
-	}
-	key := solana.PrivateKey(priv)
-	if key.PublicKey() != c.from {
-		return chains.Signed{}, invalid(f, "from %s is not the address of key index %d", f.From, f.FromIndex)
 	}
 	var s chains.Signed
 	if b.ticker.Token {
-		s, err = b.signToken(ctx, f, c, key)
+		s, err = b.signToken(ctx, f, c)
 	} else {
-		s, err = b.signNative(ctx, f, c, key)
+		s, err = b.signNative(ctx, f, c)
 	}
 	if err != nil {
 		return chains.Signed{}, fmt.Errorf("%s sign: %w", b.ticker.Ticker, err)
@@ -176,12 +169,11 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	return s, nil
 }
 
-func (b *Backend) signNative(ctx context.Context, f chains.Forward, c checked, key solana.PrivateKey) (chains.Signed, error) {
-	opAddr, err := b.keys.OperatorAddress(b.ticker)
+func (b *Backend) signNative(ctx context.Context, f chains.Forward, c checked) (chains.Signed, error) {
+	op, err := b.operator(ctx)
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	op := solana.MustPublicKeyFromBase58(opAddr)
 	rent, err := b.rentExempt(ctx, 0)
 	if err != nil {
 		return chains.Signed{}, err
@@ -249,20 +241,18 @@ func (b *Backend) signNative(ctx context.Context, f chains.Forward, c checked, k
 	if err != nil {
 		return chains.Signed{}, invalid(f, "%v", err)
 	}
-	return b.sign(f, tx, bh, map[solana.PublicKey]solana.PrivateKey{c.from: key})
+	return b.sign(ctx, f, tx, bh, map[solana.PublicKey]chains.KeyRef{c.from: {Index: f.FromIndex}})
 }
 
-func (b *Backend) signToken(ctx context.Context, f chains.Forward, c checked, key solana.PrivateKey) (chains.Signed, error) {
+func (b *Backend) signToken(ctx context.Context, f chains.Forward, c checked) (chains.Signed, error) {
 	decimals, err := b.checkMint(ctx)
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	opPriv, err := b.keys.OperatorEd25519(b.ticker)
+	op, err := b.operator(ctx)
 	if err != nil {
 		return chains.Signed{}, err
 	}
-	opKey := solana.PrivateKey(opPriv)
-	op := opKey.PublicKey()
 	source, _, err := solana.FindAssociatedTokenAddress(c.from, b.mint)
 	if err != nil {
 		return chains.Signed{}, invalid(f, "associated token account of %s: %v", c.from, err)
@@ -335,18 +325,56 @@ func (b *Backend) signToken(ctx context.Context, f chains.Forward, c checked, ke
 		return chains.Signed{}, fmt.Errorf("%w: the operator's address %s holds %d lamports; this forward needs %d (fee %d, %d new token accounts at %d) and %d must stay (rent-exempt minimum)",
 			ErrOperatorUnfunded, op, have, need, fee, missing, rentATA, rent)
 	}
-	return b.sign(f, tx, bh, map[solana.PublicKey]solana.PrivateKey{c.from: key, op: opKey})
+	return b.sign(ctx, f, tx, bh, map[solana.PublicKey]chains.KeyRef{c.from: {Index: f.FromIndex}, op: {Operator: true}})
 }
 
-// sign signs tx with keys and wraps it in an envelope.
-func (b *Backend) sign(f chains.Forward, tx *solana.Transaction, bh recent, keys map[solana.PublicKey]solana.PrivateKey) (chains.Signed, error) {
-	if _, err := tx.Sign(func(k solana.PublicKey) *solana.PrivateKey {
-		if p, ok := keys[k]; ok {
-			return &p
+// operator returns the operator's address (the signer's).
+func (b *Backend) operator(ctx context.Context) (solana.PublicKey, error) {
+	opAddr, err := b.signer.OperatorAddress(ctx, b.ticker)
+	if err != nil {
+		return solana.PublicKey{}, fmt.Errorf("operator address: %w", err)
+	}
+	op, err := solana.PublicKeyFromBase58(opAddr)
+	if err != nil {
+		return solana.PublicKey{}, fmt.Errorf("%w: operator address %s: %v", chains.ErrSignerUnavailable, opAddr, err)
+	}
+	return op, nil
+}
+
+// sign has the signer sign tx's message with the keys of its signers
+// (keys) and wraps it in an envelope. Each signature must verify against
+// its signer's public key: a key that does not control its account (From
+// not the address of FromIndex) is refused.
+func (b *Backend) sign(ctx context.Context, f chains.Forward, tx *solana.Transaction, bh recent, keys map[solana.PublicKey]chains.KeyRef) (chains.Signed, error) {
+	msg, err := tx.Message.MarshalBinary()
+	if err != nil {
+		return chains.Signed{}, fmt.Errorf("serialise forward %q: %w", f.ID, err)
+	}
+	signers := tx.Message.Signers()
+	refs := make([]chains.KeyRef, len(signers))
+	for i, k := range signers {
+		ref, ok := keys[k]
+		if !ok {
+			return chains.Signed{}, invalid(f, "no key signs for %s", k)
 		}
-		return nil
-	}); err != nil {
+		refs[i] = ref
+	}
+	sigs, err := b.signer.SignSolana(ctx, chains.SolanaSignRequest{Context: f.SignContext(b.ticker), Message: msg, Keys: refs})
+	if err != nil {
 		return chains.Signed{}, fmt.Errorf("sign forward %q: %w", f.ID, err)
+	}
+	if len(sigs) != len(signers) {
+		return chains.Signed{}, fmt.Errorf("%w: sign forward %q: %d signatures for %d signers", chains.ErrSignerUnavailable, f.ID, len(sigs), len(signers))
+	}
+	tx.Signatures = make([]solana.Signature, len(signers))
+	for i, k := range signers {
+		if len(sigs[i]) != ed25519.SignatureSize || !ed25519.Verify(k[:], msg, sigs[i]) {
+			if refs[i].Operator {
+				return chains.Signed{}, fmt.Errorf("%w: sign forward %q: the operator's signature does not verify for %s", chains.ErrSignerUnavailable, f.ID, k)
+			}
+			return chains.Signed{}, invalid(f, "%s is not the address of key index %d", k, refs[i].Index)
+		}
+		copy(tx.Signatures[i][:], sigs[i])
 	}
 	wire, err := tx.MarshalBinary()
 	if err != nil {

@@ -195,8 +195,8 @@ func (b *Backend) Transfers(ctx context.Context, after, upTo int64, watched func
 	// The operator's address tops payhook's own addresses up for token
 	// transfers: those are payhook's, never payments.
 	operator := ""
-	if b.cfg.Keys != nil {
-		operator, _ = b.cfg.Keys.OperatorAddress(b.cfg.Ticker)
+	if b.cfg.Signer != nil {
+		operator, _ = b.cfg.Signer.OperatorAddress(ctx, b.cfg.Ticker)
 	}
 	for _, blk := range bs {
 		if !b.cfg.Ticker.Token {

@@ -24,6 +24,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/tron/trontest"
 )
@@ -75,7 +76,7 @@ func start(t *testing.T, name string, opts trontest.Options, cfg func(*httpapi.C
 		t.Cleanup(srv.Close)
 		u = srv.URL
 	}
-	c := httpapi.Config{Ticker: tk, URL: u, Keys: keys}
+	c := httpapi.Config{Ticker: tk, URL: u, Signer: keysign.New(keys)}
 	if cfg != nil {
 		cfg(&c)
 	}
@@ -229,7 +230,7 @@ func TestNodeDown(t *testing.T) {
 	keys, _ := chains.NewKeys(chaintest.Seed)
 	for _, name := range []string{"trx", "trc20/usdt"} {
 		tk := ticker(t, name)
-		b, err := httpapi.New(httpapi.Config{Ticker: tk, URL: u, Keys: keys, Timeout: time.Second})
+		b, err := httpapi.New(httpapi.Config{Ticker: tk, URL: u, Signer: keysign.New(keys), Timeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/chaintest"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/tron/httpapi"
 	"github.com/payhook/payhook/chains/tron/trontest"
 )
@@ -30,7 +31,7 @@ func newDriver(t *testing.T, tk chains.Ticker) chaintest.Driver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := httpapi.New(httpapi.Config{Ticker: tk, URL: node.URL(), Keys: keys})
+	b, err := httpapi.New(httpapi.Config{Ticker: tk, URL: node.URL(), Signer: keysign.New(keys)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,9 +56,10 @@ type Config struct {
 	// /walletsolidity endpoints are served, when not on URL: a java-tron
 	// full node serves them on its solidity HTTP port, 8091 by default).
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only (Sign returns
+	// Signer signs forwards (chains.Signer: keysign.Local over the seed,
+	// or a remote signer); nil makes the backend watch-only (Sign returns
 	// ErrWatchOnly).
-	Keys *chains.Keys
+	Signer chains.Signer
 	// Client sends the requests; nil means a client with Timeout.
 	Client *http.Client
 	// Timeout bounds each request; zero means DefaultTimeout.

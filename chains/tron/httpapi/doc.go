@@ -49,7 +49,7 @@
 // # Forwards
 //
 // Sign makes one transaction per output, all from the payment address
-// and signed with its key (chains.Keys, secp256k1, 65-byte r || s || v
+// and signed with its key (by the chains.Signer, secp256k1, 65-byte r || s || v
 // over the sha256 of raw_data). The node builds each; Sign decodes its
 // raw_data_hex (protobuf) and signs only what it asked for: the txID must
 // be the raw data's sha256, the contract the asked transfer or

@@ -80,8 +80,8 @@ func (b *Backend) Mempool(ctx context.Context, watched func(string) bool) ([]cha
 	}
 	c.seen = current
 	operator := ""
-	if b.cfg.Keys != nil {
-		operator, _ = b.cfg.Keys.OperatorAddress(b.cfg.Ticker)
+	if b.cfg.Signer != nil {
+		operator, _ = b.cfg.Signer.OperatorAddress(ctx, b.cfg.Ticker)
 	}
 	dec := b.cfg.Ticker.Decimals
 	var out []chains.Transfer

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"github.com/shopspring/decimal"
 
@@ -44,7 +43,7 @@ type signedTx struct {
 // A token forward's energy and bandwidth are paid in TRX by f.From: when
 // f.From holds less TRX than the transfers may burn (fee_limit and
 // bandwidth each), the first transaction is a TRX transfer from the
-// operator's address (chains.Keys.OperatorAddress) topping f.From up to
+// operator's address (the signer's OperatorAddress) topping f.From up to
 // that. Signed.TxID is the first transfer to an output.
 //
 // Errors wrap chains.ErrInvalidForward for a forward that cannot be
@@ -59,7 +58,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	invalid := func(format string, a ...any) (chains.Signed, error) {
 		return chains.Signed{}, fmt.Errorf("%w: %s forward %q: %s", chains.ErrInvalidForward, tk.Ticker, f.ID, fmt.Sprintf(format, a...))
 	}
-	if b.cfg.Keys == nil {
+	if b.cfg.Signer == nil {
 		return chains.Signed{}, fmt.Errorf("%w: cannot sign %s forward %q", ErrWatchOnly, tk.Ticker, f.ID)
 	}
 	if f.ID == "" {
@@ -124,13 +123,8 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if sumIn.Cmp(needIn) < 0 {
 		return invalid("inputs of %s base units do not cover %s", sumIn, needIn)
 	}
-	key, err := b.cfg.Keys.Secp256k1(tk, f.FromIndex)
-	if err != nil {
-		return invalid("key %d: %v", f.FromIndex, err)
-	}
-	if addr, err := chains.PubKeyAddress(tk, key.PubKey()); err != nil || addr != f.From {
-		return invalid("the key of index %d does not control %s", f.FromIndex, f.From)
-	}
+	// The signer's signature is checked to be of From's key (sign).
+	key := signingKey{ctx: f.SignContext(tk), ref: chains.KeyRef{Index: f.FromIndex}, addr: f.From}
 
 	pr, err := b.fees(ctx)
 	if err != nil {
@@ -157,14 +151,11 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	} else {
 		feeLimit := b.cfg.TokenEnergy * pr.perEnergy
 		if need := n * (feeLimit + pr.perByte*DefaultTriggerBytes); balance < need {
-			op, err := b.cfg.Keys.OperatorSecp256k1(tk)
-			if err != nil {
-				return chains.Signed{}, fmt.Errorf("%s forward %q: operator key: %w", tk.Ticker, f.ID, err)
-			}
-			opAddr, err := chains.PubKeyAddress(tk, op.PubKey())
+			opAddr, err := b.cfg.Signer.OperatorAddress(ctx, tk)
 			if err != nil {
 				return chains.Signed{}, fmt.Errorf("%s forward %q: operator address: %w", tk.Ticker, f.ID, err)
 			}
+			op := signingKey{ctx: key.ctx, ref: chains.KeyRef{Operator: true}, addr: opAddr}
 			opAcc, _ := parseBase58(opAddr)
 			topUp, err := b.transfer(ctx, opAcc, from, need-balance, op)
 			if err != nil {
@@ -240,7 +231,7 @@ func built(path string, bt builtJSON, typ int64, typeURL string) ([]byte, rawTx,
 }
 
 // transfer builds and signs a TRX transfer.
-func (b *Backend) transfer(ctx context.Context, owner, to account, amount int64, key *btcec.PrivateKey) (signedTx, error) {
+func (b *Backend) transfer(ctx context.Context, owner, to account, amount int64, key signingKey) (signedTx, error) {
 	const path = "/wallet/createtransaction"
 	var bt builtJSON
 	req := map[string]any{"owner_address": owner.Hex(), "to_address": to.Hex(), "amount": amount}
@@ -255,12 +246,12 @@ func (b *Backend) transfer(ctx context.Context, owner, to account, amount int64,
 	if err != nil || !bytes.Equal(c.Owner, owner[:]) || !bytes.Equal(c.To, to[:]) || c.Amount != amount || r.FeeLimit != 0 {
 		return signedTx{}, fmt.Errorf("%w: tron %s: the node built another transfer than %d sun from %s to %s", chains.ErrNode, path, amount, owner, to)
 	}
-	return b.sign(path, raw, r, key)
+	return b.sign(ctx, path, raw, r, key)
 }
 
 // tokenTransfer builds and signs a call of the token's
 // transfer(address,uint256).
-func (b *Backend) tokenTransfer(ctx context.Context, owner, to account, amount *big.Int, feeLimit int64, key *btcec.PrivateKey) (signedTx, error) {
+func (b *Backend) tokenTransfer(ctx context.Context, owner, to account, amount *big.Int, feeLimit int64, key signingKey) (signedTx, error) {
 	const path = "/wallet/triggersmartcontract"
 	if amount.BitLen() > 256 {
 		return signedTx{}, fmt.Errorf("%w: amount %s does not fit uint256", chains.ErrInvalidForward, amount)
@@ -293,13 +284,23 @@ func (b *Backend) tokenTransfer(ctx context.Context, owner, to account, amount *
 		return signedTx{}, fmt.Errorf("%w: tron %s: the node built another call than transfer(%s, %s) on %s from %s with fee limit %d",
 			chains.ErrNode, path, to, amount, b.contract, owner, feeLimit)
 	}
-	return b.sign(path, raw, r, key)
+	return b.sign(ctx, path, raw, r, key)
+}
+
+// signingKey is the key a transaction is signed with, what for, and the
+// address it controls.
+type signingKey struct {
+	ctx  chains.SignContext
+	ref  chains.KeyRef
+	addr string
 }
 
 // sign extends raw's expiration to Config.Expiration after its
-// construction and signs its sha256, the transaction id, as TRON expects:
-// 65 bytes r || s || v with v = 27 + the recovery id.
-func (b *Backend) sign(path string, raw []byte, r rawTx, key *btcec.PrivateKey) (signedTx, error) {
+// construction and has the signer sign it (its sha256, the transaction
+// id, as TRON expects: 65 bytes r || s || v with v = 27 + the recovery
+// id); the signature must recover key's address.
+func (b *Backend) sign(ctx context.Context, path string, raw []byte, r rawTx, key signingKey) (signedTx, error) {
+	tk := b.cfg.Ticker
 	built := r.Timestamp
 	if built == 0 {
 		built = r.Expiration - 60_000 // java-tron's default lifetime
@@ -309,9 +310,25 @@ func (b *Backend) sign(path string, raw []byte, r rawTx, key *btcec.PrivateKey) 
 	if err != nil {
 		return signedTx{}, fmt.Errorf("%w: tron %s: %v", chains.ErrNode, path, err)
 	}
+	sig, err := b.cfg.Signer.SignTron(ctx, chains.TronSignRequest{Context: key.ctx, RawData: raw, Key: key.ref})
+	if err != nil {
+		return signedTx{}, fmt.Errorf("sign: %w", err)
+	}
 	id := sha256.Sum256(raw)
-	compact := ecdsa.SignCompact(key, id[:], false) // v || r || s
-	sig := append(compact[1:65:65], compact[0])
+	if len(sig) != 65 {
+		return signedTx{}, fmt.Errorf("%w: %s: the signer answered %d bytes, not a signature", chains.ErrSignerUnavailable, tk.Ticker, len(sig))
+	}
+	compact := append([]byte{sig[64]}, sig[:64]...) // v || r || s
+	pub, _, err := ecdsa.RecoverCompact(compact, id[:])
+	if err != nil {
+		return signedTx{}, fmt.Errorf("%w: %s: the signer's signature does not verify: %v", chains.ErrSignerUnavailable, tk.Ticker, err)
+	}
+	if addr, err := chains.PubKeyAddress(tk, pub); err != nil || addr != key.addr {
+		if key.ref.Operator {
+			return signedTx{}, fmt.Errorf("%w: %s: the operator's key does not control %s", chains.ErrSignerUnavailable, tk.Ticker, key.addr)
+		}
+		return signedTx{}, fmt.Errorf("%w: %s forward %q: the key of index %d does not control %s", chains.ErrInvalidForward, tk.Ticker, key.ctx.Key, key.ref.Index, key.addr)
+	}
 	return signedTx{TxID: hex.EncodeToString(id[:]), Hex: hex.EncodeToString(encodeSigned(raw, sig))}, nil
 }
 

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 )
 
 // load decodes testdata/name into v, failing on fields of the wrong type.
@@ -196,9 +197,12 @@ func TestDocumentedCreateTransaction(t *testing.T) {
 	}
 
 	// Signing extends the expiration and nothing else.
-	key, _ := btcec.PrivKeyFromBytes(bytes.Repeat([]byte{7}, 32))
-	b := &Backend{cfg: Config{Expiration: DefaultExpiration}}
-	st, err := b.sign("test", raw, r, key)
+	keys, _ := chains.NewKeys(bytes.Repeat([]byte{7}, 32))
+	tk, _ := family.DefaultRegistry().Lookup("trx")
+	key, _ := keys.Secp256k1(tk, 0)
+	addr, _ := chains.PubKeyAddress(tk, key.PubKey())
+	b := &Backend{cfg: Config{Ticker: tk, Expiration: DefaultExpiration, Signer: keysign.New(keys)}}
+	st, err := b.sign(t.Context(), "test", raw, r, signingKey{ctx: chains.SignContext{Ticker: tk, Key: "test"}, addr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

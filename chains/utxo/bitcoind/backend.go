@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/utxo"
 )
 
@@ -48,7 +49,10 @@ type Config struct {
 	// wallet is needed). Options in the query are read by ParseNodeURL,
 	// not here.
 	URL string
-	// Keys signs forwards; nil makes the backend watch-only.
+	// Signer signs forwards (chains.Signer: the process's own keys, or a
+	// remote signer); nil makes the backend watch-only, unless Keys is set.
+	Signer chains.Signer
+	// Keys, when Signer is nil, signs through keysign.New(Keys).
 	Keys *chains.Keys
 	// Client is the HTTP client; nil builds one with Timeout.
 	Client *http.Client
@@ -60,12 +64,15 @@ type Config struct {
 	// ConfTarget is estimatesmartfee's target (DefaultConfTarget when 0).
 	ConfTarget int
 	// ChangeAddress receives a forward's change (the service fee); ""
-	// means Keys.OperatorAddress.
+	// means the signer's OperatorAddress.
 	ChangeAddress string
 }
 
 // WithDefaults fills the zero fields.
 func (c Config) WithDefaults() Config {
+	if c.Signer == nil && c.Keys != nil {
+		c.Signer = keysign.New(c.Keys)
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}

@@ -27,9 +27,12 @@
 //     inputs with btcd's wire and txscript (P2WPKH witness for btc and ltc,
 //     P2PKH for doge, P2PKH with SIGHASH_FORKID for bch), each input signed
 //     with the key of its own address (From's, or the one chains.Forward.Keys
-//     names), pays each output exactly, pays the forward's fee budget (at
+//     names) by the backend's chains.Signer, which gets the whole unsigned
+//     transaction, each input's spent output and key, and the outputs that
+//     pay the seed's own keys (keysign.Local in the process, or a remote
+//     payhook signer), pays each output exactly, pays the forward's fee budget (at
 //     least the relay minimum), and returns the rest to the operator's
-//     change address (chains.Keys.OperatorAddress) unless it is dust; each
+//     change address (the signer's OperatorAddress) unless it is dust; each
 //     signature is verified (txscript's engine; the FORKID digest for bch)
 //     before the bytes are returned.
 //   - FeeFor (chains.FeeQuoter): NetworkFee's rate times the virtual size

@@ -15,6 +15,7 @@ import (
 
 	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/utxo"
 )
 
@@ -32,7 +33,7 @@ func TestForkIDSigHash(t *testing.T) {
 	}
 	const amount = 100000000
 	fetcher := txscript.NewMultiPrevOutFetcher(map[wire.OutPoint]*wire.TxOut{tx.TxIn[0].PreviousOutPoint: wire.NewTxOut(amount, script)})
-	got, err := forkIDSigHash(&tx, txscript.NewTxSigHashes(&tx, fetcher), 0, script, amount)
+	got, err := keysign.ForkIDSigHash(&tx, txscript.NewTxSigHashes(&tx, fetcher), 0, script, amount)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestSignBCH(t *testing.T) {
 			t.Fatal(err)
 		}
 		prev := fetcher.FetchPrevOutput(txin.PreviousOutPoint)
-		digest, _ := forkIDSigHash(&tx, hashes, i, script, prev.Value)
+		digest, _ := keysign.ForkIDSigHash(&tx, hashes, i, script, prev.Value)
 		if !sig.Verify(digest, priv.PubKey()) {
 			t.Errorf("input %d: the signature does not verify against the FORKID digest", i)
 		}

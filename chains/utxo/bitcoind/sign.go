@@ -8,14 +8,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/btcsuite/btcd/btcec/v2"
-	"github.com/btcsuite/btcd/btcec/v2/ecdsa"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/utxo"
 )
 
@@ -64,37 +63,36 @@ func (b *Backend) relayMinimum(vsize int64) int64 {
 	return (vsize*minRelayPerKvB[b.cfg.Ticker.Network] + 999) / 1000
 }
 
-// inputSigner is the key of one input address and the script its outputs
-// are locked with.
-type inputSigner struct {
-	priv   *btcec.PrivateKey
-	script []byte
-}
-
 func invalid(f chains.Forward, format string, args ...any) error {
 	return fmt.Errorf("%w: forward %q: %s", chains.ErrInvalidForward, f.ID, fmt.Sprintf(format, args...))
 }
 
-// SignsOffline implements chains.OfflineSigner: Sign builds and signs
-// with the backend's own keys and asks the node nothing (a watch-only
-// backend, which cannot sign, answers false).
-func (b *Backend) SignsOffline() bool { return b.cfg.Keys != nil }
+// SignsOffline implements chains.OfflineSigner: Sign builds the
+// transaction and asks the node nothing; it signs offline when its signer
+// does (the process's own keys, not a remote signer). A watch-only
+// backend, which cannot sign, answers false.
+func (b *Backend) SignsOffline() bool { return b.cfg.Signer != nil && b.cfg.Signer.Offline() }
 
 // Sign implements chains.Backend. The transaction spends exactly f.Inputs,
 // each an output of its address Inputs[i].To (f.From when empty), signed
 // with that address's key: f.FromIndex's for f.From, f.Keys' for another
-// (an input on an address that is neither, or whose key does not control
-// it, is refused). It pays each of f.Outputs exactly, pays f.NetworkFee as
-// its fee (raised to the relay minimum for its size if the budget is below
-// it, from the change), and returns the rest (the service fee) to the
-// change address, unless it is dust, which then goes to the fee. An output
-// below the network's dust limit for its address (utxo.Family.MinOutput)
-// is refused. Every input's signature is verified before the transaction
-// is returned: by txscript's engine, or for bch, whose SIGHASH_FORKID
-// digest the engine does not know, against the digest.
+// (an input on an address that is neither is refused; the signer refuses
+// a key that does not control its input). It pays each of f.Outputs
+// exactly, pays f.NetworkFee as its fee (raised to the relay minimum for
+// its size if the budget is below it, from the change), and returns the
+// rest (the service fee) to the change address, unless it is dust, which
+// then goes to the fee. An output below the network's dust limit for its
+// address (utxo.Family.MinOutput) is refused.
+//
+// The unsigned transaction goes to the signer whole, with each input's
+// spent output and key and the outputs that pay the seed's own keys (the
+// operator's change, an output to From or to an address of f.Keys); what
+// it returns is checked to be that transaction, every input's signature
+// verified (txscript's engine, or for bch, whose SIGHASH_FORKID digest the
+// engine does not know, against the digest), before it is returned.
 func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, error) {
 	t := b.cfg.Ticker
-	if b.cfg.Keys == nil {
+	if b.cfg.Signer == nil {
 		return chains.Signed{}, fmt.Errorf("%w: %s backend is watch-only (no seed)", chains.ErrInvalidForward, t.Ticker)
 	}
 	if f.ID == "" {
@@ -110,40 +108,28 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		return chains.Signed{}, invalid(f, "no inputs")
 	}
 	// Each input spends an output of its address (Inputs[i].To, or From
-	// when empty), signed with the key f.KeyOf names for it; each address's
-	// key is derived, and checked to control it, once.
-	signers := map[string]*inputSigner{}
-	signerOf := func(addr string, index uint32) (*inputSigner, error) {
-		if s, ok := signers[addr]; ok {
+	// when empty), signed with the key f.KeyOf names for it.
+	scripts := map[string][]byte{}
+	scriptOf := func(addr string) ([]byte, error) {
+		if s, ok := scripts[addr]; ok {
 			return s, nil
-		}
-		priv, err := b.cfg.Keys.Secp256k1(t, index)
-		if err != nil {
-			return nil, fmt.Errorf("key %d: %v", index, err)
-		}
-		if a, err := chains.PubKeyAddress(t, priv.PubKey()); err != nil || a != addr {
-			return nil, fmt.Errorf("the key of index %d does not control %s", index, addr)
 		}
 		decoded, err := utxo.DecodeAddress(t, addr)
 		if err != nil {
 			return nil, fmt.Errorf("address %s: %v", addr, err)
 		}
-		script, err := txscript.PayToAddrScript(decoded)
+		s, err := txscript.PayToAddrScript(decoded)
 		if err != nil {
 			return nil, fmt.Errorf("script of %s: %v", addr, err)
 		}
-		s := &inputSigner{priv: priv, script: script}
-		signers[addr] = s
+		scripts[addr] = s
 		return s, nil
-	}
-	if _, err := signerOf(f.From, f.FromIndex); err != nil {
-		return chains.Signed{}, invalid(f, "%v", err)
 	}
 
 	tx := wire.NewMsgTx(2)
-	prevOuts := txscript.NewMultiPrevOutFetcher(nil)
-	privs := make([]*btcec.PrivateKey, len(f.Inputs))
-	scripts := make([][]byte, len(f.Inputs))
+	req := chains.UTXOSignRequest{Context: f.SignContext(t), Inputs: make([]chains.UTXOInput, len(f.Inputs))}
+	values := make([]int64, len(f.Inputs))
+	inScripts := make([][]byte, len(f.Inputs))
 	var in int64
 	seen := map[wire.OutPoint]bool{}
 	for i, p := range f.Inputs {
@@ -173,13 +159,13 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 				return chains.Signed{}, invalid(f, "input %d: address: %v", i, err)
 			}
 		}
-		s, err := signerOf(addr, index)
+		script, err := scriptOf(addr)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "input %d: %v", i, err)
 		}
-		privs[i], scripts[i] = s.priv, s.script
 		tx.AddTxIn(wire.NewTxIn(&op, nil, nil))
-		prevOuts.AddPrevOut(op, wire.NewTxOut(v, s.script))
+		req.Inputs[i] = chains.UTXOInput{Value: v, Script: script, Key: index}
+		values[i], inScripts[i] = v, script
 		in += v
 	}
 	var out int64
@@ -203,6 +189,10 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		if err != nil {
 			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
 		}
+		if index, ok := f.KeyOf(o.Address); ok {
+			// Back to a payhook address (a payout's change to its wallet).
+			req.Own = append(req.Own, chains.UTXOOwnOutput{Output: len(tx.TxOut), Key: chains.KeyRef{Index: index}})
+		}
 		tx.AddTxOut(wire.NewTxOut(v, script))
 		out += v
 	}
@@ -218,74 +208,46 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 	if change < 0 {
 		return chains.Signed{}, invalid(f, "inputs of %d base units do not cover outputs of %d and a fee of %d", in, out, fee)
 	}
-	changeAddr := b.cfg.ChangeAddress
+	changeAddr, operator := b.cfg.ChangeAddress, false
 	if changeAddr == "" {
 		var err error
-		if changeAddr, err = b.cfg.Keys.OperatorAddress(t); err != nil {
-			return chains.Signed{}, invalid(f, "change address: %v", err)
+		if changeAddr, err = b.cfg.Signer.OperatorAddress(ctx, t); err != nil {
+			return chains.Signed{}, fmt.Errorf("%s forward %q: change address: %w", t.Ticker, f.ID, err)
 		}
+		operator = true
 	}
 	changeDust, err := b.dust(changeAddr)
 	if err != nil {
 		return chains.Signed{}, invalid(f, "change address: %v", err)
 	}
 	if change >= changeDust {
-		a, err := utxo.DecodeAddress(t, changeAddr)
+		script, err := scriptOf(changeAddr)
 		if err != nil {
 			return chains.Signed{}, invalid(f, "change address: %v", err)
 		}
-		script, _ := txscript.PayToAddrScript(a)
+		if operator {
+			req.Own = append(req.Own, chains.UTXOOwnOutput{Output: len(tx.TxOut), Key: chains.KeyRef{Operator: true}})
+		}
 		tx.AddTxOut(wire.NewTxOut(change, script))
 	}
 
-	if err := b.signInputs(tx, prevOuts, privs, scripts); err != nil {
-		return chains.Signed{}, invalid(f, "%v", err)
-	}
-	var buf bytes.Buffer
-	if err := tx.Serialize(&buf); err != nil {
+	var unsigned bytes.Buffer
+	if err := tx.SerializeNoWitness(&unsigned); err != nil {
 		return chains.Signed{}, invalid(f, "serialize: %v", err)
 	}
-	return chains.Signed{TxID: tx.TxHash().String(), Raw: buf.Bytes()}, ctx.Err()
-}
-
-// signInputs signs input i of tx, which spends an output locked with
-// scripts[i], with privs[i], and checks each signature with txscript's
-// engine.
-func (b *Backend) signInputs(tx *wire.MsgTx, prevOuts *txscript.MultiPrevOutFetcher, privs []*btcec.PrivateKey, scripts [][]byte) error {
-	if len(privs) != len(tx.TxIn) || len(scripts) != len(tx.TxIn) {
-		return fmt.Errorf("%d inputs, %d keys and %d scripts", len(tx.TxIn), len(privs), len(scripts))
+	req.Tx = unsigned.Bytes()
+	raw, err := b.cfg.Signer.SignUTXO(ctx, req)
+	if err != nil {
+		return chains.Signed{}, fmt.Errorf("%s forward %q: sign: %w", t.Ticker, f.ID, err)
 	}
-	hashes := txscript.NewTxSigHashes(tx, prevOuts)
-	if b.cfg.Ticker.Network == "bch" {
-		return signForkID(tx, hashes, prevOuts, privs, scripts)
+	signed := new(wire.MsgTx)
+	if err := signed.Deserialize(bytes.NewReader(raw)); err != nil {
+		return chains.Signed{}, fmt.Errorf("%w: %s forward %q: the signer answered no transaction: %v", chains.ErrSignerUnavailable, t.Ticker, f.ID, err)
 	}
-	for i, in := range tx.TxIn {
-		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
-		if b.segwit() {
-			w, err := txscript.WitnessSignature(tx, hashes, i, prev.Value, scripts[i], txscript.SigHashAll, privs[i], true)
-			if err != nil {
-				return fmt.Errorf("sign input %d: %w", i, err)
-			}
-			in.Witness = w
-		} else {
-			s, err := txscript.SignatureScript(tx, i, scripts[i], txscript.SigHashAll, privs[i], true)
-			if err != nil {
-				return fmt.Errorf("sign input %d: %w", i, err)
-			}
-			in.SignatureScript = s
-		}
+	if err := keysign.VerifyUTXO(t, tx, signed, values, inScripts); err != nil {
+		return chains.Signed{}, fmt.Errorf("%w: %s forward %q: the signer's answer: %v", chains.ErrSignerUnavailable, t.Ticker, f.ID, err)
 	}
-	for i, in := range tx.TxIn {
-		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
-		vm, err := txscript.NewEngine(prev.PkScript, tx, i, txscript.StandardVerifyFlags, nil, hashes, prev.Value, prevOuts)
-		if err == nil {
-			err = vm.Execute()
-		}
-		if err != nil {
-			return fmt.Errorf("input %d: the signature does not verify: %w", i, err)
-		}
-	}
-	return nil
+	return chains.Signed{TxID: signed.TxHash().String(), Raw: raw}, ctx.Err()
 }
 
 // Send implements chains.Backend (sendrawtransaction). A transaction the
@@ -320,45 +282,4 @@ func (b *Backend) Send(ctx context.Context, s chains.Signed) error {
 		return fmt.Errorf("%w: sendrawtransaction %s: the node rejected it: %s", chains.ErrNode, s.TxID, re.Message)
 	}
 	return nodeErr("sendrawtransaction", err)
-}
-
-// sigHashAllForkID is Bitcoin Cash's SIGHASH_ALL | SIGHASH_FORKID with fork
-// id 0 (BCH-UAHF): the only hash type its nodes accept for new signatures.
-const sigHashAllForkID = txscript.SigHashType(0x41)
-
-// forkIDSigHash is the digest a Bitcoin Cash signature of input i signs:
-// the BIP143 algorithm (which btcd implements for segwit v0) over the
-// P2PKH script, with the FORKID hash type.
-func forkIDSigHash(tx *wire.MsgTx, hashes *txscript.TxSigHashes, i int, script []byte, amount int64) ([]byte, error) {
-	return txscript.CalcWitnessSigHash(script, hashes, sigHashAllForkID, tx, i, amount)
-}
-
-// signForkID signs every P2PKH input of tx for Bitcoin Cash, input i (of
-// an output locked with scripts[i]) with privs[i], and checks each
-// signature against its digest.
-func signForkID(tx *wire.MsgTx, hashes *txscript.TxSigHashes, prevOuts *txscript.MultiPrevOutFetcher, privs []*btcec.PrivateKey, scripts [][]byte) error {
-	if len(privs) != len(tx.TxIn) || len(scripts) != len(tx.TxIn) {
-		return fmt.Errorf("%d inputs, %d keys and %d scripts", len(tx.TxIn), len(privs), len(scripts))
-	}
-	for i, in := range tx.TxIn {
-		prev := prevOuts.FetchPrevOutput(in.PreviousOutPoint)
-		digest, err := forkIDSigHash(tx, hashes, i, scripts[i], prev.Value)
-		if err != nil {
-			return fmt.Errorf("sign input %d: %w", i, err)
-		}
-		priv := privs[i]
-		pub := priv.PubKey()
-		sig := ecdsa.Sign(priv, digest)
-		if !sig.Verify(digest, pub) {
-			return fmt.Errorf("input %d: the signature does not verify", i)
-		}
-		script, err := txscript.NewScriptBuilder().
-			AddData(append(sig.Serialize(), byte(sigHashAllForkID))).
-			AddData(pub.SerializeCompressed()).Script()
-		if err != nil {
-			return fmt.Errorf("sign input %d: %w", i, err)
-		}
-		in.SignatureScript = script
-	}
-	return nil
 }

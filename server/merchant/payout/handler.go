@@ -141,7 +141,10 @@ func (h handler) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *e
 		return err
 	}
 	reason := "the transaction could not be sent"
-	if errors.Is(cause, chains.ErrInvalidForward) {
+	switch {
+	case errors.Is(cause, chains.ErrSignerRefused):
+		reason = "the signer refused to sign it: " + cause.Error()
+	case errors.Is(cause, chains.ErrInvalidForward):
 		reason = "the network cannot carry this transaction as planned: " + cause.Error()
 	}
 	return h.fail(ctx, tx, t, ps, reason)
