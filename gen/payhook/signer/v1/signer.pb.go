@@ -251,8 +251,9 @@ type SignContext struct {
 	Purpose string `protobuf:"bytes,3,opt,name=purpose,proto3" json:"purpose,omitempty"`
 	// project_id owns the funds; its policy applies (0: the operator's).
 	ProjectId int64 `protobuf:"varint,4,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	// key is the outbound transaction's key: one intent, however often it is
-	// signed; the daily cap counts it once.
+	// key is the outbound transaction's key, which the signer logs. (The daily
+	// cap counts one transaction once, by the hash of its unsigned form,
+	// however often it is signed: the key alone proves nothing.)
 	Key           string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -160,8 +160,9 @@ export type SignContext = Message<"payhook.signer.v1.SignContext"> & {
   projectId: bigint;
 
   /**
-   * key is the outbound transaction's key: one intent, however often it is
-   * signed; the daily cap counts it once.
+   * key is the outbound transaction's key, which the signer logs. (The daily
+   * cap counts one transaction once, by the hash of its unsigned form,
+   * however often it is signed: the key alone proves nothing.)
    *
    * @generated from field: string key = 5;
    */
