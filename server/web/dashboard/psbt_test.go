@@ -232,6 +232,12 @@ func TestDashboardPSBTPayout(t *testing.T) {
 				t.Errorf("%s: the form keeps %q, want what was pasted", c.name, got)
 			}
 		}
+		// A body over MaxUploadBytes is a 413, read no further; a URL-encoded
+		// one is not an upload (415).
+		if r := owner.uploadPSBT(id, token, bytes.Repeat([]byte("x"), dashboard.MaxUploadBytes+1), ""); r.Code != http.StatusRequestEntityTooLarge {
+			t.Errorf("an upload over %d bytes: HTTP %d", dashboard.MaxUploadBytes, r.Code)
+		}
+		owner.do(http.MethodPost, downloadPath, url.Values{"csrf": {token}, "psbt": {"cHNidP8="}}).Want(t, http.StatusUnsupportedMediaType, "multipart/form-data")
 		if p, err := db.Payout.Get(ctx, id); err != nil || p.Status != entpayout.StatusProcessing {
 			t.Fatalf("after the refusals the payout is %v (%v), want processing", p.Status, err)
 		}
