@@ -15,13 +15,13 @@ import (
 
 // TestBrowserDashboardPSBT: a payout from the merchant's key (litecoind)
 // waits for the signature; the owner opens the payouts page in a real
-// browser, finds the download link (payout-ID.psbt) and the PSBT's base64,
+// browser at a phone's width (the page fits it), finds the download link (payout-ID.psbt) and the PSBT's base64,
 // has their wallet sign it, pastes the signed base64 into the form,
 // submits, and sees the payout done with its transaction's id, which is
 // the payout's.
 func TestBrowserDashboardPSBT(t *testing.T) {
 	t.Parallel()
-	ctx := webtest.Browser(t)
+	ctx := webtest.PhoneBrowser(t)
 	e := newPSBTDash(t, store.SQLite)
 	id := e.payout(t, "0.25")
 	sid := strconv.FormatInt(id, 10)
@@ -38,6 +38,7 @@ func TestBrowserDashboardPSBT(t *testing.T) {
 	); err != nil {
 		t.Fatalf("the payouts page: %v", err)
 	}
+	webtest.FitsWidth(t, ctx, e.in.BaseURL+"/dashboard/payouts/", "#psbt-"+sid)
 	unsigned := e.unsigned(t, id)
 	if href != "/dashboard/payouts/"+sid+"/psbt" || name != "payout-"+sid+".psbt" {
 		t.Fatalf("download link %q (%q)", href, name)
@@ -65,4 +66,5 @@ func TestBrowserDashboardPSBT(t *testing.T) {
 	if info["status"] != "done" || info["txid"] != strings.TrimSpace(txid) || !strings.Contains(said, "Payout "+sid+" is signed and done") {
 		t.Fatalf("the page says %q (txid %q); the API: %s", said, txid, st.Body)
 	}
+	webtest.FitsWidth(t, ctx, e.in.BaseURL+"/dashboard/payouts/?signed="+sid, "#signed-"+sid)
 }
