@@ -181,7 +181,8 @@ func textarea(t *testing.T, p webtest.Page, id string) string {
 // binary file, makes the payout done; the page shows its transaction,
 // which is the payout's; the upload is audited. A second upload is a 409
 // shown on the page. A viewer downloads but sees no form and is refused a
-// POST (403).
+// POST (403); an upload without the CSRF token is 403; another project's
+// user gets 404 for both and sees nothing of it.
 func TestDashboardPSBTPayout(t *testing.T) {
 	t.Parallel()
 	eachLiveDialect(t, func(t *testing.T, dialect store.Dialect) {
@@ -259,6 +260,17 @@ func TestDashboardPSBTPayout(t *testing.T) {
 		viewer.uploadPSBT(id, vtoken, signed, "").Want(t, http.StatusForbidden)
 		if p, _ := db.Payout.Get(ctx, id); p.Status != entpayout.StatusProcessing {
 			t.Fatalf("a viewer's upload changed the payout: %s", p.Status)
+		}
+
+		// Without the session's CSRF token, or from another project: refused.
+		owner.uploadPSBT(id, "not-the-token", signed, "").Want(t, http.StatusForbidden)
+		other := e.user(t)
+		_, otoken := other.signIn(e.emailB, password)
+		other.do(http.MethodGet, downloadPath, nil).Want(t, http.StatusNotFound)
+		other.uploadPSBT(id, otoken, signed, "").Want(t, http.StatusNotFound)
+		other.do(http.MethodGet, pagePath, nil).WantNot(t, `id="psbt-`+sid+`"`)
+		if p, _ := db.Payout.Get(ctx, id); p.Status != entpayout.StatusProcessing {
+			t.Fatalf("a refused upload changed the payout: %s", p.Status)
 		}
 
 		// The signed one, as a binary file: done, its transaction shown.
