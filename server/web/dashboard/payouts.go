@@ -16,7 +16,9 @@ import (
 
 // payoutsPath is the payouts page: the project's payouts waiting for
 // approval (above its limits), each with its outputs and the balance it
-// would spend, and an approve button.
+// would spend, and an approve button; those from the merchant's key
+// waiting for their signature (psbt.go); refunds payers asked for; and
+// payments of another asset.
 const payoutsPath = Prefix + "payouts/"
 
 // payoutsData is the payouts page.

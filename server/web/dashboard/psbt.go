@@ -109,7 +109,8 @@ func (h *Handler) psbtPayouts(r *http.Request, projectID int64, d *payoutsData, 
 			row.Outputs = append(row.Outputs, payoutOutput{Address: o.Address, Amount: o.Amount.String()})
 		}
 		if refused != nil && refused.ID == p.ID {
-			row.Error, row.Pasted = refused.Reason, refused.Pasted
+			// Said beside its form, not again at the top.
+			row.Error, row.Pasted, d.Error = refused.Reason, refused.Pasted, ""
 		}
 		d.Signature = append(d.Signature, row)
 	}
