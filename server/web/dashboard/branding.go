@@ -16,39 +16,65 @@ import (
 	"github.com/payhook/payhook/server/web"
 )
 
-// logoPath is the one dashboard route that takes a multipart body: the
-// logo upload (below Prefix).
+// logoPath is a dashboard route that takes a multipart body: the logo
+// upload (below Prefix). The other is a payout's signed PSBT (psbt.go).
 const logoPath = "settings/logo"
 
-// MaxUploadBytes bounds the body of the logo upload. A logo larger than
-// project.MaxLogoBytes but within this is read (never more than
-// project.MaxLogoBytes+1 of it kept) and refused with the settings page
-// saying why; a larger body is a 413, read no further. Nothing of it is
-// ever written to a file.
+// MaxUploadBytes bounds the body of an upload (the logo, a signed PSBT). A
+// logo larger than project.MaxLogoBytes but within this is read (never
+// more than project.MaxLogoBytes+1 of it kept) and refused with the
+// settings page saying why; a larger body is a 413, read no further.
+// Nothing of it is ever written to a file.
 const MaxUploadBytes = 1 << 20
 
 // maxUploadField bounds the upload form's other field (the CSRF token).
 const maxUploadField = 256
 
-// uploadKey is the request context's key of the uploaded logo (readUpload).
+// uploadKey is the request context's key of the uploaded parts
+// (readUpload).
 type uploadKey struct{}
 
-// readUpload reads the logo upload, a multipart/form-data body of two
-// parts, "csrf" and "logo", streaming it with mime/multipart's reader in
-// memory: it never calls ParseMultipartForm, which would spill a large part
-// to a temporary file. It sets r.PostForm (the CSRF token, which the
-// dashboard checks as every form's) and returns r with the logo's bytes in
-// its context; or it answers (415, 413, 400) and reports false.
-func readUpload(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+// upload is the multipart body of one upload route: what it uploads (named
+// in its refusals) and the parts it keeps, each with the most bytes kept
+// of it; the CSRF token is kept too, and any other part read and dropped.
+type upload struct {
+	what  string
+	parts map[string]int64
+}
+
+// logoUpload is the logo upload's body: "csrf" and "logo".
+var logoUpload = upload{what: "the logo", parts: map[string]int64{
+	"logo": project.MaxLogoBytes + 1, // one byte more: CheckLogo refuses it by its size
+}}
+
+// uploadOf returns the upload that the POST route rest (below Prefix)
+// takes, if it takes one.
+func uploadOf(rest string) (upload, bool) {
+	switch {
+	case rest == logoPath:
+		return logoUpload, true
+	case isPSBTPath(rest):
+		return psbtUpload, true
+	}
+	return upload{}, false
+}
+
+// readUpload reads an upload, a multipart/form-data body of the parts u
+// names and "csrf", streaming it with mime/multipart's reader in memory:
+// it never calls ParseMultipartForm, which would spill a large part to a
+// temporary file. It sets r.PostForm (the CSRF token, which the dashboard
+// checks as every form's) and returns r with the parts' bytes in its
+// context (uploaded); or it answers (415, 413, 400) and reports false.
+func readUpload(w http.ResponseWriter, r *http.Request, u upload) (*http.Request, bool) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		http.Error(w, "the logo is uploaded as multipart/form-data", http.StatusUnsupportedMediaType)
+		http.Error(w, u.what+" is uploaded as multipart/form-data", http.StatusUnsupportedMediaType)
 		return r, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes)
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	form := url.Values{}
-	logo := []byte{}
+	parts := map[string][]byte{}
 	fail := func(err error) (*http.Request, bool) {
 		var big *http.MaxBytesError
 		if errors.As(err, &big) {
@@ -66,9 +92,10 @@ func readUpload(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 		if err != nil {
 			return fail(err)
 		}
-		limit := int64(maxUploadField)
-		if part.FormName() == "logo" {
-			limit = project.MaxLogoBytes + 1 // one byte more: CheckLogo refuses it by its size
+		name := part.FormName()
+		limit, keep := u.parts[name]
+		if !keep {
+			limit = maxUploadField
 		}
 		b, err := io.ReadAll(io.LimitReader(part, limit))
 		if err == nil {
@@ -77,21 +104,21 @@ func readUpload(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 		if err != nil {
 			return fail(err)
 		}
-		switch part.FormName() {
-		case "logo":
-			logo = b
-		case "csrf":
+		switch {
+		case keep:
+			parts[name] = b
+		case name == "csrf":
 			form.Set("csrf", string(b))
 		}
 	}
 	r.PostForm, r.Form = form, form
-	return r.WithContext(context.WithValue(r.Context(), uploadKey{}, logo)), true
+	return r.WithContext(context.WithValue(r.Context(), uploadKey{}, parts)), true
 }
 
-// uploaded returns the logo readUpload read.
-func uploaded(r *http.Request) []byte {
-	b, _ := r.Context().Value(uploadKey{}).([]byte)
-	return b
+// uploaded returns the part name readUpload read (nil when absent).
+func uploaded(r *http.Request, name string) []byte {
+	parts, _ := r.Context().Value(uploadKey{}).(map[string][]byte)
+	return parts[name]
 }
 
 // brandingRefused renders the settings page with the branding section's
@@ -123,7 +150,7 @@ func (h *Handler) setBranding(w http.ResponseWriter, r *http.Request, s *session
 
 // setLogo saves the uploaded logo (project.CheckLogo decides).
 func (h *Handler) setLogo(w http.ResponseWriter, r *http.Request, s *session) {
-	logo := uploaded(r)
+	logo := uploaded(r, "logo")
 	if len(logo) == 0 {
 		h.brandingRefused(w, r, s, "", "", fmt.Errorf("choose a PNG, JPEG or SVG file of at most %d KiB", project.MaxLogoBytes>>10))
 		return

@@ -154,15 +154,15 @@ const MaxFormBytes = 64 << 10
 
 // readForm parses the body of a dashboard POST, or answers and reports
 // false: a multipart body is refused (net/http would spill a large one to
-// temporary files; the one upload, the logo, is read by readUpload
-// instead), and a body over
+// temporary files; the uploads, the logo and a signed PSBT, are read by
+// readUpload instead), and a body over
 // MaxFormBytes is a 413, read no further. parse false checks the type
 // only: the handler reads the body itself.
 func readForm(w http.ResponseWriter, r *http.Request, parse bool) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/x-www-form-urlencoded" {
-			http.Error(w, "a dashboard form is sent URL-encoded (application/x-www-form-urlencoded); only the logo is uploaded", http.StatusUnsupportedMediaType)
+			http.Error(w, "a dashboard form is sent URL-encoded (application/x-www-form-urlencoded); only the logo and a signed PSBT are uploaded", http.StatusUnsupportedMediaType)
 			return false
 		}
 	}
@@ -199,10 +199,10 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) bool {
 	get := r.Method == http.MethodGet || r.Method == http.MethodHead
 	post := r.Method == http.MethodPost
 	// The sign-in form reads its own, smaller body (signinPost); the logo
-	// upload is the one multipart body (readUpload).
-	if post && rest == logoPath {
+	// and a signed PSBT are the multipart bodies (readUpload).
+	if u, isUpload := uploadOf(rest); post && isUpload {
 		var ok bool
-		if r, ok = readUpload(w, r); !ok {
+		if r, ok = readUpload(w, r, u); !ok {
 			return true
 		}
 	} else if post && !readForm(w, r, rest != "signin") {

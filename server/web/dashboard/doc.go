@@ -21,7 +21,9 @@
 // accounting export (a streamed CSV or JSON download of the ledger), and
 // settings (among them the hosted pages' colour, support contact and logo,
 // and payout wallets: addresses, or the merchant's own key as a watch-only
-// wallet with its first addresses and gap-limit warning: watch.go).
+// wallet with its first addresses and gap-limit warning: watch.go), and
+// payouts (approval; a payout from the merchant's key waiting for their
+// signature, its PSBT downloaded and the signed one uploaded: psbt.go).
 // /dashboard/events is a server-sent-event stream of the project's delivery
 // events (the same database-backed stream as WatchDeliveries; Last-Event-ID
 // resumes it); it ends when the session does and when the server stops.
@@ -56,9 +58,10 @@
 //     that response only (no-store, never in a URL or a log). A refused
 //     wallet key, or a private key typed among addresses, is never echoed.
 //   - A POST body is URL-encoded and at most MaxFormBytes, refused by its
-//     type before a byte is read otherwise; the one exception is the logo
-//     upload (settings/logo), a multipart body of at most MaxUploadBytes
-//     read in memory by mime/multipart's streaming reader, never with
+//     type before a byte is read otherwise; the two exceptions are the
+//     uploads, the logo (settings/logo) and a payout's signed PSBT
+//     (payouts/ID/psbt), multipart bodies of at most MaxUploadBytes read
+//     in memory by mime/multipart's streaming reader, never with
 //     ParseMultipartForm, so no upload ever reaches a temporary file.
 //   - The pages are complete HTML and forms; the script (embedded with the
 //     stylesheet, Assets, served by web.Assets) only adds the live updates.

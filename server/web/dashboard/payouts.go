@@ -16,7 +16,9 @@ import (
 
 // payoutsPath is the payouts page: the project's payouts waiting for
 // approval (above its limits), each with its outputs and the balance it
-// would spend, and an approve button.
+// would spend, and an approve button; those from the merchant's key
+// waiting for their signature (psbt.go); refunds payers asked for; and
+// payments of another asset.
 const payoutsPath = Prefix + "payouts/"
 
 // payoutsData is the payouts page.
@@ -30,6 +32,13 @@ type payoutsData struct {
 	// WrongAssets are the payments of another asset than their address
 	// takes, held until a user forwards or refunds them.
 	WrongAssets []wrongAssetRow
+	// Signature are the payouts from the merchant's watch-only key
+	// waiting for their signature (psbt.go), oldest first; Signed those
+	// whose signed PSBT was accepted, newest first.
+	Signature []psbtRow
+	Signed    []signedRow
+	// Accepted is the payout whose signed PSBT was just accepted.
+	Accepted *signedRow
 	// Done says what the last action did; Error why it was refused.
 	Done, Error string
 }
@@ -57,8 +66,9 @@ type wrongAssetRow struct {
 // payoutOutput is one destination of a payout.
 type payoutOutput struct{ Address, Amount string }
 
-// payoutRoutes serves /dashboard/payouts/ (GET) and
-// /dashboard/payouts/ID/approve (POST).
+// payoutRoutes serves /dashboard/payouts/ (GET),
+// /dashboard/payouts/ID/approve (POST) and a payout's PSBT,
+// /dashboard/payouts/ID/psbt (GET downloads it, POST takes it signed).
 func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *session, rest string, get, post bool) bool {
 	sub, ok := strings.CutPrefix(rest, "payouts/")
 	if !ok {
@@ -71,6 +81,10 @@ func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *sessio
 	switch {
 	case sub == "" && get:
 		h.payoutsPage(w, r, s, http.StatusOK, r.URL.Query().Get("done"), "")
+	case isPSBTPath(rest) && get:
+		h.downloadPSBT(w, r, s, psbtID(sub))
+	case isPSBTPath(rest) && post:
+		h.submitPSBT(w, r, s, psbtID(sub))
 	case strings.HasPrefix(sub, "wrong-asset/") && post:
 		h.wrongAssetAction(w, r, s, strings.TrimPrefix(sub, "wrong-asset/"))
 	case strings.HasPrefix(sub, "refund/") && strings.HasSuffix(sub, "/approve") && post:
@@ -86,10 +100,29 @@ func (h *Handler) payoutRoutes(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (h *Handler) payoutsPage(w http.ResponseWriter, r *http.Request, s *session, status int, done, refusal string) {
-	d := payoutsData{dashLayout: h.layoutOf(r, s, "Payouts", "payouts"), Done: done, Error: refusal}
+	h.payoutsPageWith(w, r, s, status, func(d *payoutsData) *psbtRefusal {
+		d.Done, d.Error = done, refusal
+		return nil
+	})
+}
+
+// payoutsPageWith renders the payouts page with status, set adjusting it
+// (and naming the PSBT upload it refuses, if any).
+func (h *Handler) payoutsPageWith(w http.ResponseWriter, r *http.Request, s *session, status int, set func(*payoutsData) *psbtRefusal) {
+	d := payoutsData{dashLayout: h.layoutOf(r, s, "Payouts", "payouts")}
+	refused := set(&d)
 	if h.cfg.Payouts == nil {
 		h.pages.Render(w, status, "payouts", d)
 		return
+	}
+	if err := h.psbtPayouts(r, s.user.ProjectID, &d, refused); err != nil {
+		h.pages.Fail(w, "list payouts to sign", err)
+		return
+	}
+	if id, err := strconv.ParseInt(r.URL.Query().Get("signed"), 10, 64); err == nil && status == http.StatusOK {
+		if got, err := h.cfg.Payouts.GetPSBT(r.Context(), payout.Caller{ProjectID: s.user.ProjectID}, id); err == nil && got.Signed {
+			d.Accepted = &signedRow{ID: id, Coin: got.Payout.Ticker, Status: string(got.Payout.Status), TxID: got.TxID}
+		}
 	}
 	waiting, err := h.cfg.Payouts.Waiting(r.Context(), s.user.ProjectID)
 	if err != nil {

@@ -104,6 +104,10 @@ var routes = []route{
 	{method: "GET", path: "payouts", role: RoleViewer},
 	{method: "GET", path: "payouts/", role: RoleViewer},
 	{method: "POST", path: "payouts/{id}/approve", role: RoleOwner, action: "payout.approve"},
+	// A payout's PSBT: reading it is read access; uploading it signed
+	// sends the payout, so it needs what approving one needs.
+	{method: "GET", path: "payouts/{id}/psbt", role: RoleViewer},
+	{method: "POST", path: "payouts/{id}/psbt", role: RoleOwner, action: "payout.psbt_submit"},
 	{method: "POST", path: "payouts/refund/{id}/approve", role: RoleOwner, action: "refund.approve"},
 	{method: "POST", path: "payouts/wrong-asset/{id}/forward", role: RoleOwner, action: "wrong_asset.forward"},
 	{method: "POST", path: "payouts/wrong-asset/{id}/refund", role: RoleOwner, action: "wrong_asset.refund"},

@@ -121,6 +121,9 @@ func TestRoleEveryRoute(t *testing.T) {
 				if rt.Path == "settings/logo" && rt.Method == http.MethodPost {
 					p = u.upload(path, form, []byte("\x89PNG\r\n\x1a\n"))
 				}
+				if rt.Path == "payouts/{id}/psbt" && rt.Method == http.MethodPost {
+					p = u.upload(path, form, nil) // multipart, as the logo
+				}
 				denied := p.Code == http.StatusForbidden && strings.Contains(p.Body, `id="denied"`)
 				if denied == admitted {
 					t.Errorf("%s %s as %s: %d (want refused: %v)", rt.Method, path, role, p.Code, !admitted)
