@@ -66,7 +66,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 			"GetLogs", "GetQrCode", "WatchDeliveries", "GetCheckoutLogs", "GetDepositLogs", "ListNotifications",
 			"ListHeldFunds", "ListPayoutRequests", "GetPayoutWallet", "GetPayoutBalance", "ListPayoutRequestPage",
 			"ListPayouts", "GetPayoutStatus", "ListProjects", "GetRefund", "FetchSubscription", "ListSubscriptions",
-			"ListEndpoints", "GetEndpoint", "ListEvents", "ExportLedger",
+			"ListEndpoints", "GetEndpoint", "ListEvents", "ExportLedger", "GetPayoutPSBT",
 		},
 		interceptor.ScopeCreate: {
 			"CreateAddress", "RequestCheckout", "GetCheckoutAddress", "RequestDeposit", "GetDepositAddress",
@@ -75,6 +75,7 @@ func TestEveryMethodDeclaresAccess(t *testing.T) {
 		interceptor.ScopePayouts: {
 			"CreatePayout", "CreatePayoutRequests", "ProcessPayoutRequests", "CreatePayoutFromRequests", "ProcessPayout",
 			"RefundCheckout", "RefundDeposit", "ApproveRefund", "ForwardWrongAsset", "RefundWrongAsset",
+			"SubmitPayoutPSBT",
 		},
 		interceptor.ScopeManagement: {
 			"ResendNotification", "TestNotification", "CreateProject", "RotateSecret", "SetWallet", "SetPayoutNotify",
