@@ -29,10 +29,10 @@ func TestBrowserDashboard(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#signin`)),
 		chromedp.WaitVisible(chromedp.CSS(`#failed a[href="/dashboard/notifications/`+id+`/"]`)),
 		webtest.Shot("dashboard-notifications.png"),
-		chromedp.Click(chromedp.CSS(`#failed a[href="/dashboard/notifications/`+id+`/"]`)),
+		webtest.ClickFresh(`#failed a[href="/dashboard/notifications/`+id+`/"]`),
 		chromedp.WaitVisible(chromedp.CSS(`#attempt-1`)),
 		webtest.Into(&rule, chromedp.Text(chromedp.CSS(`#resend-rule`))),
-		chromedp.Click(chromedp.CSS(`#resend`)),
+		webtest.ClickFresh(`#resend`),
 		chromedp.WaitVisible(chromedp.CSS(`#resent`)),
 	); err != nil {
 		t.Fatalf("sign in, open, resend: %v", err)

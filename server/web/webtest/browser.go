@@ -2,6 +2,7 @@ package webtest
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -90,6 +91,16 @@ func Into[T any](dst *T, a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 func Until(cond string, d time.Duration) chromedp.Action[chromedp.Void] {
 	var ok bool
 	return Into(&ok, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(d)))
+}
+
+// ClickFresh clicks the element selector finds, looked up in the page at
+// the moment of the click (polled for at most 10s): on a page the live
+// stream re-renders, a node found earlier can be gone by the time a
+// click reaches it ("No node with given id found", seen under load in
+// CI).
+func ClickFresh(selector string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(selector)
+	return Until(`(() => { const e = document.querySelector(`+string(q)+`); if (!e) return false; e.click(); return true; })()`, 10*time.Second)
 }
 
 // PhoneWidth is the narrowest common phone viewport, in CSS pixels.
