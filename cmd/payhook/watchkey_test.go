@@ -15,8 +15,8 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/store"
-	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/admin"
+	"github.com/payhook/payhook/server/ledger"
 	"github.com/payhook/payhook/server/merchant/project"
 )
 

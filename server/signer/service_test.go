@@ -31,8 +31,8 @@ import (
 	"github.com/payhook/payhook/chains/family"
 	"github.com/payhook/payhook/chains/keysign"
 	"github.com/payhook/payhook/chains/utxo"
-	"github.com/payhook/payhook/internal/clock"
 	signerv1 "github.com/payhook/payhook/gen/payhook/signer/v1"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/server/signer"
 )
 
