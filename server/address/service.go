@@ -204,11 +204,11 @@ const (
 // PayoutWallet returns the project's payout wallet for ticker t, handing it
 // out on first use: a payhook address with no forwarding destination, so
 // every payment to it is credited and held as the project's payout balance
-// (this API family's `/{ticker}/payout/address/`). A project whose wallet
-// of t is the merchant's watch-only key gets an address of that key: what
-// funds it is in the merchant's wallet, for their PSBT payouts to spend. A project has one per
+// (this API family's `/{ticker}/payout/address/`). A project has one per
 // coin under any concurrency (the (project, ticker, callback key) unique
-// index decides).
+// index decides). A project whose wallet of t is the merchant's watch-only
+// key gets an address of that key: what funds it is in the merchant's
+// wallet, for their PSBT payouts to spend.
 func (s *Service) PayoutWallet(ctx context.Context, apiKeyID, projectID int64, t chains.Ticker) (*entdb.Address, error) {
 	key := CallbackKey(PayoutWalletURL)
 	if a, err := s.find(ctx, projectID, t.Ticker, key); err == nil {

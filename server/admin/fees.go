@@ -9,7 +9,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	entdb "github.com/payhook/payhook/ent/db"
-	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	entproject "github.com/payhook/payhook/ent/db/project"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
@@ -86,17 +85,16 @@ func SettleProjectFees(ctx context.Context, dsn, registryFile string, id int64, 
 			} else if err != nil {
 				return err
 			}
-			lines, err := tx.LedgerEntry.Query().
-				Where(entledger.ProjectID(id), entledger.Ticker(t.Ticker), entledger.AccountEQ(entledger.AccountOwed)).
-				Select(entledger.FieldAmount).Strings(ctx)
+			fees, err := ledger.OwedFees(ctx, tx.Client(), id, time.Time{}, time.Time{})
 			if err != nil {
-				return fmt.Errorf("fees owed: %w", err)
+				return err
 			}
 			owed := decimal.Zero
-			for _, l := range lines {
-				owed = owed.Sub(decimal.RequireFromString(l))
+			for _, f := range fees {
+				if f.Ticker == t.Ticker {
+					owed = ledger.Coins(t, f.Outstanding)
+				}
 			}
-			owed = ledger.Coins(t, owed)
 			if v.GreaterThan(owed) {
 				return fmt.Errorf("%w: --amount: %s %s is more than the %s %s project %d owes", errSettle, v, t.Ticker, owed, t.Ticker, id)
 			}

@@ -142,7 +142,7 @@ func (s *Service) planPSBT(ctx context.Context, tx *entdb.Tx, p *entdb.Payout, t
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadPSBT, err)
+			return fmt.Errorf("%w: %w", ErrBadPSBT, err)
 		}
 		return s.recordPSBT(ctx, tx, p, t, wk, spent, chainOuts, prep)
 	}
@@ -271,11 +271,11 @@ func (s *Service) SubmitPSBT(ctx context.Context, c Caller, id int64, signed []b
 	}
 	raw, err := psbt.Check(*o.Psbt, signed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPSBT, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadPSBT, err)
 	}
 	txid, err := psbt.TxID(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPSBT, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadPSBT, err)
 	}
 	err = store.WithTx(ctx, s.db.Client, func(tx *entdb.Tx) error {
 		o, err = s.engine.RecordSigned(ctx, tx, o.ID, raw, txid)

@@ -114,7 +114,7 @@ func (s *Service) watchKey(spec string, gap int) (WatchKeyParams, bool, error) {
 	}
 	k, err := watchonly.Parse(t, value)
 	if err != nil {
-		return WatchKeyParams{}, true, fmt.Errorf("%w: wallet %s: %v", ErrInvalid, t.Ticker, err)
+		return WatchKeyParams{}, true, fmt.Errorf("%w: wallet %s: %w", ErrInvalid, t.Ticker, err)
 	}
 	return WatchKeyParams{Ticker: t, Key: k, GapLimit: gap}, true, nil
 }
