@@ -31,9 +31,16 @@ import (
 // at m/purpose'/coin'. Treat a Deriver as secret; its String method prints
 // nothing of it. A Deriver is immutable and safe for concurrent use.
 type Deriver struct {
-	secp map[KeyPath]*hdkeychain.ExtendedKey // public, at m/purpose'/coin'/0'/0
-	ed   map[KeyPath]slip10Node              // private, at m/purpose'/coin'
+	secp  map[KeyPath]*hdkeychain.ExtendedKey // public, at m/purpose'/coin'/0'/0
+	ed    map[KeyPath]slip10Node              // private, at m/purpose'/coin'
+	edPub map[KeyPath]Ed25519Source           // public keys from whoever holds the seed
 }
+
+// Ed25519Source answers the public key of the payment address key of index
+// of an ed25519 key path (m/purpose'/coin'/index'/0'), for a Deriver that
+// holds no seed: SLIP-0010 derives only hardened children, so the holder
+// of the seed (a remote signer) is asked.
+type Ed25519Source func(index uint32) (ed25519.PublicKey, error)
 
 // NewDeriver builds a Deriver for the key paths of families (Family.KeyPaths)
 // from a BIP32 master seed of 16 to 64 bytes (typically the 64-byte BIP39
@@ -78,12 +85,18 @@ func NewDeriver(seed []byte, families []Family) (*Deriver, error) {
 // NewPublicDeriver builds a Deriver from the extended public keys of the
 // payment address chains of secp256k1 key paths (external: each
 // m/purpose'/coin'/0'/0, as Keys.ExternalPublic returns it), for a server
-// that holds no seed (a remote signer holds it). It derives no ed25519
-// (Solana) address: SLIP-0010 has only hardened derivation, which needs
-// the private key; Address answers ErrUnsupportedNetwork for those, as for
-// any path not in external.
-func NewPublicDeriver(external map[KeyPath]*hdkeychain.ExtendedKey) (*Deriver, error) {
-	d := &Deriver{secp: map[KeyPath]*hdkeychain.ExtendedKey{}, ed: map[KeyPath]slip10Node{}}
+// that holds no seed (a remote signer holds it). Ed25519 (Solana) keys
+// have only hardened derivation, which needs the private key: their
+// addresses come from ed, which asks the seed's holder. Address answers
+// ErrUnsupportedNetwork for any path in neither.
+func NewPublicDeriver(external map[KeyPath]*hdkeychain.ExtendedKey, ed map[KeyPath]Ed25519Source) (*Deriver, error) {
+	d := &Deriver{secp: map[KeyPath]*hdkeychain.ExtendedKey{}, ed: map[KeyPath]slip10Node{}, edPub: map[KeyPath]Ed25519Source{}}
+	for p, f := range ed {
+		if p.Curve != Ed25519 || f == nil {
+			return nil, fmt.Errorf("%w: %s: not an ed25519 key path with a source", ErrUnsupportedNetwork, p.Path(0, 0))
+		}
+		d.edPub[p] = f
+	}
 	for p, k := range external {
 		if p.Curve != Secp256k1 {
 			return nil, fmt.Errorf("%w: %s: only secp256k1 keys derive publicly", ErrUnsupportedNetwork, p.Path(0, 0))
@@ -155,6 +168,16 @@ func (d *Deriver) address(t Ticker, index uint32) (string, error) {
 		}
 		return f.Address(t, pub.SerializeCompressed())
 	case Ed25519:
+		if src, ok := d.edPub[p]; ok {
+			pub, err := src(index)
+			if err != nil {
+				return "", err
+			}
+			if len(pub) != ed25519.PublicKeySize {
+				return "", fmt.Errorf("%w: %s: a public key of %d bytes", ErrInvalidSeed, p.Path(0, index), len(pub))
+			}
+			return f.Address(t, pub)
+		}
 		n, ok := d.ed[p]
 		if !ok {
 			break

@@ -171,6 +171,29 @@ func (k *Keys) OperatorEd25519(t Ticker) (ed25519.PrivateKey, error) {
 	return k.ed25519(p, operatorIndex, 1)
 }
 
+// OperatorKey names the operator's key (KeyRef.Operator).
+var OperatorKey = KeyRef{Operator: true}
+
+// Ed25519At returns the public key of the ed25519 path p that ref names:
+// the payment address key m/purpose'/coin'/index'/0', or the operator's
+// m/purpose'/coin'/0'/1'. A remote signer answers these: a server without
+// the seed cannot derive them (SLIP-0010 derives only hardened children).
+func (k *Keys) Ed25519At(p KeyPath, ref KeyRef) (ed25519.PublicKey, error) {
+	if p.Curve != Ed25519 {
+		return nil, fmt.Errorf("%w: %s is not an ed25519 key path", ErrUnsupportedNetwork, p.Path(0, 0))
+	}
+	index, branch := ref.Index, uint32(0)
+	if ref.Operator {
+		index, branch = operatorIndex, 1
+	}
+	priv, err := k.ed25519(p, index, branch)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(priv)
+	return ed25519Public(priv), nil
+}
+
 func (k *Keys) ed25519Path(t Ticker) (KeyPath, error) {
 	p, err := t.Rules().KeyPath(t)
 	if err != nil {

@@ -107,6 +107,11 @@ type Block struct {
 type Output struct {
 	Address string
 	Amount  decimal.Decimal
+	// Key is the derivation index of Address when it is a payhook address
+	// (a sweep into a project's payout wallet): a remote signer's policy
+	// counts money paid back to the seed's own keys as staying, once it has
+	// derived the address itself. Nil for anyone else's address.
+	Key *uint32
 }
 
 // Forward is a distribution transaction to sign and send: the payments'

@@ -127,6 +127,11 @@ type EVMSignRequest struct {
 	ChainID string
 	// Key signs it.
 	Key KeyRef
+	// Own are the seed's keys the transaction may pay (its recipient, or
+	// a token transfer's) without the money leaving: a gas top-up to a
+	// payment address, a sweep into a payout wallet. The signer derives
+	// their addresses itself; the operator's address is always its own.
+	Own []KeyRef
 }
 
 // TronSignRequest is a TRON transaction to sign.
@@ -138,6 +143,9 @@ type TronSignRequest struct {
 	RawData []byte
 	// Key signs it.
 	Key KeyRef
+	// Own are the seed's keys the transaction may pay without the money
+	// leaving (EVMSignRequest.Own).
+	Own []KeyRef
 }
 
 // SolanaSignRequest is a Solana transaction to sign.
@@ -149,6 +157,9 @@ type SolanaSignRequest struct {
 	Message []byte
 	// Keys sign it, in the order of the signatures returned.
 	Keys []KeyRef
+	// Own are the seed's keys the transaction may pay without the money
+	// leaving (EVMSignRequest.Own); the signers' keys (Keys) are own too.
+	Own []KeyRef
 }
 
 // Signer errors.
@@ -170,4 +181,16 @@ var (
 // project and ID.
 func (f Forward) SignContext(t Ticker) SignContext {
 	return SignContext{Ticker: t, Purpose: f.Purpose, ProjectID: f.ProjectID, Key: f.ID}
+}
+
+// OwnKeys returns the keys of f's outputs that pay payhook addresses
+// (Output.Key), for an account family's sign request (EVMSignRequest.Own).
+func (f Forward) OwnKeys() []KeyRef {
+	var out []KeyRef
+	for _, o := range f.Outputs {
+		if o.Key != nil {
+			out = append(out, KeyRef{Index: *o.Key})
+		}
+	}
+	return out
 }

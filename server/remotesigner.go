@@ -10,7 +10,7 @@ import (
 
 // remoteKeys reaches the remote signer (--signer-url): the server holds
 // no seed; payment addresses derive from the public keys the signer gives
-// (secp256k1 families: Solana's need the seed), and every transaction is
+// (Solana's, which need the seed, asked of the signer), and every transaction is
 // signed there. The database's secrets are sealed with --secrets-key-file.
 // A signer that cannot be reached at start is an error: the server would
 // hand out no address.

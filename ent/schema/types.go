@@ -28,6 +28,9 @@ type Output struct {
 	Address string `json:"address"`
 	// Amount is in coin units.
 	Amount decimal.Decimal `json:"amount"`
+	// Key is Address's derivation index when it is a payhook address
+	// (chains.Output.Key); absent otherwise.
+	Key *int64 `json:"key,omitempty"`
 }
 
 // Hold reasons of a payment (Payment.hold_reason): why its funds stay on the

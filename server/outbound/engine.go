@@ -204,7 +204,7 @@ func merge(outputs []chains.Output) []chains.Output {
 		if !ok {
 			i = len(out)
 			at[o.Address] = i
-			out = append(out, chains.Output{Address: o.Address, Amount: decimal.Zero})
+			out = append(out, chains.Output{Address: o.Address, Amount: decimal.Zero, Key: o.Key})
 		}
 		out[i].Amount = out[i].Amount.Add(o.Amount)
 	}
@@ -328,6 +328,10 @@ func outputs(os []chains.Output) []schema.Output {
 	out := make([]schema.Output, len(os))
 	for i, o := range os {
 		out[i] = schema.Output{Address: o.Address, Amount: o.Amount}
+		if o.Key != nil {
+			k := int64(*o.Key)
+			out[i].Key = &k
+		}
 	}
 	return out
 }
@@ -346,7 +350,12 @@ func forward(o *entdb.Outbound) chains.Forward {
 		}
 	}
 	for _, out := range o.Outputs {
-		f.Outputs = append(f.Outputs, chains.Output{Address: out.Address, Amount: out.Amount})
+		co := chains.Output{Address: out.Address, Amount: out.Amount}
+		if out.Key != nil {
+			k := uint32(*out.Key)
+			co.Key = &k
+		}
+		f.Outputs = append(f.Outputs, co)
 	}
 	f.Outputs = merge(f.Outputs)
 	return f

@@ -2,6 +2,7 @@ package signer
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net/url"
 	"strings"
@@ -57,10 +58,9 @@ func (c ClientConfig) target() (hostport, host string, err error) {
 	return u.Host, u.Hostname(), nil
 }
 
-// Client is the chains.Signer of a remote `payhook signer`: UTXO
-// transactions are signed there; EVM, TRON and Solana answer
-// chains.ErrSignerUnsupported. It caches the public keys it fetched. It is
-// safe for concurrent use.
+// Client is the chains.Signer of a remote `payhook signer`: every
+// family's transactions are signed there. It caches the public keys it
+// fetched. It is safe for concurrent use.
 type Client struct {
 	conn    *grpc.ClientConn
 	rpc     signerv1.SignerServiceClient
@@ -68,7 +68,18 @@ type Client struct {
 
 	mu   sync.Mutex
 	keys map[chains.KeyPath]*signerv1.PublicKeys
+	ed   map[chains.KeyPath]*edKeys
 }
+
+// edKeys are the ed25519 public keys of one key path fetched so far.
+type edKeys struct {
+	operator []byte
+	pubs     map[uint32]ed25519.PublicKey
+}
+
+// edBatch is how many ed25519 public keys one GetEd25519PublicKeys asks
+// for: the index asked and those after it, which the next addresses use.
+const edBatch = 64
 
 var _ chains.Signer = (*Client)(nil)
 
@@ -91,7 +102,7 @@ func Dial(cfg ClientConfig) (*Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Client{conn: conn, rpc: signerv1.NewSignerServiceClient(conn), timeout: timeout, keys: map[chains.KeyPath]*signerv1.PublicKeys{}}, nil
+	return &Client{conn: conn, rpc: signerv1.NewSignerServiceClient(conn), timeout: timeout, keys: map[chains.KeyPath]*signerv1.PublicKeys{}, ed: map[chains.KeyPath]*edKeys{}}, nil
 }
 
 // Close closes the connection.
@@ -141,19 +152,30 @@ func (c *Client) fetch(ctx context.Context, paths []chains.KeyPath) (map[chains.
 	return out, nil
 }
 
-// PublicDeriver returns the Deriver of the secp256k1 key paths of
-// families, from the signer's public keys (chains.NewPublicDeriver): a
-// server without the seed derives payment addresses with it. Ed25519
-// (Solana) addresses need the seed: it derives none.
+// PublicDeriver returns the Deriver of the key paths of families, from
+// the signer's public keys (chains.NewPublicDeriver): a server without the
+// seed derives payment addresses with it. Secp256k1 addresses derive from
+// the extended public keys fetched now; ed25519 (Solana) ones, which
+// SLIP-0010 derives only from the seed, are asked of the signer edBatch
+// indexes at a time and cached.
 func (c *Client) PublicDeriver(ctx context.Context, families []chains.Family) (*chains.Deriver, error) {
 	var paths []chains.KeyPath
 	seen := map[chains.KeyPath]bool{}
+	ed := map[chains.KeyPath]chains.Ed25519Source{}
 	for _, f := range families {
 		for _, p := range f.KeyPaths() {
-			if p.Curve == chains.Secp256k1 && !seen[p] {
-				seen[p] = true
+			switch {
+			case seen[p]:
+			case p.Curve == chains.Secp256k1:
 				paths = append(paths, p)
+			case p.Curve == chains.Ed25519:
+				ed[p] = func(index uint32) (ed25519.PublicKey, error) {
+					cctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+					defer cancel()
+					return c.edPublic(cctx, p, index)
+				}
 			}
+			seen[p] = true
 		}
 	}
 	keys, err := c.fetch(ctx, paths)
@@ -168,7 +190,49 @@ func (c *Client) PublicDeriver(ctx context.Context, families []chains.Family) (*
 		}
 		ext[p] = x
 	}
-	return chains.NewPublicDeriver(ext)
+	return chains.NewPublicDeriver(ext, ed)
+}
+
+// edPublic returns the public key of index of the ed25519 path p, and
+// caches the operator's; a key not cached is fetched with the edBatch
+// indexes from it.
+func (c *Client) edPublic(ctx context.Context, p chains.KeyPath, index uint32) (ed25519.PublicKey, error) {
+	c.mu.Lock()
+	if k := c.ed[p]; k != nil {
+		if pub, ok := k.pubs[index]; ok {
+			c.mu.Unlock()
+			return pub, nil
+		}
+	}
+	c.mu.Unlock()
+	count := uint32(edBatch)
+	if index >= 1<<31 {
+		return nil, fmt.Errorf("%w: must be below 2^31", chains.ErrInvalidIndex)
+	}
+	count = min(count, 1<<31-index)
+	resp, err := c.rpc.GetEd25519PublicKeys(ctx, &signerv1.GetEd25519PublicKeysRequest{
+		Path: &signerv1.KeyPath{Purpose: p.Purpose, CoinType: p.CoinType}, Start: index, Count: count})
+	if err != nil {
+		return nil, fromStatus("ed25519 public keys", err)
+	}
+	if len(resp.GetPublicKeys()) != int(count) || len(resp.GetOperatorPublicKey()) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%w: ed25519 public keys: %d answers for %d indexes", chains.ErrSignerUnavailable, len(resp.GetPublicKeys()), count)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.ed[p]
+	if k == nil {
+		k = &edKeys{pubs: map[uint32]ed25519.PublicKey{}}
+		c.ed[p] = k
+	}
+	k.operator = resp.GetOperatorPublicKey()
+	for i, pub := range resp.GetPublicKeys() {
+		if len(pub) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("%w: ed25519 public key of index %d: %d bytes", chains.ErrSignerUnavailable, index+uint32(i), len(pub))
+		}
+		k.pubs[index+uint32(i)] = pub
+	}
+	return k.pubs[index], nil
 }
 
 // OperatorAddress implements chains.Signer: the address of the operator's
@@ -178,8 +242,19 @@ func (c *Client) OperatorAddress(ctx context.Context, t chains.Ticker) (string, 
 	if err != nil {
 		return "", err
 	}
-	if p.Curve != chains.Secp256k1 {
-		return "", unsupported(t)
+	if p.Curve == chains.Ed25519 {
+		c.mu.Lock()
+		k := c.ed[p]
+		c.mu.Unlock()
+		if k == nil {
+			if _, err := c.edPublic(ctx, p, 0); err != nil {
+				return "", err
+			}
+			c.mu.Lock()
+			k = c.ed[p]
+			c.mu.Unlock()
+		}
+		return t.Rules().Address(t, k.operator)
 	}
 	keys, err := c.fetch(ctx, []chains.KeyPath{p})
 	if err != nil {
@@ -194,11 +269,7 @@ func (c *Client) OperatorAddress(ctx context.Context, t chains.Ticker) (string, 
 
 // SignUTXO implements chains.Signer over SignUtxo.
 func (c *Client) SignUTXO(ctx context.Context, r chains.UTXOSignRequest) ([]byte, error) {
-	x := r.Context
-	req := &signerv1.SignUtxoRequest{
-		Context: &signerv1.SignContext{Ticker: x.Ticker.Ticker, Net: string(x.Ticker.Net), Purpose: x.Purpose, ProjectId: x.ProjectID, Key: x.Key},
-		Tx:      r.Tx,
-	}
+	req := &signerv1.SignUtxoRequest{Context: signContext(r.Context), Tx: r.Tx}
 	for _, in := range r.Inputs {
 		req.Inputs = append(req.Inputs, &signerv1.UtxoInput{Value: in.Value, Script: in.Script, Key: in.Key})
 	}
@@ -206,34 +277,70 @@ func (c *Client) SignUTXO(ctx context.Context, r chains.UTXOSignRequest) ([]byte
 		if o.Output < 0 {
 			return nil, fmt.Errorf("%w: own output %d", chains.ErrInvalidForward, o.Output)
 		}
-		req.Own = append(req.Own, &signerv1.UtxoOwnOutput{Output: uint32(o.Output), Key: &signerv1.KeyRef{Operator: o.Key.Operator, Index: o.Key.Index}})
+		req.Own = append(req.Own, &signerv1.UtxoOwnOutput{Output: uint32(o.Output), Key: keyRefPB(o.Key)})
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	resp, err := c.rpc.SignUtxo(cctx, req)
 	if err != nil {
-		return nil, fromStatus(x.Ticker.Ticker+" "+x.Key, err)
+		return nil, fromStatus(r.Context.Ticker.Ticker+" "+r.Context.Key, err)
 	}
 	return resp.GetTx(), nil
 }
 
-// SignEVM implements chains.Signer: not signed remotely yet.
-func (c *Client) SignEVM(_ context.Context, r chains.EVMSignRequest) ([]byte, error) {
-	return nil, unsupported(r.Context.Ticker)
+// SignEVM implements chains.Signer over SignEvm.
+func (c *Client) SignEVM(ctx context.Context, r chains.EVMSignRequest) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.rpc.SignEvm(cctx, &signerv1.SignEvmRequest{
+		Context: signContext(r.Context), Tx: r.Tx, ChainId: r.ChainID, Key: keyRefPB(r.Key), Own: keyRefsPB(r.Own)})
+	if err != nil {
+		return nil, fromStatus(r.Context.Ticker.Ticker+" "+r.Context.Key, err)
+	}
+	return resp.GetTx(), nil
 }
 
-// SignTron implements chains.Signer: not signed remotely yet.
-func (c *Client) SignTron(_ context.Context, r chains.TronSignRequest) ([]byte, error) {
-	return nil, unsupported(r.Context.Ticker)
+// SignTron implements chains.Signer over SignTron.
+func (c *Client) SignTron(ctx context.Context, r chains.TronSignRequest) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.rpc.SignTron(cctx, &signerv1.SignTronRequest{
+		Context: signContext(r.Context), RawData: r.RawData, Key: keyRefPB(r.Key), Own: keyRefsPB(r.Own)})
+	if err != nil {
+		return nil, fromStatus(r.Context.Ticker.Ticker+" "+r.Context.Key, err)
+	}
+	return resp.GetSignature(), nil
 }
 
-// SignSolana implements chains.Signer: not signed remotely yet.
-func (c *Client) SignSolana(_ context.Context, r chains.SolanaSignRequest) ([][]byte, error) {
-	return nil, unsupported(r.Context.Ticker)
+// SignSolana implements chains.Signer over SignSolana.
+func (c *Client) SignSolana(ctx context.Context, r chains.SolanaSignRequest) ([][]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := c.rpc.SignSolana(cctx, &signerv1.SignSolanaRequest{
+		Context: signContext(r.Context), Message: r.Message, Keys: keyRefsPB(r.Keys), Own: keyRefsPB(r.Own)})
+	if err != nil {
+		return nil, fromStatus(r.Context.Ticker.Ticker+" "+r.Context.Key, err)
+	}
+	return resp.GetSignatures(), nil
 }
 
-func unsupported(t chains.Ticker) error {
-	return fmt.Errorf("%w: %s (%s family) is not supported by the remote signer yet: only the utxo family is; run the server with the seed for it", chains.ErrSignerUnsupported, t.Ticker, t.Family)
+// signContext is x on the wire.
+func signContext(x chains.SignContext) *signerv1.SignContext {
+	return &signerv1.SignContext{Ticker: x.Ticker.Ticker, Net: string(x.Ticker.Net), Purpose: x.Purpose, ProjectId: x.ProjectID, Key: x.Key}
+}
+
+// keyRefPB is k on the wire.
+func keyRefPB(k chains.KeyRef) *signerv1.KeyRef {
+	return &signerv1.KeyRef{Operator: k.Operator, Index: k.Index}
+}
+
+// keyRefsPB is ks on the wire.
+func keyRefsPB(ks []chains.KeyRef) []*signerv1.KeyRef {
+	out := make([]*signerv1.KeyRef, len(ks))
+	for i, k := range ks {
+		out[i] = keyRefPB(k)
+	}
+	return out
 }
 
 // fromStatus turns the signer's gRPC status into the chains errors: a

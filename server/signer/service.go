@@ -48,7 +48,7 @@ type Service struct {
 	local  *keysign.Local
 	logger *slog.Logger
 
-	mu    sync.Mutex // serialises SignUtxo: check, sign, record
+	mu    sync.Mutex // serialises authorize: check, sign, record
 	state *state
 }
 
@@ -99,38 +99,16 @@ func (s *Service) GetPublicKeys(_ context.Context, r *signerv1.GetPublicKeysRequ
 // signed), then signed; what it counted is recorded durably before the
 // signature is answered.
 func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*signerv1.SignUtxoResponse, error) {
-	c := r.GetContext()
-	if c.GetKey() == "" {
-		return nil, status.Error(codes.InvalidArgument, "context.key: the outbound key is required (the signer logs what each signature is for)")
-	}
-	t, ok := s.cfg.Registry.Lookup(c.GetTicker())
-	if !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "context.ticker: unknown ticker %q", c.GetTicker())
-	}
-	if !isUTXO(t) {
-		return nil, status.Errorf(codes.Unimplemented, "%s: the remote signer signs only the utxo family yet", t.Ticker)
-	}
-	t, err := s.cfg.Policy.ticker(s.cfg.Registry, t.Ticker)
+	t, sc, err := s.context(r.GetContext(), familyUTXO)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "context.ticker: %v", err)
+		return nil, err
 	}
-	asked := chains.Net(c.GetNet())
-	if asked == "" {
-		asked = chains.Mainnet
-	}
-	if asked != t.Net {
-		return nil, status.Error(codes.PermissionDenied, fmt.Errorf("%w: %s: the signer's policy has it on %s; the server asked for %s", chains.ErrSignerRefused, t.Ticker, t.Net, asked).Error())
-	}
-	req := chains.UTXOSignRequest{
-		Context: chains.SignContext{Ticker: t, Purpose: c.GetPurpose(), ProjectID: c.GetProjectId(), Key: c.GetKey()},
-		Tx:      r.GetTx(),
-	}
+	req := chains.UTXOSignRequest{Context: sc, Tx: r.GetTx()}
 	for _, in := range r.GetInputs() {
 		req.Inputs = append(req.Inputs, chains.UTXOInput{Value: in.GetValue(), Script: in.GetScript(), Key: in.GetKey()})
 	}
 	for _, o := range r.GetOwn() {
-		k := o.GetKey()
-		req.Own = append(req.Own, chains.UTXOOwnOutput{Output: int(o.GetOutput()), Key: chains.KeyRef{Operator: k.GetOperator(), Index: k.GetIndex()}})
+		req.Own = append(req.Own, chains.UTXOOwnOutput{Output: int(o.GetOutput()), Key: keyRef(o.GetKey())})
 	}
 	u, err := s.local.CheckUTXO(req)
 	if err != nil {
@@ -138,34 +116,72 @@ func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*sig
 	}
 	outs := make([]output, len(u.Tx.TxOut))
 	for i, o := range u.Tx.TxOut {
-		outs[i] = output{script: o.PkScript, value: o.Value, own: u.Own[i]}
+		outs[i] = output{dest: string(o.PkScript), name: scriptName(t, o.PkScript), value: decimal.New(o.Value, -t.Decimals), own: u.Own[i]}
 	}
-	log := s.logger.With("ticker", t.Ticker, "project", c.GetProjectId(), "purpose", c.GetPurpose(), "key", c.GetKey())
+	signed, err := authorize(s, t, sc, outs, u.Tx.TxHash().String(), func() ([]byte, error) { return u.Sign(sc) })
+	if err != nil {
+		return nil, err
+	}
+	s.logger.Info("signed", "ticker", t.Ticker, "project", sc.ProjectID, "purpose", sc.Purpose, "key", sc.Key, "txid", signedTxID(signed))
+	return &signerv1.SignUtxoResponse{Tx: signed}, nil
+}
 
+// context checks a request's context: its outbound key, a ticker of the
+// family the method signs, on the network the policy configures for it.
+// It returns the ticker on that network and the context as chains sees
+// it; errors are gRPC statuses.
+func (s *Service) context(c *signerv1.SignContext, want family) (chains.Ticker, chains.SignContext, error) {
+	if c.GetKey() == "" {
+		return chains.Ticker{}, chains.SignContext{}, status.Error(codes.InvalidArgument, "context.key: the outbound key is required (the signer logs what each signature is for)")
+	}
+	t, ok := s.cfg.Registry.Lookup(c.GetTicker())
+	if !ok {
+		return chains.Ticker{}, chains.SignContext{}, status.Errorf(codes.InvalidArgument, "context.ticker: unknown ticker %q", c.GetTicker())
+	}
+	if got := familyOf(t); got != want {
+		return chains.Ticker{}, chains.SignContext{}, status.Errorf(codes.InvalidArgument, "context.ticker: %s is of the %s family, and this method signs the %s family", t.Ticker, got, want)
+	}
+	t, err := s.cfg.Policy.ticker(s.cfg.Registry, t.Ticker)
+	if err != nil {
+		return chains.Ticker{}, chains.SignContext{}, status.Errorf(codes.InvalidArgument, "context.ticker: %v", err)
+	}
+	// The registry spells mainnet "" (Ticker.Net); so may the server.
+	if asked, have := netName(chains.Net(c.GetNet())), netName(t.Net); asked != have {
+		return chains.Ticker{}, chains.SignContext{}, status.Error(codes.PermissionDenied, fmt.Errorf("%w: %s: the signer's policy has it on %s; the server asked for %s", chains.ErrSignerRefused, t.Ticker, have, asked).Error())
+	}
+	return t, chains.SignContext{Ticker: t, Purpose: c.GetPurpose(), ProjectID: c.GetProjectId(), Key: c.GetKey()}, nil
+}
+
+// authorize checks outs, the recipients of one transaction identified by
+// txKey (a hash of its unsigned form), against the policy of sc's project
+// and t, and the day's cap; then signs (sign) and records what it counted
+// before the signature is answered. Errors are gRPC statuses.
+func authorize[R any](s *Service, t chains.Ticker, sc chains.SignContext, outs []output, txKey string, sign func() (R, error)) (R, error) {
+	var zero R
+	log := s.logger.With("ticker", t.Ticker, "project", sc.ProjectID, "purpose", sc.Purpose, "key", sc.Key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state.roll(s.cfg.Now().UTC().Format(time.DateOnly))
-	leaving, rule, err := s.cfg.Policy.leaving(t, c.GetProjectId(), outs)
+	leaving, rule, err := s.cfg.Policy.leaving(t, sc.ProjectID, outs)
 	if err != nil {
 		log.Warn("refused", "reason", err.Error())
-		return nil, status.Error(codes.PermissionDenied, err.Error())
+		return zero, status.Error(codes.PermissionDenied, err.Error())
 	}
-	spentKey := fmt.Sprintf("%d/%s", c.GetProjectId(), t.Ticker)
+	spentKey := fmt.Sprintf("%d/%s", sc.ProjectID, t.Ticker)
 	// One transaction counts once, whatever key it comes under; the same
 	// key with another transaction counts again.
-	txKey := u.Tx.TxHash().String()
 	counted := s.state.Txs[txKey]
 	extra := decimal.Max(decimal.Zero, leaving.Sub(counted))
 	spent := s.state.Spent[spentKey]
 	if spent.Add(extra).GreaterThan(rule.cap) {
 		err := fmt.Errorf("%w: project %d may send at most %s %s a day (UTC); %s left today, and this transaction sends %s",
-			chains.ErrSignerRefused, c.GetProjectId(), rule.cap, t.Ticker, decimal.Max(decimal.Zero, rule.cap.Sub(spent)), leaving)
+			chains.ErrSignerRefused, sc.ProjectID, rule.cap, t.Ticker, decimal.Max(decimal.Zero, rule.cap.Sub(spent)), leaving)
 		log.Warn("refused", "reason", err.Error())
-		return nil, status.Error(codes.PermissionDenied, err.Error())
+		return zero, status.Error(codes.PermissionDenied, err.Error())
 	}
-	signed, err := u.Sign(req.Context)
+	signed, err := sign()
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return zero, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if extra.Sign() > 0 {
 		s.state.Spent[spentKey] = spent.Add(extra)
@@ -174,11 +190,25 @@ func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*sig
 			// Unrecorded, the signature is not handed out.
 			s.state.Spent[spentKey], s.state.Txs[txKey] = spent, counted
 			log.Error("the cap's state could not be recorded; nothing signed", "err", err.Error())
-			return nil, status.Error(codes.Unavailable, "the signer could not record its state; try again")
+			return zero, status.Error(codes.Unavailable, "the signer could not record its state; try again")
 		}
 	}
-	log.Info("signed", "txid", signedTxID(signed), "leaving", leaving.String(), "spent_today", s.state.Spent[spentKey].String(), "cap", rule.cap.String())
-	return &signerv1.SignUtxoResponse{Tx: signed}, nil
+	log.Info("authorized", "tx", txKey, "leaving", leaving.String(), "spent_today", s.state.Spent[spentKey].String(), "cap", rule.cap.String())
+	return signed, nil
+}
+
+// keyRef is k as chains names it.
+func keyRef(k *signerv1.KeyRef) chains.KeyRef {
+	return chains.KeyRef{Operator: k.GetOperator(), Index: k.GetIndex()}
+}
+
+// keyRefs is ks as chains names them.
+func keyRefs(ks []*signerv1.KeyRef) []chains.KeyRef {
+	out := make([]chains.KeyRef, len(ks))
+	for i, k := range ks {
+		out[i] = keyRef(k)
+	}
+	return out
 }
 
 // NewGRPCServer returns the gRPC server of svc over mutual TLS (tc, from
@@ -196,4 +226,12 @@ func signedTxID(raw []byte) string {
 		return ""
 	}
 	return tx.TxHash().String()
+}
+
+// netName is n, mainnet for "".
+func netName(n chains.Net) chains.Net {
+	if n == "" {
+		return chains.Mainnet
+	}
+	return n
 }

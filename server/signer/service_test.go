@@ -207,13 +207,17 @@ func TestGetPublicKeys(t *testing.T) {
 // TestLoadPolicy: a policy names its faults.
 func TestLoadPolicy(t *testing.T) {
 	for name, tt := range map[string]struct{ policy, want string }{
-		"unknown ticker":  {`{"projects": [{"project": 1, "ticker": "xyz", "destinations": [], "daily_cap": "1"}]}`, `unknown ticker "xyz"`},
-		"account family":  {`{"projects": [{"project": 1, "ticker": "eth", "destinations": [], "daily_cap": "1"}]}`, "only the utxo family"},
-		"bad cap":         {`{"projects": [{"project": 1, "ticker": "ltc", "destinations": [], "daily_cap": "-1"}]}`, "daily_cap"},
-		"wrong network":   {`{"projects": [{"project": 1, "ticker": "ltc", "destinations": ["rltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kzp5p5y"], "daily_cap": "1"}]}`, "destination"},
-		"unknown field":   {`{"project": []}`, "unknown field"},
-		"twice":           {`{"projects": [{"project": 1, "ticker": "ltc", "daily_cap": "1"}, {"project": 1, "ticker": "ltc", "daily_cap": "2"}]}`, "a second entry"},
-		"unknown network": {`{"networks": {"ltc": "moon"}}`, "want mainnet, testnet or regtest"},
+		"unknown ticker":   {`{"projects": [{"project": 1, "ticker": "xyz", "destinations": [], "daily_cap": "1"}]}`, `unknown ticker "xyz"`},
+		"no chain id":      {`{"networks": {"eth": "regtest"}, "projects": [{"project": 1, "ticker": "eth", "destinations": [], "daily_cap": "1"}]}`, "chain_ids: eth on regtest needs its chain id"},
+		"no contract":      {`{"networks": {"trc20/usdt": "testnet"}, "projects": [{"project": 1, "ticker": "trc20/usdt", "destinations": [], "daily_cap": "1"}]}`, "contracts: trc20/usdt on testnet needs its contract"},
+		"chain id of utxo": {`{"chain_ids": {"ltc": 1}}`, "want a positive chain id of an EVM ticker"},
+		"contract of coin": {`{"contracts": {"eth": "0x5FbDB2315678afecb367f032d93F642f64180aa3"}}`, "eth is not a token"},
+		"bad eth dest":     {`{"projects": [{"project": 1, "ticker": "eth", "destinations": ["0x12"], "daily_cap": "1"}]}`, "destination \"0x12\""},
+		"bad cap":          {`{"projects": [{"project": 1, "ticker": "ltc", "destinations": [], "daily_cap": "-1"}]}`, "daily_cap"},
+		"wrong network":    {`{"projects": [{"project": 1, "ticker": "ltc", "destinations": ["rltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kzp5p5y"], "daily_cap": "1"}]}`, "destination"},
+		"unknown field":    {`{"project": []}`, "unknown field"},
+		"twice":            {`{"projects": [{"project": 1, "ticker": "ltc", "daily_cap": "1"}, {"project": 1, "ticker": "ltc", "daily_cap": "2"}]}`, "a second entry"},
+		"unknown network":  {`{"networks": {"ltc": "moon"}}`, "want mainnet, testnet or regtest"},
 	} {
 		_, err := signer.LoadPolicy(strings.NewReader(tt.policy), family.DefaultRegistry())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -225,9 +229,9 @@ func TestLoadPolicy(t *testing.T) {
 // TestClientServer: over mutual TLS, the client derives the seed's
 // addresses from the signer's public keys, finds the operator's address,
 // gets UTXO transactions signed, and turns a refusal into
-// ErrSignerRefused and ErrInvalidForward; EVM, TRON and Solana answer
-// ErrSignerUnsupported; a client whose certificate the signer's CA did not
-// issue is refused.
+// ErrSignerRefused and ErrInvalidForward; Solana addresses come from the
+// signer; a client whose certificate the signer's CA did not issue is
+// refused.
 func TestClientServer(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -269,9 +273,18 @@ func TestClientServer(t *testing.T) {
 	if err != nil || got != want {
 		t.Errorf("address 7 from the signer's public keys: %s, %v; the seed's: %s", got, err, want)
 	}
+	// Solana's keys derive only from the seed: the signer answers them,
+	// a batch at a time (indexes 0 and 70 are in two batches).
 	sol, _ := family.DefaultRegistry().Lookup("sol")
-	if _, err := d.Address(sol, 0); !errors.Is(err, chains.ErrUnsupportedNetwork) {
-		t.Errorf("a Solana address without the seed: %v", err)
+	for _, i := range []uint32{0, 1, 70} {
+		got, err := d.Address(sol, i)
+		want, _ := local.Address(sol, i)
+		if err != nil || got != want {
+			t.Errorf("Solana address %d from the signer: %s, %v; the seed's: %s", i, got, err, want)
+		}
+	}
+	if op, err := c.OperatorAddress(ctx, sol); err != nil || op != must(e.keys.OperatorAddress(sol)) {
+		t.Errorf("Solana operator address from the signer: %s, %v", op, err)
 	}
 	op, err := c.OperatorAddress(ctx, e.tk)
 	if wantOp, _ := e.keys.OperatorAddress(e.tk); err != nil || op != wantOp {
@@ -296,9 +309,6 @@ func TestClientServer(t *testing.T) {
 	_, err = c.SignUTXO(ctx, req("k2", e.other, 1000))
 	if !errors.Is(err, chains.ErrSignerRefused) || !errors.Is(err, chains.ErrInvalidForward) || !strings.Contains(err.Error(), "does not allow") {
 		t.Errorf("a refused destination: %v", err)
-	}
-	if _, err := c.SignEVM(ctx, chains.EVMSignRequest{}); !errors.Is(err, chains.ErrSignerUnsupported) {
-		t.Errorf("SignEVM: %v", err)
 	}
 
 	// A client certificate of another CA is refused at the handshake.
@@ -361,4 +371,11 @@ func write(t *testing.T, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

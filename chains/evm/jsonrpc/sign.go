@@ -208,7 +208,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		return chains.Signed{}, err
 	}
 	// The signer's answer is checked to be from From (tx).
-	key := signingKey{ref: chains.KeyRef{Index: f.FromIndex}, addr: from}
+	key := signingKey{ref: chains.KeyRef{Index: f.FromIndex}, addr: from, own: f.OwnKeys()}
 	chainID, err := b.chainIDFor(ctx)
 	if err != nil {
 		return chains.Signed{}, err
@@ -307,6 +307,8 @@ func (s *signer) gasLimits(ctx context.Context, elems []rpc.BatchElem, gas []hex
 type signingKey struct {
 	ref  chains.KeyRef
 	addr common.Address
+	// own are the seed's keys the transaction may pay (chains.EVMSignRequest.Own).
+	own []chains.KeyRef
 }
 
 // tx builds one transaction and has the signer sign it with key; the
@@ -323,7 +325,7 @@ func (s *signer) tx(ctx context.Context, key signingKey, nonce uint64, to common
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s forward %q: encode: %v", chains.ErrInvalidForward, s.b.tk.Ticker, s.f.ID, err)
 	}
-	signed, err := s.b.cfg.Signer.SignEVM(ctx, chains.EVMSignRequest{Context: s.ctx, Tx: raw, ChainID: s.chainID.String(), Key: key.ref})
+	signed, err := s.b.cfg.Signer.SignEVM(ctx, chains.EVMSignRequest{Context: s.ctx, Tx: raw, ChainID: s.chainID.String(), Key: key.ref, Own: key.own})
 	if err != nil {
 		return nil, fmt.Errorf("%s forward %q: sign: %w", s.b.tk.Ticker, s.f.ID, err)
 	}
@@ -485,7 +487,9 @@ func (s *signer) topUp(ctx context.Context, from common.Address, amount *big.Int
 		return nil, fmt.Errorf("%w: %s forward %q: %s has %s, the top-up of %s needs %s with its gas",
 			ErrOperatorFunds, b.tk.Ticker, s.f.ID, op.Hex(), nativeWei(bal.ToInt()), nativeWei(amount), nativeWei(need))
 	}
-	return s.tx(ctx, signingKey{ref: chains.KeyRef{Operator: true}, addr: op}, uint64(nonce), from, amount, transferGas, nil)
+	// The top-up pays From, a payment address: the seed's own key.
+	top := signingKey{ref: chains.KeyRef{Operator: true}, addr: op, own: []chains.KeyRef{{Index: s.f.FromIndex}}}
+	return s.tx(ctx, top, uint64(nonce), from, amount, transferGas, nil)
 }
 
 // transferData is the call data of transfer(to, amount).

@@ -359,7 +359,7 @@ func (b *Backend) sign(ctx context.Context, f chains.Forward, tx *solana.Transac
 		}
 		refs[i] = ref
 	}
-	sigs, err := b.signer.SignSolana(ctx, chains.SolanaSignRequest{Context: f.SignContext(b.ticker), Message: msg, Keys: refs})
+	sigs, err := b.signer.SignSolana(ctx, chains.SolanaSignRequest{Context: f.SignContext(b.ticker), Message: msg, Keys: refs, Own: f.OwnKeys()})
 	if err != nil {
 		return chains.Signed{}, fmt.Errorf("sign forward %q: %w", f.ID, err)
 	}

@@ -124,7 +124,7 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		return invalid("inputs of %s base units do not cover %s", sumIn, needIn)
 	}
 	// The signer's signature is checked to be of From's key (sign).
-	key := signingKey{ctx: f.SignContext(tk), ref: chains.KeyRef{Index: f.FromIndex}, addr: f.From}
+	key := signingKey{ctx: f.SignContext(tk), ref: chains.KeyRef{Index: f.FromIndex}, addr: f.From, own: f.OwnKeys()}
 
 	pr, err := b.fees(ctx)
 	if err != nil {
@@ -155,7 +155,8 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 			if err != nil {
 				return chains.Signed{}, fmt.Errorf("%s forward %q: operator address: %w", tk.Ticker, f.ID, err)
 			}
-			op := signingKey{ctx: key.ctx, ref: chains.KeyRef{Operator: true}, addr: opAddr}
+			// The top-up pays From, a payment address: the seed's own key.
+			op := signingKey{ctx: key.ctx, ref: chains.KeyRef{Operator: true}, addr: opAddr, own: []chains.KeyRef{{Index: f.FromIndex}}}
 			opAcc, _ := parseBase58(opAddr)
 			topUp, err := b.transfer(ctx, opAcc, from, need-balance, op)
 			if err != nil {
@@ -293,6 +294,8 @@ type signingKey struct {
 	ctx  chains.SignContext
 	ref  chains.KeyRef
 	addr string
+	// own are the seed's keys the transaction may pay (chains.TronSignRequest.Own).
+	own []chains.KeyRef
 }
 
 // sign extends raw's expiration to Config.Expiration after its
@@ -310,7 +313,7 @@ func (b *Backend) sign(ctx context.Context, path string, raw []byte, r rawTx, ke
 	if err != nil {
 		return signedTx{}, fmt.Errorf("%w: tron %s: %v", chains.ErrNode, path, err)
 	}
-	sig, err := b.cfg.Signer.SignTron(ctx, chains.TronSignRequest{Context: key.ctx, RawData: raw, Key: key.ref})
+	sig, err := b.cfg.Signer.SignTron(ctx, chains.TronSignRequest{Context: key.ctx, RawData: raw, Key: key.ref, Own: key.own})
 	if err != nil {
 		return signedTx{}, fmt.Errorf("sign: %w", err)
 	}

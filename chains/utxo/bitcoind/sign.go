@@ -189,7 +189,11 @@ func (b *Backend) Sign(ctx context.Context, f chains.Forward) (chains.Signed, er
 		if err != nil {
 			return chains.Signed{}, invalid(f, "output %d: %v", i, err)
 		}
-		if index, ok := f.KeyOf(o.Address); ok {
+		if o.Key != nil {
+			// A payhook address the planner named (a sweep into a payout
+			// wallet).
+			req.Own = append(req.Own, chains.UTXOOwnOutput{Output: len(tx.TxOut), Key: chains.KeyRef{Index: *o.Key}})
+		} else if index, ok := f.KeyOf(o.Address); ok {
 			// Back to a payhook address (a payout's change to its wallet).
 			req.Own = append(req.Own, chains.UTXOOwnOutput{Output: len(tx.TxOut), Key: chains.KeyRef{Index: index}})
 		}

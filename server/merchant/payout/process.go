@@ -583,7 +583,7 @@ func (s *Service) planSweeps(ctx context.Context, tx *entdb.Tx, t chains.Ticker,
 		intents = append(intents, outbound.Intent{
 			Key: "sweep:" + uuid.NewString(), Ticker: t, Purpose: outbound.PurposeSweep, ProjectID: src.address.ProjectID,
 			From: src.address.AddressIn, FromIndex: from, Inputs: transfers,
-			Outputs: []chains.Output{{Address: wallet.AddressIn, Amount: out}}, NetworkFee: one,
+			Outputs: []chains.Output{{Address: wallet.AddressIn, Amount: out, Key: ownKey(wallet)}}, NetworkFee: one,
 		})
 		plans = append(plans, src.payments)
 		carried = carried.Add(out)
@@ -728,7 +728,7 @@ func (s *Service) planUTXO(ctx context.Context, tx *entdb.Tx, t chains.Ticker, w
 	change := in.Sub(needed)
 	if change.Sign() > 0 {
 		if err := s.engine.Check(t, []chains.Output{{Address: wallet.AddressIn, Amount: change}}); err == nil {
-			outs = append(outs, chains.Output{Address: wallet.AddressIn, Amount: change})
+			outs = append(outs, chains.Output{Address: wallet.AddressIn, Amount: change, Key: ownKey(wallet)})
 		} else {
 			var below *outbound.BelowMinimumError
 			if !errors.As(err, &below) {
@@ -833,4 +833,16 @@ func (s *Service) record(ctx context.Context, tx *entdb.Tx, t chains.Ticker, wal
 func (s *Service) failQueued(ctx context.Context, tx *entdb.Tx, t chains.Ticker, p *entdb.Payout, reason string) error {
 	s.logger.Warn("a queued payout failed", "ticker", t.Ticker, "payout", p.ID, "reason", reason)
 	return handler{s}.fail(ctx, tx, t, []*entdb.Payout{p}, reason)
+}
+
+// ownKey is the payout wallet's derivation index as chains.Output.Key (a
+// sweep or change paying it stays on the seed's keys: a remote signer's
+// policy does not count it as leaving); nil for a wallet of the merchant's
+// own key (watch-only), which the seed does not control.
+func ownKey(wallet *entdb.Address) *uint32 {
+	i, err := outbound.SeedIndex(wallet)
+	if err != nil {
+		return nil
+	}
+	return &i
 }

@@ -619,6 +619,501 @@ func (x *SignUtxoResponse) GetTx() []byte {
 	return nil
 }
 
+// GetEd25519PublicKeysRequest names a range of an ed25519 key path's
+// payment address keys.
+type GetEd25519PublicKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is the key path (Solana: 44, 501).
+	Path *KeyPath `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// start is the first index.
+	Start uint32 `protobuf:"varint,2,opt,name=start,proto3" json:"start,omitempty"`
+	// count is how many indexes, 1 to 256.
+	Count         uint32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEd25519PublicKeysRequest) Reset() {
+	*x = GetEd25519PublicKeysRequest{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEd25519PublicKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEd25519PublicKeysRequest) ProtoMessage() {}
+
+func (x *GetEd25519PublicKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEd25519PublicKeysRequest.ProtoReflect.Descriptor instead.
+func (*GetEd25519PublicKeysRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetEd25519PublicKeysRequest) GetPath() *KeyPath {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *GetEd25519PublicKeysRequest) GetStart() uint32 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *GetEd25519PublicKeysRequest) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// GetEd25519PublicKeysResponse is the range's public keys.
+type GetEd25519PublicKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// public_keys are the 32-byte public keys of indexes start to
+	// start+count-1, in order (m/purpose'/coin'/i'/0').
+	PublicKeys [][]byte `protobuf:"bytes,1,rep,name=public_keys,json=publicKeys,proto3" json:"public_keys,omitempty"`
+	// operator_public_key is the operator's key's (m/purpose'/coin'/0'/1').
+	OperatorPublicKey []byte `protobuf:"bytes,2,opt,name=operator_public_key,json=operatorPublicKey,proto3" json:"operator_public_key,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *GetEd25519PublicKeysResponse) Reset() {
+	*x = GetEd25519PublicKeysResponse{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEd25519PublicKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEd25519PublicKeysResponse) ProtoMessage() {}
+
+func (x *GetEd25519PublicKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEd25519PublicKeysResponse.ProtoReflect.Descriptor instead.
+func (*GetEd25519PublicKeysResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GetEd25519PublicKeysResponse) GetPublicKeys() [][]byte {
+	if x != nil {
+		return x.PublicKeys
+	}
+	return nil
+}
+
+func (x *GetEd25519PublicKeysResponse) GetOperatorPublicKey() []byte {
+	if x != nil {
+		return x.OperatorPublicKey
+	}
+	return nil
+}
+
+// SignEvmRequest is an EVM transaction to sign.
+type SignEvmRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// context is what the transaction is for.
+	Context *SignContext `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// tx is the unsigned transaction (EIP-2718 binary).
+	Tx []byte `protobuf:"bytes,2,opt,name=tx,proto3" json:"tx,omitempty"`
+	// chain_id is the chain the server signs for (decimal); it must be the
+	// one the signer's policy configures for the ticker.
+	ChainId string `protobuf:"bytes,3,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// key signs it.
+	Key *KeyRef `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	// own are the seed's keys the transaction may pay without the money
+	// leaving (a gas top-up to a payment address, a sweep to a payout
+	// wallet); the signer derives their addresses itself. The operator's
+	// address is always its own.
+	Own           []*KeyRef `protobuf:"bytes,5,rep,name=own,proto3" json:"own,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignEvmRequest) Reset() {
+	*x = SignEvmRequest{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignEvmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignEvmRequest) ProtoMessage() {}
+
+func (x *SignEvmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignEvmRequest.ProtoReflect.Descriptor instead.
+func (*SignEvmRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SignEvmRequest) GetContext() *SignContext {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *SignEvmRequest) GetTx() []byte {
+	if x != nil {
+		return x.Tx
+	}
+	return nil
+}
+
+func (x *SignEvmRequest) GetChainId() string {
+	if x != nil {
+		return x.ChainId
+	}
+	return ""
+}
+
+func (x *SignEvmRequest) GetKey() *KeyRef {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *SignEvmRequest) GetOwn() []*KeyRef {
+	if x != nil {
+		return x.Own
+	}
+	return nil
+}
+
+// SignEvmResponse is the signed transaction.
+type SignEvmResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tx is the signed transaction (EIP-2718 binary).
+	Tx            []byte `protobuf:"bytes,1,opt,name=tx,proto3" json:"tx,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignEvmResponse) Reset() {
+	*x = SignEvmResponse{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignEvmResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignEvmResponse) ProtoMessage() {}
+
+func (x *SignEvmResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignEvmResponse.ProtoReflect.Descriptor instead.
+func (*SignEvmResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SignEvmResponse) GetTx() []byte {
+	if x != nil {
+		return x.Tx
+	}
+	return nil
+}
+
+// SignTronRequest is a TRON transaction to sign.
+type SignTronRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// context is what the transaction is for.
+	Context *SignContext `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// raw_data is the transaction's raw_data, protobuf-encoded; the
+	// transaction id and the signed digest are its sha256.
+	RawData []byte `protobuf:"bytes,2,opt,name=raw_data,json=rawData,proto3" json:"raw_data,omitempty"`
+	// key signs it.
+	Key *KeyRef `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// own are the seed's keys the transaction may pay without the money
+	// leaving (SignEvmRequest.own).
+	Own           []*KeyRef `protobuf:"bytes,4,rep,name=own,proto3" json:"own,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignTronRequest) Reset() {
+	*x = SignTronRequest{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignTronRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignTronRequest) ProtoMessage() {}
+
+func (x *SignTronRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignTronRequest.ProtoReflect.Descriptor instead.
+func (*SignTronRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SignTronRequest) GetContext() *SignContext {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *SignTronRequest) GetRawData() []byte {
+	if x != nil {
+		return x.RawData
+	}
+	return nil
+}
+
+func (x *SignTronRequest) GetKey() *KeyRef {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *SignTronRequest) GetOwn() []*KeyRef {
+	if x != nil {
+		return x.Own
+	}
+	return nil
+}
+
+// SignTronResponse is the signature.
+type SignTronResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signature is 65 bytes: r || s || v, v = 27 + the recovery id.
+	Signature     []byte `protobuf:"bytes,1,opt,name=signature,proto3" json:"signature,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignTronResponse) Reset() {
+	*x = SignTronResponse{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignTronResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignTronResponse) ProtoMessage() {}
+
+func (x *SignTronResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignTronResponse.ProtoReflect.Descriptor instead.
+func (*SignTronResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SignTronResponse) GetSignature() []byte {
+	if x != nil {
+		return x.Signature
+	}
+	return nil
+}
+
+// SignSolanaRequest is a Solana transaction message to sign.
+type SignSolanaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// context is what the transaction is for.
+	Context *SignContext `protobuf:"bytes,1,opt,name=context,proto3" json:"context,omitempty"`
+	// message is the transaction's serialised message.
+	Message []byte `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// keys sign it, one per required signature, in the message's order of
+	// signers.
+	Keys []*KeyRef `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	// own are the seed's keys the transaction may pay without the money
+	// leaving (SignEvmRequest.own); the signing keys are own too.
+	Own           []*KeyRef `protobuf:"bytes,4,rep,name=own,proto3" json:"own,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignSolanaRequest) Reset() {
+	*x = SignSolanaRequest{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignSolanaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignSolanaRequest) ProtoMessage() {}
+
+func (x *SignSolanaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignSolanaRequest.ProtoReflect.Descriptor instead.
+func (*SignSolanaRequest) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SignSolanaRequest) GetContext() *SignContext {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *SignSolanaRequest) GetMessage() []byte {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *SignSolanaRequest) GetKeys() []*KeyRef {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *SignSolanaRequest) GetOwn() []*KeyRef {
+	if x != nil {
+		return x.Own
+	}
+	return nil
+}
+
+// SignSolanaResponse is the signatures.
+type SignSolanaResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// signatures are the 64-byte ed25519 signatures, in the order of keys.
+	Signatures    [][]byte `protobuf:"bytes,1,rep,name=signatures,proto3" json:"signatures,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignSolanaResponse) Reset() {
+	*x = SignSolanaResponse{}
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignSolanaResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignSolanaResponse) ProtoMessage() {}
+
+func (x *SignSolanaResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_payhook_signer_v1_signer_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignSolanaResponse.ProtoReflect.Descriptor instead.
+func (*SignSolanaResponse) Descriptor() ([]byte, []int) {
+	return file_payhook_signer_v1_signer_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SignSolanaResponse) GetSignatures() [][]byte {
+	if x != nil {
+		return x.Signatures
+	}
+	return nil
+}
+
 var File_payhook_signer_v1_signer_proto protoreflect.FileDescriptor
 
 const file_payhook_signer_v1_signer_proto_rawDesc = "" +
@@ -659,10 +1154,47 @@ const file_payhook_signer_v1_signer_proto_rawDesc = "" +
 	"\x06inputs\x18\x03 \x03(\v2\x1c.payhook.signer.v1.UtxoInputR\x06inputs\x122\n" +
 	"\x03own\x18\x04 \x03(\v2 .payhook.signer.v1.UtxoOwnOutputR\x03own\"\"\n" +
 	"\x10SignUtxoResponse\x12\x0e\n" +
-	"\x02tx\x18\x01 \x01(\fR\x02tx2\xc8\x01\n" +
+	"\x02tx\x18\x01 \x01(\fR\x02tx\"y\n" +
+	"\x1bGetEd25519PublicKeysRequest\x12.\n" +
+	"\x04path\x18\x01 \x01(\v2\x1a.payhook.signer.v1.KeyPathR\x04path\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\rR\x05start\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\"o\n" +
+	"\x1cGetEd25519PublicKeysResponse\x12\x1f\n" +
+	"\vpublic_keys\x18\x01 \x03(\fR\n" +
+	"publicKeys\x12.\n" +
+	"\x13operator_public_key\x18\x02 \x01(\fR\x11operatorPublicKey\"\xcf\x01\n" +
+	"\x0eSignEvmRequest\x128\n" +
+	"\acontext\x18\x01 \x01(\v2\x1e.payhook.signer.v1.SignContextR\acontext\x12\x0e\n" +
+	"\x02tx\x18\x02 \x01(\fR\x02tx\x12\x19\n" +
+	"\bchain_id\x18\x03 \x01(\tR\achainId\x12+\n" +
+	"\x03key\x18\x04 \x01(\v2\x19.payhook.signer.v1.KeyRefR\x03key\x12+\n" +
+	"\x03own\x18\x05 \x03(\v2\x19.payhook.signer.v1.KeyRefR\x03own\"!\n" +
+	"\x0fSignEvmResponse\x12\x0e\n" +
+	"\x02tx\x18\x01 \x01(\fR\x02tx\"\xc0\x01\n" +
+	"\x0fSignTronRequest\x128\n" +
+	"\acontext\x18\x01 \x01(\v2\x1e.payhook.signer.v1.SignContextR\acontext\x12\x19\n" +
+	"\braw_data\x18\x02 \x01(\fR\arawData\x12+\n" +
+	"\x03key\x18\x03 \x01(\v2\x19.payhook.signer.v1.KeyRefR\x03key\x12+\n" +
+	"\x03own\x18\x04 \x03(\v2\x19.payhook.signer.v1.KeyRefR\x03own\"0\n" +
+	"\x10SignTronResponse\x12\x1c\n" +
+	"\tsignature\x18\x01 \x01(\fR\tsignature\"\xc3\x01\n" +
+	"\x11SignSolanaRequest\x128\n" +
+	"\acontext\x18\x01 \x01(\v2\x1e.payhook.signer.v1.SignContextR\acontext\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\fR\amessage\x12-\n" +
+	"\x04keys\x18\x03 \x03(\v2\x19.payhook.signer.v1.KeyRefR\x04keys\x12+\n" +
+	"\x03own\x18\x04 \x03(\v2\x19.payhook.signer.v1.KeyRefR\x03own\"4\n" +
+	"\x12SignSolanaResponse\x12\x1e\n" +
+	"\n" +
+	"signatures\x18\x01 \x03(\fR\n" +
+	"signatures2\xc3\x04\n" +
 	"\rSignerService\x12b\n" +
 	"\rGetPublicKeys\x12'.payhook.signer.v1.GetPublicKeysRequest\x1a(.payhook.signer.v1.GetPublicKeysResponse\x12S\n" +
-	"\bSignUtxo\x12\".payhook.signer.v1.SignUtxoRequest\x1a#.payhook.signer.v1.SignUtxoResponseB;Z9github.com/payhook/payhook/gen/payhook/signer/v1;signerv1b\x06proto3"
+	"\bSignUtxo\x12\".payhook.signer.v1.SignUtxoRequest\x1a#.payhook.signer.v1.SignUtxoResponse\x12w\n" +
+	"\x14GetEd25519PublicKeys\x12..payhook.signer.v1.GetEd25519PublicKeysRequest\x1a/.payhook.signer.v1.GetEd25519PublicKeysResponse\x12P\n" +
+	"\aSignEvm\x12!.payhook.signer.v1.SignEvmRequest\x1a\".payhook.signer.v1.SignEvmResponse\x12S\n" +
+	"\bSignTron\x12\".payhook.signer.v1.SignTronRequest\x1a#.payhook.signer.v1.SignTronResponse\x12Y\n" +
+	"\n" +
+	"SignSolana\x12$.payhook.signer.v1.SignSolanaRequest\x1a%.payhook.signer.v1.SignSolanaResponseB;Z9github.com/payhook/payhook/gen/payhook/signer/v1;signerv1b\x06proto3"
 
 var (
 	file_payhook_signer_v1_signer_proto_rawDescOnce sync.Once
@@ -676,36 +1208,62 @@ func file_payhook_signer_v1_signer_proto_rawDescGZIP() []byte {
 	return file_payhook_signer_v1_signer_proto_rawDescData
 }
 
-var file_payhook_signer_v1_signer_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_payhook_signer_v1_signer_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_payhook_signer_v1_signer_proto_goTypes = []any{
-	(*KeyPath)(nil),               // 0: payhook.signer.v1.KeyPath
-	(*GetPublicKeysRequest)(nil),  // 1: payhook.signer.v1.GetPublicKeysRequest
-	(*PublicKeys)(nil),            // 2: payhook.signer.v1.PublicKeys
-	(*GetPublicKeysResponse)(nil), // 3: payhook.signer.v1.GetPublicKeysResponse
-	(*SignContext)(nil),           // 4: payhook.signer.v1.SignContext
-	(*KeyRef)(nil),                // 5: payhook.signer.v1.KeyRef
-	(*UtxoInput)(nil),             // 6: payhook.signer.v1.UtxoInput
-	(*UtxoOwnOutput)(nil),         // 7: payhook.signer.v1.UtxoOwnOutput
-	(*SignUtxoRequest)(nil),       // 8: payhook.signer.v1.SignUtxoRequest
-	(*SignUtxoResponse)(nil),      // 9: payhook.signer.v1.SignUtxoResponse
+	(*KeyPath)(nil),                      // 0: payhook.signer.v1.KeyPath
+	(*GetPublicKeysRequest)(nil),         // 1: payhook.signer.v1.GetPublicKeysRequest
+	(*PublicKeys)(nil),                   // 2: payhook.signer.v1.PublicKeys
+	(*GetPublicKeysResponse)(nil),        // 3: payhook.signer.v1.GetPublicKeysResponse
+	(*SignContext)(nil),                  // 4: payhook.signer.v1.SignContext
+	(*KeyRef)(nil),                       // 5: payhook.signer.v1.KeyRef
+	(*UtxoInput)(nil),                    // 6: payhook.signer.v1.UtxoInput
+	(*UtxoOwnOutput)(nil),                // 7: payhook.signer.v1.UtxoOwnOutput
+	(*SignUtxoRequest)(nil),              // 8: payhook.signer.v1.SignUtxoRequest
+	(*SignUtxoResponse)(nil),             // 9: payhook.signer.v1.SignUtxoResponse
+	(*GetEd25519PublicKeysRequest)(nil),  // 10: payhook.signer.v1.GetEd25519PublicKeysRequest
+	(*GetEd25519PublicKeysResponse)(nil), // 11: payhook.signer.v1.GetEd25519PublicKeysResponse
+	(*SignEvmRequest)(nil),               // 12: payhook.signer.v1.SignEvmRequest
+	(*SignEvmResponse)(nil),              // 13: payhook.signer.v1.SignEvmResponse
+	(*SignTronRequest)(nil),              // 14: payhook.signer.v1.SignTronRequest
+	(*SignTronResponse)(nil),             // 15: payhook.signer.v1.SignTronResponse
+	(*SignSolanaRequest)(nil),            // 16: payhook.signer.v1.SignSolanaRequest
+	(*SignSolanaResponse)(nil),           // 17: payhook.signer.v1.SignSolanaResponse
 }
 var file_payhook_signer_v1_signer_proto_depIdxs = []int32{
-	0, // 0: payhook.signer.v1.GetPublicKeysRequest.paths:type_name -> payhook.signer.v1.KeyPath
-	0, // 1: payhook.signer.v1.PublicKeys.path:type_name -> payhook.signer.v1.KeyPath
-	2, // 2: payhook.signer.v1.GetPublicKeysResponse.keys:type_name -> payhook.signer.v1.PublicKeys
-	5, // 3: payhook.signer.v1.UtxoOwnOutput.key:type_name -> payhook.signer.v1.KeyRef
-	4, // 4: payhook.signer.v1.SignUtxoRequest.context:type_name -> payhook.signer.v1.SignContext
-	6, // 5: payhook.signer.v1.SignUtxoRequest.inputs:type_name -> payhook.signer.v1.UtxoInput
-	7, // 6: payhook.signer.v1.SignUtxoRequest.own:type_name -> payhook.signer.v1.UtxoOwnOutput
-	1, // 7: payhook.signer.v1.SignerService.GetPublicKeys:input_type -> payhook.signer.v1.GetPublicKeysRequest
-	8, // 8: payhook.signer.v1.SignerService.SignUtxo:input_type -> payhook.signer.v1.SignUtxoRequest
-	3, // 9: payhook.signer.v1.SignerService.GetPublicKeys:output_type -> payhook.signer.v1.GetPublicKeysResponse
-	9, // 10: payhook.signer.v1.SignerService.SignUtxo:output_type -> payhook.signer.v1.SignUtxoResponse
-	9, // [9:11] is the sub-list for method output_type
-	7, // [7:9] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	0,  // 0: payhook.signer.v1.GetPublicKeysRequest.paths:type_name -> payhook.signer.v1.KeyPath
+	0,  // 1: payhook.signer.v1.PublicKeys.path:type_name -> payhook.signer.v1.KeyPath
+	2,  // 2: payhook.signer.v1.GetPublicKeysResponse.keys:type_name -> payhook.signer.v1.PublicKeys
+	5,  // 3: payhook.signer.v1.UtxoOwnOutput.key:type_name -> payhook.signer.v1.KeyRef
+	4,  // 4: payhook.signer.v1.SignUtxoRequest.context:type_name -> payhook.signer.v1.SignContext
+	6,  // 5: payhook.signer.v1.SignUtxoRequest.inputs:type_name -> payhook.signer.v1.UtxoInput
+	7,  // 6: payhook.signer.v1.SignUtxoRequest.own:type_name -> payhook.signer.v1.UtxoOwnOutput
+	0,  // 7: payhook.signer.v1.GetEd25519PublicKeysRequest.path:type_name -> payhook.signer.v1.KeyPath
+	4,  // 8: payhook.signer.v1.SignEvmRequest.context:type_name -> payhook.signer.v1.SignContext
+	5,  // 9: payhook.signer.v1.SignEvmRequest.key:type_name -> payhook.signer.v1.KeyRef
+	5,  // 10: payhook.signer.v1.SignEvmRequest.own:type_name -> payhook.signer.v1.KeyRef
+	4,  // 11: payhook.signer.v1.SignTronRequest.context:type_name -> payhook.signer.v1.SignContext
+	5,  // 12: payhook.signer.v1.SignTronRequest.key:type_name -> payhook.signer.v1.KeyRef
+	5,  // 13: payhook.signer.v1.SignTronRequest.own:type_name -> payhook.signer.v1.KeyRef
+	4,  // 14: payhook.signer.v1.SignSolanaRequest.context:type_name -> payhook.signer.v1.SignContext
+	5,  // 15: payhook.signer.v1.SignSolanaRequest.keys:type_name -> payhook.signer.v1.KeyRef
+	5,  // 16: payhook.signer.v1.SignSolanaRequest.own:type_name -> payhook.signer.v1.KeyRef
+	1,  // 17: payhook.signer.v1.SignerService.GetPublicKeys:input_type -> payhook.signer.v1.GetPublicKeysRequest
+	8,  // 18: payhook.signer.v1.SignerService.SignUtxo:input_type -> payhook.signer.v1.SignUtxoRequest
+	10, // 19: payhook.signer.v1.SignerService.GetEd25519PublicKeys:input_type -> payhook.signer.v1.GetEd25519PublicKeysRequest
+	12, // 20: payhook.signer.v1.SignerService.SignEvm:input_type -> payhook.signer.v1.SignEvmRequest
+	14, // 21: payhook.signer.v1.SignerService.SignTron:input_type -> payhook.signer.v1.SignTronRequest
+	16, // 22: payhook.signer.v1.SignerService.SignSolana:input_type -> payhook.signer.v1.SignSolanaRequest
+	3,  // 23: payhook.signer.v1.SignerService.GetPublicKeys:output_type -> payhook.signer.v1.GetPublicKeysResponse
+	9,  // 24: payhook.signer.v1.SignerService.SignUtxo:output_type -> payhook.signer.v1.SignUtxoResponse
+	11, // 25: payhook.signer.v1.SignerService.GetEd25519PublicKeys:output_type -> payhook.signer.v1.GetEd25519PublicKeysResponse
+	13, // 26: payhook.signer.v1.SignerService.SignEvm:output_type -> payhook.signer.v1.SignEvmResponse
+	15, // 27: payhook.signer.v1.SignerService.SignTron:output_type -> payhook.signer.v1.SignTronResponse
+	17, // 28: payhook.signer.v1.SignerService.SignSolana:output_type -> payhook.signer.v1.SignSolanaResponse
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_payhook_signer_v1_signer_proto_init() }
@@ -719,7 +1277,7 @@ func file_payhook_signer_v1_signer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_payhook_signer_v1_signer_proto_rawDesc), len(file_payhook_signer_v1_signer_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

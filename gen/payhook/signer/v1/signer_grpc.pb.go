@@ -19,8 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	SignerService_GetPublicKeys_FullMethodName = "/payhook.signer.v1.SignerService/GetPublicKeys"
-	SignerService_SignUtxo_FullMethodName      = "/payhook.signer.v1.SignerService/SignUtxo"
+	SignerService_GetPublicKeys_FullMethodName        = "/payhook.signer.v1.SignerService/GetPublicKeys"
+	SignerService_SignUtxo_FullMethodName             = "/payhook.signer.v1.SignerService/SignUtxo"
+	SignerService_GetEd25519PublicKeys_FullMethodName = "/payhook.signer.v1.SignerService/GetEd25519PublicKeys"
+	SignerService_SignEvm_FullMethodName              = "/payhook.signer.v1.SignerService/SignEvm"
+	SignerService_SignTron_FullMethodName             = "/payhook.signer.v1.SignerService/SignTron"
+	SignerService_SignSolana_FullMethodName           = "/payhook.signer.v1.SignerService/SignSolana"
 )
 
 // SignerServiceClient is the client API for SignerService service.
@@ -34,8 +38,8 @@ const (
 // whole, with what it is for; the signer computes every digest itself,
 // checks the transaction against its own policy (destinations allowed per
 // project and ticker, a daily cap per project and ticker) and signs it, or
-// refuses with PERMISSION_DENIED and the reason. Only the UTXO family is
-// signed remotely for now; other families answer UNIMPLEMENTED.
+// refuses with PERMISSION_DENIED and the reason. Every family payhook
+// sends is signed here: UTXO (btc, ltc, bch, doge), EVM, TRON and Solana.
 type SignerServiceClient interface {
 	// GetPublicKeys answers the public keys the server derives payment
 	// addresses from and pays change to, so that it needs no seed.
@@ -44,6 +48,24 @@ type SignerServiceClient interface {
 	// once the signer's policy allows its outputs, and answers the signed
 	// transaction.
 	SignUtxo(ctx context.Context, in *SignUtxoRequest, opts ...grpc.CallOption) (*SignUtxoResponse, error)
+	// GetEd25519PublicKeys answers public keys of an ed25519 (Solana) key
+	// path: SLIP-0010 derives only hardened children, so the server cannot
+	// derive these addresses from one extended public key; it asks for a
+	// range of indexes at a time.
+	GetEd25519PublicKeys(ctx context.Context, in *GetEd25519PublicKeysRequest, opts ...grpc.CallOption) (*GetEd25519PublicKeysResponse, error)
+	// SignEvm signs one EVM transaction (a value transfer, or a token's
+	// transfer(address,uint256)) for the chain id the signer's policy
+	// configures for the ticker, once the policy allows its recipient.
+	SignEvm(ctx context.Context, in *SignEvmRequest, opts ...grpc.CallOption) (*SignEvmResponse, error)
+	// SignTron signs one TRON transaction (a TransferContract, or a
+	// TriggerSmartContract calling the ticker's token's
+	// transfer(address,uint256)), once the policy allows its recipient.
+	SignTron(ctx context.Context, in *SignTronRequest, opts ...grpc.CallOption) (*SignTronResponse, error)
+	// SignSolana signs one Solana transaction message (system transfers,
+	// idempotent creation of associated token accounts, SPL token
+	// transfer_checked of the ticker's mint, compute budget), once the
+	// policy allows every recipient.
+	SignSolana(ctx context.Context, in *SignSolanaRequest, opts ...grpc.CallOption) (*SignSolanaResponse, error)
 }
 
 type signerServiceClient struct {
@@ -74,6 +96,46 @@ func (c *signerServiceClient) SignUtxo(ctx context.Context, in *SignUtxoRequest,
 	return out, nil
 }
 
+func (c *signerServiceClient) GetEd25519PublicKeys(ctx context.Context, in *GetEd25519PublicKeysRequest, opts ...grpc.CallOption) (*GetEd25519PublicKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetEd25519PublicKeysResponse)
+	err := c.cc.Invoke(ctx, SignerService_GetEd25519PublicKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *signerServiceClient) SignEvm(ctx context.Context, in *SignEvmRequest, opts ...grpc.CallOption) (*SignEvmResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignEvmResponse)
+	err := c.cc.Invoke(ctx, SignerService_SignEvm_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *signerServiceClient) SignTron(ctx context.Context, in *SignTronRequest, opts ...grpc.CallOption) (*SignTronResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignTronResponse)
+	err := c.cc.Invoke(ctx, SignerService_SignTron_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *signerServiceClient) SignSolana(ctx context.Context, in *SignSolanaRequest, opts ...grpc.CallOption) (*SignSolanaResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignSolanaResponse)
+	err := c.cc.Invoke(ctx, SignerService_SignSolana_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SignerServiceServer is the server API for SignerService service.
 // All implementations must embed UnimplementedSignerServiceServer
 // for forward compatibility.
@@ -85,8 +147,8 @@ func (c *signerServiceClient) SignUtxo(ctx context.Context, in *SignUtxoRequest,
 // whole, with what it is for; the signer computes every digest itself,
 // checks the transaction against its own policy (destinations allowed per
 // project and ticker, a daily cap per project and ticker) and signs it, or
-// refuses with PERMISSION_DENIED and the reason. Only the UTXO family is
-// signed remotely for now; other families answer UNIMPLEMENTED.
+// refuses with PERMISSION_DENIED and the reason. Every family payhook
+// sends is signed here: UTXO (btc, ltc, bch, doge), EVM, TRON and Solana.
 type SignerServiceServer interface {
 	// GetPublicKeys answers the public keys the server derives payment
 	// addresses from and pays change to, so that it needs no seed.
@@ -95,6 +157,24 @@ type SignerServiceServer interface {
 	// once the signer's policy allows its outputs, and answers the signed
 	// transaction.
 	SignUtxo(context.Context, *SignUtxoRequest) (*SignUtxoResponse, error)
+	// GetEd25519PublicKeys answers public keys of an ed25519 (Solana) key
+	// path: SLIP-0010 derives only hardened children, so the server cannot
+	// derive these addresses from one extended public key; it asks for a
+	// range of indexes at a time.
+	GetEd25519PublicKeys(context.Context, *GetEd25519PublicKeysRequest) (*GetEd25519PublicKeysResponse, error)
+	// SignEvm signs one EVM transaction (a value transfer, or a token's
+	// transfer(address,uint256)) for the chain id the signer's policy
+	// configures for the ticker, once the policy allows its recipient.
+	SignEvm(context.Context, *SignEvmRequest) (*SignEvmResponse, error)
+	// SignTron signs one TRON transaction (a TransferContract, or a
+	// TriggerSmartContract calling the ticker's token's
+	// transfer(address,uint256)), once the policy allows its recipient.
+	SignTron(context.Context, *SignTronRequest) (*SignTronResponse, error)
+	// SignSolana signs one Solana transaction message (system transfers,
+	// idempotent creation of associated token accounts, SPL token
+	// transfer_checked of the ticker's mint, compute budget), once the
+	// policy allows every recipient.
+	SignSolana(context.Context, *SignSolanaRequest) (*SignSolanaResponse, error)
 	mustEmbedUnimplementedSignerServiceServer()
 }
 
@@ -110,6 +190,18 @@ func (UnimplementedSignerServiceServer) GetPublicKeys(context.Context, *GetPubli
 }
 func (UnimplementedSignerServiceServer) SignUtxo(context.Context, *SignUtxoRequest) (*SignUtxoResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignUtxo not implemented")
+}
+func (UnimplementedSignerServiceServer) GetEd25519PublicKeys(context.Context, *GetEd25519PublicKeysRequest) (*GetEd25519PublicKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEd25519PublicKeys not implemented")
+}
+func (UnimplementedSignerServiceServer) SignEvm(context.Context, *SignEvmRequest) (*SignEvmResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SignEvm not implemented")
+}
+func (UnimplementedSignerServiceServer) SignTron(context.Context, *SignTronRequest) (*SignTronResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SignTron not implemented")
+}
+func (UnimplementedSignerServiceServer) SignSolana(context.Context, *SignSolanaRequest) (*SignSolanaResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SignSolana not implemented")
 }
 func (UnimplementedSignerServiceServer) mustEmbedUnimplementedSignerServiceServer() {}
 func (UnimplementedSignerServiceServer) testEmbeddedByValue()                       {}
@@ -168,6 +260,78 @@ func _SignerService_SignUtxo_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SignerService_GetEd25519PublicKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEd25519PublicKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SignerServiceServer).GetEd25519PublicKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SignerService_GetEd25519PublicKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SignerServiceServer).GetEd25519PublicKeys(ctx, req.(*GetEd25519PublicKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SignerService_SignEvm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignEvmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SignerServiceServer).SignEvm(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SignerService_SignEvm_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SignerServiceServer).SignEvm(ctx, req.(*SignEvmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SignerService_SignTron_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignTronRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SignerServiceServer).SignTron(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SignerService_SignTron_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SignerServiceServer).SignTron(ctx, req.(*SignTronRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SignerService_SignSolana_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignSolanaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SignerServiceServer).SignSolana(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SignerService_SignSolana_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SignerServiceServer).SignSolana(ctx, req.(*SignSolanaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // SignerService_ServiceDesc is the grpc.ServiceDesc for SignerService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -182,6 +346,22 @@ var SignerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignUtxo",
 			Handler:    _SignerService_SignUtxo_Handler,
+		},
+		{
+			MethodName: "GetEd25519PublicKeys",
+			Handler:    _SignerService_GetEd25519PublicKeys_Handler,
+		},
+		{
+			MethodName: "SignEvm",
+			Handler:    _SignerService_SignEvm_Handler,
+		},
+		{
+			MethodName: "SignTron",
+			Handler:    _SignerService_SignTron_Handler,
+		},
+		{
+			MethodName: "SignSolana",
+			Handler:    _SignerService_SignSolana_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
