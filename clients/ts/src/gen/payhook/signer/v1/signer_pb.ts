@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file payhook/signer/v1/signer.proto.
  */
 export const file_payhook_signer_v1_signer: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wYXlob29rL3NpZ25lci92MS9zaWduZXIucHJvdG8SEXBheWhvb2suc2lnbmVyLnYxIi0KB0tleVBhdGgSDwoHcHVycG9zZRgBIAEoDRIRCgljb2luX3R5cGUYAiABKA0iQQoUR2V0UHVibGljS2V5c1JlcXVlc3QSKQoFcGF0aHMYASADKAsyGi5wYXlob29rLnNpZ25lci52MS5LZXlQYXRoImoKClB1YmxpY0tleXMSKAoEcGF0aBgBIAEoCzIaLnBheWhvb2suc2lnbmVyLnYxLktleVBhdGgSFQoNZXh0ZXJuYWxfeHB1YhgCIAEoCRIbChNvcGVyYXRvcl9wdWJsaWNfa2V5GAMgASgMIkQKFUdldFB1YmxpY0tleXNSZXNwb25zZRIrCgRrZXlzGAEgAygLMh0ucGF5aG9vay5zaWduZXIudjEuUHVibGljS2V5cyJcCgtTaWduQ29udGV4dBIOCgZ0aWNrZXIYASABKAkSCwoDbmV0GAIgASgJEg8KB3B1cnBvc2UYAyABKAkSEgoKcHJvamVjdF9pZBgEIAEoAxILCgNrZXkYBSABKAkiKQoGS2V5UmVmEhAKCG9wZXJhdG9yGAEgASgIEg0KBWluZGV4GAIgASgNIjcKCVV0eG9JbnB1dBINCgV2YWx1ZRgBIAEoAxIOCgZzY3JpcHQYAiABKAwSCwoDa2V5GAMgASgNIkcKDVV0eG9Pd25PdXRwdXQSDgoGb3V0cHV0GAEgASgNEiYKA2tleRgCIAEoCzIZLnBheWhvb2suc2lnbmVyLnYxLktleVJlZiKrAQoPU2lnblV0eG9SZXF1ZXN0Ei8KB2NvbnRleHQYASABKAsyHi5wYXlob29rLnNpZ25lci52MS5TaWduQ29udGV4dBIKCgJ0eBgCIAEoDBIsCgZpbnB1dHMYAyADKAsyHC5wYXlob29rLnNpZ25lci52MS5VdHhvSW5wdXQSLQoDb3duGAQgAygLMiAucGF5aG9vay5zaWduZXIudjEuVXR4b093bk91dHB1dCIeChBTaWduVXR4b1Jlc3BvbnNlEgoKAnR4GAEgASgMMsgBCg1TaWduZXJTZXJ2aWNlEmIKDUdldFB1YmxpY0tleXMSJy5wYXlob29rLnNpZ25lci52MS5HZXRQdWJsaWNLZXlzUmVxdWVzdBooLnBheWhvb2suc2lnbmVyLnYxLkdldFB1YmxpY0tleXNSZXNwb25zZRJTCghTaWduVXR4bxIiLnBheWhvb2suc2lnbmVyLnYxLlNpZ25VdHhvUmVxdWVzdBojLnBheWhvb2suc2lnbmVyLnYxLlNpZ25VdHhvUmVzcG9uc2VCO1o5Z2l0aHViLmNvbS9wYXlob29rL3BheWhvb2svZ2VuL3BheWhvb2svc2lnbmVyL3YxO3NpZ25lcnYxYgZwcm90bzM");
+  fileDesc("Ch5wYXlob29rL3NpZ25lci92MS9zaWduZXIucHJvdG8SEXBheWhvb2suc2lnbmVyLnYxIi0KB0tleVBhdGgSDwoHcHVycG9zZRgBIAEoDRIRCgljb2luX3R5cGUYAiABKA0iQQoUR2V0UHVibGljS2V5c1JlcXVlc3QSKQoFcGF0aHMYASADKAsyGi5wYXlob29rLnNpZ25lci52MS5LZXlQYXRoImoKClB1YmxpY0tleXMSKAoEcGF0aBgBIAEoCzIaLnBheWhvb2suc2lnbmVyLnYxLktleVBhdGgSFQoNZXh0ZXJuYWxfeHB1YhgCIAEoCRIbChNvcGVyYXRvcl9wdWJsaWNfa2V5GAMgASgMIkQKFUdldFB1YmxpY0tleXNSZXNwb25zZRIrCgRrZXlzGAEgAygLMh0ucGF5aG9vay5zaWduZXIudjEuUHVibGljS2V5cyJcCgtTaWduQ29udGV4dBIOCgZ0aWNrZXIYASABKAkSCwoDbmV0GAIgASgJEg8KB3B1cnBvc2UYAyABKAkSEgoKcHJvamVjdF9pZBgEIAEoAxILCgNrZXkYBSABKAkiKQoGS2V5UmVmEhAKCG9wZXJhdG9yGAEgASgIEg0KBWluZGV4GAIgASgNIjcKCVV0eG9JbnB1dBINCgV2YWx1ZRgBIAEoAxIOCgZzY3JpcHQYAiABKAwSCwoDa2V5GAMgASgNIkcKDVV0eG9Pd25PdXRwdXQSDgoGb3V0cHV0GAEgASgNEiYKA2tleRgCIAEoCzIZLnBheWhvb2suc2lnbmVyLnYxLktleVJlZiKrAQoPU2lnblV0eG9SZXF1ZXN0Ei8KB2NvbnRleHQYASABKAsyHi5wYXlob29rLnNpZ25lci52MS5TaWduQ29udGV4dBIKCgJ0eBgCIAEoDBIsCgZpbnB1dHMYAyADKAsyHC5wYXlob29rLnNpZ25lci52MS5VdHhvSW5wdXQSLQoDb3duGAQgAygLMiAucGF5aG9vay5zaWduZXIudjEuVXR4b093bk91dHB1dCIeChBTaWduVXR4b1Jlc3BvbnNlEgoKAnR4GAEgASgMImUKG0dldEVkMjU1MTlQdWJsaWNLZXlzUmVxdWVzdBIoCgRwYXRoGAEgASgLMhoucGF5aG9vay5zaWduZXIudjEuS2V5UGF0aBINCgVzdGFydBgCIAEoDRINCgVjb3VudBgDIAEoDSJQChxHZXRFZDI1NTE5UHVibGljS2V5c1Jlc3BvbnNlEhMKC3B1YmxpY19rZXlzGAEgAygMEhsKE29wZXJhdG9yX3B1YmxpY19rZXkYAiABKAwirwEKDlNpZ25Fdm1SZXF1ZXN0Ei8KB2NvbnRleHQYASABKAsyHi5wYXlob29rLnNpZ25lci52MS5TaWduQ29udGV4dBIKCgJ0eBgCIAEoDBIQCghjaGFpbl9pZBgDIAEoCRImCgNrZXkYBCABKAsyGS5wYXlob29rLnNpZ25lci52MS5LZXlSZWYSJgoDb3duGAUgAygLMhkucGF5aG9vay5zaWduZXIudjEuS2V5UmVmIh0KD1NpZ25Fdm1SZXNwb25zZRIKCgJ0eBgBIAEoDCKkAQoPU2lnblRyb25SZXF1ZXN0Ei8KB2NvbnRleHQYASABKAsyHi5wYXlob29rLnNpZ25lci52MS5TaWduQ29udGV4dBIQCghyYXdfZGF0YRgCIAEoDBImCgNrZXkYAyABKAsyGS5wYXlob29rLnNpZ25lci52MS5LZXlSZWYSJgoDb3duGAQgAygLMhkucGF5aG9vay5zaWduZXIudjEuS2V5UmVmIiUKEFNpZ25Ucm9uUmVzcG9uc2USEQoJc2lnbmF0dXJlGAEgASgMIqYBChFTaWduU29sYW5hUmVxdWVzdBIvCgdjb250ZXh0GAEgASgLMh4ucGF5aG9vay5zaWduZXIudjEuU2lnbkNvbnRleHQSDwoHbWVzc2FnZRgCIAEoDBInCgRrZXlzGAMgAygLMhkucGF5aG9vay5zaWduZXIudjEuS2V5UmVmEiYKA293bhgEIAMoCzIZLnBheWhvb2suc2lnbmVyLnYxLktleVJlZiIoChJTaWduU29sYW5hUmVzcG9uc2USEgoKc2lnbmF0dXJlcxgBIAMoDDLDBAoNU2lnbmVyU2VydmljZRJiCg1HZXRQdWJsaWNLZXlzEicucGF5aG9vay5zaWduZXIudjEuR2V0UHVibGljS2V5c1JlcXVlc3QaKC5wYXlob29rLnNpZ25lci52MS5HZXRQdWJsaWNLZXlzUmVzcG9uc2USUwoIU2lnblV0eG8SIi5wYXlob29rLnNpZ25lci52MS5TaWduVXR4b1JlcXVlc3QaIy5wYXlob29rLnNpZ25lci52MS5TaWduVXR4b1Jlc3BvbnNlEncKFEdldEVkMjU1MTlQdWJsaWNLZXlzEi4ucGF5aG9vay5zaWduZXIudjEuR2V0RWQyNTUxOVB1YmxpY0tleXNSZXF1ZXN0Gi8ucGF5aG9vay5zaWduZXIudjEuR2V0RWQyNTUxOVB1YmxpY0tleXNSZXNwb25zZRJQCgdTaWduRXZtEiEucGF5aG9vay5zaWduZXIudjEuU2lnbkV2bVJlcXVlc3QaIi5wYXlob29rLnNpZ25lci52MS5TaWduRXZtUmVzcG9uc2USUwoIU2lnblRyb24SIi5wYXlob29rLnNpZ25lci52MS5TaWduVHJvblJlcXVlc3QaIy5wYXlob29rLnNpZ25lci52MS5TaWduVHJvblJlc3BvbnNlElkKClNpZ25Tb2xhbmESJC5wYXlob29rLnNpZ25lci52MS5TaWduU29sYW5hUmVxdWVzdBolLnBheWhvb2suc2lnbmVyLnYxLlNpZ25Tb2xhbmFSZXNwb25zZUI7WjlnaXRodWIuY29tL3BheWhvb2svcGF5aG9vay9nZW4vcGF5aG9vay9zaWduZXIvdjE7c2lnbmVydjFiBnByb3RvMw");
 
 /**
  * KeyPath is the hardened prefix of a family's secp256k1 keys:
@@ -333,6 +333,275 @@ export const SignUtxoResponseSchema: GenMessage<SignUtxoResponse> = /*@__PURE__*
   messageDesc(file_payhook_signer_v1_signer, 9);
 
 /**
+ * GetEd25519PublicKeysRequest names a range of an ed25519 key path's
+ * payment address keys.
+ *
+ * @generated from message payhook.signer.v1.GetEd25519PublicKeysRequest
+ */
+export type GetEd25519PublicKeysRequest = Message<"payhook.signer.v1.GetEd25519PublicKeysRequest"> & {
+  /**
+   * path is the key path (Solana: 44, 501).
+   *
+   * @generated from field: payhook.signer.v1.KeyPath path = 1;
+   */
+  path?: KeyPath | undefined;
+
+  /**
+   * start is the first index.
+   *
+   * @generated from field: uint32 start = 2;
+   */
+  start: number;
+
+  /**
+   * count is how many indexes, 1 to 256.
+   *
+   * @generated from field: uint32 count = 3;
+   */
+  count: number;
+};
+
+/**
+ * Describes the message payhook.signer.v1.GetEd25519PublicKeysRequest.
+ * Use `create(GetEd25519PublicKeysRequestSchema)` to create a new message.
+ */
+export const GetEd25519PublicKeysRequestSchema: GenMessage<GetEd25519PublicKeysRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 10);
+
+/**
+ * GetEd25519PublicKeysResponse is the range's public keys.
+ *
+ * @generated from message payhook.signer.v1.GetEd25519PublicKeysResponse
+ */
+export type GetEd25519PublicKeysResponse = Message<"payhook.signer.v1.GetEd25519PublicKeysResponse"> & {
+  /**
+   * public_keys are the 32-byte public keys of indexes start to
+   * start+count-1, in order (m/purpose'/coin'/i'/0').
+   *
+   * @generated from field: repeated bytes public_keys = 1;
+   */
+  publicKeys: Uint8Array[];
+
+  /**
+   * operator_public_key is the operator's key's (m/purpose'/coin'/0'/1').
+   *
+   * @generated from field: bytes operator_public_key = 2;
+   */
+  operatorPublicKey: Uint8Array;
+};
+
+/**
+ * Describes the message payhook.signer.v1.GetEd25519PublicKeysResponse.
+ * Use `create(GetEd25519PublicKeysResponseSchema)` to create a new message.
+ */
+export const GetEd25519PublicKeysResponseSchema: GenMessage<GetEd25519PublicKeysResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 11);
+
+/**
+ * SignEvmRequest is an EVM transaction to sign.
+ *
+ * @generated from message payhook.signer.v1.SignEvmRequest
+ */
+export type SignEvmRequest = Message<"payhook.signer.v1.SignEvmRequest"> & {
+  /**
+   * context is what the transaction is for.
+   *
+   * @generated from field: payhook.signer.v1.SignContext context = 1;
+   */
+  context?: SignContext | undefined;
+
+  /**
+   * tx is the unsigned transaction (EIP-2718 binary).
+   *
+   * @generated from field: bytes tx = 2;
+   */
+  tx: Uint8Array;
+
+  /**
+   * chain_id is the chain the server signs for (decimal); it must be the
+   * one the signer's policy configures for the ticker.
+   *
+   * @generated from field: string chain_id = 3;
+   */
+  chainId: string;
+
+  /**
+   * key signs it.
+   *
+   * @generated from field: payhook.signer.v1.KeyRef key = 4;
+   */
+  key?: KeyRef | undefined;
+
+  /**
+   * own are the seed's keys the transaction may pay without the money
+   * leaving (a gas top-up to a payment address, a sweep to a payout
+   * wallet); the signer derives their addresses itself. The operator's
+   * address is always its own.
+   *
+   * @generated from field: repeated payhook.signer.v1.KeyRef own = 5;
+   */
+  own: KeyRef[];
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignEvmRequest.
+ * Use `create(SignEvmRequestSchema)` to create a new message.
+ */
+export const SignEvmRequestSchema: GenMessage<SignEvmRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 12);
+
+/**
+ * SignEvmResponse is the signed transaction.
+ *
+ * @generated from message payhook.signer.v1.SignEvmResponse
+ */
+export type SignEvmResponse = Message<"payhook.signer.v1.SignEvmResponse"> & {
+  /**
+   * tx is the signed transaction (EIP-2718 binary).
+   *
+   * @generated from field: bytes tx = 1;
+   */
+  tx: Uint8Array;
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignEvmResponse.
+ * Use `create(SignEvmResponseSchema)` to create a new message.
+ */
+export const SignEvmResponseSchema: GenMessage<SignEvmResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 13);
+
+/**
+ * SignTronRequest is a TRON transaction to sign.
+ *
+ * @generated from message payhook.signer.v1.SignTronRequest
+ */
+export type SignTronRequest = Message<"payhook.signer.v1.SignTronRequest"> & {
+  /**
+   * context is what the transaction is for.
+   *
+   * @generated from field: payhook.signer.v1.SignContext context = 1;
+   */
+  context?: SignContext | undefined;
+
+  /**
+   * raw_data is the transaction's raw_data, protobuf-encoded; the
+   * transaction id and the signed digest are its sha256.
+   *
+   * @generated from field: bytes raw_data = 2;
+   */
+  rawData: Uint8Array;
+
+  /**
+   * key signs it.
+   *
+   * @generated from field: payhook.signer.v1.KeyRef key = 3;
+   */
+  key?: KeyRef | undefined;
+
+  /**
+   * own are the seed's keys the transaction may pay without the money
+   * leaving (SignEvmRequest.own).
+   *
+   * @generated from field: repeated payhook.signer.v1.KeyRef own = 4;
+   */
+  own: KeyRef[];
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignTronRequest.
+ * Use `create(SignTronRequestSchema)` to create a new message.
+ */
+export const SignTronRequestSchema: GenMessage<SignTronRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 14);
+
+/**
+ * SignTronResponse is the signature.
+ *
+ * @generated from message payhook.signer.v1.SignTronResponse
+ */
+export type SignTronResponse = Message<"payhook.signer.v1.SignTronResponse"> & {
+  /**
+   * signature is 65 bytes: r || s || v, v = 27 + the recovery id.
+   *
+   * @generated from field: bytes signature = 1;
+   */
+  signature: Uint8Array;
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignTronResponse.
+ * Use `create(SignTronResponseSchema)` to create a new message.
+ */
+export const SignTronResponseSchema: GenMessage<SignTronResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 15);
+
+/**
+ * SignSolanaRequest is a Solana transaction message to sign.
+ *
+ * @generated from message payhook.signer.v1.SignSolanaRequest
+ */
+export type SignSolanaRequest = Message<"payhook.signer.v1.SignSolanaRequest"> & {
+  /**
+   * context is what the transaction is for.
+   *
+   * @generated from field: payhook.signer.v1.SignContext context = 1;
+   */
+  context?: SignContext | undefined;
+
+  /**
+   * message is the transaction's serialised message.
+   *
+   * @generated from field: bytes message = 2;
+   */
+  message: Uint8Array;
+
+  /**
+   * keys sign it, one per required signature, in the message's order of
+   * signers.
+   *
+   * @generated from field: repeated payhook.signer.v1.KeyRef keys = 3;
+   */
+  keys: KeyRef[];
+
+  /**
+   * own are the seed's keys the transaction may pay without the money
+   * leaving (SignEvmRequest.own); the signing keys are own too.
+   *
+   * @generated from field: repeated payhook.signer.v1.KeyRef own = 4;
+   */
+  own: KeyRef[];
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignSolanaRequest.
+ * Use `create(SignSolanaRequestSchema)` to create a new message.
+ */
+export const SignSolanaRequestSchema: GenMessage<SignSolanaRequest> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 16);
+
+/**
+ * SignSolanaResponse is the signatures.
+ *
+ * @generated from message payhook.signer.v1.SignSolanaResponse
+ */
+export type SignSolanaResponse = Message<"payhook.signer.v1.SignSolanaResponse"> & {
+  /**
+   * signatures are the 64-byte ed25519 signatures, in the order of keys.
+   *
+   * @generated from field: repeated bytes signatures = 1;
+   */
+  signatures: Uint8Array[];
+};
+
+/**
+ * Describes the message payhook.signer.v1.SignSolanaResponse.
+ * Use `create(SignSolanaResponseSchema)` to create a new message.
+ */
+export const SignSolanaResponseSchema: GenMessage<SignSolanaResponse> = /*@__PURE__*/
+  messageDesc(file_payhook_signer_v1_signer, 17);
+
+/**
  * SignerService is `payhook signer`: the process that holds the master seed,
  * on another machine than the server that faces the internet, served over
  * gRPC with mutual TLS (the server's client certificate must chain to the
@@ -340,8 +609,8 @@ export const SignUtxoResponseSchema: GenMessage<SignUtxoResponse> = /*@__PURE__*
  * whole, with what it is for; the signer computes every digest itself,
  * checks the transaction against its own policy (destinations allowed per
  * project and ticker, a daily cap per project and ticker) and signs it, or
- * refuses with PERMISSION_DENIED and the reason. Only the UTXO family is
- * signed remotely for now; other families answer UNIMPLEMENTED.
+ * refuses with PERMISSION_DENIED and the reason. Every family payhook
+ * sends is signed here: UTXO (btc, ltc, bch, doge), EVM, TRON and Solana.
  *
  * @generated from service payhook.signer.v1.SignerService
  */
@@ -368,6 +637,56 @@ export const SignerService: GenService<{
     methodKind: "unary";
     input: typeof SignUtxoRequestSchema;
     output: typeof SignUtxoResponseSchema;
+  },
+  /**
+   * GetEd25519PublicKeys answers public keys of an ed25519 (Solana) key
+   * path: SLIP-0010 derives only hardened children, so the server cannot
+   * derive these addresses from one extended public key; it asks for a
+   * range of indexes at a time.
+   *
+   * @generated from rpc payhook.signer.v1.SignerService.GetEd25519PublicKeys
+   */
+  getEd25519PublicKeys: {
+    methodKind: "unary";
+    input: typeof GetEd25519PublicKeysRequestSchema;
+    output: typeof GetEd25519PublicKeysResponseSchema;
+  },
+  /**
+   * SignEvm signs one EVM transaction (a value transfer, or a token's
+   * transfer(address,uint256)) for the chain id the signer's policy
+   * configures for the ticker, once the policy allows its recipient.
+   *
+   * @generated from rpc payhook.signer.v1.SignerService.SignEvm
+   */
+  signEvm: {
+    methodKind: "unary";
+    input: typeof SignEvmRequestSchema;
+    output: typeof SignEvmResponseSchema;
+  },
+  /**
+   * SignTron signs one TRON transaction (a TransferContract, or a
+   * TriggerSmartContract calling the ticker's token's
+   * transfer(address,uint256)), once the policy allows its recipient.
+   *
+   * @generated from rpc payhook.signer.v1.SignerService.SignTron
+   */
+  signTron: {
+    methodKind: "unary";
+    input: typeof SignTronRequestSchema;
+    output: typeof SignTronResponseSchema;
+  },
+  /**
+   * SignSolana signs one Solana transaction message (system transfers,
+   * idempotent creation of associated token accounts, SPL token
+   * transfer_checked of the ticker's mint, compute budget), once the
+   * policy allows every recipient.
+   *
+   * @generated from rpc payhook.signer.v1.SignerService.SignSolana
+   */
+  signSolana: {
+    methodKind: "unary";
+    input: typeof SignSolanaRequestSchema;
+    output: typeof SignSolanaResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_payhook_signer_v1_signer, 0);
