@@ -196,7 +196,7 @@ type KeysConfig struct {
 	// over mutual TLS) that holds the seed and signs every transaction: the
 	// server then reads no seed (Seed and SeedFile are not used), derives
 	// payment addresses from the public keys the signer gives, and needs
-	// SecretsKeyFile. Only the UTXO family signs remotely yet.
+	// SecretsKeyFile.
 	Signer signer.ClientConfig
 }
 

@@ -285,7 +285,7 @@ func serveFlags(args []string, stdout, stderr io.Writer) (cfg server.Config, pro
 	seedPassFile := fs.String("seed-passphrase-file", "", seedPassphraseFileUsage)
 	fs.StringVar(&cfg.Keys.SigningKeyFile, "signing-key-file", "", "PEM RSA private key for callback signatures (default: generated once and kept in the database)")
 	fs.StringVar(&cfg.Keys.SecretsKeyFile, "secrets-key-file", "", "32-byte hex key (mode 0600) that seals the secrets kept in the database (default: derived from the seed)")
-	fs.StringVar(&cfg.Keys.Signer.URL, "signer-url", "", "https://HOST:PORT of a remote signer (payhook signer) that holds the seed and signs every transaction; the server then reads no seed and needs --secrets-key-file (UTXO coins only yet)")
+	fs.StringVar(&cfg.Keys.Signer.URL, "signer-url", "", "https://HOST:PORT of a remote signer (payhook signer) that holds the seed and signs every transaction; the server then reads no seed and needs --secrets-key-file")
 	fs.StringVar(&cfg.Keys.Signer.Cert, "signer-cert", "", "with --signer-url: PEM client certificate this server presents to the signer")
 	fs.StringVar(&cfg.Keys.Signer.Key, "signer-key", "", "with --signer-url: PEM private key of --signer-cert")
 	fs.StringVar(&cfg.Keys.Signer.CA, "signer-ca", "", "with --signer-url: PEM CA certificate the signer's certificate must chain to")
