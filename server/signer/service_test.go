@@ -51,7 +51,7 @@ type env struct {
 	other string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	keys, _ := chains.NewKeys(seed)
 	reg, _ := family.DefaultRegistry().WithNet("ltc", chains.Regtest)
@@ -78,7 +78,7 @@ func (e *env) service(t *testing.T) *signer.Service {
 	return s
 }
 
-func (e *env) script(t *testing.T, addr string) []byte {
+func (e *env) script(t testing.TB, addr string) []byte {
 	t.Helper()
 	a, err := utxo.DecodeAddress(e.tk, addr)
 	if err != nil {
@@ -90,7 +90,7 @@ func (e *env) script(t *testing.T, addr string) []byte {
 
 // request pays amount base units to to from the seed's address of index
 // 1 (an input of 2 ltc), the rest to the operator's address.
-func (e *env) request(t *testing.T, key, to string, amount int64) *signerv1.SignUtxoRequest {
+func (e *env) request(t testing.TB, key, to string, amount int64) *signerv1.SignUtxoRequest {
 	t.Helper()
 	priv, _ := e.keys.Secp256k1(e.tk, 1)
 	from, _ := chains.PubKeyAddress(e.tk, priv.PubKey())
