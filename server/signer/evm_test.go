@@ -215,6 +215,12 @@ func TestSignEvmNative(t *testing.T) {
 	stranger := e.stranger
 	otherChain := evmRequest("eth", "r2", evmTx(&dest, 5, big.NewInt(1), nil))
 	otherChain.ChainId = "1"
+	mainnet := evmRequest("eth", "r11", raw)
+	mainnet.Context.Net = "mainnet"
+	ltcTicker := evmRequest("eth", "r12", raw)
+	ltcTicker.Context.Ticker = "ltc"
+	project2 := evmRequest("eth", "r13", raw)
+	project2.Context.ProjectId = 2
 	txOtherChain, _ := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1), Nonce: 5, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(1), Gas: 21000, To: &dest, Value: big.NewInt(1)}).MarshalBinary()
 	accessList, _ := types.NewTx(&types.AccessListTx{ChainID: big.NewInt(evmChainID), Nonce: 5, GasPrice: big.NewInt(1), Gas: 21000, To: &op, Value: big.NewInt(1)}).MarshalBinary()
 	for name, c := range map[string]struct {
@@ -222,27 +228,19 @@ func TestSignEvmNative(t *testing.T) {
 		code codes.Code
 		want string
 	}{
-		"a stranger":                   {evmRequest("eth", "r1", evmTx(&stranger, 5, big.NewInt(1), nil)), codes.PermissionDenied, "which project 1's eth policy does not allow"},
-		"another chain id asked":       {otherChain, codes.PermissionDenied, "the signer's policy signs for chain id 31337; the server asked for \"1\""},
-		"another chain id in the tx":   {evmRequest("eth", "r3", txOtherChain), codes.PermissionDenied, "the transaction is for chain id 1, not 31337"},
-		"call data on a native ticker": {evmRequest("eth", "r4", evmTx(&dest, 5, big.NewInt(1), transferCall(dest, big.NewInt(1)))), codes.InvalidArgument, "with call data"},
-		"call data to own":             {evmRequest("eth", "r5", evmTx(&op, 5, big.NewInt(0), []byte{1, 2, 3, 4})), codes.InvalidArgument, "with call data"},
-		"a contract creation":          {evmRequest("eth", "r6", evmTx(nil, 5, big.NewInt(0), []byte{0x60, 0x00})), codes.InvalidArgument, "creates a contract"},
-		"an access-list transaction":   {evmRequest("eth", "r7", accessList), codes.InvalidArgument, "a transaction of type 1"},
-		"an own key that is not it":    {evmRequest("eth", "r8", evmTx(&stranger, 5, big.NewInt(1), nil), 7), codes.PermissionDenied, "does not allow"},
-		"no transaction":               {evmRequest("eth", "r9", nil), codes.InvalidArgument, "a transaction of 0 bytes"},
-		"not a transaction":            {evmRequest("eth", "r10", []byte{2, 1, 2, 3}), codes.InvalidArgument, "not an EVM transaction"},
-		"another network": {func() *signerv1.SignEvmRequest {
-			r := evmRequest("eth", "r11", raw)
-			r.Context.Net = "mainnet"
-			return r
-		}(), codes.PermissionDenied, "the signer's policy has it on regtest"},
-		"a ticker of another family": {func() *signerv1.SignEvmRequest {
-			r := evmRequest("eth", "r12", raw)
-			r.Context.Ticker = "ltc"
-			return r
-		}(), codes.InvalidArgument, "of the utxo family"},
-		"a project without an eth policy": {func() *signerv1.SignEvmRequest { r := evmRequest("eth", "r13", raw); r.Context.ProjectId = 2; return r }(), codes.PermissionDenied, "project 2 has no eth policy"},
+		"a stranger":                      {evmRequest("eth", "r1", evmTx(&stranger, 5, big.NewInt(1), nil)), codes.PermissionDenied, "which project 1's eth policy does not allow"},
+		"another chain id asked":          {otherChain, codes.PermissionDenied, "the signer's policy signs for chain id 31337; the server asked for \"1\""},
+		"another chain id in the tx":      {evmRequest("eth", "r3", txOtherChain), codes.PermissionDenied, "the transaction is for chain id 1, not 31337"},
+		"call data on a native ticker":    {evmRequest("eth", "r4", evmTx(&dest, 5, big.NewInt(1), transferCall(dest, big.NewInt(1)))), codes.InvalidArgument, "with call data"},
+		"call data to own":                {evmRequest("eth", "r5", evmTx(&op, 5, big.NewInt(0), []byte{1, 2, 3, 4})), codes.InvalidArgument, "with call data"},
+		"a contract creation":             {evmRequest("eth", "r6", evmTx(nil, 5, big.NewInt(0), []byte{0x60, 0x00})), codes.InvalidArgument, "creates a contract"},
+		"an access-list transaction":      {evmRequest("eth", "r7", accessList), codes.InvalidArgument, "a transaction of type 1"},
+		"an own key that is not it":       {evmRequest("eth", "r8", evmTx(&stranger, 5, big.NewInt(1), nil), 7), codes.PermissionDenied, "does not allow"},
+		"no transaction":                  {evmRequest("eth", "r9", nil), codes.InvalidArgument, "a transaction of 0 bytes"},
+		"not a transaction":               {evmRequest("eth", "r10", []byte{2, 1, 2, 3}), codes.InvalidArgument, "not an EVM transaction"},
+		"another network":                 {mainnet, codes.PermissionDenied, "the signer's policy has it on regtest"},
+		"a ticker of another family":      {ltcTicker, codes.InvalidArgument, "of the utxo family"},
+		"a project without an eth policy": {project2, codes.PermissionDenied, "project 2 has no eth policy"},
 	} {
 		_, err := s.SignEvm(ctx, c.req)
 		wantRefused(t, name, err, c.code, c.want)
