@@ -24,8 +24,9 @@ var selectorTransfer = []byte{0xa9, 0x05, 0x9c, 0xbb}
 const maxEVMTx = 16 << 10
 
 // SignEvm implements SignerService. The transaction must be for the chain
-// id the policy configures for the ticker, and be one of the two payhook
-// sends: a value transfer without call data (of a native ticker; of a
+// id the policy configures for the ticker, of a type payhook sends (legacy,
+// signed under EIP-155, or EIP-1559), and be one of payhook's two
+// transfers: a value transfer without call data (of a native ticker; of a
 // token's only to the seed's own keys: a gas top-up), or a call of the
 // ticker's token contract's transfer(address,uint256) with no value. Its
 // recipient (the transfer's, for a token) is checked against the policy
@@ -50,6 +51,11 @@ func (s *Service) SignEvm(ctx context.Context, r *signerv1.SignEvmRequest) (*sig
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalBinary(r.GetTx()); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "tx: not an EVM transaction: %v", err)
+	}
+	if tx.Type() != types.LegacyTxType && tx.Type() != types.DynamicFeeTxType {
+		// Payhook sends no other type: a blob transaction pays blob gas
+		// besides, a set-code one carries authorizations.
+		return nil, status.Errorf(codes.InvalidArgument, "tx: a transaction of type %d; the signer signs legacy and EIP-1559 (type 2) transactions only", tx.Type())
 	}
 	id := new(big.Int).SetUint64(chainID)
 	if tx.Type() != types.LegacyTxType && tx.ChainId().Cmp(id) != 0 {
