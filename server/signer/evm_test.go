@@ -3,11 +3,9 @@ package signer_test
 import (
 	"bytes"
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -327,7 +325,7 @@ func TestSignEvmToken(t *testing.T) {
 // chain id, a stranger) wrap ErrSignerRefused and ErrInvalidForward.
 func TestSignEvmClient(t *testing.T) {
 	e := newEVMEnv(t)
-	c := dialService(t, e.service(t))
+	c := serveSigner(t, e.service(t))
 	ctx := context.Background()
 	dest, seven, stranger := e.dest, e.own(t, 7), e.stranger
 	req := func(key string, raw []byte, chainID string, own ...chains.KeyRef) chains.EVMSignRequest {
@@ -354,37 +352,4 @@ func TestSignEvmClient(t *testing.T) {
 			t.Errorf("%s: %v, want ErrSignerRefused and ErrInvalidForward", name, err)
 		}
 	}
-}
-
-// dialService serves svc over mutual TLS on a loopback port until the
-// test ends and returns a client of it.
-func dialService(t *testing.T, svc *signer.Service) *signer.Client {
-	t.Helper()
-	dir := t.TempDir()
-	ca := newCA(t, dir, "ca")
-	serverCert, serverKey := ca.issue(t, dir, "signer", x509.ExtKeyUsageServerAuth)
-	clientCert, clientKey := ca.issue(t, dir, "client", x509.ExtKeyUsageClientAuth)
-	tc, err := signer.ServerTLS(serverCert, serverKey, ca.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := signer.NewGRPCServer(svc, tc)
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(lis) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	c, err := signer.Dial(signer.ClientConfig{URL: "https://" + lis.Addr().String(), Cert: clientCert, Key: clientKey, CA: ca.file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }

@@ -327,6 +327,39 @@ func TestClientServer(t *testing.T) {
 	}
 }
 
+// serveSigner serves svc over mutual TLS on a local port and returns a
+// Client of it.
+func serveSigner(t *testing.T, svc *signer.Service) *signer.Client {
+	t.Helper()
+	dir := t.TempDir()
+	ca := newCA(t, dir, "ca")
+	serverCert, serverKey := ca.issue(t, dir, "signer", x509.ExtKeyUsageServerAuth)
+	clientCert, clientKey := ca.issue(t, dir, "client", x509.ExtKeyUsageClientAuth)
+	tc, err := signer.ServerTLS(serverCert, serverKey, ca.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := signer.NewGRPCServer(svc, tc)
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(lis) }()
+	t.Cleanup(func() {
+		gs.Stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	c, err := signer.Dial(signer.ClientConfig{URL: "https://" + lis.Addr().String(), Cert: clientCert, Key: clientKey, CA: ca.file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // testCA issues certificates for 127.0.0.1.
 type testCA struct {
 	file string

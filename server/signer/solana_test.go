@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
@@ -299,39 +297,6 @@ func TestSignSolanaRefusals(t *testing.T) {
 	}
 }
 
-// remoteSigner serves e's Service over mutual TLS and returns a Client
-// of it, as the internet-facing server dials it.
-func remoteSigner(t *testing.T, e *env) *signer.Client {
-	t.Helper()
-	dir := t.TempDir()
-	ca := newCA(t, dir, "ca")
-	serverCert, serverKey := ca.issue(t, dir, "signer", x509.ExtKeyUsageServerAuth)
-	clientCert, clientKey := ca.issue(t, dir, "client", x509.ExtKeyUsageClientAuth)
-	tc, err := signer.ServerTLS(serverCert, serverKey, ca.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := signer.NewGRPCServer(e.service(t), tc)
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(lis) }()
-	c, err := signer.Dial(signer.ClientConfig{URL: "https://" + lis.Addr().String(), Cert: clientCert, Key: clientKey, CA: ca.file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Close()
-		gs.Stop()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return c
-}
-
 // TestSolanaRemoteForward: the Solana backend, signing through the
 // remote signer over mutual TLS, forwards a payment (SOL, and SPL tokens)
 // on the fake chain to an allowed destination, which receives it; a
@@ -347,7 +312,7 @@ func TestSolanaRemoteForward(t *testing.T) {
 			if name == "sol/usdc" {
 				tk, url = e.usdc, url+"?mint="+fake.Mint()
 			}
-			b, err := rpc.New(rpc.Config{Ticker: tk, URL: url, Signer: remoteSigner(t, e.env)})
+			b, err := rpc.New(rpc.Config{Ticker: tk, URL: url, Signer: serveSigner(t, e.env.service(t))})
 			if err != nil {
 				t.Fatal(err)
 			}
