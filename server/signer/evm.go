@@ -74,7 +74,10 @@ func (s *Service) SignEvm(ctx context.Context, r *signerv1.SignEvmRequest) (*sig
 	}
 	signer := types.LatestSignerForChainID(id)
 	txKey := signer.Hash(tx).Hex()
-	signed, err := authorize(s, t, sc, []output{out}, txKey, func() ([]byte, error) {
+	// The most it may pay the network: its gas limit at its fee cap (the
+	// gas price of a legacy transaction).
+	maxFee := decimal.NewFromBigInt(new(big.Int).Mul(new(big.Int).SetUint64(tx.Gas()), tx.GasFeeCap()), -nativeDecimals(t))
+	signed, err := authorize(s, t, sc, []output{out}, maxFee, txKey, func() ([]byte, error) {
 		return s.local.SignEVM(ctx, chains.EVMSignRequest{Context: sc, Tx: r.GetTx(), ChainID: id.String(), Key: keyRef(r.GetKey())})
 	})
 	if err != nil {

@@ -65,6 +65,11 @@ type ProjectRule struct {
 	Destinations []string `json:"destinations"`
 	// DailyCap is the most that may leave a day, in coin units.
 	DailyCap string `json:"daily_cap"`
+	// MaxFee, when set, is the most one transaction may pay the network,
+	// in the chain's native coin (ETH for an ERC-20 token, TRX for a
+	// TRC-20, SOL for an SPL token): the signer refuses a transaction that
+	// may pay more. Absent, fees are not bounded.
+	MaxFee string `json:"max_fee,omitempty"`
 }
 
 // Policy is a loaded policy file: what the signer signs.
@@ -81,9 +86,10 @@ type ruleKey struct {
 }
 
 type rule struct {
-	cap   decimal.Decimal
-	dests []string // destKey of each address
-	addrs []string
+	cap    decimal.Decimal
+	maxFee *decimal.Decimal // nil: fees not bounded
+	dests  []string         // destKey of each address
+	addrs  []string
 }
 
 // LoadPolicy reads a policy file (PolicyFile) and checks it against
@@ -152,6 +158,13 @@ func LoadPolicy(r io.Reader, registry *chains.Registry) (*Policy, error) {
 			return nil, fmt.Errorf("%s: daily_cap %q: want a positive amount of %s in at most %d decimals", where, e.DailyCap, t.Ticker, t.Decimals)
 		}
 		r := &rule{cap: c}
+		if e.MaxFee != "" {
+			m, err := decimal.NewFromString(e.MaxFee)
+			if err != nil || m.Sign() < 0 {
+				return nil, fmt.Errorf("%s: max_fee %q: want a non-negative amount of the chain's native coin", where, e.MaxFee)
+			}
+			r.maxFee = &m
+		}
 		for _, a := range e.Destinations {
 			d, err := destKey(t, a)
 			if err != nil {
@@ -340,4 +353,19 @@ func familyOf(t chains.Ticker) family {
 		return familySolana
 	}
 	return familyNone
+}
+
+// nativeDecimals are the decimals of the coin t's network fees are paid
+// in: t's own for a UTXO coin, 18 for EVM chains, 6 for TRON (sun), 9 for
+// Solana (lamports).
+func nativeDecimals(t chains.Ticker) int32 {
+	switch familyOf(t) {
+	case familyEVM:
+		return 18
+	case familyTron:
+		return 6
+	case familySolana:
+		return 9
+	}
+	return t.Decimals
 }

@@ -118,7 +118,19 @@ func (s *Service) SignUtxo(_ context.Context, r *signerv1.SignUtxoRequest) (*sig
 	for i, o := range u.Tx.TxOut {
 		outs[i] = output{dest: string(o.PkScript), name: scriptName(t, o.PkScript), value: decimal.New(o.Value, -t.Decimals), own: u.Own[i]}
 	}
-	signed, err := authorize(s, t, sc, outs, u.Tx.TxHash().String(), func() ([]byte, error) { return u.Sign(sc) })
+	// The fee is what the inputs bring beyond the outputs. (A legacy input
+	// of a coin without SIGHASH_FORKID does not commit to its value: a
+	// server that understates it gets a transaction the network refuses
+	// or one that pays less fee than it says, never more than checked
+	// here by more than it lied.)
+	fee := decimal.Zero
+	for _, in := range r.GetInputs() {
+		fee = fee.Add(decimal.New(in.GetValue(), -t.Decimals))
+	}
+	for _, o := range outs {
+		fee = fee.Sub(o.value)
+	}
+	signed, err := authorize(s, t, sc, outs, fee, u.Tx.TxHash().String(), func() ([]byte, error) { return u.Sign(sc) })
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +166,11 @@ func (s *Service) context(c *signerv1.SignContext, want family) (chains.Ticker, 
 
 // authorize checks outs, the recipients of one transaction identified by
 // txKey (a hash of its unsigned form), against the policy of sc's project
-// and t, and the day's cap; then signs (sign) and records what it counted
-// before the signature is answered. Errors are gRPC statuses.
-func authorize[R any](s *Service, t chains.Ticker, sc chains.SignContext, outs []output, txKey string, sign func() (R, error)) (R, error) {
+// and t, and the day's cap, and fee, the most the transaction may pay the
+// network in the chain's native coin, against the policy's max_fee; then
+// signs (sign) and records what it counted before the signature is
+// answered. Errors are gRPC statuses.
+func authorize[R any](s *Service, t chains.Ticker, sc chains.SignContext, outs []output, fee decimal.Decimal, txKey string, sign func() (R, error)) (R, error) {
 	var zero R
 	log := s.logger.With("ticker", t.Ticker, "project", sc.ProjectID, "purpose", sc.Purpose, "key", sc.Key)
 	s.mu.Lock()
@@ -164,6 +178,12 @@ func authorize[R any](s *Service, t chains.Ticker, sc chains.SignContext, outs [
 	s.state.roll(s.cfg.Now().UTC().Format(time.DateOnly))
 	leaving, rule, err := s.cfg.Policy.leaving(t, sc.ProjectID, outs)
 	if err != nil {
+		log.Warn("refused", "reason", err.Error())
+		return zero, status.Error(codes.PermissionDenied, err.Error())
+	}
+	if rule.maxFee != nil && fee.GreaterThan(*rule.maxFee) {
+		err := fmt.Errorf("%w: the transaction may pay the network up to %s of the chain's native coin, and project %d's %s policy allows at most %s a transaction",
+			chains.ErrSignerRefused, fee, sc.ProjectID, t.Ticker, rule.maxFee)
 		log.Warn("refused", "reason", err.Error())
 		return zero, status.Error(codes.PermissionDenied, err.Error())
 	}

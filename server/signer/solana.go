@@ -25,6 +25,9 @@ import (
 // signatures included, is at most 1232 bytes.
 const maxSolanaMessage = 1232
 
+// solanaFeePerSignature is Solana's base fee, in lamports per signature.
+const solanaFeePerSignature = 5000
+
 // lamportDecimals are SOL's decimals: a System transfer's lamports are
 // counted in SOL whatever the ticker.
 const lamportDecimals = 9
@@ -87,7 +90,10 @@ func (s *Service) SignSolana(ctx context.Context, r *signerv1.SignSolanaRequest)
 	}
 	sum := sha256.Sum256(raw)
 	txKey := hex.EncodeToString(sum[:])
-	sigs, err := authorize(s, t, sc, outs, txKey, func() ([][]byte, error) {
+	// The fee: 5,000 lamports a signature (the signer accepts no compute
+	// budget instruction, so no priority fee).
+	fee := decimal.New(solanaFeePerSignature*int64(len(keys)), -nativeDecimals(t))
+	sigs, err := authorize(s, t, sc, outs, fee, txKey, func() ([][]byte, error) {
 		return s.local.SignSolana(ctx, chains.SolanaSignRequest{Context: sc, Message: raw, Keys: keys, Own: keyRefs(r.GetOwn())})
 	})
 	if err != nil {

@@ -61,7 +61,9 @@ func (s *Service) SignTron(ctx context.Context, r *signerv1.SignTronRequest) (*s
 	}
 	id := sha256.Sum256(raw)
 	txKey := hex.EncodeToString(id[:])
-	sig, err := authorize(s, t, sc, []output{out}, txKey, func() ([]byte, error) {
+	// The most it may pay the network: a call's fee limit (energy); a
+	// TRX transfer burns only bandwidth, which its size bounds.
+	sig, err := authorize(s, t, sc, []output{out}, decimal.New(rd.FeeLimit, -nativeDecimals(t)), txKey, func() ([]byte, error) {
 		return s.local.SignTron(ctx, chains.TronSignRequest{Context: sc, RawData: raw, Key: key, Own: keyRefs(r.GetOwn())})
 	})
 	if err != nil {
