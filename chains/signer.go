@@ -170,8 +170,10 @@ var (
 	// refused again.
 	ErrSignerRefused = kind.New(kind.Forbidden, "refused by the signer's policy")
 	// ErrSignerUnavailable reports a signer that cannot be reached or
-	// failed: transient.
-	ErrSignerUnavailable = errors.New("signer unavailable")
+	// failed: transient (kind.Unavailable: an API call that needs the
+	// signer, such as creating a Solana address on a server without the
+	// seed, answers 503).
+	ErrSignerUnavailable = kind.New(kind.Unavailable, "signer unavailable")
 	// ErrSignerUnsupported reports a family (or request) the signer does
 	// not sign for.
 	ErrSignerUnsupported = errors.New("not supported by the signer")
