@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
 	"github.com/payhook/payhook/ent/store"
 	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier"
@@ -81,6 +82,10 @@ type Config struct {
 	Now func() time.Time
 	// OutboundFaults inject crashes into the outbound engine. Tests.
 	OutboundFaults outbound.Faults
+	// OutboundBackend, when set, wraps each chain backend the outbound
+	// engine signs and sends with (a signer that refuses); the watchers
+	// read the backends themselves. Tests.
+	OutboundBackend func(ticker string, b chains.Backend) chains.Backend
 	// Out receives messages meant for the person running the server (the dev
 	// API key); os.Stdout when nil.
 	Out io.Writer

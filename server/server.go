@@ -475,7 +475,14 @@ func (s *Server) buildChains(k keys, met *metrics.Metrics) (*chains.Registry, pr
 	}
 	// One engine sends every outgoing transaction; forwarding is its first
 	// caller.
-	s.outbound = outbound.New(s.db, outbound.Config{Backends: backends, Now: s.cfg.Now, Faults: s.cfg.OutboundFaults}, s.logger)
+	signing := backends
+	if wrap := s.cfg.OutboundBackend; wrap != nil {
+		signing = make(map[string]chains.Backend, len(backends))
+		for ticker, b := range backends {
+			signing[ticker] = wrap(ticker, b)
+		}
+	}
+	s.outbound = outbound.New(s.db, outbound.Config{Backends: signing, Now: s.cfg.Now, Faults: s.cfg.OutboundFaults}, s.logger)
 	s.payments = payment.New(s.db, payment.Config{
 		Registry:      registry,
 		Backends:      backends,

@@ -53,7 +53,11 @@
 // swept to the wallet first (outbound purpose sweep, each sweep less its
 // network fee; an EVM or TRON token's gas comes from the operator's gas
 // address, as forwarding does), and the payout goes once the wallet's
-// payments of them are credited. An account's next transaction is planned
+// payments of them are credited. A sweep refused for good (a signer's
+// policy, the network) leaves its payments held where they are and never
+// swept again by themselves; the queued payouts the rest of the funds no
+// longer cover are then error with its reason, the others are swept for
+// from other addresses. An account's next transaction is planned
 // only when its last one is in a block (its nonce is then the next one):
 // payouts from one wallet go one outbound at a time, each carrying every
 // payout the wallet covers. A payout that names a held payment to spend

@@ -140,14 +140,19 @@ func (h handler) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *e
 	if err := ledger.Write(ctx, tx, h.s.db.Dialect, h.s.cfg.Now(), entries...); err != nil {
 		return err
 	}
-	reason := "the transaction could not be sent"
+	return h.fail(ctx, tx, t, ps, refusal(cause))
+}
+
+// refusal says why a transaction that can never be sent as planned
+// (cause, from the outbound engine's Failed) was not sent.
+func refusal(cause error) string {
 	switch {
 	case errors.Is(cause, chains.ErrSignerRefused):
-		reason = "the signer refused to sign it: " + cause.Error()
+		return "the signer refused to sign it: " + cause.Error()
 	case errors.Is(cause, chains.ErrInvalidForward):
-		reason = "the network cannot carry this transaction as planned: " + cause.Error()
+		return "the network cannot carry this transaction as planned: " + cause.Error()
 	}
-	return h.fail(ctx, tx, t, ps, reason)
+	return "the transaction could not be sent"
 }
 
 // Bounced: a block included the payouts' transaction (account chains) and

@@ -368,7 +368,8 @@ func (s *Service) Tick(ctx context.Context, t chains.Ticker) error {
 //     consecutive nonces). When the wallet does not cover the oldest,
 //     sweeps of the project's held funds on other addresses to the wallet
 //     are planned for what all queued payouts need, beyond what is on its
-//     way already; the payouts wait for the wallet's credit of them.
+//     way already; the payouts wait for the wallet's credit of them. A
+//     payment a sweep was refused for is not swept again (sweepable).
 //
 // A payout that the balance can no longer cover (funds reversed by a
 // reorganisation) fails with the reason.
@@ -510,6 +511,9 @@ func (s *Service) processAccount(ctx context.Context, tx *entdb.Tx, t chains.Tic
 	short := all.Sub(inWallet).Sub(swept)
 	if short.Sign() <= 0 {
 		return nil, nil // the sweeps on their way cover them
+	}
+	if elsewhere, err = sweepable(ctx, tx, ps[0].ProjectID, t, elsewhere); err != nil {
+		return nil, err
 	}
 	sweeps, waiting, err := s.planSweeps(ctx, tx, t, wallet, elsewhere, one, short)
 	if err != nil || len(sweeps) > 0 || waiting || swept.Sign() > 0 {

@@ -100,9 +100,12 @@ func taken(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound
 	return out, nil
 }
 
-// Failed: the sweep can never be sent as planned; its payments are held
-// again where they are. A queued payout it was for plans another sweep or
-// fails at the next Tick.
+// Failed: the sweep can never be sent as planned (a signer or the
+// network refused it); its payments are held again where they are, and
+// are not swept again by themselves (see refusedInputs): the same sweep
+// would be refused again. The project's queued payouts that the rest of
+// its funds no longer cover fail with the sweep's reason (strand); the
+// others stay queued, and the next Tick sweeps other funds for them.
 func (w sweeper) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, cause error) error {
 	ts, err := taken(ctx, tx, t, o)
 	if err != nil {
@@ -113,7 +116,136 @@ func (w sweeper) Failed(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *e
 		entries = append(entries, ledger.SweepUnplan(t, x.ref, x.value, x.reason))
 	}
 	w.s.logger.Warn("a sweep to a payout wallet cannot be sent; its funds are held again", "ticker", t.Ticker, "key", o.Key, "reason", cause.Error())
-	return ledger.Write(ctx, tx, w.s.db.Dialect, w.s.cfg.Now(), entries...)
+	if err := ledger.Write(ctx, tx, w.s.db.Dialect, w.s.cfg.Now(), entries...); err != nil {
+		return err
+	}
+	return w.s.strand(ctx, tx, t, o, "its funds could not be swept to the payout wallet: "+refusal(cause))
+}
+
+// input names a held payment as a transaction's input: its incoming
+// transaction, output index and address.
+type input struct {
+	txid  string
+	index int64
+	to    string
+}
+
+// inputOf is h as an input.
+func inputOf(h heldPayment) input {
+	return input{txid: h.payment.TxidIn, index: h.payment.OutputIndex, to: h.address.AddressIn}
+}
+
+// refusedInputs returns the inputs of the project's sweeps of t that
+// failed for good (outbound state failed: a signer or the network refused
+// them). Such a payment is not swept again by itself: it stays held where
+// it is (the balance still counts it; a refund may spend it) until the
+// operator moves it.
+func refusedInputs(ctx context.Context, tx *entdb.Tx, projectID int64, t chains.Ticker) (map[input]bool, error) {
+	os, err := tx.Outbound.Query().
+		Where(entoutbound.ProjectID(projectID), entoutbound.Ticker(t.Ticker), entoutbound.PurposeEQ(entoutbound.PurposeSweep),
+			entoutbound.StateEQ(entoutbound.StateFailed)).
+		Select(entoutbound.FieldInputs).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("refused %s sweeps of project %d: %w", t.Ticker, projectID, err)
+	}
+	out := map[input]bool{}
+	for _, o := range os {
+		for _, in := range o.Inputs {
+			out[input{txid: in.TxID, index: in.Index, to: in.To}] = true
+		}
+	}
+	return out, nil
+}
+
+// sweepable returns the held payments of elsewhere that a sweep may take:
+// those no sweep was refused for (refusedInputs).
+func sweepable(ctx context.Context, tx *entdb.Tx, projectID int64, t chains.Ticker, elsewhere []heldPayment) ([]heldPayment, error) {
+	if len(elsewhere) == 0 {
+		return nil, nil
+	}
+	refused, err := refusedInputs(ctx, tx, projectID, t)
+	if err != nil || len(refused) == 0 {
+		return elsewhere, err
+	}
+	out := make([]heldPayment, 0, len(elsewhere))
+	for _, h := range elsewhere {
+		if !refused[inputOf(h)] {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// strand fails, within tx, the queued payouts of o's project and coin that
+// no longer have funds once sweep o failed for good: oldest first, each
+// payout stays queued while what it takes (as queued) fits in what is
+// left of the payout wallet's held funds, the sweeps on their way to it
+// (sent, or planned and not refused), and the held funds on other
+// addresses that may still be swept (less a sweep's network fee each, as
+// o's); the others fail with reason, their webhooks stored. Their
+// balance was never taken (a queued payout holds nothing): o's funds are
+// held again by Failed.
+func (s *Service) strand(ctx context.Context, tx *entdb.Tx, t chains.Ticker, o *entdb.Outbound, reason string) error {
+	ps, err := queued(ctx, tx.Client(), o.ProjectID, t)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	if len(o.Outputs) == 0 {
+		return fmt.Errorf("sweep %s pays no payout wallet", o.Key)
+	}
+	wallet := o.Outputs[0].Address
+	left, err := sweptOf(ctx, tx.Client(), o.ProjectID, t)
+	if err != nil {
+		return err
+	}
+	open, err := tx.Outbound.Query().
+		Where(entoutbound.ProjectID(o.ProjectID), entoutbound.Ticker(t.Ticker), entoutbound.PurposeEQ(entoutbound.PurposeSweep),
+			entoutbound.StateIn(entoutbound.StatePlanned, entoutbound.StateSigned)).
+		All(ctx)
+	if err != nil {
+		return fmt.Errorf("open %s sweeps of project %d: %w", t.Ticker, o.ProjectID, err)
+	}
+	for _, sw := range open {
+		for _, out := range sw.Outputs {
+			if out.Address == wallet {
+				left = left.Add(out.Amount)
+			}
+		}
+	}
+	held, err := spendable(ctx, tx.Client(), o.ProjectID, t)
+	if err != nil {
+		return err
+	}
+	var elsewhere []heldPayment
+	for _, h := range held {
+		if h.address.AddressIn == wallet {
+			left = left.Add(h.value)
+		} else {
+			elsewhere = append(elsewhere, h)
+		}
+	}
+	if elsewhere, err = sweepable(ctx, tx, o.ProjectID, t, elsewhere); err != nil {
+		return err
+	}
+	byAddress := map[int64]decimal.Decimal{}
+	for _, h := range elsewhere {
+		byAddress[h.address.ID] = byAddress[h.address.ID].Add(h.value)
+	}
+	for _, v := range byAddress {
+		if v.GreaterThan(o.NetworkFee) {
+			left = left.Add(v.Sub(o.NetworkFee))
+		}
+	}
+	for _, p := range ps {
+		if n := need(p); !n.GreaterThan(left) {
+			left = left.Sub(n)
+			continue
+		}
+		if err := s.failQueued(ctx, tx, t, p, reason); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Bounced: a block included the sweep and failed it: its funds never left
