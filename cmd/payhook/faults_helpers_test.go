@@ -42,7 +42,8 @@ import (
 	"github.com/payhook/payhook/internal/clock"
 )
 
-// faultBin is the payhook binary built once by TestMain.
+// faultBin is the payhook binary built once by TestMain, with the faults
+// tag.
 var faultBin string
 
 // faultLeaseFlag is set when the binary has a --delivery-lease flag (not
@@ -63,7 +64,8 @@ func TestMain(m *testing.M) {
 	}
 	faultBin = filepath.Join(dir, "payhook")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	out, err := exec.CommandContext(ctx, "go", "build", "-o", faultBin, ".").CombinedOutput()
+	// With the faults tag: faults_kill.go's PAYHOOK_FAULT points.
+	out, err := exec.CommandContext(ctx, "go", "build", "-tags", "faults", "-o", faultBin, ".").CombinedOutput()
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
@@ -282,6 +284,13 @@ func startPayhook(t *testing.T, dsn, dir string, recv *faultReceiver, extra ...s
 // startPayhookAs is startPayhook as another user (cred), when not nil.
 func startPayhookAs(t *testing.T, cred *syscall.Credential, dsn, dir string, recv *faultReceiver, extra ...string) *payhookProc {
 	t.Helper()
+	return startPayhookWith(t, cred, nil, dsn, dir, recv, extra...)
+}
+
+// startPayhookWith is startPayhookAs with env (KEY=VALUE) added to the
+// process's environment, which otherwise has no PAYHOOK_* variable.
+func startPayhookWith(t *testing.T, cred *syscall.Credential, env []string, dsn, dir string, recv *faultReceiver, extra ...string) *payhookProc {
+	t.Helper()
 	args := []string{"serve", "--dev",
 		"--db", dsn,
 		"--http-addr", "127.0.0.1:0",
@@ -305,6 +314,7 @@ func startPayhookAs(t *testing.T, cred *syscall.Credential, dsn, dir string, rec
 			p.cmd.Env = append(p.cmd.Env, kv)
 		}
 	}
+	p.cmd.Env = append(p.cmd.Env, env...)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start payhook: %v", err)
 	}

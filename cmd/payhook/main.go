@@ -223,10 +223,18 @@ func dbFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", server.DefaultDB, `database: "sqlite:PATH" (embedded) or "postgres://user@host/db?sslmode=disable"`)
 }
 
+// serveFaults, when set, changes serve's configuration before the server
+// runs: only the binary built with -tags faults sets it (faults_kill.go),
+// for the process-level fault tests.
+var serveFaults func(*server.Config)
+
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, logger *slog.Logger) error {
 	cfg, profile, err := serveFlags(args, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	if serveFaults != nil {
+		serveFaults(&cfg)
 	}
 	if profile != "" {
 		stop, err := startCPUProfile(profile)

@@ -65,6 +65,12 @@ type Handler interface {
 // Faults inject crashes, for tests: a hook that returns an error stops the
 // engine there, as a crash would.
 type Faults struct {
+	// AfterSign runs after a Sign succeeded, before its bytes are
+	// recorded: by Send's own database transaction, or, for a backend
+	// that signs offline, by the planning transaction (PlanAll then
+	// returns the hook's error, and the caller's transaction records
+	// nothing).
+	AfterSign func() error
 	// AfterRecord runs after signed bytes are recorded, before the first
 	// send.
 	AfterRecord func() error
@@ -251,7 +257,9 @@ func (e *Engine) PlanAll(ctx context.Context, tx *entdb.Tx, ins []Intent) ([]*en
 			FromAddress: in.From, FromIndex: int64(in.FromIndex), Inputs: transfers(in.Inputs, in.From, in.Keys), Outputs: outputs(outs),
 			NetworkFee: in.NetworkFee, GasPercent: in.GasPercent, State: entoutbound.StatePlanned,
 		}
-		e.signOffline(ctx, o, in, outs)
+		if err := e.signOffline(ctx, o, in, outs); err != nil {
+			return nil, err
+		}
 		inputs, err := json.Marshal(o.Inputs)
 		if err != nil {
 			return nil, fmt.Errorf("outbound %s: %w", in.Key, err)
@@ -293,21 +301,28 @@ var outboundColumns = []store.Column{
 
 // signOffline signs the transaction o plans when its ticker's backend
 // signs offline (chains.OfflineSigner), so that its bytes are recorded by
-// the planning transaction itself. Any failure leaves it planned: Send
-// signs it again and deals with the error (a refusal fails it).
-func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, outs []chains.Output) {
+// the planning transaction itself. Any failure to sign leaves it planned:
+// Send signs it again and deals with the error (a refusal fails it). The
+// only error returned is that of the AfterSign fault hook.
+func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, outs []chains.Output) error {
 	b, ok := e.backends[in.Ticker.Ticker]
 	if !ok || !chains.SignsOffline(b) {
-		return
+		return nil
 	}
 	f := chains.Forward{ID: in.Key, From: in.From, FromIndex: in.FromIndex, Inputs: in.Inputs, Outputs: outs, NetworkFee: in.NetworkFee, Keys: in.Keys, GasPercent: in.GasPercent,
 		Purpose: string(in.Purpose), ProjectID: in.ProjectID}
 	sg, err := b.Sign(ctx, f)
 	if err != nil {
-		return
+		return nil
+	}
+	if e.faults.AfterSign != nil {
+		if err := e.faults.AfterSign(); err != nil {
+			return err
+		}
 	}
 	raw := sg.Raw
 	o.SignedTx, o.Txid, o.State = &raw, sg.TxID, entoutbound.StateSigned
+	return nil
 }
 
 // transfers records ts, each input on another address than from with its
@@ -444,6 +459,11 @@ func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound
 			errs = append(errs, fmt.Errorf("sign %s: %w", o.Key, err))
 			e.noteError(ctx, o, err)
 		default:
+			if e.faults.AfterSign != nil {
+				if err := e.faults.AfterSign(); err != nil {
+					return true, err
+				}
+			}
 			sigs[o.ID] = sg
 		}
 	}
@@ -534,6 +554,11 @@ func (e *Engine) sendInTurn(ctx context.Context, t chains.Ticker, os []*entdb.Ou
 			if err != nil {
 				e.noteError(ctx, o, err)
 				return true, fmt.Errorf("sign %s: %w", o.Key, err)
+			}
+			if e.faults.AfterSign != nil {
+				if err := e.faults.AfterSign(); err != nil {
+					return true, err
+				}
 			}
 			recorded, err := e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: sg})
 			if err != nil {
