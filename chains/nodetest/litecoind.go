@@ -47,7 +47,11 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 	cmd := exec.Command(bin, "-regtest", "-datadir="+dir,
 		"-rpcuser=payhook", "-rpcpassword=regtest-secret", fmt.Sprintf("-rpcport=%d", rpcPort), fmt.Sprintf("-port=%d", p2pPort),
 		"-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-listen=0", "-connect=0", "-dnsseed=0", "-server=1",
-		"-txindex=1", "-fallbackfee=0.0002", "-spendzeroconfchange=0", "-printtoconsole=0", "-rpcworkqueue=64")
+		"-txindex=1", "-fallbackfee=0.0002", "-spendzeroconfchange=0", "-printtoconsole=0", "-rpcworkqueue=64",
+		// A legacy wallet fills its keypool when it is created: 100 keys
+		// rather than 1,000 each way keeps createwallet well within its
+		// timeout on a loaded 2-core machine (it refills as tests use it).
+		"-keypool=100")
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
