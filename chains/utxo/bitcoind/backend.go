@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -362,6 +363,9 @@ func (b *Backend) txTransfers(tx verboseTx, watched func(string) bool) ([]chains
 	for _, o := range tx.Vout {
 		if o.N == nil {
 			return nil, fmt.Errorf("%w: transaction %s: an output without n", chains.ErrNode, tx.TxID)
+		}
+		if *o.N < 0 || *o.N > math.MaxUint32 {
+			return nil, fmt.Errorf("%w: transaction %s: output n %d is not an output index", chains.ErrNode, tx.TxID, *o.N)
 		}
 		addr, ok := b.scriptAddress(o.ScriptPubKey.Hex)
 		if !ok || (watched != nil && !watched(addr)) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/shopspring/decimal"
 )
@@ -30,10 +31,14 @@ func (b *Backend) Unspent(ctx context.Context, txid string, vout uint32) (value 
 	if err != nil {
 		return 0, nil, false, fmt.Errorf("bitcoind gettxout %s:%d: value %q: %w", txid, vout, res.Value, err)
 	}
+	units := v.Shift(int32(b.cfg.Ticker.Decimals))
+	if v.Sign() < 0 || !units.IsInteger() || units.GreaterThan(decimal.NewFromInt(math.MaxInt64)) {
+		return 0, nil, false, fmt.Errorf("bitcoind gettxout %s:%d: value %q is not a whole number of base units from 0 to 2^63-1", txid, vout, res.Value)
+	}
 	if script, err = hex.DecodeString(res.ScriptPubKey.Hex); err != nil {
 		return 0, nil, false, fmt.Errorf("bitcoind gettxout %s:%d: script: %w", txid, vout, err)
 	}
-	return v.Shift(int32(b.cfg.Ticker.Decimals)).IntPart(), script, true, nil
+	return units.IntPart(), script, true, nil
 }
 
 // RawTransaction returns transaction txid as serialized (what a PSBT
