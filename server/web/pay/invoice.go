@@ -645,7 +645,8 @@ func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, inv *entdb
 	if coin := r.URL.Query().Get("coin"); coin != "" {
 		q = &quoteView{Coin: coin}
 	}
-	writeJSON(w, http.StatusOK, h.status(r.Context(), h.printer(w, r), l, q))
+	// The page's language, not a choice: see printer.
+	writeJSON(w, http.StatusOK, h.status(r.Context(), h.printerOf(w, r, false), l, q))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

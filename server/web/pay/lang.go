@@ -23,15 +23,23 @@ type langLink struct {
 
 // printer returns the printer of r's language: ?lang= (then remembered in
 // LangCookie), else the cookie, else Accept-Language, else English. Only
-// GET and HEAD remember a choice.
+// GET and HEAD of a page remember a choice: status.json, which the page's
+// script polls with the page's language, speaks it without remembering it
+// (printerOf), so that a poll of the page the payer just left cannot undo
+// the language they chose on the next one.
 func (h *Handler) printer(w http.ResponseWriter, r *http.Request) *i18n.Printer {
+	return h.printerOf(w, r, true)
+}
+
+// printerOf is printer, remembering a ?lang= choice only when remember.
+func (h *Handler) printerOf(w http.ResponseWriter, r *http.Request, remember bool) *i18n.Printer {
 	asked := r.URL.Query().Get("lang")
 	var remembered string
 	if c, err := r.Cookie(LangCookie); err == nil {
 		remembered = c.Value
 	}
 	l := h.cat.Match(r.Header.Get("Accept-Language"), asked, remembered)
-	if chosen, ok := h.cat.Offered(asked); ok && chosen.Code != remembered && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if chosen, ok := h.cat.Offered(asked); ok && remember && chosen.Code != remembered && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		http.SetCookie(w, &http.Cookie{
 			Name: LangCookie, Value: chosen.Code, Path: "/", MaxAge: langCookieAge,
 			HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,

@@ -125,7 +125,7 @@ func TestDetectedFromMempool(t *testing.T) {
 // TestLanguages: the pages follow Accept-Language (German, Spanish,
 // Portuguese, else English); ?lang= chooses and is remembered in a cookie
 // that later pages follow over Accept-Language; status.json speaks the
-// page's language; the language switch is plain links that keep the
+// page's language and remembers no choice; the language switch is plain links that keep the
 // page's query.
 func TestLanguages(t *testing.T) {
 	t.Parallel()
@@ -165,7 +165,14 @@ func TestLanguages(t *testing.T) {
 	}
 	fetchLang(t, pageURL+"?coin=btc", "de", cookie).Want(t, 200, `<html lang="es">`, "Esperando su pago.")
 	fetchLang(t, pageURL+"status.json?coin=btc", "de", cookie).Want(t, 200, "Esperando su pago.")
-	fetchLang(t, pageURL+"status.json?coin=btc&lang=pt", "de", cookie).Want(t, 200, "Aguardando o seu pagamento.")
+	st := fetchLang(t, pageURL+"status.json?coin=btc&lang=pt", "de", cookie)
+	st.Want(t, 200, "Aguardando o seu pagamento.")
+	// ...but remembers nothing: a poll of the page the payer just left,
+	// with that page's language, must not undo the choice they made on the
+	// next page (TestBrowserGerman caught one in flight).
+	if sc := st.Header.Get("Set-Cookie"); sc != "" {
+		t.Errorf("status.json with ?lang= set a cookie: %s", sc)
+	}
 	// An unknown choice changes nothing.
 	fetchLang(t, pageURL+"?coin=btc&lang=xx", "de").Want(t, 200, `<html lang="de">`)
 	// The subscription page, with its periods.
