@@ -53,9 +53,23 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 	capa := d.capacity()
 	free := min(capa.free, d.cfg.Batch)
 	var full []string
-	for h, c := range capa.perHost {
-		if c >= d.cfg.PerHost {
+	for h := range capa.perHost {
+		if d.blocked(h) {
 			full = append(full, h)
+		}
+	}
+	if d.failingFull() {
+		// Every failing destination waits for the failing share: the
+		// claim skips them, and their due rows are parked like those of a
+		// destination at its bound.
+		now := d.cfg.Now()
+		for h := range d.failing {
+			if capa.perHost[h] == 0 {
+				full = append(full, h)
+			}
+			if _, ok := d.fullSince[h]; !ok {
+				d.fullSince[h] = now
+			}
 		}
 	}
 	busy := make([]string, 0, len(capa.sequences))
@@ -131,7 +145,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 // bound (and there is one). d.mu must be held.
 func (d *Dispatcher) backlogFull() bool {
 	for h := range d.backlog {
-		if d.perHost[h] < d.cfg.PerHost {
+		if !d.blocked(h) {
 			return false
 		}
 	}
@@ -141,7 +155,7 @@ func (d *Dispatcher) backlogFull() bool {
 // hasSlot reports whether an attempt to host could start now: a worker and
 // a slot of host are free. d.mu must be held.
 func (d *Dispatcher) hasSlot(host string) bool {
-	return d.active < d.cfg.Workers && d.perHost[host] < d.cfg.PerHost
+	return d.active < d.cfg.Workers && !d.blocked(host)
 }
 
 // pullParked makes due now, for each parked destination with free slots
@@ -160,6 +174,11 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 	free := map[string]int{}
 	d.mu.Lock()
 	for h := range d.parkedAt {
+		if _, failing := d.failing[h]; failing {
+			// A failing destination's rows come back on their park; an
+			// answer (which ends its failing) lets this pull them again.
+			continue
+		}
 		if f := d.cfg.PerHost - d.perHost[h]; f > 0 && d.active < d.cfg.Workers {
 			free[h] = f
 		}
@@ -201,7 +220,10 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 func (d *Dispatcher) takeSlot(row *entdb.Notification, now time.Time) {
 	d.spendToken(row)
 	d.perHost[row.Host]++
-	if d.perHost[row.Host] >= d.cfg.PerHost {
+	if _, failing := d.failing[row.Host]; failing {
+		d.failingActive++
+	}
+	if d.perHost[row.Host] >= d.limitOf(row.Host) {
 		if _, ok := d.fullSince[row.Host]; !ok {
 			d.fullSince[row.Host] = now
 		}
@@ -225,7 +247,10 @@ func (d *Dispatcher) freeSlot(row *entdb.Notification) {
 // reports whether either was the limit (only then can rows waiting for a
 // slot become claimable). d.mu must be held.
 func (d *Dispatcher) releaseWorker(host string) (wasFull bool) {
-	wasFull = d.active >= d.cfg.Workers || d.perHost[host] >= d.cfg.PerHost
+	wasFull = d.active >= d.cfg.Workers || d.blocked(host)
+	if _, failing := d.failing[host]; failing {
+		d.failingActive--
+	}
 	d.active--
 	if d.perHost[host]--; d.perHost[host] <= 0 {
 		delete(d.perHost, host)
@@ -381,14 +406,16 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 	}
 	d.mu.Lock()
 	per := map[string]time.Duration{}
+	keep := map[string]int{}
 	for _, h := range hosts {
+		keep[h] = 2 * d.limitOf(h)
 		// The attempts in flight have lasted since the host filled up at
 		// least: a lower bound before any of them ends.
 		est := max(d.hostDuration[h], 100*time.Millisecond)
 		if since, ok := d.fullSince[h]; ok {
 			est = max(est, now.Sub(since))
 		}
-		per[h] = est / time.Duration(d.cfg.PerHost)
+		per[h] = est / time.Duration(d.limitOf(h))
 	}
 	d.mu.Unlock()
 	// Rows are grouped by the time they are parked until, rounded up to
@@ -399,7 +426,7 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 	for _, r := range rows {
 		k := seen[r.Host]
 		seen[r.Host]++
-		if k < 2*d.cfg.PerHost {
+		if k < keep[r.Host] {
 			continue // stays due
 		}
 		wait := min(max(time.Duration(k)*per[r.Host], unit), d.parkHorizon())
@@ -665,6 +692,9 @@ func (d *Dispatcher) send(c claim) {
 	if err == nil {
 		signed, err = d.queue.attemptSigned(d.sendCtx, c.n, start)
 	}
+	// An attempt that could not be made (no headers, no signature) says
+	// nothing of its destination.
+	signErr := err
 	for k, vs := range signed {
 		header[k] = vs
 	}
@@ -723,6 +753,9 @@ func (d *Dispatcher) send(c claim) {
 		d.hostDuration[c.n.Host] = (prev*3 + r.duration) / 4
 	} else {
 		d.hostDuration[c.n.Host] = r.duration
+	}
+	if r.outcome != deliveryattempt.OutcomeBlocked && r.outcome != deliveryattempt.OutcomeInterrupted && signErr == nil {
+		d.answered(c.n.Host, r.status != nil, r.finished)
 	}
 	wasFull := d.releaseWorker(c.n.Host)
 	d.mu.Unlock()

@@ -39,6 +39,11 @@ type Dispatcher struct {
 	parkScanAt   time.Time                // last look for parked rows in the database
 	hostDuration map[string]time.Duration // recent attempt duration per destination
 	fullSince    map[string]time.Time     // destinations at their bound, since when
+	// failing are the destinations whose last attempt got no answer, since
+	// their last such attempt; failingActive counts the attempts in flight
+	// to them (failing.go).
+	failing       map[string]time.Time
+	failingActive int
 	// backlog holds the destinations this instance has left due rows of
 	// for the dispatch loop (for want of a slot): rows stored for them
 	// meanwhile join the queue behind those instead of taking the next
@@ -98,6 +103,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		parkedAt:     map[string]time.Time{},
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
+		failing:      map[string]time.Time{},
 		backlog:      map[string]bool{},
 		throttle:     cfg.Throttle,
 		rates:        map[int64]time.Time{},
@@ -273,14 +279,23 @@ type capacity struct {
 	free       int
 	perHostMax int
 	perHost    map[string]int
-	sequences  map[string]bool
+	// failing are the failing destinations (one attempt at a time each),
+	// failingRoom how many more attempts to them may start (failing.go).
+	// failing is never written: clones share it.
+	failing     map[string]bool
+	failingRoom int
+	sequences   map[string]bool
 	// tokens are the starts left to each throttled endpoint (throttle.go).
 	tokens map[int64]int
 }
 
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
-	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{}}
+	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{},
+		failing: make(map[string]bool, len(d.failing)), failingRoom: d.failingMax() - d.failingActive}
+	for h := range d.failing {
+		c.failing[h] = true
+	}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
 	}
@@ -289,16 +304,24 @@ func (d *Dispatcher) capacity() *capacity {
 }
 
 func (c *capacity) clone() *capacity {
-	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), failing: c.failing, failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
 }
 
 // allows reports whether row may start an attempt now: a worker and a slot
 // of its destination are free (so a dead endpoint cannot hold every
-// worker), no notification of its sequence is in flight or waiting
+// worker; a failing destination has one slot, and failing ones together a
+// share of the workers), no notification of its sequence is in flight or waiting
 // before it (so first attempts keep the order in which they were stored),
 // and its endpoint, if throttled, has a token left.
 func (c *capacity) allows(row *entdb.Notification) bool {
-	return c.free > 0 && c.perHost[row.Host] < c.perHostMax && !c.sequenceWaits(row) && !c.dry(row)
+	limit := c.perHostMax
+	if c.failing[row.Host] {
+		if c.failingRoom <= 0 {
+			return false
+		}
+		limit = 1
+	}
+	return c.free > 0 && c.perHost[row.Host] < limit && !c.sequenceWaits(row) && !c.dry(row)
 }
 
 // dry reports whether row's endpoint is throttled and has no token left.
@@ -320,6 +343,9 @@ func (c *capacity) sequenceWaits(row *entdb.Notification) bool {
 func (c *capacity) take(row *entdb.Notification) {
 	c.free--
 	c.perHost[row.Host]++
+	if c.failing[row.Host] {
+		c.failingRoom--
+	}
 	if row.EndpointID != nil {
 		if t, ok := c.tokens[*row.EndpointID]; ok {
 			c.tokens[*row.EndpointID] = t - 1

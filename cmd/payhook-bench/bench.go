@@ -36,26 +36,32 @@ import (
 
 // benchOptions are the flags of payhook-bench.
 type benchOptions struct {
-	db          string
-	n           int
-	transports  []string
-	signer      string
-	rate        int
-	latencyN    int
-	hmacN       int
-	deadN       int
-	queued      int
-	failRate    float64
-	recvLatency time.Duration
-	producers   int
-	batch       int
-	workers     int
-	out         string
-	limitsFor   time.Duration
-	cpuProfile  string
-	memProfile  string
-	repeat      int
-	scrapeEvery time.Duration
+	db         string
+	n          int
+	transports []string
+	signer     string
+	rate       int
+	latencyN   int
+	hmacN      int
+	deadN      int
+	queued     int
+	// backlog, backlogEndpoints, backlogDead and backlogDueWithin shape
+	// the latency run with a large backlog (--backlog).
+	backlog          int
+	backlogEndpoints int
+	backlogDead      float64
+	backlogDueWithin time.Duration
+	failRate         float64
+	recvLatency      time.Duration
+	producers        int
+	batch            int
+	workers          int
+	out              string
+	limitsFor        time.Duration
+	cpuProfile       string
+	memProfile       string
+	repeat           int
+	scrapeEvery      time.Duration
 	// mode is engine (the delivery engine's runs) or e2e (payments end to
 	// end through a real server).
 	mode       string
@@ -76,26 +82,33 @@ type benchOptions struct {
 
 // benchRun is one measured run.
 type benchRun struct {
-	Name            string  `json:"name"`
-	Transport       string  `json:"transport"`
-	Signer          string  `json:"signer"`
-	Notifications   int     `json:"notifications"`
-	TargetRate      int     `json:"target_rate,omitempty"`
-	Seconds         float64 `json:"seconds"`
-	PerSecond       float64 `json:"deliveries_per_second"`
-	P50ms           float64 `json:"latency_p50_ms"`
-	P95ms           float64 `json:"latency_p95_ms"`
-	P99ms           float64 `json:"latency_p99_ms"`
-	Maxms           float64 `json:"latency_max_ms"`
-	CPUPer1000      float64 `json:"cpu_seconds_per_1000"`
-	PeakRSSMiB      float64 `json:"peak_rss_mib"`
-	Attempts        int     `json:"attempts"`
-	DeadQueued      int     `json:"dead_queued,omitempty"`
-	DeadSettleSecs  float64 `json:"dead_settle_seconds,omitempty"`
-	PrefillQueued   int     `json:"prefill_queued,omitempty"`
-	RatioRSALimit   float64 `json:"ratio_to_rsa_limit,omitempty"`
-	RatioHTTPLimit  float64 `json:"ratio_to_http_limit,omitempty"`
-	AcknowledgedAll bool    `json:"acknowledged_all"`
+	Name           string  `json:"name"`
+	Transport      string  `json:"transport"`
+	Signer         string  `json:"signer"`
+	Notifications  int     `json:"notifications"`
+	TargetRate     int     `json:"target_rate,omitempty"`
+	Seconds        float64 `json:"seconds"`
+	PerSecond      float64 `json:"deliveries_per_second"`
+	P50ms          float64 `json:"latency_p50_ms"`
+	P95ms          float64 `json:"latency_p95_ms"`
+	P99ms          float64 `json:"latency_p99_ms"`
+	Maxms          float64 `json:"latency_max_ms"`
+	CPUPer1000     float64 `json:"cpu_seconds_per_1000"`
+	PeakRSSMiB     float64 `json:"peak_rss_mib"`
+	Attempts       int     `json:"attempts"`
+	DeadQueued     int     `json:"dead_queued,omitempty"`
+	DeadSettleSecs float64 `json:"dead_settle_seconds,omitempty"`
+	PrefillQueued  int     `json:"prefill_queued,omitempty"`
+	// Backlog, BacklogEndpoints and BacklogDead describe the backlog of a
+	// latency-with-backlog run; BacklogSettleSecs is how long its dead
+	// endpoints' first attempts took to time out before the measurement.
+	Backlog           int     `json:"backlog,omitempty"`
+	BacklogEndpoints  int     `json:"backlog_endpoints,omitempty"`
+	BacklogDead       int     `json:"backlog_dead_endpoints,omitempty"`
+	BacklogSettleSecs float64 `json:"backlog_settle_seconds,omitempty"`
+	RatioRSALimit     float64 `json:"ratio_to_rsa_limit,omitempty"`
+	RatioHTTPLimit    float64 `json:"ratio_to_http_limit,omitempty"`
+	AcknowledgedAll   bool    `json:"acknowledged_all"`
 	// FailedAttempts counts the attempts not acknowledged, by error.
 	FailedAttempts map[string]int `json:"failed_attempts,omitempty"`
 	// Metrics is what payhook's /metrics reported during and after the run.
@@ -121,10 +134,13 @@ type benchReport struct {
 	E2E *e2eRun `json:"e2e,omitempty"`
 	// DeadP99Ratio is the median p99 of the runs with a dead endpoint's
 	// backlog over the median p99 of the plain latency runs.
-	DeadP99Ratio float64   `json:"dead_endpoint_p99_ratio,omitempty"`
-	StartedAt    time.Time `json:"started_at"`
-	FinishedAt   time.Time `json:"finished_at"`
-	Description  string    `json:"description"`
+	DeadP99Ratio float64 `json:"dead_endpoint_p99_ratio,omitempty"`
+	// BacklogP99Ratio is the median p99 of the runs with the backlog over
+	// the median p99 of the plain latency runs.
+	BacklogP99Ratio float64   `json:"backlog_p99_ratio,omitempty"`
+	StartedAt       time.Time `json:"started_at"`
+	FinishedAt      time.Time `json:"finished_at"`
+	Description     string    `json:"description"`
 }
 
 // run runs payhook's delivery engine against a loopback receiver, or with
@@ -149,6 +165,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.hmacN, "hmac-n", 20000, "notifications of the engine-ceiling run with the HMAC signer; 0 skips it")
 	fs.IntVar(&o.deadN, "dead", 0, "queue this many notifications to a dead endpoint (every attempt times out) during a second latency run")
 	fs.IntVar(&o.queued, "queued", 0, "prefill this many queued, not yet due notifications before a throughput run, to measure claim cost and memory with a large queue")
+	fs.IntVar(&o.backlog, "backlog", 0, "PostgreSQL: store this many queued notifications over --backlog-endpoints destinations, --backlog-dead of them dead (never answering), for a latency run with them (compared with the plain one)")
+	fs.IntVar(&o.backlogEndpoints, "backlog-endpoints", 10000, "--backlog: destinations (each its own loopback host)")
+	fs.Float64Var(&o.backlogDead, "backlog-dead", 0.1, "--backlog: share of the destinations that are dead (accept connections, never answer)")
+	fs.DurationVar(&o.backlogDueWithin, "backlog-due-within", 10*time.Minute, "--backlog: the dead destinations' notifications come due evenly over this time from the start (the healthy ones' from tomorrow)")
 	fs.Float64Var(&o.failRate, "fail-rate", 0, "fraction of requests the receiver answers 500")
 	fs.DurationVar(&o.recvLatency, "receiver-latency", 0, "delay of every receiver response")
 	fs.IntVar(&o.producers, "producers", runtime.GOMAXPROCS(0), "goroutines storing notifications (e2e: creating and paying addresses)")
@@ -275,9 +295,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
-	run := func(name, transport, signer string, n, rate, dead, queued int) error {
+	run := func(name, transport, signer string, n, rate, dead, queued, backlog int) error {
 		say("%s: %d %s notifications (%s)...", name, n, transport, signer)
-		r, err := benchOnce(ctx, o, key, name, transport, signer, n, rate, dead, queued, tty, stderr)
+		r, err := benchOnce(ctx, o, key, name, transport, signer, n, rate, dead, queued, backlog, tty, stderr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -304,31 +324,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.Join(writeReport(stdout, o.out, rep), err)
 	}
 	for _, t := range o.transports {
-		if err := run("throughput", t, o.signer, o.n, 0, 0, o.queued); err != nil {
+		if err := run("throughput", t, o.signer, o.n, 0, 0, o.queued, 0); err != nil {
 			return err
 		}
 	}
 	if o.hmacN > 0 {
-		if err := run("engine-ceiling", "json", "hmac", o.hmacN, 0, 0, 0); err != nil {
+		if err := run("engine-ceiling", "json", "hmac", o.hmacN, 0, 0, 0, 0); err != nil {
 			return err
 		}
 	}
 	if o.rate > 0 {
-		var base, dead []float64
+		var base, dead, backlog []float64
 		for range max(o.repeat, 1) {
-			if err := run("latency", "json", "rsa", o.latencyN, o.rate, 0, 0); err != nil {
+			if err := run("latency", "json", "rsa", o.latencyN, o.rate, 0, 0, 0); err != nil {
 				return err
 			}
 			base = append(base, rep.Runs[len(rep.Runs)-1].P99ms)
 			if o.deadN > 0 {
-				if err := run("latency-with-dead-endpoint", "json", "rsa", o.latencyN, o.rate, o.deadN, 0); err != nil {
+				if err := run("latency-with-dead-endpoint", "json", "rsa", o.latencyN, o.rate, o.deadN, 0, 0); err != nil {
 					return err
 				}
 				dead = append(dead, rep.Runs[len(rep.Runs)-1].P99ms)
 			}
+			if o.backlog > 0 {
+				if err := run("latency-with-backlog", "json", "rsa", o.latencyN, o.rate, 0, 0, o.backlog); err != nil {
+					return err
+				}
+				backlog = append(backlog, rep.Runs[len(rep.Runs)-1].P99ms)
+			}
 		}
 		if len(dead) > 0 {
 			rep.DeadP99Ratio = median(dead) / median(base)
+		}
+		if len(backlog) > 0 {
+			rep.BacklogP99Ratio = median(backlog) / median(base)
 		}
 	}
 	return writeReport(stdout, o.out, rep)
@@ -404,6 +433,16 @@ func printReport(w io.Writer, r benchReport) {
 	}
 	if r.DeadP99Ratio > 0 {
 		fmt.Fprintf(w, "; healthy p99 with it / without it (medians): %.2f\n", r.DeadP99Ratio)
+	}
+	for _, x := range r.Runs {
+		if x.Backlog > 0 {
+			fmt.Fprintf(w, "\nbacklog: %d notifications queued over %d endpoints, %d of them dead (their first attempts timed out %.1f s after the start, before the measurement); peak RSS %.0f MiB",
+				x.Backlog, x.BacklogEndpoints, x.BacklogDead, x.BacklogSettleSecs, x.PeakRSSMiB)
+			break
+		}
+	}
+	if r.BacklogP99Ratio > 0 {
+		fmt.Fprintf(w, "; healthy p99 with it / without it (medians): %.2f\n", r.BacklogP99Ratio)
 	}
 }
 
@@ -489,8 +528,8 @@ func (r *benchReceiver) ackedCount() int {
 }
 
 // benchOnce runs one measurement on a fresh database.
-func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, transport, signerName string, n, rate, dead, queued int, tty bool, stderr io.Writer) (_ benchRun, err error) {
-	res := benchRun{Name: name, Transport: transport, Signer: signerName, Notifications: n, TargetRate: rate, DeadQueued: dead, PrefillQueued: queued}
+func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, transport, signerName string, n, rate, dead, queued, backlog int, tty bool, stderr io.Writer) (_ benchRun, err error) {
+	res := benchRun{Name: name, Transport: transport, Signer: signerName, Notifications: n, TargetRate: rate, DeadQueued: dead, PrefillQueued: queued, Backlog: backlog}
 	scratch, err := bench.CreateDB(ctx, o.db)
 	if err != nil {
 		return res, err
@@ -504,34 +543,29 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	allow := []string{recv.url}
 	var deadURL string
 	if dead > 0 {
-		// A dead endpoint accepts connections and never answers.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		var closeDead func()
+		deadURL, closeDead, err = deadEndpoint("127.0.0.1")
 		if err != nil {
 			return res, err
 		}
-		defer l.Close()
-		var conns []net.Conn
-		var cmu sync.Mutex
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				cmu.Lock()
-				conns = append(conns, c)
-				cmu.Unlock()
-			}
-		}()
-		defer func() {
-			cmu.Lock()
-			for _, c := range conns {
-				c.Close()
-			}
-			cmu.Unlock()
-		}()
-		deadURL = "http://" + l.Addr().String() + "/dead"
+		defer closeDead()
 		allow = append(allow, deadURL)
+	}
+	var backlogDead []string
+	if backlog > 0 {
+		// Each dead destination of the backlog is a host of its own
+		// (127.2.x.y): the notifier bounds and parks by host:port.
+		res.BacklogEndpoints = o.backlogEndpoints
+		res.BacklogDead = int(float64(o.backlogEndpoints) * o.backlogDead)
+		for i := range res.BacklogDead {
+			u, closeDead, err := deadEndpoint(fmt.Sprintf("127.2.%d.%d", i/250, i%250+1))
+			if err != nil {
+				return res, err
+			}
+			defer closeDead()
+			backlogDead = append(backlogDead, u)
+		}
+		allow = append(allow, backlogDead...)
 	}
 	// Throughput runs lift the per-host bound (one receiver would otherwise
 	// be the bottleneck being measured); latency runs keep the production
@@ -545,7 +579,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		RSAKey:         key,
 		Workers:        o.workers,
 		PerHost:        perHost,
-		AttemptTimeout: 30 * time.Second,
+		AttemptTimeout: attemptTimeout,
 		AllowPrivate:   allow,
 	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -555,6 +589,11 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	scraper := newMetricsScraper(eng.MetricsURL())
 	if queued > 0 {
 		if err := eng.Prefill(ctx, queued); err != nil {
+			return res, err
+		}
+	}
+	if backlog > 0 {
+		if err := eng.PrefillBacklog(ctx, bench.Backlog{Total: backlog, Endpoints: o.backlogEndpoints, Dead: backlogDead, DueWithin: o.backlogDueWithin}); err != nil {
 			return res, err
 		}
 	}
@@ -578,6 +617,15 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 			return res, err
 		}
 		res.DeadSettleSecs = settled.Seconds()
+	}
+	if len(backlogDead) > 0 {
+		// The measurement is of the steady state: the first attempts to
+		// dead destinations have timed out, so payhook has seen them fail.
+		settled, err := eng.WaitTimedOut(ctx, min(len(backlogDead), o.workers), 3*attemptTimeout)
+		if err != nil {
+			return res, err
+		}
+		res.BacklogSettleSecs = settled.Seconds()
 	}
 
 	var ru0 syscall.Rusage
@@ -804,4 +852,40 @@ func redactDSN(dsn string) string {
 		return u.Redacted()
 	}
 	return dsn
+}
+
+// attemptTimeout is the benchmark engine's attempt timeout: the spec's 30
+// seconds, what a dead endpoint holds an attempt for.
+const attemptTimeout = 30 * time.Second
+
+// deadEndpoint listens on ip and accepts connections without ever
+// answering: an endpoint whose every attempt times out. It returns the
+// endpoint's URL and a function that closes the listener and every
+// connection it took.
+func deadEndpoint(ip string) (string, func(), error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return "", nil, fmt.Errorf("dead endpoint: %w", err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/dead", func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}, nil
 }

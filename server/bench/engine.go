@@ -346,3 +346,103 @@ func (e *Engine) FailedAttempts(ctx context.Context) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// Backlog is a large queue of notifications spread over many endpoints,
+// some of them dead, stored by PrefillBacklog.
+type Backlog struct {
+	// Total notifications, spread evenly over Endpoints destinations.
+	Total, Endpoints int
+	// Dead are the URLs of the dead endpoints (each its own host:port):
+	// the first len(Dead) destinations. Their notifications are retries
+	// (one attempt failed already) coming due evenly over DueWithin from
+	// now, as a dead endpoint's backlog keeps coming due.
+	Dead      []string
+	DueWithin time.Duration
+}
+
+// PrefillBacklog stores b in bulk on PostgreSQL: the healthy endpoints'
+// notifications are retries due from tomorrow on (spread over a day, to
+// hosts 127.3.x.y:9 that are never reached during a run), the dead
+// endpoints' come due during the run. It measures what a large queue and
+// many dead destinations cost a healthy endpoint, and payhook's memory.
+func (e *Engine) PrefillBacklog(ctx context.Context, b Backlog) error {
+	if e.db.Dialect != store.Postgres {
+		return errors.New("prefill backlog: PostgreSQL only")
+	}
+	if b.Endpoints < 1 || len(b.Dead) > b.Endpoints || b.Total < b.Endpoints {
+		return fmt.Errorf("prefill backlog: %d notifications over %d endpoints, %d dead", b.Total, b.Endpoints, len(b.Dead))
+	}
+	hosts := make([]string, len(b.Dead))
+	for i, d := range b.Dead {
+		u, err := url.Parse(d)
+		if err != nil {
+			return fmt.Errorf("prefill backlog: %w", err)
+		}
+		hosts[i] = u.Host
+	}
+	now := clock.Now()
+	// g is the row, g % endpoints its destination; the dead ones
+	// (destination < cardinality($dead)) take their URL and host from the
+	// arrays, the others a loopback host of their own.
+	const q = `INSERT INTO notifications (created_at, updated_at, uuid, topic, subject, host, event,
+			method, url, body, content_type, signature_scheme, signature, status, attempts, next_attempt_at, expires_at, owner_id)
+		SELECT $1::timestamptz, $1::timestamptz, gen_random_uuid()::text, 'btc', $2, h.host, 'confirmed',
+			'GET', h.url, '', '', '', '', 'retrying', 1,
+			CASE WHEN h.dead THEN $1::timestamptz + ($3::float8 * (g - $6) / $7) * interval '1 second'
+				ELSE $1::timestamptz + interval '1 day' + (random() * 86400) * interval '1 second' END,
+			$1::timestamptz + interval '2 days', $4
+		FROM generate_series($6::int, $6::int + $7::int - 1) g,
+		LATERAL (SELECT (g % $5) AS e) d,
+		LATERAL (SELECT d.e < cardinality($8::text[]) AS dead,
+			CASE WHEN d.e < cardinality($8::text[]) THEN ($8::text[])[d.e + 1]
+				ELSE '127.3.' || (d.e / 250) || '.' || (d.e % 250 + 1) || ':9' END AS host,
+			CASE WHEN d.e < cardinality($8::text[]) THEN ($9::text[])[d.e + 1]
+				ELSE 'http://127.3.' || (d.e / 250) || '.' || (d.e % 250 + 1) || ':9/h' END AS url) h`
+	for done := 0; done < b.Total; {
+		k := min(100000, b.Total-done)
+		if _, err := e.db.SQL.ExecContext(ctx, q, now, benchAddressIn, b.DueWithin.Seconds(), Owner, b.Endpoints, done, k,
+			store.Array(toAny(hosts)), store.Array(toAny(b.Dead))); err != nil {
+			return fmt.Errorf("prefill backlog: %w", err)
+		}
+		done += k
+	}
+	_, err := e.db.SQL.ExecContext(ctx, "ANALYZE notifications")
+	return err
+}
+
+// WaitTimedOut waits until n attempts have ended without an answer (the
+// dead endpoints' first attempts timed out: from then on payhook knows
+// them), polling the attempt log; it returns how long that took, or an
+// error after limit.
+func (e *Engine) WaitTimedOut(ctx context.Context, n int, limit time.Duration) (time.Duration, error) {
+	start := clock.Now()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		c, err := e.db.Client.DeliveryAttempt.Query().
+			Where(deliveryattempt.OutcomeNotIn(deliveryattempt.OutcomeAcknowledged, deliveryattempt.OutcomeInFlight)).
+			Count(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("wait timed out: %w", err)
+		}
+		if c >= n {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("only %d of %d attempts to dead endpoints ended within %s", c, n, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("wait timed out: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package notifier
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payhook/payhook/ent/db/deliveryattempt"
+	"github.com/payhook/payhook/ent/db/notification"
+	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/notifier/payload"
+)
+
+// TestFailingEndpointsTakeAShareOfTheWorkers: six endpoints that never
+// answer, each with more notifications than its PerHost bound. Once their
+// first attempts have timed out they are failing: one attempt each at a
+// time, two (a quarter of the 8 workers) in all. A healthy endpoint's
+// notification stored behind their backlog is acknowledged while their
+// attempts still hang, instead of waiting for the workers they would
+// otherwise fill (8 of 8: the dead rows are due first). An answer ends
+// the failing: the same endpoint then takes its PerHost bound again.
+func TestFailingEndpointsTakeAShareOfTheWorkers(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		hang := make(chan struct{})
+		var inFlight, most atomic.Int64
+		var answer atomic.Bool // the dead endpoints answer from now on
+		hangs := func(_ int, r *http.Request) (int, string) {
+			if answer.Load() {
+				return 200, `{"status":"ok"}`
+			}
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			defer inFlight.Add(-1)
+			select {
+			case <-hang:
+			case <-r.Context().Done(): // payhook gave up: the attempt timed out
+			}
+			return 500, ""
+		}
+		dead := make([]*receiverServer, 6)
+		var allowed []string
+		for i := range dead {
+			dead[i] = newReceiver(t, hangs)
+			allowed = append(allowed, allow(dead[i].URL+"/hook")...)
+		}
+		healthy := newReceiver(t, ok)
+		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
+			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, allowed...)
+			c.Workers, c.PerHost, c.AttemptTimeout = 8, 4, 3*time.Second
+		})
+		t.Cleanup(func() { close(hang) })
+		ctx := context.Background()
+		enqueueDead := func(per int) {
+			for _, r := range dead {
+				for range per {
+					e := f.envelope("pending", payload.TransportGET)
+					e.CallbackURL = r.URL + "/hook"
+					f.enqueue(t, e)
+				}
+			}
+		}
+		timedOut := func() int {
+			n, err := f.db.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeFailed)).Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		waitUntil := func(what string, cond func() bool) {
+			t.Helper()
+			deadline := time.After(20 * time.Second)
+			tick := time.NewTicker(10 * time.Millisecond) // polling a condition, not a schedule
+			defer tick.Stop()
+			for !cond() {
+				select {
+				case <-tick.C:
+				case <-deadline:
+					t.Fatalf("timed out waiting for %s", what)
+				}
+			}
+		}
+
+		// One attempt to each dead endpoint times out: now payhook knows
+		// them. (Their retries are due a minute later on the test's clock,
+		// which does not move.)
+		enqueueDead(1)
+		f.start(t)
+		waitUntil("the first attempts to time out", func() bool { return timedOut() == len(dead) && inFlight.Load() == 0 })
+		if m := most.Load(); m != int64(len(dead)) {
+			t.Fatalf("%d attempts at once to endpoints not yet known to fail, want %d", m, len(dead))
+		}
+		most.Store(0)
+
+		// Their backlog, then a healthy notification behind it.
+		enqueueDead(4)
+		good := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		f.d.Wake()
+		select {
+		case <-healthy.arrived:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the healthy endpoint waited behind the failing ones")
+		}
+		if n := timedOut(); n != len(dead) {
+			t.Fatalf("the healthy notification was sent after %d more attempts to failing endpoints timed out, want none", n-len(dead))
+		}
+		waitUntil("the failing share in use", func() bool { return inFlight.Load() == 2 })
+		if m := most.Load(); m > 2 {
+			t.Fatalf("%d attempts at once to failing endpoints, want at most 2 (a quarter of the workers)", m)
+		}
+		waitUntil("the healthy notification recorded", func() bool { return f.reload(t, good).Status == notification.StatusAcknowledged })
+
+		// An answer ends the failing: as the test's clock moves on (retries
+		// and parked rows come due), every dead endpoint's backlog is
+		// acknowledged.
+		answer.Store(true)
+		waitUntil("the backlog acknowledged", func() bool {
+			f.clock.Advance(5 * time.Second)
+			f.d.Wake()
+			n, err := f.db.Client.Notification.Query().Where(notification.StatusEQ(notification.StatusAcknowledged)).Count(ctx)
+			return err == nil && n == 1+5*len(dead)
+		})
+		f.d.mu.Lock()
+		failing, active := len(f.d.failing), f.d.failingActive
+		f.d.mu.Unlock()
+		if failing != 0 || active != 0 {
+			t.Fatalf("%d destinations still failing, %d attempts counted to them", failing, active)
+		}
+	})
+}
