@@ -835,14 +835,19 @@ func startLitecoind(ctx context.Context) (_ *ltcNode, _ func() error, err error)
 	stop := func() error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = n.call(sctx, nil, "stop")
+		_ = n.call(sctx, nil, "stop") // its answer may be lost as it stops: the exit says
+		var exit error
 		select {
-		case <-exited:
+		case exit = <-exited:
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // its error says killed
+			exit = errors.New("killed: it did not stop within 30 s")
 		}
-		return os.RemoveAll(dir)
+		if exit != nil {
+			exit = fmt.Errorf("litecoind: %w", exit)
+		}
+		return errors.Join(exit, os.RemoveAll(dir))
 	}
 	defer func() {
 		if err != nil {
