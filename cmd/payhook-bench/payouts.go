@@ -129,8 +129,9 @@ type payoutsRun struct {
 	// BlocksToMinedMax is the most blocks from a request to the block that
 	// holds its payout's transaction (that block included).
 	BlocksToMinedMax int `json:"blocks_to_mined_max"`
-	// BlocksMined is how many blocks the run mined from the first request
-	// to the last payout.done.
+	// BlocksMined is how many blocks the run's miner mined, from just
+	// before the first request until it stopped after the last
+	// payout.done.
 	BlocksMined int64 `json:"blocks_mined"`
 	// AllDoneSeconds runs from the first request to the last payout.done
 	// webhook; DoneP50s and DoneMaxs are each payout's request to its
@@ -206,8 +207,7 @@ func payoutsOnce(ctx context.Context, o benchOptions, tty bool, stderr io.Writer
 	}
 	defer node.http.CloseIdleConnections()
 	var chain struct {
-		Chain  string `json:"chain"`
-		Blocks int64  `json:"blocks"`
+		Chain string `json:"chain"`
 	}
 	if err := node.call(ctx, &chain, "getblockchaininfo"); err != nil {
 		return res, err
