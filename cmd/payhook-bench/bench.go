@@ -78,6 +78,8 @@ type benchOptions struct {
 	server, serverKey, serverSecret, serverMetrics string
 	serverPID                                      int
 	receiverAddr                                   string
+	// payouts are the flags of the payouts mode (payouts.go).
+	payouts payoutsOptions
 }
 
 // benchRun is one measured run.
@@ -132,6 +134,8 @@ type benchReport struct {
 	Runs           []benchRun `json:"runs"`
 	// E2E is the end-to-end run (--mode e2e).
 	E2E *e2eRun `json:"e2e,omitempty"`
+	// Payouts is the payouts run (--mode payouts).
+	Payouts *payoutsRun `json:"payouts,omitempty"`
 	// DeadP99Ratio is the median p99 of the runs with a dead endpoint's
 	// backlog over the median p99 of the plain latency runs.
 	DeadP99Ratio float64 `json:"dead_endpoint_p99_ratio,omitempty"`
@@ -149,8 +153,8 @@ type benchReport struct {
 // own limits.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	command := "payhook-bench " + strings.Join(args, " ")
-	if len(args) > 0 && args[0] == "e2e" {
-		args = append([]string{"--mode", "e2e"}, args[1:]...)
+	if len(args) > 0 && (args[0] == "e2e" || args[0] == "payouts") {
+		args = append([]string{"--mode", args[0]}, args[1:]...)
 	}
 	fs := flag.NewFlagSet("payhook-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -180,7 +184,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.repeat, "repeat", 1, "run the latency run, and the one with a dead endpoint, this many times each, alternately (the summary compares medians)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "e2e: write the allocations from the mine request to the last acknowledgement to this file (and those before it to FILE.base: go tool pprof -sample_index=alloc_space -base FILE.base)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process during the runs (not the limit measurements; e2e: from the mine request to the last acknowledgement) to this file")
-	fs.StringVar(&o.mode, "mode", "engine", `engine: the delivery engine's runs against a loopback receiver; e2e: payments end to end through a real payhook server on the devnet ("payhook-bench e2e" is the same)`)
+	fs.StringVar(&o.mode, "mode", "engine", `engine: the delivery engine's runs against a loopback receiver; e2e: payments end to end through a real payhook server on the devnet ("payhook-bench e2e" is the same); payouts: payout requests on litecoind regtest sent in batches ("payhook-bench payouts")`)
 	fs.IntVar(&o.e2eN, "e2e-n", 2000, "e2e: payment addresses created, paid and mined in one block (each owes a confirmed and a completed callback)")
 	fs.StringVar(&o.e2eTicker, "e2e-ticker", "btc", "e2e: ticker of the payments (one whose payments are confirmed and forwarded with the first block at confirmations=1: UTXO or EVM)")
 	fs.StringVar(&o.e2eAddress, "e2e-address", "", "e2e: the merchant's address payments are forwarded to (default: a BTC address, for --e2e-ticker btc)")
@@ -192,6 +196,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.serverMetrics, "server-metrics", "", "e2e with --server: the server's /metrics on its operator listener (payhook serve --operator-listen ADDR: http://ADDR/metrics)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "e2e with --server: the server's process id, to report its CPU time (Linux /proc)")
 	fs.StringVar(&o.receiverAddr, "receiver-addr", "", "e2e: the receiver's listening address (default: a free loopback port; fix it for --server)")
+	payoutsFlags(fs, &o.payouts)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -236,8 +241,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if o.server != "" && (o.serverKey == "" || o.receiverAddr == "" || o.serverMetrics == "" || o.e2eKind == e2eCheckout && o.serverSecret == "") {
 			return errors.New("--server needs --server-key, --receiver-addr, --server-metrics and, for --e2e-kind checkout, --server-secret")
 		}
+	case "payouts":
+		if err := o.payouts.validate(); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--mode: %q is not engine or e2e", o.mode)
+		return fmt.Errorf("--mode: %q is not engine, e2e or payouts", o.mode)
 	}
 	tty := false
 	if f, ok := stderr.(*os.File); ok {
@@ -270,6 +279,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			"ratio_to_rsa_limit: callbacks per second over RSA-2048 signatures per second (each callback is signed once); " +
 			"cpu_seconds_per_1000: CPU time of the process (server, receiver) per 1000 callbacks."
 	}
+	if o.mode == "payouts" {
+		rep.Description = "payouts: payout requests (POST /ltc/payout/request/bulk/process/) on litecoind regtest through a payhook server with a batch interval, a block mined every --block-every; " +
+			"blocks_to_done: per payout, the blocks mined (or being mined) when its payout.done webhook arrived less those mined when it was requested; " +
+			"cpu_seconds_per_payout: CPU time of the process (server, driver, webhook receiver) from the first request to the last payout.done, per payout; " +
+			"every destination is checked on the node: paid exactly its amount, once, by its payout's transaction."
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -279,7 +294,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if rep.HTTPLimit, err = httpLimit(ctx, o.limitsFor); err != nil {
 		return err
 	}
-	if o.cpuProfile != "" && o.mode != "e2e" { // e2e profiles the mine phase only (e2eOnce)
+	if o.cpuProfile != "" && o.mode == "engine" { // e2e profiles the mine phase only (e2eOnce), payouts from the first request to the last done
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return fmt.Errorf("--cpuprofile: %w", err)
@@ -307,6 +322,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		r.RatioHTTPLimit = r.PerSecond / rep.HTTPLimit
 		rep.Runs = append(rep.Runs, r)
 		return nil
+	}
+	if o.mode == "payouts" {
+		r, err := payoutsOnce(ctx, o, tty, stderr)
+		rep.Payouts = &r
+		if err != nil && !errors.Is(err, errPayouts) {
+			return fmt.Errorf("payouts: %w", err)
+		}
+		// A run whose payouts were not all done, or paid other than
+		// requested, is reported, then fails.
+		return errors.Join(writeReport(stdout, o.out, rep), err)
 	}
 	if o.mode == "e2e" {
 		say("e2e: %d %s payments through a payhook server...", o.e2eN, o.e2eTicker)
@@ -394,6 +419,9 @@ func printReport(w io.Writer, r benchReport) {
 	}
 	if r.E2E != nil {
 		printE2E(w, *r.E2E)
+	}
+	if r.Payouts != nil {
+		printPayouts(w, *r.Payouts)
 	}
 	if len(r.Runs) == 0 {
 		return

@@ -6,6 +6,8 @@
 // and results.
 //
 //	payhook-bench [--db postgres://...|sqlite] [--n 5000] [--rate 500] [--dead 10000] [--out bench.json]
+//	payhook-bench e2e [--e2e-n 2000] ...
+//	payhook-bench payouts [--ltc http://USER:PASS@HOST:PORT/wallet/NAME] [--payouts-n 1000] ...
 //
 // It is not part of the production binary (cmd/payhook). It reaches the
 // database only through server/bench, and imports no ent package.
