@@ -315,14 +315,20 @@ func (e *Engine) signOffline(ctx context.Context, o *entdb.Outbound, in Intent, 
 	if err != nil {
 		return nil
 	}
-	if e.faults.AfterSign != nil {
-		if err := e.faults.AfterSign(); err != nil {
-			return err
-		}
+	if err := e.afterSign(); err != nil {
+		return err
 	}
 	raw := sg.Raw
 	o.SignedTx, o.Txid, o.State = &raw, sg.TxID, entoutbound.StateSigned
 	return nil
+}
+
+// afterSign runs the AfterSign fault hook, if any.
+func (e *Engine) afterSign() error {
+	if e.faults.AfterSign == nil {
+		return nil
+	}
+	return e.faults.AfterSign()
 }
 
 // transfers records ts, each input on another address than from with its
@@ -459,10 +465,8 @@ func (e *Engine) send(ctx context.Context, t chains.Ticker, os []*entdb.Outbound
 			errs = append(errs, fmt.Errorf("sign %s: %w", o.Key, err))
 			e.noteError(ctx, o, err)
 		default:
-			if e.faults.AfterSign != nil {
-				if err := e.faults.AfterSign(); err != nil {
-					return true, err
-				}
+			if err := e.afterSign(); err != nil {
+				return true, err
 			}
 			sigs[o.ID] = sg
 		}
@@ -555,10 +559,8 @@ func (e *Engine) sendInTurn(ctx context.Context, t chains.Ticker, os []*entdb.Ou
 				e.noteError(ctx, o, err)
 				return true, fmt.Errorf("sign %s: %w", o.Key, err)
 			}
-			if e.faults.AfterSign != nil {
-				if err := e.faults.AfterSign(); err != nil {
-					return true, err
-				}
+			if err := e.afterSign(); err != nil {
+				return true, err
 			}
 			recorded, err := e.record(ctx, []*entdb.Outbound{o}, map[int64]chains.Signed{o.ID: sg})
 			if err != nil {
