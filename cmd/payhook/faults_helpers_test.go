@@ -40,6 +40,7 @@ import (
 	_ "modernc.org/sqlite" // SQLite driver for the tests' own queries
 
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/receiver"
 )
 
 // faultBin is the payhook binary built once by TestMain, with the faults
@@ -130,6 +131,13 @@ type faultReceiver struct {
 	failures atomic.Int64 // requests answered 500
 	bad      atomic.Int64 // requests without a uuid
 
+	// verifier, when set (verifyWith), checks every request's webhook
+	// signature; unverified counts the requests it refused (answered as
+	// any other) and lastUnverified says why the last one was.
+	verifier       atomic.Pointer[receiver.WebhookVerifier]
+	unverified     atomic.Int64
+	lastUnverified atomic.Value // string
+
 	mu   sync.Mutex
 	seen map[string]int // requests per uuid (acknowledged or not)
 	oks  map[string]int // acknowledged requests per uuid
@@ -148,7 +156,20 @@ func newFaultReceiver(t *testing.T) *faultReceiver {
 // endpoint is the exact endpoint payhook is allowed to call on loopback.
 func (r *faultReceiver) endpoint() string { return r.srv.URL + "/hook" }
 
+// verifyWith makes the receiver check every request's webhook signature
+// (x-service-signature) against the project's IPN secret.
+func (r *faultReceiver) verifyWith(secret string) {
+	r.verifier.Store(receiver.NewWebhookVerifier([]string{secret}))
+}
+
 func (r *faultReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	if v := r.verifier.Load(); v != nil {
+		// Verify puts a POST's body back for the reads below.
+		if _, err := v.Verify(req); err != nil {
+			r.unverified.Add(1)
+			r.lastUnverified.Store(err.Error())
+		}
+	}
 	uuid := ""
 	if req.Method == http.MethodGet {
 		uuid = req.URL.Query().Get("uuid")
@@ -773,6 +794,9 @@ func assertNothingLost(t *testing.T, db *sql.DB, recv *faultReceiver) map[string
 	}
 	if n := recv.bad.Load(); n > 0 {
 		t.Errorf("receiver got %d requests without a uuid", n)
+	}
+	if n := recv.unverified.Load(); n > 0 {
+		t.Errorf("receiver got %d requests whose webhook signature does not verify, the last: %v", n, recv.lastUnverified.Load())
 	}
 	if o := attemptsByOutcome(t, db); o["in_flight"] > 0 {
 		t.Errorf("%d attempts still in flight after every notification was acknowledged", o["in_flight"])

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/payhook/payhook/chains/nodetest"
 	"github.com/payhook/payhook/internal/clock"
 )
 
@@ -24,21 +21,11 @@ import (
 // cursor, and the payment is confirmed, credited and forwarded exactly
 // once, every callback stored and acknowledged.
 func TestFaultTwoInstancesLitecoind(t *testing.T) {
-	n := nodetest.StartLitecoind(t, 110)
-	dsn, _ := newPGDatabase(t)
-	dir := t.TempDir()
-	recv := newFaultReceiver(t)
-	// With a node the seed is never generated silently: make it first.
-	if out, err := exec.Command(faultBin, "seed", "init", "--seed-file", filepath.Join(dir, "payhook.seed")).CombinedOutput(); err != nil {
-		t.Fatalf("seed init: %v: %s", err, out)
-	}
-	// The operator listener serves /healthz's details (watching) without
-	// a key.
-	flags := deliveryFlags("--node", "ltc="+n.URL+"?network=regtest", "--watch-interval", "200ms", "--prices", "table", "--operator-listen", "127.0.0.1:0")
-	a := startPayhook(t, dsn, dir, recv, flags...)
+	cl := newLTCCluster(t, 110)
+	a := cl.start(t)
 	key := a.apiKey(t)
-	b := startPayhook(t, dsn, dir, recv, flags...)
-	db := openTestDB(t, dsn)
+	b := cl.start(t)
+	n, db, recv := cl.n, cl.db, cl.recv
 
 	var wallet string
 	n.Must(&wallet, "getnewaddress")
@@ -50,11 +37,7 @@ func TestFaultTwoInstancesLitecoind(t *testing.T) {
 	addrIn := created.JSON["address_in"].(string)
 	var txid string
 	n.Must(&txid, "sendtoaddress", addrIn, json.Number("0.5"))
-	mine := func(k int) {
-		var to string
-		n.Must(&to, "getnewaddress")
-		n.Must(nil, "generatetoaddress", k, to)
-	}
+	mine := func(k int) { cl.mine(t, k) }
 	mine(1)
 	waitFor(t, 20*time.Second, "the pending callback stored", func() (bool, string) {
 		c := count(db, `SELECT count(*) FROM notifications`)

@@ -244,8 +244,10 @@ func sum(m map[string]int) int {
 	return n
 }
 
-// pgCluster names the local cluster to restart ("15", "main"), or skips the
-// test when this machine cannot restart the PostgreSQL of TEST_DATABASE_URL.
+// pgCluster names the local cluster to restart ("15", "main"): the one
+// whose configured port (/etc/postgresql/VERSION/NAME/postgresql.conf) is
+// the port of TEST_DATABASE_URL (5432 when it names none). It skips the
+// test when this machine cannot restart that PostgreSQL.
 func pgCluster(t *testing.T) (version, name string) {
 	t.Helper()
 	u, err := url.Parse(pgAdminURL(t))
@@ -258,15 +260,46 @@ func pgCluster(t *testing.T) (version, name string) {
 	if _, err := exec.LookPath("pg_ctlcluster"); err != nil {
 		t.Skip("pg_ctlcluster not found: cannot restart PostgreSQL")
 	}
-	entries, err := os.ReadDir("/etc/postgresql")
-	if err != nil || len(entries) != 1 {
-		t.Skipf("want exactly one version in /etc/postgresql: %v %v", entries, err)
+	port := u.Port()
+	if port == "" {
+		port = "5432"
 	}
-	version = entries[0].Name()
-	if _, err := os.Stat(filepath.Join("/etc/postgresql", version, "main")); err != nil {
-		t.Skipf("no cluster main for PostgreSQL %s", version)
+	confs, err := filepath.Glob("/etc/postgresql/*/*/postgresql.conf")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return version, "main"
+	var found []string
+	for _, conf := range confs {
+		if p, err := confPort(conf); err != nil {
+			t.Logf("%s: %v", conf, err)
+		} else if p == port {
+			dir := filepath.Dir(conf)
+			version, name = filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
+			found = append(found, version+"/"+name)
+		}
+	}
+	if len(found) != 1 {
+		t.Skipf("want exactly one local cluster on port %s: %v (of %v)", port, found, confs)
+	}
+	return version, name
+}
+
+// confPort is the port a postgresql.conf sets ("5432" when it sets none,
+// PostgreSQL's default).
+func confPort(conf string) (string, error) {
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		return "", err
+	}
+	port := "5432"
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		key, value, ok := strings.Cut(line, "=")
+		if ok && strings.TrimSpace(key) == "port" {
+			port = strings.Trim(strings.TrimSpace(value), "'")
+		}
+	}
+	return port, nil
 }
 
 // pgctl runs pg_ctlcluster ACTION on the local cluster.
