@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/payhook/payhook/chains"
+	"github.com/payhook/payhook/chains/family"
+	"github.com/payhook/payhook/chains/nodetest"
 	entdb "github.com/payhook/payhook/ent/db"
 	entledger "github.com/payhook/payhook/ent/db/ledgerentry"
 	entoutbound "github.com/payhook/payhook/ent/db/outbound"
@@ -32,6 +38,33 @@ import (
 // deepReorgDepth is how many blocks the reorganisations replace: deeper
 // than the one confirmation the addresses ask for.
 const deepReorgDepth = 3
+
+// newLTCEnvLogged is newLTCEnv with the server's log kept in logs (what
+// an operator sees).
+func newLTCEnvLogged(t *testing.T, d store.Dialect, logs *syncBuffer) *ltcEnv {
+	t.Helper()
+	n := nodetest.StartLitecoind(t, 110)
+	sink := newSink(t)
+	in := servertest.StartLogged(t, d, slog.New(slog.NewTextHandler(logs, nil)), func(c *server.Config) {
+		c.ManualDelivery = true
+		c.Chains.OfferWithoutNodes = false
+		c.Chains.Nodes = map[string]string{"ltc": n.URL + "?network=regtest"}
+		c.Chains.Prices = server.PricesTable
+		c.Delivery.AllowPrivateEndpoints = servertest.AllowPrivate(sink.URL+"/hook", servertest.A, servertest.B)
+	})
+	pub := in.Get(t, "/pubkey/", nil, in.KeyA).JSON["pubkey"].(string)
+	resp, err := http.Post(sink.URL+"/pin", "text/plain", strings.NewReader(pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	reg, _ := family.DefaultRegistry().WithNet("ltc", chains.Regtest)
+	tk, _ := reg.Lookup("ltc")
+	if err := in.Server.Watcher("ltc").PollOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &ltcEnv{n: n, in: in, sink: sink, tk: tk}
+}
 
 // forwarded is a low-level payment confirmed at one confirmation, called
 // back (confirmed, completed, acknowledged) and forwarded, its forward
@@ -71,6 +104,22 @@ func (e *ltcEnv) payAndForward(t *testing.T, amount string) forwarded {
 	return f
 }
 
+// logged is what the merchant's logs (GET /ltc/logs/) show of f's
+// payment: its status and its note.
+func (e *ltcEnv) logged(t *testing.T, f forwarded) (status, note string) {
+	t.Helper()
+	r := e.in.Get(t, "/ltc/logs/", url.Values{"callback": {f.created.JSON["callback_url"].(string)}}, e.in.KeyA)
+	wantStatus(t, r, 200)
+	cbs, _ := r.JSON["callbacks"].([]any)
+	for _, c := range cbs {
+		if m, _ := c.(map[string]any); m["txid_in"] == f.txid {
+			return fmt.Sprint(m["payment_status"]), fmt.Sprint(m["note"])
+		}
+	}
+	t.Fatalf("the logs do not list the payment %s: %s", f.txid, r.Body)
+	return "", ""
+}
+
 // payment is the recorded payment of txid.
 func (e *ltcEnv) payment(t *testing.T, txid string) *entdb.Payment {
 	t.Helper()
@@ -99,7 +148,8 @@ func (e *ltcEnv) onlyOutbound(t *testing.T, p entoutbound.Purpose) *entdb.Outbou
 }
 
 // confirmations is how deep txid is in the node's best chain: 0 in the
-// mempool, -1 unknown (neither in the chain nor in the mempool).
+// mempool or only in a block off the best chain (the node's transaction
+// index remembers it), -1 unknown.
 func (e *ltcEnv) confirmations(t *testing.T, txid string) int64 {
 	t.Helper()
 	var tx struct {
@@ -139,6 +189,49 @@ func (e *ltcEnv) reorganise(t *testing.T, height int64, fork func() []string) {
 	e.n.Must(&now, "getblockcount")
 	if now != tip+1 {
 		t.Fatalf("the new chain's tip is at %d, want %d", now, tip+1)
+	}
+}
+
+// doubleSpend returns a fork for reorganise: a transaction that spends
+// txid's first input to the node's own wallet, signed once txid's block is
+// out of the chain (the input is unspent there). Mined in the fork, it
+// evicts txid and whatever spends it from the mempool.
+func (e *ltcEnv) doubleSpend(t *testing.T, txid string) func() []string {
+	t.Helper()
+	var tx struct {
+		Vin []struct {
+			Txid string `json:"txid"`
+			Vout int    `json:"vout"`
+		} `json:"vin"`
+	}
+	e.n.Must(&tx, "getrawtransaction", txid, true)
+	in := tx.Vin[0]
+	var prev struct {
+		Vout []struct {
+			Value        json.Number `json:"value"`
+			ScriptPubKey struct {
+				Hex string `json:"hex"`
+			} `json:"scriptPubKey"`
+		} `json:"vout"`
+	}
+	e.n.Must(&prev, "getrawtransaction", in.Txid, true)
+	value := decimal.RequireFromString(prev.Vout[in.Vout].Value.String())
+	var back string
+	e.n.Must(&back, "getnewaddress")
+	return func() []string {
+		var raw string
+		e.n.Must(&raw, "createrawtransaction", []map[string]any{{"txid": in.Txid, "vout": in.Vout}},
+			map[string]json.Number{back: json.Number(value.Sub(decimal.RequireFromString("0.001")).String())})
+		var signed struct {
+			Hex      string `json:"hex"`
+			Complete bool   `json:"complete"`
+		}
+		e.n.Must(&signed, "signrawtransactionwithwallet", raw, []map[string]any{{"txid": in.Txid, "vout": in.Vout,
+			"scriptPubKey": prev.Vout[in.Vout].ScriptPubKey.Hex, "amount": json.Number(value.String())}})
+		if !signed.Complete {
+			t.Fatal("the double spend could not be signed")
+		}
+		return []string{signed.Hex}
 	}
 }
 
@@ -192,15 +285,15 @@ func (e *ltcEnv) mempool(t *testing.T) []string {
 // callback.
 func TestLitecoindDeepReorgPaymentReturns(t *testing.T) {
 	t.Parallel()
-	e := newLTCEnv(t, store.SQLite)
+	logs := &syncBuffer{}
+	e := newLTCEnvLogged(t, store.SQLite, logs)
 	ctx := context.Background()
 	f := e.payAndForward(t, "0.5")
 	units := f.payment.ValueCoin.Shift(e.tk.Decimals)
 
 	e.reorganise(t, f.height, nil)
-	if e.confirmations(t, f.txid) != 0 || e.confirmations(t, f.outbound.Txid) != 0 {
-		t.Fatalf("after the reorganisation the payment (%d) and its forward (%d) should wait in the mempool",
-			e.confirmations(t, f.txid), e.confirmations(t, f.outbound.Txid))
+	if m := e.mempool(t); len(m) != 2 || !slices.Contains(m, f.txid) || !slices.Contains(m, f.outbound.Txid) {
+		t.Fatalf("after the reorganisation the mempool holds %v, want the payment %s and its forward %s", m, f.txid, f.outbound.Txid)
 	}
 	e.step(t, 0)
 	e.step(t, 0) // a second poll changes nothing
@@ -212,9 +305,11 @@ func TestLitecoindDeepReorgPaymentReturns(t *testing.T) {
 	if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountLoss); !got.Equal(units.Neg()) {
 		t.Errorf("journal out of the chain: loss %s base units, want -%s", got, units)
 	}
-	logs := e.in.Get(t, "/ltc/logs/", url.Values{"callback": {f.created.JSON["callback_url"].(string)}}, e.in.KeyA)
-	if !strings.Contains(string(logs.Body), "left the chain after it was credited (reorganisation)") || !strings.Contains(string(logs.Body), `"payment_status":"completed"`) {
-		t.Errorf("the logs do not tell the merchant: %s", logs.Body)
+	if status, note := e.logged(t, f); status != "completed" || !strings.HasSuffix(note, "left the chain after it was credited (reorganisation); recorded, not reversed") {
+		t.Errorf("the merchant's logs out of the chain: %s, note %q", status, note)
+	}
+	if l := logs.String(); !strings.Contains(l, `level=WARN msg="a credited payment left the chain (reorganisation)`) || !strings.Contains(l, "txid="+f.txid) {
+		t.Errorf("the operator's log does not name the payment that left the chain:\n%s", l)
 	}
 
 	// Mined again, both: the payment's block is in the chain once more.
@@ -225,6 +320,12 @@ func TestLitecoindDeepReorgPaymentReturns(t *testing.T) {
 	if p.Reorged || p.ReorgCount != 1 || p.Status != entpayment.StatusCompleted || p.TxidOut != f.outbound.Txid {
 		t.Errorf("back in the chain: payment reorged=%v count=%d %s txid_out %s; want not reorged, completed by %s",
 			p.Reorged, p.ReorgCount, p.Status, p.TxidOut, f.outbound.Txid)
+	}
+	if status, note := e.logged(t, f); status != "completed" || !strings.HasSuffix(note, "left the chain after it was credited (reorganisation); recorded, not reversed; back in the chain") {
+		t.Errorf("the merchant's logs back in the chain: %s, note %q", status, note)
+	}
+	if l := logs.String(); !strings.Contains(l, `level=INFO msg="a reorganised payment is back in the chain; its loss is restored"`) {
+		t.Errorf("the operator's log does not say the payment is back:\n%s", l)
 	}
 	if n, r := e.events(t, p.ID, entledger.EventReversal), e.events(t, p.ID, entledger.EventRestore); n != 1 || r != 1 {
 		t.Errorf("journal: %d reversals and %d restores, want one of each", n, r)
@@ -275,46 +376,7 @@ func TestLitecoindDeepReorgPaymentDoubleSpent(t *testing.T) {
 	f := e.payAndForward(t, "0.5")
 	units := f.payment.ValueCoin.Shift(e.tk.Decimals)
 
-	// The payment's first input, spent by a conflicting transaction to the
-	// payer's own wallet, signed once the payment's block is out of the
-	// chain (the input is unspent there).
-	var tx struct {
-		Vin []struct {
-			Txid string `json:"txid"`
-			Vout int    `json:"vout"`
-		} `json:"vin"`
-	}
-	e.n.Must(&tx, "getrawtransaction", f.txid, true)
-	in := tx.Vin[0]
-	var prev struct {
-		Vout []struct {
-			Value        json.Number `json:"value"`
-			ScriptPubKey struct {
-				Hex string `json:"hex"`
-			} `json:"scriptPubKey"`
-		} `json:"vout"`
-	}
-	e.n.Must(&prev, "getrawtransaction", in.Txid, true)
-	value := decimal.RequireFromString(prev.Vout[in.Vout].Value.String())
-	var back string
-	e.n.Must(&back, "getnewaddress")
-	// Signed once the payment's block is out of the chain (its input is
-	// unspent there), mined in the fork's first block.
-	e.reorganise(t, f.height, func() []string {
-		var raw string
-		e.n.Must(&raw, "createrawtransaction", []map[string]any{{"txid": in.Txid, "vout": in.Vout}},
-			map[string]json.Number{back: json.Number(value.Sub(decimal.RequireFromString("0.001")).String())})
-		var signed struct {
-			Hex      string `json:"hex"`
-			Complete bool   `json:"complete"`
-		}
-		e.n.Must(&signed, "signrawtransactionwithwallet", raw, []map[string]any{{"txid": in.Txid, "vout": in.Vout,
-			"scriptPubKey": prev.Vout[in.Vout].ScriptPubKey.Hex, "amount": json.Number(value.String())}})
-		if !signed.Complete {
-			t.Fatal("the double spend could not be signed")
-		}
-		return []string{signed.Hex}
-	})
+	e.reorganise(t, f.height, e.doubleSpend(t, f.txid))
 	if c1, c2 := e.confirmations(t, f.txid), e.confirmations(t, f.outbound.Txid); c1 > 0 || c2 > 0 {
 		t.Fatalf("after the double spend the payment (%d) or its forward (%d) is still in the chain", c1, c2)
 	}
@@ -356,113 +418,183 @@ func TestLitecoindDeepReorgPaymentDoubleSpent(t *testing.T) {
 	if n, err := e.in.Server.DB().Client.Notification.Query().Count(ctx); err != nil || n != 2 {
 		t.Errorf("%d notifications stored (%v), want the confirmed and completed callbacks only", n, err)
 	}
-	logs := e.in.Get(t, "/ltc/logs/", url.Values{"callback": {f.created.JSON["callback_url"].(string)}}, e.in.KeyA)
-	if !strings.Contains(string(logs.Body), "left the chain after it was credited (reorganisation)") {
-		t.Errorf("the logs do not tell the merchant: %s", logs.Body)
+	if status, note := e.logged(t, f); status != "completed" || !strings.HasSuffix(note, "left the chain after it was credited (reorganisation); recorded, not reversed") {
+		t.Errorf("the merchant's logs after the double spend: %s, note %q", status, note)
 	}
 }
 
-// TestLitecoindDeepReorgPayout: a payout sent and mined, not yet seen
-// landed (in flight), leaves the chain in a reorganisation three blocks
-// deep and waits in the node's mempool; the engine follows its own
-// transaction (the same bytes, sent again if asked) and builds no second
-// one. It is mined again: the destination is paid once, one payout.done
-// webhook, the payout's change to the payout wallet is credited once, the
-// journal balances.
+// TestLitecoindDeepReorgPayout: a payout's transaction, sent and mined,
+// leaves the chain in a reorganisation at least three blocks deep:
+//
+//   - in flight: mined, not yet seen landed (the engine's row is sent). It
+//     waits in the node's mempool; the engine follows its own transaction
+//     (the same bytes, sent again at most) until it is mined again.
+//   - landed: seen landed, its change to the payout wallet credited. The
+//     change leaves the chain with it (reversal) and comes back (restore)
+//     when the same transaction is mined again.
+//   - funding double spent: the payment that funded the payout wallet is
+//     double spent in the fork, so the payout's transaction can never be
+//     mined. The funding payment is reorged and journaled as a loss; the
+//     engine never builds a second transaction (payhook does not pay the
+//     payout again from other funds by itself: docs/decisions.md).
+//
+// In every case there is one payout transaction, one payout.done webhook,
+// the destination is paid at most once, the journal balances.
 func TestLitecoindDeepReorgPayout(t *testing.T) {
 	t.Parallel()
-	ms := newMerchantSink(t)
-	e := newLTCEnv(t, store.Postgres, func(c *server.Config) {
-		c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(ms.URL+"/merchant", servertest.A, servertest.B)...)
-	})
-	key := e.in.KeyA
-	pr, err := e.in.Server.DB().Client.Project.Get(t.Context(), e.in.ProjectA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms.secrets = []string{pr.IpnSecret}
-	if err := project.SetPayoutNotify(t.Context(), e.in.Server.DB().Client, nil, e.in.ProjectA, ms.URL+"/merchant", false, clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	r := e.in.Get(t, "/ltc/payout/address/", nil, key)
-	wantStatus(t, r, 200)
-	wallet := r.JSON["address"].(string)
-	e.n.Must(nil, "sendtoaddress", wallet, json.Number("1.0"))
-	for range 3 {
-		e.step(t, 1)
-	}
-	var dest string
-	e.n.Must(&dest, "getnewaddress")
-	r = e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.3"}}`, dest), key)
-	wantStatus(t, r, 200)
-	info := r.JSON["payout_info"].(map[string]any)
-	if info["status"] != "done" {
-		t.Fatalf("payout %s", r.Body)
-	}
-	txid := info["txid"].(string)
+	for _, v := range []struct {
+		name        string
+		landed      bool // followed to landed before the reorganisation
+		doubleSpend bool // the wallet's funding payment is double spent in the fork
+	}{
+		{name: "in flight"},
+		{name: "landed", landed: true},
+		{name: "funding double spent", doubleSpend: true},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			ms := newMerchantSink(t)
+			e := newLTCEnv(t, store.Postgres, func(c *server.Config) {
+				c.Delivery.AllowPrivateEndpoints = append(c.Delivery.AllowPrivateEndpoints, servertest.AllowPrivate(ms.URL+"/merchant", servertest.A, servertest.B)...)
+			})
+			ctx := context.Background()
+			key := e.in.KeyA
+			pr, err := e.in.Server.DB().Client.Project.Get(ctx, e.in.ProjectA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms.secrets = []string{pr.IpnSecret}
+			if err := project.SetPayoutNotify(ctx, e.in.Server.DB().Client, nil, e.in.ProjectA, ms.URL+"/merchant", false, clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			r := e.in.Get(t, "/ltc/payout/address/", nil, key)
+			wantStatus(t, r, 200)
+			wallet := r.JSON["address"].(string)
+			var funding string
+			e.n.Must(&funding, "sendtoaddress", wallet, json.Number("1.0"))
+			e.step(t, 1)
+			var fundedAt int64
+			e.n.Must(&fundedAt, "getblockcount")
+			e.step(t, 1)
+			e.step(t, 1)
+			if b := e.balance(t, key); !b.Equal(decimal.RequireFromString("1")) {
+				t.Fatalf("balance %s, want 1 (the funded payout wallet)", b)
+			}
+			var dest string
+			e.n.Must(&dest, "getnewaddress")
+			r = e.postKey(t, "/ltc/payout/request/bulk/process/", fmt.Sprintf(`{"outputs": {%q: "0.3"}}`, dest), key)
+			wantStatus(t, r, 200)
+			info := r.JSON["payout_info"].(map[string]any)
+			if info["status"] != "done" {
+				t.Fatalf("payout %s", r.Body)
+			}
+			txid := info["txid"].(string)
 
-	// Mined, not yet followed: the engine's row is still sent.
-	var a string
-	e.n.Must(&a, "getnewaddress")
-	e.n.Must(nil, "generatetoaddress", 1, a)
-	var height int64
-	e.n.Must(&height, "getblockcount")
-	e.n.Must(nil, "generatetoaddress", deepReorgDepth-1, a)
-	if c := e.confirmations(t, txid); c != deepReorgDepth {
-		t.Fatalf("the payout %s has %d confirmations, want %d", txid, c, deepReorgDepth)
-	}
-	e.reorganise(t, height, nil)
-	if c := e.confirmations(t, txid); c != 0 {
-		t.Fatalf("after the reorganisation the payout has %d confirmations, want 0 (in the mempool)", c)
-	}
-	e.step(t, 0)
-	e.step(t, 0)
-	o := e.onlyOutbound(t, entoutbound.PurposePayout)
-	if o.Txid != txid || o.State != entoutbound.StateSent {
-		t.Errorf("the payout out of the chain: %s %s, want %s sent", o.Txid, o.State, txid)
-	}
-	if m := e.mempool(t); len(m) != 1 || m[0] != txid {
-		t.Errorf("the mempool holds %v, want the payout %s alone", m, txid)
-	}
+			var a string
+			e.n.Must(&a, "getnewaddress")
+			e.n.Must(nil, "generatetoaddress", 1, a)
+			var height int64
+			e.n.Must(&height, "getblockcount")
+			e.n.Must(nil, "generatetoaddress", deepReorgDepth-1, a)
+			if c := e.confirmations(t, txid); c != deepReorgDepth {
+				t.Fatalf("the payout %s has %d confirmations, want %d", txid, c, deepReorgDepth)
+			}
+			want := entoutbound.StateSent
+			if v.landed {
+				e.step(t, 0)
+				want = entoutbound.StateLanded
+				if ps, err := e.in.Server.DB().Client.Payment.Query().Where(entpayment.TxidIn(txid)).All(ctx); err != nil || len(ps) != 1 {
+					t.Fatalf("the payout's change: %d payments (%v), want one credited", len(ps), err)
+				}
+			}
+			if o := e.onlyOutbound(t, entoutbound.PurposePayout); o.State != want {
+				t.Fatalf("the payout before the reorganisation: %s, want %s", o.State, want)
+			}
 
-	for range 3 {
-		e.step(t, 1)
-	}
-	o = e.onlyOutbound(t, entoutbound.PurposePayout)
-	if o.Txid != txid || o.State != entoutbound.StateLanded {
-		t.Errorf("the payout mined again: %s %s, want %s landed", o.Txid, o.State, txid)
-	}
-	var got json.Number
-	e.n.Must(&got, "getreceivedbyaddress", dest, 1)
-	if !decimal.RequireFromString(got.String()).Equal(decimal.RequireFromString("0.3")) {
-		t.Errorf("the destination received %s, want 0.3 once", got)
-	}
-	if m := e.mempool(t); len(m) != 0 {
-		t.Errorf("the mempool holds %v, want nothing (no second payout)", m)
-	}
-	if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(decimal.RequireFromString("0.3").Shift(e.tk.Decimals)) {
-		t.Errorf("journal: paid out %s base units, want 0.3 ltc", got)
-	}
-	if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountLoss); !got.IsZero() {
-		t.Errorf("journal: loss %s, want 0", got)
-	}
-	e.balanced(t)
-	hooks, errs := ms.take()
-	var events []string
-	for _, h := range hooks {
-		events = append(events, h.event)
-	}
-	if len(errs) > 0 || strings.Join(events, ",") != "payout.done" || hooks[0].form.Get("txid") != txid {
-		t.Errorf("payout webhooks %v (errors %v), want one payout.done with txid %s", events, errs, txid)
-	}
-	// The change to the payout wallet: one payment, credited once.
-	ps, err := e.in.Server.DB().Client.Payment.Query().Where(entpayment.TxidIn(txid)).All(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if p.Reorged || e.events(t, p.ID, entledger.EventCredit) != 1 {
-			t.Errorf("the payout's change %s: reorged=%v, %d credits; want credited once, in the chain", p.ValueCoin, p.Reorged, e.events(t, p.ID, entledger.EventCredit))
-		}
+			var fork func() []string
+			if v.doubleSpend {
+				height = fundedAt
+				fork = e.doubleSpend(t, funding)
+			}
+			e.reorganise(t, height, fork)
+			switch c := e.confirmations(t, txid); {
+			case v.doubleSpend && c > 0:
+				t.Fatalf("after the double spend the payout has %d confirmations, want none (gone)", c)
+			case !v.doubleSpend && c != 0:
+				t.Fatalf("after the reorganisation the payout has %d confirmations, want 0 (in the mempool)", c)
+			}
+			e.step(t, 0)
+			e.step(t, 0)
+			o := e.onlyOutbound(t, entoutbound.PurposePayout)
+			if o.Txid != txid || o.State != want {
+				t.Errorf("the payout out of the chain: %s %s, want %s %s", o.Txid, o.State, txid, want)
+			}
+			wantPool := []string{txid}
+			if v.doubleSpend {
+				wantPool = nil
+			}
+			if m := e.mempool(t); strings.Join(m, ",") != strings.Join(wantPool, ",") {
+				t.Errorf("the mempool holds %v, want %v", m, wantPool)
+			}
+
+			for range 3 {
+				e.step(t, 1)
+			}
+			o = e.onlyOutbound(t, entoutbound.PurposePayout)
+			if o.Txid != txid || (!v.doubleSpend && o.State != entoutbound.StateLanded) {
+				t.Errorf("the payout after the reorganisation: %s %s, want %s landed", o.Txid, o.State, txid)
+			}
+			paid := decimal.RequireFromString("0.3")
+			if v.doubleSpend {
+				paid = decimal.Zero
+			}
+			var got json.Number
+			e.n.Must(&got, "getreceivedbyaddress", dest, 1)
+			if !decimal.RequireFromString(got.String()).Equal(paid) {
+				t.Errorf("the destination received %s, want %s", got, paid)
+			}
+			if m := e.mempool(t); len(m) != 0 {
+				t.Errorf("the mempool holds %v, want nothing (no second payout)", m)
+			}
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountPayout); !got.Equal(decimal.RequireFromString("0.3").Shift(e.tk.Decimals)) {
+				t.Errorf("journal: paid out %s base units, want 0.3 ltc once", got)
+			}
+			loss := decimal.Zero
+			if v.doubleSpend {
+				loss = decimal.RequireFromString("-1").Shift(e.tk.Decimals)
+			}
+			if got := ledgerSum(t, e.in, e.in.ProjectA, "ltc", entledger.AccountLoss); !got.Equal(loss) {
+				t.Errorf("journal: loss %s, want %s", got, loss)
+			}
+			e.balanced(t)
+			hooks, errs := ms.take()
+			var events []string
+			for _, h := range hooks {
+				events = append(events, h.event)
+			}
+			if len(errs) > 0 || strings.Join(events, ",") != "payout.done" || hooks[0].form.Get("txid") != txid {
+				t.Errorf("payout webhooks %v (errors %v), want one payout.done with txid %s", events, errs, txid)
+			}
+			// The funding payment, and the payout's change to the wallet:
+			// each credited once; reorged only if it is gone.
+			ps, err := e.in.Server.DB().Client.Payment.Query().Where(entpayment.TxidInIn(funding, txid)).All(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				gone := v.doubleSpend && p.TxidIn == funding
+				if p.Reorged != gone || e.events(t, p.ID, entledger.EventCredit) != 1 {
+					t.Errorf("payment %s of %s: reorged=%v, %d credits; want credited once, reorged=%v",
+						p.TxidIn, p.ValueCoin, p.Reorged, e.events(t, p.ID, entledger.EventCredit), gone)
+				}
+				var wantReorgs int64
+				if gone || (v.landed && p.TxidIn == txid) {
+					wantReorgs = 1
+				}
+				if p.ReorgCount != wantReorgs || int64(e.events(t, p.ID, entledger.EventReversal)) != wantReorgs {
+					t.Errorf("payment %s: %d reorganisations, %d reversals; want %d", p.TxidIn, p.ReorgCount, e.events(t, p.ID, entledger.EventReversal), wantReorgs)
+				}
+			}
+		})
 	}
 }
