@@ -120,6 +120,29 @@ func (e *ltcEnv) logged(t *testing.T, f forwarded) (status, note string) {
 	return "", ""
 }
 
+// reversals are the amounts of the accounting export's reversal rows
+// (GET /ledger/export/, what the merchant's books see) of payment txid, in
+// order.
+func (e *ltcEnv) reversals(t *testing.T, txid string) []string {
+	t.Helper()
+	now := clock.Now().UTC()
+	r := e.in.Get(t, "/ledger/export/", url.Values{"from": {now.AddDate(0, 0, -1).Format("2006-01-02")}, "to": {now.AddDate(0, 0, 2).Format("2006-01-02")}, "format": {"json"}}, e.in.KeyA)
+	if r.Code != 200 {
+		t.Fatalf("export: HTTP %d %s", r.Code, r.Body)
+	}
+	var rows []map[string]string
+	if err := json.Unmarshal(r.Body, &rows); err != nil {
+		t.Fatalf("export: %v: %s", err, r.Body)
+	}
+	var out []string
+	for _, row := range rows {
+		if row["kind"] == "reversal" && row["txid"] == txid {
+			out = append(out, row["amount"])
+		}
+	}
+	return out
+}
+
 // payment is the recorded payment of txid.
 func (e *ltcEnv) payment(t *testing.T, txid string) *entdb.Payment {
 	t.Helper()
@@ -324,6 +347,9 @@ func TestLitecoindDeepReorgPaymentReturns(t *testing.T) {
 	if status, note := e.logged(t, f); status != "completed" || !strings.HasSuffix(note, "left the chain after it was credited (reorganisation); recorded, not reversed; back in the chain") {
 		t.Errorf("the merchant's logs back in the chain: %s, note %q", status, note)
 	}
+	if got := strings.Join(e.reversals(t, f.txid), ","); got != "-0.5,0.5" {
+		t.Errorf("the accounting export's reversal rows: %s, want -0.5 then 0.5", got)
+	}
 	if l := logs.String(); !strings.Contains(l, `level=INFO msg="a reorganised payment is back in the chain; its loss is restored"`) {
 		t.Errorf("the operator's log does not say the payment is back:\n%s", l)
 	}
@@ -420,6 +446,9 @@ func TestLitecoindDeepReorgPaymentDoubleSpent(t *testing.T) {
 	}
 	if status, note := e.logged(t, f); status != "completed" || !strings.HasSuffix(note, "left the chain after it was credited (reorganisation); recorded, not reversed") {
 		t.Errorf("the merchant's logs after the double spend: %s, note %q", status, note)
+	}
+	if got := strings.Join(e.reversals(t, f.txid), ","); got != "-0.5" {
+		t.Errorf("the accounting export's reversal rows: %s, want -0.5", got)
 	}
 }
 
