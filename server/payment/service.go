@@ -450,9 +450,15 @@ func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a
 	case leaves:
 		u.SetReorged(true).AddReorgCount(1).SetNote(withNote(p.Note, reorgedNote))
 		*journal = append(*journal, ledger.Reversal(t, ref(a, p), p.ValueCoin, p.ReorgCount+1))
+		s.logger.Log(ctx, s.reorgLevel(t), "a credited payment left the chain (reorganisation): recorded, not reversed; its value is journaled as a loss until it returns",
+			"ticker", t.Ticker, "payment", p.ID, "txid", p.TxidIn, "value_coin", p.ValueCoin.String(), "project", a.ProjectID, "address", a.AddressIn)
 	case returns:
-		u.SetReorged(false)
+		// The note says so too: the logs' history would otherwise end
+		// with "left the chain".
+		u.SetReorged(false).SetNote(withNote(p.Note, returnedNote))
 		*journal = append(*journal, ledger.Restore(t, ref(a, p), p.ValueCoin, p.ReorgCount))
+		s.logger.Info("a reorganised payment is back in the chain; its loss is restored",
+			"ticker", t.Ticker, "payment", p.ID, "txid", p.TxidIn, "project", a.ProjectID, "address", a.AddressIn)
 	}
 	if step.Credit {
 		u.SetCreditedAt(now)
@@ -464,6 +470,17 @@ func (s *Service) applyOne(ctx context.Context, tx *entdb.Tx, t chains.Ticker, a
 		*journal = credited(*journal, t, a, p)
 	}
 	return p, step, s.published(pub, t, a, p, prev, step), nil
+}
+
+// reorgLevel is the level at which a credited payment leaving t's chain is
+// logged: a warning for the operator (money the journal counts as lost),
+// information on an ephemeral chain (the devnet, whose payments every
+// restart forgets: chains.Ephemeral).
+func (s *Service) reorgLevel(t chains.Ticker) slog.Level {
+	if e, ok := s.backends[t.Ticker].(chains.Ephemeral); ok && e.Ephemeral() {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 // forwardable reports whether p, after step, may be forwarded now: credited
@@ -548,6 +565,9 @@ const (
 	// reorgedNote is the note of a payment that left the chain after its
 	// credit.
 	reorgedNote = "left the chain after it was credited (reorganisation); recorded, not reversed"
+	// returnedNote is appended when a payment that left the chain after
+	// its credit is in a block of the best chain again.
+	returnedNote = "back in the chain"
 )
 
 // notForwardable says why a payment of value to address a cannot be
