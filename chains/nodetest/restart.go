@@ -37,7 +37,7 @@ func (n *Litecoind) Kill9(t testing.TB) {
 		t.Fatalf("litecoind: kill -9: %v", err)
 	}
 	select {
-	case <-p.exited:
+	case <-p.exited: //nolint:errcheck // its exit error says killed
 	case <-time.After(10 * time.Second):
 		t.Fatal("litecoind still running 10s after SIGKILL")
 	}
