@@ -13,10 +13,13 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
 	"github.com/payhook/payhook/chains/nodetest"
@@ -81,11 +84,15 @@ func TestFaultLitecoindRestart(t *testing.T) {
 	})
 
 	// Eight payments, each to its own address forwarding to its own
-	// destination in the node's wallet, 3 confirmations.
+	// destination, 3 confirmations. The destinations (and the payouts')
+	// are in no wallet of the node: the forwards and payouts waiting in
+	// its pool at the kill are lost with it, and only payhook can send
+	// them again (the payers' transactions are the node wallet's, which
+	// puts them back in the pool).
 	pays := make([]*ltcPayment, 8)
 	for i := range pays {
 		pays[i] = &ltcPayment{n: i, value: decimal.RequireFromString(fmt.Sprintf("0.%d", i+2))}
-		n.Must(&pays[i].dest, "getnewaddress")
+		pays[i].dest = ltcFreshAddress(t)
 		r := p.do(t, http.MethodGet, "/ltc/create/", url.Values{"callback": {callbackFor(recv, i)}, "address": {pays[i].dest},
 			"confirmations": {"3"}, "json": {"1"}}, key, "")
 		pays[i].addrIn, _ = r.JSON["address_in"].(string)
@@ -120,7 +127,7 @@ func TestFaultLitecoindRestart(t *testing.T) {
 	// One payout sent and waiting in the node's pool.
 	outs := []*ltcPayout{{amount: decimal.RequireFromString("0.3")}, {amount: decimal.RequireFromString("0.4")}}
 	for _, o := range outs {
-		n.Must(&o.dest, "getnewaddress")
+		o.dest = ltcFreshAddress(t)
 	}
 	requestPayout(t, p, key, outs[0])
 	waitFor(t, 30*time.Second, "the first payout sent", func() (bool, string) {
@@ -281,23 +288,61 @@ func (c *ltcChain) spenders(t *testing.T) map[outpoint][]string {
 	return m
 }
 
-// received returns what addr received in blocks, and in which
-// transactions.
+// received returns what addr received in the blocks since start, and in
+// which transactions.
 func (c *ltcChain) received(t *testing.T, addr string) (decimal.Decimal, []string) {
 	t.Helper()
-	var listed []struct {
-		Amount json.Number `json:"amount"`
-		TxIDs  []string    `json:"txids"`
+	sum := decimal.Zero
+	var txids []string
+	tip := c.height(t)
+	for h := c.start + 1; h <= tip; h++ {
+		var hash string
+		c.n.Must(&hash, "getblockhash", h)
+		var blk struct {
+			Tx []struct {
+				TxID string `json:"txid"`
+				Vout []struct {
+					Value  json.Number `json:"value"`
+					Script struct {
+						Address   string   `json:"address"`
+						Addresses []string `json:"addresses"`
+					} `json:"scriptPubKey"`
+				} `json:"vout"`
+			} `json:"tx"`
+		}
+		c.n.Must(&blk, "getblock", hash, 2)
+		for _, tx := range blk.Tx {
+			for _, out := range tx.Vout {
+				if out.Script.Address != addr && !slices.Contains(out.Script.Addresses, addr) {
+					continue
+				}
+				v, err := decimal.NewFromString(out.Value.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum = sum.Add(v)
+				txids = append(txids, tx.TxID)
+			}
+		}
 	}
-	c.n.Must(&listed, "listreceivedbyaddress", 1, false, false, addr)
-	if len(listed) == 0 {
-		return decimal.Zero, nil
+	return sum, txids
+}
+
+// ltcFreshAddress is a random litecoin regtest P2WPKH address: in no
+// wallet, paid by nothing else.
+func ltcFreshAddress(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
 	}
-	v, err := decimal.NewFromString(listed[0].Amount.String())
+	params := chaincfg.RegressionNetParams
+	params.Bech32HRPSegwit = "rltc"
+	a, err := btcutil.NewAddressWitnessPubKeyHash(b, &params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v, listed[0].TxIDs
+	return a.EncodeAddress()
 }
 
 // checkOutbounds: every outgoing transaction payhook recorded landed and
