@@ -317,7 +317,7 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 		if !reset {
 			w.logger.Warn("chain reorganisation: rolling back", "from", processed, "to", ancestor)
 		}
-		if err := w.rollback(ctx, ancestor); err != nil {
+		if err := w.rollback(ctx, ancestor, !reset); err != nil {
 			return err
 		}
 	}
@@ -439,19 +439,23 @@ func (w *Watcher) commonAncestor(ctx context.Context, head chains.Head, processe
 // every one seen landed within ReopenLanded is followed again (state sent):
 // Follow lands those a block still executes at its next call and sends the
 // recorded bytes of the others again, never new ones. Until then their
-// accounts' next transactions wait (an EVM nonce is not taken twice).
-func (w *Watcher) rollback(ctx context.Context, ancestor int64) error {
+// accounts' next transactions wait (an EVM nonce is not taken twice). A
+// devnet reset (reopen false) reopens nothing: the previous simulated
+// chain and its transactions are gone for good.
+func (w *Watcher) rollback(ctx context.Context, ancestor int64, reopen bool) error {
 	tk := w.ticker.Ticker
 	return store.WithTx(ctx, w.svc.db.Client, func(tx *entdb.Tx) error {
-		now := w.svc.now()
-		reopened, err := tx.Outbound.Update().
-			Where(entoutbound.Ticker(tk), entoutbound.StateEQ(entoutbound.StateLanded), entoutbound.LandedAtGTE(now.Add(-ReopenLanded))).
-			SetState(entoutbound.StateSent).ClearLandedAt().SetUpdatedAt(now).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("%s reopen landed outbounds: %w", tk, err)
-		}
-		if reopened > 0 {
-			w.logger.Warn("chain reorganisation: following payhook's landed transactions again", "count", reopened)
+		if reopen {
+			now := w.svc.now()
+			n, err := tx.Outbound.Update().
+				Where(entoutbound.Ticker(tk), entoutbound.StateEQ(entoutbound.StateLanded), entoutbound.LandedAtGTE(now.Add(-ReopenLanded))).
+				SetState(entoutbound.StateSent).ClearLandedAt().SetUpdatedAt(now).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("%s reopen landed outbounds: %w", tk, err)
+			}
+			if n > 0 {
+				w.logger.Warn("chain reorganisation: following payhook's landed transactions again", "count", n)
+			}
 		}
 		if _, err := tx.ChainBlock.Delete().Where(chainblock.Ticker(tk), chainblock.HeightGT(ancestor)).Exec(ctx); err != nil {
 			return fmt.Errorf("%s roll back blocks: %w", tk, err)
