@@ -33,13 +33,16 @@ import (
 // three), two pending (one block), two in the node's pool (not yet
 // payments), one payout sent (in the pool) and one queued a moment before
 // the kill. A payout requested while the node is dead answers 503 (the
-// fee cannot be quoted) and is not recorded. payhook runs against the dead node for several
-// watch intervals: it stays up, /healthz reports ltc unhealthy with the
-// error, and its polls fail. Then litecoind restarts on the same data
-// directory and port (nodetest's Restart: the block index SIGKILL left
-// unflushed is rebuilt with -reindex, so payhook meets a node far behind
-// its old tip that catches up to the same chain, and an empty pool the
-// node's wallet refills), and blocks are mined on.
+// fee cannot be quoted) and is not recorded. payhook runs against the dead
+// node for several watch intervals: it stays up, /healthz reports ltc
+// unhealthy with the error, and its polls fail. Then litecoind restarts
+// on the same data directory and port (nodetest's Restart: the block
+// index SIGKILL left unflushed is rebuilt with -reindex, the same chain,
+// which a poll during the reindex would see behind its old tip) with an
+// empty pool: the node's wallet puts the payers' transactions back; the
+// forwards and payouts it held are gone, since their destinations are in
+// no wallet of the node, and only payhook can send them again. Then
+// blocks are mined on.
 //
 // Asserted: payhook never exits; every payment is credited once and
 // completed; exactly one transaction on chain (or in the pool) spends
