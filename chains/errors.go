@@ -48,8 +48,11 @@ var (
 	ErrInvalidForward = kind.New(kind.Invalid, "invalid forward")
 
 	// ErrNode reports a node that is unreachable, slow, or answers with an
-	// error or garbage: transient, retried with backoff.
-	ErrNode = errors.New("node unavailable")
+	// error or garbage: transient, retried with backoff. Its kind is
+	// Unavailable: an API call that needs the node (a payout request
+	// quoting the network fee) answers 503 with a message that names no
+	// node, not 500.
+	ErrNode = kind.New(kind.Unavailable, "node unavailable", kind.Public("the chain's node is unavailable; try again shortly"))
 
 	// ErrNeverLands reports (from Send) a recorded forward that can never
 	// move funds: it expired before any block included it, or a block

@@ -27,6 +27,12 @@ const anvilStartTimeout = 30 * time.Second
 type Anvil struct {
 	// URL is the node's JSON-RPC endpoint, http://127.0.0.1:port.
 	URL string
+
+	bin   string     // the anvil binary
+	dir   string     // its working directory
+	args  []string   // its command line after --host and --port
+	state string     // the state file (StartAnvilRestartable), or ""
+	proc  *anvilProc // the running process; nil once killed or stopped
 }
 
 // AnvilPath returns the anvil binary: on PATH, or the one npm installed in
@@ -58,11 +64,26 @@ func npmAnvil() []string {
 // 31337, ten unlocked dev accounts of 10000 ether, the latest hardfork.
 func StartAnvil(t testing.TB, args ...string) *Anvil {
 	t.Helper()
-	bin := AnvilPath(t)
+	a := &Anvil{bin: AnvilPath(t), dir: t.TempDir(), args: args}
+	t.Cleanup(a.stop)
 	// Port 0: anvil binds a free port and says which; no race with another
 	// process over a port picked in advance.
-	cmd := exec.Command(bin, append([]string{"--host", "127.0.0.1", "--port", "0"}, args...)...)
-	cmd.Dir = t.TempDir()
+	a.URL = "http://" + a.launch(t, "0")
+	return a
+}
+
+// anvilProc is one run of anvil.
+type anvilProc struct {
+	cmd     *exec.Cmd
+	drained chan struct{} // closed once its output ends
+}
+
+// launch starts anvil on port with a.args, waits until it listens and
+// returns its address.
+func (a *Anvil) launch(t testing.TB, port string) string {
+	t.Helper()
+	cmd := exec.Command(a.bin, append([]string{"--host", "127.0.0.1", "--port", port}, a.args...)...)
+	cmd.Dir = a.dir
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,10 +92,10 @@ func StartAnvil(t testing.TB, args ...string) *Anvil {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start anvil: %v", err)
 	}
+	p := &anvilProc{cmd: cmd, drained: make(chan struct{})}
 	listening := make(chan string, 1)
-	drained := make(chan struct{})
 	go func() {
-		defer close(drained)
+		defer close(p.drained)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -87,26 +108,35 @@ func StartAnvil(t testing.TB, args ...string) *Anvil {
 		// full pipe, until it exits.
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-drained
-		_ = cmd.Wait()
-	}
 	timer := time.NewTimer(anvilStartTimeout)
 	defer timer.Stop()
 	select {
 	case addr := <-listening:
-		t.Cleanup(stop)
-		return &Anvil{URL: "http://" + addr}
-	case <-drained:
+		a.proc = p
+		return addr
+	case <-p.drained:
 		err := cmd.Wait()
 		if err == nil {
 			err = errors.New("exited before listening")
 		}
 		t.Fatalf("anvil: %v", err)
 	case <-timer.C:
-		stop()
+		_ = cmd.Process.Kill()
+		<-p.drained
+		_ = cmd.Wait()
 		t.Fatalf("anvil did not listen within %s", anvilStartTimeout)
 	}
-	return nil
+	return ""
+}
+
+// stop kills the running anvil, if any, and waits for it.
+func (a *Anvil) stop() {
+	p := a.proc
+	if p == nil {
+		return
+	}
+	a.proc = nil
+	_ = p.cmd.Process.Kill()
+	<-p.drained
+	_ = p.cmd.Wait()
 }

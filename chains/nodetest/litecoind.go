@@ -27,6 +27,71 @@ type Litecoind struct {
 
 	rpcURL string
 	t      testing.TB
+	bin    string   // the litecoind binary
+	args   []string // its command line (restart.go adds -reindex)
+	proc   *ltcProc // the running process; nil once killed or stopped
+}
+
+// ltcProc is one run of litecoind.
+type ltcProc struct {
+	cmd    *exec.Cmd
+	exited chan error // Wait's result
+	stderr *bytes.Buffer
+}
+
+// launch starts litecoind with n.args plus extra and waits until it answers
+// RPC (after its warm-up: loading the block index, the wallets named in its
+// settings).
+func (n *Litecoind) launch(t testing.TB, extra ...string) {
+	t.Helper()
+	cmd := exec.Command(n.bin, append(append([]string(nil), n.args...), extra...)...)
+	cmd.Env = append(os.Environ(), "HOME="+n.Dir)
+	p := &ltcProc{cmd: cmd, exited: make(chan error, 1), stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start litecoind: %v", err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	n.proc = p
+	deadline := clock.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := n.call(ctx, nil, "getblockchaininfo")
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case e := <-p.exited:
+			n.proc = nil
+			t.Fatalf("litecoind exited (%v): %s", e, p.stderr.String())
+		case <-time.After(50 * time.Millisecond): // polling a starting process: no signal to wait on
+		}
+		if clock.Now().After(deadline) {
+			t.Fatalf("litecoind did not answer within 30s: %v", err)
+		}
+	}
+}
+
+// stop stops the running litecoind, if any: RPC stop, SIGKILL after 20s.
+func (n *Litecoind) stop(t testing.TB) {
+	p := n.proc
+	if p == nil {
+		return
+	}
+	n.proc = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = n.call(ctx, nil, "stop")
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Logf("litecoind exited after stop: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited //nolint:errcheck // waits for the kill: its exit error says killed
+	}
 }
 
 // StartLitecoind starts litecoind in regtest in a temporary directory (HOME
@@ -44,56 +109,19 @@ func StartLitecoind(t testing.TB, blocks int) *Litecoind {
 	}
 	dir := t.TempDir()
 	rpcPort, p2pPort := FreePort(t), FreePort(t)
-	cmd := exec.Command(bin, "-regtest", "-datadir="+dir,
-		"-rpcuser=payhook", "-rpcpassword=regtest-secret", fmt.Sprintf("-rpcport=%d", rpcPort), fmt.Sprintf("-port=%d", p2pPort),
-		"-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-listen=0", "-connect=0", "-dnsseed=0", "-server=1",
-		"-txindex=1", "-fallbackfee=0.0002", "-spendzeroconfchange=0", "-printtoconsole=0", "-rpcworkqueue=64",
-		// A legacy wallet fills its keypool when it is created: 100 keys
-		// rather than 1,000 each way keeps createwallet well within its
-		// timeout on a loaded 2-core machine (it refills as tests use it).
-		"-keypool=100")
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start litecoind: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	n := &Litecoind{Dir: dir, t: t,
+	n := &Litecoind{Dir: dir, t: t, bin: bin,
 		rpcURL: "http://" + addr(rpcPort) + "/",
-		URL:    fmt.Sprintf("http://payhook:regtest-secret@%s/", addr(rpcPort))}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = n.call(ctx, nil, "stop")
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Logf("litecoind exited after stop: %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited //nolint:errcheck // waits for the kill: its exit error says killed
-		}
-	})
-	deadline := clock.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := n.call(ctx, nil, "getblockchaininfo")
-		cancel()
-		if err == nil {
-			break
-		}
-		select {
-		case e := <-exited:
-			t.Fatalf("litecoind exited (%v): %s", e, stderr.String())
-		case <-time.After(50 * time.Millisecond): // polling a starting process: no signal to wait on
-		}
-		if clock.Now().After(deadline) {
-			t.Fatalf("litecoind did not answer within 30s: %v", err)
-		}
-	}
+		URL:    fmt.Sprintf("http://payhook:regtest-secret@%s/", addr(rpcPort)),
+		args: []string{"-regtest", "-datadir=" + dir,
+			"-rpcuser=payhook", "-rpcpassword=regtest-secret", fmt.Sprintf("-rpcport=%d", rpcPort), fmt.Sprintf("-port=%d", p2pPort),
+			"-rpcbind=127.0.0.1", "-rpcallowip=127.0.0.1", "-listen=0", "-connect=0", "-dnsseed=0", "-server=1",
+			"-txindex=1", "-fallbackfee=0.0002", "-spendzeroconfchange=0", "-printtoconsole=0", "-rpcworkqueue=64",
+			// A legacy wallet fills its keypool when it is created: 100 keys
+			// rather than 1,000 each way keeps createwallet well within its
+			// timeout on a loaded 2-core machine (it refills as tests use it).
+			"-keypool=100"}}
+	t.Cleanup(func() { n.stop(t) })
+	n.launch(t)
 	n.Must(nil, "createwallet", "payhook")
 	if blocks > 0 {
 		var a string

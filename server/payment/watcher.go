@@ -12,6 +12,7 @@ import (
 	entdb "github.com/payhook/payhook/ent/db"
 	"github.com/payhook/payhook/ent/db/chainblock"
 	"github.com/payhook/payhook/ent/db/chaincursor"
+	entoutbound "github.com/payhook/payhook/ent/db/outbound"
 	entpayment "github.com/payhook/payhook/ent/db/payment"
 	entwatched "github.com/payhook/payhook/ent/db/watchedtransfer"
 	"github.com/payhook/payhook/ent/store"
@@ -32,6 +33,10 @@ const (
 	StartRescan = 6
 	// BlockChunk is the most blocks one Transfers call covers.
 	BlockChunk = 100
+	// ReopenLanded is how far back a rollback looks for outgoing
+	// transactions seen landed: those it finds are followed again (their
+	// block may be one it forgot), see rollback.
+	ReopenLanded = 24 * time.Hour
 )
 
 // errChainMoved: the chain changed while a poll read it (the blocks and
@@ -312,7 +317,7 @@ func (w *Watcher) poll(ctx context.Context, head chains.Head) error {
 		if !reset {
 			w.logger.Warn("chain reorganisation: rolling back", "from", processed, "to", ancestor)
 		}
-		if err := w.rollback(ctx, ancestor); err != nil {
+		if err := w.rollback(ctx, ancestor, !reset); err != nil {
 			return err
 		}
 	}
@@ -426,9 +431,32 @@ func (w *Watcher) commonAncestor(ctx context.Context, head chains.Head, processe
 // its height unknown. The rescan that follows finds those a replacement
 // block includes again; the others are evaluated with State, which reports
 // them gone (dropped before credit; noted after, never credited twice).
-func (w *Watcher) rollback(ctx context.Context, ancestor int64) error {
+//
+// payhook's own transactions seen landed (the outbound engine's Follow)
+// may have landed in a forgotten block, and the chain that replaces it may
+// have them in no block and no pool (a node restarted from an older
+// state: anvil from its last dump). Their heights are not recorded, so
+// every one seen landed within ReopenLanded is followed again (state sent):
+// Follow lands those a block still executes at its next call and sends the
+// recorded bytes of the others again, never new ones. Until then their
+// accounts' next transactions wait (an EVM nonce is not taken twice). A
+// devnet reset (reopen false) reopens nothing: the previous simulated
+// chain and its transactions are gone for good.
+func (w *Watcher) rollback(ctx context.Context, ancestor int64, reopen bool) error {
 	tk := w.ticker.Ticker
 	return store.WithTx(ctx, w.svc.db.Client, func(tx *entdb.Tx) error {
+		if reopen {
+			now := w.svc.now()
+			n, err := tx.Outbound.Update().
+				Where(entoutbound.Ticker(tk), entoutbound.StateEQ(entoutbound.StateLanded), entoutbound.LandedAtGTE(now.Add(-ReopenLanded))).
+				SetState(entoutbound.StateSent).ClearLandedAt().SetUpdatedAt(now).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("%s reopen landed outbounds: %w", tk, err)
+			}
+			if n > 0 {
+				w.logger.Warn("chain reorganisation: following payhook's landed transactions again", "count", n)
+			}
+		}
 		if _, err := tx.ChainBlock.Delete().Where(chainblock.Ticker(tk), chainblock.HeightGT(ancestor)).Exec(ctx); err != nil {
 			return fmt.Errorf("%s roll back blocks: %w", tk, err)
 		}
