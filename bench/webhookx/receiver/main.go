@@ -1,9 +1,11 @@
 // Command receiver is the loopback webhook receiver that bench/webhookx/run.sh
 // points both payhook and WebhookX at, so that both do the same work: it
-// answers every POST with 200 and an empty JSON object, counts it, notes when
-// it arrived and whether it carried a signature header, and verifies nothing
-// (equal, cheap work for both senders). GET /stats reports the counts and
-// rates as JSON; on SIGINT or SIGTERM it prints them and exits.
+// answers every POST with 200 and {"status":"ok"} (what payhook's low-level
+// callbacks need to count as acknowledged; WebhookX takes any 2xx), counts
+// it, notes when it arrived and whether it carried a signature header, and
+// verifies nothing (equal, cheap work for both senders). GET /stats reports
+// the counts and rates as JSON; on SIGINT or SIGTERM it prints them and
+// exits.
 //
 //	receiver [--addr 127.0.0.1:0] [--addr-file FILE]
 //
@@ -143,7 +145,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte("{}"))
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
 }
 
 func (r *receiver) stats() stats {

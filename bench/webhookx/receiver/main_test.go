@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/payhook/payhook/internal/clock"
+	"github.com/payhook/payhook/notifier/egress"
 )
 
 // TestMain fails the run when a goroutine started by a test outlives it.
@@ -56,9 +58,11 @@ func TestReceiver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST: HTTP %d", resp.StatusCode)
+		// payhook's acknowledgement rule for low-level callbacks.
+		if ok, why := egress.Acknowledged(resp.StatusCode, body); err != nil || !ok {
+			t.Fatalf("POST: HTTP %d %q (%s), %v", resp.StatusCode, body, why, err)
 		}
 	}
 	post("X-Service-Signature")
