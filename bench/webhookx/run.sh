@@ -156,7 +156,7 @@ if [ "$ONLY" != payhook ]; then
 	# copy of its repository, and nothing of it is kept.
 	for v in $WEBHOOKX_VERSIONS; do
 		say "building github.com/webhookx-io/webhookx@$v"
-		if GOBIN="$TMP/wx-$v" GOFLAGS=-mod=mod go install "github.com/webhookx-io/webhookx@$v" >"$TMP/wx-build-$v.log" 2>&1; then
+		if GOBIN="$TMP/wx-$v" go install "github.com/webhookx-io/webhookx@$v" >"$TMP/wx-build-$v.log" 2>&1; then
 			WX_BIN="$TMP/wx-$v/webhookx"
 			WX_VERSION=$v
 			break
