@@ -19,6 +19,8 @@
 #   PGURL              PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable)
 #   REDIS_HOST/PORT    Redis (127.0.0.1 6379); REDIS_DB the database WebhookX may use (13),
 #                      which must be empty: the script empties it afterwards
+#   WEBHOOKX_BIN       a WebhookX binary you already have (its `version` names it); when
+#                      unset, the script installs one from the Go module proxy:
 #   WEBHOOKX_VERSIONS  exact versions of github.com/webhookx-io/webhookx to try, newest
 #                      first; the first that downloads and builds is used
 #   CLIENTS            concurrent ingest clients against WebhookX's proxy (64)
@@ -31,6 +33,9 @@
 # Exit status: 0 when every system asked for ran and delivered N; 3 when
 # WebhookX could not be built (payhook's figures are still reported); 1 on
 # any other failure.
+#
+# WebhookX runs standalone (proxy, worker and admin API in one process);
+# its CPU is counted over that process and any it starts.
 set -euo pipefail
 
 N=${N:-20000}
@@ -40,13 +45,20 @@ PGURL=${PGURL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
 REDIS_HOST=${REDIS_HOST:-127.0.0.1}
 REDIS_PORT=${REDIS_PORT:-6379}
 REDIS_DB=${REDIS_DB:-13}
-WEBHOOKX_VERSIONS=${WEBHOOKX_VERSIONS:-"v0.15.0 v0.14.0 v0.13.0"}
+WEBHOOKX_BIN=${WEBHOOKX_BIN:-}
+WEBHOOKX_VERSIONS=${WEBHOOKX_VERSIONS:-"v1.2.0 v0.15.0 v0.14.0 v0.13.0"}
 CLIENTS=${CLIENTS:-64}
 WORKERS=${WORKERS:-128}
 WX_ADMIN_PORT=${WX_ADMIN_PORT:-19601}
 WX_PROXY_PORT=${WX_PROXY_PORT:-19602}
 WX_STATUS_PORT=${WX_STATUS_PORT:-19603}
 WX_DB=webhookx_bench
+# WebhookX's database: PGURL's server and user, database WX_DB.
+WX_PGURL=$(sed -E "s#^(postgres(ql)?://[^/]*)/[^?]*#\1/$WX_DB#" <<<"$PGURL")
+WX_PG_USER=$(sed -E 's#^postgres(ql)?://(([^:@/]*)(:[^@/]*)?@)?.*#\3#' <<<"$PGURL")
+WX_PG_PASSWORD=$(sed -E 's#^postgres(ql)?://(([^:@/]*)(:([^@/]*))?@)?.*#\5#' <<<"$PGURL")
+WX_PG_HOST=$(sed -E 's#^postgres(ql)?://([^@/]*@)?([^:/?]*).*#\3#' <<<"$PGURL")
+WX_PG_PORT=$(sed -E 's#^postgres(ql)?://([^@/]*@)?[^:/?]*(:([0-9]+))?.*#\4#' <<<"$PGURL")
 SECRET=bench-webhookx-signing-secret-not-a-secret
 EVENT=payment.confirmed
 
@@ -97,13 +109,32 @@ waitfor() {
 	return 1
 }
 
-# cpu PID: the process's user and system CPU time in seconds (/proc/PID/stat).
+# cpu PID: the user and system CPU time in seconds of the process and of all
+# its descendants, living (their own /proc/PID/stat) or ended and waited for
+# (the parent's cutime and cstime).
 cpu() {
-	local tck
+	local tck pids p kids
 	tck=$(getconf CLK_TCK)
+	pids=("$1")
+	for ((p = 0; p < ${#pids[@]}; p++)); do
+		kids=$(ps -o pid= --ppid "${pids[p]}" || true)
+		for k in $kids; do pids+=("$k"); done
+	done
 	# Fields after the command name, which is in parentheses and may hold spaces:
-	# utime and stime are the 12th and 13th after ")".
-	sed 's/^.*) //' "/proc/$1/stat" | awk -v t="$tck" '{ printf "%.2f\n", ($12 + $13) / t }'
+	# utime, stime, cutime and cstime are the 12th to the 15th after ")".
+	for p in "${pids[@]}"; do sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null || true; done |
+		awk -v t="$tck" '{ s += $12 + $13 + $14 + $15 } END { printf "%.2f\n", s / t }'
+}
+
+# cpu_procs PID: how many processes cpu PID counts now.
+cpu_procs() {
+	local pids p kids
+	pids=("$1")
+	for ((p = 0; p < ${#pids[@]}; p++)); do
+		kids=$(ps -o pid= --ppid "${pids[p]}" || true)
+		for k in $kids; do pids+=("$k"); done
+	done
+	echo "${#pids[@]}"
 }
 
 # receiver_start NAME: starts a fresh shared receiver; sets RECV_PID and RECV_URL.
@@ -151,7 +182,16 @@ go build -o "$TMP/payhook-bench" ./cmd/payhook-bench
 WX_BIN=
 WX_VERSION=
 WX_WHY=
-if [ "$ONLY" != payhook ]; then
+if [ "$ONLY" != payhook ] && [ -n "$WEBHOOKX_BIN" ]; then
+	# The caller's own WebhookX binary.
+	[ -x "$WEBHOOKX_BIN" ] || {
+		echo "WEBHOOKX_BIN=$WEBHOOKX_BIN: not an executable file" >&2
+		exit 1
+	}
+	WX_BIN=$WEBHOOKX_BIN
+	WX_VERSION=$("$WX_BIN" version 2>&1 | head -1 | sed 's/^WebhookX //')
+	say "WebhookX from WEBHOOKX_BIN=$WX_BIN: $WX_VERSION"
+elif [ "$ONLY" != payhook ]; then
 	# WebhookX from the Go module proxy, exactly as published: never from a
 	# copy of its repository, and nothing of it is kept.
 	for v in $WEBHOOKX_VERSIONS; do
@@ -165,7 +205,8 @@ if [ "$ONLY" != payhook ]; then
   $v: $(grep -m1 -E 'Forbidden|not found|error|cannot' "$TMP/wx-build-$v.log" || tail -1 "$TMP/wx-build-$v.log")"
 	done
 	if [ -z "$WX_BIN" ]; then
-		say "WebhookX could not be built from the Go module proxy; every version tried failed:$WX_WHY"
+		say "WebhookX could not be built from the Go module proxy; every version tried failed:$WX_WHY
+  (WEBHOOKX_BIN=/path/to/webhookx runs a binary you already have)"
 		[ "$ONLY" = webhookx ] && exit 3
 	fi
 fi
@@ -192,6 +233,28 @@ run_payhook() {
 	}' "$TMP/payhook-$round.receiver.json" >>"$RESULTS"
 }
 
+# wx_routed: true once WebhookX's proxy routes POST / to the bench source.
+wx_routed() {
+	local code
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d '{}' "http://127.0.0.1:$WX_PROXY_PORT/")
+	[ "$code" = 400 ]
+}
+
+# wx_recorded: waits (at most 120 s) until WebhookX's database holds N
+# successful attempts and N attempt details.
+wx_recorded() {
+	local start=$SECONDS got
+	while :; do
+		got=$(psql -qtA "$WX_PGURL" -c "SELECT (SELECT count(*) FROM attempts WHERE status = 'SUCCESSFUL') || ' ' || (SELECT count(*) FROM attempt_details)")
+		[ "$got" = "$N $N" ] && return 0
+		if ((SECONDS - start > 120)); then
+			echo "WebhookX's database: successful attempts and attempt details: $got, not $N" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 run_webhookx() {
 	local round=$1 wxpid cpu0 cpu1 empty
 	say "round $round: WebhookX $WX_VERSION, $N HMAC-signed JSON deliveries"
@@ -205,21 +268,29 @@ run_webhookx() {
 	WX_DB_CREATED=1
 	WX_REDIS_USED=1
 	receiver_start "webhookx-$round"
-	# Loopback listeners only; the deliverer's ACL denies by default every
-	# private and loopback address, so it denies one documentation address
-	# instead (the receiver is on loopback).
-	export WEBHOOKX_LOG_LEVEL=${WEBHOOKX_LOG_LEVEL:-warn}
+	# WebhookX 1.2.0's configuration, from the environment (WEBHOOKX_ and the
+	# path of the key, upper case): standalone (proxy, worker and admin API
+	# in one process), every listener on loopback, no anonymous reports to
+	# report.webhookx.io, no per-request access log (payhook logs nothing
+	# per delivery either), warnings only. The deliverer's ACL denies by
+	# default every private and loopback address, so it denies one
+	# documentation address instead (the receiver is on loopback). The
+	# worker's pool keeps its defaults (10000 queued, 100 concurrent
+	# deliveries per CPU).
+	export WEBHOOKX_ROLE=standalone
+	export WEBHOOKX_LOG_LEVEL=${WEBHOOKX_LOG_LEVEL:-warn} WEBHOOKX_LOG_COLORED=false
+	export WEBHOOKX_ACCESS_LOG_ENABLED=${WEBHOOKX_ACCESS_LOG_ENABLED:-false}
 	export WEBHOOKX_ANONYMOUS_REPORTS=false
-	export WEBHOOKX_DATABASE_HOST=127.0.0.1 WEBHOOKX_DATABASE_PORT=5432 WEBHOOKX_DATABASE_USERNAME=postgres
-	export WEBHOOKX_DATABASE_PASSWORD= WEBHOOKX_DATABASE_DATABASE=$WX_DB
+	export WEBHOOKX_DATABASE_HOST=${WX_PG_HOST:-127.0.0.1} WEBHOOKX_DATABASE_PORT=${WX_PG_PORT:-5432}
+	export WEBHOOKX_DATABASE_USERNAME=${WX_PG_USER:-postgres} WEBHOOKX_DATABASE_PASSWORD=$WX_PG_PASSWORD
+	export WEBHOOKX_DATABASE_DATABASE=$WX_DB
 	export WEBHOOKX_REDIS_HOST=$REDIS_HOST WEBHOOKX_REDIS_PORT=$REDIS_PORT WEBHOOKX_REDIS_DATABASE=$REDIS_DB
 	export WEBHOOKX_PROXY_QUEUE_REDIS_HOST=$REDIS_HOST WEBHOOKX_PROXY_QUEUE_REDIS_PORT=$REDIS_PORT
 	export WEBHOOKX_PROXY_QUEUE_REDIS_DATABASE=$REDIS_DB
 	export WEBHOOKX_ADMIN_LISTEN=127.0.0.1:$WX_ADMIN_PORT WEBHOOKX_PROXY_LISTEN=127.0.0.1:$WX_PROXY_PORT
 	export WEBHOOKX_STATUS_LISTEN=127.0.0.1:$WX_STATUS_PORT
 	export WEBHOOKX_WORKER_ENABLED=true WEBHOOKX_WORKER_DELIVERER_ACL_DENY=192.0.2.1
-	"$WX_BIN" db up >"$TMP/webhookx-$round.migrate.log" 2>&1 ||
-		"$WX_BIN" migrations up >>"$TMP/webhookx-$round.migrate.log" 2>&1 || {
+	"$WX_BIN" db up >"$TMP/webhookx-$round.migrate.log" 2>&1 || {
 		cat "$TMP/webhookx-$round.migrate.log" >&2
 		return 1
 	}
@@ -262,22 +333,37 @@ run_webhookx() {
 		cat "$TMP/webhookx-$round.sync.log" >&2
 		return 1
 	}
-	waitfor curl -s -o /dev/null "http://127.0.0.1:$WX_PROXY_PORT/" || return 1
+	# The proxy rebuilds its routes from the sources once a second: it
+	# answers 404 until it knows the source, and 400 to an event without
+	# event_type once it does (nothing is ingested).
+	waitfor wx_routed || {
+		echo "WebhookX's proxy did not route to the source within 60 s" >&2
+		return 1
+	}
 	cpu0=$(cpu "$wxpid")
 	"$TMP/ingest" --url "http://127.0.0.1:$WX_PROXY_PORT/" --n "$N" --clients "$CLIENTS" --event-type "$EVENT" >"$TMP/webhookx-$round.ingest.json"
 	wait_delivered
+	# WebhookX's own record of the work: every attempt marked successful
+	# and its request log written (as payhook's CPU figure includes
+	# recording every acknowledgement).
+	wx_recorded || {
+		echo "WebhookX did not record $N successful attempts" >&2
+		return 1
+	}
 	cpu1=$(cpu "$wxpid")
+	WX_PROCS=$(cpu_procs "$wxpid")
 	kill "$wxpid"
 	wait "$wxpid" || true
 	receiver_stop "webhookx-$round"
 	PGOPTIONS="-c client_min_messages=warning" psql -q "$PGURL" -c "DROP DATABASE IF EXISTS $WX_DB WITH (FORCE)" >/dev/null
 	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" FLUSHDB >/dev/null
 	jq -c --arg round "$round" --arg cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" --arg version "$WX_VERSION" \
-		--slurpfile ingest "$TMP/webhookx-$round.ingest.json" '{
+		--arg procs "$WX_PROCS" --slurpfile ingest "$TMP/webhookx-$round.ingest.json" '{
 		system: ("WebhookX " + $version), round: ($round | tonumber), deliveries: .deliveries, signed: .signed,
 		sustained: .sustained_per_second, overall: .per_second,
 		cpu_per_1000: (($cpu | tonumber) / .deliveries * 1000), body_bytes: (.body_bytes / .deliveries),
-		ingest_per_second: $ingest[0].per_second, ingest_failed: $ingest[0].failed
+		ingest_per_second: $ingest[0].per_second, ingest_failed: $ingest[0].failed,
+		processes: ($procs | tonumber)
 	}' "$TMP/webhookx-$round.receiver.json" >>"$RESULTS"
 }
 
@@ -289,8 +375,8 @@ done
 echo
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; N=$N per system"
 jq -r '[.system, .round, .deliveries, .signed, (.sustained | floor), (.overall | floor), (.cpu_per_1000 * 1000 | floor / 1000), (.body_bytes | floor)] | @tsv' "$RESULTS" |
-	awk 'BEGIN { printf "%-18s %5s %10s %8s %14s %10s %11s %10s\n", "system", "round", "delivered", "signed", "sustained/s", "overall/s", "cpu s/1k", "body B" }
-	{ printf "%-18s %5s %10s %8s %14s %10s %11s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' FS='\t'
+	awk 'BEGIN { printf "%-26s %5s %10s %8s %14s %10s %11s %10s\n", "system", "round", "delivered", "signed", "sustained/s", "overall/s", "cpu s/1k", "body B" }
+	{ printf "%-26s %5s %10s %8s %14s %10s %11s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' FS='\t'
 if [ -n "$WX_BIN" ] && [ "$ONLY" = both ]; then
 	# The worst round of each system counts: payhook's lowest rate and
 	# highest CPU, WebhookX's highest rate and lowest CPU.
