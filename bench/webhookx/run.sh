@@ -24,6 +24,9 @@
 #   WEBHOOKX_VERSIONS  exact versions of github.com/webhookx-io/webhookx to try, newest
 #                      first; the first that downloads and builds is used
 #   CLIENTS            concurrent ingest clients against WebhookX's proxy (64)
+#   WX_PRELOAD         1: WebhookX takes in all N events with its worker off, then
+#                      delivers them with its proxy off (its delivery alone, with
+#                      no ingest competing for the CPU); 0: both at once (0)
 #   WORKERS            payhook's delivery workers (128, payhook-bench's default)
 #   WX_ADMIN_PORT, WX_PROXY_PORT, WX_STATUS_PORT   WebhookX's loopback ports (19601-19603)
 #   KEEP               1: keep the temporary directory (binaries, logs, JSON)
@@ -48,6 +51,7 @@ REDIS_DB=${REDIS_DB:-13}
 WEBHOOKX_BIN=${WEBHOOKX_BIN:-}
 WEBHOOKX_VERSIONS=${WEBHOOKX_VERSIONS:-"v1.2.0 v0.15.0 v0.14.0 v0.13.0"}
 CLIENTS=${CLIENTS:-64}
+WX_PRELOAD=${WX_PRELOAD:-0}
 WORKERS=${WORKERS:-128}
 WX_ADMIN_PORT=${WX_ADMIN_PORT:-19601}
 WX_PROXY_PORT=${WX_PROXY_PORT:-19602}
@@ -240,6 +244,34 @@ wx_routed() {
 	[ "$code" = 400 ]
 }
 
+# wx_start LOG WORKER PROXY: starts WebhookX with its worker enabled or not
+# (true, false) and its proxy listening at PROXY (or off); sets wxpid once
+# the admin API answers.
+wx_start() {
+	WEBHOOKX_WORKER_ENABLED=$2 WEBHOOKX_PROXY_LISTEN=$3 "$WX_BIN" start >"$TMP/webhookx-$1.log" 2>&1 &
+	wxpid=$!
+	PIDS+=("$wxpid")
+	waitfor curl -sf "http://127.0.0.1:$WX_ADMIN_PORT/" || {
+		tail -20 "$TMP/webhookx-$1.log" >&2
+		return 1
+	}
+}
+
+# wx_queued: waits (at most 120 s) until WebhookX's database holds N queued
+# attempts.
+wx_queued() {
+	local start=$SECONDS got
+	while :; do
+		got=$(psql -qtA "$WX_PGURL" -c "SELECT count(*) FROM attempts WHERE status = 'QUEUED'")
+		[ "$got" = "$N" ] && return 0
+		if ((SECONDS - start > 120)); then
+			echo "WebhookX's database: $got queued attempts, not $N" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # wx_recorded: waits (at most 120 s) until WebhookX's database holds N
 # successful attempts and N attempt details.
 wx_recorded() {
@@ -289,18 +321,16 @@ run_webhookx() {
 	export WEBHOOKX_PROXY_QUEUE_REDIS_DATABASE=$REDIS_DB
 	export WEBHOOKX_ADMIN_LISTEN=127.0.0.1:$WX_ADMIN_PORT WEBHOOKX_PROXY_LISTEN=127.0.0.1:$WX_PROXY_PORT
 	export WEBHOOKX_STATUS_LISTEN=127.0.0.1:$WX_STATUS_PORT
-	export WEBHOOKX_WORKER_ENABLED=true WEBHOOKX_WORKER_DELIVERER_ACL_DENY=192.0.2.1
+	export WEBHOOKX_WORKER_DELIVERER_ACL_DENY=192.0.2.1
 	"$WX_BIN" db up >"$TMP/webhookx-$round.migrate.log" 2>&1 || {
 		cat "$TMP/webhookx-$round.migrate.log" >&2
 		return 1
 	}
-	"$WX_BIN" start >"$TMP/webhookx-$round.log" 2>&1 &
-	wxpid=$!
-	PIDS+=("$wxpid")
-	waitfor curl -sf "http://127.0.0.1:$WX_ADMIN_PORT/" || {
-		tail -20 "$TMP/webhookx-$round.log" >&2
-		return 1
-	}
+	if [ "$WX_PRELOAD" = 1 ]; then
+		wx_start "$round-ingest" false "127.0.0.1:$WX_PROXY_PORT" || return 1
+	else
+		wx_start "$round" true "127.0.0.1:$WX_PROXY_PORT" || return 1
+	fi
 	# One endpoint to the receiver, signed with HMAC-SHA256 (the
 	# webhookx-signature plugin), and one source taking events
 	# asynchronously (queued in Redis) on the proxy.
@@ -340,8 +370,20 @@ run_webhookx() {
 		echo "WebhookX's proxy did not route to the source within 60 s" >&2
 		return 1
 	}
-	cpu0=$(cpu "$wxpid")
-	"$TMP/ingest" --url "http://127.0.0.1:$WX_PROXY_PORT/" --n "$N" --clients "$CLIENTS" --event-type "$EVENT" >"$TMP/webhookx-$round.ingest.json"
+	if [ "$WX_PRELOAD" = 1 ]; then
+		# Every event ingested and its attempt queued first, with the
+		# worker off; then WebhookX again with the worker on and the proxy
+		# off, whose CPU from its start is the delivery's alone.
+		"$TMP/ingest" --url "http://127.0.0.1:$WX_PROXY_PORT/" --n "$N" --clients "$CLIENTS" --event-type "$EVENT" >"$TMP/webhookx-$round.ingest.json"
+		wx_queued || return 1
+		kill "$wxpid"
+		wait "$wxpid" || true
+		wx_start "$round" true off || return 1
+		cpu0=0
+	else
+		cpu0=$(cpu "$wxpid")
+		"$TMP/ingest" --url "http://127.0.0.1:$WX_PROXY_PORT/" --n "$N" --clients "$CLIENTS" --event-type "$EVENT" >"$TMP/webhookx-$round.ingest.json"
+	fi
 	wait_delivered
 	# WebhookX's own record of the work: every attempt marked successful
 	# and its request log written (as payhook's CPU figure includes
@@ -358,8 +400,8 @@ run_webhookx() {
 	PGOPTIONS="-c client_min_messages=warning" psql -q "$PGURL" -c "DROP DATABASE IF EXISTS $WX_DB WITH (FORCE)" >/dev/null
 	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" FLUSHDB >/dev/null
 	jq -c --arg round "$round" --arg cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" --arg version "$WX_VERSION" \
-		--arg procs "$WX_PROCS" --slurpfile ingest "$TMP/webhookx-$round.ingest.json" '{
-		system: ("WebhookX " + $version), round: ($round | tonumber), deliveries: .deliveries, signed: .signed,
+		--arg procs "$WX_PROCS" --arg preload "$WX_PRELOAD" --slurpfile ingest "$TMP/webhookx-$round.ingest.json" '{
+		system: ("WebhookX " + $version + (if $preload == "1" then " preloaded" else "" end)), round: ($round | tonumber), deliveries: .deliveries, signed: .signed,
 		sustained: .sustained_per_second, overall: .per_second,
 		cpu_per_1000: (($cpu | tonumber) / .deliveries * 1000), body_bytes: (.body_bytes / .deliveries),
 		ingest_per_second: $ingest[0].per_second, ingest_failed: $ingest[0].failed,
@@ -375,8 +417,8 @@ done
 echo
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; N=$N per system"
 jq -r '[.system, .round, .deliveries, .signed, (.sustained | floor), (.overall | floor), (.cpu_per_1000 * 1000 | floor / 1000), (.body_bytes | floor)] | @tsv' "$RESULTS" |
-	awk 'BEGIN { printf "%-26s %5s %10s %8s %14s %10s %11s %10s\n", "system", "round", "delivered", "signed", "sustained/s", "overall/s", "cpu s/1k", "body B" }
-	{ printf "%-26s %5s %10s %8s %14s %10s %11s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' FS='\t'
+	awk 'BEGIN { printf "%-36s %5s %10s %8s %14s %10s %11s %10s\n", "system", "round", "delivered", "signed", "sustained/s", "overall/s", "cpu s/1k", "body B" }
+	{ printf "%-36s %5s %10s %8s %14s %10s %11s %10s\n", $1, $2, $3, $4, $5, $6, $7, $8 }' FS='\t'
 if [ -n "$WX_BIN" ] && [ "$ONLY" = both ]; then
 	# The worst round of each system counts: payhook's lowest rate and
 	# highest CPU, WebhookX's highest rate and lowest CPU.
