@@ -157,10 +157,18 @@ receiver_start() {
 # receiver_stats: what the running receiver counted so far.
 receiver_stats() { curl -sf "$RECV_URL/stats"; }
 
-# receiver_stop NAME: stops the receiver; its final stats are in $TMP/NAME.receiver.json.
+# receiver_stop NAME: stops the receiver; its final stats are in
+# $TMP/NAME.receiver.json. Fails unless it counted exactly N deliveries, every
+# one signed (no event lost, none delivered twice, none unsigned).
 receiver_stop() {
+	local got
 	kill "$RECV_PID"
 	wait "$RECV_PID" || true
+	got=$(jq -r '"\(.deliveries) \(.signed)"' "$TMP/$1.receiver.json")
+	if [ "$got" != "$N $N" ]; then
+		echo "$1: the receiver counted $got deliveries and signed ones, not $N $N" >&2
+		return 1
+	fi
 }
 
 # wait_delivered: polls the receiver until it counted N deliveries, for at
@@ -229,7 +237,7 @@ run_payhook() {
 		return 1
 	}
 	wait_delivered
-	receiver_stop "payhook-$round"
+	receiver_stop "payhook-$round" || return 1
 	jq -c --arg round "$round" --slurpfile bench "$TMP/payhook-$round.json" '{
 		system: "payhook", round: ($round | tonumber), deliveries: .deliveries, signed: .signed,
 		sustained: .sustained_per_second, overall: .per_second,
@@ -396,7 +404,11 @@ run_webhookx() {
 	WX_PROCS=$(cpu_procs "$wxpid")
 	kill "$wxpid"
 	wait "$wxpid" || true
-	receiver_stop "webhookx-$round"
+	receiver_stop "webhookx-$round" || return 1
+	if [ "$(jq .failed "$TMP/webhookx-$round.ingest.json")" != 0 ]; then
+		echo "the ingest client failed to post some events: $(cat "$TMP/webhookx-$round.ingest.json")" >&2
+		return 1
+	fi
 	PGOPTIONS="-c client_min_messages=warning" psql -q "$PGURL" -c "DROP DATABASE IF EXISTS $WX_DB WITH (FORCE)" >/dev/null
 	redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" -n "$REDIS_DB" FLUSHDB >/dev/null
 	jq -c --arg round "$round" --arg cpu "$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" --arg version "$WX_VERSION" \
