@@ -311,8 +311,8 @@ run_webhookx() {
 	# WebhookX 1.2.0's configuration, from the environment (WEBHOOKX_ and the
 	# path of the key, upper case): standalone (proxy, worker and admin API
 	# in one process), every listener on loopback, no anonymous reports to
-	# report.webhookx.io, no per-request access log (payhook logs nothing
-	# per delivery either), warnings only. The deliverer's ACL denies by
+	# report.webhookx.io, no per-request access log (payhook-bench's
+	# engine logs to io.Discard), warnings only. The deliverer's ACL denies by
 	# default every private and loopback address, so it denies one
 	# documentation address instead (the receiver is on loopback). The
 	# worker's pool keeps its defaults (10000 queued, 100 concurrent
@@ -440,6 +440,12 @@ if [ -n "$WX_BIN" ] && [ "$ONLY" = both ]; then
 		($p | map(.cpu_per_1000) | max) as $pc | ($w | map(.cpu_per_1000) | min) as $wc |
 		"\nratios (worst round of each): sustained deliveries/s payhook/WebhookX \($pr / $wr * 100 | floor / 100) (target >= 3); " +
 		"CPU per delivery payhook/WebhookX \($pc / $wc * 100 | floor / 100) (target <= 1)"' "$RESULTS"
+	# And round by round (the two ran back to back, under much the same
+	# load from anything else on the machine).
+	jq -rs '
+		group_by(.round)[] | (map(select(.system == "payhook"))[0]) as $p | (map(select(.system != "payhook"))[0]) as $w |
+		"round \($p.round): sustained deliveries/s payhook/WebhookX \($p.sustained / $w.sustained * 100 | floor / 100); " +
+		"CPU per delivery payhook/WebhookX \($p.cpu_per_1000 / $w.cpu_per_1000 * 100 | floor / 100)"' "$RESULTS"
 fi
 if [ -n "${RESULTS_OUT:-}" ]; then cp "$RESULTS" "$RESULTS_OUT"; fi
 if [ "$ONLY" != payhook ] && [ -z "$WX_BIN" ]; then
