@@ -80,6 +80,11 @@ type benchOptions struct {
 	receiverAddr                                   string
 	// payouts are the flags of the payouts mode (payouts.go).
 	payouts payoutsOptions
+	// receiverURL is an external receiver (another process) that the
+	// engine's runs deliver to instead of one in this process, so that
+	// the CPU figure excludes the receiver (bench/webhookx compares
+	// payhook with WebhookX on one shared receiver).
+	receiverURL string
 }
 
 // benchRun is one measured run.
@@ -197,6 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.serverPID, "server-pid", 0, "e2e with --server: the server's process id, to report its CPU time (Linux /proc)")
 	fs.StringVar(&o.receiverAddr, "receiver-addr", "", "e2e: the receiver's listening address (default: a free loopback port; fix it for --server)")
 	payoutsFlags(fs, &o.payouts)
+	fs.StringVar(&o.receiverURL, "receiver-url", "", "engine: deliver every run to this receiver in another process (a loopback http URL answering 200) instead of one in this process, so that cpu s/1k excludes the receiver; completion is read from payhook's /metrics and no latencies are measured (bench/webhookx/run.sh uses it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -225,6 +231,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch o.mode {
 	case "engine":
+		if o.receiverURL != "" {
+			if u, err := url.Parse(o.receiverURL); err != nil || u.Scheme != "http" || u.Host == "" {
+				return fmt.Errorf("--receiver-url: %q is not an http URL", o.receiverURL)
+			}
+			if o.rate > 0 || o.deadN > 0 || o.failRate > 0 || o.recvLatency > 0 {
+				return errors.New("--receiver-url measures throughput only: it needs --rate 0 and no --dead, --fail-rate or --receiver-latency")
+			}
+		}
 	case "e2e":
 		if o.e2eN < 1 || o.e2eTimeout <= 0 {
 			return errors.New("--e2e-n and --e2e-timeout must be positive")
@@ -271,6 +285,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Description: "deliveries_per_second: notifications acknowledged per second from the first commit to the last acknowledgement; " +
 			"latency: from the commit of the notification's transaction to the receiver's acknowledgement; " +
 			"cpu_seconds_per_1000: CPU time of the payhook process (receiver included) per 1000 deliveries; peak_rss_mib: the process's peak resident set.",
+	}
+	if o.receiverURL != "" {
+		rep.Description = "runs delivered to the receiver at " + o.receiverURL + ", in another process; deliveries_per_second: notifications acknowledged per second " +
+			"from the first commit to the /metrics poll (every 100 ms) that saw the last one acknowledged; no latencies; " +
+			"cpu_seconds_per_1000: CPU time of the payhook-bench process (engine and producers, receiver excluded) per 1000 deliveries; peak_rss_mib: the process's peak resident set."
 	}
 	if o.mode == "e2e" {
 		rep.Description = "e2e: payment addresses created over REST, each paid on the devnet, all mined in one block; " +
@@ -563,12 +582,25 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		return res, err
 	}
 	defer func() { err = errors.Join(err, scratch.Drop()) }()
-	recv, err := newBenchReceiver(o.failRate, o.recvLatency, n)
-	if err != nil {
-		return res, err
+	// recv is the receiver in this process; nil with --receiver-url,
+	// whose deliveries are counted from payhook's /metrics (polled).
+	var recv *benchReceiver
+	recvURL := o.receiverURL
+	if recvURL == "" {
+		if recv, err = newBenchReceiver(o.failRate, o.recvLatency, n); err != nil {
+			return res, err
+		}
+		defer recv.close()
+		recvURL = recv.url
 	}
-	defer recv.close()
-	allow := []string{recv.url}
+	var polled atomic.Int64 // acknowledged, as last polled (--receiver-url)
+	ackedCount := func() int {
+		if recv == nil {
+			return int(polled.Load())
+		}
+		return recv.ackedCount()
+	}
+	allow := []string{recvURL}
 	var deadURL string
 	if dead > 0 {
 		var closeDead func()
@@ -696,7 +728,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 					}
 					k = min(due-i, to-i)
 				}
-				ids, committed, err := eng.Enqueue(ctx, bench.Batch{URL: recv.url, Transport: transport, Signer: signerName, From: i, Count: k})
+				ids, committed, err := eng.Enqueue(ctx, bench.Batch{URL: recvURL, Transport: transport, Signer: signerName, From: i, Count: k})
 				if err != nil {
 					errc <- err
 					return
@@ -718,7 +750,7 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 				case <-progressDone:
 					return
 				case <-t.C:
-					_ = bar.Set(recv.ackedCount())
+					_ = bar.Set(ackedCount())
 				}
 			}
 		}()
@@ -730,11 +762,21 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 		return res, err
 	}
 	timeout := time.Duration(n/100+120) * time.Second
-	select {
-	case <-recv.done:
-		res.AcknowledgedAll = true
-	case <-time.After(timeout):
-	case <-ctx.Done():
+	var allAcked time.Time // when the poll saw every notification acknowledged (--receiver-url)
+	if recv != nil {
+		select {
+		case <-recv.done:
+			res.AcknowledgedAll = true
+		case <-time.After(timeout):
+		case <-ctx.Done():
+		}
+	} else {
+		allAcked, err = pollAcknowledged(ctx, scraper, n, timeout, &polled)
+		if err != nil {
+			close(progressDone)
+			return res, err
+		}
+		res.AcknowledgedAll = !allAcked.IsZero()
 	}
 	close(progressDone)
 	if bar != nil {
@@ -742,6 +784,37 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	}
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	firstCommit := time.Time{}
+	for _, m := range commits {
+		for _, c := range m {
+			if firstCommit.IsZero() || c.Before(firstCommit) {
+				firstCommit = c
+			}
+		}
+	}
+	if recv == nil {
+		// The external receiver's own figures are the authority on rate;
+		// payhook's are from the first commit to the poll that saw the
+		// last acknowledgement (within 100 ms of it: each poll is a scrape, which counts the queue).
+		if res.Metrics, err = scraper.settle(ctx, float64(n)); err != nil {
+			return res, err
+		}
+		if res.FailedAttempts, err = eng.FailedAttempts(ctx); err != nil {
+			return res, err
+		}
+		acked := res.Metrics.Finished["acknowledged"]
+		if acked == 0 || allAcked.IsZero() {
+			return res, fmt.Errorf("%.0f of %d notifications acknowledged by %s within %s", acked, n, recvURL, timeout)
+		}
+		res.Seconds = allAcked.Sub(firstCommit).Seconds()
+		res.PerSecond = acked / res.Seconds
+		res.CPUPer1000 = cpuSeconds(ru0, ru1) / acked * 1000
+		res.PeakRSSMiB = float64(ru1.Maxrss) / 1024
+		for _, v := range res.Metrics.Attempts {
+			res.Attempts += int(v)
+		}
+		return res, nil
+	}
 
 	// What /metrics says must agree with what the receiver saw, once the
 	// last outcomes are recorded (they are counted after the commit that
@@ -764,12 +837,9 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	var lat []float64
-	first, last := time.Time{}, time.Time{}
+	first, last := firstCommit, time.Time{}
 	for _, m := range commits {
 		for id, c := range m {
-			if first.IsZero() || c.Before(first) {
-				first = c
-			}
 			if a, ok := recv.acked[id]; ok {
 				lat = append(lat, float64(a.Sub(c))/float64(time.Millisecond))
 				if a.After(last) {
@@ -789,6 +859,34 @@ func benchOnce(ctx context.Context, o benchOptions, key *rsa.PrivateKey, name, t
 	res.PeakRSSMiB = float64(ru1.Maxrss) / 1024
 	res.Attempts = int(recv.attempts.Load())
 	return res, nil
+}
+
+// pollAcknowledged polls payhook's /metrics every 100 ms until n
+// notifications are recorded as acknowledged, storing each count in
+// polled; it returns when the poll saw them all, or the zero time after
+// timeout.
+func pollAcknowledged(ctx context.Context, s *metricsScraper, n int, timeout time.Duration, polled *atomic.Int64) (time.Time, error) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	limit := clock.Now().Add(timeout)
+	for {
+		acked, err := s.acknowledged(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		polled.Store(int64(acked))
+		if acked >= float64(n) {
+			return clock.Now(), nil
+		}
+		if clock.Now().After(limit) {
+			return time.Time{}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("wait for acknowledgements: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // percentile is the p-quantile (0..1) of sorted, which is not empty.

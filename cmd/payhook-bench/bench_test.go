@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -71,4 +75,64 @@ func runReport(t *testing.T, args ...string) (benchReport, string) {
 		t.Fatal(err)
 	}
 	return rep, stdout.String()
+}
+
+// TestBenchExternalReceiver delivers a run to a receiver outside the
+// engine (--receiver-url), as bench/webhookx/run.sh does, and checks that
+// it received every notification, JSON and HMAC-signed, and that the
+// report has the rate and the CPU cost read without a receiver in the
+// process.
+func TestBenchExternalReceiver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the benchmark")
+	}
+	var mu sync.Mutex
+	var posts, signed, jsonBodies int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Method == http.MethodPost {
+			posts++
+		}
+		if r.Header.Get("x-service-signature") != "" {
+			signed++
+		}
+		if json.Valid(body) && r.Header.Get("Content-Type") == "application/json" {
+			jsonBodies++
+		}
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer srv.Close()
+	rep, _ := runReport(t, "--db", "sqlite", "--receiver-url", srv.URL+"/hook", "--transports", "json", "--signer", "hmac",
+		"--n", "50", "--hmac-n", "0", "--rate", "0", "--limits-for", "100ms", "--scrape-every", "20ms")
+	if len(rep.Runs) != 1 {
+		t.Fatalf("%d runs, want 1: %+v", len(rep.Runs), rep.Runs)
+	}
+	r := rep.Runs[0]
+	if !r.AcknowledgedAll || r.PerSecond <= 0 || r.Seconds <= 0 || r.CPUPer1000 <= 0 || r.Attempts != 50 || r.Metrics.Finished["acknowledged"] != 50 {
+		t.Errorf("run: %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if posts != 50 || signed != 50 || jsonBodies != 50 {
+		t.Errorf("the receiver got %d POSTs, %d signed, %d JSON; want 50 of each", posts, signed, jsonBodies)
+	}
+	if !strings.Contains(rep.Description, srv.URL) {
+		t.Errorf("the report does not say where it delivered: %q", rep.Description)
+	}
+}
+
+// TestBenchExternalReceiverFlags refuses what --receiver-url cannot
+// measure.
+func TestBenchExternalReceiverFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--receiver-url", "ftp://127.0.0.1/x", "--rate", "0"},
+		{"--receiver-url", "http://127.0.0.1:9/x"}, // --rate defaults to 500
+		{"--receiver-url", "http://127.0.0.1:9/x", "--rate", "0", "--dead", "5"},
+	} {
+		if err := run(context.Background(), args, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--receiver-url") {
+			t.Errorf("%v: %v, want a --receiver-url error", args, err)
+		}
+	}
 }

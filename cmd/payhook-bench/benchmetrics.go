@@ -113,6 +113,17 @@ func (s *metricsScraper) settle(ctx context.Context, acked float64) (benchMetric
 	}
 }
 
+// acknowledged scrapes once and returns how many notifications payhook
+// has recorded as acknowledged.
+func (s *metricsScraper) acknowledged(ctx context.Context) (float64, error) {
+	if err := s.scrape(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.Finished["acknowledged"], nil
+}
+
 func (s *metricsScraper) scrape(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
