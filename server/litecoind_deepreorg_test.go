@@ -428,9 +428,12 @@ func TestLitecoindDeepReorgPaymentDoubleSpent(t *testing.T) {
 		t.Errorf("journal: loss %s base units, want -%s", got, units)
 	}
 	e.balanced(t)
+	// Its block is gone: the rollback follows it again (sent). Its input
+	// is spent by the double spend, so no node takes its recorded bytes
+	// again, and nothing new is ever planned or signed for it.
 	o := e.onlyOutbound(t, entoutbound.PurposeForward)
-	if o.Txid != f.outbound.Txid || o.State != entoutbound.StateLanded {
-		t.Errorf("the forward after the double spend: %s %s; want the one transaction %s, as recorded (landed)", o.Txid, o.State, f.outbound.Txid)
+	if o.Txid != f.outbound.Txid || o.State != entoutbound.StateSent {
+		t.Errorf("the forward after the double spend: %s %s; want the one transaction %s, followed again (sent)", o.Txid, o.State, f.outbound.Txid)
 	}
 	if m := e.mempool(t); len(m) != 0 {
 		t.Errorf("the mempool holds %v, want nothing (the forward is never sent again)", m)
@@ -554,9 +557,11 @@ func TestLitecoindDeepReorgPayout(t *testing.T) {
 			}
 			e.step(t, 0)
 			e.step(t, 0)
+			// Out of the chain, a payout seen landed is followed again
+			// (sent) until a block has it again.
 			o := e.onlyOutbound(t, entoutbound.PurposePayout)
-			if o.Txid != txid || o.State != want {
-				t.Errorf("the payout out of the chain: %s %s, want %s %s", o.Txid, o.State, txid, want)
+			if o.Txid != txid || o.State != entoutbound.StateSent {
+				t.Errorf("the payout out of the chain: %s %s, want %s sent", o.Txid, o.State, txid)
 			}
 			wantPool := []string{txid}
 			if v.doubleSpend {

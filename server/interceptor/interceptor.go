@@ -382,7 +382,7 @@ func (e *errs) convert(ctx context.Context, method string, err error) error {
 	}
 	if st := Translate(err); st != nil {
 		if status.Code(st) == codes.Unavailable {
-			e.logger.WarnContext(ctx, "request refused: database unavailable", "method", method, "error", err)
+			e.logger.WarnContext(ctx, "request refused: a dependency is unavailable (the database, a chain node or the signer)", "method", method, "error", err)
 		}
 		return st
 	}
