@@ -59,16 +59,25 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 		}
 	}
 	if d.failingFull() {
-		// Every failing destination waits for the failing share: the
-		// claim skips them, and their due rows are parked like those of a
-		// destination at its bound.
+		// Every destination not trusted that payhook knows of (failing, or
+		// with rows left by a claim) waits for the share: the claim skips
+		// them, and their due rows are parked like those of a destination
+		// at its bound.
 		now := d.cfg.Now()
-		for h := range d.failing {
-			if capa.perHost[h] == 0 {
+		wait := func(h string) {
+			if capa.perHost[h] == 0 && !slices.Contains(full, h) {
 				full = append(full, h)
 			}
 			if _, ok := d.fullSince[h]; !ok {
 				d.fullSince[h] = now
+			}
+		}
+		for h := range d.failing {
+			wait(h)
+		}
+		for h := range d.backlog {
+			if d.untrusted(h) {
+				wait(h)
 			}
 		}
 	}
@@ -176,10 +185,14 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 	for h := range d.parkedAt {
 		if _, failing := d.failing[h]; failing {
 			// A failing destination's rows come back on their park; an
-			// answer (which ends its failing) lets this pull them again.
+			// answer (which makes it trusted) lets this pull them again.
 			continue
 		}
-		if f := d.cfg.PerHost - d.perHost[h]; f > 0 && d.active < d.cfg.Workers {
+		f := d.limitOf(h) - d.perHost[h]
+		if d.untrusted(h) {
+			f = min(f, d.failingMax()-d.failingActive)
+		}
+		if f > 0 && d.active < d.cfg.Workers {
 			free[h] = f
 		}
 	}
@@ -220,7 +233,7 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 func (d *Dispatcher) takeSlot(row *entdb.Notification, now time.Time) {
 	d.spendToken(row)
 	d.perHost[row.Host]++
-	if _, failing := d.failing[row.Host]; failing {
+	if d.untrusted(row.Host) {
 		d.failingActive++
 	}
 	if d.perHost[row.Host] >= d.limitOf(row.Host) {
@@ -248,7 +261,7 @@ func (d *Dispatcher) freeSlot(row *entdb.Notification) {
 // slot become claimable). d.mu must be held.
 func (d *Dispatcher) releaseWorker(host string) (wasFull bool) {
 	wasFull = d.active >= d.cfg.Workers || d.blocked(host)
-	if _, failing := d.failing[host]; failing {
+	if d.untrusted(host) {
 		d.failingActive--
 	}
 	d.active--

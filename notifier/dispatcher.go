@@ -39,11 +39,15 @@ type Dispatcher struct {
 	parkScanAt   time.Time                // last look for parked rows in the database
 	hostDuration map[string]time.Duration // recent attempt duration per destination
 	fullSince    map[string]time.Time     // destinations at their bound, since when
-	// failing are the destinations whose last attempt got no answer, since
-	// their last such attempt; failingActive counts the attempts in flight
-	// to them (failing.go).
+	// trusted are the destinations whose last attempt got an answer, and
+	// failing those whose last attempt got none, since that attempt;
+	// failingActive counts the attempts in flight to destinations that
+	// are not trusted; forgotAt is when idle ones were last forgotten
+	// (failing.go).
+	trusted       map[string]time.Time
 	failing       map[string]time.Time
 	failingActive int
+	forgotAt      time.Time
 	// backlog holds the destinations this instance has left due rows of
 	// for the dispatch loop (for want of a slot): rows stored for them
 	// meanwhile join the queue behind those instead of taking the next
@@ -104,6 +108,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
 		failing:      map[string]time.Time{},
+		trusted:      map[string]time.Time{},
 		backlog:      map[string]bool{},
 		throttle:     cfg.Throttle,
 		rates:        map[int64]time.Time{},
@@ -279,10 +284,10 @@ type capacity struct {
 	free       int
 	perHostMax int
 	perHost    map[string]int
-	// failing are the failing destinations (one attempt at a time each),
-	// failingRoom how many more attempts to them may start (failing.go).
-	// failing is never written: clones share it.
-	failing     map[string]bool
+	// trusted are the trusted destinations: the others take one attempt
+	// at a time each, and failingRoom more in all (failing.go). trusted
+	// is never written: clones share it.
+	trusted     map[string]bool
 	failingRoom int
 	sequences   map[string]bool
 	// tokens are the starts left to each throttled endpoint (throttle.go).
@@ -292,9 +297,9 @@ type capacity struct {
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
 	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{},
-		failing: make(map[string]bool, len(d.failing)), failingRoom: d.failingMax() - d.failingActive}
-	for h := range d.failing {
-		c.failing[h] = true
+		trusted: make(map[string]bool, len(d.trusted)), failingRoom: d.failingMax() - d.failingActive}
+	for h := range d.trusted {
+		c.trusted[h] = true
 	}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
@@ -304,18 +309,18 @@ func (d *Dispatcher) capacity() *capacity {
 }
 
 func (c *capacity) clone() *capacity {
-	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), failing: c.failing, failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), trusted: c.trusted, failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
 }
 
 // allows reports whether row may start an attempt now: a worker and a slot
 // of its destination are free (so a dead endpoint cannot hold every
-// worker; a failing destination has one slot, and failing ones together a
+// worker; a destination not trusted has one slot, and those together a
 // share of the workers), no notification of its sequence is in flight or waiting
 // before it (so first attempts keep the order in which they were stored),
 // and its endpoint, if throttled, has a token left.
 func (c *capacity) allows(row *entdb.Notification) bool {
 	limit := c.perHostMax
-	if c.failing[row.Host] {
+	if !c.trusted[row.Host] {
 		if c.failingRoom <= 0 {
 			return false
 		}
@@ -343,7 +348,7 @@ func (c *capacity) sequenceWaits(row *entdb.Notification) bool {
 func (c *capacity) take(row *entdb.Notification) {
 	c.free--
 	c.perHost[row.Host]++
-	if c.failing[row.Host] {
+	if !c.trusted[row.Host] {
 		c.failingRoom--
 	}
 	if row.EndpointID != nil {

@@ -261,6 +261,7 @@ func TestParkKeepsOldestDueAndStaggersTheRest(t *testing.T) {
 		host := rows[0].Host
 		f.d.mu.Lock()
 		f.d.hostDuration[host] = 8 * time.Second // 4 slots: one row per 2 s
+		f.d.trusted[host] = t0                   // it has answered: its PerHost slots
 		f.d.mu.Unlock()
 		park := 2 * time.Second
 		if err := f.d.park(ctx, []string{host}, t0, park); err != nil {
@@ -314,6 +315,7 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		f.d.mu.Lock()
 		f.d.hostDuration[host] = 10 * time.Second // slow: parked far apart
 		f.d.perHost[host] = 2                     // both slots busy
+		f.d.trusted[host] = t0                    // it has answered: its PerHost slots
 		// parkedAt stays empty, as in an instance that did not park these
 		// rows (or restarted since): it finds them in the database.
 		f.d.mu.Unlock()
