@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/db/notification"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 )
 
@@ -27,14 +29,42 @@ func TestFailingEndpointsTakeAShareOfTheWorkers(t *testing.T) {
 		hang := make(chan struct{})
 		var inFlight, most atomic.Int64
 		var answer atomic.Bool // the dead endpoints answer from now on
+		// The receivers see an attempt end a moment after payhook gave up
+		// on it (when the connection closes): an attempt seen for longer
+		// than payhook's timeout less a margin is over for payhook and is
+		// not counted among those at once.
+		const timeout = 3 * time.Second
+		var mu sync.Mutex
+		var started []time.Time
 		hangs := func(_ int, r *http.Request) (int, string) {
 			if answer.Load() {
 				return 200, `{"status":"ok"}`
 			}
-			n := inFlight.Add(1)
+			inFlight.Add(1)
+			now := clock.Now()
+			mu.Lock()
+			live := started[:0]
+			for _, s := range started {
+				if now.Sub(s) < timeout-500*time.Millisecond {
+					live = append(live, s)
+				}
+			}
+			started = append(live, now)
+			n := int64(len(started))
+			mu.Unlock()
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			defer inFlight.Add(-1)
+			defer func() {
+				inFlight.Add(-1)
+				mu.Lock()
+				for i, s := range started {
+					if s.Equal(now) {
+						started = append(started[:i], started[i+1:]...)
+						break
+					}
+				}
+				mu.Unlock()
+			}()
 			select {
 			case <-hang:
 			case <-r.Context().Done(): // payhook gave up: the attempt timed out
@@ -50,7 +80,7 @@ func TestFailingEndpointsTakeAShareOfTheWorkers(t *testing.T) {
 		healthy := newReceiver(t, ok)
 		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
 			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, allowed...)
-			c.Workers, c.PerHost, c.AttemptTimeout = 8, 4, 3*time.Second
+			c.Workers, c.PerHost, c.AttemptTimeout = 8, 4, timeout
 		})
 		t.Cleanup(func() { close(hang) })
 		ctx := context.Background()

@@ -425,7 +425,8 @@ wait:
 	res.CPUSeconds = cpu1.seconds - cpu0.seconds
 	res.CPUPerPayout = res.CPUSeconds / float64(po.n)
 	res.PeakRSSMiB = cpu1.peakRSSMiB
-	res.DatabaseCPUPerPayout = (db1 - db0) / float64(po.n)
+	// A backend that exited meanwhile takes its share with it: never below 0.
+	res.DatabaseCPUPerPayout = max(db1-db0, 0) / float64(po.n)
 	res.NodeCPUPerPayout = (node1.seconds - node0.seconds) / float64(po.n)
 	if total := mach1.total - mach0.total; total > 0 {
 		res.MachineBusy = 1 - (mach1.idle-mach0.idle)/total

@@ -56,7 +56,9 @@ func TestPayoutsSmoke(t *testing.T) {
 	if done != n || x.TargetBlocks != 2 || x.BlocksToDoneMax > 2 || !x.WithinTarget || x.BlocksToMinedMax < 1 {
 		t.Errorf("blocks: to done %v (max %d, target %d, within %v), to the block %d", x.BlocksToDone, x.BlocksToDoneMax, x.TargetBlocks, x.WithinTarget, x.BlocksToMinedMax)
 	}
-	if x.PerSecond <= 0 || x.QueueSeconds <= 0 || x.AllDoneSeconds < x.DoneMaxs || x.DoneMaxs < x.DoneP50s || x.DoneP50s <= 0 ||
+	// All done is read from the first request, each payout's done from its
+	// own, on two readings of the clock: a few milliseconds apart at most.
+	if x.PerSecond <= 0 || x.QueueSeconds <= 0 || x.AllDoneSeconds < x.DoneMaxs-0.05 || x.DoneMaxs < x.DoneP50s || x.DoneP50s <= 0 ||
 		x.CPUPerPayout <= 0 || x.NodeCPUPerPayout <= 0 || x.PeakRSSMiB <= 0 {
 		t.Errorf("figures: %+v", x)
 	}
