@@ -64,8 +64,13 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 		// them, and their due rows are parked like those of a destination
 		// at its bound.
 		now := d.cfg.Now()
+		listed := make(map[string]bool, len(full))
+		for _, h := range full {
+			listed[h] = true
+		}
 		wait := func(h string) {
-			if capa.perHost[h] == 0 && !slices.Contains(full, h) {
+			if capa.perHost[h] == 0 && !listed[h] {
+				listed[h] = true
 				full = append(full, h)
 			}
 			if _, ok := d.fullSince[h]; !ok {
@@ -533,6 +538,7 @@ func (d *Dispatcher) claim(ctx context.Context, capa *capacity, fullHosts, busyS
 		capa := capa.clone() // this transaction may be retried
 		d.mu.Lock()
 		d.addThrottles(capa)
+		d.addTrust(capa, rows)
 		d.mu.Unlock()
 		for _, row := range rows {
 			if capa.dry(row) {

@@ -284,9 +284,9 @@ type capacity struct {
 	free       int
 	perHostMax int
 	perHost    map[string]int
-	// trusted are the trusted destinations: the others take one attempt
-	// at a time each, and failingRoom more in all (failing.go). trusted
-	// is never written: clones share it.
+	// trusted are the trusted destinations among the rows being claimed
+	// (addTrust): the others take one attempt at a time each, and
+	// failingRoom more in all (failing.go).
 	trusted     map[string]bool
 	failingRoom int
 	sequences   map[string]bool
@@ -297,10 +297,7 @@ type capacity struct {
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
 	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{},
-		trusted: make(map[string]bool, len(d.trusted)), failingRoom: d.failingMax() - d.failingActive}
-	for h := range d.trusted {
-		c.trusted[h] = true
-	}
+		trusted: map[string]bool{}, failingRoom: d.failingMax() - d.failingActive}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
 	}
@@ -309,7 +306,7 @@ func (d *Dispatcher) capacity() *capacity {
 }
 
 func (c *capacity) clone() *capacity {
-	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), trusted: c.trusted, failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), trusted: maps.Clone(c.trusted), failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
 }
 
 // allows reports whether row may start an attempt now: a worker and a slot
@@ -480,6 +477,7 @@ func (d *Dispatcher) claimStored(ctx context.Context, tx *entdb.Tx, rows []*entd
 	// Rows of a sequence with rows held here are held behind them.
 	heldSeq := func(r *entdb.Notification) bool { return r.Sequence != nil && d.held.hasSeq(*r.Sequence) }
 	capa := d.capacity()
+	d.addTrust(capa, rows)
 	later := map[string]time.Time{} // sequences of this batch stored due later
 	dueSeq := map[string]bool{}     // sequences with a row of this batch stored due
 	for _, r := range rows {

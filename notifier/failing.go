@@ -1,6 +1,10 @@
 package notifier
 
-import "time"
+import (
+	"time"
+
+	entdb "github.com/payhook/payhook/ent/db"
+)
 
 // Destinations not yet trusted. A destination is trusted once one of its
 // attempts has got an HTTP response (whatever its status) in this
@@ -8,7 +12,7 @@ import "time"
 // connection failed): then it is failing. A destination that is not
 // trusted (failing, or not yet answered here) takes one attempt at a time
 // instead of PerHost, and all of them together take at most a quarter of
-// the workers (limitedMax). Without that, dead endpoints would each fill
+// the workers (failingMax). Without that, dead endpoints would each fill
 // their PerHost slots with attempts that hang for the attempt timeout,
 // those payhook already knows to fail as much as those it meets for the
 // first time, and every worker would wait on them while trusted
@@ -27,6 +31,20 @@ const failingForget = 50 * time.Hour
 // may be in flight at once.
 func (d *Dispatcher) failingMax() int {
 	return max(1, d.cfg.Workers/4)
+}
+
+// addTrust marks in c which hosts of rows are trusted, for its claim
+// rules (capacity.allows): only the hosts being claimed, not every host
+// this instance knows. d.mu must be held.
+func (d *Dispatcher) addTrust(c *capacity, rows []*entdb.Notification) {
+	if c.trusted == nil {
+		c.trusted = map[string]bool{}
+	}
+	for _, r := range rows {
+		if _, ok := d.trusted[r.Host]; ok {
+			c.trusted[r.Host] = true
+		}
+	}
 }
 
 // untrusted reports whether host is not trusted. d.mu must be held.
