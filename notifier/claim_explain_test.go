@@ -40,6 +40,9 @@ func TestClaimUsesIndex(t *testing.T) {
 			SELECT now(), now(), 'later-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'retrying', 1, now() + interval '1 hour', now() + interval '2 days', 7, ` + seq + ` FROM generate_series(1, 20000) g`,
 		`INSERT INTO notifications (` + cols + `)
 			SELECT now(), now(), 'due-' || g, 'btc', 'a', 'h:80', 'confirmed', 'GET', 'http://h/', '', '', '', '', 'pending', 0, now() - interval '1 second', now() + interval '2 days', 7, ` + seq + ` FROM generate_series(1, 50) g`,
+		// First attempts parked over the next minute, a hundred destinations.
+		`INSERT INTO notifications (` + cols + `)
+			SELECT now(), now(), 'parked-' || g, 'btc', 'a', 'p' || (g % 100) || ':80', 'confirmed', 'GET', 'http://p/', '', '', '', '', 'pending', 0, now() + (g % 60) * interval '1 second', now() + interval '2 days', 7, NULL FROM generate_series(1, 10000) g`,
 		"ANALYZE notifications",
 	} {
 		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
@@ -49,8 +52,8 @@ func TestClaimUsesIndex(t *testing.T) {
 
 	// Capture the SQL and arguments of the real claim query.
 	var mu sync.Mutex
-	var query, sequenceQuery, statsQuery string
-	var args, sequenceArgs, statsArgs []any
+	var query, sequenceQuery, statsQuery, pullQuery string
+	var args, sequenceArgs, statsArgs, pullArgs []any
 	drv := captureDriver{Driver: entsql.OpenDB(dialect.Postgres, db.SQL), f: func(q string, a any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -61,6 +64,8 @@ func TestClaimUsesIndex(t *testing.T) {
 			sequenceQuery, sequenceArgs = q, a.([]any)
 		case strings.Contains(q, "GROUP BY"):
 			statsQuery, statsArgs = q, a.([]any)
+		case strings.Contains(q, `"notifications"."attempts" = 0`) && strings.Contains(q, `"notifications"."host" = `):
+			pullQuery, pullArgs = q, a.([]any)
 		}
 	}}
 	logged := &store.DB{SQL: db.SQL, Dialect: db.Dialect, Client: entdb.NewClient(entdb.Driver(drv))}
@@ -95,22 +100,32 @@ func TestClaimUsesIndex(t *testing.T) {
 	}
 	d.abandon(held)
 
+	// A parked destination's first attempts are pulled forward by a probe
+	// of the parked index, not a scan of every parked row.
+	if pulled, err := d.pull(ctx, "p7:80", 1, clk.Now()); err != nil || pulled != 1 {
+		t.Fatalf("pulled %d (%v), want 1", pulled, err)
+	}
+
 	// The metrics' queue depth counts the queue alone, not the 200,000
 	// finished rows.
 	st, err := n.Queue.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.ByStatus) != 2 || st.ByStatus["pending"] != 50 || st.ByStatus["retrying"] != 20000 {
-		t.Fatalf("queue depth %v, want 50 pending and 20000 retrying", st.ByStatus)
+	if len(st.ByStatus) != 2 || st.ByStatus["pending"] != 10050 || st.ByStatus["retrying"] != 20000 {
+		t.Fatalf("queue depth %v, want 10,050 pending and 20,000 retrying", st.ByStatus)
 	}
 
 	mu.Lock()
 	defer mu.Unlock()
-	if query == "" || sequenceQuery == "" || statsQuery == "" {
-		t.Fatalf("queries not captured: claim %q, sequence check %q, queue depth %q", query, sequenceQuery, statsQuery)
+	if query == "" || sequenceQuery == "" || statsQuery == "" || pullQuery == "" {
+		t.Fatalf("queries not captured: claim %q, sequence check %q, queue depth %q, pull %q", query, sequenceQuery, statsQuery, pullQuery)
 	}
-	plan := explain(t, db, statsQuery, statsArgs)
+	plan := explain(t, db, pullQuery, pullArgs)
+	if !strings.Contains(plan, "notification_parked") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+		t.Fatalf("the pull of parked rows is not an ordered scan of the parked index:\n%s", plan)
+	}
+	plan = explain(t, db, statsQuery, statsArgs)
 	if !strings.Contains(plan, "notification_queued") || strings.Contains(plan, "Seq Scan") {
 		t.Fatalf("the queue depth does not read the queued index alone:\n%s", plan)
 	}

@@ -58,11 +58,11 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 			full = append(full, h)
 		}
 	}
-	if d.failingFull() {
+	if failingFull, newFull := d.failingFull(), d.newFull(); failingFull || newFull {
 		// Every destination not trusted that payhook knows of (failing, or
-		// with rows left by a claim) waits for the share: the claim skips
-		// them, and their due rows are parked like those of a destination
-		// at its bound.
+		// with rows left by a claim) whose share is full waits for it: the
+		// claim skips them, and their due rows are parked like those of a
+		// destination at its bound.
 		now := d.cfg.Now()
 		listed := make(map[string]bool, len(full))
 		for _, h := range full {
@@ -77,11 +77,13 @@ func (d *Dispatcher) dispatch(ctx context.Context) (claimed int, again time.Dura
 				d.fullSince[h] = now
 			}
 		}
-		for h := range d.failing {
-			wait(h)
+		if failingFull {
+			for h := range d.failing {
+				wait(h)
+			}
 		}
 		for h := range d.backlog {
-			if d.untrusted(h) {
+			if d.untrusted(h) && d.shareFull(h) {
 				wait(h)
 			}
 		}
@@ -172,14 +174,15 @@ func (d *Dispatcher) hasSlot(host string) bool {
 	return d.active < d.cfg.Workers && !d.blocked(host)
 }
 
-// pullParked makes due now, for each parked destination with free slots
-// after a claim found nothing more due for it, that many of its parked
-// first attempts, earliest first. Parking paces a backlog at the
-// destination's recent attempt duration; when it speeds up (a slow or dead
-// endpoint recovers), this lets it take its backlog as fast as it now
-// goes instead of waiting out the park. Retries are left on their
-// schedule. A destination with nothing parked left is forgotten. It
-// returns how many rows it made due.
+// pullParked makes due now, for each destination with parked first
+// attempts and free slots after a claim found nothing more due for it,
+// that many of its parked first attempts, earliest first. Parking paces a
+// backlog at the destination's recent attempt duration; when it speeds up
+// (a slow or dead endpoint recovers), this lets it take its backlog as
+// fast as it now goes instead of waiting out the park. Retries are left on
+// their schedule. A destination with nothing parked left is forgotten. It
+// returns how many rows it made due. Each look is one probe of the parked
+// index (notification_parked).
 func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 	now := d.cfg.Now()
 	if err := d.findParked(ctx, now); err != nil {
@@ -187,49 +190,89 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 	}
 	free := map[string]int{}
 	d.mu.Lock()
-	for h := range d.parkedAt {
+	// The new destinations (not failing, not yet trusted) share one
+	// budget: the room left in their share of the workers, taken oldest
+	// park first. Without it,
+	// each of a thousand waiting destinations would get a row pulled (and
+	// a query) whenever the share had one free slot, and the next claim
+	// would park them all again.
+	room := d.newMax() - d.newActive
+	var untrusted []string
+	for h := range d.pullable {
 		if _, failing := d.failing[h]; failing {
 			// A failing destination's rows come back on their park; an
 			// answer (which makes it trusted) lets this pull them again.
 			continue
 		}
 		f := d.limitOf(h) - d.perHost[h]
-		if d.untrusted(h) {
-			f = min(f, d.failingMax()-d.failingActive)
-		}
-		if f > 0 && d.active < d.cfg.Workers {
-			free[h] = f
-		}
-	}
-	d.mu.Unlock()
-	pulled := 0
-	for h, f := range free {
-		parked := []predicate.Notification{
-			notification.Host(h), notification.Attempts(0), notification.LeaseUntilIsNil(),
-			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(d.parkHorizon() + d.parkFor())),
-		}
-		ids, err := d.db.Client.Notification.Query().Where(parked...).
-			Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
-			Limit(f).IDs(ctx)
-		if err != nil {
-			return pulled, err
-		}
-		if len(ids) == 0 {
-			d.mu.Lock()
-			delete(d.parkedAt, h)
-			d.mu.Unlock()
+		if f <= 0 || d.active >= d.cfg.Workers {
 			continue
 		}
-		moved, err := d.db.Client.Notification.Update().
-			Where(append(parked, notification.IDIn(ids...))...).
-			SetNextAttemptAt(now).
-			Save(ctx)
+		if d.untrusted(h) {
+			if room > 0 {
+				untrusted = append(untrusted, h)
+			}
+			continue
+		}
+		free[h] = f
+	}
+	slices.SortFunc(untrusted, func(a, b string) int { return d.pullable[a].Compare(d.pullable[b]) })
+	d.mu.Unlock()
+	pulled := 0
+	for _, h := range untrusted {
+		if room <= 0 {
+			break
+		}
+		n, err := d.pull(ctx, h, 1, now)
 		if err != nil {
 			return pulled, err
 		}
-		pulled += moved
+		pulled += n
+		room -= n
+	}
+	for h, f := range free {
+		n, err := d.pull(ctx, h, f, now)
+		if err != nil {
+			return pulled, err
+		}
+		pulled += n
 	}
 	return pulled, nil
+}
+
+// pull makes up to n of host's parked first attempts due now, earliest
+// first, and forgets host as pullable when it has none left.
+func (d *Dispatcher) pull(ctx context.Context, host string, n int, now time.Time) (int, error) {
+	parked := []predicate.Notification{
+		notification.Host(host), firstAttempt(),
+		notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(d.parkHorizon() + d.parkFor())),
+	}
+	ids, err := d.db.Client.Notification.Query().Where(parked...).
+		Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
+		Limit(n).IDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		d.mu.Lock()
+		delete(d.pullable, host)
+		d.mu.Unlock()
+		return 0, nil
+	}
+	return d.db.Client.Notification.Update().
+		Where(append(parked, notification.IDIn(ids...))...).
+		SetNextAttemptAt(now).
+		Save(ctx)
+}
+
+// firstAttempt selects the rows never attempted nor leased: those of the
+// parked index (notification_parked). Its terms are literals, as the
+// index's predicate, so SQLite's planner can use the partial index too
+// (it does not match a bound parameter against it).
+func firstAttempt() predicate.Notification {
+	return predicate.Notification(func(s *entsql.Selector) {
+		s.Where(entsql.ExprP(fmt.Sprintf("%s = 0 AND %s IS NULL", s.C(notification.FieldAttempts), s.C(notification.FieldLeaseUntil))))
+	})
 }
 
 // takeSlot counts an attempt of row as started: a worker, a slot of its
@@ -238,9 +281,7 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 func (d *Dispatcher) takeSlot(row *entdb.Notification, now time.Time) {
 	d.spendToken(row)
 	d.perHost[row.Host]++
-	if d.untrusted(row.Host) {
-		d.failingActive++
-	}
+	d.startCounted(row.Host)
 	if d.perHost[row.Host] >= d.limitOf(row.Host) {
 		if _, ok := d.fullSince[row.Host]; !ok {
 			d.fullSince[row.Host] = now
@@ -266,9 +307,7 @@ func (d *Dispatcher) freeSlot(row *entdb.Notification) {
 // slot become claimable). d.mu must be held.
 func (d *Dispatcher) releaseWorker(host string) (wasFull bool) {
 	wasFull = d.active >= d.cfg.Workers || d.blocked(host)
-	if d.untrusted(host) {
-		d.failingActive--
-	}
+	d.endCounted(host)
 	d.active--
 	if d.perHost[host]--; d.perHost[host] <= 0 {
 		delete(d.perHost, host)
@@ -306,7 +345,7 @@ func (d *Dispatcher) findParked(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	hosts, err := d.db.Client.Notification.Query().
-		Where(notification.Attempts(0), notification.LeaseUntilIsNil(),
+		Where(firstAttempt(),
 			notification.NextAttemptAtGT(now), notification.NextAttemptAtLTE(now.Add(d.parkHorizon()+d.parkFor()))).
 		Unique(true).
 		Select(notification.FieldHost).
@@ -316,8 +355,8 @@ func (d *Dispatcher) findParked(ctx context.Context, now time.Time) error {
 	}
 	d.mu.Lock()
 	for _, h := range hosts {
-		if _, ok := d.parkedAt[h]; !ok {
-			d.parkedAt[h] = now
+		if _, ok := d.pullable[h]; !ok {
+			d.pullable[h] = now
 		}
 	}
 	d.mu.Unlock()
@@ -405,8 +444,9 @@ func (d *Dispatcher) parkHorizon() time.Duration {
 // database connection's time, so the rest of the traffic barely notices.
 func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, unit time.Duration) error {
 	var rows []struct {
-		ID   int64  `json:"id"`
-		Host string `json:"host"`
+		ID       int64  `json:"id"`
+		Host     string `json:"host"`
+		Attempts int    `json:"attempts"`
 	}
 	if err := d.db.Client.Notification.Query().
 		Where(
@@ -418,7 +458,7 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 			notification.ExpiresAtGT(now.Add(d.parkHorizon())),
 		).
 		Order(entdb.Asc(notification.FieldNextAttemptAt), entdb.Asc(notification.FieldID)).
-		Select(notification.FieldID, notification.FieldHost).
+		Select(notification.FieldID, notification.FieldHost, notification.FieldAttempts).
 		Scan(ctx, &rows); err != nil {
 		return err
 	}
@@ -441,11 +481,15 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 	groups := map[time.Time][]int64{}
 	var order []time.Time
 	seen := map[string]int{}
+	first := map[string]bool{} // hosts with first attempts parked: pullParked may pull them
 	for _, r := range rows {
 		k := seen[r.Host]
 		seen[r.Host]++
 		if k < keep[r.Host] {
 			continue // stays due
+		}
+		if r.Attempts == 0 {
+			first[r.Host] = true
 		}
 		wait := min(max(time.Duration(k)*per[r.Host], unit), d.parkHorizon())
 		until := now.Add(wait).Truncate(unit).Add(unit)
@@ -454,6 +498,15 @@ func (d *Dispatcher) park(ctx context.Context, hosts []string, now time.Time, un
 		}
 		groups[until] = append(groups[until], r.ID)
 	}
+	defer func() { // once parked (a pull before would find nothing)
+		d.mu.Lock()
+		for h := range first {
+			if _, ok := d.pullable[h]; !ok {
+				d.pullable[h] = now
+			}
+		}
+		d.mu.Unlock()
+	}()
 	const chunk = 100
 	for _, until := range order {
 		ids := groups[until]

@@ -35,7 +35,8 @@ type Dispatcher struct {
 	active       int                      // attempts in flight
 	perHost      map[string]int           // attempts in flight per destination
 	inflight     map[string]int           // attempts in flight per sequence
-	parkedAt     map[string]time.Time     // destinations with parked rows, since when
+	parkedAt     map[string]time.Time     // destinations parked, when last
+	pullable     map[string]time.Time     // destinations with parked first attempts, since when (pullParked)
 	parkScanAt   time.Time                // last look for parked rows in the database
 	hostDuration map[string]time.Duration // recent attempt duration per destination
 	fullSince    map[string]time.Time     // destinations at their bound, since when
@@ -47,6 +48,7 @@ type Dispatcher struct {
 	trusted       map[string]time.Time
 	failing       map[string]time.Time
 	failingActive int
+	newActive     int // attempts in flight to new destinations
 	forgotAt      time.Time
 	// backlog holds the destinations this instance has left due rows of
 	// for the dispatch loop (for want of a slot): rows stored for them
@@ -105,6 +107,7 @@ func newDispatcher(db *store.DB, cfg Config, q *Queue, events *Events, logger *s
 		perHost:      map[string]int{},
 		inflight:     map[string]int{},
 		parkedAt:     map[string]time.Time{},
+		pullable:     map[string]time.Time{},
 		hostDuration: map[string]time.Duration{},
 		fullSince:    map[string]time.Time{},
 		failing:      map[string]time.Time{},
@@ -284,12 +287,13 @@ type capacity struct {
 	free       int
 	perHostMax int
 	perHost    map[string]int
-	// trusted are the trusted destinations among the rows being claimed
-	// (addTrust): the others take one attempt at a time each, and
-	// failingRoom more in all (failing.go).
-	trusted     map[string]bool
-	failingRoom int
-	sequences   map[string]bool
+	// trusted and failing are the standings of the destinations among the
+	// rows being claimed (addTrust): those not trusted take one attempt at
+	// a time each, and failingRoom (failing ones) or newRoom (the others)
+	// more in all (failing.go).
+	trusted, failing     map[string]bool
+	failingRoom, newRoom int
+	sequences            map[string]bool
 	// tokens are the starts left to each throttled endpoint (throttle.go).
 	tokens map[int64]int
 }
@@ -297,7 +301,7 @@ type capacity struct {
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
 	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{},
-		trusted: map[string]bool{}, failingRoom: d.failingMax() - d.failingActive}
+		trusted: map[string]bool{}, failing: map[string]bool{}, failingRoom: d.failingMax() - d.failingActive, newRoom: d.newMax() - d.newActive}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
 	}
@@ -306,7 +310,7 @@ func (d *Dispatcher) capacity() *capacity {
 }
 
 func (c *capacity) clone() *capacity {
-	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), trusted: maps.Clone(c.trusted), failingRoom: c.failingRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
+	return &capacity{free: c.free, perHostMax: c.perHostMax, perHost: maps.Clone(c.perHost), trusted: maps.Clone(c.trusted), failing: maps.Clone(c.failing), failingRoom: c.failingRoom, newRoom: c.newRoom, sequences: maps.Clone(c.sequences), tokens: maps.Clone(c.tokens)}
 }
 
 // allows reports whether row may start an attempt now: a worker and a slot
@@ -318,12 +322,20 @@ func (c *capacity) clone() *capacity {
 func (c *capacity) allows(row *entdb.Notification) bool {
 	limit := c.perHostMax
 	if !c.trusted[row.Host] {
-		if c.failingRoom <= 0 {
+		if *c.room(row.Host) <= 0 {
 			return false
 		}
 		limit = 1
 	}
 	return c.free > 0 && c.perHost[row.Host] < limit && !c.sequenceWaits(row) && !c.dry(row)
+}
+
+// room returns the room left in the share of host, not trusted.
+func (c *capacity) room(host string) *int {
+	if c.failing[host] {
+		return &c.failingRoom
+	}
+	return &c.newRoom
 }
 
 // dry reports whether row's endpoint is throttled and has no token left.
@@ -346,7 +358,7 @@ func (c *capacity) take(row *entdb.Notification) {
 	c.free--
 	c.perHost[row.Host]++
 	if !c.trusted[row.Host] {
-		c.failingRoom--
+		*c.room(row.Host)--
 	}
 	if row.EndpointID != nil {
 		if t, ok := c.tokens[*row.EndpointID]; ok {

@@ -161,10 +161,104 @@ func TestFailingEndpointsTakeAShareOfTheWorkers(t *testing.T) {
 			return err == nil && n == 2+5*len(dead)
 		})
 		f.d.mu.Lock()
-		failing, active := len(f.d.failing), f.d.failingActive
+		failing, active, newActive := len(f.d.failing), f.d.failingActive, f.d.newActive
 		f.d.mu.Unlock()
-		if failing != 0 || active != 0 {
-			t.Fatalf("%d destinations still failing, %d attempts counted to them", failing, active)
+		if failing != 0 || active != 0 || newActive != 0 {
+			t.Fatalf("%d destinations still failing, %d attempts counted to them, %d to new ones", failing, active, newActive)
+		}
+	})
+}
+
+// TestNewDestinationIsNotQueuedBehindFailingOnes: after a restart (nothing
+// trusted yet), six dead endpoints' retries fill the failing share (two of
+// the 8 workers) with attempts that hang. A notification for an endpoint
+// this instance has never attempted goes out at once, in the share of new
+// destinations, instead of waiting for a dead endpoint's attempt to time
+// out (with one share for both, it waited for the timeout: the dead rows
+// are due first).
+func TestNewDestinationIsNotQueuedBehindFailingOnes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		hang := make(chan struct{})
+		var inFlight, most atomic.Int64
+		hangs := func(_ int, r *http.Request) (int, string) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return 500, ""
+		}
+		dead := make([]*receiverServer, 6)
+		var allowed []string
+		for i := range dead {
+			dead[i] = newReceiver(t, hangs)
+			allowed = append(allowed, allow(dead[i].URL+"/hook")...)
+		}
+		fresh := newReceiver(t, ok)
+		const timeout = 5 * time.Second
+		f := newFixture(t, d, fresh.URL+"/hook", func(c *Config) {
+			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, allowed...)
+			c.Workers, c.PerHost, c.AttemptTimeout = 8, 4, timeout
+		})
+		t.Cleanup(func() { close(hang) })
+		ctx := context.Background()
+		// The dead endpoints' backlog: retries (a first attempt failed
+		// before the restart), due now.
+		for _, r := range dead {
+			for range 3 {
+				e := f.envelope("pending", payload.TransportGET)
+				e.CallbackURL = r.URL + "/hook"
+				row := f.enqueue(t, e)
+				if err := f.db.Client.Notification.UpdateOneID(row.ID).SetAttempts(1).SetStatus(notification.StatusRetrying).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		f.start(t)
+		deadline := time.After(timeout - time.Second)
+		tick := time.NewTicker(10 * time.Millisecond) // polling a condition, not a schedule
+		defer tick.Stop()
+		for inFlight.Load() < 2 {
+			select {
+			case <-tick.C:
+			case <-deadline:
+				t.Fatalf("%d attempts to the dead endpoints in flight, want their share (2)", inFlight.Load())
+			}
+		}
+		// A notification for an endpoint never attempted.
+		good := f.enqueue(t, f.envelope("confirmed", payload.TransportGET))
+		f.d.Wake()
+		select {
+		case <-fresh.arrived:
+		case <-deadline:
+			t.Fatal("the new endpoint's notification waited behind the failing endpoints")
+		}
+		n, err := f.db.Client.DeliveryAttempt.Query().Where(deliveryattempt.OutcomeEQ(deliveryattempt.OutcomeFailed)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("the new endpoint's notification was sent after %d attempts to failing endpoints timed out, want none", n)
+		}
+		if m := most.Load(); m != 2 {
+			t.Fatalf("%d attempts at once to the failing endpoints, want 2 (their share)", m)
+		}
+		for f.reload(t, good).Status != notification.StatusAcknowledged {
+			select {
+			case <-tick.C:
+			case <-deadline:
+				t.Fatal("the new endpoint's notification was not recorded")
+			}
+		}
+		f.d.mu.Lock()
+		_, trusted := f.d.trusted[good.Host]
+		f.d.mu.Unlock()
+		if !trusted {
+			t.Fatal("the new endpoint is not trusted after its answer")
 		}
 	})
 }

@@ -316,12 +316,16 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 		f.d.hostDuration[host] = 10 * time.Second // slow: parked far apart
 		f.d.perHost[host] = 2                     // both slots busy
 		f.d.trusted[host] = t0                    // it has answered: its PerHost slots
-		// parkedAt stays empty, as in an instance that did not park these
-		// rows (or restarted since): it finds them in the database.
 		f.d.mu.Unlock()
 		if err := f.d.park(ctx, []string{host}, t0, 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
+		f.d.mu.Lock()
+		if _, ok := f.d.pullable[host]; !ok {
+			t.Error("parking first attempts did not make the destination pullable")
+		}
+		clear(f.d.pullable) // forgotten, as after a restart: found in the database
+		f.d.mu.Unlock()
 		f.clock.Advance(time.Second)
 		due := func() (ids []int64) {
 			for _, r := range rows {
@@ -364,7 +368,7 @@ func TestParkedBacklogIsPulledForwardWhenSlotsFree(t *testing.T) {
 			t.Fatalf("%d rows due, want all %d but the retry", len(got), len(rows)-1)
 		}
 		f.d.mu.Lock()
-		_, still := f.d.parkedAt[host]
+		_, still := f.d.pullable[host]
 		f.d.mu.Unlock()
 		if still {
 			t.Fatal("a destination with nothing parked is still remembered as parked")
@@ -519,6 +523,77 @@ func TestBacklogAtItsBoundIsNotScannedPastAtEveryWake(t *testing.T) {
 		f.d.sends.Wait()
 		if got := f.reload(t, row); got.Status != notification.StatusAcknowledged {
 			t.Fatalf("row %s after the dispatch, want acknowledged", got.Status)
+		}
+	})
+}
+
+// TestPullParkedSharesTheNewDestinationsRoom: new destinations (never
+// attempted here) with parked first attempts have their rows pulled
+// forward only as far as their share has room, oldest park first: with a
+// share of 2 (8 workers), one attempt in it already, one destination's row
+// of five is pulled; destinations whose parked rows are retries only are
+// never looked at (parking them does not make them pullable).
+func TestPullParkedSharesTheNewDestinationsRoom(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		hooks := []string{"http://192.0.2.1:9/hook", "http://192.0.2.1:10/hook", "http://192.0.2.1:11/hook", "http://192.0.2.1:12/hook", "http://192.0.2.1:13/hook", "http://192.0.2.1:14/hook"} // never dialled
+		f := newFixture(t, d, hooks[0], func(c *Config) {
+			c.Workers = 8
+			c.AllowPrivateEndpoints = allow(hooks...)
+		})
+		ctx := context.Background()
+		rows := map[string]*entdb.Notification{}
+		var hosts []string
+		for i, h := range hooks {
+			e := f.envelope("pending", payload.TransportGET)
+			e.CallbackURL = h
+			r := f.enqueue(t, e)
+			rows[r.Host] = r
+			hosts = append(hosts, r.Host)
+			if i == len(hooks)-1 { // a retry: its destination failed before
+				if err := f.db.Client.Notification.UpdateOneID(r.ID).SetAttempts(1).SetStatus(notification.StatusRetrying).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Each row parked (as a full share's destinations are), in host
+		// order.
+		until := t0.Add(5 * time.Second) // within the park horizon
+		for i, h := range hosts {
+			if err := f.db.Client.Notification.UpdateOneID(rows[h].ID).SetNextAttemptAt(until.Add(time.Duration(i) * time.Second)).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.d.mu.Lock()
+		for i, h := range hosts[:len(hosts)-1] {
+			f.d.pullable[h] = t0.Add(time.Duration(i) * time.Millisecond) // parked in this order
+		}
+		f.d.parkScanAt = t0 // the database was looked at just now
+		f.d.newActive, f.d.active = 1, 1 // one attempt in the share already
+		f.d.mu.Unlock()
+
+		pulled, err := f.d.pullParked(ctx)
+		if err != nil || pulled != 1 {
+			t.Fatalf("pulled %d (%v), want 1: the room left in the new destinations' share", pulled, err)
+		}
+		if got := f.reload(t, rows[hosts[0]]).NextAttemptAt; !got.Equal(t0) {
+			t.Fatalf("the oldest parked destination's row is due at %v, want now", got)
+		}
+		for _, h := range hosts[1:] {
+			if got := f.reload(t, rows[h]).NextAttemptAt; !got.After(t0) {
+				t.Fatalf("%s's row was pulled too", h)
+			}
+		}
+		// Every share slot free: the rest of the new destinations, two (the
+		// share) at a time; the retry's destination never.
+		f.d.mu.Lock()
+		f.d.newActive, f.d.active = 0, 0
+		f.d.mu.Unlock()
+		if pulled, err := f.d.pullParked(ctx); err != nil || pulled != 2 {
+			t.Fatalf("pulled %d (%v), want 2: the share", pulled, err)
+		}
+		if got := f.reload(t, rows[hosts[len(hosts)-1]]).NextAttemptAt; !got.After(t0) {
+			t.Fatal("a retry was pulled forward")
 		}
 	})
 }

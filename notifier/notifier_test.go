@@ -502,7 +502,7 @@ func TestInterruptedAttemptIsRecordedAndRetried(t *testing.T) {
 		rs := newReceiver(t, ok)
 		f := newFixture(t, d, rs.URL+"/hook")
 		row := f.enqueue(t, f.envelope("confirmed", payload.TransportJSON))
-		res, err := f.d.claim(context.Background(), &capacity{free: 10, perHostMax: 16, perHost: map[string]int{}, sequences: map[string]bool{}, failingRoom: 10}, nil, nil, nil) // ... and the process dies
+		res, err := f.d.claim(context.Background(), &capacity{free: 10, perHostMax: 16, perHost: map[string]int{}, sequences: map[string]bool{}, failingRoom: 10, newRoom: 10}, nil, nil, nil) // ... and the process dies
 		claims := res.claims
 		if err != nil || len(claims) != 1 {
 			t.Fatalf("claim: %v %d", err, len(claims))

@@ -435,7 +435,7 @@ func TestResendAttemptInterrupted(t *testing.T) {
 		f.run(t)
 		f.failByDeadline(t, row)
 		f.resend(t, row)
-		res, err := f.d.claim(context.Background(), &capacity{free: 10, perHostMax: 16, perHost: map[string]int{}, sequences: map[string]bool{}, failingRoom: 10}, nil, nil, nil) // ... and the process dies
+		res, err := f.d.claim(context.Background(), &capacity{free: 10, perHostMax: 16, perHost: map[string]int{}, sequences: map[string]bool{}, failingRoom: 10, newRoom: 10}, nil, nil, nil) // ... and the process dies
 		claims := res.claims
 		if err != nil || len(claims) != 1 || !claims[0].oneShot {
 			t.Fatalf("claim: %v, %d claims", err, len(claims))

@@ -89,6 +89,14 @@ func (Notification) Indexes() []ent.Index {
 		index.Fields("next_attempt_at", "id").
 			Annotations(entsql.IndexWhere("(next_attempt_at IS NOT NULL)")).
 			StorageKey("notification_due"),
+		// Parked first attempts of a destination (the dispatcher's
+		// pullParked, one probe per destination): rows never attempted nor
+		// leased, still to deliver. A row claimed as it is stored is
+		// written leased and never enters it; a claimed row leaves it. The
+		// predicate as PostgreSQL prints it (see notification_due).
+		index.Fields("host", "next_attempt_at", "id").
+			Annotations(entsql.IndexWhere("((attempts = 0) AND (lease_until IS NULL) AND (next_attempt_at IS NOT NULL))")).
+			StorageKey("notification_parked"),
 		// Queue depth per status, for metrics: like the due index it holds
 		// only rows still to deliver, so a scrape counts the queue, not
 		// every notification ever stored, and acknowledging a row adds no

@@ -644,6 +644,14 @@ var (
 				},
 			},
 			{
+				Name:    "notification_parked",
+				Unique:  false,
+				Columns: []*schema.Column{NotificationsColumns[10], NotificationsColumns[20], NotificationsColumns[0]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "((attempts = 0) AND (lease_until IS NULL) AND (next_attempt_at IS NOT NULL))",
+				},
+			},
+			{
 				Name:    "notification_queued",
 				Unique:  false,
 				Columns: []*schema.Column{NotificationsColumns[18]},
