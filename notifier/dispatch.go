@@ -192,10 +192,9 @@ func (d *Dispatcher) pullParked(ctx context.Context) (int, error) {
 	d.mu.Lock()
 	// The new destinations (not failing, not yet trusted) share one
 	// budget: the room left in their share of the workers, taken oldest
-	// park first. Without it,
-	// each of a thousand waiting destinations would get a row pulled (and
-	// a query) whenever the share had one free slot, and the next claim
-	// would park them all again.
+	// park first. Without it, each of a thousand waiting destinations
+	// would get a row pulled (and a query) whenever the share had one free
+	// slot, and the next claim would park them all again.
 	room := d.newMax() - d.newActive
 	var untrusted []string
 	for h := range d.pullable {

@@ -262,3 +262,69 @@ func TestNewDestinationIsNotQueuedBehindFailingOnes(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimAppliesEachDestinationsStanding: the claim's own view of the
+// destinations it claims (addTrust). Four due rows each: a trusted
+// destination takes its PerHost bound (4) in one claim; a new one (first
+// attempts, never attempted here) takes one; one met through retries
+// takes one and is failing from then on, counted in the failing share.
+func TestClaimAppliesEachDestinationsStanding(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		hooks := []string{"http://192.0.2.1:9/hook", "http://192.0.2.1:10/hook", "http://192.0.2.1:11/hook"} // never dialled
+		f := newFixture(t, d, hooks[0], func(c *Config) {
+			c.Workers, c.PerHost = 16, 4
+			c.AllowPrivateEndpoints = allow(hooks...)
+		})
+		ctx := context.Background()
+		var hosts []string
+		for i, h := range hooks {
+			for range 4 {
+				e := f.envelope("pending", payload.TransportGET)
+				e.CallbackURL = h
+				r := f.enqueue(t, e)
+				if i == 2 { // a retry: its first attempt failed before
+					if err := f.db.Client.Notification.UpdateOneID(r.ID).SetAttempts(1).SetStatus(notification.StatusRetrying).Exec(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if len(hosts) == i {
+					hosts = append(hosts, r.Host)
+				}
+			}
+		}
+		trusted, fresh, retried := hosts[0], hosts[1], hosts[2]
+		f.d.mu.Lock()
+		f.d.trusted[trusted] = t0 // it has answered here
+		capa := f.d.capacity()
+		f.d.mu.Unlock()
+		res, err := f.d.claim(ctx, capa, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]int{}
+		for _, c := range res.claims {
+			per[c.n.Host]++
+		}
+		if per[trusted] != 4 || per[fresh] != 1 || per[retried] != 1 {
+			t.Fatalf("claimed %v; want 4 of the trusted destination, 1 of the new one, 1 of the one met through retries", per)
+		}
+		f.d.mu.Lock()
+		defer f.d.mu.Unlock()
+		if f.d.standing(retried) != trustFailing || f.d.standing(fresh) != trustNew || f.d.standing(trusted) != trustTrusted {
+			t.Fatalf("standings after the claim: retried %d, new %d, trusted %d", f.d.standing(retried), f.d.standing(fresh), f.d.standing(trusted))
+		}
+		for _, c := range res.claims {
+			f.d.takeSlot(c.n, t0)
+		}
+		if f.d.failingActive != 1 || f.d.newActive != 1 {
+			t.Fatalf("attempts counted: %d failing, %d new; want 1 and 1", f.d.failingActive, f.d.newActive)
+		}
+		for _, c := range res.claims {
+			f.d.freeSlot(c.n)
+		}
+		if f.d.failingActive != 0 || f.d.newActive != 0 || f.d.active != 0 {
+			t.Fatalf("after release: %d failing, %d new, %d active", f.d.failingActive, f.d.newActive, f.d.active)
+		}
+	})
+}

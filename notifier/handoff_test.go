@@ -568,7 +568,7 @@ func TestPullParkedSharesTheNewDestinationsRoom(t *testing.T) {
 		for i, h := range hosts[:len(hosts)-1] {
 			f.d.pullable[h] = t0.Add(time.Duration(i) * time.Millisecond) // parked in this order
 		}
-		f.d.parkScanAt = t0 // the database was looked at just now
+		f.d.parkScanAt = t0              // the database was looked at just now
 		f.d.newActive, f.d.active = 1, 1 // one attempt in the share already
 		f.d.mu.Unlock()
 
