@@ -101,6 +101,10 @@ func (d *Dispatcher) addTrust(c *capacity, rows []*entdb.Notification) {
 	if c.trusted == nil {
 		c.trusted = map[string]bool{}
 	}
+	if c.failing == nil {
+		c.failing = map[string]bool{}
+	}
+	now := d.cfg.Now()
 	for _, r := range rows {
 		switch d.standing(r.Host) {
 		case trustTrusted:
@@ -109,14 +113,11 @@ func (d *Dispatcher) addTrust(c *capacity, rows []*entdb.Notification) {
 			if r.Attempts == 0 {
 				continue
 			}
-			d.restand(r.Host, trustFailing, d.cfg.Now())
+			d.restand(r.Host, trustFailing, now)
 			c.failingRoom = d.failingMax() - d.failingActive
 			c.newRoom = d.newMax() - d.newActive
 			fallthrough
 		case trustFailing:
-			if c.failing == nil { // most claims meet none
-				c.failing = map[string]bool{}
-			}
 			c.failing[r.Host] = true
 		}
 	}
