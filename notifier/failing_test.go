@@ -71,12 +71,7 @@ func TestFailingEndpointsTakeAShareOfTheWorkers(t *testing.T) {
 			}
 			return 500, ""
 		}
-		dead := make([]*receiverServer, 6)
-		var allowed []string
-		for i := range dead {
-			dead[i] = newReceiver(t, hangs)
-			allowed = append(allowed, allow(dead[i].URL+"/hook")...)
-		}
+		dead, allowed := receivers(t, 6, hangs)
 		healthy := newReceiver(t, ok)
 		f := newFixture(t, d, healthy.URL+"/hook", func(c *Config) {
 			c.AllowPrivateEndpoints = append(c.AllowPrivateEndpoints, allowed...)
@@ -192,12 +187,7 @@ func TestNewDestinationIsNotQueuedBehindFailingOnes(t *testing.T) {
 			}
 			return 500, ""
 		}
-		dead := make([]*receiverServer, 6)
-		var allowed []string
-		for i := range dead {
-			dead[i] = newReceiver(t, hangs)
-			allowed = append(allowed, allow(dead[i].URL+"/hook")...)
-		}
+		dead, allowed := receivers(t, 6, hangs)
 		fresh := newReceiver(t, ok)
 		const timeout = 5 * time.Second
 		f := newFixture(t, d, fresh.URL+"/hook", func(c *Config) {
@@ -327,4 +317,17 @@ func TestClaimAppliesEachDestinationsStanding(t *testing.T) {
 			t.Fatalf("after release: %d failing, %d new, %d active", f.d.failingActive, f.d.newActive, f.d.active)
 		}
 	})
+}
+
+// receivers starts n receivers answering with reply, and returns them with
+// the allow-list entries of their hooks.
+func receivers(t *testing.T, n int, reply func(int, *http.Request) (int, string)) ([]*receiverServer, []string) {
+	t.Helper()
+	rs := make([]*receiverServer, n)
+	var allowed []string
+	for i := range rs {
+		rs[i] = newReceiver(t, reply)
+		allowed = append(allowed, allow(rs[i].URL+"/hook")...)
+	}
+	return rs, allowed
 }
