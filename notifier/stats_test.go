@@ -9,6 +9,7 @@ import (
 
 	"github.com/payhook/payhook/ent/db/deliveryattempt"
 	"github.com/payhook/payhook/ent/store"
+	"github.com/payhook/payhook/internal/clock"
 	"github.com/payhook/payhook/notifier/payload"
 )
 
@@ -133,6 +134,50 @@ func TestReadActivity(t *testing.T) {
 		}
 		if _, err := ReadActivity(ctx, f.db.Client, f.keyID, now, 0); !errors.Is(err, ErrInvalidFilter) {
 			t.Fatalf("0 hours: %v", err)
+		}
+	})
+}
+
+// TestQueueDepthOfALargeQueueIsCountedAtAPace: a count that took long
+// (a large queue) is reused until 50 times its duration has passed, then
+// counted again; a quick count (a small queue) is made at every call.
+func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d, "http://192.0.2.1:9/hook") // never dialled
+		ctx := context.Background()
+		pending := func() int {
+			t.Helper()
+			st, err := f.n.Queue.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.ByStatus["pending"]
+		}
+		f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		if n := pending(); n != 1 {
+			t.Fatalf("%d pending, want 1", n)
+		}
+		// A small queue: counted again at once.
+		f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		if n := pending(); n != 2 {
+			t.Fatalf("%d pending after a second notification, want 2 (a quick count is not reused)", n)
+		}
+		// As if the last count had taken a second, just now: reused.
+		q := &f.n.Queue.depth
+		q.mu.Lock()
+		q.took, q.at = time.Second, clock.Now()
+		q.mu.Unlock()
+		f.enqueue(t, f.envelope("pending", payload.TransportGET))
+		if n := pending(); n != 2 {
+			t.Fatalf("%d pending, want the last count (2) within 50 times its duration", n)
+		}
+		// ... and 50 seconds ago: counted again.
+		q.mu.Lock()
+		q.at = clock.Now().Add(-50 * time.Second)
+		q.mu.Unlock()
+		if n := pending(); n != 3 {
+			t.Fatalf("%d pending, want a new count (3) once 50 times its duration has passed", n)
 		}
 	})
 }
