@@ -301,7 +301,7 @@ type capacity struct {
 // capacity returns the current view; d.mu must be held.
 func (d *Dispatcher) capacity() *capacity {
 	c := &capacity{free: d.cfg.Workers - d.active, perHostMax: d.cfg.PerHost, perHost: maps.Clone(d.perHost), sequences: make(map[string]bool, len(d.inflight)), tokens: map[int64]int{},
-		trusted: map[string]bool{}, failing: map[string]bool{}, failingRoom: d.failingMax() - d.failingActive, newRoom: d.newMax() - d.newActive}
+		failingRoom: d.failingMax() - d.failingActive, newRoom: d.newMax() - d.newActive}
 	for seq := range d.inflight {
 		c.sequences[seq] = true
 	}

@@ -93,31 +93,31 @@ func (d *Dispatcher) restand(host string, to trust, now time.Time) {
 	}
 }
 
-// addTrust sets in c the standing of the hosts of rows, for its claim
+// addTrust sets in c the standing of the hosts of rows (its maps are
+// made here, when a claim meets such a host), for its claim
 // rules (capacity.allows): only the hosts being claimed, not every host
 // this instance knows. A host not attempted here yet, met through a retry,
 // is failing from now on (see above). d.mu must be held.
 func (d *Dispatcher) addTrust(c *capacity, rows []*entdb.Notification) {
-	if c.trusted == nil {
-		c.trusted = map[string]bool{}
-	}
-	if c.failing == nil {
-		c.failing = map[string]bool{}
-	}
-	now := d.cfg.Now()
 	for _, r := range rows {
 		switch d.standing(r.Host) {
 		case trustTrusted:
+			if c.trusted == nil {
+				c.trusted = map[string]bool{}
+			}
 			c.trusted[r.Host] = true
 		case trustNew:
 			if r.Attempts == 0 {
 				continue
 			}
-			d.restand(r.Host, trustFailing, now)
+			d.restand(r.Host, trustFailing, d.cfg.Now())
 			c.failingRoom = d.failingMax() - d.failingActive
 			c.newRoom = d.newMax() - d.newActive
 			fallthrough
 		case trustFailing:
+			if c.failing == nil {
+				c.failing = map[string]bool{}
+			}
 			c.failing[r.Host] = true
 		}
 	}
