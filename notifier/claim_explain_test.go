@@ -54,16 +54,23 @@ func TestClaimUsesIndex(t *testing.T) {
 	var mu sync.Mutex
 	var query, sequenceQuery, statsQuery, pullQuery string
 	var args, sequenceArgs, statsArgs, pullArgs []any
+	// Whether the transaction that counted the queue depth ran alone (no
+	// parallel workers: store.OneProcess) before it counted.
+	var txAlone, statsAlone bool
 	drv := captureDriver{Driver: entsql.OpenDB(dialect.Postgres, db.SQL), f: func(q string, a any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
+		case q == "BEGIN":
+			txAlone = false
+		case strings.Contains(q, "max_parallel_workers_per_gather"):
+			txAlone = true
 		case strings.Contains(q, "FOR UPDATE SKIP LOCKED"):
 			query, args = q, a.([]any)
 		case strings.Contains(q, "CROSS JOIN LATERAL"):
 			sequenceQuery, sequenceArgs = q, a.([]any)
 		case strings.Contains(q, "GROUP BY"):
-			statsQuery, statsArgs = q, a.([]any)
+			statsQuery, statsArgs, statsAlone = q, a.([]any), txAlone
 		case strings.Contains(q, `"notifications"."attempts" = 0`) && strings.Contains(q, `"notifications"."host" = `):
 			pullQuery, pullArgs = q, a.([]any)
 		}
@@ -129,6 +136,20 @@ func TestClaimUsesIndex(t *testing.T) {
 	if !strings.Contains(plan, "notification_queued") || strings.Contains(plan, "Seq Scan") {
 		t.Fatalf("the queue depth does not read the queued index alone:\n%s", plan)
 	}
+	// The count is a background scan that may read a million rows: it runs
+	// with no parallel workers, which would take every core of a small
+	// machine from the deliveries for its duration. Where the planner
+	// would use workers (made cheap here), the count's settings stop it.
+	if !statsAlone {
+		t.Fatal("the queue depth was not counted in a transaction without parallel workers (store.OneProcess)")
+	}
+	parallel := map[string]string{"parallel_setup_cost": "0", "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0", "min_parallel_index_scan_size": "0"}
+	if plan := explainWith(t, db, parallel, false, statsQuery, statsArgs); !strings.Contains(plan, "Gather") {
+		t.Fatalf("with parallel plans made cheap, the planner does not use workers for the count: the check below proves nothing:\n%s", plan)
+	}
+	if plan := explainWith(t, db, parallel, true, statsQuery, statsArgs); strings.Contains(plan, "Gather") || strings.Contains(plan, "Parallel") {
+		t.Fatalf("the queue depth's count uses parallel workers:\n%s", plan)
+	}
 	// An index scan in due order that stops at the limit: no bitmap of
 	// every due row, no sort.
 	plan = explain(t, db, query, args)
@@ -161,6 +182,46 @@ func explain(t *testing.T, db *store.DB, query string, args []any) string {
 	return plan.String()
 }
 
+// explainWith returns PostgreSQL's plan of query in a transaction with
+// settings, after store.OneProcess when alone is set.
+func explainWith(t *testing.T, db *store.DB, settings map[string]string, alone bool, query string, args []any) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := db.Client.Tx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for k, v := range settings {
+		if _, err := tx.ExecContext(ctx, "SELECT set_config($1, $2, true)", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if alone {
+		if err := store.OneProcess(ctx, tx, db.Dialect); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, "EXPLAIN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan (workers %s):\n%s", map[bool]string{true: "off", false: "allowed"}[alone], plan.String())
+	return plan.String()
+}
+
 // captureDriver reports every query run in a transaction.
 type captureDriver struct {
 	dialect.Driver
@@ -173,6 +234,7 @@ func (d captureDriver) Query(ctx context.Context, query string, args, v any) err
 }
 
 func (d captureDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	d.f("BEGIN", nil)
 	tx, err := d.Driver.Tx(ctx)
 	return captureTx{Tx: tx, f: d.f}, err
 }
@@ -195,6 +257,7 @@ func (t captureTx) QueryContext(ctx context.Context, query string, args ...any) 
 }
 
 func (t captureTx) ExecContext(ctx context.Context, query string, args ...any) (stdsql.Result, error) {
+	t.f(query, args)
 	return t.Tx.(interface {
 		ExecContext(context.Context, string, ...any) (stdsql.Result, error)
 	}).ExecContext(ctx, query, args...)

@@ -56,23 +56,32 @@ type Queue struct {
 
 // depthCache keeps the last queue depth Stats counted. Counting reads an
 // index entry per queued notification (a million take about a quarter of
-// a second of PostgreSQL), so a count that took at least depthCacheFrom
-// is made again only once depthCacheFactor times its duration has
-// passed: a large queue's depth costs at most about 2% of one database
-// connection's time however often /metrics is scraped (a million rows:
-// counted about every 14 s), and a queue of thousands is counted at every
-// scrape. (A pace of work, not a schedule: it runs on the wall clock.)
+// a second of PostgreSQL), so a count that found at least depthCacheRows
+// queued and took at least depthCacheFrom is made again only once
+// depthCacheFactor times its duration has passed: a large queue's depth
+// costs at most about 2% of one database connection's time however often
+// /metrics is scraped (a million rows: counted about every 14 s), and a
+// smaller queue is counted at every scrape, however long a loaded machine
+// takes to count it. (A pace of work, not a schedule: it runs on the wall
+// clock.)
 type depthCache struct {
 	mu       sync.Mutex
 	at       time.Time     // when the last count started
 	took     time.Duration // how long it took
+	total    int           // how many it found
 	byStatus map[string]int
 }
 
 const (
+	depthCacheRows   = 100_000
 	depthCacheFrom   = 20 * time.Millisecond
 	depthCacheFactor = 50
 )
+
+// recent reports whether the last count may stand for one started at now.
+func (c *depthCache) recent(now time.Time) bool {
+	return c.byStatus != nil && c.total >= depthCacheRows && c.took >= depthCacheFrom && now.Sub(c.at) < depthCacheFactor*c.took
+}
 
 // handOff is what the Queue needs of a dispatcher.
 type handOff interface {
@@ -468,28 +477,53 @@ func (q *Queue) queueDepth(ctx context.Context) (map[string]int, error) {
 	c.mu.Lock() // one count at a time: concurrent scrapes share it
 	defer c.mu.Unlock()
 	started := clock.Now()
-	if c.byStatus != nil && c.took >= depthCacheFrom && started.Sub(c.at) < depthCacheFactor*c.took {
+	if c.recent(started) {
 		return maps.Clone(c.byStatus), nil
 	}
-	var rows []struct {
-		Status string `json:"status"`
-		Count  int    `json:"count"`
-	}
-	if err := q.db.Client.Notification.Query().
-		// next_attempt_at is set exactly while a row is pending or
-		// retrying: the predicate of the notification_queued index.
-		Where(notification.NextAttemptAtNotNil()).
-		GroupBy(notification.FieldStatus).
-		Aggregate(entdb.Count()).
-		Scan(ctx, &rows); err != nil {
+	var byStatus map[string]int
+	if err := store.WithTx(ctx, q.db.Client, func(tx *entdb.Tx) error {
+		// A background count: a large queue's scan takes one core, not
+		// every core with parallel workers (store.OneProcess).
+		if err := store.OneProcess(ctx, tx, q.db.Dialect); err != nil {
+			return err
+		}
+		var err error
+		byStatus, err = countQueued(ctx, tx)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("queue depth: %w", err)
 	}
-	byStatus := make(map[string]int, len(rows))
-	for _, r := range rows {
-		byStatus[r.Status] = r.Count
+	total := 0
+	for _, n := range byStatus {
+		total += n
 	}
-	c.at, c.took, c.byStatus = started, clock.Now().Sub(started), byStatus
+	c.at, c.took, c.total, c.byStatus = started, clock.Now().Sub(started), total, byStatus
 	return maps.Clone(byStatus), nil
+}
+
+// queuedByStatus counts the notifications still to deliver by status:
+// next_attempt_at is set exactly while a row is pending or retrying (the
+// predicate of the notification_queued index).
+const queuedByStatus = "SELECT " + notification.FieldStatus + ", count(*) FROM " + notification.Table +
+	" WHERE " + notification.FieldNextAttemptAt + " IS NOT NULL GROUP BY " + notification.FieldStatus
+
+// countQueued counts the notifications still to deliver by status.
+func countQueued(ctx context.Context, tx *entdb.Tx) (map[string]int, error) {
+	rows, err := tx.QueryContext(ctx, queuedByStatus)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byStatus := map[string]int{}
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, err
+		}
+		byStatus[status] = n
+	}
+	return byStatus, rows.Err()
 }
 
 // QueueStats is the notification queue as metrics report it.

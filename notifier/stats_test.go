@@ -138,9 +138,11 @@ func TestReadActivity(t *testing.T) {
 	})
 }
 
-// TestQueueDepthOfALargeQueueIsCountedAtAPace: a count that took long
-// (a large queue) is reused until 50 times its duration has passed, then
-// counted again; a quick count (a small queue) is made at every call.
+// TestQueueDepthOfALargeQueueIsCountedAtAPace: a count that found a large
+// queue and took long is reused until 50 times its duration has passed,
+// then counted again; a smaller queue is counted at every call, however
+// long its count took (a loaded machine can take 20 ms to count one row),
+// and so is a large one counted quickly.
 func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, d store.Dialect) {
@@ -154,35 +156,49 @@ func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
 			}
 			return st.ByStatus["pending"]
 		}
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		if n := pending(); n != 1 {
-			t.Fatalf("%d pending, want 1", n)
-		}
-		// A quick count (just under the 20 ms from which counts are
-		// reused), just now: counted again at once. (Set, not measured: a
-		// loaded machine can take 20 ms to count one row.)
 		q := &f.n.Queue.depth
-		q.mu.Lock()
-		q.took, q.at = depthCacheFrom-time.Millisecond, clock.Now()
-		q.mu.Unlock()
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		if n := pending(); n != 2 {
-			t.Fatalf("%d pending after a second notification, want 2 (a quick count is not reused)", n)
+		// set makes the last count look as if it had found total rows and
+		// taken took, ago before now.
+		set := func(total int, took, ago time.Duration) {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			q.total, q.took, q.at = total, took, clock.Now().Add(-ago)
 		}
-		// As if the last count had taken a second, just now: reused.
-		q.mu.Lock()
-		q.took, q.at = time.Second, clock.Now()
-		q.mu.Unlock()
-		f.enqueue(t, f.envelope("pending", payload.TransportGET))
-		if n := pending(); n != 2 {
-			t.Fatalf("%d pending, want the last count (2) within 50 times its duration", n)
+		want := 0
+		add := func() {
+			t.Helper()
+			f.enqueue(t, f.envelope("pending", payload.TransportGET))
+			want++
 		}
-		// ... and 50 seconds ago: counted again.
-		q.mu.Lock()
-		q.at = clock.Now().Add(-50 * time.Second)
-		q.mu.Unlock()
-		if n := pending(); n != 3 {
-			t.Fatalf("%d pending, want a new count (3) once 50 times its duration has passed", n)
+		add()
+		counted := pending() // the last count made
+		if counted != want {
+			t.Fatalf("%d pending, want %d", counted, want)
+		}
+		for _, tc := range []struct {
+			name   string
+			total  int
+			took   time.Duration
+			ago    time.Duration
+			reused bool
+		}{
+			{"a small queue counted slowly, just now", depthCacheRows - 1, time.Second, 0, false},
+			{"a large queue counted quickly, just now", depthCacheRows, depthCacheFrom - time.Millisecond, 0, false},
+			{"a large queue counted in a second, just now", depthCacheRows, time.Second, 0, true},
+			{"a large queue counted in a second, 49 s ago", depthCacheRows, time.Second, 49 * time.Second, true},
+			{"a large queue counted in a second, 50 s ago", depthCacheRows, time.Second, 50 * time.Second, false},
+		} {
+			set(tc.total, tc.took, tc.ago)
+			add()
+			got := pending()
+			switch {
+			case tc.reused && got != counted:
+				t.Fatalf("%s: %d pending, want the last count (%d)", tc.name, got, counted)
+			case !tc.reused && got != want:
+				t.Fatalf("%s: %d pending, want a new count (%d)", tc.name, got, want)
+			case !tc.reused:
+				counted = got
+			}
 		}
 	})
 }

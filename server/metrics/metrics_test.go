@@ -257,7 +257,7 @@ func TestQueueHelpText(t *testing.T) {
 	t.Parallel()
 	m := New(fixedStats(notifier.QueueStats{ByStatus: map[string]int{"pending": 1}}), func() int { return 2 })
 	const want = `
-# HELP payhook_notifications Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time; a large queue's (whose count takes 20 ms or more) at most every 50 times the count's duration (a million rows: about every 14 s).
+# HELP payhook_notifications Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time; a large queue's (100,000 or more, counted in 20 ms or more) at most every 50 times the count's duration (a million rows: about every 14 s).
 # TYPE payhook_notifications gauge
 payhook_notifications{status="pending"} 1
 payhook_notifications{status="retrying"} 0

@@ -39,7 +39,7 @@ func newQueueCollector(stats func(ctx context.Context) (notifier.QueueStats, err
 		timeout: timeout,
 		byStatus: prometheus.NewDesc(
 			prometheus.BuildFQName(Namespace, "", "notifications"),
-			"Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time; a large queue's (whose count takes 20 ms or more) at most every 50 times the count's duration (a million rows: about every 14 s).",
+			"Notifications still to deliver (attempts in flight included), by delivery status (pending, retrying), read from the database at scrape time; a large queue's (100,000 or more, counted in 20 ms or more) at most every 50 times the count's duration (a million rows: about every 14 s).",
 			[]string{"status"}, nil,
 		),
 		oldest: prometheus.NewDesc(
