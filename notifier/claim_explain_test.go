@@ -165,21 +165,7 @@ func TestClaimUsesIndex(t *testing.T) {
 // explain returns PostgreSQL's plan of query.
 func explain(t *testing.T, db *store.DB, query string, args []any) string {
 	t.Helper()
-	rows, err := db.SQL.QueryContext(context.Background(), "EXPLAIN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	t.Logf("plan:\n%s", plan.String())
-	return plan.String()
+	return storetest.Explain(t, db.SQL, query, args...)
 }
 
 // explainWith returns PostgreSQL's plan of query in a transaction with
@@ -202,24 +188,7 @@ func explainWith(t *testing.T, db *store.DB, settings map[string]string, alone b
 			t.Fatal(err)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, "EXPLAIN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("plan (workers %s):\n%s", map[bool]string{true: "off", false: "allowed"}[alone], plan.String())
-	return plan.String()
+	return storetest.Explain(t, tx, query, args...)
 }
 
 // captureDriver reports every query run in a transaction.

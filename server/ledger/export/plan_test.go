@@ -177,24 +177,7 @@ type captured struct {
 // explain returns PostgreSQL's plan of q.
 func explain(t *testing.T, db *store.DB, q captured) string {
 	t.Helper()
-	rows, err := db.SQL.QueryContext(context.Background(), "EXPLAIN "+q.query, q.args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s\n%s", q.query, plan.String())
-	return plan.String()
+	return storetest.Explain(t, db.SQL, q.query, q.args...)
 }
 
 // captureDriver reports every query before running it.
