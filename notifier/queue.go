@@ -68,7 +68,6 @@ type depthCache struct {
 	mu       sync.Mutex
 	at       time.Time     // when the last count started
 	took     time.Duration // how long it took
-	total    int           // how many it found
 	byStatus map[string]int
 }
 
@@ -80,7 +79,14 @@ const (
 
 // recent reports whether the last count may stand for one started at now.
 func (c *depthCache) recent(now time.Time) bool {
-	return c.byStatus != nil && c.total >= depthCacheRows && c.took >= depthCacheFrom && now.Sub(c.at) < depthCacheFactor*c.took
+	if c.byStatus == nil || c.took < depthCacheFrom || now.Sub(c.at) >= depthCacheFactor*c.took {
+		return false
+	}
+	total := 0
+	for _, n := range c.byStatus {
+		total += n
+	}
+	return total >= depthCacheRows
 }
 
 // handOff is what the Queue needs of a dispatcher.
@@ -493,37 +499,30 @@ func (q *Queue) queueDepth(ctx context.Context) (map[string]int, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("queue depth: %w", err)
 	}
-	total := 0
-	for _, n := range byStatus {
-		total += n
-	}
-	c.at, c.took, c.total, c.byStatus = started, clock.Now().Sub(started), total, byStatus
+	c.at, c.took, c.byStatus = started, clock.Now().Sub(started), byStatus
 	return maps.Clone(byStatus), nil
 }
 
-// queuedByStatus counts the notifications still to deliver by status:
-// next_attempt_at is set exactly while a row is pending or retrying (the
-// predicate of the notification_queued index).
-const queuedByStatus = "SELECT " + notification.FieldStatus + ", count(*) FROM " + notification.Table +
-	" WHERE " + notification.FieldNextAttemptAt + " IS NOT NULL GROUP BY " + notification.FieldStatus
-
 // countQueued counts the notifications still to deliver by status.
 func countQueued(ctx context.Context, tx *entdb.Tx) (map[string]int, error) {
-	rows, err := tx.QueryContext(ctx, queuedByStatus)
-	if err != nil {
+	var rows []struct {
+		Status string `json:"status"`
+		Count  int    `json:"count"`
+	}
+	if err := tx.Notification.Query().
+		// next_attempt_at is set exactly while a row is pending or
+		// retrying: the predicate of the notification_queued index.
+		Where(notification.NextAttemptAtNotNil()).
+		GroupBy(notification.FieldStatus).
+		Aggregate(entdb.Count()).
+		Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	byStatus := map[string]int{}
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return nil, err
-		}
-		byStatus[status] = n
+	byStatus := make(map[string]int, len(rows))
+	for _, r := range rows {
+		byStatus[r.Status] = r.Count
 	}
-	return byStatus, rows.Err()
+	return byStatus, nil
 }
 
 // QueueStats is the notification queue as metrics report it.

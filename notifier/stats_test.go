@@ -157,12 +157,12 @@ func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
 			return st.ByStatus["pending"]
 		}
 		q := &f.n.Queue.depth
-		// set makes the last count look as if it had found total rows and
-		// taken took, ago before now.
+		// set makes the last count look as if it had found total pending
+		// rows and taken took, ago before now.
 		set := func(total int, took, ago time.Duration) {
 			q.mu.Lock()
 			defer q.mu.Unlock()
-			q.total, q.took, q.at = total, took, clock.Now().Add(-ago)
+			q.byStatus, q.took, q.at = map[string]int{"pending": total}, took, clock.Now().Add(-ago)
 		}
 		want := 0
 		add := func() {
@@ -171,9 +171,8 @@ func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
 			want++
 		}
 		add()
-		counted := pending() // the last count made
-		if counted != want {
-			t.Fatalf("%d pending, want %d", counted, want)
+		if n := pending(); n != want {
+			t.Fatalf("%d pending, want %d", n, want)
 		}
 		for _, tc := range []struct {
 			name   string
@@ -192,12 +191,10 @@ func TestQueueDepthOfALargeQueueIsCountedAtAPace(t *testing.T) {
 			add()
 			got := pending()
 			switch {
-			case tc.reused && got != counted:
-				t.Fatalf("%s: %d pending, want the last count (%d)", tc.name, got, counted)
+			case tc.reused && got != tc.total:
+				t.Fatalf("%s: %d pending, want the last count (%d)", tc.name, got, tc.total)
 			case !tc.reused && got != want:
 				t.Fatalf("%s: %d pending, want a new count (%d)", tc.name, got, want)
-			case !tc.reused:
-				counted = got
 			}
 		}
 	})
